@@ -1,0 +1,2 @@
+//! The `ogp` command-line tool.
+fn main() {}

@@ -1,0 +1,116 @@
+//! Character encodings for zero-terminated strings on the wire.
+//!
+//! Strings in the model are Rust `String`s (Unicode). On the wire a protocol uses either
+//! UTF-8 or Latin-1 (ISO 8859-1). Encoding to Latin-1 maps U+0000–U+00FF to one byte each
+//! and everything else to `?`, as the reference OGP SDK does. NUL characters cannot be
+//! carried by a zero-terminated string and are dropped when encoding. Decoding invalid
+//! UTF-8 never fails: it is decoded lossily (U+FFFD) and reported to the caller.
+
+/// Appends `s` to `out` in UTF-8 or Latin-1, without NUL characters, followed by a NUL.
+pub fn put_cstr(out: &mut Vec<u8>, s: &str, utf8: bool) {
+    if utf8 {
+        if s.as_bytes().contains(&0) {
+            out.extend(s.bytes().filter(|&b| b != 0));
+        } else {
+            out.extend_from_slice(s.as_bytes());
+        }
+    } else if s.is_ascii() {
+        out.extend(s.bytes().filter(|&b| b != 0));
+    } else {
+        out.extend(s.chars().filter(|&c| c != '\0').map(|c| {
+            let cp = u32::from(c);
+            u8::try_from(cp).unwrap_or(b'?')
+        }));
+    }
+    out.push(0);
+}
+
+/// Decodes wire bytes. Returns the string and whether any bytes were invalid UTF-8
+/// (only possible when `utf8` is true). Latin-1 decoding cannot fail.
+pub fn decode(bytes: &[u8], utf8: bool) -> (String, bool) {
+    if utf8 || bytes.is_ascii() {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => (s.to_owned(), false),
+            Err(_) => (String::from_utf8_lossy(bytes).into_owned(), true),
+        }
+    } else {
+        (bytes.iter().map(|&b| char::from(b)).collect(), false)
+    }
+}
+
+/// Appends `bytes` as lower-case hexadecimal.
+pub fn push_hex(out: &mut String, bytes: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for &b in bytes {
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 0x0f)]));
+    }
+}
+
+/// Lower-case hexadecimal of `bytes`.
+pub fn to_hex(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len() * 2);
+    push_hex(&mut s, bytes);
+    s
+}
+
+/// Parses hexadecimal (either case, optional whitespace and `0x`/`:` separators are not
+/// accepted: only hex digit pairs). Returns `None` on an odd length or a non-hex digit.
+pub fn from_hex(s: &str) -> Option<Vec<u8>> {
+    let digits = s.as_bytes();
+    if digits.len() % 2 != 0 {
+        return None;
+    }
+    digits
+        .chunks_exact(2)
+        .map(|pair| {
+            let hi = char::from(*pair.first()?).to_digit(16)?;
+            let lo = char::from(*pair.get(1)?).to_digit(16)?;
+            u8::try_from(hi * 16 + lo).ok()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latin1_maps_like_the_reference_sdk() {
+        let mut out = Vec::new();
+        put_cstr(&mut out, "Ünïcödé Server ✓", false);
+        assert_eq!(
+            to_hex(&out),
+            "dc6eef63f664e920536572766572203f00",
+            "capture 03: code points above U+00FF become '?'"
+        );
+        let (s, lossy) = decode(&out[..out.len() - 1], false);
+        assert_eq!(s, "Ünïcödé Server ?");
+        assert!(!lossy);
+    }
+
+    #[test]
+    fn nul_characters_are_dropped() {
+        let mut out = Vec::new();
+        put_cstr(&mut out, "a\0b", true);
+        assert_eq!(out, b"ab\0");
+        out.clear();
+        put_cstr(&mut out, "ä\0", false);
+        assert_eq!(out, [0xe4, 0]);
+    }
+
+    #[test]
+    fn invalid_utf8_is_lossy_and_reported() {
+        let (s, lossy) = decode(&[b'a', 0xff, b'b'], true);
+        assert_eq!(s, "a\u{fffd}b");
+        assert!(lossy);
+    }
+
+    #[test]
+    fn hex_round_trip() {
+        assert_eq!(from_hex("00ffAb").unwrap(), vec![0, 0xff, 0xab]);
+        assert!(from_hex("0").is_none());
+        assert!(from_hex("zz").is_none());
+        assert_eq!(to_hex(&[0, 0xff, 0xab]), "00ffab");
+    }
+}
