@@ -1,0 +1,366 @@
+//! Human-readable rendering of a [`Status`]: a server block, then tables of teams,
+//! players, rules, add-ons and limits. Only columns that some entry has are shown.
+
+use std::fmt::Write as _;
+
+use ogp_proto::{Player, Status};
+
+/// Display width of a string, counted in characters (good enough for names; we do not
+/// pull in a Unicode width table for a debugging tool).
+fn width(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// Replaces control characters so a hostile name cannot move the cursor or clear the
+/// terminal.
+pub fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+        .collect()
+}
+
+/// A simple left-aligned text table.
+struct Table {
+    headers: Vec<&'static str>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    fn render(&self, out: &mut String, indent: &str) {
+        let mut widths: Vec<usize> = self.headers.iter().map(|h| width(h)).collect();
+        for row in &self.rows {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(width(cell));
+            }
+        }
+        let line = |out: &mut String, cells: &mut dyn Iterator<Item = &str>| {
+            out.push_str(indent);
+            let mut first = true;
+            let mut buf = String::new();
+            for (cell, w) in cells.zip(&widths) {
+                if !first {
+                    buf.push_str("  ");
+                }
+                first = false;
+                buf.push_str(cell);
+                buf.extend(std::iter::repeat_n(' ', w.saturating_sub(width(cell))));
+            }
+            out.push_str(buf.trim_end());
+            out.push('\n');
+        };
+        line(out, &mut self.headers.iter().copied());
+        for row in &self.rows {
+            line(out, &mut row.iter().map(String::as_str));
+        }
+    }
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
+}
+
+fn opt_str(v: Option<&String>) -> String {
+    v.map(|s| sanitize(s)).unwrap_or_default()
+}
+
+/// Renders the whole status.
+pub fn status(s: &Status) -> String {
+    let mut out = String::new();
+    let mut kv: Vec<(&str, String)> = Vec::new();
+    let mut add = |k: &'static str, v: Option<String>| {
+        if let Some(v) = v {
+            kv.push((k, v));
+        }
+    };
+    add("Name", s.host_name.as_ref().map(|h| sanitize(h)));
+    add(
+        "Game",
+        s.game_name.as_ref().map(|g| {
+            let mut g = sanitize(g);
+            if let Some(v) = &s.game_version {
+                let _ = write!(g, " {}", sanitize(v));
+            }
+            if let Some(id) = s.game_id {
+                let _ = write!(g, " (GameID {id})");
+            }
+            g
+        }),
+    );
+    if s.game_name.is_none() {
+        add("GameID", s.game_id.map(|i| i.to_string()));
+    }
+    add("Type", s.game_type.as_ref().map(|t| sanitize(t)));
+    add("Mode", s.game_mode.as_ref().map(|t| sanitize(t)));
+    add("Map", s.map.as_ref().map(|m| describe_map(m)));
+    add("Next map", s.next_map.as_ref().map(|m| describe_map(m)));
+    let players = s.player_count().map(|n| {
+        let mut p = n.to_string();
+        if let Some(max) = s.slot_max {
+            let _ = write!(p, " / {max}");
+        }
+        if let Some(b) = s.bot_count() {
+            let _ = write!(p, "  (bots {b})");
+        }
+        if let Some(r) = s.reserved_slots {
+            let _ = write!(p, "  (reserved {r})");
+        }
+        p
+    });
+    add("Players", players);
+    if s.player_count().is_none() {
+        add("Slots", s.slot_max.map(|m| m.to_string()));
+    }
+    let mut server = Vec::new();
+    server.extend(s.server_type.map(|t| t.to_string()));
+    server.extend(s.os.map(|o| o.to_string()));
+    if s.password == Some(true) {
+        server.push("password".into());
+    }
+    if s.proxy == Some(true) {
+        server.push("proxy".into());
+    }
+    add("Server", (!server.is_empty()).then(|| server.join(", ")));
+    add(
+        "Connect port",
+        s.connect_port.map(|p| {
+            if p == 0 {
+                "0 (same as query port)".to_string()
+            } else {
+                p.to_string()
+            }
+        }),
+    );
+    add(
+        "Mod",
+        s.mod_info.as_ref().filter(|m| !m.name.is_empty()).map(|m| {
+            let mut d = sanitize(&m.name);
+            if let Some(v) = &m.version {
+                let _ = write!(d, " {}", sanitize(v));
+            }
+            let id = m.effective_identifier();
+            if id != m.name {
+                let _ = write!(d, " [{}]", sanitize(id));
+            }
+            if let Some(a) = &m.author {
+                let _ = write!(d, " by {}", sanitize(a));
+            }
+            if let Some(u) = &m.url {
+                let _ = write!(d, " <{}>", sanitize(u));
+            }
+            d
+        }),
+    );
+    let kw = kv.iter().map(|(k, _)| width(k)).max().unwrap_or(0);
+    for (k, v) in &kv {
+        let _ = writeln!(out, "{k:>kw$}: {v}");
+    }
+
+    if let Some(teams) = &s.teams {
+        let _ = writeln!(out, "\nTeams ({})", teams.len());
+        if !teams.is_empty() {
+            let mut cols: Vec<&'static str> = vec!["#"];
+            let any = |f: &dyn Fn(&ogp_proto::Team) -> bool| teams.iter().any(f);
+            let c_name = any(&|t| t.name.is_some());
+            let c_score = any(&|t| t.score.is_some());
+            let c_players = any(&|t| t.player_count.is_some());
+            let c_ping = any(&|t| t.average_ping.is_some());
+            let c_loss = any(&|t| t.average_loss.is_some());
+            let c_color = any(&|t| t.color.is_some());
+            for (on, h) in [
+                (c_name, "Name"),
+                (c_score, "Score"),
+                (c_players, "Players"),
+                (c_ping, "Ping"),
+                (c_loss, "Loss"),
+                (c_color, "Color"),
+            ] {
+                if on {
+                    cols.push(h);
+                }
+            }
+            let rows = teams
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let mut r = vec![i.to_string()];
+                    if c_name {
+                        r.push(opt_str(t.name.as_ref()));
+                    }
+                    if c_score {
+                        r.push(opt(t.score));
+                    }
+                    if c_players {
+                        r.push(opt(t.player_count));
+                    }
+                    if c_ping {
+                        r.push(opt(t.average_ping));
+                    }
+                    if c_loss {
+                        r.push(opt(t.average_loss));
+                    }
+                    if c_color {
+                        r.push(t.color.map(|c| format!("#{c:04x}")).unwrap_or_default());
+                    }
+                    r
+                })
+                .collect();
+            Table {
+                headers: cols,
+                rows,
+            }
+            .render(&mut out, "  ");
+        }
+    }
+
+    if let Some(players) = &s.players {
+        let _ = writeln!(out, "\nPlayers ({})", players.len());
+        if !players.is_empty() {
+            player_table(players, s).render(&mut out, "  ");
+        }
+    }
+
+    if let Some(rules) = &s.rules {
+        let _ = writeln!(out, "\nRules ({})", rules.len());
+        let kw = rules
+            .iter()
+            .map(|(k, _)| width(&sanitize(k)))
+            .max()
+            .unwrap_or(0);
+        for (k, v) in rules.iter() {
+            let k = sanitize(k);
+            let pad = kw.saturating_sub(width(&k));
+            let _ = writeln!(out, "  {k}{}  {}", " ".repeat(pad), sanitize(v));
+        }
+    }
+
+    if let Some(addons) = &s.addons {
+        let _ = writeln!(out, "\nAdd-ons ({})", addons.len());
+        if !addons.is_empty() {
+            let rows = addons
+                .iter()
+                .map(|a| {
+                    let mut flags = Vec::new();
+                    for (v, n) in [
+                        (a.active, "active"),
+                        (a.anti_cheat, "anti-cheat"),
+                        (a.mutator, "mutator"),
+                        (a.admin_tool, "admin"),
+                    ] {
+                        if v == Some(true) {
+                            flags.push(n);
+                        }
+                    }
+                    vec![
+                        opt_str(a.short_name.as_ref()),
+                        opt_str(a.long_name.as_ref()),
+                        opt_str(a.version.as_ref()),
+                        flags.join(", "),
+                    ]
+                })
+                .collect();
+            Table {
+                headers: vec!["Name", "Long name", "Version", "Flags"],
+                rows,
+            }
+            .render(&mut out, "  ");
+        }
+    }
+
+    if let Some(limits) = &s.limits {
+        let _ = writeln!(out, "\nLimits ({})", limits.len());
+        if !limits.is_empty() {
+            let rows = limits
+                .iter()
+                .map(|l| vec![l.kind.to_string(), l.limit.to_string(), opt(l.left)])
+                .collect();
+            Table {
+                headers: vec!["Type", "Limit", "Left"],
+                rows,
+            }
+            .render(&mut out, "  ");
+        }
+    }
+    out
+}
+
+fn describe_map(m: &ogp_proto::MapInfo) -> String {
+    let mut d = sanitize(&m.name);
+    let file = m.effective_file_name();
+    if file != m.name {
+        let _ = write!(d, " ({})", sanitize(file));
+    }
+    if let Some(v) = &m.version {
+        let _ = write!(d, " {}", sanitize(v));
+    }
+    if let Some(a) = &m.author {
+        let _ = write!(d, " by {}", sanitize(a));
+    }
+    d
+}
+
+fn player_table(players: &[Player], s: &Status) -> Table {
+    type Col = (&'static str, fn(&Player, &Status) -> Option<String>);
+    let cols: &[Col] = &[
+        ("Slot", |p, _| p.slot.map(|v| v.to_string())),
+        ("Name", |p, _| p.name.as_ref().map(|n| sanitize(n))),
+        ("Team", |p, s| {
+            p.team.map(|t| match t {
+                -1 => "-".to_string(),
+                -2 => "spectator".to_string(),
+                t => s
+                    .teams
+                    .as_ref()
+                    .and_then(|teams| usize::try_from(t).ok().and_then(|i| teams.get(i)))
+                    .and_then(|team| team.name.as_ref())
+                    .map(|n| sanitize(n))
+                    .unwrap_or_else(|| t.to_string()),
+            })
+        }),
+        ("Score", |p, _| p.score.map(|v| v.to_string())),
+        ("Frags", |p, _| p.frags.map(|v| v.to_string())),
+        ("Kills", |p, _| p.kills.map(|v| v.to_string())),
+        ("Deaths", |p, _| p.deaths.map(|v| v.to_string())),
+        ("Ping", |p, _| p.ping.map(|v| v.to_string())),
+        ("Time", |p, _| {
+            p.time
+                .map(u32::from)
+                .or_else(|| p.duration.map(|d| d.max(0.0) as u32))
+                .map(|t| format!("{}:{:02}", t / 60, t % 60))
+        }),
+        ("Class", |p, _| p.class.as_ref().map(|v| sanitize(v))),
+        ("Flags", |p, _| {
+            let mut f = Vec::new();
+            for (v, n) in [
+                (p.bot, "bot"),
+                (p.dead, "dead"),
+                (p.bomb, "bomb"),
+                (p.vip, "vip"),
+            ] {
+                if v == Some(true) {
+                    f.push(n);
+                }
+            }
+            (p.alive.is_some() || p.dead.is_some() || p.bot.is_some()).then(|| f.join(","))
+        }),
+        ("Global id", |p, _| {
+            p.global_id.as_ref().map(|v| sanitize(v))
+        }),
+        ("Address", |p, _| p.address.as_ref().map(|a| a.to_string())),
+    ];
+    let shown: Vec<&Col> = cols
+        .iter()
+        .filter(|(_, f)| players.iter().any(|p| f(p, s).is_some()))
+        .collect();
+    Table {
+        headers: shown.iter().map(|(h, _)| *h).collect(),
+        rows: players
+            .iter()
+            .map(|p| {
+                shown
+                    .iter()
+                    .map(|(_, f)| f(p, s).unwrap_or_default())
+                    .collect()
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs every test of the project: formatting, lints, unit/integration/property tests,
+# and a short smoke run of every fuzz target. This is the README's test command and what
+# CI runs (.ci/run). Anything it needs is installed by the project's own scripts.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy (all targets, -D warnings)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "cargo test"
+cargo test --workspace --locked
+
+step "benchmarks compile"
+cargo bench --workspace --locked --no-run
+
+if [ -x scripts/fuzz.sh ]; then
+  step "fuzz smoke (${FUZZ_SMOKE_SECONDS:-10}s per target)"
+  scripts/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-10}"
+fi
+
+step "all tests passed"
