@@ -116,7 +116,7 @@ pub fn decode_all(inputs: &[Input]) -> Result<Decoded> {
                         sizes: std::mem::take(&mut frag_sizes),
                         header,
                         head_size: None,
-                        message: Message::Answer(answer),
+                        message: Message::Answer(Box::new(answer)),
                     });
                     frag_sources.clear();
                 }

@@ -1,13 +1,22 @@
-//! The `ogp` command-line tool: decode, query, serve and scan game-server query
-//! protocols. Exit codes: 0 success, 1 no or bad answer / malformed input (one-line
-//! reason on stderr), 2 bad usage.
+//! The `ogp` command-line tool: decode, query and serve game-server query protocols.
+//! Exit codes: 0 success, 1 no or bad answer / malformed input (one-line reason on
+//! stderr), 2 bad usage.
 
 mod decode;
+mod query;
 mod render;
+mod serve;
 
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use ogp_proto::guard::RateConfig;
+use ogp_proto::ogp::responder::OgpConfig;
+use ogp_proto::responder::ResponderConfig;
 
 /// Query, serve and decode game-server status protocols (Open Game Protocol and friends).
 #[derive(Parser)]
@@ -25,6 +34,58 @@ enum Protocol {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Query a server and print its status.
+    Query {
+        /// Protocol to speak.
+        #[arg(long, short, value_enum, default_value = "ogp")]
+        protocol: Protocol,
+        /// The server: host:port, 1.2.3.4:port or [v6::addr]:port.
+        #[arg(value_name = "HOST:PORT")]
+        target: String,
+        /// Print the status as JSON in the state-file schema.
+        #[arg(long)]
+        json: bool,
+        /// Milliseconds to wait for an answer before sending again (grows 1.5× per retry).
+        #[arg(long, default_value_t = 1000, value_name = "MS")]
+        timeout: u64,
+        /// How many times to send again when no answer comes.
+        #[arg(long, default_value_t = 2, value_name = "N")]
+        retries: u32,
+        /// Ask the server to split its answer into packets of at most this many bytes
+        /// (500–65535).
+        #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u16).range(500..))]
+        split: Option<u16>,
+        /// Show the datagrams exchanged.
+        #[arg(long, short)]
+        verbose: bool,
+    },
+    /// Serve a state file (JSON, or TOML by extension) as a game server would, reloading
+    /// it when it changes.
+    Serve {
+        /// The status to serve.
+        #[arg(long, value_name = "FILE")]
+        state: PathBuf,
+        /// Address to listen on (repeatable). IPv6 works: [::]:22222.
+        #[arg(long, value_name = "ADDR:PORT", default_value = "0.0.0.0:22222")]
+        listen: Vec<SocketAddr>,
+        /// Answer default queries without a challenge. Makes the server a traffic
+        /// amplifier for spoofed queries; for testing only.
+        #[arg(long)]
+        no_challenge: bool,
+        /// Answers per second allowed per source address (IPv6: per /64).
+        #[arg(long, default_value_t = 20.0, value_name = "N")]
+        rate: f32,
+        /// Burst allowed per source address.
+        #[arg(long, default_value_t = 40.0, value_name = "N")]
+        burst: f32,
+        /// Send colour information for names when asked (off: the PHP client cannot
+        /// read it).
+        #[arg(long)]
+        colors: bool,
+        /// Seconds between checks of the state file for changes.
+        #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
+        reload_interval: f64,
+    },
     /// Decode datagrams (hex on the command line, files, or - for stdin). Several
     /// fragments of one split answer are reassembled.
     Decode {
@@ -38,19 +99,79 @@ enum Command {
         #[arg(required = true, value_name = "HEX-OR-FILE")]
         inputs: Vec<String>,
     },
-    /// Run the demo: decode the bundled reference answer and show it.
+    /// Start a responder on loopback with a demo status, query it, and show what
+    /// happened.
     Demo,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("OGP_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_target(false)
+        .init();
     let result = match cli.command {
         Command::Decode {
             protocol: Protocol::Ogp,
             json,
             inputs,
         } => run_decode(&inputs, json),
-        Command::Demo => run_demo(),
+        Command::Demo => runtime().and_then(|rt| rt.block_on(run_demo())),
+        Command::Query {
+            protocol: Protocol::Ogp,
+            target,
+            json,
+            timeout,
+            retries,
+            split,
+            verbose,
+        } => {
+            let args = query::QueryArgs {
+                target,
+                timeout: Duration::from_millis(timeout.max(1)),
+                retries,
+                split,
+            };
+            runtime().and_then(|rt| rt.block_on(run_query(&args, json, verbose)))
+        }
+        Command::Serve {
+            state,
+            listen,
+            no_challenge,
+            rate,
+            burst,
+            colors,
+            reload_interval,
+        } => {
+            if !(rate > 0.0 && burst >= 1.0 && reload_interval > 0.0 && reload_interval.is_finite())
+            {
+                eprintln!("ogp: --rate must be > 0, --burst ≥ 1 and --reload-interval > 0");
+                return ExitCode::from(2);
+            }
+            let config = ResponderConfig {
+                ogp: OgpConfig {
+                    require_challenge: !no_challenge,
+                    colors,
+                    ..OgpConfig::default()
+                },
+                rate: RateConfig {
+                    per_second: rate,
+                    burst,
+                },
+                ..ResponderConfig::default()
+            };
+            let opts = serve::ServeOptions {
+                state,
+                listen,
+                config,
+                reload_interval: Duration::from_secs_f64(reload_interval),
+            };
+            runtime().and_then(|rt| rt.block_on(serve::run(opts)).map(|()| ExitCode::SUCCESS))
+        }
     };
     match result {
         Ok(code) => code,
@@ -61,22 +182,18 @@ fn main() -> ExitCode {
     }
 }
 
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?)
+}
+
 /// An error chain on one line: "context: cause: cause".
 fn one_line(e: &anyhow::Error) -> String {
     e.chain()
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join(": ")
-}
-
-fn run_decode(args: &[String], json: bool) -> anyhow::Result<ExitCode> {
-    let inputs = args
-        .iter()
-        .map(|a| decode::read_input(a))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let decoded = decode::decode_all(&inputs)?;
-    print_items(&decoded, json)?;
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Writes to standard output. A closed pipe (`ogp … | head`) ends the program quietly
@@ -88,6 +205,16 @@ fn emit(text: &str) -> anyhow::Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
         r => Ok(r?),
     }
+}
+
+fn run_decode(args: &[String], json: bool) -> anyhow::Result<ExitCode> {
+    let inputs = args
+        .iter()
+        .map(|a| decode::read_input(a))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let decoded = decode::decode_all(&inputs)?;
+    print_items(&decoded, json)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn print_items(decoded: &decode::Decoded, json: bool) -> anyhow::Result<()> {
@@ -112,21 +239,66 @@ fn print_items(decoded: &decode::Decoded, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The bundled demo answer: the reference OGP SDK's answer to the PHP client's full
-/// query (capture sdk/02).
-const DEMO_ANSWER: &[u8] =
-    include_bytes!("../../ogp-proto/tests/data/ogp/sdk/02_php_full_utf8.answer.bin");
+async fn run_query(args: &query::QueryArgs, json: bool, verbose: bool) -> anyhow::Result<ExitCode> {
+    match query::run(args).await {
+        Ok((addr, o)) => {
+            for w in &o.warnings {
+                eprintln!("warning: {w}");
+            }
+            if json {
+                emit(&format!("{}\n", o.status.to_json_pretty()))?;
+            } else {
+                let mut head = format!(
+                    "OGP server {addr} answered in {:.1} ms ({} B in {} datagram{})\n",
+                    o.ping_ms,
+                    o.answer_bytes,
+                    o.answer_datagrams,
+                    if o.answer_datagrams == 1 { "" } else { "s" }
+                );
+                if verbose {
+                    head.push_str(&query::wire_summary(&o));
+                }
+                head.push('\n');
+                emit(&head)?;
+                emit(&render::status(&o.status))?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("ogp: {}: {e}", args.target);
+            Ok(ExitCode::from(1))
+        }
+    }
+}
 
-fn run_demo() -> anyhow::Result<ExitCode> {
+/// The demo status (the project's canonical example state file).
+const DEMO_STATE: &str = include_str!("../../ogp-proto/tests/data/state.json");
+
+async fn run_demo() -> anyhow::Result<ExitCode> {
+    let status = ogp_proto::Status::from_json(DEMO_STATE)?;
+    let cell = ogp_net::StatusCell::new(status);
+    let loopback: SocketAddr = "127.0.0.1:0".parse()?;
+    let handle =
+        ogp_net::responder::spawn(loopback, Arc::clone(&cell), ResponderConfig::default()).await?;
+    let addr = handle.local_addr();
     emit(&format!(
-        "Decoding the reference OGP server's answer to a full query ({} bytes):\n\n",
-        DEMO_ANSWER.len()
+        "Started an OGP responder on {addr} serving the demo status.\nQuerying it with the OGP client:\n\n"
     ))?;
-    let input = decode::Input {
-        name: "demo".into(),
-        bytes: DEMO_ANSWER.to_vec(),
+    let args = query::QueryArgs {
+        target: addr.to_string(),
+        timeout: Duration::from_millis(500),
+        retries: 2,
+        split: None,
     };
-    let decoded = decode::decode_all(std::slice::from_ref(&input))?;
-    print_items(&decoded, false)?;
+    let outcome = ogp_net::client::query(addr, query::options(&args)).await;
+    let stats = handle.stats();
+    handle.shutdown().await?;
+    let o = outcome?;
+    emit(&format!("On the wire:\n{}", query::wire_summary(&o)))?;
+    emit(&format!(
+        "\nAnswered in {:.2} ms; the responder received {} and sent {} datagrams.\n\n",
+        o.ping_ms, stats.received, stats.sent
+    ))?;
+    emit(&render::status(&o.status))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -91,8 +91,8 @@ pub fn status(s: &Status) -> String {
     }
     add("Type", s.game_type.as_ref().map(|t| sanitize(t)));
     add("Mode", s.game_mode.as_ref().map(|t| sanitize(t)));
-    add("Map", s.map.as_ref().map(|m| describe_map(m)));
-    add("Next map", s.next_map.as_ref().map(|m| describe_map(m)));
+    add("Map", s.map.as_ref().map(describe_map));
+    add("Next map", s.next_map.as_ref().map(describe_map));
     let players = s.player_count().map(|n| {
         let mut p = n.to_string();
         if let Some(max) = s.slot_max {
@@ -283,16 +283,20 @@ pub fn status(s: &Status) -> String {
     out
 }
 
+fn non_empty(s: &Option<String>) -> Option<&str> {
+    s.as_deref().filter(|s| !s.is_empty())
+}
+
 fn describe_map(m: &ogp_proto::MapInfo) -> String {
     let mut d = sanitize(&m.name);
     let file = m.effective_file_name();
     if file != m.name {
         let _ = write!(d, " ({})", sanitize(file));
     }
-    if let Some(v) = &m.version {
+    if let Some(v) = non_empty(&m.version) {
         let _ = write!(d, " {}", sanitize(v));
     }
-    if let Some(a) = &m.author {
+    if let Some(a) = non_empty(&m.author) {
         let _ = write!(d, " by {}", sanitize(a));
     }
     d

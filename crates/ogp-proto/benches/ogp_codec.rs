@@ -2,6 +2,8 @@
 //!
 //! Run: `cargo bench -p ogp-proto --bench ogp_codec`. Target: each ≤ 1 µs.
 
+#![allow(missing_docs)] // criterion_group! generates an undocumented pub fn
+
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use ogp_proto::ogp::{self, query, AnswerOptions, DefaultQuery, Header, PacketType};
 use ogp_proto::reader::Reader;
@@ -21,7 +23,10 @@ fn full_query() -> DefaultQuery {
 fn bench(c: &mut Criterion) {
     let status = state();
     let q = full_query();
-    let opts = AnswerOptions::default();
+    let opts = AnswerOptions {
+        utf8: true,
+        colors: false,
+    };
     let mut header = Header::answer(PacketType::DEFAULT_QUERY).with_utf8(true);
     header.challenge = Some(0x1234_5678);
 

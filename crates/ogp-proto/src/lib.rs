@@ -32,9 +32,11 @@
 )]
 
 pub mod error;
+pub mod guard;
 pub mod model;
 pub mod ogp;
 pub mod reader;
+pub mod responder;
 pub mod text;
 
 pub use error::{DecodeError, DecodeErrorKind, DecodeWarning};

@@ -135,13 +135,16 @@ impl Status {
         })
     }
 
-    /// Number of bots: the explicit `bot_count` if set, else the players flagged as bots.
+    /// Number of bots: the explicit `bot_count` if set, else the players flagged as bots
+    /// (`None` when no player says whether it is a bot).
     pub fn bot_count(&self) -> Option<u32> {
         self.bot_count.or_else(|| {
-            self.players.as_ref().map(|p| {
-                let bots = p.iter().filter(|p| p.bot == Some(true)).count();
-                u32::try_from(bots).unwrap_or(u32::MAX)
-            })
+            let players = self.players.as_ref()?;
+            if players.iter().all(|p| p.bot.is_none()) {
+                return None;
+            }
+            let bots = players.iter().filter(|p| p.bot == Some(true)).count();
+            Some(u32::try_from(bots).unwrap_or(u32::MAX))
         })
     }
 }
@@ -650,7 +653,8 @@ pub struct ColorEntry {
 ///
 /// The state file shows `ip:port` (`[v6]:port` for IPv6) when the bytes are a canonical
 /// 8-byte `sockaddr_in` or 28-byte `sockaddr_in6` (family little-endian, port in network
-/// order); any other bytes are shown as `raw:` followed by hex, so nothing is lost.
+/// order) with a flowinfo of 0, which the text form cannot hold; any other bytes are
+/// shown as `raw:` followed by hex, so nothing is lost.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PlayerAddress(pub Vec<u8>);
 
@@ -706,6 +710,10 @@ impl PlayerAddress {
 impl fmt::Display for PlayerAddress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.socket_addr() {
+            // `[v6%scope]:port` has no place for the flowinfo: keep such bytes raw.
+            Some(SocketAddr::V6(a)) if a.flowinfo() != 0 => {
+                write!(f, "raw:{}", text::to_hex(&self.0))
+            }
             Some(a) => write!(f, "{a}"),
             None => write!(f, "raw:{}", text::to_hex(&self.0)),
         }

@@ -41,9 +41,10 @@ pub fn decode(bytes: &[u8], utf8: bool) -> (String, bool) {
 /// Appends `bytes` as lower-case hexadecimal.
 pub fn push_hex(out: &mut String, bytes: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
+    let digit = |n: u8| char::from(HEX.get(usize::from(n)).copied().unwrap_or(b'?'));
     for &b in bytes {
-        out.push(char::from(HEX[usize::from(b >> 4)]));
-        out.push(char::from(HEX[usize::from(b & 0x0f)]));
+        out.push(digit(b >> 4));
+        out.push(digit(b & 0x0f));
     }
 }
 

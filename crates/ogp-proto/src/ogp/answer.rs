@@ -46,9 +46,10 @@ pub struct AnswerOptions {
 }
 
 impl Default for AnswerOptions {
+    /// Latin-1 (what the spec requires unless the query sets bUTF8), no colours.
     fn default() -> Self {
         Self {
-            utf8: true,
+            utf8: false,
             colors: false,
         }
     }
@@ -61,6 +62,9 @@ pub struct Answer {
     pub request_flags: Bits,
     /// The status, with `game_id` set.
     pub status: Status,
+    /// Bytes after the last known section: the data of sections announced by
+    /// RequestFlags bits this implementation does not know, or trailing garbage.
+    pub unknown_sections: Vec<u8>,
     /// Things noticed that did not stop decoding.
     pub warnings: Vec<DecodeWarning>,
 }
@@ -636,7 +640,7 @@ pub fn decode_answer_body(r: &mut Reader<'_>, utf8: bool) -> Result<Answer, Deco
         warnings.push(DecodeWarning {
             offset: flags_offset,
             field: "RequestFlags",
-            message: "unknown sections announced; their bytes were not decoded",
+            message: "unknown sections announced; their bytes are kept undecoded",
         });
     } else if !r.is_empty() {
         warnings.push(DecodeWarning {
@@ -648,6 +652,7 @@ pub fn decode_answer_body(r: &mut Reader<'_>, utf8: bool) -> Result<Answer, Deco
     Ok(Answer {
         request_flags: flags,
         status,
+        unknown_sections: r.take_rest().to_vec(),
         warnings,
     })
 }

@@ -15,8 +15,10 @@
 //! of their input.
 
 pub mod answer;
+pub mod client;
 pub mod header;
 pub mod query;
+pub mod responder;
 pub mod split;
 pub mod types;
 
@@ -112,8 +114,8 @@ pub enum Message {
     /// A Default Query v1 with no body at all: what clients send to obtain a challenge
     /// (the PHP client's probe, pyogpclient's challenge request).
     Probe,
-    /// A complete Default Query v1 answer.
-    Answer(Answer),
+    /// A complete Default Query v1 answer (boxed: it is much larger than the others).
+    Answer(Box<Answer>),
     /// One packet of a split answer: collect them with a [`Reassembler`], then
     /// [`decode_answer_body`].
     Fragment {
@@ -160,7 +162,7 @@ pub fn decode(datagram: &[u8]) -> Result<Packet, DecodeError> {
                 Some(s) if s.count != 1 || s.number != 0 => Message::Fragment {
                     body: r.take_rest().to_vec(),
                 },
-                _ => Message::Answer(decode_answer_body(&mut r, header.utf8())?),
+                _ => Message::Answer(Box::new(decode_answer_body(&mut r, header.utf8())?)),
             },
             PacketType::ERROR => Message::Error(ErrorAnswer {
                 value: ErrorValue(r.u8("ErrorValue")?),
@@ -191,6 +193,13 @@ pub fn decode(datagram: &[u8]) -> Result<Packet, DecodeError> {
     })
 }
 
+/// Decodes just the header of a query datagram: the header and the offset of the body.
+pub fn decode_query_header(datagram: &[u8]) -> Result<(Header, usize), DecodeError> {
+    let mut r = Reader::new(datagram);
+    let h = Header::decode(&mut r)?;
+    Ok((h.header, r.offset()))
+}
+
 /// Appends a query datagram: header and (for Default Query v1) the body.
 pub fn encode_query(header: &Header, query: Option<&DefaultQuery>, out: &mut Vec<u8>) {
     header.encode(out);
@@ -199,7 +208,9 @@ pub fn encode_query(header: &Header, query: Option<&DefaultQuery>, out: &mut Vec
     }
 }
 
-/// Appends a complete (unsplit) answer datagram for `query` from `status`.
+/// Appends a complete (unsplit) answer datagram for `query` from `status`. The strings
+/// are UTF-8 exactly when `header` has bUTF8 (whatever `opts.utf8` says), so the header
+/// cannot contradict the body.
 pub fn encode_answer(
     header: &Header,
     status: &crate::Status,
@@ -208,7 +219,11 @@ pub fn encode_answer(
     out: &mut Vec<u8>,
 ) {
     header.encode(out);
-    encode_answer_body(status, query, opts, out);
+    let opts = AnswerOptions {
+        utf8: header.utf8(),
+        ..*opts
+    };
+    encode_answer_body(status, query, &opts, out);
 }
 
 /// Appends an error answer: `header` (Type is forced to Error, bAnswer set), the
@@ -228,7 +243,7 @@ pub fn encode_error(header: &Header, value: ErrorValue, data: &[u8], out: &mut V
 
 /// Appends a clean, resendable copy of a query with a new challenge: the query's header
 /// with bChallengeNumber set to `challenge` (one minimal flags byte, exact HeadSize;
-/// bAnswer cleared), followed by the query's body unchanged. This is the data of an
+/// bAnswer and unknown flag bits cleared), followed by the query's body unchanged. This is the data of an
 /// Error 3 answer (A9).
 pub fn encode_resendable_copy(
     query_header: &Header,
@@ -237,7 +252,9 @@ pub fn encode_resendable_copy(
     out: &mut Vec<u8>,
 ) {
     let h = Header {
-        flags: query_header.flags.without(flags::ANSWER),
+        // Only the flags we know: a stray bit (such as the reference SDK's uninitialised
+        // second flags byte) must not travel on in the copy.
+        flags: query_header.flags.and(flags::UTF8),
         challenge: Some(challenge),
         split: None,
         ..*query_header

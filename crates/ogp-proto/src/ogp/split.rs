@@ -68,12 +68,25 @@ pub fn split_answer(
         return Err(SplitError::MaxBytesTooSmall(max_bytes_per_packet));
     }
     let per_packet = usize::from(max_bytes_per_packet) - SPLIT_OVERHEAD;
-    let count = body.len() / per_packet + 1;
+    let mut count = body.len() / per_packet + 1;
     if count == 1 {
         let mut d = Vec::with_capacity(usize::from(header.head_size()) + 8 + body.len());
         header.encode(&mut d);
         d.extend_from_slice(body);
         return Ok(vec![d]);
+    }
+    // The SDK's count, raised while a packet would exceed MaxBytesPerPacket (the last
+    // packet also carries the remainder, which the SDK's formula does not allow for).
+    let limit = usize::from(max_bytes_per_packet);
+    let first_header = 8 + usize::from(split_header(header, 1, 255, 0).head_size());
+    let other_header = 8 + usize::from(split_header(header, 1, 255, 1).head_size());
+    while count <= 255 {
+        let each = body.len() / count;
+        let last = body.len() - each * (count - 1);
+        if first_header + each <= limit && other_header + last <= limit {
+            break;
+        }
+        count += 1;
     }
     let count_u8 = u8::try_from(count).map_err(|_| SplitError::TooManyPackets(count))?;
     let each = body.len() / count;
@@ -87,23 +100,25 @@ pub fn split_answer(
         };
         let (chunk, tail) = rest.split_at_checked(take).unwrap_or((rest, &[]));
         rest = tail;
-        let h = Header {
-            flags: header.flags.with(flags::ANSWER),
-            challenge: if number == 0 { header.challenge } else { None },
-            request_id: Some(request_id),
-            split: Some(SplitInfo {
-                count: count_u8,
-                number,
-            }),
-            max_bytes_per_packet: None,
-            ..*header
-        };
+        let h = split_header(header, request_id, count_u8, number);
         let mut d = Vec::with_capacity(SPLIT_OVERHEAD + chunk.len());
         h.encode(&mut d);
         d.extend_from_slice(chunk);
         out.push(d);
     }
     Ok(out)
+}
+
+/// The header of split packet `number` of `count`.
+fn split_header(header: &Header, request_id: u32, count: u8, number: u8) -> Header {
+    Header {
+        flags: header.flags.with(flags::ANSWER),
+        challenge: if number == 0 { header.challenge } else { None },
+        request_id: Some(request_id),
+        split: Some(SplitInfo { count, number }),
+        max_bytes_per_packet: None,
+        ..*header
+    }
 }
 
 /// Why a split packet was refused.
@@ -287,6 +302,24 @@ mod tests {
         let (header, got) = done.unwrap();
         assert_eq!(got, body);
         assert_eq!(header.challenge, Some(7));
+    }
+
+    #[test]
+    fn no_packet_exceeds_the_limit() {
+        let mut h = Header::answer(PacketType::DEFAULT_QUERY);
+        h.challenge = Some(1);
+        for len in [3823usize, 479, 957, 10_000, 100_000, 478 * 200 + 77] {
+            let body = vec![7u8; len];
+            for max in [500u16, 501, 777, 1400] {
+                let packets = split_answer(&h, 3, &body, max).unwrap();
+                assert!(
+                    packets.iter().all(|p| p.len() <= usize::from(max)),
+                    "len {len} max {max}"
+                );
+                let total: usize = packets.iter().map(|p| parse(p).1.len()).sum();
+                assert_eq!(total, len);
+            }
+        }
     }
 
     #[test]

@@ -1,0 +1,100 @@
+//! The OGP client over tokio: `query(addr, options)`.
+//!
+//! It drives the sans-IO [`QueryMachine`] on a socket connected to the server, so only
+//! datagrams from the queried address and port are seen (the kernel filters the rest).
+//! Receive buffers are 64 KiB: an unsplit answer may arrive IP-fragmented.
+
+use std::fmt;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::time::Instant;
+
+use ogp_proto::ogp::client::{QueryError, QueryMachine, QueryOptions, QueryOutcome};
+use tokio::net::UdpSocket;
+
+/// Why a query failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The host name did not resolve.
+    Resolve(String),
+    /// The server's host refused (ICMP port unreachable): nothing listens there.
+    Refused,
+    /// A local socket error.
+    Io(io::Error),
+    /// The protocol exchange failed (timeout, server error, malformed answer…).
+    Query(QueryError),
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Resolve(h) => write!(f, "cannot resolve {h}"),
+            Self::Refused => f.write_str("connection refused (nothing listens on that port)"),
+            Self::Io(e) => write!(f, "socket error: {e}"),
+            Self::Query(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+impl From<io::Error> for ClientError {
+    fn from(e: io::Error) -> Self {
+        if e.kind() == io::ErrorKind::ConnectionRefused {
+            Self::Refused
+        } else {
+            Self::Io(e)
+        }
+    }
+}
+
+/// Resolves `host:port` (names, IPv4, `[IPv6]:port`) to its first address.
+pub async fn resolve(target: &str) -> Result<SocketAddr, ClientError> {
+    if let Ok(a) = target.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    tokio::net::lookup_host(target)
+        .await
+        .map_err(|_| ClientError::Resolve(target.to_string()))?
+        .next()
+        .ok_or_else(|| ClientError::Resolve(target.to_string()))
+}
+
+fn unspecified_for(addr: &SocketAddr) -> SocketAddr {
+    match addr.ip() {
+        IpAddr::V4(_) => SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0),
+        IpAddr::V6(_) => SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), 0),
+    }
+}
+
+/// Queries one OGP server.
+pub async fn query(addr: SocketAddr, opts: QueryOptions) -> Result<QueryOutcome, ClientError> {
+    let socket = UdpSocket::bind(unspecified_for(&addr)).await?;
+    socket.connect(addr).await?;
+    query_on(&socket, opts).await
+}
+
+/// Queries the server `socket` is connected to.
+pub async fn query_on(socket: &UdpSocket, opts: QueryOptions) -> Result<QueryOutcome, ClientError> {
+    let mut m = QueryMachine::new(opts, crate::random_u32(), Instant::now());
+    let mut buf = vec![0u8; 65536];
+    loop {
+        while let Some(d) = m.poll_transmit(Instant::now()) {
+            socket.send(&d).await?;
+        }
+        if let Some(r) = m.result() {
+            return r.map_err(ClientError::Query);
+        }
+        let Some(deadline) = m.poll_timeout() else {
+            return Err(ClientError::Query(QueryError::Timeout { attempts: 0 }));
+        };
+        tokio::select! {
+            r = socket.recv(&mut buf) => {
+                let n = r?;
+                m.handle_datagram(Instant::now(), buf.get(..n).unwrap_or_default());
+            }
+            _ = tokio::time::sleep_until(deadline.into()) => m.handle_timeout(Instant::now()),
+        }
+    }
+}

@@ -1,0 +1,378 @@
+//! Abuse defences shared by every protocol's responder: stateless challenges and a
+//! per-source rate limiter with bounded memory.
+//!
+//! **Challenges** ([`ChallengeKeys`]) are a keyed hash of the client's IP address (never
+//! its port: real clients query from a new port for each datagram), the protocol and the
+//! current epoch: `SipHash-2-4(K_epoch, protocol ‖ ip)`, where `K_epoch` is derived from a
+//! random secret and `⌊t / period⌋`. There is no table to fill. A challenge is accepted in
+//! the epoch it was issued and the next one, so rotation never fails a client that just
+//! got one. The sentinel values 0 and 0xFFFFFFFF are never issued.
+//!
+//! **Rate limiting** ([`RateLimiter`]) is a token bucket per IPv4 address and per IPv6 /64,
+//! held in a fixed set-associative table: memory is fixed at construction however many
+//! sources appear. A source that finds no free slot shares one overflow bucket with the
+//! others in the same situation, so a flood of spoofed sources can only ever use that
+//! bucket's budget.
+//!
+//! Time is passed in (`Instant`); randomness is passed in (the secret). Nothing here
+//! panics or allocates after construction.
+
+use std::hash::Hasher as _;
+use std::net::IpAddr;
+use std::time::{Duration, Instant};
+
+use siphasher::sip::SipHasher24;
+use siphasher::sip128::{Hasher128 as _, SipHasher24 as SipHasher128};
+
+/// Protocol identifiers mixed into challenges, so that a challenge learnt over one
+/// protocol does not open another.
+pub mod protocol_id {
+    /// Open Game Protocol v1.01.
+    pub const OGP: u8 = 1;
+    /// Valve A2S.
+    pub const A2S: u8 = 2;
+    /// GameSpy v3.
+    pub const GAMESPY3: u8 = 3;
+    /// GQP.
+    pub const GQP: u8 = 4;
+    /// OGP v0.02 draft.
+    pub const OGP_DRAFT: u8 = 5;
+}
+
+/// Canonical form of a source address: IPv4-mapped IPv6 addresses become IPv4, so that a
+/// dual-stack socket treats a client the same way as an IPv4 socket.
+pub fn canonical_ip(ip: IpAddr) -> IpAddr {
+    ip.to_canonical()
+}
+
+/// Stateless challenge numbers: keyed by a secret, rotating every `period`.
+#[derive(Clone)]
+pub struct ChallengeKeys {
+    master: [u8; 16],
+    period_secs: u64,
+    base: Instant,
+    cached: Option<(u64, SipHasher24)>,
+}
+
+impl std::fmt::Debug for ChallengeKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChallengeKeys")
+            .field("period_secs", &self.period_secs)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ChallengeKeys {
+    /// Keys from a 16-byte random secret; epochs of `period` (at least one second) count
+    /// from `now`.
+    pub fn new(secret: [u8; 16], period: Duration, now: Instant) -> Self {
+        Self {
+            master: secret,
+            period_secs: period.as_secs().max(1),
+            base: now,
+            cached: None,
+        }
+    }
+
+    /// The rotation period.
+    pub fn period(&self) -> Duration {
+        Duration::from_secs(self.period_secs)
+    }
+
+    fn epoch(&self, now: Instant) -> u64 {
+        now.saturating_duration_since(self.base).as_secs() / self.period_secs
+    }
+
+    fn epoch_hasher(&mut self, epoch: u64) -> SipHasher24 {
+        if let Some((e, h)) = &self.cached {
+            if *e == epoch {
+                return *h;
+            }
+        }
+        let mut kdf = SipHasher128::new_with_key(&self.master);
+        kdf.write(b"ogp challenge epoch");
+        kdf.write_u64(epoch);
+        let k = kdf.finish128();
+        let h = SipHasher24::new_with_keys(k.h1, k.h2);
+        self.cached = Some((epoch, h));
+        h
+    }
+
+    fn compute(&mut self, epoch: u64, protocol: u8, ip: IpAddr) -> u32 {
+        let mut h = self.epoch_hasher(epoch);
+        h.write_u8(protocol);
+        match canonical_ip(ip) {
+            IpAddr::V4(v4) => h.write(&v4.octets()),
+            IpAddr::V6(v6) => h.write(&v6.octets()),
+        }
+        let c = h.finish() as u32;
+        match c {
+            0 => 1,
+            u32::MAX => u32::MAX - 1,
+            c => c,
+        }
+    }
+
+    /// The challenge to give `ip` now.
+    pub fn issue(&mut self, now: Instant, protocol: u8, ip: IpAddr) -> u32 {
+        let e = self.epoch(now);
+        self.compute(e, protocol, ip)
+    }
+
+    /// Whether `challenge` is valid for `ip` now (issued in this epoch or the previous).
+    pub fn verify(&mut self, now: Instant, protocol: u8, ip: IpAddr, challenge: u32) -> bool {
+        let e = self.epoch(now);
+        let current = self.compute(e, protocol, ip);
+        let previous = match e.checked_sub(1) {
+            Some(p) => self.compute(p, protocol, ip),
+            None => current,
+        };
+        // Branch-free comparison of both candidates.
+        ((current ^ challenge) == 0) | ((previous ^ challenge) == 0)
+    }
+}
+
+/// Token-bucket settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateConfig {
+    /// Tokens (datagrams answered) added per second.
+    pub per_second: f32,
+    /// Bucket size: how many can be answered in a burst.
+    pub burst: f32,
+}
+
+impl Default for RateConfig {
+    /// 20 answers per second with bursts of 40 per source: far above what any client or
+    /// scanner needs for one server, far below what makes a useful reflector.
+    fn default() -> Self {
+        Self {
+            per_second: 20.0,
+            burst: 40.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    /// 0 = empty, 4 = IPv4 address, 6 = IPv6 /64.
+    family: u8,
+    key: u64,
+    tokens: f32,
+    last_ms: u64,
+}
+
+const WAYS: usize = 4;
+
+/// Per-source token buckets in a fixed-size table.
+#[derive(Debug, Clone)]
+pub struct RateLimiter {
+    slots: Box<[Slot]>,
+    set_mask: usize,
+    hash: SipHasher24,
+    config: RateConfig,
+    overflow: Slot,
+    base: Instant,
+}
+
+/// What the limiter decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateDecision {
+    /// Within the source's budget.
+    Allow,
+    /// Over budget: drop silently.
+    Limited,
+}
+
+impl RateLimiter {
+    /// A limiter with room for about `capacity` tracked sources (rounded up to a power of
+    /// two, at least 64), hashing with `secret` so that nobody can aim collisions.
+    pub fn new(config: RateConfig, capacity: usize, secret: [u8; 16], now: Instant) -> Self {
+        let slots = capacity.clamp(64, 1 << 24).next_power_of_two();
+        let sets = slots / WAYS;
+        Self {
+            slots: vec![Slot::default(); slots].into_boxed_slice(),
+            set_mask: sets - 1,
+            hash: SipHasher24::new_with_key(&secret),
+            config,
+            overflow: Slot::default(),
+            base: now,
+        }
+    }
+
+    /// Bytes of memory the table uses.
+    pub fn memory_bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.slots)
+    }
+
+    /// The settings.
+    pub fn config(&self) -> RateConfig {
+        self.config
+    }
+
+    fn refill(&self, slot: &mut Slot, now_ms: u64) {
+        let elapsed = now_ms.saturating_sub(slot.last_ms) as f32 / 1000.0;
+        slot.tokens = (slot.tokens + elapsed * self.config.per_second).min(self.config.burst);
+        slot.last_ms = now_ms;
+    }
+
+    fn take(&self, slot: &mut Slot, now_ms: u64) -> RateDecision {
+        self.refill(slot, now_ms);
+        if slot.tokens >= 1.0 {
+            slot.tokens -= 1.0;
+            RateDecision::Allow
+        } else {
+            RateDecision::Limited
+        }
+    }
+
+    /// Charges one datagram to `ip`'s bucket.
+    pub fn check(&mut self, now: Instant, ip: IpAddr) -> RateDecision {
+        let now_ms =
+            u64::try_from(now.saturating_duration_since(self.base).as_millis()).unwrap_or(u64::MAX);
+        let (family, key) = match canonical_ip(ip) {
+            IpAddr::V4(v4) => (4u8, u64::from(u32::from(v4))),
+            IpAddr::V6(v6) => (6u8, (u128::from(v6) >> 64) as u64),
+        };
+        let mut h = self.hash;
+        h.write_u8(family);
+        h.write_u64(key);
+        let set = (h.finish() as usize) & self.set_mask;
+        let start = set * WAYS;
+        let burst = self.config.burst;
+        let per_ms = self.config.per_second / 1000.0;
+        // Find the source's slot, or the best slot to reuse: an empty one, or one whose
+        // bucket has refilled completely (it carries no state worth keeping).
+        let mut reuse = None;
+        for i in start..start + WAYS {
+            let Some(slot) = self.slots.get(i) else { break };
+            if slot.family == family && slot.key == key {
+                let mut s = *slot;
+                let d = self.take(&mut s, now_ms);
+                if let Some(dst) = self.slots.get_mut(i) {
+                    *dst = s;
+                }
+                return d;
+            }
+            let idle_full = slot.family == 0
+                || slot.tokens + now_ms.saturating_sub(slot.last_ms) as f32 * per_ms >= burst;
+            if idle_full && reuse.is_none() {
+                reuse = Some(i);
+            }
+        }
+        match reuse.and_then(|i| self.slots.get_mut(i)) {
+            Some(slot) => {
+                *slot = Slot {
+                    family,
+                    key,
+                    tokens: burst - 1.0,
+                    last_ms: now_ms,
+                };
+                if burst >= 1.0 {
+                    RateDecision::Allow
+                } else {
+                    RateDecision::Limited
+                }
+            }
+            None => {
+                let mut o = self.overflow;
+                let d = self.take(&mut o, now_ms);
+                self.overflow = o;
+                d
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::{Ipv4Addr, Ipv6Addr};
+
+    fn v4(a: u8, b: u8, c: u8, d: u8) -> IpAddr {
+        IpAddr::V4(Ipv4Addr::new(a, b, c, d))
+    }
+
+    #[test]
+    fn challenges_bind_ip_and_protocol_and_rotate_with_grace() {
+        let t0 = Instant::now();
+        let mut k = ChallengeKeys::new([7; 16], Duration::from_secs(60), t0);
+        let ip = v4(127, 0, 0, 1);
+        let c = k.issue(t0, protocol_id::OGP, ip);
+        assert_ne!(c, 0);
+        assert_ne!(c, u32::MAX);
+        assert!(k.verify(t0, protocol_id::OGP, ip, c));
+        assert!(!k.verify(t0, protocol_id::A2S, ip, c), "other protocol");
+        assert!(
+            !k.verify(t0, protocol_id::OGP, v4(127, 0, 0, 2), c),
+            "other ip"
+        );
+        assert!(!k.verify(t0, protocol_id::OGP, ip, c ^ 1));
+        // mapped IPv6 form of the same IPv4 address is the same client
+        let mapped = IpAddr::V6(Ipv4Addr::new(127, 0, 0, 1).to_ipv6_mapped());
+        assert!(k.verify(t0, protocol_id::OGP, mapped, c));
+        // next epoch: still accepted, and a new one is issued
+        let t1 = t0 + Duration::from_secs(61);
+        assert!(k.verify(t1, protocol_id::OGP, ip, c));
+        let c1 = k.issue(t1, protocol_id::OGP, ip);
+        assert_ne!(c1, c);
+        // two epochs later: rejected
+        let t2 = t0 + Duration::from_secs(121);
+        assert!(!k.verify(t2, protocol_id::OGP, ip, c));
+        assert!(k.verify(t2, protocol_id::OGP, ip, c1));
+        // another secret gives other challenges
+        let mut other = ChallengeKeys::new([8; 16], Duration::from_secs(60), t0);
+        assert!(!other.verify(t0, protocol_id::OGP, ip, c));
+    }
+
+    #[test]
+    fn token_bucket_per_source() {
+        let t0 = Instant::now();
+        let cfg = RateConfig {
+            per_second: 10.0,
+            burst: 5.0,
+        };
+        let mut rl = RateLimiter::new(cfg, 1024, [1; 16], t0);
+        let a = v4(10, 0, 0, 1);
+        let allowed = (0..20)
+            .filter(|_| rl.check(t0, a) == RateDecision::Allow)
+            .count();
+        assert_eq!(allowed, 5);
+        // another source is unaffected
+        assert_eq!(rl.check(t0, v4(10, 0, 0, 2)), RateDecision::Allow);
+        // refills at 10/s
+        let t1 = t0 + Duration::from_millis(300);
+        let allowed = (0..20)
+            .filter(|_| rl.check(t1, a) == RateDecision::Allow)
+            .count();
+        assert_eq!(allowed, 3);
+        // one IPv6 /64 is one source
+        let p = |low: u16| IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0, 1, 0, 0, 0, low));
+        let allowed = (0..20u16)
+            .filter(|i| rl.check(t0, p(*i)) == RateDecision::Allow)
+            .count();
+        assert_eq!(allowed, 5);
+    }
+
+    #[test]
+    fn memory_is_fixed_and_floods_share_the_overflow_bucket() {
+        let t0 = Instant::now();
+        let cfg = RateConfig {
+            per_second: 1.0,
+            burst: 2.0,
+        };
+        let mut rl = RateLimiter::new(cfg, 64, [2; 16], t0);
+        let before = rl.memory_bytes();
+        let mut allowed = 0;
+        for i in 0..100_000u32 {
+            let ip = IpAddr::V4(Ipv4Addr::from(0x0a00_0000 + i));
+            if rl.check(t0, ip) == RateDecision::Allow {
+                allowed += 1;
+            }
+        }
+        assert_eq!(rl.memory_bytes(), before);
+        // each of the 64 slots gave its first-time burst; the overflow bucket its burst;
+        // every further new source found no slot (all slots are active) and was limited
+        assert!(allowed <= 64 * 2 + 2, "allowed {allowed}");
+        assert!(allowed >= 64, "allowed {allowed}");
+    }
+}

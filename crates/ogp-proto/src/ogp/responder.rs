@@ -1,0 +1,284 @@
+//! The OGP side of the responder: one query datagram in, zero or more answer datagrams
+//! out. Called by [`crate::responder::Responder`], which owns the challenge keys, the rate
+//! limiter and the ban hook shared by all protocols.
+//!
+//! Order of checks (as the reference SDK, with the choices of `docs/ogp-wire-choices.md`):
+//! 1. datagrams over 500 bytes, with a malformed header, with bAnswer set or of Type
+//!    0xFF are ignored (silence);
+//! 2. a banned source gets Error 0 (or silence, as the ban hook says);
+//! 3. a Type other than Ping or Default Query → Error 1;
+//! 4. bSplit with MaxBytesPerPacket 1–499 → Error 2 (0 means "no OGP splitting");
+//! 5. Ping is answered with its header, no challenge needed (same size as the query);
+//! 6. a Default Query without a valid challenge → Error 3 with a new challenge in the
+//!    header and, for queries up to 64 bytes, a clean resendable copy of the query;
+//! 7. a body that ends before the announced field arrays → Error 4;
+//! 8. otherwise the answer: exactly what was asked and what the status has, UTF-8 iff
+//!    the query set bUTF8, RequestID echoed (one chosen for 0), split when the query asks
+//!    for it, never over 8192 bytes unsplit: whole sections are dropped (limits, add-ons,
+//!    rules, teams, players, then server info) until it fits.
+//!
+//! Unverified sources never get more than `max(16, query + 20)` bytes with a query of at
+//! most 64 bytes; full answers only go to sources that proved their address. Nothing
+//! here panics.
+
+use std::net::IpAddr;
+use std::time::Instant;
+
+use super::answer::{answer_request_flags, encode_answer_sections, AnswerOptions};
+use super::header::{Header, PacketType};
+use super::query::{request, DefaultQuery};
+use super::split::{split_answer, MIN_MAX_BYTES_PER_PACKET};
+use super::{encode_error, encode_resendable_copy, ErrorValue, Message, MAX_QUERY_SIZE};
+use crate::guard::{protocol_id, ChallengeKeys};
+use crate::responder::Transmits;
+use crate::Status;
+
+/// OGP responder settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OgpConfig {
+    /// Require a valid challenge before answering a Default Query (default true). Turning
+    /// it off makes the server an amplifier for spoofed queries; the rate limit still
+    /// applies.
+    pub require_challenge: bool,
+    /// Send StringColorInfo when a query asks for coloured names (default false: the PHP
+    /// client cannot parse it).
+    pub colors: bool,
+    /// Largest unsplit answer datagram (default 8192, what the PHP client can read).
+    pub max_unsplit_bytes: usize,
+    /// Largest query whose copy is returned in Error 3 (default 64; larger queries get
+    /// the 16-byte Error 3 without a copy). Real clients send 11–30 bytes.
+    pub max_copy_query_bytes: usize,
+}
+
+impl Default for OgpConfig {
+    fn default() -> Self {
+        Self {
+            require_challenge: true,
+            colors: false,
+            max_unsplit_bytes: 8192,
+            max_copy_query_bytes: 64,
+        }
+    }
+}
+
+/// What the OGP responder did with a datagram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OgpOutcome {
+    /// Not answered: too large, malformed header, an answer, or Type 0xFF.
+    Ignored(&'static str),
+    /// Answered a ping.
+    Ping,
+    /// Answered with an error.
+    Error(ErrorValue),
+    /// Answered a default query.
+    Answer {
+        /// Number of datagrams (more than 1 when split).
+        datagrams: usize,
+        /// Sections dropped to fit the size limits.
+        dropped_sections: bool,
+    },
+}
+
+/// Sections in the order they are dropped when an answer is too large.
+const DROP_ORDER: [super::Bits; 6] = [
+    request::LIMIT_LIST,
+    request::ADDON_LIST,
+    request::RULE_LIST,
+    request::TEAM_LIST,
+    request::PLAYER_LIST,
+    request::SERVER_INFO,
+];
+
+/// One received datagram and what the caller already decided about its source.
+#[derive(Debug, Clone, Copy)]
+pub struct Incoming<'a> {
+    /// When it arrived.
+    pub now: Instant,
+    /// The source IP address (canonical form).
+    pub ip: IpAddr,
+    /// The datagram.
+    pub datagram: &'a [u8],
+    /// The ban hook's "answer with Error 0" decision (silence is decided by the caller).
+    pub reject: bool,
+}
+
+/// The OGP part of a responder.
+#[derive(Debug, Clone)]
+pub struct OgpResponder {
+    config: OgpConfig,
+    next_request_id: u32,
+    body: Vec<u8>,
+}
+
+impl OgpResponder {
+    /// A responder with the given settings.
+    pub fn new(config: OgpConfig) -> Self {
+        Self {
+            config,
+            next_request_id: 1,
+            body: Vec::with_capacity(1024),
+        }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &OgpConfig {
+        &self.config
+    }
+
+    fn choose_request_id(&mut self) -> u32 {
+        let id = self.next_request_id;
+        self.next_request_id = self.next_request_id.wrapping_add(1).max(1);
+        id
+    }
+
+    /// Handles one datagram that starts with the OGP prefix.
+    pub fn handle(
+        &mut self,
+        incoming: Incoming<'_>,
+        status: &Status,
+        keys: &mut ChallengeKeys,
+        out: &mut Transmits,
+    ) -> OgpOutcome {
+        let Incoming {
+            now,
+            ip,
+            datagram,
+            reject,
+        } = incoming;
+        if datagram.len() > MAX_QUERY_SIZE {
+            return OgpOutcome::Ignored("query larger than 500 bytes");
+        }
+        let Ok(packet) = super::decode_query_header(datagram) else {
+            return OgpOutcome::Ignored("malformed header");
+        };
+        let (qh, body_at) = packet;
+        if qh.is_answer() {
+            return OgpOutcome::Ignored("bAnswer set");
+        }
+        if qh.packet_type == PacketType::ERROR {
+            return OgpOutcome::Ignored("Type 0xFF in a query");
+        }
+        let utf8 = qh.utf8();
+        // Base answer header: bAnswer, bUTF8 as the query, RequestID echoed.
+        let mut ah = Header::answer(qh.packet_type).with_utf8(utf8);
+        ah.request_id = match qh.request_id {
+            Some(0) => Some(self.choose_request_id()),
+            other => other,
+        };
+        if reject {
+            ah.request_id = qh.request_id.filter(|&id| id != 0);
+            encode_error(&ah, ErrorValue::BANNED, &[], out.push_buf());
+            return OgpOutcome::Error(ErrorValue::BANNED);
+        }
+        let current = |keys: &mut ChallengeKeys| keys.issue(now, protocol_id::OGP, ip);
+        if qh.challenge.is_some() {
+            ah.challenge = Some(current(keys));
+        }
+        if qh.packet_type != PacketType::PING && qh.packet_type != PacketType::DEFAULT_QUERY {
+            return self.error(&ah, ErrorValue::INVALID_TYPE, out);
+        }
+        if let Some(m) = qh.max_bytes_per_packet {
+            if m != 0 && m < MIN_MAX_BYTES_PER_PACKET {
+                return self.error(&ah, ErrorValue::INVALID_VALUE, out);
+            }
+        }
+        if qh.packet_type == PacketType::PING {
+            let buf = out.push_buf();
+            Header {
+                packet_type: PacketType::PING,
+                ..ah
+            }
+            .encode(buf);
+            return OgpOutcome::Ping;
+        }
+        let body = datagram.get(body_at..).unwrap_or_default();
+        let verified = qh
+            .challenge
+            .is_some_and(|c| keys.verify(now, protocol_id::OGP, ip, c));
+        if self.config.require_challenge && !verified {
+            let challenge = current(keys);
+            ah.challenge = Some(challenge);
+            let buf = out.push_buf();
+            Header {
+                packet_type: PacketType::ERROR,
+                ..ah
+            }
+            .encode(buf);
+            buf.push(ErrorValue::INVALID_CHALLENGE.0);
+            if datagram.len() <= self.config.max_copy_query_bytes {
+                encode_resendable_copy(&qh, body, challenge, buf);
+            }
+            return OgpOutcome::Error(ErrorValue::INVALID_CHALLENGE);
+        }
+        let query = match super::decode(datagram).map(|p| p.message) {
+            Ok(Message::Query(q)) => q.query,
+            _ => return self.error(&ah, ErrorValue::INVALID_QUERY, out),
+        };
+        self.answer(&ah, &qh, &query, status, out)
+    }
+
+    fn error(&mut self, ah: &Header, value: ErrorValue, out: &mut Transmits) -> OgpOutcome {
+        encode_error(ah, value, &[], out.push_buf());
+        OgpOutcome::Error(value)
+    }
+
+    fn answer(
+        &mut self,
+        ah: &Header,
+        qh: &Header,
+        query: &DefaultQuery,
+        status: &Status,
+        out: &mut Transmits,
+    ) -> OgpOutcome {
+        let opts = AnswerOptions {
+            utf8: qh.utf8(),
+            colors: self.config.colors,
+        };
+        let mut sections = answer_request_flags(status, query, &opts);
+        let split_at = qh.max_bytes_per_packet.filter(|&m| m != 0);
+        let mut dropped = false;
+        let mut drop_iter = DROP_ORDER.iter();
+        loop {
+            self.body.clear();
+            encode_answer_sections(status, query, sections, &opts, &mut self.body);
+            match split_at {
+                None => {
+                    if 8 + usize::from(ah.head_size()) + self.body.len()
+                        <= self.config.max_unsplit_bytes
+                    {
+                        let buf = out.push_buf();
+                        ah.encode(buf);
+                        buf.extend_from_slice(&self.body);
+                        return OgpOutcome::Answer {
+                            datagrams: 1,
+                            dropped_sections: dropped,
+                        };
+                    }
+                }
+                Some(m) => {
+                    let id = match ah.request_id {
+                        Some(id) => id,
+                        None => self.choose_request_id(),
+                    };
+                    if let Ok(packets) = split_answer(ah, id, &self.body, m) {
+                        let n = packets.len();
+                        for p in packets {
+                            out.push_buf().extend_from_slice(&p);
+                        }
+                        return OgpOutcome::Answer {
+                            datagrams: n,
+                            dropped_sections: dropped,
+                        };
+                    }
+                }
+            }
+            // Too large: drop the next section that is present.
+            let Some(next) = drop_iter.by_ref().find(|s| sections.intersects(**s)) else {
+                return OgpOutcome::Ignored("answer cannot fit even without sections");
+            };
+            sections = sections.without(*next);
+            dropped = true;
+        }
+    }
+}

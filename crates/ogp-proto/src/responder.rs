@@ -1,0 +1,268 @@
+//! The sans-IO responder: a datagram, its source address and the current time in;
+//! answer datagrams out. This is the entry point for engines that run their own socket
+//! loop (as the reference C SDK does); `ogp-net` wraps it in a tokio task.
+//!
+//! One [`Responder`] answers every protocol on one port: the first bytes of a datagram
+//! tell the protocols apart (OGP: `FF FF FF FF "OGP\0"`). It owns what the protocols
+//! share: the challenge keys, the per-source rate limiter and the ban hook. Memory is
+//! fixed at construction; handling a datagram allocates nothing once the [`Transmits`]
+//! buffers have grown to the answer size. Nothing here panics on any input.
+//!
+//! ```
+//! use std::time::Instant;
+//! use ogp_proto::responder::{Responder, ResponderConfig, Transmits};
+//! use ogp_proto::Status;
+//!
+//! let now = Instant::now();
+//! let mut responder = Responder::new(ResponderConfig::default(), [42; 32], now);
+//! let status = Status { host_name: Some("My server".into()), ..Status::default() };
+//! let mut out = Transmits::default();
+//! let probe = [0xff, 0xff, 0xff, 0xff, b'O', b'G', b'P', 0, 3, 1, 0];
+//! responder.handle(now, "127.0.0.1:50000".parse().unwrap(), &probe, &status, &mut out);
+//! assert_eq!(out.len(), 1); // Error 3 with a challenge
+//! ```
+
+use std::fmt;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::guard::{ChallengeKeys, RateConfig, RateDecision, RateLimiter};
+use crate::ogp::responder::{Incoming, OgpConfig, OgpOutcome, OgpResponder};
+use crate::Status;
+
+/// Output datagrams of one call, with their buffers kept for reuse.
+#[derive(Debug, Default, Clone)]
+pub struct Transmits {
+    bufs: Vec<Vec<u8>>,
+    len: usize,
+}
+
+impl Transmits {
+    /// Forgets the datagrams (keeps the buffers).
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// A new, empty datagram buffer to write into.
+    #[allow(clippy::indexing_slicing)] // in bounds: a buffer is pushed when none is spare
+    pub fn push_buf(&mut self) -> &mut Vec<u8> {
+        if self.len == self.bufs.len() {
+            self.bufs.push(Vec::with_capacity(512));
+        }
+        let b = &mut self.bufs[self.len];
+        self.len += 1;
+        b.clear();
+        b
+    }
+
+    /// Number of datagrams.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The datagrams in sending order.
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        self.bufs.iter().take(self.len).map(Vec::as_slice)
+    }
+
+    /// Total bytes.
+    pub fn total_bytes(&self) -> usize {
+        self.iter().map(<[u8]>::len).sum()
+    }
+}
+
+/// What the ban hook decides for a source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BanAction {
+    /// Answer normally.
+    Allow,
+    /// Tell it it is banned (OGP Error 0; silence in protocols without such an error).
+    Reject,
+    /// Silence.
+    Ignore,
+}
+
+/// A game-provided decision on each source address.
+pub type BanHook = Arc<dyn Fn(IpAddr) -> BanAction + Send + Sync>;
+
+/// Responder settings.
+#[derive(Clone)]
+pub struct ResponderConfig {
+    /// OGP settings.
+    pub ogp: OgpConfig,
+    /// Per-source rate limit.
+    pub rate: RateConfig,
+    /// Sources tracked by the rate limiter (memory is about 24 bytes each).
+    pub rate_table_capacity: usize,
+    /// How often challenge keys rotate (the previous period's challenges stay valid).
+    pub challenge_period: Duration,
+    /// Optional ban hook.
+    pub ban: Option<BanHook>,
+}
+
+impl fmt::Debug for ResponderConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResponderConfig")
+            .field("ogp", &self.ogp)
+            .field("rate", &self.rate)
+            .field("rate_table_capacity", &self.rate_table_capacity)
+            .field("challenge_period", &self.challenge_period)
+            .field("ban", &self.ban.as_ref().map(|_| "hook"))
+            .finish()
+    }
+}
+
+impl Default for ResponderConfig {
+    fn default() -> Self {
+        Self {
+            ogp: OgpConfig::default(),
+            rate: RateConfig::default(),
+            rate_table_capacity: 1 << 16,
+            challenge_period: Duration::from_secs(300),
+            ban: None,
+        }
+    }
+}
+
+/// What the responder did with a datagram (for logs and counters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// Not a protocol we speak: no answer.
+    Unknown,
+    /// Dropped by the per-source rate limit.
+    RateLimited,
+    /// Dropped by the ban hook.
+    Banned,
+    /// Handled as OGP.
+    Ogp(OgpOutcome),
+}
+
+/// Counters of what the responder did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Datagrams received.
+    pub received: u64,
+    /// Datagrams not in any protocol we speak.
+    pub unknown: u64,
+    /// Dropped by the rate limit.
+    pub rate_limited: u64,
+    /// Dropped by the ban hook.
+    pub banned: u64,
+    /// Ignored by a protocol (malformed, oversize, …).
+    pub ignored: u64,
+    /// Datagrams sent.
+    pub sent: u64,
+    /// Bytes sent.
+    pub sent_bytes: u64,
+}
+
+/// Answers every protocol from one status, with shared abuse defences.
+pub struct Responder {
+    keys: ChallengeKeys,
+    limiter: RateLimiter,
+    ogp: OgpResponder,
+    ban: Option<BanHook>,
+    stats: Stats,
+}
+
+impl fmt::Debug for Responder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Responder")
+            .field("ogp", self.ogp.config())
+            .field("rate", &self.limiter.config())
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+fn half(secret: &[u8; 32], second: bool) -> [u8; 16] {
+    let mut k = [0u8; 16];
+    let src = if second {
+        secret.get(16..)
+    } else {
+        secret.get(..16)
+    };
+    if let Some(src) = src {
+        k.copy_from_slice(src);
+    }
+    k
+}
+
+impl Responder {
+    /// A responder. `secret` must be random (it keys the challenges and the rate
+    /// limiter's hash); `now` starts its clock.
+    pub fn new(config: ResponderConfig, secret: [u8; 32], now: Instant) -> Self {
+        Self {
+            keys: ChallengeKeys::new(half(&secret, false), config.challenge_period, now),
+            limiter: RateLimiter::new(
+                config.rate,
+                config.rate_table_capacity,
+                half(&secret, true),
+                now,
+            ),
+            ogp: OgpResponder::new(config.ogp),
+            ban: config.ban,
+            stats: Stats::default(),
+        }
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// The challenge this responder currently issues to `ip` for OGP (for tests and
+    /// tools).
+    pub fn ogp_challenge(&mut self, now: Instant, ip: IpAddr) -> u32 {
+        self.keys.issue(now, crate::guard::protocol_id::OGP, ip)
+    }
+
+    /// Handles one datagram from `src` received at `now`, answering from `status`. The
+    /// answers are left in `out` (cleared first), to be sent to `src` from the socket the
+    /// datagram arrived on.
+    pub fn handle(
+        &mut self,
+        now: Instant,
+        src: SocketAddr,
+        datagram: &[u8],
+        status: &Status,
+        out: &mut Transmits,
+    ) -> Outcome {
+        out.clear();
+        self.stats.received += 1;
+        if !crate::ogp::is_ogp(datagram) {
+            self.stats.unknown += 1;
+            return Outcome::Unknown;
+        }
+        let ip = crate::guard::canonical_ip(src.ip());
+        if self.limiter.check(now, ip) == RateDecision::Limited {
+            self.stats.rate_limited += 1;
+            return Outcome::RateLimited;
+        }
+        let ban = self.ban.as_ref().map_or(BanAction::Allow, |hook| hook(ip));
+        if ban == BanAction::Ignore {
+            self.stats.banned += 1;
+            return Outcome::Banned;
+        }
+        let incoming = Incoming {
+            now,
+            ip,
+            datagram,
+            reject: ban == BanAction::Reject,
+        };
+        let o = self.ogp.handle(incoming, status, &mut self.keys, out);
+        if matches!(o, OgpOutcome::Ignored(_)) {
+            self.stats.ignored += 1;
+        }
+        self.stats.sent += out.len() as u64;
+        self.stats.sent_bytes += out.total_bytes() as u64;
+        Outcome::Ogp(o)
+    }
+}
