@@ -82,6 +82,10 @@ enum Command {
         /// read it).
         #[arg(long)]
         colors: bool,
+        /// Publish players' network addresses when the state has them (off: they are
+        /// personal data).
+        #[arg(long)]
+        player_addresses: bool,
         /// Seconds between checks of the state file for changes.
         #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
         reload_interval: f64,
@@ -145,6 +149,7 @@ fn main() -> ExitCode {
             rate,
             burst,
             colors,
+            player_addresses,
             reload_interval,
         } => {
             if !(rate > 0.0 && burst >= 1.0 && reload_interval > 0.0 && reload_interval.is_finite())
@@ -156,6 +161,7 @@ fn main() -> ExitCode {
                 ogp: OgpConfig {
                     require_challenge: !no_challenge,
                     colors,
+                    player_addresses,
                     ..OgpConfig::default()
                 },
                 rate: RateConfig {

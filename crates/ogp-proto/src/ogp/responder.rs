@@ -15,7 +15,8 @@
 //! 8. otherwise the answer: exactly what was asked and what the status has, UTF-8 iff
 //!    the query set bUTF8, RequestID echoed (one chosen for 0), split when the query asks
 //!    for it, never over 8192 bytes unsplit: whole sections are dropped (limits, add-ons,
-//!    rules, teams, players, then server info) until it fits.
+//!    rules, teams, players, then server info) until it fits. Player addresses are left
+//!    out unless the operator opts in ([`OgpConfig::player_addresses`]).
 //!
 //! Unverified sources never get more than `max(16, query + 20)` bytes with a query of at
 //! most 64 bytes; full answers only go to sources that proved their address. Nothing
@@ -26,7 +27,7 @@ use std::time::Instant;
 
 use super::answer::{answer_request_flags, encode_answer_sections, AnswerOptions};
 use super::header::{Header, PacketType};
-use super::query::{request, DefaultQuery};
+use super::query::{player_fields, request, DefaultQuery};
 use super::split::{split_answer, MIN_MAX_BYTES_PER_PACKET};
 use super::{encode_error, encode_resendable_copy, ErrorValue, Message, MAX_QUERY_SIZE};
 use crate::guard::{protocol_id, ChallengeKeys};
@@ -48,6 +49,9 @@ pub struct OgpConfig {
     /// Largest query whose copy is returned in Error 3 (default 64; larger queries get
     /// the 16-byte Error 3 without a copy). Real clients send 11–30 bytes.
     pub max_copy_query_bytes: usize,
+    /// Answer bPlayerAddress with the players' network addresses (default false: they
+    /// are personal data; the field is left out of answers even when the status has it).
+    pub player_addresses: bool,
 }
 
 impl Default for OgpConfig {
@@ -57,6 +61,7 @@ impl Default for OgpConfig {
             colors: false,
             max_unsplit_bytes: 8192,
             max_copy_query_bytes: 64,
+            player_addresses: false,
         }
     }
 }
@@ -211,10 +216,13 @@ impl OgpResponder {
             }
             return OgpOutcome::Error(ErrorValue::INVALID_CHALLENGE);
         }
-        let query = match super::decode(datagram).map(|p| p.message) {
+        let mut query = match super::decode(datagram).map(|p| p.message) {
             Ok(Message::Query(q)) => q.query,
             _ => return self.error(&ah, ErrorValue::INVALID_QUERY, out),
         };
+        if !self.config.player_addresses {
+            query.player_fields = query.player_fields.without(player_fields::ADDRESS);
+        }
         self.answer(&ah, &qh, &query, status, out)
     }
 
