@@ -212,7 +212,15 @@ impl OgpResponder {
             .encode(buf);
             buf.push(ErrorValue::INVALID_CHALLENGE.0);
             if datagram.len() <= self.config.max_copy_query_bytes {
+                let without_copy = buf.len();
                 encode_resendable_copy(&qh, body, challenge, buf);
+                // The copy adds the challenge field a challenge-less query lacks; with an
+                // echoed RequestID in the outer header that makes query + 24 bytes. Keep
+                // the bound of query + 20 (security.md §3.2): no copy then (no known
+                // client sends a RequestID without a challenge field).
+                if buf.len() > datagram.len() + 20 {
+                    buf.truncate(without_copy);
+                }
             }
             return OgpOutcome::Error(ErrorValue::INVALID_CHALLENGE);
         }

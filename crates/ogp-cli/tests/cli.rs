@@ -1,0 +1,363 @@
+//! The `ogp` binary as a user runs it: `serve` a state file (reloading it, surviving a
+//! broken one), `query` it (JSON output, host names, a dead port), `decode`, `demo`, and
+//! the exit codes (0 success, 1 no or bad answer / malformed input, 2 bad usage).
+//! Child processes are killed when the test ends, whatever happens.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use ogp_proto::ogp::{decode, decode_answer_body, encode_answer_body, AnswerOptions, DefaultQuery};
+use ogp_proto::reader::Reader;
+use ogp_proto::text::to_hex;
+use ogp_proto::Status;
+
+const BIN: &str = env!("CARGO_BIN_EXE_ogp");
+const STATE: &str = include_str!("../../ogp-proto/tests/data/state.json");
+const CAPTURES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../ogp-proto/tests/data/ogp/sdk"
+);
+
+fn ogp(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env_remove("OGP_LOG")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run ogp")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Kills and reaps the child when dropped (also when the test panics).
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A directory removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let p = std::env::temp_dir().join(format!("ogp-cli-test-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Self(p)
+    }
+
+    fn path(&self, f: &str) -> PathBuf {
+        self.0.join(f)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn ipv6_available() -> bool {
+    UdpSocket::bind("[::1]:0").is_ok()
+}
+
+/// A UDP port free on 127.0.0.1 (and on ::1 when IPv6 works).
+fn free_port() -> u16 {
+    for _ in 0..50 {
+        let v4 = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let port = v4.local_addr().unwrap().port();
+        if !ipv6_available() || UdpSocket::bind(("::1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port");
+}
+
+/// Writes a file atomically (a reader never sees it half written).
+fn write_atomic(path: &Path, text: &str) {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+/// What `ogp query` shows for a served status: the OGP round trip of the status without
+/// player addresses (withheld by default, wire choice A20).
+fn expected(s: &Status) -> Status {
+    let mut s = s.clone();
+    for p in s.players.iter_mut().flatten() {
+        p.address = None;
+    }
+    let opts = AnswerOptions {
+        utf8: true,
+        colors: false,
+    };
+    let mut body = Vec::new();
+    encode_answer_body(&s, &DefaultQuery::everything(), &opts, &mut body);
+    decode_answer_body(&mut Reader::new(&body), true)
+        .expect("our own answer decodes")
+        .status
+}
+
+/// `ogp query TARGET --json`, parsed.
+fn query_json(target: &str) -> Result<Status, String> {
+    let o = ogp(&[
+        "query",
+        target,
+        "--json",
+        "--timeout",
+        "300",
+        "--retries",
+        "1",
+    ]);
+    if !o.status.success() {
+        return Err(format!("exit {:?}: {}", o.status.code(), stderr(&o)));
+    }
+    Status::from_json(&stdout(&o)).map_err(|e| format!("{e}: {}", stdout(&o)))
+}
+
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Polls `f` every 100 ms until it returns `Some` or `limit` passes.
+fn within<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let t = Instant::now();
+    loop {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        if t.elapsed() > limit {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn serve_query_reload_and_survive_a_broken_state_file() {
+    let dir = TempDir::new("serve");
+    let state = dir.path("state.json");
+    let log = dir.path("serve.log");
+    write_atomic(&state, STATE);
+    let port = free_port();
+    let v4 = format!("127.0.0.1:{port}");
+    let mut args = vec![
+        "serve".to_string(),
+        "--state".into(),
+        state.display().to_string(),
+        "--listen".into(),
+        v4.clone(),
+        "--reload-interval".into(),
+        "0.2".into(),
+        "--rate".into(),
+        "1000".into(),
+        "--burst".into(),
+        "1000".into(),
+    ];
+    let v6 = ipv6_available().then(|| format!("[::1]:{port}"));
+    if let Some(v6) = &v6 {
+        args.push("--listen".into());
+        args.push(v6.clone());
+    }
+    let _server = KillOnDrop(
+        Command::new(BIN)
+            .args(&args)
+            .env("NO_COLOR", "1")
+            .env_remove("OGP_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("spawn ogp serve"),
+    );
+    let log_text = || strip_ansi(&std::fs::read_to_string(&log).unwrap_or_default());
+
+    // serving: the query's JSON is the state file's status, as OGP carries it
+    let demo = Status::from_json(STATE).unwrap();
+    let got = within(Duration::from_secs(10), || query_json(&v4).ok())
+        .unwrap_or_else(|| panic!("ogp serve did not answer; log:\n{}", log_text()));
+    assert_eq!(got, expected(&demo));
+    assert_eq!(got.host_name.as_deref(), Some("Demo Arena #1 – Ünïcödé ✓"));
+    assert_eq!(got.players.as_ref().map(Vec::len), Some(3));
+    assert!(
+        got.players.iter().flatten().all(|p| p.address.is_none()),
+        "player addresses are withheld by default"
+    );
+    // host names resolve
+    assert_eq!(
+        query_json(&format!("localhost:{port}")).unwrap(),
+        expected(&demo)
+    );
+    if let Some(v6) = &v6 {
+        assert_eq!(query_json(v6).unwrap(), expected(&demo));
+    }
+
+    // a new state file is picked up within a few seconds
+    let mut renamed = demo.clone();
+    renamed.host_name = Some("Renamed server".into());
+    renamed.players = Some(vec![]);
+    write_atomic(&state, &renamed.to_json_pretty());
+    let t = Instant::now();
+    let got = within(Duration::from_secs(3), || {
+        query_json(&v4)
+            .ok()
+            .filter(|s| s.host_name.as_deref() == Some("Renamed server"))
+    })
+    .unwrap_or_else(|| panic!("reload not seen within 3 s; log:\n{}", log_text()));
+    assert!(t.elapsed() < Duration::from_secs(4));
+    assert_eq!(got, expected(&renamed));
+
+    // a broken state file: an error naming the file, and the last good state is served
+    write_atomic(&state, "{ \"host_name\": \"half-written");
+    let line = within(Duration::from_secs(3), || {
+        log_text()
+            .lines()
+            .find(|l| l.contains("ERROR") && l.contains("state.json"))
+            .map(str::to_owned)
+    })
+    .unwrap_or_else(|| panic!("no error line about the file; log:\n{}", log_text()));
+    assert!(line.contains(&state.display().to_string()), "{line}");
+    let got = query_json(&v4).unwrap();
+    assert_eq!(got.host_name.as_deref(), Some("Renamed server"));
+    assert_eq!(got, expected(&renamed));
+
+    // the human-readable form
+    let o = ogp(&["query", &v4, "--timeout", "300", "--retries", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("Renamed server"), "{}", stdout(&o));
+    assert!(stdout(&o).contains(&format!("OGP server {v4} answered")));
+
+    // fixed again: served again
+    write_atomic(&state, STATE);
+    within(Duration::from_secs(3), || {
+        query_json(&v4).ok().filter(|s| *s == expected(&demo))
+    })
+    .expect("the repaired state file is served");
+}
+
+#[test]
+fn query_of_a_dead_port_exits_1_with_one_line() {
+    let port = free_port();
+    let target = format!("127.0.0.1:{port}");
+    let t = Instant::now();
+    let o = ogp(&["query", &target, "--timeout", "200", "--retries", "1"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(t.elapsed() < Duration::from_secs(3));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err:?}");
+    assert!(err.starts_with(&format!("ogp: {target}: ")), "{err:?}");
+    assert!(stdout(&o).is_empty());
+    // a name that does not resolve
+    let o = ogp(&["query", "no-such-host.invalid:22222", "--timeout", "200"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    for args in [
+        &[][..],
+        &["frobnicate"],
+        &["query"],
+        &["query", "127.0.0.1:1", "--split", "100"],
+        &["query", "127.0.0.1:1", "--timeout", "soon"],
+        &["decode"],
+        &["serve"],
+        &["serve", "--state", "x.json", "--rate", "0"],
+        &["serve", "--state", "x.json", "--listen", "not-an-address"],
+    ] {
+        let o = ogp(args);
+        assert_eq!(o.status.code(), Some(2), "ogp {args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).is_empty(), "ogp {args:?}: no message");
+    }
+    assert_eq!(ogp(&["--help"]).status.code(), Some(0));
+}
+
+#[test]
+fn decode_captures_and_truncated_hex() {
+    let answer = format!("{CAPTURES}/02_php_full_utf8.answer.bin");
+    let o = ogp(&["decode", &answer]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("Ünïcödé Server ✓"), "{}", stdout(&o));
+    // JSON output parses
+    let o = ogp(&["decode", "--json", &answer]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert!(v.to_string().contains("Ünïcödé Server ✓"));
+    // the 9 packets of a split answer, in reverse order
+    let parts: Vec<String> = (0..9)
+        .rev()
+        .map(|i| format!("{CAPTURES}/09_split_500.answer.{i}.bin"))
+        .collect();
+    let mut args = vec!["decode"];
+    args.extend(parts.iter().map(String::as_str));
+    let o = ogp(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+
+    // truncated: the message names the field and the byte offset
+    let bytes = std::fs::read(&answer).unwrap();
+    for cut in [17usize, 40, bytes.len() - 1] {
+        let hex = to_hex(&bytes[..cut]);
+        let e = decode(&bytes[..cut]).expect_err("truncated");
+        let o = ogp(&["decode", &hex]);
+        assert_eq!(o.status.code(), Some(1), "cut {cut}");
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(e.field), "cut {cut}: {err} lacks {}", e.field);
+        assert!(
+            err.contains(&format!("at byte {}", e.offset)),
+            "cut {cut}: {err} lacks offset {}",
+            e.offset
+        );
+    }
+    // the PHP query cut after its RequestFlags
+    let o = ogp(&["decode", "ffffffff4f475000070112462613b9bf01"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("ServerInfoFields at byte 17"),
+        "{}",
+        stderr(&o)
+    );
+    // not hex, not a file
+    let o = ogp(&["decode", "zz-not-hex"]);
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn demo_runs() {
+    let o = ogp(&["demo"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("Demo Arena #1"), "{out}");
+    let addr = out
+        .split_whitespace()
+        .find_map(|w| w.trim_end_matches('.').parse::<SocketAddr>().ok())
+        .expect("the demo names its address");
+    assert!(addr.ip().is_loopback());
+}
