@@ -65,7 +65,9 @@ enum Command {
         /// The status to serve.
         #[arg(long, value_name = "FILE")]
         state: PathBuf,
-        /// Address to listen on (repeatable). IPv6 works: [::]:22222.
+        /// Address to listen on (repeatable). IPv6 works: [::]:22222. On a host with
+        /// several addresses, listen on each one rather than 0.0.0.0, so that answers leave
+        /// from the address the query was sent to.
         #[arg(long, value_name = "ADDR:PORT", default_value = "0.0.0.0:22222")]
         listen: Vec<SocketAddr>,
         /// Answer default queries without a challenge. Makes the server a traffic

@@ -1214,3 +1214,53 @@ proptest! {
         }
     }
 }
+
+/// Sends a split query with MaxBytesPerPacket `max` and returns the datagrams and the
+/// reassembled answer.
+fn split_answer_for(h: &mut Harness, max: u16) -> (Vec<Vec<u8>>, Answer) {
+    let c = h.challenge_at(Duration::ZERO, "127.0.0.1");
+    let (_, out) = h.send("127.0.0.1:4000", &split_query(c, max, PHP_BODY));
+    let mut r = Reassembler::new();
+    let mut answer = None;
+    for d in &out {
+        let p = ogp::decode(d).unwrap();
+        match p.message {
+            Message::Answer(a) => answer = Some(*a),
+            Message::Fragment { body } => {
+                if let Pushed::Complete { body, header } = r.push(&p.header, &body).unwrap() {
+                    answer =
+                        Some(decode_answer_body(&mut Reader::new(&body), header.utf8()).unwrap());
+                }
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    (out, answer.expect("a complete answer"))
+}
+
+#[test]
+fn split_packets_never_exceed_the_unsplit_cap_nor_the_total_cap() {
+    // A client asking for 65535-byte packets gets packets of at most 8192 bytes: a UDP
+    // datagram cannot even carry 65535 bytes of payload.
+    let mut h = Harness::new(many_players(300, 60));
+    let (out, a) = split_answer_for(&mut h, 65535);
+    assert!(out.len() > 1, "a 300-player answer of ~24 KB is split");
+    assert!(
+        out.iter().all(|d| d.len() <= 8192),
+        "{:?}",
+        out.iter().map(Vec::len).max()
+    );
+    assert_eq!(a.status.players.map(|p| p.len()), Some(300));
+
+    // A split answer never totals more than 64 KiB: whole sections are dropped instead.
+    let mut h = Harness::new(many_players(3000, 60));
+    let (out, a) = split_answer_for(&mut h, 1400);
+    assert!(out.iter().all(|d| d.len() <= 1400));
+    let total: usize = out.iter().map(Vec::len).sum();
+    assert!(total <= 65536, "total {total}");
+    assert!(
+        !a.request_flags.contains(request::PLAYER_LIST),
+        "players dropped to fit"
+    );
+    assert!(a.request_flags.contains(request::SERVER_INFO));
+}

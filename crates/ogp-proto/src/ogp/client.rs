@@ -38,8 +38,9 @@ pub struct QueryOptions {
     pub query: DefaultQuery,
     /// Ask for UTF-8 strings (default true).
     pub utf8: bool,
-    /// Ask for OGP split answers of at most this many bytes per packet (≥ 500), or None
-    /// to let the server send one datagram (default).
+    /// Ask for OGP split answers of at most this many bytes per packet, or None to let
+    /// the server send one datagram (default). Values below the protocol's minimum of 500
+    /// are raised to 500.
     pub max_bytes_per_packet: Option<u16>,
     /// A challenge from an earlier query of this server, if any.
     pub challenge: Option<u32>,
@@ -185,6 +186,7 @@ pub struct QueryMachine {
     challenge: Option<u32>,
     send_now: bool,
     attempts: u32,
+    retries_used: u32,
     challenge_errors: u32,
     attempt_timeout: Duration,
     attempt_deadline: Option<Instant>,
@@ -209,6 +211,7 @@ impl QueryMachine {
             request_id: request_id.max(1),
             send_now: true,
             attempts: 0,
+            retries_used: 0,
             challenge_errors: 0,
             attempt_deadline: None,
             sent_at: None,
@@ -255,7 +258,10 @@ impl QueryMachine {
         let h = Header {
             challenge: Some(self.challenge.unwrap_or(0)),
             request_id: Some(self.request_id),
-            max_bytes_per_packet: self.opts.max_bytes_per_packet,
+            max_bytes_per_packet: self
+                .opts
+                .max_bytes_per_packet
+                .map(|m| m.max(super::split::MIN_MAX_BYTES_PER_PACKET)),
             ..Header::query(PacketType::DEFAULT_QUERY).with_utf8(self.opts.utf8)
         };
         super::encode_query(&h, Some(&self.opts.query), out);
@@ -300,9 +306,12 @@ impl QueryMachine {
             return self.give_up();
         }
         if self.attempt_deadline.is_some_and(|a| now >= a) {
-            if self.attempts > self.opts.retries {
+            // Only timeouts use up retries: resending with a new challenge after Error 3
+            // is part of the exchange, not a retry.
+            if self.retries_used >= self.opts.retries {
                 return self.give_up();
             }
+            self.retries_used += 1;
             let grown = self.attempt_timeout.as_millis()
                 * u128::from(self.opts.backoff_percent.max(100))
                 / 100;
@@ -519,6 +528,45 @@ mod tests {
         assert_eq!(m.result(), Some(Err(QueryError::Timeout { attempts: 3 })));
         // 1 s + 1.5 s + 2.25 s = 4.75 s < the 5 s total
         assert_eq!(now - t0, Duration::from_millis(4750));
+    }
+
+    #[test]
+    fn a_challenge_resend_does_not_use_up_a_retry() {
+        let t0 = Instant::now();
+        let opts = QueryOptions {
+            retries: 0,
+            ..QueryOptions::default()
+        };
+        let mut m = QueryMachine::new(opts, 9, t0);
+        assert!(m.poll_transmit(t0).is_some());
+        let mut e = Vec::new();
+        let mut eh = Header::answer(PacketType::ERROR);
+        eh.challenge = Some(1234);
+        eh.request_id = Some(9);
+        super::super::encode_error(&eh, ErrorValue::INVALID_CHALLENGE, &[], &mut e);
+        m.handle_datagram(t0, &e);
+        let resend = m.poll_transmit(t0).expect("resent with the challenge");
+        let (h, _) = super::super::decode_query_header(&resend).unwrap();
+        assert_eq!(h.challenge, Some(1234));
+        // the answer to the resend is lost: the timeout ends the query (0 retries), after
+        // the full attempt timeout and not before
+        m.handle_timeout(t0 + Duration::from_millis(999));
+        assert!(!m.is_done());
+        m.handle_timeout(t0 + Duration::from_millis(1000));
+        assert_eq!(m.result(), Some(Err(QueryError::Timeout { attempts: 2 })));
+    }
+
+    #[test]
+    fn small_split_sizes_are_raised_to_the_minimum() {
+        let t0 = Instant::now();
+        let opts = QueryOptions {
+            max_bytes_per_packet: Some(100),
+            ..QueryOptions::default()
+        };
+        let mut m = QueryMachine::new(opts, 9, t0);
+        let q = m.poll_transmit(t0).unwrap();
+        let (h, _) = super::super::decode_query_header(&q).unwrap();
+        assert_eq!(h.max_bytes_per_packet, Some(500));
     }
 
     #[test]

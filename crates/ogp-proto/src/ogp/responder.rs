@@ -49,6 +49,10 @@ pub struct OgpConfig {
     /// Largest query whose copy is returned in Error 3 (default 64; larger queries get
     /// the 16-byte Error 3 without a copy). Real clients send 11–30 bytes.
     pub max_copy_query_bytes: usize,
+    /// Largest total of a split answer, all packets together (default 65536). Larger
+    /// answers drop whole sections like unsplit ones; this bounds what one verified query
+    /// can make the server send.
+    pub max_split_total_bytes: usize,
     /// Answer bPlayerAddress with the players' network addresses (default false: they
     /// are personal data; the field is left out of answers even when the status has it).
     pub player_addresses: bool,
@@ -61,6 +65,7 @@ impl Default for OgpConfig {
             colors: false,
             max_unsplit_bytes: 8192,
             max_copy_query_bytes: 64,
+            max_split_total_bytes: 65536,
             player_addresses: false,
         }
     }
@@ -252,7 +257,13 @@ impl OgpResponder {
             colors: self.config.colors,
         };
         let mut sections = answer_request_flags(status, query, &opts);
-        let split_at = qh.max_bytes_per_packet.filter(|&m| m != 0);
+        // A client may ask for packets of up to 65535 bytes; none of ours exceeds the
+        // unsplit cap (a UDP datagram cannot even carry 65535 bytes of payload).
+        let cap = u16::try_from(self.config.max_unsplit_bytes).unwrap_or(u16::MAX);
+        let split_at = qh
+            .max_bytes_per_packet
+            .filter(|&m| m != 0)
+            .map(|m| m.min(cap.max(MIN_MAX_BYTES_PER_PACKET)));
         let mut dropped = false;
         let mut drop_iter = DROP_ORDER.iter();
         loop {
@@ -277,7 +288,10 @@ impl OgpResponder {
                         Some(id) => id,
                         None => self.choose_request_id(),
                     };
-                    if let Ok(packets) = split_answer(ah, id, &self.body, m) {
+                    let packets = split_answer(ah, id, &self.body, m).ok().filter(|p| {
+                        p.iter().map(Vec::len).sum::<usize>() <= self.config.max_split_total_bytes
+                    });
+                    if let Some(packets) = packets {
                         let n = packets.len();
                         for p in packets {
                             out.push_buf().extend_from_slice(&p);

@@ -7,10 +7,12 @@
 //! byte positions; the receiver concatenates the bodies in packet order and parses the
 //! result as one answer body.
 //!
-//! Sizing follows the SDK exactly, so that our packets are byte-identical to its own:
+//! Sizing starts from the SDK's, so that our packets are byte-identical to its own:
 //! `per_packet = MaxBytesPerPacket − 22`, `count = body_len / per_packet + 1`, every
-//! packet carries `body_len / count` bytes and the last one the remainder. A count of 1
-//! is sent unsplit; more than 255 packets cannot be expressed and is an error.
+//! packet carries `body_len / count` bytes and the last one the remainder. Where that
+//! would make a packet larger than MaxBytesPerPacket (the SDK's formula forgets the
+//! remainder), the count is raised until every packet fits. A count of 1 is sent
+//! unsplit; more than 255 packets cannot be expressed and is an error.
 //!
 //! The [`Reassembler`] bounds what a peer can make it hold: at most 255 parts, at most
 //! [`MAX_REASSEMBLED_BYTES`] in total; duplicates are dropped, and parts that disagree
