@@ -59,7 +59,7 @@ fn opt<T: ToString>(v: Option<T>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
 }
 
-fn opt_str(v: Option<&String>) -> String {
+fn opt_str(v: Option<&ogp_proto::Text>) -> String {
     v.map(|s| sanitize(s)).unwrap_or_default()
 }
 
@@ -283,7 +283,7 @@ pub fn status(s: &Status) -> String {
     out
 }
 
-fn non_empty(s: &Option<String>) -> Option<&str> {
+fn non_empty(s: &Option<ogp_proto::Text>) -> Option<&str> {
     s.as_deref().filter(|s| !s.is_empty())
 }
 

@@ -39,7 +39,7 @@ async fn main() -> std::io::Result<()> {
             let players = s.players.get_or_insert_with(Vec::new);
             if tick % 3 == 0 && players.len() < 16 {
                 players.push(Player {
-                    name: Some(format!("player{}", players.len() + 1)),
+                    name: Some(format!("player{}", players.len() + 1).into()),
                     score: Some(0),
                     ..Player::default()
                 });

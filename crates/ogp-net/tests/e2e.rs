@@ -28,7 +28,7 @@ use ogp_proto::ogp::query::request;
 use ogp_proto::ogp::{self, AnswerOptions, DefaultQuery, Header, Message, PacketType, PREFIX};
 use ogp_proto::responder::ResponderConfig;
 use ogp_proto::text::from_hex;
-use ogp_proto::{Player, Rules, Status, Team};
+use ogp_proto::{Player, Rules, Status, Team, Text};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use tokio::net::UdpSocket;
@@ -191,8 +191,8 @@ async fn big_split_answers_in_both_charsets() {
 async fn empty_lists_and_empty_strings() {
     let s = Status {
         game_id: Some(0),
-        game_name: Some(String::new()),
-        host_name: Some(String::new()),
+        game_name: Some(Text::default()),
+        host_name: Some(Text::default()),
         map: Some(ogp_proto::MapInfo::named("")),
         teams: Some(vec![]),
         players: Some(vec![]),
@@ -211,17 +211,17 @@ async fn empty_lists_and_empty_strings() {
     // entries whose strings are all empty
     let s = Status {
         teams: Some(vec![Team {
-            name: Some(String::new()),
+            name: Some(Text::default()),
             ..Team::default()
         }]),
         players: Some(vec![
             Player {
-                name: Some(String::new()),
+                name: Some(Text::default()),
                 ..Player::default()
             };
             3
         ]),
-        rules: Some(Rules(vec![(String::new(), String::new())])),
+        rules: Some(Rules(vec![(Text::default(), Text::default())])),
         ..Status::default()
     };
     let (handle2, _cell2) = serve(s.clone()).await;

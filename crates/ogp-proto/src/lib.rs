@@ -42,5 +42,5 @@ pub mod text;
 pub use error::{DecodeError, DecodeErrorKind, DecodeWarning};
 pub use model::{
     A2sInfo, AddOn, ColorEntry, ColorInfo, Limit, LimitType, MapInfo, ModInfo, Os, Player,
-    PlayerAddress, Rules, ServerType, Status, Team,
+    PlayerAddress, Rules, ServerType, Status, Team, Text,
 };

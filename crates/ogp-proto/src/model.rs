@@ -25,6 +25,11 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::text;
 
+/// The string type of the model: a UTF-8 string stored inline up to 24 bytes, so that
+/// decoding a typical answer allocates almost nothing. It derefs to `&str`, converts from
+/// `&str` and `String` with `.into()`, and serializes as a plain string.
+pub type Text = compact_str::CompactString;
+
 /// A game server's status: server info, teams, players, rules, add-ons and limits.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -34,13 +39,13 @@ pub struct Status {
     pub game_id: Option<u16>,
     /// Name of the game, e.g. "Half-Life".
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub game_name: Option<String>,
+    pub game_name: Option<Text>,
     /// Version string of the game (A2S `version`, GameSpy `gamever`). Not carried by OGP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub game_version: Option<String>,
+    pub game_version: Option<Text>,
     /// The server's name as shown in server lists.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub host_name: Option<String>,
+    pub host_name: Option<Text>,
     /// Colour and style information for `host_name` (OGP StringColorInfo).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_name_color: Option<ColorInfo>,
@@ -64,11 +69,11 @@ pub struct Status {
     pub mod_info: Option<ModInfo>,
     /// Type of game being played, e.g. "CTF", "Deathmatch".
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub game_type: Option<String>,
+    pub game_type: Option<Text>,
     /// What is going on right now: "wait", "openplaying", "closedplaying", "debriefing",
     /// "exiting", "pause" or anything else the game reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub game_mode: Option<String>,
+    pub game_mode: Option<Text>,
     /// The current map.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub map: Option<MapInfo>,
@@ -154,23 +159,23 @@ impl Status {
 #[serde(deny_unknown_fields)]
 pub struct ModInfo {
     /// Name of the mod. On the OGP wire an empty name means "no mod".
-    pub name: String,
+    pub name: Text,
     /// Identifier, e.g. the mod directory. Empty on the wire means "same as the name"
     /// (see [`ModInfo::effective_identifier`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub identifier: Option<String>,
+    pub identifier: Option<Text>,
     /// Size in bytes the client needs to install it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<u32>,
     /// Version string.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
+    pub version: Option<Text>,
     /// URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
+    pub url: Option<Text>,
     /// Author.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub author: Option<String>,
+    pub author: Option<Text>,
 }
 
 impl ModInfo {
@@ -188,11 +193,11 @@ impl ModInfo {
 #[serde(deny_unknown_fields)]
 pub struct MapInfo {
     /// Display name.
-    pub name: String,
+    pub name: Text,
     /// File name without extension. Empty on the wire means "same as the name" (see
     /// [`MapInfo::effective_file_name`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file_name: Option<String>,
+    pub file_name: Option<Text>,
     /// Size of the map file(s) in bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_size: Option<u32>,
@@ -201,18 +206,18 @@ pub struct MapInfo {
     pub file_md5: Option<[u8; 16]>,
     /// Version of the map.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
+    pub version: Option<Text>,
     /// Where to get it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
+    pub url: Option<Text>,
     /// Author.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub author: Option<String>,
+    pub author: Option<Text>,
 }
 
 impl MapInfo {
     /// A map with just a name.
-    pub fn named(name: impl Into<String>) -> Self {
+    pub fn named(name: impl Into<Text>) -> Self {
         Self {
             name: name.into(),
             ..Self::default()
@@ -234,7 +239,7 @@ impl MapInfo {
 pub struct Team {
     /// Team name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
+    pub name: Option<Text>,
     /// Colour information for the name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name_color: Option<ColorInfo>,
@@ -256,7 +261,7 @@ pub struct Team {
     /// Further per-team values a protocol carries that have no field here (GameSpy
     /// `key_t` columns), by key.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub extra: BTreeMap<String, String>,
+    pub extra: BTreeMap<Text, Text>,
 }
 
 /// A player (OGP PLAYERLISTENTRY, A2S player, GameSpy player columns).
@@ -268,7 +273,7 @@ pub struct Player {
     pub slot: Option<u32>,
     /// Name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
+    pub name: Option<Text>,
     /// Colour information for the name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name_color: Option<ColorInfo>,
@@ -277,10 +282,10 @@ pub struct Player {
     pub team: Option<i32>,
     /// Class.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub class: Option<String>,
+    pub class: Option<Text>,
     /// Race.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub race: Option<String>,
+    pub race: Option<Text>,
     /// Score.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score: Option<i32>,
@@ -304,7 +309,7 @@ pub struct Player {
     pub id: Option<u32>,
     /// Global id, e.g. a Steam id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub global_id: Option<String>,
+    pub global_id: Option<Text>,
     /// Ping in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ping: Option<u16>,
@@ -313,7 +318,7 @@ pub struct Player {
     pub loss: Option<u16>,
     /// Player model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
+    pub model: Option<Text>,
     /// Seconds on the server (OGP: 16 bits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time: Option<u16>,
@@ -345,7 +350,7 @@ pub struct Player {
     /// Further per-player values a protocol carries that have no field here (GameSpy
     /// `key_` columns), by key.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub extra: BTreeMap<String, String>,
+    pub extra: BTreeMap<Text, Text>,
 }
 
 /// An add-on (OGP ADDONLISTENTRY).
@@ -354,13 +359,13 @@ pub struct Player {
 pub struct AddOn {
     /// Short name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub short_name: Option<String>,
+    pub short_name: Option<Text>,
     /// Long name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub long_name: Option<String>,
+    pub long_name: Option<Text>,
     /// Version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
+    pub version: Option<Text>,
     /// Add-on is active.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active: Option<bool>,
@@ -392,7 +397,7 @@ pub struct Limit {
 /// Rules as ordered key/value pairs. Serialized as a JSON object / TOML table in order.
 /// Duplicate keys (which some servers send) are kept, in order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Rules(pub Vec<(String, String)>);
+pub struct Rules(pub Vec<(Text, Text)>);
 
 impl Rules {
     /// The first value for `key`.
@@ -419,7 +424,7 @@ impl Rules {
     }
 }
 
-impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for Rules {
+impl<K: Into<Text>, V: Into<Text>> FromIterator<(K, V)> for Rules {
     fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
         Self(
             iter.into_iter()
@@ -445,7 +450,7 @@ impl<'de> Deserialize<'de> for Rules {
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Rules, A::Error> {
                 let mut out = Vec::with_capacity(m.size_hint().unwrap_or(0).min(1024));
-                while let Some((k, v)) = m.next_entry::<String, RuleValue>()? {
+                while let Some((k, v)) = m.next_entry::<Text, RuleValue>()? {
                     out.push((k, v.0));
                 }
                 Ok(Rules(out))
@@ -457,7 +462,7 @@ impl<'de> Deserialize<'de> for Rules {
 
 /// A rule value in a state file: a string, or a number or boolean written bare (TOML
 /// users write `timelimit = 20`), kept as its text.
-struct RuleValue(String);
+struct RuleValue(Text);
 
 impl<'de> Deserialize<'de> for RuleValue {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -468,22 +473,22 @@ impl<'de> Deserialize<'de> for RuleValue {
                 f.write_str("a string, number or boolean")
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RuleValue, E> {
-                Ok(RuleValue(v.to_owned()))
+                Ok(RuleValue(Text::from(v)))
             }
             fn visit_string<E: serde::de::Error>(self, v: String) -> Result<RuleValue, E> {
-                Ok(RuleValue(v))
+                Ok(RuleValue(Text::from(v)))
             }
             fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<RuleValue, E> {
-                Ok(RuleValue(v.to_string()))
+                Ok(RuleValue(compact_str::format_compact!("{v}")))
             }
             fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<RuleValue, E> {
-                Ok(RuleValue(v.to_string()))
+                Ok(RuleValue(compact_str::format_compact!("{v}")))
             }
             fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<RuleValue, E> {
-                Ok(RuleValue(v.to_string()))
+                Ok(RuleValue(compact_str::format_compact!("{v}")))
             }
             fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<RuleValue, E> {
-                Ok(RuleValue(if v { "1" } else { "0" }.to_owned()))
+                Ok(RuleValue(Text::const_new(if v { "1" } else { "0" })))
             }
         }
         d.deserialize_any(V)
@@ -752,7 +757,7 @@ pub struct A2sInfo {
     pub protocol: Option<u8>,
     /// Game directory ("folder"), e.g. "cstrike".
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub folder: Option<String>,
+    pub folder: Option<Text>,
     /// Steam application id (16-bit field of S2A_INFO).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app_id: Option<u16>,
@@ -764,13 +769,13 @@ pub struct A2sInfo {
     pub steam_id: Option<u64>,
     /// Tags / keywords (EDF 0x20).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub keywords: Option<String>,
+    pub keywords: Option<Text>,
     /// SourceTV port (EDF 0x40).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sourcetv_port: Option<u16>,
     /// SourceTV name (EDF 0x40).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sourcetv_name: Option<String>,
+    pub sourcetv_name: Option<Text>,
     /// Server type letter as sent ('d', 'l', 'p', ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_type: Option<char>,
@@ -791,7 +796,7 @@ pub struct A2sInfo {
     pub ship_duration: Option<u8>,
     /// GoldSrc 'm' replies: the server's own address as it reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub address: Option<String>,
+    pub address: Option<Text>,
 }
 
 /// serde for an optional 16-byte MD5 as lower-case hex.

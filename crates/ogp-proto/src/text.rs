@@ -6,6 +6,8 @@
 //! carried by a zero-terminated string and are dropped when encoding. Decoding invalid
 //! UTF-8 never fails: it is decoded lossily (U+FFFD) and reported to the caller.
 
+use crate::model::Text;
+
 /// Appends `s` to `out` in UTF-8 or Latin-1, without NUL characters, followed by a NUL.
 pub fn put_cstr(out: &mut Vec<u8>, s: &str, utf8: bool) {
     if utf8 {
@@ -26,12 +28,13 @@ pub fn put_cstr(out: &mut Vec<u8>, s: &str, utf8: bool) {
 }
 
 /// Decodes wire bytes. Returns the string and whether any bytes were invalid UTF-8
-/// (only possible when `utf8` is true). Latin-1 decoding cannot fail.
-pub fn decode(bytes: &[u8], utf8: bool) -> (String, bool) {
+/// (only possible when `utf8` is true). Latin-1 decoding cannot fail. Strings of up to 24
+/// bytes are stored inline (no allocation).
+pub fn decode(bytes: &[u8], utf8: bool) -> (Text, bool) {
     if utf8 || bytes.is_ascii() {
         match std::str::from_utf8(bytes) {
-            Ok(s) => (s.to_owned(), false),
-            Err(_) => (String::from_utf8_lossy(bytes).into_owned(), true),
+            Ok(s) => (Text::from(s), false),
+            Err(_) => (Text::from_utf8_lossy(bytes), true),
         }
     } else {
         (bytes.iter().map(|&b| char::from(b)).collect(), false)

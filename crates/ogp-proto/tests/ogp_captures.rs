@@ -145,8 +145,8 @@ fn all_cases() -> Vec<Case> {
 // =======================================================================================
 // The server data sets of the harness (README "Server data set used by the harness")
 
-fn s(v: &str) -> Option<String> {
-    Some(v.to_owned())
+fn s(v: &str) -> Option<ogp_proto::Text> {
+    Some(v.into())
 }
 
 fn sockaddr_127_0_0(last: u8) -> PlayerAddress {
@@ -289,7 +289,7 @@ fn player(slot: u32, name: &str, flags: (bool, bool, bool), team: i32, class: &s
         race: s("Human"),
         team_kills: Some(0),
         id: Some(1000 + slot),
-        global_id: Some(format!("STEAM_0:1:{}", slot + 1)),
+        global_id: Some(format!("STEAM_0:1:{}", slot + 1).into()),
         ping: Some(30 + slot as u16),
         loss: Some((slot % 2) as u16),
         model: s("m1"),
@@ -341,7 +341,7 @@ fn empty() -> Status {
     Status {
         host_name: s("Empty Server"),
         mod_info: Some(ModInfo {
-            name: String::new(),
+            name: ogp_proto::Text::default(),
             ..ModInfo::default()
         }),
         teams: Some(Vec::new()),
@@ -397,8 +397,8 @@ fn put<T: Into<Value>>(m: &mut Map<String, Value>, key: &str, v: Option<T>) {
     }
 }
 
-fn put_str(m: &mut Map<String, Value>, key: &str, v: &Option<String>) {
-    put(m, key, v.clone());
+fn put_str(m: &mut Map<String, Value>, key: &str, v: &Option<ogp_proto::Text>) {
+    put(m, key, v.as_deref());
 }
 
 /// Marks a model field that an OGP decoder must never fill: it shows up as an extra key.
@@ -586,7 +586,7 @@ fn project_color(c: &ColorInfo) -> Value {
 
 fn project_map(mi: &MapInfo) -> Value {
     let mut m = Map::new();
-    m.insert("MapName".into(), mi.name.clone().into());
+    m.insert("MapName".into(), mi.name.as_str().into());
     put_str(&mut m, "MapFileName", &mi.file_name);
     put(&mut m, "MapFileSize", mi.file_size);
     put(&mut m, "MapFileMD5", mi.file_md5.map(|d| to_hex(&d)));
@@ -624,7 +624,7 @@ fn project_server_info(st: &Status) -> Value {
     put(&mut m, "ConnectPort", st.connect_port);
     if let Some(mi) = &st.mod_info {
         let mut o = Map::new();
-        o.insert("ModName".into(), mi.name.clone().into());
+        o.insert("ModName".into(), mi.name.as_str().into());
         if !mi.name.is_empty() {
             o.insert("ModFields".into(), MASK.into());
         }

@@ -18,6 +18,7 @@ use ogp_proto::ogp::{
 };
 use ogp_proto::reader::Reader;
 use ogp_proto::text::from_hex;
+use ogp_proto::Text;
 use ogp_proto::{
     AddOn, ColorEntry, ColorInfo, Limit, LimitType, MapInfo, ModInfo, Os, Player, PlayerAddress,
     Rules, ServerType, Status, Team,
@@ -69,15 +70,15 @@ fn wire_char(cs: Charset) -> BoxedStrategy<char> {
     }
 }
 
-fn wire_string(cs: Charset) -> BoxedStrategy<String> {
+fn wire_string(cs: Charset) -> BoxedStrategy<Text> {
     vec(wire_char(cs), 0..10)
-        .prop_map(String::from_iter)
+        .prop_map(|cs: Vec<char>| cs.into_iter().collect::<Text>())
         .boxed()
 }
 
-fn nonempty_string(cs: Charset) -> BoxedStrategy<String> {
+fn nonempty_string(cs: Charset) -> BoxedStrategy<Text> {
     vec(wire_char(cs), 1..10)
-        .prop_map(String::from_iter)
+        .prop_map(|cs: Vec<char>| cs.into_iter().collect::<Text>())
         .boxed()
 }
 
@@ -345,7 +346,7 @@ fn mod_info(p: Params) -> BoxedStrategy<ModInfo> {
     );
     if p.mixed {
         let unnamed = fields().prop_map(|(identifier, size, version, url, author)| ModInfo {
-            name: String::new(),
+            name: Text::default(),
             identifier,
             size,
             version,
@@ -384,7 +385,7 @@ fn server_flags(mixed: bool) -> BoxedStrategy<ServerFlags> {
 }
 
 fn rules(cs: Charset) -> BoxedStrategy<Rules> {
-    let key = prop_oneof![3 => wire_string(cs), 1 => Just(String::from("dup"))];
+    let key = prop_oneof![3 => wire_string(cs), 1 => Just(Text::from("dup"))];
     vec((key, wire_string(cs)), 0..6).prop_map(Rules).boxed()
 }
 
@@ -1479,7 +1480,7 @@ fn empty_lists_have_no_field_mask() {
 fn an_empty_mod_name_ends_modinfo() {
     let mut s = state();
     s.mod_info = Some(ModInfo {
-        name: String::new(),
+        name: Text::default(),
         identifier: Some("ignored".into()),
         size: Some(1),
         ..ModInfo::default()

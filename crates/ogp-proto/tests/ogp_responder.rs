@@ -924,7 +924,7 @@ fn unsplit_answers_are_capped_by_dropping_whole_sections() {
     let mut s = demo_state();
     s.rules = Some(Rules(
         (0..300)
-            .map(|i| (format!("rule_{i:04}"), "v".repeat(40)))
+            .map(|i| (format!("rule_{i:04}").into(), "v".repeat(40).into()))
             .collect(),
     ));
     h.status = s;

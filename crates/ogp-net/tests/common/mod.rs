@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use ogp_proto::ogp::query::request;
 use ogp_proto::ogp::Bits;
+use ogp_proto::Text;
 use ogp_proto::{
     AddOn, ColorEntry, ColorInfo, Limit, LimitType, MapInfo, ModInfo, Os, Player, PlayerAddress,
     Rules, ServerType, Status, Team,
@@ -59,15 +60,15 @@ pub fn wire_char(cs: Charset) -> BoxedStrategy<char> {
     }
 }
 
-pub fn wire_string(cs: Charset) -> BoxedStrategy<String> {
+pub fn wire_string(cs: Charset) -> BoxedStrategy<Text> {
     vec(wire_char(cs), 0..10)
-        .prop_map(String::from_iter)
+        .prop_map(|cs: Vec<char>| cs.into_iter().collect::<Text>())
         .boxed()
 }
 
-pub fn nonempty_string(cs: Charset) -> BoxedStrategy<String> {
+pub fn nonempty_string(cs: Charset) -> BoxedStrategy<Text> {
     vec(wire_char(cs), 1..10)
-        .prop_map(String::from_iter)
+        .prop_map(|cs: Vec<char>| cs.into_iter().collect::<Text>())
         .boxed()
 }
 
@@ -335,7 +336,7 @@ pub fn mod_info(p: Params) -> BoxedStrategy<ModInfo> {
     );
     if p.mixed {
         let unnamed = fields().prop_map(|(identifier, size, version, url, author)| ModInfo {
-            name: String::new(),
+            name: Text::default(),
             identifier,
             size,
             version,
@@ -374,7 +375,7 @@ pub fn server_flags(mixed: bool) -> BoxedStrategy<ServerFlags> {
 }
 
 pub fn rules(cs: Charset) -> BoxedStrategy<Rules> {
-    let key = prop_oneof![3 => wire_string(cs), 1 => Just(String::from("dup"))];
+    let key = prop_oneof![3 => wire_string(cs), 1 => Just(Text::from("dup"))];
     vec((key, wire_string(cs)), 0..6).prop_map(Rules).boxed()
 }
 
@@ -777,7 +778,7 @@ pub fn big_status(cs: Charset, n: std::ops::Range<usize>) -> BoxedStrategy<Statu
         .prop_map(|(mut s, mut players, host)| {
             // every player has a name, so that the list is never made of empty entries
             for (i, pl) in players.iter_mut().enumerate() {
-                pl.name = Some(format!("{}{i}", pl.name.clone().unwrap_or_default()));
+                pl.name = Some(format!("{}{i}", pl.name.clone().unwrap_or_default()).into());
             }
             s.players = Some(players);
             s.host_name = Some(host);
@@ -798,7 +799,7 @@ pub fn many_players(n: usize, name_len: usize) -> Status {
     let players = (0..n)
         .map(|i| Player {
             slot: Some(u32::try_from(i).unwrap_or(u32::MAX)),
-            name: Some(format!("{i:05}-{}", "x".repeat(name_len.saturating_sub(6)))),
+            name: Some(format!("{i:05}-{}", "x".repeat(name_len.saturating_sub(6))).into()),
             team: Some(i32::try_from(i % 2).unwrap_or(0)),
             score: Some(i32::try_from(i).unwrap_or(0) * 7 - 300),
             ping: Some(u16::try_from(i % 300).unwrap_or(0)),

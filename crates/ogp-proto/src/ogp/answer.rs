@@ -31,7 +31,7 @@ use super::types::{
 use crate::error::{DecodeError, DecodeErrorKind, DecodeWarning};
 use crate::model::{
     AddOn, Limit, LimitType, MapInfo, ModInfo, Os, Player, PlayerAddress, Rules, ServerType,
-    Status, Team,
+    Status, Team, Text,
 };
 use crate::reader::Reader;
 
@@ -180,8 +180,8 @@ fn len_u32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-fn put_opt_str(out: &mut Vec<u8>, s: Option<&String>, utf8: bool) {
-    write_string(out, s.map_or("", String::as_str), utf8);
+fn put_opt_str(out: &mut Vec<u8>, s: Option<&Text>, utf8: bool) {
+    write_string(out, s.map_or("", Text::as_str), utf8);
 }
 
 /// The answer's RequestFlags for a query: requested ∧ supported, bColoredNames only when
@@ -519,7 +519,7 @@ struct Ctx<'w> {
 }
 
 impl Ctx<'_> {
-    fn string(&mut self, r: &mut Reader<'_>, field: &'static str) -> Result<String, DecodeError> {
+    fn string(&mut self, r: &mut Reader<'_>, field: &'static str) -> Result<Text, DecodeError> {
         read_string(r, field, self.utf8, self.warnings)
     }
 }

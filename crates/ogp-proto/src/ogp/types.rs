@@ -9,7 +9,7 @@
 use std::fmt;
 
 use crate::error::{DecodeError, DecodeErrorKind, DecodeWarning};
-use crate::model::{ColorEntry, ColorInfo};
+use crate::model::{ColorEntry, ColorInfo, Text};
 use crate::reader::Reader;
 use crate::text;
 
@@ -180,7 +180,7 @@ pub fn read_string(
     field: &'static str,
     utf8: bool,
     warnings: &mut Vec<DecodeWarning>,
-) -> Result<String, DecodeError> {
+) -> Result<Text, DecodeError> {
     let offset = r.offset();
     let bytes = r.cstr(field)?;
     let (s, lossy) = text::decode(bytes, utf8);

@@ -1,0 +1,48 @@
+//! `ogp-load`: load measurements of the OGP responder.
+//!
+//! * `ogp-load responder`: replies per second one responder core sustains to full
+//!   default queries with valid challenges, against a raw UDP echo baseline run the same
+//!   way (same runtime, same socket type, same datagram sizes).
+//! * `ogp-load sources`: peak and final memory of an `ogp serve` process after queries
+//!   from many distinct source addresses.
+//!
+//! Every loop here is bounded in count and in time. See `README.md` next to this crate.
+
+mod common;
+mod responder_bench;
+mod sources;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Load measurements of the OGP responder (loopback only).
+#[derive(Parser)]
+#[command(name = "ogp-load", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Replies/second of one responder core against a raw UDP echo baseline.
+    Responder(responder_bench::Args),
+    /// Memory (VmHWM, VmRSS) of an `ogp serve` process queried from many sources.
+    Sources(sources::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Responder(a) => responder_bench::run(&a),
+        Command::Sources(a) => sources::run(&a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("ogp-load: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
