@@ -146,16 +146,23 @@ impl<'a> Reader<'a> {
     /// Reads a zero-terminated string and returns its bytes without the NUL. Fails with
     /// [`DecodeErrorKind::MissingNul`] when no NUL is left.
     pub fn cstr(&mut self, field: &'static str) -> Result<&'a [u8], DecodeError> {
-        let Some(nul) = self.rest.iter().position(|&b| b == 0) else {
+        let rest = self.rest;
+        let Some(nul) = rest.iter().position(|&b| b == 0) else {
             return Err(DecodeError::new(
                 self.pos,
                 field,
                 DecodeErrorKind::MissingNul,
             ));
         };
-        let s = self.take(nul, field)?;
-        self.take(1, field)?;
-        Ok(s)
+        match (rest.get(..nul), rest.get(nul + 1..)) {
+            (Some(s), Some(tail)) => {
+                self.rest = tail;
+                self.pos += nul + 1;
+                Ok(s)
+            }
+            // Cannot happen (`nul` indexes a byte of `rest`); kept total without a panic.
+            _ => Err(DecodeError::new(self.pos, field, DecodeErrorKind::MissingNul)),
+        }
     }
 }
 
