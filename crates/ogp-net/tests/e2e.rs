@@ -12,13 +12,10 @@
 //!
 //! Every wait is bounded by a timeout.
 
-mod common;
-
 use std::net::{Ipv6Addr, SocketAddr, SocketAddrV6};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{big_status, demo_state, many_players, served, status_and_charset, Charset};
 use ogp_net::client::{self, ClientError};
 use ogp_net::responder::{self, ResponderHandle};
 use ogp_net::StatusCell;
@@ -29,6 +26,9 @@ use ogp_proto::ogp::{self, AnswerOptions, DefaultQuery, Header, Message, PacketT
 use ogp_proto::responder::ResponderConfig;
 use ogp_proto::text::from_hex;
 use ogp_proto::{Player, Rules, Status, Team, Text};
+use ogp_testkit::{
+    big_status, demo_state, empty_lists, many_players, served, status_and_charset, Charset,
+};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use tokio::net::UdpSocket;
@@ -194,12 +194,7 @@ async fn empty_lists_and_empty_strings() {
         game_name: Some(Text::default()),
         host_name: Some(Text::default()),
         map: Some(ogp_proto::MapInfo::named("")),
-        teams: Some(vec![]),
-        players: Some(vec![]),
-        rules: Some(Rules::default()),
-        addons: Some(vec![]),
-        limits: Some(vec![]),
-        ..Status::default()
+        ..empty_lists()
     };
     let (handle, _cell) = serve(s.clone()).await;
     let o = query(handle.local_addr(), QueryOptions::default())

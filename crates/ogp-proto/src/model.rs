@@ -322,8 +322,13 @@ pub struct Player {
     /// Seconds on the server (OGP: 16 bits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time: Option<u16>,
-    /// Seconds on the server with fractions, as A2S reports it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Seconds on the server with fractions, as A2S reports it. A state file must give a
+    /// finite number: JSON cannot write NaN or infinity back (they become `null`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "finite_f32"
+    )]
     pub duration: Option<f32>,
     /// The player's network address (OGP PlayerAddress). Servers should publish it only
     /// deliberately: it is personal data.
@@ -797,6 +802,17 @@ pub struct A2sInfo {
     /// GoldSrc 'm' replies: the server's own address as it reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub address: Option<Text>,
+}
+
+/// Deserializes an optional `f32` that must be finite: NaN, infinities and numbers too
+/// large for an `f32` (which would load as infinity) are errors.
+fn finite_f32<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f32>, D::Error> {
+    match Option::<f32>::deserialize(d)? {
+        Some(v) if !v.is_finite() => Err(serde::de::Error::custom(
+            "must be a finite number (NaN and infinity cannot be stored)",
+        )),
+        v => Ok(v),
+    }
 }
 
 /// serde for an optional 16-byte MD5 as lower-case hex.

@@ -161,7 +161,11 @@ impl<'a> Reader<'a> {
                 Ok(s)
             }
             // Cannot happen (`nul` indexes a byte of `rest`); kept total without a panic.
-            _ => Err(DecodeError::new(self.pos, field, DecodeErrorKind::MissingNul)),
+            _ => Err(DecodeError::new(
+                self.pos,
+                field,
+                DecodeErrorKind::MissingNul,
+            )),
         }
     }
 }

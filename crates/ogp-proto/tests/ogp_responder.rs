@@ -11,14 +11,10 @@
 //! * RequestID, bUTF8/Latin-1, split answers, the unsplit size cap, the rate limit with
 //!   100 000 sources, the ban hook, and random datagrams (proptest).
 
-#[path = "../../ogp-net/tests/common/mod.rs"]
-mod common;
-
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{demo_state, many_players, served};
 use ogp_proto::guard::RateConfig;
 use ogp_proto::ogp::query::request;
 use ogp_proto::ogp::responder::OgpOutcome;
@@ -30,6 +26,7 @@ use ogp_proto::reader::Reader;
 use ogp_proto::responder::{BanAction, Outcome, Responder, ResponderConfig, Transmits};
 use ogp_proto::text::{from_hex, to_hex};
 use ogp_proto::{Rules, Status};
+use ogp_testkit::{demo_state, many_players, served};
 use proptest::collection::vec;
 use proptest::prelude::*;
 

@@ -1,0 +1,16 @@
+//! Test support shared by the integration tests of `ogp-proto` and `ogp-net` (not
+//! published):
+//!
+//! * proptest strategies for random [`ogp_proto::Status`] values ([`status`],
+//!   [`status_and_charset`], [`big_status`] and the parts they are built from);
+//! * the OGP normalisation: the status a client decodes from our answer
+//!   ([`normalise`], [`normalise_sections`], [`served`]);
+//! * sample statuses ([`demo_state`], [`many_players`], [`empty_lists`]).
+
+mod normalise;
+mod samples;
+mod strategy;
+
+pub use normalise::*;
+pub use samples::*;
+pub use strategy::*;
