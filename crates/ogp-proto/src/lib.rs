@@ -32,6 +32,7 @@
 )]
 
 pub mod error;
+pub mod gqp;
 pub mod guard;
 pub mod model;
 pub mod ogp;
