@@ -156,6 +156,7 @@ const MAX_USER_LEN: usize = 64;
 #[derive(Debug, Clone)]
 pub struct GqpResponder {
     config: GqpConfig,
+    scratch: Vec<u8>,
 }
 
 struct Ctx<'a> {
@@ -169,7 +170,10 @@ struct Ctx<'a> {
 impl GqpResponder {
     /// A responder with the given settings.
     pub fn new(config: GqpConfig) -> Self {
-        Self { config }
+        Self {
+            config,
+            scratch: Vec::with_capacity(1500),
+        }
     }
 
     /// The settings.
@@ -254,43 +258,52 @@ impl GqpResponder {
                 proven,
             };
         }
-        // Unproven: one datagram, no larger than the query.
+        // Unproven: one datagram, no larger than the query; else the proof request if
+        // that fits (and proofs are possible); else silence.
         let limit = datagram.len();
-        let buf = out.push_buf();
-        wire::encode_reply(enc, &[], &replies, true, buf);
-        if buf.len() <= limit {
+        if self.send_fitting(limit, enc, &replies, out) {
             return GqpOutcome::Answer {
                 datagrams: 1,
                 commands,
                 proven,
             };
         }
-        buf.clear();
-        if !proofs {
-            out.clear();
-            return GqpOutcome::Ignored(
-                "reply to an unproven source would be larger than its query",
-            );
+        if proofs {
+            let token = auth::issue_token(ctx.keys, now, ip);
+            let fallback = Reply {
+                code: StatusCode::UNAUTHORISED,
+                name: Text::const_new("challenge"),
+                records: vec![Record::String(token)],
+            };
+            if self.send_fitting(limit, Encoding::PLAIN, &[fallback], out) {
+                return GqpOutcome::ProofRequired;
+            }
         }
-        let token = auth::issue_token(ctx.keys, now, ip);
-        let fallback = Reply {
-            code: StatusCode::UNAUTHORISED,
-            name: Text::const_new("challenge"),
-            records: vec![Record::String(token)],
-        };
-        wire::encode_reply(Encoding::PLAIN, &[], &[fallback], true, buf);
-        if buf.len() <= limit {
-            return GqpOutcome::ProofRequired;
-        }
-        out.clear();
         GqpOutcome::Ignored("reply to an unproven source would be larger than its query")
+    }
+
+    /// Encodes `replies` as one datagram and sends it if it is at most `limit` bytes.
+    fn send_fitting(
+        &mut self,
+        limit: usize,
+        enc: Encoding,
+        replies: &[Reply],
+        out: &mut Transmits,
+    ) -> bool {
+        self.scratch.clear();
+        wire::encode_reply(enc, &[], replies, true, &mut self.scratch);
+        if self.scratch.len() > limit {
+            return false;
+        }
+        out.push_buf().extend_from_slice(&self.scratch);
+        true
     }
 
     /// A query-level error (40, 41): plain, empty command name, with a message when that
     /// fits the limit for unproven sources, else without (`4x RS ACK EOT`), else silence.
     /// The query could not be read, so its source has proved nothing.
     fn query_error(
-        &self,
+        &mut self,
         code: StatusCode,
         detail: &str,
         request_len: usize,
@@ -301,28 +314,17 @@ impl GqpResponder {
         } else {
             self.config.max_datagram_bytes
         };
-        let buf = out.push_buf();
-        wire::encode_reply(
-            Encoding::PLAIN,
-            &[],
-            &[Reply::error(code, "", Some(detail))],
-            true,
-            buf,
-        );
-        if buf.len() <= limit {
-            return GqpOutcome::QueryError(code);
-        }
-        buf.clear();
+        let full = Reply::error(code, "", Some(detail));
         let bare = Reply {
             code,
             name: Text::default(),
             records: Vec::new(),
         };
-        wire::encode_reply(Encoding::PLAIN, &[], &[bare], true, buf);
-        if buf.len() <= limit {
+        if self.send_fitting(limit, Encoding::PLAIN, &[full], out)
+            || self.send_fitting(limit, Encoding::PLAIN, &[bare], out)
+        {
             return GqpOutcome::QueryError(code);
         }
-        out.clear();
         GqpOutcome::Ignored("error reply would be larger than the query")
     }
 
