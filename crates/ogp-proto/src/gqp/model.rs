@@ -14,7 +14,8 @@
 //! value without a name), MD5 digests hex, player addresses as in the state file. A list
 //! the status does not report (`None`) is answered 31; an empty list is an empty reply
 //! (`ACK`). Colour information and the A2S block are not carried. Reading back never
-//! fails: values that do not parse are skipped with a [`ModelWarning`].
+//! fails: values that do not parse are skipped with a [`ModelWarning`]. Nothing here
+//! panics.
 
 use std::fmt;
 use std::net::SocketAddr;
