@@ -868,3 +868,23 @@ fn continuation_blocks_decode_and_render() {
     assert_eq!(d.replies, vec![Reply::ok("x", vec![])]);
     assert!(d.last);
 }
+
+#[test]
+fn stale_datagrams_of_an_earlier_step_do_not_spoil_the_reply() {
+    let mut s = Server::new(GqpConfig::default(), ut_status());
+    let mut m = QueryMachine::new(QueryOptions::default(), s.t0);
+    let probe = m.poll_transmit(s.t0).unwrap();
+    let (_, probe_reply) = s.send(&probe);
+    m.handle_datagram(s.t0, &probe_reply[0]);
+    let main = m.poll_transmit(s.t0).unwrap();
+    assert_eq!(m.step(), Step::Main);
+    // the probe's answer arrives again (a duplicate on the path), then the real reply
+    m.handle_datagram(s.t0, &probe_reply[0]);
+    assert!(!m.is_done());
+    let (_, out) = s.send(&main);
+    for d in &out {
+        m.handle_datagram(s.t0, d);
+    }
+    let o = m.result().unwrap().unwrap();
+    assert_eq!(o.status.game_name.as_deref(), Some("ut"));
+}

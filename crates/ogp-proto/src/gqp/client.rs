@@ -22,7 +22,8 @@
 //! A `32challenge` reply with a fresh token (the token expired, or the server answered
 //! the proof request) makes the machine adopt it and send again, up to
 //! `max_challenge_errors` times. Replies are complete when a datagram ending in `EOT` has
-//! arrived and the datagrams hold one reply per command; identical datagrams are dropped,
+//! arrived and the datagrams (from some point on: older ones may be stale answers to an
+//! earlier step) hold one reply per command; identical datagrams are dropped,
 //! and what a hostile server can make the machine hold is capped (`max_reply_bytes`,
 //! [`MAX_DATAGRAMS`], [`MAX_EVENTS`]). Nothing here panics.
 
@@ -254,6 +255,19 @@ pub struct QueryMachine {
     last_malformed: Option<DecodeError>,
     events: Vec<WireEvent>,
     result: Option<Result<QueryOutcome, QueryError>>,
+}
+
+/// A reply to a whole query rather than to one command: 40/41 with an empty name, or the
+/// proof request (`32challenge DC1 <token>`).
+fn whole_query_reply(r: &Reply) -> bool {
+    let query_error = r.name.is_empty()
+        && matches!(
+            r.code,
+            StatusCode::UNSUPPORTED_ENCODING | StatusCode::DECODE_ERROR
+        );
+    let proof_request =
+        r.name == "challenge" && r.code == StatusCode::UNAUTHORISED && dc1(r).is_some();
+    query_error || proof_request
 }
 
 fn dc1(reply: &Reply) -> Option<&Text> {
@@ -500,47 +514,43 @@ impl QueryMachine {
         self.on_replies(now, replies);
     }
 
-    /// Joins the held datagrams in arrival order. `None` while incomplete or when they do
-    /// not join (a continuation first: wait for more; too many replies: start over).
-    fn assemble(&mut self) -> Option<Vec<Reply>> {
-        let mut replies: Vec<Reply> = Vec::new();
-        for (_, d) in &self.held {
-            if !d.continued.is_empty() {
-                replies
-                    .last_mut()?
-                    .records
-                    .extend(d.continued.iter().cloned());
+    /// Joins the held datagrams in arrival order. A lone 40/41 or proof request in an
+    /// `EOT` datagram answers the whole query. Otherwise the replies are complete when
+    /// the datagrams from some point on (older ones may be stale: a late answer to an
+    /// earlier step or attempt) join into exactly one reply per command and include an
+    /// `EOT` datagram. `None` while incomplete.
+    fn assemble(&self) -> Option<Vec<Reply>> {
+        for (_, d) in self.held.iter().rev() {
+            if let [only] = d.replies.as_slice() {
+                if d.last && d.continued.is_empty() && whole_query_reply(only) {
+                    return Some(d.replies.clone());
+                }
             }
-            replies.extend(d.replies.iter().cloned());
         }
         let expected = self.expected();
-        // A reply to the whole query: an error (40, 41) or the proof request.
-        if let [only] = replies.as_slice() {
-            let query_error = only.name.is_empty()
-                && matches!(
-                    only.code,
-                    StatusCode::UNSUPPORTED_ENCODING | StatusCode::DECODE_ERROR
-                );
-            let proof_request = only.name == "challenge"
-                && only.code == StatusCode::UNAUTHORISED
-                && dc1(only).is_some();
-            if query_error || proof_request {
+        'start: for start in 0..self.held.len() {
+            let tail = self.held.get(start..).unwrap_or_default();
+            if !tail.iter().any(|(_, d)| d.last) {
+                break;
+            }
+            let mut replies: Vec<Reply> = Vec::new();
+            for (_, d) in tail {
+                if !d.continued.is_empty() {
+                    let Some(last) = replies.last_mut() else {
+                        continue 'start;
+                    };
+                    last.records.extend(d.continued.iter().cloned());
+                }
+                replies.extend(d.replies.iter().cloned());
+                if replies.len() > expected {
+                    continue 'start;
+                }
+            }
+            if replies.len() == expected {
                 return Some(replies);
             }
         }
-        match replies.len().cmp(&expected) {
-            std::cmp::Ordering::Less => None,
-            std::cmp::Ordering::Equal => Some(replies),
-            std::cmp::Ordering::Greater => {
-                self.held.clear();
-                self.held_bytes = 0;
-                self.event(WireEvent::Dropped {
-                    bytes: 0,
-                    why: "more replies than commands: dropped them all",
-                });
-                None
-            }
-        }
+        None
     }
 
     fn resend(&mut self) {

@@ -242,13 +242,29 @@ impl GqpResponder {
             keys,
             authenticated: false,
         };
-        let replies: Vec<Reply> = query
-            .commands
-            .iter()
-            .map(|c| self.run(c, &mut ctx))
-            .collect();
-        let commands = replies.len();
         let enc = query.encoding;
+        let capped = !proven && self.config.require_proof;
+        // For an unproven source, stop working as soon as the replies cannot fit its
+        // query: plain text only grows on the wire; compressed text is given room for a
+        // 16:1 ratio (beyond it the proof request goes out instead, which is just as safe).
+        let cutoff = if enc.compression.is_some() {
+            datagram.len().saturating_mul(16)
+        } else {
+            datagram.len()
+        };
+        let mut replies: Vec<Reply> = Vec::with_capacity(query.commands.len());
+        let mut plain = 0usize;
+        let mut over = false;
+        for c in &query.commands {
+            let r = self.run(c, &mut ctx);
+            plain += r.encoded_len(enc.charset) + usize::from(!replies.is_empty());
+            replies.push(r);
+            if capped && plain > cutoff {
+                over = true;
+                break;
+            }
+        }
+        let commands = replies.len();
         if proven || !self.config.require_proof {
             let max_blocks = if proven { self.config.max_datagrams } else { 1 };
             let n = self.send_blocks(enc, &replies, max_blocks, out);
@@ -261,7 +277,7 @@ impl GqpResponder {
         // Unproven: one datagram, no larger than the query; else the proof request if
         // that fits (and proofs are possible); else silence.
         let limit = datagram.len();
-        if self.send_fitting(limit, enc, &replies, out) {
+        if !over && self.send_fitting(limit, enc, &replies, out) {
             return GqpOutcome::Answer {
                 datagrams: 1,
                 commands,
