@@ -26,8 +26,8 @@ pub mod responder;
 pub mod wire;
 
 pub use wire::{
-    decode_query, decode_reply, encode_query, encode_reply, render_replies, Charset, Command,
-    Compression, Encoding, FrameError, Query, Record, Reply, ReplyDatagram, StatusCode,
+    decode_query, decode_reply, encode_query, encode_reply, render_query, render_replies, Charset,
+    Command, Compression, Encoding, FrameError, Query, Record, Reply, ReplyDatagram, StatusCode,
 };
 
 /// Whether a datagram can be GQP, for a listener shared with the binary protocols (G20):

@@ -1031,9 +1031,43 @@ pub fn render_replies(replies: &[Reply]) -> String {
     out
 }
 
+/// Renders a query for people: its encoding when there is one, then one command per
+/// line with its arguments quoted and escaped (`echo "this text"`).
+pub fn render_query(query: &Query) -> String {
+    let mut out = String::new();
+    if !query.encoding.is_plain() {
+        out.push_str("encoding: ");
+        out.push_str(query.encoding.name());
+        out.push('\n');
+    }
+    for c in &query.commands {
+        push_safe(&mut out, &c.name);
+        for a in &c.args {
+            out.push_str(&format!(" {:?}", a.as_str()));
+        }
+        out.push('\n');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn queries_render_with_quoted_arguments() {
+        let q = Query {
+            encoding: Encoding::UTF8,
+            commands: vec![
+                Command::new("echo", ["this text", "a\u{4}\""]),
+                Command::new("identify", Vec::<Text>::new()),
+            ],
+        };
+        assert_eq!(
+            render_query(&q),
+            "encoding: utf-8\necho \"this text\" \"a\\u{4}\\\"\"\nidentify\n"
+        );
+    }
 
     fn q(bytes: &[u8]) -> Result<Query, FrameError> {
         decode_query(bytes, 32, 4096)
