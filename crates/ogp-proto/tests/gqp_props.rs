@@ -416,7 +416,8 @@ fn big_status() -> Status {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    // 256 cases by default; PROPTEST_CASES raises it.
+    #![proptest_config(ProptestConfig::default())]
 
     #[test]
     fn random_statuses_survive_client_and_responder(
