@@ -130,6 +130,47 @@ impl ChallengeKeys {
         // Branch-free comparison of both candidates.
         ((current ^ challenge) == 0) | ((previous ^ challenge) == 0)
     }
+
+    fn compute_bound(&mut self, epoch: u64, protocol: u8, ip: IpAddr, context: &[u8]) -> u64 {
+        let mut h = self.epoch_hasher(epoch);
+        h.write_u8(protocol);
+        // A tag and the context's length keep these inputs apart from `compute`'s.
+        h.write_u8(0xb0);
+        match canonical_ip(ip) {
+            IpAddr::V4(v4) => h.write(&v4.octets()),
+            IpAddr::V6(v6) => h.write(&v6.octets()),
+        }
+        h.write_u64(context.len() as u64);
+        h.write(context);
+        h.finish()
+    }
+
+    /// A 64-bit challenge bound to `ip` and to `context` (for example a user name), for
+    /// protocols that need more than a 32-bit address proof (GQP's `login`). Stateless
+    /// like [`issue`](Self::issue): nothing is stored.
+    pub fn issue_bound(&mut self, now: Instant, protocol: u8, ip: IpAddr, context: &[u8]) -> u64 {
+        let e = self.epoch(now);
+        self.compute_bound(e, protocol, ip, context)
+    }
+
+    /// The bound challenges valid now: the current epoch's, then the previous epoch's (the
+    /// same value twice in the first epoch). A protocol that does not compare the challenge
+    /// itself but something derived from it (an HMAC) checks both.
+    pub fn bound_candidates(
+        &mut self,
+        now: Instant,
+        protocol: u8,
+        ip: IpAddr,
+        context: &[u8],
+    ) -> [u64; 2] {
+        let e = self.epoch(now);
+        let current = self.compute_bound(e, protocol, ip, context);
+        let previous = match e.checked_sub(1) {
+            Some(p) => self.compute_bound(p, protocol, ip, context),
+            None => current,
+        };
+        [current, previous]
+    }
 }
 
 /// Token-bucket settings.
@@ -322,6 +363,28 @@ mod tests {
         // another secret gives other challenges
         let mut other = ChallengeKeys::new([8; 16], Duration::from_secs(60), t0);
         assert!(!other.verify(t0, protocol_id::OGP, ip, c));
+    }
+
+    #[test]
+    fn bound_challenges_bind_ip_context_and_rotate() {
+        let t0 = Instant::now();
+        let mut k = ChallengeKeys::new([7; 16], Duration::from_secs(60), t0);
+        let ip = v4(127, 0, 0, 1);
+        let c = k.issue_bound(t0, protocol_id::GQP, ip, b"alice");
+        assert_eq!(
+            k.bound_candidates(t0, protocol_id::GQP, ip, b"alice"),
+            [c, c]
+        );
+        assert_ne!(k.issue_bound(t0, protocol_id::GQP, ip, b"bob"), c);
+        assert_ne!(
+            k.issue_bound(t0, protocol_id::GQP, v4(127, 0, 0, 2), b"alice"),
+            c
+        );
+        assert_ne!(k.issue_bound(t0, protocol_id::OGP, ip, b"alice"), c);
+        let t1 = t0 + Duration::from_secs(61);
+        let [now1, prev1] = k.bound_candidates(t1, protocol_id::GQP, ip, b"alice");
+        assert_eq!(prev1, c);
+        assert_ne!(now1, c);
     }
 
     #[test]

@@ -11,6 +11,9 @@
 //!   Status + query ──► ogp::encode_answer / split_answer ──► datagram bytes
 //! ```
 //!
+//! The [`gqp`] module does the same for the GQP text-protocol draft (codec, responder,
+//! client; choices in `docs/gqp.md`).
+//!
 //! ## Rules every decoder here keeps
 //! * Peer bytes are read only through [`reader::Reader`], which cannot run past the end.
 //! * Arithmetic on wire values is checked; every count is checked against the bytes left
@@ -32,6 +35,7 @@
 )]
 
 pub mod error;
+pub mod gqp;
 pub mod guard;
 pub mod model;
 pub mod ogp;
