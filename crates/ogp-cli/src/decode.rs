@@ -443,3 +443,31 @@ pub fn item_text(item: &Item) -> String {
     }
     out
 }
+
+/// Describes a GQP datagram (query or reply).
+pub fn gqp_describe(input: &Input, json: bool) -> Result<String> {
+    use ogp_proto::gqp;
+    if let Ok(q) = gqp::decode_query(&input.bytes, 4096, 1 << 20) {
+        return Ok(if json {
+            format!("{}\n", serde_json::to_string_pretty(&q)?)
+        } else {
+            format!(
+                "GQP query, {} bytes\n{}",
+                input.bytes.len(),
+                gqp::render_query(&q)
+            )
+        });
+    }
+    match gqp::decode_reply(&input.bytes, 1 << 20) {
+        Ok(r) => Ok(if json {
+            format!("{}\n", serde_json::to_string_pretty(&r)?)
+        } else {
+            format!(
+                "GQP reply, {} bytes\n{}",
+                input.bytes.len(),
+                gqp::render_replies(&r.replies)
+            )
+        }),
+        Err(e) => bail!("{}: {e}", input.name),
+    }
+}

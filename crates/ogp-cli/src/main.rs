@@ -26,10 +26,12 @@ struct Cli {
     command: Command,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Protocol {
     /// Open Game Protocol v1.01.
     Ogp,
+    /// GQP, the text-based Gameserver Query Protocol draft.
+    Gqp,
 }
 
 #[derive(Subcommand)]
@@ -58,6 +60,14 @@ enum Command {
         /// Show the datagrams exchanged.
         #[arg(long, short)]
         verbose: bool,
+        /// GQP only: send these commands (separated by `;`, arguments by spaces, e.g.
+        /// 'echo a b; identify') and print the records instead of the status.
+        #[arg(long, value_name = "COMMANDS")]
+        command: Option<String>,
+        /// GQP only: user name for protected commands (the password is read from the
+        /// OGP_GQP_PASSWORD environment variable and never sent).
+        #[arg(long, value_name = "USER")]
+        user: Option<String>,
     },
     /// Serve a state file (JSON, or TOML by extension) as a game server would, reloading
     /// it when it changes.
@@ -119,6 +129,7 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .with_target(false)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let result = match cli.command {
         Command::Decode {
@@ -126,15 +137,22 @@ fn main() -> ExitCode {
             json,
             inputs,
         } => run_decode(&inputs, json),
+        Command::Decode {
+            protocol: Protocol::Gqp,
+            json,
+            inputs,
+        } => run_decode_gqp(&inputs, json),
         Command::Demo => runtime().and_then(|rt| rt.block_on(run_demo())),
         Command::Query {
-            protocol: Protocol::Ogp,
+            protocol,
             target,
             json,
             timeout,
             retries,
             split,
             verbose,
+            command,
+            user,
         } => {
             let args = query::QueryArgs {
                 target,
@@ -142,7 +160,19 @@ fn main() -> ExitCode {
                 retries,
                 split,
             };
-            runtime().and_then(|rt| rt.block_on(run_query(&args, json, verbose)))
+            if protocol != Protocol::Gqp && (command.is_some() || user.is_some()) {
+                eprintln!("ogp: --command and --user are for --protocol gqp");
+                return ExitCode::from(2);
+            }
+            match protocol {
+                Protocol::Ogp => {
+                    runtime().and_then(|rt| rt.block_on(run_query(&args, json, verbose)))
+                }
+                Protocol::Gqp => {
+                    let gqp = query::GqpArgs { command, user };
+                    runtime().and_then(|rt| rt.block_on(run_query_gqp(&args, &gqp, json, verbose)))
+                }
+            }
         }
         Command::Serve {
             state,
@@ -279,6 +309,61 @@ async fn run_query(args: &query::QueryArgs, json: bool, verbose: bool) -> anyhow
     }
 }
 
+async fn run_query_gqp(
+    args: &query::QueryArgs,
+    gqp: &query::GqpArgs,
+    json: bool,
+    verbose: bool,
+) -> anyhow::Result<ExitCode> {
+    let raw = gqp.command.is_some();
+    match query::run_gqp(args, gqp).await {
+        Ok((addr, o)) => {
+            if raw {
+                if json {
+                    emit(&format!("{}\n", serde_json::to_string_pretty(&o.replies)?))?;
+                } else {
+                    emit(&ogp_proto::gqp::render_replies(&o.replies))?;
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            for w in &o.warnings {
+                eprintln!("warning: {w}");
+            }
+            if json {
+                emit(&format!("{}\n", o.status.to_json_pretty()))?;
+            } else {
+                let mut head = format!(
+                    "GQP server {addr} answered in {:.1} ms ({} B in {} datagram{})\n",
+                    o.ping_ms,
+                    o.answer_bytes,
+                    o.answer_datagrams,
+                    if o.answer_datagrams == 1 { "" } else { "s" }
+                );
+                if verbose {
+                    head.push_str(&query::gqp_wire_summary(&o));
+                }
+                head.push('\n');
+                emit(&head)?;
+                emit(&render::status(&o.status))?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("ogp: {}: {e}", args.target);
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+fn run_decode_gqp(args: &[String], json: bool) -> anyhow::Result<ExitCode> {
+    for arg in args {
+        let input = decode::read_input(arg)?;
+        let text = decode::gqp_describe(&input, json)?;
+        emit(&text)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// The demo status (the project's canonical example state file).
 const DEMO_STATE: &str = include_str!("../../ogp-proto/tests/data/state.json");
 
@@ -290,7 +375,7 @@ async fn run_demo() -> anyhow::Result<ExitCode> {
         ogp_net::responder::spawn(loopback, Arc::clone(&cell), ResponderConfig::default()).await?;
     let addr = handle.local_addr();
     emit(&format!(
-        "Started an OGP responder on {addr} serving the demo status.\nQuerying it with the OGP client:\n\n"
+        "Started a responder on {addr} serving the demo status; querying it with each protocol's client.\n\n"
     ))?;
     let args = query::QueryArgs {
         target: addr.to_string(),
@@ -299,13 +384,36 @@ async fn run_demo() -> anyhow::Result<ExitCode> {
         split: None,
     };
     let outcome = ogp_net::client::query(addr, query::options(&args)).await;
+    let gqp = query::run_gqp(&args, &query::GqpArgs::default()).await;
     let stats = handle.stats();
     handle.shutdown().await?;
     let o = outcome?;
-    emit(&format!("On the wire:\n{}", query::wire_summary(&o)))?;
+    emit(&format!("OGP on the wire:\n{}", query::wire_summary(&o)))?;
+    emit(&format!("  answered in {:.2} ms\n", o.ping_ms))?;
+    match &gqp {
+        Ok((_, g)) => {
+            emit(&format!(
+                "\nGQP on the same port:\n{}",
+                query::gqp_wire_summary(g)
+            ))?;
+            let same = g.status.host_name == o.status.host_name
+                && g.status.players.as_ref().map(Vec::len)
+                    == o.status.players.as_ref().map(Vec::len);
+            emit(&format!(
+                "  answered in {:.2} ms; {} the OGP answer\n",
+                g.ping_ms,
+                if same {
+                    "same server name and players as"
+                } else {
+                    "DIFFERENT from"
+                }
+            ))?;
+        }
+        Err(e) => emit(&format!("\nGQP on the same port failed: {e}\n"))?,
+    }
     emit(&format!(
-        "\nAnswered in {:.2} ms; the responder received {} and sent {} datagrams.\n\n",
-        o.ping_ms, stats.received, stats.sent
+        "\nThe responder received {} and sent {} datagrams ({} bytes).\n\n",
+        stats.received, stats.sent, stats.sent_bytes
     ))?;
     emit(&render::status(&o.status))?;
     Ok(ExitCode::SUCCESS)

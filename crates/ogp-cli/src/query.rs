@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use ogp_net::client::{self, ClientError};
+use ogp_proto::gqp;
 use ogp_proto::ogp::client::{QueryOptions, QueryOutcome, WireEvent};
 
 /// Options of `ogp query`.
@@ -70,6 +71,86 @@ pub fn wire_summary(o: &QueryOutcome) -> String {
             _ => continue,
         };
         let _ = writeln!(s, "  {part}");
+    }
+    s
+}
+
+/// GQP-specific arguments of `ogp query`.
+#[derive(Debug, Default)]
+pub struct GqpArgs {
+    /// Raw commands, `;`-separated.
+    pub command: Option<String>,
+    /// User for protected commands.
+    pub user: Option<String>,
+}
+
+/// GQP query options for the arguments.
+pub fn gqp_options(args: &QueryArgs, gqp: &GqpArgs) -> Result<gqp::client::QueryOptions, String> {
+    let base = options(args);
+    let mut o = gqp::client::QueryOptions {
+        attempt_timeout: base.attempt_timeout,
+        retries: base.retries,
+        total_timeout: base.total_timeout,
+        ..gqp::client::QueryOptions::default()
+    };
+    if let Some(c) = &gqp.command {
+        let commands = gqp::Command::parse_lines(c);
+        if commands.is_empty() {
+            return Err(format!("no command in {c:?}"));
+        }
+        o.mode = gqp::client::QueryMode::Raw(commands);
+    }
+    if let Some(user) = &gqp.user {
+        let password = std::env::var("OGP_GQP_PASSWORD")
+            .map_err(|_| "--user needs the password in OGP_GQP_PASSWORD".to_string())?;
+        o.credentials = Some(gqp::client::Credentials {
+            user: user.as_str().into(),
+            password: password.into(),
+        });
+    }
+    Ok(o)
+}
+
+/// Resolves and queries over GQP.
+pub async fn run_gqp(
+    args: &QueryArgs,
+    gqp: &GqpArgs,
+) -> Result<(std::net::SocketAddr, gqp::client::QueryOutcome), String> {
+    let opts = gqp_options(args, gqp)?;
+    let addr = client::resolve(&args.target)
+        .await
+        .map_err(|e| e.to_string())?;
+    let o = client::query_gqp(addr, opts)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok((addr, o))
+}
+
+/// A summary of a GQP exchange.
+pub fn gqp_wire_summary(o: &gqp::client::QueryOutcome) -> String {
+    let mut s = String::new();
+    use gqp::client::{Step, WireEvent};
+    for e in &o.events {
+        let line = match e {
+            WireEvent::Sent { bytes, step } => {
+                let what = match step {
+                    Step::Probe => "token request",
+                    Step::Login => "login",
+                    Step::Main => "query",
+                };
+                format!("→ {what} {bytes} B")
+            }
+            WireEvent::Token { token } => format!("← token {token} (address proof)"),
+            WireEvent::Reply { bytes, last } => {
+                format!(
+                    "← reply {bytes} B{}",
+                    if *last { "" } else { " (more blocks follow)" }
+                )
+            }
+            WireEvent::Dropped { bytes, why } => format!("← dropped {bytes} B ({why})"),
+            other => format!("{other:?}"),
+        };
+        let _ = writeln!(s, "  {line}");
     }
     s
 }

@@ -72,7 +72,7 @@ pub async fn run(opts: ServeOptions) -> Result<()> {
     }
     let addrs: Vec<String> = handles.iter().map(|h| h.local_addr().to_string()).collect();
     tracing::info!(
-        "serving {} on {} (OGP; challenge {}, rate {}/s burst {})",
+        "serving {} on {} (OGP, GQP; OGP challenge {}, rate {}/s burst {})",
         opts.state.display(),
         addrs.join(", "),
         if opts.config.ogp.require_challenge {

@@ -361,3 +361,72 @@ fn demo_runs() {
         .expect("the demo names its address");
     assert!(addr.ip().is_loopback());
 }
+
+#[test]
+fn gqp_status_and_raw_commands_on_the_shared_port() {
+    let dir = TempDir::new("gqp");
+    let state = dir.path("state.json");
+    write_atomic(&state, STATE);
+    let port = free_port();
+    let target = format!("127.0.0.1:{port}");
+    let _server = KillOnDrop(
+        Command::new(BIN)
+            .args(["serve", "--state"])
+            .arg(&state)
+            .args(["--listen", &target])
+            .env_remove("OGP_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn ogp serve"),
+    );
+    // The status over GQP equals the status over OGP, key by key, on the same port.
+    let gqp = within(Duration::from_secs(5), || {
+        let o = ogp(&[
+            "query",
+            "--protocol",
+            "gqp",
+            &target,
+            "--json",
+            "--timeout",
+            "300",
+        ]);
+        (o.status.code() == Some(0)).then(|| stdout(&o))
+    })
+    .expect("GQP answers");
+    let gqp: Status = serde_json::from_str(&gqp).unwrap();
+    let ogp_status = query_json(&target).unwrap();
+    assert_eq!(gqp.host_name, ogp_status.host_name);
+    assert_eq!(gqp.map, ogp_status.map);
+    let names = |s: &Status| -> Vec<String> {
+        s.players
+            .iter()
+            .flatten()
+            .filter_map(|p| p.name.as_deref().map(str::to_owned))
+            .collect()
+    };
+    assert_eq!(names(&gqp), names(&ogp_status));
+    assert!(!names(&gqp).is_empty());
+    // Raw commands print the records; an unknown command gets status 20.
+    let o = ogp(&[
+        "query",
+        "--protocol",
+        "gqp",
+        &target,
+        "--command",
+        "echo a b; nosuch",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("10 echo") && out.contains("  a\n") && out.contains("  b\n"),
+        "{out}"
+    );
+    assert!(out.contains("20 nosuch"), "{out}");
+    // --command is for GQP only: bad usage.
+    assert_eq!(
+        ogp(&["query", &target, "--command", "echo"]).status.code(),
+        Some(2)
+    );
+}

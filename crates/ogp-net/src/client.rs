@@ -9,6 +9,7 @@ use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Instant;
 
+use ogp_proto::driver::QueryDriver;
 use ogp_proto::ogp::client::{QueryError, QueryMachine, QueryOptions, QueryOutcome};
 use tokio::net::UdpSocket;
 
@@ -70,24 +71,36 @@ fn unspecified_for(addr: &SocketAddr) -> SocketAddr {
 
 /// Queries one OGP server.
 pub async fn query(addr: SocketAddr, opts: QueryOptions) -> Result<QueryOutcome, ClientError> {
-    let socket = UdpSocket::bind(unspecified_for(&addr)).await?;
-    socket.connect(addr).await?;
+    let socket = connect(addr).await?;
     query_on(&socket, opts).await
 }
 
 /// Queries the server `socket` is connected to.
 pub async fn query_on(socket: &UdpSocket, opts: QueryOptions) -> Result<QueryOutcome, ClientError> {
-    let mut m = QueryMachine::new(opts, crate::random_u32(), Instant::now());
+    let m = QueryMachine::new(opts, crate::random_u32(), Instant::now());
+    match drive(socket, m).await? {
+        Some(r) => r.map_err(ClientError::Query),
+        None => Err(ClientError::Query(QueryError::Timeout { attempts: 0 })),
+    }
+}
+
+/// Runs any protocol's query machine on a connected socket until it finishes. Returns
+/// `None` if the machine stopped asking for time without producing a result (a machine
+/// bug; never loops forever).
+pub async fn drive<M: QueryDriver>(
+    socket: &UdpSocket,
+    mut m: M,
+) -> Result<Option<M::Output>, ClientError> {
     let mut buf = vec![0u8; 65536];
     loop {
         while let Some(d) = m.poll_transmit(Instant::now()) {
             socket.send(&d).await?;
         }
-        if let Some(r) = m.result() {
-            return r.map_err(ClientError::Query);
+        if let Some(r) = m.take_result() {
+            return Ok(Some(r));
         }
         let Some(deadline) = m.poll_timeout() else {
-            return Err(ClientError::Query(QueryError::Timeout { attempts: 0 }));
+            return Ok(None);
         };
         tokio::select! {
             r = socket.recv(&mut buf) => {
@@ -98,3 +111,46 @@ pub async fn query_on(socket: &UdpSocket, opts: QueryOptions) -> Result<QueryOut
         }
     }
 }
+
+/// A UDP socket connected to `addr`, bound to the unspecified address of its family.
+pub async fn connect(addr: SocketAddr) -> Result<UdpSocket, ClientError> {
+    let socket = UdpSocket::bind(unspecified_for(&addr)).await?;
+    socket.connect(addr).await?;
+    Ok(socket)
+}
+
+/// Queries one GQP server.
+pub async fn query_gqp(
+    addr: SocketAddr,
+    opts: ogp_proto::gqp::client::QueryOptions,
+) -> Result<ogp_proto::gqp::client::QueryOutcome, GqpClientError> {
+    let socket = connect(addr).await.map_err(GqpClientError::Client)?;
+    let m = ogp_proto::gqp::client::QueryMachine::new(opts, Instant::now());
+    match drive(&socket, m).await.map_err(GqpClientError::Client)? {
+        Some(r) => r.map_err(GqpClientError::Query),
+        None => Err(GqpClientError::Query(
+            ogp_proto::gqp::client::QueryError::Timeout { attempts: 0 },
+        )),
+    }
+}
+
+/// Why a GQP query failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum GqpClientError {
+    /// Resolution or socket trouble.
+    Client(ClientError),
+    /// The GQP exchange failed.
+    Query(ogp_proto::gqp::client::QueryError),
+}
+
+impl fmt::Display for GqpClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Client(e) => e.fmt(f),
+            Self::Query(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for GqpClientError {}

@@ -34,6 +34,7 @@
     )
 )]
 
+pub mod driver;
 pub mod error;
 pub mod gqp;
 pub mod guard;

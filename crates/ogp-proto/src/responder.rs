@@ -27,6 +27,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::gqp::responder::{GqpConfig, GqpOutcome, GqpResponder};
 use crate::guard::{ChallengeKeys, RateConfig, RateDecision, RateLimiter};
 use crate::ogp::responder::{Incoming, OgpConfig, OgpOutcome, OgpResponder};
 use crate::Status;
@@ -96,6 +97,8 @@ pub type BanHook = Arc<dyn Fn(IpAddr) -> BanAction + Send + Sync>;
 pub struct ResponderConfig {
     /// OGP settings.
     pub ogp: OgpConfig,
+    /// GQP settings.
+    pub gqp: GqpConfig,
     /// Per-source rate limit.
     pub rate: RateConfig,
     /// Sources tracked by the rate limiter (memory is about 24 bytes each).
@@ -110,6 +113,7 @@ impl fmt::Debug for ResponderConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ResponderConfig")
             .field("ogp", &self.ogp)
+            .field("gqp", &self.gqp)
             .field("rate", &self.rate)
             .field("rate_table_capacity", &self.rate_table_capacity)
             .field("challenge_period", &self.challenge_period)
@@ -122,6 +126,7 @@ impl Default for ResponderConfig {
     fn default() -> Self {
         Self {
             ogp: OgpConfig::default(),
+            gqp: GqpConfig::default(),
             rate: RateConfig::default(),
             rate_table_capacity: 1 << 16,
             challenge_period: Duration::from_secs(300),
@@ -142,6 +147,8 @@ pub enum Outcome {
     Banned,
     /// Handled as OGP.
     Ogp(OgpOutcome),
+    /// Handled as GQP.
+    Gqp(GqpOutcome),
 }
 
 /// Counters of what the responder did.
@@ -168,6 +175,7 @@ pub struct Responder {
     keys: ChallengeKeys,
     limiter: RateLimiter,
     ogp: OgpResponder,
+    gqp: GqpResponder,
     ban: Option<BanHook>,
     stats: Stats,
 }
@@ -208,6 +216,7 @@ impl Responder {
                 now,
             ),
             ogp: OgpResponder::new(config.ogp),
+            gqp: GqpResponder::new(config.gqp),
             ban: config.ban,
             stats: Stats::default(),
         }
@@ -237,10 +246,17 @@ impl Responder {
     ) -> Outcome {
         out.clear();
         self.stats.received += 1;
-        if !crate::ogp::is_ogp(datagram) {
+        // The first bytes tell the protocols apart: OGP starts with FF FF FF FF "OGP\0";
+        // GQP with SOH or a printable command character and ends with EOT (the binary
+        // protocols start with 0xFF or 0xFE).
+        let protocol = if crate::ogp::is_ogp(datagram) {
+            Protocol::Ogp
+        } else if crate::gqp::is_gqp(datagram) {
+            Protocol::Gqp
+        } else {
             self.stats.unknown += 1;
             return Outcome::Unknown;
-        }
+        };
         let ip = crate::guard::canonical_ip(src.ip());
         if self.limiter.check(now, ip) == RateDecision::Limited {
             self.stats.rate_limited += 1;
@@ -257,12 +273,28 @@ impl Responder {
             datagram,
             reject: ban == BanAction::Reject,
         };
-        let o = self.ogp.handle(incoming, status, &mut self.keys, out);
-        if matches!(o, OgpOutcome::Ignored(_)) {
+        let (outcome, ignored) = match protocol {
+            Protocol::Ogp => {
+                let o = self.ogp.handle(incoming, status, &mut self.keys, out);
+                (Outcome::Ogp(o), matches!(o, OgpOutcome::Ignored(_)))
+            }
+            Protocol::Gqp => {
+                let o = self.gqp.handle(incoming, status, &mut self.keys, out);
+                (Outcome::Gqp(o), matches!(o, GqpOutcome::Ignored(_)))
+            }
+        };
+        if ignored {
             self.stats.ignored += 1;
         }
         self.stats.sent += out.len() as u64;
         self.stats.sent_bytes += out.total_bytes() as u64;
-        Outcome::Ogp(o)
+        outcome
     }
+}
+
+/// The protocols one listener tells apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Protocol {
+    Ogp,
+    Gqp,
 }
