@@ -105,7 +105,7 @@ struct EchoReply {
 enum Kind {
     Responder {
         cell: Arc<StatusCell>,
-        config: ResponderConfig,
+        config: Box<ResponderConfig>,
     },
     Echo(Arc<EchoReply>),
 }
@@ -176,7 +176,7 @@ async fn serve(
     let schedstat = common::this_thread_schedstat_path();
     match kind {
         Kind::Responder { cell, config } => {
-            let handle = responder::spawn_on(socket, cell, config)?;
+            let handle = responder::spawn_on(socket, cell, *config)?;
             let _ = ready.send((addr, schedstat));
             let _ = stop.await;
             let stats = handle.stats();
@@ -680,7 +680,7 @@ pub fn run(args: &Args) -> Result<()> {
         // Responder run (obtains fresh challenges from this responder).
         let server = Server::start(Kind::Responder {
             cell: Arc::clone(&cell),
-            config: config.clone(),
+            config: Box::new(config.clone()),
         })?;
         let skip = args.only == Some(Only::Echo);
         let outcome = rt.block_on(async {

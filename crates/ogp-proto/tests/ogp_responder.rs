@@ -1200,11 +1200,16 @@ proptest! {
                 let full = matches!(o, Outcome::Ogp(OgpOutcome::Answer { .. }));
                 prop_assert!(!full, "a full answer to an unverified source: {:?}", o);
             }
-            if len > 500 || !ogp::is_ogp(&d) {
+            let is_gqp = ogp_proto::gqp::is_gqp(&d);
+            if (ogp::is_ogp(&d) && len > 500) || (!ogp::is_ogp(&d) && !is_gqp) {
                 prop_assert!(out.is_empty());
             }
-            // every answer datagram is a well-formed OGP answer
-            for a in &out {
+            if is_gqp && !holds_valid {
+                // GQP (same port) never answers an unproven source with more than it sent
+                prop_assert!(total <= len, "GQP: {} B for {} B", total, len);
+            }
+            // every answer to an OGP datagram is a well-formed OGP answer
+            for a in out.iter().filter(|_| ogp::is_ogp(&d)) {
                 let p = ogp::decode_query_header(a);
                 prop_assert!(p.is_ok_and(|(ah, _)| ah.is_answer()), "{}", to_hex(a));
             }
