@@ -480,6 +480,7 @@ fn status(p: Params) -> BoxedStrategy<Status> {
                 slot_max,
                 bot_count,
                 reserved_slots,
+                uptime_seconds: None,
                 teams,
                 players,
                 rules,
