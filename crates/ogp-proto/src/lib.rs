@@ -35,6 +35,7 @@ pub mod error;
 pub mod guard;
 pub mod model;
 pub mod ogp;
+pub mod ogp_draft;
 pub mod reader;
 pub mod responder;
 pub mod text;
