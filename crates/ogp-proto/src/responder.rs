@@ -3,8 +3,11 @@
 //! loop (as the reference C SDK does); `ogp-net` wraps it in a tokio task.
 //!
 //! One [`Responder`] answers every protocol on one port: the first bytes of a datagram
-//! tell the protocols apart (OGP: `FF FF FF FF "OGP\0"`). It owns what the protocols
-//! share: the challenge keys, the per-source rate limiter and the ban hook. Memory is
+//! tell the protocols apart (OGP: `FF FF FF FF "OGP\0"`). The OGP v0.02 draft starts
+//! like OGP v1.01 and cannot be told apart from it, so it is answered only by a responder
+//! configured for it alone ([`Listener::OgpDraft`]), on a port of its own. A responder
+//! owns what the protocols share: the challenge keys, the per-source rate limiter and the
+//! ban hook. Memory is
 //! fixed at construction; handling a datagram allocates nothing once the [`Transmits`]
 //! buffers have grown to the answer size. Nothing here panics on any input.
 //!
@@ -29,6 +32,7 @@ use std::time::{Duration, Instant};
 
 use crate::guard::{ChallengeKeys, RateConfig, RateDecision, RateLimiter};
 use crate::ogp::responder::{Incoming, OgpConfig, OgpOutcome, OgpResponder};
+use crate::ogp_draft::responder::{DraftConfig, DraftOutcome, DraftResponder};
 use crate::Status;
 
 /// Output datagrams of one call, with their buffers kept for reuse.
@@ -91,11 +95,27 @@ pub enum BanAction {
 /// A game-provided decision on each source address.
 pub type BanHook = Arc<dyn Fn(IpAddr) -> BanAction + Send + Sync>;
 
+/// Which protocols one listener (one socket, one [`Responder`]) answers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Listener {
+    /// Every protocol its first bytes identify (OGP v1.01). The default.
+    #[default]
+    Standard,
+    /// Only the OGP v0.02 draft (opt-in). Its datagrams start with the same bytes as
+    /// OGP v1.01's, so it needs a port of its own; v1.01 queries that reach it are
+    /// ignored (most read as draft answers).
+    OgpDraft,
+}
+
 /// Responder settings.
 #[derive(Clone)]
 pub struct ResponderConfig {
+    /// Which protocols this responder answers (default: [`Listener::Standard`]).
+    pub listener: Listener,
     /// OGP settings.
     pub ogp: OgpConfig,
+    /// OGP v0.02 draft settings (used with [`Listener::OgpDraft`]).
+    pub ogp_draft: DraftConfig,
     /// Per-source rate limit.
     pub rate: RateConfig,
     /// Sources tracked by the rate limiter (memory is about 24 bytes each).
@@ -109,7 +129,9 @@ pub struct ResponderConfig {
 impl fmt::Debug for ResponderConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ResponderConfig")
+            .field("listener", &self.listener)
             .field("ogp", &self.ogp)
+            .field("ogp_draft", &self.ogp_draft)
             .field("rate", &self.rate)
             .field("rate_table_capacity", &self.rate_table_capacity)
             .field("challenge_period", &self.challenge_period)
@@ -121,7 +143,9 @@ impl fmt::Debug for ResponderConfig {
 impl Default for ResponderConfig {
     fn default() -> Self {
         Self {
+            listener: Listener::default(),
             ogp: OgpConfig::default(),
+            ogp_draft: DraftConfig::default(),
             rate: RateConfig::default(),
             rate_table_capacity: 1 << 16,
             challenge_period: Duration::from_secs(300),
@@ -142,6 +166,8 @@ pub enum Outcome {
     Banned,
     /// Handled as OGP.
     Ogp(OgpOutcome),
+    /// Handled as the OGP v0.02 draft.
+    OgpDraft(DraftOutcome),
 }
 
 /// Counters of what the responder did.
@@ -167,7 +193,9 @@ pub struct Stats {
 pub struct Responder {
     keys: ChallengeKeys,
     limiter: RateLimiter,
+    listener: Listener,
     ogp: OgpResponder,
+    draft: DraftResponder,
     ban: Option<BanHook>,
     stats: Stats,
 }
@@ -175,7 +203,9 @@ pub struct Responder {
 impl fmt::Debug for Responder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Responder")
+            .field("listener", &self.listener)
             .field("ogp", self.ogp.config())
+            .field("ogp_draft", self.draft.config())
             .field("rate", &self.limiter.config())
             .field("stats", &self.stats)
             .finish_non_exhaustive()
@@ -207,7 +237,9 @@ impl Responder {
                 half(&secret, true),
                 now,
             ),
+            listener: config.listener,
             ogp: OgpResponder::new(config.ogp),
+            draft: DraftResponder::new(config.ogp_draft),
             ban: config.ban,
             stats: Stats::default(),
         }
@@ -222,6 +254,13 @@ impl Responder {
     /// tools).
     pub fn ogp_challenge(&mut self, now: Instant, ip: IpAddr) -> u32 {
         self.keys.issue(now, crate::guard::protocol_id::OGP, ip)
+    }
+
+    /// The challenge this responder currently issues to `ip` for the OGP v0.02 draft (for
+    /// tests and tools).
+    pub fn ogp_draft_challenge(&mut self, now: Instant, ip: IpAddr) -> u32 {
+        self.keys
+            .issue(now, crate::guard::protocol_id::OGP_DRAFT, ip)
     }
 
     /// Handles one datagram from `src` received at `now`, answering from `status`. The
@@ -257,12 +296,21 @@ impl Responder {
             datagram,
             reject: ban == BanAction::Reject,
         };
-        let o = self.ogp.handle(incoming, status, &mut self.keys, out);
-        if matches!(o, OgpOutcome::Ignored(_)) {
+        let (o, ignored) = match self.listener {
+            Listener::Standard => {
+                let o = self.ogp.handle(incoming, status, &mut self.keys, out);
+                (Outcome::Ogp(o), matches!(o, OgpOutcome::Ignored(_)))
+            }
+            Listener::OgpDraft => {
+                let o = self.draft.handle(incoming, status, &mut self.keys, out);
+                (Outcome::OgpDraft(o), matches!(o, DraftOutcome::Ignored(_)))
+            }
+        };
+        if ignored {
             self.stats.ignored += 1;
         }
         self.stats.sent += out.len() as u64;
         self.stats.sent_bytes += out.total_bytes() as u64;
-        Outcome::Ogp(o)
+        o
     }
 }

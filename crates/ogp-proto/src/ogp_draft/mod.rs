@@ -15,19 +15,24 @@
 //! * [`query`]: the Default Query v1 body (Requests, PlayerFields);
 //! * [`answer`]: the answer body from and to a [`Status`](crate::Status);
 //! * [`split`]: split answers for MaxBytesPerPacket 500–1500;
+//! * [`responder`]: [`DraftResponder`](responder::DraftResponder), one datagram in,
+//!   answers out;
+//! * [`client`]: [`QueryMachine`](client::QueryMachine), one query as a state machine;
 //! * this module: whole datagrams ([`decode`], [`encode_query`], [`encode_answer`]).
 //!
 //! A v0.02 datagram cannot be told apart from a v1.01 one by its first bytes (both start
 //! with `FF FF FF FF "OGP\0"`), so the draft is only served on a listener of its own
-//! (a responder and a listener follow). The elementary types
+//! ([`Listener::OgpDraft`](crate::responder::Listener::OgpDraft)). The elementary types
 //! (VarBitArray, SzString) and the split reassembler are v1.01's, from [`crate::ogp`].
 //!
 //! Every function here is pure. No function panics on any input; decoders allocate at
 //! most a small multiple of their input (a PLAYERLIST holds at most 255 entries).
 
 pub mod answer;
+pub mod client;
 pub mod header;
 pub mod query;
+pub mod responder;
 pub mod split;
 
 pub use answer::{decode_answer_body, encode_answer_body, Answer};
