@@ -519,6 +519,26 @@ mod tests {
     }
 
     #[test]
+    fn values_that_do_not_fit_saturate() {
+        let p = |slot, frags| Player {
+            slot: Some(slot),
+            frags: Some(frags),
+            ..Player::default()
+        };
+        let s = Status {
+            players: Some(vec![p(300, 40_000), p(255, -40_000), p(0, -5)]),
+            ..Status::default()
+        };
+        let q = DefaultQuery {
+            requests: requests::PLAYER_LIST,
+            player_fields: player_fields::SLOT.with(player_fields::FRAGS),
+        };
+        let mut out = Vec::new();
+        encode_answer_body(&s, &q, &mut out);
+        assert_eq!(to_hex(&out), "01050003ffff7fff0080 00fbff".replace(' ', ""));
+    }
+
+    #[test]
     fn team_and_dead_codes() {
         assert_eq!(team_code(-2), 0xff);
         assert_eq!(team_code(-1), 0xfe);
