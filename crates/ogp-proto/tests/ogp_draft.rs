@@ -11,9 +11,8 @@
 //!   decode error or silence, never a panic;
 //! * amplification: an unverified source never gets more than 18 bytes, nor more than
 //!   4 bytes more than it sent.
-
-#[path = "../../ogp-net/tests/common/mod.rs"]
-mod common;
+//!
+//! The helpers are local (no shared test module), so this file stands on its own.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -129,6 +128,31 @@ fn query(challenge: Option<u32>, max: Option<i16>, body: &str) -> Vec<u8> {
 /// Requests bInfo | bPlayerList, PlayerFields 0.0–0.6 and 1.0–1.3.
 const EVERYTHING: &str = "0a ff0f";
 
+/// The project's sample state file.
+fn demo_state() -> Status {
+    Status::from_json(include_str!("data/state.json")).expect("state.json parses")
+}
+
+/// The sample state with `n` players with names of `name_len` characters.
+fn many_players(n: usize, name_len: usize) -> Status {
+    let players = (0..n)
+        .map(|i| Player {
+            slot: Some(u32::try_from(i).unwrap()),
+            name: Some(format!("{i:05}-{}", "x".repeat(name_len.saturating_sub(6))).into()),
+            team: Some(i32::try_from(i % 2).unwrap()),
+            score: Some(i32::try_from(i).unwrap() * 7 - 300),
+            ping: Some(u16::try_from(i % 300).unwrap()),
+            alive: Some(i % 3 != 0),
+            ..Player::default()
+        })
+        .collect();
+    Status {
+        players: Some(players),
+        slot_max: Some(u32::try_from(n).unwrap() + 10),
+        ..demo_state()
+    }
+}
+
 fn answer_of(d: &[u8]) -> ogp_draft::Answer {
     match ogp_draft::decode(d)
         .unwrap_or_else(|e| panic!("{e}: {}", to_hex(d)))
@@ -194,7 +218,7 @@ fn query_bytes_from_the_tables() {
 
 #[test]
 fn challenge_answers_carry_a_challenge_and_no_data() {
-    let mut h = Harness::new(common::demo_state());
+    let mut h = Harness::new(demo_state());
     let c = h.challenge();
     assert_ne!(c, REQUEST_CHALLENGE);
     // 0xFFFFFFFF asks for one (l.12): HeadFlags 07 = bAnswer | bRequestID |
@@ -432,7 +456,7 @@ fn banned_sources_get_type_0_or_silence() {
         })),
         ..ResponderConfig::default()
     };
-    let mut h = Harness::with_config(common::demo_state(), config);
+    let mut h = Harness::with_config(demo_state(), config);
     let q = query(Some(REQUEST_CHALLENGE), None, EVERYTHING);
     // l.29: Type 0 Banned; RequestID echoed, no challenge, no body
     let (o, out) = h.send_from(addr("192.0.2.66:5"), &q);
@@ -446,7 +470,7 @@ fn banned_sources_get_type_0_or_silence() {
 
 #[test]
 fn split_answers_follow_max_bytes_per_packet() {
-    let status = common::many_players(200, 24);
+    let status = many_players(200, 24);
     let mut h = Harness::new(status.clone());
     let c = h.challenge();
     let mut full = Vec::new();
@@ -483,7 +507,7 @@ fn split_answers_follow_max_bytes_per_packet() {
         assert_eq!(body, full);
     }
     // a small answer stays unsplit even when the query allows splitting
-    h.status = common::demo_state();
+    h.status = demo_state();
     let (_, out) = h.send(&query(Some(c), Some(500), "02"));
     assert_eq!(out.len(), 1);
     assert!(ogp_draft::decode(&out[0]).unwrap().header.split.is_none());
@@ -508,7 +532,7 @@ fn split_answers_follow_max_bytes_per_packet() {
 
 #[test]
 fn max_bytes_per_packet_below_500_is_ignored() {
-    let mut h = Harness::new(common::demo_state());
+    let mut h = Harness::new(demo_state());
     let c = h.challenge();
     for m in [499i16, 0, -1, i16::MIN] {
         assert_eq!(
@@ -522,7 +546,7 @@ fn max_bytes_per_packet_below_500_is_ignored() {
 
 #[test]
 fn oversize_answers_drop_whole_sections() {
-    let mut h = Harness::new(common::many_players(255, 60));
+    let mut h = Harness::new(many_players(255, 60));
     let c = h.challenge();
     let (o, out) = h.send(&query(Some(c), None, EVERYTHING));
     assert_eq!(
@@ -540,7 +564,7 @@ fn oversize_answers_drop_whole_sections() {
     let (_, out) = h.send(&query(Some(c), Some(1500), EVERYTHING));
     assert!(out.len() > 5);
     // more than 255 players: the first 255 are listed (PlayerCount is a UINT8)
-    h.status = common::many_players(300, 6);
+    h.status = many_players(300, 6);
     let (_, out) = h.send(&query(Some(c), None, "08 0200"));
     let a = answer_of(&out[0]);
     let names = a.status.players.unwrap();
@@ -550,7 +574,7 @@ fn oversize_answers_drop_whole_sections() {
 
 #[test]
 fn abuse_rules() {
-    let mut h = Harness::new(common::demo_state());
+    let mut h = Harness::new(demo_state());
     let c = h.challenge();
     // over 500 bytes, even with a valid challenge
     let mut big = query(Some(c), None, EVERYTHING);
@@ -773,7 +797,22 @@ fn client_gets_the_table_status() {
 
 /// A string the draft carries exactly: UTF-8 without NUL.
 fn wire_string() -> BoxedStrategy<Text> {
-    common::wire_string(common::Charset::Utf8)
+    let c = prop_oneof![
+        3 => (0x20u8..0x7f).prop_map(char::from),
+        1 => any::<char>().prop_map(|c| if c == '\0' { '0' } else { c }),
+    ];
+    vec(c, 0..10).prop_map(|v| v.into_iter().collect()).boxed()
+}
+
+fn maybe<T: std::fmt::Debug + Clone + 'static>(
+    on: bool,
+    s: impl Strategy<Value = T> + 'static,
+) -> BoxedStrategy<Option<T>> {
+    if on {
+        s.prop_map(Some).boxed()
+    } else {
+        Just(None).boxed()
+    }
 }
 
 /// A player with the fields `m` selects (the same for the whole list, as the PLAYERLIST
@@ -787,19 +826,19 @@ fn draft_player(m: [bool; 11]) -> BoxedStrategy<Player> {
     ];
     (
         (
-            common::maybe(m[0], 0u32..=255),
-            common::maybe(m[1], wire_string()),
-            common::maybe(m[2], any::<i16>()),
-            common::maybe(m[3], any::<u32>()),
-            common::maybe(m[4], any::<u32>()),
-            common::maybe(m[5], any::<u16>()),
+            maybe(m[0], 0u32..=255),
+            maybe(m[1], wire_string()),
+            maybe(m[2], any::<i16>()),
+            maybe(m[3], any::<u32>()),
+            maybe(m[4], any::<u32>()),
+            maybe(m[5], any::<u16>()),
         ),
         (
-            common::maybe(m[6], any::<u16>()),
-            common::maybe(m[7], team),
-            common::maybe(m[8], wire_string()),
-            common::maybe(m[9], any::<u16>()),
-            common::maybe(m[10], dead),
+            maybe(m[6], any::<u16>()),
+            maybe(m[7], team),
+            maybe(m[8], wire_string()),
+            maybe(m[9], any::<u16>()),
+            maybe(m[10], dead),
         ),
     )
         .prop_map(
@@ -864,6 +903,121 @@ fn draft_status() -> BoxedStrategy<Status> {
         .boxed()
 }
 
+/// Text that may look like a number: decimal (in and out of range), signed, or not.
+fn numberish() -> BoxedStrategy<Text> {
+    prop_oneof![
+        any::<u16>().prop_map(|n| n.to_string().into()),
+        any::<u32>().prop_map(|n| n.to_string().into()),
+        any::<u64>().prop_map(|n| n.to_string().into()),
+        any::<i32>().prop_map(|n| format!("{n:+}").into()),
+        (0u32..100).prop_map(|n| format!("00{n}").into()),
+        wire_string(),
+    ]
+    .boxed()
+}
+
+/// Any player: each field present or not on its own, values out of the draft's ranges.
+fn any_player() -> BoxedStrategy<Player> {
+    use proptest::option::of;
+    (
+        (
+            of(any::<u32>()),
+            of(wire_string()),
+            of(any::<i32>()),
+            of(any::<i32>()),
+            of(any::<u32>()),
+            of(numberish()),
+            of(any::<u16>()),
+        ),
+        (
+            of(any::<u16>()),
+            of(prop_oneof![-3i32..=256, any::<i32>()]),
+            of(wire_string()),
+            of(numberish()),
+            of(any::<bool>()),
+            of(any::<bool>()),
+            of(any::<u32>()),
+        ),
+    )
+        .prop_map(
+            |(
+                (slot, name, frags, score, id, global_id, ping),
+                (loss, team, model, rate, alive, dead, kills),
+            )| {
+                let mut extra = BTreeMap::new();
+                if let Some(r) = rate {
+                    extra.insert(Text::from(RATE_KEY), r);
+                }
+                Player {
+                    slot,
+                    name,
+                    frags,
+                    score,
+                    id,
+                    global_id,
+                    ping,
+                    loss,
+                    team,
+                    model,
+                    extra,
+                    alive,
+                    dead,
+                    kills,
+                    ..Player::default()
+                }
+            },
+        )
+        .boxed()
+}
+
+/// Any status: the draft's fields with any values, and fields it cannot carry.
+fn any_status() -> BoxedStrategy<Status> {
+    use proptest::option::of;
+    let players = prop_oneof![
+        4 => vec(any_player(), 0..8),
+        1 => vec(any_player(), 250..300),
+    ];
+    let mod_info = (wire_string(), of(wire_string())).prop_map(|(name, identifier)| ModInfo {
+        name,
+        identifier,
+        ..ModInfo::default()
+    });
+    let map = (wire_string(), of(wire_string())).prop_map(|(name, file_name)| MapInfo {
+        name,
+        file_name,
+        ..MapInfo::default()
+    });
+    let folder = of(wire_string()).prop_map(|folder| ogp_proto::A2sInfo {
+        folder,
+        ..ogp_proto::A2sInfo::default()
+    });
+    (
+        (of(wire_string()), of(any::<u32>()), of(any::<u32>())),
+        (of(mod_info), of(folder), of(map), of(players)),
+        (of(wire_string()), of(any::<u16>()), of(any::<u32>())),
+    )
+        .prop_map(
+            |(
+                (host_name, uptime_seconds, slot_max),
+                (mod_info, a2s, map, players),
+                (game_name, connect_port, player_count),
+            )| Status {
+                host_name,
+                uptime_seconds,
+                slot_max,
+                mod_info,
+                a2s,
+                map,
+                players,
+                game_name,
+                connect_port,
+                player_count,
+                ..Status::default()
+            },
+        )
+        .boxed()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
@@ -906,16 +1060,10 @@ proptest! {
     /// whose entries lack fields): what a client decodes encodes to the same bytes again.
     #[test]
     fn any_status_encodes_stably(
-        status in common::status(common::Params {
-            cs: common::Charset::Utf8,
-            mixed: true,
-            big: true,
-        }),
-        uptime in proptest::option::of(any::<u32>()),
+        status in any_status(),
         requests in 0u64..0x80,
         fields in 0u64..0x800,
     ) {
-        let status = Status { uptime_seconds: uptime, ..status };
         let q = DefaultQuery {
             requests: ogp_proto::ogp::Bits(requests),
             player_fields: ogp_proto::ogp::Bits(fields),
@@ -971,7 +1119,7 @@ proptest! {
         big in any::<bool>(),
         cut in any::<usize>(),
     ) {
-        let status = if big { common::many_players(255, 30) } else { table_status() };
+        let status = if big { many_players(255, 30) } else { table_status() };
         let mut h = Harness::new(status);
         let valid = h.challenge();
         prop_assume!(challenge != valid);
@@ -1006,7 +1154,7 @@ proptest! {
         max in proptest::option::of(any::<i16>()),
         body in vec(any::<u8>(), 0..40),
     ) {
-        let mut h = Harness::new(common::many_players(255, 30));
+        let mut h = Harness::new(many_players(255, 30));
         let c = h.challenge();
         let mut q = query(Some(c), max, "");
         q.extend_from_slice(&body);
