@@ -40,6 +40,7 @@ pub mod gqp;
 pub mod guard;
 pub mod model;
 pub mod ogp;
+pub mod ogp_draft;
 pub mod reader;
 pub mod responder;
 pub mod text;

@@ -93,6 +93,10 @@ pub struct Status {
     /// Slots reserved (e.g. for admins).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reserved_slots: Option<u32>,
+    /// How long the server has been running, in seconds (OGP v0.02 draft RunTime). Not
+    /// carried by OGP v1.01.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uptime_seconds: Option<u32>,
     /// Teams, in team-number order (a player's `team` indexes this list).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub teams: Option<Vec<Team>>,

@@ -3,8 +3,11 @@
 //! loop (as the reference C SDK does); `ogp-net` wraps it in a tokio task.
 //!
 //! One [`Responder`] answers every protocol on one port: the first bytes of a datagram
-//! tell the protocols apart (OGP: `FF FF FF FF "OGP\0"`). It owns what the protocols
-//! share: the challenge keys, the per-source rate limiter and the ban hook. Memory is
+//! tell the protocols apart (OGP: `FF FF FF FF "OGP\0"`). The OGP v0.02 draft starts
+//! like OGP v1.01 and cannot be told apart from it, so it is answered only by a responder
+//! configured for it alone ([`Listener::OgpDraft`]), on a port of its own. A responder
+//! owns what the protocols share: the challenge keys, the per-source rate limiter and the
+//! ban hook. Memory is
 //! fixed at construction; handling a datagram allocates nothing once the [`Transmits`]
 //! buffers have grown to the answer size. Nothing here panics on any input.
 //!
@@ -30,6 +33,7 @@ use std::time::{Duration, Instant};
 use crate::gqp::responder::{GqpConfig, GqpOutcome, GqpResponder};
 use crate::guard::{ChallengeKeys, RateConfig, RateDecision, RateLimiter};
 use crate::ogp::responder::{Incoming, OgpConfig, OgpOutcome, OgpResponder};
+use crate::ogp_draft::responder::{DraftConfig, DraftOutcome, DraftResponder};
 use crate::Status;
 
 /// Output datagrams of one call, with their buffers kept for reuse.
@@ -92,13 +96,29 @@ pub enum BanAction {
 /// A game-provided decision on each source address.
 pub type BanHook = Arc<dyn Fn(IpAddr) -> BanAction + Send + Sync>;
 
+/// Which protocols one listener (one socket, one [`Responder`]) answers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Listener {
+    /// Every protocol its first bytes identify (OGP v1.01). The default.
+    #[default]
+    Standard,
+    /// Only the OGP v0.02 draft (opt-in). Its datagrams start with the same bytes as
+    /// OGP v1.01's, so it needs a port of its own; v1.01 queries that reach it are
+    /// ignored (most read as draft answers).
+    OgpDraft,
+}
+
 /// Responder settings.
 #[derive(Clone)]
 pub struct ResponderConfig {
+    /// Which protocols this responder answers (default: [`Listener::Standard`]).
+    pub listener: Listener,
     /// OGP settings.
     pub ogp: OgpConfig,
     /// GQP settings.
     pub gqp: GqpConfig,
+    /// OGP v0.02 draft settings (used with [`Listener::OgpDraft`]).
+    pub ogp_draft: DraftConfig,
     /// Per-source rate limit.
     pub rate: RateConfig,
     /// Sources tracked by the rate limiter (memory is about 24 bytes each).
@@ -112,8 +132,10 @@ pub struct ResponderConfig {
 impl fmt::Debug for ResponderConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ResponderConfig")
+            .field("listener", &self.listener)
             .field("ogp", &self.ogp)
             .field("gqp", &self.gqp)
+            .field("ogp_draft", &self.ogp_draft)
             .field("rate", &self.rate)
             .field("rate_table_capacity", &self.rate_table_capacity)
             .field("challenge_period", &self.challenge_period)
@@ -125,8 +147,10 @@ impl fmt::Debug for ResponderConfig {
 impl Default for ResponderConfig {
     fn default() -> Self {
         Self {
+            listener: Listener::default(),
             ogp: OgpConfig::default(),
             gqp: GqpConfig::default(),
+            ogp_draft: DraftConfig::default(),
             rate: RateConfig::default(),
             rate_table_capacity: 1 << 16,
             challenge_period: Duration::from_secs(300),
@@ -149,6 +173,8 @@ pub enum Outcome {
     Ogp(OgpOutcome),
     /// Handled as GQP.
     Gqp(GqpOutcome),
+    /// Handled as the OGP v0.02 draft.
+    OgpDraft(DraftOutcome),
 }
 
 /// Counters of what the responder did.
@@ -174,8 +200,10 @@ pub struct Stats {
 pub struct Responder {
     keys: ChallengeKeys,
     limiter: RateLimiter,
+    listener: Listener,
     ogp: OgpResponder,
     gqp: GqpResponder,
+    draft: DraftResponder,
     ban: Option<BanHook>,
     stats: Stats,
 }
@@ -183,7 +211,9 @@ pub struct Responder {
 impl fmt::Debug for Responder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Responder")
+            .field("listener", &self.listener)
             .field("ogp", self.ogp.config())
+            .field("ogp_draft", self.draft.config())
             .field("rate", &self.limiter.config())
             .field("stats", &self.stats)
             .finish_non_exhaustive()
@@ -215,8 +245,10 @@ impl Responder {
                 half(&secret, true),
                 now,
             ),
+            listener: config.listener,
             ogp: OgpResponder::new(config.ogp),
             gqp: GqpResponder::new(config.gqp),
+            draft: DraftResponder::new(config.ogp_draft),
             ban: config.ban,
             stats: Stats::default(),
         }
@@ -231,6 +263,13 @@ impl Responder {
     /// tools).
     pub fn ogp_challenge(&mut self, now: Instant, ip: IpAddr) -> u32 {
         self.keys.issue(now, crate::guard::protocol_id::OGP, ip)
+    }
+
+    /// The challenge this responder currently issues to `ip` for the OGP v0.02 draft (for
+    /// tests and tools).
+    pub fn ogp_draft_challenge(&mut self, now: Instant, ip: IpAddr) -> u32 {
+        self.keys
+            .issue(now, crate::guard::protocol_id::OGP_DRAFT, ip)
     }
 
     /// Handles one datagram from `src` received at `now`, answering from `status`. The
@@ -249,13 +288,16 @@ impl Responder {
         // The first bytes tell the protocols apart: OGP starts with FF FF FF FF "OGP\0";
         // GQP with SOH or a printable command character and ends with EOT (the binary
         // protocols start with 0xFF or 0xFE).
-        let protocol = if crate::ogp::is_ogp(datagram) {
-            Protocol::Ogp
-        } else if crate::gqp::is_gqp(datagram) {
-            Protocol::Gqp
-        } else {
-            self.stats.unknown += 1;
-            return Outcome::Unknown;
+        // A draft listener answers only the OGP v0.02 draft, whose datagrams start with
+        // the same bytes as v1.01's.
+        let protocol = match self.listener {
+            Listener::OgpDraft if crate::ogp::is_ogp(datagram) => Protocol::OgpDraft,
+            Listener::Standard if crate::ogp::is_ogp(datagram) => Protocol::Ogp,
+            Listener::Standard if crate::gqp::is_gqp(datagram) => Protocol::Gqp,
+            _ => {
+                self.stats.unknown += 1;
+                return Outcome::Unknown;
+            }
         };
         let ip = crate::guard::canonical_ip(src.ip());
         if self.limiter.check(now, ip) == RateDecision::Limited {
@@ -282,6 +324,10 @@ impl Responder {
                 let o = self.gqp.handle(incoming, status, &mut self.keys, out);
                 (Outcome::Gqp(o), matches!(o, GqpOutcome::Ignored(_)))
             }
+            Protocol::OgpDraft => {
+                let o = self.draft.handle(incoming, status, &mut self.keys, out);
+                (Outcome::OgpDraft(o), matches!(o, DraftOutcome::Ignored(_)))
+            }
         };
         if ignored {
             self.stats.ignored += 1;
@@ -297,4 +343,5 @@ impl Responder {
 enum Protocol {
     Ogp,
     Gqp,
+    OgpDraft,
 }

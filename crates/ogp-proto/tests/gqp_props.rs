@@ -339,6 +339,7 @@ fn status(l: bool) -> BoxedStrategy<Status> {
                 addons,
                 limits,
                 a2s: None,
+                uptime_seconds: None,
             },
         )
         .boxed()

@@ -577,6 +577,23 @@ fn empty_mod_name_and_defaults() {
     assert_eq!(Status::from_toml("").unwrap(), Status::default());
 }
 
+#[test]
+fn uptime_seconds_is_optional_and_round_trips() {
+    let s = Status::from_json(r#"{"uptime_seconds": 86400}"#).unwrap();
+    assert_eq!(s.uptime_seconds, Some(86400));
+    assert_eq!(
+        serde_json::to_value(&s).unwrap(),
+        json!({"uptime_seconds": 86400})
+    );
+    assert_eq!(
+        Status::from_toml("uptime_seconds = 5")
+            .unwrap()
+            .uptime_seconds,
+        Some(5)
+    );
+    assert!(Status::from_json(r#"{"uptime_seconds": -1}"#).is_err());
+}
+
 proptest::proptest! {
     /// Whatever bytes a server sends as a PlayerAddress come back from the state file
     /// unchanged.

@@ -488,6 +488,7 @@ pub fn status(p: Params) -> BoxedStrategy<Status> {
                 slot_max,
                 bot_count,
                 reserved_slots,
+                uptime_seconds: None,
                 teams,
                 players,
                 rules,

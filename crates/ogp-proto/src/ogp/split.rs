@@ -162,9 +162,9 @@ impl fmt::Display for ReassemblyError {
 
 impl std::error::Error for ReassemblyError {}
 
-/// What [`Reassembler::push`] did with a packet.
+/// What [`Reassembler::push`] did with a packet. `H` is the protocol's header type.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Pushed {
+pub enum Pushed<H = Header> {
     /// Stored; more parts are missing.
     Incomplete,
     /// A part we already had; dropped.
@@ -172,20 +172,36 @@ pub enum Pushed {
     /// All parts are in: packet 0's header and the concatenated body.
     Complete {
         /// Header of packet 0 (it carries the challenge).
-        header: Header,
+        header: H,
         /// The reassembled answer body.
         body: Vec<u8>,
     },
 }
 
 /// Collects the packets of one split answer, in any order.
-#[derive(Debug, Default, Clone)]
-pub struct Reassembler {
+///
+/// `H` is the header type kept from packet 0: OGP v1.01's [`Header`] by default (use
+/// [`Reassembler::push`]); the v0.02 draft, whose split fields are the same, passes its own
+/// header to [`Reassembler::push_part`].
+#[derive(Debug, Clone)]
+pub struct Reassembler<H = Header> {
     key: Option<(Option<u32>, u8)>,
     parts: Vec<Option<Vec<u8>>>,
-    first: Option<Header>,
+    first: Option<H>,
     bytes: usize,
     have: usize,
+}
+
+impl<H> Default for Reassembler<H> {
+    fn default() -> Self {
+        Self {
+            key: None,
+            parts: Vec::new(),
+            first: None,
+            bytes: 0,
+            have: 0,
+        }
+    }
 }
 
 impl Reassembler {
@@ -194,6 +210,14 @@ impl Reassembler {
         Self::default()
     }
 
+    /// Adds a packet given its decoded header and its body (the bytes after its header).
+    pub fn push(&mut self, header: &Header, body: &[u8]) -> Result<Pushed, ReassemblyError> {
+        let split = header.split.ok_or(ReassemblyError::NotSplit)?;
+        self.push_part(*header, header.request_id, split, body)
+    }
+}
+
+impl<H: Clone> Reassembler<H> {
     /// Number of parts received so far (without duplicates).
     pub fn received(&self) -> usize {
         self.have
@@ -209,16 +233,23 @@ impl Reassembler {
             .collect()
     }
 
-    /// Adds a packet given its decoded header and its body (the bytes after its header).
-    pub fn push(&mut self, header: &Header, body: &[u8]) -> Result<Pushed, ReassemblyError> {
-        let split = header.split.ok_or(ReassemblyError::NotSplit)?;
+    /// Adds a packet given its header, its RequestID and split fields, and its body (the
+    /// bytes after its header). Packets of one answer must agree on the RequestID and
+    /// the count; the header of packet 0 is returned with the complete body.
+    pub fn push_part(
+        &mut self,
+        header: H,
+        request_id: Option<u32>,
+        split: SplitInfo,
+        body: &[u8],
+    ) -> Result<Pushed<H>, ReassemblyError> {
         if split.count == 0 || split.number >= split.count {
             return Err(ReassemblyError::BadNumber {
                 number: split.number,
                 count: split.count,
             });
         }
-        let key = (header.request_id, split.count);
+        let key = (request_id, split.count);
         match self.key {
             None => {
                 self.key = Some(key);
@@ -241,7 +272,7 @@ impl Reassembler {
         self.bytes = total;
         self.have += 1;
         if split.number == 0 {
-            self.first = Some(*header);
+            self.first = Some(header.clone());
         }
         if self.have < self.parts.len() {
             return Ok(Pushed::Incomplete);
@@ -250,7 +281,7 @@ impl Reassembler {
         for p in self.parts.iter().flatten() {
             body.extend_from_slice(p);
         }
-        let header = self.first.unwrap_or(*header);
+        let header = self.first.take().unwrap_or(header);
         *self = Self::default();
         Ok(Pushed::Complete { header, body })
     }

@@ -1,0 +1,241 @@
+//! The draft side of a responder: one query datagram in, zero or more answer datagrams
+//! out, in the shape of [`OgpResponder`](crate::ogp::responder::OgpResponder). Called by
+//! [`crate::responder::Responder`] on a listener configured with
+//! [`Listener::OgpDraft`](crate::responder::Listener::OgpDraft); that owns the challenge
+//! keys, the rate limiter and the ban hook.
+//!
+//! Order of checks (`docs/ogp-draft.md` D16–D19):
+//! 1. datagrams over 500 bytes, with a malformed header (including an unknown HeadFlags
+//!    bit), with bAnswer set, or of a Type other than 1 None and 2 Default query v1
+//!    (Banned as a query, Rcon, undefined) are ignored: the draft has no error answers;
+//! 2. a banned source gets a Type 0 Banned answer (or silence, as the ban hook says);
+//! 3. bSplit with MaxBytesPerPacket below 500 is ignored; above 1500 it is read as 1500;
+//! 4. a Type 1 None query gets a Type 1 None answer carrying the current challenge;
+//! 5. a Default Query without a valid challenge (none, 0xFFFFFFFF, wrong, expired) gets
+//!    the same Type 1 None answer with the challenge, and no data;
+//! 6. a body that does not decode (or is empty) is ignored;
+//! 7. otherwise the answer: what was asked and what the status has, RequestID echoed, the
+//!    current challenge in the header when the query carried one, split when the query
+//!    asks for it, never over 8192 bytes unsplit or 65536 bytes split: whole sections are
+//!    dropped (the PLAYERLIST, then the info fields) until it fits.
+//!
+//! An unverified source therefore never gets more than 18 bytes, and never more than
+//! 4 bytes more than it sent (the challenge field). Nothing here panics.
+
+use super::answer::{
+    answer_fields, answer_fields as af, answer_player_fields, encode_answer_sections,
+};
+use super::header::{Header, PacketType, MAX_MAX_BYTES_PER_PACKET, MIN_MAX_BYTES_PER_PACKET};
+use super::query::DefaultQuery;
+use super::split::split_answer;
+use super::{decode_header, MAX_QUERY_SIZE};
+use crate::guard::{protocol_id, ChallengeKeys};
+use crate::ogp::responder::Incoming;
+use crate::ogp::Bits;
+use crate::reader::Reader;
+use crate::responder::Transmits;
+use crate::Status;
+
+/// Draft responder settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DraftConfig {
+    /// Require a valid challenge before answering a Default Query (default true). Turning
+    /// it off makes the server an amplifier for spoofed queries; the rate limit still
+    /// applies.
+    pub require_challenge: bool,
+    /// Largest unsplit answer datagram (default 8192).
+    pub max_unsplit_bytes: usize,
+    /// Largest total of a split answer, all packets together (default 65536).
+    pub max_split_total_bytes: usize,
+}
+
+impl Default for DraftConfig {
+    fn default() -> Self {
+        Self {
+            require_challenge: true,
+            max_unsplit_bytes: 8192,
+            max_split_total_bytes: 65536,
+        }
+    }
+}
+
+/// What the draft responder did with a datagram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DraftOutcome {
+    /// Not answered: too large, malformed, an answer, a Type we do not serve, …
+    Ignored(&'static str),
+    /// Answered Type 0 Banned.
+    Banned,
+    /// Answered a Type 1 None query with a challenge.
+    None,
+    /// A Default Query without a valid challenge: answered Type 1 None with a new one.
+    Challenge,
+    /// Answered a Default Query.
+    Answer {
+        /// Number of datagrams (more than 1 when split).
+        datagrams: usize,
+        /// Sections dropped to fit the size limits.
+        dropped_sections: bool,
+    },
+}
+
+/// Sections in the order they are dropped when an answer is too large.
+const DROP_ORDER: [Bits; 2] = [af::PLAYER_LIST, af::INFO];
+
+/// The OGP v0.02 draft part of a responder.
+#[derive(Debug, Clone)]
+pub struct DraftResponder {
+    config: DraftConfig,
+    next_request_id: u32,
+    body: Vec<u8>,
+}
+
+impl DraftResponder {
+    /// A responder with the given settings.
+    pub fn new(config: DraftConfig) -> Self {
+        Self {
+            config,
+            next_request_id: 1,
+            body: Vec::with_capacity(1024),
+        }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &DraftConfig {
+        &self.config
+    }
+
+    fn choose_request_id(&mut self) -> u32 {
+        let id = self.next_request_id;
+        self.next_request_id = self.next_request_id.wrapping_add(1).max(1);
+        id
+    }
+
+    /// Handles one datagram that starts with the OGP prefix.
+    pub fn handle(
+        &mut self,
+        incoming: Incoming<'_>,
+        status: &Status,
+        keys: &mut ChallengeKeys,
+        out: &mut Transmits,
+    ) -> DraftOutcome {
+        let Incoming {
+            now,
+            ip,
+            datagram,
+            reject,
+        } = incoming;
+        if datagram.len() > MAX_QUERY_SIZE {
+            return DraftOutcome::Ignored("query larger than 500 bytes");
+        }
+        let Ok((qh, body_at)) = decode_header(datagram) else {
+            return DraftOutcome::Ignored("malformed header");
+        };
+        if qh.is_answer() {
+            return DraftOutcome::Ignored("bAnswer set");
+        }
+        let mut ah = Header::answer(PacketType::NONE);
+        ah.request_id = qh.request_id;
+        if reject {
+            Header {
+                packet_type: PacketType::BANNED,
+                ..ah
+            }
+            .encode(out.push_buf());
+            return DraftOutcome::Banned;
+        }
+        match qh.packet_type {
+            PacketType::NONE | PacketType::DEFAULT_QUERY => {}
+            PacketType::RCON => return DraftOutcome::Ignored("Rcon is not implemented"),
+            _ => return DraftOutcome::Ignored("Type other than None or Default query v1"),
+        }
+        let split_at = match qh.max_bytes_per_packet {
+            Some(m) if m < MIN_MAX_BYTES_PER_PACKET => {
+                return DraftOutcome::Ignored("MaxBytesPerPacket below 500")
+            }
+            Some(m) => Some(m.min(MAX_MAX_BYTES_PER_PACKET)),
+            None => None,
+        };
+        let current = keys.issue(now, protocol_id::OGP_DRAFT, ip);
+        let verified = qh
+            .challenge
+            .is_some_and(|c| keys.verify(now, protocol_id::OGP_DRAFT, ip, c));
+        if qh.packet_type == PacketType::NONE || (self.config.require_challenge && !verified) {
+            ah.challenge = Some(current);
+            ah.encode(out.push_buf());
+            return if qh.packet_type == PacketType::NONE {
+                DraftOutcome::None
+            } else {
+                DraftOutcome::Challenge
+            };
+        }
+        let body = datagram.get(body_at..).unwrap_or_default();
+        if body.is_empty() {
+            return DraftOutcome::Ignored("Default Query without a body");
+        }
+        let Ok(query) = DefaultQuery::decode(&mut Reader::with_base(body, body_at)) else {
+            return DraftOutcome::Ignored("malformed query body");
+        };
+        ah.packet_type = PacketType::DEFAULT_QUERY;
+        if qh.challenge.is_some() {
+            ah.challenge = Some(current);
+        }
+        self.answer(&ah, split_at, &query.query, status, out)
+    }
+
+    fn answer(
+        &mut self,
+        ah: &Header,
+        split_at: Option<i16>,
+        query: &DefaultQuery,
+        status: &Status,
+        out: &mut Transmits,
+    ) -> DraftOutcome {
+        let mut fields = answer_fields(status, query);
+        let player_mask = answer_player_fields(status, query);
+        let mut dropped = false;
+        let mut drop_iter = DROP_ORDER.iter();
+        loop {
+            self.body.clear();
+            encode_answer_sections(status, fields, player_mask, &mut self.body);
+            match split_at {
+                None => {
+                    if ah.encoded_len() + self.body.len() <= self.config.max_unsplit_bytes {
+                        let buf = out.push_buf();
+                        ah.encode(buf);
+                        buf.extend_from_slice(&self.body);
+                        return DraftOutcome::Answer {
+                            datagrams: 1,
+                            dropped_sections: dropped,
+                        };
+                    }
+                }
+                Some(m) => {
+                    let id = match ah.request_id {
+                        Some(id) => id,
+                        None => self.choose_request_id(),
+                    };
+                    let packets = split_answer(ah, id, &self.body, m).ok().filter(|p| {
+                        p.iter().map(Vec::len).sum::<usize>() <= self.config.max_split_total_bytes
+                    });
+                    if let Some(packets) = packets {
+                        let n = packets.len();
+                        for p in packets {
+                            out.push_buf().extend_from_slice(&p);
+                        }
+                        return DraftOutcome::Answer {
+                            datagrams: n,
+                            dropped_sections: dropped,
+                        };
+                    }
+                }
+            }
+            let Some(next) = drop_iter.by_ref().find(|s| fields.intersects(**s)) else {
+                return DraftOutcome::Ignored("answer cannot fit even without sections");
+            };
+            fields = fields.without(*next);
+            dropped = true;
+        }
+    }
+}
