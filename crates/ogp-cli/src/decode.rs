@@ -471,3 +471,72 @@ pub fn gqp_describe(input: &Input, json: bool) -> Result<String> {
         Err(e) => bail!("{}: {e}", input.name),
     }
 }
+
+/// Describes OGP v0.02 draft datagrams; fragments of a split answer are reassembled.
+pub fn draft_describe(inputs: &[Input], json: bool) -> Result<String> {
+    use ogp_proto::ogp_draft::{self, Message as M};
+    let mut out = String::new();
+    let mut reasm: ogp_proto::ogp::Reassembler<ogp_draft::Header> =
+        ogp_proto::ogp::Reassembler::default();
+    for input in inputs {
+        let p = ogp_draft::decode(&input.bytes).with_context(|| input.name.clone())?;
+        let status = match p.message {
+            M::Answer(a) => Some(a.status),
+            M::Fragment { body } => {
+                let Some(split) = p.header.split else {
+                    continue;
+                };
+                match reasm
+                    .push_part(p.header, p.header.request_id, split, &body)
+                    .with_context(|| input.name.clone())?
+                {
+                    Pushed::Complete { body, .. } => {
+                        let mut r = ogp_proto::reader::Reader::new(&body);
+                        Some(ogp_draft::decode_answer_body(&mut r)?.status)
+                    }
+                    _ => continue,
+                }
+            }
+            other => {
+                let d = format!("{other:?}");
+                let h = &p.header;
+                if json {
+                    let v = json!({
+                        "protocol": "ogp-draft",
+                        "direction": if h.is_answer() { "answer" } else { "query" },
+                        "type": h.packet_type.0,
+                        "challenge": h.challenge,
+                        "request_id": h.request_id,
+                        "message": d,
+                    });
+                    let _ = writeln!(out, "{}", serde_json::to_string_pretty(&v)?);
+                } else {
+                    let _ = writeln!(
+                        out,
+                        "OGP v0.02 {} , {} bytes, type {}, challenge {:?}, request id {:?}\n  {d}",
+                        if h.is_answer() { "answer" } else { "query" },
+                        input.bytes.len(),
+                        h.packet_type.0,
+                        h.challenge,
+                        h.request_id
+                    );
+                }
+                continue;
+            }
+        };
+        if let Some(s) = status {
+            if json {
+                let _ = writeln!(out, "{}", s.to_json_pretty());
+            } else {
+                let _ = writeln!(out, "OGP v0.02 answer\n\n{}", render::status(&s));
+            }
+        }
+    }
+    if reasm.received() > 0 {
+        bail!(
+            "split answer incomplete: missing packet number(s) {:?}",
+            reasm.missing()
+        );
+    }
+    Ok(out)
+}

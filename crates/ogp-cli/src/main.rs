@@ -32,6 +32,8 @@ enum Protocol {
     Ogp,
     /// GQP, the text-based Gameserver Query Protocol draft.
     Gqp,
+    /// The first OGP draft, v0.02 (served on its own port).
+    OgpDraft,
 }
 
 #[derive(Subcommand)]
@@ -80,6 +82,10 @@ enum Command {
         /// from the address the query was sent to.
         #[arg(long, value_name = "ADDR:PORT", default_value = "0.0.0.0:22222")]
         listen: Vec<SocketAddr>,
+        /// Also answer the OGP v0.02 draft on this address (repeatable). Its datagrams
+        /// cannot be told apart from v1.01's, so it needs a port of its own.
+        #[arg(long, value_name = "ADDR:PORT")]
+        listen_ogp_draft: Vec<SocketAddr>,
         /// Answer default queries without a challenge. Makes the server a traffic
         /// amplifier for spoofed queries; for testing only.
         #[arg(long)]
@@ -142,6 +148,11 @@ fn main() -> ExitCode {
             json,
             inputs,
         } => run_decode_gqp(&inputs, json),
+        Command::Decode {
+            protocol: Protocol::OgpDraft,
+            json,
+            inputs,
+        } => run_decode_draft(&inputs, json),
         Command::Demo => runtime().and_then(|rt| rt.block_on(run_demo())),
         Command::Query {
             protocol,
@@ -172,11 +183,15 @@ fn main() -> ExitCode {
                     let gqp = query::GqpArgs { command, user };
                     runtime().and_then(|rt| rt.block_on(run_query_gqp(&args, &gqp, json, verbose)))
                 }
+                Protocol::OgpDraft => {
+                    runtime().and_then(|rt| rt.block_on(run_query_draft(&args, json, verbose)))
+                }
             }
         }
         Command::Serve {
             state,
             listen,
+            listen_ogp_draft,
             no_challenge,
             rate,
             burst,
@@ -196,6 +211,10 @@ fn main() -> ExitCode {
                     player_addresses,
                     ..OgpConfig::default()
                 },
+                ogp_draft: ogp_proto::ogp_draft::responder::DraftConfig {
+                    require_challenge: !no_challenge,
+                    ..Default::default()
+                },
                 rate: RateConfig {
                     per_second: rate,
                     burst,
@@ -205,6 +224,7 @@ fn main() -> ExitCode {
             let opts = serve::ServeOptions {
                 state,
                 listen,
+                listen_ogp_draft,
                 config,
                 reload_interval: Duration::from_secs_f64(reload_interval),
             };
@@ -278,7 +298,34 @@ fn print_items(decoded: &decode::Decoded, json: bool) -> anyhow::Result<()> {
 }
 
 async fn run_query(args: &query::QueryArgs, json: bool, verbose: bool) -> anyhow::Result<ExitCode> {
-    match query::run(args).await {
+    print_ogp_outcome("OGP", query::run(args).await, &args.target, json, verbose)
+}
+
+async fn run_query_draft(
+    args: &query::QueryArgs,
+    json: bool,
+    verbose: bool,
+) -> anyhow::Result<ExitCode> {
+    print_ogp_outcome(
+        "OGP v0.02",
+        query::run_draft(args).await,
+        &args.target,
+        json,
+        verbose,
+    )
+}
+
+fn print_ogp_outcome(
+    protocol: &str,
+    result: Result<
+        (SocketAddr, ogp_proto::ogp::client::QueryOutcome),
+        ogp_net::client::ClientError,
+    >,
+    target: &str,
+    json: bool,
+    verbose: bool,
+) -> anyhow::Result<ExitCode> {
+    match result {
         Ok((addr, o)) => {
             for w in &o.warnings {
                 eprintln!("warning: {w}");
@@ -287,7 +334,7 @@ async fn run_query(args: &query::QueryArgs, json: bool, verbose: bool) -> anyhow
                 emit(&format!("{}\n", o.status.to_json_pretty()))?;
             } else {
                 let mut head = format!(
-                    "OGP server {addr} answered in {:.1} ms ({} B in {} datagram{})\n",
+                    "{protocol} server {addr} answered in {:.1} ms ({} B in {} datagram{})\n",
                     o.ping_ms,
                     o.answer_bytes,
                     o.answer_datagrams,
@@ -303,7 +350,7 @@ async fn run_query(args: &query::QueryArgs, json: bool, verbose: bool) -> anyhow
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
-            eprintln!("ogp: {}: {e}", args.target);
+            eprintln!("ogp: {target}: {e}");
             Ok(ExitCode::from(1))
         }
     }
@@ -355,6 +402,15 @@ async fn run_query_gqp(
     }
 }
 
+fn run_decode_draft(args: &[String], json: bool) -> anyhow::Result<ExitCode> {
+    let inputs = args
+        .iter()
+        .map(|a| decode::read_input(a))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    emit(&decode::draft_describe(&inputs, json)?)?;
+    Ok(ExitCode::SUCCESS)
+}
+
 fn run_decode_gqp(args: &[String], json: bool) -> anyhow::Result<ExitCode> {
     for arg in args {
         let input = decode::read_input(arg)?;
@@ -385,6 +441,17 @@ async fn run_demo() -> anyhow::Result<ExitCode> {
     };
     let outcome = ogp_net::client::query(addr, query::options(&args)).await;
     let gqp = query::run_gqp(&args, &query::GqpArgs::default()).await;
+    let draft_config = ResponderConfig {
+        listener: ogp_proto::responder::Listener::OgpDraft,
+        ..ResponderConfig::default()
+    };
+    let draft_handle = ogp_net::responder::spawn(loopback, Arc::clone(&cell), draft_config).await?;
+    let draft_args = query::QueryArgs {
+        target: draft_handle.local_addr().to_string(),
+        ..args
+    };
+    let draft = query::run_draft(&draft_args).await;
+    draft_handle.shutdown().await?;
     let stats = handle.stats();
     handle.shutdown().await?;
     let o = outcome?;
@@ -410,6 +477,21 @@ async fn run_demo() -> anyhow::Result<ExitCode> {
             ))?;
         }
         Err(e) => emit(&format!("\nGQP on the same port failed: {e}\n"))?,
+    }
+    match &draft {
+        Ok((daddr, d)) => {
+            emit(&format!(
+                "\nOGP v0.02 draft on its own port {daddr}:\n{}",
+                query::wire_summary(d)
+            ))?;
+            let same = d.status.host_name == o.status.host_name;
+            emit(&format!(
+                "  answered in {:.2} ms; {} server name\n",
+                d.ping_ms,
+                if same { "same" } else { "DIFFERENT" }
+            ))?;
+        }
+        Err(e) => emit(&format!("\nOGP v0.02 draft failed: {e}\n"))?,
     }
     emit(&format!(
         "\nThe responder received {} and sent {} datagrams ({} bytes).\n\n",

@@ -75,6 +75,23 @@ pub fn wire_summary(o: &QueryOutcome) -> String {
     s
 }
 
+/// Resolves and queries over the OGP v0.02 draft.
+pub async fn run_draft(
+    args: &QueryArgs,
+) -> Result<(std::net::SocketAddr, QueryOutcome), ClientError> {
+    let base = options(args);
+    let opts = ogp_proto::ogp_draft::client::QueryOptions {
+        attempt_timeout: base.attempt_timeout,
+        retries: base.retries,
+        total_timeout: base.total_timeout,
+        max_bytes_per_packet: args.split.map(|m| i16::try_from(m).unwrap_or(i16::MAX)),
+        ..Default::default()
+    };
+    let addr = client::resolve(&args.target).await?;
+    let outcome = client::query_draft(addr, opts).await?;
+    Ok((addr, outcome))
+}
+
 /// GQP-specific arguments of `ogp query`.
 #[derive(Debug, Default)]
 pub struct GqpArgs {

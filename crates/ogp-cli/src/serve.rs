@@ -16,6 +16,8 @@ pub struct ServeOptions {
     pub state: PathBuf,
     /// Addresses to listen on.
     pub listen: Vec<SocketAddr>,
+    /// Addresses to answer the OGP v0.02 draft on.
+    pub listen_ogp_draft: Vec<SocketAddr>,
     /// Responder settings.
     pub config: ResponderConfig,
     /// How often to look at the file for changes.
@@ -71,6 +73,17 @@ pub async fn run(opts: ServeOptions) -> Result<()> {
         handles.push(h);
     }
     let addrs: Vec<String> = handles.iter().map(|h| h.local_addr().to_string()).collect();
+    for addr in &opts.listen_ogp_draft {
+        let config = ResponderConfig {
+            listener: ogp_proto::responder::Listener::OgpDraft,
+            ..opts.config.clone()
+        };
+        let h = responder::spawn(*addr, Arc::clone(&cell), config)
+            .await
+            .with_context(|| format!("listening on {addr} (OGP v0.02 draft)"))?;
+        tracing::info!("answering the OGP v0.02 draft on {}", h.local_addr());
+        handles.push(h);
+    }
     tracing::info!(
         "serving {} on {} (OGP, GQP; OGP challenge {}, rate {}/s burst {})",
         opts.state.display(),

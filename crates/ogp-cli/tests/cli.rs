@@ -430,3 +430,55 @@ fn gqp_status_and_raw_commands_on_the_shared_port() {
         Some(2)
     );
 }
+
+#[test]
+fn ogp_draft_is_served_on_its_own_port_only() {
+    let dir = TempDir::new("draft");
+    let state = dir.path("state.json");
+    write_atomic(&state, STATE);
+    let (main_port, draft_port) = (free_port(), free_port());
+    let main = format!("127.0.0.1:{main_port}");
+    let draft = format!("127.0.0.1:{draft_port}");
+    let _server = KillOnDrop(
+        Command::new(BIN)
+            .args(["serve", "--state"])
+            .arg(&state)
+            .args(["--listen", &main, "--listen-ogp-draft", &draft])
+            .env_remove("OGP_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn ogp serve"),
+    );
+    let out = within(Duration::from_secs(5), || {
+        let o = ogp(&[
+            "query",
+            "--protocol",
+            "ogp-draft",
+            &draft,
+            "--json",
+            "--timeout",
+            "300",
+        ]);
+        (o.status.code() == Some(0)).then(|| stdout(&o))
+    })
+    .expect("the draft listener answers the draft");
+    let s: Status = serde_json::from_str(&out).unwrap();
+    let served: Status = serde_json::from_str(STATE).unwrap();
+    assert_eq!(s.host_name, served.host_name);
+    // The draft listener does not answer v1.01, and the main listener not the draft.
+    let o = ogp(&["query", &draft, "--timeout", "200", "--retries", "0"]);
+    assert_eq!(o.status.code(), Some(1));
+    let o = ogp(&[
+        "query",
+        "--protocol",
+        "ogp-draft",
+        &main,
+        "--timeout",
+        "200",
+        "--retries",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+}

@@ -119,6 +119,20 @@ pub async fn connect(addr: SocketAddr) -> Result<UdpSocket, ClientError> {
     Ok(socket)
 }
 
+/// Queries one server speaking the OGP v0.02 draft (on its own port).
+pub async fn query_draft(
+    addr: SocketAddr,
+    opts: ogp_proto::ogp_draft::client::QueryOptions,
+) -> Result<QueryOutcome, ClientError> {
+    let socket = connect(addr).await?;
+    let m =
+        ogp_proto::ogp_draft::client::QueryMachine::new(opts, crate::random_u32(), Instant::now());
+    match drive(&socket, m).await? {
+        Some(r) => r.map_err(ClientError::Query),
+        None => Err(ClientError::Query(QueryError::Timeout { attempts: 0 })),
+    }
+}
+
 /// Queries one GQP server.
 pub async fn query_gqp(
     addr: SocketAddr,

@@ -63,3 +63,7 @@ impl_driver!(
     crate::gqp::client::QueryMachine,
     Result<crate::gqp::client::QueryOutcome, crate::gqp::client::QueryError>
 );
+impl_driver!(
+    crate::ogp_draft::client::QueryMachine,
+    Result<crate::ogp::client::QueryOutcome, crate::ogp::client::QueryError>
+);
