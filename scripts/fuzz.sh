@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# Coverage-guided fuzzing of the ogp-proto decoders with libFuzzer, on STABLE Rust.
+#
+#   scripts/fuzz.sh build                  build every target (fuzz/target/)
+#   scripts/fuzz.sh list                   print the target names
+#   scripts/fuzz.sh run TARGET SECONDS [LIBFUZZER_ARGS...]
+#                                          fuzz one target; new corpus entries go to
+#                                          fuzz/corpus-run/TARGET, crashes to fuzz/artifacts/TARGET
+#   scripts/fuzz.sh smoke SECONDS          run every target for SECONDS each; fails on any crash
+#   scripts/fuzz.sh repro TARGET FILE...   run a target once on the given inputs (no fuzzing)
+#   scripts/fuzz.sh tmin TARGET FILE       minimise a crashing input (to fuzz/artifacts/TARGET/)
+#
+# No nightly and no cargo-fuzz: the fuzz package (fuzz/, outside the workspace) is built
+# with the instrumentation flags cargo-fuzz passes for `--sanitizer none`, all of which are
+# stable rustc options (-Cpasses=sancov-module plus LLVM's sanitizer-coverage options);
+# libfuzzer-sys compiles libFuzzer itself with the C++ compiler (g++/clang++).
+# Environment: FUZZ_JOBS (cargo -j), FUZZ_TRIPLE (default: the host triple),
+# FUZZ_EXTRA_RUSTFLAGS (appended to the instrumentation flags), FUZZ_LOCKED=1 (cargo
+# --locked), FUZZ_REBUILD=0 (run/smoke skip the cargo build when the binaries exist).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+FUZZ="$ROOT/fuzz"
+TARGET_DIR="$FUZZ/target"
+TARGETS=(ogp_datagram ogp_answer_body ogp_query_body ogp_split state_json)
+
+TRIPLE="${FUZZ_TRIPLE:-$(rustc -vV | sed -n 's/^host: //p')}"
+
+# What cargo-fuzz 0.12/0.13 passes for a release build without a sanitizer, plus debug
+# assertions and overflow checks (cargo-fuzz's `-a`): the decoders promise checked
+# arithmetic, so an overflow must be a crash, not a silent wrap.
+INSTRUMENT=(
+    -Cpasses=sancov-module
+    -Cllvm-args=-sanitizer-coverage-level=4
+    -Cllvm-args=-sanitizer-coverage-inline-8bit-counters
+    -Cllvm-args=-sanitizer-coverage-pc-table
+    -Cllvm-args=-sanitizer-coverage-trace-compares
+    -Cllvm-args=-simplifycfg-branch-fold-threshold=0
+    --cfg fuzzing
+    -Clink-dead-code
+    -Cdebug-assertions
+    -Coverflow-checks
+    -Ccodegen-units=1
+)
+case "$TRIPLE" in
+    *-linux-*) INSTRUMENT+=(-Cllvm-args=-sanitizer-coverage-stack-depth) ;;
+esac
+
+usage() {
+    sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    exit 2
+}
+
+known_target() {
+    local t
+    for t in "${TARGETS[@]}"; do
+        [[ "$t" == "$1" ]] && return 0
+    done
+    echo "unknown target '$1' (known: ${TARGETS[*]})" >&2
+    exit 2
+}
+
+max_len_for() {
+    case "$1" in
+        ogp_answer_body) echo 9000 ;; # answer bodies up to 8 KiB and a bit
+        ogp_split) echo 9000 ;;       # several ~470-byte split packets
+        state_json) echo 4096 ;;      # the example state file is 2.1 KB
+        *) echo 2048 ;;               # one datagram / query body
+    esac
+}
+
+bin_path() {
+    echo "$TARGET_DIR/$TRIPLE/release/$1"
+}
+
+build() {
+    local flags="${INSTRUMENT[*]} ${FUZZ_EXTRA_RUSTFLAGS:-}"
+    local extra=()
+    if [[ -n "${FUZZ_JOBS:-}" ]]; then extra+=(-j "$FUZZ_JOBS"); fi
+    # fuzz/Cargo.lock pins every version; cargo only adds entries for dependencies that
+    # ogp-proto gained since. FUZZ_LOCKED=1 makes such drift an error instead.
+    if [[ "${FUZZ_LOCKED:-0}" == 1 ]]; then extra+=(--locked); fi
+    # --target makes RUSTFLAGS apply to the target only, not to build scripts and proc
+    # macros (serde_derive), as cargo-fuzz does. CARGO_ENCODED_RUSTFLAGS would override
+    # RUSTFLAGS, so it is cleared.
+    env -u CARGO_ENCODED_RUSTFLAGS RUSTFLAGS="$flags" \
+        cargo build --release \
+        --manifest-path "$FUZZ/Cargo.toml" \
+        --target "$TRIPLE" \
+        --target-dir "$TARGET_DIR" \
+        --bins "${extra[@]}"
+}
+
+ensure_built() {
+    local t missing=0
+    for t in "${TARGETS[@]}"; do
+        [[ -x "$(bin_path "$t")" ]] || missing=1
+    done
+    if [[ $missing == 1 || "${FUZZ_REBUILD:-1}" == 1 ]]; then
+        build
+    fi
+}
+
+# run_target TARGET SECONDS [extra libFuzzer args...]
+run_target() {
+    local target="$1" seconds="$2"
+    shift 2
+    local seeds="$FUZZ/corpus/$target"
+    local scratch="$FUZZ/corpus-run/$target"
+    local artifacts="$FUZZ/artifacts/$target"
+    mkdir -p "$scratch" "$artifacts"
+    local corpora=("$scratch")
+    if [[ -d "$seeds" ]]; then corpora+=("$seeds"); fi
+    local dict=()
+    if [[ -f "$FUZZ/dict/$target.dict" ]]; then dict=(-dict="$FUZZ/dict/$target.dict"); fi
+    # The first corpus directory is the one libFuzzer writes new inputs to: the scratch
+    # one. The committed seeds are only read.
+    "$(bin_path "$target")" \
+        -artifact_prefix="$artifacts/" \
+        -max_total_time="$seconds" \
+        -max_len="$(max_len_for "$target")" \
+        -rss_limit_mb=2048 \
+        -timeout=5 \
+        -print_final_stats=1 \
+        "${dict[@]}" \
+        "$@" \
+        "${corpora[@]}"
+}
+
+cmd="${1:-}"
+[[ -n "$cmd" ]] || usage
+shift
+case "$cmd" in
+    build)
+        build
+        ;;
+    list)
+        printf '%s\n' "${TARGETS[@]}"
+        ;;
+    run)
+        [[ $# -ge 2 ]] || usage
+        target="$1"
+        seconds="$2"
+        shift 2
+        known_target "$target"
+        ensure_built
+        run_target "$target" "$seconds" "$@"
+        ;;
+    smoke)
+        [[ $# -eq 1 ]] || usage
+        seconds="$1"
+        ensure_built
+        failed=()
+        logdir="$FUZZ/corpus-run/logs"
+        mkdir -p "$logdir"
+        for t in "${TARGETS[@]}"; do
+            echo "=== smoke: $t for ${seconds}s ===" >&2
+            start=$SECONDS
+            if run_target "$t" "$seconds" >"$logdir/$t.log" 2>&1; then
+                status=ok
+            else
+                status=FAILED
+                failed+=("$t")
+            fi
+            execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$logdir/$t.log" | tail -n1)"
+            echo "=== $t: $status, ${execs:-?} execs in $((SECONDS - start))s (log: $logdir/$t.log) ===" >&2
+            if [[ $status == FAILED ]]; then
+                tail -n 60 "$logdir/$t.log" >&2
+            fi
+        done
+        if [[ ${#failed[@]} -gt 0 ]]; then
+            echo "smoke FAILED: ${failed[*]} (crashing inputs in $FUZZ/artifacts/)" >&2
+            exit 1
+        fi
+        echo "smoke ok: ${TARGETS[*]}" >&2
+        ;;
+    repro)
+        [[ $# -ge 2 ]] || usage
+        target="$1"
+        shift
+        known_target "$target"
+        ensure_built
+        "$(bin_path "$target")" -runs=1 "$@"
+        ;;
+    tmin)
+        [[ $# -eq 2 ]] || usage
+        known_target "$1"
+        ensure_built
+        mkdir -p "$FUZZ/artifacts/$1"
+        "$(bin_path "$1")" -minimize_crash=1 -max_total_time=60 -runs=100000 \
+            -exact_artifact_path="$FUZZ/artifacts/$1/minimized-$(basename "$2")" "$2"
+        ;;
+    *)
+        usage
+        ;;
+esac
