@@ -31,6 +31,7 @@
     )
 )]
 
+pub mod a2s;
 pub mod error;
 pub mod guard;
 pub mod model;

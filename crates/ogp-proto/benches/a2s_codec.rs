@@ -1,0 +1,2 @@
+//! A2S codec benchmark (placeholder until the bench lands).
+fn main() {}

@@ -1,0 +1,1 @@
+//! The A2S client (sans-IO).

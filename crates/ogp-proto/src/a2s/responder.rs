@@ -1,0 +1,1 @@
+//! The A2S responder (sans-IO).
