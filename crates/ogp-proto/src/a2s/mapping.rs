@@ -53,35 +53,44 @@ fn byte_of(c: char) -> Option<u8> {
     u8::try_from(u32::from(c)).ok()
 }
 
-/// The server-type byte for a status (lower case).
+/// The server-type byte for a status (lower case): from `proxy` and `server_type`, with
+/// the byte in `a2s` used when they say nothing.
 pub fn server_type_byte(s: &Status) -> u8 {
+    let sent = s
+        .a2s
+        .as_ref()
+        .and_then(|a| a.server_type)
+        .and_then(byte_of)
+        .map(|b| b.to_ascii_lowercase());
     if s.proxy == Some(true) {
         return b'p';
     }
-    match s.server_type {
-        Some(ServerType::Dedicated) => b'd',
-        Some(ServerType::Listen) => b'l',
-        _ => s
-            .a2s
-            .as_ref()
-            .and_then(|a| a.server_type)
-            .and_then(byte_of)
-            .map_or(b'd', |b| b.to_ascii_lowercase()),
+    match (s.server_type, sent) {
+        (Some(ServerType::Dedicated), Some(b'p')) if s.proxy.is_none() => b'p',
+        (Some(ServerType::Dedicated), _) => b'd',
+        (Some(ServerType::Listen), _) => b'l',
+        (_, Some(b)) => b,
+        _ => b'd',
     }
 }
 
-/// The environment byte for a status (lower case).
+/// The environment byte for a status (lower case): from `os`, keeping the byte in `a2s`
+/// when it names the same OS (`'o'` and `'m'` are both macOS), or when `os` says
+/// nothing.
 pub fn environment_byte(s: &Status) -> u8 {
-    match s.os {
-        Some(Os::Linux) => b'l',
-        Some(Os::Windows) => b'w',
-        Some(Os::Mac) => b'm',
-        _ => s
-            .a2s
-            .as_ref()
-            .and_then(|a| a.environment)
-            .and_then(byte_of)
-            .map_or(b'l', |b| b.to_ascii_lowercase()),
+    let sent = s
+        .a2s
+        .as_ref()
+        .and_then(|a| a.environment)
+        .and_then(byte_of)
+        .map(|b| b.to_ascii_lowercase());
+    match (s.os, sent) {
+        (Some(os), Some(b)) if os_of(b) == Some(os) => b,
+        (Some(Os::Linux), _) => b'l',
+        (Some(Os::Windows), _) => b'w',
+        (Some(Os::Mac), _) => b'm',
+        (_, Some(b)) => b,
+        _ => b'l',
     }
 }
 
