@@ -199,6 +199,186 @@ impl Capture {
     }
 }
 
+/// Our decoding projected into the layout of the capture's reference decoding.
+fn project_info(m: &Message) -> Value {
+    use serde_json::json;
+    match m {
+        Message::Info(i) => {
+            let mut v = json!({
+                "type": "I", "protocol": i.protocol, "name": i.name.as_str(),
+                "map": i.map.as_str(), "folder": i.folder.as_str(), "game": i.game.as_str(),
+                "appid": i.app_id, "players": i.players, "max_players": i.max_players,
+                "bots": i.bots, "server_type": char::from(i.server_type).to_string(),
+                "environment": char::from(i.environment).to_string(),
+                "password": u8::from(i.password), "vac": u8::from(i.vac),
+                "version": i.version.as_str(), "trailing_bytes": i.trailing.len(),
+            });
+            if let Some(s) = i.ship {
+                v["ship_mode"] = json!(s.mode);
+                v["ship_witnesses"] = json!(s.witnesses);
+                v["ship_duration"] = json!(s.duration);
+            }
+            if let Some(x) = &i.extra {
+                v["edf"] = json!(format!("{:#04x}", x.flags()));
+                let mut set = |k: &str, val: Value| v[k] = val;
+                if let Some(p) = x.port {
+                    set("port", json!(p));
+                }
+                if let Some(p) = x.steam_id {
+                    set("steamid", json!(p));
+                }
+                if let Some(t) = &x.source_tv {
+                    set("stv_port", json!(t.port));
+                    set("stv_name", json!(t.name.as_str()));
+                }
+                if let Some(k) = &x.keywords {
+                    set("keywords", json!(k.as_str()));
+                }
+                if let Some(g) = x.game_id {
+                    set("gameid", json!(g));
+                }
+            }
+            v
+        }
+        Message::GoldSrcInfo(m) => {
+            let mut v = json!({
+                "type": "m", "address": m.address.as_str(), "name": m.name.as_str(),
+                "map": m.map.as_str(), "folder": m.folder.as_str(), "game": m.game.as_str(),
+                "players": m.players, "max_players": m.max_players, "protocol": m.protocol,
+                "server_type": char::from(m.server_type).to_string(),
+                "environment": char::from(m.environment).to_string(),
+                "password": u8::from(m.password), "trailing_bytes": m.trailing.len(),
+            });
+            let mut missing = Vec::new();
+            match m.is_mod {
+                Some(b) => v["is_mod"] = json!(u8::from(b)),
+                None => missing.push("is_mod"),
+            }
+            if let Some(x) = &m.mod_info {
+                v["mod_url"] = json!(x.url_info.as_str());
+                v["mod_download"] = json!(x.url_download.as_str());
+                v["mod_version"] = json!(x.version);
+                v["mod_size"] = json!(x.size);
+                v["mod_server_only"] = json!(u8::from(x.server_only));
+                v["mod_custom_dll"] = json!(u8::from(x.custom_dll));
+            }
+            match m.vac {
+                Some(b) => v["vac"] = json!(u8::from(b)),
+                None => missing.push("vac"),
+            }
+            match m.bots {
+                Some(b) => v["bots"] = json!(b),
+                None => missing.push("bots"),
+            }
+            if !missing.is_empty() {
+                v["missing_trailing_fields"] = json!(missing);
+            }
+            v
+        }
+        m => panic!("{m:?}"),
+    }
+}
+
+#[test]
+fn every_reply_matches_the_reference_decoding_field_by_field() {
+    let mut fields = 0;
+    for (name, json) in captures() {
+        let c = Capture::decode(&json);
+        let dec = &json["decoded"];
+        let infos = dec["info"].as_array().cloned().unwrap_or_default();
+        assert_eq!(infos.len(), c.infos.len(), "{name}");
+        for (ours, theirs) in c.infos.iter().zip(&infos) {
+            let mut theirs = theirs.clone();
+            theirs.as_object_mut().unwrap().remove("framing");
+            let ours = project_info(&ours.message);
+            assert_eq!(ours, theirs, "{name}");
+            fields += theirs.as_object().unwrap().len();
+        }
+        let players = dec["players"].as_array().cloned().unwrap_or_default();
+        assert_eq!(players.len(), c.players.len(), "{name}");
+        for (ours, theirs) in c.players.iter().zip(&players) {
+            let Message::Players(p) = &ours.message else {
+                panic!()
+            };
+            assert_eq!(
+                theirs["trailing_bytes"].as_u64(),
+                Some(p.trailing.len() as u64)
+            );
+            assert_eq!(theirs["count_byte"].as_u64(), Some(p.players.len() as u64));
+            for (o, t) in p.players.iter().zip(theirs["players"].as_array().unwrap()) {
+                if t == "..." {
+                    break;
+                }
+                assert_eq!(t["index"].as_u64(), Some(u64::from(o.index)), "{name}");
+                assert_eq!(t["name"].as_str(), Some(o.name.as_str()), "{name}");
+                assert_eq!(t["score"].as_i64(), Some(i64::from(o.score)), "{name}");
+                assert!(approx(
+                    t["duration"].as_f64().unwrap(),
+                    f64::from(o.duration)
+                ));
+                if let Some(x) = o.ship {
+                    assert_eq!(t["deaths"].as_i64(), Some(i64::from(x.deaths)), "{name}");
+                    assert_eq!(t["money"].as_i64(), Some(i64::from(x.money)), "{name}");
+                }
+                fields += t.as_object().unwrap().len();
+            }
+        }
+        let rules = dec["rules"].as_array().cloned().unwrap_or_default();
+        assert_eq!(rules.len(), c.rules.len(), "{name}");
+        for (ours, theirs) in c.rules.iter().zip(&rules) {
+            let Message::Rules(r) = &ours.message else {
+                panic!()
+            };
+            assert_eq!(theirs["count_field"].as_u64(), Some(r.rules.len() as u64));
+            assert_eq!(
+                theirs["trailing_bytes"].as_u64(),
+                Some(r.trailing.len() as u64)
+            );
+            for ((k, v), t) in r.rules.iter().zip(theirs["rules"].as_array().unwrap()) {
+                if t == "..." {
+                    break;
+                }
+                assert_eq!(t[0].as_str(), Some(k.as_str()), "{name}");
+                assert_eq!(t[1].as_str(), Some(v.as_str()), "{name}");
+                fields += 2;
+            }
+            let f = &theirs["framing"];
+            if let Some(id) = f["request_id"].as_str() {
+                let want = u32::from_str_radix(id.trim_start_matches("0x"), 16).unwrap();
+                let frags = json["responses"]["rules"].as_array().unwrap();
+                let first = from_hex(frags[0].as_str().unwrap()).unwrap();
+                assert_eq!(ogp_proto::a2s::Fragment::peek_id(&first).unwrap(), want);
+                if let Some(size) = f["split_size_field"].as_u64() {
+                    let l = Layout::Source { size_field: true };
+                    let p = ogp_proto::a2s::split::parse(&first, l).unwrap();
+                    assert_eq!(p.size.map(u64::from), Some(size), "{name}");
+                }
+            }
+            if let Some(crc) = f["crc32"].as_str() {
+                let want = u32::from_str_radix(crc.trim_start_matches("0x"), 16).unwrap();
+                assert_eq!(crc32fast::hash(&ours.bytes), want, "{name}");
+            }
+        }
+        // the challenge capture: its bytes (the reference's "trailing_bytes: 4" counts the
+        // challenge itself; nothing follows it on the wire)
+        for (ours, theirs) in c
+            .challenges
+            .iter()
+            .zip(dec["challenge"].as_array().unwrap_or(&vec![]))
+        {
+            let Message::Challenge(ch) = &ours.message else {
+                panic!()
+            };
+            assert_eq!(
+                theirs["challenge"].as_str().unwrap(),
+                to_hex(&ch.challenge.to_le_bytes())
+            );
+            assert_eq!(ours.bytes.len(), 9);
+        }
+    }
+    assert!(fields > 5000, "{fields}");
+}
+
 // =======================================================================================
 // Every capture decodes, and re-encodes
 
