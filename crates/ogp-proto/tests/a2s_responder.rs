@@ -728,3 +728,30 @@ fn stray_and_foreign_datagrams_are_dropped() {
         .iter()
         .any(|e| matches!(e, WireEvent::Dropped { .. })));
 }
+
+#[test]
+fn goldsrc_servers_answering_with_both_m_and_i_are_merged() {
+    let s = status(2, 2);
+    let m = ogp_proto::a2s::mapping::status_to_goldsrc(&s);
+    let mut i = ogp_proto::a2s::mapping::status_to_info(&s);
+    i.protocol = 48;
+    i.version = "1.1.2.7/Stdio".into();
+    let p = ogp_proto::a2s::mapping::status_to_players(&s, false);
+    // (with INFO alone the query is over at the first reply: the second one can only be
+    // taken while a later step is in progress)
+    let r = drive_fake(
+        QueryOptions {
+            rules: false,
+            ..QueryOptions::default()
+        },
+        |q| match q {
+            Request::Info { .. } => vec![encoded(|o| m.encode(o)), encoded(|o| i.encode(o))],
+            _ => vec![encoded(|o| p.encode(o))],
+        },
+    )
+    .unwrap();
+    assert!(matches!(r.info, Some(InfoReply::GoldSrc(_))));
+    assert_eq!(r.other_info, Some(InfoReply::Source(i)));
+    assert_eq!(r.status.game_version.as_deref(), Some("1.1.2.7/Stdio"));
+    assert_eq!(r.status.a2s.unwrap().protocol, Some(48));
+}

@@ -187,6 +187,9 @@ pub struct QueryOutcome {
     pub status: Status,
     /// The INFO reply.
     pub info: Option<InfoReply>,
+    /// A second INFO reply of the other kind: GoldSrc servers answer one A2S_INFO with
+    /// both `'m'` and `'I'`. The status takes the first, then the second over it.
+    pub other_info: Option<InfoReply>,
     /// The PLAYER reply.
     pub players: Option<Players>,
     /// The RULES reply.
@@ -227,6 +230,7 @@ pub struct QueryMachine {
     fragments: usize,
     reply_datagrams: usize,
     info: Option<InfoReply>,
+    other_info: Option<InfoReply>,
     players: Option<Players>,
     rules: Option<Rules>,
     missing: Vec<Step>,
@@ -258,6 +262,7 @@ impl QueryMachine {
             fragments: 0,
             reply_datagrams: 0,
             info: None,
+            other_info: None,
             players: None,
             rules: None,
             missing: Vec::new(),
@@ -430,10 +435,11 @@ impl QueryMachine {
 
     fn complete(&mut self) {
         let mut status = Status::default();
-        match &self.info {
-            Some(InfoReply::Source(i)) => info_to_status(i, &mut status),
-            Some(InfoReply::GoldSrc(m)) => goldsrc_to_status(m, &mut status),
-            None => {}
+        for info in [&self.info, &self.other_info].into_iter().flatten() {
+            match info {
+                InfoReply::Source(i) => info_to_status(i, &mut status),
+                InfoReply::GoldSrc(m) => goldsrc_to_status(m, &mut status),
+            }
         }
         if let Some(p) = &self.players {
             players_to_status(p, &mut status);
@@ -444,6 +450,7 @@ impl QueryMachine {
         let outcome = QueryOutcome {
             status,
             info: self.info.take(),
+            other_info: self.other_info.take(),
             players: self.players.take(),
             rules: self.rules.take(),
             missing: std::mem::take(&mut self.missing),
@@ -546,6 +553,17 @@ impl QueryMachine {
             Message::GoldSrcInfo(m) if step == Step::Info => {
                 self.info = Some(InfoReply::GoldSrc(m));
                 accept(self, Step::Info);
+            }
+            Message::Info(i)
+                if matches!(self.info, Some(InfoReply::GoldSrc(_)))
+                    && self.other_info.is_none() =>
+            {
+                self.other_info = Some(InfoReply::Source(i));
+            }
+            Message::GoldSrcInfo(m)
+                if matches!(self.info, Some(InfoReply::Source(_))) && self.other_info.is_none() =>
+            {
+                self.other_info = Some(InfoReply::GoldSrc(m));
             }
             Message::Players(p) if step == Step::Players => {
                 self.players = Some(p);
