@@ -182,6 +182,7 @@ impl Info {
         let extra = match r.peek_u8() {
             None => None,
             Some(_) => {
+                let edf_at = r.offset();
                 let flags = r.u8("EDF")?;
                 let mut x = Extra {
                     unknown_bits: flags & !edf::KNOWN,
@@ -206,7 +207,7 @@ impl Info {
                 }
                 if x.unknown_bits != 0 {
                     w.push(DecodeWarning {
-                        offset: at,
+                        offset: edf_at,
                         field: "EDF",
                         message: "unknown EDF bits; the bytes after the known fields are kept",
                     });

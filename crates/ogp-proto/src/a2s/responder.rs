@@ -226,7 +226,7 @@ impl A2sResponder {
                 if self.config.require_info_challenge && !verified(keys) {
                     return send_challenge(keys, out);
                 }
-                self.info(status).encode(out.push_buf());
+                self.fitted_info(status, out.push_buf());
                 A2sOutcome::Info
             }
             Request::Player { .. } => {
@@ -325,12 +325,59 @@ impl A2sResponder {
 
     /// The INFO reply for `status` in this responder's flavor, fitted to one datagram.
     pub fn info(&self, status: &Status) -> InfoReply {
-        match self.config.flavor {
-            Flavor::GoldSrcM => {
-                let mut m = status_to_goldsrc(status);
-                let mut probe = Vec::new();
-                m.encode(&mut probe);
-                if probe.len() > MAX_DATAGRAM {
+        self.fitted_info(status, &mut Vec::new())
+    }
+
+    /// Encodes the INFO reply into `buf` (cleared first), leaving out the keywords, then
+    /// SourceTV, then shortening strings until it fits one datagram; returns it.
+    fn fitted_info(&self, status: &Status, buf: &mut Vec<u8>) -> InfoReply {
+        let mut reply = match self.config.flavor {
+            Flavor::GoldSrcM => InfoReply::GoldSrc(status_to_goldsrc(status)),
+            Flavor::Source | Flavor::GoldSrcI => {
+                let mut i = status_to_info(status);
+                if self.config.flavor == Flavor::GoldSrcI {
+                    i.protocol = GOLDSRC_PROTOCOL;
+                    if i.app_id & 0xff >= 200 {
+                        i.app_id = 10;
+                    }
+                }
+                InfoReply::Source(i)
+            }
+        };
+        for shrink in 0..4 {
+            buf.clear();
+            reply.encode(buf);
+            if buf.len() <= MAX_DATAGRAM {
+                break;
+            }
+            match (&mut reply, shrink) {
+                (InfoReply::Source(i), 0) => {
+                    if let Some(x) = &mut i.extra {
+                        x.keywords = None;
+                    }
+                }
+                (InfoReply::Source(i), 1) => {
+                    if let Some(x) = &mut i.extra {
+                        x.source_tv = None;
+                    }
+                }
+                (InfoReply::Source(i), _) => {
+                    for s in [
+                        &mut i.name,
+                        &mut i.map,
+                        &mut i.folder,
+                        &mut i.game,
+                        &mut i.version,
+                    ] {
+                        shorten(s, SHORT_STRING);
+                    }
+                    if let Some(x) = &mut i.extra {
+                        if let Some(tv) = &mut x.source_tv {
+                            shorten(&mut tv.name, SHORT_STRING);
+                        }
+                    }
+                }
+                (InfoReply::GoldSrc(m), _) => {
                     for s in [
                         &mut m.address,
                         &mut m.name,
@@ -345,44 +392,8 @@ impl A2sResponder {
                         shorten(&mut x.url_download, SHORT_STRING);
                     }
                 }
-                InfoReply::GoldSrc(m)
-            }
-            Flavor::Source | Flavor::GoldSrcI => {
-                let mut i = status_to_info(status);
-                if self.config.flavor == Flavor::GoldSrcI {
-                    i.protocol = GOLDSRC_PROTOCOL;
-                    if i.app_id & 0xff >= 200 {
-                        i.app_id = 10;
-                    }
-                }
-                let size = |i: &super::Info| {
-                    let mut v = Vec::new();
-                    i.encode(&mut v);
-                    v.len()
-                };
-                if size(&i) > MAX_DATAGRAM {
-                    if let Some(x) = &mut i.extra {
-                        x.keywords = None;
-                    }
-                }
-                if size(&i) > MAX_DATAGRAM {
-                    if let Some(x) = &mut i.extra {
-                        x.source_tv = None;
-                    }
-                }
-                if size(&i) > MAX_DATAGRAM {
-                    for s in [
-                        &mut i.name,
-                        &mut i.map,
-                        &mut i.folder,
-                        &mut i.game,
-                        &mut i.version,
-                    ] {
-                        shorten(s, SHORT_STRING);
-                    }
-                }
-                InfoReply::Source(i)
             }
         }
+        reply
     }
 }
