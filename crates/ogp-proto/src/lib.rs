@@ -34,6 +34,7 @@
     )
 )]
 
+pub mod a2s;
 pub mod driver;
 pub mod error;
 pub mod gqp;

@@ -806,6 +806,15 @@ pub struct A2sInfo {
     /// GoldSrc 'm' replies: the server's own address as it reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub address: Option<Text>,
+    /// GoldSrc 'm' replies: the mod's download URL (its info URL is `mod.url`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mod_download_url: Option<Text>,
+    /// GoldSrc 'm' replies: the mod runs on the server only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mod_server_only: Option<bool>,
+    /// GoldSrc 'm' replies: the mod has its own client DLL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mod_custom_dll: Option<bool>,
 }
 
 /// Deserializes an optional `f32` that must be finite: NaN, infinities and numbers too

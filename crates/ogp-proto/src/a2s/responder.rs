@@ -1,0 +1,399 @@
+//! The A2S side of a responder: one request datagram in, zero or more reply datagrams
+//! out. It has the same shape as [`OgpResponder`](crate::ogp::responder::OgpResponder):
+//! the caller owns the challenge keys, the rate limiter and the ban hook shared by all
+//! protocols, and passes the datagram as an [`Incoming`].
+//!
+//! What it does (`interop.md` §5.1, `security.md` §3):
+//! 1. requests over 1400 bytes, garbage, replies and unknown types are ignored (silence);
+//!    so is a banned source (A2S has no "banned" reply);
+//! 2. A2S_INFO (`54 "Source Engine Query\0"` with 0, 4 or 8 trailing bytes; the first 4
+//!    are the challenge) is answered only with a valid challenge by default; otherwise
+//!    `FF FF FF FF 41 <C>` (9 bytes, less than the 25-byte request). The INFO reply is
+//!    never split: it is made to fit one 1400-byte datagram by leaving out the keywords,
+//!    then the SourceTV fields, then shortening strings;
+//! 3. A2S_PLAYER and A2S_RULES always need a valid challenge; `FFFFFFFF`, `00000000` or
+//!    a wrong value get `41 <C>`. One challenge per client IP (the keys' epochs, never the
+//!    port) is valid for INFO, PLAYER and RULES alike (qstat reuses the INFO challenge);
+//! 4. replies over 1400 bytes are split in the Source layout with the size field 1248,
+//!    ids 1…0x7FFF (bit 31 and bit 15 clear), fragments in order, never compressed; a
+//!    reply over [`A2sConfig::max_reply_bytes`] loses entries from its end until it fits;
+//! 5. server type and environment are lower-case letters; The Ship (app id 2400) gets
+//!    its INFO fields and its per-player deaths and money;
+//! 6. A2S_SERVERQUERY_GETCHALLENGE (`57`) and A2A_PING (`69`) are off by default;
+//! 7. optional GoldSrc emulation ([`Flavor`]): `'m'` replies, or `'I'` with protocol 48
+//!    and an app id whose low byte is below 200, with GoldSrc-layout splits (at most 15
+//!    fragments) and the GoldSrc ping reply.
+//!
+//! Unverified sources never get more than 9 bytes (21 for an enabled ping) and never a
+//! split reply. Nothing here panics.
+
+use std::net::IpAddr;
+use std::time::Instant;
+
+use super::info::InfoReply;
+use super::mapping::{
+    status_to_goldsrc, status_to_info, status_to_players, status_to_rules, GOLDSRC_PROTOCOL,
+};
+use super::request::{Request, ASK_CHALLENGE};
+use super::split::{encode_fragment, fragment_count, payload_per_fragment, Layout};
+use super::{Challenge, PingReply, MAX_DATAGRAM, SINGLE};
+use crate::guard::{protocol_id, ChallengeKeys};
+use crate::ogp::responder::Incoming;
+use crate::responder::Transmits;
+use crate::Status;
+
+/// Which engine the responder looks like.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Flavor {
+    /// Source: `'I'` replies, Source-layout splits (default).
+    #[default]
+    Source,
+    /// GoldSrc with `'m'` INFO replies and GoldSrc-layout splits.
+    GoldSrcM,
+    /// GoldSrc engine with `'I'` replies of protocol 48 (as Steam's HLDS sends) and
+    /// GoldSrc-layout splits; qstat and gamedig pick the GoldSrc layout from these values.
+    GoldSrcI,
+}
+
+/// A2S responder settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct A2sConfig {
+    /// Require a challenge before answering A2S_INFO (default true). Off, INFO answers
+    /// any source (the pre-2020 amplifier); PLAYER and RULES need one regardless.
+    pub require_info_challenge: bool,
+    /// Engine emulation (default Source).
+    pub flavor: Flavor,
+    /// Answer A2S_SERVERQUERY_GETCHALLENGE `57` (default false).
+    pub answer_get_challenge: bool,
+    /// Answer A2A_PING `69` (default false).
+    pub answer_ping: bool,
+    /// Largest request read (default 1400).
+    pub max_request_bytes: usize,
+    /// Largest reply, all fragments' payloads together (default 65536; GoldSrc splits
+    /// are further limited to 15 fragments).
+    pub max_reply_bytes: usize,
+}
+
+impl Default for A2sConfig {
+    fn default() -> Self {
+        Self {
+            require_info_challenge: true,
+            flavor: Flavor::Source,
+            answer_get_challenge: false,
+            answer_ping: false,
+            max_request_bytes: MAX_DATAGRAM,
+            max_reply_bytes: 65536,
+        }
+    }
+}
+
+/// What the A2S responder did with a datagram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum A2sOutcome {
+    /// Not answered, and why.
+    Ignored(&'static str),
+    /// Answered with `41 <C>`.
+    Challenge,
+    /// Answered A2S_INFO.
+    Info,
+    /// Answered A2S_PLAYER.
+    Players {
+        /// Datagrams sent (more than 1 when split).
+        datagrams: usize,
+        /// Players left out to fit the size limits.
+        truncated: bool,
+    },
+    /// Answered A2S_RULES.
+    Rules {
+        /// Datagrams sent (more than 1 when split).
+        datagrams: usize,
+        /// Rules left out to fit the size limits.
+        truncated: bool,
+    },
+    /// Answered A2A_PING.
+    Ping,
+}
+
+/// The A2S part of a responder.
+#[derive(Debug, Clone)]
+pub struct A2sResponder {
+    config: A2sConfig,
+    next_split_id: u32,
+    buf: Vec<u8>,
+}
+
+/// Longest string kept when an INFO reply must be shortened to fit one datagram.
+const SHORT_STRING: usize = 64;
+
+fn shorten(s: &mut crate::Text, max: usize) {
+    if s.len() > max {
+        let mut end = max;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+    }
+}
+
+impl A2sResponder {
+    /// A responder with the given settings.
+    pub fn new(config: A2sConfig) -> Self {
+        Self {
+            config,
+            next_split_id: 1,
+            buf: Vec::with_capacity(2048),
+        }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &A2sConfig {
+        &self.config
+    }
+
+    /// The challenge `ip` gets now.
+    pub fn challenge(keys: &mut ChallengeKeys, now: Instant, ip: IpAddr) -> u32 {
+        keys.issue(now, protocol_id::A2S, ip)
+    }
+
+    fn split_id(&mut self) -> u32 {
+        let id = self.next_split_id;
+        self.next_split_id = if id >= 0x7fff { 1 } else { id + 1 };
+        id
+    }
+
+    fn layout(&self) -> Layout {
+        match self.config.flavor {
+            Flavor::Source => Layout::Source { size_field: true },
+            Flavor::GoldSrcM | Flavor::GoldSrcI => Layout::GoldSrc,
+        }
+    }
+
+    /// Handles one datagram that starts with `FF FF FF FF`.
+    pub fn handle(
+        &mut self,
+        incoming: Incoming<'_>,
+        status: &Status,
+        keys: &mut ChallengeKeys,
+        out: &mut Transmits,
+    ) -> A2sOutcome {
+        let Incoming {
+            now,
+            ip,
+            datagram,
+            reject,
+        } = incoming;
+        if datagram.len() > self.config.max_request_bytes {
+            return A2sOutcome::Ignored("request larger than the limit");
+        }
+        let Ok(request) = Request::decode(datagram) else {
+            return A2sOutcome::Ignored("not an A2S request");
+        };
+        if reject {
+            return A2sOutcome::Ignored("banned source");
+        }
+        let verified = |keys: &mut ChallengeKeys| {
+            request.challenge().is_some_and(|c| {
+                c != 0 && c != ASK_CHALLENGE && keys.verify(now, protocol_id::A2S, ip, c)
+            })
+        };
+        let send_challenge = |keys: &mut ChallengeKeys, out: &mut Transmits| {
+            Challenge {
+                challenge: keys.issue(now, protocol_id::A2S, ip),
+            }
+            .encode(out.push_buf());
+            A2sOutcome::Challenge
+        };
+        match request {
+            Request::Ping => {
+                if !self.config.answer_ping {
+                    return A2sOutcome::Ignored("A2A_PING is off");
+                }
+                let reply = match self.config.flavor {
+                    Flavor::Source => PingReply::Source,
+                    Flavor::GoldSrcM | Flavor::GoldSrcI => PingReply::GoldSrc,
+                };
+                reply.encode(out.push_buf());
+                A2sOutcome::Ping
+            }
+            Request::GetChallenge => {
+                if !self.config.answer_get_challenge {
+                    return A2sOutcome::Ignored("A2S_SERVERQUERY_GETCHALLENGE is off");
+                }
+                send_challenge(keys, out)
+            }
+            Request::Info { .. } => {
+                if self.config.require_info_challenge && !verified(keys) {
+                    return send_challenge(keys, out);
+                }
+                self.fitted_info(status, out.push_buf());
+                A2sOutcome::Info
+            }
+            Request::Player { .. } => {
+                if !verified(keys) {
+                    return send_challenge(keys, out);
+                }
+                let ship = status
+                    .a2s
+                    .as_ref()
+                    .and_then(|a| a.app_id)
+                    .is_some_and(|id| id == super::info::SHIP_APP_ID)
+                    && self.config.flavor != Flavor::GoldSrcM;
+                let mut players = status_to_players(status, ship);
+                let full = players.players.len();
+                let limit = self.reply_limit();
+                // Drop players from the end until the reply fits.
+                loop {
+                    self.buf.clear();
+                    self.buf.extend_from_slice(&SINGLE);
+                    players.encode_body(&mut self.buf);
+                    if self.buf.len() <= limit || players.players.is_empty() {
+                        break;
+                    }
+                    let over = self.buf.len() - limit;
+                    let drop = (over / 16).clamp(1, players.players.len());
+                    players.players.truncate(players.players.len() - drop);
+                }
+                let datagrams = self.send(out);
+                A2sOutcome::Players {
+                    datagrams,
+                    truncated: players.players.len() < full,
+                }
+            }
+            Request::Rules { .. } => {
+                if !verified(keys) {
+                    return send_challenge(keys, out);
+                }
+                let mut rules = status_to_rules(status);
+                let full = rules.rules.len();
+                let limit = self.reply_limit();
+                self.buf.clear();
+                self.buf.extend_from_slice(&SINGLE);
+                rules.encode_body(&mut self.buf);
+                if self.buf.len() > limit {
+                    // Keep the longest prefix of rules that fits.
+                    let mut size = 4 + 1 + 2;
+                    let keep = rules
+                        .rules
+                        .iter()
+                        .take_while(|(k, v)| {
+                            size += k.len() + v.len() + 2;
+                            size <= limit
+                        })
+                        .count();
+                    rules.rules.truncate(keep);
+                    self.buf.clear();
+                    self.buf.extend_from_slice(&SINGLE);
+                    rules.encode_body(&mut self.buf);
+                }
+                let datagrams = self.send(out);
+                A2sOutcome::Rules {
+                    datagrams,
+                    truncated: rules.rules.len() < full,
+                }
+            }
+        }
+    }
+
+    /// Largest reply that can be sent: the configured cap, and what the layout can number.
+    fn reply_limit(&self) -> usize {
+        let layout = self.layout();
+        let by_layout = match layout {
+            Layout::GoldSrc => super::split::GOLDSRC_MAX_FRAGMENTS * payload_per_fragment(layout),
+            Layout::Source { .. } => 255 * payload_per_fragment(layout),
+        };
+        self.config.max_reply_bytes.min(by_layout).max(MAX_DATAGRAM)
+    }
+
+    /// Sends `self.buf` as one datagram or split; returns the number of datagrams.
+    fn send(&mut self, out: &mut Transmits) -> usize {
+        if self.buf.len() <= MAX_DATAGRAM {
+            out.push_buf().extend_from_slice(&self.buf);
+            return 1;
+        }
+        let layout = self.layout();
+        let Ok(n) = fragment_count(self.buf.len(), layout) else {
+            return 0;
+        };
+        let Ok(total) = u8::try_from(n) else { return 0 };
+        let id = self.split_id();
+        for number in 0..total {
+            encode_fragment(&self.buf, id, layout, number, total, out.push_buf());
+        }
+        n
+    }
+
+    /// The INFO reply for `status` in this responder's flavor, fitted to one datagram.
+    pub fn info(&self, status: &Status) -> InfoReply {
+        self.fitted_info(status, &mut Vec::new())
+    }
+
+    /// Encodes the INFO reply into `buf` (cleared first), leaving out the keywords, then
+    /// SourceTV, then shortening strings until it fits one datagram; returns it.
+    fn fitted_info(&self, status: &Status, buf: &mut Vec<u8>) -> InfoReply {
+        let mut reply = match self.config.flavor {
+            Flavor::GoldSrcM => InfoReply::GoldSrc(status_to_goldsrc(status)),
+            Flavor::Source | Flavor::GoldSrcI => {
+                let mut i = status_to_info(status);
+                if self.config.flavor == Flavor::GoldSrcI {
+                    i.protocol = GOLDSRC_PROTOCOL;
+                    if i.app_id & 0xff >= 200 {
+                        i.app_id = 10;
+                    }
+                }
+                InfoReply::Source(i)
+            }
+        };
+        for shrink in 0..4 {
+            buf.clear();
+            reply.encode(buf);
+            if buf.len() <= MAX_DATAGRAM {
+                break;
+            }
+            match (&mut reply, shrink) {
+                (InfoReply::Source(i), 0) => {
+                    if let Some(x) = &mut i.extra {
+                        x.keywords = None;
+                    }
+                }
+                (InfoReply::Source(i), 1) => {
+                    if let Some(x) = &mut i.extra {
+                        x.source_tv = None;
+                    }
+                }
+                (InfoReply::Source(i), _) => {
+                    for s in [
+                        &mut i.name,
+                        &mut i.map,
+                        &mut i.folder,
+                        &mut i.game,
+                        &mut i.version,
+                    ] {
+                        shorten(s, SHORT_STRING);
+                    }
+                    if let Some(x) = &mut i.extra {
+                        if let Some(tv) = &mut x.source_tv {
+                            shorten(&mut tv.name, SHORT_STRING);
+                        }
+                    }
+                }
+                (InfoReply::GoldSrc(m), _) => {
+                    for s in [
+                        &mut m.address,
+                        &mut m.name,
+                        &mut m.map,
+                        &mut m.folder,
+                        &mut m.game,
+                    ] {
+                        shorten(s, SHORT_STRING);
+                    }
+                    if let Some(x) = &mut m.mod_info {
+                        shorten(&mut x.url_info, SHORT_STRING);
+                        shorten(&mut x.url_download, SHORT_STRING);
+                    }
+                }
+            }
+        }
+        reply
+    }
+}
