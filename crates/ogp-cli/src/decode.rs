@@ -540,3 +540,87 @@ pub fn draft_describe(inputs: &[Input], json: bool) -> Result<String> {
     }
     Ok(out)
 }
+
+/// Describes A2S datagrams. INFO, PLAYER and RULES replies (split ones reassembled, in any
+/// order) are merged into one status, printed in the state-file schema with the A2S-only
+/// fields; requests and challenges are described.
+pub fn a2s_describe(inputs: &[Input], json: bool) -> Result<String> {
+    use ogp_proto::a2s::{self, mapping, split, Message as M};
+    let mut out = String::new();
+    let mut status = ogp_proto::Status::default();
+    let mut any_reply = false;
+    let mut reasm = split::Reassembler::new();
+    let mut pending: Vec<&str> = Vec::new();
+    let mut messages = Vec::new();
+    for input in inputs {
+        let d = a2s::decode(&input.bytes).with_context(|| input.name.clone())?;
+        for w in &d.warnings {
+            eprintln!("warning: {}: {w}", input.name);
+        }
+        match d.message {
+            M::Fragment(_) => {
+                pending.push(&input.name);
+                match reasm
+                    .push(&input.bytes)
+                    .with_context(|| input.name.clone())?
+                {
+                    split::Pushed::Complete { reply, .. } => {
+                        let d =
+                            split::decode_reassembled(&reply).context("reassembled split reply")?;
+                        messages.push(d.message);
+                        pending.clear();
+                        reasm = split::Reassembler::new();
+                    }
+                    split::Pushed::Duplicate => {
+                        eprintln!("warning: {}: duplicate fragment ignored", input.name)
+                    }
+                    _ => {}
+                }
+            }
+            m => messages.push(m),
+        }
+    }
+    if !pending.is_empty() {
+        bail!("split reply incomplete: have {}", pending.join(", "));
+    }
+    for m in messages {
+        match m {
+            M::Info(i) => {
+                mapping::info_to_status(&i, &mut status);
+                any_reply = true;
+            }
+            M::GoldSrcInfo(g) => {
+                mapping::goldsrc_to_status(&g, &mut status);
+                any_reply = true;
+            }
+            M::Players(p) => {
+                mapping::players_to_status(&p, &mut status);
+                any_reply = true;
+            }
+            M::Rules(r) => {
+                mapping::rules_to_status(&r, &mut status);
+                any_reply = true;
+            }
+            other => {
+                let d = format!("{other:?}");
+                if json {
+                    let _ = writeln!(
+                        out,
+                        "{}",
+                        serde_json::to_string_pretty(&json!({ "protocol": "a2s", "message": d }))?
+                    );
+                } else {
+                    let _ = writeln!(out, "A2S {d}");
+                }
+            }
+        }
+    }
+    if any_reply {
+        if json {
+            let _ = writeln!(out, "{}", status.to_json_pretty());
+        } else {
+            let _ = write!(out, "A2S reply\n\n{}", render::status(&status));
+        }
+    }
+    Ok(out)
+}

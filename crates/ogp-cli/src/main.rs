@@ -30,6 +30,8 @@ struct Cli {
 enum Protocol {
     /// Open Game Protocol v1.01.
     Ogp,
+    /// Valve's A2S server queries (Source and GoldSrc engines).
+    A2s,
     /// GQP, the text-based Gameserver Query Protocol draft.
     Gqp,
     /// The first OGP draft, v0.02 (served on its own port).
@@ -153,6 +155,11 @@ fn main() -> ExitCode {
             json,
             inputs,
         } => run_decode_draft(&inputs, json),
+        Command::Decode {
+            protocol: Protocol::A2s,
+            json,
+            inputs,
+        } => run_decode_a2s(&inputs, json),
         Command::Demo => runtime().and_then(|rt| rt.block_on(run_demo())),
         Command::Query {
             protocol,
@@ -185,6 +192,9 @@ fn main() -> ExitCode {
                 }
                 Protocol::OgpDraft => {
                     runtime().and_then(|rt| rt.block_on(run_query_draft(&args, json, verbose)))
+                }
+                Protocol::A2s => {
+                    runtime().and_then(|rt| rt.block_on(run_query_a2s(&args, json, verbose)))
                 }
             }
         }
@@ -402,6 +412,53 @@ async fn run_query_gqp(
     }
 }
 
+async fn run_query_a2s(
+    args: &query::QueryArgs,
+    json: bool,
+    verbose: bool,
+) -> anyhow::Result<ExitCode> {
+    match query::run_a2s(args).await {
+        Ok((addr, o)) => {
+            for w in &o.warnings {
+                eprintln!("warning: {w}");
+            }
+            for step in &o.missing {
+                eprintln!("warning: no {step:?} reply; the status lacks it");
+            }
+            if json {
+                emit(&format!("{}\n", o.status.to_json_pretty()))?;
+            } else {
+                let mut head = format!(
+                    "A2S server {addr} answered in {:.1} ms ({} datagram{})\n",
+                    o.ping_ms,
+                    o.reply_datagrams,
+                    if o.reply_datagrams == 1 { "" } else { "s" }
+                );
+                if verbose {
+                    head.push_str(&query::a2s_wire_summary(&o));
+                }
+                head.push('\n');
+                emit(&head)?;
+                emit(&render::status(&o.status))?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("ogp: {}: {e}", args.target);
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+fn run_decode_a2s(args: &[String], json: bool) -> anyhow::Result<ExitCode> {
+    let inputs = args
+        .iter()
+        .map(|a| decode::read_input(a))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    emit(&decode::a2s_describe(&inputs, json)?)?;
+    Ok(ExitCode::SUCCESS)
+}
+
 fn run_decode_draft(args: &[String], json: bool) -> anyhow::Result<ExitCode> {
     let inputs = args
         .iter()
@@ -441,6 +498,7 @@ async fn run_demo() -> anyhow::Result<ExitCode> {
     };
     let outcome = ogp_net::client::query(addr, query::options(&args)).await;
     let gqp = query::run_gqp(&args, &query::GqpArgs::default()).await;
+    let a2s = query::run_a2s(&args).await;
     let draft_config = ResponderConfig {
         listener: ogp_proto::responder::Listener::OgpDraft,
         ..ResponderConfig::default()
@@ -477,6 +535,27 @@ async fn run_demo() -> anyhow::Result<ExitCode> {
             ))?;
         }
         Err(e) => emit(&format!("\nGQP on the same port failed: {e}\n"))?,
+    }
+    match &a2s {
+        Ok((_, a)) => {
+            emit(&format!(
+                "\nValve A2S on the same port:\n{}",
+                query::a2s_wire_summary(a)
+            ))?;
+            let same = a.status.host_name == o.status.host_name
+                && a.status.players.as_ref().map(Vec::len)
+                    == o.status.players.as_ref().map(Vec::len);
+            emit(&format!(
+                "  answered in {:.2} ms; {} the OGP answer\n",
+                a.ping_ms,
+                if same {
+                    "same server name and players as"
+                } else {
+                    "DIFFERENT from"
+                }
+            ))?;
+        }
+        Err(e) => emit(&format!("\nA2S on the same port failed: {e}\n"))?,
     }
     match &draft {
         Ok((daddr, d)) => {

@@ -59,7 +59,7 @@ pub fn wire_summary(o: &QueryOutcome) -> String {
                 format!("→ query {bytes} B (challenge {challenge:#010x}, request id {request_id})")
             }
             WireEvent::Challenge { bytes, challenge } => {
-                format!("← error 3 {bytes} B: challenge {challenge:#010x}")
+                format!("← {bytes} B: new challenge {challenge:#010x}")
             }
             WireEvent::Fragment {
                 bytes,
@@ -90,6 +90,59 @@ pub async fn run_draft(
     let addr = client::resolve(&args.target).await?;
     let outcome = client::query_draft(addr, opts).await?;
     Ok((addr, outcome))
+}
+
+/// Resolves and queries over Valve A2S (INFO, PLAYER, RULES).
+pub async fn run_a2s(
+    args: &QueryArgs,
+) -> Result<(std::net::SocketAddr, ogp_proto::a2s::client::QueryOutcome), String> {
+    let base = options(args);
+    let opts = ogp_proto::a2s::client::QueryOptions {
+        attempt_timeout: base.attempt_timeout,
+        retries: base.retries,
+        // three steps, each with its retries
+        total_timeout: base.total_timeout * 3,
+        ..Default::default()
+    };
+    let addr = client::resolve(&args.target)
+        .await
+        .map_err(|e| e.to_string())?;
+    let o = client::query_a2s(addr, opts)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok((addr, o))
+}
+
+/// A summary of an A2S exchange.
+pub fn a2s_wire_summary(o: &ogp_proto::a2s::client::QueryOutcome) -> String {
+    use ogp_proto::a2s::client::WireEvent;
+    let mut s = String::new();
+    for e in &o.events {
+        let line = match e {
+            WireEvent::Sent {
+                step,
+                bytes,
+                challenge,
+            } => match challenge {
+                Some(c) => format!("→ {step:?} {bytes} B (challenge {c:#010x})"),
+                None => format!("→ {step:?} {bytes} B"),
+            },
+            WireEvent::Challenge { challenge } => format!("← challenge {challenge:#010x}"),
+            WireEvent::Fragment { bytes, id } => format!("← split fragment {bytes} B (id {id:#x})"),
+            WireEvent::Reply {
+                step,
+                bytes,
+                datagrams,
+            } => {
+                format!("← {step:?} reply {bytes} B in {datagrams} datagram(s)")
+            }
+            WireEvent::Skipped { step } => format!("   {step:?}: no reply, skipped"),
+            WireEvent::Dropped { bytes, why } => format!("← dropped {bytes} B ({why})"),
+            other => format!("{other:?}"),
+        };
+        let _ = writeln!(s, "  {line}");
+    }
+    s
 }
 
 /// GQP-specific arguments of `ogp query`.

@@ -133,6 +133,42 @@ pub async fn query_draft(
     }
 }
 
+/// Queries one Valve A2S server (INFO, PLAYER and RULES, as the options say).
+pub async fn query_a2s(
+    addr: SocketAddr,
+    opts: ogp_proto::a2s::client::QueryOptions,
+) -> Result<ogp_proto::a2s::client::QueryOutcome, A2sClientError> {
+    let socket = connect(addr).await.map_err(A2sClientError::Client)?;
+    let m = ogp_proto::a2s::client::QueryMachine::new(opts, Instant::now());
+    match drive(&socket, m).await.map_err(A2sClientError::Client)? {
+        Some(r) => r.map_err(A2sClientError::Query),
+        None => Err(A2sClientError::Query(
+            ogp_proto::a2s::client::QueryError::NothingToAsk,
+        )),
+    }
+}
+
+/// Why an A2S query failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum A2sClientError {
+    /// Resolution or socket trouble.
+    Client(ClientError),
+    /// The A2S exchange failed.
+    Query(ogp_proto::a2s::client::QueryError),
+}
+
+impl fmt::Display for A2sClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Client(e) => e.fmt(f),
+            Self::Query(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for A2sClientError {}
+
 /// Queries one GQP server.
 pub async fn query_gqp(
     addr: SocketAddr,

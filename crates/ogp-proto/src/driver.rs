@@ -67,3 +67,7 @@ impl_driver!(
     crate::ogp_draft::client::QueryMachine,
     Result<crate::ogp::client::QueryOutcome, crate::ogp::client::QueryError>
 );
+impl_driver!(
+    crate::a2s::client::QueryMachine,
+    Result<crate::a2s::client::QueryOutcome, crate::a2s::client::QueryError>
+);

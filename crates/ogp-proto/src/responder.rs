@@ -30,6 +30,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::a2s::responder::{A2sConfig, A2sOutcome, A2sResponder};
 use crate::gqp::responder::{GqpConfig, GqpOutcome, GqpResponder};
 use crate::guard::{ChallengeKeys, RateConfig, RateDecision, RateLimiter};
 use crate::ogp::responder::{Incoming, OgpConfig, OgpOutcome, OgpResponder};
@@ -115,6 +116,8 @@ pub struct ResponderConfig {
     pub listener: Listener,
     /// OGP settings.
     pub ogp: OgpConfig,
+    /// Valve A2S settings.
+    pub a2s: A2sConfig,
     /// GQP settings.
     pub gqp: GqpConfig,
     /// OGP v0.02 draft settings (used with [`Listener::OgpDraft`]).
@@ -134,6 +137,7 @@ impl fmt::Debug for ResponderConfig {
         f.debug_struct("ResponderConfig")
             .field("listener", &self.listener)
             .field("ogp", &self.ogp)
+            .field("a2s", &self.a2s)
             .field("gqp", &self.gqp)
             .field("ogp_draft", &self.ogp_draft)
             .field("rate", &self.rate)
@@ -149,6 +153,7 @@ impl Default for ResponderConfig {
         Self {
             listener: Listener::default(),
             ogp: OgpConfig::default(),
+            a2s: A2sConfig::default(),
             gqp: GqpConfig::default(),
             ogp_draft: DraftConfig::default(),
             rate: RateConfig::default(),
@@ -171,6 +176,8 @@ pub enum Outcome {
     Banned,
     /// Handled as OGP.
     Ogp(OgpOutcome),
+    /// Handled as Valve A2S.
+    A2s(A2sOutcome),
     /// Handled as GQP.
     Gqp(GqpOutcome),
     /// Handled as the OGP v0.02 draft.
@@ -202,6 +209,7 @@ pub struct Responder {
     limiter: RateLimiter,
     listener: Listener,
     ogp: OgpResponder,
+    a2s: A2sResponder,
     gqp: GqpResponder,
     draft: DraftResponder,
     ban: Option<BanHook>,
@@ -247,6 +255,7 @@ impl Responder {
             ),
             listener: config.listener,
             ogp: OgpResponder::new(config.ogp),
+            a2s: A2sResponder::new(config.a2s),
             gqp: GqpResponder::new(config.gqp),
             draft: DraftResponder::new(config.ogp_draft),
             ban: config.ban,
@@ -285,14 +294,16 @@ impl Responder {
     ) -> Outcome {
         out.clear();
         self.stats.received += 1;
-        // The first bytes tell the protocols apart: OGP starts with FF FF FF FF "OGP\0";
-        // GQP with SOH or a printable command character and ends with EOT (the binary
-        // protocols start with 0xFF or 0xFE).
+        // The first bytes tell the protocols apart: OGP starts with FF FF FF FF "OGP\0",
+        // A2S with FF FF FF FF and a request letter ('T', 'U', 'V', 'W', 'i'); GQP with
+        // SOH or a printable command character and ends with EOT (the binary protocols
+        // start with 0xFF or 0xFE).
         // A draft listener answers only the OGP v0.02 draft, whose datagrams start with
         // the same bytes as v1.01's.
         let protocol = match self.listener {
             Listener::OgpDraft if crate::ogp::is_ogp(datagram) => Protocol::OgpDraft,
             Listener::Standard if crate::ogp::is_ogp(datagram) => Protocol::Ogp,
+            Listener::Standard if crate::a2s::is_a2s(datagram) => Protocol::A2s,
             Listener::Standard if crate::gqp::is_gqp(datagram) => Protocol::Gqp,
             _ => {
                 self.stats.unknown += 1;
@@ -320,6 +331,10 @@ impl Responder {
                 let o = self.ogp.handle(incoming, status, &mut self.keys, out);
                 (Outcome::Ogp(o), matches!(o, OgpOutcome::Ignored(_)))
             }
+            Protocol::A2s => {
+                let o = self.a2s.handle(incoming, status, &mut self.keys, out);
+                (Outcome::A2s(o), matches!(o, A2sOutcome::Ignored(_)))
+            }
             Protocol::Gqp => {
                 let o = self.gqp.handle(incoming, status, &mut self.keys, out);
                 (Outcome::Gqp(o), matches!(o, GqpOutcome::Ignored(_)))
@@ -342,6 +357,7 @@ impl Responder {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Protocol {
     Ogp,
+    A2s,
     Gqp,
     OgpDraft,
 }
