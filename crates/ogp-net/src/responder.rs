@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use ogp_proto::responder::{Outcome, Responder, ResponderConfig, Stats, Transmits};
+use ogp_proto::responder::{Responder, ResponderConfig, Stats, Transmits};
 use tokio::net::UdpSocket;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -87,7 +87,6 @@ async fn run(
 ) -> io::Result<()> {
     let mut buf = vec![0u8; RECV_BUF];
     let mut out = Transmits::default();
-    let mut since_publish = 0u32;
     loop {
         let (n, src) = tokio::select! {
             r = socket.recv_from(&mut buf) => match r {
@@ -95,7 +94,13 @@ async fn run(
                 // ICMP errors from earlier sends surface here on some systems; they say
                 // nothing about this socket's health.
                 Err(e) if is_transient(&e) => continue,
-                Err(e) => return Err(e),
+                // Anything else is unexpected; a responder that stopped would go unnoticed
+                // by the game, so log it and keep serving after a short pause.
+                Err(e) => {
+                    tracing::error!(error = %e, "receive failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
             },
             _ = shutdown.changed() => return Ok(()),
         };
@@ -104,24 +109,14 @@ async fn run(
             let snapshot = status.peek();
             responder.handle(Instant::now(), src, datagram, &snapshot, &mut out)
         };
-        if let Outcome::Ogp(o) = outcome {
-            tracing::trace!(%src, ?o, "ogp");
-        }
+        tracing::trace!(%src, ?outcome, "handled");
         for d in out.iter() {
             if let Err(e) = socket.send_to(d, src).await {
                 tracing::debug!(%src, error = %e, "send failed");
             }
         }
-        since_publish += 1;
-        if since_publish >= 64 {
-            since_publish = 0;
-            if let Ok(mut s) = stats.lock() {
-                *s = responder.stats();
-            }
-        }
-        if n < RECV_BUF && since_publish == 0 {
-            continue;
-        }
+        // Publish the counters after the answers went out (an uncontended lock; a
+        // reader holding it only delays the update to the next datagram).
         if let Ok(mut s) = stats.try_lock() {
             *s = responder.stats();
         }
