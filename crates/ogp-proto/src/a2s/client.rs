@@ -211,6 +211,9 @@ pub struct QueryOutcome {
 /// Most wire events recorded per query.
 pub const MAX_EVENTS: usize = 64;
 
+/// How often a query drops held fragments that do not fit a newer fragment.
+pub const MAX_REASSEMBLY_RESTARTS: u32 = 8;
+
 /// One A2S query of one server.
 #[derive(Debug, Clone)]
 pub struct QueryMachine {
@@ -227,6 +230,7 @@ pub struct QueryMachine {
     sent_at: Option<Instant>,
     ping_ms: Option<f64>,
     reasm: Reassembler,
+    restarts: u32,
     fragments: usize,
     reply_datagrams: usize,
     info: Option<InfoReply>,
@@ -259,6 +263,7 @@ impl QueryMachine {
             sent_at: None,
             ping_ms: None,
             reasm: Reassembler::with_limits(opts.limits),
+            restarts: 0,
             fragments: 0,
             reply_datagrams: 0,
             info: None,
@@ -497,6 +502,24 @@ impl QueryMachine {
                         Ok(d) => self.handle_message(now, d, reply.len(), usize::from(fragments)),
                         Err(e) => self.finish(Err(QueryError::Malformed(e))),
                     }
+                }
+                // A fragment that does not fit the held ones: the held ones are most
+                // likely a late duplicate of an earlier reply (servers reuse split ids
+                // across PLAYER and RULES). Start over with this fragment, a bounded
+                // number of times.
+                Err(
+                    ReassemblyError::OtherId { .. }
+                    | ReassemblyError::TotalMismatch
+                    | ReassemblyError::Conflict { .. },
+                ) if self.restarts < MAX_REASSEMBLY_RESTARTS => {
+                    self.restarts += 1;
+                    self.reasm.reset();
+                    self.fragments = 0;
+                    self.event(WireEvent::Dropped {
+                        bytes: 0,
+                        why: "held fragments of another reply",
+                    });
+                    self.handle_datagram(now, datagram)
                 }
                 Err(ReassemblyError::OtherId { .. }) => self.event(WireEvent::Dropped {
                     bytes,
