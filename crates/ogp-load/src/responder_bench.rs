@@ -617,7 +617,7 @@ fn print_run(round: u32, label: &str, r: &RunResult) {
     );
     if let Some(s) = r.stats {
         println!(
-            "        responder stats: received {} sent {} rate-limited {} ignored {} (published every 64 datagrams)",
+            "        responder stats: received {} sent {} rate-limited {} ignored {}",
             s.received, s.sent, s.rate_limited, s.ignored
         );
     }

@@ -181,9 +181,10 @@ impl Header {
 
     /// The exact HeadSize of this header.
     pub fn head_size(&self) -> u8 {
-        let mut flag_bytes = Vec::with_capacity(2);
-        write_bits(&mut flag_bytes, self.wire_flags());
-        let mut n = 2 + flag_bytes.len();
+        // A minimal VarBitArray carries 7 bits a byte, at least one byte.
+        let bits = self.wire_flags().0;
+        let flag_bytes = (64 - bits.leading_zeros() as usize).div_ceil(7).max(1);
+        let mut n = 2 + flag_bytes;
         n += 4 * usize::from(self.challenge.is_some());
         n += 4 * usize::from(self.request_id.is_some());
         if self.is_answer() {
@@ -328,6 +329,25 @@ mod tests {
         q.challenge = Some(1);
         q.max_bytes_per_packet = Some(500);
         assert_eq!(q.head_size(), 9);
+    }
+
+    #[test]
+    fn head_size_counts_every_flag_byte() {
+        let mut h = Header::answer(PacketType::DEFAULT_QUERY);
+        for (flags, bytes) in [
+            (0u64, 1usize),
+            (0x7f, 1),
+            (0x80, 2),
+            (1 << 13, 2),
+            (1 << 14, 3),
+            (1 << 62, 9),
+        ] {
+            h.flags = Bits(flags).with(flags::ANSWER);
+            let mut out = Vec::new();
+            h.encode(&mut out);
+            assert_eq!(usize::from(h.head_size()), 2 + bytes, "flags {flags:#x}");
+            assert_eq!(out.len(), 8 + usize::from(h.head_size()));
+        }
     }
 
     #[test]

@@ -29,7 +29,7 @@ use super::answer::{answer_request_flags, encode_answer_sections, AnswerOptions}
 use super::header::{Header, PacketType};
 use super::query::{player_fields, request, DefaultQuery};
 use super::split::{split_answer, MIN_MAX_BYTES_PER_PACKET};
-use super::{encode_error, encode_resendable_copy, ErrorValue, Message, MAX_QUERY_SIZE};
+use super::{encode_error, encode_resendable_copy, ErrorValue, MAX_QUERY_SIZE};
 use crate::guard::{protocol_id, ChallengeKeys};
 use crate::responder::Transmits;
 use crate::Status;
@@ -229,8 +229,11 @@ impl OgpResponder {
             }
             return OgpOutcome::Error(ErrorValue::INVALID_CHALLENGE);
         }
-        let mut query = match super::decode(datagram).map(|p| p.message) {
-            Ok(Message::Query(q)) => q.query,
+        // The body was located by the header; decode it once, from where it starts (an
+        // empty body, a bare challenge probe, is no query either: Error 4).
+        let mut body_reader = crate::reader::Reader::with_base(body, body_at);
+        let mut query = match DefaultQuery::decode(&mut body_reader) {
+            Ok(q) if !body.is_empty() => q.query,
             _ => return self.error(&ah, ErrorValue::INVALID_QUERY, out),
         };
         if !self.config.player_addresses {
