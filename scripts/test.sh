@@ -13,6 +13,10 @@ cargo fmt --all -- --check
 step "cargo clippy (all targets, -D warnings)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+step "interop peers: qstat, gamedig, python-a2s, opengsq (scripts/install-interop.sh)"
+scripts/install-interop.sh
+export OGP_INTEROP=1 # crates/ogp-cli/tests/interop_a2s.rs runs them, and fails if one is missing
+
 step "cargo test"
 cargo test --workspace --locked
 

@@ -9,7 +9,8 @@
 //! When encoding, the common fields win over the A2S-only ones: `proxy: true` gives
 //! `'p'`, `server_type` gives `'d'`/`'l'`, `os` gives `'l'`/`'w'`/`'m'` (always lower
 //! case), and only when they say nothing is the byte from `a2s` used. Missing values get
-//! neutral defaults (empty strings, 0, protocol 17, `'d'`, `'l'`). Nothing here panics.
+//! neutral defaults (empty strings, 0, protocol 17, app id 255, `'d'`, `'l'`). Nothing here
+//! panics.
 
 use super::info::{Extra, GoldSrcInfo, GoldSrcMod, Info, ShipInfo, SourceTv, SHIP_APP_ID};
 use super::players::{PlayerEntry, Players, ShipPlayer, MAX_PLAYERS};
@@ -21,6 +22,18 @@ pub const DEFAULT_PROTOCOL: u8 = 17;
 
 /// Protocol byte of GoldSrc-engine replies.
 pub const GOLDSRC_PROTOCOL: u8 = 48;
+
+/// App id we send in `'I'` replies when the status has none. qstat 2.17 reads the split
+/// replies that follow an `'I'` INFO in the GoldSrc layout when the low byte of its app id
+/// is below [`QSTAT_SOURCE_SPLIT_FROM`] (measured against `quakestat -a2s`: low bytes
+/// 0–127 fail, 128–255 work, whatever the high byte), so with 0 it read none of our
+/// split PLAYER and RULES replies. 255 is odd, so it is the low 16 bits of no Steam app
+/// id (those are multiples of 10), and The Ship's 2400 it is not.
+pub const DEFAULT_APP_ID: u16 = 0x00ff;
+
+/// qstat 2.17 takes the Source split layout (with the size field) exactly when the low
+/// byte of the `'I'` app id is at least this, and the GoldSrc layout below it.
+pub const QSTAT_SOURCE_SPLIT_FROM: u16 = 0x80;
 
 fn clamp_u8(n: u32) -> u8 {
     u8::try_from(n).unwrap_or(u8::MAX)
@@ -220,7 +233,7 @@ fn text_or_empty(t: Option<&Text>) -> Text {
 /// The Source `'I'` reply for a status.
 pub fn status_to_info(s: &Status) -> Info {
     let a = s.a2s.clone().unwrap_or_default();
-    let app_id = a.app_id.unwrap_or(0);
+    let app_id = a.app_id.unwrap_or(DEFAULT_APP_ID);
     let extra = Extra {
         port: s.connect_port,
         steam_id: a.steam_id,

@@ -21,8 +21,14 @@
 //!    its INFO fields and its per-player deaths and money;
 //! 6. A2S_SERVERQUERY_GETCHALLENGE (`57`) and A2A_PING (`69`) are off by default;
 //! 7. optional GoldSrc emulation ([`Flavor`]): `'m'` replies, or `'I'` with protocol 48
-//!    and an app id whose low byte is below 200, with GoldSrc-layout splits (at most 15
+//!    and an app id whose low byte is below 128, with GoldSrc-layout splits (at most 15
 //!    fragments) and the GoldSrc ping reply.
+//!
+//! qstat chooses the split layout from the INFO app id's low byte (GoldSrc below 128,
+//! Source from 128: [`QSTAT_SOURCE_SPLIT_FROM`]); a status without an app id is therefore
+//! announced as [`DEFAULT_APP_ID`](super::mapping::DEFAULT_APP_ID) (255). An app id the
+//! status does give is sent as it is, even when qstat then misreads the splits (as it
+//! does for the real servers of those games).
 //!
 //! Unverified sources never get more than 9 bytes (21 for an enabled ping) and never a
 //! split reply. Nothing here panics.
@@ -33,6 +39,7 @@ use std::time::Instant;
 use super::info::InfoReply;
 use super::mapping::{
     status_to_goldsrc, status_to_info, status_to_players, status_to_rules, GOLDSRC_PROTOCOL,
+    QSTAT_SOURCE_SPLIT_FROM,
 };
 use super::request::{Request, ASK_CHALLENGE};
 use super::split::{encode_fragment, fragment_count, payload_per_fragment, Layout};
@@ -51,7 +58,8 @@ pub enum Flavor {
     /// GoldSrc with `'m'` INFO replies and GoldSrc-layout splits.
     GoldSrcM,
     /// GoldSrc engine with `'I'` replies of protocol 48 (as Steam's HLDS sends) and
-    /// GoldSrc-layout splits; qstat and gamedig pick the GoldSrc layout from these values.
+    /// GoldSrc-layout splits; qstat and gamedig pick the GoldSrc layout from these values
+    /// (qstat from an app id whose low byte is below 128, gamedig from protocol 48).
     GoldSrcI,
 }
 
@@ -337,7 +345,7 @@ impl A2sResponder {
                 let mut i = status_to_info(status);
                 if self.config.flavor == Flavor::GoldSrcI {
                     i.protocol = GOLDSRC_PROTOCOL;
-                    if i.app_id & 0xff >= 200 {
+                    if i.app_id & 0xff >= QSTAT_SOURCE_SPLIT_FROM {
                         i.app_id = 10;
                     }
                 }

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Installs the real third-party A2S clients that the interop tests
+# (crates/ogp-cli/tests/interop_a2s.rs) drive against `ogp serve`, pinned as in
+# shared/docs/interop.md §1:
+#
+#   qstat 2.17          Debian package `qstat` (binary `quakestat`), system-wide
+#   gamedig 5.3.3       npm, in target/interop/npm
+#   python-a2s 1.4.2    PyPI, in the venv target/interop/venv
+#   opengsq 3.7.0       PyPI, in the same venv
+#
+# Idempotent: what is already installed at the pinned version is left alone, so a second
+# run takes well under a second. `apt-get update` runs only when qstat is missing.
+# Any failure is fatal (non-zero exit): a missing peer is an install error, never a
+# reason for the tests to skip. Prints one line per peer with its version.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+GAMEDIG_VERSION=5.3.3
+PYTHON_A2S_VERSION=1.4.2
+OPENGSQ_VERSION=3.7.0
+
+DIR=target/interop
+NPM_PREFIX="$DIR/npm"
+VENV="$DIR/venv"
+
+die() {
+  echo "install-interop: $*" >&2
+  exit 1
+}
+note() { echo "install-interop: $*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then
+    "$@"
+  elif command -v sudo >/dev/null; then
+    sudo "$@"
+  else
+    die "need root (or sudo) to run: $*"
+  fi
+}
+
+apt_updated=0
+apt_install() {
+  if [ "$apt_updated" = 0 ]; then
+    note "apt-get update (for: $*)"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 ||
+      die "apt-get update failed"
+    apt_updated=1
+  fi
+  note "apt-get install $*"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2 ||
+    die "apt-get install $* failed"
+}
+
+mkdir -p "$DIR"
+
+# --- qstat (Debian) -------------------------------------------------------------------
+if ! command -v quakestat >/dev/null; then
+  apt_install qstat
+fi
+command -v quakestat >/dev/null || die "qstat is installed but there is no quakestat binary"
+qstat_version=$(dpkg-query -W -f '${Version}' qstat 2>/dev/null || true)
+[ -n "$qstat_version" ] || qstat_version=$(quakestat 2>&1 | sed -n 's/.*version \([0-9.]*\).*/\1/p' | head -1)
+echo "qstat $qstat_version ($(command -v quakestat))"
+
+# --- gamedig (npm) --------------------------------------------------------------------
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  apt_install nodejs npm
+fi
+node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 16 || (a === 16 && b >= 20) ? 0 : 1)' ||
+  die "gamedig $GAMEDIG_VERSION needs node >= 16.20, found $(node --version)"
+
+npm_version() { # the installed version of npm package $1 in $NPM_PREFIX, or nothing
+  local f="$NPM_PREFIX/node_modules/$1/package.json"
+  [ -f "$f" ] || return 0
+  node -e 'process.stdout.write(String(require(process.argv[1]).version))' "$PWD/$f" 2>/dev/null || true
+}
+if [ "$(npm_version gamedig)" != "$GAMEDIG_VERSION" ]; then
+  note "npm install gamedig@$GAMEDIG_VERSION into $NPM_PREFIX"
+  mkdir -p "$NPM_PREFIX"
+  npm install --prefix "$NPM_PREFIX" --no-audit --no-fund --loglevel=error \
+    "gamedig@$GAMEDIG_VERSION" >&2 || die "npm install gamedig@$GAMEDIG_VERSION failed"
+fi
+got=$(npm_version gamedig)
+[ "$got" = "$GAMEDIG_VERSION" ] || die "gamedig: wanted $GAMEDIG_VERSION, found '${got:-nothing}'"
+[ -f "$NPM_PREFIX/node_modules/gamedig/bin/gamedig.js" ] || die "gamedig: bin/gamedig.js missing"
+echo "gamedig $got ($NPM_PREFIX/node_modules/gamedig/bin/gamedig.js, node $(node --version))"
+
+# --- python-a2s and opengsq (PyPI, in a venv) ----------------------------------------
+PY="$VENV/bin/python"
+py_versions() { # "python-a2s=V opengsq=V" as installed in the venv (missing: empty)
+  "$PY" - <<'EOF' 2>/dev/null || true
+from importlib.metadata import version, PackageNotFoundError
+from importlib.util import find_spec
+out = []
+for name, module in (("python-a2s", "a2s"), ("opengsq", "opengsq")):
+    try:
+        out.append(f"{name}={version(name) if find_spec(module) else ''}")
+    except PackageNotFoundError:
+        out.append(f"{name}=")
+print(" ".join(out))
+EOF
+}
+want_py="python-a2s=$PYTHON_A2S_VERSION opengsq=$OPENGSQ_VERSION"
+if [ ! -x "$PY" ] || [ "$(py_versions)" != "$want_py" ]; then
+  if [ ! -x "$PY" ]; then
+    python3 -c 'import venv, ensurepip' 2>/dev/null || apt_install python3-venv
+    note "python3 -m venv $VENV"
+    rm -rf "$VENV"
+    python3 -m venv "$VENV" >&2 || die "python3 -m venv $VENV failed"
+  fi
+  note "pip install python-a2s==$PYTHON_A2S_VERSION opengsq==$OPENGSQ_VERSION into $VENV"
+  "$PY" -m pip install --quiet --disable-pip-version-check --no-input \
+    "python-a2s==$PYTHON_A2S_VERSION" "opengsq==$OPENGSQ_VERSION" >&2 ||
+    die "pip install python-a2s==$PYTHON_A2S_VERSION opengsq==$OPENGSQ_VERSION failed"
+  "$PY" -c 'import a2s; from opengsq.protocols import Source' ||
+    die "python-a2s and opengsq installed but do not import"
+fi
+got=$(py_versions)
+[ "$got" = "$want_py" ] || die "python clients: wanted '$want_py', found '$got'"
+echo "python-a2s $PYTHON_A2S_VERSION ($PY, $("$PY" --version 2>&1))"
+echo "opengsq $OPENGSQ_VERSION ($PY)"
