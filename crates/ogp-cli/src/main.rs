@@ -307,6 +307,49 @@ fn print_items(decoded: &decode::Decoded, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What any protocol's successful query has to show.
+struct Answered<'a> {
+    protocol: &'a str,
+    addr: SocketAddr,
+    ping_ms: f64,
+    datagrams: usize,
+    bytes: Option<usize>,
+    status: &'a ogp_proto::Status,
+    warnings: Vec<String>,
+    wire: String,
+}
+
+/// Prints a successful query: the status as JSON, or a summary line (and the exchange
+/// with --verbose) and the status tables. Warnings go to stderr.
+fn print_answered(a: &Answered<'_>, json: bool, verbose: bool) -> anyhow::Result<ExitCode> {
+    for w in &a.warnings {
+        eprintln!("warning: {w}");
+    }
+    if json {
+        emit(&format!("{}\n", a.status.to_json_pretty()))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let size = a.bytes.map(|b| format!("{b} B in ")).unwrap_or_default();
+    let plural = if a.datagrams == 1 { "" } else { "s" };
+    let mut head = format!(
+        "{} server {} answered in {:.1} ms ({size}{} datagram{plural})\n",
+        a.protocol, a.addr, a.ping_ms, a.datagrams
+    );
+    if verbose {
+        head.push_str(&a.wire);
+    }
+    head.push('\n');
+    emit(&head)?;
+    emit(&render::status(a.status))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reports a failed query: one line on stderr, exit code 1.
+fn print_failed(target: &str, e: &dyn std::fmt::Display) -> anyhow::Result<ExitCode> {
+    eprintln!("ogp: {target}: {e}");
+    Ok(ExitCode::from(1))
+}
+
 async fn run_query(args: &query::QueryArgs, json: bool, verbose: bool) -> anyhow::Result<ExitCode> {
     print_ogp_outcome("OGP", query::run(args).await, &args.target, json, verbose)
 }
@@ -336,33 +379,21 @@ fn print_ogp_outcome(
     verbose: bool,
 ) -> anyhow::Result<ExitCode> {
     match result {
-        Ok((addr, o)) => {
-            for w in &o.warnings {
-                eprintln!("warning: {w}");
-            }
-            if json {
-                emit(&format!("{}\n", o.status.to_json_pretty()))?;
-            } else {
-                let mut head = format!(
-                    "{protocol} server {addr} answered in {:.1} ms ({} B in {} datagram{})\n",
-                    o.ping_ms,
-                    o.answer_bytes,
-                    o.answer_datagrams,
-                    if o.answer_datagrams == 1 { "" } else { "s" }
-                );
-                if verbose {
-                    head.push_str(&query::wire_summary(&o));
-                }
-                head.push('\n');
-                emit(&head)?;
-                emit(&render::status(&o.status))?;
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => {
-            eprintln!("ogp: {target}: {e}");
-            Ok(ExitCode::from(1))
-        }
+        Ok((addr, o)) => print_answered(
+            &Answered {
+                protocol,
+                addr,
+                ping_ms: o.ping_ms,
+                datagrams: o.answer_datagrams,
+                bytes: Some(o.answer_bytes),
+                status: &o.status,
+                warnings: o.warnings.iter().map(ToString::to_string).collect(),
+                wire: query::wire_summary(&o),
+            },
+            json,
+            verbose,
+        ),
+        Err(e) => print_failed(target, &e),
     }
 }
 
@@ -372,43 +403,30 @@ async fn run_query_gqp(
     json: bool,
     verbose: bool,
 ) -> anyhow::Result<ExitCode> {
-    let raw = gqp.command.is_some();
     match query::run_gqp(args, gqp).await {
-        Ok((addr, o)) => {
-            if raw {
-                if json {
-                    emit(&format!("{}\n", serde_json::to_string_pretty(&o.replies)?))?;
-                } else {
-                    emit(&ogp_proto::gqp::render_replies(&o.replies))?;
-                }
-                return Ok(ExitCode::SUCCESS);
-            }
-            for w in &o.warnings {
-                eprintln!("warning: {w}");
-            }
+        Ok((_, o)) if gqp.command.is_some() => {
             if json {
-                emit(&format!("{}\n", o.status.to_json_pretty()))?;
+                emit(&format!("{}\n", serde_json::to_string_pretty(&o.replies)?))?;
             } else {
-                let mut head = format!(
-                    "GQP server {addr} answered in {:.1} ms ({} B in {} datagram{})\n",
-                    o.ping_ms,
-                    o.answer_bytes,
-                    o.answer_datagrams,
-                    if o.answer_datagrams == 1 { "" } else { "s" }
-                );
-                if verbose {
-                    head.push_str(&query::gqp_wire_summary(&o));
-                }
-                head.push('\n');
-                emit(&head)?;
-                emit(&render::status(&o.status))?;
+                emit(&ogp_proto::gqp::render_replies(&o.replies))?;
             }
             Ok(ExitCode::SUCCESS)
         }
-        Err(e) => {
-            eprintln!("ogp: {}: {e}", args.target);
-            Ok(ExitCode::from(1))
-        }
+        Ok((addr, o)) => print_answered(
+            &Answered {
+                protocol: "GQP",
+                addr,
+                ping_ms: o.ping_ms,
+                datagrams: o.answer_datagrams,
+                bytes: Some(o.answer_bytes),
+                status: &o.status,
+                warnings: o.warnings.iter().map(ToString::to_string).collect(),
+                wire: query::gqp_wire_summary(&o),
+            },
+            json,
+            verbose,
+        ),
+        Err(e) => print_failed(&args.target, &e),
     }
 }
 
@@ -419,34 +437,28 @@ async fn run_query_a2s(
 ) -> anyhow::Result<ExitCode> {
     match query::run_a2s(args).await {
         Ok((addr, o)) => {
-            for w in &o.warnings {
-                eprintln!("warning: {w}");
-            }
-            for step in &o.missing {
-                eprintln!("warning: no {step:?} reply; the status lacks it");
-            }
-            if json {
-                emit(&format!("{}\n", o.status.to_json_pretty()))?;
-            } else {
-                let mut head = format!(
-                    "A2S server {addr} answered in {:.1} ms ({} datagram{})\n",
-                    o.ping_ms,
-                    o.reply_datagrams,
-                    if o.reply_datagrams == 1 { "" } else { "s" }
-                );
-                if verbose {
-                    head.push_str(&query::a2s_wire_summary(&o));
-                }
-                head.push('\n');
-                emit(&head)?;
-                emit(&render::status(&o.status))?;
-            }
-            Ok(ExitCode::SUCCESS)
+            let mut warnings: Vec<String> = o.warnings.iter().map(ToString::to_string).collect();
+            warnings.extend(
+                o.missing
+                    .iter()
+                    .map(|s| format!("no {s:?} reply; the status lacks it")),
+            );
+            print_answered(
+                &Answered {
+                    protocol: "A2S",
+                    addr,
+                    ping_ms: o.ping_ms,
+                    datagrams: o.reply_datagrams,
+                    bytes: None,
+                    status: &o.status,
+                    warnings,
+                    wire: query::a2s_wire_summary(&o),
+                },
+                json,
+                verbose,
+            )
         }
-        Err(e) => {
-            eprintln!("ogp: {}: {e}", args.target);
-            Ok(ExitCode::from(1))
-        }
+        Err(e) => print_failed(&args.target, &e),
     }
 }
 
