@@ -127,7 +127,7 @@ impl AttemptTimer {
         if now >= self.deadline {
             return Some(Timeout::GiveUp { deadline: true });
         }
-        if !self.attempt_deadline.is_some_and(|a| now >= a) {
+        if self.attempt_deadline.is_none_or(|a| now < a) {
             return None;
         }
         if self.retries_used >= self.retries {
