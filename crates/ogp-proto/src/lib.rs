@@ -44,6 +44,7 @@ pub mod ogp;
 pub mod ogp_draft;
 pub mod reader;
 pub mod responder;
+pub mod retry;
 pub mod text;
 
 pub use error::{DecodeError, DecodeErrorKind, DecodeWarning};

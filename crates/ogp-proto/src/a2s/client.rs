@@ -28,6 +28,7 @@ use super::rules::Rules;
 use super::split::{decode_reassembled, Pushed, Reassembler, ReassemblyError, ReassemblyLimits};
 use super::{Decoded, Message};
 use crate::error::{DecodeError, DecodeWarning};
+use crate::retry::{AttemptTimer, EventLog, Timeout};
 use crate::Status;
 
 /// The steps of a query.
@@ -220,14 +221,8 @@ pub struct QueryMachine {
     opts: QueryOptions,
     step: Option<Step>,
     challenge: Option<u32>,
-    send_now: bool,
-    attempts: u32,
-    retries_used: u32,
+    timer: AttemptTimer,
     challenges: u32,
-    attempt_timeout: Duration,
-    attempt_deadline: Option<Instant>,
-    deadline: Instant,
-    sent_at: Option<Instant>,
     ping_ms: Option<f64>,
     reasm: Reassembler,
     restarts: u32,
@@ -239,7 +234,7 @@ pub struct QueryMachine {
     rules: Option<Rules>,
     missing: Vec<Step>,
     warnings: Vec<DecodeWarning>,
-    events: Vec<WireEvent>,
+    events: EventLog<WireEvent>,
     last_malformed: Option<DecodeError>,
     result: Option<Result<QueryOutcome, QueryError>>,
 }
@@ -253,14 +248,14 @@ impl QueryMachine {
         let mut m = Self {
             step: None,
             challenge: opts.challenge,
-            send_now: true,
-            attempts: 0,
-            retries_used: 0,
+            timer: AttemptTimer::new(
+                now,
+                opts.attempt_timeout,
+                opts.backoff_percent,
+                opts.retries,
+                opts.total_timeout,
+            ),
             challenges: 0,
-            attempt_timeout: opts.attempt_timeout,
-            attempt_deadline: None,
-            deadline: now + opts.total_timeout,
-            sent_at: None,
             ping_ms: None,
             reasm: Reassembler::with_limits(opts.limits),
             restarts: 0,
@@ -272,7 +267,7 @@ impl QueryMachine {
             rules: None,
             missing: Vec::new(),
             warnings: Vec::new(),
-            events: Vec::new(),
+            events: EventLog::new(MAX_EVENTS),
             last_malformed: None,
             result: None,
             opts,
@@ -319,17 +314,14 @@ impl QueryMachine {
     }
 
     fn event(&mut self, e: WireEvent) {
-        if self.events.len() < MAX_EVENTS {
-            self.events.push(e);
-        }
+        self.events.push(e);
     }
 
     fn finish(&mut self, r: Result<QueryOutcome, QueryError>) {
         if self.result.is_none() {
             self.result = Some(r);
         }
-        self.send_now = false;
-        self.attempt_deadline = None;
+        self.timer.stop();
         self.step = None;
     }
 
@@ -344,17 +336,14 @@ impl QueryMachine {
 
     /// The datagram to send now, if any.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
-        if !self.send_now || self.result.is_some() {
+        if !self.timer.send_due() || self.result.is_some() {
             return None;
         }
         let step = self.step?;
         let req = self.request()?;
-        self.send_now = false;
-        self.attempts += 1;
         let mut d = Vec::with_capacity(32);
         req.encode(&mut d);
-        self.sent_at = Some(now);
-        self.attempt_deadline = Some(now + self.attempt_timeout);
+        self.timer.sent(now);
         self.event(WireEvent::Sent {
             step,
             bytes: d.len(),
@@ -368,10 +357,7 @@ impl QueryMachine {
         if self.result.is_some() {
             return None;
         }
-        Some(match self.attempt_deadline {
-            Some(a) => a.min(self.deadline),
-            None => self.deadline,
-        })
+        Some(self.timer.poll_timeout())
     }
 
     /// Advances timers: retries, skips a step, or gives up.
@@ -380,20 +366,8 @@ impl QueryMachine {
             return;
         }
         let Some(step) = self.step else { return };
-        if now >= self.deadline {
-            return self.step_failed(step, now, true);
-        }
-        if self.attempt_deadline.is_some_and(|a| now >= a) {
-            if self.retries_used >= self.opts.retries {
-                return self.step_failed(step, now, false);
-            }
-            self.retries_used += 1;
-            let grown = self.attempt_timeout.as_millis()
-                * u128::from(self.opts.backoff_percent.max(100))
-                / 100;
-            self.attempt_timeout = Duration::from_millis(u64::try_from(grown).unwrap_or(u64::MAX));
-            self.send_now = true;
-            self.attempt_deadline = None;
+        if let Some(Timeout::GiveUp { deadline }) = self.timer.handle_timeout(now) {
+            self.step_failed(step, now, deadline);
         }
     }
 
@@ -403,7 +377,7 @@ impl QueryMachine {
                 Some(e) => QueryError::Malformed(e),
                 None => QueryError::Timeout {
                     step,
-                    attempts: self.attempts,
+                    attempts: self.timer.attempts(),
                 },
             };
             return self.finish(Err(e));
@@ -425,14 +399,12 @@ impl QueryMachine {
     fn advance(&mut self, done: Step, _now: Instant) {
         self.reasm.reset();
         self.fragments = 0;
-        self.retries_used = 0;
-        self.attempt_timeout = self.opts.attempt_timeout;
+        self.timer.restart_retries();
         self.last_malformed = None;
         match self.next_step(Some(done)) {
             Some(s) => {
                 self.step = Some(s);
-                self.send_now = true;
-                self.attempt_deadline = None;
+                self.timer.resend_now();
             }
             None => self.complete(),
         }
@@ -463,7 +435,7 @@ impl QueryMachine {
             challenge: self.challenge,
             reply_datagrams: self.reply_datagrams,
             warnings: std::mem::take(&mut self.warnings),
-            events: std::mem::take(&mut self.events),
+            events: self.events.take(),
         };
         self.finish(Ok(outcome));
     }
@@ -543,10 +515,7 @@ impl QueryMachine {
             }
             m.reply_datagrams += datagrams;
             if m.ping_ms.is_none() {
-                let rtt = m
-                    .sent_at
-                    .map_or(Duration::ZERO, |s| now.saturating_duration_since(s));
-                m.ping_ms = Some(rtt.as_secs_f64() * 1000.0);
+                m.ping_ms = Some(m.timer.rtt_ms(now));
             }
             m.event(WireEvent::Reply {
                 step: step_done,
@@ -566,8 +535,7 @@ impl QueryMachine {
                 }
                 self.challenge = Some(c.challenge);
                 self.reasm.reset();
-                self.send_now = true;
-                self.attempt_deadline = None;
+                self.timer.resend_now();
             }
             Message::Info(i) if step == Step::Info => {
                 self.info = Some(InfoReply::Source(i));

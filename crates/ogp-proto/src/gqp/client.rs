@@ -38,6 +38,7 @@ use super::wire::{
 };
 use crate::error::DecodeError;
 use crate::model::Text;
+use crate::retry::{AttemptTimer, EventLog, Timeout};
 use crate::Status;
 
 /// Most datagrams held for one attempt.
@@ -242,18 +243,12 @@ pub struct QueryMachine {
     use_tokens: bool,
     login_challenge: Option<Text>,
     relogged: bool,
-    send_now: bool,
-    attempts: u32,
-    retries_used: u32,
+    timer: AttemptTimer,
     challenge_errors: u32,
-    attempt_timeout: Duration,
-    attempt_deadline: Option<Instant>,
-    deadline: Instant,
-    sent_at: Option<Instant>,
     held: Vec<(Vec<u8>, ReplyDatagram)>,
     held_bytes: usize,
     last_malformed: Option<DecodeError>,
-    events: Vec<WireEvent>,
+    events: EventLog<WireEvent>,
     result: Option<Result<QueryOutcome, QueryError>>,
 }
 
@@ -300,18 +295,18 @@ impl QueryMachine {
             use_tokens: true,
             login_challenge: None,
             relogged: false,
-            send_now: true,
-            attempts: 0,
-            retries_used: 0,
+            timer: AttemptTimer::new(
+                now,
+                opts.attempt_timeout,
+                opts.backoff_percent,
+                opts.retries,
+                opts.total_timeout,
+            ),
             challenge_errors: 0,
-            attempt_timeout: opts.attempt_timeout,
-            attempt_deadline: None,
-            deadline: now + opts.total_timeout,
-            sent_at: None,
             held: Vec::new(),
             held_bytes: 0,
             last_malformed: None,
-            events: Vec::new(),
+            events: EventLog::new(MAX_EVENTS),
             result: None,
             opts,
         }
@@ -333,17 +328,14 @@ impl QueryMachine {
     }
 
     fn event(&mut self, e: WireEvent) {
-        if self.events.len() < MAX_EVENTS {
-            self.events.push(e);
-        }
+        self.events.push(e);
     }
 
     fn finish(&mut self, r: Result<QueryOutcome, QueryError>) {
         if self.result.is_none() {
             self.result = Some(r);
         }
-        self.send_now = false;
-        self.attempt_deadline = None;
+        self.timer.stop();
     }
 
     /// The plumbing commands before the caller's (challenge, login or validate).
@@ -394,15 +386,12 @@ impl QueryMachine {
 
     /// The datagram to send now, if any.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
-        if !self.send_now || self.result.is_some() {
+        if !self.timer.send_due() || self.result.is_some() {
             return None;
         }
-        self.send_now = false;
-        self.attempts += 1;
         let mut d = Vec::with_capacity(64);
         self.encode_query(&mut d);
-        self.sent_at = Some(now);
-        self.attempt_deadline = Some(now + self.attempt_timeout);
+        self.timer.sent(now);
         self.held.clear();
         self.held_bytes = 0;
         self.event(WireEvent::Sent {
@@ -417,10 +406,7 @@ impl QueryMachine {
         if self.result.is_some() {
             return None;
         }
-        Some(match self.attempt_deadline {
-            Some(a) => a.min(self.deadline),
-            None => self.deadline,
-        })
+        Some(self.timer.poll_timeout())
     }
 
     /// Advances timers: retries or gives up.
@@ -428,20 +414,8 @@ impl QueryMachine {
         if self.result.is_some() {
             return;
         }
-        if now >= self.deadline {
-            return self.give_up();
-        }
-        if self.attempt_deadline.is_some_and(|a| now >= a) {
-            if self.retries_used >= self.opts.retries {
-                return self.give_up();
-            }
-            self.retries_used += 1;
-            let grown = self.attempt_timeout.as_millis()
-                * u128::from(self.opts.backoff_percent.max(100))
-                / 100;
-            self.attempt_timeout = Duration::from_millis(u64::try_from(grown).unwrap_or(u64::MAX));
-            self.send_now = true;
-            self.attempt_deadline = None;
+        if let Some(Timeout::GiveUp { .. }) = self.timer.handle_timeout(now) {
+            self.give_up();
         }
     }
 
@@ -449,7 +423,7 @@ impl QueryMachine {
         let e = match self.last_malformed {
             Some(e) => QueryError::Malformed(e),
             None => QueryError::Timeout {
-                attempts: self.attempts,
+                attempts: self.timer.attempts(),
             },
         };
         self.finish(Err(e));
@@ -465,7 +439,7 @@ impl QueryMachine {
 
     /// Handles a datagram from the queried address.
     pub fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {
-        if self.result.is_some() || self.sent_at.is_none() {
+        if self.result.is_some() || self.timer.sent_at().is_none() {
             return;
         }
         let bytes = datagram.len();
@@ -554,8 +528,7 @@ impl QueryMachine {
     }
 
     fn resend(&mut self) {
-        self.send_now = true;
-        self.attempt_deadline = None;
+        self.timer.resend_now();
         self.held.clear();
         self.held_bytes = 0;
     }
@@ -660,19 +633,16 @@ impl QueryMachine {
                 model::apply_reply(&mut status, r, &mut warnings);
             }
         }
-        let rtt = self
-            .sent_at
-            .map_or(Duration::ZERO, |s| now.saturating_duration_since(s));
         let outcome = QueryOutcome {
             status,
             replies,
             token: self.token.clone(),
             authenticated,
-            ping_ms: rtt.as_secs_f64() * 1000.0,
+            ping_ms: self.timer.rtt_ms(now),
             answer_datagrams: self.held.len(),
             answer_bytes: self.held_bytes,
             warnings,
-            events: std::mem::take(&mut self.events),
+            events: self.events.take(),
         };
         self.finish(Ok(outcome));
     }

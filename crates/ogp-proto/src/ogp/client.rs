@@ -29,6 +29,7 @@ use super::split::{Pushed, Reassembler, ReassemblyError};
 use super::{ErrorValue, Message};
 use crate::error::{DecodeError, DecodeWarning};
 use crate::reader::Reader;
+use crate::retry::{AttemptTimer, EventLog, Timeout};
 use crate::Status;
 
 /// Settings of one query.
@@ -184,19 +185,13 @@ pub struct QueryMachine {
     opts: QueryOptions,
     request_id: u32,
     challenge: Option<u32>,
-    send_now: bool,
-    attempts: u32,
-    retries_used: u32,
+    timer: AttemptTimer,
     challenge_errors: u32,
-    attempt_timeout: Duration,
-    attempt_deadline: Option<Instant>,
-    deadline: Instant,
-    sent_at: Option<Instant>,
     reasm: Reassembler,
     answer_bytes: usize,
     answer_datagrams: usize,
     last_malformed: Option<DecodeError>,
-    events: Vec<WireEvent>,
+    events: EventLog<WireEvent>,
     result: Option<Result<QueryOutcome, QueryError>>,
 }
 
@@ -205,21 +200,21 @@ impl QueryMachine {
     pub fn new(opts: QueryOptions, request_id: u32, now: Instant) -> Self {
         Self {
             challenge: opts.challenge,
-            attempt_timeout: opts.attempt_timeout,
-            deadline: now + opts.total_timeout,
+            timer: AttemptTimer::new(
+                now,
+                opts.attempt_timeout,
+                opts.backoff_percent,
+                opts.retries,
+                opts.total_timeout,
+            ),
             opts,
             request_id: request_id.max(1),
-            send_now: true,
-            attempts: 0,
-            retries_used: 0,
             challenge_errors: 0,
-            attempt_deadline: None,
-            sent_at: None,
             reasm: Reassembler::new(),
             answer_bytes: 0,
             answer_datagrams: 0,
             last_malformed: None,
-            events: Vec::new(),
+            events: EventLog::new(MAX_EVENTS),
             result: None,
         }
     }
@@ -240,17 +235,14 @@ impl QueryMachine {
     }
 
     fn event(&mut self, e: WireEvent) {
-        if self.events.len() < MAX_EVENTS {
-            self.events.push(e);
-        }
+        self.events.push(e);
     }
 
     fn finish(&mut self, r: Result<QueryOutcome, QueryError>) {
         if self.result.is_none() {
             self.result = Some(r);
         }
-        self.send_now = false;
-        self.attempt_deadline = None;
+        self.timer.stop();
     }
 
     /// The query datagram for the current state.
@@ -269,15 +261,12 @@ impl QueryMachine {
 
     /// The datagram to send now, if any.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
-        if !self.send_now || self.result.is_some() {
+        if !self.timer.send_due() || self.result.is_some() {
             return None;
         }
-        self.send_now = false;
-        self.attempts += 1;
         let mut d = Vec::with_capacity(32);
         self.encode_query(&mut d);
-        self.sent_at = Some(now);
-        self.attempt_deadline = Some(now + self.attempt_timeout);
+        self.timer.sent(now);
         self.event(WireEvent::Sent {
             bytes: d.len(),
             challenge: self.challenge.unwrap_or(0),
@@ -291,10 +280,7 @@ impl QueryMachine {
         if self.result.is_some() {
             return None;
         }
-        Some(match self.attempt_deadline {
-            Some(a) => a.min(self.deadline),
-            None => self.deadline,
-        })
+        Some(self.timer.poll_timeout())
     }
 
     /// Advances timers: retries or gives up.
@@ -302,22 +288,8 @@ impl QueryMachine {
         if self.result.is_some() {
             return;
         }
-        if now >= self.deadline {
-            return self.give_up();
-        }
-        if self.attempt_deadline.is_some_and(|a| now >= a) {
-            // Only timeouts use up retries: resending with a new challenge after Error 3
-            // is part of the exchange, not a retry.
-            if self.retries_used >= self.opts.retries {
-                return self.give_up();
-            }
-            self.retries_used += 1;
-            let grown = self.attempt_timeout.as_millis()
-                * u128::from(self.opts.backoff_percent.max(100))
-                / 100;
-            self.attempt_timeout = Duration::from_millis(u64::try_from(grown).unwrap_or(u64::MAX));
-            self.send_now = true;
-            self.attempt_deadline = None;
+        if let Some(Timeout::GiveUp { .. }) = self.timer.handle_timeout(now) {
+            self.give_up();
         }
     }
 
@@ -325,7 +297,7 @@ impl QueryMachine {
         let e = match self.last_malformed {
             Some(e) => QueryError::Malformed(e),
             None => QueryError::Timeout {
-                attempts: self.attempts,
+                attempts: self.timer.attempts(),
             },
         };
         self.finish(Err(e));
@@ -381,8 +353,9 @@ impl QueryMachine {
                 }
                 self.challenge = Some(c);
                 self.reasm = Reassembler::new();
-                self.send_now = true;
-                self.attempt_deadline = None;
+                // Resending with a new challenge after Error 3 is part of the
+                // exchange, not a retry: only timeouts use up retries.
+                self.timer.resend_now();
             }
             Message::Error(e) => self.finish(Err(QueryError::Server(e.value))),
             Message::Answer(a) => {
@@ -444,18 +417,15 @@ impl QueryMachine {
     }
 
     fn complete(&mut self, now: Instant, status: Status, warnings: Vec<DecodeWarning>) {
-        let rtt = self
-            .sent_at
-            .map_or(Duration::ZERO, |s| now.saturating_duration_since(s));
         let outcome = QueryOutcome {
             status,
-            ping_ms: rtt.as_secs_f64() * 1000.0,
+            ping_ms: self.timer.rtt_ms(now),
             challenge: self.challenge,
             request_id: self.request_id,
             answer_datagrams: self.answer_datagrams,
             answer_bytes: self.answer_bytes,
             warnings,
-            events: std::mem::take(&mut self.events),
+            events: self.events.take(),
         };
         self.finish(Ok(outcome));
     }
