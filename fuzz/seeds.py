@@ -1,17 +1,26 @@
 #!/usr/bin/env python3
 """Regenerates the committed seed corpora in fuzz/corpus/ from the test captures.
 
-    python3 fuzz/seeds.py
+    python3 fuzz/seeds.py            # also runs the Rust seed generator (needs cargo)
+    python3 fuzz/seeds.py --no-cargo # only what Python writes
 
 Sources: crates/ogp-proto/tests/data/ogp/{sdk,synthetic}/*.bin (raw UDP payloads of the
-reference SDK and hand-made answers) and crates/ogp-proto/tests/data/state.json. Existing
-files in fuzz/corpus/<target>/ with other names (e.g. added crash reproducers) are kept.
+reference SDK and hand-made answers), crates/ogp-proto/tests/data/state.json, the GQP
+draft's examples (crates/ogp-proto/tests/gqp.rs) and the v0.02 draft's tables
+(crates/ogp-proto/tests/ogp_draft.rs). `fuzz/examples/gen_seeds.rs` adds what needs the
+encoders: the GQP and draft clients' queries and a responder's answers to them
+(`gen-*` files). Existing files in fuzz/corpus/<target>/ with other names (e.g. added
+crash reproducers) are kept.
 """
 
 import glob
+import gzip
 import json
 import os
 import struct
+import subprocess
+import sys
+import zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "crates", "ogp-proto", "tests", "data")
@@ -102,6 +111,283 @@ def main():
     put("state_json", "state.min.json",
         json.dumps(json.loads(state), ensure_ascii=False, separators=(",", ":")).encode())
     put("state_json", "state.toml", STATE_TOML.encode())
+
+    gqp_seeds()
+    draft_seeds()
+    responder_seeds(captures)
+    client_seeds()
+    if "--no-cargo" not in sys.argv:
+        subprocess.run(["cargo", "run", "--quiet", "--release", "--manifest-path",
+                        os.path.join(ROOT, "fuzz", "Cargo.toml"), "--example", "gen_seeds",
+                        "--", CORPUS], check=True)
+
+
+# ---------------------------------------------------------------------------------------
+# GQP (tests/gqp.rs: the draft's examples and the abuse cases)
+
+SOH, STX, EOT, ACK, DLE, DC1, DC2, DC3, DC4, ETB, GS, RS, US = (
+    b"\x01", b"\x02", b"\x04", b"\x06", b"\x10", b"\x11", b"\x12", b"\x13", b"\x14",
+    b"\x17", b"\x1d", b"\x1e", b"\x1f")
+
+
+def deflate(data):
+    c = zlib.compressobj(9, zlib.DEFLATED, -15)
+    return c.compress(data) + c.flush()
+
+
+def gqp_frame(encoding, payload, end=EOT):
+    """A GQP datagram: SOH encoding ACK (unless plain), the payload (compressed as the
+    encoding says), then EOT or ETB."""
+    enc = encoding.lower()
+    if "deflate" in enc:
+        payload = deflate(payload)
+    elif "gzip" in enc:
+        payload = gzip.compress(payload, mtime=0)
+    head = SOH + encoding.encode() + ACK if encoding else b""
+    return head + payload + end
+
+
+STATUS_COMMANDS = b"identify" + GS + b"serverinfo" + GS + b"players" + GS + b"teams" + GS \
+    + b"rules" + GS + b"addons" + GS + b"limits"
+
+GQP_QUERIES = {
+    "identify": b"identify" + EOT,
+    "unknown": b"unknown command" + EOT,
+    "empty_command": b"echo" + GS + EOT,
+    "two_echoes": b"echo" + RS + b"this text" + GS + b"echo" + RS + b"more text" + EOT,
+    "escapes": b"echo" + RS + b"a" + DLE + b"Db" + DLE + b"?" + DLE + b"^c" + EOT,
+    "latin1": b"echo" + RS + b"ec\xe9ho" + EOT,
+    "probe": b"challenge" + RS + b"0" * 13 + EOT,
+    "token_status": b"challenge" + RS + b"1a2b3c4d" + GS + STATUS_COMMANDS + EOT,
+    "login": b"challenge" + RS + b"1a2b3c4d" + GS + b"login" + RS + b"admin" + EOT,
+    "validate": b"challenge" + RS + b"1a2b3c4d" + GS + b"validate" + RS + b"admin" + RS
+                + b"0f" * 32 + GS + b"rules" + EOT,
+    "extensions": b"extensions" + GS + b"echo" + RS + b"a" + RS + RS + b"b" + EOT,
+    "utf8": gqp_frame("utf-8", b"identify" + GS + b"echo" + RS + "\u00e9\u2713".encode()),
+    "utf8_bad": gqp_frame("utf-8", b"echo" + RS + b"\xff\xfe"),
+    "deflate": gqp_frame("deflate", STATUS_COMMANDS),
+    "deflate_utf8": gqp_frame("UTF-8+Deflate", b"challenge" + RS + b"00000000" + GS
+                              + STATUS_COMMANDS),
+    "gzip": gqp_frame("gzip", b"echo" + RS + b"a" * 200),
+    "gzip_utf8": gqp_frame("gzip+utf-8", b"serverinfo" + GS + b"players"),
+    "deflate_bomb": gqp_frame("deflate", b"echo" + RS + b"a" * 5000),
+    "unknown_encoding": SOH + b"bzip2+utf-8" + ACK + b"identify" + RS + b"a" * 40 + EOT,
+    "unknown_encoding2": SOH + b"UNICODE" + ACK + b"x" + EOT,
+    "raw_control": b"iden\x07tify" + EOT,
+    "bad_escape": b"echo" + RS + b"a" + DLE + b"\x01b" + EOT,
+    "unit_separator": b"echo" + RS + b"a" + US + b"b" + EOT,
+    "etb": b"identify" + ETB,
+    "empty_header": SOH + ACK + b"identify" + EOT,
+    "many_commands": GS.join([b"echo"] * 33) + EOT,
+}
+
+GQP_REPLIES = {
+    "identify": b"10identify" + RS + DC2 + b"gamename" + US + b"ut" + RS + DC2 + b"gamever"
+                + US + b"432" + RS + DC2 + b"netver" + US + b"432" + EOT,
+    "unknown": b"20unknown command" + RS + STX + b"error: unknown command" + EOT,
+    "empty": b"20" + RS + ACK + EOT,
+    "echo_empty": b"10echo" + RS + ACK + GS + b"20" + RS + ACK + EOT,
+    "two_echoes": b"10echo" + RS + STX + b"this text" + GS + b"10echo" + RS + STX
+                  + b"more text" + EOT,
+    "continued": RS + DC1 + b"more" + GS + b"10x" + RS + ACK + EOT,
+    "continued_only": RS + DC1 + b"x" + ETB,
+    "proof_request": b"32challenge" + RS + DC1 + b"1a2b3c4d" + EOT,
+    "every_record": b"10x" + RS + STX + b"t" + RS + DC1 + RS + DC2 + b"k" + US + b"v" + DLE
+                    + b"D" + RS + DC3 + b"a" + US + RS + DC4 + b"l" + RS + DC4 + b"l" + US
+                    + b"1" + US + b"2" + GS + b"10empty" + RS + ACK + GS + b"20nope" + RS
+                    + STX + b"error: unknown command" + EOT,
+    "serverinfo": b"10serverinfo" + RS + DC2 + b"host_name" + US + b"Demo" + RS + DC2
+                  + b"map.name" + US + b"Harbor" + RS + DC2 + b"mod.size" + US + b"5242880"
+                  + RS + DC2 + b"server_type" + US + b"dedicated" + RS + DC2 + b"os" + US
+                  + b"7" + RS + DC2 + b"map.file_md5" + US + b"00112233445566778899aabbccddeeff"
+                  + EOT,
+    "players": b"10players" + RS + DC4 + b"0" + US + b"name" + US + b"Alice" + US + b"duration"
+               + US + b"754.25" + US + b"address" + US + b"[2001:db8::1]:27005" + US
+               + b"extra.rate" + US + b"20000" + RS + DC4 + b"1" + US + b"bot" + US + b"1" + US
+               + b"address" + US + b"raw:0200abcd" + US + b"odd" + EOT,
+    "limits": b"10limits" + RS + DC4 + b"0" + US + b"type" + US + b"time" + US + b"limit" + US
+              + b"1200" + US + b"left" + US + b"446" + RS + DC4 + b"1" + US + b"type" + US
+              + b"7" + EOT,
+    "query_error": b"41" + RS + STX + b"error: decode error: bad escape" + EOT,
+    "deflate": gqp_frame("deflate+utf-8", b"10identify" + RS + DC2 + b"gamename" + US
+                         + b"ut" + GS + b"10echo" + RS + STX + "\u00e9".encode()),
+    "gzip_etb": gqp_frame("gzip", b"10rules" + RS + DC2 + b"a" + US + b"b", ETB),
+}
+
+
+def gqp_seeds():
+    for name, d in GQP_QUERIES.items():
+        put("gqp_query", f"{name}.bin", d)
+    for name, d in GQP_REPLIES.items():
+        put("gqp_reply", f"{name}.bin", d)
+
+
+# ---------------------------------------------------------------------------------------
+# OGP v0.02 draft (tests/ogp_draft.rs: the draft's tables)
+
+def unhex(s):
+    return bytes.fromhex("".join(s.split()))
+
+
+DRAFT_TABLE_BODY = unhex("""
+    3f
+    ff07 02
+    03 416c69636500 0c00 04030201 40e20100 3200 0100 01 6769676e00 204e 00
+    07 426f6200     fdff 09000000 00000000 e703 0000 ff 00         0000 ff
+    447261667420536572766572 00
+    80510100
+    10
+    63737472696b65 00
+    64655f64757374 00""")
+DRAFT_CHALLENGE = unhex("462613b9")
+
+
+def draft_split(body, count, request_id=unhex("44332211")):
+    """The packets of a draft split answer (packet 0 with the challenge)."""
+    each = len(body) // count
+    out = []
+    for k in range(count):
+        chunk = body[k * each:] if k == count - 1 else body[k * each:(k + 1) * each]
+        if k == 0:
+            head = PREFIX + b"\x0f" + request_id + DRAFT_CHALLENGE + bytes([count, 0]) + b"\x02"
+        else:
+            head = PREFIX + b"\x0b" + request_id + bytes([count, k]) + b"\x02"
+        out.append(head + chunk)
+    return out
+
+
+DRAFT_DATAGRAMS = {
+    "query_everything": unhex("ffffffff 4f475000 0e 44332211 ffffffff dc05 02 0a ff0f"),
+    "query_info": unhex("ffffffff 4f475000 00 02 02"),
+    "query_challenge": unhex("ffffffff 4f475000 06 44332211 462613b9 02 0a ff0f"),
+    "query_nonminimal": unhex("ffffffff 4f475000 06 44332211 462613b9 02 8a01 ff7f"),
+    "probe": unhex("ffffffff 4f475000 00 02"),
+    "none_query": unhex("ffffffff 4f475000 02 01000000 01"),
+    "none_answer": unhex("ffffffff 4f475000 07 44332211 462613b9 01"),
+    "banned": unhex("ffffffff 4f475000 03 44332211 00"),
+    "answer_table": unhex("ffffffff 4f475000 07 44332211 462613b9 02") + DRAFT_TABLE_BODY,
+    "answer_lossy": unhex("ffffffff 4f475000 01 02 02 41ff4200"),
+    "answer_dead": unhex("ffffffff 4f475000 01 02 01 0004 01 07"),
+    "other": unhex("ffffffff 4f475000 01 09 aabb"),
+    "rcon": unhex("ffffffff 4f475000 02 44332211 03 00"),
+    "v101_query": unhex("ffffffff4f475000 07 01 12 462613b9 bf018f9f0f1f3f3fbfbfbf010f"),
+    "unknown_flag": unhex("ffffffff 4f475000 10 02"),
+}
+
+
+def draft_seeds():
+    for name, d in DRAFT_DATAGRAMS.items():
+        put("ogp_draft_datagram", f"{name}.bin", d)
+    for k, p in enumerate(draft_split(DRAFT_TABLE_BODY, 3)):
+        put("ogp_draft_datagram", f"split_table_{k}.bin", p)
+    put("ogp_draft_datagram", "body_table.bin", DRAFT_TABLE_BODY)
+
+
+# ---------------------------------------------------------------------------------------
+# responder: records [s] [dt] [n: u16 LE] [datagram]; s & 7 source, s & 8 prove,
+# s >> 6 time unit (1 ms, 50 ms, 1 s, 20 s)
+
+def rec(d, src=0, prove=False, dt=0, unit=0):
+    s = src | (8 if prove else 0) | (unit << 6)
+    return bytes([s, dt]) + struct.pack("<H", len(d)) + d
+
+
+def responder_seeds(captures):
+    queries = [read(p) for p in captures if p.endswith(".query.bin")]
+    # every SDK query as is, then proving its source (OGP answers; draft listener too)
+    put("responder", "sdk_queries.bin",
+        b"".join(rec(q, src=i % 6, dt=3, unit=1) for i, q in enumerate(queries)))
+    put("responder", "sdk_queries_proven.bin",
+        b"".join(rec(q, src=i % 6, prove=True, dt=3, unit=1) for i, q in enumerate(queries)))
+    full = read(os.path.join(DATA, "ogp", "sdk", "02_php_full_utf8.query.bin"))
+    split = read(os.path.join(DATA, "ogp", "sdk", "09_split_500.query.bin"))
+    ping = read(os.path.join(DATA, "ogp", "sdk", "16_ping_with_challenge.query.bin"))
+    put("responder", "ogp_flow.bin",
+        rec(full) + rec(full, prove=True) + rec(split, src=2, prove=True)
+        + rec(ping, src=4) + rec(full, src=6) + rec(full, src=7)
+        + rec(full, prove=True, dt=1, unit=3) + rec(full, prove=True, dt=4, unit=3))
+    put("responder", "gqp_flow.bin",
+        rec(GQP_QUERIES["probe"]) + rec(GQP_QUERIES["token_status"], prove=True)
+        + rec(GQP_QUERIES["login"], src=3, prove=True)
+        + rec(GQP_QUERIES["validate"], src=3, prove=True)
+        + rec(GQP_QUERIES["deflate_utf8"], src=4, prove=True)
+        + rec(GQP_QUERIES["gzip"], src=5, prove=True)
+        + rec(GQP_QUERIES["identify"], src=1) + rec(GQP_QUERIES["unknown_encoding"])
+        + rec(GQP_QUERIES["bad_escape"]) + rec(GQP_QUERIES["token_status"], src=6)
+        + rec(STATUS_COMMANDS + EOT, prove=True, dt=100, unit=2))
+    put("responder", "draft_flow.bin",
+        rec(DRAFT_DATAGRAMS["query_everything"]) + rec(DRAFT_DATAGRAMS["query_everything"],
+                                                       prove=True)
+        + rec(unhex("ffffffff 4f475000 0e 44332211 ffffffff f401 02 0a ff0f"), src=1, prove=True)
+        + rec(DRAFT_DATAGRAMS["none_query"], src=4) + rec(DRAFT_DATAGRAMS["query_info"], src=6)
+        + rec(DRAFT_DATAGRAMS["probe"], prove=True) + rec(DRAFT_DATAGRAMS["rcon"], prove=True))
+    # a burst from one source: the rate limit
+    put("responder", "burst.bin", b"".join(rec(full) for _ in range(50)))
+
+
+# ---------------------------------------------------------------------------------------
+# client_machines: a 16-byte option prefix, then ops (0 datagram, 1 time, 2 serve,
+# 3 synthesized answer)
+
+def prefix(kind, flags=0, attempt=0, total=0, backoff=0, tries=0, max_bytes=0, known=0,
+           request_id=0x11223344):
+    return bytes([kind, flags, attempt, total, backoff, tries]) + struct.pack(
+        "<HII", max_bytes, known, request_id)
+
+
+SERVE = 2
+
+
+def serve(flags=0):
+    return bytes([SERVE | flags << 2])
+
+
+def wait(k, unit=3):
+    return bytes([1 | unit << 2, k])
+
+
+def datagram(d):
+    return b"\x00" + struct.pack("<H", len(d)) + d
+
+
+def synth(a, b, c, d):
+    return bytes([3, a, b, c, d])
+
+
+def client_seeds():
+    ogp, gqp, draft = 0, 1, 2
+    seqs = {
+        "ogp_plain": prefix(ogp, 1) + serve() * 4,
+        "ogp_split500": prefix(ogp, 1 | 2, max_bytes=500) + serve() + serve(1) + serve(2)
+                        + serve(4) + wait(2) + serve(),
+        "ogp_latin1_late": prefix(ogp, 0) + serve(0x20) + serve(0x30) + wait(9),
+        "ogp_corrupt": prefix(ogp, 1) + serve() + serve(8) + wait(2) + serve(),
+        "ogp_known_challenge": prefix(ogp, 1 | 4, known=0x0badcafe) + serve() * 3,
+        "ogp_big_fragments": prefix(ogp, 1) + serve() + b"".join(
+            synth(5, n, 255, 0) for n in range(5)),
+        "ogp_capture": prefix(ogp, 1, request_id=0) + datagram(
+            read(os.path.join(DATA, "ogp", "sdk", "12_request_id.answer.bin"))),
+        "ogp_timeouts": prefix(ogp, 1, attempt=10, total=40, backoff=50, tries=3) + wait(9, 2),
+        "gqp_status": prefix(gqp, 0x08) + serve() * 4,
+        "gqp_deflate_login": prefix(gqp, 0x10 | 0x20) + serve() * 6,
+        "gqp_gzip_wrong_password": prefix(gqp, 0x18 | 0x40) + serve() * 8,
+        "gqp_raw": prefix(gqp, 0x80 | 0x08, max_bytes=0xff00) + serve() * 3,
+        "gqp_token_small_cap": prefix(gqp, 0x04, max_bytes=1, known=0x1a2b3c4d) + serve(1)
+                               + serve(2) + serve(),
+        "gqp_hostile": prefix(gqp, 0x10, known=1) + serve() + b"".join(
+            synth(0x20 | i & 7, 0xff, 0x7f - i, 2 | 32 | (i & 7) << 3) for i in range(20)),
+        "gqp_tokens": prefix(gqp, 0) + datagram(GQP_REPLIES["proof_request"])
+                      + b"".join(datagram(b"32challenge" + RS + DC1 + b"%08x" % i + EOT)
+                                 for i in range(6)),
+        "draft_plain": prefix(draft) + serve() * 3,
+        "draft_split": prefix(draft, 2, max_bytes=500) + serve() + serve(1) + serve(2),
+        "draft_big_fragments": prefix(draft) + serve() + b"".join(
+            synth(127, n, 200, 0) for n in range(6)),
+        "draft_banned": prefix(draft) + datagram(
+            unhex("ffffffff 4f475000 03 44332211 00")),
+    }
+    for name, d in seqs.items():
+        put("client_machines", f"{name}.bin", d)
 
 
 STATE_TOML = """\

@@ -22,7 +22,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 FUZZ="$ROOT/fuzz"
 TARGET_DIR="$FUZZ/target"
-TARGETS=(ogp_datagram ogp_answer_body ogp_query_body ogp_split state_json)
+TARGETS=(ogp_datagram ogp_answer_body ogp_query_body ogp_split state_json
+         gqp_query gqp_reply ogp_draft_datagram responder client_machines)
 
 TRIPLE="${FUZZ_TRIPLE:-$(rustc -vV | sed -n 's/^host: //p')}"
 

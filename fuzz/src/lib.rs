@@ -35,3 +35,60 @@ pub fn with_explicit_counts(s: &Status) -> Status {
     s.bot_count = s.bot_count();
     s
 }
+
+/// The project's example state file (`crates/ogp-proto/tests/data/state.json`), loaded
+/// once: the status the responder targets answer from.
+pub fn state_status() -> &'static Status {
+    static STATUS: std::sync::OnceLock<Status> = std::sync::OnceLock::new();
+    STATUS.get_or_init(|| {
+        Status::from_json(include_str!("../../crates/ogp-proto/tests/data/state.json"))
+            .expect("tests/data/state.json loads")
+    })
+}
+
+/// The payload of a GQP datagram as it is on the wire: without the `SOH … ACK` encoding
+/// header and without the final `EOT`/`ETB`. `None` when there is no final byte or the
+/// header has no ACK.
+pub fn gqp_wire_payload(datagram: &[u8]) -> Option<&[u8]> {
+    use ogp_proto::gqp::wire::{ACK, SOH};
+    let (_, body) = datagram.split_last()?;
+    match body.split_first() {
+        Some((&SOH, rest)) => {
+            let ack = rest.iter().position(|&b| b == ACK)?;
+            rest.get(ack + 1..)
+        }
+        _ => Some(body),
+    }
+}
+
+/// Asserts that text rendered for people holds no control character but `\n`: peer
+/// strings must not reach a terminal raw.
+pub fn assert_render_safe(s: &str) {
+    if let Some(c) = s.chars().find(|&c| c.is_control() && c != '\n') {
+        panic!("rendered text holds control character {c:?}: {s:?}");
+    }
+}
+
+/// Asserts that a GQP frame error is well formed: a decode error points into the
+/// datagram or, for a compressed one, into its decompressed payload (at most
+/// `max_decoded` bytes); an unknown encoding is printable ASCII, at most
+/// `MAX_ENCODING_NAME` bytes, and really unknown.
+pub fn check_gqp_error(e: &ogp_proto::gqp::FrameError, len: usize, max_decoded: usize) {
+    use ogp_proto::gqp::wire::MAX_ENCODING_NAME;
+    use ogp_proto::gqp::{Encoding, FrameError};
+    match e {
+        FrameError::Decode(e) => check_error(e, 0, len.max(max_decoded)),
+        FrameError::UnknownEncoding(name) => {
+            assert!(name.len() <= MAX_ENCODING_NAME, "encoding name {name:?}");
+            assert!(
+                name.bytes().all(|b| (0x20..=0x7e).contains(&b)),
+                "encoding name {name:?}"
+            );
+            assert_eq!(
+                Encoding::parse(name),
+                None,
+                "known encoding {name:?} refused"
+            );
+        }
+    }
+}

@@ -722,6 +722,41 @@ fn replies_over_the_caps_become_31() {
 }
 
 #[test]
+fn a_command_name_too_long_for_a_block_still_gets_its_31() {
+    // Found by the responder fuzz target: deflate lets a 1024-byte query carry a
+    // 4 KiB command name, whose echo fits neither its own reply nor the 31; the reply was
+    // left out, so the client never saw one reply per command.
+    let mut s = Server::new(GqpConfig::default(), ut_status());
+    let query = Query {
+        encoding: Encoding::parse("deflate").unwrap(),
+        commands: vec![
+            Command::new("challenge", [s.token()]),
+            Command::new("x".repeat(3000), Vec::<Text>::new()),
+            cmd("identify"),
+        ],
+    };
+    let mut d = Vec::new();
+    encode_query(&query, &mut d);
+    assert!(d.len() < 100);
+    let (o, out) = s.send(&d);
+    assert_eq!(
+        o,
+        GqpOutcome::Answer {
+            datagrams: 1,
+            commands: 3,
+            proven: true
+        }
+    );
+    let replies = decode_reply(&out[0], 1 << 16).unwrap().replies;
+    let codes: Vec<_> = replies.iter().map(|r| r.code).collect();
+    assert_eq!(
+        codes,
+        [StatusCode::OK, StatusCode::UNAVAILABLE, StatusCode::OK]
+    );
+    assert_eq!(replies[1].name, "");
+}
+
+#[test]
 fn raw_mode_returns_the_records() {
     let mut s = Server::new(GqpConfig::default(), ut_status());
     let opts = QueryOptions {
@@ -887,4 +922,54 @@ fn stale_datagrams_of_an_earlier_step_do_not_spoil_the_reply() {
     }
     let o = m.result().unwrap().unwrap();
     assert_eq!(o.status.game_name.as_deref(), Some("ut"));
+}
+
+#[test]
+fn compressed_replies_are_held_at_their_decompressed_size() {
+    // Found by the client_machines fuzz target: the cap on held replies counted wire
+    // bytes, so 64 deflate datagrams of ~300 bytes could each inflate to max_reply_bytes
+    // of records (hundreds of MB held for one query).
+    let t0 = Instant::now();
+    let encoding = Encoding::parse("deflate").unwrap();
+    let opts = QueryOptions {
+        mode: QueryMode::Raw(vec![cmd("echo")]),
+        encoding,
+        token: Some("0badcafe".into()),
+        max_reply_bytes: 4096,
+        ..QueryOptions::default()
+    };
+    let reply = |n: usize| {
+        let text = vec![Record::Text("a".repeat(n).into())];
+        let mut a = Vec::new();
+        wire::encode_reply(
+            encoding,
+            &[],
+            &[
+                Reply::ok("challenge", vec![]),
+                Reply::ok("echo", text.clone()),
+            ],
+            false,
+            &mut a,
+        );
+        let mut b = Vec::new();
+        wire::encode_reply(encoding, &text, &[], true, &mut b);
+        (a, b)
+    };
+    // 2 × 3000 bytes after decompression, in under 100 bytes: over the 4096-byte cap
+    let (a, b) = reply(3000);
+    assert!(a.len() + b.len() < 100, "{} + {}", a.len(), b.len());
+    let mut m = QueryMachine::new(opts.clone(), t0);
+    m.poll_transmit(t0).unwrap();
+    m.handle_datagram(t0, &a);
+    m.handle_datagram(t0, &b);
+    assert!(!m.is_done());
+    // within the cap the same replies are taken; answer_bytes counts wire bytes
+    let (a, b) = reply(1000);
+    let mut m = QueryMachine::new(opts, t0);
+    m.poll_transmit(t0).unwrap();
+    m.handle_datagram(t0, &a);
+    m.handle_datagram(t0, &b);
+    let o = m.result().unwrap().unwrap();
+    assert_eq!(o.replies[0].records.len(), 2);
+    assert_eq!((o.answer_datagrams, o.answer_bytes), (2, a.len() + b.len()));
 }

@@ -97,7 +97,8 @@ pub struct QueryOptions {
     pub total_timeout: Duration,
     /// Fresh tokens accepted before giving up (default 3).
     pub max_challenge_errors: u32,
-    /// Most reply bytes held for one attempt, all datagrams together (default 262144).
+    /// Most reply bytes held for one attempt, all datagrams together, counted after
+    /// decompression (default 262144).
     pub max_reply_bytes: usize,
 }
 
@@ -270,6 +271,15 @@ fn dc1(reply: &Reply) -> Option<&Text> {
         Record::String(s) => Some(s),
         _ => None,
     })
+}
+
+/// The size of a decoded datagram's payload after decompression (its records and
+/// separators; at most one byte more than on the wire).
+fn payload_len(d: &ReplyDatagram) -> usize {
+    let cs = d.encoding.charset;
+    let continued: usize = d.continued.iter().map(|r| 1 + r.encoded_len(cs)).sum();
+    let replies: usize = d.replies.iter().map(|r| 1 + r.encoded_len(cs)).sum();
+    continued + replies
 }
 
 impl QueryMachine {
@@ -465,7 +475,10 @@ impl QueryMachine {
                 why: "duplicate datagram",
             });
         }
-        if self.held.len() >= MAX_DATAGRAMS || self.held_bytes + bytes > self.opts.max_reply_bytes {
+        // A compressed datagram is held at its decompressed size: a few hundred bytes of
+        // deflate can carry max_reply_bytes of records.
+        let size = bytes.max(payload_len(&dg));
+        if self.held.len() >= MAX_DATAGRAMS || self.held_bytes + size > self.opts.max_reply_bytes {
             self.held.clear();
             self.held_bytes = 0;
             return self.event(WireEvent::Dropped {
@@ -477,7 +490,7 @@ impl QueryMachine {
             bytes,
             last: dg.last,
         });
-        self.held_bytes += bytes;
+        self.held_bytes += size;
         self.held.push((datagram.to_vec(), dg));
         if !self.held.iter().any(|(_, d)| d.last) {
             return;
@@ -640,7 +653,7 @@ impl QueryMachine {
             authenticated,
             ping_ms: self.timer.rtt_ms(now),
             answer_datagrams: self.held.len(),
-            answer_bytes: self.held_bytes,
+            answer_bytes: self.held.iter().map(|(b, _)| b.len()).sum(),
             warnings,
             events: self.events.take(),
         };

@@ -545,11 +545,21 @@ impl GqpResponder {
                 r.name.clone(),
                 Some("reply too large"),
             );
-            let mut trial = cur;
-            if place(&mut trial, &too_large, &limits, None) {
-                place(&mut cur, &too_large, &limits, Some(&mut blocks));
+            // A command name too long for a block (a compressed query can carry 4 KiB of
+            // it) cannot be echoed even in the 31: then `31 RS ACK`, without the name.
+            let bare = Reply {
+                code: StatusCode::UNAVAILABLE,
+                name: Text::default(),
+                records: Vec::new(),
+            };
+            for fallback in [&too_large, &bare] {
+                let mut trial = cur;
+                if place(&mut trial, fallback, &limits, None) {
+                    place(&mut cur, fallback, &limits, Some(&mut blocks));
+                    break;
+                }
             }
-            // else: not even the 31 fits in what is left; the reply is left out (only
+            // else: not even `31 RS ACK` fits in what is left; the reply is left out (only
             // with caps far below the defaults).
         }
         let n = blocks.len();

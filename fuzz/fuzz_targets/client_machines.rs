@@ -1,0 +1,750 @@
+//! The client state machines (`ogp::client`, `gqp::client`, `ogp_draft::client`) driven
+//! through the `driver::QueryDriver` trait, as an I/O loop would, by a hostile server:
+//! arbitrary datagrams, a real responder's answers (reordered, duplicated, dropped,
+//! corrupted, late), synthesized large answers, and time passing.
+//!
+//! Input: a 16-byte prefix (zero-padded) of options, then operations until the input ends.
+//! * prefix: `p[0] % 3` the machine (OGP, GQP, draft); `p[1]` flags (OGP: bUTF8, split,
+//!   known challenge; GQP: known token, encoding, credentials, raw mode); `p[2]` attempt
+//!   timeout (× 20 ms, 0: 1 s), `p[3]` total timeout (× 50 ms, 0: 5 s), `p[4]` backoff
+//!   (× 4 %, 0: 150 %), `p[5]` retries and challenge errors, `p[6..8]` MaxBytesPerPacket
+//!   (GQP: `p[6]` picks max_reply_bytes, `p[7]` the raw commands), `p[8..12]` the known
+//!   challenge or token, `p[12..16]` the RequestID.
+//! * `op & 3 == 0`: a datagram, `[n: u16 LE]` then `n & 0x1fff` bytes;
+//! * `op & 3 == 1`: time passes, `[k: u8]` × (1, 10, 100, 1000 ms by `op >> 2 & 3`),
+//!   timers firing on the way;
+//! * `op & 3 == 2`: the last query goes through a real `Responder` (state.json) and its
+//!   answers come back, reversed / with the first repeated / without the first / with a
+//!   flipped byte / late, by the bits of `op >> 2`;
+//! * `op & 3 == 3`: a synthesized answer, `[a: u8] [b: u8] [c: u8] [d: u8]`: OGP and draft:
+//!   a split packet (count `a`, number `b`) with `c` KiB of body (≤ 1.25 MiB per input), so
+//!   that the 1 MiB reassembly cap is reachable; GQP: a reply datagram holding `b` (with
+//!   `a & 0x20`: `b | c << 8`) records of one kind (plain, UTF-8, deflate or gzip; ≤ 256
+//!   KiB of payload per input), so that the caps on held replies are reachable through
+//!   compression.
+//!
+//! Asserts: no panic; every datagram the machine sends is a well-formed query of its
+//! protocol (OGP/draft: our RequestID, a challenge field, the asked-for fields; GQP: it
+//! decodes, in plain text or the chosen encoding, and never carries the password);
+//! it sends at most `1 + retries + max_challenge_errors` datagrams (GQP: plus its
+//! steps); while running, `poll_timeout` is never later than the total deadline, and the
+//! result is there once time reaches it; outcomes respect the caps (at most `MAX_EVENTS`
+//! events, GQP: at most `MAX_DATAGRAMS` datagrams and `max_reply_bytes` bytes held,
+//! RequestID ours, a round-trip time within the elapsed time, timeouts counting every
+//! attempt); and the heap the machine holds after each datagram stays within its caps: the
+//! 1 MiB reassembly limit (OGP, draft) or 64 × `max_reply_bytes` (GQP), plus 2 MiB of
+//! slack, measured with a counting global allocator.
+#![no_main]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use libfuzzer_sys::fuzz_target;
+use ogp_fuzz::state_status;
+use ogp_proto::driver::QueryDriver;
+use ogp_proto::gqp::client::{Credentials, QueryMode, MAX_DATAGRAMS, PROBE_LEN};
+use ogp_proto::gqp::responder::{GqpConfig, GqpUser};
+use ogp_proto::gqp::{
+    self, decode_query, encode_reply, Command, Encoding, Record, Reply, StatusCode,
+};
+use ogp_proto::model::Text;
+use ogp_proto::ogp::client::MAX_EVENTS;
+use ogp_proto::ogp::split::MAX_REASSEMBLED_BYTES;
+use ogp_proto::ogp::{self, Message, PacketType, SplitInfo};
+use ogp_proto::ogp_draft;
+use ogp_proto::responder::{Listener, Responder, ResponderConfig, Transmits};
+
+// ---------------------------------------------------------------------------------------
+// Heap accounting
+
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is forwarded to the system allocator unchanged; the counter is only
+// bookkeeping.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let p = System.alloc(l);
+        if !p.is_null() {
+            LIVE.fetch_add(l.size(), Relaxed);
+        }
+        p
+    }
+    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+        let p = System.alloc_zeroed(l);
+        if !p.is_null() {
+            LIVE.fetch_add(l.size(), Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        System.dealloc(p, l);
+        LIVE.fetch_sub(l.size(), Relaxed);
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new_size: usize) -> *mut u8 {
+        let q = System.realloc(p, l, new_size);
+        if !q.is_null() {
+            LIVE.fetch_add(new_size, Relaxed);
+            LIVE.fetch_sub(l.size(), Relaxed);
+        }
+        q
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+fn live() -> usize {
+    LIVE.load(Relaxed)
+}
+
+const SLACK: usize = 2 << 20;
+const PASSWORD: &str = "hunter2";
+const OGP_SYNTH_BUDGET: usize = 5 << 18;
+const GQP_SYNTH_BUDGET: usize = 1 << 18;
+
+// ---------------------------------------------------------------------------------------
+// What the harness knows about the machine
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Ogp,
+    Gqp,
+    Draft,
+}
+
+struct Info {
+    kind: Kind,
+    t0: Instant,
+    total: Duration,
+    request_id: u32,
+    max_transmits: usize,
+    heap_cap: usize,
+    // OGP / draft
+    utf8: bool,
+    ogp_max_bytes: Option<u16>,
+    draft_max_bytes: Option<i16>,
+    // GQP
+    encoding: Encoding,
+    credentials: bool,
+    commands: usize,
+    max_reply_bytes: usize,
+}
+
+/// Checks of an outcome against what the harness knows.
+trait CheckOutcome {
+    fn check(self, info: &Info, transmits: usize, now: Instant);
+}
+
+fn check_ping(ping_ms: f64, info: &Info, now: Instant) {
+    let elapsed = now.saturating_duration_since(info.t0).as_secs_f64() * 1000.0;
+    assert!(
+        ping_ms.is_finite() && ping_ms >= 0.0 && ping_ms <= elapsed + 1e-6,
+        "ping {ping_ms} ms"
+    );
+}
+
+impl CheckOutcome for Result<ogp::client::QueryOutcome, ogp::client::QueryError> {
+    fn check(self, info: &Info, transmits: usize, now: Instant) {
+        match self {
+            Ok(o) => {
+                assert!(o.events.len() <= MAX_EVENTS, "{} events", o.events.len());
+                assert_eq!(o.request_id, info.request_id);
+                assert!(o.answer_datagrams >= 1);
+                check_ping(o.ping_ms, info, now);
+                assert!(transmits >= 1, "an answer before any query");
+            }
+            Err(ogp::client::QueryError::Timeout { attempts }) => {
+                assert_eq!(attempts as usize, transmits, "attempts");
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+impl CheckOutcome for Result<gqp::client::QueryOutcome, gqp::client::QueryError> {
+    fn check(self, info: &Info, transmits: usize, now: Instant) {
+        use gqp::client::QueryError;
+        match self {
+            Ok(o) => {
+                assert!(
+                    o.events.len() <= gqp::client::MAX_EVENTS,
+                    "{} events",
+                    o.events.len()
+                );
+                assert!(
+                    o.answer_datagrams <= MAX_DATAGRAMS,
+                    "{} datagrams held",
+                    o.answer_datagrams
+                );
+                assert!(
+                    o.answer_bytes <= info.max_reply_bytes,
+                    "{} bytes held, cap {}",
+                    o.answer_bytes,
+                    info.max_reply_bytes
+                );
+                assert!(o.warnings.len() <= 64, "{} warnings", o.warnings.len());
+                assert!(
+                    o.replies.len() <= info.commands,
+                    "more replies than commands"
+                );
+                assert!(!o.authenticated || info.credentials);
+                check_ping(o.ping_ms, info, now);
+                assert!(transmits >= 1, "an answer before any query");
+            }
+            Err(QueryError::Timeout { attempts }) => {
+                assert_eq!(attempts as usize, transmits, "attempts");
+            }
+            Err(QueryError::AuthFailed | QueryError::AuthUnsupported(_)) => {
+                assert!(
+                    info.credentials,
+                    "an authentication error without credentials"
+                );
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+fn check_transmit(info: &Info, d: &[u8]) {
+    match info.kind {
+        Kind::Ogp => {
+            let p = ogp::decode(d).expect("the OGP query sent decodes");
+            let h = p.header;
+            assert!(!h.is_answer());
+            assert_eq!(h.packet_type, PacketType::DEFAULT_QUERY);
+            assert_eq!(h.request_id, Some(info.request_id));
+            assert!(h.challenge.is_some());
+            assert_eq!(h.utf8(), info.utf8);
+            assert_eq!(
+                h.max_bytes_per_packet,
+                info.ogp_max_bytes.map(|m| m.max(500))
+            );
+            let Message::Query(q) = p.message else {
+                panic!("the OGP query sent is {:?}", p.message)
+            };
+            assert_eq!(q.query, ogp::DefaultQuery::everything());
+            assert_eq!(q.trailing, 0);
+        }
+        Kind::Draft => {
+            let p = ogp_draft::decode(d).expect("the draft query sent decodes");
+            let h = p.header;
+            assert!(!h.is_answer());
+            assert_eq!(h.request_id, Some(info.request_id));
+            assert!(h.challenge.is_some());
+            assert_eq!(
+                h.max_bytes_per_packet,
+                info.draft_max_bytes.map(|m| m.clamp(500, 1500))
+            );
+            let ogp_draft::Message::Query(q) = p.message else {
+                panic!("the draft query sent is {:?}", p.message)
+            };
+            assert_eq!(q.query, ogp_draft::DefaultQuery::everything());
+        }
+        Kind::Gqp => {
+            let q = decode_query(d, 64, 1 << 16).expect("the GQP query sent decodes");
+            assert!(
+                q.encoding == Encoding::PLAIN || q.encoding == info.encoding,
+                "query in {}",
+                q.encoding
+            );
+            let probe_arg = "0".repeat(PROBE_LEN - "challenge".len() - 2);
+            if q.commands.len() == 1
+                && q.commands[0].name == "challenge"
+                && q.commands[0].args == [probe_arg.as_str()]
+            {
+                assert_eq!(d.len(), PROBE_LEN, "probe size");
+            }
+            for s in q
+                .commands
+                .iter()
+                .flat_map(|c| std::iter::once(&c.name).chain(&c.args))
+            {
+                assert!(
+                    !s.contains(PASSWORD),
+                    "the password crossed the wire: {q:?}"
+                );
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The driver loop
+
+struct Run<M: QueryDriver> {
+    m: M,
+    info: Info,
+    now: Instant,
+    deadline: Instant,
+    transmits: usize,
+    last_tx: Option<Vec<u8>>,
+    done: bool,
+    responder: Responder,
+    out: Transmits,
+    src: SocketAddr,
+    baseline: usize,
+    timer_calls: usize,
+    synth_budget: usize,
+}
+
+impl<M: QueryDriver> Run<M>
+where
+    M::Output: CheckOutcome,
+{
+    fn new(m: M, info: Info, listener: Listener) -> Self {
+        let config = ResponderConfig {
+            listener,
+            gqp: GqpConfig {
+                users: vec![GqpUser {
+                    name: "admin".into(),
+                    password: PASSWORD.into(),
+                }],
+                protected: vec!["rules".into()],
+                ..GqpConfig::default()
+            },
+            rate_table_capacity: 64,
+            ..ResponderConfig::default()
+        };
+        let t0 = info.t0;
+        let synth_budget = if info.kind == Kind::Gqp {
+            GQP_SYNTH_BUDGET
+        } else {
+            OGP_SYNTH_BUDGET
+        };
+        let mut run = Self {
+            m,
+            deadline: t0 + info.total,
+            info,
+            now: t0,
+            transmits: 0,
+            last_tx: None,
+            done: false,
+            responder: Responder::new(config, [7; 32], t0),
+            out: Transmits::default(),
+            src: "192.0.2.77:27999".parse().expect("address"),
+            baseline: 0,
+            timer_calls: 0,
+            synth_budget,
+        };
+        run.baseline = live();
+        run.drain();
+        run
+    }
+
+    /// Sends what the machine wants to send; takes and checks the result when there is
+    /// one.
+    fn drain(&mut self) {
+        if self.done {
+            return;
+        }
+        while let Some(d) = self.m.poll_transmit(self.now) {
+            check_transmit(&self.info, &d);
+            self.transmits += 1;
+            assert!(
+                self.transmits <= self.info.max_transmits,
+                "{} datagrams sent (at most {} expected)",
+                self.transmits,
+                self.info.max_transmits
+            );
+            self.last_tx = Some(d);
+        }
+        match self.m.take_result() {
+            Some(r) => {
+                r.check(&self.info, self.transmits, self.now);
+                self.done = true;
+                assert!(
+                    self.m.poll_transmit(self.now).is_none(),
+                    "sends after its result"
+                );
+            }
+            None => {
+                let t = self
+                    .m
+                    .poll_timeout()
+                    .expect("a running query has a timeout");
+                assert!(t <= self.deadline, "timeout past the total deadline");
+            }
+        }
+    }
+
+    /// Fires the timers due up to `target`, then sets the clock to `target`.
+    fn advance_to(&mut self, target: Instant) {
+        while !self.done {
+            let t = self
+                .m
+                .poll_timeout()
+                .expect("a running query has a timeout");
+            if t > target {
+                break;
+            }
+            self.now = self.now.max(t);
+            self.m.handle_timeout(self.now);
+            self.timer_calls += 1;
+            assert!(self.timer_calls < 10_000, "timers never settle");
+            self.drain();
+            if self.now >= self.deadline {
+                assert!(self.done, "no result at the total deadline");
+            }
+        }
+        self.now = self.now.max(target);
+    }
+
+    fn deliver(&mut self, d: &[u8]) {
+        self.advance_to(self.now);
+        if self.done {
+            return;
+        }
+        self.m.handle_datagram(self.now, d);
+        self.drain();
+    }
+
+    /// After a datagram (and once the caller dropped its own buffers): what the machine
+    /// holds is within its caps.
+    fn check_heap(&self) {
+        if self.done {
+            return;
+        }
+        let held = live().saturating_sub(self.baseline);
+        assert!(
+            held <= self.info.heap_cap,
+            "{:?} machine holds {held} bytes of heap (cap {})",
+            self.info.kind,
+            self.info.heap_cap
+        );
+    }
+
+    fn serve(&mut self, flags: u8) {
+        let Some(q) = self.last_tx.clone() else {
+            return;
+        };
+        self.responder
+            .handle(self.now, self.src, &q, state_status(), &mut self.out);
+        let mut answers: Vec<Vec<u8>> = self.out.iter().map(<[u8]>::to_vec).collect();
+        if flags & 1 != 0 {
+            answers.reverse();
+        }
+        if flags & 2 != 0 {
+            if let Some(first) = answers.first().cloned() {
+                answers.push(first);
+            }
+        }
+        if flags & 4 != 0 && !answers.is_empty() {
+            answers.remove(0);
+        }
+        if flags & 8 != 0 {
+            if let Some(b) = answers.first_mut().and_then(|a| a.last_mut()) {
+                *b ^= 0x41;
+            }
+        }
+        let delay = [0, 3, 100, 1500][usize::from(flags >> 4 & 3)];
+        self.advance_to(self.now + Duration::from_millis(delay));
+        for a in answers {
+            self.deliver(&a);
+            drop(a);
+            self.check_heap();
+        }
+    }
+
+    fn synth(&mut self, [a, b, c, d]: [u8; 4]) {
+        let dg = match self.info.kind {
+            Kind::Ogp | Kind::Draft => {
+                let pad = (usize::from(c) << 10).min(self.synth_budget);
+                self.synth_budget -= pad;
+                let id = if d & 1 != 0 {
+                    self.info.request_id ^ 1
+                } else {
+                    self.info.request_id
+                };
+                let challenge = (d & 2 != 0).then_some(0x1234_5678);
+                let mut dg = Vec::with_capacity(pad + 32);
+                if self.info.kind == Kind::Ogp {
+                    ogp::Header {
+                        request_id: Some(id),
+                        challenge,
+                        split: Some(SplitInfo {
+                            count: a,
+                            number: b,
+                        }),
+                        ..ogp::Header::answer(PacketType::DEFAULT_QUERY).with_utf8(d & 4 != 0)
+                    }
+                    .encode(&mut dg);
+                } else {
+                    ogp_draft::Header {
+                        request_id: Some(id),
+                        challenge,
+                        split: Some(SplitInfo {
+                            count: a,
+                            number: b,
+                        }),
+                        ..ogp_draft::Header::answer(ogp_draft::PacketType::DEFAULT_QUERY)
+                    }
+                    .encode(&mut dg);
+                }
+                dg.resize(dg.len() + pad, d >> 3);
+                dg
+            }
+            Kind::Gqp => {
+                let encoding = [
+                    Encoding::PLAIN,
+                    Encoding::UTF8,
+                    Encoding::parse("deflate+utf-8").expect("known"),
+                    Encoding::parse("gzip").expect("known"),
+                ][usize::from(d & 3)];
+                let record = match a & 7 {
+                    0 => Record::String(Text::default()),
+                    1 => Record::Pair("k".into(), "v".into()),
+                    2 => Record::Labelled("0".into(), vec!["name".into(), "x".into()]),
+                    3 => Record::Text(Text::default()),
+                    4 => Record::String("0123456789abcdef".into()),
+                    5 => Record::Array(vec!["a".into(); 8]),
+                    6 => Record::Pair("player_count".into(), "7".into()),
+                    _ => Record::Labelled("1".into(), vec![Text::default(); 16]),
+                };
+                let per = record.encoded_len(encoding.charset) + 1;
+                // Big datagrams (up to 65535 records) only when asked for: they are slow.
+                let want = if a & 0x20 != 0 {
+                    usize::from(u16::from_le_bytes([b, c]))
+                } else {
+                    usize::from(b)
+                };
+                let n = want.min(self.synth_budget / per);
+                self.synth_budget -= n * per;
+                let names = [
+                    "challenge",
+                    "identify",
+                    "serverinfo",
+                    "players",
+                    "login",
+                    "validate",
+                    "echo",
+                    "",
+                ];
+                let name = names[usize::from(d >> 3 & 7)];
+                let code = StatusCode([10, 32, 20, 41][usize::from(a >> 6)]);
+                let records = vec![record; n];
+                let (continued, replies) = if a & 8 != 0 {
+                    (records, Vec::new())
+                } else if a & 16 != 0 {
+                    let replies = records
+                        .into_iter()
+                        .map(|r| Reply {
+                            code,
+                            name: name.into(),
+                            records: vec![r],
+                        })
+                        .collect();
+                    (Vec::new(), replies)
+                } else {
+                    (
+                        Vec::new(),
+                        vec![Reply {
+                            code,
+                            name: name.into(),
+                            records,
+                        }],
+                    )
+                };
+                let mut dg = Vec::new();
+                encode_reply(encoding, &continued, &replies, d & 32 == 0, &mut dg);
+                dg
+            }
+        };
+        self.deliver(&dg);
+        drop(dg);
+        self.check_heap();
+    }
+
+    fn run(&mut self, mut ops: &[u8]) {
+        while let Some((&op, rest)) = ops.split_first() {
+            if self.done {
+                return;
+            }
+            ops = rest;
+            match op & 3 {
+                0 => {
+                    let Some((n, rest)) = ops.split_first_chunk::<2>() else {
+                        return;
+                    };
+                    let n = usize::from(u16::from_le_bytes(*n) & 0x1fff).min(rest.len());
+                    let (d, rest) = rest.split_at(n);
+                    ops = rest;
+                    self.deliver(d);
+                    self.check_heap();
+                }
+                1 => {
+                    let Some((&k, rest)) = ops.split_first() else {
+                        return;
+                    };
+                    ops = rest;
+                    let unit = [1, 10, 100, 1000][usize::from(op >> 2 & 3)];
+                    self.advance_to(self.now + Duration::from_millis(u64::from(k) * unit));
+                }
+                2 => self.serve(op >> 2),
+                _ => {
+                    let Some((abcd, rest)) = ops.split_first_chunk::<4>() else {
+                        return;
+                    };
+                    ops = rest;
+                    self.synth(*abcd);
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        self.advance_to(self.deadline);
+        assert!(self.done, "no result once the total deadline passed");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+
+const RAW_COMMANDS: [&str; 8] = [
+    "echo a b",
+    "identify",
+    "rules",
+    "nosuch",
+    "players",
+    "extensions",
+    "echo",
+    "limits",
+];
+
+fn drive<M: QueryDriver>(m: M, info: Info, listener: Listener, ops: &[u8])
+where
+    M::Output: CheckOutcome,
+{
+    let mut run = Run::new(m, info, listener);
+    run.run(ops);
+    run.finish();
+}
+
+fuzz_target!(|data: &[u8]| {
+    let mut p = [0u8; 16];
+    let n = data.len().min(16);
+    p[..n].copy_from_slice(&data[..n]);
+    let ops = &data[n..];
+    let t0 = Instant::now();
+    let attempt_timeout = match p[2] {
+        0 => Duration::from_secs(1),
+        v => Duration::from_millis(u64::from(v) * 20),
+    };
+    let total = match p[3] {
+        0 => Duration::from_secs(5),
+        v => Duration::from_millis(u64::from(v) * 50),
+    };
+    let backoff_percent = match p[4] {
+        0 => 150,
+        v => u32::from(v) * 4,
+    };
+    let retries = u32::from(p[5] & 3 ^ 2);
+    let max_challenge_errors = u32::from(p[5] >> 2 & 7 ^ 3);
+    let known = u32::from_le_bytes([p[8], p[9], p[10], p[11]]);
+    let request_id = u32::from_le_bytes([p[12], p[13], p[14], p[15]]);
+    let mut info = Info {
+        kind: Kind::Ogp,
+        t0,
+        total,
+        request_id: request_id.max(1),
+        max_transmits: (1 + retries + max_challenge_errors) as usize,
+        heap_cap: MAX_REASSEMBLED_BYTES + SLACK,
+        utf8: p[1] & 1 != 0,
+        ogp_max_bytes: None,
+        draft_max_bytes: None,
+        encoding: Encoding::PLAIN,
+        credentials: false,
+        commands: 0,
+        max_reply_bytes: 0,
+    };
+    match p[0] % 3 {
+        0 => {
+            info.ogp_max_bytes = (p[1] & 2 != 0).then_some(u16::from_le_bytes([p[6], p[7]]));
+            let opts = ogp::client::QueryOptions {
+                utf8: info.utf8,
+                max_bytes_per_packet: info.ogp_max_bytes,
+                challenge: (p[1] & 4 != 0).then_some(known),
+                attempt_timeout,
+                backoff_percent,
+                retries,
+                total_timeout: total,
+                max_challenge_errors,
+                ..ogp::client::QueryOptions::default()
+            };
+            let m = ogp::client::QueryMachine::new(opts, request_id, t0);
+            drive(m, info, Listener::Standard, ops);
+        }
+        1 => {
+            info.kind = Kind::Gqp;
+            info.encoding = [
+                Encoding::PLAIN,
+                Encoding::UTF8,
+                Encoding::parse("deflate+utf-8").expect("known"),
+                Encoding::parse("gzip").expect("known"),
+            ][usize::from(p[1] >> 3 & 3)];
+            let credentials = match p[1] >> 5 & 3 {
+                0 => None,
+                1 => Some(("admin", PASSWORD)),
+                2 => Some(("admin", "wrong")),
+                _ => Some(("nobody", PASSWORD)),
+            }
+            .map(|(user, password)| Credentials {
+                user: user.into(),
+                password: password.into(),
+            });
+            info.credentials = credentials.is_some();
+            let mode = if p[1] & 0x80 != 0 {
+                QueryMode::Raw(
+                    RAW_COMMANDS
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| p[7] >> i & 1 != 0)
+                        .filter_map(|(_, c)| Command::parse_line(c))
+                        .collect(),
+                )
+            } else {
+                QueryMode::Status
+            };
+            info.commands = match &mode {
+                QueryMode::Raw(c) => c.len(),
+                QueryMode::Status => 1 + gqp::model::STATUS_COMMANDS.len(),
+            };
+            info.max_reply_bytes = [262_144, 1024, 16_384, 65_536][usize::from(p[6] & 3)];
+            info.heap_cap = 64 * info.max_reply_bytes + SLACK;
+            info.max_transmits = (retries + 2 * max_challenge_errors + 6) as usize;
+            let opts = gqp::client::QueryOptions {
+                mode,
+                encoding: info.encoding,
+                credentials,
+                token: (p[1] & 4 != 0).then(|| gqp::auth::format_token(known)),
+                attempt_timeout,
+                backoff_percent,
+                retries,
+                total_timeout: total,
+                max_challenge_errors,
+                max_reply_bytes: info.max_reply_bytes,
+            };
+            let m = gqp::client::QueryMachine::new(opts, t0);
+            drive(m, info, Listener::Standard, ops);
+        }
+        _ => {
+            info.kind = Kind::Draft;
+            info.draft_max_bytes = (p[1] & 2 != 0).then_some(i16::from_le_bytes([p[6], p[7]]));
+            let opts = ogp_draft::client::QueryOptions {
+                max_bytes_per_packet: info.draft_max_bytes,
+                challenge: (p[1] & 4 != 0).then_some(known),
+                attempt_timeout,
+                backoff_percent,
+                retries,
+                total_timeout: total,
+                max_challenge_errors,
+                ..ogp_draft::client::QueryOptions::default()
+            };
+            let m = ogp_draft::client::QueryMachine::new(opts, request_id, t0);
+            drive(m, info, Listener::OgpDraft, ops);
+        }
+    }
+});
