@@ -916,3 +916,30 @@ fn unknown_field_bits_are_errors_unknown_sections_are_kept() {
     assert_eq!(a.warnings[0].field, "RequestFlags");
     assert_eq!(a.unknown_sections, [0xff, 0xff]);
 }
+
+/// A list of more than MAX_LIST_ENTRIES entries is refused before anything is allocated,
+/// however small its entries are on the wire (found by fuzzing: a 1 MiB split answer of
+/// one-byte players would otherwise expand to ~300 MB).
+#[test]
+fn huge_lists_of_tiny_entries_are_refused() {
+    use ogp_proto::ogp::answer::MAX_LIST_ENTRIES;
+    // GameID, RequestFlags = bPlayerList, PlayerCount = 5000 (FE 88 13), PlayerFields =
+    // bPlayerFlags, then 5000 one-byte flag entries.
+    let mut body = vec![0x2a, 0x00, 0x04, 0xfe, 0x88, 0x13, 0x01];
+    body.extend(std::iter::repeat_n(0x01, 5000));
+    let e = ogp_proto::ogp::decode_answer_body(&mut ogp_proto::reader::Reader::new(&body), true)
+        .unwrap_err();
+    assert_eq!(e.field, "PlayerCount");
+    assert_eq!(
+        e.kind,
+        ogp_proto::DecodeErrorKind::TooLarge {
+            limit: u64::from(MAX_LIST_ENTRIES)
+        }
+    );
+    // 4096 entries are fine
+    let mut ok = vec![0x2a, 0x00, 0x04, 0xfe, 0x00, 0x10, 0x01];
+    ok.extend(std::iter::repeat_n(0x01, 4096));
+    let a =
+        ogp_proto::ogp::decode_answer_body(&mut ogp_proto::reader::Reader::new(&ok), true).unwrap();
+    assert_eq!(a.status.players.map(|p| p.len()), Some(4096));
+}

@@ -73,6 +73,10 @@ pub struct Answer {
 /// (a field mask of 0). Such entries cost us memory but the peer nothing.
 pub const MAX_EMPTY_ENTRIES: u32 = 4096;
 
+/// Largest count of entries we accept for any list (teams, players, rules, add-ons,
+/// limits), so that decoding allocates at most a small multiple of the input.
+pub const MAX_LIST_ENTRIES: u32 = 4096;
+
 // ---------------------------------------------------------------------------------------
 // Encoding
 
@@ -550,6 +554,18 @@ fn check_count(
     field: &'static str,
 ) -> Result<usize, DecodeError> {
     let n = usize::try_from(count).unwrap_or(usize::MAX);
+    // However few bytes an entry takes on the wire, it costs a whole struct here (a
+    // player is a few hundred bytes): cap every list so that a hostile split answer
+    // (up to 1 MiB) cannot expand into hundreds of MB. Real servers list far fewer.
+    if count > MAX_LIST_ENTRIES {
+        return Err(DecodeError::new(
+            offset,
+            field,
+            DecodeErrorKind::TooLarge {
+                limit: u64::from(MAX_LIST_ENTRIES),
+            },
+        ));
+    }
     let fits = if min_entry == 0 {
         count <= MAX_EMPTY_ENTRIES
     } else {
