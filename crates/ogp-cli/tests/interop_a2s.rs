@@ -35,223 +35,18 @@
 //! note and returns, so a plain `cargo test` stays usable without the peers. With
 //! `OGP_INTEROP=1`, a missing peer is a failure that says to run the install script.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::net::UdpSocket;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
+
+use common::*;
 
 use ogp_proto::model::{A2sInfo, MapInfo, Player, Rules};
 use ogp_proto::Status;
 use serde_json::Value;
-
-const BIN: &str = env!("CARGO_BIN_EXE_ogp");
-const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-
-/// Longest a single client run may take (each is given short timeouts of its own).
-const CLIENT_LIMIT: Duration = Duration::from_secs(30);
-
-// ------------------------------------------------------------------------------------
-// Gate and peers
-
-fn root() -> PathBuf {
-    PathBuf::from(ROOT)
-}
-
-fn interop_dir() -> PathBuf {
-    root().join("target/interop")
-}
-
-/// Whether the interop tests are on; prints why not when they are off.
-fn enabled(test: &str) -> bool {
-    match std::env::var("OGP_INTEROP").as_deref() {
-        Ok("1") => true,
-        Ok(other) => {
-            eprintln!("note: {test} not run: OGP_INTEROP={other:?} (set OGP_INTEROP=1)");
-            false
-        }
-        Err(_) => {
-            eprintln!(
-                "note: {test} not run: the interop tests against real A2S clients run with \
-                 OGP_INTEROP=1 (scripts/test.sh sets it, after scripts/install-interop.sh)"
-            );
-            false
-        }
-    }
-}
-
-fn missing_peer(what: &str) -> ! {
-    panic!(
-        "interop peer missing: {what}. Run scripts/install-interop.sh (from the repository \
-         root) to install the pinned A2S clients, then run the tests again."
-    )
-}
-
-fn quakestat() -> PathBuf {
-    for dir in std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .unwrap_or_default()
-        .into_iter()
-        .chain([PathBuf::from("/usr/bin")])
-    {
-        let p = dir.join("quakestat");
-        if p.is_file() {
-            return p;
-        }
-    }
-    missing_peer("quakestat (Debian package qstat)")
-}
-
-/// The pinned versions (`scripts/install-interop.sh` installs exactly these).
-const GAMEDIG: &str = "5.3.3";
-const PYTHON_A2S: &str = "1.4.2";
-const OPENGSQ: &str = "3.7.0";
-
-fn gamedig_js() -> PathBuf {
-    let dir = interop_dir().join("npm/node_modules/gamedig");
-    let js = dir.join("bin/gamedig.js");
-    let version = std::fs::read_to_string(dir.join("package.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-        .and_then(|v| str_of(&v["version"]));
-    if !js.is_file() || version.as_deref() != Some(GAMEDIG) {
-        missing_peer(&format!(
-            "gamedig {GAMEDIG} in {} (found {version:?})",
-            dir.display()
-        ));
-    }
-    if Command::new("node")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .status()
-        .map_or(true, |s| !s.success())
-    {
-        missing_peer("node (needed by gamedig)");
-    }
-    js
-}
-
-/// The venv's python, after checking that `package` is there at `version` and `module`
-/// imports.
-fn venv_python(module: &str, package: &str, version: &str) -> PathBuf {
-    let py = interop_dir().join("venv/bin/python");
-    if !py.is_file() {
-        missing_peer(&format!("the Python venv ({})", py.display()));
-    }
-    let check = format!(
-        "import importlib.metadata as m, sys, {module}\n\
-         sys.exit(m.version('{package}') != '{version}')"
-    );
-    let ok = Command::new(&py)
-        .args(["-c", &check])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        missing_peer(&format!("{package} {version} in {}", py.display()));
-    }
-    py
-}
-
-// ------------------------------------------------------------------------------------
-// Processes
-
-/// Kills and reaps the child when dropped (also when the test panics).
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A directory removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let p = std::env::temp_dir().join(format!(
-            "ogp-interop-{}-{name}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Self(p)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// What a client run printed.
-struct Ran {
-    code: Option<i32>,
-    stdout: Vec<u8>,
-    stderr: String,
-    took: Duration,
-}
-
-impl Ran {
-    fn describe(&self) -> String {
-        format!(
-            "exit {:?} after {:.1?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            self.code,
-            self.took,
-            String::from_utf8_lossy(&self.stdout),
-            self.stderr
-        )
-    }
-}
-
-/// Runs a command with stdin closed, killing it after `limit`.
-fn run(cmd: &mut Command, limit: Duration) -> Ran {
-    let t = Instant::now();
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let out_reader = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = out.read_to_end(&mut v);
-        v
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = err.read_to_end(&mut v);
-        String::from_utf8_lossy(&v).into_owned()
-    });
-    let mut child = KillOnDrop(child);
-    let code = loop {
-        if let Some(s) = child.0.try_wait().unwrap() {
-            break s.code();
-        }
-        if t.elapsed() > limit {
-            let _ = child.0.kill();
-            let _ = child.0.wait();
-            panic!("{cmd:?} did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Ran {
-        code,
-        stdout: out_reader.join().unwrap(),
-        stderr: err_reader.join().unwrap(),
-        took: t.elapsed(),
-    }
-}
 
 // ------------------------------------------------------------------------------------
 // The statuses
@@ -393,46 +188,7 @@ fn cases() -> Vec<Case> {
 // ------------------------------------------------------------------------------------
 // The server
 
-/// `ogp serve` on 127.0.0.1, answering `case`.
-struct Served {
-    port: u16,
-    _child: KillOnDrop,
-    _dir: TempDir,
-}
-
-fn free_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .and_then(|s| s.local_addr())
-        .map(|a| a.port())
-        .expect("a free UDP port")
-}
-
 const INFO_REQUEST: &[u8] = b"\xff\xff\xff\xffTSource Engine Query\0";
-
-/// Sends `request` and returns the datagrams that come back within `wait` (after the
-/// first, 300 ms of silence ends the collection).
-fn exchange(sock: &UdpSocket, request: &[u8], wait: Duration) -> Vec<Vec<u8>> {
-    sock.send(request).unwrap();
-    let mut got = Vec::new();
-    let deadline = Instant::now() + wait;
-    let mut buf = [0u8; 2048];
-    loop {
-        let left = if got.is_empty() {
-            deadline.saturating_duration_since(Instant::now())
-        } else {
-            Duration::from_millis(300)
-        };
-        if left.is_zero() {
-            break;
-        }
-        sock.set_read_timeout(Some(left)).unwrap();
-        match sock.recv(&mut buf) {
-            Ok(n) => got.push(buf[..n].to_vec()),
-            Err(_) => break,
-        }
-    }
-    got
-}
 
 /// A challenge from the server at `port`, or None if it does not answer yet.
 fn challenge(sock: &UdpSocket) -> Option<[u8; 4]> {
@@ -442,49 +198,9 @@ fn challenge(sock: &UdpSocket) -> Option<[u8; 4]> {
 }
 
 fn serve(case: &Case) -> Served {
-    let dir = TempDir::new(case.label);
-    let state = dir.0.join("state.json");
-    std::fs::write(&state, case.status().to_json_pretty()).unwrap();
-    for _ in 0..5 {
-        let port = free_port();
-        let log = dir.0.join("serve.log");
-        let mut child = KillOnDrop(
-            Command::new(BIN)
-                .args(["serve", "--state"])
-                .arg(&state)
-                .args(["--listen", &format!("127.0.0.1:{port}")])
-                // many queries from one address in a short time: no rate limit in the way
-                .args(["--rate", "10000", "--burst", "10000"])
-                .env("NO_COLOR", "1")
-                .env_remove("OGP_LOG")
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(std::fs::File::create(&log).unwrap())
-                .spawn()
-                .expect("spawn ogp serve"),
-        );
-        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
-        sock.connect(("127.0.0.1", port)).unwrap();
-        let t = Instant::now();
-        while t.elapsed() < Duration::from_secs(10) {
-            if child.0.try_wait().unwrap().is_some() {
-                break; // the port was taken in the meantime: try another
-            }
-            if challenge(&sock).is_some() {
-                return Served {
-                    port,
-                    _child: child,
-                    _dir: dir,
-                };
-            }
-        }
-        let _ = child.0.kill();
-        eprintln!(
-            "ogp serve on port {port} did not answer; log:\n{}",
-            std::fs::read_to_string(&log).unwrap_or_default()
-        );
-    }
-    panic!("ogp serve did not start");
+    serve_with(case.label, &case.status().to_json_pretty(), &[], |sock| {
+        challenge(sock).is_some()
+    })
 }
 
 /// Checks on the wire what the case is about: INFO in one datagram, PLAYER and RULES
@@ -544,61 +260,6 @@ fn check_wire(case: &Case, port: u16) {
 // ------------------------------------------------------------------------------------
 // Comparing
 
-/// Mismatches found so far, reported together at the end.
-#[derive(Default)]
-struct Report(Vec<String>);
-
-impl Report {
-    fn eq<T: PartialEq + std::fmt::Debug>(&mut self, what: String, got: T, want: T) {
-        if got != want {
-            self.0
-                .push(format!("{what}:\n    got  {got:?}\n    want {want:?}"));
-        }
-    }
-
-    /// Compares lists, reporting the lengths and the first difference (lists are long).
-    fn list<T: PartialEq + std::fmt::Debug>(&mut self, what: String, got: &[T], want: &[T]) {
-        if got == want {
-            return;
-        }
-        let at = got.iter().zip(want).position(|(g, w)| g != w);
-        let at = at.unwrap_or(got.len().min(want.len()));
-        self.0.push(format!(
-            "{what}: {} entries, {} wanted; first difference at {at}:\n    got  {:?}\n    want {:?}",
-            got.len(),
-            want.len(),
-            got.get(at),
-            want.get(at),
-        ));
-    }
-
-    fn fail(&mut self, what: String) {
-        self.0.push(what);
-    }
-
-    fn finish(self, client: &str) {
-        assert!(
-            self.0.is_empty(),
-            "{client} disagrees with the served status:\n{}",
-            self.0.join("\n")
-        );
-    }
-}
-
-fn str_of(v: &Value) -> Option<String> {
-    v.as_str().map(str::to_owned)
-}
-
-fn int_of(v: &Value) -> Option<i64> {
-    v.as_i64()
-        .or_else(|| v.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64))
-}
-
-fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
-    v.sort();
-    v
-}
-
 fn want_players(case: &Case) -> Vec<(String, i64, f64)> {
     case.players
         .iter()
@@ -608,21 +269,6 @@ fn want_players(case: &Case) -> Vec<(String, i64, f64)> {
 
 fn want_rules(case: &Case) -> Vec<(String, String)> {
     case.rules.clone()
-}
-
-/// qstat's JSON output keeps only the ASCII bytes of every string.
-fn ascii(s: &str) -> String {
-    s.chars().filter(char::is_ascii).collect()
-}
-
-fn parse_json(ran: &Ran, client: &str, case: &Case) -> Value {
-    serde_json::from_slice(&ran.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{client} on {}: output is not JSON ({e}); {}",
-            case.label,
-            ran.describe()
-        )
-    })
 }
 
 // ------------------------------------------------------------------------------------
@@ -677,7 +323,7 @@ fn qstat_json() {
         let s = serve(&case);
         check_wire(&case, s.port);
         let ran = run(&mut qstat_cmd(s.port, &["-json"]), CLIENT_LIMIT);
-        let v = parse_json(&ran, "qstat -json", &case);
+        let v = parse_json(&ran, "qstat -json", case.label);
         let v = &v[0];
         let l = case.label;
         r.eq(
@@ -846,7 +492,7 @@ fn qstat_misreads_splits_after_a_low_app_id() {
     let s = serve(&case);
     check_wire(&case, s.port);
     let ran = run(&mut qstat_cmd(s.port, &["-json"]), CLIENT_LIMIT);
-    let v = parse_json(&ran, "qstat -json", &case);
+    let v = parse_json(&ran, "qstat -json", case.label);
     let v = &v[0];
     let ctx = ran.describe();
     assert_eq!(str_of(&v["status"]).as_deref(), Some("online"), "{ctx}");
@@ -884,7 +530,7 @@ fn gamedig() {
                 .arg(format!("127.0.0.1:{}", s.port)),
             CLIENT_LIMIT,
         );
-        let v = parse_json(&ran, "gamedig", &case);
+        let v = parse_json(&ran, "gamedig", case.label);
         let l = case.label;
         r.eq(format!("{l}: error"), str_of(&v["error"]), None);
         r.eq(
@@ -969,7 +615,7 @@ fn python_client(client: &str, module: &str, version: &str) {
                 .args([client, "127.0.0.1", &s.port.to_string(), "2.0"]),
             CLIENT_LIMIT,
         );
-        let v = parse_json(&ran, client, &case);
+        let v = parse_json(&ran, client, case.label);
         let l = case.label;
         r.eq(format!("{l}: exit code"), ran.code, Some(0));
         r.eq(

@@ -1,0 +1,392 @@
+//! What the interop tests share: the `OGP_INTEROP` gate, finding the pinned peers that
+//! `scripts/install-interop.sh` installs, running them with a time limit, starting
+//! `ogp serve` on a free loopback port, and collecting mismatches.
+//!
+//! Each test binary uses part of it.
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::net::UdpSocket;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_ogp");
+pub const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+
+/// Longest a single client run may take (each is given short timeouts of its own).
+pub const CLIENT_LIMIT: Duration = Duration::from_secs(30);
+
+// ------------------------------------------------------------------------------------
+// Gate and peers
+
+pub fn root() -> PathBuf {
+    PathBuf::from(ROOT)
+}
+
+pub fn interop_dir() -> PathBuf {
+    root().join("target/interop")
+}
+
+/// Whether the interop tests are on; prints why not when they are off.
+pub fn enabled(test: &str) -> bool {
+    match std::env::var("OGP_INTEROP").as_deref() {
+        Ok("1") => true,
+        Ok(other) => {
+            eprintln!("note: {test} not run: OGP_INTEROP={other:?} (set OGP_INTEROP=1)");
+            false
+        }
+        Err(_) => {
+            eprintln!(
+                "note: {test} not run: the interop tests against real A2S clients run with \
+                 OGP_INTEROP=1 (scripts/test.sh sets it, after scripts/install-interop.sh)"
+            );
+            false
+        }
+    }
+}
+
+pub fn missing_peer(what: &str) -> ! {
+    panic!(
+        "interop peer missing: {what}. Run scripts/install-interop.sh (from the repository \
+         root) to install the pinned A2S clients, then run the tests again."
+    )
+}
+
+pub fn quakestat() -> PathBuf {
+    for dir in std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .chain([PathBuf::from("/usr/bin")])
+    {
+        let p = dir.join("quakestat");
+        if p.is_file() {
+            return p;
+        }
+    }
+    missing_peer("quakestat (Debian package qstat)")
+}
+
+/// The pinned versions (`scripts/install-interop.sh` installs exactly these).
+pub const GAMEDIG: &str = "5.3.3";
+pub const PYTHON_A2S: &str = "1.4.2";
+pub const OPENGSQ: &str = "3.7.0";
+
+pub fn gamedig_js() -> PathBuf {
+    let dir = interop_dir().join("npm/node_modules/gamedig");
+    let js = dir.join("bin/gamedig.js");
+    let version = std::fs::read_to_string(dir.join("package.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|v| str_of(&v["version"]));
+    if !js.is_file() || version.as_deref() != Some(GAMEDIG) {
+        missing_peer(&format!(
+            "gamedig {GAMEDIG} in {} (found {version:?})",
+            dir.display()
+        ));
+    }
+    if Command::new("node")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .map_or(true, |s| !s.success())
+    {
+        missing_peer("node (needed by gamedig)");
+    }
+    js
+}
+
+/// The venv's python, after checking that `package` is there at `version` and `module`
+/// imports.
+pub fn venv_python(module: &str, package: &str, version: &str) -> PathBuf {
+    let py = interop_dir().join("venv/bin/python");
+    if !py.is_file() {
+        missing_peer(&format!("the Python venv ({})", py.display()));
+    }
+    let check = format!(
+        "import importlib.metadata as m, sys, {module}\n\
+         sys.exit(m.version('{package}') != '{version}')"
+    );
+    let ok = Command::new(&py)
+        .args(["-c", &check])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        missing_peer(&format!("{package} {version} in {}", py.display()));
+    }
+    py
+}
+
+// ------------------------------------------------------------------------------------
+// Processes
+
+/// Kills and reaps the child when dropped (also when the test panics).
+pub struct KillOnDrop(pub Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A directory removed when dropped.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> Self {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let p = std::env::temp_dir().join(format!(
+            "ogp-interop-{}-{name}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Self(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// What a client run printed.
+pub struct Ran {
+    pub code: Option<i32>,
+    pub stdout: Vec<u8>,
+    pub stderr: String,
+    pub took: Duration,
+}
+
+impl Ran {
+    pub fn describe(&self) -> String {
+        format!(
+            "exit {:?} after {:.1?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.code,
+            self.took,
+            String::from_utf8_lossy(&self.stdout),
+            self.stderr
+        )
+    }
+}
+
+/// Runs a command with stdin closed, killing it after `limit`.
+pub fn run(cmd: &mut Command, limit: Duration) -> Ran {
+    let t = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = out.read_to_end(&mut v);
+        v
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = err.read_to_end(&mut v);
+        String::from_utf8_lossy(&v).into_owned()
+    });
+    let mut child = KillOnDrop(child);
+    let code = loop {
+        if let Some(s) = child.0.try_wait().unwrap() {
+            break s.code();
+        }
+        if t.elapsed() > limit {
+            let _ = child.0.kill();
+            let _ = child.0.wait();
+            panic!("{cmd:?} did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Ran {
+        code,
+        stdout: out_reader.join().unwrap(),
+        stderr: err_reader.join().unwrap(),
+        took: t.elapsed(),
+    }
+}
+
+pub fn free_port() -> u16 {
+    UdpSocket::bind("127.0.0.1:0")
+        .and_then(|s| s.local_addr())
+        .map(|a| a.port())
+        .expect("a free UDP port")
+}
+
+/// Mismatches found so far, reported together at the end.
+#[derive(Default)]
+pub struct Report(pub Vec<String>);
+
+impl Report {
+    pub fn eq<T: PartialEq + std::fmt::Debug>(&mut self, what: String, got: T, want: T) {
+        if got != want {
+            self.0
+                .push(format!("{what}:\n    got  {got:?}\n    want {want:?}"));
+        }
+    }
+
+    /// Compares lists, reporting the lengths and the first difference (lists are long).
+    pub fn list<T: PartialEq + std::fmt::Debug>(&mut self, what: String, got: &[T], want: &[T]) {
+        if got == want {
+            return;
+        }
+        let at = got.iter().zip(want).position(|(g, w)| g != w);
+        let at = at.unwrap_or(got.len().min(want.len()));
+        self.0.push(format!(
+            "{what}: {} entries, {} wanted; first difference at {at}:\n    got  {:?}\n    want {:?}",
+            got.len(),
+            want.len(),
+            got.get(at),
+            want.get(at),
+        ));
+    }
+
+    pub fn fail(&mut self, what: String) {
+        self.0.push(what);
+    }
+
+    pub fn finish(self, client: &str) {
+        assert!(
+            self.0.is_empty(),
+            "{client} disagrees with the served status:\n{}",
+            self.0.join("\n")
+        );
+    }
+}
+
+pub fn str_of(v: &Value) -> Option<String> {
+    v.as_str().map(str::to_owned)
+}
+
+pub fn int_of(v: &Value) -> Option<i64> {
+    v.as_i64()
+        .or_else(|| v.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64))
+}
+
+pub fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
+    v.sort();
+    v
+}
+
+/// qstat's JSON output keeps only the ASCII bytes of every string.
+pub fn ascii(s: &str) -> String {
+    s.chars().filter(char::is_ascii).collect()
+}
+
+/// Sends `request` on a connected socket and returns the datagrams that come back within
+/// `wait` (after the first, 300 ms of silence ends the collection).
+pub fn exchange(sock: &UdpSocket, request: &[u8], wait: Duration) -> Vec<Vec<u8>> {
+    sock.send(request).unwrap();
+    let mut got = Vec::new();
+    let deadline = Instant::now() + wait;
+    let mut buf = [0u8; 2048];
+    loop {
+        let left = if got.is_empty() {
+            deadline.saturating_duration_since(Instant::now())
+        } else {
+            Duration::from_millis(300)
+        };
+        if left.is_zero() {
+            break;
+        }
+        sock.set_read_timeout(Some(left)).unwrap();
+        match sock.recv(&mut buf) {
+            Ok(n) => got.push(buf[..n].to_vec()),
+            Err(_) => break,
+        }
+    }
+    got
+}
+
+/// `ogp serve` on 127.0.0.1, killed when dropped.
+pub struct Served {
+    pub port: u16,
+    _child: KillOnDrop,
+    _dir: TempDir,
+}
+
+/// Starts `ogp serve` on a free loopback port, answering `status_json` (a state file) with
+/// the `extra` arguments, and returns once `ready` (given a socket connected to it) says
+/// it answers.
+pub fn serve_with(
+    label: &str,
+    status_json: &str,
+    extra: &[&str],
+    ready: impl Fn(&UdpSocket) -> bool,
+) -> Served {
+    let dir = TempDir::new(label);
+    let state = dir.0.join("state.json");
+    std::fs::write(&state, status_json).unwrap();
+    for _ in 0..5 {
+        let port = free_port();
+        let log = dir.0.join("serve.log");
+        let mut child = KillOnDrop(
+            Command::new(BIN)
+                .args(["serve", "--state"])
+                .arg(&state)
+                .args(["--listen", &format!("127.0.0.1:{port}")])
+                // many queries from one address in a short time: no rate limit in the way
+                .args(["--rate", "10000", "--burst", "10000"])
+                .args(extra)
+                .env("NO_COLOR", "1")
+                .env_remove("OGP_LOG")
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(&log).unwrap())
+                .spawn()
+                .expect("spawn ogp serve"),
+        );
+        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+        sock.connect(("127.0.0.1", port)).unwrap();
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(10) {
+            if child.0.try_wait().unwrap().is_some() {
+                break; // the port was taken in the meantime: try another
+            }
+            if ready(&sock) {
+                return Served {
+                    port,
+                    _child: child,
+                    _dir: dir,
+                };
+            }
+        }
+        let _ = child.0.kill();
+        eprintln!(
+            "ogp serve on port {port} did not answer; log:\n{}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+    }
+    panic!("ogp serve did not start");
+}
+
+/// The JSON a client printed, or a panic that shows the run.
+pub fn parse_json(ran: &Ran, client: &str, label: &str) -> Value {
+    serde_json::from_slice(&ran.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{client} on {label}: output is not JSON ({e}); {}",
+            ran.describe()
+        )
+    })
+}
+
+/// A path that must exist (a script of ours).
+pub fn script(rel: &str) -> PathBuf {
+    let p = root().join(rel);
+    assert!(p.is_file(), "{} missing", p.display());
+    p
+}
