@@ -62,6 +62,12 @@ impl Transmits {
         b
     }
 
+    /// Forgets the datagrams after the first `len` (keeps the buffers): takes back what
+    /// was written since [`len`](Self::len) returned `len`.
+    pub fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+
     /// Number of datagrams.
     pub fn len(&self) -> usize {
         self.len

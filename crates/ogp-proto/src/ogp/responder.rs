@@ -28,7 +28,7 @@ use std::time::Instant;
 use super::answer::{answer_request_flags, encode_answer_sections, AnswerOptions};
 use super::header::{Header, PacketType};
 use super::query::{player_fields, request, DefaultQuery};
-use super::split::{split_answer, MIN_MAX_BYTES_PER_PACKET};
+use super::split::{split_answer_into, MIN_MAX_BYTES_PER_PACKET};
 use super::{encode_error, encode_resendable_copy, ErrorValue, MAX_QUERY_SIZE};
 use crate::guard::{protocol_id, ChallengeKeys};
 use crate::responder::Transmits;
@@ -259,7 +259,7 @@ impl OgpResponder {
             utf8: qh.utf8(),
             colors: self.config.colors,
         };
-        let mut sections = answer_request_flags(status, query, &opts);
+        let sections = answer_request_flags(status, query, &opts);
         // A client may ask for packets of up to 65535 bytes; none of ours exceeds the
         // unsplit cap (a UDP datagram cannot even carry 65535 bytes of payload).
         let cap = u16::try_from(self.config.max_unsplit_bytes).unwrap_or(u16::MAX);
@@ -267,51 +267,87 @@ impl OgpResponder {
             .max_bytes_per_packet
             .filter(|&m| m != 0)
             .map(|m| m.min(cap.max(MIN_MAX_BYTES_PER_PACKET)));
-        let mut dropped = false;
-        let mut drop_iter = DROP_ORDER.iter();
-        loop {
-            self.body.clear();
-            encode_answer_sections(status, query, sections, &opts, &mut self.body);
-            match split_at {
-                None => {
-                    if 8 + usize::from(ah.head_size()) + self.body.len()
-                        <= self.config.max_unsplit_bytes
-                    {
-                        let buf = out.push_buf();
-                        ah.encode(buf);
-                        buf.extend_from_slice(&self.body);
-                        return OgpOutcome::Answer {
-                            datagrams: 1,
-                            dropped_sections: dropped,
-                        };
-                    }
-                }
-                Some(m) => {
-                    let id = match ah.request_id {
-                        Some(id) => id,
-                        None => self.choose_request_id(),
-                    };
-                    let packets = split_answer(ah, id, &self.body, m).ok().filter(|p| {
-                        p.iter().map(Vec::len).sum::<usize>() <= self.config.max_split_total_bytes
-                    });
-                    if let Some(packets) = packets {
-                        let n = packets.len();
-                        for p in packets {
-                            out.push_buf().extend_from_slice(&p);
-                        }
-                        return OgpOutcome::Answer {
-                            datagrams: n,
-                            dropped_sections: dropped,
-                        };
-                    }
-                }
-            }
-            // Too large: drop the next section that is present.
-            let Some(next) = drop_iter.by_ref().find(|s| sections.intersects(**s)) else {
-                return OgpOutcome::Ignored("answer cannot fit even without sections");
-            };
-            sections = sections.without(*next);
-            dropped = true;
+        // Split answers need a request id: the query's, or one of ours.
+        let id = match (split_at, ah.request_id) {
+            (Some(_), None) => self.choose_request_id(),
+            (_, id) => id.unwrap_or(0),
+        };
+        let max_unsplit = self.config.max_unsplit_bytes;
+        let max_split_total = self.config.max_split_total_bytes;
+        let fitted = fit_answer(
+            sections,
+            &DROP_ORDER,
+            &mut self.body,
+            |sections, body| encode_answer_sections(status, query, sections, &opts, body),
+            |body| match split_at {
+                None => (8 + usize::from(ah.head_size()) + body.len() <= max_unsplit).then(|| {
+                    let buf = out.push_buf();
+                    ah.encode(buf);
+                    buf.extend_from_slice(body);
+                    1
+                }),
+                Some(m) => emit_within(out, max_split_total, |out| {
+                    split_answer_into(ah, id, body, m, out).ok()
+                }),
+            },
+        );
+        match fitted {
+            Some(Fitted { datagrams, dropped }) => OgpOutcome::Answer {
+                datagrams,
+                dropped_sections: dropped,
+            },
+            None => OgpOutcome::Ignored("answer cannot fit even without sections"),
         }
     }
+}
+
+/// How [`fit_answer`] got an answer out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Fitted {
+    /// Datagrams written.
+    pub(crate) datagrams: usize,
+    /// Whether sections were left out to make it fit.
+    pub(crate) dropped: bool,
+}
+
+/// Encodes an answer body with `sections` into `body` and offers it to `emit`; while
+/// `emit` refuses it (too large: `None`), leaves out the next present section in
+/// `drop_order` and tries again. `None` when even the smallest answer does not fit.
+/// Shared by the v1.01 and draft responders.
+pub(crate) fn fit_answer(
+    mut sections: super::Bits,
+    drop_order: &[super::Bits],
+    body: &mut Vec<u8>,
+    mut encode: impl FnMut(super::Bits, &mut Vec<u8>),
+    mut emit: impl FnMut(&[u8]) -> Option<usize>,
+) -> Option<Fitted> {
+    let mut dropped = false;
+    let mut drop_iter = drop_order.iter();
+    loop {
+        body.clear();
+        encode(sections, body);
+        if let Some(datagrams) = emit(body) {
+            return Some(Fitted { datagrams, dropped });
+        }
+        let next = drop_iter.by_ref().find(|s| sections.intersects(**s))?;
+        sections = sections.without(*next);
+        dropped = true;
+    }
+}
+
+/// Runs `write` (which appends datagrams to `out` and says how many, or `None`) and
+/// keeps what it wrote only when it succeeded within `max_total` bytes.
+pub(crate) fn emit_within(
+    out: &mut Transmits,
+    max_total: usize,
+    write: impl FnOnce(&mut Transmits) -> Option<usize>,
+) -> Option<usize> {
+    let before = out.len();
+    let bytes_before = out.total_bytes();
+    let written =
+        write(out).filter(|_| out.total_bytes().saturating_sub(bytes_before) <= max_total);
+    if written.is_none() {
+        out.truncate(before);
+    }
+    written
 }

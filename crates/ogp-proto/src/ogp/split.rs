@@ -21,6 +21,7 @@
 use std::fmt;
 
 use super::header::{flags, Header, SplitInfo};
+use crate::responder::Transmits;
 
 /// The smallest MaxBytesPerPacket the spec allows (other than 0, "no OGP splitting").
 pub const MIN_MAX_BYTES_PER_PACKET: u16 = 500;
@@ -66,16 +67,30 @@ pub fn split_answer(
     body: &[u8],
     max_bytes_per_packet: u16,
 ) -> Result<Vec<Vec<u8>>, SplitError> {
+    let mut out = Transmits::default();
+    split_answer_into(header, request_id, body, max_bytes_per_packet, &mut out)?;
+    Ok(out.iter().map(<[u8]>::to_vec).collect())
+}
+
+/// [`split_answer`], writing the datagrams into `out` (appended, reusing its buffers).
+/// Returns how many were written; on an error nothing is.
+pub fn split_answer_into(
+    header: &Header,
+    request_id: u32,
+    body: &[u8],
+    max_bytes_per_packet: u16,
+    out: &mut Transmits,
+) -> Result<usize, SplitError> {
     if max_bytes_per_packet < MIN_MAX_BYTES_PER_PACKET {
         return Err(SplitError::MaxBytesTooSmall(max_bytes_per_packet));
     }
     let per_packet = usize::from(max_bytes_per_packet) - SPLIT_OVERHEAD;
     let mut count = body.len() / per_packet + 1;
     if count == 1 {
-        let mut d = Vec::with_capacity(usize::from(header.head_size()) + 8 + body.len());
-        header.encode(&mut d);
+        let d = out.push_buf();
+        header.encode(d);
         d.extend_from_slice(body);
-        return Ok(vec![d]);
+        return Ok(1);
     }
     // The SDK's count, raised while a packet would exceed MaxBytesPerPacket (the last
     // packet also carries the remainder, which the SDK's formula does not allow for).
@@ -92,7 +107,6 @@ pub fn split_answer(
     }
     let count_u8 = u8::try_from(count).map_err(|_| SplitError::TooManyPackets(count))?;
     let each = body.len() / count;
-    let mut out = Vec::with_capacity(count);
     let mut rest = body;
     for number in 0..count_u8 {
         let take = if usize::from(number) + 1 == count {
@@ -102,13 +116,11 @@ pub fn split_answer(
         };
         let (chunk, tail) = rest.split_at_checked(take).unwrap_or((rest, &[]));
         rest = tail;
-        let h = split_header(header, request_id, count_u8, number);
-        let mut d = Vec::with_capacity(SPLIT_OVERHEAD + chunk.len());
-        h.encode(&mut d);
+        let d = out.push_buf();
+        split_header(header, request_id, count_u8, number).encode(d);
         d.extend_from_slice(chunk);
-        out.push(d);
     }
-    Ok(out)
+    Ok(count)
 }
 
 /// The header of split packet `number` of `count`.

@@ -27,10 +27,11 @@ use super::answer::{
 };
 use super::header::{Header, PacketType, MAX_MAX_BYTES_PER_PACKET, MIN_MAX_BYTES_PER_PACKET};
 use super::query::DefaultQuery;
-use super::split::split_answer;
+use super::split::split_answer_into;
 use super::{decode_header, MAX_QUERY_SIZE};
 use crate::guard::{protocol_id, ChallengeKeys};
 use crate::ogp::responder::Incoming;
+use crate::ogp::responder::{emit_within, fit_answer, Fitted};
 use crate::ogp::Bits;
 use crate::reader::Reader;
 use crate::responder::Transmits;
@@ -192,50 +193,37 @@ impl DraftResponder {
         status: &Status,
         out: &mut Transmits,
     ) -> DraftOutcome {
-        let mut fields = answer_fields(status, query);
+        let fields = answer_fields(status, query);
         let player_mask = answer_player_fields(status, query);
-        let mut dropped = false;
-        let mut drop_iter = DROP_ORDER.iter();
-        loop {
-            self.body.clear();
-            encode_answer_sections(status, fields, player_mask, &mut self.body);
-            match split_at {
-                None => {
-                    if ah.encoded_len() + self.body.len() <= self.config.max_unsplit_bytes {
-                        let buf = out.push_buf();
-                        ah.encode(buf);
-                        buf.extend_from_slice(&self.body);
-                        return DraftOutcome::Answer {
-                            datagrams: 1,
-                            dropped_sections: dropped,
-                        };
-                    }
-                }
-                Some(m) => {
-                    let id = match ah.request_id {
-                        Some(id) => id,
-                        None => self.choose_request_id(),
-                    };
-                    let packets = split_answer(ah, id, &self.body, m).ok().filter(|p| {
-                        p.iter().map(Vec::len).sum::<usize>() <= self.config.max_split_total_bytes
-                    });
-                    if let Some(packets) = packets {
-                        let n = packets.len();
-                        for p in packets {
-                            out.push_buf().extend_from_slice(&p);
-                        }
-                        return DraftOutcome::Answer {
-                            datagrams: n,
-                            dropped_sections: dropped,
-                        };
-                    }
-                }
-            }
-            let Some(next) = drop_iter.by_ref().find(|s| fields.intersects(**s)) else {
-                return DraftOutcome::Ignored("answer cannot fit even without sections");
-            };
-            fields = fields.without(*next);
-            dropped = true;
+        let id = match (split_at, ah.request_id) {
+            (Some(_), None) => self.choose_request_id(),
+            (_, id) => id.unwrap_or(0),
+        };
+        let max_unsplit = self.config.max_unsplit_bytes;
+        let max_split_total = self.config.max_split_total_bytes;
+        let fitted = fit_answer(
+            fields,
+            &DROP_ORDER,
+            &mut self.body,
+            |fields, body| encode_answer_sections(status, fields, player_mask, body),
+            |body| match split_at {
+                None => (ah.encoded_len() + body.len() <= max_unsplit).then(|| {
+                    let buf = out.push_buf();
+                    ah.encode(buf);
+                    buf.extend_from_slice(body);
+                    1
+                }),
+                Some(m) => emit_within(out, max_split_total, |out| {
+                    split_answer_into(ah, id, body, m, out).ok()
+                }),
+            },
+        );
+        match fitted {
+            Some(Fitted { datagrams, dropped }) => DraftOutcome::Answer {
+                datagrams,
+                dropped_sections: dropped,
+            },
+            None => DraftOutcome::Ignored("answer cannot fit even without sections"),
         }
     }
 }

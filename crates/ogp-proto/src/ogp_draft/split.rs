@@ -17,6 +17,7 @@ use std::fmt;
 
 use super::header::{flags, Header, MAX_MAX_BYTES_PER_PACKET, MIN_MAX_BYTES_PER_PACKET};
 use crate::ogp::header::SplitInfo;
+use crate::responder::Transmits;
 
 /// The largest split header: prefix 8, HeadFlags 1, RequestID 4, ChallengeNumber 4,
 /// SplitPacketCount and SplitPacketNo 2, Type 1.
@@ -60,15 +61,29 @@ pub fn split_answer(
     body: &[u8],
     max_bytes_per_packet: i16,
 ) -> Result<Vec<Vec<u8>>, SplitError> {
+    let mut out = Transmits::default();
+    split_answer_into(header, request_id, body, max_bytes_per_packet, &mut out)?;
+    Ok(out.iter().map(<[u8]>::to_vec).collect())
+}
+
+/// [`split_answer`], writing the datagrams into `out` (appended, reusing its buffers).
+/// Returns how many were written; on an error nothing is.
+pub fn split_answer_into(
+    header: &Header,
+    request_id: u32,
+    body: &[u8],
+    max_bytes_per_packet: i16,
+    out: &mut Transmits,
+) -> Result<usize, SplitError> {
     if !(MIN_MAX_BYTES_PER_PACKET..=MAX_MAX_BYTES_PER_PACKET).contains(&max_bytes_per_packet) {
         return Err(SplitError::OutOfRange(max_bytes_per_packet));
     }
     let limit = usize::try_from(max_bytes_per_packet).unwrap_or(0);
     if header.encoded_len() + body.len() <= limit {
-        let mut d = Vec::with_capacity(header.encoded_len() + body.len());
-        header.encode(&mut d);
+        let d = out.push_buf();
+        header.encode(d);
         d.extend_from_slice(body);
-        return Ok(vec![d]);
+        return Ok(1);
     }
     let per_packet = limit.saturating_sub(SPLIT_OVERHEAD).max(1);
     let count = body.len().div_ceil(per_packet);
@@ -77,7 +92,6 @@ pub fn split_answer(
     }
     let count_u8 = u8::try_from(count).map_err(|_| SplitError::TooManyPackets(count))?;
     let request_id = header.request_id.unwrap_or(request_id);
-    let mut out = Vec::with_capacity(count);
     for (number, chunk) in (0..count_u8).zip(body.chunks(per_packet)) {
         let h = Header {
             flags: header.flags.with(flags::ANSWER),
@@ -90,12 +104,11 @@ pub fn split_answer(
             }),
             ..*header
         };
-        let mut d = Vec::with_capacity(h.encoded_len() + chunk.len());
-        h.encode(&mut d);
+        let d = out.push_buf();
+        h.encode(d);
         d.extend_from_slice(chunk);
-        out.push(d);
     }
-    Ok(out)
+    Ok(count)
 }
 
 #[cfg(test)]
