@@ -37,6 +37,7 @@
 pub mod a2s;
 pub mod driver;
 pub mod error;
+pub mod gamespy3;
 pub mod gqp;
 pub mod guard;
 pub mod model;

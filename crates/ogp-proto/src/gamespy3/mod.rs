@@ -1,0 +1,68 @@
+//! GameSpy v3 as Battlefield 2 speaks it (`shared/specs/004_…`), both directions: the
+//! requests, the challenge and echo replies, the multi-packet server-information replies
+//! with their offset-based reassembly, heartbeats and keep-alives, the mapping to and
+//! from the shared [`Status`](crate::Status), and the sans-IO responder and client.
+//!
+//! * [`request`]: `FE FD 09` challenge, `FE FD 00` sub-protocols A, B and C (with or
+//!   without challenge bytes), `FE FD 02` echo, `FE FD 08` keep-alive.
+//! * [`reply`]: `09` challenge replies, `05` echo replies, sub-protocol A/B packets,
+//!   the [`Reassembler`](reply::Reassembler) (any order, values placed by offset), the
+//!   Battlefield 2-style packet writer, sub-protocol C replies.
+//! * [`heartbeat`]: the `03` heartbeat a server sends its master servers.
+//! * [`mapping`]: [`ServerInfo`](reply::ServerInfo) to and from the status model
+//!   (documented key by key in `docs/gamespy3.md`).
+//! * [`responder`] and [`client`]: the sans-IO state machines.
+//!
+//! Requests start with `FE FD` and a type byte; replies start with the type byte alone.
+//! Every decoder here is total: on any input it returns a value or a
+//! [`DecodeError`](crate::DecodeError), never panics, and allocates at most a small
+//! multiple of its input.
+
+pub mod client;
+pub mod heartbeat;
+pub mod mapping;
+pub mod reply;
+pub mod request;
+pub mod responder;
+
+pub use reply::{
+    decode_packet, decode_reply, ChallengeReply, Column, Packet, Pushed, Reassembler,
+    ReassemblyError, ReassemblyLimits, Reply, Section, ServerInfo,
+};
+pub use request::{InfoKind, Request};
+
+/// The first two bytes of every request.
+pub const MAGIC: [u8; 2] = [0xfe, 0xfd];
+
+/// Largest packet Battlefield 2 sends and our responder sends (UDP payload).
+pub const MAX_PACKET: usize = 1400;
+
+/// The type bytes ("protocol ids").
+pub mod kind {
+    /// `00`: server information (request and reply).
+    pub const INFO: u8 = 0x00;
+    /// `02`: echo request.
+    pub const ECHO: u8 = 0x02;
+    /// `03`: heartbeat (server to master).
+    pub const HEARTBEAT: u8 = 0x03;
+    /// `05`: echo reply.
+    pub const ECHO_REPLY: u8 = 0x05;
+    /// `08`: keep-alive (master to server).
+    pub const KEEP_ALIVE: u8 = 0x08;
+    /// `09`: challenge (request and reply).
+    pub const CHALLENGE: u8 = 0x09;
+}
+
+/// Whether `datagram` looks like a GameSpy v3 request (`FE FD` and a known type), the
+/// test a shared port uses to tell it from OGP, A2S and GQP.
+pub fn is_gamespy3(datagram: &[u8]) -> bool {
+    matches!(
+        datagram,
+        [
+            0xfe,
+            0xfd,
+            kind::INFO | kind::ECHO | kind::KEEP_ALIVE | kind::CHALLENGE,
+            ..
+        ]
+    )
+}

@@ -1,0 +1,1 @@
+//! The GameSpy v3 responder (in progress).
