@@ -131,6 +131,19 @@ impl ChallengeKeys {
         ((current ^ challenge) == 0) | ((previous ^ challenge) == 0)
     }
 
+    /// The challenges valid for `ip` now: the current epoch's, then the previous
+    /// epoch's (the same value twice in the first epoch). For protocols that compare a
+    /// value derived from the challenge (GameSpy v3 sends 31 bits of it).
+    pub fn candidates(&mut self, now: Instant, protocol: u8, ip: IpAddr) -> [u32; 2] {
+        let e = self.epoch(now);
+        let current = self.compute(e, protocol, ip);
+        let previous = match e.checked_sub(1) {
+            Some(p) => self.compute(p, protocol, ip),
+            None => current,
+        };
+        [current, previous]
+    }
+
     fn compute_bound(&mut self, epoch: u64, protocol: u8, ip: IpAddr, context: &[u8]) -> u64 {
         let mut h = self.epoch_hasher(epoch);
         h.write_u8(protocol);

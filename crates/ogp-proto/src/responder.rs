@@ -31,6 +31,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::a2s::responder::{A2sConfig, A2sOutcome, A2sResponder};
+use crate::gamespy3::responder::{Gs3Config, Gs3Outcome, Gs3Responder};
 use crate::gqp::responder::{GqpConfig, GqpOutcome, GqpResponder};
 use crate::guard::{ChallengeKeys, RateConfig, RateDecision, RateLimiter};
 use crate::ogp::responder::{Incoming, OgpConfig, OgpOutcome, OgpResponder};
@@ -126,6 +127,8 @@ pub struct ResponderConfig {
     pub a2s: A2sConfig,
     /// GQP settings.
     pub gqp: GqpConfig,
+    /// GameSpy v3 settings.
+    pub gamespy3: Gs3Config,
     /// OGP v0.02 draft settings (used with [`Listener::OgpDraft`]).
     pub ogp_draft: DraftConfig,
     /// Per-source rate limit.
@@ -145,6 +148,7 @@ impl fmt::Debug for ResponderConfig {
             .field("ogp", &self.ogp)
             .field("a2s", &self.a2s)
             .field("gqp", &self.gqp)
+            .field("gamespy3", &self.gamespy3)
             .field("ogp_draft", &self.ogp_draft)
             .field("rate", &self.rate)
             .field("rate_table_capacity", &self.rate_table_capacity)
@@ -161,6 +165,7 @@ impl Default for ResponderConfig {
             ogp: OgpConfig::default(),
             a2s: A2sConfig::default(),
             gqp: GqpConfig::default(),
+            gamespy3: Gs3Config::default(),
             ogp_draft: DraftConfig::default(),
             rate: RateConfig::default(),
             rate_table_capacity: 1 << 16,
@@ -186,6 +191,8 @@ pub enum Outcome {
     A2s(A2sOutcome),
     /// Handled as GQP.
     Gqp(GqpOutcome),
+    /// Handled as GameSpy v3.
+    Gamespy3(Gs3Outcome),
     /// Handled as the OGP v0.02 draft.
     OgpDraft(DraftOutcome),
 }
@@ -217,6 +224,7 @@ pub struct Responder {
     ogp: OgpResponder,
     a2s: A2sResponder,
     gqp: GqpResponder,
+    gs3: Gs3Responder,
     draft: DraftResponder,
     ban: Option<BanHook>,
     stats: Stats,
@@ -263,6 +271,7 @@ impl Responder {
             ogp: OgpResponder::new(config.ogp),
             a2s: A2sResponder::new(config.a2s),
             gqp: GqpResponder::new(config.gqp),
+            gs3: Gs3Responder::new(config.gamespy3),
             draft: DraftResponder::new(config.ogp_draft),
             ban: config.ban,
             stats: Stats::default(),
@@ -278,6 +287,12 @@ impl Responder {
     /// tools).
     pub fn ogp_challenge(&mut self, now: Instant, ip: IpAddr) -> u32 {
         self.keys.issue(now, crate::guard::protocol_id::OGP, ip)
+    }
+
+    /// The challenge this responder currently issues to `ip` for GameSpy v3 in its real
+    /// challenge mode (for tests and tools).
+    pub fn gamespy3_challenge(&mut self, now: Instant, ip: IpAddr) -> u32 {
+        Gs3Responder::challenge(&mut self.keys, now, ip)
     }
 
     /// The challenge this responder currently issues to `ip` for the OGP v0.02 draft (for
@@ -303,7 +318,7 @@ impl Responder {
         // The first bytes tell the protocols apart: OGP starts with FF FF FF FF "OGP\0",
         // A2S with FF FF FF FF and a request letter ('T', 'U', 'V', 'W', 'i'); GQP with
         // SOH or a printable command character and ends with EOT (the binary protocols
-        // start with 0xFF or 0xFE).
+        // start with 0xFF or 0xFE); GameSpy v3 with FE FD and a request type.
         // A draft listener answers only the OGP v0.02 draft, whose datagrams start with
         // the same bytes as v1.01's.
         let protocol = match self.listener {
@@ -311,6 +326,7 @@ impl Responder {
             Listener::Standard if crate::ogp::is_ogp(datagram) => Protocol::Ogp,
             Listener::Standard if crate::a2s::is_a2s(datagram) => Protocol::A2s,
             Listener::Standard if crate::gqp::is_gqp(datagram) => Protocol::Gqp,
+            Listener::Standard if crate::gamespy3::is_gamespy3(datagram) => Protocol::Gamespy3,
             _ => {
                 self.stats.unknown += 1;
                 return Outcome::Unknown;
@@ -345,6 +361,10 @@ impl Responder {
                 let o = self.gqp.handle(incoming, status, &mut self.keys, out);
                 (Outcome::Gqp(o), matches!(o, GqpOutcome::Ignored(_)))
             }
+            Protocol::Gamespy3 => {
+                let o = self.gs3.handle(incoming, status, &mut self.keys, out);
+                (Outcome::Gamespy3(o), matches!(o, Gs3Outcome::Ignored(_)))
+            }
             Protocol::OgpDraft => {
                 let o = self.draft.handle(incoming, status, &mut self.keys, out);
                 (Outcome::OgpDraft(o), matches!(o, DraftOutcome::Ignored(_)))
@@ -365,5 +385,6 @@ enum Protocol {
     Ogp,
     A2s,
     Gqp,
+    Gamespy3,
     OgpDraft,
 }
