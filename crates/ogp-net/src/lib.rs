@@ -7,6 +7,8 @@
 //! * [`StatusCell`]: the status a game publishes, swapped atomically from any thread.
 //! * [`responder`]: a tokio task that answers every protocol on one UDP socket.
 //! * [`client`]: `query(addr, options)` and its [`blocking`] wrapper.
+//! * [`scan`]: many servers at once over a few shared sockets, and protocol
+//!   auto-detection.
 //!
 //! Nothing here panics on network input; every loop is bounded by a deadline or by the
 //! socket closing.
@@ -16,6 +18,7 @@
 pub mod blocking;
 pub mod client;
 pub mod responder;
+pub mod scan;
 
 use std::sync::Arc;
 

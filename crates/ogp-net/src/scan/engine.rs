@@ -1,0 +1,900 @@
+//! The scan engine: one task, a few shared sockets, every target's machines.
+//!
+//! State: a slab of entries (one per target in progress), an index from
+//! (socket, source address) to the entries querying that address, a heap of timers
+//! (lazily invalidated, compacted when it outgrows the entries), two send queues
+//! (entries with follow-ups first, then fresh entries) drained as the pacer allows, and
+//! the finished results not yet taken by the consumer. Admission stops while
+//! entries + results reach the in-flight cap, so everything here is bounded by it.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::future::poll_fn;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use tokio::net::UdpSocket;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinSet;
+
+use super::pacer::Pacer;
+use super::probe::{Finished, Machine};
+use super::{query_ports, Answer, Protocol, ScanConfig, ScanError, ScanResult, ScanStats, Target};
+
+/// Receive buffer: 64 KiB, the largest UDP payload (unsplit answers arrive whole).
+const RECV_BUF: usize = 65536;
+/// Datagrams read from one socket before the loop looks at timers and sends again.
+const RECV_BATCH: usize = 512;
+/// Stats are published at most this often.
+const PUBLISH_EVERY: Duration = Duration::from_millis(100);
+/// Shortest and longest wait for a better-ranked protocol once one answered.
+const GRACE_MIN: Duration = Duration::from_millis(20);
+const GRACE_MAX: Duration = Duration::from_secs(1);
+
+struct Probe {
+    rank: u32,
+    protocol: Protocol,
+    addr: SocketAddr,
+    machine: Option<Machine>,
+    error: Option<ScanError>,
+}
+
+struct Entry {
+    gen: u32,
+    target: Target,
+    addr: Option<SocketAddr>,
+    socket: usize,
+    probes: Vec<Probe>,
+    started: Option<Instant>,
+    deadline: Instant,
+    settle: Option<Instant>,
+    best: Option<(u32, Answer)>,
+    scheduled: Option<Instant>,
+    queued: bool,
+}
+
+/// What ended a wait.
+enum Woke {
+    Io,
+    Target(Option<Target>),
+    Resolved(Option<(u32, u32, Result<SocketAddr, ScanError>)>),
+    Permit(Option<mpsc::OwnedPermit<ScanResult>>),
+}
+
+/// Entries of one (socket, address): almost always one.
+enum Slot {
+    One(u32),
+    Many(Vec<u32>),
+}
+
+struct Sock {
+    socket: UdpSocket,
+}
+
+pub(crate) struct Engine {
+    cfg: ScanConfig,
+    v4: Vec<Sock>,
+    v6: Vec<Sock>,
+    v6_error: Option<String>,
+    next_socket: usize,
+    entries: Vec<Option<Entry>>,
+    gens: Vec<u32>,
+    free: Vec<u32>,
+    live: usize,
+    by_addr: HashMap<(usize, SocketAddr), Slot>,
+    timers: BinaryHeap<Reverse<(Instant, u32, u32)>>,
+    followups: VecDeque<u32>,
+    fresh: VecDeque<u32>,
+    deferred: HashMap<SocketAddr, VecDeque<u32>>,
+    done: VecDeque<ScanResult>,
+    resolving: JoinSet<(u32, u32, Result<SocketAddr, ScanError>)>,
+    waiting: Option<Target>,
+    targets: mpsc::Receiver<Target>,
+    input_open: bool,
+    results: mpsc::Sender<ScanResult>,
+    pacer: Pacer,
+    stalled: Option<(usize, SocketAddr, Vec<u8>)>,
+    stats: ScanStats,
+    stats_tx: watch::Sender<ScanStats>,
+    started: Instant,
+    published: Instant,
+    buf: Vec<u8>,
+}
+
+/// Socket index space: v4 sockets are 0..n, v6 sockets n..2n.
+fn bind(addr: SocketAddr, recv_buffer: usize) -> io::Result<UdpSocket> {
+    use socket2::{Domain, Protocol as SProtocol, Socket, Type};
+    let domain = if addr.is_ipv4() {
+        Domain::IPV4
+    } else {
+        Domain::IPV6
+    };
+    let s = Socket::new(domain, Type::DGRAM, Some(SProtocol::UDP))?;
+    if addr.is_ipv6() {
+        s.set_only_v6(true)?;
+    }
+    // Best effort: the kernel caps it (net.core.rmem_max).
+    let _ = s.set_recv_buffer_size(recv_buffer);
+    let _ = s.set_send_buffer_size(1 << 20);
+    s.set_nonblocking(true)?;
+    s.bind(&addr.into())?;
+    UdpSocket::from_std(s.into())
+}
+
+/// IPv4-mapped IPv6 addresses are IPv4 addresses.
+fn canonical(addr: SocketAddr) -> SocketAddr {
+    match addr {
+        SocketAddr::V6(v6) => match v6.ip().to_ipv4_mapped() {
+            Some(v4) => SocketAddr::new(IpAddr::V4(v4), v6.port()),
+            None => addr,
+        },
+        SocketAddr::V4(_) => addr,
+    }
+}
+
+async fn resolve(host: String, limit: Duration) -> Result<SocketAddr, ScanError> {
+    let lookup = tokio::net::lookup_host(host.clone());
+    match tokio::time::timeout(limit, lookup).await {
+        Ok(Ok(mut addrs)) => addrs.next().ok_or(ScanError::Resolve(host)),
+        _ => Err(ScanError::Resolve(host)),
+    }
+}
+
+impl Engine {
+    pub(crate) fn new(
+        cfg: ScanConfig,
+        targets: mpsc::Receiver<Target>,
+        results: mpsc::Sender<ScanResult>,
+        stats_tx: watch::Sender<ScanStats>,
+    ) -> io::Result<Self> {
+        let mut cfg = cfg;
+        cfg.sockets = cfg.sockets.clamp(1, 64);
+        cfg.max_in_flight = cfg.max_in_flight.max(1);
+        cfg.resolve_concurrency = cfg.resolve_concurrency.max(1);
+        let mut v4 = Vec::with_capacity(cfg.sockets);
+        for _ in 0..cfg.sockets {
+            let socket = bind(
+                SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0),
+                cfg.recv_buffer,
+            )?;
+            v4.push(Sock { socket });
+        }
+        let now = Instant::now();
+        // A burst of 10 ms worth of datagrams (at least 1).
+        let burst = (cfg.rate / 100).max(1);
+        Ok(Self {
+            pacer: Pacer::new(cfg.rate, burst, now),
+            v4,
+            v6: Vec::new(),
+            v6_error: None,
+            next_socket: 0,
+            entries: Vec::new(),
+            gens: Vec::new(),
+            free: Vec::new(),
+            live: 0,
+            by_addr: HashMap::new(),
+            timers: BinaryHeap::new(),
+            followups: VecDeque::new(),
+            fresh: VecDeque::new(),
+            deferred: HashMap::new(),
+            done: VecDeque::new(),
+            resolving: JoinSet::new(),
+            waiting: None,
+            targets,
+            input_open: true,
+            results,
+            stalled: None,
+            stats: ScanStats::default(),
+            stats_tx,
+            started: now,
+            published: now,
+            buf: vec![0u8; RECV_BUF],
+            cfg,
+        })
+    }
+
+    fn socket(&self, i: usize) -> Option<&UdpSocket> {
+        let n = self.cfg.sockets;
+        if i < n {
+            self.v4.get(i).map(|s| &s.socket)
+        } else {
+            self.v6.get(i - n).map(|s| &s.socket)
+        }
+    }
+
+    fn socket_count(&self) -> usize {
+        self.cfg.sockets + self.v6.len()
+    }
+
+    /// The index of the first socket of the address's family, opening the IPv6 ones on
+    /// first use.
+    fn family_base(&mut self, addr: &SocketAddr) -> Result<usize, ScanError> {
+        let n = self.cfg.sockets;
+        if addr.is_ipv4() {
+            return Ok(0);
+        }
+        if self.v6.is_empty() {
+            if let Some(e) = &self.v6_error {
+                return Err(ScanError::Socket(e.clone()));
+            }
+            for _ in 0..n {
+                match bind(
+                    SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), 0),
+                    self.cfg.recv_buffer,
+                ) {
+                    Ok(socket) => self.v6.push(Sock { socket }),
+                    Err(e) => {
+                        let msg = format!("no IPv6 socket: {e}");
+                        self.v6.clear();
+                        self.v6_error = Some(msg.clone());
+                        return Err(ScanError::Socket(msg));
+                    }
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    /// A socket of the family starting at `base` with no query in flight to `addr`
+    /// (round robin), so that duplicates of a target never share a socket.
+    fn free_socket(&mut self, base: usize, addr: SocketAddr) -> Option<usize> {
+        let n = self.cfg.sockets;
+        self.next_socket = self.next_socket.wrapping_add(1);
+        (0..n)
+            .map(|k| base + (self.next_socket + k) % n)
+            .find(|si| !self.by_addr.contains_key(&(*si, addr)))
+    }
+
+    fn room(&self) -> bool {
+        self.live + self.done.len() < self.cfg.max_in_flight
+    }
+
+    fn finished(&self) -> bool {
+        !self.input_open
+            && self.waiting.is_none()
+            && self.live == 0
+            && self.done.is_empty()
+            && self.resolving.is_empty()
+    }
+
+    pub(crate) async fn run(mut self) -> ScanStats {
+        loop {
+            let now = Instant::now();
+            self.receive_all(now);
+            self.fire_timers(now);
+            self.admit_ready(now);
+            self.collect_resolved(now);
+            self.transmit(Instant::now());
+            if !self.flush_results() {
+                break;
+            }
+            self.publish(false);
+            if self.finished() {
+                break;
+            }
+            if !self.wait().await {
+                break;
+            }
+        }
+        self.publish(true);
+        self.stats
+    }
+
+    fn publish(&mut self, force: bool) {
+        let now = Instant::now();
+        if force || now.duration_since(self.published) >= PUBLISH_EVERY {
+            self.published = now;
+            self.stats.elapsed = now.duration_since(self.started);
+            self.stats.in_flight = self.live as u64;
+            let s = self.stats;
+            self.stats_tx.send_replace(s);
+        }
+    }
+
+    /// Waits for something to do. Returns false when the consumer has gone.
+    async fn wait(&mut self) -> bool {
+        let now = Instant::now();
+        let mut wake = self.timers.peek().map(|Reverse((t, _, _))| *t);
+        if self.stalled.is_none() && !(self.followups.is_empty() && self.fresh.is_empty()) {
+            let t = self.pacer.next_token_at(now);
+            wake = Some(wake.map_or(t, |w| w.min(t)));
+        }
+        if !self.done.is_empty() && self.results.capacity() > 0 {
+            return true;
+        }
+        let can_admit = self.input_open && self.waiting.is_none() && self.room();
+        let v4 = &self.v4;
+        let v6 = &self.v6;
+        let stalled = self.stalled.as_ref().map(|(i, _, _)| *i);
+        let n = self.cfg.sockets;
+        let sockets_ready = poll_fn(|cx| {
+            let mut ready = false;
+            for s in v4.iter().chain(v6.iter()) {
+                if s.socket.poll_recv_ready(cx).is_ready() {
+                    ready = true;
+                }
+            }
+            if let Some(i) = stalled {
+                let s = if i < n { v4.get(i) } else { v6.get(i - n) };
+                if s.is_some_and(|s| s.socket.poll_send_ready(cx).is_ready()) {
+                    ready = true;
+                }
+            }
+            if ready {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        });
+        let sleep = async {
+            match wake {
+                Some(t) => tokio::time::sleep_until(t.into()).await,
+                None => std::future::pending::<()>().await,
+            }
+        };
+        let has_done = !self.done.is_empty();
+        let resolving = !self.resolving.is_empty();
+        let woke = tokio::select! {
+            biased;
+            () = sockets_ready => Woke::Io,
+            t = self.targets.recv(), if can_admit => Woke::Target(t),
+            r = self.resolving.join_next(), if resolving => Woke::Resolved(r.and_then(Result::ok)),
+            p = self.results.clone().reserve_owned(), if has_done => Woke::Permit(p.ok()),
+            () = sleep => Woke::Io,
+        };
+        match woke {
+            Woke::Io => {}
+            Woke::Target(Some(t)) => self.admit(t, Instant::now()),
+            Woke::Target(None) => self.input_open = false,
+            Woke::Resolved(Some((i, g, r))) => self.resolved(i, g, r, Instant::now()),
+            Woke::Resolved(None) => {}
+            Woke::Permit(Some(permit)) => {
+                if let Some(r) = self.done.pop_front() {
+                    permit.send(r);
+                }
+            }
+            Woke::Permit(None) => return false,
+        }
+        true
+    }
+
+    /// Hands finished results to the consumer while the channel has room. False when
+    /// the consumer has gone.
+    fn flush_results(&mut self) -> bool {
+        while let Some(r) = self.done.pop_front() {
+            match self.results.try_send(r) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(r)) => {
+                    self.done.push_front(r);
+                    break;
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => return false,
+            }
+        }
+        true
+    }
+
+    /// Takes targets from the input without waiting, while there is room.
+    fn admit_ready(&mut self, now: Instant) {
+        if let Some(t) = self.waiting.take() {
+            self.admit(t, now);
+        }
+        while self.input_open && self.waiting.is_none() && self.room() {
+            match self.targets.try_recv() {
+                Ok(t) => self.admit(t, now),
+                Err(mpsc::error::TryRecvError::Empty) => break,
+                Err(mpsc::error::TryRecvError::Disconnected) => {
+                    self.input_open = false;
+                    break;
+                }
+            }
+        }
+    }
+
+    fn insert(&mut self, target: Target, now: Instant) -> (u32, u32) {
+        let entry = |gen| Entry {
+            gen,
+            target,
+            addr: None,
+            socket: 0,
+            probes: Vec::new(),
+            started: None,
+            deadline: now,
+            settle: None,
+            best: None,
+            scheduled: None,
+            queued: false,
+        };
+        self.live += 1;
+        if let Some(i) = self.free.pop() {
+            let g = self
+                .gens
+                .get(i as usize)
+                .copied()
+                .unwrap_or(0)
+                .wrapping_add(1);
+            if let Some(slot) = self.gens.get_mut(i as usize) {
+                *slot = g;
+            }
+            if let Some(slot) = self.entries.get_mut(i as usize) {
+                *slot = Some(entry(g));
+            }
+            (i, g)
+        } else {
+            let i = u32::try_from(self.entries.len()).unwrap_or(u32::MAX);
+            self.entries.push(Some(entry(0)));
+            self.gens.push(0);
+            (i, 0)
+        }
+    }
+
+    fn entry(&mut self, i: u32, g: u32) -> Option<&mut Entry> {
+        self.entries
+            .get_mut(i as usize)
+            .and_then(Option::as_mut)
+            .filter(|e| e.gen == g)
+    }
+
+    fn admit(&mut self, target: Target, now: Instant) {
+        let literal = target.host.parse::<SocketAddr>().ok();
+        if literal.is_none() && self.resolving.len() >= self.cfg.resolve_concurrency {
+            self.waiting = Some(target);
+            return;
+        }
+        self.stats.targets += 1;
+        let host = target.host.clone();
+        let (i, g) = self.insert(target, now);
+        match literal {
+            Some(addr) => self.resolved(i, g, Ok(addr), now),
+            None if !host.contains(':') => self.resolved(
+                i,
+                g,
+                Err(ScanError::Resolve(format!("{host} (no port)"))),
+                now,
+            ),
+            None => {
+                let limit = self.cfg.deadline;
+                self.resolving
+                    .spawn(async move { (i, g, resolve(host, limit).await) });
+            }
+        }
+    }
+
+    fn collect_resolved(&mut self, now: Instant) {
+        while let Some(r) = self.resolving.try_join_next() {
+            if let Ok((i, g, r)) = r {
+                self.resolved(i, g, r, now);
+            }
+        }
+    }
+
+    fn resolved(&mut self, i: u32, g: u32, r: Result<SocketAddr, ScanError>, now: Instant) {
+        let addr = match r {
+            Ok(a) => canonical(a),
+            Err(e) => return self.finish(i, g, Err(e), now),
+        };
+        let socket = match self.family_base(&addr) {
+            Ok(s) => s,
+            Err(e) => return self.finish(i, g, Err(e), now),
+        };
+        let Some(e) = self.entry(i, g) else { return };
+        e.addr = Some(addr);
+        e.socket = socket;
+        self.fresh.push_back(i);
+    }
+
+    /// Creates the entry's machines: its first datagram is about to go out. False when
+    /// every socket already has a query in flight to its address: it waits for one of
+    /// them to finish.
+    fn start(&mut self, i: u32, now: Instant) -> bool {
+        let deadline = now + self.cfg.deadline;
+        let Some((base, addr)) = self
+            .entries
+            .get(i as usize)
+            .and_then(Option::as_ref)
+            .and_then(|e| Some((e.socket, e.addr?)))
+        else {
+            return true;
+        };
+        let Some(socket) = self.free_socket(base, addr) else {
+            self.deferred.entry(addr).or_default().push_back(i);
+            return false;
+        };
+        let cfg = self.cfg.clone();
+        let mut keys = Vec::new();
+        let Some(e) = self.entries.get_mut(i as usize).and_then(Option::as_mut) else {
+            return true;
+        };
+        e.socket = socket;
+        let protocols: Vec<Protocol> = match e.target.protocol {
+            Protocol::Auto => Protocol::AUTO.to_vec(),
+            p => vec![p],
+        };
+        let ports = if e.target.try_query_ports {
+            query_ports(addr.port())
+        } else {
+            vec![addr.port()]
+        };
+        let width = u32::try_from(Protocol::AUTO.len()).unwrap_or(4);
+        for (pi, port) in (0u32..).zip(ports) {
+            let a = SocketAddr::new(addr.ip(), port);
+            keys.push((e.socket, a));
+            for p in &protocols {
+                let (machine, error) = match Machine::new(*p, &cfg, now) {
+                    Ok(m) => (Some(m), None),
+                    Err(err) => (None, Some(err)),
+                };
+                e.probes.push(Probe {
+                    rank: pi * width + p.rank(),
+                    protocol: *p,
+                    addr: a,
+                    machine,
+                    error,
+                });
+            }
+        }
+        e.started = Some(now);
+        e.deadline = deadline;
+        for key in keys {
+            match self.by_addr.get_mut(&key) {
+                None => {
+                    self.by_addr.insert(key, Slot::One(i));
+                }
+                Some(Slot::One(j)) => {
+                    let j = *j;
+                    self.by_addr.insert(key, Slot::Many(vec![j, i]));
+                }
+                Some(Slot::Many(v)) => v.push(i),
+            }
+        }
+        true
+    }
+
+    fn unregister(&mut self, i: u32, socket: usize, addrs: &[SocketAddr]) {
+        for a in addrs {
+            let key = (socket, *a);
+            let remove = match self.by_addr.get_mut(&key) {
+                Some(Slot::One(j)) => *j == i,
+                Some(Slot::Many(v)) => {
+                    v.retain(|j| *j != i);
+                    if let [only] = v.as_slice() {
+                        let only = *only;
+                        self.by_addr.insert(key, Slot::One(only));
+                    }
+                    false
+                }
+                None => false,
+            };
+            if remove {
+                self.by_addr.remove(&key);
+            }
+        }
+    }
+
+    fn finish(&mut self, i: u32, g: u32, outcome: Result<Answer, ScanError>, now: Instant) {
+        let Some(slot) = self.entries.get_mut(i as usize) else {
+            return;
+        };
+        if slot.as_ref().is_none_or(|e| e.gen != g) {
+            return;
+        }
+        let Some(e) = slot.take() else { return };
+        self.free.push(i);
+        self.live = self.live.saturating_sub(1);
+        let mut addrs: Vec<SocketAddr> = e.probes.iter().map(|p| p.addr).collect();
+        addrs.dedup();
+        if e.started.is_some() {
+            self.unregister(i, e.socket, &addrs);
+            // A duplicate of this target waiting for a free socket can go now.
+            if let Some(a) = e.addr {
+                if let Some(q) = self.deferred.get_mut(&a) {
+                    if let Some(j) = q.pop_front() {
+                        self.fresh.push_front(j);
+                    }
+                    if q.is_empty() {
+                        self.deferred.remove(&a);
+                    }
+                }
+            }
+        }
+        match &outcome {
+            Ok(_) => self.stats.answered += 1,
+            Err(ScanError::Timeout) => self.stats.timed_out += 1,
+            Err(_) => self.stats.failed += 1,
+        }
+        self.done.push_back(ScanResult {
+            id: e.target.id,
+            target: e.target.host,
+            requested: e.target.protocol,
+            addr: e.addr,
+            outcome,
+            elapsed: e
+                .started
+                .map_or(Duration::ZERO, |s| now.saturating_duration_since(s)),
+        });
+    }
+
+    fn receive_all(&mut self, now: Instant) {
+        let mut buf = std::mem::take(&mut self.buf);
+        for si in 0..self.socket_count() {
+            for _ in 0..RECV_BATCH {
+                let Some(sock) = self.socket(si) else { break };
+                match sock.try_recv_from(&mut buf) {
+                    Ok((n, src)) => {
+                        self.stats.received += 1;
+                        let datagram = buf.get(..n).unwrap_or_default();
+                        self.on_datagram(si, canonical(src), datagram, now);
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    // ICMP errors of earlier sends and the like: nothing to read.
+                    Err(_) => continue,
+                }
+            }
+        }
+        self.buf = buf;
+    }
+
+    fn on_datagram(&mut self, socket: usize, src: SocketAddr, datagram: &[u8], now: Instant) {
+        match self.by_addr.get(&(socket, src)) {
+            None => self.stats.unknown_source += 1,
+            Some(Slot::One(i)) => {
+                let i = *i;
+                self.deliver(i, src, datagram, now);
+            }
+            Some(Slot::Many(v)) => {
+                for i in v.clone() {
+                    self.deliver(i, src, datagram, now);
+                }
+            }
+        }
+    }
+
+    fn deliver(&mut self, i: u32, src: SocketAddr, datagram: &[u8], now: Instant) {
+        let Some(e) = self.entries.get_mut(i as usize).and_then(Option::as_mut) else {
+            return;
+        };
+        let g = e.gen;
+        for p in e.probes.iter_mut().filter(|p| p.addr == src) {
+            if let Some(m) = p.machine.as_mut() {
+                m.handle_datagram(now, datagram);
+            }
+        }
+        self.progress(i, g, now, true);
+    }
+
+    fn fire_timers(&mut self, now: Instant) {
+        // Bounded: each pop removes an item; at most the heap's size.
+        let mut budget = self.timers.len();
+        while budget > 0 {
+            budget -= 1;
+            let Some(Reverse((t, i, g))) = self.timers.peek().copied() else {
+                break;
+            };
+            if t > now {
+                break;
+            }
+            self.timers.pop();
+            let Some(e) = self.entry(i, g) else { continue };
+            if e.scheduled != Some(t) {
+                continue;
+            }
+            e.scheduled = None;
+            for p in &mut e.probes {
+                if let Some(m) = p.machine.as_mut() {
+                    if m.poll_timeout().is_some_and(|d| d <= now) {
+                        m.handle_timeout(now);
+                    }
+                }
+            }
+            self.progress(i, g, now, true);
+        }
+        if self.timers.len() > 4 * self.cfg.max_in_flight + 1024 {
+            let entries = &self.entries;
+            self.timers.retain(|Reverse((t, i, g))| {
+                entries
+                    .get(*i as usize)
+                    .and_then(Option::as_ref)
+                    .is_some_and(|e| e.gen == *g && e.scheduled == Some(*t))
+            });
+        }
+    }
+
+    /// After anything happened to entry `i`: collect results, finish it or schedule its
+    /// next timer (and, with `may_send`, a look at what it wants to send).
+    fn progress(&mut self, i: u32, g: u32, now: Instant, may_send: bool) {
+        let Some(e) = self
+            .entries
+            .get_mut(i as usize)
+            .and_then(Option::as_mut)
+            .filter(|e| e.gen == g)
+        else {
+            return;
+        };
+        let started = e.started.unwrap_or(now);
+        for p in &mut e.probes {
+            let Some(m) = p.machine.as_mut() else {
+                continue;
+            };
+            let Some(r) = m.take_result() else { continue };
+            p.machine = None;
+            match r {
+                Ok(Finished {
+                    status,
+                    ping_ms,
+                    warnings,
+                }) => {
+                    if e.best.as_ref().is_none_or(|(rank, _)| p.rank < *rank) {
+                        e.best = Some((
+                            p.rank,
+                            Answer {
+                                protocol: p.protocol,
+                                addr: p.addr,
+                                ping_ms,
+                                status,
+                                warnings,
+                            },
+                        ));
+                    }
+                }
+                Err(err) => p.error = Some(err),
+            }
+        }
+        let running_better = |e: &Entry, rank: u32| {
+            e.probes
+                .iter()
+                .any(|p| p.machine.is_some() && p.rank < rank)
+        };
+        let outcome = if let Some((rank, _)) = &e.best {
+            let rank = *rank;
+            let settle = *e.settle.get_or_insert_with(|| {
+                let waited = now.saturating_duration_since(started);
+                now + (waited * 2).clamp(GRACE_MIN, GRACE_MAX)
+            });
+            if !running_better(e, rank) || now >= settle || now >= e.deadline {
+                e.best.take().map(|(_, a)| Ok(a))
+            } else {
+                None
+            }
+        } else if e.probes.iter().all(|p| p.machine.is_none()) {
+            Some(Err(summarize(&e.probes)))
+        } else if now >= e.deadline {
+            Some(Err(ScanError::Timeout))
+        } else {
+            None
+        };
+        if let Some(o) = outcome {
+            return self.finish(i, g, o, now);
+        }
+        // Next wake-up: the earliest machine timer, the settle time or the deadline.
+        let mut next = e.deadline;
+        for p in &e.probes {
+            if let Some(t) = p.machine.as_ref().and_then(Machine::poll_timeout) {
+                next = next.min(t);
+            }
+        }
+        if let Some(s) = e.settle {
+            next = next.min(s);
+        }
+        if e.scheduled.is_none_or(|s| next < s) {
+            e.scheduled = Some(next);
+            self.timers.push(Reverse((next, i, g)));
+        }
+        if may_send && !e.queued {
+            e.queued = true;
+            self.followups.push_back(i);
+        }
+    }
+
+    /// Sends what the pacer allows: follow-ups of running entries first, then first
+    /// datagrams of fresh ones.
+    fn transmit(&mut self, now: Instant) {
+        if let Some((si, addr, d)) = self.stalled.take() {
+            if !self.send(si, addr, d) {
+                return;
+            }
+        }
+        // Bounded: every round either sends (uses a token) or removes a queue item.
+        let mut rounds = self.followups.len() + self.fresh.len() + 1;
+        while rounds > 0 && self.stalled.is_none() && self.pacer.ready(now) {
+            rounds -= 1;
+            let i = if let Some(i) = self.followups.pop_front() {
+                i
+            } else if let Some(i) = self.fresh.pop_front() {
+                if !self.start(i, now) {
+                    continue;
+                }
+                i
+            } else {
+                break;
+            };
+            let Some(e) = self.entries.get_mut(i as usize).and_then(Option::as_mut) else {
+                continue;
+            };
+            let g = e.gen;
+            let si = e.socket;
+            let mut out: Vec<(SocketAddr, Vec<u8>)> = Vec::new();
+            let mut exhausted = false;
+            'probes: for p in &mut e.probes {
+                let Some(m) = p.machine.as_mut() else {
+                    continue;
+                };
+                loop {
+                    if !self.pacer.take(now) {
+                        exhausted = true;
+                        break 'probes;
+                    }
+                    match m.poll_transmit(now) {
+                        Some(d) => out.push((p.addr, d)),
+                        None => {
+                            // The token was not used: give it back.
+                            self.pacer.refund();
+                            break;
+                        }
+                    }
+                }
+            }
+            if exhausted {
+                e.queued = true;
+                self.followups.push_front(i);
+            } else {
+                e.queued = false;
+            }
+            for (addr, d) in out {
+                if self.stalled.is_some() {
+                    // Lost in the local queue: the machine will send it again.
+                    self.stats.send_errors += 1;
+                    continue;
+                }
+                if !self.send(si, addr, d) {
+                    break;
+                }
+            }
+            self.progress(i, g, now, false);
+            if exhausted {
+                break;
+            }
+        }
+    }
+
+    /// Sends one datagram. False (and the datagram kept) when the socket is full.
+    fn send(&mut self, si: usize, addr: SocketAddr, d: Vec<u8>) -> bool {
+        let Some(sock) = self.socket(si) else {
+            return true;
+        };
+        match sock.try_send_to(&d, addr) {
+            Ok(_) => {
+                self.stats.sent += 1;
+                true
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.stalled = Some((si, addr, d));
+                false
+            }
+            Err(_) => {
+                self.stats.send_errors += 1;
+                true
+            }
+        }
+    }
+}
+
+/// One error for a target whose every probe failed: a protocol that answered but not
+/// correctly says more than a timeout; among those the best-ranked.
+fn summarize(probes: &[Probe]) -> ScanError {
+    let mut best: Option<(u32, &ScanError)> = None;
+    for p in probes {
+        let Some(e) = &p.error else { continue };
+        let weight = match e {
+            ScanError::Protocol { .. } | ScanError::Socket(_) => 0,
+            ScanError::Unsupported(_) => 2,
+            _ => 1,
+        };
+        let key = weight * 1_000_000 + p.rank;
+        if best.is_none_or(|(k, _)| key < k) {
+            best = Some((key, e));
+        }
+    }
+    best.map_or(ScanError::Timeout, |(_, e)| e.clone())
+}

@@ -1,0 +1,422 @@
+//! Scanning: many servers, any protocol, a few shared sockets.
+//!
+//! This module owns the scan engine and its library API. Targets go in through a
+//! bounded channel ([`Scan::targets`]), results come out through another
+//! ([`Scan::results`]) as each target finishes, so a program streams a list of any size
+//! through it in bounded memory. One tokio task drives every query:
+//!
+//! * a few UDP sockets per address family, shared by all targets (not one per target),
+//!   with large receive buffers;
+//! * every datagram is handed only to the queries of the address it came from (the
+//!   exact IP and port), whose machines check the protocol's own id (OGP RequestID,
+//!   GameSpy session id, challenges) and ignore the rest; datagrams from an address with
+//!   no query in flight are dropped and counted ([`ScanStats::unknown_source`]);
+//! * a global send-rate cap (a token bucket, [`ScanConfig::rate`]) and an in-flight cap
+//!   ([`ScanConfig::max_in_flight`]), which also bounds the finished results held while
+//!   the consumer is slow; per-target retries with backoff come from the protocol
+//!   machines, and each target has a deadline ([`ScanConfig::deadline`]);
+//! * host names are resolved concurrently, at most [`ScanConfig::resolve_concurrency`]
+//!   at a time;
+//! * [`Protocol::Auto`] runs the query of every auto-detectable protocol against the
+//!   address at once; the first correct answer wins, except that a protocol ranked
+//!   higher (OGP, then GameSpy v3, A2S, GQP) that is still running gets a short grace
+//!   to answer too, so that a server speaking several gives the same result each time.
+//!   With [`Target::try_query_ports`], the well-known query ports for the given port are
+//!   tried as well ([`query_ports`]), and the answer says which one worked.
+//!
+//! [`query`] is the same engine for one target (`ogp query`'s auto-detection).
+//!
+//! Nothing here panics on network input or on any list; every loop is bounded, and
+//! memory is bounded by the caps above whatever the list size or the servers send.
+
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::indexing_slicing,
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic
+    )
+)]
+
+mod engine;
+pub mod pacer;
+mod probe;
+
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::str::FromStr;
+use std::time::Duration;
+
+use ogp_proto::Status;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+/// A protocol a target is queried with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Protocol {
+    /// Open Game Protocol v1.01.
+    Ogp,
+    /// Valve A2S (INFO, PLAYER, RULES).
+    A2s,
+    /// GameSpy v3 (also GameSpy v4, its challenge variant).
+    Gamespy3,
+    /// The GQP text-protocol draft.
+    Gqp,
+    /// The OGP v0.02 draft (never auto-detected: its queries cannot be told apart from
+    /// v1.01's).
+    OgpDraft,
+    /// Every auto-detectable protocol at once ([`Protocol::AUTO`]); the first correct
+    /// answer wins.
+    Auto,
+}
+
+impl Protocol {
+    /// The protocols [`Protocol::Auto`] tries, best first (the rank that settles a tie).
+    pub const AUTO: [Protocol; 4] = [Self::Ogp, Self::Gamespy3, Self::A2s, Self::Gqp];
+
+    /// The name used on the command line, in lists and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Ogp => "ogp",
+            Self::A2s => "a2s",
+            Self::Gamespy3 => "gamespy3",
+            Self::Gqp => "gqp",
+            Self::OgpDraft => "ogp-draft",
+            Self::Auto => "auto",
+        }
+    }
+
+    /// Whether this build can query it.
+    pub fn supported(self) -> bool {
+        !matches!(self, Self::Gamespy3)
+    }
+
+    /// The rank in [`Protocol::AUTO`] (lower is preferred).
+    fn rank(self) -> u32 {
+        Self::AUTO
+            .iter()
+            .position(|p| *p == self)
+            .and_then(|i| u32::try_from(i).ok())
+            .unwrap_or(7)
+    }
+}
+
+impl fmt::Display for Protocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A protocol name that is not one of ours.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownProtocol(pub String);
+
+impl fmt::Display for UnknownProtocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown protocol {:?} (expected ogp, a2s, gamespy3, gqp, ogp-draft or auto)",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for UnknownProtocol {}
+
+impl FromStr for Protocol {
+    type Err = UnknownProtocol;
+
+    /// Our names, case-insensitive, plus `gs3` and `gs4` for GameSpy.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s.to_ascii_lowercase().as_str() {
+            "ogp" => Self::Ogp,
+            "a2s" => Self::A2s,
+            "gamespy3" | "gs3" | "gs4" | "gamespy4" => Self::Gamespy3,
+            "gqp" => Self::Gqp,
+            "ogp-draft" | "ogp_draft" => Self::OgpDraft,
+            "auto" => Self::Auto,
+            _ => return Err(UnknownProtocol(s.to_string())),
+        })
+    }
+}
+
+/// One server to query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The caller's tag for it (a line number, an index…), returned in its result.
+    pub id: u64,
+    /// `host:port`, `1.2.3.4:port` or `[v6::addr]:port`.
+    pub host: String,
+    /// The protocol to speak.
+    pub protocol: Protocol,
+    /// Also try the well-known query ports for this port ([`query_ports`]).
+    pub try_query_ports: bool,
+}
+
+impl Target {
+    /// A target with id 0 that tries only the given port.
+    pub fn new(host: impl Into<String>, protocol: Protocol) -> Self {
+        Self {
+            id: 0,
+            host: host.into(),
+            protocol,
+            try_query_ports: false,
+        }
+    }
+}
+
+/// The query ports tried for a given port with [`Target::try_query_ports`], in order of
+/// preference: the port itself (Source engine games answer A2S there), +1 (the query
+/// port of many Steam games, Unreal Engine 2), −1 (OGP on Onset), +10 (Unreal's
+/// GameSpy port), +15, and the usual fixed query ports 27015 (A2S) and 29900 (GameSpy,
+/// Battlefield 2). Duplicates and ports out of range are left out.
+pub fn query_ports(port: u16) -> Vec<u16> {
+    let mut out: Vec<u16> = Vec::with_capacity(7);
+    let p = i32::from(port);
+    for candidate in [p, p + 1, p - 1, p + 10, p + 15, 27015, 29900] {
+        if let Ok(c) = u16::try_from(candidate) {
+            if c != 0 && !out.contains(&c) {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// A server's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// The protocol that answered.
+    pub protocol: Protocol,
+    /// The address that answered (its port is the query port found).
+    pub addr: SocketAddr,
+    /// Round-trip time of the answering attempt, in milliseconds.
+    pub ping_ms: f64,
+    /// The status.
+    pub status: Status,
+    /// Decoding warnings and missing parts, one line each.
+    pub warnings: Vec<String>,
+}
+
+/// Why a target got no answer, grouped by cause.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ScanError {
+    /// The target is not `host:port`, or the host did not resolve.
+    Resolve(String),
+    /// No answer before the deadline (nothing listens, or everything was lost).
+    Timeout,
+    /// Something answered, but not correctly (malformed, server error, challenge loop).
+    Protocol {
+        /// The protocol whose query failed.
+        protocol: Protocol,
+        /// What went wrong.
+        message: String,
+    },
+    /// This build cannot query that protocol.
+    Unsupported(Protocol),
+    /// A local socket error (for example no IPv6 on this host).
+    Socket(String),
+}
+
+impl ScanError {
+    /// A short name of the cause: `resolve`, `timeout`, `protocol`, `unsupported` or
+    /// `socket`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Resolve(_) => "resolve",
+            Self::Timeout => "timeout",
+            Self::Protocol { .. } => "protocol",
+            Self::Unsupported(_) => "unsupported",
+            Self::Socket(_) => "socket",
+        }
+    }
+}
+
+impl fmt::Display for ScanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Resolve(h) => write!(f, "cannot resolve {h}"),
+            Self::Timeout => f.write_str("no answer (timed out)"),
+            Self::Protocol { protocol, message } => write!(f, "{protocol}: {message}"),
+            Self::Unsupported(p) => write!(f, "{p} not supported yet"),
+            Self::Socket(e) => write!(f, "socket error: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ScanError {}
+
+/// What became of one target.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScanResult {
+    /// The target's [`Target::id`].
+    pub id: u64,
+    /// The target as given.
+    pub target: String,
+    /// The protocol asked for.
+    pub requested: Protocol,
+    /// The address it resolved to, if it did.
+    pub addr: Option<SocketAddr>,
+    /// The answer, or why there is none.
+    pub outcome: Result<Answer, ScanError>,
+    /// Time from its first datagram to its result.
+    pub elapsed: Duration,
+}
+
+/// Settings of a scan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScanConfig {
+    /// Datagrams sent per second, all targets together (default 5000).
+    pub rate: u32,
+    /// Targets in progress at once, resolving or queried, plus finished results not yet
+    /// taken by the consumer (default 2048).
+    pub max_in_flight: usize,
+    /// Host names resolved at once (default 32).
+    pub resolve_concurrency: usize,
+    /// Time to wait for an answer before sending again (default 500 ms; it grows 1.5×
+    /// per retry).
+    pub attempt_timeout: Duration,
+    /// Retries of each step after its first attempt (default 2).
+    pub retries: u32,
+    /// Deadline of one target from its first datagram (default 6 s).
+    pub deadline: Duration,
+    /// UDP sockets per address family (default 2).
+    pub sockets: usize,
+    /// Receive buffer asked for each socket, in bytes (default 4 MiB; the kernel may
+    /// grant less).
+    pub recv_buffer: usize,
+    /// Capacity of the target and result channels (default 256).
+    pub channel_capacity: usize,
+}
+
+impl Default for ScanConfig {
+    fn default() -> Self {
+        Self {
+            rate: 5000,
+            max_in_flight: 2048,
+            resolve_concurrency: 32,
+            attempt_timeout: Duration::from_millis(500),
+            retries: 2,
+            deadline: Duration::from_secs(6),
+            sockets: 2,
+            recv_buffer: 4 << 20,
+            channel_capacity: 256,
+        }
+    }
+}
+
+/// Counters of a scan.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ScanStats {
+    /// Targets taken in.
+    pub targets: u64,
+    /// Targets answered.
+    pub answered: u64,
+    /// Targets that timed out.
+    pub timed_out: u64,
+    /// Targets that failed otherwise (resolution, protocol, socket, unsupported).
+    pub failed: u64,
+    /// Targets in progress now.
+    pub in_flight: u64,
+    /// Datagrams sent.
+    pub sent: u64,
+    /// Datagrams received.
+    pub received: u64,
+    /// Datagrams dropped because no query was in flight to their source address (late
+    /// replies, strangers, spoofers).
+    pub unknown_source: u64,
+    /// Sends that failed.
+    pub send_errors: u64,
+    /// Time since the scan started.
+    pub elapsed: Duration,
+}
+
+/// A running scan: send [`Target`]s into `targets` (drop it when done), read
+/// [`ScanResult`]s from `results` until it returns `None`.
+#[derive(Debug)]
+pub struct Scan {
+    /// Where targets go in (bounded: `send` waits while the scan is full).
+    pub targets: mpsc::Sender<Target>,
+    /// Where results come out, as each target finishes.
+    pub results: mpsc::Receiver<ScanResult>,
+    /// Live counters and the end of the scan.
+    pub handle: ScanHandle,
+}
+
+/// Counters of a running scan, and its end.
+#[derive(Debug)]
+pub struct ScanHandle {
+    stats: watch::Receiver<ScanStats>,
+    task: JoinHandle<ScanStats>,
+}
+
+impl ScanHandle {
+    /// The counters now (updated a few times a second, and at the end).
+    pub fn stats(&self) -> ScanStats {
+        *self.stats.borrow()
+    }
+
+    /// Waits for the scan to end (all targets in, all results out) and returns the final
+    /// counters.
+    pub async fn join(self) -> ScanStats {
+        match self.task.await {
+            Ok(s) => s,
+            Err(_) => *self.stats.borrow(),
+        }
+    }
+}
+
+/// Starts a scan on the current tokio runtime. Fails only if no socket can be opened.
+pub fn start(config: ScanConfig) -> io::Result<Scan> {
+    let cap = config.channel_capacity.max(1);
+    let (targets_tx, targets_rx) = mpsc::channel(cap);
+    let (results_tx, results_rx) = mpsc::channel(cap);
+    let (stats_tx, stats_rx) = watch::channel(ScanStats::default());
+    let engine = engine::Engine::new(config, targets_rx, results_tx, stats_tx)?;
+    let task = tokio::spawn(engine.run());
+    Ok(Scan {
+        targets: targets_tx,
+        results: results_rx,
+        handle: ScanHandle {
+            stats: stats_rx,
+            task,
+        },
+    })
+}
+
+/// Queries one target with the scan engine (any protocol, including [`Protocol::Auto`]
+/// and [`Target::try_query_ports`]).
+pub async fn query(target: Target, config: ScanConfig) -> ScanResult {
+    let fallback = ScanResult {
+        id: target.id,
+        target: target.host.clone(),
+        requested: target.protocol,
+        addr: None,
+        outcome: Err(ScanError::Socket("the scan ended early".into())),
+        elapsed: Duration::ZERO,
+    };
+    let config = ScanConfig {
+        sockets: 1,
+        recv_buffer: 256 << 10,
+        ..config
+    };
+    let mut scan = match start(config) {
+        Ok(s) => s,
+        Err(e) => {
+            return ScanResult {
+                outcome: Err(ScanError::Socket(e.to_string())),
+                ..fallback
+            }
+        }
+    };
+    if scan.targets.send(target).await.is_err() {
+        return fallback;
+    }
+    drop(scan.targets);
+    let result = scan.results.recv().await;
+    scan.handle.task.abort();
+    result.unwrap_or(fallback)
+}

@@ -1,0 +1,436 @@
+//! The scan engine on loopback: many responders (one process, many ports), dead ports,
+//! a lossy relay, replies from the wrong address, garbage; auto-detection; bounded
+//! admission with a slow consumer. Loopback addresses only; every loop is bounded.
+
+use std::collections::HashMap;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ogp_net::responder::{self, ResponderHandle};
+use ogp_net::scan::{self, Protocol, ScanConfig, ScanError, ScanResult, Target};
+use ogp_net::StatusCell;
+use ogp_proto::guard::RateConfig;
+use ogp_proto::responder::{Listener, ResponderConfig};
+use ogp_proto::Status;
+use tokio::net::UdpSocket;
+use tokio::task::JoinHandle;
+use tokio::time::timeout;
+
+const LOOPBACK: Ipv4Addr = Ipv4Addr::LOCALHOST;
+
+fn status(name: &str) -> Status {
+    Status {
+        host_name: Some(name.into()),
+        ..ogp_testkit::demo_state()
+    }
+}
+
+async fn serve(name: &str, listener: Listener) -> ResponderHandle {
+    let config = ResponderConfig {
+        listener,
+        rate_table_capacity: 64,
+        // One client sends many queries in the tests: no per-source limit.
+        rate: RateConfig {
+            per_second: 1e6,
+            burst: 1e6,
+        },
+        ..ResponderConfig::default()
+    };
+    responder::spawn(
+        SocketAddr::new(LOOPBACK.into(), 0),
+        StatusCell::new(status(name)),
+        config,
+    )
+    .await
+    .expect("bind a loopback responder")
+}
+
+fn fast() -> ScanConfig {
+    ScanConfig {
+        attempt_timeout: Duration::from_millis(120),
+        retries: 4,
+        deadline: Duration::from_secs(3),
+        rate: 20_000,
+        ..ScanConfig::default()
+    }
+}
+
+/// What a relay does with the datagrams it forwards.
+#[derive(Clone, Copy)]
+enum Relay {
+    /// Drops every third datagram, each way.
+    Lossy,
+    /// Answers from another socket (a wrong source address).
+    WrongSource,
+    /// Forwards only A2S queries (an A2S-only server).
+    A2sOnly,
+}
+
+/// A relay in front of `upstream` for one client; returns the address to query.
+async fn relay(upstream: SocketAddr, mode: Relay) -> (SocketAddr, JoinHandle<()>) {
+    let front = UdpSocket::bind((LOOPBACK, 0)).await.unwrap();
+    let back = UdpSocket::bind((LOOPBACK, 0)).await.unwrap();
+    let other = UdpSocket::bind((LOOPBACK, 0)).await.unwrap();
+    back.connect(upstream).await.unwrap();
+    let addr = front.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        let (mut a, mut b) = (vec![0u8; 65536], vec![0u8; 65536]);
+        let mut client = None;
+        let mut n = 0u64;
+        // Bounded: the test aborts the task; each iteration handles one datagram.
+        for _ in 0..100_000 {
+            tokio::select! {
+                r = front.recv_from(&mut a) => {
+                    let Ok((len, src)) = r else { continue };
+                    client = Some(src);
+                    n += 1;
+                    let d = &a[..len];
+                    let pass = match mode {
+                        Relay::Lossy => n % 3 != 0,
+                        Relay::WrongSource => true,
+                        Relay::A2sOnly => ogp_proto::a2s::is_a2s(d),
+                    };
+                    if pass {
+                        let _ = back.send(d).await;
+                    }
+                }
+                r = back.recv(&mut b) => {
+                    let Ok(len) = r else { continue };
+                    let Some(c) = client else { continue };
+                    n += 1;
+                    let d = &b[..len];
+                    match mode {
+                        Relay::Lossy if n % 3 == 0 => {}
+                        Relay::WrongSource => { let _ = other.send_to(d, c).await; }
+                        _ => { let _ = front.send_to(d, c).await; }
+                    }
+                }
+            }
+        }
+    });
+    (addr, task)
+}
+
+/// A port that answers every datagram with garbage.
+async fn garbage() -> (SocketAddr, JoinHandle<()>) {
+    let s = UdpSocket::bind((LOOPBACK, 0)).await.unwrap();
+    let addr = s.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        let mut buf = vec![0u8; 2048];
+        for i in 0u32..100_000 {
+            let Ok((len, src)) = s.recv_from(&mut buf).await else {
+                continue;
+            };
+            // Protocol-looking prefixes with nonsense after them, and plain noise.
+            let mut d: Vec<u8> = match i % 3 {
+                0 => b"\xff\xff\xff\xffOGP\0\x07\x07".to_vec(),
+                1 => b"\xff\xff\xff\xffI\x11".to_vec(),
+                _ => buf[..len.min(16)].iter().map(|b| b ^ 0x5a).collect(),
+            };
+            d.extend_from_slice(&i.to_le_bytes());
+            let _ = s.send_to(&d, src).await;
+        }
+    });
+    (addr, task)
+}
+
+async fn run(targets: Vec<Target>, config: ScanConfig) -> (Vec<ScanResult>, scan::ScanStats) {
+    let scan = scan::start(config).unwrap();
+    let (tx, mut rx, handle) = (scan.targets, scan.results, scan.handle);
+    let n = targets.len();
+    tokio::spawn(async move {
+        for t in targets {
+            if tx.send(t).await.is_err() {
+                break;
+            }
+        }
+    });
+    let mut out = Vec::new();
+    while let Some(r) = timeout(Duration::from_secs(10), rx.recv()).await.unwrap() {
+        out.push(r);
+        assert!(out.len() <= n, "more results than targets");
+    }
+    let stats = timeout(Duration::from_secs(5), handle.join())
+        .await
+        .unwrap();
+    (out, stats)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mixed_list_live_dead_lossy_wrong_source_garbage() {
+    let mut targets = Vec::new();
+    let mut expect: HashMap<u64, (String, Protocol)> = HashMap::new();
+    let mut keep = Vec::new();
+    let mut id = 0u64;
+    let mut add = |targets: &mut Vec<Target>, addr: SocketAddr, p: Protocol| {
+        id += 1;
+        targets.push(Target {
+            id,
+            host: addr.to_string(),
+            protocol: p,
+            try_query_ports: false,
+        });
+        id
+    };
+    // 48 live responders, every protocol (and auto), each with its own server name.
+    for k in 0..48 {
+        let protocol = [
+            Protocol::Ogp,
+            Protocol::A2s,
+            Protocol::Gqp,
+            Protocol::OgpDraft,
+            Protocol::Auto,
+        ][k % 5];
+        let listener = if protocol == Protocol::OgpDraft {
+            Listener::OgpDraft
+        } else {
+            Listener::Standard
+        };
+        let name = format!("server-{k}");
+        let h = serve(&name, listener).await;
+        let i = add(&mut targets, h.local_addr(), protocol);
+        let answered = if protocol == Protocol::Auto {
+            Protocol::Ogp
+        } else {
+            protocol
+        };
+        expect.insert(i, (name, answered));
+        keep.push(h);
+    }
+    // Lossy relays in front of live responders: still answered.
+    let mut relays = Vec::new();
+    for k in 0..4 {
+        let name = format!("lossy-{k}");
+        let h = serve(&name, Listener::Standard).await;
+        let p = [Protocol::Ogp, Protocol::A2s][k % 2];
+        let (addr, task) = relay(h.local_addr(), Relay::Lossy).await;
+        let i = add(&mut targets, addr, p);
+        expect.insert(i, (name, p));
+        keep.push(h);
+        relays.push(task);
+    }
+    // Dead ports: bound, never read.
+    let mut dead_ids = Vec::new();
+    let mut dead = Vec::new();
+    for k in 0..6 {
+        let s = std::net::UdpSocket::bind((LOOPBACK, 0)).unwrap();
+        dead_ids.push(add(
+            &mut targets,
+            s.local_addr().unwrap(),
+            [Protocol::Ogp, Protocol::Auto, Protocol::A2s][k % 3],
+        ));
+        dead.push(s);
+    }
+    // Answers from the wrong address: dropped, so the target times out.
+    let h = serve("wrong", Listener::Standard).await;
+    let (wrong_addr, task) = relay(h.local_addr(), Relay::WrongSource).await;
+    let wrong_id = add(&mut targets, wrong_addr, Protocol::Ogp);
+    keep.push(h);
+    relays.push(task);
+    // Garbage.
+    let (garbage_addr, task) = garbage().await;
+    let garbage_id = add(&mut targets, garbage_addr, Protocol::Auto);
+    relays.push(task);
+    // Bad hosts.
+    let bad_host = add(&mut targets, "127.0.0.1:1".parse().unwrap(), Protocol::Ogp);
+    targets.last_mut().unwrap().host = "no-such-host.invalid:27015".into();
+    let no_port = add(&mut targets, "127.0.0.1:1".parse().unwrap(), Protocol::Ogp);
+    targets.last_mut().unwrap().host = "127.0.0.1".into();
+
+    let n = targets.len();
+    let (results, stats) = run(targets, fast()).await;
+    assert_eq!(results.len(), n, "one result per target");
+    let by_id: HashMap<u64, &ScanResult> = results.iter().map(|r| (r.id, r)).collect();
+    assert_eq!(by_id.len(), n, "no target reported twice");
+    for (i, (name, protocol)) in &expect {
+        let r = by_id[i];
+        let a = r
+            .outcome
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{} ({}): {e}", r.target, r.requested));
+        // Nothing attributed to the wrong target: each responder has its own name.
+        assert_eq!(
+            a.status.host_name.as_deref(),
+            Some(name.as_str()),
+            "{}",
+            r.target
+        );
+        assert_eq!(a.protocol, *protocol, "{}", r.target);
+        assert_eq!(Some(a.addr), r.addr);
+    }
+    for i in dead_ids.iter().chain([&wrong_id]) {
+        assert_eq!(
+            by_id[i].outcome,
+            Err(ScanError::Timeout),
+            "{}",
+            by_id[i].target
+        );
+    }
+    assert!(by_id[&garbage_id].outcome.is_err());
+    assert!(matches!(
+        by_id[&bad_host].outcome,
+        Err(ScanError::Resolve(_))
+    ));
+    assert!(matches!(
+        by_id[&no_port].outcome,
+        Err(ScanError::Resolve(_))
+    ));
+    assert!(stats.unknown_source >= 1, "{stats:?}");
+    assert_eq!(stats.targets, n as u64);
+    assert_eq!(stats.answered, expect.len() as u64, "{stats:?}");
+    assert_eq!(stats.timed_out, dead_ids.len() as u64 + 1, "{stats:?}");
+    assert_eq!(stats.in_flight, 0);
+    for t in relays {
+        t.abort();
+    }
+    drop(dead);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_detects_the_protocol_and_the_query_port() {
+    // A server speaking every protocol: OGP is preferred.
+    let h = serve("all", Listener::Standard).await;
+    let r = scan::query(
+        Target::new(h.local_addr().to_string(), Protocol::Auto),
+        fast(),
+    )
+    .await;
+    let a = r.outcome.unwrap();
+    assert_eq!(a.protocol, Protocol::Ogp);
+    assert_eq!(a.status.host_name.as_deref(), Some("all"));
+    // An A2S-only server.
+    let (addr, task) = relay(h.local_addr(), Relay::A2sOnly).await;
+    let a = scan::query(Target::new(addr.to_string(), Protocol::Auto), fast())
+        .await
+        .outcome
+        .unwrap();
+    assert_eq!((a.protocol, a.addr), (Protocol::A2s, addr));
+    task.abort();
+    // Nothing on the game port, a responder on game port + 1.
+    let mut found = None;
+    for _ in 0..50 {
+        let dead = std::net::UdpSocket::bind((LOOPBACK, 0)).unwrap();
+        let port = dead.local_addr().unwrap().port();
+        let Some(next) = port.checked_add(1) else {
+            continue;
+        };
+        if let Ok(r) = responder::spawn(
+            SocketAddr::new(LOOPBACK.into(), next),
+            StatusCell::new(status("plus-one")),
+            ResponderConfig::default(),
+        )
+        .await
+        {
+            found = Some((dead, r));
+            break;
+        }
+    }
+    let (dead, r) = found.expect("two adjacent free loopback ports");
+    let game = dead.local_addr().unwrap();
+    let mut t = Target::new(game.to_string(), Protocol::Auto);
+    let plain = scan::query(
+        t.clone(),
+        ScanConfig {
+            attempt_timeout: Duration::from_millis(100),
+            retries: 0,
+            ..fast()
+        },
+    )
+    .await;
+    assert_eq!(plain.outcome, Err(ScanError::Timeout));
+    t.try_query_ports = true;
+    let a = scan::query(t, fast()).await.outcome.unwrap();
+    assert_eq!(a.addr, r.local_addr());
+    assert_eq!(a.status.host_name.as_deref(), Some("plus-one"));
+    // The draft is not auto-detected; asked for by name it is answered.
+    let d = serve("draft", Listener::OgpDraft).await;
+    let quick = ScanConfig {
+        attempt_timeout: Duration::from_millis(100),
+        retries: 1,
+        ..fast()
+    };
+    assert!(scan::query(
+        Target::new(d.local_addr().to_string(), Protocol::Auto),
+        quick.clone()
+    )
+    .await
+    .outcome
+    .is_err());
+    let a = scan::query(
+        Target::new(d.local_addr().to_string(), Protocol::OgpDraft),
+        quick,
+    )
+    .await
+    .outcome
+    .unwrap();
+    assert_eq!(a.protocol, Protocol::OgpDraft);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ipv6_loopback() {
+    let Ok(h) = responder::spawn(
+        "[::1]:0".parse().unwrap(),
+        StatusCell::new(status("six")),
+        ResponderConfig::default(),
+    )
+    .await
+    else {
+        eprintln!("no IPv6 loopback here; skipped");
+        return;
+    };
+    let r = scan::query(
+        Target::new(h.local_addr().to_string(), Protocol::A2s),
+        fast(),
+    )
+    .await;
+    let a = r.outcome.unwrap();
+    assert_eq!(a.addr, h.local_addr());
+    assert_eq!(a.status.host_name.as_deref(), Some("six"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_consumer_stops_admission_at_the_cap() {
+    let h = serve("cap", Listener::Standard).await;
+    let config = ScanConfig {
+        max_in_flight: 8,
+        channel_capacity: 4,
+        ..fast()
+    };
+    let scan = scan::start(config).unwrap();
+    let (tx, mut rx, handle) = (scan.targets, scan.results, scan.handle);
+    let sent = Arc::new(AtomicUsize::new(0));
+    let counter = sent.clone();
+    let addr = h.local_addr().to_string();
+    let producer = tokio::spawn(async move {
+        for id in 0..100u64 {
+            let t = Target {
+                id,
+                ..Target::new(addr.clone(), Protocol::A2s)
+            };
+            if tx.send(t).await.is_err() {
+                break;
+            }
+            counter.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    // Nobody reads results for a while: the scan holds at most the cap plus the two
+    // channels, and the producer waits.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let taken = sent.load(Ordering::SeqCst);
+    assert!(
+        taken <= 8 + 4 + 4 + 1,
+        "{taken} targets taken in with nobody reading"
+    );
+    assert!(handle.stats().in_flight <= 8);
+    let mut ok = 0;
+    while let Some(r) = timeout(Duration::from_secs(10), rx.recv()).await.unwrap() {
+        assert!(r.outcome.is_ok(), "{r:?}");
+        ok += 1;
+    }
+    assert_eq!(ok, 100);
+    producer.await.unwrap();
+    let stats = handle.join().await;
+    assert_eq!(stats.answered, 100);
+}
