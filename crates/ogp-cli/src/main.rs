@@ -5,6 +5,7 @@
 mod decode;
 mod query;
 mod render;
+mod scan;
 mod serve;
 
 use std::net::SocketAddr;
@@ -36,15 +37,22 @@ enum Protocol {
     Gqp,
     /// The first OGP draft, v0.02 (served on its own port).
     OgpDraft,
+    /// Query: every protocol at once (OGP, GameSpy v3, A2S, GQP); the first to answer
+    /// correctly is used, and named (`--split` implies OGP).
+    Auto,
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Query a server and print its status.
     Query {
-        /// Protocol to speak.
-        #[arg(long, short, value_enum, default_value = "ogp")]
+        /// Protocol to speak (auto: find out).
+        #[arg(long, short, value_enum, default_value = "auto")]
         protocol: Protocol,
+        /// Also try the well-known query ports for this port (+1, -1, +10, +15, 27015,
+        /// 29900) and say which one answered.
+        #[arg(long)]
+        try_query_ports: bool,
         /// The server: host:port, 1.2.3.4:port or [v6::addr]:port.
         #[arg(value_name = "HOST:PORT")]
         target: String,
@@ -123,6 +131,9 @@ enum Command {
         #[arg(required = true, value_name = "HEX-OR-FILE")]
         inputs: Vec<String>,
     },
+    /// Query a list of servers at once (`PROTOCOL HOST:PORT` per line) and print each
+    /// result as it completes, then a summary.
+    Scan(scan::ScanArgs),
     /// Start a responder on loopback with a demo status, query it, and show what
     /// happened.
     Demo,
@@ -160,9 +171,18 @@ fn main() -> ExitCode {
             json,
             inputs,
         } => run_decode_a2s(&inputs, json),
+        Command::Decode {
+            protocol: Protocol::Auto,
+            ..
+        } => {
+            eprintln!("ogp: decode needs a protocol (--protocol ogp, a2s, gqp or ogp-draft)");
+            return ExitCode::from(2);
+        }
+        Command::Scan(args) => scan::run(&args),
         Command::Demo => runtime().and_then(|rt| rt.block_on(run_demo())),
         Command::Query {
             protocol,
+            try_query_ports,
             target,
             json,
             timeout,
@@ -182,7 +202,18 @@ fn main() -> ExitCode {
                 eprintln!("ogp: --command and --user are for --protocol gqp");
                 return ExitCode::from(2);
             }
+            let protocol = match protocol {
+                Protocol::Auto if split.is_some() => Protocol::Ogp,
+                p => p,
+            };
+            if try_query_ports && protocol != Protocol::Auto {
+                eprintln!("ogp: --try-query-ports is for --protocol auto");
+                return ExitCode::from(2);
+            }
             match protocol {
+                Protocol::Auto => runtime().and_then(|rt| {
+                    rt.block_on(scan::query_auto(&args, try_query_ports, json, verbose))
+                }),
                 Protocol::Ogp => {
                     runtime().and_then(|rt| rt.block_on(run_query(&args, json, verbose)))
                 }

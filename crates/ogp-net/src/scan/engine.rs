@@ -724,6 +724,8 @@ impl Engine {
                     status,
                     ping_ms,
                     warnings,
+                    datagrams,
+                    bytes,
                 }) => {
                     if e.best.as_ref().is_none_or(|(rank, _)| p.rank < *rank) {
                         e.best = Some((
@@ -734,6 +736,8 @@ impl Engine {
                                 ping_ms,
                                 status,
                                 warnings,
+                                datagrams,
+                                bytes,
                             },
                         ));
                     }

@@ -198,6 +198,10 @@ pub struct Answer {
     pub status: Status,
     /// Decoding warnings and missing parts, one line each.
     pub warnings: Vec<String>,
+    /// Datagrams of the answer.
+    pub datagrams: usize,
+    /// Bytes of the answer, when the protocol counts them.
+    pub bytes: Option<usize>,
 }
 
 /// Why a target got no answer, grouped by cause.

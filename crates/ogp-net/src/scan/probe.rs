@@ -14,6 +14,8 @@ pub(crate) struct Finished {
     pub status: Status,
     pub ping_ms: f64,
     pub warnings: Vec<String>,
+    pub datagrams: usize,
+    pub bytes: Option<usize>,
 }
 
 /// Any protocol's client machine.
@@ -131,6 +133,8 @@ impl Machine {
                     status: o.status,
                     ping_ms: o.ping_ms,
                     warnings: o.warnings.iter().map(ToString::to_string).collect(),
+                    datagrams: o.answer_datagrams,
+                    bytes: Some(o.answer_bytes),
                 }),
                 Err(e) => Err(query_error(
                     Protocol::Ogp,
@@ -143,6 +147,8 @@ impl Machine {
                     status: o.status,
                     ping_ms: o.ping_ms,
                     warnings: o.warnings.iter().map(ToString::to_string).collect(),
+                    datagrams: o.answer_datagrams,
+                    bytes: Some(o.answer_bytes),
                 }),
                 Err(e) => Err(query_error(
                     Protocol::OgpDraft,
@@ -160,6 +166,8 @@ impl Machine {
                         .map(ToString::to_string)
                         .chain(o.missing.iter().map(|s| format!("no {s} reply")))
                         .collect(),
+                    datagrams: o.reply_datagrams,
+                    bytes: None,
                 }),
                 Err(e) => Err(query_error(
                     Protocol::A2s,
@@ -172,6 +180,8 @@ impl Machine {
                     status: o.status,
                     ping_ms: o.ping_ms,
                     warnings: o.warnings.iter().map(ToString::to_string).collect(),
+                    datagrams: o.answer_datagrams,
+                    bytes: Some(o.answer_bytes),
                 }),
                 Err(e) => Err(query_error(
                     Protocol::Gqp,

@@ -1,0 +1,600 @@
+//! `ogp scan`: query a list of servers with the scan engine, and `ogp query`'s
+//! auto-detection.
+//!
+//! The list is read on a thread of its own, line by line (lines over 4096 bytes are
+//! reported and skipped), and streamed into the engine through its bounded channel, so a
+//! list of any size runs in bounded memory. Results are printed as they complete: NDJSON
+//! with `--json`, else a table; a summary and bad lines go to stderr, and a progress line
+//! too when stderr is a terminal.
+
+use std::io::{BufRead, IsTerminal as _};
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result};
+use ogp_net::scan::{self, Answer, Protocol, ScanConfig, ScanError, ScanResult, Target};
+use tokio::sync::mpsc;
+
+/// Longest list line read; longer ones are reported and skipped.
+const MAX_LINE: usize = 4096;
+
+/// Options of `ogp scan`.
+#[derive(clap::Args, Debug)]
+pub struct ScanArgs {
+    /// The list: one `PROTOCOL HOST:PORT` per line (ogp, a2s, gamespy3, gqp, ogp-draft,
+    /// auto; qstat's `-f` lines such as `A2S host:port` or `-gs3 host:port` work too).
+    /// `#` starts a comment. Without a file, or with -, standard input is read.
+    #[arg(value_name = "FILE|-")]
+    pub list: Option<String>,
+    /// Print one JSON object per target as it completes (NDJSON).
+    #[arg(long)]
+    pub json: bool,
+    /// Protocol of lines that give only HOST:PORT.
+    #[arg(long, default_value = "auto", value_parser = parse_protocol)]
+    pub protocol: Protocol,
+    /// Milliseconds to wait for an answer before sending again (grows 1.5× per retry).
+    #[arg(long, default_value_t = 500, value_name = "MS")]
+    pub timeout: u64,
+    /// How many times to send again when no answer comes.
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub retries: u32,
+    /// Milliseconds one target may take in all.
+    #[arg(long, default_value_t = 6000, value_name = "MS")]
+    pub deadline: u64,
+    /// Datagrams sent per second, all targets together.
+    #[arg(long, default_value_t = 5000, value_name = "PACKETS")]
+    pub rate: u32,
+    /// Targets in progress at once.
+    #[arg(long, default_value_t = 2048, value_name = "N")]
+    pub max_in_flight: usize,
+    /// Host names resolved at once.
+    #[arg(long, default_value_t = 32, value_name = "N")]
+    pub resolvers: usize,
+    /// UDP sockets per address family.
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub sockets: usize,
+    /// Also try the well-known query ports for each given port.
+    #[arg(long)]
+    pub try_query_ports: bool,
+    /// No progress line, even on a terminal.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// `--protocol` values: our names, case-insensitive.
+pub fn parse_protocol(s: &str) -> std::result::Result<Protocol, String> {
+    s.parse::<Protocol>().map_err(|e| e.to_string())
+}
+
+/// qstat server types we know but do not speak.
+const QSTAT_OTHER: &[&str] = &[
+    "qs", "q2s", "q3s", "q4s", "hws", "qws", "h2s", "hrs", "hls", "hl2s", "hlqs", "sns", "sgs",
+    "tbs", "ts2", "ts3", "uns", "ut2s", "ut2004s", "ams", "efs", "jk3s", "rws", "rss", "sms",
+    "gps", "gs2", "gsm", "mhs", "cods", "bfs", "bfbc2", "etqws", "wics", "tm", "fls", "dm3s",
+    "mas", "mumble", "terraria", "crs", "ottds", "tf", "wop", "ventrilo", "sas", "starmade",
+];
+
+/// One list line: `Ok(None)` for blanks and comments, the target, or why it is bad.
+pub fn parse_line(
+    line: &str,
+    default: Protocol,
+) -> std::result::Result<Option<(Protocol, String)>, String> {
+    let line = match line.find('#') {
+        Some(i) => line.get(..i).unwrap_or_default(),
+        None => line,
+    };
+    let mut words = line.split_whitespace();
+    let (Some(first), second, third) = (words.next(), words.next(), words.next()) else {
+        return Ok(None);
+    };
+    if third.is_some() {
+        return Err("expected PROTOCOL HOST:PORT".into());
+    }
+    let (protocol, host) = match second {
+        None => (default, first),
+        Some(host) => {
+            let name = first.trim_start_matches('-');
+            match name.parse::<Protocol>() {
+                Ok(p) => (p, host),
+                Err(_) if QSTAT_OTHER.contains(&name.to_ascii_lowercase().as_str()) => {
+                    return Err(format!(
+                        "qstat type {first} is not supported (ogp, a2s, gamespy3, gqp, ogp-draft, auto)"
+                    ));
+                }
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+    };
+    check_host(host)?;
+    Ok(Some((protocol, host.to_string())))
+}
+
+/// `host:port`, `1.2.3.4:port` or `[v6]:port`.
+fn check_host(host: &str) -> std::result::Result<(), String> {
+    if let Ok(a) = host.parse::<SocketAddr>() {
+        return if a.port() == 0 {
+            Err(format!("{host}: port 0"))
+        } else {
+            Ok(())
+        };
+    }
+    let Some((name, port)) = host.rsplit_once(':') else {
+        return Err(format!("{host}: no port (expected HOST:PORT)"));
+    };
+    if name.contains(':') {
+        return Err(format!("{host}: IPv6 addresses need brackets: [ADDR]:PORT"));
+    }
+    if name.is_empty() || name.contains(['[', ']']) {
+        return Err(format!("{host}: bad host"));
+    }
+    match port.parse::<u16>() {
+        Ok(p) if p > 0 => Ok(()),
+        _ => Err(format!("{host}: bad port {port:?}")),
+    }
+}
+
+/// What the list reader sends besides targets.
+enum Note {
+    /// A bad line: its number and why.
+    Bad(u64, String),
+    /// The list could not be read further.
+    Failed(String),
+}
+
+/// Reads the list and feeds the scan; bad lines go to `notes`. Runs on its own thread.
+fn read_list(
+    input: Box<dyn BufRead + Send>,
+    default: Protocol,
+    try_query_ports: bool,
+    targets: mpsc::Sender<Target>,
+    notes: mpsc::Sender<Note>,
+) {
+    let mut input = input;
+    let mut buf = Vec::with_capacity(256);
+    // Bounded by the input: each round consumes at least one byte or ends.
+    for number in 1u64.. {
+        buf.clear();
+        let n = match std::io::Read::take(&mut input, MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut buf)
+        {
+            Ok(n) => n,
+            Err(e) => {
+                let _ = notes.blocking_send(Note::Failed(e.to_string()));
+                return;
+            }
+        };
+        if n == 0 {
+            return;
+        }
+        if buf.len() > MAX_LINE && buf.last() != Some(&b'\n') {
+            // Skip the rest of the long line, a bounded chunk at a time.
+            loop {
+                buf.clear();
+                match std::io::Read::take(&mut input, 65536).read_until(b'\n', &mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) if buf.last() == Some(&b'\n') => break,
+                    Ok(_) => {}
+                }
+            }
+            if notes
+                .blocking_send(Note::Bad(
+                    number,
+                    format!("line longer than {MAX_LINE} bytes"),
+                ))
+                .is_err()
+            {
+                return;
+            }
+            continue;
+        }
+        let line = String::from_utf8_lossy(&buf);
+        let sent = match parse_line(&line, default) {
+            Ok(None) => true,
+            Ok(Some((protocol, host))) => targets
+                .blocking_send(Target {
+                    id: number,
+                    host,
+                    protocol,
+                    try_query_ports,
+                })
+                .is_ok(),
+            Err(why) => notes.blocking_send(Note::Bad(number, why)).is_ok(),
+        };
+        if !sent {
+            return;
+        }
+    }
+}
+
+fn protocol_label(p: Protocol) -> &'static str {
+    match p {
+        Protocol::Ogp => "OGP",
+        Protocol::A2s => "A2S",
+        Protocol::Gamespy3 => "GameSpy v3",
+        Protocol::Gqp => "GQP",
+        Protocol::OgpDraft => "OGP v0.02",
+        Protocol::Auto => "auto",
+    }
+}
+
+/// One NDJSON line for a result: target, protocol, ok, line, then addr, ping_ms and
+/// status (the state-file schema), or error (its kind) and message.
+pub fn result_json(r: &ScanResult) -> serde_json::Value {
+    let mut o = serde_json::Map::new();
+    o.insert("target".into(), r.target.clone().into());
+    match &r.outcome {
+        Ok(a) => {
+            o.insert("protocol".into(), a.protocol.name().into());
+            o.insert("ok".into(), true.into());
+            o.insert("line".into(), r.id.into());
+            o.insert("addr".into(), a.addr.to_string().into());
+            o.insert(
+                "ping_ms".into(),
+                ((a.ping_ms * 1000.0).round() / 1000.0).into(),
+            );
+            let status = serde_json::to_value(&a.status).unwrap_or_default();
+            o.insert("status".into(), status);
+        }
+        Err(e) => {
+            o.insert("protocol".into(), r.requested.name().into());
+            o.insert("ok".into(), false.into());
+            o.insert("line".into(), r.id.into());
+            if let Some(a) = r.addr {
+                o.insert("addr".into(), a.to_string().into());
+            }
+            o.insert("error".into(), e.kind().into());
+            o.insert("message".into(), e.to_string().into());
+        }
+    }
+    serde_json::Value::Object(o)
+}
+
+fn cut(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// One table row for a result.
+pub fn result_row(r: &ScanResult) -> String {
+    match &r.outcome {
+        Ok(a) => {
+            let s = &a.status;
+            let players = match (s.player_count, s.slot_max) {
+                (Some(p), Some(m)) => format!("{p}/{m}"),
+                (Some(p), None) => p.to_string(),
+                _ => "-".into(),
+            };
+            let map = s.map.as_ref().map_or("-".into(), |m| cut(&m.name, 16));
+            let name = s.host_name.as_deref().map_or(String::new(), |n| cut(n, 40));
+            let target = match r.addr {
+                Some(given) if given.port() != a.addr.port() => {
+                    format!("{} (port {})", r.target, a.addr.port())
+                }
+                _ => r.target.clone(),
+            };
+            format!(
+                "{:<24} {:<9} {:>8.1} {:>7} {:<16} {}\n",
+                cut(&target, 24),
+                a.protocol.name(),
+                a.ping_ms,
+                players,
+                map,
+                name
+            )
+        }
+        Err(e) => format!(
+            "{:<24} {:<9} {:>8} {:>7} {:<16} {}\n",
+            cut(&r.target, 24),
+            r.requested.name(),
+            "-",
+            "-",
+            "-",
+            e
+        ),
+    }
+}
+
+const TABLE_HEAD: &str =
+    "TARGET                   PROTOCOL  PING(ms) PLAYERS MAP              NAME / ERROR\n";
+
+/// Counts of the output side.
+#[derive(Default)]
+struct Tally {
+    done: u64,
+    answered: u64,
+    timed_out: u64,
+    errors: u64,
+    bad_lines: u64,
+}
+
+fn config(args: &ScanArgs) -> ScanConfig {
+    ScanConfig {
+        rate: args.rate.max(1),
+        max_in_flight: args.max_in_flight.max(1),
+        resolve_concurrency: args.resolvers.max(1),
+        attempt_timeout: Duration::from_millis(args.timeout.max(1)),
+        retries: args.retries,
+        deadline: Duration::from_millis(args.deadline.max(1)),
+        sockets: args.sockets.clamp(1, 64),
+        ..ScanConfig::default()
+    }
+}
+
+/// Lines in a regular file (for the progress line), counted in bounded memory.
+fn count_lines(path: &str) -> Option<u64> {
+    let f = std::fs::File::open(path).ok()?;
+    let mut r = std::io::BufReader::with_capacity(1 << 16, f);
+    let mut n = 0u64;
+    loop {
+        let buf = r.fill_buf().ok()?;
+        if buf.is_empty() {
+            return Some(n);
+        }
+        n += buf.iter().filter(|b| **b == b'\n').count() as u64;
+        let len = buf.len();
+        r.consume(len);
+    }
+}
+
+/// Runs `ogp scan`. Exit 0 when the scan ran, whatever the servers did.
+pub fn run(args: &ScanArgs) -> Result<ExitCode> {
+    let (input, name, total): (Box<dyn BufRead + Send>, String, Option<u64>) =
+        match args.list.as_deref() {
+            None | Some("-") => (
+                Box::new(std::io::BufReader::new(std::io::stdin())),
+                "<stdin>".into(),
+                None,
+            ),
+            Some(path) => {
+                let f = std::fs::File::open(path).with_context(|| format!("cannot open {path}"))?;
+                (
+                    Box::new(std::io::BufReader::new(f)),
+                    path.to_string(),
+                    count_lines(path),
+                )
+            }
+        };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?;
+    rt.block_on(scan_list(args, input, &name, total))
+}
+
+async fn scan_list(
+    args: &ScanArgs,
+    input: Box<dyn BufRead + Send>,
+    name: &str,
+    total: Option<u64>,
+) -> Result<ExitCode> {
+    let started = Instant::now();
+    let scan = scan::start(config(args)).context("cannot open a UDP socket")?;
+    let (targets, mut results, handle) = (scan.targets, scan.results, scan.handle);
+    let (notes_tx, mut notes) = mpsc::channel(64);
+    let (default, try_ports) = (args.protocol, args.try_query_ports);
+    let reader =
+        std::thread::spawn(move || read_list(input, default, try_ports, targets, notes_tx));
+    let progress = !args.no_progress && std::io::stderr().is_terminal();
+    let mut tally = Tally::default();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    if !args.json {
+        write_out(&mut out, TABLE_HEAD.as_bytes())?;
+    }
+    let mut tick = tokio::time::interval(Duration::from_millis(200));
+    let mut shown = false;
+    let mut notes_open = true;
+    loop {
+        tokio::select! {
+            r = results.recv() => {
+                let Some(r) = r else { break };
+                tally.done += 1;
+                match &r.outcome {
+                    Ok(_) => tally.answered += 1,
+                    Err(ScanError::Timeout) => tally.timed_out += 1,
+                    Err(_) => tally.errors += 1,
+                }
+                let line = if args.json {
+                    let mut l = result_json(&r).to_string();
+                    l.push('\n');
+                    l
+                } else {
+                    result_row(&r)
+                };
+                if shown {
+                    eprint!("\r\x1b[K");
+                    shown = false;
+                }
+                write_out(&mut out, line.as_bytes())?;
+                // NDJSON is for pipes: each line as it completes, unless many are coming.
+                if results.is_empty() {
+                    flush_out(&mut out)?;
+                }
+            }
+            n = notes.recv(), if notes_open => match n {
+                Some(Note::Bad(number, why)) => {
+                    tally.bad_lines += 1;
+                    flush_out(&mut out)?;
+                    if shown {
+                        eprint!("\r\x1b[K");
+                        shown = false;
+                    }
+                    eprintln!("ogp: {name}:{number}: {why} (skipped)");
+                }
+                Some(Note::Failed(why)) => eprintln!("ogp: {name}: read error: {why}"),
+                None => notes_open = false,
+            },
+            _ = tick.tick(), if progress => {
+                let s = handle.stats();
+                let secs = started.elapsed().as_secs_f64().max(1e-3);
+                let of = total.map(|t| format!("/{t} lines")).unwrap_or_default();
+                eprint!(
+                    "\r\x1b[K{}{of} done: {} answered, {} timed out, {} errors, {} in flight, {:.0}/s",
+                    tally.done, tally.answered, tally.timed_out, tally.errors, s.in_flight,
+                    tally.done as f64 / secs
+                );
+                shown = true;
+            }
+        }
+    }
+    flush_out(&mut out)?;
+    // Remaining notes (the reader has finished: results end only after its input did).
+    while let Ok(n) = notes.try_recv() {
+        if let Note::Bad(number, why) = n {
+            tally.bad_lines += 1;
+            eprintln!("ogp: {name}:{number}: {why} (skipped)");
+        }
+    }
+    let _ = reader.join();
+    let stats = handle.join().await;
+    if shown {
+        eprint!("\r\x1b[K");
+    }
+    let secs = started.elapsed().as_secs_f64();
+    eprintln!(
+        "scanned {} targets in {:.2} s ({:.0} targets/s): {} answered, {} timed out, {} errors; {} bad lines; {} datagrams sent, {} received, {} from unexpected addresses dropped",
+        tally.done,
+        secs,
+        tally.done as f64 / secs.max(1e-3),
+        tally.answered,
+        tally.timed_out,
+        tally.errors,
+        tally.bad_lines,
+        stats.sent,
+        stats.received,
+        stats.unknown_source,
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes to standard output; a closed pipe ends the program quietly.
+fn write_out(out: &mut impl std::io::Write, bytes: &[u8]) -> Result<()> {
+    match out.write_all(bytes) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        r => Ok(r?),
+    }
+}
+
+fn flush_out(out: &mut impl std::io::Write) -> Result<()> {
+    match out.flush() {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        r => Ok(r?),
+    }
+}
+
+/// `ogp query` with protocol auto: every protocol at once, on the given port (and with
+/// `try_query_ports` the well-known query ports); prints like the other protocols.
+pub async fn query_auto(
+    args: &crate::query::QueryArgs,
+    try_query_ports: bool,
+    json: bool,
+    verbose: bool,
+) -> Result<ExitCode> {
+    let target = Target {
+        try_query_ports,
+        ..Target::new(args.target.clone(), Protocol::Auto)
+    };
+    let config = ScanConfig {
+        attempt_timeout: args.timeout,
+        retries: args.retries,
+        deadline: crate::query::options(args).total_timeout * 3,
+        ..ScanConfig::default()
+    };
+    let r = scan::query(target, config).await;
+    let a: Answer = match r.outcome {
+        Ok(a) => a,
+        Err(e) => return crate::print_failed(&args.target, &e),
+    };
+    let given_port = r.addr.map(|g| g.port());
+    let mut wire = format!(
+        "  auto-detected: {} answered first among {}\n",
+        protocol_label(a.protocol),
+        Protocol::AUTO.map(protocol_label).join(", ")
+    );
+    if try_query_ports {
+        match given_port {
+            Some(p) if p != a.addr.port() => wire.push_str(&format!(
+                "  query port {} (given port {p})\n",
+                a.addr.port()
+            )),
+            _ => wire.push_str("  the given port is the query port\n"),
+        }
+    }
+    if !json && try_query_ports && given_port.is_some_and(|p| p != a.addr.port()) && !verbose {
+        crate::emit(&format!(
+            "query port {} answered (given port {})\n",
+            a.addr.port(),
+            given_port.unwrap_or_default()
+        ))?;
+    }
+    crate::print_answered(
+        &crate::Answered {
+            protocol: protocol_label(a.protocol),
+            addr: a.addr,
+            ping_ms: a.ping_ms,
+            datagrams: a.datagrams,
+            bytes: a.bytes,
+            status: &a.status,
+            warnings: a.warnings,
+            wire,
+        },
+        json,
+        verbose,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_lines() {
+        let auto = Protocol::Auto;
+        assert_eq!(parse_line("", auto), Ok(None));
+        assert_eq!(parse_line("   # comment", auto), Ok(None));
+        assert_eq!(
+            parse_line("a2s 127.0.0.1:27015 # a comment", auto),
+            Ok(Some((Protocol::A2s, "127.0.0.1:27015".into())))
+        );
+        assert_eq!(
+            parse_line("A2S 127.0.0.1:27015", auto),
+            Ok(Some((Protocol::A2s, "127.0.0.1:27015".into())))
+        );
+        assert_eq!(
+            parse_line("-gs3 game.example.org:29900", auto),
+            Ok(Some((Protocol::Gamespy3, "game.example.org:29900".into())))
+        );
+        assert_eq!(
+            parse_line("GS4 [::1]:29900", auto),
+            Ok(Some((Protocol::Gamespy3, "[::1]:29900".into())))
+        );
+        assert_eq!(
+            parse_line("ogp-draft 10.0.0.1:22223", auto),
+            Ok(Some((Protocol::OgpDraft, "10.0.0.1:22223".into())))
+        );
+        assert_eq!(
+            parse_line("127.0.0.1:1", Protocol::Gqp),
+            Ok(Some((Protocol::Gqp, "127.0.0.1:1".into())))
+        );
+        for bad in [
+            "a2s 127.0.0.1",
+            "a2s 127.0.0.1:0",
+            "a2s 127.0.0.1:70000",
+            "a2s ::1:27015",
+            "a2s host:port",
+            "nosuch 127.0.0.1:1",
+            "Q3S 127.0.0.1:27960",
+            "a2s 127.0.0.1:1 extra",
+        ] {
+            assert!(parse_line(bad, auto).is_err(), "{bad}");
+        }
+        assert!(parse_line("Q3S 127.0.0.1:27960", auto)
+            .unwrap_err()
+            .contains("not supported"));
+    }
+}
