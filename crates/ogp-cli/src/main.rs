@@ -42,6 +42,15 @@ enum Protocol {
     Auto,
 }
 
+/// `ogp serve --gamespy3-challenge`.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Gs3Challenge {
+    /// A real stateless challenge, required (no amplification).
+    Real,
+    /// Battlefield 2's behaviour: challenge "0", answers without one (an amplifier).
+    Bf2,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Query a server and print its status.
@@ -117,6 +126,24 @@ enum Command {
         /// Seconds between checks of the state file for changes.
         #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
         reload_interval: f64,
+        /// GameSpy v3 challenge mode. `real` (default): a real challenge, required before
+        /// any status is sent, so no amplification; works with gamedig, qstat -gs4 and
+        /// opengsq gamespy4. `bf2`: exactly Battlefield 2 (challenge "0", queries answered
+        /// without one), for clients that never ask for a challenge (qstat -gs3, opengsq
+        /// gamespy3/battlefield2); it reflects about 127 times the request size per
+        /// packet to spoofed sources, bounded only by --rate and --burst.
+        #[arg(long, value_enum, default_value = "real", value_name = "MODE")]
+        gamespy3_challenge: Gs3Challenge,
+        /// Do not answer GameSpy v3.
+        #[arg(long)]
+        no_gamespy3: bool,
+        /// Send GameSpy v3 heartbeats to this master server (repeatable): at start, every
+        /// 60 s, after status changes and at exit, from each listening socket.
+        #[arg(long, value_name = "ADDR:PORT")]
+        gamespy3_master: Vec<SocketAddr>,
+        /// The `gamename` announced in heartbeats (default: the state's game_name).
+        #[arg(long, value_name = "NAME")]
+        gamespy3_game: Option<String>,
     },
     /// Decode datagrams (hex on the command line, files, or - for stdin). Several
     /// fragments of one split answer are reassembled.
@@ -239,6 +266,10 @@ fn main() -> ExitCode {
             colors,
             player_addresses,
             reload_interval,
+            gamespy3_challenge,
+            no_gamespy3,
+            gamespy3_master,
+            gamespy3_game,
         } => {
             if !(rate > 0.0 && burst >= 1.0 && reload_interval > 0.0 && reload_interval.is_finite())
             {
@@ -260,6 +291,14 @@ fn main() -> ExitCode {
                     per_second: rate,
                     burst,
                 },
+                gamespy3: ogp_proto::gamespy3::responder::Gs3Config {
+                    enabled: !no_gamespy3,
+                    challenge: match gamespy3_challenge {
+                        Gs3Challenge::Real => ogp_proto::gamespy3::responder::ChallengeMode::Real,
+                        Gs3Challenge::Bf2 => ogp_proto::gamespy3::responder::ChallengeMode::Bf2,
+                    },
+                    ..Default::default()
+                },
                 ..ResponderConfig::default()
             };
             let opts = serve::ServeOptions {
@@ -268,6 +307,8 @@ fn main() -> ExitCode {
                 listen_ogp_draft,
                 config,
                 reload_interval: Duration::from_secs_f64(reload_interval),
+                gamespy3_masters: gamespy3_master,
+                gamespy3_game,
             };
             runtime().and_then(|rt| rt.block_on(serve::run(opts)).map(|()| ExitCode::SUCCESS))
         }

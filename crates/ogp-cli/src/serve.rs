@@ -22,6 +22,10 @@ pub struct ServeOptions {
     pub config: ResponderConfig,
     /// How often to look at the file for changes.
     pub reload_interval: Duration,
+    /// GameSpy v3 master servers to send heartbeats to.
+    pub gamespy3_masters: Vec<SocketAddr>,
+    /// The `gamename` of the heartbeats.
+    pub gamespy3_game: Option<String>,
 }
 
 /// Loads a state file. Errors name the file, and the line and column where the parser
@@ -67,9 +71,14 @@ pub async fn run(opts: ServeOptions) -> Result<()> {
     }
     let mut handles = Vec::new();
     for addr in &opts.listen {
-        let h = responder::spawn(*addr, Arc::clone(&cell), opts.config.clone())
-            .await
-            .with_context(|| format!("listening on {addr}"))?;
+        let h = if opts.gamespy3_masters.is_empty() {
+            responder::spawn(*addr, Arc::clone(&cell), opts.config.clone()).await
+        } else {
+            let mut hb = responder::HeartbeatConfig::new(opts.gamespy3_masters.clone());
+            hb.game_name = opts.gamespy3_game.clone();
+            responder::spawn_with_heartbeat(*addr, Arc::clone(&cell), opts.config.clone(), hb).await
+        }
+        .with_context(|| format!("listening on {addr}"))?;
         handles.push(h);
     }
     let addrs: Vec<String> = handles.iter().map(|h| h.local_addr().to_string()).collect();
@@ -85,13 +94,19 @@ pub async fn run(opts: ServeOptions) -> Result<()> {
         handles.push(h);
     }
     tracing::info!(
-        "serving {} on {} (OGP, GQP; OGP challenge {}, rate {}/s burst {})",
+        "serving {} on {} (OGP, A2S, GQP, GameSpy v3; OGP challenge {}, GameSpy v3 {}, rate {}/s burst {})",
         opts.state.display(),
         addrs.join(", "),
         if opts.config.ogp.require_challenge {
             "required"
         } else {
             "OFF"
+        },
+        match (opts.config.gamespy3.enabled, opts.config.gamespy3.challenge) {
+            (false, _) => "off",
+            (true, ogp_proto::gamespy3::responder::ChallengeMode::Real) => "challenge required",
+            (true, ogp_proto::gamespy3::responder::ChallengeMode::Bf2) =>
+                "in bf2 mode (no challenge: an amplifier, bounded by the rate limit)",
         },
         opts.config.rate.per_second,
         opts.config.rate.burst

@@ -8,6 +8,8 @@
 //! * server: `key 00 value 00 … 00` (an empty key ends it);
 //! * players / teams: columns `key 00 <offset> value 00 value 00 … 00`, ended by an empty
 //!   key. The offset byte is the index of the column's first value in this packet.
+//!   UT3 writes two more `00` after every column; NULs followed by a key (no section
+//!   byte) are read as that padding.
 //!
 //! A server splits a reply into packets of at most 1400 bytes. Battlefield 2 ends every
 //! packet but the last with a truncated copy of the next value, and starts the next
@@ -17,7 +19,7 @@
 //! shape (`docs/gamespy3.md`, S6–S9).
 //!
 //! The Just Cause 2 Multiplayer variant sends one packet numbered 0 without the last
-//! flag; after the server section its players follow as `u16 count` (big-endian) and
+//! flag; right after the server section its players follow as `u16 count` (big-endian) and
 //! `name 00 steam id 00 u16 ping` each. [`decode_packet`] recognises it when the bytes
 //! after the server section parse exactly that way, and gives the players as the columns
 //! `player_`, `steamid_` and `ping_`.
@@ -38,6 +40,11 @@ pub const PACKET_HEADER: usize = 1 + 4 + SPLITNUM.len() + 1;
 
 /// Most values a column keeps (indexes beyond are ignored with a warning).
 pub const MAX_COLUMN_VALUES: usize = 4096;
+
+/// Most player and team columns a reply keeps (further keys are ignored with a
+/// warning): real servers send up to about ten. Without it, a 256 KiB reply of 7-byte
+/// columns at offset 255 would hold some 37 000 columns of 256 slots (over 200 MB).
+pub const MAX_COLUMNS: usize = 128;
 
 /// The last-packet flag of the packet-number byte.
 pub const LAST_FLAG: u8 = 0x80;
@@ -279,22 +286,23 @@ pub fn decode_packet(datagram: &[u8]) -> Result<Packet, DecodeError> {
         unknown_sections: Vec::new(),
         warnings: Vec::new(),
     };
-    let mut server_done = false;
+    let mut prev: Option<u8> = None;
     while let Some(section) = r.peek_u8() {
         let at = r.offset();
         r.u8("Section")?;
         let complete = match section {
             0 => {
-                if server_done {
-                    if let Some(players) = jc2mp_players(r.peek_rest(), r.offset()) {
+                // Just Cause 2 MP: the player list right after the server section. The
+                // count's high byte is the 00 just read: parse from there.
+                if prev == Some(0) {
+                    let rest = datagram.get(at..).unwrap_or_default();
+                    if let Some(players) = jc2mp_players(rest, at) {
                         p.chunks.extend(players);
                         p.jc2mp = true;
                         break;
                     }
                 }
-                let done = server_section(&mut r, &mut p);
-                server_done = true;
-                done
+                server_section(&mut r, &mut p)
             }
             1 => columns(&mut r, Section::Players, &mut p),
             2 => columns(&mut r, Section::Teams, &mut p),
@@ -308,6 +316,7 @@ pub fn decode_packet(datagram: &[u8]) -> Result<Packet, DecodeError> {
             p.cut = true;
             break;
         }
+        prev = Some(section);
     }
     Ok(p)
 }
@@ -340,6 +349,14 @@ fn columns(r: &mut Reader<'_>, section: Section, p: &mut Packet) -> bool {
             return false;
         };
         if key.is_empty() {
+            // UT3 pads every column with two more NULs (`key 00 offset values 00 00 00`):
+            // an empty key followed by more NULs and then no section byte is padding.
+            let rest = r.peek_rest();
+            let nuls = rest.iter().take_while(|&&b| b == 0).count();
+            if nuls >= 1 && rest.get(nuls).is_some_and(|&b| b > 2) {
+                let _ = r.take(nuls, "Padding");
+                continue;
+            }
             return true;
         }
         let key = string(key, at, "ColumnKey", &mut p.warnings);
@@ -557,13 +574,15 @@ impl Reassembler {
 
 /// Merges packets given in number order: server keys in order (a key that starts a
 /// packet and ended the previous one replaces it: a truncated value re-sent), column
-/// values placed by offset (later packets overwrite).
+/// values placed by offset (later packets overwrite), at most [`MAX_COLUMNS`] columns of
+/// at most [`MAX_COLUMN_VALUES`] values.
 pub fn merge(packets: Vec<Packet>) -> (ServerInfo, Vec<DecodeWarning>) {
     let mut info = ServerInfo::default();
     let mut warnings = Vec::new();
     // Columns as (section, key) → values with gaps.
     let mut cols: Vec<(Section, Text, Vec<Option<Text>>)> = Vec::new();
     let mut clipped = false;
+    let mut too_many = false;
     for p in packets {
         for (i, (k, v)) in p.server.into_iter().enumerate() {
             if i == 0 && info.server.last().is_some_and(|(lk, _)| *lk == k) {
@@ -580,6 +599,10 @@ pub fn merge(packets: Vec<Packet>) -> (ServerInfo, Vec<DecodeWarning>) {
                 .position(|(s, k, _)| *s == c.section && *k == c.key)
             {
                 Some(i) => i,
+                None if cols.len() >= MAX_COLUMNS => {
+                    too_many = true;
+                    continue;
+                }
                 None => {
                     cols.push((c.section, c.key.clone(), Vec::new()));
                     cols.len() - 1
@@ -623,6 +646,13 @@ pub fn merge(packets: Vec<Packet>) -> (ServerInfo, Vec<DecodeWarning>) {
             offset: 0,
             field: "ColumnValue",
             message: "column longer than 4096 values; the rest was ignored",
+        });
+    }
+    if too_many {
+        warnings.push(DecodeWarning {
+            offset: 0,
+            field: "ColumnKey",
+            message: "more than 128 player and team columns; the others were ignored",
         });
     }
     for (section, key, values) in cols {
@@ -695,9 +725,10 @@ pub fn server_section_len(server: &[(Text, Text)]) -> usize {
 /// Writes a sub-protocol B reply as packets of at most `max_packet` bytes (clamped to
 /// 256…1400), calling `emit` with each in order; returns the number of packets.
 ///
-/// The server section goes whole into packet 0; keys that would leave less than 100
-/// bytes for the rest of the packet are dropped (callers keep the section smaller, see
-/// [`server_section_len`]). Player and team columns follow. Where a packet is full, it
+/// The server section goes whole into packet 0 (gamedig reads server keys from packet 0
+/// only); keys that do not fit are dropped (see [`server_section_len`]). Player and team
+/// columns follow; if the first column does not fit packet 0, packet 1 starts with it,
+/// at offset 0 (as UT3 starts a section on a new packet). Where a packet is full, it
 /// ends the Battlefield 2 way: a truncated copy of the next value, which the next packet
 /// sends in full after its section byte, the column's key and the value's offset. A
 /// break always falls after at least one complete value of the column in the same
@@ -750,7 +781,8 @@ pub fn encode_packets(
                     if k.is_empty() {
                         continue;
                     }
-                    if buf.len() + k.len() + v.len() + 2 + 1 + 100 > max {
+                    // Room for the section's end and `01 00 02 00`.
+                    if buf.len() + k.len() + v.len() + 2 + 1 + 4 > max {
                         break;
                     }
                     buf.extend_from_slice(&k);
@@ -769,15 +801,18 @@ pub fn encode_packets(
                 buf.push(0);
                 buf.push(u8::try_from(v).unwrap_or(u8::MAX));
                 open = Some(*section);
+                players_started |= *section == Section::Players;
                 (ci, vi, first_here) = (c, v, v);
             }
         }
+        // The resumed column's header is written already.
+        let mut skip_header = resume.is_some();
         // The last place this packet may end: (length before value vi of column ci).
         let mut brk: Option<(usize, usize, usize)> = None;
         let fits = |buf: &Vec<u8>, n: usize| buf.len() + n + 2 <= max;
         let mut full = false;
         'fill: while let Some((section, key, values)) = cols.get(ci) {
-            if vi == 0 {
+            if vi == 0 && !skip_header {
                 // A column header (and a section change) before the first value.
                 let mut head = Vec::with_capacity(key.len() + 6);
                 if open != Some(*section) {
@@ -801,6 +836,7 @@ pub fn encode_packets(
                 open = Some(*section);
                 first_here = 0;
             }
+            skip_header = false;
             while let Some(v) = values.get(vi) {
                 if vi > first_here && vi <= 255 {
                     brk = Some((buf.len(), ci, vi));
@@ -843,6 +879,13 @@ pub fn encode_packets(
         }
         // Full: end with a truncated copy of the value at the break point.
         let Some((len, c, v)) = brk else {
+            if number == 0 && resume.is_none() && ci == 0 && vi == 0 && open.is_none() {
+                // The server section filled packet 0: the columns start packet 1 (as
+                // UT3 starts a section on a new packet).
+                emit(&buf);
+                resume = Some((0, 0));
+                continue;
+            }
             return Err(usize::from(number));
         };
         buf.truncate(len);
@@ -950,6 +993,26 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_full_server_section_moves_the_columns_to_packet_1() {
+        let mut i = info(10, 10, 2);
+        for n in 0..60 {
+            i.server
+                .push((format!("rule_{n:02}").into(), "v".repeat(16).into()));
+        }
+        let (packets, got) = round_trip(&i, false);
+        assert_eq!(packets.len(), 2);
+        assert!(
+            packets[0].ends_with(&[0, 0]),
+            "packet 0 ends with the server section"
+        );
+        assert_eq!(&packets[1][15..25], b"\x01player_\x00\x00");
+        assert_eq!(got.players, i.players);
+        assert_eq!(got.teams, i.teams);
+        assert!(got.server.len() > 40 && got.server.len() < i.server.len());
+        assert_eq!(got.server[..], i.server[..got.server.len()]);
     }
 
     #[test]
