@@ -71,3 +71,7 @@ impl_driver!(
     crate::a2s::client::QueryMachine,
     Result<crate::a2s::client::QueryOutcome, crate::a2s::client::QueryError>
 );
+impl_driver!(
+    crate::gamespy3::client::QueryMachine,
+    Result<crate::gamespy3::client::QueryOutcome, crate::gamespy3::client::QueryError>
+);

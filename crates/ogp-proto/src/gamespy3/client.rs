@@ -1,1 +1,641 @@
-//! The GameSpy v3 client (in progress).
+//! The GameSpy v3 client as a state machine: one server-information query of one
+//! server (sub-protocol B by default, A or C on request), with the `09` challenge
+//! handshake, retries, multi-packet reassembly and timeouts, and no I/O. Same interface
+//! as the other clients ([`a2s::client`](crate::a2s::client)):
+//! 1. [`QueryMachine::poll_transmit`] → a datagram to send now, until `None`;
+//! 2. [`QueryMachine::handle_datagram`] for every datagram from the queried address;
+//! 3. [`QueryMachine::poll_timeout`] → when to call [`QueryMachine::handle_timeout`];
+//! 4. [`QueryMachine::result`] once [`QueryMachine::is_done`].
+//!
+//! Flow ([`Handshake::Auto`], the default; `interop.md` §2, §6):
+//! * `FE FD 09 <sid>` goes out first. Its reply `09 <sid> "<decimal>" 00` gives the
+//!   challenge: `"0"` (Battlefield 2), or any text that parses to 0, means "send no
+//!   challenge bytes"; any other value is sent big-endian after the session id of the
+//!   request (`FE FD 00 <sid> <challenge> FF FF FF 01` for sub-protocol B).
+//! * When the `09` gets no reply within the attempt timeout (servers that never answer
+//!   it, as some Battlefield 2 builds), the request goes out without a challenge; this
+//!   fallback does not use up a retry. Every later attempt sends that request **and** a
+//!   new `09`, so a server that ignores requests without a challenge but answers a `09`
+//!   (late, or only the second one) is still read: its challenge makes the request go
+//!   out again at once with it.
+//! * [`Handshake::Always`] waits for the challenge (resending the `09` on timeouts);
+//!   [`Handshake::Never`] sends the request without a challenge only (qstat `-gs3`).
+//! * A challenge that changes the request is followed at once, without using up a retry,
+//!   at most [`QueryOptions::max_challenges`] times ([`QueryError::ChallengeLoop`]).
+//!
+//! Every reply must carry our session id (Minecraft servers echo only the low 4 bits of
+//! each byte; [`QueryOptions::nibble_session_ids`] accepts that form too); others are
+//! dropped and recorded as events. Packets are reassembled with
+//! [`Reassembler`](super::reply::Reassembler): any order, duplicates dropped, values
+//! placed by their offsets, the Just Cause 2 MP single packet without the last flag
+//! taken as complete, bounded by [`QueryOptions::limits`]. A packet that does not fit the
+//! held ones (a second reply of another size, after a retry) restarts the reassembly with
+//! it, a bounded number of times.
+//!
+//! Nothing here panics. What a hostile server can make a query hold is bounded by the
+//! reassembly limits and by caps on recorded events and warnings.
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use super::mapping::{header_key, info_to_status};
+use super::reply::{
+    decode_reply, merge, Pushed, Reassembler, ReassemblyError, ReassemblyLimits, Reply, ServerInfo,
+};
+use super::request::{InfoKind, Request};
+use crate::error::{DecodeError, DecodeWarning};
+use crate::model::Text;
+use crate::retry::{AttemptTimer, EventLog, Timeout};
+use crate::Status;
+
+/// Whether a query starts with the `09` challenge handshake.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Handshake {
+    /// Send `09` first; without a reply in time, ask without a challenge (and keep
+    /// sending `09` with every retry). Works with every server. The default.
+    #[default]
+    Auto,
+    /// Send `09` and wait for the challenge (GameSpy 4 / UT3 / Minecraft style; qstat
+    /// `-gs4`, gamedig).
+    Always,
+    /// Never send `09`: the request goes out without a challenge (Battlefield 2 style;
+    /// qstat `-gs3`, opengsq `gamespy3`).
+    Never,
+}
+
+/// The steps of a query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Step {
+    /// `FE FD 09`: asking for a challenge.
+    Handshake,
+    /// `FE FD 00`: asking for the server information.
+    Info,
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Handshake => "the 0x09 challenge request",
+            Self::Info => "the server-information request",
+        })
+    }
+}
+
+/// Settings of one query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryOptions {
+    /// What to ask for (default [`InfoKind::Full`], sub-protocol B).
+    pub kind: InfoKind,
+    /// The `09` handshake (default [`Handshake::Auto`]).
+    pub handshake: Handshake,
+    /// Time to wait for a reply before sending again (default 1 s).
+    pub attempt_timeout: Duration,
+    /// Growth of the attempt timeout per retry, in percent (default 150).
+    pub backoff_percent: u32,
+    /// Retries after the first attempt of a step (default 2).
+    pub retries: u32,
+    /// Deadline for the whole query (default 5 s).
+    pub total_timeout: Duration,
+    /// Challenges that change the request tolerated in all (default 5).
+    pub max_challenges: u32,
+    /// Also accept replies whose session id is ours with the high 4 bits of every byte
+    /// cleared, as Minecraft servers echo it (default true). Weakens the session-id
+    /// check from 32 to 16 unpredictable bits for such replies only.
+    pub nibble_session_ids: bool,
+    /// Bounds on multi-packet replies.
+    pub limits: ReassemblyLimits,
+}
+
+impl Default for QueryOptions {
+    fn default() -> Self {
+        Self {
+            kind: InfoKind::Full,
+            handshake: Handshake::Auto,
+            attempt_timeout: Duration::from_secs(1),
+            backoff_percent: 150,
+            retries: 2,
+            total_timeout: Duration::from_secs(5),
+            max_challenges: 5,
+            nibble_session_ids: true,
+            limits: ReassemblyLimits::default(),
+        }
+    }
+}
+
+/// Why a query failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum QueryError {
+    /// No reply in time.
+    Timeout {
+        /// The step in progress.
+        step: Step,
+        /// Datagrams sent in all.
+        attempts: u32,
+    },
+    /// The server kept answering with new challenges.
+    ChallengeLoop,
+    /// A reply with our session id did not decode (reported when nothing better came).
+    Malformed(DecodeError),
+    /// The reply packets were inconsistent or too large.
+    Reassembly(ReassemblyError),
+}
+
+impl fmt::Display for QueryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Timeout { step, attempts } => write!(
+                f,
+                "no reply to {step} (timed out after {attempts} datagram{} sent)",
+                if *attempts == 1 { "" } else { "s" }
+            ),
+            Self::ChallengeLoop => f.write_str("server keeps answering with new challenges"),
+            Self::Malformed(e) => write!(f, "malformed reply: {e}"),
+            Self::Reassembly(e) => write!(f, "bad multi-packet reply: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for QueryError {}
+
+/// Something that happened on the wire, for tools that show it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WireEvent {
+    /// A request was sent.
+    Sent {
+        /// The step.
+        step: Step,
+        /// Size in bytes.
+        bytes: usize,
+        /// The challenge it carried (information requests only).
+        challenge: Option<u32>,
+    },
+    /// The `09` got no reply in time: asking without a challenge from now on.
+    Fallback,
+    /// The server sent a challenge (0: send none).
+    Challenge {
+        /// The value.
+        challenge: u32,
+    },
+    /// A packet of the reply arrived.
+    Packet {
+        /// Size in bytes.
+        bytes: usize,
+        /// Its number.
+        number: u8,
+        /// Whether it carries the last-packet flag.
+        last: bool,
+    },
+    /// The reply is complete.
+    Reply {
+        /// Bytes of its packets.
+        bytes: usize,
+        /// Packets it came in.
+        packets: usize,
+    },
+    /// A datagram was dropped.
+    Dropped {
+        /// Size in bytes.
+        bytes: usize,
+        /// Why.
+        why: &'static str,
+    },
+}
+
+/// A finished query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryOutcome {
+    /// The reply in the shared model.
+    pub status: Status,
+    /// The reply as sent: server keys, player and team columns (sub-protocol C: the
+    /// asked header keys and their values).
+    pub info: ServerInfo,
+    /// Round trip of the request that got the first reply, in milliseconds.
+    pub ping_ms: f64,
+    /// The challenge the answered request carried (`None`: no challenge bytes).
+    pub challenge: Option<u32>,
+    /// Whether the server answered the `09` handshake.
+    pub handshake_answered: bool,
+    /// Packets the reply came in.
+    pub packets: usize,
+    /// Bytes of those packets.
+    pub reply_bytes: usize,
+    /// Whether the reply was the Just Cause 2 MP variant.
+    pub jc2mp: bool,
+    /// Decoding warnings (at most [`MAX_WARNINGS`]).
+    pub warnings: Vec<DecodeWarning>,
+    /// What happened on the wire (at most [`MAX_EVENTS`]).
+    pub events: Vec<WireEvent>,
+}
+
+/// Most wire events recorded per query.
+pub const MAX_EVENTS: usize = 64;
+
+/// Most warnings kept per query.
+pub const MAX_WARNINGS: usize = 64;
+
+/// How often a query drops held packets that do not fit a newer packet.
+pub const MAX_REASSEMBLY_RESTARTS: u32 = 8;
+
+/// One GameSpy v3 query of one server.
+#[derive(Debug, Clone)]
+pub struct QueryMachine {
+    opts: QueryOptions,
+    session_id: u32,
+    step: Step,
+    /// The challenge the information request carries.
+    challenge: Option<u32>,
+    /// Whether the `09` reply came.
+    handshake_answered: bool,
+    /// Auto mode after the `09` timed out: every information attempt also sends a `09`.
+    fallback: bool,
+    /// A `09` to send right after the information request.
+    pending_handshake: bool,
+    /// Whether any `09` / information request went out.
+    sent_handshake: bool,
+    sent_info: bool,
+    timer: AttemptTimer,
+    deadline: Instant,
+    datagrams_sent: u32,
+    challenges: u32,
+    ping_ms: Option<f64>,
+    reasm: Reassembler,
+    restarts: u32,
+    held_bytes: usize,
+    jc2mp: bool,
+    warnings: Vec<DecodeWarning>,
+    events: EventLog<WireEvent>,
+    last_malformed: Option<DecodeError>,
+    /// Whether the query finished (its result may have been taken since).
+    sealed: bool,
+    result: Option<Result<QueryOutcome, QueryError>>,
+}
+
+impl QueryMachine {
+    /// A query starting at `now`, with `session_id` (pick it at random: it is what tells
+    /// our replies from spoofed or stale ones).
+    pub fn new(opts: QueryOptions, session_id: u32, now: Instant) -> Self {
+        let step = match opts.handshake {
+            Handshake::Auto | Handshake::Always => Step::Handshake,
+            Handshake::Never => Step::Info,
+        };
+        Self {
+            session_id,
+            step,
+            challenge: None,
+            handshake_answered: false,
+            fallback: false,
+            pending_handshake: false,
+            sent_handshake: false,
+            sent_info: false,
+            timer: AttemptTimer::new(
+                now,
+                opts.attempt_timeout,
+                opts.backoff_percent,
+                opts.retries,
+                opts.total_timeout,
+            ),
+            deadline: now + opts.total_timeout,
+            datagrams_sent: 0,
+            challenges: 0,
+            ping_ms: None,
+            reasm: Reassembler::with_limits(opts.limits),
+            restarts: 0,
+            held_bytes: 0,
+            jc2mp: false,
+            warnings: Vec::new(),
+            events: EventLog::new(MAX_EVENTS),
+            last_malformed: None,
+            sealed: false,
+            result: None,
+            opts,
+        }
+    }
+
+    /// The session id the requests carry.
+    pub fn session_id(&self) -> u32 {
+        self.session_id
+    }
+
+    /// The step in progress.
+    pub fn step(&self) -> Step {
+        self.step
+    }
+
+    /// Whether the query has finished.
+    pub fn is_done(&self) -> bool {
+        self.sealed
+    }
+
+    /// The result, once done (and only once).
+    pub fn result(&mut self) -> Option<Result<QueryOutcome, QueryError>> {
+        self.result.take()
+    }
+
+    /// The current information request.
+    pub fn request(&self) -> Request {
+        Request::Info {
+            session_id: self.session_id,
+            challenge: self.challenge,
+            kind: self.opts.kind.clone(),
+        }
+    }
+
+    fn handshake_request(&self) -> Request {
+        Request::Challenge {
+            session_id: self.session_id,
+        }
+    }
+
+    /// The datagram to send now, if any. Call it until it returns `None`: an attempt
+    /// after the fallback sends two datagrams.
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
+        if self.sealed {
+            return None;
+        }
+        if self.pending_handshake {
+            self.pending_handshake = false;
+            return Some(self.send_handshake());
+        }
+        if !self.timer.send_due() {
+            return None;
+        }
+        self.timer.sent(now);
+        match self.step {
+            Step::Handshake => Some(self.send_handshake()),
+            Step::Info => {
+                let req = self.request();
+                let d = req.to_bytes();
+                self.sent_info = true;
+                self.datagrams_sent = self.datagrams_sent.saturating_add(1);
+                self.events.push(WireEvent::Sent {
+                    step: Step::Info,
+                    bytes: d.len(),
+                    challenge: self.challenge,
+                });
+                self.pending_handshake = self.fallback && !self.handshake_answered;
+                Some(d)
+            }
+        }
+    }
+
+    fn send_handshake(&mut self) -> Vec<u8> {
+        let d = self.handshake_request().to_bytes();
+        self.sent_handshake = true;
+        self.datagrams_sent = self.datagrams_sent.saturating_add(1);
+        self.events.push(WireEvent::Sent {
+            step: Step::Handshake,
+            bytes: d.len(),
+            challenge: None,
+        });
+        d
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) must be called next (`None` once
+    /// done).
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        if self.sealed {
+            return None;
+        }
+        Some(self.timer.poll_timeout())
+    }
+
+    /// Advances timers: falls back, retries, or gives up.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.sealed {
+            return;
+        }
+        if now < self.deadline
+            && self.step == Step::Handshake
+            && self.opts.handshake == Handshake::Auto
+            && !self.timer.send_due()
+            && now >= self.timer.poll_timeout()
+        {
+            // The 09 went unanswered: ask without a challenge, without using a retry.
+            self.step = Step::Info;
+            self.fallback = true;
+            self.events.push(WireEvent::Fallback);
+            self.timer.resend_now();
+            return;
+        }
+        if let Some(Timeout::GiveUp { .. }) = self.timer.handle_timeout(now) {
+            let e = match self.last_malformed {
+                Some(e) => QueryError::Malformed(e),
+                None => QueryError::Timeout {
+                    step: self.step,
+                    attempts: self.datagrams_sent,
+                },
+            };
+            self.seal(Err(e));
+        }
+    }
+
+    fn seal(&mut self, r: Result<QueryOutcome, QueryError>) {
+        if !self.sealed {
+            self.sealed = true;
+            self.result = Some(r);
+        }
+        self.timer.stop();
+        self.pending_handshake = false;
+    }
+
+    fn ours(&self, session_id: u32) -> bool {
+        session_id == self.session_id
+            || (self.opts.nibble_session_ids && session_id == self.session_id & 0x0f0f_0f0f)
+    }
+
+    fn warn(&mut self, w: impl IntoIterator<Item = DecodeWarning>) {
+        for w in w {
+            if self.warnings.len() >= MAX_WARNINGS {
+                break;
+            }
+            self.warnings.push(w);
+        }
+    }
+
+    fn drop_datagram(&mut self, bytes: usize, why: &'static str) {
+        self.events.push(WireEvent::Dropped { bytes, why });
+    }
+
+    fn note_ping(&mut self, now: Instant) {
+        if self.ping_ms.is_none() {
+            self.ping_ms = Some(self.timer.rtt_ms(now));
+        }
+    }
+
+    /// Handles a datagram from the queried address.
+    pub fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {
+        if self.sealed {
+            return;
+        }
+        let bytes = datagram.len();
+        let reply = match decode_reply(datagram) {
+            Ok(r) => r,
+            Err(e) => {
+                // Remember it when it carries our session id: a broken reply of this
+                // server rather than stray traffic.
+                let sid = datagram
+                    .get(1..5)
+                    .and_then(|s| <[u8; 4]>::try_from(s).ok())
+                    .map(u32::from_be_bytes);
+                if sid.is_some_and(|s| self.ours(s)) {
+                    self.last_malformed = Some(e);
+                }
+                return self.drop_datagram(bytes, "does not decode");
+            }
+        };
+        match reply {
+            Reply::Challenge(c) => {
+                if !self.ours(c.session_id) {
+                    return self.drop_datagram(bytes, "another session id");
+                }
+                if !self.sent_handshake {
+                    return self.drop_datagram(bytes, "a challenge nobody asked for");
+                }
+                let Some(value) = c.value() else {
+                    self.last_malformed = Some(DecodeError::invalid(
+                        5,
+                        "Challenge",
+                        "the challenge is not a decimal number",
+                    ));
+                    return self.drop_datagram(bytes, "challenge is not a number");
+                };
+                self.note_ping(now);
+                self.events.push(WireEvent::Challenge { challenge: value });
+                self.handshake_answered = true;
+                self.pending_handshake = false;
+                let challenge = (value != 0).then_some(value);
+                if self.step == Step::Info && self.sent_info && challenge == self.challenge {
+                    // Already asked with exactly this (BF2's "0" after the fallback).
+                    return;
+                }
+                self.challenges = self.challenges.saturating_add(1);
+                if self.challenges > self.opts.max_challenges {
+                    return self.seal(Err(QueryError::ChallengeLoop));
+                }
+                if challenge != self.challenge {
+                    self.reset_reassembly();
+                }
+                self.challenge = challenge;
+                self.step = Step::Info;
+                self.timer.restart_retries();
+                self.timer.resend_now();
+            }
+            Reply::Packet(p) => {
+                if !self.ours(p.session_id) {
+                    return self.drop_datagram(bytes, "another session id");
+                }
+                if !self.sent_info {
+                    return self.drop_datagram(bytes, "a reply before any request");
+                }
+                if matches!(self.opts.kind, InfoKind::Keys(_)) {
+                    return self.drop_datagram(bytes, "not a sub-protocol C reply");
+                }
+                self.note_ping(now);
+                self.events.push(WireEvent::Packet {
+                    bytes,
+                    number: p.number,
+                    last: p.last,
+                });
+                self.push_packet(p, bytes);
+            }
+            Reply::Keys { session_id, values } => {
+                if !self.ours(session_id) {
+                    return self.drop_datagram(bytes, "another session id");
+                }
+                if !self.sent_info {
+                    return self.drop_datagram(bytes, "a reply before any request");
+                }
+                let InfoKind::Keys(indexes) = &self.opts.kind else {
+                    return self.drop_datagram(bytes, "a sub-protocol C reply");
+                };
+                let server = indexes
+                    .iter()
+                    .zip(values)
+                    .map(|(&i, v)| {
+                        let key = header_key(i)
+                            .map_or_else(|| Text::from(format!("header_{i:02x}")), Text::from);
+                        (key, v)
+                    })
+                    .collect();
+                let info = ServerInfo {
+                    server,
+                    ..ServerInfo::default()
+                };
+                self.note_ping(now);
+                self.complete(info, 1, bytes);
+            }
+            Reply::Echo(_) => self.drop_datagram(bytes, "an echo reply"),
+        }
+    }
+
+    fn reset_reassembly(&mut self) {
+        self.reasm.reset();
+        self.held_bytes = 0;
+        self.jc2mp = false;
+    }
+
+    fn push_packet(&mut self, p: super::reply::Packet, bytes: usize) {
+        if matches!(self.opts.kind, InfoKind::Basic { .. }) {
+            // Sub-protocol A is one packet, whatever its flag says.
+            if p.number != 0 {
+                return self.drop_datagram(bytes, "sub-protocol A has one packet");
+            }
+            self.jc2mp = p.jc2mp;
+            let (info, warnings) = merge(vec![p]);
+            self.warn(warnings);
+            return self.complete(info, 1, bytes);
+        }
+        let jc2mp = p.jc2mp;
+        let retry = (self.restarts < MAX_REASSEMBLY_RESTARTS).then(|| p.clone());
+        let pushed = match (self.reasm.push(p, bytes), retry) {
+            (Err(_), Some(p)) => {
+                // Most likely the held packets belong to another copy of the reply (a
+                // retry answered twice, the server's state changed in between): start
+                // over with this packet.
+                self.restarts += 1;
+                self.reset_reassembly();
+                self.drop_datagram(0, "held packets of another reply");
+                self.reasm.push(p, bytes)
+            }
+            (r, _) => r,
+        };
+        match pushed {
+            Ok(Pushed::Duplicate) => self.drop_datagram(bytes, "duplicate packet"),
+            Ok(Pushed::Incomplete) => {
+                self.held_bytes = self.held_bytes.saturating_add(bytes);
+                self.jc2mp |= jc2mp;
+            }
+            Ok(Pushed::Complete {
+                info,
+                packets,
+                warnings,
+            }) => {
+                self.held_bytes = self.held_bytes.saturating_add(bytes);
+                self.jc2mp |= jc2mp;
+                self.warn(warnings);
+                let held = self.held_bytes;
+                self.complete(info, packets, held);
+            }
+            Err(e) => self.seal(Err(QueryError::Reassembly(e))),
+        }
+    }
+
+    fn complete(&mut self, info: ServerInfo, packets: usize, bytes: usize) {
+        self.events.push(WireEvent::Reply { bytes, packets });
+        let outcome = QueryOutcome {
+            status: info_to_status(&info),
+            info,
+            ping_ms: self.ping_ms.unwrap_or(0.0),
+            challenge: self.challenge,
+            handshake_answered: self.handshake_answered,
+            packets,
+            reply_bytes: bytes,
+            jc2mp: self.jc2mp,
+            warnings: std::mem::take(&mut self.warnings),
+            events: self.events.take(),
+        };
+        self.seal(Ok(outcome));
+    }
+}

@@ -148,11 +148,14 @@ pub fn status_to_info(status: &Status) -> ServerInfo {
     }
 }
 
+/// A known column: its key, whether it is numeric, and how to read it from a row.
+type Known<'a, R> = (&'a str, bool, &'a dyn Fn(&R) -> Option<Text>);
+
 /// Columns of one kind: a known column is written when any row has its value (rows
 /// without it get `"0"` for numbers, `" "` for text); extra keys likewise.
 fn columns<R>(
     rows: &[R],
-    known: &[(&str, bool, &dyn Fn(&R) -> Option<Text>)],
+    known: &[Known<'_, R>],
     extra: impl Fn(&R) -> &std::collections::BTreeMap<Text, Text>,
     suffix: &str,
 ) -> Vec<Column> {
@@ -204,7 +207,7 @@ pub fn player_columns(players: &[Player]) -> Vec<Column> {
     let deaths = |p: &Player| num(p.deaths);
     let kills = |p: &Player| num(p.kills);
     let pid = |p: &Player| num(p.id);
-    let known: [(&str, bool, &dyn Fn(&Player) -> Option<Text>); 7] = [
+    let known: [Known<'_, Player>; 7] = [
         ("player_", false, &name),
         ("score_", true, &score),
         ("ping_", true, &ping),
@@ -220,8 +223,7 @@ pub fn player_columns(players: &[Player]) -> Vec<Column> {
 pub fn team_columns(teams: &[Team]) -> Vec<Column> {
     let name = |t: &Team| Some(t.name.clone().unwrap_or_default());
     let score = |t: &Team| num(t.score);
-    let known: [(&str, bool, &dyn Fn(&Team) -> Option<Text>); 2] =
-        [("team_t", false, &name), ("score_t", true, &score)];
+    let known: [Known<'_, Team>; 2] = [("team_t", false, &name), ("score_t", true, &score)];
     columns(teams, &known, |t| &t.extra, "_t")
 }
 
