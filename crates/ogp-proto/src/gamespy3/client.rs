@@ -639,3 +639,391 @@ impl QueryMachine {
         self.seal(Ok(outcome));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gamespy3::reply::{encode_keys_reply, encode_packets, ChallengeReply, Column};
+
+    const SID: u32 = 0x1234_5678;
+
+    fn info(players: usize) -> ServerInfo {
+        ServerInfo {
+            server: vec![
+                ("hostname".into(), "Test server".into()),
+                ("numplayers".into(), players.to_string().into()),
+            ],
+            players: vec![Column {
+                key: "player_".into(),
+                values: (0..players)
+                    .map(|i| format!("player {i:03} {}", "x".repeat(40)).into())
+                    .collect(),
+            }],
+            teams: Vec::new(),
+        }
+    }
+
+    fn packets(i: &ServerInfo, sid: u32) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        encode_packets(i, sid, 1400, |p| out.push(p.to_vec())).unwrap();
+        out
+    }
+
+    fn challenge(text: &str) -> Vec<u8> {
+        let mut v = Vec::new();
+        ChallengeReply {
+            session_id: SID,
+            text: text.into(),
+        }
+        .encode(&mut v);
+        v
+    }
+
+    fn sent(m: &mut QueryMachine, now: Instant) -> Vec<Request> {
+        std::iter::from_fn(|| m.poll_transmit(now))
+            .map(|d| Request::decode(&d).unwrap())
+            .collect()
+    }
+
+    fn opts(handshake: Handshake) -> QueryOptions {
+        QueryOptions {
+            handshake,
+            ..QueryOptions::default()
+        }
+    }
+
+    fn hs() -> Request {
+        Request::Challenge { session_id: SID }
+    }
+
+    #[test]
+    fn a_late_challenge_after_the_fallback_is_followed() {
+        let t0 = Instant::now();
+        let mut m = QueryMachine::new(opts(Handshake::Auto), SID, t0);
+        assert_eq!(sent(&mut m, t0), [hs()]);
+        // no reply within the attempt timeout: the request without a challenge, and a 09
+        let t1 = m.poll_timeout().unwrap();
+        assert_eq!(t1, t0 + Duration::from_secs(1));
+        m.handle_timeout(t1);
+        assert_eq!(sent(&mut m, t1), [Request::full(SID, None), hs()]);
+        // the server ignores requests without a challenge but answers the 09 (late)
+        m.handle_datagram(t1, &challenge("27111876"));
+        assert_eq!(sent(&mut m, t1), [Request::full(SID, Some(27_111_876))]);
+        let i = info(60);
+        let ps = packets(&i, SID);
+        assert!(ps.len() > 1);
+        for p in ps.iter().rev() {
+            m.handle_datagram(t1 + Duration::from_millis(5), p);
+        }
+        let o = m.result().unwrap().unwrap();
+        assert_eq!(o.info, i);
+        assert_eq!(o.challenge, Some(27_111_876));
+        assert!(o.handshake_answered);
+        assert_eq!(o.packets, ps.len());
+        assert!(o.events.contains(&WireEvent::Fallback));
+        assert_eq!(o.status.players.as_ref().map(Vec::len), Some(60));
+        assert!(m.poll_transmit(t1).is_none() && m.poll_timeout().is_none());
+    }
+
+    #[test]
+    fn a_bf2_zero_after_the_fallback_sends_nothing_more() {
+        let t0 = Instant::now();
+        let mut m = QueryMachine::new(opts(Handshake::Auto), SID, t0);
+        sent(&mut m, t0);
+        let t1 = t0 + Duration::from_secs(1);
+        m.handle_timeout(t1);
+        assert_eq!(sent(&mut m, t1).len(), 2);
+        m.handle_datagram(t1, &challenge("0"));
+        assert!(
+            sent(&mut m, t1).is_empty(),
+            "already asked without a challenge"
+        );
+        // retries after the 09 was answered send the request alone
+        let t2 = m.poll_timeout().unwrap();
+        m.handle_timeout(t2);
+        assert_eq!(sent(&mut m, t2), [Request::full(SID, None)]);
+        for p in packets(&info(3), SID) {
+            m.handle_datagram(t2, &p);
+        }
+        assert_eq!(m.result().unwrap().unwrap().challenge, None);
+    }
+
+    #[test]
+    fn always_times_out_on_the_handshake_and_never_skips_it() {
+        let t0 = Instant::now();
+        let mut m = QueryMachine::new(opts(Handshake::Always), SID, t0);
+        let mut n = 0;
+        let mut now = t0;
+        for _ in 0..20 {
+            for r in sent(&mut m, now) {
+                assert_eq!(r, hs());
+                n += 1;
+            }
+            let Some(t) = m.poll_timeout() else { break };
+            now = t;
+            m.handle_timeout(now);
+        }
+        let e = m.result().unwrap().unwrap_err();
+        assert_eq!(
+            e,
+            QueryError::Timeout {
+                step: Step::Handshake,
+                attempts: 3
+            }
+        );
+        assert_eq!(n, 3);
+        assert_eq!(
+            e.to_string(),
+            "no reply to the 0x09 challenge request (timed out after 3 datagrams sent)"
+        );
+        let mut m = QueryMachine::new(opts(Handshake::Never), SID, t0);
+        assert_eq!(sent(&mut m, t0), [Request::full(SID, None)]);
+        // a challenge nobody asked for is dropped
+        m.handle_datagram(t0, &challenge("5"));
+        assert!(sent(&mut m, t0).is_empty());
+    }
+
+    #[test]
+    fn new_challenges_are_capped() {
+        let t0 = Instant::now();
+        let mut m = QueryMachine::new(opts(Handshake::Always), SID, t0);
+        sent(&mut m, t0);
+        for c in 1..=5 {
+            m.handle_datagram(t0, &challenge(&c.to_string()));
+            assert_eq!(sent(&mut m, t0), [Request::full(SID, Some(c))]);
+        }
+        // the same challenge again changes nothing
+        m.handle_datagram(t0, &challenge("5"));
+        assert!(!m.is_done());
+        m.handle_datagram(t0, &challenge("6"));
+        let e = m.result().unwrap().unwrap_err();
+        assert_eq!(e, QueryError::ChallengeLoop);
+        assert_eq!(e.to_string(), "server keeps answering with new challenges");
+    }
+
+    #[test]
+    fn a_challenge_that_is_no_number_is_reported_as_malformed() {
+        let t0 = Instant::now();
+        let mut m = QueryMachine::new(
+            QueryOptions {
+                retries: 0,
+                ..opts(Handshake::Always)
+            },
+            SID,
+            t0,
+        );
+        sent(&mut m, t0);
+        m.handle_datagram(t0, &challenge("abc"));
+        assert!(sent(&mut m, t0).is_empty());
+        m.handle_timeout(t0 + Duration::from_secs(1));
+        let e = m.result().unwrap().unwrap_err();
+        assert!(matches!(e, QueryError::Malformed(_)), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "malformed reply: Challenge at byte 5: the challenge is not a decimal number"
+        );
+    }
+
+    #[test]
+    fn other_sessions_and_stray_replies_are_dropped() {
+        let t0 = Instant::now();
+        let mut m = QueryMachine::new(opts(Handshake::Always), SID, t0);
+        sent(&mut m, t0);
+        // a packet before any information request
+        for p in packets(&info(1), SID) {
+            m.handle_datagram(t0, &p);
+        }
+        // another session's challenge
+        let mut other = challenge("9");
+        other[4] ^= 1;
+        m.handle_datagram(t0, &other);
+        assert!(sent(&mut m, t0).is_empty());
+        assert!(!m.is_done());
+        // Minecraft's masked session id is ours
+        let mut masked = challenge("9");
+        masked[1..5].copy_from_slice(&(SID & 0x0f0f_0f0f).to_be_bytes());
+        m.handle_datagram(t0, &masked);
+        assert_eq!(sent(&mut m, t0), [Request::full(SID, Some(9))]);
+        for p in packets(&info(2), SID & 0x0f0f_0f0f) {
+            m.handle_datagram(t0, &p);
+        }
+        let o = m.result().unwrap().unwrap();
+        let dropped: Vec<_> = o
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                WireEvent::Dropped { why, .. } => Some(*why),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            dropped,
+            ["a reply before any request", "another session id"]
+        );
+        // without the option, the masked id is another session's
+        let mut m = QueryMachine::new(
+            QueryOptions {
+                nibble_session_ids: false,
+                ..opts(Handshake::Always)
+            },
+            SID,
+            t0,
+        );
+        sent(&mut m, t0);
+        m.handle_datagram(t0, &masked);
+        assert!(sent(&mut m, t0).is_empty());
+    }
+
+    #[test]
+    fn a_second_reply_of_another_size_restarts_the_reassembly() {
+        let t0 = Instant::now();
+        let mut m = QueryMachine::new(opts(Handshake::Never), SID, t0);
+        sent(&mut m, t0);
+        let a = packets(&info(60), SID);
+        assert_eq!(a.len(), 3);
+        let b = packets(&info(30), SID);
+        assert_eq!(b.len(), 2);
+        m.handle_datagram(t0, &a[0]);
+        m.handle_datagram(t0, &a[2]);
+        // b's last packet (number 1) contradicts a's last (number 2)
+        m.handle_datagram(t0, &b[1]);
+        assert!(!m.is_done());
+        m.handle_datagram(t0, &b[0]);
+        let o = m.result().unwrap().unwrap();
+        assert_eq!(o.info, info(30));
+        assert_eq!(o.packets, 2);
+    }
+
+    #[test]
+    fn reassembly_errors_end_the_query_after_the_restarts() {
+        let t0 = Instant::now();
+        let mut m = QueryMachine::new(opts(Handshake::Never), SID, t0);
+        sent(&mut m, t0);
+        let mut p = packets(&info(1), SID).remove(0);
+        p[14] = 0x7f | 0x80; // packet 127, the last
+        let mut m2 = QueryMachine::new(
+            QueryOptions {
+                limits: ReassemblyLimits {
+                    max_packets: 64,
+                    ..ReassemblyLimits::default()
+                },
+                ..opts(Handshake::Never)
+            },
+            SID,
+            t0,
+        );
+        sent(&mut m2, t0);
+        m2.handle_datagram(t0, &p);
+        let e = m2.result().unwrap().unwrap_err();
+        assert_eq!(
+            e,
+            QueryError::Reassembly(ReassemblyError::BadNumber { number: 127 })
+        );
+        assert_eq!(
+            e.to_string(),
+            "bad multi-packet reply: packet number 127 out of range"
+        );
+        // within the limit, a packet 127 is just held
+        m.handle_datagram(t0, &p);
+        assert!(!m.is_done());
+    }
+
+    #[test]
+    fn sub_protocols_a_and_c() {
+        let t0 = Instant::now();
+        let kind = InfoKind::Basic {
+            server: true,
+            players: true,
+            teams: false,
+        };
+        let mut m = QueryMachine::new(
+            QueryOptions {
+                kind: kind.clone(),
+                ..opts(Handshake::Never)
+            },
+            SID,
+            t0,
+        );
+        assert_eq!(
+            sent(&mut m, t0),
+            [Request::Info {
+                session_id: SID,
+                challenge: None,
+                kind
+            }]
+        );
+        let mut p = packets(&info(2), SID).remove(0);
+        p[14] = 0; // no last flag: sub-protocol A is one packet anyway
+        m.handle_datagram(t0, &p);
+        assert_eq!(m.result().unwrap().unwrap().info, info(2));
+
+        let kind = InfoKind::Keys(vec![8, 1, 0x09]);
+        let mut m = QueryMachine::new(
+            QueryOptions {
+                kind: kind.clone(),
+                ..opts(Handshake::Always)
+            },
+            SID,
+            t0,
+        );
+        sent(&mut m, t0);
+        m.handle_datagram(t0, &challenge("77"));
+        assert_eq!(
+            sent(&mut m, t0),
+            [Request::Info {
+                session_id: SID,
+                challenge: Some(77),
+                kind
+            }]
+        );
+        let mut r = Vec::new();
+        encode_keys_reply(SID, &["84", "My Server", "?"], &mut r);
+        m.handle_datagram(t0, &r);
+        let o = m.result().unwrap().unwrap();
+        let pairs: Vec<(&str, &str)> = o
+            .info
+            .server
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                ("numplayers", "84"),
+                ("hostname", "My Server"),
+                ("header_09", "?")
+            ]
+        );
+        assert_eq!(o.status.host_name.as_deref(), Some("My Server"));
+        assert_eq!(o.status.player_count, Some(84));
+    }
+
+    #[test]
+    fn events_and_warnings_are_capped() {
+        let t0 = Instant::now();
+        let mut m = QueryMachine::new(opts(Handshake::Never), SID, t0);
+        sent(&mut m, t0);
+        for _ in 0..1000 {
+            m.handle_datagram(t0, b"\x00garbage");
+            m.handle_datagram(t0, &challenge("1"));
+        }
+        // a reply whose strings are Latin-1, many times over
+        let mut i = info(0);
+        i.server.clear();
+        let mut p = packets(&i, SID).remove(0);
+        p.truncate(15);
+        p.push(0);
+        for k in 0..200 {
+            p.extend_from_slice(format!("k{k}\0\u{e9}\0").as_bytes());
+            let n = p.len();
+            p[n - 3] = 0xe9;
+            p.remove(n - 2);
+        }
+        p.push(0);
+        m.handle_datagram(t0, &p);
+        let o = m.result().unwrap().unwrap();
+        assert_eq!(o.events.len(), MAX_EVENTS);
+        assert!(o.warnings.len() <= MAX_WARNINGS);
+        assert_eq!(o.info.server.len(), 200);
+    }
+}

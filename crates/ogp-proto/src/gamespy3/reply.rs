@@ -727,8 +727,9 @@ pub fn server_section_len(server: &[(Text, Text)]) -> usize {
 ///
 /// The server section goes whole into packet 0 (gamedig reads server keys from packet 0
 /// only); keys that do not fit are dropped (see [`server_section_len`]). Player and team
-/// columns follow; if the first column does not fit packet 0, packet 1 starts with it,
-/// at offset 0 (as UT3 starts a section on a new packet). Where a packet is full, it
+/// columns follow; if no value of them fits packet 0, packet 1 starts with the column
+/// whose header or first value would not fit, at offset 0 (as UT3 starts a section on a
+/// new packet; the same for a packet of one-value columns). Where a packet is full, it
 /// ends the Battlefield 2 way: a truncated copy of the next value, which the next packet
 /// sends in full after its section byte, the column's key and the value's offset. A
 /// break always falls after at least one complete value of the column in the same
@@ -809,6 +810,9 @@ pub fn encode_packets(
         let mut skip_header = resume.is_some();
         // The last place this packet may end: (length before value vi of column ci).
         let mut brk: Option<(usize, usize, usize)> = None;
+        // Where the last column header of this packet starts: (length before it, column,
+        // players_started before it), the place to end a packet that has no break point.
+        let mut col_start: Option<(usize, usize, bool)> = None;
         let fits = |buf: &Vec<u8>, n: usize| buf.len() + n + 2 <= max;
         let mut full = false;
         'fill: while let Some((section, key, values)) = cols.get(ci) {
@@ -827,6 +831,7 @@ pub fn encode_packets(
                 head.extend_from_slice(key);
                 head.push(0);
                 head.push(0);
+                col_start = Some((buf.len(), ci, players_started));
                 if !fits(&buf, head.len()) {
                     full = true;
                     break 'fill;
@@ -879,14 +884,18 @@ pub fn encode_packets(
         }
         // Full: end with a truncated copy of the value at the break point.
         let Some((len, c, v)) = brk else {
-            if number == 0 && resume.is_none() && ci == 0 && vi == 0 && open.is_none() {
-                // The server section filled packet 0: the columns start packet 1 (as
-                // UT3 starts a section on a new packet).
-                emit(&buf);
-                resume = Some((0, 0));
-                continue;
-            }
-            return Err(usize::from(number));
+            // No value can end this packet (the server section filled packet 0 but for
+            // a column header, or the columns here have one value each): end it before
+            // the last column's header, which starts the next packet at offset 0 (as UT3
+            // starts a section on a new packet).
+            let Some((len, c, started)) = col_start else {
+                return Err(usize::from(number));
+            };
+            buf.truncate(len);
+            players_started = started;
+            emit(&buf);
+            resume = Some((c, 0));
+            continue;
         };
         buf.truncate(len);
         let value = cols
