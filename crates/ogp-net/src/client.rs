@@ -204,3 +204,44 @@ impl fmt::Display for GqpClientError {
 }
 
 impl std::error::Error for GqpClientError {}
+
+/// Queries one GameSpy v3 server (sub-protocol B by default; the `09` handshake as the
+/// options say), with a random session id.
+pub async fn query_gamespy3(
+    addr: SocketAddr,
+    opts: ogp_proto::gamespy3::client::QueryOptions,
+) -> Result<ogp_proto::gamespy3::client::QueryOutcome, Gs3ClientError> {
+    let socket = connect(addr).await.map_err(Gs3ClientError::Client)?;
+    let m =
+        ogp_proto::gamespy3::client::QueryMachine::new(opts, crate::random_u32(), Instant::now());
+    match drive(&socket, m).await.map_err(Gs3ClientError::Client)? {
+        Some(r) => r.map_err(Gs3ClientError::Query),
+        None => Err(Gs3ClientError::Query(
+            ogp_proto::gamespy3::client::QueryError::Timeout {
+                step: ogp_proto::gamespy3::client::Step::Info,
+                attempts: 0,
+            },
+        )),
+    }
+}
+
+/// Why a GameSpy v3 query failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Gs3ClientError {
+    /// Resolution or socket trouble.
+    Client(ClientError),
+    /// The GameSpy v3 exchange failed.
+    Query(ogp_proto::gamespy3::client::QueryError),
+}
+
+impl fmt::Display for Gs3ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Client(e) => e.fmt(f),
+            Self::Query(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for Gs3ClientError {}

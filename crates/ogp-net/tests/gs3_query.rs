@@ -1,0 +1,208 @@
+//! `client::query_gamespy3` over loopback UDP: against our responder in both challenge
+//! modes, and against replays of the real captures in `ogp-proto/tests/data/gamespy3/`
+//! (a fake server that answers `09` as Battlefield 2 does, or not at all, and sends the
+//! captured packets reversed and duplicated, with the session id rewritten).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use ogp_net::client::{query_gamespy3, Gs3ClientError};
+use ogp_proto::gamespy3::client::{Handshake, QueryError, QueryOptions, Step};
+use ogp_proto::gamespy3::mapping::info_to_status;
+use ogp_proto::gamespy3::reply::{decode_packet, Pushed, Reassembler};
+use ogp_proto::gamespy3::request::Request;
+use ogp_proto::gamespy3::responder::{ChallengeMode, Gs3Config};
+use ogp_proto::responder::ResponderConfig;
+use ogp_proto::Status;
+use serde_json::Value;
+use tokio::net::UdpSocket;
+
+fn opts(handshake: Handshake) -> QueryOptions {
+    QueryOptions {
+        handshake,
+        attempt_timeout: Duration::from_millis(300),
+        retries: 1,
+        total_timeout: Duration::from_secs(3),
+        ..QueryOptions::default()
+    }
+}
+
+fn demo() -> Status {
+    ogp_testkit::demo_state()
+}
+
+async fn responder(mode: ChallengeMode) -> ogp_net::responder::ResponderHandle {
+    let config = ResponderConfig {
+        gamespy3: Gs3Config {
+            challenge: mode,
+            ..Gs3Config::default()
+        },
+        ..ResponderConfig::default()
+    };
+    ogp_net::responder::spawn(
+        "127.0.0.1:0".parse().unwrap(),
+        ogp_net::StatusCell::new(demo()),
+        config,
+    )
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn our_responder_in_both_challenge_modes() {
+    let want = demo();
+    for mode in [ChallengeMode::Real, ChallengeMode::Bf2] {
+        let h = responder(mode).await;
+        let addr = h.local_addr();
+        for handshake in [Handshake::Auto, Handshake::Always, Handshake::Never] {
+            let r = query_gamespy3(addr, opts(handshake)).await;
+            if mode == ChallengeMode::Real && handshake == Handshake::Never {
+                // a real challenge is required: no answer without one
+                match r {
+                    Err(Gs3ClientError::Query(QueryError::Timeout {
+                        step: Step::Info,
+                        attempts: 2,
+                    })) => {}
+                    other => panic!("{other:?}"),
+                }
+                continue;
+            }
+            let o = r.unwrap_or_else(|e| panic!("{mode:?} {handshake:?}: {e}"));
+            assert_eq!(o.status.host_name, want.host_name, "{mode:?} {handshake:?}");
+            assert_eq!(
+                o.status.map.as_ref().map(|m| &m.name),
+                want.map.as_ref().map(|m| &m.name)
+            );
+            let names = |s: &Status| -> Vec<Option<String>> {
+                s.players
+                    .iter()
+                    .flatten()
+                    .map(|p| p.name.as_deref().map(str::to_string))
+                    .collect()
+            };
+            assert_eq!(names(&o.status), names(&want), "{mode:?} {handshake:?}");
+            match (mode, handshake) {
+                (_, Handshake::Never) => assert!(!o.handshake_answered),
+                (ChallengeMode::Real, _) => {
+                    assert!(o.handshake_answered);
+                    assert!(o.challenge.is_some());
+                }
+                (ChallengeMode::Bf2, _) => {
+                    assert!(o.handshake_answered);
+                    assert_eq!(o.challenge, None, "BF2 mode answers \"0\"");
+                }
+            }
+        }
+        h.shutdown().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn nothing_listening_is_refused_or_times_out() {
+    // a bound socket that never answers
+    let silent = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let addr = silent.local_addr().unwrap();
+    let e = query_gamespy3(addr, opts(Handshake::Always))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "no reply to the 0x09 challenge request (timed out after 2 datagrams sent)"
+    );
+    drop(silent);
+    // nothing bound: ICMP port unreachable on loopback
+    let e = query_gamespy3(addr, opts(Handshake::Never))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Gs3ClientError::Client(ogp_net::client::ClientError::Refused)
+        ),
+        "{e:?}"
+    );
+}
+
+/// A fake server replaying one capture: `09` answered with "0" unless `silent_09`;
+/// requests answered with the capture's packets, reversed and the first one twice.
+async fn replay(packets: Vec<Vec<u8>>, silent_09: bool) -> SocketAddr {
+    let sock = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let addr = sock.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; 2048];
+        while let Ok((n, from)) = sock.recv_from(&mut buf).await {
+            match Request::decode(&buf[..n]) {
+                Ok(Request::Challenge { session_id }) if !silent_09 => {
+                    let mut r = vec![0x09];
+                    r.extend_from_slice(&session_id.to_be_bytes());
+                    r.extend_from_slice(b"0\0");
+                    let _ = sock.send_to(&r, from).await;
+                }
+                Ok(Request::Info {
+                    session_id,
+                    challenge: None,
+                    ..
+                }) => {
+                    let mut out: Vec<Vec<u8>> = packets
+                        .iter()
+                        .rev()
+                        .map(|p| {
+                            let mut p = p.clone();
+                            p[1..5].copy_from_slice(&session_id.to_be_bytes());
+                            p
+                        })
+                        .collect();
+                    out.insert(1, out[0].clone());
+                    for p in out {
+                        let _ = sock.send_to(&p, from).await;
+                    }
+                }
+                _ => {}
+            }
+        }
+    });
+    addr
+}
+
+#[tokio::test]
+async fn replays_of_every_capture() {
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../ogp-proto/tests/data/gamespy3"
+    );
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 22);
+    for (i, path) in files.iter().enumerate() {
+        let json: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        let packets: Vec<Vec<u8>> = json["responses"]["gs3"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| ogp_proto::text::from_hex(h.as_str().unwrap()).unwrap())
+            .collect();
+        // offline: what the packets decode to
+        let mut r = Reassembler::default();
+        let mut want = None;
+        for p in &packets {
+            if let Pushed::Complete { info, .. } =
+                r.push(decode_packet(p).unwrap(), p.len()).unwrap()
+            {
+                want = Some(info);
+            }
+        }
+        let want = want.unwrap();
+        let silent = i % 2 == 1;
+        let addr = replay(packets.clone(), silent).await;
+        let o = query_gamespy3(addr, opts(Handshake::Auto))
+            .await
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(o.info, want, "{}", path.display());
+        assert_eq!(o.status, info_to_status(&want));
+        assert_eq!(o.packets, packets.len());
+        assert_eq!(o.handshake_answered, !silent);
+    }
+}
