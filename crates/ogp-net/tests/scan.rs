@@ -434,3 +434,38 @@ async fn a_slow_consumer_stops_admission_at_the_cap() {
     let stats = handle.join().await;
     assert_eq!(stats.answered, 100);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn entries_are_reused_many_times_under_a_small_cap() {
+    // 200 responders through 16 slots: every slot is reused a dozen times, with stale
+    // queue items of the finished entries around; every target must still be answered.
+    let mut keep = Vec::new();
+    let mut targets = Vec::new();
+    for k in 0..200u64 {
+        let h = serve(&format!("reuse-{k}"), Listener::Standard).await;
+        let protocol =
+            [Protocol::Ogp, Protocol::A2s, Protocol::Gqp, Protocol::Auto][(k % 4) as usize];
+        targets.push(Target {
+            id: k,
+            ..Target::new(h.local_addr().to_string(), protocol)
+        });
+        keep.push(h);
+    }
+    let config = ScanConfig {
+        max_in_flight: 16,
+        ..fast()
+    };
+    let (results, stats) = run(targets, config).await;
+    assert_eq!(results.len(), 200);
+    for r in &results {
+        let a = r
+            .outcome
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{}: {e}", r.target));
+        assert_eq!(
+            a.status.host_name.as_deref(),
+            Some(format!("reuse-{}", r.id).as_str())
+        );
+    }
+    assert_eq!(stats.answered, 200);
+}

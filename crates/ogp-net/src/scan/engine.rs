@@ -85,7 +85,7 @@ pub(crate) struct Engine {
     live: usize,
     by_addr: HashMap<(usize, SocketAddr), Slot>,
     timers: BinaryHeap<Reverse<(Instant, u32, u32)>>,
-    followups: VecDeque<u32>,
+    followups: VecDeque<(u32, u32)>,
     fresh: VecDeque<u32>,
     deferred: HashMap<SocketAddr, VecDeque<u32>>,
     done: VecDeque<ScanResult>,
@@ -712,7 +712,8 @@ impl Engine {
         else {
             return;
         };
-        let started = e.started.unwrap_or(now);
+        // Not started yet: nothing has happened to it.
+        let Some(started) = e.started else { return };
         for p in &mut e.probes {
             let Some(m) = p.machine.as_mut() else {
                 continue;
@@ -787,7 +788,7 @@ impl Engine {
         }
         if may_send && !e.queued {
             e.queued = true;
-            self.followups.push_back(i);
+            self.followups.push_back((i, g));
         }
     }
 
@@ -803,7 +804,16 @@ impl Engine {
         let mut rounds = self.followups.len() + self.fresh.len() + 1;
         while rounds > 0 && self.stalled.is_none() && self.pacer.ready(now) {
             rounds -= 1;
-            let i = if let Some(i) = self.followups.pop_front() {
+            let i = if let Some((i, g)) = self.followups.pop_front() {
+                // A stale item: that entry finished and its slot was reused.
+                if self
+                    .entries
+                    .get(i as usize)
+                    .and_then(Option::as_ref)
+                    .is_none_or(|e| e.gen != g || e.started.is_none())
+                {
+                    continue;
+                }
                 i
             } else if let Some(i) = self.fresh.pop_front() {
                 if !self.start(i, now) {
@@ -841,7 +851,7 @@ impl Engine {
             }
             if exhausted {
                 e.queued = true;
-                self.followups.push_front(i);
+                self.followups.push_front((i, g));
             } else {
                 e.queued = false;
             }
