@@ -3,6 +3,7 @@
 //! stderr), 2 bad usage.
 
 mod decode;
+mod gs3;
 mod query;
 mod render;
 mod scan;
@@ -37,6 +38,10 @@ enum Protocol {
     Gqp,
     /// The first OGP draft, v0.02 (served on its own port).
     OgpDraft,
+    /// GameSpy v3 (Battlefield 2, Crysis, UT3, Minecraft…): sub-protocol B, with the 0x09
+    /// challenge when the server answers it.
+    #[value(alias = "gs3")]
+    Gamespy3,
     /// Query: every protocol at once (OGP, GameSpy v3, A2S, GQP); the first to answer
     /// correctly is used, and named (`--split` implies OGP).
     Auto,
@@ -199,10 +204,17 @@ fn main() -> ExitCode {
             inputs,
         } => run_decode_a2s(&inputs, json),
         Command::Decode {
+            protocol: Protocol::Gamespy3,
+            json,
+            inputs,
+        } => gs3::run_decode(&inputs, json),
+        Command::Decode {
             protocol: Protocol::Auto,
             ..
         } => {
-            eprintln!("ogp: decode needs a protocol (--protocol ogp, a2s, gqp or ogp-draft)");
+            eprintln!(
+                "ogp: decode needs a protocol (--protocol ogp, a2s, gamespy3, gqp or ogp-draft)"
+            );
             return ExitCode::from(2);
         }
         Command::Scan(args) => scan::run(&args),
@@ -253,6 +265,9 @@ fn main() -> ExitCode {
                 }
                 Protocol::A2s => {
                     runtime().and_then(|rt| rt.block_on(run_query_a2s(&args, json, verbose)))
+                }
+                Protocol::Gamespy3 => {
+                    runtime().and_then(|rt| rt.block_on(gs3::query(&args, json, verbose)))
                 }
             }
         }
