@@ -598,6 +598,7 @@ async fn run_demo() -> anyhow::Result<ExitCode> {
     let outcome = ogp_net::client::query(addr, query::options(&args)).await;
     let gqp = query::run_gqp(&args, &query::GqpArgs::default()).await;
     let a2s = query::run_a2s(&args).await;
+    let gs3 = gs3::run(&args).await;
     let draft_config = ResponderConfig {
         listener: ogp_proto::responder::Listener::OgpDraft,
         ..ResponderConfig::default()
@@ -655,6 +656,27 @@ async fn run_demo() -> anyhow::Result<ExitCode> {
             ))?;
         }
         Err(e) => emit(&format!("\nA2S on the same port failed: {e}\n"))?,
+    }
+    match &gs3 {
+        Ok((_, g)) => {
+            emit(&format!(
+                "\nGameSpy v3 on the same port (real challenge mode):\n{}",
+                gs3::wire_summary(g)
+            ))?;
+            let same = g.status.host_name == o.status.host_name
+                && g.status.players.as_ref().map(Vec::len)
+                    == o.status.players.as_ref().map(Vec::len);
+            emit(&format!(
+                "  answered in {:.2} ms; {} the OGP answer\n",
+                g.ping_ms,
+                if same {
+                    "same server name and players as"
+                } else {
+                    "DIFFERENT from"
+                }
+            ))?;
+        }
+        Err(e) => emit(&format!("\nGameSpy v3 on the same port failed: {e}\n"))?,
     }
     match &draft {
         Ok((daddr, d)) => {
