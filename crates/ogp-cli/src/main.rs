@@ -615,69 +615,46 @@ async fn run_demo() -> anyhow::Result<ExitCode> {
     let o = outcome?;
     emit(&format!("OGP on the wire:\n{}", query::wire_summary(&o)))?;
     emit(&format!("  answered in {:.2} ms\n", o.ping_ms))?;
-    match &gqp {
-        Ok((_, g)) => {
-            emit(&format!(
-                "\nGQP on the same port:\n{}",
-                query::gqp_wire_summary(g)
-            ))?;
-            let same = g.status.host_name == o.status.host_name
-                && g.status.players.as_ref().map(Vec::len)
-                    == o.status.players.as_ref().map(Vec::len);
-            emit(&format!(
-                "  answered in {:.2} ms; {} the OGP answer\n",
-                g.ping_ms,
-                if same {
-                    "same server name and players as"
-                } else {
-                    "DIFFERENT from"
-                }
-            ))?;
-        }
-        Err(e) => emit(&format!("\nGQP on the same port failed: {e}\n"))?,
-    }
-    match &a2s {
-        Ok((_, a)) => {
-            emit(&format!(
-                "\nValve A2S on the same port:\n{}",
-                query::a2s_wire_summary(a)
-            ))?;
-            let same = a.status.host_name == o.status.host_name
-                && a.status.players.as_ref().map(Vec::len)
-                    == o.status.players.as_ref().map(Vec::len);
-            emit(&format!(
-                "  answered in {:.2} ms; {} the OGP answer\n",
-                a.ping_ms,
-                if same {
-                    "same server name and players as"
-                } else {
-                    "DIFFERENT from"
-                }
-            ))?;
-        }
-        Err(e) => emit(&format!("\nA2S on the same port failed: {e}\n"))?,
-    }
-    match &gs3 {
-        Ok((_, g)) => {
-            emit(&format!(
-                "\nGameSpy v3 on the same port (real challenge mode):\n{}",
-                gs3::wire_summary(g)
-            ))?;
-            let same = g.status.host_name == o.status.host_name
-                && g.status.players.as_ref().map(Vec::len)
-                    == o.status.players.as_ref().map(Vec::len);
-            emit(&format!(
-                "  answered in {:.2} ms; {} the OGP answer\n",
-                g.ping_ms,
-                if same {
-                    "same server name and players as"
-                } else {
-                    "DIFFERENT from"
-                }
-            ))?;
-        }
-        Err(e) => emit(&format!("\nGameSpy v3 on the same port failed: {e}\n"))?,
-    }
+    let o_players = o.status.players.as_ref().map(Vec::len);
+    let block = |title: &str, summary: String, ping: f64, status: &ogp_proto::Status| {
+        let same = status.host_name == o.status.host_name
+            && status.players.as_ref().map(Vec::len) == o_players;
+        format!(
+            "\n{title}:\n{summary}  answered in {ping:.2} ms; {} the OGP answer\n",
+            if same {
+                "same server name and players as"
+            } else {
+                "DIFFERENT from"
+            }
+        )
+    };
+    emit(&match &gqp {
+        Ok((_, g)) => block(
+            "GQP on the same port",
+            query::gqp_wire_summary(g),
+            g.ping_ms,
+            &g.status,
+        ),
+        Err(e) => format!("\nGQP on the same port failed: {e}\n"),
+    })?;
+    emit(&match &a2s {
+        Ok((_, a)) => block(
+            "Valve A2S on the same port",
+            query::a2s_wire_summary(a),
+            a.ping_ms,
+            &a.status,
+        ),
+        Err(e) => format!("\nA2S on the same port failed: {e}\n"),
+    })?;
+    emit(&match &gs3 {
+        Ok((_, g)) => block(
+            "GameSpy v3 on the same port (real challenge mode)",
+            gs3::wire_summary(g),
+            g.ping_ms,
+            &g.status,
+        ),
+        Err(e) => format!("\nGameSpy v3 on the same port failed: {e}\n"),
+    })?;
     match &draft {
         Ok((daddr, d)) => {
             emit(&format!(
