@@ -618,3 +618,58 @@ fn packets_without_a_break_point_end_before_a_column() {
         assert_eq!(got, want);
     }
 }
+
+#[test]
+fn a_refused_packet_leaves_the_reassembler_unchanged() {
+    use ogp_proto::gamespy3::reply::{ReassemblyError, ReassemblyLimits};
+    let info = ServerInfo {
+        server: vec![("hostname".into(), "h".into())],
+        players: vec![Column {
+            key: "player_".into(),
+            values: (0..60)
+                .map(|i| format!("{i:02}{}", "n".repeat(40)).into())
+                .collect(),
+        }],
+        teams: Vec::new(),
+    };
+    let packets = encode(&info, 3);
+    assert_eq!(packets.len(), 2);
+    let limits = ReassemblyLimits {
+        max_packets: 128,
+        max_bytes: packets[0].len() + 10,
+    };
+    let mut r = Reassembler::with_limits(limits);
+    let push = |r: &mut Reassembler, p: &Vec<u8>| r.push(decode_packet(p).unwrap(), p.len());
+    assert_eq!(push(&mut r, &packets[0]), Ok(Pushed::Incomplete));
+    // the last packet is too large to hold: refused, and it must not count as the last
+    // one or as held bytes
+    assert_eq!(
+        push(&mut r, &packets[1]),
+        Err(ReassemblyError::TooLarge {
+            limit: limits.max_bytes
+        })
+    );
+    assert_eq!(r.held(), 1);
+    r.reset();
+    assert_eq!(push(&mut r, &packets[1]), Ok(Pushed::Incomplete));
+    let mut r2 = Reassembler::with_limits(ReassemblyLimits {
+        max_bytes: packets[1].len() + 10,
+        ..limits
+    });
+    assert_eq!(push(&mut r2, &packets[1]), Ok(Pushed::Incomplete));
+    assert!(push(&mut r2, &packets[0]).is_err());
+    // before the fix the refused packet's bytes stayed counted and a later small one was
+    // refused too; and a refused last packet made its resend a "second last"
+    let mut r3 = Reassembler::with_limits(ReassemblyLimits {
+        max_bytes: packets[1].len() + 10,
+        ..limits
+    });
+    assert!(push(&mut r3, &packets[0]).is_err());
+    assert_eq!(push(&mut r3, &packets[1]), Ok(Pushed::Incomplete));
+    let mut r4 = Reassembler::with_limits(ReassemblyLimits {
+        max_bytes: 20,
+        ..limits
+    });
+    assert!(push(&mut r4, &packets[1]).is_err());
+    assert_ne!(push(&mut r4, &packets[1]), Err(ReassemblyError::TwoLasts));
+}

@@ -523,7 +523,8 @@ impl Reassembler {
         self.packets.len()
     }
 
-    /// Adds a decoded packet of `bytes` wire bytes.
+    /// Adds a decoded packet of `bytes` wire bytes. A packet refused with an error
+    /// changes nothing: the held packets stay as they were.
     pub fn push(&mut self, packet: Packet, bytes: usize) -> Result<Pushed, ReassemblyError> {
         let n = packet.number;
         if usize::from(n) >= self.limits.max_packets.min(128) {
@@ -539,15 +540,19 @@ impl Reassembler {
             if self.packets.iter().any(|p| p.number > n) {
                 return Err(ReassemblyError::BadNumber { number: n });
             }
-            self.last = Some(n);
         } else if self.last.is_some_and(|l| n > l) {
             return Err(ReassemblyError::BadNumber { number: n });
         }
-        self.bytes = self.bytes.saturating_add(bytes);
-        if self.bytes > self.limits.max_bytes {
+        // Checked before anything changes: a refused packet leaves no trace.
+        let total = self.bytes.saturating_add(bytes);
+        if total > self.limits.max_bytes {
             return Err(ReassemblyError::TooLarge {
                 limit: self.limits.max_bytes,
             });
+        }
+        self.bytes = total;
+        if packet.last {
+            self.last = Some(n);
         }
         // Just Cause 2 MP: one packet 0 without the last flag.
         let single_jc2 = packet.jc2mp && n == 0 && self.packets.is_empty();
