@@ -55,7 +55,9 @@ fn scan_prints_ndjson_reports_bad_lines_and_times_out_dead_ports() {
          ogp {dead}\n\
          this is not a target\n\
          a2s 127.0.0.1\n\
-         Q3S {live}\n"
+         Q3S {live}\n\
+         gamespy3 {live}\n\
+         -gs4 {live}\n"
     );
     std::fs::write(&list, text).unwrap();
     let ran = ogp(&[
@@ -73,7 +75,7 @@ fn scan_prints_ndjson_reports_bad_lines_and_times_out_dead_ports() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect();
-    assert_eq!(lines.len(), 7, "{}", ran.describe());
+    assert_eq!(lines.len(), 9, "{}", ran.describe());
     let by_line = |n: u64| {
         lines
             .iter()
@@ -87,6 +89,8 @@ fn scan_prints_ndjson_reports_bad_lines_and_times_out_dead_ports() {
         (6, "gqp"),
         (7, "ogp"),
         (8, "ogp"),
+        (13, "gamespy3"),
+        (14, "gamespy3"),
     ] {
         let v = by_line(n);
         assert_eq!(v["ok"], true, "{v}");
@@ -112,8 +116,8 @@ fn scan_prints_ndjson_reports_bad_lines_and_times_out_dead_ports() {
     assert!(ran.stderr.contains("not supported"), "{}", ran.stderr);
     let summary = ran.stderr.lines().last().unwrap_or_default();
     assert!(
-        summary.starts_with("scanned 7 targets")
-            && summary.contains("6 answered, 1 timed out, 0 errors; 3 bad lines"),
+        summary.starts_with("scanned 9 targets")
+            && summary.contains("8 answered, 1 timed out, 0 errors; 3 bad lines"),
         "{summary}"
     );
     drop(dead_socket);

@@ -66,6 +66,8 @@ enum Relay {
     WrongSource,
     /// Forwards only A2S queries (an A2S-only server).
     A2sOnly,
+    /// Forwards only GameSpy v3 queries (FE FD …).
+    Gs3Only,
 }
 
 /// A relay in front of `upstream` for one client; returns the address to query.
@@ -91,6 +93,7 @@ async fn relay(upstream: SocketAddr, mode: Relay) -> (SocketAddr, JoinHandle<()>
                         Relay::Lossy => n % 3 != 0,
                         Relay::WrongSource => true,
                         Relay::A2sOnly => ogp_proto::a2s::is_a2s(d),
+                        Relay::Gs3Only => d.starts_with(&[0xfe, 0xfd]),
                     };
                     if pass {
                         let _ = back.send(d).await;
@@ -182,7 +185,8 @@ async fn mixed_list_live_dead_lossy_wrong_source_garbage() {
             Protocol::Gqp,
             Protocol::OgpDraft,
             Protocol::Auto,
-        ][k % 5];
+            Protocol::Gamespy3,
+        ][k % 6];
         let listener = if protocol == Protocol::OgpDraft {
             Listener::OgpDraft
         } else {
@@ -307,6 +311,15 @@ async fn auto_detects_the_protocol_and_the_query_port() {
         .outcome
         .unwrap();
     assert_eq!((a.protocol, a.addr), (Protocol::A2s, addr));
+    task.abort();
+    // A GameSpy-v3-only server.
+    let (addr, task) = relay(h.local_addr(), Relay::Gs3Only).await;
+    let a = scan::query(Target::new(addr.to_string(), Protocol::Auto), fast())
+        .await
+        .outcome
+        .unwrap();
+    assert_eq!((a.protocol, a.addr), (Protocol::Gamespy3, addr));
+    assert_eq!(a.status.host_name.as_deref(), Some("all"));
     task.abort();
     // Nothing on the game port, a responder on game port + 1.
     let mut found = None;

@@ -88,9 +88,10 @@ impl Protocol {
         }
     }
 
-    /// Whether this build can query it.
+    /// Whether this build can query it (all of them now; kept for callers that list
+    /// protocols).
     pub fn supported(self) -> bool {
-        !matches!(self, Self::Gamespy3)
+        true
     }
 
     /// The rank in [`Protocol::AUTO`] (lower is preferred).

@@ -24,6 +24,7 @@ pub(crate) enum Machine {
     A2s(Box<ogp_proto::a2s::client::QueryMachine>),
     Gqp(Box<ogp_proto::gqp::client::QueryMachine>),
     OgpDraft(Box<ogp_proto::ogp_draft::client::QueryMachine>),
+    Gamespy3(Box<ogp_proto::gamespy3::client::QueryMachine>),
 }
 
 macro_rules! each {
@@ -33,6 +34,7 @@ macro_rules! each {
             Machine::A2s($m) => $e,
             Machine::Gqp($m) => $e,
             Machine::OgpDraft($m) => $e,
+            Machine::Gamespy3($m) => $e,
         }
     };
 }
@@ -103,9 +105,20 @@ impl Machine {
                     now,
                 )))
             }
-            Protocol::Gamespy3 | Protocol::Auto => {
-                return Err(ScanError::Unsupported(protocol));
+            Protocol::Gamespy3 => {
+                let opts = ogp_proto::gamespy3::client::QueryOptions {
+                    attempt_timeout,
+                    retries,
+                    total_timeout,
+                    ..Default::default()
+                };
+                Self::Gamespy3(Box::new(ogp_proto::gamespy3::client::QueryMachine::new(
+                    opts,
+                    crate::random_u32(),
+                    now,
+                )))
             }
+            Protocol::Auto => return Err(ScanError::Unsupported(protocol)),
         })
     }
 
@@ -172,6 +185,20 @@ impl Machine {
                 Err(e) => Err(query_error(
                     Protocol::A2s,
                     matches!(e, ogp_proto::a2s::client::QueryError::Timeout { .. }),
+                    e.to_string(),
+                )),
+            },
+            Self::Gamespy3(m) => match m.take_result()? {
+                Ok(o) => Ok(Finished {
+                    status: o.status,
+                    ping_ms: o.ping_ms,
+                    warnings: o.warnings.iter().map(ToString::to_string).collect(),
+                    datagrams: o.packets,
+                    bytes: Some(o.reply_bytes),
+                }),
+                Err(e) => Err(query_error(
+                    Protocol::Gamespy3,
+                    matches!(e, ogp_proto::gamespy3::client::QueryError::Timeout { .. }),
                     e.to_string(),
                 )),
             },
