@@ -5,11 +5,14 @@
 //!   way (same runtime, same socket type, same datagram sizes).
 //! * `ogp-load sources`: peak and final memory of an `ogp serve` process after queries
 //!   from many distinct source addresses.
+//! * `ogp-load scan`: targets per second and peak memory of `ogp scan` over many
+//!   loopback responders, against qstat on the same list.
 //!
 //! Every loop here is bounded in count and in time. See `README.md` next to this crate.
 
 mod common;
 mod responder_bench;
+mod scan_bench;
 mod sources;
 
 use std::process::ExitCode;
@@ -30,6 +33,12 @@ enum Command {
     Responder(responder_bench::Args),
     /// Memory (VmHWM, VmRSS) of an `ogp serve` process queried from many sources.
     Sources(sources::Args),
+    /// Targets/second and peak memory of `ogp scan` over many loopback responders,
+    /// against qstat at its best -maxsim.
+    Scan(scan_bench::Args),
+    /// (internal) Serve responders for `scan`, until standard input closes.
+    #[command(hide = true)]
+    ScanServe(scan_bench::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +46,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Responder(a) => responder_bench::run(&a),
         Command::Sources(a) => sources::run(&a),
+        Command::Scan(a) => scan_bench::run(&a),
+        Command::ScanServe(a) => scan_bench::serve(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
