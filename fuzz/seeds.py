@@ -116,6 +116,7 @@ def main():
     draft_seeds()
     responder_seeds(captures)
     client_seeds()
+    gs3_seeds()
     if "--no-cargo" not in sys.argv:
         subprocess.run(["cargo", "run", "--quiet", "--release", "--manifest-path",
                         os.path.join(ROOT, "fuzz", "Cargo.toml"), "--example", "gen_seeds",
@@ -386,6 +387,86 @@ def client_seeds():
         "draft_banned": prefix(draft) + datagram(
             unhex("ffffffff 4f475000 03 44332211 00")),
     }
+    for name, d in seqs.items():
+        put("client_machines", f"{name}.bin", d)
+
+
+# ---------------------------------------------------------------------------------------
+# GameSpy v3: gs3_datagram ([a] [b] limits, then records [n: u16 LE] [datagram]) from the
+# captures in tests/data/gamespy3/, and client_machines sequences for the GS3 machine
+
+def gs3_captures():
+    out = {}
+    for path in sorted(glob.glob(os.path.join(DATA, "gamespy3", "*.json"))):
+        with open(path) as f:
+            cap = json.load(f)
+        name = os.path.splitext(os.path.basename(path))[0]
+        out[name] = [bytes.fromhex(h) for h in cap["responses"]["gs3"]]
+    return out
+
+
+def gs3_record(d):
+    return struct.pack("<H", len(d)) + d
+
+
+GS3_SINGLES = {
+    "challenge_request": unhex("fefd09 10203040"),
+    "challenge_request_gamedig": unhex("fefd09 00000001 00000000"),
+    "request_b": unhex("fefd00 10203040 ffffff01"),
+    "request_b_challenge": unhex("fefd00 10203040 019db3c4 ffffff01"),
+    "request_a": unhex("fefd00 20212120 ff00ff00"),
+    "request_c": unhex("fefd00 20212120 02 0801 0000"),
+    "request_c_challenge": unhex("fefd00 20212120 019db3c4 03 010a10 0000"),
+    "echo": unhex("fefd02") + bytes(range(40)),
+    "keep_alive": unhex("fefd08 01020304"),
+    "challenge_reply_bf2": unhex("09 10203040 3000"),
+    "challenge_reply": unhex("09 10203040") + b"27111876\0",
+    "challenge_reply_negative": unhex("09 10203040") + b"-1234\0",
+    "echo_reply": unhex("05") + bytes(range(32)),
+    "keys_reply": unhex("00 20212120") + b"\x84\0[PR v1.4.17.0] My Server\0",
+    "heartbeat": unhex("03 01020304") + b"localip0\0192.168.1.3\0localip1\0192.168.1.4\0"
+                 + b"localport\029900\0natneg\01\0statechanged\03\0gamename\0"
+                 + b"battlefield2\0hostname\0Demo\0numplayers\03\0\0",
+}
+
+
+def gs3_seeds():
+    caps = gs3_captures()
+    for name, packets in caps.items():
+        put("gs3_datagram", f"{name}.bin", b"\x7f\xff" + b"".join(gs3_record(p) for p in packets))
+        if len(packets) > 1:
+            rev = packets[::-1] + packets[:1]
+            put("gs3_datagram", f"{name}.reversed_dup.bin",
+                b"\x7f\xff" + b"".join(gs3_record(p) for p in rev))
+    # small limits: TooLarge and BadNumber are reachable
+    bf2 = caps["gameq-bf2-1"]
+    put("gs3_datagram", "bf2_small_limits.bin", b"\x01\x07" + b"".join(gs3_record(p) for p in bf2))
+    for name, d in GS3_SINGLES.items():
+        put("gs3_datagram", f"{name}.bin", b"\x7f\xff" + gs3_record(d))
+
+    gs3 = 3
+    sid = 0x10203040  # the captures' session id
+    seqs = {
+        # auto handshake against the responder (real challenge): 09, challenge, request
+        "gs3_auto": prefix(gs3) + serve() * 3,
+        "gs3_always_reversed": prefix(gs3, 1) + serve() + serve(1) + serve(2 | 4),
+        # never: the real-challenge responder stays silent; timers run out
+        "gs3_never": prefix(gs3, 2) + serve() + wait(9),
+        "gs3_sub_a": prefix(gs3, 4, max_bytes=0x0300) + serve() * 3,
+        "gs3_sub_c": prefix(gs3, 8) + serve() * 3,
+        "gs3_late": prefix(gs3, 0, attempt=10) + wait(30, 0) + serve(0x20) + serve() * 2,
+        "gs3_synth": prefix(gs3, 2) + b"".join(synth(n, int(n == 3), 60, k << 1)
+                                               for n, k in [(0, 0), (1, 1), (2, 2), (3, 3)]),
+        "gs3_synth_other_session": prefix(gs3, 2) + synth(0, 1, 4, 1),
+    }
+    for name in ["gameq-bf2-1", "gameq-ut3-1", "gameq-justcause2-1", "gameq-crysis-1"]:
+        packets = caps[name]
+        seqs[f"gs3_capture_{name[6:]}"] = (
+            prefix(gs3, 2, request_id=sid)
+            + b"".join(datagram(p) for p in packets[::-1] + packets[:1]))
+    # 09 answered by hand with a new challenge each time: the challenge cap
+    loop = b"".join(datagram(unhex("09 10203040") + b"%d\0" % (i + 1)) for i in range(8))
+    seqs["gs3_challenge_loop"] = prefix(gs3, 1, request_id=sid) + loop
     for name, d in seqs.items():
         put("client_machines", f"{name}.bin", d)
 

@@ -23,7 +23,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 FUZZ="$ROOT/fuzz"
 TARGET_DIR="$FUZZ/target"
 TARGETS=(ogp_datagram ogp_answer_body ogp_query_body ogp_split state_json
-         gqp_query gqp_reply ogp_draft_datagram responder client_machines)
+         gqp_query gqp_reply ogp_draft_datagram responder client_machines gs3_datagram)
 
 TRIPLE="${FUZZ_TRIPLE:-$(rustc -vV | sed -n 's/^host: //p')}"
 
@@ -66,6 +66,7 @@ max_len_for() {
         ogp_answer_body) echo 9000 ;; # answer bodies up to 8 KiB and a bit
         ogp_split) echo 9000 ;;       # several ~470-byte split packets
         state_json) echo 4096 ;;      # the example state file is 2.1 KB
+        gs3_datagram) echo 9000 ;;    # several reply packets of up to 1400 bytes
         *) echo 2048 ;;               # one datagram / query body
     esac
 }

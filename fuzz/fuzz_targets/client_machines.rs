@@ -1,15 +1,18 @@
-//! The client state machines (`ogp::client`, `gqp::client`, `ogp_draft::client`) driven
-//! through the `driver::QueryDriver` trait, as an I/O loop would, by a hostile server:
+//! The client state machines (`ogp::client`, `gqp::client`, `ogp_draft::client`,
+//! `gamespy3::client`) driven through the `driver::QueryDriver` trait, as an I/O loop would, by a hostile server:
 //! arbitrary datagrams, a real responder's answers (reordered, duplicated, dropped,
 //! corrupted, late), synthesized large answers, and time passing.
 //!
 //! Input: a 16-byte prefix (zero-padded) of options, then operations until the input ends.
-//! * prefix: `p[0] % 3` the machine (OGP, GQP, draft); `p[1]` flags (OGP: bUTF8, split,
-//!   known challenge; GQP: known token, encoding, credentials, raw mode); `p[2]` attempt
+//! * prefix: `p[0] % 4` the machine (OGP, GQP, draft, GameSpy v3); `p[1]` flags (OGP:
+//!   bUTF8, split, known challenge; GQP: known token, encoding, credentials, raw mode;
+//!   GameSpy v3: `& 3` the handshake (auto, always, never, auto), `& 4` sub-protocol A,
+//!   `& 8` sub-protocol C, `& 0x10` exact session ids only); `p[2]` attempt
 //!   timeout (× 20 ms, 0: 1 s), `p[3]` total timeout (× 50 ms, 0: 5 s), `p[4]` backoff
 //!   (× 4 %, 0: 150 %), `p[5]` retries and challenge errors, `p[6..8]` MaxBytesPerPacket
-//!   (GQP: `p[6]` picks max_reply_bytes, `p[7]` the raw commands), `p[8..12]` the known
-//!   challenge or token, `p[12..16]` the RequestID.
+//!   (GQP: `p[6]` picks max_reply_bytes, `p[7]` the raw commands; GameSpy v3: `p[6]` picks
+//!   the reassembly's max_bytes, 2–256 KiB), `p[8..12]` the known challenge or token,
+//!   `p[12..16]` the RequestID (GameSpy v3: the session id).
 //! * `op & 3 == 0`: a datagram, `[n: u16 LE]` then `n & 0x1fff` bytes;
 //! * `op & 3 == 1`: time passes, `[k: u8]` × (1, 10, 100, 1000 ms by `op >> 2 & 3`),
 //!   timers firing on the way;
@@ -21,19 +24,25 @@
 //!   that the 1 MiB reassembly cap is reachable; GQP: a reply datagram holding `b` (with
 //!   `a & 0x20`: `b | c << 8`) records of one kind (plain, UTF-8, deflate or gzip; ≤ 256
 //!   KiB of payload per input), so that the caps on held replies are reachable through
-//!   compression.
+//!   compression; GameSpy v3: a reply packet numbered `a & 0x7f` (last with `b & 1`, another
+//!   session's with `d & 1`) holding `c` KiB (≤ 1.25 MiB per input) of one-byte player
+//!   values, server pairs, one-value columns at offset 255, or a Just Cause 2 player list,
+//!   by `d >> 1 & 3`.
 //!
 //! Asserts: no panic; every datagram the machine sends is a well-formed query of its
 //! protocol (OGP/draft: our RequestID, a challenge field, the asked-for fields; GQP: it
 //! decodes, in plain text or the chosen encoding, and never carries the password);
 //! it sends at most `1 + retries + max_challenge_errors` datagrams (GQP: plus its
-//! steps); while running, `poll_timeout` is never later than the total deadline, and the
+//! steps; GameSpy v3: two per attempt, `(1 + retries) × (1 + max_challenges) + 2`
+//! attempts); while running, `poll_timeout` is never later than the total deadline, and the
 //! result is there once time reaches it; outcomes respect the caps (at most `MAX_EVENTS`
 //! events, GQP: at most `MAX_DATAGRAMS` datagrams and `max_reply_bytes` bytes held,
 //! RequestID ours, a round-trip time within the elapsed time, timeouts counting every
 //! attempt); and the heap the machine holds after each datagram stays within its caps: the
-//! 1 MiB reassembly limit (OGP, draft) or 64 × `max_reply_bytes` (GQP), plus 2 MiB of
-//! slack, measured with a counting global allocator.
+//! 1 MiB reassembly limit (OGP, draft) or 64 × `max_reply_bytes` (GQP) or 64 × the
+//! reassembly's `max_bytes` (GameSpy v3: decoded packets), plus 2 MiB of slack, measured
+//! with a counting global allocator. GameSpy v3 requests carry our session id and the
+//! asked sub-protocol; its outcomes respect `MAX_EVENTS`, `MAX_WARNINGS` and `max_bytes`.
 #![no_main]
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -44,6 +53,7 @@ use std::time::{Duration, Instant};
 use libfuzzer_sys::fuzz_target;
 use ogp_fuzz::state_status;
 use ogp_proto::driver::QueryDriver;
+use ogp_proto::gamespy3::{self, InfoKind};
 use ogp_proto::gqp::client::{Credentials, QueryMode, MAX_DATAGRAMS, PROBE_LEN};
 use ogp_proto::gqp::responder::{GqpConfig, GqpUser};
 use ogp_proto::gqp::{
@@ -114,6 +124,7 @@ enum Kind {
     Ogp,
     Gqp,
     Draft,
+    Gs3,
 }
 
 struct Info {
@@ -132,6 +143,8 @@ struct Info {
     credentials: bool,
     commands: usize,
     max_reply_bytes: usize,
+    // GameSpy v3
+    gs3_kind: InfoKind,
 }
 
 /// Checks of an outcome against what the harness knows.
@@ -209,8 +222,49 @@ impl CheckOutcome for Result<gqp::client::QueryOutcome, gqp::client::QueryError>
     }
 }
 
+impl CheckOutcome for Result<gamespy3::client::QueryOutcome, gamespy3::client::QueryError> {
+    fn check(self, info: &Info, transmits: usize, now: Instant) {
+        use gamespy3::client::{QueryError, MAX_EVENTS, MAX_WARNINGS};
+        match self {
+            Ok(o) => {
+                assert!(o.events.len() <= MAX_EVENTS, "{} events", o.events.len());
+                assert!(
+                    o.warnings.len() <= MAX_WARNINGS,
+                    "{} warnings",
+                    o.warnings.len()
+                );
+                assert!(o.packets >= 1);
+                assert!(
+                    o.reply_bytes <= info.max_reply_bytes || o.packets == 1,
+                    "{} bytes held, cap {}",
+                    o.reply_bytes,
+                    info.max_reply_bytes
+                );
+                check_ping(o.ping_ms, info, now);
+                assert!(transmits >= 1, "an answer before any query");
+            }
+            Err(QueryError::Timeout { attempts, .. }) => {
+                assert_eq!(attempts as usize, transmits, "attempts");
+            }
+            Err(_) => {}
+        }
+    }
+}
+
 fn check_transmit(info: &Info, d: &[u8]) {
     match info.kind {
+        Kind::Gs3 => match gamespy3::Request::decode(d).expect("the GameSpy v3 request sent") {
+            gamespy3::Request::Challenge { session_id } => {
+                assert_eq!(session_id, info.request_id);
+            }
+            gamespy3::Request::Info {
+                session_id, kind, ..
+            } => {
+                assert_eq!(session_id, info.request_id);
+                assert_eq!(kind, info.gs3_kind);
+            }
+            other => panic!("the GameSpy v3 client sent {other:?}"),
+        },
         Kind::Ogp => {
             let p = ogp::decode(d).expect("the OGP query sent decodes");
             let h = p.header;
@@ -487,6 +541,58 @@ where
                 dg.resize(dg.len() + pad, d >> 3);
                 dg
             }
+            Kind::Gs3 => {
+                let want = usize::from(c) << 10;
+                let pad = want.min(self.synth_budget);
+                self.synth_budget -= pad;
+                let sid = if d & 1 != 0 {
+                    self.info.request_id ^ 1
+                } else {
+                    self.info.request_id
+                };
+                let mut dg = Vec::with_capacity(pad + 64);
+                dg.push(0);
+                dg.extend_from_slice(&sid.to_be_bytes());
+                dg.extend_from_slice(b"splitnum\0");
+                dg.push(a & 0x7f | if b & 1 != 0 { 0x80 } else { 0 });
+                match d >> 1 & 3 {
+                    0 => {
+                        dg.extend_from_slice(b"\0\0\x01player_\0\0");
+                        while dg.len() + 2 <= pad {
+                            dg.extend_from_slice(b"x\0");
+                        }
+                        dg.extend_from_slice(b"\0\0");
+                    }
+                    1 => {
+                        dg.push(0);
+                        while dg.len() + 4 <= pad {
+                            dg.extend_from_slice(b"k\0v\0");
+                        }
+                        dg.extend_from_slice(b"\0\x01\0");
+                    }
+                    2 => {
+                        dg.extend_from_slice(b"\0\0\x01");
+                        let mut k = 0u32;
+                        while dg.len() + 16 <= pad {
+                            dg.extend_from_slice(format!("{k:x}_").as_bytes());
+                            dg.extend_from_slice(&[0, 255, b'v', 0, 0]);
+                            k += 1;
+                        }
+                        dg.extend_from_slice(b"\0");
+                    }
+                    _ => {
+                        // Just Cause 2 MP: server section, then u16 count and players
+                        dg.extend_from_slice(b"\0hostname\0jc2\0\0");
+                        let n = (pad / 8).min(usize::from(u16::MAX));
+                        dg.extend_from_slice(&(n as u16).to_be_bytes());
+                        for i in 0..n {
+                            dg.extend_from_slice(&[b'a' + (i % 26) as u8, 0, b's', 0]);
+                            dg.extend_from_slice(&(i as u16).to_be_bytes());
+                        }
+                    }
+                }
+                dg
+            }
             Kind::Gqp => {
                 let encoding = [
                     Encoding::PLAIN,
@@ -659,8 +765,9 @@ fuzz_target!(|data: &[u8]| {
         credentials: false,
         commands: 0,
         max_reply_bytes: 0,
+        gs3_kind: InfoKind::Full,
     };
-    match p[0] % 3 {
+    match p[0] % 4 {
         0 => {
             info.ogp_max_bytes = (p[1] & 2 != 0).then_some(u16::from_le_bytes([p[6], p[7]]));
             let opts = ogp::client::QueryOptions {
@@ -728,6 +835,47 @@ fuzz_target!(|data: &[u8]| {
                 max_reply_bytes: info.max_reply_bytes,
             };
             let m = gqp::client::QueryMachine::new(opts, t0);
+            drive(m, info, Listener::Standard, ops);
+        }
+        3 => {
+            info.kind = Kind::Gs3;
+            let handshake = [
+                gamespy3::client::Handshake::Auto,
+                gamespy3::client::Handshake::Always,
+                gamespy3::client::Handshake::Never,
+                gamespy3::client::Handshake::Auto,
+            ][usize::from(p[1] & 3)];
+            info.gs3_kind = if p[1] & 8 != 0 {
+                InfoKind::Keys(vec![1, 8, 9, 0x10])
+            } else if p[1] & 4 != 0 {
+                InfoKind::Basic {
+                    server: true,
+                    players: p[7] & 1 != 0,
+                    teams: p[7] & 2 != 0,
+                }
+            } else {
+                InfoKind::Full
+            };
+            info.max_reply_bytes = 2048 << (p[6] & 7);
+            info.heap_cap = 64 * info.max_reply_bytes + SLACK;
+            let max_challenges = max_challenge_errors;
+            info.max_transmits = (2 * ((1 + retries) * (1 + max_challenges) + 2)) as usize;
+            info.request_id = request_id;
+            let opts = gamespy3::client::QueryOptions {
+                kind: info.gs3_kind.clone(),
+                handshake,
+                attempt_timeout,
+                backoff_percent,
+                retries,
+                total_timeout: total,
+                max_challenges,
+                nibble_session_ids: p[1] & 0x10 == 0,
+                limits: gamespy3::ReassemblyLimits {
+                    max_packets: 128,
+                    max_bytes: info.max_reply_bytes,
+                },
+            };
+            let m = gamespy3::client::QueryMachine::new(opts, request_id, t0);
             drive(m, info, Listener::Standard, ops);
         }
         _ => {
