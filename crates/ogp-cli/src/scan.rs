@@ -218,36 +218,46 @@ fn protocol_label(p: Protocol) -> &'static str {
     }
 }
 
-/// One NDJSON line for a result: target, protocol, ok, line, then addr, ping_ms and
-/// status (the state-file schema), or error (its kind) and message.
-pub fn result_json(r: &ScanResult) -> serde_json::Value {
-    let mut o = serde_json::Map::new();
-    o.insert("target".into(), r.target.clone().into());
+/// One NDJSON line for a result (with its newline): target, protocol, ok, line, then
+/// addr, ping_ms and status (the state-file schema), or error (its kind) and message.
+/// Written straight from the values, without building a JSON tree.
+pub fn result_json(r: &ScanResult) -> String {
+    fn quoted(s: &str) -> String {
+        serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+    }
+    let mut l = String::with_capacity(512);
+    l.push_str("{\"target\":");
+    l.push_str(&quoted(&r.target));
     match &r.outcome {
         Ok(a) => {
-            o.insert("protocol".into(), a.protocol.name().into());
-            o.insert("ok".into(), true.into());
-            o.insert("line".into(), r.id.into());
-            o.insert("addr".into(), a.addr.to_string().into());
-            o.insert(
-                "ping_ms".into(),
-                ((a.ping_ms * 1000.0).round() / 1000.0).into(),
-            );
-            let status = serde_json::to_value(&a.status).unwrap_or_default();
-            o.insert("status".into(), status);
+            let status = serde_json::to_string(&a.status).unwrap_or_else(|_| "{}".into());
+            let ping = (a.ping_ms * 1000.0).round() / 1000.0;
+            let ping = if ping.is_finite() { ping } else { 0.0 };
+            l.push_str(&format!(
+                ",\"protocol\":\"{}\",\"ok\":true,\"line\":{},\"addr\":\"{}\",\"ping_ms\":{ping},\"status\":{status}}}",
+                a.protocol.name(),
+                r.id,
+                a.addr
+            ));
         }
         Err(e) => {
-            o.insert("protocol".into(), r.requested.name().into());
-            o.insert("ok".into(), false.into());
-            o.insert("line".into(), r.id.into());
+            l.push_str(&format!(
+                ",\"protocol\":\"{}\",\"ok\":false,\"line\":{}",
+                r.requested.name(),
+                r.id
+            ));
             if let Some(a) = r.addr {
-                o.insert("addr".into(), a.to_string().into());
+                l.push_str(&format!(",\"addr\":\"{a}\""));
             }
-            o.insert("error".into(), e.kind().into());
-            o.insert("message".into(), e.to_string().into());
+            l.push_str(&format!(
+                ",\"error\":\"{}\",\"message\":{}}}",
+                e.kind(),
+                quoted(&e.to_string())
+            ));
         }
     }
-    serde_json::Value::Object(o)
+    l.push('\n');
+    l
 }
 
 fn cut(s: &str, n: usize) -> String {
@@ -400,9 +410,7 @@ async fn scan_list(
                     Err(_) => tally.errors += 1,
                 }
                 let line = if args.json {
-                    let mut l = result_json(&r).to_string();
-                    l.push('\n');
-                    l
+                    result_json(&r)
                 } else {
                     result_row(&r)
                 };
@@ -551,6 +559,48 @@ pub async fn query_auto(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_lines_parse() {
+        let ok = ScanResult {
+            id: 7,
+            target: "a\"b:1".into(),
+            requested: Protocol::Auto,
+            addr: Some("127.0.0.1:1".parse().unwrap()),
+            outcome: Ok(Answer {
+                protocol: Protocol::A2s,
+                addr: "127.0.0.1:2".parse().unwrap(),
+                ping_ms: 1.23456,
+                status: ogp_proto::Status {
+                    host_name: Some("x \"y\"\n".into()),
+                    ..Default::default()
+                },
+                warnings: vec![],
+                datagrams: 1,
+                bytes: None,
+            }),
+            elapsed: Duration::ZERO,
+        };
+        let v: serde_json::Value = serde_json::from_str(&result_json(&ok)).unwrap();
+        assert_eq!(v["target"], "a\"b:1");
+        assert_eq!(v["protocol"], "a2s");
+        assert_eq!(v["ok"], true);
+        assert_eq!(v["line"], 7);
+        assert_eq!(v["addr"], "127.0.0.1:2");
+        assert_eq!(v["ping_ms"], 1.235);
+        assert_eq!(v["status"]["host_name"], "x \"y\"\n");
+        let failed = ScanResult {
+            outcome: Err(ScanError::Timeout),
+            ..ok
+        };
+        let line = result_json(&failed);
+        assert!(line.ends_with("}\n") && !line.trim_end().contains('\n'));
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["ok"], false);
+        assert_eq!(v["protocol"], "auto");
+        assert_eq!(v["error"], "timeout");
+        assert_eq!(v["addr"], "127.0.0.1:1");
+    }
 
     #[test]
     fn list_lines() {

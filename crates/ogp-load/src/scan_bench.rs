@@ -40,8 +40,9 @@ pub struct Args {
     /// Protocols of the mixed list, in turn (gamespy3 is left out while unsupported).
     #[arg(long, default_value = "ogp,a2s,gqp,gamespy3,ogp-draft,auto")]
     pub mix: String,
-    /// `ogp scan --rate` (datagrams per second).
-    #[arg(long, default_value_t = 20_000)]
+    /// `ogp scan --rate` (datagrams per second; its own default, 5,000, is for the
+    /// internet; on loopback the cap is lifted to show the engine's speed).
+    #[arg(long, default_value_t = 100_000)]
     pub rate: u32,
     /// `ogp scan --max-in-flight`.
     #[arg(long, default_value_t = 2048)]
@@ -365,6 +366,13 @@ fn find_ogp(explicit: Option<&Path>) -> Result<PathBuf> {
     Ok(p)
 }
 
+fn join(v: &[u32]) -> String {
+    v.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 fn mb(kb: Option<u64>) -> String {
     kb.map_or("?".into(), |k| format!("{:.1} MB", k as f64 / 1024.0))
 }
@@ -390,12 +398,14 @@ pub fn run(args: &Args) -> Result<()> {
     common::print_command(
         "scan",
         &format!(
-            "--targets {} --mix {mix_arg} --rate {} --max-in-flight {} --per-process {} --maxsim {}",
+            "--targets {} --mix {mix_arg} --rate {} --max-in-flight {} --per-process {} --maxsim {} --sendinterval {}{}",
             args.targets,
             args.rate,
             args.max_in_flight,
             args.per_process,
-            args.maxsim.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
+            join(&args.maxsim),
+            join(&args.sendinterval),
+            if args.no_qstat { " --no-qstat" } else { "" },
         ),
     );
     common::print_load("before");
