@@ -121,7 +121,8 @@ fn check_status(got: &Status, want: &Status) {
     assert_eq!(got.player_count, want.player_count());
     assert_eq!(got.password, want.password);
     assert_eq!(got.connect_port, want.connect_port);
-    let names = |s: &Status| -> Vec<(Option<String>, Option<i32>, Option<u16>, Option<i32>)> {
+    type Row = (Option<String>, Option<i32>, Option<u16>, Option<i32>);
+    let names = |s: &Status| -> Vec<Row> {
         s.players
             .iter()
             .flatten()

@@ -477,8 +477,13 @@ fn silence_for_oversize_answers_type_ff_garbage_and_other_protocols() {
     let (o, out) = h.send("192.0.2.5:3", b"\xff\xff\xff\xffTSource Engine Query\x00");
     assert!(matches!(o, Outcome::A2s(_)), "{o:?}");
     assert_eq!(out.iter().map(Vec::len).collect::<Vec<_>>(), [9]);
+    // A GameSpy v3 challenge request is GameSpy v3's business: its 16-byte challenge.
+    let (o, out) = h.send("192.0.2.5:3", b"\xfe\xfd\x09\x00\x00\x00\x01");
+    assert!(matches!(o, Outcome::Gamespy3(_)), "{o:?}");
+    assert_eq!(out.len(), 1);
+    assert!(out[0].len() <= 16 && out[0][0] == 0x09);
     for d in [
-        b"\xfe\xfd\x09\x00\x00\x00\x01".to_vec(),
+        b"\xfe\xfc\x09\x00\x00\x00\x01".to_vec(),
         Vec::new(),
         vec![0xff; 7],
         b"\xff\xff\xff\xffOGP".to_vec(),
