@@ -142,29 +142,46 @@ enum Note {
     Failed(String),
 }
 
-/// Reads the list and feeds the scan; bad lines go to `notes`. Runs on its own thread.
+/// Targets handed from the reader thread to the scan at once.
+const BATCH: usize = 256;
+
+/// The list input: a buffered reader whose buffer can be looked at.
+type Input = std::io::BufReader<Box<dyn std::io::Read + Send>>;
+
+/// Reads the list and feeds the scan in batches (one thread handoff per batch, or
+/// whenever the input has nothing more buffered, so a slow pipe is not held back); bad
+/// lines go to `notes`. Runs on its own thread.
 fn read_list(
-    input: Box<dyn BufRead + Send>,
+    input: Input,
     default: Protocol,
     try_query_ports: bool,
-    targets: mpsc::Sender<Target>,
+    targets: mpsc::Sender<Vec<Target>>,
     notes: mpsc::Sender<Note>,
 ) {
     let mut input = input;
     let mut buf = Vec::with_capacity(256);
+    let mut batch = Vec::with_capacity(BATCH);
     // Bounded by the input: each round consumes at least one byte or ends.
     for number in 1u64.. {
+        if !batch.is_empty() && (batch.len() >= BATCH || input.buffer().is_empty()) {
+            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+            if targets.blocking_send(full).is_err() {
+                return;
+            }
+        }
         buf.clear();
         let n = match std::io::Read::take(&mut input, MAX_LINE as u64 + 1)
             .read_until(b'\n', &mut buf)
         {
             Ok(n) => n,
             Err(e) => {
+                let _ = targets.blocking_send(batch);
                 let _ = notes.blocking_send(Note::Failed(e.to_string()));
                 return;
             }
         };
         if n == 0 {
+            let _ = targets.blocking_send(batch);
             return;
         }
         if buf.len() > MAX_LINE && buf.last() != Some(&b'\n') {
@@ -191,14 +208,15 @@ fn read_list(
         let line = String::from_utf8_lossy(&buf);
         let sent = match parse_line(&line, default) {
             Ok(None) => true,
-            Ok(Some((protocol, host))) => targets
-                .blocking_send(Target {
+            Ok(Some((protocol, host))) => {
+                batch.push(Target {
                     id: number,
                     host,
                     protocol,
                     try_query_ports,
-                })
-                .is_ok(),
+                });
+                true
+            }
             Err(why) => notes.blocking_send(Note::Bad(number, why)).is_ok(),
         };
         if !sent {
@@ -354,24 +372,25 @@ fn count_lines(path: &str) -> Option<u64> {
 
 /// Runs `ogp scan`. Exit 0 when the scan ran, whatever the servers did.
 pub fn run(args: &ScanArgs) -> Result<ExitCode> {
-    let (input, name, total): (Box<dyn BufRead + Send>, String, Option<u64>) =
-        match args.list.as_deref() {
-            None | Some("-") => (
-                Box::new(std::io::BufReader::new(std::io::stdin())),
-                "<stdin>".into(),
-                None,
-            ),
-            Some(path) => {
-                let f = std::fs::File::open(path).with_context(|| format!("cannot open {path}"))?;
-                (
-                    Box::new(std::io::BufReader::new(f)),
-                    path.to_string(),
-                    count_lines(path),
-                )
-            }
-        };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
+    let (input, name, total): (Input, String, Option<u64>) = match args.list.as_deref() {
+        None | Some("-") => (
+            std::io::BufReader::new(Box::new(std::io::stdin())),
+            "<stdin>".into(),
+            None,
+        ),
+        Some(path) => {
+            let f = std::fs::File::open(path).with_context(|| format!("cannot open {path}"))?;
+            let progress = !args.no_progress && std::io::stderr().is_terminal();
+            (
+                std::io::BufReader::with_capacity(1 << 16, Box::new(f)),
+                path.to_string(),
+                if progress { count_lines(path) } else { None },
+            )
+        }
+    };
+    // One thread for the engine and the output: results pass between them without a
+    // thread handoff each (the list reader has a thread of its own).
+    let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     rt.block_on(scan_list(args, input, &name, total))
@@ -379,7 +398,7 @@ pub fn run(args: &ScanArgs) -> Result<ExitCode> {
 
 async fn scan_list(
     args: &ScanArgs,
-    input: Box<dyn BufRead + Send>,
+    input: Input,
     name: &str,
     total: Option<u64>,
 ) -> Result<ExitCode> {
@@ -388,8 +407,18 @@ async fn scan_list(
     let (targets, mut results, handle) = (scan.targets, scan.results, scan.handle);
     let (notes_tx, mut notes) = mpsc::channel(64);
     let (default, try_ports) = (args.protocol, args.try_query_ports);
+    let (batches_tx, mut batches) = mpsc::channel::<Vec<Target>>(4);
     let reader =
-        std::thread::spawn(move || read_list(input, default, try_ports, targets, notes_tx));
+        std::thread::spawn(move || read_list(input, default, try_ports, batches_tx, notes_tx));
+    let forward = tokio::spawn(async move {
+        while let Some(batch) = batches.recv().await {
+            for t in batch {
+                if targets.send(t).await.is_err() {
+                    return;
+                }
+            }
+        }
+    });
     let progress = !args.no_progress && std::io::stderr().is_terminal();
     let mut tally = Tally::default();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
@@ -459,6 +488,7 @@ async fn scan_list(
         }
     }
     let _ = reader.join();
+    let _ = forward.await;
     let stats = handle.join().await;
     if shown {
         eprint!("\r\x1b[K");
