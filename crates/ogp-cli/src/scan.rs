@@ -495,7 +495,7 @@ async fn scan_list(
     }
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
-        "scanned {} targets in {:.2} s ({:.0} targets/s): {} answered, {} timed out, {} errors; {} bad lines; {} datagrams sent, {} received, {} from unexpected addresses dropped",
+        "scanned {} targets in {:.2} s ({:.0} targets/s): {} answered, {} timed out, {} errors; {} bad lines; {} datagrams sent, {} received, {} dropped (late, or from addresses not queried)",
         tally.done,
         secs,
         tally.done as f64 / secs.max(1e-3),
