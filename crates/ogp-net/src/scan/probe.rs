@@ -141,81 +141,100 @@ impl Machine {
     /// The outcome, once.
     pub(crate) fn take_result(&mut self) -> Option<Result<Finished, ScanError>> {
         Some(match self {
-            Self::Ogp(m) => match m.take_result()? {
-                Ok(o) => Ok(Finished {
-                    status: o.status,
-                    ping_ms: o.ping_ms,
-                    warnings: o.warnings.iter().map(ToString::to_string).collect(),
-                    datagrams: o.answer_datagrams,
-                    bytes: Some(o.answer_bytes),
-                }),
-                Err(e) => Err(query_error(
-                    Protocol::Ogp,
-                    matches!(e, ogp_proto::ogp::client::QueryError::Timeout { .. }),
-                    e.to_string(),
-                )),
-            },
-            Self::OgpDraft(m) => match m.take_result()? {
-                Ok(o) => Ok(Finished {
-                    status: o.status,
-                    ping_ms: o.ping_ms,
-                    warnings: o.warnings.iter().map(ToString::to_string).collect(),
-                    datagrams: o.answer_datagrams,
-                    bytes: Some(o.answer_bytes),
-                }),
-                Err(e) => Err(query_error(
-                    Protocol::OgpDraft,
-                    matches!(e, ogp_proto::ogp::client::QueryError::Timeout { .. }),
-                    e.to_string(),
-                )),
-            },
-            Self::A2s(m) => match m.take_result()? {
-                Ok(o) => Ok(Finished {
-                    status: o.status,
-                    ping_ms: o.ping_ms,
-                    warnings: o
-                        .warnings
-                        .iter()
-                        .map(ToString::to_string)
-                        .chain(o.missing.iter().map(|s| format!("no {s} reply")))
-                        .collect(),
-                    datagrams: o.reply_datagrams,
-                    bytes: None,
-                }),
-                Err(e) => Err(query_error(
-                    Protocol::A2s,
-                    matches!(e, ogp_proto::a2s::client::QueryError::Timeout { .. }),
-                    e.to_string(),
-                )),
-            },
-            Self::Gamespy3(m) => match m.take_result()? {
-                Ok(o) => Ok(Finished {
-                    status: o.status,
-                    ping_ms: o.ping_ms,
-                    warnings: o.warnings.iter().map(ToString::to_string).collect(),
-                    datagrams: o.packets,
-                    bytes: Some(o.reply_bytes),
-                }),
-                Err(e) => Err(query_error(
-                    Protocol::Gamespy3,
-                    matches!(e, ogp_proto::gamespy3::client::QueryError::Timeout { .. }),
-                    e.to_string(),
-                )),
-            },
-            Self::Gqp(m) => match m.take_result()? {
-                Ok(o) => Ok(Finished {
-                    status: o.status,
-                    ping_ms: o.ping_ms,
-                    warnings: o.warnings.iter().map(ToString::to_string).collect(),
-                    datagrams: o.answer_datagrams,
-                    bytes: Some(o.answer_bytes),
-                }),
-                Err(e) => Err(query_error(
-                    Protocol::Gqp,
-                    matches!(e, ogp_proto::gqp::client::QueryError::Timeout { .. }),
-                    e.to_string(),
-                )),
-            },
+            Self::Ogp(m) => finish(Protocol::Ogp, m.take_result()?),
+            Self::OgpDraft(m) => finish(Protocol::OgpDraft, m.take_result()?),
+            Self::A2s(m) => finish(Protocol::A2s, m.take_result()?),
+            Self::Gamespy3(m) => finish(Protocol::Gamespy3, m.take_result()?),
+            Self::Gqp(m) => finish(Protocol::Gqp, m.take_result()?),
         })
     }
 }
+
+/// A protocol client's successful outcome, as a scan reports it.
+trait IntoFinished {
+    fn finished(self) -> Finished;
+}
+
+/// A protocol client's failure: whether it was a timeout.
+trait QueryFailure: std::fmt::Display {
+    fn is_timeout(&self) -> bool;
+}
+
+fn finish<O: IntoFinished, E: QueryFailure>(
+    protocol: Protocol,
+    r: Result<O, E>,
+) -> Result<Finished, ScanError> {
+    r.map(IntoFinished::finished)
+        .map_err(|e| query_error(protocol, e.is_timeout(), e.to_string()))
+}
+
+fn strings<W: ToString>(w: &[W]) -> Vec<String> {
+    w.iter().map(ToString::to_string).collect()
+}
+
+impl IntoFinished for ogp_proto::ogp::client::QueryOutcome {
+    fn finished(self) -> Finished {
+        Finished {
+            warnings: strings(&self.warnings),
+            status: self.status,
+            ping_ms: self.ping_ms,
+            datagrams: self.answer_datagrams,
+            bytes: Some(self.answer_bytes),
+        }
+    }
+}
+
+impl IntoFinished for ogp_proto::a2s::client::QueryOutcome {
+    fn finished(self) -> Finished {
+        let mut warnings = strings(&self.warnings);
+        warnings.extend(self.missing.iter().map(|s| format!("no {s} reply")));
+        Finished {
+            warnings,
+            status: self.status,
+            ping_ms: self.ping_ms,
+            datagrams: self.reply_datagrams,
+            bytes: None,
+        }
+    }
+}
+
+impl IntoFinished for ogp_proto::gamespy3::client::QueryOutcome {
+    fn finished(self) -> Finished {
+        Finished {
+            warnings: strings(&self.warnings),
+            status: self.status,
+            ping_ms: self.ping_ms,
+            datagrams: self.packets,
+            bytes: Some(self.reply_bytes),
+        }
+    }
+}
+
+impl IntoFinished for ogp_proto::gqp::client::QueryOutcome {
+    fn finished(self) -> Finished {
+        Finished {
+            warnings: strings(&self.warnings),
+            status: self.status,
+            ping_ms: self.ping_ms,
+            datagrams: self.answer_datagrams,
+            bytes: Some(self.answer_bytes),
+        }
+    }
+}
+
+macro_rules! timeout_variant {
+    ($($e:ty),*) => {$(
+        impl QueryFailure for $e {
+            fn is_timeout(&self) -> bool {
+                matches!(self, Self::Timeout { .. })
+            }
+        }
+    )*};
+}
+
+timeout_variant!(
+    ogp_proto::ogp::client::QueryError,
+    ogp_proto::a2s::client::QueryError,
+    ogp_proto::gamespy3::client::QueryError,
+    ogp_proto::gqp::client::QueryError
+);
