@@ -518,17 +518,46 @@ fn qstat_seen(v: &Value) -> Seen {
     }
 }
 
-fn qstat(kind: &str, mode: Mode) {
-    let test = format!("qstat {kind} ({mode:?})");
-    if !enabled(&test) {
+/// One client run: the process (for messages) and what it reported, in common terms.
+struct ClientRun {
+    ran: Ran,
+    seen: Seen,
+}
+
+/// Serves every case in `mode`, lets `query` run the client against it (checking what
+/// is particular to the client into the report), and compares what it saw.
+fn each_case(
+    test: &str,
+    mode: Mode,
+    wire: bool,
+    how: (Strings, bool, bool),
+    query: impl Fn(&Case, u16, &mut Report) -> ClientRun,
+) {
+    if !enabled(test) {
         return;
     }
+    let (strings, players_reversed, trim_rows) = how;
     let mut r = Report::default();
     for case in cases() {
         let before = r.0.len();
         let s = serve(&case, mode);
-        check_wire(&case, mode, s.port);
-        let ran = qstat_run(s.port, kind);
+        if wire {
+            check_wire(&case, mode, s.port);
+        }
+        let ClientRun { ran, seen } = query(&case, s.port, &mut r);
+        compare(&mut r, &case, &seen, strings, players_reversed, trim_rows);
+        if r.0.len() > before {
+            r.fail(format!("{}: {test} run: {}", case.label, ran.describe()));
+        }
+    }
+    r.finish(test);
+}
+
+fn qstat(kind: &str, mode: Mode) {
+    let test = format!("qstat {kind} ({mode:?})");
+    let how = (Strings::AsciiOnly, true, false);
+    each_case(&test, mode, true, how, |case, port, r| {
+        let ran = qstat_run(port, kind);
         let v = parse_json(&ran, &test, case.label);
         let v = &v[0];
         r.eq(
@@ -536,19 +565,9 @@ fn qstat(kind: &str, mode: Mode) {
             str_of(&v["status"]),
             Some("online".into()),
         );
-        compare(
-            &mut r,
-            &case,
-            &qstat_seen(v),
-            Strings::AsciiOnly,
-            true,
-            false,
-        );
-        if r.0.len() > before {
-            r.fail(format!("{}: {test} run: {}", case.label, ran.describe()));
-        }
-    }
-    r.finish(&test);
+        let seen = qstat_seen(v);
+        ClientRun { ran, seen }
+    });
 }
 
 #[test]
@@ -619,20 +638,14 @@ fn gamedig_seen(v: &Value) -> Seen {
 
 fn gamedig(kind: &str, mode: Mode) {
     let test = format!("gamedig {kind} ({mode:?})");
-    if !enabled(&test) {
-        return;
-    }
-    let js = gamedig_js();
-    let mut r = Report::default();
-    for case in cases() {
-        let before = r.0.len();
-        let s = serve(&case, mode);
+    let how = (Strings::Cp1252, false, false);
+    each_case(&test, mode, false, how, |case, port, r| {
         let ran = run(
             Command::new("node")
-                .arg(&js)
+                .arg(gamedig_js())
                 .args(["--type", kind, "--givenPortOnly"])
                 .args(["--socketTimeout", "1500", "--maxRetries", "1"])
-                .arg(format!("127.0.0.1:{}", s.port)),
+                .arg(format!("127.0.0.1:{port}")),
             CLIENT_LIMIT,
         );
         let v = parse_json(&ran, &test, case.label);
@@ -641,19 +654,9 @@ fn gamedig(kind: &str, mode: Mode) {
             v.get("error").cloned(),
             None,
         );
-        compare(
-            &mut r,
-            &case,
-            &gamedig_seen(&v),
-            Strings::Cp1252,
-            false,
-            false,
-        );
-        if r.0.len() > before {
-            r.fail(format!("{}: {test} run: {}", case.label, ran.describe()));
-        }
-    }
-    r.finish(&test);
+        let seen = gamedig_seen(&v);
+        ClientRun { ran, seen }
+    });
 }
 
 #[test]
@@ -715,33 +718,18 @@ fn opengsq_seen(v: &Value) -> Seen {
 
 fn opengsq(kind: &str, mode: Mode) {
     let test = format!("opengsq {kind} ({mode:?})");
-    if !enabled(&test) {
-        return;
-    }
-    let mut r = Report::default();
-    for case in cases() {
-        let before = r.0.len();
-        let s = serve(&case, mode);
-        let ran = opengsq_run(kind, s.port);
+    let how = (Strings::Exact, false, true);
+    each_case(&test, mode, false, how, |case, port, r| {
+        let ran = opengsq_run(kind, port);
         let v = parse_json(&ran, &test, case.label);
         r.eq(
             format!("{}: error", case.label),
             v["error"].clone(),
             Value::Null,
         );
-        compare(
-            &mut r,
-            &case,
-            &opengsq_seen(&v),
-            Strings::Exact,
-            false,
-            true,
-        );
-        if r.0.len() > before {
-            r.fail(format!("{}: {test} run: {}", case.label, ran.describe()));
-        }
-    }
-    r.finish(&test);
+        let seen = opengsq_seen(&v);
+        ClientRun { ran, seen }
+    });
 }
 
 #[test]
