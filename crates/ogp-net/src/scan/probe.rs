@@ -54,70 +54,37 @@ impl Machine {
         cfg: &ScanConfig,
         now: Instant,
     ) -> Result<Self, ScanError> {
-        let (attempt_timeout, retries, total_timeout) =
-            (cfg.attempt_timeout, cfg.retries, cfg.deadline);
+        // Every protocol's options carry the same timers; the rest stays at its default.
+        macro_rules! opts {
+            ($module:ident) => {
+                ogp_proto::$module::client::QueryOptions {
+                    attempt_timeout: cfg.attempt_timeout,
+                    retries: cfg.retries,
+                    total_timeout: cfg.deadline,
+                    ..Default::default()
+                }
+            };
+        }
+        use ogp_proto::{a2s, gamespy3, gqp, ogp, ogp_draft};
+        let id = crate::random_u32;
         Ok(match protocol {
-            Protocol::Ogp => {
-                let opts = ogp_proto::ogp::client::QueryOptions {
-                    attempt_timeout,
-                    retries,
-                    total_timeout,
-                    ..Default::default()
-                };
-                Self::Ogp(Box::new(ogp_proto::ogp::client::QueryMachine::new(
-                    opts,
-                    crate::random_u32(),
-                    now,
-                )))
-            }
-            Protocol::A2s => {
-                let opts = ogp_proto::a2s::client::QueryOptions {
-                    attempt_timeout,
-                    retries,
-                    total_timeout,
-                    ..Default::default()
-                };
-                Self::A2s(Box::new(ogp_proto::a2s::client::QueryMachine::new(
-                    opts, now,
-                )))
-            }
-            Protocol::Gqp => {
-                let opts = ogp_proto::gqp::client::QueryOptions {
-                    attempt_timeout,
-                    retries,
-                    total_timeout,
-                    ..Default::default()
-                };
-                Self::Gqp(Box::new(ogp_proto::gqp::client::QueryMachine::new(
-                    opts, now,
-                )))
-            }
-            Protocol::OgpDraft => {
-                let opts = ogp_proto::ogp_draft::client::QueryOptions {
-                    attempt_timeout,
-                    retries,
-                    total_timeout,
-                    ..Default::default()
-                };
-                Self::OgpDraft(Box::new(ogp_proto::ogp_draft::client::QueryMachine::new(
-                    opts,
-                    crate::random_u32(),
-                    now,
-                )))
-            }
-            Protocol::Gamespy3 => {
-                let opts = ogp_proto::gamespy3::client::QueryOptions {
-                    attempt_timeout,
-                    retries,
-                    total_timeout,
-                    ..Default::default()
-                };
-                Self::Gamespy3(Box::new(ogp_proto::gamespy3::client::QueryMachine::new(
-                    opts,
-                    crate::random_u32(),
-                    now,
-                )))
-            }
+            Protocol::Ogp => Self::Ogp(Box::new(ogp::client::QueryMachine::new(
+                opts!(ogp),
+                id(),
+                now,
+            ))),
+            Protocol::A2s => Self::A2s(Box::new(a2s::client::QueryMachine::new(opts!(a2s), now))),
+            Protocol::Gqp => Self::Gqp(Box::new(gqp::client::QueryMachine::new(opts!(gqp), now))),
+            Protocol::OgpDraft => Self::OgpDraft(Box::new(ogp_draft::client::QueryMachine::new(
+                opts!(ogp_draft),
+                id(),
+                now,
+            ))),
+            Protocol::Gamespy3 => Self::Gamespy3(Box::new(gamespy3::client::QueryMachine::new(
+                opts!(gamespy3),
+                id(),
+                now,
+            ))),
             Protocol::Auto => return Err(ScanError::Unsupported(protocol)),
         })
     }
