@@ -116,19 +116,12 @@ pub fn server_pairs(status: &Status) -> Vec<(Text, Text)> {
     out
 }
 
-/// The value of a sub-protocol C header index for `status` (empty when unknown).
-pub fn header_value(status: &Status, index: u8) -> Text {
-    let Some(key) = header_key(index) else {
-        return Text::default();
-    };
-    if let Some((_, v)) = server_pairs(status).into_iter().find(|(k, _)| k == key) {
-        return v;
-    }
-    status
-        .rules
-        .as_ref()
-        .and_then(|r| r.get(key))
-        .map(Text::from)
+/// The value of a sub-protocol C header index among `pairs` (the status's
+/// [`server_pairs`], rules included): empty when the index or the key is unknown.
+pub fn header_value(pairs: &[(Text, Text)], index: u8) -> Text {
+    header_key(index)
+        .and_then(|key| pairs.iter().find(|(k, _)| k == key))
+        .map(|(_, v)| v.clone())
         .unwrap_or_default()
 }
 

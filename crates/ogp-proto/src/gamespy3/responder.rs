@@ -26,7 +26,7 @@
 
 use std::time::Instant;
 
-use super::mapping::{header_value, status_to_info};
+use super::mapping::{header_value, server_pairs, status_to_info};
 use super::reply::{encode_keys_reply, encode_packets, ChallengeReply, ServerInfo};
 use super::request::{InfoKind, Request};
 use super::{kind, MAX_PACKET};
@@ -196,10 +196,11 @@ impl Gs3Responder {
                         teams,
                     } => self.basic(status, session_id, [server, players, teams], out),
                     InfoKind::Keys(indexes) => {
+                        let pairs = server_pairs(status);
                         let values: Vec<_> = indexes
                             .iter()
                             .take(64)
-                            .map(|&i| header_value(status, i))
+                            .map(|&i| header_value(&pairs, i))
                             .collect();
                         let refs: Vec<&str> = values.iter().map(|v| v.as_str()).collect();
                         let b = out.push_buf();
