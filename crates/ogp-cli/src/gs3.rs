@@ -1,17 +1,13 @@
-//! `ogp query --protocol gamespy3` and `ogp decode --protocol gamespy3`.
+//! `ogp decode --protocol gamespy3`.
 //!
-//! The query runs the GameSpy v3 client of `ogp_proto::gamespy3::client` (sub-protocol B,
-//! `09` handshake in auto mode: a server that never answers it is asked without a
-//! challenge after one attempt timeout). Decoding takes any mix of datagrams: requests
+//! Decoding takes any mix of datagrams: requests
 //! (`FE FD …`), `09` challenge and `05` echo replies, heartbeats (`03`) and the packets of
 //! server-information replies, which are reassembled in any order.
 
 use std::fmt::Write as _;
-use std::net::SocketAddr;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context as _, Result};
-use ogp_proto::gamespy3::client::{QueryOptions, QueryOutcome, Step, WireEvent};
 use ogp_proto::gamespy3::heartbeat::Heartbeat;
 use ogp_proto::gamespy3::mapping::info_to_status;
 use ogp_proto::gamespy3::reply::{decode_reply, Pushed, Reassembler, Reply, ServerInfo};
@@ -20,101 +16,7 @@ use ogp_proto::gamespy3::{kind, MAGIC};
 use serde_json::{json, Value};
 
 use crate::decode::Input;
-use crate::query::QueryArgs;
 use crate::render::sanitize;
-
-/// The client options for `ogp query`'s arguments: the per-attempt timeout and retries,
-/// and a total deadline of every attempt with its backoff plus one for the handshake.
-pub fn options(args: &QueryArgs) -> QueryOptions {
-    let base = crate::query::options(args);
-    QueryOptions {
-        attempt_timeout: base.attempt_timeout,
-        retries: base.retries,
-        backoff_percent: base.backoff_percent,
-        total_timeout: base.total_timeout + base.attempt_timeout,
-        ..QueryOptions::default()
-    }
-}
-
-/// Resolves and queries.
-pub async fn run(args: &QueryArgs) -> Result<(SocketAddr, QueryOutcome), String> {
-    let addr = ogp_net::client::resolve(&args.target)
-        .await
-        .map_err(|e| e.to_string())?;
-    let o = ogp_net::client::query_gamespy3(addr, options(args))
-        .await
-        .map_err(|e| e.to_string())?;
-    Ok((addr, o))
-}
-
-/// `ogp query --protocol gamespy3`: prints the status (or JSON), or one line on failure.
-pub async fn query(args: &QueryArgs, json: bool, verbose: bool) -> Result<ExitCode> {
-    match run(args).await {
-        Ok((addr, o)) => crate::print_answered(
-            &crate::Answered {
-                protocol: "GameSpy v3",
-                addr,
-                ping_ms: o.ping_ms,
-                datagrams: o.packets,
-                bytes: Some(o.reply_bytes),
-                status: &o.status,
-                warnings: o.warnings.iter().map(ToString::to_string).collect(),
-                wire: wire_summary(&o),
-            },
-            json,
-            verbose,
-        ),
-        Err(e) => crate::print_failed(&args.target, &e),
-    }
-}
-
-/// What happened on the wire, one line per event.
-pub fn wire_summary(o: &QueryOutcome) -> String {
-    let mut s = String::new();
-    for e in &o.events {
-        let line = match e {
-            WireEvent::Sent {
-                step: Step::Handshake,
-                bytes,
-                ..
-            } => format!("→ 0x09 challenge request {bytes} B"),
-            WireEvent::Sent {
-                step: Step::Info,
-                bytes,
-                challenge,
-            } => match challenge {
-                Some(c) => format!("→ request {bytes} B (challenge {c})"),
-                None => format!("→ request {bytes} B (no challenge)"),
-            },
-            WireEvent::Fallback => {
-                "   no reply to 0x09: asking without a challenge (and sending 0x09 again)"
-                    .to_string()
-            }
-            WireEvent::Challenge { challenge: 0 } => {
-                "← challenge \"0\": none needed (Battlefield 2 style)".to_string()
-            }
-            WireEvent::Challenge { challenge } => format!("← challenge {challenge}"),
-            WireEvent::Packet {
-                bytes,
-                number,
-                last,
-            } => format!(
-                "← packet {number}{} {bytes} B",
-                if *last { " (last)" } else { "" }
-            ),
-            WireEvent::Reply { bytes, packets } => {
-                format!("   reply complete: {bytes} B in {packets} packet(s)")
-            }
-            WireEvent::Dropped { bytes, why } => format!("← dropped {bytes} B ({why})"),
-            other => format!("{other:?}"),
-        };
-        let _ = writeln!(s, "  {line}");
-    }
-    if o.jc2mp {
-        s.push_str("  (Just Cause 2 MP player list)\n");
-    }
-    s
-}
 
 fn kind_json(k: &InfoKind) -> Value {
     match k {

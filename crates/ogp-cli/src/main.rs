@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use ogp_proto::client::{Answer, Details};
 use ogp_proto::guard::RateConfig;
 use ogp_proto::ogp::responder::OgpConfig;
 use ogp_proto::responder::ResponderConfig;
@@ -45,6 +46,20 @@ enum Protocol {
     /// Query: every protocol at once (OGP, GameSpy v3, A2S, GQP); the first to answer
     /// correctly is used, and named (`--split` implies OGP).
     Auto,
+}
+
+impl Protocol {
+    /// The protocol on the wire; `None` for auto-detection.
+    fn wire(self) -> Option<ogp_proto::Protocol> {
+        Some(match self {
+            Self::Ogp => ogp_proto::Protocol::Ogp,
+            Self::A2s => ogp_proto::Protocol::A2s,
+            Self::Gqp => ogp_proto::Protocol::Gqp,
+            Self::OgpDraft => ogp_proto::Protocol::OgpDraft,
+            Self::Gamespy3 => ogp_proto::Protocol::Gamespy3,
+            Self::Auto => return None,
+        })
+    }
 }
 
 /// `ogp serve --gamespy3-challenge`.
@@ -236,8 +251,10 @@ fn main() -> ExitCode {
                 timeout: Duration::from_millis(timeout.max(1)),
                 retries,
                 split,
+                command,
+                user,
             };
-            if protocol != Protocol::Gqp && (command.is_some() || user.is_some()) {
+            if protocol != Protocol::Gqp && (args.command.is_some() || args.user.is_some()) {
                 eprintln!("ogp: --command and --user are for --protocol gqp");
                 return ExitCode::from(2);
             }
@@ -249,25 +266,19 @@ fn main() -> ExitCode {
                 eprintln!("ogp: --try-query-ports is for --protocol auto");
                 return ExitCode::from(2);
             }
-            match protocol {
-                Protocol::Auto => runtime().and_then(|rt| {
+            match protocol.wire() {
+                None => runtime().and_then(|rt| {
                     rt.block_on(scan::query_auto(&args, try_query_ports, json, verbose))
                 }),
-                Protocol::Ogp => {
-                    runtime().and_then(|rt| rt.block_on(run_query(&args, json, verbose)))
-                }
-                Protocol::Gqp => {
-                    let gqp = query::GqpArgs { command, user };
-                    runtime().and_then(|rt| rt.block_on(run_query_gqp(&args, &gqp, json, verbose)))
-                }
-                Protocol::OgpDraft => {
-                    runtime().and_then(|rt| rt.block_on(run_query_draft(&args, json, verbose)))
-                }
-                Protocol::A2s => {
-                    runtime().and_then(|rt| rt.block_on(run_query_a2s(&args, json, verbose)))
-                }
-                Protocol::Gamespy3 => {
-                    runtime().and_then(|rt| rt.block_on(gs3::query(&args, json, verbose)))
+                Some(p) => {
+                    let opts = match query::options(&args, p) {
+                        Ok(o) => o,
+                        Err(e) => {
+                            eprintln!("ogp: {e}");
+                            return ExitCode::from(2);
+                        }
+                    };
+                    runtime().and_then(|rt| rt.block_on(run_query(&args, p, &opts, json, verbose)))
                 }
             }
         }
@@ -394,40 +405,32 @@ fn print_items(decoded: &decode::Decoded, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What any protocol's successful query has to show.
-struct Answered<'a> {
-    protocol: &'a str,
-    addr: SocketAddr,
-    ping_ms: f64,
-    datagrams: usize,
-    bytes: Option<usize>,
-    status: &'a ogp_proto::Status,
-    warnings: Vec<String>,
-    wire: String,
-}
-
 /// Prints a successful query: the status as JSON, or a summary line (and the exchange
 /// with --verbose) and the status tables. Warnings go to stderr.
-fn print_answered(a: &Answered<'_>, json: bool, verbose: bool) -> anyhow::Result<ExitCode> {
+fn print_answered(a: &Answer, json: bool, verbose: bool, notes: &str) -> anyhow::Result<ExitCode> {
     for w in &a.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", render::sanitize(w));
     }
     if json {
         emit(&format!("{}\n", a.status.to_json_pretty()))?;
         return Ok(ExitCode::SUCCESS);
     }
-    let size = a.bytes.map(|b| format!("{b} B in ")).unwrap_or_default();
     let plural = if a.datagrams == 1 { "" } else { "s" };
+    let addr = a.addr.map(|a| a.to_string()).unwrap_or_default();
     let mut head = format!(
-        "{} server {} answered in {:.1} ms ({size}{} datagram{plural})\n",
-        a.protocol, a.addr, a.ping_ms, a.datagrams
+        "{} server {addr} answered in {:.1} ms ({} B in {} datagram{plural})\n",
+        a.protocol.label(),
+        a.ping_ms,
+        a.bytes,
+        a.datagrams
     );
     if verbose {
-        head.push_str(&a.wire);
+        head.push_str(notes);
+        head.push_str(&query::wire_summary(&a.events));
     }
     head.push('\n');
     emit(&head)?;
-    emit(&render::status(a.status))?;
+    emit(&render::status(&a.status))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -437,114 +440,26 @@ fn print_failed(target: &str, e: &dyn std::fmt::Display) -> anyhow::Result<ExitC
     Ok(ExitCode::from(1))
 }
 
-async fn run_query(args: &query::QueryArgs, json: bool, verbose: bool) -> anyhow::Result<ExitCode> {
-    print_ogp_outcome("OGP", query::run(args).await, &args.target, json, verbose)
-}
-
-async fn run_query_draft(
+async fn run_query(
     args: &query::QueryArgs,
+    protocol: ogp_proto::Protocol,
+    opts: &ogp_proto::client::Options,
     json: bool,
     verbose: bool,
 ) -> anyhow::Result<ExitCode> {
-    print_ogp_outcome(
-        "OGP v0.02",
-        query::run_draft(args).await,
-        &args.target,
-        json,
-        verbose,
-    )
-}
-
-fn print_ogp_outcome(
-    protocol: &str,
-    result: Result<
-        (SocketAddr, ogp_proto::ogp::client::QueryOutcome),
-        ogp_net::client::ClientError,
-    >,
-    target: &str,
-    json: bool,
-    verbose: bool,
-) -> anyhow::Result<ExitCode> {
-    match result {
-        Ok((addr, o)) => print_answered(
-            &Answered {
-                protocol,
-                addr,
-                ping_ms: o.ping_ms,
-                datagrams: o.answer_datagrams,
-                bytes: Some(o.answer_bytes),
-                status: &o.status,
-                warnings: o.warnings.iter().map(ToString::to_string).collect(),
-                wire: query::wire_summary(&o),
-            },
-            json,
-            verbose,
-        ),
-        Err(e) => print_failed(target, &e),
-    }
-}
-
-async fn run_query_gqp(
-    args: &query::QueryArgs,
-    gqp: &query::GqpArgs,
-    json: bool,
-    verbose: bool,
-) -> anyhow::Result<ExitCode> {
-    match query::run_gqp(args, gqp).await {
-        Ok((_, o)) if gqp.command.is_some() => {
-            if json {
-                emit(&format!("{}\n", serde_json::to_string_pretty(&o.replies)?))?;
-            } else {
-                emit(&ogp_proto::gqp::render_replies(&o.replies))?;
+    match query::run(&args.target, protocol, opts).await {
+        Ok(a) => match &a.details {
+            // GQP raw commands: their replies, as they are.
+            Details::Gqp(g) if args.command.is_some() => {
+                if json {
+                    emit(&format!("{}\n", serde_json::to_string_pretty(&g.replies)?))?;
+                } else {
+                    emit(&ogp_proto::gqp::render_replies(&g.replies))?;
+                }
+                Ok(ExitCode::SUCCESS)
             }
-            Ok(ExitCode::SUCCESS)
-        }
-        Ok((addr, o)) => print_answered(
-            &Answered {
-                protocol: "GQP",
-                addr,
-                ping_ms: o.ping_ms,
-                datagrams: o.answer_datagrams,
-                bytes: Some(o.answer_bytes),
-                status: &o.status,
-                warnings: o.warnings.iter().map(ToString::to_string).collect(),
-                wire: query::gqp_wire_summary(&o),
-            },
-            json,
-            verbose,
-        ),
-        Err(e) => print_failed(&args.target, &e),
-    }
-}
-
-async fn run_query_a2s(
-    args: &query::QueryArgs,
-    json: bool,
-    verbose: bool,
-) -> anyhow::Result<ExitCode> {
-    match query::run_a2s(args).await {
-        Ok((addr, o)) => {
-            let mut warnings: Vec<String> = o.warnings.iter().map(ToString::to_string).collect();
-            warnings.extend(
-                o.missing
-                    .iter()
-                    .map(|s| format!("no {s:?} reply; the status lacks it")),
-            );
-            print_answered(
-                &Answered {
-                    protocol: "A2S",
-                    addr,
-                    ping_ms: o.ping_ms,
-                    datagrams: o.reply_datagrams,
-                    bytes: None,
-                    status: &o.status,
-                    warnings,
-                    wire: query::a2s_wire_summary(&o),
-                },
-                json,
-                verbose,
-            )
-        }
+            _ => print_answered(&a, json, verbose, ""),
+        },
         Err(e) => print_failed(&args.target, &e),
     }
 }
@@ -593,82 +508,64 @@ async fn run_demo() -> anyhow::Result<ExitCode> {
         target: addr.to_string(),
         timeout: Duration::from_millis(500),
         retries: 2,
-        split: None,
+        ..query::QueryArgs::default()
     };
-    let outcome = ogp_net::client::query(addr, query::options(&args)).await;
-    let gqp = query::run_gqp(&args, &query::GqpArgs::default()).await;
-    let a2s = query::run_a2s(&args).await;
-    let gs3 = gs3::run(&args).await;
+    let ask = |p: ogp_proto::Protocol, target: String| {
+        let opts = ogp_proto::client::Options::with_timing(query::timing(&args, p));
+        async move { query::run(&target, p, &opts).await }
+    };
+    use ogp_proto::Protocol as P;
+    let ogp = ask(P::Ogp, addr.to_string()).await;
+    let others = [
+        (P::Gqp, "GQP on the same port"),
+        (P::A2s, "Valve A2S on the same port"),
+        (
+            P::Gamespy3,
+            "GameSpy v3 on the same port (real challenge mode)",
+        ),
+    ];
+    let mut answers = Vec::new();
+    for (p, title) in others {
+        answers.push((title, ask(p, addr.to_string()).await));
+    }
     let draft_config = ResponderConfig {
         listener: ogp_proto::responder::Listener::OgpDraft,
         ..ResponderConfig::default()
     };
     let draft_handle = ogp_net::responder::spawn(loopback, Arc::clone(&cell), draft_config).await?;
-    let draft_args = query::QueryArgs {
-        target: draft_handle.local_addr().to_string(),
-        ..args
-    };
-    let draft = query::run_draft(&draft_args).await;
+    let draft_addr = draft_handle.local_addr();
+    answers.push((
+        "OGP v0.02 draft on its own port",
+        ask(P::OgpDraft, draft_addr.to_string()).await,
+    ));
     draft_handle.shutdown().await?;
     let stats = handle.stats();
     handle.shutdown().await?;
-    let o = outcome?;
-    emit(&format!("OGP on the wire:\n{}", query::wire_summary(&o)))?;
+    let o = ogp?;
+    emit(&format!(
+        "OGP on the wire:\n{}",
+        query::wire_summary(&o.events)
+    ))?;
     emit(&format!("  answered in {:.2} ms\n", o.ping_ms))?;
     let o_players = o.status.players.as_ref().map(Vec::len);
-    let block = |title: &str, summary: String, ping: f64, status: &ogp_proto::Status| {
-        let same = status.host_name == o.status.host_name
-            && status.players.as_ref().map(Vec::len) == o_players;
-        format!(
-            "\n{title}:\n{summary}  answered in {ping:.2} ms; {} the OGP answer\n",
-            if same {
-                "same server name and players as"
-            } else {
-                "DIFFERENT from"
+    for (title, answer) in &answers {
+        emit(&match answer {
+            Ok(a) => {
+                let same = a.status.host_name == o.status.host_name
+                    && a.status.players.as_ref().map(Vec::len) == o_players;
+                format!(
+                    "\n{title}:\n{}  answered in {:.2} ms; {} the OGP answer\n",
+                    query::wire_summary(&a.events),
+                    a.ping_ms,
+                    if same {
+                        "same server name and players as"
+                    } else {
+                        "DIFFERENT from"
+                    }
+                )
             }
-        )
-    };
-    emit(&match &gqp {
-        Ok((_, g)) => block(
-            "GQP on the same port",
-            query::gqp_wire_summary(g),
-            g.ping_ms,
-            &g.status,
-        ),
-        Err(e) => format!("\nGQP on the same port failed: {e}\n"),
-    })?;
-    emit(&match &a2s {
-        Ok((_, a)) => block(
-            "Valve A2S on the same port",
-            query::a2s_wire_summary(a),
-            a.ping_ms,
-            &a.status,
-        ),
-        Err(e) => format!("\nA2S on the same port failed: {e}\n"),
-    })?;
-    emit(&match &gs3 {
-        Ok((_, g)) => block(
-            "GameSpy v3 on the same port (real challenge mode)",
-            gs3::wire_summary(g),
-            g.ping_ms,
-            &g.status,
-        ),
-        Err(e) => format!("\nGameSpy v3 on the same port failed: {e}\n"),
-    })?;
-    match &draft {
-        Ok((daddr, d)) => {
-            emit(&format!(
-                "\nOGP v0.02 draft on its own port {daddr}:\n{}",
-                query::wire_summary(d)
-            ))?;
-            let same = d.status.host_name == o.status.host_name;
-            emit(&format!(
-                "  answered in {:.2} ms; {} server name\n",
-                d.ping_ms,
-                if same { "same" } else { "DIFFERENT" }
-            ))?;
-        }
-        Err(e) => emit(&format!("\nOGP v0.02 draft failed: {e}\n"))?,
+            Err(e) => format!("\n{title} failed: {e}\n"),
+        })?;
     }
     emit(&format!(
         "\nThe responder received {} and sent {} datagrams ({} bytes).\n\n",

@@ -1,14 +1,16 @@
-//! `ogp query`: query one server and print its status.
+//! `ogp query`: query one server in one protocol and print its status. Nothing here
+//! knows a protocol's wire format: the options go to `ogp_net::client::query`, the
+//! answer comes back as one [`Answer`] whatever the protocol.
 
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use anyhow::Result;
-use ogp_net::client::{self, ClientError};
-use ogp_proto::gqp;
-use ogp_proto::ogp::client::{QueryOptions, QueryOutcome, WireEvent};
+use ogp_net::client;
+use ogp_proto::client::{Answer, Event, Options, QueryError, Timing};
+use ogp_proto::{gqp, Protocol};
 
 /// Options of `ogp query`.
+#[derive(Debug, Default)]
 pub struct QueryArgs {
     /// HOST:PORT.
     pub target: String,
@@ -16,164 +18,47 @@ pub struct QueryArgs {
     pub timeout: Duration,
     /// Retries.
     pub retries: u32,
-    /// Ask for split answers of this size.
+    /// Ask for OGP split answers of this size.
     pub split: Option<u16>,
-}
-
-/// The query options for the arguments: the total deadline is the sum of the attempt
-/// timeouts with their backoff.
-pub fn options(args: &QueryArgs) -> QueryOptions {
-    let mut o = QueryOptions {
-        attempt_timeout: args.timeout,
-        retries: args.retries,
-        max_bytes_per_packet: args.split,
-        ..QueryOptions::default()
-    };
-    let mut total = Duration::ZERO;
-    let mut t = args.timeout;
-    for _ in 0..=args.retries.min(64) {
-        total += t;
-        t = t * o.backoff_percent / 100;
-    }
-    o.total_timeout = total;
-    o
-}
-
-/// Resolves and queries.
-pub async fn run(args: &QueryArgs) -> Result<(std::net::SocketAddr, QueryOutcome), ClientError> {
-    let addr = client::resolve(&args.target).await?;
-    let outcome = client::query(addr, options(args)).await?;
-    Ok((addr, outcome))
-}
-
-/// A one-line summary of what happened on the wire.
-pub fn wire_summary(o: &QueryOutcome) -> String {
-    let mut s = String::new();
-    for e in &o.events {
-        let part = match e {
-            WireEvent::Sent {
-                bytes,
-                challenge,
-                request_id,
-            } => {
-                format!("→ query {bytes} B (challenge {challenge:#010x}, request id {request_id})")
-            }
-            WireEvent::Challenge { bytes, challenge } => {
-                format!("← {bytes} B: new challenge {challenge:#010x}")
-            }
-            WireEvent::Fragment {
-                bytes,
-                number,
-                count,
-            } => format!("← split packet {}/{count} {bytes} B", number + 1),
-            WireEvent::Answer { bytes } => format!("← answer {bytes} B"),
-            WireEvent::Dropped { bytes, why } => format!("← dropped {bytes} B ({why})"),
-            _ => continue,
-        };
-        let _ = writeln!(s, "  {part}");
-    }
-    s
-}
-
-/// Resolves and queries over the OGP v0.02 draft.
-pub async fn run_draft(
-    args: &QueryArgs,
-) -> Result<(std::net::SocketAddr, QueryOutcome), ClientError> {
-    let base = options(args);
-    let opts = ogp_proto::ogp_draft::client::QueryOptions {
-        attempt_timeout: base.attempt_timeout,
-        retries: base.retries,
-        total_timeout: base.total_timeout,
-        max_bytes_per_packet: args.split.map(|m| i16::try_from(m).unwrap_or(i16::MAX)),
-        ..Default::default()
-    };
-    let addr = client::resolve(&args.target).await?;
-    let outcome = client::query_draft(addr, opts).await?;
-    Ok((addr, outcome))
-}
-
-/// Resolves and queries over Valve A2S (INFO, PLAYER, RULES).
-pub async fn run_a2s(
-    args: &QueryArgs,
-) -> Result<(std::net::SocketAddr, ogp_proto::a2s::client::QueryOutcome), String> {
-    let base = options(args);
-    let opts = ogp_proto::a2s::client::QueryOptions {
-        attempt_timeout: base.attempt_timeout,
-        retries: base.retries,
-        // three steps, each with its retries
-        total_timeout: base.total_timeout * 3,
-        ..Default::default()
-    };
-    let addr = client::resolve(&args.target)
-        .await
-        .map_err(|e| e.to_string())?;
-    let o = client::query_a2s(addr, opts)
-        .await
-        .map_err(|e| e.to_string())?;
-    Ok((addr, o))
-}
-
-/// A summary of an A2S exchange.
-pub fn a2s_wire_summary(o: &ogp_proto::a2s::client::QueryOutcome) -> String {
-    use ogp_proto::a2s::client::WireEvent;
-    let mut s = String::new();
-    for e in &o.events {
-        let line = match e {
-            WireEvent::Sent {
-                step,
-                bytes,
-                challenge,
-            } => match challenge {
-                Some(c) => format!("→ {step:?} {bytes} B (challenge {c:#010x})"),
-                None => format!("→ {step:?} {bytes} B"),
-            },
-            WireEvent::Challenge { challenge } => format!("← challenge {challenge:#010x}"),
-            WireEvent::Fragment { bytes, id } => format!("← split fragment {bytes} B (id {id:#x})"),
-            WireEvent::Reply {
-                step,
-                bytes,
-                datagrams,
-            } => {
-                format!("← {step:?} reply {bytes} B in {datagrams} datagram(s)")
-            }
-            WireEvent::Skipped { step } => format!("   {step:?}: no reply, skipped"),
-            WireEvent::Dropped { bytes, why } => format!("← dropped {bytes} B ({why})"),
-            other => format!("{other:?}"),
-        };
-        let _ = writeln!(s, "  {line}");
-    }
-    s
-}
-
-/// GQP-specific arguments of `ogp query`.
-#[derive(Debug, Default)]
-pub struct GqpArgs {
-    /// Raw commands, `;`-separated.
+    /// GQP raw commands, `;`-separated.
     pub command: Option<String>,
-    /// User for protected commands.
+    /// GQP user for protected commands.
     pub user: Option<String>,
 }
 
-/// GQP query options for the arguments.
-pub fn gqp_options(args: &QueryArgs, gqp: &GqpArgs) -> Result<gqp::client::QueryOptions, String> {
-    let base = options(args);
-    let mut o = gqp::client::QueryOptions {
-        attempt_timeout: base.attempt_timeout,
-        retries: base.retries,
-        total_timeout: base.total_timeout,
-        ..gqp::client::QueryOptions::default()
-    };
-    if let Some(c) = &gqp.command {
+/// Steps of a protocol's exchange that each get the attempt timeout and retries.
+fn steps(protocol: Protocol) -> u32 {
+    match protocol {
+        // INFO, PLAYER, RULES
+        Protocol::A2s => 3,
+        // the 0x09 handshake, then the request
+        Protocol::Gamespy3 => 2,
+        _ => 1,
+    }
+}
+
+/// The timers for the arguments: the total deadline leaves room for every attempt of
+/// every step, with its backoff.
+pub fn timing(args: &QueryArgs, protocol: Protocol) -> Timing {
+    Timing::with_attempts(args.timeout, args.retries, steps(protocol))
+}
+
+/// The client options for the arguments.
+pub fn options(args: &QueryArgs, protocol: Protocol) -> Result<Options, String> {
+    let mut o = Options::with_timing(timing(args, protocol));
+    o.ogp.max_bytes_per_packet = args.split;
+    o.ogp_draft.max_bytes_per_packet = args.split.map(|m| i16::try_from(m).unwrap_or(i16::MAX));
+    if let Some(c) = &args.command {
         let commands = gqp::Command::parse_lines(c);
         if commands.is_empty() {
             return Err(format!("no command in {c:?}"));
         }
-        o.mode = gqp::client::QueryMode::Raw(commands);
+        o.gqp.mode = gqp::client::QueryMode::Raw(commands);
     }
-    if let Some(user) = &gqp.user {
+    if let Some(user) = &args.user {
         let password = std::env::var("OGP_GQP_PASSWORD")
             .map_err(|_| "--user needs the password in OGP_GQP_PASSWORD".to_string())?;
-        o.credentials = Some(gqp::client::Credentials {
+        o.gqp.credentials = Some(gqp::client::Credentials {
             user: user.as_str().into(),
             password: password.into(),
         });
@@ -181,46 +66,17 @@ pub fn gqp_options(args: &QueryArgs, gqp: &GqpArgs) -> Result<gqp::client::Query
     Ok(o)
 }
 
-/// Resolves and queries over GQP.
-pub async fn run_gqp(
-    args: &QueryArgs,
-    gqp: &GqpArgs,
-) -> Result<(std::net::SocketAddr, gqp::client::QueryOutcome), String> {
-    let opts = gqp_options(args, gqp)?;
-    let addr = client::resolve(&args.target)
-        .await
-        .map_err(|e| e.to_string())?;
-    let o = client::query_gqp(addr, opts)
-        .await
-        .map_err(|e| e.to_string())?;
-    Ok((addr, o))
+/// Resolves `target` and queries it in `protocol`.
+pub async fn run(target: &str, protocol: Protocol, opts: &Options) -> Result<Answer, QueryError> {
+    let addr = client::resolve(target).await?;
+    client::query(addr, protocol, opts).await
 }
 
-/// A summary of a GQP exchange.
-pub fn gqp_wire_summary(o: &gqp::client::QueryOutcome) -> String {
+/// What happened on the wire, one indented line per event.
+pub fn wire_summary(events: &[Event]) -> String {
     let mut s = String::new();
-    use gqp::client::{Step, WireEvent};
-    for e in &o.events {
-        let line = match e {
-            WireEvent::Sent { bytes, step } => {
-                let what = match step {
-                    Step::Probe => "token request",
-                    Step::Login => "login",
-                    Step::Main => "query",
-                };
-                format!("→ {what} {bytes} B")
-            }
-            WireEvent::Token { token } => format!("← token {token} (address proof)"),
-            WireEvent::Reply { bytes, last } => {
-                format!(
-                    "← reply {bytes} B{}",
-                    if *last { "" } else { " (more blocks follow)" }
-                )
-            }
-            WireEvent::Dropped { bytes, why } => format!("← dropped {bytes} B ({why})"),
-            other => format!("{other:?}"),
-        };
-        let _ = writeln!(s, "  {line}");
+    for e in events {
+        let _ = writeln!(s, "  {e}");
     }
     s
 }

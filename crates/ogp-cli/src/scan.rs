@@ -13,7 +13,8 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
-use ogp_net::scan::{self, Answer, Protocol, ScanConfig, ScanError, ScanResult, Target};
+use ogp_net::scan::{self, Protocol, ScanConfig, ScanResult, Target};
+use ogp_proto::client::{Options, Timing};
 use tokio::sync::mpsc;
 
 /// Longest list line read; longer ones are reported and skipped.
@@ -32,7 +33,7 @@ pub struct ScanArgs {
     pub json: bool,
     /// Protocol of lines that give only HOST:PORT.
     #[arg(long, default_value = "auto", value_parser = parse_protocol)]
-    pub protocol: Protocol,
+    pub protocol: Wanted,
     /// Milliseconds to wait for an answer before sending again (grows 1.5× per retry).
     #[arg(long, default_value_t = 500, value_name = "MS")]
     pub timeout: u64,
@@ -62,9 +63,20 @@ pub struct ScanArgs {
     pub no_progress: bool,
 }
 
-/// `--protocol` values: our names, case-insensitive.
-pub fn parse_protocol(s: &str) -> std::result::Result<Protocol, String> {
-    s.parse::<Protocol>().map_err(|e| e.to_string())
+/// The protocol a target is queried with: one, or auto-detection (`None`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wanted(pub Option<Protocol>);
+
+/// The name of a wanted protocol, `auto` for auto-detection.
+pub fn wanted_name(p: Option<Protocol>) -> &'static str {
+    p.map_or("auto", Protocol::name)
+}
+
+/// `--protocol` values: our names, case-insensitive, or `auto`.
+pub fn parse_protocol(s: &str) -> std::result::Result<Wanted, String> {
+    Protocol::parse_or_auto(s)
+        .map(Wanted)
+        .map_err(|e| e.to_string())
 }
 
 /// qstat server types we know but do not speak.
@@ -78,8 +90,8 @@ const QSTAT_OTHER: &[&str] = &[
 /// One list line: `Ok(None)` for blanks and comments, the target, or why it is bad.
 pub fn parse_line(
     line: &str,
-    default: Protocol,
-) -> std::result::Result<Option<(Protocol, String)>, String> {
+    default: Option<Protocol>,
+) -> std::result::Result<Option<(Option<Protocol>, String)>, String> {
     let line = match line.find('#') {
         Some(i) => line.get(..i).unwrap_or_default(),
         None => line,
@@ -95,7 +107,7 @@ pub fn parse_line(
         None => (default, first),
         Some(host) => {
             let name = first.trim_start_matches('-');
-            match name.parse::<Protocol>() {
+            match Protocol::parse_or_auto(name) {
                 Ok(p) => (p, host),
                 Err(_) if QSTAT_OTHER.contains(&name.to_ascii_lowercase().as_str()) => {
                     return Err(format!(
@@ -153,7 +165,7 @@ type Input = std::io::BufReader<Box<dyn std::io::Read + Send>>;
 /// lines go to `notes`. Runs on its own thread.
 fn read_list(
     input: Input,
-    default: Protocol,
+    default: Option<Protocol>,
     try_query_ports: bool,
     targets: mpsc::Sender<Vec<Target>>,
     notes: mpsc::Sender<Note>,
@@ -225,17 +237,6 @@ fn read_list(
     }
 }
 
-fn protocol_label(p: Protocol) -> &'static str {
-    match p {
-        Protocol::Ogp => "OGP",
-        Protocol::A2s => "A2S",
-        Protocol::Gamespy3 => "GameSpy v3",
-        Protocol::Gqp => "GQP",
-        Protocol::OgpDraft => "OGP v0.02",
-        Protocol::Auto => "auto",
-    }
-}
-
 /// One NDJSON line for a result (with its newline): target, protocol, ok, line, then
 /// addr, ping_ms and status (the state-file schema), or error (its kind) and message.
 /// Written straight from the values, without building a JSON tree.
@@ -251,17 +252,17 @@ pub fn result_json(r: &ScanResult) -> String {
             let status = serde_json::to_string(&a.status).unwrap_or_else(|_| "{}".into());
             let ping = (a.ping_ms * 1000.0).round() / 1000.0;
             let ping = if ping.is_finite() { ping } else { 0.0 };
+            let addr = a.addr.or(r.addr).map(|a| a.to_string()).unwrap_or_default();
             l.push_str(&format!(
-                ",\"protocol\":\"{}\",\"ok\":true,\"line\":{},\"addr\":\"{}\",\"ping_ms\":{ping},\"status\":{status}}}",
+                ",\"protocol\":\"{}\",\"ok\":true,\"line\":{},\"addr\":\"{addr}\",\"ping_ms\":{ping},\"status\":{status}}}",
                 a.protocol.name(),
                 r.id,
-                a.addr
             ));
         }
         Err(e) => {
             l.push_str(&format!(
                 ",\"protocol\":\"{}\",\"ok\":false,\"line\":{}",
-                r.requested.name(),
+                wanted_name(r.requested),
                 r.id
             ));
             if let Some(a) = r.addr {
@@ -300,9 +301,9 @@ pub fn result_row(r: &ScanResult) -> String {
             };
             let map = s.map.as_ref().map_or("-".into(), |m| cut(&m.name, 16));
             let name = s.host_name.as_deref().map_or(String::new(), |n| cut(n, 40));
-            let target = match r.addr {
-                Some(given) if given.port() != a.addr.port() => {
-                    format!("{} (port {})", r.target, a.addr.port())
+            let target = match (r.addr, a.addr) {
+                (Some(given), Some(found)) if given.port() != found.port() => {
+                    format!("{} (port {})", r.target, found.port())
                 }
                 _ => r.target.clone(),
             };
@@ -319,7 +320,7 @@ pub fn result_row(r: &ScanResult) -> String {
         Err(e) => format!(
             "{:<24} {:<9} {:>8} {:>7} {:<16} {}\n",
             cut(&r.target, 24),
-            r.requested.name(),
+            wanted_name(r.requested),
             "-",
             "-",
             "-",
@@ -346,9 +347,12 @@ fn config(args: &ScanArgs) -> ScanConfig {
         rate: args.rate.max(1),
         max_in_flight: args.max_in_flight.max(1),
         resolve_concurrency: args.resolvers.max(1),
-        attempt_timeout: Duration::from_millis(args.timeout.max(1)),
-        retries: args.retries,
-        deadline: Duration::from_millis(args.deadline.max(1)),
+        options: Options::with_timing(
+            Timing::default()
+                .attempt_timeout(Duration::from_millis(args.timeout.max(1)))
+                .retries(args.retries)
+                .total_timeout(Duration::from_millis(args.deadline.max(1))),
+        ),
         sockets: args.sockets.clamp(1, 64),
         ..ScanConfig::default()
     }
@@ -406,7 +410,7 @@ async fn scan_list(
     let scan = scan::start(config(args)).context("cannot open a UDP socket")?;
     let (targets, mut results, handle) = (scan.targets, scan.results, scan.handle);
     let (notes_tx, mut notes) = mpsc::channel(64);
-    let (default, try_ports) = (args.protocol, args.try_query_ports);
+    let (default, try_ports) = (args.protocol.0, args.try_query_ports);
     let (batches_tx, mut batches) = mpsc::channel::<Vec<Target>>(4);
     let reader =
         std::thread::spawn(move || read_list(input, default, try_ports, batches_tx, notes_tx));
@@ -435,7 +439,7 @@ async fn scan_list(
                 tally.done += 1;
                 match &r.outcome {
                     Ok(_) => tally.answered += 1,
-                    Err(ScanError::Timeout) => tally.timed_out += 1,
+                    Err(e) if e.is_timeout() => tally.timed_out += 1,
                     Err(_) => tally.errors += 1,
                 }
                 let line = if args.json {
@@ -535,79 +539,76 @@ pub async fn query_auto(
 ) -> Result<ExitCode> {
     let target = Target {
         try_query_ports,
-        ..Target::new(args.target.clone(), Protocol::Auto)
+        ..Target::new(args.target.clone(), None)
     };
+    // Every protocol's steps (three for A2S) in the time each attempt and retry takes.
+    let timing = Timing::with_attempts(args.timeout, args.retries, 3);
     let config = ScanConfig {
-        attempt_timeout: args.timeout,
-        retries: args.retries,
-        deadline: crate::query::options(args).total_timeout * 3,
+        options: Options::with_timing(timing),
         ..ScanConfig::default()
     };
     let r = scan::query(target, config).await;
-    let a: Answer = match r.outcome {
+    let a = match r.outcome {
         Ok(a) => a,
         Err(e) => return crate::print_failed(&args.target, &e),
     };
     let given_port = r.addr.map(|g| g.port());
-    let mut wire = format!(
+    let found_port = a.addr.map(|a| a.port());
+    let mut notes = format!(
         "  auto-detected: {} answered first among {}\n",
-        protocol_label(a.protocol),
-        Protocol::AUTO.map(protocol_label).join(", ")
+        a.protocol.label(),
+        Protocol::AUTO.map(Protocol::label).join(", ")
     );
+    let moved = given_port.is_some() && found_port.is_some() && given_port != found_port;
     if try_query_ports {
-        match given_port {
-            Some(p) if p != a.addr.port() => wire.push_str(&format!(
-                "  query port {} (given port {p})\n",
-                a.addr.port()
-            )),
-            _ => wire.push_str("  the given port is the query port\n"),
+        if moved {
+            notes.push_str(&format!(
+                "  query port {} (given port {})\n",
+                found_port.unwrap_or_default(),
+                given_port.unwrap_or_default()
+            ));
+        } else {
+            notes.push_str("  the given port is the query port\n");
         }
     }
-    if !json && try_query_ports && given_port.is_some_and(|p| p != a.addr.port()) && !verbose {
+    if !json && try_query_ports && moved && !verbose {
         crate::emit(&format!(
             "query port {} answered (given port {})\n",
-            a.addr.port(),
+            found_port.unwrap_or_default(),
             given_port.unwrap_or_default()
         ))?;
     }
-    crate::print_answered(
-        &crate::Answered {
-            protocol: protocol_label(a.protocol),
-            addr: a.addr,
-            ping_ms: a.ping_ms,
-            datagrams: a.datagrams,
-            bytes: a.bytes,
-            status: &a.status,
-            warnings: a.warnings,
-            wire,
-        },
-        json,
-        verbose,
-    )
+    crate::print_answered(&a, json, verbose, &notes)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn details() -> ogp_proto::client::Details {
+        ogp_proto::client::Details::Ogp(ogp_proto::ogp::client::Details {
+            challenge: None,
+            request_id: 1,
+        })
+    }
+
     #[test]
     fn json_lines_parse() {
         let ok = ScanResult {
             id: 7,
             target: "a\"b:1".into(),
-            requested: Protocol::Auto,
+            requested: None,
             addr: Some("127.0.0.1:1".parse().unwrap()),
-            outcome: Ok(Answer {
-                protocol: Protocol::A2s,
-                addr: "127.0.0.1:2".parse().unwrap(),
-                ping_ms: 1.23456,
-                status: ogp_proto::Status {
+            outcome: Ok({
+                let status = ogp_proto::Status {
                     host_name: Some("x \"y\"\n".into()),
                     ..Default::default()
-                },
-                warnings: vec![],
-                datagrams: 1,
-                bytes: None,
+                };
+                let mut a = ogp_proto::client::Answer::new(Protocol::A2s, status, details());
+                a.addr = Some("127.0.0.1:2".parse().unwrap());
+                a.ping_ms = 1.23456;
+                a.datagrams = 1;
+                a
             }),
             elapsed: Duration::ZERO,
         };
@@ -620,7 +621,11 @@ mod tests {
         assert_eq!(v["ping_ms"], 1.235);
         assert_eq!(v["status"]["host_name"], "x \"y\"\n");
         let failed = ScanResult {
-            outcome: Err(ScanError::Timeout),
+            outcome: Err(ogp_proto::client::QueryError::NoAnswer {
+                protocol: Protocol::Ogp,
+                step: None,
+                attempts: 3,
+            }),
             ..ok
         };
         let line = result_json(&failed);
@@ -634,32 +639,35 @@ mod tests {
 
     #[test]
     fn list_lines() {
-        let auto = Protocol::Auto;
+        let auto = None;
         assert_eq!(parse_line("", auto), Ok(None));
         assert_eq!(parse_line("   # comment", auto), Ok(None));
         assert_eq!(
             parse_line("a2s 127.0.0.1:27015 # a comment", auto),
-            Ok(Some((Protocol::A2s, "127.0.0.1:27015".into())))
+            Ok(Some((Some(Protocol::A2s), "127.0.0.1:27015".into())))
         );
         assert_eq!(
             parse_line("A2S 127.0.0.1:27015", auto),
-            Ok(Some((Protocol::A2s, "127.0.0.1:27015".into())))
+            Ok(Some((Some(Protocol::A2s), "127.0.0.1:27015".into())))
         );
         assert_eq!(
             parse_line("-gs3 game.example.org:29900", auto),
-            Ok(Some((Protocol::Gamespy3, "game.example.org:29900".into())))
+            Ok(Some((
+                Some(Protocol::Gamespy3),
+                "game.example.org:29900".into()
+            )))
         );
         assert_eq!(
             parse_line("GS4 [::1]:29900", auto),
-            Ok(Some((Protocol::Gamespy3, "[::1]:29900".into())))
+            Ok(Some((Some(Protocol::Gamespy3), "[::1]:29900".into())))
         );
         assert_eq!(
             parse_line("ogp-draft 10.0.0.1:22223", auto),
-            Ok(Some((Protocol::OgpDraft, "10.0.0.1:22223".into())))
+            Ok(Some((Some(Protocol::OgpDraft), "10.0.0.1:22223".into())))
         );
         assert_eq!(
-            parse_line("127.0.0.1:1", Protocol::Gqp),
-            Ok(Some((Protocol::Gqp, "127.0.0.1:1".into())))
+            parse_line("127.0.0.1:1", Some(Protocol::Gqp)),
+            Ok(Some((Some(Protocol::Gqp), "127.0.0.1:1".into())))
         );
         for bad in [
             "a2s 127.0.0.1",

@@ -7,7 +7,8 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{bail, Context as _, Result};
 use ogp_net::{responder, StatusCell};
-use ogp_proto::responder::ResponderConfig;
+use ogp_proto::gamespy3::heartbeat::HeartbeatConfig;
+use ogp_proto::responder::{Listener, ResponderConfig};
 use ogp_proto::Status;
 
 /// Options of `ogp serve`.
@@ -69,29 +70,32 @@ pub async fn run(opts: ServeOptions) -> Result<()> {
     if opts.listen.is_empty() {
         bail!("nothing to listen on");
     }
-    let mut handles = Vec::new();
-    for addr in &opts.listen {
-        let h = if opts.gamespy3_masters.is_empty() {
-            responder::spawn(*addr, Arc::clone(&cell), opts.config.clone()).await
-        } else {
-            let mut hb = responder::HeartbeatConfig::new(opts.gamespy3_masters.clone());
-            hb.game_name = opts.gamespy3_game.clone();
-            responder::spawn_with_heartbeat(*addr, Arc::clone(&cell), opts.config.clone(), hb).await
-        }
-        .with_context(|| format!("listening on {addr}"))?;
-        handles.push(h);
+    let mut config = opts.config.clone();
+    if !opts.gamespy3_masters.is_empty() {
+        config.gamespy3_heartbeat = Some(
+            HeartbeatConfig::new(opts.gamespy3_masters.clone())
+                .game_name(opts.gamespy3_game.as_deref().map(Into::into)),
+        );
     }
-    let addrs: Vec<String> = handles.iter().map(|h| h.local_addr().to_string()).collect();
-    for addr in &opts.listen_ogp_draft {
-        let config = ResponderConfig {
-            listener: ogp_proto::responder::Listener::OgpDraft,
-            ..opts.config.clone()
-        };
-        let h = responder::spawn(*addr, Arc::clone(&cell), config)
-            .await
-            .with_context(|| format!("listening on {addr} (OGP v0.02 draft)"))?;
-        tracing::info!("answering the OGP v0.02 draft on {}", h.local_addr());
-        handles.push(h);
+    // One responder for every socket: one rate limiter and one challenge secret.
+    let listeners: Vec<(SocketAddr, Listener)> = opts
+        .listen
+        .iter()
+        .map(|a| (*a, Listener::Standard))
+        .chain(
+            opts.listen_ogp_draft
+                .iter()
+                .map(|a| (*a, Listener::OgpDraft)),
+        )
+        .collect();
+    let handle = responder::spawn_many(&listeners, Arc::clone(&cell), config)
+        .await
+        .context("listening")?;
+    let locals = handle.local_addrs();
+    let (standard, draft) = locals.split_at(opts.listen.len().min(locals.len()));
+    let addrs: Vec<String> = standard.iter().map(ToString::to_string).collect();
+    for d in draft {
+        tracing::info!("answering the OGP v0.02 draft on {d}");
     }
     tracing::info!(
         "serving {} on {} (OGP, A2S, GQP, GameSpy v3; OGP challenge {}, GameSpy v3 {}, rate {}/s burst {})",
@@ -134,11 +138,8 @@ pub async fn run(opts: ServeOptions) -> Result<()> {
             }
         }
     }
-    let mut sent = 0u64;
-    for h in handles {
-        sent += h.stats().sent;
-        h.shutdown().await.ok();
-    }
+    let sent = handle.stats().sent;
+    handle.shutdown().await.ok();
     tracing::info!("stopped ({sent} datagrams sent)");
     Ok(())
 }

@@ -230,12 +230,15 @@ fn query_ogp_serve_in_both_challenge_modes() {
         );
         assert!(text.contains("→ 0x09 challenge request 7 B"), "{text}");
         if mode == "bf2" {
-            assert!(text.contains("← challenge \"0\""), "{text}");
-            assert!(text.contains("→ request 11 B (no challenge)"), "{text}");
+            assert!(text.contains("challenge 0x00000000"), "{text}");
+            assert!(text.contains("→ information request 11 B (id "), "{text}");
         } else {
-            assert!(text.contains("→ request 15 B (challenge "), "{text}");
+            assert!(
+                text.contains("→ information request 15 B (challenge "),
+                "{text}"
+            );
         }
-        assert!(text.contains("← packet 0 (last)"), "{text}");
+        assert!(text.contains("← part 1 "), "{text}");
         assert!(text.contains(want.host_name.as_deref().unwrap()), "{text}");
     }
 }

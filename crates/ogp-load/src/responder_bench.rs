@@ -26,7 +26,6 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, ensure, Context as _, Result};
 use ogp_net::{responder, StatusCell};
 use ogp_proto::guard::RateConfig;
-use ogp_proto::ogp::client::QueryOptions;
 use ogp_proto::ogp::{self, DefaultQuery, Header, Message, PacketType};
 use ogp_proto::responder::{ResponderConfig, Stats};
 use tokio::net::UdpSocket;
@@ -279,12 +278,12 @@ fn encode_rid(slot: usize, generation: u32) -> u32 {
 /// Obtains each sender's challenge from the responder (library client, Error 3 flow)
 /// and one real answer to learn its size and to serve from the echo server.
 async fn plan(server: SocketAddr, sources: u16) -> Result<(Plan, Vec<u8>)> {
-    let opts = QueryOptions {
-        attempt_timeout: Duration::from_millis(300),
-        retries: 3,
-        total_timeout: Duration::from_secs(3),
-        ..QueryOptions::default()
-    };
+    let opts = ogp_proto::client::Options::with_timing(
+        ogp_proto::client::Timing::default()
+            .attempt_timeout(Duration::from_millis(300))
+            .retries(3)
+            .total_timeout(Duration::from_secs(3)),
+    );
     let mut queries = Vec::new();
     let mut sample = None;
     for i in 0..sources {
@@ -293,15 +292,18 @@ async fn plan(server: SocketAddr, sources: u16) -> Result<(Plan, Vec<u8>)> {
             .await
             .with_context(|| format!("binding {addr}"))?;
         socket.connect(server).await?;
-        let outcome = ogp_net::client::query_on(&socket, opts.clone())
+        let outcome = ogp_net::client::query_on(&socket, ogp_proto::Protocol::Ogp, &opts)
             .await
             .with_context(|| format!("challenge flow from {addr}"))?;
         ensure!(
-            outcome.answer_datagrams == 1,
+            outcome.datagrams == 1,
             "the answer was split into {} datagrams",
-            outcome.answer_datagrams
+            outcome.datagrams
         );
-        let challenge = outcome.challenge.context("no challenge in the answer")?;
+        let ogp_proto::client::Details::Ogp(details) = outcome.details else {
+            bail!("not an OGP answer");
+        };
+        let challenge = details.challenge.context("no challenge in the answer")?;
         let header = Header {
             challenge: Some(challenge),
             request_id: Some(encode_rid(0, 0)),

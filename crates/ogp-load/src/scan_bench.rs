@@ -97,9 +97,7 @@ fn parse_mix(mix: &str) -> Result<Vec<Protocol>> {
     let mut v = Vec::new();
     for name in mix.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let p: Protocol = name.parse().map_err(|e| anyhow::anyhow!("--mix: {e}"))?;
-        if p.supported() {
-            v.push(p);
-        }
+        v.push(p);
     }
     ensure!(!v.is_empty(), "--mix names no supported protocol");
     Ok(v)

@@ -15,8 +15,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context as _, Result};
-use ogp_net::client::ClientError;
-use ogp_proto::ogp::client::{QueryError, QueryOptions};
+use ogp_proto::client::{Fault, Options, QueryError, Rejection, Timing};
+use ogp_proto::Protocol;
 use tokio::net::UdpSocket;
 use tokio::task::JoinSet;
 
@@ -143,23 +143,22 @@ fn start_server(bin: &Path) -> Result<(ServerProcess, SocketAddr)> {
 }
 
 /// One source: its own socket and address, one complete query, then the socket closes.
-async fn one_source(
-    ip: Ipv4Addr,
-    server: SocketAddr,
-    opts: QueryOptions,
-) -> Result<(), &'static str> {
+async fn one_source(ip: Ipv4Addr, server: SocketAddr, opts: Options) -> Result<(), &'static str> {
     let socket = UdpSocket::bind(SocketAddr::new(IpAddr::V4(ip), 0))
         .await
         .map_err(|_| "bind failed")?;
     socket.connect(server).await.map_err(|_| "connect failed")?;
-    match ogp_net::client::query_on(&socket, opts).await {
+    match ogp_net::client::query_on(&socket, Protocol::Ogp, &opts).await {
         Ok(o) if o.status.host_name.is_some() => Ok(()),
         Ok(_) => Err("answer without host name"),
-        Err(ClientError::Query(QueryError::Timeout { .. })) => Err("timeout"),
-        Err(ClientError::Query(QueryError::Server(_))) => Err("server error"),
-        Err(ClientError::Query(QueryError::ChallengeLoop)) => Err("challenge loop"),
-        Err(ClientError::Query(_)) => Err("bad answer"),
-        Err(ClientError::Refused) => Err("refused"),
+        Err(QueryError::NoAnswer { .. }) => Err("timeout"),
+        Err(QueryError::Rejected {
+            reason: Rejection::ChallengeLoop,
+            ..
+        }) => Err("challenge loop"),
+        Err(QueryError::Rejected { .. }) => Err("server error"),
+        Err(QueryError::Refused { .. }) => Err("refused"),
+        Err(e) if e.fault() == Fault::Server => Err("bad answer"),
         Err(_) => Err("socket error"),
     }
 }
@@ -180,23 +179,25 @@ pub fn run(args: &Args) -> Result<()> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let opts = QueryOptions {
-        attempt_timeout: Duration::from_millis(args.timeout_ms),
-        retries: 2,
-        total_timeout: Duration::from_millis(args.timeout_ms * 4),
-        ..QueryOptions::default()
-    };
+    let opts = Options::with_timing(
+        Timing::default()
+            .attempt_timeout(Duration::from_millis(args.timeout_ms))
+            .total_timeout(Duration::from_millis(args.timeout_ms * 4)),
+    );
 
     // Wait until it answers (at most 10 s), from 127.0.0.1.
     let ready = rt.block_on(async {
         for _ in 0..50 {
-            let quick = QueryOptions {
-                attempt_timeout: Duration::from_millis(200),
-                retries: 0,
-                total_timeout: Duration::from_millis(200),
-                ..QueryOptions::default()
-            };
-            if ogp_net::client::query(addr, quick).await.is_ok() {
+            let quick = Options::with_timing(
+                Timing::default()
+                    .attempt_timeout(Duration::from_millis(200))
+                    .retries(0)
+                    .total_timeout(Duration::from_millis(200)),
+            );
+            if ogp_net::client::query(addr, Protocol::Ogp, &quick)
+                .await
+                .is_ok()
+            {
                 return true;
             }
             tokio::time::sleep(Duration::from_millis(200)).await;

@@ -2,16 +2,16 @@
 
 use std::net::SocketAddr;
 
-use ogp_proto::ogp::client::{QueryOptions, QueryOutcome};
+use ogp_proto::client::{Answer, Options, QueryError};
+use ogp_proto::Protocol;
 
-use crate::client::ClientError;
-
-/// Queries one OGP server, blocking the calling thread (it runs a small single-threaded
-/// runtime for the duration of the query; do not call it from inside a tokio runtime).
-pub fn query(addr: SocketAddr, opts: QueryOptions) -> Result<QueryOutcome, ClientError> {
+/// Queries one server in `protocol`, blocking the calling thread (it runs a small
+/// single-threaded runtime for the duration of the query; do not call it from inside a
+/// tokio runtime).
+pub fn query(addr: SocketAddr, protocol: Protocol, opts: &Options) -> Result<Answer, QueryError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(ClientError::Io)?;
-    rt.block_on(crate::client::query(addr, opts))
+        .map_err(|e| QueryError::socket(&e))?;
+    rt.block_on(crate::client::query(addr, protocol, opts))
 }

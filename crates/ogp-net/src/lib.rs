@@ -2,11 +2,12 @@
 //!
 //! The tokio side of the project. It owns sockets, timers and concurrency, and nothing
 //! else: every protocol decision is made by the sans-IO machines of [`ogp_proto`]
-//! ([`ogp_proto::responder::Responder`], [`ogp_proto::ogp::client::QueryMachine`]).
+//! ([`ogp_proto::responder::Responder`], [`ogp_proto::client::Machine`]).
 //!
 //! * [`StatusCell`]: the status a game publishes, swapped atomically from any thread.
 //! * [`responder`]: a tokio task that answers every protocol on one UDP socket.
-//! * [`client`]: `query(addr, options)` and its [`blocking`] wrapper.
+//! * [`client`]: `query(addr, protocol, &options)` for any protocol, and its
+//!   [`blocking`] wrapper.
 //! * [`scan`]: many servers at once over a few shared sockets, and protocol
 //!   auto-detection.
 //!

@@ -1,28 +1,35 @@
-//! The responder as a tokio task: one UDP socket, every protocol, answers from a
-//! [`StatusCell`].
+//! The responder over tokio: every protocol, on any number of UDP sockets, answered from
+//! a [`StatusCell`] by **one** sans-IO [`Responder`] per process, so that one rate
+//! limiter and one challenge secret cover every socket (a source's budget is not
+//! multiplied by the number of `--listen` addresses).
 //!
-//! The task takes a snapshot of the status for each datagram, lets the sans-IO
-//! [`Responder`] build the answers, drops the snapshot and only then sends: no lock is
-//! held during I/O and the game's thread is never blocked. Answers go out from the socket
-//! the query came in on.
+//! ```no_run
+//! # async fn f() -> std::io::Result<()> {
+//! use ogp_net::{responder, StatusCell};
+//! use ogp_proto::{responder::ResponderConfig, Status};
 //!
-//! With a [`HeartbeatConfig`], the task also sends GameSpy v3 heartbeats to master
-//! servers from the same socket (so masters see the query port): one at start, one
-//! every 60 seconds, one soon after the status changes (checked once a second, at most
-//! every 10 seconds), and a last one marked "exiting" at shutdown. Keep-alives from the
-//! masters are logged.
+//! let status = StatusCell::new(Status::default());
+//! let handle = responder::spawn("0.0.0.0:22222".parse().unwrap(), status.clone(), ResponderConfig::default()).await?;
+//! status.update(|s| s.host_name = Some("My server".into())); // from any thread, any time
+//! handle.shutdown().await?; // sends the GameSpy "exiting" heartbeats, if configured
+//! # Ok(()) }
+//! ```
+//!
+//! Each socket has a task that takes a snapshot of the status for each datagram, lets
+//! the responder build the answers (a short, uncontended lock: never held across I/O),
+//! and sends them from the socket the query came in on. One more task sleeps until the
+//! responder's next timed send ([`Responder::poll_timeout`]) and sends what it hands out
+//! (GameSpy v3 heartbeats to master servers, from each listening socket so that masters
+//! see the query port). Nothing here makes a protocol decision. Games without tokio use
+//! [`spawn_thread`], which runs the same on a thread of its own.
 
 use std::io;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-use std::time::Duration;
-
-use ogp_proto::gamespy3::heartbeat::{Heartbeat, Schedule, StateChanged};
 use ogp_proto::gamespy3::responder::Gs3Outcome;
-use ogp_proto::responder::{Outcome, Responder, ResponderConfig, Stats, Transmits};
-use ogp_proto::Status;
+use ogp_proto::responder::{Listener, Outcome, Responder, ResponderConfig, Stats, Transmits};
 use tokio::net::UdpSocket;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -33,77 +40,86 @@ use crate::StatusCell;
 /// ignored, so reading a little more than that is enough to tell.
 const RECV_BUF: usize = 2048;
 
+/// The one responder of a process, shared by its socket tasks.
+#[derive(Debug)]
+struct Shared(Mutex<Responder>);
+
+impl Shared {
+    /// The responder; a task that panicked while holding it cannot have left it
+    /// inconsistent (every call leaves it whole), so a poisoned lock is taken as is.
+    fn lock(&self) -> MutexGuard<'_, Responder> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
 /// A running responder.
 #[derive(Debug)]
 pub struct ResponderHandle {
-    local_addr: SocketAddr,
-    stats: Arc<Mutex<Stats>>,
+    local_addrs: Vec<SocketAddr>,
+    shared: Arc<Shared>,
     shutdown: watch::Sender<bool>,
-    task: JoinHandle<io::Result<()>>,
+    tasks: Vec<JoinHandle<()>>,
 }
 
 impl ResponderHandle {
-    /// The address the socket is bound to.
+    /// The address the (first) socket is bound to.
     pub fn local_addr(&self) -> SocketAddr {
-        self.local_addr
+        self.local_addrs
+            .first()
+            .copied()
+            .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0)))
     }
 
-    /// Counters so far.
+    /// The addresses of every socket, in the order given.
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        &self.local_addrs
+    }
+
+    /// Counters so far, all sockets together.
     pub fn stats(&self) -> Stats {
-        self.stats.lock().map(|s| *s).unwrap_or_default()
+        self.shared.lock().stats()
     }
 
-    /// Stops the task and waits for it.
+    /// Stops answering, sends the last timed datagrams (the "exiting" heartbeats) and
+    /// waits for every task.
     pub async fn shutdown(self) -> io::Result<()> {
         let _ = self.shutdown.send(true);
-        self.task.await.map_err(io::Error::other)?
-    }
-}
-
-/// GameSpy v3 heartbeats to master servers.
-#[derive(Debug, Clone)]
-pub struct HeartbeatConfig {
-    /// The master servers.
-    pub masters: Vec<SocketAddr>,
-    /// The `gamename` to announce (default: the status's `game_name`).
-    pub game_name: Option<String>,
-    /// Regular cadence (the spec's 60 s).
-    pub interval: Duration,
-    /// Shortest gap between heartbeats after a status change (10 s).
-    pub min_gap: Duration,
-}
-
-impl HeartbeatConfig {
-    /// Heartbeats to `masters` on the spec's cadence.
-    pub fn new(masters: Vec<SocketAddr>) -> Self {
-        Self {
-            masters,
-            game_name: None,
-            interval: Duration::from_secs(60),
-            min_gap: Duration::from_secs(10),
+        for t in self.tasks {
+            t.await.map_err(io::Error::other)?;
         }
+        Ok(())
     }
 }
 
-/// Binds `addr` and serves `status` on it until shut down.
+/// Binds `addr` and serves `status` on it, as a listener of the configured kind
+/// ([`ResponderConfig::listener`]), until shut down.
 pub async fn spawn(
     addr: SocketAddr,
     status: Arc<StatusCell>,
     config: ResponderConfig,
 ) -> io::Result<ResponderHandle> {
-    let socket = UdpSocket::bind(addr).await?;
-    spawn_on(socket, status, config)
+    let kind = config.listener;
+    spawn_many(&[(addr, kind)], status, config).await
 }
 
-/// Binds `addr`, serves `status` on it and sends heartbeats, until shut down.
-pub async fn spawn_with_heartbeat(
-    addr: SocketAddr,
+/// Binds every address and serves `status` on all of them with one responder; each
+/// listener answers the protocols of its kind (the OGP v0.02 draft needs a port of its
+/// own).
+pub async fn spawn_many(
+    listeners: &[(SocketAddr, Listener)],
     status: Arc<StatusCell>,
     config: ResponderConfig,
-    heartbeat: HeartbeatConfig,
 ) -> io::Result<ResponderHandle> {
-    let socket = UdpSocket::bind(addr).await?;
-    start(socket, status, config, Some(heartbeat))
+    let mut sockets = Vec::with_capacity(listeners.len());
+    for (addr, kind) in listeners {
+        let socket = UdpSocket::bind(addr)
+            .await
+            .map_err(|e| io::Error::new(e.kind(), format!("binding {addr}: {e}")))?;
+        sockets.push((socket, *kind));
+    }
+    spawn_sockets(sockets, status, config)
 }
 
 /// Serves `status` on an already bound socket until shut down.
@@ -112,41 +128,67 @@ pub fn spawn_on(
     status: Arc<StatusCell>,
     config: ResponderConfig,
 ) -> io::Result<ResponderHandle> {
-    start(socket, status, config, None)
+    let kind = config.listener;
+    spawn_sockets(vec![(socket, kind)], status, config)
 }
 
-fn start(
-    socket: UdpSocket,
+/// Serves `status` on already bound sockets, each answering the protocols of its kind,
+/// with one responder, until shut down.
+pub fn spawn_sockets(
+    sockets: Vec<(UdpSocket, Listener)>,
     status: Arc<StatusCell>,
     config: ResponderConfig,
-    heartbeat: Option<HeartbeatConfig>,
 ) -> io::Result<ResponderHandle> {
-    let local_addr = socket.local_addr()?;
-    let responder = Responder::new(config, crate::random_secret()?, Instant::now());
-    let stats = Arc::new(Mutex::new(Stats::default()));
+    let now = Instant::now();
+    let mut responder = Responder::new(config, crate::random_secret()?, now);
+    let mut local_addrs = Vec::with_capacity(sockets.len());
+    let mut bound = Vec::with_capacity(sockets.len());
+    for (socket, kind) in sockets {
+        let local = socket.local_addr()?;
+        if kind == Listener::Standard {
+            responder.add_listener(local, now);
+        }
+        local_addrs.push(local);
+        bound.push((Arc::new(socket), kind));
+    }
+    let shared = Arc::new(Shared(Mutex::new(responder)));
     let (tx, rx) = watch::channel(false);
-    let beats = heartbeat.map(|h| Beats::new(h, local_addr));
-    let task = tokio::spawn(run(socket, status, responder, stats.clone(), rx, beats));
+    let mut tasks = Vec::with_capacity(bound.len() + 1);
+    for (socket, kind) in &bound {
+        tasks.push(tokio::spawn(answer(
+            Arc::clone(socket),
+            *kind,
+            Arc::clone(&status),
+            Arc::clone(&shared),
+            rx.clone(),
+        )));
+    }
+    let senders = bound.into_iter().map(|(s, _)| s).collect();
+    tasks.push(tokio::spawn(timed_sends(
+        senders,
+        status,
+        Arc::clone(&shared),
+        rx,
+    )));
     Ok(ResponderHandle {
-        local_addr,
-        stats,
+        local_addrs,
+        shared,
         shutdown: tx,
-        task,
+        tasks,
     })
 }
 
-async fn run(
-    socket: UdpSocket,
+/// Answers the datagrams of one socket until shut down.
+async fn answer(
+    socket: Arc<UdpSocket>,
+    kind: Listener,
     status: Arc<StatusCell>,
-    mut responder: Responder,
-    stats: Arc<Mutex<Stats>>,
+    shared: Arc<Shared>,
     mut shutdown: watch::Receiver<bool>,
-    mut beats: Option<Beats>,
-) -> io::Result<()> {
+) {
     let mut buf = vec![0u8; RECV_BUF];
     let mut out = Transmits::default();
     loop {
-        let tick = beats.as_ref().map(|b| b.next_check);
         let (n, src) = tokio::select! {
             r = socket.recv_from(&mut buf) => match r {
                 Ok(v) => v,
@@ -161,23 +203,14 @@ async fn run(
                     continue;
                 }
             },
-            _ = shutdown.changed() => {
-                if let Some(b) = &mut beats {
-                    b.send(&socket, &status.load(), StateChanged::Exiting).await;
-                }
-                return Ok(());
-            }
-            _ = sleep_until_opt(tick) => {
-                if let Some(b) = &mut beats {
-                    b.tick(&socket, &status).await;
-                }
-                continue;
-            }
+            _ = shutdown.changed() => return,
         };
         let datagram = buf.get(..n).unwrap_or_default();
         let outcome = {
             let snapshot = status.peek();
-            responder.handle(Instant::now(), src, datagram, &snapshot, &mut out)
+            shared
+                .lock()
+                .handle_on(kind, Instant::now(), src, datagram, &snapshot, &mut out)
         };
         tracing::trace!(%src, ?outcome, "handled");
         if outcome == Outcome::Gamespy3(Gs3Outcome::KeepAlive) {
@@ -188,92 +221,62 @@ async fn run(
                 tracing::debug!(%src, error = %e, "send failed");
             }
         }
-        // Publish the counters after the answers went out (an uncontended lock; a
-        // reader holding it only delays the update to the next datagram).
-        if let Ok(mut s) = stats.try_lock() {
-            *s = responder.stats();
+    }
+}
+
+/// Sleeps until the responder's next timed send, sends what it hands out from the
+/// socket it names; at shutdown, the last ones.
+async fn timed_sends(
+    sockets: Vec<Arc<UdpSocket>>,
+    status: Arc<StatusCell>,
+    shared: Arc<Shared>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let locals: Vec<Option<SocketAddr>> = sockets.iter().map(|s| s.local_addr().ok()).collect();
+    let send_all = |batch: Vec<ogp_proto::responder::Transmit>| {
+        let sockets = &sockets;
+        let locals = &locals;
+        async move {
+            for t in batch {
+                let Some(i) = locals.iter().position(|l| *l == Some(t.from)) else {
+                    continue;
+                };
+                let Some(s) = sockets.get(i) else { continue };
+                match s.send_to(&t.datagram, t.to).await {
+                    Ok(_) => tracing::debug!(to = %t.to, bytes = t.datagram.len(), "timed send"),
+                    Err(e) => tracing::debug!(to = %t.to, error = %e, "timed send failed"),
+                }
+            }
+        }
+    };
+    loop {
+        let due = shared.lock().poll_timeout();
+        tokio::select! {
+            _ = sleep_until_opt(due) => {
+                let batch = {
+                    let mut r = shared.lock();
+                    r.handle_timeout(Instant::now(), &status.load());
+                    std::iter::from_fn(|| r.poll_transmit()).collect::<Vec<_>>()
+                };
+                send_all(batch).await;
+            }
+            _ = shutdown.changed() => {
+                let batch = {
+                    let mut r = shared.lock();
+                    r.close(&status.load());
+                    std::iter::from_fn(|| r.poll_transmit()).collect::<Vec<_>>()
+                };
+                send_all(batch).await;
+                return;
+            }
         }
     }
 }
 
-async fn sleep_until_opt(at: Option<tokio::time::Instant>) {
+async fn sleep_until_opt(at: Option<Instant>) {
     match at {
-        Some(at) => tokio::time::sleep_until(at).await,
+        Some(at) => tokio::time::sleep_until(at.into()).await,
         None => std::future::pending().await,
-    }
-}
-
-/// The heartbeat side of the task.
-struct Beats {
-    config: HeartbeatConfig,
-    schedule: Schedule,
-    instance_key: u32,
-    local: SocketAddr,
-    last_status: Option<Arc<Status>>,
-    next_check: tokio::time::Instant,
-}
-
-impl Beats {
-    fn new(config: HeartbeatConfig, local: SocketAddr) -> Self {
-        Self {
-            schedule: Schedule::with(config.interval, config.min_gap),
-            config,
-            instance_key: crate::random_u32(),
-            local,
-            last_status: None,
-            next_check: tokio::time::Instant::now(),
-        }
-    }
-
-    /// Notes status changes and sends a heartbeat when one is due.
-    async fn tick(&mut self, socket: &UdpSocket, status: &StatusCell) {
-        let now = tokio::time::Instant::now();
-        let snapshot = status.load();
-        if let Some(last) = &self.last_status {
-            if !Arc::ptr_eq(last, &snapshot) && **last != *snapshot {
-                self.schedule.status_changed();
-            }
-        }
-        self.last_status = Some(Arc::clone(&snapshot));
-        if let Some(kind) = self.schedule.poll(now.into_std()) {
-            self.send(socket, &snapshot, kind).await;
-        }
-        let check = Duration::from_secs(1).min(self.config.min_gap.max(Duration::from_millis(10)));
-        let due = self.schedule.next_due().map_or(now + check, |d| {
-            tokio::time::Instant::from_std(d).min(now + check)
-        });
-        self.next_check = due.max(now + Duration::from_millis(5));
-    }
-
-    async fn send(&mut self, socket: &UdpSocket, status: &Status, kind: StateChanged) {
-        let mut keys = ogp_proto::gamespy3::mapping::server_pairs(status);
-        keys.retain(|(k, _)| k != "gamename");
-        let ip = self.local.ip();
-        let hb = Heartbeat {
-            instance_key: self.instance_key,
-            local_ips: if ip.is_unspecified() || !ip.is_ipv4() {
-                Vec::new()
-            } else {
-                vec![ip.to_string().into()]
-            },
-            local_port: Some(self.local.port()),
-            natneg: Some(false),
-            state_changed: Some(kind),
-            game_name: self
-                .config
-                .game_name
-                .as_deref()
-                .map(Into::into)
-                .or_else(|| status.game_name.clone()),
-            keys,
-        };
-        let bytes = hb.to_bytes();
-        for m in &self.config.masters {
-            match socket.send_to(&bytes, m).await {
-                Ok(_) => tracing::debug!(master = %m, ?kind, bytes = bytes.len(), "heartbeat sent"),
-                Err(e) => tracing::debug!(master = %m, error = %e, "heartbeat not sent"),
-            }
-        }
     }
 }
 
@@ -285,4 +288,100 @@ fn is_transient(e: &io::Error) -> bool {
             | io::ErrorKind::Interrupted
             | io::ErrorKind::WouldBlock
     )
+}
+
+/// A responder running on a thread of its own, for games without tokio.
+#[derive(Debug)]
+pub struct ThreadedResponder {
+    local_addrs: Vec<SocketAddr>,
+    shared: Arc<Shared>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<io::Result<()>>>,
+}
+
+impl ThreadedResponder {
+    /// The addresses of every socket, in the order given.
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        &self.local_addrs
+    }
+
+    /// Counters so far, all sockets together.
+    pub fn stats(&self) -> Stats {
+        self.shared.lock().stats()
+    }
+
+    /// Stops answering, sends the last timed datagrams and joins the thread.
+    pub fn stop(mut self) -> io::Result<()> {
+        self.stop_inner()
+    }
+
+    fn stop_inner(&mut self) -> io::Result<()> {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        match self.thread.take() {
+            Some(t) => t
+                .join()
+                .map_err(|_| io::Error::other("the responder thread panicked"))?,
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for ThreadedResponder {
+    fn drop(&mut self) {
+        let _ = self.stop_inner();
+    }
+}
+
+/// Binds every address and serves `status` on a thread of its own (its own
+/// single-threaded tokio runtime), until [`ThreadedResponder::stop`] or drop. For games
+/// and engines without an async runtime: publish the status with
+/// [`StatusCell::set`]/[`StatusCell::update`] from any thread.
+pub fn spawn_thread(
+    listeners: &[(SocketAddr, Listener)],
+    status: Arc<StatusCell>,
+    config: ResponderConfig,
+) -> io::Result<ThreadedResponder> {
+    let listeners = listeners.to_vec();
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let thread = std::thread::Builder::new()
+        .name("ogp-responder".into())
+        .spawn(move || -> io::Result<()> {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            rt.block_on(async move {
+                let handle = match spawn_many(&listeners, status, config).await {
+                    Ok(h) => h,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(io::Error::new(e.kind(), e.to_string())));
+                        return Err(e);
+                    }
+                };
+                let _ = ready_tx.send(Ok((
+                    handle.local_addrs().to_vec(),
+                    Arc::clone(&handle.shared),
+                )));
+                let _ = stop_rx.await;
+                handle.shutdown().await
+            })
+        })?;
+    match ready_rx.recv() {
+        Ok(Ok((local_addrs, shared))) => Ok(ThreadedResponder {
+            local_addrs,
+            shared,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        }),
+        Ok(Err(e)) => {
+            let _ = thread.join();
+            Err(e)
+        }
+        Err(_) => Err(match thread.join() {
+            Ok(Err(e)) => e,
+            _ => io::Error::other("the responder thread ended before it started"),
+        }),
+    }
 }

@@ -11,7 +11,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use ogp_proto::a2s::{self, mapping, split, Message, Request};
-use ogp_proto::Status;
+use ogp_proto::client::{Details, Options, Timing};
+use ogp_proto::{Protocol, Status};
 use serde_json::Value;
 use tokio::net::UdpSocket;
 
@@ -139,20 +140,34 @@ async fn every_capture_replayed_over_loopback_reads_like_offline() {
         decode_into(&rules, &mut expected);
 
         let addr = fake_server(capture.clone()).await;
-        let opts = a2s::client::QueryOptions {
-            players: !players.is_empty(),
-            rules: !rules.is_empty(),
-            attempt_timeout: Duration::from_millis(300),
-            total_timeout: Duration::from_secs(4),
-            ..Default::default()
+        let opts = Options {
+            a2s: a2s::client::QueryOptions {
+                players: !players.is_empty(),
+                rules: !rules.is_empty(),
+                ..Default::default()
+            },
+            ..Options::with_timing(
+                Timing::default()
+                    .attempt_timeout(Duration::from_millis(300))
+                    .total_timeout(Duration::from_secs(4)),
+            )
         };
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let o = ogp_net::client::query_a2s(addr, opts)
+        let o = ogp_net::client::query(addr, Protocol::A2s, &opts)
             .await
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert!(o.missing.is_empty(), "{name}: missing {:?}", o.missing);
+        assert_eq!((o.protocol, o.addr), (Protocol::A2s, Some(addr)), "{name}");
+        let Details::A2s(d) = &o.details else {
+            panic!("{name}: not A2S details: {:?}", o.details)
+        };
+        assert!(d.missing.is_empty(), "{name}: missing {:?}", d.missing);
+        assert!(
+            !o.warnings.iter().any(|w| w.starts_with("no A2S_")),
+            "{name}: {:?}",
+            o.warnings
+        );
         assert_eq!(
-            o.challenge,
+            d.challenge,
             Some(CHALLENGE),
             "{name}: the challenge flow ran"
         );

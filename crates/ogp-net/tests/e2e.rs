@@ -16,16 +16,17 @@ use std::net::{Ipv6Addr, SocketAddr, SocketAddrV6};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use ogp_net::client::{self, ClientError};
+use ogp_net::client;
 use ogp_net::responder::{self, ResponderHandle};
 use ogp_net::StatusCell;
+use ogp_proto::client::{Answer, Details, Event, Options, QueryDriver, QueryError, Timing};
 use ogp_proto::guard::RateConfig;
-use ogp_proto::ogp::client::{QueryError, QueryMachine, QueryOptions, QueryOutcome, WireEvent};
+use ogp_proto::ogp::client::{QueryMachine, QueryOptions};
 use ogp_proto::ogp::query::request;
 use ogp_proto::ogp::{self, AnswerOptions, DefaultQuery, Header, Message, PacketType, PREFIX};
 use ogp_proto::responder::ResponderConfig;
 use ogp_proto::text::from_hex;
-use ogp_proto::{Player, Rules, Status, Team, Text};
+use ogp_proto::{Player, Protocol, Rules, Status, Team, Text};
 use ogp_testkit::{
     big_status, demo_state, empty_lists, many_players, served, status_and_charset, Charset,
 };
@@ -70,25 +71,52 @@ fn expected(s: &Status) -> Status {
     served(s, request::ALL_LISTS)
 }
 
-async fn query(addr: SocketAddr, opts: QueryOptions) -> Result<QueryOutcome, ClientError> {
-    timeout(LIMIT, client::query(addr, opts))
+/// An OGP query of `addr` with these OGP options and timers.
+async fn query_with(
+    addr: SocketAddr,
+    ogp: QueryOptions,
+    timing: Timing,
+) -> Result<Answer, QueryError> {
+    let opts = Options {
+        ogp,
+        ..Options::with_timing(timing)
+    };
+    let r = timeout(LIMIT, client::query(addr, Protocol::Ogp, &opts))
         .await
-        .expect("query did not finish within its own deadline")
+        .expect("query did not finish within its own deadline");
+    if let Ok(a) = &r {
+        assert_eq!(a.protocol, Protocol::Ogp);
+        assert_eq!(a.addr, Some(addr), "the answer names the queried address");
+    }
+    r
 }
 
-fn count_events(o: &QueryOutcome, f: impl Fn(&WireEvent) -> bool) -> usize {
+/// An OGP query of `addr` with these OGP options and the default timers.
+async fn query(addr: SocketAddr, opts: QueryOptions) -> Result<Answer, QueryError> {
+    query_with(addr, opts, Timing::default()).await
+}
+
+/// The challenge an OGP answer reports.
+fn challenge(o: &Answer) -> Option<u32> {
+    match &o.details {
+        Details::Ogp(d) => d.challenge,
+        other => panic!("not OGP details: {other:?}"),
+    }
+}
+
+fn count_events(o: &Answer, f: impl Fn(&Event) -> bool) -> usize {
     o.events.iter().filter(|e| f(e)).count()
 }
 
-fn dropped(o: &QueryOutcome, reason: &str) -> usize {
+fn dropped(o: &Answer, reason: &str) -> usize {
     count_events(
         o,
-        |e| matches!(e, WireEvent::Dropped { why, .. } if *why == reason),
+        |e| matches!(e, Event::Dropped { why, .. } if *why == reason),
     )
 }
 
-fn sent(o: &QueryOutcome) -> usize {
-    count_events(o, |e| matches!(e, WireEvent::Sent { .. }))
+fn sent(o: &Answer) -> usize {
+    count_events(o, |e| matches!(e, Event::Sent { .. }))
 }
 
 // =======================================================================================
@@ -146,13 +174,13 @@ fn random_statuses_round_trip_over_udp() {
             if let Some(m) = m {
                 // every answer datagram (as far as the capped event log shows them) fits
                 for e in &o.events {
-                    if let WireEvent::Fragment { bytes, .. } | WireEvent::Answer { bytes } = e {
+                    if let Event::Part { bytes, .. } | Event::Reply { bytes, .. } = e {
                         prop_assert!(*bytes <= usize::from(m), "{} B > {}", bytes, m);
                     }
                 }
             }
             if s.players.as_ref().is_some_and(|p| p.len() >= 255) {
-                prop_assert!(o.answer_datagrams > 1, "300 players in one datagram");
+                prop_assert!(o.datagrams > 1, "300 players in one datagram");
             }
             latin1.set(latin1.get() + usize::from(!utf8));
             Ok(())
@@ -180,7 +208,7 @@ async fn big_split_answers_in_both_charsets() {
         )
         .await
         .unwrap();
-        assert!(o.answer_datagrams > 5, "{} datagrams", o.answer_datagrams);
+        assert!(o.datagrams > 5, "{} datagrams", o.datagrams);
         assert_eq!(o.status, expected(&s), "utf8 {utf8}, {m}");
         assert_eq!(o.status.host_name.as_deref(), Some("Grüße aus Köln"));
     }
@@ -247,7 +275,7 @@ async fn status_updates_are_seen_by_the_next_query() {
     let o2 = query(
         addr,
         QueryOptions {
-            challenge: o.challenge,
+            challenge: challenge(&o),
             ..QueryOptions::default()
         },
     )
@@ -440,12 +468,13 @@ async fn lost_duplicated_and_reordered_split_packets() {
     let relay = start_relay(handle.local_addr(), Mode::Lossy).await;
     let opts = QueryOptions {
         max_bytes_per_packet: Some(500),
-        attempt_timeout: Duration::from_millis(400),
-        retries: 3,
-        total_timeout: Duration::from_secs(5),
         ..QueryOptions::default()
     };
-    let o = query(relay.addr, opts).await.unwrap();
+    let timing = Timing::default()
+        .attempt_timeout(Duration::from_millis(400))
+        .retries(3)
+        .total_timeout(Duration::from_secs(5));
+    let o = query_with(relay.addr, opts, timing).await.unwrap();
     assert_eq!(o.status, expected(&s));
     {
         let log = relay.log.lock().unwrap();
@@ -479,10 +508,10 @@ async fn answers_from_other_addresses_are_not_accepted() {
     // control: the forged answers would be accepted if they reached the client
     let t0 = Instant::now();
     for id in [None, Some(77)] {
-        let mut m = QueryMachine::new(QueryOptions::default(), 77, t0);
+        let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), 77, t0);
         m.poll_transmit(t0).unwrap();
         m.handle_datagram(t0, &answer_datagram(&forged_status(), id));
-        let got = m.result().expect("accepted").expect("an answer");
+        let got = m.take_result().expect("accepted").expect("an answer");
         assert_eq!(got.status.host_name.as_deref(), Some("FORGED"));
     }
 
@@ -507,19 +536,26 @@ async fn a_silent_port_times_out_after_every_attempt() {
     // bound but never read: nothing answers, and no ICMP error either
     let silent = std::net::UdpSocket::bind(localhost()).unwrap();
     let addr = silent.local_addr().unwrap();
-    let opts = QueryOptions {
-        attempt_timeout: Duration::from_millis(200),
-        retries: 2,
-        backoff_percent: 150,
-        total_timeout: Duration::from_secs(2),
-        ..QueryOptions::default()
-    };
-    let total = opts.total_timeout;
+    let timing = Timing::default()
+        .attempt_timeout(Duration::from_millis(200))
+        .retries(2)
+        .backoff_percent(150)
+        .total_timeout(Duration::from_secs(2));
+    let total = timing.total_timeout;
     let t = Instant::now();
-    let r = query(addr, opts).await;
+    let r = query_with(addr, QueryOptions::default(), timing).await;
     let elapsed = t.elapsed();
     match r {
-        Err(ClientError::Query(QueryError::Timeout { attempts })) => assert_eq!(attempts, 3),
+        Err(
+            ref e @ QueryError::NoAnswer {
+                protocol: Protocol::Ogp,
+                step: None,
+                attempts,
+            },
+        ) => {
+            assert_eq!(attempts, 3);
+            assert!(e.is_timeout());
+        }
         other => panic!("expected a timeout after 3 attempts, got {other:?}"),
     }
     // 200 + 300 + 450 ms of attempts, well inside the total deadline
@@ -527,19 +563,21 @@ async fn a_silent_port_times_out_after_every_attempt() {
     assert!(elapsed < total + Duration::from_millis(500), "{elapsed:?}");
 
     // a total deadline shorter than the attempts cuts the last one short
-    let opts = QueryOptions {
-        attempt_timeout: Duration::from_millis(200),
-        retries: 5,
-        total_timeout: Duration::from_millis(600),
-        ..QueryOptions::default()
-    };
+    let timing = Timing::default()
+        .attempt_timeout(Duration::from_millis(200))
+        .retries(5)
+        .total_timeout(Duration::from_millis(600));
     let t = Instant::now();
-    let r = query(addr, opts).await;
+    let r = query_with(addr, QueryOptions::default(), timing).await;
     let elapsed = t.elapsed();
     assert!(
         matches!(
             r,
-            Err(ClientError::Query(QueryError::Timeout { attempts: 3 }))
+            Err(QueryError::NoAnswer {
+                protocol: Protocol::Ogp,
+                step: None,
+                attempts: 3
+            })
         ),
         "{r:?}"
     );
@@ -554,23 +592,27 @@ async fn a_closed_port_is_refused_or_times_out_quickly() {
         let s = std::net::UdpSocket::bind(localhost()).unwrap();
         s.local_addr().unwrap()
     };
-    let opts = QueryOptions {
-        attempt_timeout: Duration::from_millis(300),
-        retries: 1,
-        total_timeout: Duration::from_millis(800),
-        ..QueryOptions::default()
-    };
+    let timing = Timing::default()
+        .attempt_timeout(Duration::from_millis(300))
+        .retries(1)
+        .total_timeout(Duration::from_millis(800));
     let t = Instant::now();
-    let r = query(addr, opts).await;
+    let r = query_with(addr, QueryOptions::default(), timing).await;
     let elapsed = t.elapsed();
     eprintln!("closed port: {r:?} after {elapsed:?}");
     match r {
         // ICMP port unreachable arrived: right after the first send
-        Err(ClientError::Refused) => {
+        Err(QueryError::Refused {
+            protocol: Some(Protocol::Ogp),
+        }) => {
             assert!(elapsed < Duration::from_millis(300), "{elapsed:?}");
         }
         // no ICMP on this system
-        Err(ClientError::Query(QueryError::Timeout { attempts })) => {
+        Err(QueryError::NoAnswer {
+            protocol: Protocol::Ogp,
+            step: None,
+            attempts,
+        }) => {
             assert_eq!(attempts, 2);
         }
         other => panic!("expected Refused or a timeout, got {other:?}"),
@@ -647,17 +689,16 @@ fn blocking_query_from_a_plain_thread() {
     let o = std::thread::spawn(move || {
         ogp_net::blocking::query(
             addr,
-            QueryOptions {
-                total_timeout: Duration::from_secs(5),
-                ..QueryOptions::default()
-            },
+            Protocol::Ogp,
+            &Options::with_timing(Timing::default().total_timeout(Duration::from_secs(5))),
         )
     })
     .join()
     .unwrap()
     .unwrap();
     assert_eq!(o.status, expected(&s));
-    assert!(o.challenge.is_some());
+    assert_eq!((o.protocol, o.addr), (Protocol::Ogp, Some(addr)));
+    assert!(challenge(&o).is_some());
     rt.block_on(handle.shutdown()).unwrap();
 }
 
@@ -685,7 +726,7 @@ async fn ipv6_loopback() {
     let o2 = query(
         addr,
         QueryOptions {
-            challenge: o.challenge,
+            challenge: challenge(&o),
             max_bytes_per_packet: Some(500),
             ..QueryOptions::default()
         },
@@ -693,7 +734,7 @@ async fn ipv6_loopback() {
     .await
     .unwrap();
     assert_eq!(sent(&o2), 1);
-    assert!(o2.answer_datagrams > 1);
+    assert!(o2.datagrams > 1);
     assert_eq!(o2.status, expected(&s));
     // names resolve: "[::1]:port" through `resolve`
     let r = client::resolve(&format!("[::1]:{}", addr.port()))

@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use ogp_net::responder::{spawn_with_heartbeat, HeartbeatConfig};
+use ogp_net::responder;
 use ogp_net::StatusCell;
-use ogp_proto::gamespy3::heartbeat::{Heartbeat, StateChanged};
+use ogp_proto::gamespy3::heartbeat::{Heartbeat, HeartbeatConfig, StateChanged};
 use ogp_proto::gamespy3::responder::{ChallengeMode, Gs3Config};
 use ogp_proto::responder::ResponderConfig;
 use ogp_proto::Status;
@@ -31,17 +31,17 @@ async fn heartbeats_at_start_on_change_and_at_exit() {
         slot_max: Some(16),
         ..Status::default()
     });
-    let mut hb = HeartbeatConfig::new(vec![master.local_addr().unwrap()]);
-    hb.interval = Duration::from_secs(30);
-    hb.min_gap = Duration::from_millis(200);
+    let hb = HeartbeatConfig::new(vec![master.local_addr().unwrap()])
+        .cadence(Duration::from_secs(30), Duration::from_millis(200));
     let config = ResponderConfig {
         gamespy3: Gs3Config {
             challenge: ChallengeMode::Bf2,
             ..Gs3Config::default()
         },
+        gamespy3_heartbeat: Some(hb),
         ..ResponderConfig::default()
     };
-    let h = spawn_with_heartbeat("127.0.0.1:0".parse().unwrap(), cell.clone(), config, hb)
+    let h = responder::spawn("127.0.0.1:0".parse().unwrap(), cell.clone(), config)
         .await
         .unwrap();
     let (first, from) = next_heartbeat(&master).await;

@@ -1,4 +1,4 @@
-//! `client::query_gamespy3` over loopback UDP: against our responder in both challenge
+//! `client::query(addr, Protocol::Gamespy3, …)` over loopback UDP: against our responder in both challenge
 //! modes, and against replays of the real captures in `ogp-proto/tests/data/gamespy3/`
 //! (a fake server that answers `09` as Battlefield 2 does, or not at all, and sends the
 //! captured packets reversed and duplicated, with the session id rewritten).
@@ -6,24 +6,46 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use ogp_net::client::{query_gamespy3, Gs3ClientError};
-use ogp_proto::gamespy3::client::{Handshake, QueryError, QueryOptions, Step};
+use ogp_net::client;
+use ogp_proto::client::{Answer, Details, Options, QueryError, Timing};
+use ogp_proto::gamespy3::client::{self as gs3_client, Handshake, QueryOptions, Step};
 use ogp_proto::gamespy3::mapping::info_to_status;
 use ogp_proto::gamespy3::reply::{decode_packet, Pushed, Reassembler};
 use ogp_proto::gamespy3::request::Request;
 use ogp_proto::gamespy3::responder::{ChallengeMode, Gs3Config};
 use ogp_proto::responder::ResponderConfig;
-use ogp_proto::Status;
+use ogp_proto::{Protocol, Status};
 use serde_json::Value;
 use tokio::net::UdpSocket;
 
-fn opts(handshake: Handshake) -> QueryOptions {
-    QueryOptions {
-        handshake,
-        attempt_timeout: Duration::from_millis(300),
-        retries: 1,
-        total_timeout: Duration::from_secs(3),
-        ..QueryOptions::default()
+fn opts(handshake: Handshake) -> Options {
+    Options {
+        gamespy3: QueryOptions {
+            handshake,
+            ..QueryOptions::default()
+        },
+        ..Options::with_timing(
+            Timing::default()
+                .attempt_timeout(Duration::from_millis(300))
+                .retries(1)
+                .total_timeout(Duration::from_secs(3)),
+        )
+    }
+}
+
+async fn query_gamespy3(addr: SocketAddr, opts: Options) -> Result<Answer, QueryError> {
+    let r = client::query(addr, Protocol::Gamespy3, &opts).await;
+    if let Ok(a) = &r {
+        assert_eq!((a.protocol, a.addr), (Protocol::Gamespy3, Some(addr)));
+    }
+    r
+}
+
+/// The GameSpy v3 details of an answer.
+fn details(o: &Answer) -> &gs3_client::Details {
+    match &o.details {
+        Details::Gamespy3(d) => d,
+        other => panic!("not GameSpy v3 details: {other:?}"),
     }
 }
 
@@ -59,10 +81,11 @@ async fn our_responder_in_both_challenge_modes() {
             if mode == ChallengeMode::Real && handshake == Handshake::Never {
                 // a real challenge is required: no answer without one
                 match r {
-                    Err(Gs3ClientError::Query(QueryError::Timeout {
-                        step: Step::Info,
+                    Err(QueryError::NoAnswer {
+                        protocol: Protocol::Gamespy3,
+                        step: Some(step),
                         attempts: 2,
-                    })) => {}
+                    }) if step == Step::Info.name() => {}
                     other => panic!("{other:?}"),
                 }
                 continue;
@@ -81,15 +104,16 @@ async fn our_responder_in_both_challenge_modes() {
                     .collect()
             };
             assert_eq!(names(&o.status), names(&want), "{mode:?} {handshake:?}");
+            let d = details(&o);
             match (mode, handshake) {
-                (_, Handshake::Never) => assert!(!o.handshake_answered),
+                (_, Handshake::Never) => assert!(!d.handshake_answered),
                 (ChallengeMode::Real, _) => {
-                    assert!(o.handshake_answered);
-                    assert!(o.challenge.is_some());
+                    assert!(d.handshake_answered);
+                    assert!(d.challenge.is_some());
                 }
                 (ChallengeMode::Bf2, _) => {
-                    assert!(o.handshake_answered);
-                    assert_eq!(o.challenge, None, "BF2 mode answers \"0\"");
+                    assert!(d.handshake_answered);
+                    assert_eq!(d.challenge, None, "BF2 mode answers \"0\"");
                 }
             }
         }
@@ -106,8 +130,16 @@ async fn nothing_listening_is_refused_or_times_out() {
         .await
         .unwrap_err();
     assert_eq!(
+        e,
+        QueryError::NoAnswer {
+            protocol: Protocol::Gamespy3,
+            step: Some(Step::Handshake.name()),
+            attempts: 2,
+        }
+    );
+    assert_eq!(
         e.to_string(),
-        "no reply to the 0x09 challenge request (timed out after 2 datagrams sent)"
+        "gamespy3: no answer to 0x09 challenge request (timed out after 2 datagrams sent)"
     );
     drop(silent);
     // nothing bound: ICMP port unreachable on loopback
@@ -117,7 +149,9 @@ async fn nothing_listening_is_refused_or_times_out() {
     assert!(
         matches!(
             e,
-            Gs3ClientError::Client(ogp_net::client::ClientError::Refused)
+            QueryError::Refused {
+                protocol: Some(Protocol::Gamespy3)
+            }
         ),
         "{e:?}"
     );
@@ -200,9 +234,10 @@ async fn replays_of_every_capture() {
         let o = query_gamespy3(addr, opts(Handshake::Auto))
             .await
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        assert_eq!(o.info, want, "{}", path.display());
+        let d = details(&o);
+        assert_eq!(d.info, want, "{}", path.display());
         assert_eq!(o.status, info_to_status(&want));
-        assert_eq!(o.packets, packets.len());
-        assert_eq!(o.handshake_answered, !silent);
+        assert_eq!(o.datagrams, packets.len());
+        assert_eq!(d.handshake_answered, !silent);
     }
 }

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ogp_net::responder::{self, ResponderHandle};
-use ogp_net::scan::{self, Protocol, ScanConfig, ScanError, ScanResult, Target};
+use ogp_net::scan::{self, Protocol, QueryError, ScanConfig, ScanResult, Target};
 use ogp_net::StatusCell;
+use ogp_proto::client::{Options, Timing};
 use ogp_proto::guard::RateConfig;
 use ogp_proto::responder::{Listener, ResponderConfig};
 use ogp_proto::Status;
@@ -49,12 +50,26 @@ async fn serve(name: &str, listener: Listener) -> ResponderHandle {
 
 fn fast() -> ScanConfig {
     ScanConfig {
-        attempt_timeout: Duration::from_millis(120),
-        retries: 4,
-        deadline: Duration::from_secs(3),
+        options: Options::with_timing(
+            Timing::default()
+                .attempt_timeout(Duration::from_millis(120))
+                .retries(4)
+                .total_timeout(Duration::from_secs(3)),
+        ),
         rate: 20_000,
         ..ScanConfig::default()
     }
+}
+
+/// `fast()` with another attempt timeout and number of retries.
+fn fast_with(attempt_timeout: Duration, retries: u32) -> ScanConfig {
+    let mut c = fast();
+    c.options.timing = c
+        .options
+        .timing
+        .attempt_timeout(attempt_timeout)
+        .retries(retries);
+    c
 }
 
 /// What a relay does with the datagrams it forwards.
@@ -167,7 +182,7 @@ async fn mixed_list_live_dead_lossy_wrong_source_garbage() {
     let mut expect: HashMap<u64, (String, Protocol)> = HashMap::new();
     let mut keep = Vec::new();
     let mut id = 0u64;
-    let mut add = |targets: &mut Vec<Target>, addr: SocketAddr, p: Protocol| {
+    let mut add = |targets: &mut Vec<Target>, addr: SocketAddr, p: Option<Protocol>| {
         id += 1;
         targets.push(Target {
             id,
@@ -180,14 +195,14 @@ async fn mixed_list_live_dead_lossy_wrong_source_garbage() {
     // 48 live responders, every protocol (and auto), each with its own server name.
     for k in 0..48 {
         let protocol = [
-            Protocol::Ogp,
-            Protocol::A2s,
-            Protocol::Gqp,
-            Protocol::OgpDraft,
-            Protocol::Auto,
-            Protocol::Gamespy3,
+            Some(Protocol::Ogp),
+            Some(Protocol::A2s),
+            Some(Protocol::Gqp),
+            Some(Protocol::OgpDraft),
+            None,
+            Some(Protocol::Gamespy3),
         ][k % 6];
-        let listener = if protocol == Protocol::OgpDraft {
+        let listener = if protocol == Some(Protocol::OgpDraft) {
             Listener::OgpDraft
         } else {
             Listener::Standard
@@ -195,11 +210,8 @@ async fn mixed_list_live_dead_lossy_wrong_source_garbage() {
         let name = format!("server-{k}");
         let h = serve(&name, listener).await;
         let i = add(&mut targets, h.local_addr(), protocol);
-        let answered = if protocol == Protocol::Auto {
-            Protocol::Ogp
-        } else {
-            protocol
-        };
+        // Auto-detection prefers OGP.
+        let answered = protocol.unwrap_or(Protocol::Ogp);
         expect.insert(i, (name, answered));
         keep.push(h);
     }
@@ -210,7 +222,7 @@ async fn mixed_list_live_dead_lossy_wrong_source_garbage() {
         let h = serve(&name, Listener::Standard).await;
         let p = [Protocol::Ogp, Protocol::A2s][k % 2];
         let (addr, task) = relay(h.local_addr(), Relay::Lossy).await;
-        let i = add(&mut targets, addr, p);
+        let i = add(&mut targets, addr, Some(p));
         expect.insert(i, (name, p));
         keep.push(h);
         relays.push(task);
@@ -223,24 +235,32 @@ async fn mixed_list_live_dead_lossy_wrong_source_garbage() {
         dead_ids.push(add(
             &mut targets,
             s.local_addr().unwrap(),
-            [Protocol::Ogp, Protocol::Auto, Protocol::A2s][k % 3],
+            [Some(Protocol::Ogp), None, Some(Protocol::A2s)][k % 3],
         ));
         dead.push(s);
     }
     // Answers from the wrong address: dropped, so the target times out.
     let h = serve("wrong", Listener::Standard).await;
     let (wrong_addr, task) = relay(h.local_addr(), Relay::WrongSource).await;
-    let wrong_id = add(&mut targets, wrong_addr, Protocol::Ogp);
+    let wrong_id = add(&mut targets, wrong_addr, Some(Protocol::Ogp));
     keep.push(h);
     relays.push(task);
     // Garbage.
     let (garbage_addr, task) = garbage().await;
-    let garbage_id = add(&mut targets, garbage_addr, Protocol::Auto);
+    let garbage_id = add(&mut targets, garbage_addr, None);
     relays.push(task);
     // Bad hosts.
-    let bad_host = add(&mut targets, "127.0.0.1:1".parse().unwrap(), Protocol::Ogp);
+    let bad_host = add(
+        &mut targets,
+        "127.0.0.1:1".parse().unwrap(),
+        Some(Protocol::Ogp),
+    );
     targets.last_mut().unwrap().host = "no-such-host.invalid:27015".into();
-    let no_port = add(&mut targets, "127.0.0.1:1".parse().unwrap(), Protocol::Ogp);
+    let no_port = add(
+        &mut targets,
+        "127.0.0.1:1".parse().unwrap(),
+        Some(Protocol::Ogp),
+    );
     targets.last_mut().unwrap().host = "127.0.0.1".into();
 
     let n = targets.len();
@@ -253,7 +273,7 @@ async fn mixed_list_live_dead_lossy_wrong_source_garbage() {
         let a = r
             .outcome
             .as_ref()
-            .unwrap_or_else(|e| panic!("{} ({}): {e}", r.target, r.requested));
+            .unwrap_or_else(|e| panic!("{} ({:?}): {e}", r.target, r.requested));
         // Nothing attributed to the wrong target: each responder has its own name.
         assert_eq!(
             a.status.host_name.as_deref(),
@@ -262,24 +282,26 @@ async fn mixed_list_live_dead_lossy_wrong_source_garbage() {
             r.target
         );
         assert_eq!(a.protocol, *protocol, "{}", r.target);
-        assert_eq!(Some(a.addr), r.addr);
+        assert!(a.addr.is_some(), "{}", r.target);
+        assert_eq!(a.addr, r.addr);
     }
     for i in dead_ids.iter().chain([&wrong_id]) {
-        assert_eq!(
-            by_id[i].outcome,
-            Err(ScanError::Timeout),
-            "{}",
-            by_id[i].target
+        let r = by_id[i];
+        assert!(
+            r.outcome.as_ref().is_err_and(QueryError::is_timeout),
+            "{}: {:?}",
+            r.target,
+            r.outcome
         );
     }
     assert!(by_id[&garbage_id].outcome.is_err());
     assert!(matches!(
         by_id[&bad_host].outcome,
-        Err(ScanError::Resolve(_))
+        Err(QueryError::Resolve { .. })
     ));
     assert!(matches!(
         by_id[&no_port].outcome,
-        Err(ScanError::Resolve(_))
+        Err(QueryError::Resolve { .. })
     ));
     assert!(stats.unknown_source >= 1, "{stats:?}");
     assert_eq!(stats.targets, n as u64);
@@ -296,29 +318,25 @@ async fn mixed_list_live_dead_lossy_wrong_source_garbage() {
 async fn auto_detects_the_protocol_and_the_query_port() {
     // A server speaking every protocol: OGP is preferred.
     let h = serve("all", Listener::Standard).await;
-    let r = scan::query(
-        Target::new(h.local_addr().to_string(), Protocol::Auto),
-        fast(),
-    )
-    .await;
+    let r = scan::query(Target::new(h.local_addr().to_string(), None), fast()).await;
     let a = r.outcome.unwrap();
     assert_eq!(a.protocol, Protocol::Ogp);
     assert_eq!(a.status.host_name.as_deref(), Some("all"));
     // An A2S-only server.
     let (addr, task) = relay(h.local_addr(), Relay::A2sOnly).await;
-    let a = scan::query(Target::new(addr.to_string(), Protocol::Auto), fast())
+    let a = scan::query(Target::new(addr.to_string(), None), fast())
         .await
         .outcome
         .unwrap();
-    assert_eq!((a.protocol, a.addr), (Protocol::A2s, addr));
+    assert_eq!((a.protocol, a.addr), (Protocol::A2s, Some(addr)));
     task.abort();
     // A GameSpy-v3-only server.
     let (addr, task) = relay(h.local_addr(), Relay::Gs3Only).await;
-    let a = scan::query(Target::new(addr.to_string(), Protocol::Auto), fast())
+    let a = scan::query(Target::new(addr.to_string(), None), fast())
         .await
         .outcome
         .unwrap();
-    assert_eq!((a.protocol, a.addr), (Protocol::Gamespy3, addr));
+    assert_eq!((a.protocol, a.addr), (Protocol::Gamespy3, Some(addr)));
     assert_eq!(a.status.host_name.as_deref(), Some("all"));
     task.abort();
     // Nothing on the game port, a responder on game port + 1.
@@ -342,37 +360,28 @@ async fn auto_detects_the_protocol_and_the_query_port() {
     }
     let (dead, r) = found.expect("two adjacent free loopback ports");
     let game = dead.local_addr().unwrap();
-    let mut t = Target::new(game.to_string(), Protocol::Auto);
-    let plain = scan::query(
-        t.clone(),
-        ScanConfig {
-            attempt_timeout: Duration::from_millis(100),
-            retries: 0,
-            ..fast()
-        },
-    )
-    .await;
-    assert_eq!(plain.outcome, Err(ScanError::Timeout));
+    let mut t = Target::new(game.to_string(), None);
+    let plain = scan::query(t.clone(), fast_with(Duration::from_millis(100), 0)).await;
+    assert!(
+        plain.outcome.as_ref().is_err_and(QueryError::is_timeout),
+        "{:?}",
+        plain.outcome
+    );
     t.try_query_ports = true;
     let a = scan::query(t, fast()).await.outcome.unwrap();
-    assert_eq!(a.addr, r.local_addr());
+    assert_eq!(a.addr, Some(r.local_addr()));
     assert_eq!(a.status.host_name.as_deref(), Some("plus-one"));
     // The draft is not auto-detected; asked for by name it is answered.
     let d = serve("draft", Listener::OgpDraft).await;
-    let quick = ScanConfig {
-        attempt_timeout: Duration::from_millis(100),
-        retries: 1,
-        ..fast()
-    };
-    assert!(scan::query(
-        Target::new(d.local_addr().to_string(), Protocol::Auto),
-        quick.clone()
-    )
-    .await
-    .outcome
-    .is_err());
+    let quick = fast_with(Duration::from_millis(100), 1);
+    assert!(
+        scan::query(Target::new(d.local_addr().to_string(), None), quick.clone())
+            .await
+            .outcome
+            .is_err()
+    );
     let a = scan::query(
-        Target::new(d.local_addr().to_string(), Protocol::OgpDraft),
+        Target::new(d.local_addr().to_string(), Some(Protocol::OgpDraft)),
         quick,
     )
     .await
@@ -394,12 +403,12 @@ async fn ipv6_loopback() {
         return;
     };
     let r = scan::query(
-        Target::new(h.local_addr().to_string(), Protocol::A2s),
+        Target::new(h.local_addr().to_string(), Some(Protocol::A2s)),
         fast(),
     )
     .await;
     let a = r.outcome.unwrap();
-    assert_eq!(a.addr, h.local_addr());
+    assert_eq!(a.addr, Some(h.local_addr()));
     assert_eq!(a.status.host_name.as_deref(), Some("six"));
 }
 
@@ -420,7 +429,7 @@ async fn a_slow_consumer_stops_admission_at_the_cap() {
         for id in 0..100u64 {
             let t = Target {
                 id,
-                ..Target::new(addr.clone(), Protocol::A2s)
+                ..Target::new(addr.clone(), Some(Protocol::A2s))
             };
             if tx.send(t).await.is_err() {
                 break;
@@ -456,8 +465,12 @@ async fn entries_are_reused_many_times_under_a_small_cap() {
     let mut targets = Vec::new();
     for k in 0..200u64 {
         let h = serve(&format!("reuse-{k}"), Listener::Standard).await;
-        let protocol =
-            [Protocol::Ogp, Protocol::A2s, Protocol::Gqp, Protocol::Auto][(k % 4) as usize];
+        let protocol = [
+            Some(Protocol::Ogp),
+            Some(Protocol::A2s),
+            Some(Protocol::Gqp),
+            None,
+        ][(k % 4) as usize];
         targets.push(Target {
             id: k,
             ..Target::new(h.local_addr().to_string(), protocol)

@@ -39,6 +39,18 @@ pub mod protocol_id {
     pub const OGP_DRAFT: u8 = 5;
 }
 
+/// A keyed 32-bit hash of `text` (SipHash with `key`): unpredictable ids derived from a
+/// responder's secret, such as heartbeat instance keys.
+pub fn keyed_u32(key: &[u8; 16], text: &str) -> u32 {
+    let mut h = SipHasher24::new_with_key(key);
+    h.write(text.as_bytes());
+    let v = h.finish();
+    // fold the two halves; truncation is the point
+    #[allow(clippy::cast_possible_truncation)]
+    let folded = (v ^ (v >> 32)) as u32;
+    folded
+}
+
 /// Canonical form of a source address: IPv4-mapped IPv6 addresses become IPv4, so that a
 /// dual-stack socket treats a client the same way as an IPv4 socket.
 pub fn canonical_ip(ip: IpAddr) -> IpAddr {

@@ -35,7 +35,8 @@
 )]
 
 pub mod a2s;
-pub mod driver;
+pub mod client;
+mod client_core;
 pub mod error;
 pub mod gamespy3;
 pub mod gqp;
@@ -43,9 +44,10 @@ pub mod guard;
 pub mod model;
 pub mod ogp;
 pub mod ogp_draft;
+pub mod protocol;
 pub mod reader;
 pub mod responder;
-pub mod retry;
+mod responder_core;
 pub mod text;
 
 pub use error::{DecodeError, DecodeErrorKind, DecodeWarning};
@@ -53,3 +55,4 @@ pub use model::{
     A2sInfo, AddOn, ColorEntry, ColorInfo, Limit, LimitType, MapInfo, ModInfo, Os, Player,
     PlayerAddress, Rules, ServerType, Status, Team, Text,
 };
+pub use protocol::Protocol;

@@ -25,10 +25,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::text;
 
-/// The string type of the model: a UTF-8 string stored inline up to 24 bytes, so that
-/// decoding a typical answer allocates almost nothing. It derefs to `&str`, converts from
-/// `&str` and `String` with `.into()`, and serializes as a plain string.
-pub type Text = compact_str::CompactString;
+pub use crate::text::Text;
 
 /// A game server's status: server info, teams, players, rules, add-ons and limits.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -123,6 +120,7 @@ impl Status {
         serde_json::from_str(text)
     }
 
+    #[cfg(feature = "toml")]
     /// Loads a status from its TOML form (same keys as JSON).
     pub fn from_toml(text: &str) -> Result<Self, toml::de::Error> {
         toml::from_str(text)

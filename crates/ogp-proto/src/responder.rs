@@ -31,64 +31,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::a2s::responder::{A2sConfig, A2sOutcome, A2sResponder};
+use crate::gamespy3::heartbeat::{HeartbeatConfig, Heartbeats};
 use crate::gamespy3::responder::{Gs3Config, Gs3Outcome, Gs3Responder};
 use crate::gqp::responder::{GqpConfig, GqpOutcome, GqpResponder};
 use crate::guard::{ChallengeKeys, RateConfig, RateDecision, RateLimiter};
-use crate::ogp::responder::{Incoming, OgpConfig, OgpOutcome, OgpResponder};
+use crate::ogp::responder::{OgpConfig, OgpOutcome, OgpResponder};
 use crate::ogp_draft::responder::{DraftConfig, DraftOutcome, DraftResponder};
-use crate::Status;
+use crate::{Protocol, Status};
 
-/// Output datagrams of one call, with their buffers kept for reuse.
-#[derive(Debug, Default, Clone)]
-pub struct Transmits {
-    bufs: Vec<Vec<u8>>,
-    len: usize,
-}
-
-impl Transmits {
-    /// Forgets the datagrams (keeps the buffers).
-    pub fn clear(&mut self) {
-        self.len = 0;
-    }
-
-    /// A new, empty datagram buffer to write into.
-    #[allow(clippy::indexing_slicing)] // in bounds: a buffer is pushed when none is spare
-    pub fn push_buf(&mut self) -> &mut Vec<u8> {
-        if self.len == self.bufs.len() {
-            self.bufs.push(Vec::with_capacity(512));
-        }
-        let b = &mut self.bufs[self.len];
-        self.len += 1;
-        b.clear();
-        b
-    }
-
-    /// Forgets the datagrams after the first `len` (keeps the buffers): takes back what
-    /// was written since [`len`](Self::len) returned `len`.
-    pub fn truncate(&mut self, len: usize) {
-        self.len = self.len.min(len);
-    }
-
-    /// Number of datagrams.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The datagrams in sending order.
-    pub fn iter(&self) -> impl Iterator<Item = &[u8]> {
-        self.bufs.iter().take(self.len).map(Vec::as_slice)
-    }
-
-    /// Total bytes.
-    pub fn total_bytes(&self) -> usize {
-        self.iter().map(<[u8]>::len).sum()
-    }
-}
+pub use crate::responder_core::{Incoming, ProtocolResponder, Transmits};
 
 /// What the ban hook decides for a source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,6 +90,9 @@ pub struct ResponderConfig {
     pub challenge_period: Duration,
     /// Optional ban hook.
     pub ban: Option<BanHook>,
+    /// GameSpy v3 heartbeats to master servers, sent from every listening address
+    /// ([`Responder::add_listener`]); none by default.
+    pub gamespy3_heartbeat: Option<HeartbeatConfig>,
 }
 
 impl fmt::Debug for ResponderConfig {
@@ -154,6 +108,7 @@ impl fmt::Debug for ResponderConfig {
             .field("rate_table_capacity", &self.rate_table_capacity)
             .field("challenge_period", &self.challenge_period)
             .field("ban", &self.ban.as_ref().map(|_| "hook"))
+            .field("gamespy3_heartbeat", &self.gamespy3_heartbeat)
             .finish()
     }
 }
@@ -171,6 +126,7 @@ impl Default for ResponderConfig {
             rate_table_capacity: 1 << 16,
             challenge_period: Duration::from_secs(300),
             ban: None,
+            gamespy3_heartbeat: None,
         }
     }
 }
@@ -228,6 +184,20 @@ pub struct Responder {
     draft: DraftResponder,
     ban: Option<BanHook>,
     stats: Stats,
+    heartbeat: Option<HeartbeatConfig>,
+    heartbeats: Vec<Heartbeats>,
+    instance_keys: [u8; 16],
+}
+
+/// A datagram the responder sends on its own (a heartbeat), not in answer to one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transmit {
+    /// The listening address to send it from.
+    pub from: SocketAddr,
+    /// Where to.
+    pub to: SocketAddr,
+    /// The datagram.
+    pub datagram: Vec<u8>,
 }
 
 impl fmt::Debug for Responder {
@@ -275,7 +245,57 @@ impl Responder {
             draft: DraftResponder::new(config.ogp_draft),
             ban: config.ban,
             stats: Stats::default(),
+            heartbeat: config.gamespy3_heartbeat,
+            heartbeats: Vec::new(),
+            instance_keys: half(&secret, true),
         }
+    }
+
+    /// Tells the responder it answers on `local` (a bound socket's address): the
+    /// heartbeats to master servers, if configured, go out from each listening address,
+    /// the first due at `now`. Returns whether heartbeats were started for it.
+    pub fn add_listener(&mut self, local: SocketAddr, now: Instant) -> bool {
+        let Some(config) = &self.heartbeat else {
+            return false;
+        };
+        if config.masters.is_empty() || self.heartbeats.iter().any(|h| h.local() == local) {
+            return false;
+        }
+        let key = crate::guard::keyed_u32(&self.instance_keys, &local.to_string());
+        self.heartbeats
+            .push(Heartbeats::new(config.clone(), local, key, now));
+        true
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) is due next (`None`: no timed
+    /// sends).
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.heartbeats.iter().map(Heartbeats::poll_timeout).min()
+    }
+
+    /// Advances the timed sends to `now` with the current status: heartbeats that are
+    /// due are queued for [`poll_transmit`](Self::poll_transmit).
+    pub fn handle_timeout(&mut self, now: Instant, status: &Status) {
+        for h in &mut self.heartbeats {
+            h.handle_timeout(now, status);
+        }
+    }
+
+    /// Queues the last timed sends before the responder stops (the "exiting"
+    /// heartbeats).
+    pub fn close(&mut self, status: &Status) {
+        for h in &mut self.heartbeats {
+            h.close(status);
+        }
+    }
+
+    /// The next datagram the responder sends on its own, if any.
+    pub fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.heartbeats.iter_mut().find_map(|h| {
+            let from = h.local();
+            h.poll_transmit()
+                .map(|(to, datagram)| Transmit { from, to, datagram })
+        })
     }
 
     /// Counters so far.
@@ -302,11 +322,27 @@ impl Responder {
             .issue(now, crate::guard::protocol_id::OGP_DRAFT, ip)
     }
 
-    /// Handles one datagram from `src` received at `now`, answering from `status`. The
-    /// answers are left in `out` (cleared first), to be sent to `src` from the socket the
-    /// datagram arrived on.
+    /// Handles one datagram from `src` received at `now` on a listener of the configured
+    /// kind ([`ResponderConfig::listener`]), answering from `status`. The answers are
+    /// left in `out` (cleared first), to be sent to `src` from the socket the datagram
+    /// arrived on.
     pub fn handle(
         &mut self,
+        now: Instant,
+        src: SocketAddr,
+        datagram: &[u8],
+        status: &Status,
+        out: &mut Transmits,
+    ) -> Outcome {
+        self.handle_on(self.listener, now, src, datagram, status, out)
+    }
+
+    /// [`handle`](Self::handle) for a datagram that arrived on a listener of kind
+    /// `listener`: one responder (one rate limiter, one challenge secret) serves every
+    /// socket of a process, standard and draft ports alike.
+    pub fn handle_on(
+        &mut self,
+        listener: Listener,
         now: Instant,
         src: SocketAddr,
         datagram: &[u8],
@@ -321,7 +357,7 @@ impl Responder {
         // start with 0xFF or 0xFE); GameSpy v3 with FE FD and a request type.
         // A draft listener answers only the OGP v0.02 draft, whose datagrams start with
         // the same bytes as v1.01's.
-        let protocol = match self.listener {
+        let protocol = match listener {
             Listener::OgpDraft if crate::ogp::is_ogp(datagram) => Protocol::OgpDraft,
             Listener::Standard if crate::ogp::is_ogp(datagram) => Protocol::Ogp,
             Listener::Standard if crate::a2s::is_a2s(datagram) => Protocol::A2s,
@@ -348,27 +384,27 @@ impl Responder {
             datagram,
             reject: ban == BanAction::Reject,
         };
+        let keys = &mut self.keys;
         let (outcome, ignored) = match protocol {
-            Protocol::Ogp => {
-                let o = self.ogp.handle(incoming, status, &mut self.keys, out);
-                (Outcome::Ogp(o), matches!(o, OgpOutcome::Ignored(_)))
-            }
-            Protocol::A2s => {
-                let o = self.a2s.handle(incoming, status, &mut self.keys, out);
-                (Outcome::A2s(o), matches!(o, A2sOutcome::Ignored(_)))
-            }
-            Protocol::Gqp => {
-                let o = self.gqp.handle(incoming, status, &mut self.keys, out);
-                (Outcome::Gqp(o), matches!(o, GqpOutcome::Ignored(_)))
-            }
-            Protocol::Gamespy3 => {
-                let o = self.gs3.handle(incoming, status, &mut self.keys, out);
-                (Outcome::Gamespy3(o), matches!(o, Gs3Outcome::Ignored(_)))
-            }
-            Protocol::OgpDraft => {
-                let o = self.draft.handle(incoming, status, &mut self.keys, out);
-                (Outcome::OgpDraft(o), matches!(o, DraftOutcome::Ignored(_)))
-            }
+            Protocol::Ogp => run(&mut self.ogp, Outcome::Ogp, incoming, status, keys, out),
+            Protocol::A2s => run(&mut self.a2s, Outcome::A2s, incoming, status, keys, out),
+            Protocol::Gqp => run(&mut self.gqp, Outcome::Gqp, incoming, status, keys, out),
+            Protocol::Gamespy3 => run(
+                &mut self.gs3,
+                Outcome::Gamespy3,
+                incoming,
+                status,
+                keys,
+                out,
+            ),
+            Protocol::OgpDraft => run(
+                &mut self.draft,
+                Outcome::OgpDraft,
+                incoming,
+                status,
+                keys,
+                out,
+            ),
         };
         if ignored {
             self.stats.ignored += 1;
@@ -379,12 +415,15 @@ impl Responder {
     }
 }
 
-/// The protocols one listener tells apart.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Protocol {
-    Ogp,
-    A2s,
-    Gqp,
-    Gamespy3,
-    OgpDraft,
+/// One protocol's responder on one datagram: its outcome, and whether it was ignored.
+fn run<R: ProtocolResponder>(
+    r: &mut R,
+    wrap: fn(R::Outcome) -> Outcome,
+    incoming: Incoming<'_>,
+    status: &Status,
+    keys: &mut ChallengeKeys,
+    out: &mut Transmits,
+) -> (Outcome, bool) {
+    let o = r.handle(incoming, status, keys, out);
+    (wrap(o), R::is_ignored(&o))
 }

@@ -6,7 +6,10 @@
 //! carried by a zero-terminated string and are dropped when encoding. Decoding invalid
 //! UTF-8 never fails: it is decoded lossily (U+FFFD) and reported to the caller.
 
-use crate::model::Text;
+/// The string type of the model: a UTF-8 string stored inline up to 24 bytes, so that
+/// decoding a typical answer allocates almost nothing. It derefs to `&str`, converts from
+/// `&str` and `String` with `.into()`, and serializes as a plain string.
+pub type Text = compact_str::CompactString;
 
 /// Appends `s` to `out` in UTF-8 or Latin-1, without NUL characters, followed by a NUL.
 pub fn put_cstr(out: &mut Vec<u8>, s: &str, utf8: bool) {

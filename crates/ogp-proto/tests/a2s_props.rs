@@ -14,9 +14,10 @@ use ogp_proto::a2s::{
     decode, Extra, GoldSrcInfo, GoldSrcMod, Info, Message, PlayerEntry, Players, Pushed,
     Reassembler, Rules, ShipInfo, ShipPlayer, SourceTv,
 };
+use ogp_proto::client::{QueryDriver, Timing};
 use ogp_proto::guard::ChallengeKeys;
-use ogp_proto::ogp::responder::Incoming;
 use ogp_proto::responder::Transmits;
+use ogp_proto::responder::{Incoming, ProtocolResponder};
 use ogp_proto::{Status, Text};
 use proptest::prelude::*;
 
@@ -331,7 +332,7 @@ proptest! {
         let mut r = A2sResponder::new(A2sConfig::default());
         let mut out = Transmits::default();
         let s = Status { host_name: Some("x".into()), ..Status::default() };
-        let mut m = QueryMachine::new(QueryOptions::default(), now);
+        let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), now);
         let _ = m.poll_transmit(now);
         for d in &datagrams {
             out.clear();

@@ -5,16 +5,17 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::{Duration, Instant};
 
-use ogp_proto::a2s::client::{QueryError, QueryMachine, QueryOptions, Step, WireEvent};
+use ogp_proto::a2s::client::{Details, QueryMachine, QueryOptions, Step};
 use ogp_proto::a2s::request::Request;
 use ogp_proto::a2s::responder::{A2sConfig, A2sOutcome, A2sResponder, Flavor};
 use ogp_proto::a2s::split::{detect_first, parse, split_reply, Layout, COMPRESSED};
 use ogp_proto::a2s::{decode, Challenge, InfoReply, Message, Players, Rules};
+use ogp_proto::client::{Answer, Event, QueryDriver, QueryError, Rejection, Timing};
 use ogp_proto::guard::{protocol_id, ChallengeKeys};
 use ogp_proto::model::{A2sInfo, MapInfo, Os, Player, ServerType};
-use ogp_proto::ogp::responder::Incoming;
 use ogp_proto::responder::Transmits;
-use ogp_proto::Status;
+use ogp_proto::responder::{Incoming, ProtocolResponder};
+use ogp_proto::{Protocol, Status};
 
 const IP: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1));
 
@@ -112,8 +113,8 @@ fn run(
     s: &Status,
     opts: QueryOptions,
     mangle: impl Fn(Vec<Vec<u8>>) -> Vec<Vec<u8>>,
-) -> Result<ogp_proto::a2s::client::QueryOutcome, QueryError> {
-    let mut m = QueryMachine::new(opts, server.now);
+) -> Result<Answer<Details>, QueryError> {
+    let mut m = QueryMachine::new(opts, Timing::default(), server.now);
     for _ in 0..50 {
         let Some(q) = m.poll_transmit(server.now) else {
             break;
@@ -123,7 +124,7 @@ fn run(
             m.handle_datagram(server.now + Duration::from_millis(2), &d);
         }
     }
-    m.result().expect("query finished")
+    m.take_result().expect("query finished")
 }
 
 // =======================================================================================
@@ -134,25 +135,26 @@ fn full_query_with_challenge_split_rules_and_many_players() {
     let s = status(64, 400);
     let mut server = Server::new(A2sConfig::default());
     let o = run(&mut server, &s, QueryOptions::default(), |v| v).unwrap();
-    assert!(o.missing.is_empty());
+    assert!(o.details.missing.is_empty());
+    assert!(o.warnings.is_empty());
     assert_eq!(o.status.host_name.as_deref(), Some("Test server"));
     assert_eq!(o.status.players.as_ref().unwrap().len(), 64);
     assert_eq!(o.status.rules.as_ref().unwrap().len(), 400);
     assert_eq!(o.status.rules, s.rules);
     assert_eq!(o.status.player_count, Some(64));
     assert_eq!(o.status.connect_port, Some(27015));
-    assert_eq!(o.challenge, Some(server.challenge()));
+    assert_eq!(o.details.challenge, Some(server.challenge()));
     // one challenge round trip in all: INFO's challenge is reused for PLAYER and RULES
     let challenges = o
         .events
         .iter()
-        .filter(|e| matches!(e, WireEvent::Challenge { .. }))
+        .filter(|e| matches!(e, Event::Challenge { .. }))
         .count();
     assert_eq!(challenges, 1);
     let sent = o
         .events
         .iter()
-        .filter(|e| matches!(e, WireEvent::Sent { .. }))
+        .filter(|e| matches!(e, Event::Sent { .. }))
         .count();
     assert_eq!(sent, 4);
     assert!((o.ping_ms - 2.0).abs() < 0.01);
@@ -178,7 +180,7 @@ fn fragments_reversed_and_duplicated_still_reassemble() {
     .unwrap();
     assert_eq!(o.status.players.as_ref().unwrap().len(), 200);
     assert_eq!(o.status.rules.as_ref().unwrap().len(), 2000);
-    assert!(o.reply_datagrams > 10);
+    assert!(o.datagrams > 10);
 }
 
 #[test]
@@ -193,21 +195,21 @@ fn a_server_that_never_challenges_info() {
     assert!(matches!(
         o.events.as_slice(),
         [
-            WireEvent::Sent {
-                step: Step::Info,
+            Event::Sent {
+                what: "A2S_INFO",
                 challenge: None,
                 ..
             },
-            WireEvent::Reply {
-                step: Step::Info,
+            Event::Reply {
+                what: "A2S_INFO",
                 ..
             },
-            WireEvent::Sent {
-                step: Step::Players,
+            Event::Sent {
+                what: "A2S_PLAYER",
                 challenge: Some(u32::MAX),
                 ..
             },
-            WireEvent::Challenge { .. },
+            Event::Challenge { .. },
             ..
         ]
     ));
@@ -259,12 +261,12 @@ fn the_ship_gets_its_fields_and_player_extras() {
     }
     let mut server = Server::new(A2sConfig::default());
     let o = run(&mut server, &s, QueryOptions::default(), |v| v).unwrap();
-    let Some(InfoReply::Source(i)) = &o.info else {
+    let Some(InfoReply::Source(i)) = &o.details.info else {
         panic!()
     };
     let ship = i.ship.unwrap();
     assert_eq!((ship.mode, ship.witnesses, ship.duration), (1, 3, 5));
-    let p = o.players.unwrap();
+    let p = o.details.players.unwrap();
     assert!(p.players.iter().all(|p| p.ship.is_some()));
     assert_eq!(o.status.players.unwrap()[2].money, Some(1002));
 }
@@ -549,10 +551,18 @@ fn info_is_never_split_and_oversized_replies_are_cut_by_whole_entries() {
 
 fn drive_fake(
     opts: QueryOptions,
+    server: impl FnMut(&Request) -> Vec<Vec<u8>>,
+) -> Result<Answer<Details>, QueryError> {
+    drive_fake_timed(opts, Timing::default(), server)
+}
+
+fn drive_fake_timed(
+    opts: QueryOptions,
+    timing: Timing,
     mut server: impl FnMut(&Request) -> Vec<Vec<u8>>,
-) -> Result<ogp_proto::a2s::client::QueryOutcome, QueryError> {
+) -> Result<Answer<Details>, QueryError> {
     let t0 = Instant::now();
-    let mut m = QueryMachine::new(opts, t0);
+    let mut m = QueryMachine::new(opts, timing, t0);
     let mut now = t0;
     for _ in 0..100 {
         if m.is_done() {
@@ -568,7 +578,7 @@ fn drive_fake(
         now = m.poll_timeout().unwrap();
         m.handle_timeout(now);
     }
-    m.result().expect("done")
+    m.take_result().expect("done")
 }
 
 fn encoded(f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
@@ -584,7 +594,13 @@ fn endless_challenges_end_in_a_challenge_loop() {
         n += 1;
         vec![encoded(|o| Challenge { challenge: n }.encode(o))]
     });
-    assert_eq!(r, Err(QueryError::ChallengeLoop));
+    assert_eq!(
+        r,
+        Err(QueryError::Rejected {
+            protocol: Protocol::A2s,
+            reason: Rejection::ChallengeLoop
+        })
+    );
     assert_eq!(n, 6);
 }
 
@@ -597,8 +613,9 @@ fn silence_times_out_after_the_retries() {
     });
     assert_eq!(
         r,
-        Err(QueryError::Timeout {
-            step: Step::Info,
+        Err(QueryError::NoAnswer {
+            protocol: Protocol::A2s,
+            step: Some("A2S_INFO"),
             attempts: 3
         })
     );
@@ -608,12 +625,11 @@ fn silence_times_out_after_the_retries() {
 #[test]
 fn a_silent_player_step_is_reported_missing_and_rules_still_come() {
     let s = status(1, 2);
-    let r = drive_fake(
-        QueryOptions {
-            retries: 1,
-            total_timeout: Duration::from_secs(30),
-            ..QueryOptions::default()
-        },
+    let r = drive_fake_timed(
+        QueryOptions::default(),
+        Timing::default()
+            .retries(1)
+            .total_timeout(Duration::from_secs(30)),
         |q| match q {
             Request::Info { .. } => vec![encoded(|o| {
                 ogp_proto::a2s::mapping::status_to_info(&s).encode(o)
@@ -626,7 +642,8 @@ fn a_silent_player_step_is_reported_missing_and_rules_still_come() {
         },
     )
     .unwrap();
-    assert_eq!(r.missing, [Step::Players]);
+    assert_eq!(r.details.missing, [Step::Players]);
+    assert_eq!(r.warnings, ["no A2S_PLAYER reply"]);
     assert_eq!(r.status.rules.unwrap().len(), 2);
     assert!(r.status.players.is_none());
 }
@@ -670,14 +687,19 @@ fn bzip2_replies_and_their_failures() {
         ..QueryOptions::default()
     };
     let r = drive_fake(opts.clone(), |_| fragments(0)).unwrap();
-    assert_eq!(r.rules.unwrap(), rules);
+    assert_eq!(r.details.rules.unwrap(), rules);
     let r = drive_fake(opts, |_| fragments(1));
-    assert!(matches!(
+    let bad_crc = ogp_proto::a2s::ReassemblyError::BadCrc {
+        expected: crc32fast::hash(&plain) ^ 1,
+        actual: crc32fast::hash(&plain),
+    };
+    assert_eq!(
         r,
-        Err(QueryError::Reassembly(
-            ogp_proto::a2s::ReassemblyError::BadCrc { .. }
-        ))
-    ));
+        Err(QueryError::BadReassembly {
+            protocol: Protocol::A2s,
+            message: bad_crc.to_string(),
+        })
+    );
 }
 
 #[test]
@@ -698,8 +720,8 @@ fn oversized_unsplit_and_goldsrc_split_replies_are_read() {
         },
     )
     .unwrap();
-    assert_eq!(r.players.unwrap(), players);
-    assert_eq!(r.rules.unwrap().rules.len(), 300);
+    assert_eq!(r.details.players.unwrap(), players);
+    assert_eq!(r.details.rules.unwrap().rules.len(), 300);
 }
 
 #[test]
@@ -722,11 +744,8 @@ fn stray_and_foreign_datagrams_are_dropped() {
         },
     )
     .unwrap();
-    assert_eq!(r.players.unwrap(), players);
-    assert!(r
-        .events
-        .iter()
-        .any(|e| matches!(e, WireEvent::Dropped { .. })));
+    assert_eq!(r.details.players.unwrap(), players);
+    assert!(r.events.iter().any(|e| matches!(e, Event::Dropped { .. })));
 }
 
 #[test]
@@ -750,8 +769,8 @@ fn goldsrc_servers_answering_with_both_m_and_i_are_merged() {
         },
     )
     .unwrap();
-    assert!(matches!(r.info, Some(InfoReply::GoldSrc(_))));
-    assert_eq!(r.other_info, Some(InfoReply::Source(i)));
+    assert!(matches!(r.details.info, Some(InfoReply::GoldSrc(_))));
+    assert_eq!(r.details.other_info, Some(InfoReply::Source(i)));
     assert_eq!(r.status.game_version.as_deref(), Some("1.1.2.7/Stdio"));
     assert_eq!(r.status.a2s.unwrap().protocol, Some(48));
 }

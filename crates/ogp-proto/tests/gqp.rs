@@ -5,18 +5,17 @@
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
-use ogp_proto::gqp::client::{
-    Credentials, QueryError, QueryMachine, QueryMode, QueryOptions, QueryOutcome, Step,
-};
+use ogp_proto::client::{Answer, Event, QueryDriver, QueryError, Rejection, Timing};
+use ogp_proto::gqp::client::{Credentials, Details, QueryMachine, QueryMode, QueryOptions, Step};
 use ogp_proto::gqp::responder::{GqpConfig, GqpOutcome, GqpResponder, GqpUser};
 use ogp_proto::gqp::wire::{self, EOT, ETB};
 use ogp_proto::gqp::{
     self, auth, decode_reply, encode_query, Command, Encoding, Query, Record, Reply, StatusCode,
 };
 use ogp_proto::guard::ChallengeKeys;
-use ogp_proto::ogp::responder::Incoming;
 use ogp_proto::responder::Transmits;
-use ogp_proto::{Player, Rules, Status, Text};
+use ogp_proto::responder::{Incoming, ProtocolResponder};
+use ogp_proto::{Player, Protocol, Rules, Status, Text};
 
 const IP: &str = "198.51.100.7";
 
@@ -124,8 +123,8 @@ fn ut_status() -> Status {
 
 /// Runs a client machine against a server until it is done (no loss); returns the
 /// result and the number of datagrams the client sent.
-fn run(server: &mut Server, opts: QueryOptions) -> (Result<QueryOutcome, QueryError>, usize) {
-    let mut m = QueryMachine::new(opts, server.t0);
+fn run(server: &mut Server, opts: QueryOptions) -> (Result<Answer<Details>, QueryError>, usize) {
+    let mut m = QueryMachine::new(opts, Timing::default(), server.t0);
     let mut round_trips = 0;
     let mut now = server.t0;
     for _ in 0..40 {
@@ -146,7 +145,7 @@ fn run(server: &mut Server, opts: QueryOptions) -> (Result<QueryOutcome, QueryEr
             }
         }
     }
-    (m.result().expect("done"), round_trips)
+    (m.take_result().expect("done"), round_trips)
 }
 
 // =======================================================================================
@@ -587,7 +586,7 @@ fn client_authenticates_and_reads_protected_sections() {
     };
     let (r, trips) = run(&mut s, opts.clone());
     let o = r.unwrap();
-    assert!(o.authenticated);
+    assert!(o.details.authenticated);
     assert_eq!(trips, 3, "probe, login, main");
     assert_eq!(o.status.rules, s.status.rules);
     assert_eq!(o.status.players, s.status.players);
@@ -595,11 +594,11 @@ fn client_authenticates_and_reads_protected_sections() {
     let (r, trips) = run(
         &mut s,
         QueryOptions {
-            token: o.token.clone(),
+            token: o.details.token.clone(),
             ..opts.clone()
         },
     );
-    assert!(r.unwrap().authenticated);
+    assert!(r.unwrap().details.authenticated);
     assert_eq!(trips, 2);
     // wrong password: AuthFailed (after one fresh login)
     let (r, _) = run(
@@ -612,19 +611,33 @@ fn client_authenticates_and_reads_protected_sections() {
             ..QueryOptions::default()
         },
     );
-    assert_eq!(r.unwrap_err(), QueryError::AuthFailed);
+    assert_eq!(
+        r.unwrap_err(),
+        QueryError::Rejected {
+            protocol: Protocol::Gqp,
+            reason: Rejection::AuthFailed
+        }
+    );
     // no credentials: the protected sections stay out, their 32 replies are there
     let (r, _) = run(&mut s, QueryOptions::default());
     let o = r.unwrap();
     assert!(o.status.rules.is_none() && o.status.players.is_none());
-    assert_eq!(code_of(&o.replies, "rules"), StatusCode::UNAUTHORISED);
+    assert_eq!(
+        code_of(&o.details.replies, "rules"),
+        StatusCode::UNAUTHORISED
+    );
     assert_eq!(o.status.game_name.as_deref(), Some("ut"));
     // a server without users
     let mut plain = Server::new(GqpConfig::default(), rules_status());
     let (r, _) = run(&mut plain, opts);
     assert_eq!(
         r.unwrap_err(),
-        QueryError::AuthUnsupported(StatusCode::UNSUPPORTED_FEATURE)
+        QueryError::Rejected {
+            protocol: Protocol::Gqp,
+            reason: Rejection::AuthUnsupported {
+                code: u32::from(StatusCode::UNSUPPORTED_FEATURE.0)
+            }
+        }
     );
 }
 
@@ -693,7 +706,7 @@ fn large_replies_are_split_into_etb_blocks_and_reassembled() {
         assert_eq!(o.status.players, s.status.players, "{enc}");
         assert_eq!(o.status.rules, s.status.rules);
         assert_eq!(o.status.host_name, s.status.host_name);
-        assert!(o.answer_datagrams > 1);
+        assert!(o.datagrams > 1);
     }
 }
 
@@ -768,14 +781,14 @@ fn raw_mode_returns_the_records() {
     let o = r.unwrap();
     assert_eq!(trips, 2);
     assert_eq!(
-        o.replies[0],
+        o.details.replies[0],
         Reply::ok(
             "echo",
             vec![Record::Text("a".into()), Record::Text("b".into())]
         )
     );
     assert_eq!(
-        o.replies[1].records[0],
+        o.details.replies[1].records[0],
         Record::Labelled(
             "commands".into(),
             [
@@ -791,8 +804,8 @@ fn raw_mode_returns_the_records() {
             .to_vec()
         )
     );
-    assert_eq!(o.replies[2].code, StatusCode::UNKNOWN_COMMAND);
-    let text = gqp::render_replies(&o.replies);
+    assert_eq!(o.details.replies[2].code, StatusCode::UNKNOWN_COMMAND);
+    let text = gqp::render_replies(&o.details.replies);
     assert!(
         text.starts_with("10 echo\n  a\n  b\n10 extensions\n  commands: [challenge"),
         "{text}"
@@ -801,10 +814,13 @@ fn raw_mode_returns_the_records() {
         text.ends_with("20 nope (unknown command)\n  error: unknown command\n"),
         "{text}"
     );
-    assert!(o
-        .events
-        .iter()
-        .any(|e| matches!(e, ogp_proto::gqp::client::WireEvent::Token { .. })));
+    assert!(o.events.iter().any(|e| matches!(
+        e,
+        Event::Challenge {
+            challenge: None,
+            ..
+        }
+    )));
 }
 
 #[test]
@@ -832,19 +848,23 @@ fn client_rejects_an_unsupported_encoding_and_times_out_on_silence() {
             token: Some("01234567".into()),
             ..QueryOptions::default()
         },
+        Timing::default(),
         t0,
     );
     assert_eq!(m.step(), Step::Main);
     m.poll_transmit(t0).unwrap();
     m.handle_datagram(t0, b"40\x1e\x02error: unsupported encoding: utf-8\x04");
     assert_eq!(
-        m.result().unwrap().unwrap_err(),
+        m.take_result().unwrap().unwrap_err(),
         QueryError::Rejected {
-            code: StatusCode::UNSUPPORTED_ENCODING,
-            message: Some("error: unsupported encoding: utf-8".into())
+            protocol: Protocol::Gqp,
+            reason: Rejection::Error {
+                code: u32::from(StatusCode::UNSUPPORTED_ENCODING.0),
+                meaning: "error: unsupported encoding: utf-8".into()
+            }
         }
     );
-    let mut m = QueryMachine::new(QueryOptions::default(), t0);
+    let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), t0);
     let mut now = t0;
     let mut sent = 0;
     while !m.is_done() {
@@ -855,7 +875,14 @@ fn client_rejects_an_unsupported_encoding_and_times_out_on_silence() {
         m.handle_timeout(now);
     }
     assert_eq!(sent, 3);
-    assert_eq!(m.result(), Some(Err(QueryError::Timeout { attempts: 3 })));
+    assert_eq!(
+        m.take_result(),
+        Some(Err(QueryError::NoAnswer {
+            protocol: Protocol::Gqp,
+            step: None,
+            attempts: 3
+        }))
+    );
 }
 
 #[test]
@@ -864,9 +891,9 @@ fn client_survives_hostile_replies() {
     let mut m = QueryMachine::new(
         QueryOptions {
             token: Some("01234567".into()),
-            retries: 0,
             ..QueryOptions::default()
         },
+        Timing::default().retries(0),
         t0,
     );
     m.poll_transmit(t0).unwrap();
@@ -876,14 +903,20 @@ fn client_survives_hostile_replies() {
         m.handle_datagram(t0, d.as_bytes());
         m.poll_transmit(t0);
     }
-    assert_eq!(m.result().unwrap().unwrap_err(), QueryError::ChallengeLoop);
+    assert_eq!(
+        m.take_result().unwrap().unwrap_err(),
+        QueryError::Rejected {
+            protocol: Protocol::Gqp,
+            reason: Rejection::ChallengeLoop
+        }
+    );
     // garbage, then a timeout, reports the garbage; many ETB blocks are bounded
     let mut m = QueryMachine::new(
         QueryOptions {
             token: Some("01234567".into()),
-            retries: 0,
             ..QueryOptions::default()
         },
+        Timing::default().retries(0),
         t0,
     );
     m.poll_transmit(t0).unwrap();
@@ -893,7 +926,13 @@ fn client_survives_hostile_replies() {
     }
     m.handle_datagram(t0, b"10echo\x1e\x13\x10\x01\x04");
     m.handle_timeout(t0 + Duration::from_secs(2));
-    assert!(matches!(m.result(), Some(Err(QueryError::Malformed(_)))));
+    assert!(matches!(
+        m.take_result(),
+        Some(Err(QueryError::Malformed {
+            protocol: Protocol::Gqp,
+            ..
+        }))
+    ));
 }
 
 #[test]
@@ -907,7 +946,7 @@ fn continuation_blocks_decode_and_render() {
 #[test]
 fn stale_datagrams_of_an_earlier_step_do_not_spoil_the_reply() {
     let mut s = Server::new(GqpConfig::default(), ut_status());
-    let mut m = QueryMachine::new(QueryOptions::default(), s.t0);
+    let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), s.t0);
     let probe = m.poll_transmit(s.t0).unwrap();
     let (_, probe_reply) = s.send(&probe);
     m.handle_datagram(s.t0, &probe_reply[0]);
@@ -920,7 +959,7 @@ fn stale_datagrams_of_an_earlier_step_do_not_spoil_the_reply() {
     for d in &out {
         m.handle_datagram(s.t0, d);
     }
-    let o = m.result().unwrap().unwrap();
+    let o = m.take_result().unwrap().unwrap();
     assert_eq!(o.status.game_name.as_deref(), Some("ut"));
 }
 
@@ -958,18 +997,18 @@ fn compressed_replies_are_held_at_their_decompressed_size() {
     // 2 × 3000 bytes after decompression, in under 100 bytes: over the 4096-byte cap
     let (a, b) = reply(3000);
     assert!(a.len() + b.len() < 100, "{} + {}", a.len(), b.len());
-    let mut m = QueryMachine::new(opts.clone(), t0);
+    let mut m = QueryMachine::new(opts.clone(), Timing::default(), t0);
     m.poll_transmit(t0).unwrap();
     m.handle_datagram(t0, &a);
     m.handle_datagram(t0, &b);
     assert!(!m.is_done());
-    // within the cap the same replies are taken; answer_bytes counts wire bytes
+    // within the cap the same replies are taken; bytes counts wire bytes
     let (a, b) = reply(1000);
-    let mut m = QueryMachine::new(opts, t0);
+    let mut m = QueryMachine::new(opts, Timing::default(), t0);
     m.poll_transmit(t0).unwrap();
     m.handle_datagram(t0, &a);
     m.handle_datagram(t0, &b);
-    let o = m.result().unwrap().unwrap();
-    assert_eq!(o.replies[0].records.len(), 2);
-    assert_eq!((o.answer_datagrams, o.answer_bytes), (2, a.len() + b.len()));
+    let o = m.take_result().unwrap().unwrap();
+    assert_eq!(o.details.replies[0].records.len(), 2);
+    assert_eq!((o.datagrams, o.bytes), (2, a.len() + b.len()));
 }

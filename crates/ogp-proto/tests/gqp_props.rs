@@ -6,6 +6,7 @@
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
+use ogp_proto::client::{QueryDriver, Timing};
 use ogp_proto::gqp::client::{QueryMachine, QueryOptions};
 use ogp_proto::gqp::responder::{GqpConfig, GqpOutcome, GqpResponder};
 use ogp_proto::gqp::{
@@ -13,8 +14,8 @@ use ogp_proto::gqp::{
     StatusCode,
 };
 use ogp_proto::guard::ChallengeKeys;
-use ogp_proto::ogp::responder::Incoming;
 use ogp_proto::responder::Transmits;
+use ogp_proto::responder::{Incoming, ProtocolResponder};
 use ogp_proto::{
     AddOn, Limit, LimitType, MapInfo, ModInfo, Os, Player, PlayerAddress, Rules, ServerType,
     Status, Team, Text,
@@ -432,7 +433,7 @@ proptest! {
             enc
         };
         let (mut r, mut keys, t0) = responder(GqpConfig { player_addresses: true, ..GqpConfig::default() });
-        let mut m = QueryMachine::new(QueryOptions { encoding: enc, ..QueryOptions::default() }, t0);
+        let mut m = QueryMachine::new(QueryOptions { encoding: enc, ..QueryOptions::default() }, Timing::default(), t0);
         let mut out = Transmits::default();
         for _ in 0..4 {
             let Some(q) = m.poll_transmit(t0) else { break };
@@ -442,7 +443,7 @@ proptest! {
                 m.handle_datagram(t0, d);
             }
         }
-        let o = m.result().unwrap_or_else(|| panic!("not done: {m:?}")).expect("ok");
+        let o = m.take_result().unwrap_or_else(|| panic!("not done: {m:?}")).expect("ok");
         prop_assert!(o.warnings.is_empty(), "{:?}", o.warnings);
         prop_assert_eq!(o.status, s);
     }
@@ -497,7 +498,7 @@ proptest! {
         let mut out = Transmits::default();
         let o = r.handle(Incoming { now: t0, ip: ip(), datagram: &d, reject: false }, &big_status(), &mut keys, &mut out);
         prop_assert!(out.total_bytes() <= d.len(), "{:?}", o);
-        let mut m = QueryMachine::new(QueryOptions { token: Some("00000001".into()), ..QueryOptions::default() }, t0);
+        let mut m = QueryMachine::new(QueryOptions { token: Some("00000001".into()), ..QueryOptions::default() }, Timing::default(), t0);
         m.poll_transmit(t0);
         m.handle_datagram(t0, &d);
         m.handle_timeout(t0 + Duration::from_secs(10));

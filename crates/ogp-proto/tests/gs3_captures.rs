@@ -22,11 +22,13 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use ogp_proto::gamespy3::client::{Handshake, QueryMachine, QueryOptions, Step, WireEvent};
+use ogp_proto::client::{Answer, Event, QueryDriver, QueryError, Timing};
+use ogp_proto::gamespy3::client::{Details, Handshake, QueryMachine, QueryOptions, Step};
 use ogp_proto::gamespy3::mapping::info_to_status;
 use ogp_proto::gamespy3::reply::{decode_packet, Pushed, Reassembler, Section, ServerInfo};
 use ogp_proto::gamespy3::request::Request;
 use ogp_proto::text::from_hex;
+use ogp_proto::Protocol;
 use serde_json::Value;
 
 fn data_dir() -> PathBuf {
@@ -509,18 +511,15 @@ fn run_client(
     handshake: Handshake,
     server: Server,
     reverse: bool,
-) -> (
-    Result<ogp_proto::gamespy3::client::QueryOutcome, ogp_proto::gamespy3::client::QueryError>,
-    Vec<Vec<u8>>,
-) {
+) -> (Result<Answer<Details>, QueryError>, Vec<Vec<u8>>) {
     let t0 = Instant::now();
     let sid = 0x5a5a_1234;
     let opts = QueryOptions {
         handshake,
-        attempt_timeout: Duration::from_millis(500),
         ..QueryOptions::default()
     };
-    let mut m = QueryMachine::new(opts, sid, t0);
+    let timing = Timing::default().attempt_timeout(Duration::from_millis(500));
+    let mut m = QueryMachine::new(opts, timing, sid, t0);
     let mut now = t0;
     let mut sent = Vec::new();
     for _ in 0..50 {
@@ -560,7 +559,7 @@ fn run_client(
             }
             sent.push(d);
         }
-        if let Some(r) = m.result() {
+        if let Some(r) = m.take_result() {
             return (r, sent);
         }
         if replies.is_empty() {
@@ -605,9 +604,9 @@ fn the_client_reads_every_capture_with_and_without_a_challenge_step() {
             for reverse in [false, true] {
                 let (r, sent) = run_client(&json, handshake, server, reverse);
                 let o = r.unwrap_or_else(|e| panic!("{name} {handshake:?} {server:?}: {e}"));
-                assert_eq!(o.info, want, "{name} {handshake:?} {server:?}");
-                assert_eq!(o.packets, n, "{name}");
-                assert_eq!(o.jc2mp, is_jc2(&name), "{name}");
+                assert_eq!(o.details.info, want, "{name} {handshake:?} {server:?}");
+                assert_eq!(o.datagrams, n, "{name}");
+                assert_eq!(o.details.jc2mp, is_jc2(&name), "{name}");
                 assert_eq!(o.status, info_to_status(&want), "{name}");
                 assert_eq!(
                     sent.len(),
@@ -624,27 +623,32 @@ fn the_client_reads_every_capture_with_and_without_a_challenge_step() {
                         _ => None,
                     })
                     .unwrap();
-                assert_eq!(challenge, o.challenge);
+                assert_eq!(challenge, o.details.challenge);
                 match server {
                     Server::Challenge(_, c) => {
-                        assert_eq!(o.challenge, c);
-                        assert!(o.handshake_answered);
+                        assert_eq!(o.details.challenge, c);
+                        assert!(o.details.handshake_answered);
                     }
                     Server::Bf2Silent => {
-                        assert_eq!(o.challenge, None);
-                        assert!(!o.handshake_answered);
+                        assert_eq!(o.details.challenge, None);
+                        assert!(!o.details.handshake_answered);
                     }
                 }
                 if matches!(server, Server::Bf2Silent) && handshake == Handshake::Auto {
-                    assert!(o.events.contains(&WireEvent::Fallback), "{name}");
+                    // the fallback to a request without a challenge
+                    assert!(
+                        o.events
+                            .contains(&Event::Note("no reply to 0x09: asking without a challenge")),
+                        "{name}"
+                    );
                 }
                 let packets_seen = o
                     .events
                     .iter()
-                    .filter(|e| matches!(e, WireEvent::Packet { .. }))
+                    .filter(|e| matches!(e, Event::Part { .. }))
                     .count();
                 assert_eq!(packets_seen, n, "{name}");
-                assert!(o.reply_bytes > 0);
+                assert!(o.bytes > 0);
             }
         }
     }
@@ -659,10 +663,9 @@ fn the_client_drops_replies_of_another_session_and_times_out() {
     let t0 = Instant::now();
     let opts = QueryOptions {
         handshake: Handshake::Never,
-        retries: 1,
         ..QueryOptions::default()
     };
-    let mut m = QueryMachine::new(opts, 0x7777_0001, t0);
+    let mut m = QueryMachine::new(opts, Timing::default().retries(1), 0x7777_0001, t0);
     assert!(m.poll_transmit(t0).is_some());
     for p in with_session(&json, 0x7777_0002) {
         m.handle_datagram(t0, &p);
@@ -674,16 +677,17 @@ fn the_client_drops_replies_of_another_session_and_times_out() {
         m.handle_timeout(now);
         while m.poll_transmit(now).is_some() {}
     }
-    let e = m.result().unwrap().unwrap_err();
+    let e = m.take_result().unwrap().unwrap_err();
     assert_eq!(
         e,
-        ogp_proto::gamespy3::client::QueryError::Timeout {
-            step: Step::Info,
+        QueryError::NoAnswer {
+            protocol: Protocol::Gamespy3,
+            step: Some(Step::Info.name()),
             attempts: 2
         }
     );
     assert_eq!(
         e.to_string(),
-        "no reply to the server-information request (timed out after 2 datagrams sent)"
+        "gamespy3: no answer to information request (timed out after 2 datagrams sent)"
     );
 }

@@ -13,7 +13,8 @@
 
 use std::time::{Duration, Instant};
 
-use ogp_proto::gamespy3::client::{Handshake, QueryMachine, QueryOptions, MAX_EVENTS};
+use ogp_proto::client::{QueryDriver, Timing, MAX_EVENTS};
+use ogp_proto::gamespy3::client::{Handshake, QueryMachine, QueryOptions};
 use ogp_proto::gamespy3::heartbeat::Heartbeat;
 use ogp_proto::gamespy3::mapping::{info_to_status, status_to_info, MAX_ROWS};
 use ogp_proto::gamespy3::reply::{
@@ -471,10 +472,11 @@ proptest! {
         ),
     ) {
         let t0 = Instant::now();
-        let opts = QueryOptions { handshake, retries, ..QueryOptions::default() };
-        let max_challenges = opts.max_challenges;
-        let total = opts.total_timeout;
-        let mut m = QueryMachine::new(opts, 0x0102_0304, t0);
+        let opts = QueryOptions { handshake, ..QueryOptions::default() };
+        let timing = Timing::default().retries(retries);
+        let max_challenges = timing.max_challenges;
+        let total = timing.total_timeout;
+        let mut m = QueryMachine::new(opts, timing, 0x0102_0304, t0);
         let mut now = t0;
         let mut sent = 0u32;
         let mut done = false;
@@ -494,7 +496,7 @@ proptest! {
                 }
             }
             m.handle_datagram(now, d);
-            if let Some(r) = m.result() {
+            if let Some(r) = m.take_result() {
                 if let Ok(o) = r {
                     prop_assert!(o.events.len() <= MAX_EVENTS);
                     prop_assert!(o.ping_ms >= 0.0);

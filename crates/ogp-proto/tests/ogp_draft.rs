@@ -19,9 +19,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use ogp_proto::client::{Answer, QueryDriver, QueryError, Rejection, Timing};
 use ogp_proto::ogp::{ErrorValue, Pushed, Reassembler, PREFIX};
 use ogp_proto::ogp_draft::answer::{answer_fields, RATE_KEY};
-use ogp_proto::ogp_draft::client::{QueryError, QueryMachine, QueryOptions, QueryOutcome};
+use ogp_proto::ogp_draft::client::{Details, QueryMachine, QueryOptions};
 use ogp_proto::ogp_draft::query::{player_fields, requests};
 use ogp_proto::ogp_draft::responder::{DraftConfig, DraftOutcome};
 use ogp_proto::ogp_draft::{
@@ -31,7 +32,7 @@ use ogp_proto::ogp_draft::{
 use ogp_proto::reader::Reader;
 use ogp_proto::responder::{BanAction, Listener, Outcome, Responder, ResponderConfig, Transmits};
 use ogp_proto::text::{from_hex, to_hex};
-use ogp_proto::{MapInfo, ModInfo, Player, Status, Text};
+use ogp_proto::{MapInfo, ModInfo, Player, Protocol, Status, Text};
 use proptest::collection::vec;
 use proptest::prelude::*;
 
@@ -205,7 +206,7 @@ fn query_bytes_from_the_tables() {
         max_bytes_per_packet: Some(1500),
         ..QueryOptions::default()
     };
-    let mut m = QueryMachine::new(opts, 0x1122_3344, Instant::now());
+    let mut m = QueryMachine::new(opts, Timing::default(), 0x1122_3344, Instant::now());
     assert_eq!(m.poll_transmit(Instant::now()), Some(wire));
     // without bPlayerList there is no PlayerFields; without fields, no header fields
     let info_only = hex("ffffffff 4f475000 00 02 02");
@@ -579,7 +580,7 @@ fn abuse_rules() {
     // over 500 bytes, even with a valid challenge
     let mut big = query(Some(c), None, EVERYTHING);
     big.resize(501, 0);
-    assert_eq!(h.ignored(&big), "query larger than 500 bytes");
+    assert_eq!(h.ignored(&big), "request larger than the limit");
     big.truncate(500);
     assert_eq!(
         h.send(&big).1.len(),
@@ -739,7 +740,7 @@ fn query_through(
     opts: QueryOptions,
     request_id: u32,
     order: impl Fn(&mut Vec<Vec<u8>>),
-) -> (Option<Result<QueryOutcome, QueryError>>, Vec<usize>) {
+) -> (Option<Result<Answer<Details>, QueryError>>, Vec<usize>) {
     let t0 = Instant::now();
     let config = ResponderConfig {
         listener: Listener::OgpDraft,
@@ -747,7 +748,7 @@ fn query_through(
         ..ResponderConfig::default()
     };
     let mut r = Responder::new(config, SECRET, t0);
-    let mut m = QueryMachine::new(opts, request_id, t0);
+    let mut m = QueryMachine::new(opts, Timing::default(), request_id, t0);
     let mut out = Transmits::default();
     let mut sizes = Vec::new();
     for _ in 0..4 {
@@ -760,7 +761,7 @@ fn query_through(
             m.handle_datagram(t0 + Duration::from_millis(1), d);
         }
     }
-    (m.result(), sizes)
+    (m.take_result(), sizes)
 }
 
 #[test]
@@ -775,8 +776,8 @@ fn client_gets_the_table_status() {
     let o = r.unwrap().unwrap();
     assert_eq!(sizes[0], 18, "first the challenge");
     assert_eq!(o.status, answer_of(&table_answer()).status);
-    assert_eq!(o.answer_datagrams, 1);
-    // a banned client gets QueryError::Server(banned)
+    assert_eq!(o.datagrams, 1);
+    // a banned client gets a rejection with error 0 (banned)
     let t0 = Instant::now();
     let config = ResponderConfig {
         listener: Listener::OgpDraft,
@@ -784,14 +785,20 @@ fn client_gets_the_table_status() {
         ..ResponderConfig::default()
     };
     let mut r = Responder::new(config, SECRET, t0);
-    let mut m = QueryMachine::new(QueryOptions::default(), 7, t0);
+    let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), 7, t0);
     let mut out = Transmits::default();
     let q = m.poll_transmit(t0).unwrap();
     r.handle(t0, addr(SRC), &q, &table_status(), &mut out);
     m.handle_datagram(t0, out.iter().next().unwrap());
     assert_eq!(
-        m.result(),
-        Some(Err(QueryError::Server(ErrorValue::BANNED)))
+        m.take_result(),
+        Some(Err(QueryError::Rejected {
+            protocol: Protocol::OgpDraft,
+            reason: Rejection::Error {
+                code: u32::from(ErrorValue::BANNED.0),
+                meaning: "banned".into()
+            }
+        }))
     );
 }
 
@@ -1091,7 +1098,7 @@ proptest! {
         if let Err(e) = decode_answer_body(&mut Reader::new(&tail)) {
             prop_assert!(e.offset <= tail.len());
         }
-        let mut m = QueryMachine::new(QueryOptions::default(), 1, Instant::now());
+        let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), 1, Instant::now());
         m.poll_transmit(Instant::now());
         m.handle_datagram(Instant::now(), &d);
         if let Ok(p) = ogp_draft::decode(&d) {

@@ -20,8 +20,9 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 use super::pacer::Pacer;
-use super::probe::{Finished, Machine};
-use super::{query_ports, Answer, Protocol, ScanConfig, ScanError, ScanResult, ScanStats, Target};
+use ogp_proto::client::{Machine, QueryDriver};
+
+use super::{query_ports, Answer, Protocol, QueryError, ScanConfig, ScanResult, ScanStats, Target};
 
 /// Receive buffer: 64 KiB, the largest UDP payload (unsplit answers arrive whole).
 const RECV_BUF: usize = 65536;
@@ -35,10 +36,9 @@ const GRACE_MAX: Duration = Duration::from_secs(1);
 
 struct Probe {
     rank: u32,
-    protocol: Protocol,
     addr: SocketAddr,
     machine: Option<Machine>,
-    error: Option<ScanError>,
+    error: Option<QueryError>,
 }
 
 struct Entry {
@@ -59,7 +59,7 @@ struct Entry {
 enum Woke {
     Io,
     Target(Option<Target>),
-    Resolved(Option<(u32, u32, Result<SocketAddr, ScanError>)>),
+    Resolved(Option<(u32, u32, Result<SocketAddr, QueryError>)>),
     Permit(Option<mpsc::OwnedPermit<ScanResult>>),
 }
 
@@ -89,7 +89,7 @@ pub(crate) struct Engine {
     fresh: VecDeque<u32>,
     deferred: HashMap<SocketAddr, VecDeque<u32>>,
     done: VecDeque<ScanResult>,
-    resolving: JoinSet<(u32, u32, Result<SocketAddr, ScanError>)>,
+    resolving: JoinSet<(u32, u32, Result<SocketAddr, QueryError>)>,
     waiting: Option<Target>,
     targets: mpsc::Receiver<Target>,
     input_open: bool,
@@ -134,11 +134,11 @@ fn canonical(addr: SocketAddr) -> SocketAddr {
     }
 }
 
-async fn resolve(host: String, limit: Duration) -> Result<SocketAddr, ScanError> {
+async fn resolve(host: String, limit: Duration) -> Result<SocketAddr, QueryError> {
     let lookup = tokio::net::lookup_host(host.clone());
     match tokio::time::timeout(limit, lookup).await {
-        Ok(Ok(mut addrs)) => addrs.next().ok_or(ScanError::Resolve(host)),
-        _ => Err(ScanError::Resolve(host)),
+        Ok(Ok(mut addrs)) => addrs.next().ok_or(QueryError::Resolve { target: host }),
+        _ => Err(QueryError::Resolve { target: host }),
     }
 }
 
@@ -210,14 +210,14 @@ impl Engine {
 
     /// The index of the first socket of the address's family, opening the IPv6 ones on
     /// first use.
-    fn family_base(&mut self, addr: &SocketAddr) -> Result<usize, ScanError> {
+    fn family_base(&mut self, addr: &SocketAddr) -> Result<usize, QueryError> {
         let n = self.cfg.sockets;
         if addr.is_ipv4() {
             return Ok(0);
         }
         if self.v6.is_empty() {
             if let Some(e) = &self.v6_error {
-                return Err(ScanError::Socket(e.clone()));
+                return Err(QueryError::Socket { message: e.clone() });
             }
             for _ in 0..n {
                 match bind(
@@ -229,7 +229,7 @@ impl Engine {
                         let msg = format!("no IPv6 socket: {e}");
                         self.v6.clear();
                         self.v6_error = Some(msg.clone());
-                        return Err(ScanError::Socket(msg));
+                        return Err(QueryError::Socket { message: msg });
                     }
                 }
             }
@@ -451,11 +451,13 @@ impl Engine {
             None if !host.contains(':') => self.resolved(
                 i,
                 g,
-                Err(ScanError::Resolve(format!("{host} (no port)"))),
+                Err(QueryError::Resolve {
+                    target: format!("{host} (no port)"),
+                }),
                 now,
             ),
             None => {
-                let limit = self.cfg.deadline;
+                let limit = self.cfg.options.timing.total_timeout;
                 self.resolving
                     .spawn(async move { (i, g, resolve(host, limit).await) });
             }
@@ -470,7 +472,7 @@ impl Engine {
         }
     }
 
-    fn resolved(&mut self, i: u32, g: u32, r: Result<SocketAddr, ScanError>, now: Instant) {
+    fn resolved(&mut self, i: u32, g: u32, r: Result<SocketAddr, QueryError>, now: Instant) {
         let addr = match r {
             Ok(a) => canonical(a),
             Err(e) => return self.finish(i, g, Err(e), now),
@@ -489,7 +491,7 @@ impl Engine {
     /// every socket already has a query in flight to its address: it waits for one of
     /// them to finish.
     fn start(&mut self, i: u32, now: Instant) -> bool {
-        let deadline = now + self.cfg.deadline;
+        let deadline = now + self.cfg.options.timing.total_timeout;
         let Some((base, addr)) = self
             .entries
             .get(i as usize)
@@ -509,8 +511,8 @@ impl Engine {
         };
         e.socket = socket;
         let protocols: Vec<Protocol> = match e.target.protocol {
-            Protocol::Auto => Protocol::AUTO.to_vec(),
-            p => vec![p],
+            None => Protocol::AUTO.to_vec(),
+            Some(p) => vec![p],
         };
         let ports = if e.target.try_query_ports {
             query_ports(addr.port())
@@ -522,16 +524,13 @@ impl Engine {
             let a = SocketAddr::new(addr.ip(), port);
             keys.push((e.socket, a));
             for p in &protocols {
-                let (machine, error) = match Machine::new(*p, &cfg, now) {
-                    Ok(m) => (Some(m), None),
-                    Err(err) => (None, Some(err)),
-                };
+                let machine = Machine::new(*p, &cfg.options, crate::random_u32(), now);
+                let rank = u32::try_from(p.rank()).unwrap_or(width);
                 e.probes.push(Probe {
-                    rank: pi * width + p.rank(),
-                    protocol: *p,
+                    rank: pi * width + rank,
                     addr: a,
-                    machine,
-                    error,
+                    machine: Some(machine),
+                    error: None,
                 });
             }
         }
@@ -573,7 +572,7 @@ impl Engine {
         }
     }
 
-    fn finish(&mut self, i: u32, g: u32, outcome: Result<Answer, ScanError>, now: Instant) {
+    fn finish(&mut self, i: u32, g: u32, outcome: Result<Answer, QueryError>, now: Instant) {
         let Some(slot) = self.entries.get_mut(i as usize) else {
             return;
         };
@@ -601,7 +600,7 @@ impl Engine {
         }
         match &outcome {
             Ok(_) => self.stats.answered += 1,
-            Err(ScanError::Timeout) => self.stats.timed_out += 1,
+            Err(e) if e.is_timeout() => self.stats.timed_out += 1,
             Err(_) => self.stats.failed += 1,
         }
         self.done.push_back(ScanResult {
@@ -718,29 +717,14 @@ impl Engine {
             let Some(m) = p.machine.as_mut() else {
                 continue;
             };
-            let Some(r) = m.take_result() else { continue };
+            let Some(r) = m.take_answer(p.addr) else {
+                continue;
+            };
             p.machine = None;
             match r {
-                Ok(Finished {
-                    status,
-                    ping_ms,
-                    warnings,
-                    datagrams,
-                    bytes,
-                }) => {
+                Ok(answer) => {
                     if e.best.as_ref().is_none_or(|(rank, _)| p.rank < *rank) {
-                        e.best = Some((
-                            p.rank,
-                            Answer {
-                                protocol: p.protocol,
-                                addr: p.addr,
-                                ping_ms,
-                                status,
-                                warnings,
-                                datagrams,
-                                bytes,
-                            },
-                        ));
+                        e.best = Some((p.rank, answer));
                     }
                 }
                 Err(err) => p.error = Some(err),
@@ -762,10 +746,8 @@ impl Engine {
             } else {
                 None
             }
-        } else if e.probes.iter().all(|p| p.machine.is_none()) {
+        } else if now >= e.deadline || e.probes.iter().all(|p| p.machine.is_none()) {
             Some(Err(summarize(&e.probes)))
-        } else if now >= e.deadline {
-            Some(Err(ScanError::Timeout))
         } else {
             None
         };
@@ -894,21 +876,37 @@ impl Engine {
     }
 }
 
-/// One error for a target whose every probe failed: a protocol that answered but not
-/// correctly says more than a timeout; among those the best-ranked.
-fn summarize(probes: &[Probe]) -> ScanError {
-    let mut best: Option<(u32, &ScanError)> = None;
+/// One error for a target whose every probe failed (or that ran out of time): a
+/// protocol that answered but not correctly says more than a timeout; among those the
+/// best-ranked. Probes still running at the deadline count as unanswered.
+fn summarize(probes: &[Probe]) -> QueryError {
+    let mut best: Option<(u32, QueryError)> = None;
     for p in probes {
-        let Some(e) = &p.error else { continue };
+        let e = match (&p.error, &p.machine) {
+            (Some(e), _) => e.clone(),
+            (None, Some(m)) => QueryError::NoAnswer {
+                protocol: m.protocol(),
+                step: None,
+                attempts: 0,
+            },
+            (None, None) => continue,
+        };
         let weight = match e {
-            ScanError::Protocol { .. } | ScanError::Socket(_) => 0,
-            ScanError::Unsupported(_) => 2,
-            _ => 1,
+            QueryError::Options { .. } => 2,
+            _ if e.is_timeout() => 1,
+            _ => 0,
         };
         let key = weight * 1_000_000 + p.rank;
-        if best.is_none_or(|(k, _)| key < k) {
+        if best.as_ref().is_none_or(|(k, _)| key < *k) {
             best = Some((key, e));
         }
     }
-    best.map_or(ScanError::Timeout, |(_, e)| e.clone())
+    best.map_or(
+        QueryError::NoAnswer {
+            protocol: Protocol::Ogp,
+            step: None,
+            attempts: 0,
+        },
+        |(_, e)| e,
+    )
 }

@@ -17,7 +17,8 @@
 //!   machines, and each target has a deadline ([`ScanConfig::deadline`]);
 //! * host names are resolved concurrently, at most [`ScanConfig::resolve_concurrency`]
 //!   at a time;
-//! * [`Protocol::Auto`] runs the query of every auto-detectable protocol against the
+//! * a target without a protocol ([`Target::protocol`] `None`) runs the query of every
+//!   auto-detectable protocol ([`Protocol::AUTO`]) against the
 //!   address at once; the first correct answer wins, except that a protocol ranked
 //!   higher (OGP, then GameSpy v3, A2S, GQP) that is still running gets a short grace
 //!   to answer too, so that a server speaking several gives the same result each time.
@@ -41,107 +42,17 @@
 
 mod engine;
 pub mod pacer;
-mod probe;
 
-use std::fmt;
 use std::io;
 use std::net::SocketAddr;
-use std::str::FromStr;
 use std::time::Duration;
 
-use ogp_proto::Status;
+use ogp_proto::client::{Options, Timing};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-/// A protocol a target is queried with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Protocol {
-    /// Open Game Protocol v1.01.
-    Ogp,
-    /// Valve A2S (INFO, PLAYER, RULES).
-    A2s,
-    /// GameSpy v3 (also GameSpy v4, its challenge variant).
-    Gamespy3,
-    /// The GQP text-protocol draft.
-    Gqp,
-    /// The OGP v0.02 draft (never auto-detected: its queries cannot be told apart from
-    /// v1.01's).
-    OgpDraft,
-    /// Every auto-detectable protocol at once ([`Protocol::AUTO`]); the first correct
-    /// answer wins.
-    Auto,
-}
-
-impl Protocol {
-    /// The protocols [`Protocol::Auto`] tries, best first (the rank that settles a tie).
-    pub const AUTO: [Protocol; 4] = [Self::Ogp, Self::Gamespy3, Self::A2s, Self::Gqp];
-
-    /// The name used on the command line, in lists and in JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Ogp => "ogp",
-            Self::A2s => "a2s",
-            Self::Gamespy3 => "gamespy3",
-            Self::Gqp => "gqp",
-            Self::OgpDraft => "ogp-draft",
-            Self::Auto => "auto",
-        }
-    }
-
-    /// Whether this build can query it (all of them now; kept for callers that list
-    /// protocols).
-    pub fn supported(self) -> bool {
-        true
-    }
-
-    /// The rank in [`Protocol::AUTO`] (lower is preferred).
-    fn rank(self) -> u32 {
-        Self::AUTO
-            .iter()
-            .position(|p| *p == self)
-            .and_then(|i| u32::try_from(i).ok())
-            .unwrap_or(7)
-    }
-}
-
-impl fmt::Display for Protocol {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// A protocol name that is not one of ours.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnknownProtocol(pub String);
-
-impl fmt::Display for UnknownProtocol {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "unknown protocol {:?} (expected ogp, a2s, gamespy3, gqp, ogp-draft or auto)",
-            self.0
-        )
-    }
-}
-
-impl std::error::Error for UnknownProtocol {}
-
-impl FromStr for Protocol {
-    type Err = UnknownProtocol;
-
-    /// Our names, case-insensitive, plus `gs3` and `gs4` for GameSpy.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Ok(match s.to_ascii_lowercase().as_str() {
-            "ogp" => Self::Ogp,
-            "a2s" => Self::A2s,
-            "gamespy3" | "gs3" | "gs4" | "gamespy4" => Self::Gamespy3,
-            "gqp" => Self::Gqp,
-            "ogp-draft" | "ogp_draft" => Self::OgpDraft,
-            "auto" => Self::Auto,
-            _ => return Err(UnknownProtocol(s.to_string())),
-        })
-    }
-}
+pub use ogp_proto::client::{Answer, QueryError};
+pub use ogp_proto::Protocol;
 
 /// One server to query.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,15 +61,15 @@ pub struct Target {
     pub id: u64,
     /// `host:port`, `1.2.3.4:port` or `[v6::addr]:port`.
     pub host: String,
-    /// The protocol to speak.
-    pub protocol: Protocol,
+    /// The protocol to speak, or `None` to find out ([`Protocol::AUTO`] at once).
+    pub protocol: Option<Protocol>,
     /// Also try the well-known query ports for this port ([`query_ports`]).
     pub try_query_ports: bool,
 }
 
 impl Target {
     /// A target with id 0 that tries only the given port.
-    pub fn new(host: impl Into<String>, protocol: Protocol) -> Self {
+    pub fn new(host: impl Into<String>, protocol: Option<Protocol>) -> Self {
         Self {
             id: 0,
             host: host.into(),
@@ -186,74 +97,6 @@ pub fn query_ports(port: u16) -> Vec<u16> {
     out
 }
 
-/// A server's answer.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Answer {
-    /// The protocol that answered.
-    pub protocol: Protocol,
-    /// The address that answered (its port is the query port found).
-    pub addr: SocketAddr,
-    /// Round-trip time of the answering attempt, in milliseconds.
-    pub ping_ms: f64,
-    /// The status.
-    pub status: Status,
-    /// Decoding warnings and missing parts, one line each.
-    pub warnings: Vec<String>,
-    /// Datagrams of the answer.
-    pub datagrams: usize,
-    /// Bytes of the answer, when the protocol counts them.
-    pub bytes: Option<usize>,
-}
-
-/// Why a target got no answer, grouped by cause.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ScanError {
-    /// The target is not `host:port`, or the host did not resolve.
-    Resolve(String),
-    /// No answer before the deadline (nothing listens, or everything was lost).
-    Timeout,
-    /// Something answered, but not correctly (malformed, server error, challenge loop).
-    Protocol {
-        /// The protocol whose query failed.
-        protocol: Protocol,
-        /// What went wrong.
-        message: String,
-    },
-    /// This build cannot query that protocol.
-    Unsupported(Protocol),
-    /// A local socket error (for example no IPv6 on this host).
-    Socket(String),
-}
-
-impl ScanError {
-    /// A short name of the cause: `resolve`, `timeout`, `protocol`, `unsupported` or
-    /// `socket`.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Self::Resolve(_) => "resolve",
-            Self::Timeout => "timeout",
-            Self::Protocol { .. } => "protocol",
-            Self::Unsupported(_) => "unsupported",
-            Self::Socket(_) => "socket",
-        }
-    }
-}
-
-impl fmt::Display for ScanError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Resolve(h) => write!(f, "cannot resolve {h}"),
-            Self::Timeout => f.write_str("no answer (timed out)"),
-            Self::Protocol { protocol, message } => write!(f, "{protocol}: {message}"),
-            Self::Unsupported(p) => write!(f, "{p} not supported yet"),
-            Self::Socket(e) => write!(f, "socket error: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for ScanError {}
-
 /// What became of one target.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScanResult {
@@ -261,12 +104,12 @@ pub struct ScanResult {
     pub id: u64,
     /// The target as given.
     pub target: String,
-    /// The protocol asked for.
-    pub requested: Protocol,
+    /// The protocol asked for (`None`: auto-detection).
+    pub requested: Option<Protocol>,
     /// The address it resolved to, if it did.
     pub addr: Option<SocketAddr>,
     /// The answer, or why there is none.
-    pub outcome: Result<Answer, ScanError>,
+    pub outcome: Result<Answer, QueryError>,
     /// Time from its first datagram to its result.
     pub elapsed: Duration,
 }
@@ -281,13 +124,10 @@ pub struct ScanConfig {
     pub max_in_flight: usize,
     /// Host names resolved at once (default 32).
     pub resolve_concurrency: usize,
-    /// Time to wait for an answer before sending again (default 500 ms; it grows 1.5×
-    /// per retry).
-    pub attempt_timeout: Duration,
-    /// Retries of each step after its first attempt (default 2).
-    pub retries: u32,
-    /// Deadline of one target from its first datagram (default 6 s).
-    pub deadline: Duration,
+    /// What every query asks and its timers (default: 500 ms per attempt, growing 1.5×
+    /// per retry, 2 retries; [`Timing::total_timeout`] is the deadline of one target
+    /// from its first datagram, default 6 s).
+    pub options: Options,
     /// UDP sockets per address family (default 2).
     pub sockets: usize,
     /// Receive buffer asked for each socket, in bytes (default 4 MiB; the kernel may
@@ -303,9 +143,11 @@ impl Default for ScanConfig {
             rate: 5000,
             max_in_flight: 2048,
             resolve_concurrency: 32,
-            attempt_timeout: Duration::from_millis(500),
-            retries: 2,
-            deadline: Duration::from_secs(6),
+            options: Options::with_timing(
+                Timing::default()
+                    .attempt_timeout(Duration::from_millis(500))
+                    .total_timeout(Duration::from_secs(6)),
+            ),
             sockets: 2,
             recv_buffer: 4 << 20,
             channel_capacity: 256,
@@ -392,15 +234,17 @@ pub fn start(config: ScanConfig) -> io::Result<Scan> {
     })
 }
 
-/// Queries one target with the scan engine (any protocol, including [`Protocol::Auto`]
-/// and [`Target::try_query_ports`]).
+/// Queries one target with the scan engine (any protocol, or auto-detection, and
+/// [`Target::try_query_ports`]).
 pub async fn query(target: Target, config: ScanConfig) -> ScanResult {
     let fallback = ScanResult {
         id: target.id,
         target: target.host.clone(),
         requested: target.protocol,
         addr: None,
-        outcome: Err(ScanError::Socket("the scan ended early".into())),
+        outcome: Err(QueryError::Socket {
+            message: "the scan ended early".into(),
+        }),
         elapsed: Duration::ZERO,
     };
     let config = ScanConfig {
@@ -412,7 +256,7 @@ pub async fn query(target: Target, config: ScanConfig) -> ScanResult {
         Ok(s) => s,
         Err(e) => {
             return ScanResult {
-                outcome: Err(ScanError::Socket(e.to_string())),
+                outcome: Err(QueryError::socket(&e)),
                 ..fallback
             }
         }

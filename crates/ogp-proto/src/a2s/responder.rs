@@ -45,8 +45,7 @@ use super::request::{Request, ASK_CHALLENGE};
 use super::split::{encode_fragment, fragment_count, payload_per_fragment, Layout};
 use super::{Challenge, PingReply, MAX_DATAGRAM, SINGLE};
 use crate::guard::{protocol_id, ChallengeKeys};
-use crate::ogp::responder::Incoming;
-use crate::responder::Transmits;
+use crate::responder_core::{Incoming, ProtocolResponder, Transmits};
 use crate::Status;
 
 /// Which engine the responder looks like.
@@ -177,8 +176,125 @@ impl A2sResponder {
         }
     }
 
-    /// Handles one datagram that starts with `FF FF FF FF`.
-    pub fn handle(
+    /// Largest reply that can be sent: the configured cap, and what the layout can number.
+    fn reply_limit(&self) -> usize {
+        let layout = self.layout();
+        let by_layout = match layout {
+            Layout::GoldSrc => super::split::GOLDSRC_MAX_FRAGMENTS * payload_per_fragment(layout),
+            Layout::Source { .. } => 255 * payload_per_fragment(layout),
+        };
+        self.config.max_reply_bytes.min(by_layout).max(MAX_DATAGRAM)
+    }
+
+    /// Sends `self.buf` as one datagram or split; returns the number of datagrams.
+    fn send(&mut self, out: &mut Transmits) -> usize {
+        if self.buf.len() <= MAX_DATAGRAM {
+            out.push_buf().extend_from_slice(&self.buf);
+            return 1;
+        }
+        let layout = self.layout();
+        let Ok(n) = fragment_count(self.buf.len(), layout) else {
+            return 0;
+        };
+        let Ok(total) = u8::try_from(n) else { return 0 };
+        let id = self.split_id();
+        for number in 0..total {
+            encode_fragment(&self.buf, id, layout, number, total, out.push_buf());
+        }
+        n
+    }
+
+    /// The INFO reply for `status` in this responder's flavor, fitted to one datagram.
+    pub fn info(&self, status: &Status) -> InfoReply {
+        self.fitted_info(status, &mut Vec::new())
+    }
+
+    /// Encodes the INFO reply into `buf` (cleared first), leaving out the keywords, then
+    /// SourceTV, then shortening strings until it fits one datagram; returns it.
+    fn fitted_info(&self, status: &Status, buf: &mut Vec<u8>) -> InfoReply {
+        let mut reply = match self.config.flavor {
+            Flavor::GoldSrcM => InfoReply::GoldSrc(status_to_goldsrc(status)),
+            Flavor::Source | Flavor::GoldSrcI => {
+                let mut i = status_to_info(status);
+                if self.config.flavor == Flavor::GoldSrcI {
+                    i.protocol = GOLDSRC_PROTOCOL;
+                    if i.app_id & 0xff >= QSTAT_SOURCE_SPLIT_FROM {
+                        i.app_id = 10;
+                    }
+                }
+                InfoReply::Source(i)
+            }
+        };
+        for shrink in 0..4 {
+            buf.clear();
+            reply.encode(buf);
+            if buf.len() <= MAX_DATAGRAM {
+                break;
+            }
+            match (&mut reply, shrink) {
+                (InfoReply::Source(i), 0) => {
+                    if let Some(x) = &mut i.extra {
+                        x.keywords = None;
+                    }
+                }
+                (InfoReply::Source(i), 1) => {
+                    if let Some(x) = &mut i.extra {
+                        x.source_tv = None;
+                    }
+                }
+                (InfoReply::Source(i), _) => {
+                    for s in [
+                        &mut i.name,
+                        &mut i.map,
+                        &mut i.folder,
+                        &mut i.game,
+                        &mut i.version,
+                    ] {
+                        shorten(s, SHORT_STRING);
+                    }
+                    if let Some(x) = &mut i.extra {
+                        if let Some(tv) = &mut x.source_tv {
+                            shorten(&mut tv.name, SHORT_STRING);
+                        }
+                    }
+                }
+                (InfoReply::GoldSrc(m), _) => {
+                    for s in [
+                        &mut m.address,
+                        &mut m.name,
+                        &mut m.map,
+                        &mut m.folder,
+                        &mut m.game,
+                    ] {
+                        shorten(s, SHORT_STRING);
+                    }
+                    if let Some(x) = &mut m.mod_info {
+                        shorten(&mut x.url_info, SHORT_STRING);
+                        shorten(&mut x.url_download, SHORT_STRING);
+                    }
+                }
+            }
+        }
+        reply
+    }
+}
+
+impl ProtocolResponder for A2sResponder {
+    type Outcome = A2sOutcome;
+
+    fn ignored(why: &'static str) -> A2sOutcome {
+        A2sOutcome::Ignored(why)
+    }
+
+    fn is_ignored(outcome: &A2sOutcome) -> bool {
+        matches!(outcome, A2sOutcome::Ignored(_))
+    }
+
+    fn max_request_bytes(&self) -> usize {
+        self.config.max_request_bytes
+    }
+
+    fn answer(
         &mut self,
         incoming: Incoming<'_>,
         status: &Status,
@@ -191,9 +307,6 @@ impl A2sResponder {
             datagram,
             reject,
         } = incoming;
-        if datagram.len() > self.config.max_request_bytes {
-            return A2sOutcome::Ignored("request larger than the limit");
-        }
         let Ok(request) = Request::decode(datagram) else {
             return A2sOutcome::Ignored("not an A2S request");
         };
@@ -301,107 +414,5 @@ impl A2sResponder {
                 }
             }
         }
-    }
-
-    /// Largest reply that can be sent: the configured cap, and what the layout can number.
-    fn reply_limit(&self) -> usize {
-        let layout = self.layout();
-        let by_layout = match layout {
-            Layout::GoldSrc => super::split::GOLDSRC_MAX_FRAGMENTS * payload_per_fragment(layout),
-            Layout::Source { .. } => 255 * payload_per_fragment(layout),
-        };
-        self.config.max_reply_bytes.min(by_layout).max(MAX_DATAGRAM)
-    }
-
-    /// Sends `self.buf` as one datagram or split; returns the number of datagrams.
-    fn send(&mut self, out: &mut Transmits) -> usize {
-        if self.buf.len() <= MAX_DATAGRAM {
-            out.push_buf().extend_from_slice(&self.buf);
-            return 1;
-        }
-        let layout = self.layout();
-        let Ok(n) = fragment_count(self.buf.len(), layout) else {
-            return 0;
-        };
-        let Ok(total) = u8::try_from(n) else { return 0 };
-        let id = self.split_id();
-        for number in 0..total {
-            encode_fragment(&self.buf, id, layout, number, total, out.push_buf());
-        }
-        n
-    }
-
-    /// The INFO reply for `status` in this responder's flavor, fitted to one datagram.
-    pub fn info(&self, status: &Status) -> InfoReply {
-        self.fitted_info(status, &mut Vec::new())
-    }
-
-    /// Encodes the INFO reply into `buf` (cleared first), leaving out the keywords, then
-    /// SourceTV, then shortening strings until it fits one datagram; returns it.
-    fn fitted_info(&self, status: &Status, buf: &mut Vec<u8>) -> InfoReply {
-        let mut reply = match self.config.flavor {
-            Flavor::GoldSrcM => InfoReply::GoldSrc(status_to_goldsrc(status)),
-            Flavor::Source | Flavor::GoldSrcI => {
-                let mut i = status_to_info(status);
-                if self.config.flavor == Flavor::GoldSrcI {
-                    i.protocol = GOLDSRC_PROTOCOL;
-                    if i.app_id & 0xff >= QSTAT_SOURCE_SPLIT_FROM {
-                        i.app_id = 10;
-                    }
-                }
-                InfoReply::Source(i)
-            }
-        };
-        for shrink in 0..4 {
-            buf.clear();
-            reply.encode(buf);
-            if buf.len() <= MAX_DATAGRAM {
-                break;
-            }
-            match (&mut reply, shrink) {
-                (InfoReply::Source(i), 0) => {
-                    if let Some(x) = &mut i.extra {
-                        x.keywords = None;
-                    }
-                }
-                (InfoReply::Source(i), 1) => {
-                    if let Some(x) = &mut i.extra {
-                        x.source_tv = None;
-                    }
-                }
-                (InfoReply::Source(i), _) => {
-                    for s in [
-                        &mut i.name,
-                        &mut i.map,
-                        &mut i.folder,
-                        &mut i.game,
-                        &mut i.version,
-                    ] {
-                        shorten(s, SHORT_STRING);
-                    }
-                    if let Some(x) = &mut i.extra {
-                        if let Some(tv) = &mut x.source_tv {
-                            shorten(&mut tv.name, SHORT_STRING);
-                        }
-                    }
-                }
-                (InfoReply::GoldSrc(m), _) => {
-                    for s in [
-                        &mut m.address,
-                        &mut m.name,
-                        &mut m.map,
-                        &mut m.folder,
-                        &mut m.game,
-                    ] {
-                        shorten(s, SHORT_STRING);
-                    }
-                    if let Some(x) = &mut m.mod_info {
-                        shorten(&mut x.url_info, SHORT_STRING);
-                        shorten(&mut x.url_download, SHORT_STRING);
-                    }
-                }
-            }
-        }
-        reply
     }
 }

@@ -518,6 +518,15 @@ impl Reassembler {
 
 /// Decompresses a bzip2 split reply's data (`size:i32 | crc:u32 | bzip2 stream`): refuses
 /// a declared size above `max` before decompressing, then checks the size and the CRC32.
+/// Without the `bzip2` feature, every compressed reply is [`ReassemblyError::Bzip2`].
+#[cfg(not(feature = "bzip2"))]
+pub fn decompress(_data: &[u8], _max: usize) -> Result<Vec<u8>, ReassemblyError> {
+    Err(ReassemblyError::Bzip2)
+}
+
+/// Decompresses a bzip2 split reply body (`DecompressedSize`, `CRC32`, data): refuses
+/// a declared size above `max` before decompressing, then checks the size and the CRC32.
+#[cfg(feature = "bzip2")]
 pub fn decompress(data: &[u8], max: usize) -> Result<Vec<u8>, ReassemblyError> {
     let mut r = Reader::new(data);
     let declared = r.i32_le("DecompressedSize")?;

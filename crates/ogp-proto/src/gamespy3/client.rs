@@ -1,11 +1,9 @@
 //! The GameSpy v3 client as a state machine: one server-information query of one
 //! server (sub-protocol B by default, A or C on request), with the `09` challenge
-//! handshake, retries, multi-packet reassembly and timeouts, and no I/O. Same interface
-//! as the other clients ([`a2s::client`](crate::a2s::client)):
-//! 1. [`QueryMachine::poll_transmit`] → a datagram to send now, until `None`;
-//! 2. [`QueryMachine::handle_datagram`] for every datagram from the queried address;
-//! 3. [`QueryMachine::poll_timeout`] → when to call [`QueryMachine::handle_timeout`];
-//! 4. [`QueryMachine::result`] once [`QueryMachine::is_done`].
+//! handshake, retries, multi-packet reassembly and timeouts, and no I/O. It embeds the
+//! shared client core ([`client`](crate::client)) and keeps only GameSpy v3's
+//! wire logic; drive it through [`QueryDriver`] (call `poll_transmit` until `None`: an
+//! attempt after the fallback sends two datagrams).
 //!
 //! Flow ([`Handshake::Auto`], the default; `interop.md` §2, §6):
 //! * `FE FD 09 <sid>` goes out first. Its reply `09 <sid> "<decimal>" 00` gives the
@@ -21,7 +19,7 @@
 //! * [`Handshake::Always`] waits for the challenge (resending the `09` on timeouts);
 //!   [`Handshake::Never`] sends the request without a challenge only (qstat `-gs3`).
 //! * A challenge that changes the request is followed at once, without using up a retry,
-//!   at most [`QueryOptions::max_challenges`] times ([`QueryError::ChallengeLoop`]).
+//!   at most [`Timing::max_challenges`] times (then a challenge loop).
 //!
 //! Every reply must carry our session id (Minecraft servers echo only the low 4 bits of
 //! each byte; [`QueryOptions::nibble_session_ids`] accepts that form too); others are
@@ -36,17 +34,15 @@
 //! reassembly limits and by caps on recorded events and warnings.
 
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::mapping::{header_key, info_to_status};
-use super::reply::{
-    decode_reply, merge, Pushed, Reassembler, ReassemblyError, ReassemblyLimits, Reply, ServerInfo,
-};
+use super::reply::{decode_reply, merge, Pushed, Reassembler, ReassemblyLimits, Reply, ServerInfo};
 use super::request::{InfoKind, Request};
-use crate::error::{DecodeError, DecodeWarning};
+use crate::client_core::{Answer, Event, Exchange, QueryDriver, QueryError, Timeout, Timing};
+use crate::error::DecodeError;
 use crate::model::Text;
-use crate::retry::{AttemptTimer, EventLog, Timeout};
-use crate::Status;
+use crate::protocol::Protocol;
 
 /// Whether a query starts with the `09` challenge handshake.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -72,6 +68,16 @@ pub enum Step {
     Info,
 }
 
+impl Step {
+    /// What the step sends: `0x09 challenge request` or `information request`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Handshake => "0x09 challenge request",
+            Self::Info => "information request",
+        }
+    }
+}
+
 impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
@@ -81,23 +87,13 @@ impl fmt::Display for Step {
     }
 }
 
-/// Settings of one query.
+/// GameSpy v3's own settings of one query (the timers are [`Timing`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QueryOptions {
     /// What to ask for (default [`InfoKind::Full`], sub-protocol B).
     pub kind: InfoKind,
     /// The `09` handshake (default [`Handshake::Auto`]).
     pub handshake: Handshake,
-    /// Time to wait for a reply before sending again (default 1 s).
-    pub attempt_timeout: Duration,
-    /// Growth of the attempt timeout per retry, in percent (default 150).
-    pub backoff_percent: u32,
-    /// Retries after the first attempt of a step (default 2).
-    pub retries: u32,
-    /// Deadline for the whole query (default 5 s).
-    pub total_timeout: Duration,
-    /// Challenges that change the request tolerated in all (default 5).
-    pub max_challenges: u32,
     /// Also accept replies whose session id is ours with the high 4 bits of every byte
     /// cleared, as Minecraft servers echo it (default true). Weakens the session-id
     /// check from 32 to 16 unpredictable bits for such replies only.
@@ -111,129 +107,26 @@ impl Default for QueryOptions {
         Self {
             kind: InfoKind::Full,
             handshake: Handshake::Auto,
-            attempt_timeout: Duration::from_secs(1),
-            backoff_percent: 150,
-            retries: 2,
-            total_timeout: Duration::from_secs(5),
-            max_challenges: 5,
             nibble_session_ids: true,
             limits: ReassemblyLimits::default(),
         }
     }
 }
 
-/// Why a query failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum QueryError {
-    /// No reply in time.
-    Timeout {
-        /// The step in progress.
-        step: Step,
-        /// Datagrams sent in all.
-        attempts: u32,
-    },
-    /// The server kept answering with new challenges.
-    ChallengeLoop,
-    /// A reply with our session id did not decode (reported when nothing better came).
-    Malformed(DecodeError),
-    /// The reply packets were inconsistent or too large.
-    Reassembly(ReassemblyError),
-}
-
-impl fmt::Display for QueryError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Timeout { step, attempts } => write!(
-                f,
-                "no reply to {step} (timed out after {attempts} datagram{} sent)",
-                if *attempts == 1 { "" } else { "s" }
-            ),
-            Self::ChallengeLoop => f.write_str("server keeps answering with new challenges"),
-            Self::Malformed(e) => write!(f, "malformed reply: {e}"),
-            Self::Reassembly(e) => write!(f, "bad multi-packet reply: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for QueryError {}
-
-/// Something that happened on the wire, for tools that show it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum WireEvent {
-    /// A request was sent.
-    Sent {
-        /// The step.
-        step: Step,
-        /// Size in bytes.
-        bytes: usize,
-        /// The challenge it carried (information requests only).
-        challenge: Option<u32>,
-    },
-    /// The `09` got no reply in time: asking without a challenge from now on.
-    Fallback,
-    /// The server sent a challenge (0: send none).
-    Challenge {
-        /// The value.
-        challenge: u32,
-    },
-    /// A packet of the reply arrived.
-    Packet {
-        /// Size in bytes.
-        bytes: usize,
-        /// Its number.
-        number: u8,
-        /// Whether it carries the last-packet flag.
-        last: bool,
-    },
-    /// The reply is complete.
-    Reply {
-        /// Bytes of its packets.
-        bytes: usize,
-        /// Packets it came in.
-        packets: usize,
-    },
-    /// A datagram was dropped.
-    Dropped {
-        /// Size in bytes.
-        bytes: usize,
-        /// Why.
-        why: &'static str,
-    },
-}
-
-/// A finished query.
+/// What a GameSpy v3 answer says beyond the status.
 #[derive(Debug, Clone, PartialEq)]
-pub struct QueryOutcome {
-    /// The reply in the shared model.
-    pub status: Status,
+#[non_exhaustive]
+pub struct Details {
     /// The reply as sent: server keys, player and team columns (sub-protocol C: the
     /// asked header keys and their values).
     pub info: ServerInfo,
-    /// Round trip of the request that got the first reply, in milliseconds.
-    pub ping_ms: f64,
     /// The challenge the answered request carried (`None`: no challenge bytes).
     pub challenge: Option<u32>,
     /// Whether the server answered the `09` handshake.
     pub handshake_answered: bool,
-    /// Packets the reply came in.
-    pub packets: usize,
-    /// Bytes of those packets.
-    pub reply_bytes: usize,
     /// Whether the reply was the Just Cause 2 MP variant.
     pub jc2mp: bool,
-    /// Decoding warnings (at most [`MAX_WARNINGS`]).
-    pub warnings: Vec<DecodeWarning>,
-    /// What happened on the wire (at most [`MAX_EVENTS`]).
-    pub events: Vec<WireEvent>,
 }
-
-/// Most wire events recorded per query.
-pub const MAX_EVENTS: usize = 64;
-
-/// Most warnings kept per query.
-pub const MAX_WARNINGS: usize = 64;
 
 /// How often a query drops held packets that do not fit a newer packet.
 pub const MAX_REASSEMBLY_RESTARTS: u32 = 8;
@@ -255,27 +148,17 @@ pub struct QueryMachine {
     /// Whether any `09` / information request went out.
     sent_handshake: bool,
     sent_info: bool,
-    timer: AttemptTimer,
-    deadline: Instant,
-    datagrams_sent: u32,
-    challenges: u32,
-    ping_ms: Option<f64>,
     reasm: Reassembler,
     restarts: u32,
     held_bytes: usize,
     jc2mp: bool,
-    warnings: Vec<DecodeWarning>,
-    events: EventLog<WireEvent>,
-    last_malformed: Option<DecodeError>,
-    /// Whether the query finished (its result may have been taken since).
-    sealed: bool,
-    result: Option<Result<QueryOutcome, QueryError>>,
+    x: Exchange<Details>,
 }
 
 impl QueryMachine {
     /// A query starting at `now`, with `session_id` (pick it at random: it is what tells
     /// our replies from spoofed or stale ones).
-    pub fn new(opts: QueryOptions, session_id: u32, now: Instant) -> Self {
+    pub fn new(opts: QueryOptions, timing: Timing, session_id: u32, now: Instant) -> Self {
         let step = match opts.handshake {
             Handshake::Auto | Handshake::Always => Step::Handshake,
             Handshake::Never => Step::Info,
@@ -289,26 +172,11 @@ impl QueryMachine {
             pending_handshake: false,
             sent_handshake: false,
             sent_info: false,
-            timer: AttemptTimer::new(
-                now,
-                opts.attempt_timeout,
-                opts.backoff_percent,
-                opts.retries,
-                opts.total_timeout,
-            ),
-            deadline: now + opts.total_timeout,
-            datagrams_sent: 0,
-            challenges: 0,
-            ping_ms: None,
             reasm: Reassembler::with_limits(opts.limits),
             restarts: 0,
             held_bytes: 0,
             jc2mp: false,
-            warnings: Vec::new(),
-            events: EventLog::new(MAX_EVENTS),
-            last_malformed: None,
-            sealed: false,
-            result: None,
+            x: Exchange::new(Protocol::Gamespy3, &timing, now),
             opts,
         }
     }
@@ -325,12 +193,7 @@ impl QueryMachine {
 
     /// Whether the query has finished.
     pub fn is_done(&self) -> bool {
-        self.sealed
-    }
-
-    /// The result, once done (and only once).
-    pub fn result(&mut self) -> Option<Result<QueryOutcome, QueryError>> {
-        self.result.take()
+        self.x.is_done()
     }
 
     /// The current information request.
@@ -348,95 +211,23 @@ impl QueryMachine {
         }
     }
 
-    /// The datagram to send now, if any. Call it until it returns `None`: an attempt
-    /// after the fallback sends two datagrams.
-    pub fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
-        if self.sealed {
-            return None;
-        }
-        if self.pending_handshake {
-            self.pending_handshake = false;
-            return Some(self.send_handshake());
-        }
-        if !self.timer.send_due() {
-            return None;
-        }
-        self.timer.sent(now);
-        match self.step {
-            Step::Handshake => Some(self.send_handshake()),
-            Step::Info => {
-                let req = self.request();
-                let d = req.to_bytes();
-                self.sent_info = true;
-                self.datagrams_sent = self.datagrams_sent.saturating_add(1);
-                self.events.push(WireEvent::Sent {
-                    step: Step::Info,
-                    bytes: d.len(),
-                    challenge: self.challenge,
-                });
-                self.pending_handshake = self.fallback && !self.handshake_answered;
-                Some(d)
-            }
-        }
-    }
-
-    fn send_handshake(&mut self) -> Vec<u8> {
+    fn send_handshake(&mut self, with_attempt: Option<Instant>) -> Vec<u8> {
         let d = self.handshake_request().to_bytes();
         self.sent_handshake = true;
-        self.datagrams_sent = self.datagrams_sent.saturating_add(1);
-        self.events.push(WireEvent::Sent {
-            step: Step::Handshake,
+        let event = Event::Sent {
+            what: Step::Handshake.name(),
             bytes: d.len(),
             challenge: None,
-        });
+            id: Some(self.session_id),
+        };
+        match with_attempt {
+            Some(now) => self.x.sent(now, event),
+            None => self.x.sent_extra(event),
+        }
         d
     }
 
-    /// When [`handle_timeout`](Self::handle_timeout) must be called next (`None` once
-    /// done).
-    pub fn poll_timeout(&self) -> Option<Instant> {
-        if self.sealed {
-            return None;
-        }
-        Some(self.timer.poll_timeout())
-    }
-
-    /// Advances timers: falls back, retries, or gives up.
-    pub fn handle_timeout(&mut self, now: Instant) {
-        if self.sealed {
-            return;
-        }
-        if now < self.deadline
-            && self.step == Step::Handshake
-            && self.opts.handshake == Handshake::Auto
-            && !self.timer.send_due()
-            && now >= self.timer.poll_timeout()
-        {
-            // The 09 went unanswered: ask without a challenge, without using a retry.
-            self.step = Step::Info;
-            self.fallback = true;
-            self.events.push(WireEvent::Fallback);
-            self.timer.resend_now();
-            return;
-        }
-        if let Some(Timeout::GiveUp { .. }) = self.timer.handle_timeout(now) {
-            let e = match self.last_malformed {
-                Some(e) => QueryError::Malformed(e),
-                None => QueryError::Timeout {
-                    step: self.step,
-                    attempts: self.datagrams_sent,
-                },
-            };
-            self.seal(Err(e));
-        }
-    }
-
-    fn seal(&mut self, r: Result<QueryOutcome, QueryError>) {
-        if !self.sealed {
-            self.sealed = true;
-            self.result = Some(r);
-        }
-        self.timer.stop();
+    fn seal(&mut self) {
         self.pending_handshake = false;
     }
 
@@ -445,28 +236,12 @@ impl QueryMachine {
             || (self.opts.nibble_session_ids && session_id == self.session_id & 0x0f0f_0f0f)
     }
 
-    fn warn(&mut self, w: impl IntoIterator<Item = DecodeWarning>) {
-        for w in w {
-            if self.warnings.len() >= MAX_WARNINGS {
-                break;
-            }
-            self.warnings.push(w);
-        }
-    }
-
     fn drop_datagram(&mut self, bytes: usize, why: &'static str) {
-        self.events.push(WireEvent::Dropped { bytes, why });
+        self.x.dropped(bytes, why);
     }
 
-    fn note_ping(&mut self, now: Instant) {
-        if self.ping_ms.is_none() {
-            self.ping_ms = Some(self.timer.rtt_ms(now));
-        }
-    }
-
-    /// Handles a datagram from the queried address.
-    pub fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {
-        if self.sealed {
+    fn datagram(&mut self, now: Instant, datagram: &[u8]) {
+        if self.x.is_done() {
             return;
         }
         let bytes = datagram.len();
@@ -480,7 +255,7 @@ impl QueryMachine {
                     .and_then(|s| <[u8; 4]>::try_from(s).ok())
                     .map(u32::from_be_bytes);
                 if sid.is_some_and(|s| self.ours(s)) {
-                    self.last_malformed = Some(e);
+                    self.x.malformed(e);
                 }
                 return self.drop_datagram(bytes, "does not decode");
             }
@@ -494,15 +269,18 @@ impl QueryMachine {
                     return self.drop_datagram(bytes, "a challenge nobody asked for");
                 }
                 let Some(value) = c.value() else {
-                    self.last_malformed = Some(DecodeError::invalid(
+                    self.x.malformed(DecodeError::invalid(
                         5,
                         "Challenge",
                         "the challenge is not a decimal number",
                     ));
                     return self.drop_datagram(bytes, "challenge is not a number");
                 };
-                self.note_ping(now);
-                self.events.push(WireEvent::Challenge { challenge: value });
+                self.x.ping(now);
+                self.x.event(Event::Challenge {
+                    bytes,
+                    challenge: Some(value),
+                });
                 self.handshake_answered = true;
                 self.pending_handshake = false;
                 let challenge = (value != 0).then_some(value);
@@ -510,17 +288,16 @@ impl QueryMachine {
                     // Already asked with exactly this (BF2's "0" after the fallback).
                     return;
                 }
-                self.challenges = self.challenges.saturating_add(1);
-                if self.challenges > self.opts.max_challenges {
-                    return self.seal(Err(QueryError::ChallengeLoop));
+                if !self.x.follow_challenge() {
+                    return self.seal();
                 }
                 if challenge != self.challenge {
                     self.reset_reassembly();
                 }
                 self.challenge = challenge;
                 self.step = Step::Info;
-                self.timer.restart_retries();
-                self.timer.resend_now();
+                self.x.timer.restart_retries();
+                self.x.timer.resend_now();
             }
             Reply::Packet(p) => {
                 if !self.ours(p.session_id) {
@@ -532,11 +309,11 @@ impl QueryMachine {
                 if matches!(self.opts.kind, InfoKind::Keys(_)) {
                     return self.drop_datagram(bytes, "not a sub-protocol C reply");
                 }
-                self.note_ping(now);
-                self.events.push(WireEvent::Packet {
+                self.x.ping(now);
+                self.x.event(Event::Part {
                     bytes,
-                    number: p.number,
-                    last: p.last,
+                    number: Some(p.number),
+                    count: None,
                 });
                 self.push_packet(p, bytes);
             }
@@ -563,7 +340,7 @@ impl QueryMachine {
                     server,
                     ..ServerInfo::default()
                 };
-                self.note_ping(now);
+                self.x.ping(now);
                 self.complete(info, 1, bytes);
             }
             Reply::Echo(_) => self.drop_datagram(bytes, "an echo reply"),
@@ -584,7 +361,7 @@ impl QueryMachine {
             }
             self.jc2mp = p.jc2mp;
             let (info, warnings) = merge(vec![p]);
-            self.warn(warnings);
+            self.x.warn(warnings);
             return self.complete(info, 1, bytes);
         }
         let jc2mp = p.jc2mp;
@@ -614,35 +391,112 @@ impl QueryMachine {
             }) => {
                 self.held_bytes = self.held_bytes.saturating_add(bytes);
                 self.jc2mp |= jc2mp;
-                self.warn(warnings);
+                self.x.warn(warnings);
                 let held = self.held_bytes;
                 self.complete(info, packets, held);
             }
-            Err(e) => self.seal(Err(QueryError::Reassembly(e))),
+            Err(e) => {
+                self.x.fail_reassembly(e);
+                self.seal();
+            }
         }
     }
 
     fn complete(&mut self, info: ServerInfo, packets: usize, bytes: usize) {
-        self.events.push(WireEvent::Reply { bytes, packets });
-        let outcome = QueryOutcome {
-            status: info_to_status(&info),
+        self.x.event(Event::Reply {
+            what: Step::Info.name(),
+            bytes,
+            datagrams: packets,
+        });
+        self.x.received(packets, bytes);
+        let status = info_to_status(&info);
+        let details = Details {
             info,
-            ping_ms: self.ping_ms.unwrap_or(0.0),
             challenge: self.challenge,
             handshake_answered: self.handshake_answered,
-            packets,
-            reply_bytes: bytes,
             jc2mp: self.jc2mp,
-            warnings: std::mem::take(&mut self.warnings),
-            events: self.events.take(),
         };
-        self.seal(Ok(outcome));
+        self.x.succeed(status, details);
+        self.seal();
+    }
+}
+
+impl QueryDriver for QueryMachine {
+    type Details = Details;
+
+    /// Call it until it returns `None`: an attempt after the fallback sends two
+    /// datagrams.
+    fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
+        if self.x.is_done() {
+            return None;
+        }
+        if self.pending_handshake {
+            self.pending_handshake = false;
+            return Some(self.send_handshake(None));
+        }
+        if !self.x.send_due() {
+            return None;
+        }
+        match self.step {
+            Step::Handshake => Some(self.send_handshake(Some(now))),
+            Step::Info => {
+                let d = self.request().to_bytes();
+                self.sent_info = true;
+                let event = Event::Sent {
+                    what: Step::Info.name(),
+                    bytes: d.len(),
+                    challenge: self.challenge,
+                    id: Some(self.session_id),
+                };
+                self.x.sent(now, event);
+                self.pending_handshake = self.fallback && !self.handshake_answered;
+                Some(d)
+            }
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.x.poll_timeout()
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        if self.x.is_done() {
+            return;
+        }
+        if self.step == Step::Handshake
+            && self.opts.handshake == Handshake::Auto
+            && self.x.timer.attempt_expired(now)
+        {
+            // The 09 went unanswered: ask without a challenge, without using a retry.
+            self.step = Step::Info;
+            self.fallback = true;
+            self.x
+                .event(Event::Note("no reply to 0x09: asking without a challenge"));
+            self.x.timer.resend_now();
+            return;
+        }
+        if self.x.handle_timeout(now) == Some(Timeout::GiveUp) {
+            self.x.give_up(Some(self.step.name()));
+            self.seal();
+        }
+    }
+
+    fn take_result(&mut self) -> Option<Result<Answer<Details>, QueryError>> {
+        self.x.take_result()
+    }
+
+    fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {
+        self.datagram(now, datagram);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+
+    use crate::client_core::{Rejection, MAX_EVENTS, MAX_WARNINGS};
+    use crate::gamespy3::reply::ReassemblyError;
     use crate::gamespy3::reply::{encode_keys_reply, encode_packets, ChallengeReply, Column};
 
     const SID: u32 = 0x1234_5678;
@@ -699,7 +553,7 @@ mod tests {
     #[test]
     fn a_late_challenge_after_the_fallback_is_followed() {
         let t0 = Instant::now();
-        let mut m = QueryMachine::new(opts(Handshake::Auto), SID, t0);
+        let mut m = QueryMachine::new(opts(Handshake::Auto), Timing::default(), SID, t0);
         assert_eq!(sent(&mut m, t0), [hs()]);
         // no reply within the attempt timeout: the request without a challenge, and a 09
         let t1 = m.poll_timeout().unwrap();
@@ -715,12 +569,12 @@ mod tests {
         for p in ps.iter().rev() {
             m.handle_datagram(t1 + Duration::from_millis(5), p);
         }
-        let o = m.result().unwrap().unwrap();
-        assert_eq!(o.info, i);
-        assert_eq!(o.challenge, Some(27_111_876));
-        assert!(o.handshake_answered);
-        assert_eq!(o.packets, ps.len());
-        assert!(o.events.contains(&WireEvent::Fallback));
+        let o = m.take_result().unwrap().unwrap();
+        assert_eq!(o.details.info, i);
+        assert_eq!(o.details.challenge, Some(27_111_876));
+        assert!(o.details.handshake_answered);
+        assert_eq!(o.datagrams, ps.len());
+        assert!(o.events.iter().any(|e| matches!(e, Event::Note(_))));
         assert_eq!(o.status.players.as_ref().map(Vec::len), Some(60));
         assert!(m.poll_transmit(t1).is_none() && m.poll_timeout().is_none());
     }
@@ -728,7 +582,7 @@ mod tests {
     #[test]
     fn a_bf2_zero_after_the_fallback_sends_nothing_more() {
         let t0 = Instant::now();
-        let mut m = QueryMachine::new(opts(Handshake::Auto), SID, t0);
+        let mut m = QueryMachine::new(opts(Handshake::Auto), Timing::default(), SID, t0);
         sent(&mut m, t0);
         let t1 = t0 + Duration::from_secs(1);
         m.handle_timeout(t1);
@@ -745,13 +599,13 @@ mod tests {
         for p in packets(&info(3), SID) {
             m.handle_datagram(t2, &p);
         }
-        assert_eq!(m.result().unwrap().unwrap().challenge, None);
+        assert_eq!(m.take_result().unwrap().unwrap().details.challenge, None);
     }
 
     #[test]
     fn always_times_out_on_the_handshake_and_never_skips_it() {
         let t0 = Instant::now();
-        let mut m = QueryMachine::new(opts(Handshake::Always), SID, t0);
+        let mut m = QueryMachine::new(opts(Handshake::Always), Timing::default(), SID, t0);
         let mut n = 0;
         let mut now = t0;
         for _ in 0..20 {
@@ -763,20 +617,21 @@ mod tests {
             now = t;
             m.handle_timeout(now);
         }
-        let e = m.result().unwrap().unwrap_err();
+        let e = m.take_result().unwrap().unwrap_err();
         assert_eq!(
             e,
-            QueryError::Timeout {
-                step: Step::Handshake,
+            QueryError::NoAnswer {
+                protocol: Protocol::Gamespy3,
+                step: Some("0x09 challenge request"),
                 attempts: 3
             }
         );
         assert_eq!(n, 3);
         assert_eq!(
             e.to_string(),
-            "no reply to the 0x09 challenge request (timed out after 3 datagrams sent)"
+            "gamespy3: no answer to 0x09 challenge request (timed out after 3 datagrams sent)"
         );
-        let mut m = QueryMachine::new(opts(Handshake::Never), SID, t0);
+        let mut m = QueryMachine::new(opts(Handshake::Never), Timing::default(), SID, t0);
         assert_eq!(sent(&mut m, t0), [Request::full(SID, None)]);
         // a challenge nobody asked for is dropped
         m.handle_datagram(t0, &challenge("5"));
@@ -786,7 +641,7 @@ mod tests {
     #[test]
     fn new_challenges_are_capped() {
         let t0 = Instant::now();
-        let mut m = QueryMachine::new(opts(Handshake::Always), SID, t0);
+        let mut m = QueryMachine::new(opts(Handshake::Always), Timing::default(), SID, t0);
         sent(&mut m, t0);
         for c in 1..=5 {
             m.handle_datagram(t0, &challenge(&c.to_string()));
@@ -796,18 +651,28 @@ mod tests {
         m.handle_datagram(t0, &challenge("5"));
         assert!(!m.is_done());
         m.handle_datagram(t0, &challenge("6"));
-        let e = m.result().unwrap().unwrap_err();
-        assert_eq!(e, QueryError::ChallengeLoop);
-        assert_eq!(e.to_string(), "server keeps answering with new challenges");
+        let e = m.take_result().unwrap().unwrap_err();
+        assert_eq!(
+            e,
+            QueryError::Rejected {
+                protocol: Protocol::Gamespy3,
+                reason: Rejection::ChallengeLoop
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "gamespy3: server keeps answering with new challenges"
+        );
     }
 
     #[test]
     fn a_challenge_that_is_no_number_is_reported_as_malformed() {
         let t0 = Instant::now();
         let mut m = QueryMachine::new(
-            QueryOptions {
+            opts(Handshake::Always),
+            Timing {
                 retries: 0,
-                ..opts(Handshake::Always)
+                ..Timing::default()
             },
             SID,
             t0,
@@ -816,18 +681,18 @@ mod tests {
         m.handle_datagram(t0, &challenge("abc"));
         assert!(sent(&mut m, t0).is_empty());
         m.handle_timeout(t0 + Duration::from_secs(1));
-        let e = m.result().unwrap().unwrap_err();
-        assert!(matches!(e, QueryError::Malformed(_)), "{e:?}");
+        let e = m.take_result().unwrap().unwrap_err();
+        assert!(matches!(e, QueryError::Malformed { .. }), "{e:?}");
         assert_eq!(
             e.to_string(),
-            "malformed reply: Challenge at byte 5: the challenge is not a decimal number"
+            "gamespy3: malformed reply: Challenge at byte 5: the challenge is not a decimal number"
         );
     }
 
     #[test]
     fn other_sessions_and_stray_replies_are_dropped() {
         let t0 = Instant::now();
-        let mut m = QueryMachine::new(opts(Handshake::Always), SID, t0);
+        let mut m = QueryMachine::new(opts(Handshake::Always), Timing::default(), SID, t0);
         sent(&mut m, t0);
         // a packet before any information request
         for p in packets(&info(1), SID) {
@@ -847,12 +712,12 @@ mod tests {
         for p in packets(&info(2), SID & 0x0f0f_0f0f) {
             m.handle_datagram(t0, &p);
         }
-        let o = m.result().unwrap().unwrap();
+        let o = m.take_result().unwrap().unwrap();
         let dropped: Vec<_> = o
             .events
             .iter()
             .filter_map(|e| match e {
-                WireEvent::Dropped { why, .. } => Some(*why),
+                Event::Dropped { why, .. } => Some(*why),
                 _ => None,
             })
             .collect();
@@ -866,6 +731,7 @@ mod tests {
                 nibble_session_ids: false,
                 ..opts(Handshake::Always)
             },
+            Timing::default(),
             SID,
             t0,
         );
@@ -877,7 +743,7 @@ mod tests {
     #[test]
     fn a_second_reply_of_another_size_restarts_the_reassembly() {
         let t0 = Instant::now();
-        let mut m = QueryMachine::new(opts(Handshake::Never), SID, t0);
+        let mut m = QueryMachine::new(opts(Handshake::Never), Timing::default(), SID, t0);
         sent(&mut m, t0);
         let a = packets(&info(60), SID);
         assert_eq!(a.len(), 3);
@@ -889,15 +755,15 @@ mod tests {
         m.handle_datagram(t0, &b[1]);
         assert!(!m.is_done());
         m.handle_datagram(t0, &b[0]);
-        let o = m.result().unwrap().unwrap();
-        assert_eq!(o.info, info(30));
-        assert_eq!(o.packets, 2);
+        let o = m.take_result().unwrap().unwrap();
+        assert_eq!(o.details.info, info(30));
+        assert_eq!(o.datagrams, 2);
     }
 
     #[test]
     fn reassembly_errors_end_the_query_after_the_restarts() {
         let t0 = Instant::now();
-        let mut m = QueryMachine::new(opts(Handshake::Never), SID, t0);
+        let mut m = QueryMachine::new(opts(Handshake::Never), Timing::default(), SID, t0);
         sent(&mut m, t0);
         let mut p = packets(&info(1), SID).remove(0);
         p[14] = 0x7f | 0x80; // packet 127, the last
@@ -909,19 +775,23 @@ mod tests {
                 },
                 ..opts(Handshake::Never)
             },
+            Timing::default(),
             SID,
             t0,
         );
         sent(&mut m2, t0);
         m2.handle_datagram(t0, &p);
-        let e = m2.result().unwrap().unwrap_err();
+        let e = m2.take_result().unwrap().unwrap_err();
         assert_eq!(
             e,
-            QueryError::Reassembly(ReassemblyError::BadNumber { number: 127 })
+            QueryError::BadReassembly {
+                protocol: Protocol::Gamespy3,
+                message: ReassemblyError::BadNumber { number: 127 }.to_string()
+            }
         );
         assert_eq!(
             e.to_string(),
-            "bad multi-packet reply: packet number 127 out of range"
+            "gamespy3: bad multi-datagram reply: packet number 127 out of range"
         );
         // within the limit, a packet 127 is just held
         m.handle_datagram(t0, &p);
@@ -941,6 +811,7 @@ mod tests {
                 kind: kind.clone(),
                 ..opts(Handshake::Never)
             },
+            Timing::default(),
             SID,
             t0,
         );
@@ -955,7 +826,7 @@ mod tests {
         let mut p = packets(&info(2), SID).remove(0);
         p[14] = 0; // no last flag: sub-protocol A is one packet anyway
         m.handle_datagram(t0, &p);
-        assert_eq!(m.result().unwrap().unwrap().info, info(2));
+        assert_eq!(m.take_result().unwrap().unwrap().details.info, info(2));
 
         let kind = InfoKind::Keys(vec![8, 1, 0x09]);
         let mut m = QueryMachine::new(
@@ -963,6 +834,7 @@ mod tests {
                 kind: kind.clone(),
                 ..opts(Handshake::Always)
             },
+            Timing::default(),
             SID,
             t0,
         );
@@ -979,8 +851,9 @@ mod tests {
         let mut r = Vec::new();
         encode_keys_reply(SID, &["84", "My Server", "?"], &mut r);
         m.handle_datagram(t0, &r);
-        let o = m.result().unwrap().unwrap();
+        let o = m.take_result().unwrap().unwrap();
         let pairs: Vec<(&str, &str)> = o
+            .details
             .info
             .server
             .iter()
@@ -1001,7 +874,7 @@ mod tests {
     #[test]
     fn events_and_warnings_are_capped() {
         let t0 = Instant::now();
-        let mut m = QueryMachine::new(opts(Handshake::Never), SID, t0);
+        let mut m = QueryMachine::new(opts(Handshake::Never), Timing::default(), SID, t0);
         sent(&mut m, t0);
         for _ in 0..1000 {
             m.handle_datagram(t0, b"\x00garbage");
@@ -1021,9 +894,9 @@ mod tests {
         }
         p.push(0);
         m.handle_datagram(t0, &p);
-        let o = m.result().unwrap().unwrap();
+        let o = m.take_result().unwrap().unwrap();
         assert_eq!(o.events.len(), MAX_EVENTS);
         assert!(o.warnings.len() <= MAX_WARNINGS);
-        assert_eq!(o.info.server.len(), 200);
+        assert_eq!(o.details.info.server.len(), 200);
     }
 }

@@ -10,16 +10,23 @@
 //! server's instance key, echoed by the master's `FE FD 08` keep-alive.
 //!
 //! [`Schedule`] says when to send: every 60 seconds (the spec's cadence), and soon after
-//! the status changes, but not more often than every 10 seconds.
+//! the status changes, but not more often than every 10 seconds. [`Heartbeats`] is the
+//! whole timed-send machine of one listening address (schedule, status-change
+//! detection, the datagrams to each master, the exit heartbeat), driven by the
+//! [`Responder`](crate::responder::Responder): the I/O layer only sends what it hands
+//! out and sleeps until it asks.
 //!
 //! Decoding is total and bounded (at most [`MAX_PAIRS`] pairs); nothing panics.
 
+use std::collections::VecDeque;
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use super::kind;
 use crate::error::DecodeError;
 use crate::model::Text;
 use crate::reader::Reader;
+use crate::Status;
 
 /// Most key/value pairs a decoded heartbeat keeps.
 pub const MAX_PAIRS: usize = 512;
@@ -239,6 +246,166 @@ impl Default for Schedule {
     }
 }
 
+/// Heartbeats to GameSpy master servers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HeartbeatConfig {
+    /// The master servers.
+    pub masters: Vec<SocketAddr>,
+    /// The `gamename` to announce (default: the status's `game_name`).
+    pub game_name: Option<Text>,
+    /// Regular cadence (the spec's 60 s).
+    pub interval: Duration,
+    /// Shortest gap between heartbeats after a status change (10 s).
+    pub min_gap: Duration,
+}
+
+impl HeartbeatConfig {
+    /// Heartbeats to `masters` on the spec's cadence.
+    pub fn new(masters: Vec<SocketAddr>) -> Self {
+        Self {
+            masters,
+            game_name: None,
+            interval: Duration::from_secs(60),
+            min_gap: Duration::from_secs(10),
+        }
+    }
+
+    /// With this `gamename`.
+    #[must_use]
+    pub fn game_name(mut self, name: Option<Text>) -> Self {
+        self.game_name = name;
+        self
+    }
+
+    /// With this cadence.
+    #[must_use]
+    pub fn cadence(mut self, interval: Duration, min_gap: Duration) -> Self {
+        self.interval = interval;
+        self.min_gap = min_gap;
+        self
+    }
+}
+
+/// Most heartbeat datagrams waiting to be sent (a few per master).
+const MAX_QUEUED: usize = 256;
+
+/// The heartbeats of one listening address: at start, every `interval`, soon after a
+/// status change (looked at once a second at most), and a last one marked "exiting" on
+/// [`close`](Self::close). Sans-IO: time and the status are passed in, datagrams are
+/// handed out by [`poll_transmit`](Self::poll_transmit).
+#[derive(Debug, Clone)]
+pub struct Heartbeats {
+    config: HeartbeatConfig,
+    schedule: Schedule,
+    instance_key: u32,
+    local: SocketAddr,
+    last_status: Option<Status>,
+    next_check: Instant,
+    queue: VecDeque<(SocketAddr, Vec<u8>)>,
+}
+
+impl Heartbeats {
+    /// Heartbeats from `local` (the query socket's address, which masters see), with the
+    /// given instance key (unpredictable: the master's keep-alives echo it), the first
+    /// due at `now`.
+    pub fn new(
+        config: HeartbeatConfig,
+        local: SocketAddr,
+        instance_key: u32,
+        now: Instant,
+    ) -> Self {
+        Self {
+            schedule: Schedule::with(config.interval, config.min_gap),
+            config,
+            instance_key,
+            local,
+            last_status: None,
+            next_check: now,
+            queue: VecDeque::new(),
+        }
+    }
+
+    /// The listening address the heartbeats leave from.
+    pub fn local(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// The instance key the heartbeats carry.
+    pub fn instance_key(&self) -> u32 {
+        self.instance_key
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) is due.
+    pub fn poll_timeout(&self) -> Instant {
+        self.next_check
+    }
+
+    /// Notes a status change and queues a heartbeat when one is due.
+    pub fn handle_timeout(&mut self, now: Instant, status: &Status) {
+        if now < self.next_check {
+            return;
+        }
+        match &self.last_status {
+            Some(last) if last == status => {}
+            Some(_) => {
+                self.schedule.status_changed();
+                self.last_status = Some(status.clone());
+            }
+            None => self.last_status = Some(status.clone()),
+        }
+        if let Some(kind) = self.schedule.poll(now) {
+            self.queue_heartbeat(status, kind);
+        }
+        let check = Duration::from_secs(1).min(self.config.min_gap.max(Duration::from_millis(10)));
+        let due = self
+            .schedule
+            .next_due()
+            .map_or(now + check, |d| d.min(now + check));
+        self.next_check = due.max(now + Duration::from_millis(5));
+    }
+
+    /// Queues the last heartbeat, marked "exiting".
+    pub fn close(&mut self, status: &Status) {
+        self.queue_heartbeat(status, StateChanged::Exiting);
+    }
+
+    /// The next datagram to send from [`local`](Self::local): the master's address and
+    /// the heartbeat.
+    pub fn poll_transmit(&mut self) -> Option<(SocketAddr, Vec<u8>)> {
+        self.queue.pop_front()
+    }
+
+    fn queue_heartbeat(&mut self, status: &Status, kind: StateChanged) {
+        let mut keys = super::mapping::server_pairs(status);
+        keys.retain(|(k, _)| k != "gamename");
+        let ip = self.local.ip();
+        let hb = Heartbeat {
+            instance_key: self.instance_key,
+            local_ips: if ip.is_unspecified() || !ip.is_ipv4() {
+                Vec::new()
+            } else {
+                vec![ip.to_string().into()]
+            },
+            local_port: Some(self.local.port()),
+            natneg: Some(false),
+            state_changed: Some(kind),
+            game_name: self
+                .config
+                .game_name
+                .clone()
+                .or_else(|| status.game_name.clone()),
+            keys,
+        };
+        let bytes = hb.to_bytes();
+        for m in &self.config.masters {
+            if self.queue.len() < MAX_QUEUED {
+                self.queue.push_back((*m, bytes.clone()));
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,5 +457,47 @@ mod tests {
             Some(StateChanged::Changed)
         );
         assert_eq!(s.next_due(), Some(t0 + Duration::from_secs(130)));
+    }
+
+    #[test]
+    fn the_machine_sends_at_start_on_change_and_at_exit() {
+        let t0 = Instant::now();
+        let master: SocketAddr = "127.0.0.1:27900".parse().unwrap();
+        let local: SocketAddr = "127.0.0.1:29900".parse().unwrap();
+        let config = HeartbeatConfig::new(vec![master]).game_name(Some("bf2".into()));
+        let mut h = Heartbeats::new(config, local, 0xabcd_0001, t0);
+        let mut status = Status {
+            host_name: Some("A".into()),
+            ..Status::default()
+        };
+        h.handle_timeout(t0, &status);
+        let (to, d) = h.poll_transmit().expect("the initial heartbeat");
+        assert_eq!(to, master);
+        let hb = Heartbeat::decode(&d).unwrap();
+        assert_eq!(hb.state_changed, Some(StateChanged::Initial));
+        assert_eq!(hb.local_port, Some(29900));
+        assert_eq!(hb.game_name.as_deref(), Some("bf2"));
+        assert!(h.poll_transmit().is_none());
+        // nothing before the next check; a change is sent 10 s after the last one
+        status.host_name = Some("B".into());
+        let mut sent = Vec::new();
+        for _ in 0..100 {
+            let now = h.poll_timeout();
+            h.handle_timeout(now, &status);
+            if let Some((_, d)) = h.poll_transmit() {
+                sent.push((now - t0, Heartbeat::decode(&d).unwrap().state_changed));
+                break;
+            }
+        }
+        assert_eq!(
+            sent,
+            [(Duration::from_secs(10), Some(StateChanged::Changed))]
+        );
+        h.close(&status);
+        let (_, d) = h.poll_transmit().unwrap();
+        assert_eq!(
+            Heartbeat::decode(&d).unwrap().state_changed,
+            Some(StateChanged::Exiting)
+        );
     }
 }

@@ -31,8 +31,7 @@ use super::reply::{encode_keys_reply, encode_packets, ChallengeReply, ServerInfo
 use super::request::{InfoKind, Request};
 use super::{kind, MAX_PACKET};
 use crate::guard::{protocol_id, ChallengeKeys};
-use crate::ogp::responder::Incoming;
-use crate::responder::Transmits;
+use crate::responder_core::{Incoming, ProtocolResponder, Transmits};
 use crate::Status;
 
 /// How the responder treats the `09` challenge exchange.
@@ -126,94 +125,6 @@ impl Gs3Responder {
     /// The challenge `ip` gets now in [`ChallengeMode::Real`].
     pub fn challenge(keys: &mut ChallengeKeys, now: Instant, ip: std::net::IpAddr) -> u32 {
         challenge_value(keys.issue(now, protocol_id::GAMESPY3, ip))
-    }
-
-    /// Handles one datagram that starts with `FE FD`.
-    pub fn handle(
-        &mut self,
-        incoming: Incoming<'_>,
-        status: &Status,
-        keys: &mut ChallengeKeys,
-        out: &mut Transmits,
-    ) -> Gs3Outcome {
-        let Incoming {
-            now,
-            ip,
-            datagram,
-            reject,
-        } = incoming;
-        if !self.config.enabled {
-            return Gs3Outcome::Ignored("GameSpy v3 is off");
-        }
-        if datagram.len() > self.config.max_request_bytes {
-            return Gs3Outcome::Ignored("request larger than the limit");
-        }
-        let Ok(request) = Request::decode(datagram) else {
-            return Gs3Outcome::Ignored("not a GameSpy v3 request");
-        };
-        if reject {
-            return Gs3Outcome::Ignored("banned source");
-        }
-        match request {
-            Request::KeepAlive { .. } => Gs3Outcome::KeepAlive,
-            Request::Echo { data } => {
-                if !self.config.echo {
-                    return Gs3Outcome::Ignored("echo is off");
-                }
-                let b = out.push_buf();
-                b.push(kind::ECHO_REPLY);
-                b.extend_from_slice(&data);
-                Gs3Outcome::Echo
-            }
-            Request::Challenge { session_id } => {
-                let text = match self.config.challenge {
-                    ChallengeMode::Bf2 => "0".into(),
-                    ChallengeMode::Real => Self::challenge(keys, now, ip).to_string().into(),
-                };
-                ChallengeReply { session_id, text }.encode(out.push_buf());
-                Gs3Outcome::Challenge
-            }
-            Request::Info {
-                session_id,
-                challenge,
-                kind,
-            } => {
-                if self.config.challenge == ChallengeMode::Real {
-                    let ok = challenge.is_some_and(|c| {
-                        let [a, b] = keys.candidates(now, protocol_id::GAMESPY3, ip);
-                        let valid = [challenge_value(a), challenge_value(b)];
-                        valid.contains(&c) || valid.contains(&c.swap_bytes())
-                    });
-                    if !ok {
-                        return Gs3Outcome::Ignored("no valid challenge");
-                    }
-                }
-                match kind {
-                    InfoKind::Full => self.full(status, session_id, out),
-                    InfoKind::Basic {
-                        server,
-                        players,
-                        teams,
-                    } => self.basic(status, session_id, [server, players, teams], out),
-                    InfoKind::Keys(indexes) => {
-                        let pairs = server_pairs(status);
-                        let values: Vec<_> = indexes
-                            .iter()
-                            .take(64)
-                            .map(|&i| header_value(&pairs, i))
-                            .collect();
-                        let refs: Vec<&str> = values.iter().map(|v| v.as_str()).collect();
-                        let b = out.push_buf();
-                        encode_keys_reply(session_id, &refs, b);
-                        if b.len() > MAX_PACKET {
-                            b.truncate(MAX_PACKET - 1);
-                            b.push(0);
-                        }
-                        Gs3Outcome::Keys
-                    }
-                }
-            }
-        }
     }
 
     /// Writes `info` as packets into `out`; `None` (nothing left in `out`) when it needs
@@ -314,5 +225,106 @@ impl Gs3Responder {
         });
         let packets = Self::write(&info, session_id, 1, out).unwrap_or(0);
         Gs3Outcome::Info { packets, truncated }
+    }
+}
+
+impl ProtocolResponder for Gs3Responder {
+    type Outcome = Gs3Outcome;
+
+    fn ignored(why: &'static str) -> Gs3Outcome {
+        Gs3Outcome::Ignored(why)
+    }
+
+    fn is_ignored(outcome: &Gs3Outcome) -> bool {
+        matches!(outcome, Gs3Outcome::Ignored(_))
+    }
+
+    fn max_request_bytes(&self) -> usize {
+        self.config.max_request_bytes
+    }
+
+    fn enabled(&self) -> bool {
+        self.config.enabled
+    }
+
+    fn answer(
+        &mut self,
+        incoming: Incoming<'_>,
+        status: &Status,
+        keys: &mut ChallengeKeys,
+        out: &mut Transmits,
+    ) -> Gs3Outcome {
+        let Incoming {
+            now,
+            ip,
+            datagram,
+            reject,
+        } = incoming;
+        let Ok(request) = Request::decode(datagram) else {
+            return Gs3Outcome::Ignored("not a GameSpy v3 request");
+        };
+        if reject {
+            return Gs3Outcome::Ignored("banned source");
+        }
+        match request {
+            Request::KeepAlive { .. } => Gs3Outcome::KeepAlive,
+            Request::Echo { data } => {
+                if !self.config.echo {
+                    return Gs3Outcome::Ignored("echo is off");
+                }
+                let b = out.push_buf();
+                b.push(kind::ECHO_REPLY);
+                b.extend_from_slice(&data);
+                Gs3Outcome::Echo
+            }
+            Request::Challenge { session_id } => {
+                let text = match self.config.challenge {
+                    ChallengeMode::Bf2 => "0".into(),
+                    ChallengeMode::Real => Self::challenge(keys, now, ip).to_string().into(),
+                };
+                ChallengeReply { session_id, text }.encode(out.push_buf());
+                Gs3Outcome::Challenge
+            }
+            Request::Info {
+                session_id,
+                challenge,
+                kind,
+            } => {
+                if self.config.challenge == ChallengeMode::Real {
+                    let ok = challenge.is_some_and(|c| {
+                        let [a, b] = keys.candidates(now, protocol_id::GAMESPY3, ip);
+                        let valid = [challenge_value(a), challenge_value(b)];
+                        valid.contains(&c) || valid.contains(&c.swap_bytes())
+                    });
+                    if !ok {
+                        return Gs3Outcome::Ignored("no valid challenge");
+                    }
+                }
+                match kind {
+                    InfoKind::Full => self.full(status, session_id, out),
+                    InfoKind::Basic {
+                        server,
+                        players,
+                        teams,
+                    } => self.basic(status, session_id, [server, players, teams], out),
+                    InfoKind::Keys(indexes) => {
+                        let pairs = server_pairs(status);
+                        let values: Vec<_> = indexes
+                            .iter()
+                            .take(64)
+                            .map(|&i| header_value(&pairs, i))
+                            .collect();
+                        let refs: Vec<&str> = values.iter().map(|v| v.as_str()).collect();
+                        let b = out.push_buf();
+                        encode_keys_reply(session_id, &refs, b);
+                        if b.len() > MAX_PACKET {
+                            b.truncate(MAX_PACKET - 1);
+                            b.push(0);
+                        }
+                        Gs3Outcome::Keys
+                    }
+                }
+            }
+        }
     }
 }

@@ -1,11 +1,7 @@
 //! The GQP client as a state machine: one query of one server, with the address-proof
 //! token, the optional `login`/`validate` exchange, ETB blocks, retries and timeouts, and
-//! no I/O. Same interface as [`ogp::client::QueryMachine`](crate::ogp::client::QueryMachine):
-//! 1. [`QueryMachine::poll_transmit`] → a datagram to send now, if any;
-//! 2. [`QueryMachine::handle_datagram`] for every datagram from the queried address
-//!    (the caller filters by source address);
-//! 3. [`QueryMachine::poll_timeout`] → when to call [`QueryMachine::handle_timeout`];
-//! 4. [`QueryMachine::result`] once [`QueryMachine::is_done`].
+//! no I/O. It embeds the shared client core ([`client`](crate::client)) and
+//! keeps only GQP's wire logic; drive it through [`QueryDriver`].
 //!
 //! Flow (`docs/gqp.md` G25):
 //! * **probe** (only without a token from an earlier query): `challenge RS 0000000000000`
@@ -21,30 +17,31 @@
 //!
 //! A `32challenge` reply with a fresh token (the token expired, or the server answered
 //! the proof request) makes the machine adopt it and send again, up to
-//! `max_challenge_errors` times. Replies are complete when a datagram ending in `EOT` has
+//! [`Timing::max_challenges`] times. Replies are complete when a datagram ending in `EOT` has
 //! arrived and the datagrams (from some point on: older ones may be stale answers to an
 //! earlier step) hold one reply per command; identical datagrams are dropped,
 //! and what a hostile server can make the machine hold is capped (`max_reply_bytes`,
-//! [`MAX_DATAGRAMS`], [`MAX_EVENTS`]). Nothing here panics.
+//! [`MAX_DATAGRAMS`], and the core's caps on events and warnings). Nothing here panics.
 
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::auth;
-use super::model::{self, ModelWarning, STATUS_COMMANDS};
+use super::model::{self, STATUS_COMMANDS};
 use super::wire::{
     decode_reply, encode_query, Command, Encoding, FrameError, Query, Record, Reply, ReplyDatagram,
     StatusCode,
 };
+use crate::client_core::{
+    Answer, Event, Exchange, QueryDriver, QueryError, Rejection, Timeout, Timing,
+};
 use crate::error::DecodeError;
 use crate::model::Text;
-use crate::retry::{AttemptTimer, EventLog, Timeout};
+use crate::protocol::Protocol;
 use crate::Status;
 
 /// Most datagrams held for one attempt.
 pub const MAX_DATAGRAMS: usize = 64;
-/// Most wire events recorded per query.
-pub const MAX_EVENTS: usize = 64;
 /// Size of the token probe (`challenge RS 0…0 EOT`).
 pub const PROBE_LEN: usize = 24;
 
@@ -76,7 +73,7 @@ impl fmt::Debug for Credentials {
     }
 }
 
-/// Settings of one query.
+/// GQP's own settings of one query (the timers are [`Timing`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QueryOptions {
     /// What to ask (default: the status).
@@ -87,16 +84,6 @@ pub struct QueryOptions {
     pub credentials: Option<Credentials>,
     /// A token from an earlier query of this server, if any (saves the probe).
     pub token: Option<Text>,
-    /// Time to wait for an answer before sending again (default 1 s).
-    pub attempt_timeout: Duration,
-    /// Growth of the attempt timeout per retry, in percent (default 150).
-    pub backoff_percent: u32,
-    /// Retries after the first attempt of each step (default 2).
-    pub retries: u32,
-    /// Deadline for the whole query (default 5 s).
-    pub total_timeout: Duration,
-    /// Fresh tokens accepted before giving up (default 3).
-    pub max_challenge_errors: u32,
     /// Most reply bytes held for one attempt, all datagrams together, counted after
     /// decompression (default 262144).
     pub max_reply_bytes: usize,
@@ -109,63 +96,10 @@ impl Default for QueryOptions {
             encoding: Encoding::UTF8,
             credentials: None,
             token: None,
-            attempt_timeout: Duration::from_secs(1),
-            backoff_percent: 150,
-            retries: 2,
-            total_timeout: Duration::from_secs(5),
-            max_challenge_errors: 3,
             max_reply_bytes: 262_144,
         }
     }
 }
-
-/// Why a query failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum QueryError {
-    /// No usable answer before the deadline.
-    Timeout {
-        /// Datagrams sent.
-        attempts: u32,
-    },
-    /// The server kept rejecting the tokens it issued.
-    ChallengeLoop,
-    /// The server rejected the whole query (40 unsupported encoding, 41 decode error).
-    Rejected {
-        /// The status code.
-        code: StatusCode,
-        /// Its message, if any.
-        message: Option<Text>,
-    },
-    /// The server does not offer authentication (its code for `login`/`validate`).
-    AuthUnsupported(StatusCode),
-    /// The server rejected our credentials.
-    AuthFailed,
-    /// The server's reply did not decode, or did not match the query.
-    Malformed(DecodeError),
-}
-
-impl fmt::Display for QueryError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Timeout { attempts } => write!(
-                f,
-                "no answer (timed out after {attempts} attempt{})",
-                if *attempts == 1 { "" } else { "s" }
-            ),
-            Self::ChallengeLoop => f.write_str("server rejects the tokens it issued"),
-            Self::Rejected { code, message } => match message {
-                Some(m) => write!(f, "server rejected the query with {code}: {m}"),
-                None => write!(f, "server rejected the query with {code}"),
-            },
-            Self::AuthUnsupported(c) => write!(f, "server does not offer authentication ({c})"),
-            Self::AuthFailed => f.write_str("server rejected the credentials"),
-            Self::Malformed(e) => write!(f, "malformed reply: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for QueryError {}
 
 /// A step of the exchange.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,43 +112,10 @@ pub enum Step {
     Main,
 }
 
-/// Something that happened on the wire, for tools that show it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum WireEvent {
-    /// A query datagram was sent.
-    Sent {
-        /// Size in bytes.
-        bytes: usize,
-        /// Which step.
-        step: Step,
-    },
-    /// The server gave us a token.
-    Token {
-        /// The token.
-        token: Text,
-    },
-    /// A reply datagram was taken.
-    Reply {
-        /// Size in bytes.
-        bytes: usize,
-        /// Whether it ended with EOT.
-        last: bool,
-    },
-    /// A datagram was dropped.
-    Dropped {
-        /// Size in bytes.
-        bytes: usize,
-        /// Why.
-        why: &'static str,
-    },
-}
-
-/// A successful query.
+/// What a GQP answer says beyond the status.
 #[derive(Debug, Clone, PartialEq)]
-pub struct QueryOutcome {
-    /// The status (status mode; default in raw mode).
-    pub status: Status,
+#[non_exhaustive]
+pub struct Details {
     /// The replies to the status or raw commands (not to `challenge`, `login`,
     /// `validate`).
     pub replies: Vec<Reply>,
@@ -222,16 +123,6 @@ pub struct QueryOutcome {
     pub token: Option<Text>,
     /// Whether `validate` succeeded.
     pub authenticated: bool,
-    /// Round-trip time of the answering attempt, in milliseconds.
-    pub ping_ms: f64,
-    /// Datagrams of the final reply.
-    pub answer_datagrams: usize,
-    /// Bytes of the final reply.
-    pub answer_bytes: usize,
-    /// Values that could not be read into the status.
-    pub warnings: Vec<ModelWarning>,
-    /// What happened on the wire (at most [`MAX_EVENTS`]).
-    pub events: Vec<WireEvent>,
 }
 
 /// One query of one server.
@@ -244,13 +135,9 @@ pub struct QueryMachine {
     use_tokens: bool,
     login_challenge: Option<Text>,
     relogged: bool,
-    timer: AttemptTimer,
-    challenge_errors: u32,
     held: Vec<(Vec<u8>, ReplyDatagram)>,
     held_bytes: usize,
-    last_malformed: Option<DecodeError>,
-    events: EventLog<WireEvent>,
-    result: Option<Result<QueryOutcome, QueryError>>,
+    x: Exchange<Details>,
 }
 
 /// A reply to a whole query rather than to one command: 40/41 with an empty name, or the
@@ -284,7 +171,7 @@ fn payload_len(d: &ReplyDatagram) -> usize {
 
 impl QueryMachine {
     /// A query starting at `now`.
-    pub fn new(opts: QueryOptions, now: Instant) -> Self {
+    pub fn new(opts: QueryOptions, timing: Timing, now: Instant) -> Self {
         let commands = match &opts.mode {
             QueryMode::Status => std::iter::once("identify")
                 .chain(STATUS_COMMANDS)
@@ -305,47 +192,21 @@ impl QueryMachine {
             use_tokens: true,
             login_challenge: None,
             relogged: false,
-            timer: AttemptTimer::new(
-                now,
-                opts.attempt_timeout,
-                opts.backoff_percent,
-                opts.retries,
-                opts.total_timeout,
-            ),
-            challenge_errors: 0,
             held: Vec::new(),
             held_bytes: 0,
-            last_malformed: None,
-            events: EventLog::new(MAX_EVENTS),
-            result: None,
+            x: Exchange::new(Protocol::Gqp, &timing, now),
             opts,
         }
     }
 
     /// Whether the query has finished.
     pub fn is_done(&self) -> bool {
-        self.result.is_some()
-    }
-
-    /// The result, once done.
-    pub fn result(&mut self) -> Option<Result<QueryOutcome, QueryError>> {
-        self.result.take()
+        self.x.is_done()
     }
 
     /// The current step.
     pub fn step(&self) -> Step {
         self.step
-    }
-
-    fn event(&mut self, e: WireEvent) {
-        self.events.push(e);
-    }
-
-    fn finish(&mut self, r: Result<QueryOutcome, QueryError>) {
-        if self.result.is_none() {
-            self.result = Some(r);
-        }
-        self.timer.stop();
     }
 
     /// The plumbing commands before the caller's (challenge, login or validate).
@@ -394,51 +255,6 @@ impl QueryMachine {
         );
     }
 
-    /// The datagram to send now, if any.
-    pub fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
-        if !self.timer.send_due() || self.result.is_some() {
-            return None;
-        }
-        let mut d = Vec::with_capacity(64);
-        self.encode_query(&mut d);
-        self.timer.sent(now);
-        self.held.clear();
-        self.held_bytes = 0;
-        self.event(WireEvent::Sent {
-            bytes: d.len(),
-            step: self.step,
-        });
-        Some(d)
-    }
-
-    /// When [`handle_timeout`](Self::handle_timeout) must be called next.
-    pub fn poll_timeout(&self) -> Option<Instant> {
-        if self.result.is_some() {
-            return None;
-        }
-        Some(self.timer.poll_timeout())
-    }
-
-    /// Advances timers: retries or gives up.
-    pub fn handle_timeout(&mut self, now: Instant) {
-        if self.result.is_some() {
-            return;
-        }
-        if let Some(Timeout::GiveUp { .. }) = self.timer.handle_timeout(now) {
-            self.give_up();
-        }
-    }
-
-    fn give_up(&mut self) {
-        let e = match self.last_malformed {
-            Some(e) => QueryError::Malformed(e),
-            None => QueryError::Timeout {
-                attempts: self.timer.attempts(),
-            },
-        };
-        self.finish(Err(e));
-    }
-
     fn expected(&self) -> usize {
         match self.step {
             Step::Probe => 1,
@@ -447,9 +263,8 @@ impl QueryMachine {
         }
     }
 
-    /// Handles a datagram from the queried address.
-    pub fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {
-        if self.result.is_some() || self.timer.sent_at().is_none() {
+    fn datagram(&mut self, now: Instant, datagram: &[u8]) {
+        if self.x.is_done() || !self.x.has_sent() {
             return;
         }
         let bytes = datagram.len();
@@ -462,18 +277,12 @@ impl QueryMachine {
                         DecodeError::invalid(1, "encoding", "unknown encoding")
                     }
                 };
-                self.last_malformed = Some(e);
-                return self.event(WireEvent::Dropped {
-                    bytes,
-                    why: "does not decode",
-                });
+                self.x.malformed(e);
+                return self.x.dropped(bytes, "does not decode");
             }
         };
         if self.held.iter().any(|(b, _)| b.as_slice() == datagram) {
-            return self.event(WireEvent::Dropped {
-                bytes,
-                why: "duplicate datagram",
-            });
+            return self.x.dropped(bytes, "duplicate datagram");
         }
         // A compressed datagram is held at its decompressed size: a few hundred bytes of
         // deflate can carry max_reply_bytes of records.
@@ -481,14 +290,14 @@ impl QueryMachine {
         if self.held.len() >= MAX_DATAGRAMS || self.held_bytes + size > self.opts.max_reply_bytes {
             self.held.clear();
             self.held_bytes = 0;
-            return self.event(WireEvent::Dropped {
-                bytes,
-                why: "too many reply datagrams: dropped them all",
-            });
+            return self
+                .x
+                .dropped(bytes, "too many reply datagrams: dropped them all");
         }
-        self.event(WireEvent::Reply {
+        self.x.event(Event::Part {
             bytes,
-            last: dg.last,
+            number: None,
+            count: None,
         });
         self.held_bytes += size;
         self.held.push((datagram.to_vec(), dg));
@@ -541,22 +350,18 @@ impl QueryMachine {
     }
 
     fn resend(&mut self) {
-        self.timer.resend_now();
+        self.x.timer.resend_now();
         self.held.clear();
         self.held_bytes = 0;
     }
 
-    fn adopt_token(&mut self, token: Text) -> bool {
-        self.event(WireEvent::Token {
-            token: token.clone(),
+    fn adopt_token(&mut self, token: Text, bytes: usize) -> bool {
+        self.x.event(Event::Challenge {
+            bytes,
+            challenge: None,
         });
         self.token = Some(token);
-        self.challenge_errors += 1;
-        if self.challenge_errors > self.opts.max_challenge_errors {
-            self.finish(Err(QueryError::ChallengeLoop));
-            return false;
-        }
-        true
+        self.x.follow_challenge()
     }
 
     fn on_replies(&mut self, now: Instant, replies: Vec<Reply>) {
@@ -567,10 +372,14 @@ impl QueryMachine {
                     StatusCode::UNSUPPORTED_ENCODING | StatusCode::DECODE_ERROR
                 )
             {
-                return self.finish(Err(QueryError::Rejected {
-                    code: only.code,
-                    message: only.message().map(Text::from),
-                }));
+                let meaning = only.message().map_or_else(
+                    || only.code.description().unwrap_or("unknown").to_string(),
+                    str::to_string,
+                );
+                return self.x.reject(Rejection::Error {
+                    code: u32::from(only.code.0),
+                    meaning,
+                });
             }
         }
         let mut rest = replies.into_iter();
@@ -578,7 +387,10 @@ impl QueryMachine {
             let Some(r) = rest.next() else { return };
             match dc1(&r) {
                 Some(t) if r.name == "challenge" => {
-                    self.event(WireEvent::Token { token: t.clone() });
+                    self.x.event(Event::Challenge {
+                        bytes: self.held_bytes,
+                        challenge: None,
+                    });
                     self.token = Some(t.clone());
                 }
                 _ => self.use_tokens = false,
@@ -594,7 +406,7 @@ impl QueryMachine {
             let Some(r) = rest.next() else { return };
             if r.code == StatusCode::UNAUTHORISED {
                 if let Some(t) = dc1(&r) {
-                    if self.adopt_token(t.clone()) {
+                    if self.adopt_token(t.clone(), self.held_bytes) {
                         if self.opts.credentials.is_some() {
                             self.step = Step::Login;
                         }
@@ -614,7 +426,9 @@ impl QueryMachine {
                         self.step = Step::Main;
                         self.resend();
                     }
-                    (code, _) => self.finish(Err(QueryError::AuthUnsupported(code))),
+                    (code, _) => self.x.reject(Rejection::AuthUnsupported {
+                        code: u32::from(code.0),
+                    }),
                 }
                 return;
             }
@@ -628,8 +442,12 @@ impl QueryMachine {
                         self.step = Step::Login;
                         return self.resend();
                     }
-                    StatusCode::UNAUTHORISED => return self.finish(Err(QueryError::AuthFailed)),
-                    code => return self.finish(Err(QueryError::AuthUnsupported(code))),
+                    StatusCode::UNAUTHORISED => return self.x.reject(Rejection::AuthFailed),
+                    code => {
+                        return self.x.reject(Rejection::AuthUnsupported {
+                            code: u32::from(code.0),
+                        })
+                    }
                 }
             }
             _ => {}
@@ -646,17 +464,68 @@ impl QueryMachine {
                 model::apply_reply(&mut status, r, &mut warnings);
             }
         }
-        let outcome = QueryOutcome {
-            status,
+        self.x.ping(now);
+        self.x.received(
+            self.held.len(),
+            self.held.iter().map(|(b, _)| b.len()).sum(),
+        );
+        let bytes = self.held_bytes;
+        self.x.event(Event::Reply {
+            what: "query",
+            bytes,
+            datagrams: self.held.len(),
+        });
+        self.x.warn(warnings);
+        let details = Details {
             replies,
             token: self.token.clone(),
             authenticated,
-            ping_ms: self.timer.rtt_ms(now),
-            answer_datagrams: self.held.len(),
-            answer_bytes: self.held.iter().map(|(b, _)| b.len()).sum(),
-            warnings,
-            events: self.events.take(),
         };
-        self.finish(Ok(outcome));
+        self.x.succeed(status, details);
+    }
+}
+
+impl QueryDriver for QueryMachine {
+    type Details = Details;
+
+    fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
+        if !self.x.send_due() {
+            return None;
+        }
+        let mut d = Vec::with_capacity(64);
+        self.encode_query(&mut d);
+        self.held.clear();
+        self.held_bytes = 0;
+        let what = match self.step {
+            Step::Probe => "token probe",
+            Step::Login => "login",
+            Step::Main => "query",
+        };
+        let event = Event::Sent {
+            what,
+            bytes: d.len(),
+            challenge: None,
+            id: None,
+        };
+        self.x.sent(now, event);
+        Some(d)
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.x.poll_timeout()
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        if self.x.handle_timeout(now) == Some(Timeout::GiveUp) {
+            self.x.give_up(None);
+        }
+    }
+
+    fn take_result(&mut self) -> Option<Result<Answer<Details>, QueryError>> {
+        self.x.take_result()
+    }
+
+    fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {
+        self.datagram(now, datagram);
     }
 }

@@ -34,8 +34,7 @@ use super::wire::{
 };
 use crate::guard::ChallengeKeys;
 use crate::model::Text;
-use crate::ogp::responder::Incoming;
-use crate::responder::Transmits;
+use crate::responder_core::{Incoming, ProtocolResponder, Transmits};
 use crate::Status;
 
 /// A user who may `validate`, with the password the operator configured.
@@ -179,123 +178,6 @@ impl GqpResponder {
     /// The settings.
     pub fn config(&self) -> &GqpConfig {
         &self.config
-    }
-
-    /// Handles one datagram (the caller checked [`is_gqp`](super::is_gqp) or lets this
-    /// check it).
-    pub fn handle(
-        &mut self,
-        incoming: Incoming<'_>,
-        status: &Status,
-        keys: &mut ChallengeKeys,
-        out: &mut Transmits,
-    ) -> GqpOutcome {
-        let Incoming {
-            now,
-            ip,
-            datagram,
-            reject,
-        } = incoming;
-        if !self.config.enabled {
-            return GqpOutcome::Ignored("GQP is switched off");
-        }
-        if datagram.len() > self.config.max_query_bytes {
-            return GqpOutcome::Ignored("query larger than max_query_bytes");
-        }
-        if !super::is_gqp(datagram) {
-            return GqpOutcome::Ignored("not GQP");
-        }
-        if reject {
-            return GqpOutcome::Ignored("banned");
-        }
-        let query = match decode_query(
-            datagram,
-            self.config.max_commands,
-            self.config.max_decoded_query_bytes,
-        ) {
-            Ok(q) => q,
-            Err(FrameError::UnknownEncoding(name)) => {
-                let detail = compact_str::format_compact!("{name}");
-                return self.query_error(
-                    StatusCode::UNSUPPORTED_ENCODING,
-                    &detail,
-                    datagram.len(),
-                    out,
-                );
-            }
-            Err(FrameError::Decode(e)) => {
-                let detail = compact_str::format_compact!("{e}");
-                return self.query_error(StatusCode::DECODE_ERROR, &detail, datagram.len(), out);
-            }
-        };
-        // Disabling `challenge` disables address proofs: every reply is then capped.
-        let proofs = !Self::listed(&self.config.disabled, "challenge");
-        let proven = proofs
-            && query.commands.iter().any(|c| {
-                c.name == "challenge"
-                    && matches!(c.args.as_slice(), [t] if auth::verify_token(keys, now, ip, t))
-            });
-        let mut ctx = Ctx {
-            now,
-            ip,
-            status,
-            keys,
-            authenticated: false,
-        };
-        let enc = query.encoding;
-        let capped = !proven && self.config.require_proof;
-        // For an unproven source, stop working as soon as the replies cannot fit its
-        // query: plain text only grows on the wire; compressed text is given room for a
-        // 16:1 ratio (beyond it the proof request goes out instead, which is just as safe).
-        let cutoff = if enc.compression.is_some() {
-            datagram.len().saturating_mul(16)
-        } else {
-            datagram.len()
-        };
-        let mut replies: Vec<Reply> = Vec::with_capacity(query.commands.len());
-        let mut plain = 0usize;
-        let mut over = false;
-        for c in &query.commands {
-            let r = self.run(c, &mut ctx);
-            plain += r.encoded_len(enc.charset) + usize::from(!replies.is_empty());
-            replies.push(r);
-            if capped && plain > cutoff {
-                over = true;
-                break;
-            }
-        }
-        let commands = replies.len();
-        if proven || !self.config.require_proof {
-            let max_blocks = if proven { self.config.max_datagrams } else { 1 };
-            let n = self.send_blocks(enc, &replies, max_blocks, out);
-            return GqpOutcome::Answer {
-                datagrams: n,
-                commands,
-                proven,
-            };
-        }
-        // Unproven: one datagram, no larger than the query; else the proof request if
-        // that fits (and proofs are possible); else silence.
-        let limit = datagram.len();
-        if !over && self.send_fitting(limit, enc, &replies, out) {
-            return GqpOutcome::Answer {
-                datagrams: 1,
-                commands,
-                proven,
-            };
-        }
-        if proofs {
-            let token = auth::issue_token(ctx.keys, now, ip);
-            let fallback = Reply {
-                code: StatusCode::UNAUTHORISED,
-                name: Text::const_new("challenge"),
-                records: vec![Record::String(token)],
-            };
-            if self.send_fitting(limit, Encoding::PLAIN, &[fallback], out) {
-                return GqpOutcome::ProofRequired;
-            }
-        }
-        GqpOutcome::Ignored("reply to an unproven source would be larger than its query")
     }
 
     /// Encodes `replies` as one datagram and sends it if it is at most `limit` bytes.
@@ -568,6 +450,135 @@ impl GqpResponder {
             wire::encode_reply(enc, &b.continued, &b.replies, i + 1 == n, buf);
         }
         n
+    }
+}
+
+impl ProtocolResponder for GqpResponder {
+    type Outcome = GqpOutcome;
+
+    fn ignored(why: &'static str) -> GqpOutcome {
+        GqpOutcome::Ignored(why)
+    }
+
+    fn is_ignored(outcome: &GqpOutcome) -> bool {
+        matches!(outcome, GqpOutcome::Ignored(_))
+    }
+
+    fn max_request_bytes(&self) -> usize {
+        self.config.max_query_bytes
+    }
+
+    fn enabled(&self) -> bool {
+        self.config.enabled
+    }
+
+    fn answer(
+        &mut self,
+        incoming: Incoming<'_>,
+        status: &Status,
+        keys: &mut ChallengeKeys,
+        out: &mut Transmits,
+    ) -> GqpOutcome {
+        let Incoming {
+            now,
+            ip,
+            datagram,
+            reject,
+        } = incoming;
+        if !super::is_gqp(datagram) {
+            return GqpOutcome::Ignored("not GQP");
+        }
+        if reject {
+            return GqpOutcome::Ignored("banned");
+        }
+        let query = match decode_query(
+            datagram,
+            self.config.max_commands,
+            self.config.max_decoded_query_bytes,
+        ) {
+            Ok(q) => q,
+            Err(FrameError::UnknownEncoding(name)) => {
+                let detail = compact_str::format_compact!("{name}");
+                return self.query_error(
+                    StatusCode::UNSUPPORTED_ENCODING,
+                    &detail,
+                    datagram.len(),
+                    out,
+                );
+            }
+            Err(FrameError::Decode(e)) => {
+                let detail = compact_str::format_compact!("{e}");
+                return self.query_error(StatusCode::DECODE_ERROR, &detail, datagram.len(), out);
+            }
+        };
+        // Disabling `challenge` disables address proofs: every reply is then capped.
+        let proofs = !Self::listed(&self.config.disabled, "challenge");
+        let proven = proofs
+            && query.commands.iter().any(|c| {
+                c.name == "challenge"
+                    && matches!(c.args.as_slice(), [t] if auth::verify_token(keys, now, ip, t))
+            });
+        let mut ctx = Ctx {
+            now,
+            ip,
+            status,
+            keys,
+            authenticated: false,
+        };
+        let enc = query.encoding;
+        let capped = !proven && self.config.require_proof;
+        // For an unproven source, stop working as soon as the replies cannot fit its
+        // query: plain text only grows on the wire; compressed text is given room for a
+        // 16:1 ratio (beyond it the proof request goes out instead, which is just as safe).
+        let cutoff = if enc.compression.is_some() {
+            datagram.len().saturating_mul(16)
+        } else {
+            datagram.len()
+        };
+        let mut replies: Vec<Reply> = Vec::with_capacity(query.commands.len());
+        let mut plain = 0usize;
+        let mut over = false;
+        for c in &query.commands {
+            let r = self.run(c, &mut ctx);
+            plain += r.encoded_len(enc.charset) + usize::from(!replies.is_empty());
+            replies.push(r);
+            if capped && plain > cutoff {
+                over = true;
+                break;
+            }
+        }
+        let commands = replies.len();
+        if proven || !self.config.require_proof {
+            let max_blocks = if proven { self.config.max_datagrams } else { 1 };
+            let n = self.send_blocks(enc, &replies, max_blocks, out);
+            return GqpOutcome::Answer {
+                datagrams: n,
+                commands,
+                proven,
+            };
+        }
+        // Unproven: one datagram, no larger than the query; else the proof request if
+        // that fits (and proofs are possible); else silence.
+        let limit = datagram.len();
+        if !over && self.send_fitting(limit, enc, &replies, out) {
+            return GqpOutcome::Answer {
+                datagrams: 1,
+                commands,
+                proven,
+            };
+        }
+        if proofs {
+            let token = auth::issue_token(ctx.keys, now, ip);
+            let fallback = Reply {
+                code: StatusCode::UNAUTHORISED,
+                name: Text::const_new("challenge"),
+                records: vec![Record::String(token)],
+            };
+            if self.send_fitting(limit, Encoding::PLAIN, &[fallback], out) {
+                return GqpOutcome::ProofRequired;
+            }
+        }
+        GqpOutcome::Ignored("reply to an unproven source would be larger than its query")
     }
 }
 

@@ -1,38 +1,35 @@
 //! The OGP client as a state machine: one query of one server, with challenges,
-//! retries, split reassembly and timeouts, and no I/O.
-//!
-//! Drive it like this (the tokio client in `ogp-net` does exactly this; a scanner drives
-//! thousands from one socket):
-//! 1. [`QueryMachine::poll_transmit`] → a datagram to send now, if any;
-//! 2. [`QueryMachine::handle_datagram`] for every datagram from the queried address
-//!    (the caller filters by source address);
-//! 3. [`QueryMachine::poll_timeout`] → when to call [`QueryMachine::handle_timeout`];
-//! 4. [`QueryMachine::result`] once [`QueryMachine::is_done`].
+//! retries, split reassembly and timeouts, and no I/O. It embeds the shared client core
+//! ([`client`](crate::client)) and keeps only OGP's wire logic; drive it
+//! through [`QueryDriver`] (the tokio client in `ogp-net` does; a scanner drives
+//! thousands from one socket).
 //!
 //! Flow: the query is sent at once with bChallengeNumber (the known challenge, or 0),
 //! so a server that does not require challenges answers in one round trip. An Error 3
 //! gives the challenge in its outer header (A9); the query is sent again right away, up
-//! to `max_challenge_errors` times. The challenge of an Error 2 is ignored (the reference
-//! server leaves it uninitialised). Errors 0, 1, 2 and 4 end the query. Answers whose
-//! RequestID is not ours are dropped; split answers are reassembled in any order with
-//! duplicates dropped. A datagram that does not decode is remembered and reported if
+//! to [`Timing::max_challenges`] times. The challenge of an Error 2 is ignored (the
+//! reference server leaves it uninitialised). Errors 0, 1, 2 and 4 end the query. Answers
+//! whose RequestID is not ours are dropped; split answers are reassembled in any order
+//! with duplicates dropped. A datagram that does not decode is remembered and reported if
 //! nothing better arrives before the deadline. Nothing here panics; what a hostile
 //! server can make it hold is bounded by the reassembler and a cap on recorded events.
 
-use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::answer::decode_answer_body;
 use super::header::{Header, PacketType};
 use super::query::DefaultQuery;
 use super::split::{Pushed, Reassembler, ReassemblyError};
 use super::{ErrorValue, Message};
-use crate::error::{DecodeError, DecodeWarning};
+use crate::client_core::{
+    Answer, Event, Exchange, QueryDriver, QueryError, Rejection, Timeout, Timing,
+};
+use crate::error::DecodeWarning;
+use crate::protocol::Protocol;
 use crate::reader::Reader;
-use crate::retry::{AttemptTimer, EventLog, Timeout};
 use crate::Status;
 
-/// Settings of one query.
+/// OGP's own settings of one query (the timers are [`Timing`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QueryOptions {
     /// What to ask for (default: everything).
@@ -45,16 +42,6 @@ pub struct QueryOptions {
     pub max_bytes_per_packet: Option<u16>,
     /// A challenge from an earlier query of this server, if any.
     pub challenge: Option<u32>,
-    /// Time to wait for an answer before sending again (default 1 s).
-    pub attempt_timeout: Duration,
-    /// Growth of the attempt timeout per retry, in percent (default 150).
-    pub backoff_percent: u32,
-    /// Retries after the first attempt (default 2).
-    pub retries: u32,
-    /// Deadline for the whole query (default 5 s).
-    pub total_timeout: Duration,
-    /// Error 3 answers tolerated before giving up (default 3).
-    pub max_challenge_errors: u32,
 }
 
 impl Default for QueryOptions {
@@ -64,120 +51,26 @@ impl Default for QueryOptions {
             utf8: true,
             max_bytes_per_packet: None,
             challenge: None,
-            attempt_timeout: Duration::from_secs(1),
-            backoff_percent: 150,
-            retries: 2,
-            total_timeout: Duration::from_secs(5),
-            max_challenge_errors: 3,
         }
     }
 }
 
-/// Why a query failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum QueryError {
-    /// No usable answer before the deadline.
-    Timeout {
-        /// Datagrams sent.
-        attempts: u32,
-    },
-    /// The server answered with an error.
-    Server(ErrorValue),
-    /// The server kept answering Error 3 to the challenge it gave us.
-    ChallengeLoop,
-    /// The server's answer did not decode.
-    Malformed(DecodeError),
-    /// The server's split answer was inconsistent.
-    Reassembly(ReassemblyError),
-}
-
-impl fmt::Display for QueryError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Timeout { attempts } => write!(
-                f,
-                "no answer (timed out after {attempts} attempt{})",
-                if *attempts == 1 { "" } else { "s" }
-            ),
-            Self::Server(v) => write!(f, "server answered with error {v}"),
-            Self::ChallengeLoop => {
-                f.write_str("server rejects the challenge it issued (challenge loop)")
-            }
-            Self::Malformed(e) => write!(f, "malformed answer: {e}"),
-            Self::Reassembly(e) => write!(f, "bad split answer: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for QueryError {}
-
-/// Something that happened on the wire, for tools that show it.
+/// What an OGP answer says beyond the status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum WireEvent {
-    /// A query was sent.
-    Sent {
-        /// Size in bytes.
-        bytes: usize,
-        /// The challenge it carried (0 when none was known).
-        challenge: u32,
-        /// Its RequestID.
-        request_id: u32,
-    },
-    /// The server gave us a challenge with Error 3.
-    Challenge {
-        /// Size of the error answer.
-        bytes: usize,
-        /// The challenge.
-        challenge: u32,
-    },
-    /// A packet of a split answer arrived.
-    Fragment {
-        /// Size in bytes.
-        bytes: usize,
-        /// SplitPacketNo.
-        number: u8,
-        /// SplitPacketCount.
-        count: u8,
-    },
-    /// The (last packet of the) answer arrived.
-    Answer {
-        /// Size in bytes.
-        bytes: usize,
-    },
-    /// A datagram was dropped (wrong RequestID, not an answer, duplicate, undecodable).
-    Dropped {
-        /// Size in bytes.
-        bytes: usize,
-        /// Why.
-        why: &'static str,
-    },
-}
-
-/// A successful query.
-#[derive(Debug, Clone, PartialEq)]
-pub struct QueryOutcome {
-    /// The server's status.
-    pub status: Status,
-    /// Round-trip time of the answering attempt, in milliseconds.
-    pub ping_ms: f64,
+pub struct Details {
     /// The challenge the server gave us (to reuse for the next query).
     pub challenge: Option<u32>,
     /// The RequestID used.
     pub request_id: u32,
-    /// Datagrams of the answer.
-    pub answer_datagrams: usize,
-    /// Bytes of the answer.
-    pub answer_bytes: usize,
-    /// Decoding warnings.
-    pub warnings: Vec<DecodeWarning>,
-    /// What happened on the wire (at most [`MAX_EVENTS`]).
-    pub events: Vec<WireEvent>,
 }
 
-/// Most wire events recorded per query.
-pub const MAX_EVENTS: usize = 64;
+/// What the server answered with an error value, as a refusal.
+pub(crate) fn rejection(v: ErrorValue) -> Rejection {
+    Rejection::Error {
+        code: u32::from(v.0),
+        meaning: v.description().unwrap_or("unknown").to_string(),
+    }
+}
 
 /// One OGP query of one server.
 #[derive(Debug, Clone)]
@@ -185,37 +78,19 @@ pub struct QueryMachine {
     opts: QueryOptions,
     request_id: u32,
     challenge: Option<u32>,
-    timer: AttemptTimer,
-    challenge_errors: u32,
     reasm: Reassembler,
-    answer_bytes: usize,
-    answer_datagrams: usize,
-    last_malformed: Option<DecodeError>,
-    events: EventLog<WireEvent>,
-    result: Option<Result<QueryOutcome, QueryError>>,
+    x: Exchange<Details>,
 }
 
 impl QueryMachine {
     /// A query starting at `now`. `request_id` should be random and not 0.
-    pub fn new(opts: QueryOptions, request_id: u32, now: Instant) -> Self {
+    pub fn new(opts: QueryOptions, timing: Timing, request_id: u32, now: Instant) -> Self {
         Self {
             challenge: opts.challenge,
-            timer: AttemptTimer::new(
-                now,
-                opts.attempt_timeout,
-                opts.backoff_percent,
-                opts.retries,
-                opts.total_timeout,
-            ),
             opts,
             request_id: request_id.max(1),
-            challenge_errors: 0,
             reasm: Reassembler::new(),
-            answer_bytes: 0,
-            answer_datagrams: 0,
-            last_malformed: None,
-            events: EventLog::new(MAX_EVENTS),
-            result: None,
+            x: Exchange::new(Protocol::Ogp, &timing, now),
         }
     }
 
@@ -226,23 +101,7 @@ impl QueryMachine {
 
     /// Whether the query has finished.
     pub fn is_done(&self) -> bool {
-        self.result.is_some()
-    }
-
-    /// The result, once done.
-    pub fn result(&mut self) -> Option<Result<QueryOutcome, QueryError>> {
-        self.result.take()
-    }
-
-    fn event(&mut self, e: WireEvent) {
-        self.events.push(e);
-    }
-
-    fn finish(&mut self, r: Result<QueryOutcome, QueryError>) {
-        if self.result.is_none() {
-            self.result = Some(r);
-        }
-        self.timer.stop();
+        self.x.is_done()
     }
 
     /// The query datagram for the current state.
@@ -259,53 +118,58 @@ impl QueryMachine {
         super::encode_query(&h, Some(&self.opts.query), out);
     }
 
-    /// The datagram to send now, if any.
-    pub fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
-        if !self.timer.send_due() || self.result.is_some() {
+    fn complete(&mut self, status: Status, warnings: Vec<DecodeWarning>) {
+        self.x.warn(warnings);
+        let details = Details {
+            challenge: self.challenge,
+            request_id: self.request_id,
+        };
+        self.x.succeed(status, details);
+    }
+
+    fn received(&mut self, now: Instant, bytes: usize) {
+        self.x.received(1, bytes);
+        self.x.ping(now);
+    }
+}
+
+impl QueryDriver for QueryMachine {
+    type Details = Details;
+
+    fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
+        if !self.x.send_due() {
             return None;
         }
         let mut d = Vec::with_capacity(32);
         self.encode_query(&mut d);
-        self.timer.sent(now);
-        self.event(WireEvent::Sent {
-            bytes: d.len(),
-            challenge: self.challenge.unwrap_or(0),
-            request_id: self.request_id,
-        });
+        self.x.sent(
+            now,
+            Event::Sent {
+                what: "query",
+                bytes: d.len(),
+                challenge: Some(self.challenge.unwrap_or(0)),
+                id: Some(self.request_id),
+            },
+        );
         Some(d)
     }
 
-    /// When [`handle_timeout`](Self::handle_timeout) must be called next.
-    pub fn poll_timeout(&self) -> Option<Instant> {
-        if self.result.is_some() {
-            return None;
-        }
-        Some(self.timer.poll_timeout())
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.x.poll_timeout()
     }
 
-    /// Advances timers: retries or gives up.
-    pub fn handle_timeout(&mut self, now: Instant) {
-        if self.result.is_some() {
-            return;
-        }
-        if let Some(Timeout::GiveUp { .. }) = self.timer.handle_timeout(now) {
-            self.give_up();
+    fn handle_timeout(&mut self, now: Instant) {
+        if self.x.handle_timeout(now) == Some(Timeout::GiveUp) {
+            self.x.give_up(None);
         }
     }
 
-    fn give_up(&mut self) {
-        let e = match self.last_malformed {
-            Some(e) => QueryError::Malformed(e),
-            None => QueryError::Timeout {
-                attempts: self.timer.attempts(),
-            },
-        };
-        self.finish(Err(e));
+    fn take_result(&mut self) -> Option<Result<Answer<Details>, QueryError>> {
+        self.x.take_result()
     }
 
-    /// Handles a datagram from the queried address.
-    pub fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {
-        if self.result.is_some() {
+    fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {
+        if self.x.is_done() {
             return;
         }
         let bytes = datagram.len();
@@ -313,26 +177,17 @@ impl QueryMachine {
             Ok(p) => p,
             Err(e) => {
                 if super::is_ogp(datagram) {
-                    self.last_malformed = Some(e);
+                    self.x.malformed(e);
                 }
-                return self.event(WireEvent::Dropped {
-                    bytes,
-                    why: "does not decode",
-                });
+                return self.x.dropped(bytes, "does not decode");
             }
         };
         let h = packet.header;
         if !h.is_answer() {
-            return self.event(WireEvent::Dropped {
-                bytes,
-                why: "not an answer",
-            });
+            return self.x.dropped(bytes, "not an answer");
         }
         if h.request_id.is_some_and(|id| id != self.request_id) {
-            return self.event(WireEvent::Dropped {
-                bytes,
-                why: "another RequestID",
-            });
+            return self.x.dropped(bytes, "another RequestID");
         }
         match packet.message {
             Message::Error(e) if e.value == ErrorValue::INVALID_CHALLENGE => {
@@ -341,98 +196,74 @@ impl QueryMachine {
                     .and_then(|c| super::decode_query_header(c).ok())
                     .and_then(|(qh, _)| qh.challenge);
                 let Some(c) = h.challenge.or(from_copy) else {
-                    return self.finish(Err(QueryError::Server(e.value)));
+                    return self.x.reject(rejection(e.value));
                 };
-                self.event(WireEvent::Challenge {
+                self.x.event(Event::Challenge {
                     bytes,
-                    challenge: c,
+                    challenge: Some(c),
                 });
-                self.challenge_errors += 1;
-                if self.challenge_errors > self.opts.max_challenge_errors {
-                    return self.finish(Err(QueryError::ChallengeLoop));
+                if !self.x.follow_challenge() {
+                    return;
                 }
                 self.challenge = Some(c);
                 self.reasm = Reassembler::new();
                 // Resending with a new challenge after Error 3 is part of the
                 // exchange, not a retry: only timeouts use up retries.
-                self.timer.resend_now();
+                self.x.timer.resend_now();
             }
-            Message::Error(e) => self.finish(Err(QueryError::Server(e.value))),
+            Message::Error(e) => self.x.reject(rejection(e.value)),
             Message::Answer(a) => {
-                self.answer_bytes += bytes;
-                self.answer_datagrams += 1;
-                self.event(WireEvent::Answer { bytes });
+                self.received(now, bytes);
+                self.x.event(Event::Reply {
+                    what: "query",
+                    bytes,
+                    datagrams: 1,
+                });
                 if h.challenge.is_some() {
                     self.challenge = h.challenge;
                 }
-                self.complete(now, a.status, a.warnings);
+                self.complete(a.status, a.warnings);
             }
             Message::Fragment { body } => {
                 let Some(split) = h.split else { return };
+                let part = Event::Part {
+                    bytes,
+                    number: Some(split.number),
+                    count: Some(split.count),
+                };
                 match self.reasm.push(&h, &body) {
-                    Ok(Pushed::Duplicate) => self.event(WireEvent::Dropped {
-                        bytes,
-                        why: "duplicate split packet",
-                    }),
+                    Ok(Pushed::Duplicate) => self.x.dropped(bytes, "duplicate split packet"),
                     Ok(Pushed::Incomplete) => {
-                        self.answer_bytes += bytes;
-                        self.answer_datagrams += 1;
-                        self.event(WireEvent::Fragment {
-                            bytes,
-                            number: split.number,
-                            count: split.count,
-                        });
+                        self.received(now, bytes);
+                        self.x.event(part);
                     }
                     Ok(Pushed::Complete { header, body }) => {
-                        self.answer_bytes += bytes;
-                        self.answer_datagrams += 1;
-                        self.event(WireEvent::Fragment {
-                            bytes,
-                            number: split.number,
-                            count: split.count,
-                        });
+                        self.received(now, bytes);
+                        self.x.event(part);
                         if header.challenge.is_some() {
                             self.challenge = header.challenge;
                         }
                         let mut r = Reader::new(&body);
                         match decode_answer_body(&mut r, header.utf8()) {
-                            Ok(a) => self.complete(now, a.status, a.warnings),
-                            Err(e) => self.finish(Err(QueryError::Malformed(e))),
+                            Ok(a) => self.complete(a.status, a.warnings),
+                            Err(e) => self.x.fail_malformed(e),
                         }
                     }
                     Err(ReassemblyError::Mismatch) => {
-                        self.event(WireEvent::Dropped {
-                            bytes,
-                            why: "split packet of another answer",
-                        });
+                        self.x.dropped(bytes, "split packet of another answer");
                     }
-                    Err(e) => self.finish(Err(QueryError::Reassembly(e))),
+                    Err(e) => self.x.fail_reassembly(e),
                 }
             }
-            _ => self.event(WireEvent::Dropped {
-                bytes,
-                why: "unexpected answer type",
-            }),
+            _ => self.x.dropped(bytes, "unexpected answer type"),
         }
-    }
-
-    fn complete(&mut self, now: Instant, status: Status, warnings: Vec<DecodeWarning>) {
-        let outcome = QueryOutcome {
-            status,
-            ping_ms: self.timer.rtt_ms(now),
-            challenge: self.challenge,
-            request_id: self.request_id,
-            answer_datagrams: self.answer_datagrams,
-            answer_bytes: self.answer_bytes,
-            warnings,
-            events: self.events.take(),
-        };
-        self.finish(Ok(outcome));
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
     use crate::responder::{Responder, ResponderConfig, Transmits};
 
@@ -448,11 +279,18 @@ mod tests {
         }
     }
 
+    fn retries(n: u32) -> Timing {
+        Timing {
+            retries: n,
+            ..Timing::default()
+        }
+    }
+
     #[test]
     fn challenge_flow_against_the_responder() {
         let t0 = Instant::now();
         let mut r = Responder::new(ResponderConfig::default(), [9; 32], t0);
-        let mut m = QueryMachine::new(QueryOptions::default(), 77, t0);
+        let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), 77, t0);
         let src = "127.0.0.1:5555".parse().unwrap();
         let s = status();
         let mut out = Transmits::default();
@@ -463,28 +301,30 @@ mod tests {
                 m.handle_datagram(t0 + Duration::from_millis(3), d);
             }
         }
-        let o = m.result().expect("done").expect("ok");
+        let o = m.take_result().expect("done").expect("ok");
+        assert_eq!(o.protocol, Protocol::Ogp);
         assert_eq!(o.status.host_name.as_deref(), Some("Host"));
-        assert_eq!(o.challenge, Some(r.ogp_challenge(t0, src.ip())));
+        assert_eq!(o.details.challenge, Some(r.ogp_challenge(t0, src.ip())));
+        assert_eq!(o.details.request_id, 77);
         assert!((o.ping_ms - 3.0).abs() < 0.01);
+        assert_eq!(o.datagrams, 1);
         assert!(matches!(
             o.events.first(),
-            Some(WireEvent::Sent { challenge: 0, .. })
+            Some(Event::Sent {
+                challenge: Some(0),
+                ..
+            })
         ));
         assert!(o
             .events
             .iter()
-            .any(|e| matches!(e, WireEvent::Challenge { .. })));
+            .any(|e| matches!(e, Event::Challenge { .. })));
     }
 
     #[test]
     fn retries_then_times_out() {
         let t0 = Instant::now();
-        let opts = QueryOptions {
-            retries: 2,
-            ..QueryOptions::default()
-        };
-        let mut m = QueryMachine::new(opts, 1, t0);
+        let mut m = QueryMachine::new(QueryOptions::default(), retries(2), 1, t0);
         let mut now = t0;
         let mut sent = 0;
         while !m.is_done() {
@@ -495,7 +335,14 @@ mod tests {
             m.handle_timeout(now);
         }
         assert_eq!(sent, 3);
-        assert_eq!(m.result(), Some(Err(QueryError::Timeout { attempts: 3 })));
+        assert_eq!(
+            m.take_result(),
+            Some(Err(QueryError::NoAnswer {
+                protocol: Protocol::Ogp,
+                step: None,
+                attempts: 3
+            }))
+        );
         // 1 s + 1.5 s + 2.25 s = 4.75 s < the 5 s total
         assert_eq!(now - t0, Duration::from_millis(4750));
     }
@@ -503,11 +350,7 @@ mod tests {
     #[test]
     fn a_challenge_resend_does_not_use_up_a_retry() {
         let t0 = Instant::now();
-        let opts = QueryOptions {
-            retries: 0,
-            ..QueryOptions::default()
-        };
-        let mut m = QueryMachine::new(opts, 9, t0);
+        let mut m = QueryMachine::new(QueryOptions::default(), retries(0), 9, t0);
         assert!(m.poll_transmit(t0).is_some());
         let mut e = Vec::new();
         let mut eh = Header::answer(PacketType::ERROR);
@@ -523,7 +366,10 @@ mod tests {
         m.handle_timeout(t0 + Duration::from_millis(999));
         assert!(!m.is_done());
         m.handle_timeout(t0 + Duration::from_millis(1000));
-        assert_eq!(m.result(), Some(Err(QueryError::Timeout { attempts: 2 })));
+        assert!(matches!(
+            m.take_result(),
+            Some(Err(QueryError::NoAnswer { attempts: 2, .. }))
+        ));
     }
 
     #[test]
@@ -533,16 +379,37 @@ mod tests {
             max_bytes_per_packet: Some(100),
             ..QueryOptions::default()
         };
-        let mut m = QueryMachine::new(opts, 9, t0);
+        let mut m = QueryMachine::new(opts, Timing::default(), 9, t0);
         let q = m.poll_transmit(t0).unwrap();
         let (h, _) = super::super::decode_query_header(&q).unwrap();
         assert_eq!(h.max_bytes_per_packet, Some(500));
     }
 
     #[test]
+    fn server_errors_are_rejections() {
+        let t0 = Instant::now();
+        let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), 5, t0);
+        m.poll_transmit(t0);
+        let mut e = Vec::new();
+        super::super::encode_error(
+            &Header::answer(PacketType::ERROR),
+            ErrorValue::BANNED,
+            &[],
+            &mut e,
+        );
+        m.handle_datagram(t0, &e);
+        let err = m.take_result().unwrap().unwrap_err();
+        assert_eq!(err.kind(), "rejected");
+        assert_eq!(
+            err.to_string(),
+            "ogp: server answered with error 0 (banned)"
+        );
+    }
+
+    #[test]
     fn hostile_answers_are_bounded() {
         let t0 = Instant::now();
-        let mut m = QueryMachine::new(QueryOptions::default(), 5, t0);
+        let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), 5, t0);
         m.poll_transmit(t0);
         // wrong request id: dropped
         let mut h = Header::answer(PacketType::DEFAULT_QUERY);
@@ -560,19 +427,21 @@ mod tests {
             m.handle_datagram(t0, &e);
             m.poll_transmit(t0);
         }
-        assert_eq!(m.result(), Some(Err(QueryError::ChallengeLoop)));
-        // garbage then timeout reports the garbage
-        let mut m = QueryMachine::new(
-            QueryOptions {
-                retries: 0,
-                ..QueryOptions::default()
-            },
-            5,
-            t0,
+        assert_eq!(
+            m.take_result(),
+            Some(Err(QueryError::Rejected {
+                protocol: Protocol::Ogp,
+                reason: Rejection::ChallengeLoop
+            }))
         );
+        // garbage then timeout reports the garbage
+        let mut m = QueryMachine::new(QueryOptions::default(), retries(0), 5, t0);
         m.poll_transmit(t0);
         m.handle_datagram(t0, b"\xff\xff\xff\xffOGP\x00\x30");
         m.handle_timeout(t0 + Duration::from_secs(2));
-        assert!(matches!(m.result(), Some(Err(QueryError::Malformed(_)))));
+        assert!(matches!(
+            m.take_result(),
+            Some(Err(QueryError::Malformed { .. }))
+        ));
     }
 }

@@ -22,16 +22,13 @@
 //! most 64 bytes; full answers only go to sources that proved their address. Nothing
 //! here panics.
 
-use std::net::IpAddr;
-use std::time::Instant;
-
 use super::answer::{answer_request_flags, encode_answer_sections, AnswerOptions};
 use super::header::{Header, PacketType};
 use super::query::{player_fields, request, DefaultQuery};
 use super::split::{split_answer_into, MIN_MAX_BYTES_PER_PACKET};
 use super::{encode_error, encode_resendable_copy, ErrorValue, MAX_QUERY_SIZE};
 use crate::guard::{protocol_id, ChallengeKeys};
-use crate::responder::Transmits;
+use crate::responder_core::{Incoming, ProtocolResponder, Transmits};
 use crate::Status;
 
 /// OGP responder settings.
@@ -100,19 +97,6 @@ const DROP_ORDER: [super::Bits; 6] = [
     request::SERVER_INFO,
 ];
 
-/// One received datagram and what the caller already decided about its source.
-#[derive(Debug, Clone, Copy)]
-pub struct Incoming<'a> {
-    /// When it arrived.
-    pub now: Instant,
-    /// The source IP address (canonical form).
-    pub ip: IpAddr,
-    /// The datagram.
-    pub datagram: &'a [u8],
-    /// The ban hook's "answer with Error 0" decision (silence is decided by the caller).
-    pub reject: bool,
-}
-
 /// The OGP part of a responder.
 #[derive(Debug, Clone)]
 pub struct OgpResponder {
@@ -142,8 +126,81 @@ impl OgpResponder {
         id
     }
 
-    /// Handles one datagram that starts with the OGP prefix.
-    pub fn handle(
+    fn error(&mut self, ah: &Header, value: ErrorValue, out: &mut Transmits) -> OgpOutcome {
+        encode_error(ah, value, &[], out.push_buf());
+        OgpOutcome::Error(value)
+    }
+
+    fn answer(
+        &mut self,
+        ah: &Header,
+        qh: &Header,
+        query: &DefaultQuery,
+        status: &Status,
+        out: &mut Transmits,
+    ) -> OgpOutcome {
+        let opts = AnswerOptions {
+            utf8: qh.utf8(),
+            colors: self.config.colors,
+        };
+        let sections = answer_request_flags(status, query, &opts);
+        // A client may ask for packets of up to 65535 bytes; none of ours exceeds the
+        // unsplit cap (a UDP datagram cannot even carry 65535 bytes of payload).
+        let cap = u16::try_from(self.config.max_unsplit_bytes).unwrap_or(u16::MAX);
+        let split_at = qh
+            .max_bytes_per_packet
+            .filter(|&m| m != 0)
+            .map(|m| m.min(cap.max(MIN_MAX_BYTES_PER_PACKET)));
+        // Split answers need a request id: the query's, or one of ours.
+        let id = match (split_at, ah.request_id) {
+            (Some(_), None) => self.choose_request_id(),
+            (_, id) => id.unwrap_or(0),
+        };
+        let max_unsplit = self.config.max_unsplit_bytes;
+        let max_split_total = self.config.max_split_total_bytes;
+        let fitted = fit_answer(
+            sections,
+            &DROP_ORDER,
+            &mut self.body,
+            |sections, body| encode_answer_sections(status, query, sections, &opts, body),
+            |body| match split_at {
+                None => (8 + usize::from(ah.head_size()) + body.len() <= max_unsplit).then(|| {
+                    let buf = out.push_buf();
+                    ah.encode(buf);
+                    buf.extend_from_slice(body);
+                    1
+                }),
+                Some(m) => emit_within(out, max_split_total, |out| {
+                    split_answer_into(ah, id, body, m, out).ok()
+                }),
+            },
+        );
+        match fitted {
+            Some(Fitted { datagrams, dropped }) => OgpOutcome::Answer {
+                datagrams,
+                dropped_sections: dropped,
+            },
+            None => OgpOutcome::Ignored("answer cannot fit even without sections"),
+        }
+    }
+}
+
+impl ProtocolResponder for OgpResponder {
+    type Outcome = OgpOutcome;
+
+    fn ignored(why: &'static str) -> OgpOutcome {
+        OgpOutcome::Ignored(why)
+    }
+
+    fn is_ignored(outcome: &OgpOutcome) -> bool {
+        matches!(outcome, OgpOutcome::Ignored(_))
+    }
+
+    fn max_request_bytes(&self) -> usize {
+        MAX_QUERY_SIZE
+    }
+
+    fn answer(
         &mut self,
         incoming: Incoming<'_>,
         status: &Status,
@@ -156,9 +213,6 @@ impl OgpResponder {
             datagram,
             reject,
         } = incoming;
-        if datagram.len() > MAX_QUERY_SIZE {
-            return OgpOutcome::Ignored("query larger than 500 bytes");
-        }
         let Ok(packet) = super::decode_query_header(datagram) else {
             return OgpOutcome::Ignored("malformed header");
         };
@@ -240,64 +294,6 @@ impl OgpResponder {
             query.player_fields = query.player_fields.without(player_fields::ADDRESS);
         }
         self.answer(&ah, &qh, &query, status, out)
-    }
-
-    fn error(&mut self, ah: &Header, value: ErrorValue, out: &mut Transmits) -> OgpOutcome {
-        encode_error(ah, value, &[], out.push_buf());
-        OgpOutcome::Error(value)
-    }
-
-    fn answer(
-        &mut self,
-        ah: &Header,
-        qh: &Header,
-        query: &DefaultQuery,
-        status: &Status,
-        out: &mut Transmits,
-    ) -> OgpOutcome {
-        let opts = AnswerOptions {
-            utf8: qh.utf8(),
-            colors: self.config.colors,
-        };
-        let sections = answer_request_flags(status, query, &opts);
-        // A client may ask for packets of up to 65535 bytes; none of ours exceeds the
-        // unsplit cap (a UDP datagram cannot even carry 65535 bytes of payload).
-        let cap = u16::try_from(self.config.max_unsplit_bytes).unwrap_or(u16::MAX);
-        let split_at = qh
-            .max_bytes_per_packet
-            .filter(|&m| m != 0)
-            .map(|m| m.min(cap.max(MIN_MAX_BYTES_PER_PACKET)));
-        // Split answers need a request id: the query's, or one of ours.
-        let id = match (split_at, ah.request_id) {
-            (Some(_), None) => self.choose_request_id(),
-            (_, id) => id.unwrap_or(0),
-        };
-        let max_unsplit = self.config.max_unsplit_bytes;
-        let max_split_total = self.config.max_split_total_bytes;
-        let fitted = fit_answer(
-            sections,
-            &DROP_ORDER,
-            &mut self.body,
-            |sections, body| encode_answer_sections(status, query, sections, &opts, body),
-            |body| match split_at {
-                None => (8 + usize::from(ah.head_size()) + body.len() <= max_unsplit).then(|| {
-                    let buf = out.push_buf();
-                    ah.encode(buf);
-                    buf.extend_from_slice(body);
-                    1
-                }),
-                Some(m) => emit_within(out, max_split_total, |out| {
-                    split_answer_into(ah, id, body, m, out).ok()
-                }),
-            },
-        );
-        match fitted {
-            Some(Fitted { datagrams, dropped }) => OgpOutcome::Answer {
-                datagrams,
-                dropped_sections: dropped,
-            },
-            None => OgpOutcome::Ignored("answer cannot fit even without sections"),
-        }
     }
 }
 

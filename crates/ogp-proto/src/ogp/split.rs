@@ -21,7 +21,7 @@
 use std::fmt;
 
 use super::header::{flags, Header, SplitInfo};
-use crate::responder::Transmits;
+use crate::responder_core::Transmits;
 
 /// The smallest MaxBytesPerPacket the spec allows (other than 0, "no OGP splitting").
 pub const MIN_MAX_BYTES_PER_PACKET: u16 = 500;

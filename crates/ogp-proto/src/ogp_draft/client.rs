@@ -1,25 +1,19 @@
 //! The draft client as a state machine: one query of one server, with challenges,
-//! retries, split reassembly and timeouts, and no I/O. Same interface as
-//! [`ogp::client::QueryMachine`](crate::ogp::client::QueryMachine), and the same result
-//! types ([`QueryOutcome`], [`QueryError`], [`WireEvent`]).
-//!
-//! Drive it like this:
-//! 1. [`QueryMachine::poll_transmit`] → a datagram to send now, if any;
-//! 2. [`QueryMachine::handle_datagram`] for every datagram from the queried address;
-//! 3. [`QueryMachine::poll_timeout`] → when to call [`QueryMachine::handle_timeout`];
-//! 4. [`QueryMachine::result`] once [`QueryMachine::is_done`].
+//! retries, split reassembly and timeouts, and no I/O. It embeds the shared client core
+//! ([`client`](crate::client)) like the [OGP client](crate::ogp::client),
+//! and answers with the same [`Details`].
 //!
 //! Flow (`docs/ogp-draft.md` D20): the Default Query is sent at once with bRequestID and
 //! bChallengeNumber (the known challenge, or 0xFFFFFFFF to ask for one), so a server that
 //! does not require challenges answers in one round trip. A Type 1 None answer gives the
 //! challenge in its header; the query is sent again right away, up to
-//! `max_challenge_errors` times (these resends are not retries). A Type 0 Banned answer
-//! ends the query with [`QueryError::Server`]`(`[`ErrorValue::BANNED`]`)`. Answers whose
-//! RequestID is not ours are dropped; split answers are reassembled in any order with
-//! duplicates dropped. Nothing here panics; what a hostile server can make it hold is
-//! bounded by the reassembler and a cap on recorded events.
+//! [`Timing::max_challenges`] times (these resends are not retries). A Type 0 Banned
+//! answer ends the query as a rejection. Answers whose RequestID is not ours are dropped;
+//! split answers are reassembled in any order with duplicates dropped. Nothing here
+//! panics; what a hostile server can make it hold is bounded by the reassembler and a
+//! cap on recorded events.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::answer::decode_answer_body;
 use super::header::{
@@ -27,16 +21,18 @@ use super::header::{
 };
 use super::query::DefaultQuery;
 use super::Message;
-use crate::error::{DecodeError, DecodeWarning};
+use crate::client_core::{Answer, Event, Exchange, QueryDriver, QueryError, Timeout, Timing};
+use crate::error::DecodeWarning;
+use crate::ogp::client::rejection;
 use crate::ogp::split::{Pushed, Reassembler, ReassemblyError};
 use crate::ogp::ErrorValue;
+use crate::protocol::Protocol;
 use crate::reader::Reader;
-use crate::retry::{AttemptTimer, EventLog, Timeout};
 use crate::Status;
 
-pub use crate::ogp::client::{QueryError, QueryOutcome, WireEvent, MAX_EVENTS};
+pub use crate::ogp::client::Details;
 
-/// Settings of one query.
+/// The draft's own settings of one query (the timers are [`Timing`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QueryOptions {
     /// What to ask for (default: everything the draft defines data for).
@@ -46,16 +42,6 @@ pub struct QueryOptions {
     pub max_bytes_per_packet: Option<i16>,
     /// A challenge from an earlier query of this server, if any.
     pub challenge: Option<u32>,
-    /// Time to wait for an answer before sending again (default 1 s).
-    pub attempt_timeout: Duration,
-    /// Growth of the attempt timeout per retry, in percent (default 150).
-    pub backoff_percent: u32,
-    /// Retries after the first attempt (default 2).
-    pub retries: u32,
-    /// Deadline for the whole query (default 5 s).
-    pub total_timeout: Duration,
-    /// Challenge answers (Type None) tolerated before giving up (default 3).
-    pub max_challenge_errors: u32,
 }
 
 impl Default for QueryOptions {
@@ -64,11 +50,6 @@ impl Default for QueryOptions {
             query: DefaultQuery::everything(),
             max_bytes_per_packet: None,
             challenge: None,
-            attempt_timeout: Duration::from_secs(1),
-            backoff_percent: 150,
-            retries: 2,
-            total_timeout: Duration::from_secs(5),
-            max_challenge_errors: 3,
         }
     }
 }
@@ -79,37 +60,19 @@ pub struct QueryMachine {
     opts: QueryOptions,
     request_id: u32,
     challenge: Option<u32>,
-    timer: AttemptTimer,
-    challenge_errors: u32,
     reasm: Reassembler<Header>,
-    answer_bytes: usize,
-    answer_datagrams: usize,
-    last_malformed: Option<DecodeError>,
-    events: EventLog<WireEvent>,
-    result: Option<Result<QueryOutcome, QueryError>>,
+    x: Exchange<Details>,
 }
 
 impl QueryMachine {
     /// A query starting at `now`. `request_id` should be random and not 0.
-    pub fn new(opts: QueryOptions, request_id: u32, now: Instant) -> Self {
+    pub fn new(opts: QueryOptions, timing: Timing, request_id: u32, now: Instant) -> Self {
         Self {
             challenge: opts.challenge,
-            timer: AttemptTimer::new(
-                now,
-                opts.attempt_timeout,
-                opts.backoff_percent,
-                opts.retries,
-                opts.total_timeout,
-            ),
             opts,
             request_id: request_id.max(1),
-            challenge_errors: 0,
             reasm: Reassembler::default(),
-            answer_bytes: 0,
-            answer_datagrams: 0,
-            last_malformed: None,
-            events: EventLog::new(MAX_EVENTS),
-            result: None,
+            x: Exchange::new(Protocol::OgpDraft, &timing, now),
         }
     }
 
@@ -120,23 +83,7 @@ impl QueryMachine {
 
     /// Whether the query has finished.
     pub fn is_done(&self) -> bool {
-        self.result.is_some()
-    }
-
-    /// The result, once done.
-    pub fn result(&mut self) -> Option<Result<QueryOutcome, QueryError>> {
-        self.result.take()
-    }
-
-    fn event(&mut self, e: WireEvent) {
-        self.events.push(e);
-    }
-
-    fn finish(&mut self, r: Result<QueryOutcome, QueryError>) {
-        if self.result.is_none() {
-            self.result = Some(r);
-        }
-        self.timer.stop();
+        self.x.is_done()
     }
 
     /// The query datagram for the current state.
@@ -153,53 +100,58 @@ impl QueryMachine {
         super::encode_query(&h, Some(&self.opts.query), out);
     }
 
-    /// The datagram to send now, if any.
-    pub fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
-        if !self.timer.send_due() || self.result.is_some() {
+    fn complete(&mut self, status: Status, warnings: Vec<DecodeWarning>) {
+        self.x.warn(warnings);
+        let details = Details {
+            challenge: self.challenge,
+            request_id: self.request_id,
+        };
+        self.x.succeed(status, details);
+    }
+
+    fn received(&mut self, now: Instant, bytes: usize, event: Event) {
+        self.x.received(1, bytes);
+        self.x.ping(now);
+        self.x.event(event);
+    }
+}
+
+impl QueryDriver for QueryMachine {
+    type Details = Details;
+
+    fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
+        if !self.x.send_due() {
             return None;
         }
         let mut d = Vec::with_capacity(24);
         self.encode_query(&mut d);
-        self.timer.sent(now);
-        self.event(WireEvent::Sent {
+        let challenge = Some(self.challenge.unwrap_or(REQUEST_CHALLENGE));
+        let event = Event::Sent {
+            what: "query",
             bytes: d.len(),
-            challenge: self.challenge.unwrap_or(REQUEST_CHALLENGE),
-            request_id: self.request_id,
-        });
+            challenge,
+            id: Some(self.request_id),
+        };
+        self.x.sent(now, event);
         Some(d)
     }
 
-    /// When [`handle_timeout`](Self::handle_timeout) must be called next.
-    pub fn poll_timeout(&self) -> Option<Instant> {
-        if self.result.is_some() {
-            return None;
-        }
-        Some(self.timer.poll_timeout())
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.x.poll_timeout()
     }
 
-    /// Advances timers: retries or gives up.
-    pub fn handle_timeout(&mut self, now: Instant) {
-        if self.result.is_some() {
-            return;
-        }
-        if let Some(Timeout::GiveUp { .. }) = self.timer.handle_timeout(now) {
-            self.give_up();
+    fn handle_timeout(&mut self, now: Instant) {
+        if self.x.handle_timeout(now) == Some(Timeout::GiveUp) {
+            self.x.give_up(None);
         }
     }
 
-    fn give_up(&mut self) {
-        let e = match self.last_malformed {
-            Some(e) => QueryError::Malformed(e),
-            None => QueryError::Timeout {
-                attempts: self.timer.attempts(),
-            },
-        };
-        self.finish(Err(e));
+    fn take_result(&mut self) -> Option<Result<Answer<Details>, QueryError>> {
+        self.x.take_result()
     }
 
-    /// Handles a datagram from the queried address.
-    pub fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {
-        if self.result.is_some() {
+    fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {
+        if self.x.is_done() {
             return;
         }
         let bytes = datagram.len();
@@ -207,121 +159,82 @@ impl QueryMachine {
             Ok(p) => p,
             Err(e) => {
                 if crate::ogp::is_ogp(datagram) {
-                    self.last_malformed = Some(e);
+                    self.x.malformed(e);
                 }
-                return self.event(WireEvent::Dropped {
-                    bytes,
-                    why: "does not decode",
-                });
+                return self.x.dropped(bytes, "does not decode");
             }
         };
         let h = packet.header;
         if !h.is_answer() {
-            return self.event(WireEvent::Dropped {
-                bytes,
-                why: "not an answer",
-            });
+            return self.x.dropped(bytes, "not an answer");
         }
         if h.request_id.is_some_and(|id| id != self.request_id) {
-            return self.event(WireEvent::Dropped {
-                bytes,
-                why: "another RequestID",
-            });
+            return self.x.dropped(bytes, "another RequestID");
         }
         match packet.message {
             Message::None => {
                 let Some(c) = h.challenge else {
-                    return self.event(WireEvent::Dropped {
-                        bytes,
-                        why: "Type None answer without a challenge",
-                    });
+                    return self
+                        .x
+                        .dropped(bytes, "Type None answer without a challenge");
                 };
-                self.event(WireEvent::Challenge {
+                let event = Event::Challenge {
                     bytes,
-                    challenge: c,
-                });
-                self.challenge_errors += 1;
-                if self.challenge_errors > self.opts.max_challenge_errors {
-                    return self.finish(Err(QueryError::ChallengeLoop));
+                    challenge: Some(c),
+                };
+                self.x.event(event);
+                if self.x.follow_challenge() {
+                    self.challenge = Some(c);
+                    self.reasm = Reassembler::default();
+                    self.x.timer.resend_now();
                 }
-                self.challenge = Some(c);
-                self.reasm = Reassembler::default();
-                self.timer.resend_now();
             }
-            Message::Banned => self.finish(Err(QueryError::Server(ErrorValue::BANNED))),
+            Message::Banned => self.x.reject(rejection(ErrorValue::BANNED)),
             Message::Answer(a) => {
-                self.answer_bytes += bytes;
-                self.answer_datagrams += 1;
-                self.event(WireEvent::Answer { bytes });
-                if h.challenge.is_some() {
-                    self.challenge = h.challenge;
-                }
-                self.complete(now, a.status, a.warnings);
+                let event = Event::Reply {
+                    what: "query",
+                    bytes,
+                    datagrams: 1,
+                };
+                self.received(now, bytes, event);
+                self.challenge = h.challenge.or(self.challenge);
+                self.complete(a.status, a.warnings);
             }
             Message::Fragment { body } => {
                 let Some(split) = h.split else { return };
+                let event = Event::Part {
+                    bytes,
+                    number: Some(split.number),
+                    count: Some(split.count),
+                };
                 match self.reasm.push_part(h, h.request_id, split, &body) {
-                    Ok(Pushed::Duplicate) => self.event(WireEvent::Dropped {
-                        bytes,
-                        why: "duplicate split packet",
-                    }),
-                    Ok(Pushed::Incomplete) => {
-                        self.answer_bytes += bytes;
-                        self.answer_datagrams += 1;
-                        self.event(WireEvent::Fragment {
-                            bytes,
-                            number: split.number,
-                            count: split.count,
-                        });
-                    }
+                    Ok(Pushed::Duplicate) => self.x.dropped(bytes, "duplicate split packet"),
+                    Ok(Pushed::Incomplete) => self.received(now, bytes, event),
                     Ok(Pushed::Complete { header, body }) => {
-                        self.answer_bytes += bytes;
-                        self.answer_datagrams += 1;
-                        self.event(WireEvent::Fragment {
-                            bytes,
-                            number: split.number,
-                            count: split.count,
-                        });
-                        if header.challenge.is_some() {
-                            self.challenge = header.challenge;
-                        }
+                        self.received(now, bytes, event);
+                        self.challenge = header.challenge.or(self.challenge);
                         match decode_answer_body(&mut Reader::new(&body)) {
-                            Ok(a) => self.complete(now, a.status, a.warnings),
-                            Err(e) => self.finish(Err(QueryError::Malformed(e))),
+                            Ok(a) => self.complete(a.status, a.warnings),
+                            Err(e) => self.x.fail_malformed(e),
                         }
                     }
-                    Err(ReassemblyError::Mismatch) => self.event(WireEvent::Dropped {
-                        bytes,
-                        why: "split packet of another answer",
-                    }),
-                    Err(e) => self.finish(Err(QueryError::Reassembly(e))),
+                    Err(ReassemblyError::Mismatch) => {
+                        self.x.dropped(bytes, "split packet of another answer")
+                    }
+                    Err(e) => self.x.fail_reassembly(e),
                 }
             }
-            _ => self.event(WireEvent::Dropped {
-                bytes,
-                why: "unexpected answer type",
-            }),
+            _ => self.x.dropped(bytes, "unexpected answer type"),
         }
-    }
-
-    fn complete(&mut self, now: Instant, status: Status, warnings: Vec<DecodeWarning>) {
-        let outcome = QueryOutcome {
-            status,
-            ping_ms: self.timer.rtt_ms(now),
-            challenge: self.challenge,
-            request_id: self.request_id,
-            answer_datagrams: self.answer_datagrams,
-            answer_bytes: self.answer_bytes,
-            warnings,
-            events: self.events.take(),
-        };
-        self.finish(Ok(outcome));
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
+    use crate::client_core::Rejection;
     use crate::responder::{Listener, Responder, ResponderConfig, Transmits};
 
     fn status() -> Status {
@@ -347,7 +260,7 @@ mod tests {
     fn challenge_flow_against_the_responder() {
         let t0 = Instant::now();
         let mut r = draft_responder(t0);
-        let mut m = QueryMachine::new(QueryOptions::default(), 77, t0);
+        let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), 77, t0);
         let src = "127.0.0.1:5555".parse().unwrap();
         let s = status();
         let mut out = Transmits::default();
@@ -358,28 +271,31 @@ mod tests {
                 m.handle_datagram(t0 + Duration::from_millis(3), d);
             }
         }
-        let o = m.result().expect("done").expect("ok");
+        let o = m.take_result().expect("done").expect("ok");
         assert_eq!(o.status.host_name.as_deref(), Some("Host"));
         assert_eq!(o.status.players.as_ref().map(Vec::len), Some(1));
-        assert_eq!(o.challenge, Some(r.ogp_draft_challenge(t0, src.ip())));
+        assert_eq!(
+            o.details.challenge,
+            Some(r.ogp_draft_challenge(t0, src.ip()))
+        );
         assert!((o.ping_ms - 3.0).abs() < 0.01);
         assert!(matches!(
             o.events.first(),
-            Some(WireEvent::Sent {
-                challenge: REQUEST_CHALLENGE,
+            Some(Event::Sent {
+                challenge: Some(REQUEST_CHALLENGE),
                 ..
             })
         ));
         assert!(o
             .events
             .iter()
-            .any(|e| matches!(e, WireEvent::Challenge { .. })));
+            .any(|e| matches!(e, Event::Challenge { .. })));
     }
 
     #[test]
     fn retries_then_times_out() {
         let t0 = Instant::now();
-        let mut m = QueryMachine::new(QueryOptions::default(), 1, t0);
+        let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), 1, t0);
         let mut now = t0;
         let mut sent = 0;
         while !m.is_done() {
@@ -390,7 +306,10 @@ mod tests {
             m.handle_timeout(now);
         }
         assert_eq!(sent, 3);
-        assert_eq!(m.result(), Some(Err(QueryError::Timeout { attempts: 3 })));
+        assert!(matches!(
+            m.take_result(),
+            Some(Err(QueryError::NoAnswer { attempts: 3, .. }))
+        ));
         assert_eq!(now - t0, Duration::from_millis(4750));
     }
 
@@ -402,7 +321,7 @@ mod tests {
                 max_bytes_per_packet: Some(asked),
                 ..QueryOptions::default()
             };
-            let mut m = QueryMachine::new(opts, 9, t0);
+            let mut m = QueryMachine::new(opts, Timing::default(), 9, t0);
             let q = m.poll_transmit(t0).unwrap();
             let (h, _) = super::super::decode_header(&q).unwrap();
             assert_eq!(h.max_bytes_per_packet, Some(sent));
@@ -412,7 +331,7 @@ mod tests {
     #[test]
     fn banned_ends_the_query() {
         let t0 = Instant::now();
-        let mut m = QueryMachine::new(QueryOptions::default(), 5, t0);
+        let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), 5, t0);
         m.poll_transmit(t0);
         let mut d = Vec::new();
         Header {
@@ -422,15 +341,18 @@ mod tests {
         .encode(&mut d);
         m.handle_datagram(t0, &d);
         assert_eq!(
-            m.result(),
-            Some(Err(QueryError::Server(ErrorValue::BANNED)))
+            m.take_result(),
+            Some(Err(QueryError::Rejected {
+                protocol: Protocol::OgpDraft,
+                reason: rejection(ErrorValue::BANNED)
+            }))
         );
     }
 
     #[test]
     fn hostile_answers_are_bounded() {
         let t0 = Instant::now();
-        let mut m = QueryMachine::new(QueryOptions::default(), 5, t0);
+        let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), 5, t0);
         m.poll_transmit(t0);
         // another RequestID, a query, a None without a challenge: dropped
         for h in [
@@ -458,16 +380,25 @@ mod tests {
             m.handle_datagram(t0, &d);
             m.poll_transmit(t0);
         }
-        assert_eq!(m.result(), Some(Err(QueryError::ChallengeLoop)));
+        assert_eq!(
+            m.take_result(),
+            Some(Err(QueryError::Rejected {
+                protocol: Protocol::OgpDraft,
+                reason: Rejection::ChallengeLoop
+            }))
+        );
         // garbage then timeout reports the garbage
-        let opts = QueryOptions {
+        let timing = Timing {
             retries: 0,
-            ..QueryOptions::default()
+            ..Timing::default()
         };
-        let mut m = QueryMachine::new(opts, 5, t0);
+        let mut m = QueryMachine::new(QueryOptions::default(), timing, 5, t0);
         m.poll_transmit(t0);
         m.handle_datagram(t0, b"\xff\xff\xff\xffOGP\x00\x01\x02\x01");
         m.handle_timeout(t0 + Duration::from_secs(2));
-        assert!(matches!(m.result(), Some(Err(QueryError::Malformed(_)))));
+        assert!(matches!(
+            m.take_result(),
+            Some(Err(QueryError::Malformed { .. }))
+        ));
     }
 }

@@ -30,11 +30,10 @@ use super::query::DefaultQuery;
 use super::split::split_answer_into;
 use super::{decode_header, MAX_QUERY_SIZE};
 use crate::guard::{protocol_id, ChallengeKeys};
-use crate::ogp::responder::Incoming;
 use crate::ogp::responder::{emit_within, fit_answer, Fitted};
 use crate::ogp::Bits;
 use crate::reader::Reader;
-use crate::responder::Transmits;
+use crate::responder_core::{Incoming, ProtocolResponder, Transmits};
 use crate::Status;
 
 /// Draft responder settings.
@@ -113,8 +112,65 @@ impl DraftResponder {
         id
     }
 
-    /// Handles one datagram that starts with the OGP prefix.
-    pub fn handle(
+    fn answer(
+        &mut self,
+        ah: &Header,
+        split_at: Option<i16>,
+        query: &DefaultQuery,
+        status: &Status,
+        out: &mut Transmits,
+    ) -> DraftOutcome {
+        let fields = answer_fields(status, query);
+        let player_mask = answer_player_fields(status, query);
+        let id = match (split_at, ah.request_id) {
+            (Some(_), None) => self.choose_request_id(),
+            (_, id) => id.unwrap_or(0),
+        };
+        let max_unsplit = self.config.max_unsplit_bytes;
+        let max_split_total = self.config.max_split_total_bytes;
+        let fitted = fit_answer(
+            fields,
+            &DROP_ORDER,
+            &mut self.body,
+            |fields, body| encode_answer_sections(status, fields, player_mask, body),
+            |body| match split_at {
+                None => (ah.encoded_len() + body.len() <= max_unsplit).then(|| {
+                    let buf = out.push_buf();
+                    ah.encode(buf);
+                    buf.extend_from_slice(body);
+                    1
+                }),
+                Some(m) => emit_within(out, max_split_total, |out| {
+                    split_answer_into(ah, id, body, m, out).ok()
+                }),
+            },
+        );
+        match fitted {
+            Some(Fitted { datagrams, dropped }) => DraftOutcome::Answer {
+                datagrams,
+                dropped_sections: dropped,
+            },
+            None => DraftOutcome::Ignored("answer cannot fit even without sections"),
+        }
+    }
+}
+
+impl ProtocolResponder for DraftResponder {
+    type Outcome = DraftOutcome;
+
+    fn ignored(why: &'static str) -> DraftOutcome {
+        DraftOutcome::Ignored(why)
+    }
+
+    fn is_ignored(outcome: &DraftOutcome) -> bool {
+        matches!(outcome, DraftOutcome::Ignored(_))
+    }
+
+    fn max_request_bytes(&self) -> usize {
+        MAX_QUERY_SIZE
+    }
+
+    fn answer(
         &mut self,
         incoming: Incoming<'_>,
         status: &Status,
@@ -127,9 +183,6 @@ impl DraftResponder {
             datagram,
             reject,
         } = incoming;
-        if datagram.len() > MAX_QUERY_SIZE {
-            return DraftOutcome::Ignored("query larger than 500 bytes");
-        }
         let Ok((qh, body_at)) = decode_header(datagram) else {
             return DraftOutcome::Ignored("malformed header");
         };
@@ -183,47 +236,5 @@ impl DraftResponder {
             ah.challenge = Some(current);
         }
         self.answer(&ah, split_at, &query.query, status, out)
-    }
-
-    fn answer(
-        &mut self,
-        ah: &Header,
-        split_at: Option<i16>,
-        query: &DefaultQuery,
-        status: &Status,
-        out: &mut Transmits,
-    ) -> DraftOutcome {
-        let fields = answer_fields(status, query);
-        let player_mask = answer_player_fields(status, query);
-        let id = match (split_at, ah.request_id) {
-            (Some(_), None) => self.choose_request_id(),
-            (_, id) => id.unwrap_or(0),
-        };
-        let max_unsplit = self.config.max_unsplit_bytes;
-        let max_split_total = self.config.max_split_total_bytes;
-        let fitted = fit_answer(
-            fields,
-            &DROP_ORDER,
-            &mut self.body,
-            |fields, body| encode_answer_sections(status, fields, player_mask, body),
-            |body| match split_at {
-                None => (ah.encoded_len() + body.len() <= max_unsplit).then(|| {
-                    let buf = out.push_buf();
-                    ah.encode(buf);
-                    buf.extend_from_slice(body);
-                    1
-                }),
-                Some(m) => emit_within(out, max_split_total, |out| {
-                    split_answer_into(ah, id, body, m, out).ok()
-                }),
-            },
-        );
-        match fitted {
-            Some(Fitted { datagrams, dropped }) => DraftOutcome::Answer {
-                datagrams,
-                dropped_sections: dropped,
-            },
-            None => DraftOutcome::Ignored("answer cannot fit even without sections"),
-        }
     }
 }

@@ -17,7 +17,7 @@ use std::fmt;
 
 use super::header::{flags, Header, MAX_MAX_BYTES_PER_PACKET, MIN_MAX_BYTES_PER_PACKET};
 use crate::ogp::header::SplitInfo;
-use crate::responder::Transmits;
+use crate::responder_core::Transmits;
 
 /// The largest split header: prefix 8, HeadFlags 1, RequestID 4, ChallengeNumber 4,
 /// SplitPacketCount and SplitPacketNo 2, Type 1.

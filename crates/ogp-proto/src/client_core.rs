@@ -1,0 +1,967 @@
+//! The shared client core, below the protocols: what every protocol's client state
+//! machine does the same way, so that each protocol keeps only its own wire logic.
+//!
+//! * [`Timing`]: attempt timeout, backoff, retries, total deadline and the cap on
+//!   challenge resends, the same for every protocol;
+//! * [`Answer`]: one result type (protocol, address, ping, datagrams and bytes, status,
+//!   warnings, wire events, and the protocol's own details);
+//! * [`QueryError`]: one error type, sorted by fault ([`Fault`]);
+//! * [`Event`]: what happened on the wire, for `-v` output;
+//! * [`QueryDriver`]: the interface every machine offers to the I/O code that drives it;
+//! * `Exchange` (crate-private): the retry and challenge-resend engine and the result
+//!   bookkeeping each machine embeds.
+//!
+//! Nothing here does I/O, reads a clock or panics: time is passed in.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use crate::error::DecodeError;
+use crate::protocol::Protocol;
+use crate::Status;
+
+/// The interface every protocol's client state machine offers, so that one piece of I/O
+/// code (a tokio task, an engine's loop, a scanner) can drive any of them.
+///
+/// The contract, for a machine `m`:
+/// 1. send every datagram [`QueryDriver::poll_transmit`] returns, until it returns `None`;
+/// 2. feed every datagram from the queried address to [`QueryDriver::handle_datagram`];
+/// 3. call [`QueryDriver::handle_timeout`] once [`QueryDriver::poll_timeout`] has passed;
+/// 4. stop when [`QueryDriver::take_result`] returns `Some`.
+///
+/// Machines take time as a parameter and never block, panic or do I/O.
+pub trait QueryDriver {
+    /// The protocol's own details of an answer.
+    type Details;
+
+    /// The next datagram to send now, if any.
+    fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>>;
+
+    /// A datagram from the queried address.
+    fn handle_datagram(&mut self, now: Instant, datagram: &[u8]);
+
+    /// When [`handle_timeout`](Self::handle_timeout) is due (`None` when done).
+    fn poll_timeout(&self) -> Option<Instant>;
+
+    /// Advances timers.
+    fn handle_timeout(&mut self, now: Instant);
+
+    /// The result, once; `None` while the query runs.
+    fn take_result(&mut self) -> Option<Result<Answer<Self::Details>, QueryError>>;
+}
+
+/// Timers, retries and the challenge-resend cap of one query, the same for every
+/// protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Timing {
+    /// Time to wait for a reply before sending again (default 1 s).
+    pub attempt_timeout: Duration,
+    /// Growth of the attempt timeout per retry, in percent, at least 100 (default 150).
+    pub backoff_percent: u32,
+    /// Retries of each step after its first attempt (default 2).
+    pub retries: u32,
+    /// Deadline of the whole query (default 5 s).
+    pub total_timeout: Duration,
+    /// Challenge (or token) replies followed in all before the query gives up as a
+    /// challenge loop (default 5). Following one does not use up a retry.
+    pub max_challenges: u32,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Self {
+            attempt_timeout: Duration::from_secs(1),
+            backoff_percent: 150,
+            retries: 2,
+            total_timeout: Duration::from_secs(5),
+            max_challenges: 5,
+        }
+    }
+}
+
+impl Timing {
+    /// The default timing with this attempt timeout and retries, and a total deadline
+    /// that leaves room for every attempt of `steps` steps with their backoff.
+    pub fn with_attempts(attempt_timeout: Duration, retries: u32, steps: u32) -> Self {
+        let mut t = Self {
+            attempt_timeout,
+            retries,
+            ..Self::default()
+        };
+        t.total_timeout = t.attempts_total().saturating_mul(steps.max(1));
+        t
+    }
+
+    /// With this attempt timeout.
+    #[must_use]
+    pub fn attempt_timeout(mut self, d: Duration) -> Self {
+        self.attempt_timeout = d;
+        self
+    }
+
+    /// With this backoff, in percent.
+    #[must_use]
+    pub fn backoff_percent(mut self, p: u32) -> Self {
+        self.backoff_percent = p;
+        self
+    }
+
+    /// With this many retries per step.
+    #[must_use]
+    pub fn retries(mut self, n: u32) -> Self {
+        self.retries = n;
+        self
+    }
+
+    /// With this total deadline.
+    #[must_use]
+    pub fn total_timeout(mut self, d: Duration) -> Self {
+        self.total_timeout = d;
+        self
+    }
+
+    /// With this cap on challenge resends.
+    #[must_use]
+    pub fn max_challenges(mut self, n: u32) -> Self {
+        self.max_challenges = n;
+        self
+    }
+
+    /// The time every attempt of one step takes when none is answered: the attempt
+    /// timeout, grown by the backoff per retry.
+    pub fn attempts_total(&self) -> Duration {
+        let mut total = Duration::ZERO;
+        let mut t = self.attempt_timeout;
+        for _ in 0..=self.retries.min(64) {
+            total = total.saturating_add(t);
+            t = grow(t, self.backoff_percent);
+        }
+        total
+    }
+}
+
+fn grow(t: Duration, percent: u32) -> Duration {
+    let grown = t.as_millis() * u128::from(percent.max(100)) / 100;
+    Duration::from_millis(u64::try_from(grown).unwrap_or(u64::MAX))
+}
+
+/// A server's answer, whatever the protocol.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Answer<D> {
+    /// The protocol that answered.
+    pub protocol: Protocol,
+    /// The address that answered, when the I/O layer that drove the query set it.
+    pub addr: Option<SocketAddr>,
+    /// Round trip of the request that got the first reply, in milliseconds.
+    pub ping_ms: f64,
+    /// Datagrams of the answer.
+    pub datagrams: usize,
+    /// Bytes of those datagrams.
+    pub bytes: usize,
+    /// The server's status in the shared model.
+    pub status: Status,
+    /// What did not stop decoding but is worth saying (lossy text, missing parts), one
+    /// line each, at most [`MAX_WARNINGS`].
+    pub warnings: Vec<String>,
+    /// What happened on the wire, at most [`MAX_EVENTS`].
+    pub events: Vec<Event>,
+    /// The protocol's own details (challenges, raw replies, ids).
+    pub details: D,
+}
+
+impl<D> Answer<D> {
+    /// An answer of `protocol` with this status and details, and nothing counted yet
+    /// (for tools that build answers themselves, and tests).
+    pub fn new(protocol: Protocol, status: Status, details: D) -> Self {
+        Self {
+            protocol,
+            addr: None,
+            ping_ms: 0.0,
+            datagrams: 0,
+            bytes: 0,
+            status,
+            warnings: Vec::new(),
+            events: Vec::new(),
+            details,
+        }
+    }
+
+    /// The same answer with other details.
+    pub fn map_details<E>(self, f: impl FnOnce(D) -> E) -> Answer<E> {
+        Answer {
+            protocol: self.protocol,
+            addr: self.addr,
+            ping_ms: self.ping_ms,
+            datagrams: self.datagrams,
+            bytes: self.bytes,
+            status: self.status,
+            warnings: self.warnings,
+            events: self.events,
+            details: f(self.details),
+        }
+    }
+}
+
+/// Most warnings kept per query.
+pub const MAX_WARNINGS: usize = 64;
+/// Most wire events recorded per query.
+pub const MAX_EVENTS: usize = 64;
+
+/// Something that happened on the wire, for tools that show it (`ogp query -v`). It
+/// prints as one line, an arrow first (`→` sent, `←` received).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Event {
+    /// A datagram was sent.
+    Sent {
+        /// What it asks (`query`, `A2S_INFO`, `0x09 challenge request`…).
+        what: &'static str,
+        /// Size in bytes.
+        bytes: usize,
+        /// The challenge it carried, if the protocol has one (`None`: none sent).
+        challenge: Option<u32>,
+        /// Its request or session id, if the protocol has one.
+        id: Option<u32>,
+    },
+    /// The server gave a challenge (or a token) to send again with.
+    Challenge {
+        /// Size of the datagram.
+        bytes: usize,
+        /// The value, when it is a number.
+        challenge: Option<u32>,
+    },
+    /// A part of a multi-datagram reply arrived.
+    Part {
+        /// Size in bytes.
+        bytes: usize,
+        /// Its number (from 0), when the protocol numbers them.
+        number: Option<u8>,
+        /// How many there are, when the protocol says.
+        count: Option<u8>,
+    },
+    /// A reply (or one step's reply) is complete.
+    Reply {
+        /// The step it answers.
+        what: &'static str,
+        /// Its size in bytes.
+        bytes: usize,
+        /// Datagrams it came in.
+        datagrams: usize,
+    },
+    /// A step got no reply in time and was left out.
+    Skipped {
+        /// The step.
+        what: &'static str,
+    },
+    /// A change of course (for example asking without a challenge).
+    Note(&'static str),
+    /// A datagram was dropped.
+    Dropped {
+        /// Size in bytes.
+        bytes: usize,
+        /// Why.
+        why: &'static str,
+    },
+}
+
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::Sent {
+                what,
+                bytes,
+                challenge,
+                id,
+            } => {
+                write!(f, "→ {what} {bytes} B")?;
+                match (challenge, id) {
+                    (Some(c), Some(i)) => write!(f, " (challenge {c:#010x}, id {i:#010x})"),
+                    (Some(c), None) => write!(f, " (challenge {c:#010x})"),
+                    (None, Some(i)) => write!(f, " (id {i:#010x})"),
+                    (None, None) => Ok(()),
+                }
+            }
+            Self::Challenge { bytes, challenge } => match challenge {
+                Some(c) => write!(f, "← {bytes} B: challenge {c:#010x}"),
+                None => write!(f, "← {bytes} B: new token"),
+            },
+            Self::Part {
+                bytes,
+                number,
+                count,
+            } => match (number, count) {
+                (Some(n), Some(c)) => write!(f, "← part {}/{c} {bytes} B", u16::from(n) + 1),
+                (Some(n), None) => write!(f, "← part {} {bytes} B", u16::from(n) + 1),
+                _ => write!(f, "← part {bytes} B"),
+            },
+            Self::Reply {
+                what,
+                bytes,
+                datagrams,
+            } => write!(
+                f,
+                "← {what} reply {bytes} B in {datagrams} datagram{}",
+                if datagrams == 1 { "" } else { "s" }
+            ),
+            Self::Skipped { what } => write!(f, "✗ no reply to {what}: left out"),
+            Self::Note(n) => write!(f, "· {n}"),
+            Self::Dropped { bytes, why } => write!(f, "← dropped {bytes} B ({why})"),
+        }
+    }
+}
+
+/// Whose fault a failed query is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Fault {
+    /// Nothing came back: the host is down, nothing listens, or everything was lost.
+    Network,
+    /// The server answered, but said no or answered wrongly.
+    Server,
+    /// Our side: the address, a socket, the options.
+    Local,
+}
+
+/// How a server said no.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Rejection {
+    /// The server answered with an error code of its protocol.
+    Error {
+        /// The code.
+        code: u32,
+        /// What the code means.
+        meaning: String,
+    },
+    /// The server kept answering with new challenges (or rejecting the tokens it gave).
+    ChallengeLoop,
+    /// The server rejected our credentials.
+    AuthFailed,
+    /// The server does not offer authentication.
+    AuthUnsupported {
+        /// The code it answered with.
+        code: u32,
+    },
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Error { code, meaning } => {
+                write!(f, "server answered with error {code} ({meaning})")
+            }
+            Self::ChallengeLoop => f.write_str("server keeps answering with new challenges"),
+            Self::AuthFailed => f.write_str("server rejected the credentials"),
+            Self::AuthUnsupported { code } => {
+                write!(f, "server does not offer authentication ({code})")
+            }
+        }
+    }
+}
+
+/// Why a query failed, grouped by cause ([`QueryError::fault`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum QueryError {
+    /// No usable answer before the deadline.
+    NoAnswer {
+        /// The protocol asked.
+        protocol: Protocol,
+        /// The step that got no reply, for protocols of several steps.
+        step: Option<&'static str>,
+        /// Datagrams sent in all.
+        attempts: u32,
+    },
+    /// The server's host said nothing listens on that port (ICMP port unreachable).
+    Refused {
+        /// The protocol asked, when one was.
+        protocol: Option<Protocol>,
+    },
+    /// The server answered and said no.
+    Rejected {
+        /// The protocol.
+        protocol: Protocol,
+        /// How.
+        reason: Rejection,
+    },
+    /// The server's answer did not decode: the field and byte offset.
+    Malformed {
+        /// The protocol.
+        protocol: Protocol,
+        /// What was wrong, where.
+        error: DecodeError,
+    },
+    /// The server's multi-datagram answer did not fit together (inconsistent, too large,
+    /// a failed checksum).
+    BadReassembly {
+        /// The protocol.
+        protocol: Protocol,
+        /// What was wrong.
+        message: String,
+    },
+    /// The target is not `host:port`, or the host did not resolve.
+    Resolve {
+        /// The target as given.
+        target: String,
+    },
+    /// A local socket error (for example no IPv6 on this host).
+    Socket {
+        /// What the system said.
+        message: String,
+    },
+    /// The options ask for nothing this protocol can send, or are out of range.
+    Options {
+        /// What is wrong.
+        message: &'static str,
+    },
+}
+
+impl QueryError {
+    /// Whose fault it is.
+    pub fn fault(&self) -> Fault {
+        match self {
+            Self::NoAnswer { .. } | Self::Refused { .. } => Fault::Network,
+            Self::Rejected { .. } | Self::Malformed { .. } | Self::BadReassembly { .. } => {
+                Fault::Server
+            }
+            Self::Resolve { .. } | Self::Socket { .. } | Self::Options { .. } => Fault::Local,
+        }
+    }
+
+    /// A short name of the cause, for JSON and logs: `timeout`, `refused`, `rejected`,
+    /// `malformed`, `resolve`, `socket` or `options`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::NoAnswer { .. } => "timeout",
+            Self::Refused { .. } => "refused",
+            Self::Rejected { .. } => "rejected",
+            Self::Malformed { .. } | Self::BadReassembly { .. } => "malformed",
+            Self::Resolve { .. } => "resolve",
+            Self::Socket { .. } => "socket",
+            Self::Options { .. } => "options",
+        }
+    }
+
+    /// Whether no answer came at all.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Self::NoAnswer { .. })
+    }
+
+    /// The protocol whose query failed, when one did.
+    pub fn protocol(&self) -> Option<Protocol> {
+        match self {
+            Self::NoAnswer { protocol, .. }
+            | Self::Rejected { protocol, .. }
+            | Self::Malformed { protocol, .. }
+            | Self::BadReassembly { protocol, .. } => Some(*protocol),
+            Self::Refused { protocol } => *protocol,
+            Self::Resolve { .. } | Self::Socket { .. } | Self::Options { .. } => None,
+        }
+    }
+
+    /// A socket error from the system's message.
+    pub fn socket(e: &std::io::Error) -> Self {
+        if e.kind() == std::io::ErrorKind::ConnectionRefused {
+            Self::Refused { protocol: None }
+        } else {
+            Self::Socket {
+                message: e.to_string(),
+            }
+        }
+    }
+}
+
+impl fmt::Display for QueryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoAnswer {
+                protocol,
+                step,
+                attempts,
+            } => {
+                write!(f, "{protocol}: no answer")?;
+                if let Some(s) = step {
+                    write!(f, " to {s}")?;
+                }
+                write!(
+                    f,
+                    " (timed out after {attempts} datagram{} sent)",
+                    if *attempts == 1 { "" } else { "s" }
+                )
+            }
+            Self::Refused { protocol } => {
+                if let Some(p) = protocol {
+                    write!(f, "{p}: ")?;
+                }
+                f.write_str("connection refused (nothing listens on that port)")
+            }
+            Self::Rejected { protocol, reason } => write!(f, "{protocol}: {reason}"),
+            Self::Malformed { protocol, error } => {
+                write!(f, "{protocol}: malformed reply: {error}")
+            }
+            Self::BadReassembly { protocol, message } => {
+                write!(f, "{protocol}: bad multi-datagram reply: {message}")
+            }
+            Self::Resolve { target } => write!(f, "cannot resolve {target}"),
+            Self::Socket { message } => write!(f, "socket error: {message}"),
+            Self::Options { message } => write!(f, "bad options: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for QueryError {}
+
+/// What [`AttemptTimer::handle_timeout`] decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Timeout {
+    /// The attempt timed out and a retry is left: a resend is now due.
+    Resend,
+    /// Stop waiting.
+    GiveUp,
+}
+
+/// Attempt and total timers, retries and backoff of one query: a datagram is sent when
+/// one is due; each attempt waits `attempt_timeout`, which grows by `backoff_percent`
+/// with every retry; after `retries` retries, or when the total deadline passes, the
+/// query gives up. A resend asked for by the protocol (a new challenge or token) is due
+/// at once and does not use up a retry.
+#[derive(Debug, Clone)]
+pub(crate) struct AttemptTimer {
+    initial_timeout: Duration,
+    attempt_timeout: Duration,
+    backoff_percent: u32,
+    retries: u32,
+    retries_used: u32,
+    send_now: bool,
+    attempt_deadline: Option<Instant>,
+    deadline: Instant,
+    sent_at: Option<Instant>,
+}
+
+impl AttemptTimer {
+    /// Timers of a query starting at `now`, with a first datagram due at once.
+    pub(crate) fn new(now: Instant, t: &Timing) -> Self {
+        Self {
+            initial_timeout: t.attempt_timeout,
+            attempt_timeout: t.attempt_timeout,
+            backoff_percent: t.backoff_percent,
+            retries: t.retries,
+            retries_used: 0,
+            send_now: true,
+            attempt_deadline: None,
+            deadline: now.checked_add(t.total_timeout).unwrap_or(now),
+            sent_at: None,
+        }
+    }
+
+    /// Whether a datagram is due.
+    pub(crate) fn send_due(&self) -> bool {
+        self.send_now
+    }
+
+    /// Records that a datagram was sent at `now`: the attempt timer starts.
+    pub(crate) fn sent(&mut self, now: Instant) {
+        self.send_now = false;
+        self.sent_at = Some(now);
+        self.attempt_deadline = now.checked_add(self.attempt_timeout);
+    }
+
+    /// Makes a resend due at once, without using up a retry (a new challenge or token).
+    pub(crate) fn resend_now(&mut self) {
+        self.send_now = true;
+        self.attempt_deadline = None;
+    }
+
+    /// Stops: nothing due, no attempt timer (the total deadline stays).
+    pub(crate) fn stop(&mut self) {
+        self.send_now = false;
+        self.attempt_deadline = None;
+    }
+
+    /// Gives the next step of a query fresh retries and the initial attempt timeout.
+    pub(crate) fn restart_retries(&mut self) {
+        self.retries_used = 0;
+        self.attempt_timeout = self.initial_timeout;
+    }
+
+    /// The total deadline.
+    pub(crate) fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    /// Time from the last send to `now`, in milliseconds (0 before any send).
+    pub(crate) fn rtt_ms(&self, now: Instant) -> f64 {
+        let rtt = self
+            .sent_at
+            .map_or(Duration::ZERO, |s| now.saturating_duration_since(s));
+        rtt.as_secs_f64() * 1000.0
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) must be called next.
+    pub(crate) fn poll_timeout(&self) -> Instant {
+        match self.attempt_deadline {
+            Some(a) => a.min(self.deadline),
+            None => self.deadline,
+        }
+    }
+
+    /// Whether the current attempt has run out at `now` (before the total deadline).
+    pub(crate) fn attempt_expired(&self, now: Instant) -> bool {
+        now < self.deadline && !self.send_now && self.attempt_deadline.is_some_and(|a| now >= a)
+    }
+
+    /// Advances the timers to `now`: None while waiting, else a resend (now due, with the
+    /// attempt timeout grown) or giving up.
+    pub(crate) fn handle_timeout(&mut self, now: Instant) -> Option<Timeout> {
+        if now >= self.deadline {
+            return Some(Timeout::GiveUp);
+        }
+        if self.attempt_deadline.is_none_or(|a| now < a) {
+            return None;
+        }
+        if self.retries_used >= self.retries {
+            return Some(Timeout::GiveUp);
+        }
+        self.retries_used += 1;
+        self.attempt_timeout = grow(self.attempt_timeout, self.backoff_percent);
+        self.resend_now();
+        Some(Timeout::Resend)
+    }
+}
+
+/// The bookkeeping every client machine shares: timers and retries, the challenge-resend
+/// cap, counts, ping, capped warnings and events, the last malformed datagram (reported
+/// when nothing better came), and the result.
+#[derive(Debug, Clone)]
+pub(crate) struct Exchange<D> {
+    protocol: Protocol,
+    pub(crate) timer: AttemptTimer,
+    max_challenges: u32,
+    challenges: u32,
+    sent: u32,
+    datagrams: usize,
+    bytes: usize,
+    ping_ms: Option<f64>,
+    warnings: Vec<String>,
+    events: Vec<Event>,
+    last_malformed: Option<DecodeError>,
+    done: bool,
+    result: Option<Result<Answer<D>, QueryError>>,
+}
+
+impl<D> Exchange<D> {
+    /// A query of `protocol` starting at `now`.
+    pub(crate) fn new(protocol: Protocol, timing: &Timing, now: Instant) -> Self {
+        Self {
+            protocol,
+            timer: AttemptTimer::new(now, timing),
+            max_challenges: timing.max_challenges,
+            challenges: 0,
+            sent: 0,
+            datagrams: 0,
+            bytes: 0,
+            ping_ms: None,
+            warnings: Vec::new(),
+            events: Vec::new(),
+            last_malformed: None,
+            done: false,
+            result: None,
+        }
+    }
+
+    /// Whether the query has finished (its result may have been taken since).
+    pub(crate) fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Whether any datagram was sent.
+    pub(crate) fn has_sent(&self) -> bool {
+        self.sent > 0
+    }
+
+    /// Whether the timer has a datagram due.
+    pub(crate) fn send_due(&self) -> bool {
+        !self.done && self.timer.send_due()
+    }
+
+    /// Records a datagram sent at `now` as an attempt (the attempt timer starts).
+    pub(crate) fn sent(&mut self, now: Instant, event: Event) {
+        self.timer.sent(now);
+        self.sent_extra(event);
+    }
+
+    /// Records a datagram sent along with an attempt (no timer of its own).
+    pub(crate) fn sent_extra(&mut self, event: Event) {
+        self.sent = self.sent.saturating_add(1);
+        self.event(event);
+    }
+
+    /// Records a wire event (up to [`MAX_EVENTS`]).
+    pub(crate) fn event(&mut self, e: Event) {
+        if self.events.len() < MAX_EVENTS {
+            self.events.push(e);
+        }
+    }
+
+    /// Records a dropped datagram.
+    pub(crate) fn dropped(&mut self, bytes: usize, why: &'static str) {
+        self.event(Event::Dropped { bytes, why });
+    }
+
+    /// Records warnings (up to [`MAX_WARNINGS`]).
+    pub(crate) fn warn<W: fmt::Display>(&mut self, warnings: impl IntoIterator<Item = W>) {
+        for w in warnings {
+            if self.warnings.len() >= MAX_WARNINGS {
+                break;
+            }
+            self.warnings.push(w.to_string());
+        }
+    }
+
+    /// Remembers a datagram of this server that did not decode.
+    pub(crate) fn malformed(&mut self, e: DecodeError) {
+        self.last_malformed = Some(e);
+    }
+
+    /// Forgets the malformed datagram (a new step starts).
+    pub(crate) fn clear_malformed(&mut self) {
+        self.last_malformed = None;
+    }
+
+    /// Counts datagrams and bytes of the answer.
+    pub(crate) fn received(&mut self, datagrams: usize, bytes: usize) {
+        self.datagrams = self.datagrams.saturating_add(datagrams);
+        self.bytes = self.bytes.saturating_add(bytes);
+    }
+
+    /// Takes the round trip of the current attempt as the ping, if none was taken yet.
+    pub(crate) fn ping(&mut self, now: Instant) {
+        if self.ping_ms.is_none() {
+            self.ping_ms = Some(self.timer.rtt_ms(now));
+        }
+    }
+
+    /// Counts a challenge (or token) to follow. False, with the query failed as a
+    /// challenge loop, when there were too many.
+    pub(crate) fn follow_challenge(&mut self) -> bool {
+        self.challenges = self.challenges.saturating_add(1);
+        if self.challenges > self.max_challenges {
+            self.fail(QueryError::Rejected {
+                protocol: self.protocol,
+                reason: Rejection::ChallengeLoop,
+            });
+            return false;
+        }
+        true
+    }
+
+    /// Advances the timers; `Some(Timeout::GiveUp)` when the caller must give up (see
+    /// [`give_up`](Self::give_up)).
+    pub(crate) fn handle_timeout(&mut self, now: Instant) -> Option<Timeout> {
+        if self.done {
+            return None;
+        }
+        self.timer.handle_timeout(now)
+    }
+
+    /// When the next timeout is due (`None` once done).
+    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
+        (!self.done).then(|| self.timer.poll_timeout())
+    }
+
+    /// Fails with the malformed datagram seen, or else no answer to `step`.
+    pub(crate) fn give_up(&mut self, step: Option<&'static str>) {
+        let e = match self.last_malformed {
+            Some(error) => QueryError::Malformed {
+                protocol: self.protocol,
+                error,
+            },
+            None => QueryError::NoAnswer {
+                protocol: self.protocol,
+                step,
+                attempts: self.sent,
+            },
+        };
+        self.fail(e);
+    }
+
+    /// Fails with a decode error of the answer.
+    pub(crate) fn fail_malformed(&mut self, error: DecodeError) {
+        self.fail(QueryError::Malformed {
+            protocol: self.protocol,
+            error,
+        });
+    }
+
+    /// Fails with a reassembly error.
+    pub(crate) fn fail_reassembly(&mut self, e: impl fmt::Display) {
+        self.fail(QueryError::BadReassembly {
+            protocol: self.protocol,
+            message: e.to_string(),
+        });
+    }
+
+    /// Fails with a server's refusal.
+    pub(crate) fn reject(&mut self, reason: Rejection) {
+        self.fail(QueryError::Rejected {
+            protocol: self.protocol,
+            reason,
+        });
+    }
+
+    /// Ends the query with `e` (the first end wins).
+    pub(crate) fn fail(&mut self, e: QueryError) {
+        self.finish(Err(e));
+    }
+
+    /// Ends the query with its answer (the first end wins).
+    pub(crate) fn succeed(&mut self, status: Status, details: D) {
+        let answer = Answer {
+            protocol: self.protocol,
+            addr: None,
+            ping_ms: self.ping_ms.unwrap_or(0.0),
+            datagrams: self.datagrams,
+            bytes: self.bytes,
+            status,
+            warnings: std::mem::take(&mut self.warnings),
+            events: std::mem::take(&mut self.events),
+            details,
+        };
+        self.finish(Ok(answer));
+    }
+
+    fn finish(&mut self, r: Result<Answer<D>, QueryError>) {
+        if !self.done {
+            self.done = true;
+            self.result = Some(r);
+        }
+        self.timer.stop();
+    }
+
+    /// The result, once.
+    pub(crate) fn take_result(&mut self) -> Option<Result<Answer<D>, QueryError>> {
+        self.result.take()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timing(retries: u32, total: u64) -> Timing {
+        Timing {
+            retries,
+            total_timeout: Duration::from_secs(total),
+            ..Timing::default()
+        }
+    }
+
+    #[test]
+    fn backoff_retries_and_deadline() {
+        let t0 = Instant::now();
+        let mut t = AttemptTimer::new(t0, &timing(2, 5));
+        let mut sends = Vec::new();
+        let mut now = t0;
+        loop {
+            if t.send_due() {
+                t.sent(now);
+                sends.push(now - t0);
+            }
+            now = t.poll_timeout();
+            match t.handle_timeout(now) {
+                Some(Timeout::GiveUp) => break,
+                Some(Timeout::Resend) | None => {}
+            }
+        }
+        assert_eq!(sends, [0, 1000, 2500].map(Duration::from_millis).to_vec());
+        assert_eq!(now - t0, Duration::from_millis(4750));
+        assert_eq!(timing(2, 5).attempts_total(), Duration::from_millis(4750));
+    }
+
+    #[test]
+    fn resends_do_not_use_up_retries_and_the_deadline_wins() {
+        let t0 = Instant::now();
+        let mut t = AttemptTimer::new(t0, &timing(0, 2));
+        t.sent(t0);
+        t.resend_now();
+        assert!(t.send_due());
+        t.sent(t0);
+        assert_eq!(t.handle_timeout(t0 + Duration::from_millis(999)), None);
+        assert_eq!(
+            t.handle_timeout(t0 + Duration::from_secs(1)),
+            Some(Timeout::GiveUp)
+        );
+    }
+
+    #[test]
+    fn exchange_counts_caps_and_reports() {
+        let t0 = Instant::now();
+        let mut x: Exchange<()> = Exchange::new(Protocol::A2s, &timing(0, 5), t0);
+        for _ in 0..(MAX_EVENTS + 10) {
+            x.dropped(1, "test");
+        }
+        x.warn((0..100).map(|i| i.to_string()));
+        for _ in 0..5 {
+            assert!(x.follow_challenge());
+        }
+        assert!(!x.follow_challenge());
+        assert!(x.is_done());
+        let e = x.take_result().unwrap().unwrap_err();
+        assert_eq!(e.kind(), "rejected");
+        assert_eq!(e.fault(), Fault::Server);
+        assert_eq!(
+            e.to_string(),
+            "a2s: server keeps answering with new challenges"
+        );
+        // the first end wins
+        let mut x: Exchange<()> = Exchange::new(Protocol::Ogp, &timing(0, 5), t0);
+        x.sent(t0, Event::Note("sent"));
+        x.give_up(Some("query"));
+        x.succeed(Status::default(), ());
+        let e = x.take_result().unwrap().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "ogp: no answer to query (timed out after 1 datagram sent)"
+        );
+        assert!(x.take_result().is_none());
+    }
+
+    #[test]
+    fn events_print_one_line_each() {
+        let lines = [
+            Event::Sent {
+                what: "A2S_INFO",
+                bytes: 25,
+                challenge: None,
+                id: None,
+            },
+            Event::Challenge {
+                bytes: 9,
+                challenge: Some(7),
+            },
+            Event::Part {
+                bytes: 1400,
+                number: Some(0),
+                count: Some(3),
+            },
+            Event::Reply {
+                what: "A2S_INFO",
+                bytes: 80,
+                datagrams: 1,
+            },
+        ]
+        .map(|e| e.to_string());
+        assert_eq!(
+            lines,
+            [
+                "→ A2S_INFO 25 B",
+                "← 9 B: challenge 0x00000007",
+                "← part 1/3 1400 B",
+                "← A2S_INFO reply 80 B in 1 datagram",
+            ]
+        );
+    }
+}
