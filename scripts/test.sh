@@ -13,6 +13,15 @@ cargo fmt --all -- --check
 step "cargo clippy (all targets, -D warnings)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+step "ogp-proto without its optional features (toml, bzip2)"
+cargo check -p ogp-proto --no-default-features --locked
+
+step "cargo doc (no warnings)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+
+step "no import circles between modules (scripts/import-cycles.py)"
+python3 scripts/import-cycles.py
+
 step "interop peers: qstat, gamedig, python-a2s, opengsq (scripts/install-interop.sh)"
 scripts/install-interop.sh
 export OGP_INTEROP=1 # crates/ogp-cli/tests/interop_a2s.rs runs them, and fails if one is missing

@@ -6,7 +6,7 @@
 //! 127.a.b.c gets its own socket bound to it, runs the library client's query (a query
 //! with challenge 0 → Error 3 with the challenge → the full query with it → the answer),
 //! and closes. Sources are started at a fixed pace with a bounded number in flight.
-//! Afterwards VmHWM (peak) and VmRSS of the server are read from /proc/<pid>/status.
+//! Afterwards VmHWM (peak) and VmRSS of the server are read from `/proc/<pid>/status`.
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -29,7 +29,7 @@ pub struct Args {
     #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub count: u32,
     /// The `ogp` binary (default: `ogp` next to this binary, as cargo builds both into
-    /// target/<profile>/).
+    /// `target/<profile>/`).
     #[arg(long, value_name = "PATH")]
     pub ogp_bin: Option<PathBuf>,
     /// Sources started per second (1–100,000).
@@ -61,7 +61,7 @@ impl Drop for ServerProcess {
     }
 }
 
-/// The VmHWM and VmRSS lines of /proc/<pid>/status, in kB.
+/// The VmHWM and VmRSS lines of `/proc/<pid>/status`, in kB.
 fn memory_kb(pid: u32) -> Result<(u64, u64)> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/status"))
         .with_context(|| format!("reading /proc/{pid}/status"))?;

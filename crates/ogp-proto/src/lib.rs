@@ -1,18 +1,44 @@
 //! # ogp-proto: sans-IO game-server query protocols
 //!
-//! This crate holds the [status model](model) shared by every protocol, and the wire
-//! codecs: bytes in, bytes out, time passed in. It has no sockets, no async runtime, no
-//! clock and no randomness of its own, so the same code serves a tokio responder, a
-//! game engine's own socket loop, a scanner driving thousands of queries, a fuzzer and a
-//! future C API.
+//! A game that runs its own socket loop answers every protocol (OGP, Valve A2S,
+//! GameSpy v3, GQP) on its port with a few lines:
 //!
-//! ```text
-//!   datagram bytes ──► ogp::decode ──► Packet { header, message: Query | Answer(Status) | … }
-//!   Status + query ──► ogp::encode_answer / split_answer ──► datagram bytes
+//! ```no_run
+//! use std::net::UdpSocket;
+//! use std::time::Instant;
+//! use ogp_proto::responder::{Responder, ResponderConfig, Transmits};
+//! use ogp_proto::Status;
+//!
+//! # fn main() -> std::io::Result<()> {
+//! let socket = UdpSocket::bind("0.0.0.0:27015")?;
+//! let mut responder = Responder::with_random_secret(ResponderConfig::default(), Instant::now())?;
+//! let mut status = Status::default();
+//! status.host_name = Some("My server".into());
+//! let (mut buf, mut out) = ([0u8; 2048], Transmits::default());
+//! loop {
+//!     let (n, from) = socket.recv_from(&mut buf)?;
+//!     let datagram = buf.get(..n).unwrap_or_default();
+//!     responder.handle(Instant::now(), from, datagram, &status, &mut out);
+//!     for answer in out.iter() {
+//!         socket.send_to(answer, from)?;
+//!     }
+//! }
+//! # }
 //! ```
 //!
-//! The [`gqp`] module does the same for the GQP text-protocol draft (codec, responder,
-//! client; choices in `docs/gqp.md`).
+//! With tokio, or on a thread of its own, `ogp_net::responder` runs the same responder
+//! on any number of sockets; to ask servers, [`client::Machine`] drives any protocol's
+//! query (`ogp_net::client::query` does it over tokio).
+//!
+//! This crate holds the [status model](model) shared by every protocol, and the wire
+//! codecs: bytes in, bytes out, time passed in. It has no sockets, no async runtime and
+//! no clock of its own, so the same code serves a tokio responder, a game engine's own
+//! socket loop, a scanner driving thousands of queries, a fuzzer and a C API.
+//!
+//! Each protocol is a folder ([`ogp`], [`a2s`], [`gamespy3`], [`gqp`], [`ogp_draft`])
+//! with its wire format, its responder ([`responder::ProtocolResponder`]) and its client
+//! (on the shared core of [`client`]: timers, retries, challenge resends, one
+//! [`client::Answer`] and one [`client::QueryError`]).
 //!
 //! ## Rules every decoder here keeps
 //! * Peer bytes are read only through [`reader::Reader`], which cannot run past the end.

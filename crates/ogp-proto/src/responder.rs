@@ -298,6 +298,15 @@ impl Responder {
         })
     }
 
+    /// A responder keyed with 32 random bytes from the operating system (the `os-rng`
+    /// feature, on by default).
+    #[cfg(feature = "os-rng")]
+    pub fn with_random_secret(config: ResponderConfig, now: Instant) -> std::io::Result<Self> {
+        let mut secret = [0u8; 32];
+        getrandom::fill(&mut secret).map_err(|e| std::io::Error::other(e.to_string()))?;
+        Ok(Self::new(config, secret, now))
+    }
+
     /// Counters so far.
     pub fn stats(&self) -> Stats {
         self.stats

@@ -14,7 +14,7 @@
 //! * a global send-rate cap (a token bucket, [`ScanConfig::rate`]) and an in-flight cap
 //!   ([`ScanConfig::max_in_flight`]), which also bounds the finished results held while
 //!   the consumer is slow; per-target retries with backoff come from the protocol
-//!   machines, and each target has a deadline ([`ScanConfig::deadline`]);
+//!   machines, and each target has a deadline (`options.timing.total_timeout` of [`ScanConfig::options`]);
 //! * host names are resolved concurrently, at most [`ScanConfig::resolve_concurrency`]
 //!   at a time;
 //! * a target without a protocol ([`Target::protocol`] `None`) runs the query of every

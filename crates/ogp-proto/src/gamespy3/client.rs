@@ -24,7 +24,7 @@
 //! Every reply must carry our session id (Minecraft servers echo only the low 4 bits of
 //! each byte; [`QueryOptions::nibble_session_ids`] accepts that form too); others are
 //! dropped and recorded as events. Packets are reassembled with
-//! [`Reassembler`](super::reply::Reassembler): any order, duplicates dropped, values
+//! [`Reassembler`]: any order, duplicates dropped, values
 //! placed by their offsets, the Just Cause 2 MP single packet without the last flag
 //! taken as complete, bounded by [`QueryOptions::limits`]. A packet that does not fit the
 //! held ones (a second reply of another size, after a retry) restarts the reassembly with

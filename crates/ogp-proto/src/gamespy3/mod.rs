@@ -6,10 +6,10 @@
 //! * [`request`]: `FE FD 09` challenge, `FE FD 00` sub-protocols A, B and C (with or
 //!   without challenge bytes), `FE FD 02` echo, `FE FD 08` keep-alive.
 //! * [`reply`]: `09` challenge replies, `05` echo replies, sub-protocol A/B packets,
-//!   the [`Reassembler`](reply::Reassembler) (any order, values placed by offset), the
+//!   the `Reassembler` (any order, values placed by offset), the
 //!   Battlefield 2-style packet writer, sub-protocol C replies.
 //! * [`heartbeat`]: the `03` heartbeat a server sends its master servers.
-//! * [`mapping`]: [`ServerInfo`](reply::ServerInfo) to and from the status model
+//! * [`mapping`]: `ServerInfo` to and from the status model
 //!   (documented key by key in `docs/gamespy3.md`).
 //! * [`responder`] and [`client`]: the sans-IO state machines.
 //!
