@@ -320,18 +320,15 @@ fn apply(loader: &mut Loader, event: Event, cell: &StatusCell, path: &Path) {
 fn start_logged(loader: &mut Loader, why: Why, path: &Path) {
     match loader.start(why) {
         Ok(Started::Yes) => {}
+        // A SIGHUP during a read that is about to return is quietly read after it (its
+        // one line comes then); during a hung read, it says why nothing happens yet.
         Ok(Started::Busy { overdue, running }) => {
-            if why == Why::Hangup {
+            if why == Why::Hangup && overdue {
                 tracing::warn!(
-                    "SIGHUP: a read of {} has been running for {:.1} s{}; it is read again \
-                     when that one returns",
+                    "SIGHUP: a read of {} has been running for {:.1} s (past its time \
+                     limit); it is read again when that one returns",
                     path.display(),
                     running.as_secs_f64(),
-                    if overdue {
-                        " (past its time limit)"
-                    } else {
-                        ""
-                    }
                 );
             }
         }
