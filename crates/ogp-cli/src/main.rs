@@ -12,6 +12,7 @@ mod query;
 mod render;
 mod scan;
 mod serve;
+mod state;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -115,7 +116,7 @@ enum Command {
         user: Option<String>,
     },
     /// Serve a state file (JSON, or TOML by extension) as a game server would, reloading
-    /// it when it changes.
+    /// it when it changes or on SIGHUP; SIGTERM or SIGINT stops it cleanly.
     Serve {
         /// The status to serve.
         #[arg(long, value_name = "FILE")]
@@ -147,9 +148,15 @@ enum Command {
         /// personal data).
         #[arg(long)]
         player_addresses: bool,
-        /// Seconds between checks of the state file for changes.
+        /// Seconds between checks of the state file for changes (SIGHUP reads it at
+        /// once).
         #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
         reload_interval: f64,
+        /// Largest state file read, in bytes: a larger one is refused without being read
+        /// (only a regular file is read at all; a FIFO, device or directory is refused).
+        #[arg(long, default_value_t = state::DEFAULT_MAX_STATE_BYTES, value_name = "BYTES",
+              value_parser = clap::value_parser!(u64).range(1..))]
+        max_state_bytes: u64,
         /// GameSpy v3 challenge mode. `real` (default): a real challenge, required before
         /// any status is sent, so no amplification; works with gamedig, qstat -gs4 and
         /// opengsq gamespy4. `bf2`: exactly Battlefield 2 (challenge "0", queries answered
@@ -296,6 +303,7 @@ fn main() -> ExitCode {
             colors,
             player_addresses,
             reload_interval,
+            max_state_bytes,
             gamespy3_challenge,
             no_gamespy3,
             gamespy3_master,
@@ -337,6 +345,7 @@ fn main() -> ExitCode {
                 listen_ogp_draft,
                 config,
                 reload_interval: Duration::from_secs_f64(reload_interval),
+                max_state_bytes,
                 gamespy3_masters: gamespy3_master,
                 gamespy3_game,
             };

@@ -67,6 +67,7 @@ pub mod error;
 pub mod gamespy3;
 pub mod gqp;
 pub mod guard;
+pub mod limits;
 pub mod model;
 pub mod ogp;
 pub mod ogp_draft;

@@ -6,7 +6,9 @@
 //! schema*: `shared/examples/state.json` loads as it is, and what goes in comes out under
 //! the same keys. JSON and TOML are both read ([`Status::from_json`],
 //! [`Status::from_toml`]); unknown keys are rejected so that a typo in a state file is an
-//! error rather than a silently missing field.
+//! error rather than a silently missing field. Counts are bounded while deserializing and
+//! strings by [`Status::apply_limits`] (see [`crate::limits`]), so a state file cannot
+//! grow into more model than the protocols could carry.
 //!
 //! `Option` means "this server does not report it" (or: the answer did not carry it). A
 //! list that is `Some(vec![])` is a list the server reports as empty; `None` is a list it
@@ -23,7 +25,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::text;
+use crate::{limits, text};
 
 pub use crate::text::Text;
 
@@ -95,19 +97,35 @@ pub struct Status {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uptime_seconds: Option<u32>,
     /// Teams, in team-number order (a player's `team` indexes this list).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "limits::opt_list::<_, _, { limits::MAX_LIST_ENTRIES }>"
+    )]
     pub teams: Option<Vec<Team>>,
     /// Players.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "limits::opt_list::<_, _, { limits::MAX_LIST_ENTRIES }>"
+    )]
     pub players: Option<Vec<Player>>,
     /// Server rules (cvars) as ordered key/value pairs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rules: Option<Rules>,
     /// Add-ons (anti-cheat, admin tools, mutators).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "limits::opt_list::<_, _, { limits::MAX_LIST_ENTRIES }>"
+    )]
     pub addons: Option<Vec<AddOn>>,
     /// Match limits (time, score, rounds).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "limits::opt_list::<_, _, { limits::MAX_LIST_ENTRIES }>"
+    )]
     pub limits: Option<Vec<Limit>>,
     /// What Valve's A2S carries that the common fields do not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -262,7 +280,11 @@ pub struct Team {
     pub color: Option<u16>,
     /// Further per-team values a protocol carries that have no field here (GameSpy
     /// `key_t` columns), by key.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "limits::extra"
+    )]
     pub extra: BTreeMap<Text, Text>,
 }
 
@@ -356,7 +378,11 @@ pub struct Player {
     pub money: Option<i32>,
     /// Further per-player values a protocol carries that have no field here (GameSpy
     /// `key_` columns), by key.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "limits::extra"
+    )]
     pub extra: BTreeMap<Text, Text>,
 }
 
@@ -455,11 +481,11 @@ impl<'de> Deserialize<'de> for Rules {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a map of rule names to string values")
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Rules, A::Error> {
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, m: A) -> Result<Rules, A::Error> {
                 let mut out = Vec::with_capacity(m.size_hint().unwrap_or(0).min(1024));
-                while let Some((k, v)) = m.next_entry::<Text, RuleValue>()? {
+                limits::bounded_map(m, limits::MAX_LIST_ENTRIES, |k: Text, v: RuleValue| {
                     out.push((k, v.0));
-                }
+                })?;
                 Ok(Rules(out))
             }
         }
@@ -640,7 +666,10 @@ named_code! {
 #[serde(deny_unknown_fields)]
 pub struct ColorInfo {
     /// The colour changes.
-    #[serde(default)]
+    #[serde(
+        default,
+        deserialize_with = "limits::list::<_, _, { limits::MAX_COLOR_ENTRIES }>"
+    )]
     pub entries: Vec<ColorEntry>,
     /// Bytes that followed the last entry the decoder understood.
     #[serde(default, skip_serializing_if = "Vec::is_empty", with = "serde_hex")]
