@@ -198,6 +198,39 @@ impl ChallengeKeys {
     }
 }
 
+/// One token bucket for everything (no table): the overall budget of answers that prove
+/// nothing.
+#[derive(Debug, Clone)]
+pub struct TokenBucket {
+    config: RateConfig,
+    tokens: f32,
+    last: Instant,
+}
+
+impl TokenBucket {
+    /// A full bucket at `now`.
+    pub fn new(config: RateConfig, now: Instant) -> Self {
+        Self {
+            config,
+            tokens: config.burst,
+            last: now,
+        }
+    }
+
+    /// Takes one token.
+    pub fn check(&mut self, now: Instant) -> RateDecision {
+        let elapsed = now.saturating_duration_since(self.last).as_secs_f32();
+        self.last = self.last.max(now);
+        self.tokens = (self.tokens + elapsed * self.config.per_second).min(self.config.burst);
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            RateDecision::Allow
+        } else {
+            RateDecision::Limited
+        }
+    }
+}
+
 /// Token-bucket settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RateConfig {

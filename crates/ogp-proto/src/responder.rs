@@ -34,7 +34,7 @@ use crate::a2s::responder::{A2sConfig, A2sOutcome, A2sResponder};
 use crate::gamespy3::heartbeat::{HeartbeatConfig, Heartbeats};
 use crate::gamespy3::responder::{Gs3Config, Gs3Outcome, Gs3Responder};
 use crate::gqp::responder::{GqpConfig, GqpOutcome, GqpResponder};
-use crate::guard::{ChallengeKeys, RateConfig, RateDecision, RateLimiter};
+use crate::guard::{ChallengeKeys, RateConfig, RateDecision, RateLimiter, TokenBucket};
 use crate::ogp::responder::{OgpConfig, OgpOutcome, OgpResponder};
 use crate::ogp_draft::responder::{DraftConfig, DraftOutcome, DraftResponder};
 use crate::{Protocol, Status};
@@ -82,8 +82,15 @@ pub struct ResponderConfig {
     pub gamespy3: Gs3Config,
     /// OGP v0.02 draft settings (used with [`Listener::OgpDraft`]).
     pub ogp_draft: DraftConfig,
-    /// Per-source rate limit.
+    /// Per-source rate limit of answers to sources that proved their address (a valid
+    /// challenge or token): a spoofer using the address cannot spend it.
     pub rate: RateConfig,
+    /// Per-source rate limit of every other answer (challenges, errors, answers without
+    /// a challenge), which a spoofer can trigger in a source's name.
+    pub unproven_rate: RateConfig,
+    /// Overall limit of those answers, all sources together: a flood of spoofed sources
+    /// costs bounded work and sends a bounded number of (small) datagrams.
+    pub unproven_total: RateConfig,
     /// Sources tracked by the rate limiter (memory is about 24 bytes each).
     pub rate_table_capacity: usize,
     /// How often challenge keys rotate (the previous period's challenges stay valid).
@@ -105,6 +112,8 @@ impl fmt::Debug for ResponderConfig {
             .field("gamespy3", &self.gamespy3)
             .field("ogp_draft", &self.ogp_draft)
             .field("rate", &self.rate)
+            .field("unproven_rate", &self.unproven_rate)
+            .field("unproven_total", &self.unproven_total)
             .field("rate_table_capacity", &self.rate_table_capacity)
             .field("challenge_period", &self.challenge_period)
             .field("ban", &self.ban.as_ref().map(|_| "hook"))
@@ -123,6 +132,11 @@ impl Default for ResponderConfig {
             gamespy3: Gs3Config::default(),
             ogp_draft: DraftConfig::default(),
             rate: RateConfig::default(),
+            unproven_rate: RateConfig::default(),
+            unproven_total: RateConfig {
+                per_second: 10_000.0,
+                burst: 10_000.0,
+            },
             rate_table_capacity: 1 << 16,
             challenge_period: Duration::from_secs(300),
             ban: None,
@@ -160,7 +174,8 @@ pub struct Stats {
     pub received: u64,
     /// Datagrams not in any protocol we speak.
     pub unknown: u64,
-    /// Dropped by the rate limit.
+    /// Answers dropped by a rate limit (the source's own, or the overall one of answers
+    /// that prove nothing).
     pub rate_limited: u64,
     /// Dropped by the ban hook.
     pub banned: u64,
@@ -176,6 +191,8 @@ pub struct Stats {
 pub struct Responder {
     keys: ChallengeKeys,
     limiter: RateLimiter,
+    unproven: RateLimiter,
+    unproven_total: TokenBucket,
     listener: Listener,
     ogp: OgpResponder,
     a2s: A2sResponder,
@@ -237,6 +254,13 @@ impl Responder {
                 half(&secret, true),
                 now,
             ),
+            unproven: RateLimiter::new(
+                config.unproven_rate,
+                config.rate_table_capacity,
+                half(&secret, true),
+                now,
+            ),
+            unproven_total: TokenBucket::new(config.unproven_total, now),
             listener: config.listener,
             ogp: OgpResponder::new(config.ogp),
             a2s: A2sResponder::new(config.a2s),
@@ -378,10 +402,6 @@ impl Responder {
             }
         };
         let ip = crate::guard::canonical_ip(src.ip());
-        if self.limiter.check(now, ip) == RateDecision::Limited {
-            self.stats.rate_limited += 1;
-            return Outcome::RateLimited;
-        }
         let ban = self.ban.as_ref().map_or(BanAction::Allow, |hook| hook(ip));
         if ban == BanAction::Ignore {
             self.stats.banned += 1;
@@ -394,7 +414,7 @@ impl Responder {
             reject: ban == BanAction::Reject,
         };
         let keys = &mut self.keys;
-        let (outcome, ignored) = match protocol {
+        let (outcome, ignored, proven) = match protocol {
             Protocol::Ogp => run(&mut self.ogp, Outcome::Ogp, incoming, status, keys, out),
             Protocol::A2s => run(&mut self.a2s, Outcome::A2s, incoming, status, keys, out),
             Protocol::Gqp => run(&mut self.gqp, Outcome::Gqp, incoming, status, keys, out),
@@ -418,13 +438,31 @@ impl Responder {
         if ignored {
             self.stats.ignored += 1;
         }
+        // Charged after the protocol has said whether the source proved its address:
+        // answers to a valid challenge spend the source's own budget, which a spoofer
+        // cannot touch; everything else spends a budget of its own, per source and
+        // overall.
+        if !out.is_empty() {
+            let allowed = if proven {
+                self.limiter.check(now, ip) == RateDecision::Allow
+            } else {
+                self.unproven.check(now, ip) == RateDecision::Allow
+                    && self.unproven_total.check(now) == RateDecision::Allow
+            };
+            if !allowed {
+                out.clear();
+                self.stats.rate_limited += 1;
+                return Outcome::RateLimited;
+            }
+        }
         self.stats.sent += out.len() as u64;
         self.stats.sent_bytes += out.total_bytes() as u64;
         outcome
     }
 }
 
-/// One protocol's responder on one datagram: its outcome, and whether it was ignored.
+/// One protocol's responder on one datagram: its outcome, whether it was ignored, and
+/// whether its answers went to a proven source.
 fn run<R: ProtocolResponder>(
     r: &mut R,
     wrap: fn(R::Outcome) -> Outcome,
@@ -432,7 +470,7 @@ fn run<R: ProtocolResponder>(
     status: &Status,
     keys: &mut ChallengeKeys,
     out: &mut Transmits,
-) -> (Outcome, bool) {
+) -> (Outcome, bool, bool) {
     let o = r.handle(incoming, status, keys, out);
-    (wrap(o), R::is_ignored(&o))
+    (wrap(o), R::is_ignored(&o), r.proven(&o))
 }

@@ -91,6 +91,12 @@ pub trait ProtocolResponder {
     /// Whether an outcome is "ignored".
     fn is_ignored(outcome: &Self::Outcome) -> bool;
 
+    /// Whether the answers of this outcome went to a source that proved it receives at
+    /// its address (a valid challenge or token). Such answers are charged to the
+    /// source's own budget, which a spoofer using its address cannot spend; every other
+    /// answer (challenges, errors, answers without a challenge) to a budget of its own.
+    fn proven(&self, outcome: &Self::Outcome) -> bool;
+
     /// The largest request it reads; larger ones are ignored unread.
     fn max_request_bytes(&self) -> usize;
 

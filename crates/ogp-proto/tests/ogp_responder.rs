@@ -980,11 +980,13 @@ fn unsplit_answers_are_capped_by_dropping_whole_sections() {
 
 #[test]
 fn rate_limit_per_source() {
+    let limit = RateConfig {
+        per_second: 10.0,
+        burst: 5.0,
+    };
     let config = ResponderConfig {
-        rate: RateConfig {
-            per_second: 10.0,
-            burst: 5.0,
-        },
+        rate: limit,
+        unproven_rate: limit,
         ..ResponderConfig::default()
     };
     let mut h = Harness::with_config(demo_state(), config);
@@ -998,8 +1000,18 @@ fn rate_limit_per_source() {
     let (o, out) = h.send_at(Duration::ZERO, a, &probe);
     assert_eq!(o, Outcome::RateLimited);
     assert!(out.is_empty());
-    // even with a valid challenge and from another port
+    // a query with a valid challenge spends the source's own budget, which the probes
+    // (which anyone can send in its name) did not touch; from any port, up to its burst
     let c = h.challenge_at(Duration::ZERO, "192.0.2.20");
+    for port in 2..7 {
+        let from = addr(&format!("192.0.2.20:{port}"));
+        let (o, out) = h.send_at(Duration::ZERO, from, &php_query(c));
+        assert!(
+            matches!(o, Outcome::Ogp(OgpOutcome::Answer { .. })),
+            "{o:?}"
+        );
+        assert_eq!(out.len(), 1);
+    }
     let (o, out) = h.send_at(Duration::ZERO, addr("192.0.2.20:2"), &php_query(c));
     assert_eq!(o, Outcome::RateLimited);
     assert!(out.is_empty());
@@ -1030,7 +1042,16 @@ fn rate_limit_per_source() {
 
 #[test]
 fn a_hundred_thousand_sources() {
-    let mut h = Harness::new(demo_state());
+    // the per-source table alone (the overall budget of unproven answers is the subject
+    // of unproven_answers_have_an_overall_budget)
+    let unbounded = ResponderConfig {
+        unproven_total: RateConfig {
+            per_second: 1e9,
+            burst: 1e9,
+        },
+        ..ResponderConfig::default()
+    };
+    let mut h = Harness::with_config(demo_state(), unbounded.clone());
     let probe = hex(PHP_PROBE);
     // all at one instant: fresh sources are answered while their slots are free; the
     // table's size bounds how many (plus the shared overflow bucket's burst of 40)

@@ -290,6 +290,14 @@ impl ProtocolResponder for A2sResponder {
         matches!(outcome, A2sOutcome::Ignored(_))
     }
 
+    fn proven(&self, outcome: &A2sOutcome) -> bool {
+        match outcome {
+            A2sOutcome::Players { .. } | A2sOutcome::Rules { .. } => true,
+            A2sOutcome::Info => self.config.require_info_challenge,
+            _ => false,
+        }
+    }
+
     fn max_request_bytes(&self) -> usize {
         self.config.max_request_bytes
     }

@@ -239,6 +239,11 @@ impl ProtocolResponder for Gs3Responder {
         matches!(outcome, Gs3Outcome::Ignored(_))
     }
 
+    fn proven(&self, outcome: &Gs3Outcome) -> bool {
+        self.config.challenge == ChallengeMode::Real
+            && matches!(outcome, Gs3Outcome::Info { .. } | Gs3Outcome::Keys)
+    }
+
     fn max_request_bytes(&self) -> usize {
         self.config.max_request_bytes
     }

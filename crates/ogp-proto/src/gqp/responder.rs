@@ -464,6 +464,10 @@ impl ProtocolResponder for GqpResponder {
         matches!(outcome, GqpOutcome::Ignored(_))
     }
 
+    fn proven(&self, outcome: &GqpOutcome) -> bool {
+        matches!(outcome, GqpOutcome::Answer { proven: true, .. })
+    }
+
     fn max_request_bytes(&self) -> usize {
         self.config.max_query_bytes
     }

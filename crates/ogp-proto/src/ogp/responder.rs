@@ -196,6 +196,10 @@ impl ProtocolResponder for OgpResponder {
         matches!(outcome, OgpOutcome::Ignored(_))
     }
 
+    fn proven(&self, outcome: &OgpOutcome) -> bool {
+        self.config.require_challenge && matches!(outcome, OgpOutcome::Answer { .. })
+    }
+
     fn max_request_bytes(&self) -> usize {
         MAX_QUERY_SIZE
     }

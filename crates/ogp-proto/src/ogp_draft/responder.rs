@@ -166,6 +166,10 @@ impl ProtocolResponder for DraftResponder {
         matches!(outcome, DraftOutcome::Ignored(_))
     }
 
+    fn proven(&self, outcome: &DraftOutcome) -> bool {
+        self.config.require_challenge && matches!(outcome, DraftOutcome::Answer { .. })
+    }
+
     fn max_request_bytes(&self) -> usize {
         MAX_QUERY_SIZE
     }

@@ -1,0 +1,211 @@
+//! A spoofer sending requests with a victim's source address cannot spend the victim's
+//! budget: answers to requests with a valid challenge are charged to the source's own
+//! budget, everything else to a budget of its own, per source and overall. Simulated
+//! time, the sans-IO responder, every protocol on the shared port. (The loopback test
+//! with raw packets is `ogp-cli/tests/spoofed_victim.rs`.)
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, Instant};
+
+use ogp_proto::a2s::request::Request as A2sRequest;
+use ogp_proto::a2s::Message as A2sMessage;
+use ogp_proto::gamespy3::request::Request as Gs3Request;
+use ogp_proto::guard::RateConfig;
+use ogp_proto::responder::{Outcome, Responder, ResponderConfig, Transmits};
+use ogp_testkit::demo_state;
+
+const VICTIM: &str = "198.51.100.7";
+
+fn victim(port: u16) -> SocketAddr {
+    SocketAddr::new(VICTIM.parse().unwrap(), port)
+}
+
+/// One protocol's traffic: what the spoofer sends (no challenge), and the victim's
+/// challenged query, given the victim's challenge.
+struct Case {
+    name: &'static str,
+    spoof: Vec<u8>,
+    query: fn(&mut Responder, Instant) -> Vec<Vec<u8>>,
+}
+
+fn ogp_probe() -> Vec<u8> {
+    vec![0xff, 0xff, 0xff, 0xff, b'O', b'G', b'P', 0, 3, 1, 0]
+}
+
+fn ogp_query_with(c: u32) -> Vec<u8> {
+    // our client's default query, carrying the challenge
+    let opts = ogp_proto::ogp::client::QueryOptions {
+        challenge: Some(c),
+        ..Default::default()
+    };
+    let m = ogp_proto::ogp::client::QueryMachine::new(
+        opts,
+        ogp_proto::client::Timing::default(),
+        77,
+        Instant::now(),
+    );
+    let mut q = Vec::new();
+    m.encode_query(&mut q);
+    q
+}
+
+fn ogp_query(r: &mut Responder, now: Instant) -> Vec<Vec<u8>> {
+    vec![ogp_query_with(
+        r.ogp_challenge(now, VICTIM.parse().unwrap()),
+    )]
+}
+
+fn a2s_bytes(r: A2sRequest) -> Vec<u8> {
+    let mut d = Vec::new();
+    r.encode(&mut d);
+    d
+}
+
+/// The victim's A2S challenge, asked before the attack begins.
+fn a2s_challenge(r: &mut Responder, now: Instant) -> u32 {
+    let mut out = Transmits::default();
+    r.handle(
+        now,
+        victim(27005),
+        &a2s_bytes(A2sRequest::info(None)),
+        &demo_state(),
+        &mut out,
+    );
+    let reply = out.iter().next().expect("a challenge reply");
+    match ogp_proto::a2s::decode(reply).unwrap().message {
+        A2sMessage::Challenge(c) => c.challenge,
+        other => panic!("not a challenge: {other:?}"),
+    }
+}
+
+fn a2s_query(r: &mut Responder, now: Instant) -> Vec<Vec<u8>> {
+    let c = a2s_challenge(r, now);
+    vec![
+        a2s_bytes(A2sRequest::info(Some(c))),
+        a2s_bytes(A2sRequest::player(Some(c))),
+        a2s_bytes(A2sRequest::rules(Some(c))),
+    ]
+}
+
+fn gs3_query(r: &mut Responder, now: Instant) -> Vec<Vec<u8>> {
+    let c = r.gamespy3_challenge(now, VICTIM.parse().unwrap());
+    vec![Gs3Request::full(0x0102_0304, Some(c)).to_bytes()]
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        Case {
+            name: "OGP",
+            spoof: ogp_probe(),
+            query: ogp_query,
+        },
+        Case {
+            name: "A2S",
+            spoof: a2s_bytes(A2sRequest::info(None)),
+            query: a2s_query,
+        },
+        Case {
+            name: "GameSpy v3",
+            spoof: Gs3Request::Challenge {
+                session_id: 0x0a0b_0c0d,
+            }
+            .to_bytes(),
+            query: gs3_query,
+        },
+    ]
+}
+
+/// The victim queries every 150 ms for 10 s while the spoofer sends `rate` datagrams a
+/// second with its address; returns (queries answered, queries, largest ratio of a
+/// spoofed answer to its request).
+fn attack(case: &Case, rate: u32) -> (usize, usize, f64) {
+    let t0 = Instant::now();
+    let mut r = Responder::new(ResponderConfig::default(), [7; 32], t0);
+    let status = demo_state();
+    let mut out = Transmits::default();
+    // the victim's challenged queries, asked for (as a real client would) before
+    let queries = (case.query)(&mut r, t0);
+    let (mut answered, mut total, mut ratio) = (0, 0, 0.0f64);
+    let spoof_every = Duration::from_secs(1) / rate;
+    let mut next_spoof = t0;
+    let mut next_query = t0 + Duration::from_millis(150);
+    let end = t0 + Duration::from_secs(10);
+    while next_query < end {
+        if next_spoof <= next_query {
+            let o = r.handle(next_spoof, victim(40000), &case.spoof, &status, &mut out);
+            for d in out.iter() {
+                ratio = ratio.max(d.len() as f64 / case.spoof.len() as f64);
+            }
+            assert!(!matches!(o, Outcome::Unknown), "{}", case.name);
+            next_spoof += spoof_every;
+            continue;
+        }
+        total += 1;
+        let ok = queries.iter().all(|q| {
+            r.handle(next_query, victim(27005), q, &status, &mut out);
+            !out.is_empty()
+        });
+        answered += usize::from(ok);
+        next_query += Duration::from_millis(150);
+    }
+    (answered, total, ratio)
+}
+
+#[test]
+fn a_spoofer_cannot_spend_the_victims_budget() {
+    for case in cases() {
+        for rate in [200, 2000] {
+            let (answered, total, ratio) = attack(&case, rate);
+            eprintln!(
+                "{} spoofed at {rate}/s: victim {answered} of {total} answered; spoofed answers at most {ratio:.2}× their request",
+                case.name
+            );
+            assert!(total >= 60);
+            assert!(
+                answered * 100 >= total * 98,
+                "{} at {rate}/s: only {answered} of {total}",
+                case.name
+            );
+            assert!(ratio <= 3.0, "{}: amplification {ratio}", case.name);
+        }
+    }
+}
+
+#[test]
+fn unproven_answers_have_an_overall_budget() {
+    let t0 = Instant::now();
+    let config = ResponderConfig {
+        unproven_total: RateConfig {
+            per_second: 100.0,
+            burst: 50.0,
+        },
+        ..ResponderConfig::default()
+    };
+    let mut r = Responder::new(config, [7; 32], t0);
+    let status = demo_state();
+    let mut out = Transmits::default();
+    let probe = ogp_probe();
+    // 1000 sources at one instant: the burst, then nothing
+    let mut answered = 0;
+    for i in 0..1000u32 {
+        let src = SocketAddr::new(IpAddr::from([10, 1, (i >> 8) as u8, i as u8]), 5000);
+        r.handle(t0, src, &probe, &status, &mut out);
+        answered += usize::from(!out.is_empty());
+    }
+    assert_eq!(answered, 50);
+    // a second later, 100 more
+    let t1 = t0 + Duration::from_secs(1);
+    let mut later = 0;
+    for i in 0..1000u32 {
+        let src = SocketAddr::new(IpAddr::from([10, 2, (i >> 8) as u8, i as u8]), 5000);
+        r.handle(t1, src, &probe, &status, &mut out);
+        later += usize::from(!out.is_empty());
+    }
+    assert_eq!(later, 50, "the bucket refills to its burst, no more");
+    // while a source with a valid challenge is answered from its own budget
+    let ip: IpAddr = "10.9.9.9".parse().unwrap();
+    let q = ogp_query_with(r.ogp_challenge(t1, ip));
+    r.handle(t1, SocketAddr::new(ip, 5000), &q, &status, &mut out);
+    assert_eq!(out.len(), 1);
+    assert!(r.stats().rate_limited >= 1900);
+}
