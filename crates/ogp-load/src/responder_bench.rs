@@ -209,7 +209,7 @@ async fn echo(
         let (n, src) = tokio::select! {
             r = socket.recv_from(&mut buf) => match r {
                 Ok(v) => v,
-                Err(e) if is_transient(&e) => continue,
+                Err(e) if ogp_net::responder::is_transient(&e) => continue,
                 Err(e) => return Err(e),
             },
             _ = shutdown.changed() => return Ok(()),
@@ -223,16 +223,6 @@ async fn echo(
         // Errors are ignored as the responder ignores them (it only logs them at debug).
         let _ = socket.send_to(&out, src).await;
     }
-}
-
-fn is_transient(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::ConnectionRefused
-            | io::ErrorKind::ConnectionReset
-            | io::ErrorKind::Interrupted
-            | io::ErrorKind::WouldBlock
-    )
 }
 
 /// The query datagrams of one sender (one per window slot) and what answers look like.
@@ -423,7 +413,7 @@ async fn drive(
         t.sends += 1;
         match socket.send(q).await {
             Ok(_) => Ok(()),
-            Err(e) if is_transient(&e) => Ok(()),
+            Err(e) if ogp_net::responder::is_transient(&e) => Ok(()),
             Err(e) => Err(e),
         }
     }
@@ -443,7 +433,7 @@ async fn drive(
             biased;
             r = socket.recv(&mut buf) => match r {
                 Ok(n) => Some(n),
-                Err(e) if is_transient(&e) => None,
+                Err(e) if ogp_net::responder::is_transient(&e) => None,
                 Err(e) => return Err(e),
             },
             () = &mut tick => {

@@ -280,7 +280,9 @@ async fn sleep_until_opt(at: Option<Instant>) {
     }
 }
 
-fn is_transient(e: &io::Error) -> bool {
+/// Whether a receive error says nothing about the socket's health (ICMP errors of earlier
+/// sends, interruptions): receive again.
+pub fn is_transient(e: &io::Error) -> bool {
     matches!(
         e.kind(),
         io::ErrorKind::ConnectionRefused

@@ -51,6 +51,35 @@ pub trait QueryDriver {
     fn take_result(&mut self) -> Option<Result<Answer<Self::Details>, QueryError>>;
 }
 
+/// The [`QueryDriver`] methods every machine answers from its `Exchange` (a field `x`):
+/// `poll_timeout` and `take_result`, and with `give_up_on_timeout` a `handle_timeout`
+/// that gives up when the timers say so.
+macro_rules! exchange_driver {
+    () => {
+        fn poll_timeout(&self) -> Option<std::time::Instant> {
+            self.x.poll_timeout()
+        }
+
+        fn take_result(
+            &mut self,
+        ) -> Option<
+            Result<$crate::client_core::Answer<Self::Details>, $crate::client_core::QueryError>,
+        > {
+            self.x.take_result()
+        }
+    };
+    (give_up_on_timeout) => {
+        $crate::client_core::exchange_driver!();
+
+        fn handle_timeout(&mut self, now: std::time::Instant) {
+            if self.x.handle_timeout(now) == Some($crate::client_core::Timeout::GiveUp) {
+                self.x.give_up(None);
+            }
+        }
+    };
+}
+pub(crate) use exchange_driver;
+
 /// Timers, retries and the challenge-resend cap of one query, the same for every
 /// protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -685,6 +714,12 @@ impl<D> Exchange<D> {
     /// Whether the timer has a datagram due.
     pub(crate) fn send_due(&self) -> bool {
         !self.done && self.timer.send_due()
+    }
+
+    /// An empty datagram buffer when a datagram is due (to encode the query into, then
+    /// [`sent`](Self::sent)).
+    pub(crate) fn due_datagram(&self, capacity: usize) -> Option<Vec<u8>> {
+        self.send_due().then(|| Vec::with_capacity(capacity))
     }
 
     /// Records a datagram sent at `now` as an attempt (the attempt timer starts).

@@ -39,7 +39,7 @@ use crate::ogp::responder::{OgpConfig, OgpOutcome, OgpResponder};
 use crate::ogp_draft::responder::{DraftConfig, DraftOutcome, DraftResponder};
 use crate::{Protocol, Status};
 
-pub use crate::responder_core::{Incoming, ProtocolResponder, Transmits};
+pub use crate::responder_core::{Incoming, ProtocolOutcome, ProtocolResponder, Transmits};
 
 /// What the ban hook decides for a source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -472,5 +472,5 @@ fn run<R: ProtocolResponder>(
     out: &mut Transmits,
 ) -> (Outcome, bool, bool) {
     let o = r.handle(incoming, status, keys, out);
-    (wrap(o), R::is_ignored(&o), r.proven(&o))
+    (wrap(o), o.is_ignored(), r.proven(&o))
 }

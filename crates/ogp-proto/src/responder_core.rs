@@ -27,6 +27,32 @@ pub struct Incoming<'a> {
     pub reject: bool,
 }
 
+impl<'a> Incoming<'a> {
+    /// Its parts: when, from which IP, the datagram, and the ban hook's reject.
+    pub fn parts(self) -> (Instant, IpAddr, &'a [u8], bool) {
+        (self.now, self.ip, self.datagram, self.reject)
+    }
+}
+
+/// What a protocol answers with and into: the status, the shared challenge keys, and the
+/// output datagrams.
+#[derive(Debug)]
+pub struct Context<'a> {
+    /// The status to answer from.
+    pub status: &'a Status,
+    /// The challenge keys every protocol shares.
+    pub keys: &'a mut ChallengeKeys,
+    /// Where the answers go.
+    pub out: &'a mut Transmits,
+}
+
+impl<'a> Context<'a> {
+    /// Its parts.
+    pub fn parts(self) -> (&'a Status, &'a mut ChallengeKeys, &'a mut Transmits) {
+        (self.status, self.keys, self.out)
+    }
+}
+
 /// Output datagrams of one call, with their buffers kept for reuse.
 #[derive(Debug, Default, Clone)]
 pub struct Transmits {
@@ -79,17 +105,38 @@ impl Transmits {
     }
 }
 
+/// What a protocol responder's outcome says beyond its own variants: that a datagram was
+/// ignored, and why.
+pub trait ProtocolOutcome: Copy + std::fmt::Debug {
+    /// The outcome of a datagram ignored for `why`.
+    fn ignored(why: &'static str) -> Self;
+
+    /// Whether this outcome is "ignored".
+    fn is_ignored(&self) -> bool;
+}
+
+/// Implements [`ProtocolOutcome`] for outcome enums with an `Ignored(&'static str)`
+/// variant.
+macro_rules! ignorable_outcome {
+    ($t:ty) => {
+        impl $crate::responder_core::ProtocolOutcome for $t {
+            fn ignored(why: &'static str) -> Self {
+                Self::Ignored(why)
+            }
+
+            fn is_ignored(&self) -> bool {
+                matches!(self, Self::Ignored(_))
+            }
+        }
+    };
+}
+pub(crate) use ignorable_outcome;
+
 /// One protocol's side of the responder: answers the datagrams its first bytes identify,
 /// from one status, with the shared challenge keys.
 pub trait ProtocolResponder {
     /// What it did with a datagram (for logs and counters).
-    type Outcome: Copy + std::fmt::Debug;
-
-    /// The outcome of a datagram ignored for `why` before decoding.
-    fn ignored(why: &'static str) -> Self::Outcome;
-
-    /// Whether an outcome is "ignored".
-    fn is_ignored(outcome: &Self::Outcome) -> bool;
+    type Outcome: ProtocolOutcome;
 
     /// Whether the answers of this outcome went to a source that proved it receives at
     /// its address (a valid challenge or token). Such answers are charged to the
@@ -107,13 +154,7 @@ pub trait ProtocolResponder {
 
     /// Answers one datagram of this protocol (size and switch already checked), leaving
     /// the answers in `out`.
-    fn answer(
-        &mut self,
-        incoming: Incoming<'_>,
-        status: &Status,
-        keys: &mut ChallengeKeys,
-        out: &mut Transmits,
-    ) -> Self::Outcome;
+    fn answer(&mut self, incoming: Incoming<'_>, cx: Context<'_>) -> Self::Outcome;
 
     /// Handles one datagram of this protocol: ignored when the protocol is off or the
     /// datagram is larger than [`max_request_bytes`](Self::max_request_bytes), else
@@ -126,11 +167,11 @@ pub trait ProtocolResponder {
         out: &mut Transmits,
     ) -> Self::Outcome {
         if !self.enabled() {
-            return Self::ignored("protocol switched off");
+            return Self::Outcome::ignored("protocol switched off");
         }
         if incoming.datagram.len() > self.max_request_bytes() {
-            return Self::ignored("request larger than the limit");
+            return Self::Outcome::ignored("request larger than the limit");
         }
-        self.answer(incoming, status, keys, out)
+        self.answer(incoming, Context { status, keys, out })
     }
 }

@@ -24,7 +24,9 @@ use super::request::Request;
 use super::rules::Rules;
 use super::split::{decode_reassembled, Pushed, Reassembler, ReassemblyError, ReassemblyLimits};
 use super::{Decoded, Message};
-use crate::client_core::{Answer, Event, Exchange, QueryDriver, QueryError, Timeout, Timing};
+use crate::client_core::{
+    exchange_driver, Event, Exchange, QueryDriver, QueryError, Timeout, Timing,
+};
 use crate::protocol::Protocol;
 use crate::Status;
 
@@ -318,6 +320,8 @@ impl QueryMachine {
 impl QueryDriver for QueryMachine {
     type Details = Details;
 
+    exchange_driver!();
+
     fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
         if !self.x.send_due() {
             return None;
@@ -336,10 +340,6 @@ impl QueryDriver for QueryMachine {
         Some(d)
     }
 
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.x.poll_timeout()
-    }
-
     fn handle_timeout(&mut self, now: Instant) {
         let Some(step) = self.step else { return };
         if self.x.handle_timeout(now) == Some(Timeout::GiveUp) {
@@ -349,10 +349,6 @@ impl QueryDriver for QueryMachine {
                 self.step_failed(step);
             }
         }
-    }
-
-    fn take_result(&mut self) -> Option<Result<Answer<Details>, QueryError>> {
-        self.x.take_result()
     }
 
     fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {

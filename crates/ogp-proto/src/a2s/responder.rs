@@ -45,7 +45,7 @@ use super::request::{Request, ASK_CHALLENGE};
 use super::split::{encode_fragment, fragment_count, payload_per_fragment, Layout};
 use super::{Challenge, PingReply, MAX_DATAGRAM, SINGLE};
 use crate::guard::{protocol_id, ChallengeKeys};
-use crate::responder_core::{Incoming, ProtocolResponder, Transmits};
+use crate::responder_core::{ignorable_outcome, Context, Incoming, ProtocolResponder, Transmits};
 use crate::Status;
 
 /// Which engine the responder looks like.
@@ -279,15 +279,13 @@ impl A2sResponder {
     }
 }
 
+ignorable_outcome!(A2sOutcome);
+
 impl ProtocolResponder for A2sResponder {
     type Outcome = A2sOutcome;
 
-    fn ignored(why: &'static str) -> A2sOutcome {
-        A2sOutcome::Ignored(why)
-    }
-
-    fn is_ignored(outcome: &A2sOutcome) -> bool {
-        matches!(outcome, A2sOutcome::Ignored(_))
+    fn max_request_bytes(&self) -> usize {
+        self.config.max_request_bytes
     }
 
     fn proven(&self, outcome: &A2sOutcome) -> bool {
@@ -298,23 +296,9 @@ impl ProtocolResponder for A2sResponder {
         }
     }
 
-    fn max_request_bytes(&self) -> usize {
-        self.config.max_request_bytes
-    }
-
-    fn answer(
-        &mut self,
-        incoming: Incoming<'_>,
-        status: &Status,
-        keys: &mut ChallengeKeys,
-        out: &mut Transmits,
-    ) -> A2sOutcome {
-        let Incoming {
-            now,
-            ip,
-            datagram,
-            reject,
-        } = incoming;
+    fn answer(&mut self, incoming: Incoming<'_>, cx: Context<'_>) -> A2sOutcome {
+        let (now, ip, datagram, reject) = incoming.parts();
+        let (status, keys, out) = cx.parts();
         let Ok(request) = Request::decode(datagram) else {
             return A2sOutcome::Ignored("not an A2S request");
         };

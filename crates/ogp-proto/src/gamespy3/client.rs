@@ -39,7 +39,7 @@ use std::time::Instant;
 use super::mapping::{header_key, info_to_status};
 use super::reply::{decode_reply, merge, Pushed, Reassembler, ReassemblyLimits, Reply, ServerInfo};
 use super::request::{InfoKind, Request};
-use crate::client_core::{Answer, Event, Exchange, QueryDriver, QueryError, Timeout, Timing};
+use crate::client_core::{exchange_driver, Event, Exchange, QueryDriver, Timeout, Timing};
 use crate::error::DecodeError;
 use crate::model::Text;
 use crate::protocol::Protocol;
@@ -424,6 +424,8 @@ impl QueryMachine {
 impl QueryDriver for QueryMachine {
     type Details = Details;
 
+    exchange_driver!();
+
     /// Call it until it returns `None`: an attempt after the fallback sends two
     /// datagrams.
     fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
@@ -455,10 +457,6 @@ impl QueryDriver for QueryMachine {
         }
     }
 
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.x.poll_timeout()
-    }
-
     fn handle_timeout(&mut self, now: Instant) {
         if self.x.is_done() {
             return;
@@ -481,10 +479,6 @@ impl QueryDriver for QueryMachine {
         }
     }
 
-    fn take_result(&mut self) -> Option<Result<Answer<Details>, QueryError>> {
-        self.x.take_result()
-    }
-
     fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {
         self.datagram(now, datagram);
     }
@@ -495,7 +489,7 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    use crate::client_core::{Rejection, MAX_EVENTS, MAX_WARNINGS};
+    use crate::client_core::{QueryError, Rejection, MAX_EVENTS, MAX_WARNINGS};
     use crate::gamespy3::reply::ReassemblyError;
     use crate::gamespy3::reply::{encode_keys_reply, encode_packets, ChallengeReply, Column};
 

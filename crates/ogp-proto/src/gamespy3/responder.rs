@@ -31,7 +31,7 @@ use super::reply::{encode_keys_reply, encode_packets, ChallengeReply, ServerInfo
 use super::request::{InfoKind, Request};
 use super::{kind, MAX_PACKET};
 use crate::guard::{protocol_id, ChallengeKeys};
-use crate::responder_core::{Incoming, ProtocolResponder, Transmits};
+use crate::responder_core::{ignorable_outcome, Context, Incoming, ProtocolResponder, Transmits};
 use crate::Status;
 
 /// How the responder treats the `09` challenge exchange.
@@ -228,15 +228,13 @@ impl Gs3Responder {
     }
 }
 
+ignorable_outcome!(Gs3Outcome);
+
 impl ProtocolResponder for Gs3Responder {
     type Outcome = Gs3Outcome;
 
-    fn ignored(why: &'static str) -> Gs3Outcome {
-        Gs3Outcome::Ignored(why)
-    }
-
-    fn is_ignored(outcome: &Gs3Outcome) -> bool {
-        matches!(outcome, Gs3Outcome::Ignored(_))
+    fn max_request_bytes(&self) -> usize {
+        self.config.max_request_bytes
     }
 
     fn proven(&self, outcome: &Gs3Outcome) -> bool {
@@ -244,27 +242,13 @@ impl ProtocolResponder for Gs3Responder {
             && matches!(outcome, Gs3Outcome::Info { .. } | Gs3Outcome::Keys)
     }
 
-    fn max_request_bytes(&self) -> usize {
-        self.config.max_request_bytes
-    }
-
     fn enabled(&self) -> bool {
         self.config.enabled
     }
 
-    fn answer(
-        &mut self,
-        incoming: Incoming<'_>,
-        status: &Status,
-        keys: &mut ChallengeKeys,
-        out: &mut Transmits,
-    ) -> Gs3Outcome {
-        let Incoming {
-            now,
-            ip,
-            datagram,
-            reject,
-        } = incoming;
+    fn answer(&mut self, incoming: Incoming<'_>, cx: Context<'_>) -> Gs3Outcome {
+        let (now, ip, datagram, reject) = incoming.parts();
+        let (status, keys, out) = cx.parts();
         let Ok(request) = Request::decode(datagram) else {
             return Gs3Outcome::Ignored("not a GameSpy v3 request");
         };

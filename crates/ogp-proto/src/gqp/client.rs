@@ -32,9 +32,7 @@ use super::wire::{
     decode_reply, encode_query, Command, Encoding, FrameError, Query, Record, Reply, ReplyDatagram,
     StatusCode,
 };
-use crate::client_core::{
-    Answer, Event, Exchange, QueryDriver, QueryError, Rejection, Timeout, Timing,
-};
+use crate::client_core::{exchange_driver, Event, Exchange, QueryDriver, Rejection, Timing};
 use crate::error::DecodeError;
 use crate::model::Text;
 use crate::protocol::Protocol;
@@ -488,11 +486,10 @@ impl QueryMachine {
 impl QueryDriver for QueryMachine {
     type Details = Details;
 
+    exchange_driver!(give_up_on_timeout);
+
     fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
-        if !self.x.send_due() {
-            return None;
-        }
-        let mut d = Vec::with_capacity(64);
+        let mut d = self.x.due_datagram(64)?;
         self.encode_query(&mut d);
         self.held.clear();
         self.held_bytes = 0;
@@ -509,20 +506,6 @@ impl QueryDriver for QueryMachine {
         };
         self.x.sent(now, event);
         Some(d)
-    }
-
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.x.poll_timeout()
-    }
-
-    fn handle_timeout(&mut self, now: Instant) {
-        if self.x.handle_timeout(now) == Some(Timeout::GiveUp) {
-            self.x.give_up(None);
-        }
-    }
-
-    fn take_result(&mut self) -> Option<Result<Answer<Details>, QueryError>> {
-        self.x.take_result()
     }
 
     fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {

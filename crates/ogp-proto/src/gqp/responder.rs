@@ -34,7 +34,7 @@ use super::wire::{
 };
 use crate::guard::ChallengeKeys;
 use crate::model::Text;
-use crate::responder_core::{Incoming, ProtocolResponder, Transmits};
+use crate::responder_core::{ignorable_outcome, Context, Incoming, ProtocolResponder, Transmits};
 use crate::Status;
 
 /// A user who may `validate`, with the password the operator configured.
@@ -135,16 +135,11 @@ pub enum GqpOutcome {
 
 /// Required commands (draft "Required commands").
 pub const REQUIRED_COMMANDS: [&str; 5] = ["identify", "echo", "login", "validate", "extensions"];
-/// Our extension commands (listed by `extensions`).
-pub const EXTENSION_COMMANDS: [&str; 7] = [
-    "challenge",
-    "serverinfo",
-    "players",
-    "teams",
-    "rules",
-    "addons",
-    "limits",
-];
+/// Our extension commands (listed by `extensions`): the address proof, then the status
+/// commands.
+pub fn extension_commands() -> impl Iterator<Item = &'static str> {
+    std::iter::once("challenge").chain(super::model::STATUS_COMMANDS)
+}
 
 /// Room left in a compressed datagram for what compression may add to incompressible text.
 const COMPRESSION_MARGIN: usize = 32;
@@ -233,7 +228,7 @@ impl GqpResponder {
     fn run(&self, cmd: &Command, ctx: &mut Ctx<'_>) -> Reply {
         let name = cmd.name.as_str();
         let err = |code, detail: Option<&str>| Reply::error(code, name, detail);
-        let known = REQUIRED_COMMANDS.contains(&name) || EXTENSION_COMMANDS.contains(&name);
+        let known = REQUIRED_COMMANDS.contains(&name) || extension_commands().any(|c| c == name);
         if !known {
             if name.is_empty() {
                 // The draft's `20 <RS> <ACK>`: nothing to name, nothing to say (G8).
@@ -277,7 +272,7 @@ impl GqpResponder {
             "echo" => ok(args.iter().cloned().map(Record::Text).collect()),
             "extensions" => {
                 let mut commands = vec![];
-                for c in EXTENSION_COMMANDS {
+                for c in extension_commands() {
                     if !Self::listed(&self.config.disabled, c) {
                         commands.push(Text::from(c));
                     }
@@ -453,42 +448,26 @@ impl GqpResponder {
     }
 }
 
+ignorable_outcome!(GqpOutcome);
+
 impl ProtocolResponder for GqpResponder {
     type Outcome = GqpOutcome;
 
-    fn ignored(why: &'static str) -> GqpOutcome {
-        GqpOutcome::Ignored(why)
-    }
-
-    fn is_ignored(outcome: &GqpOutcome) -> bool {
-        matches!(outcome, GqpOutcome::Ignored(_))
+    fn max_request_bytes(&self) -> usize {
+        self.config.max_query_bytes
     }
 
     fn proven(&self, outcome: &GqpOutcome) -> bool {
         matches!(outcome, GqpOutcome::Answer { proven: true, .. })
     }
 
-    fn max_request_bytes(&self) -> usize {
-        self.config.max_query_bytes
-    }
-
     fn enabled(&self) -> bool {
         self.config.enabled
     }
 
-    fn answer(
-        &mut self,
-        incoming: Incoming<'_>,
-        status: &Status,
-        keys: &mut ChallengeKeys,
-        out: &mut Transmits,
-    ) -> GqpOutcome {
-        let Incoming {
-            now,
-            ip,
-            datagram,
-            reject,
-        } = incoming;
+    fn answer(&mut self, incoming: Incoming<'_>, cx: Context<'_>) -> GqpOutcome {
+        let (now, ip, datagram, reject) = incoming.parts();
+        let (status, keys, out) = cx.parts();
         if !super::is_gqp(datagram) {
             return GqpOutcome::Ignored("not GQP");
         }

@@ -21,9 +21,7 @@ use super::header::{Header, PacketType};
 use super::query::DefaultQuery;
 use super::split::{Pushed, Reassembler, ReassemblyError};
 use super::{ErrorValue, Message};
-use crate::client_core::{
-    Answer, Event, Exchange, QueryDriver, QueryError, Rejection, Timeout, Timing,
-};
+use crate::client_core::{exchange_driver, Event, Exchange, QueryDriver, Rejection, Timing};
 use crate::error::DecodeWarning;
 use crate::protocol::Protocol;
 use crate::reader::Reader;
@@ -136,11 +134,10 @@ impl QueryMachine {
 impl QueryDriver for QueryMachine {
     type Details = Details;
 
+    exchange_driver!(give_up_on_timeout);
+
     fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
-        if !self.x.send_due() {
-            return None;
-        }
-        let mut d = Vec::with_capacity(32);
+        let mut d = self.x.due_datagram(32)?;
         self.encode_query(&mut d);
         self.x.sent(
             now,
@@ -152,20 +149,6 @@ impl QueryDriver for QueryMachine {
             },
         );
         Some(d)
-    }
-
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.x.poll_timeout()
-    }
-
-    fn handle_timeout(&mut self, now: Instant) {
-        if self.x.handle_timeout(now) == Some(Timeout::GiveUp) {
-            self.x.give_up(None);
-        }
-    }
-
-    fn take_result(&mut self) -> Option<Result<Answer<Details>, QueryError>> {
-        self.x.take_result()
     }
 
     fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {
@@ -265,6 +248,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::client_core::QueryError;
     use crate::responder::{Responder, ResponderConfig, Transmits};
 
     fn status() -> Status {

@@ -28,7 +28,7 @@ use super::query::{player_fields, request, DefaultQuery};
 use super::split::{split_answer_into, MIN_MAX_BYTES_PER_PACKET};
 use super::{encode_error, encode_resendable_copy, ErrorValue, MAX_QUERY_SIZE};
 use crate::guard::{protocol_id, ChallengeKeys};
-use crate::responder_core::{Incoming, ProtocolResponder, Transmits};
+use crate::responder_core::{ignorable_outcome, Context, Incoming, ProtocolResponder, Transmits};
 use crate::Status;
 
 /// OGP responder settings.
@@ -185,38 +185,22 @@ impl OgpResponder {
     }
 }
 
+ignorable_outcome!(OgpOutcome);
+
 impl ProtocolResponder for OgpResponder {
     type Outcome = OgpOutcome;
 
-    fn ignored(why: &'static str) -> OgpOutcome {
-        OgpOutcome::Ignored(why)
-    }
-
-    fn is_ignored(outcome: &OgpOutcome) -> bool {
-        matches!(outcome, OgpOutcome::Ignored(_))
+    fn max_request_bytes(&self) -> usize {
+        MAX_QUERY_SIZE
     }
 
     fn proven(&self, outcome: &OgpOutcome) -> bool {
         self.config.require_challenge && matches!(outcome, OgpOutcome::Answer { .. })
     }
 
-    fn max_request_bytes(&self) -> usize {
-        MAX_QUERY_SIZE
-    }
-
-    fn answer(
-        &mut self,
-        incoming: Incoming<'_>,
-        status: &Status,
-        keys: &mut ChallengeKeys,
-        out: &mut Transmits,
-    ) -> OgpOutcome {
-        let Incoming {
-            now,
-            ip,
-            datagram,
-            reject,
-        } = incoming;
+    fn answer(&mut self, incoming: Incoming<'_>, cx: Context<'_>) -> OgpOutcome {
+        let (now, ip, datagram, reject) = incoming.parts();
+        let (status, keys, out) = cx.parts();
         let Ok(packet) = super::decode_query_header(datagram) else {
             return OgpOutcome::Ignored("malformed header");
         };

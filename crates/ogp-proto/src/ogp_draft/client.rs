@@ -21,7 +21,7 @@ use super::header::{
 };
 use super::query::DefaultQuery;
 use super::Message;
-use crate::client_core::{Answer, Event, Exchange, QueryDriver, QueryError, Timeout, Timing};
+use crate::client_core::{exchange_driver, Event, Exchange, QueryDriver, Timing};
 use crate::error::DecodeWarning;
 use crate::ogp::client::rejection;
 use crate::ogp::split::{Pushed, Reassembler, ReassemblyError};
@@ -119,11 +119,10 @@ impl QueryMachine {
 impl QueryDriver for QueryMachine {
     type Details = Details;
 
+    exchange_driver!(give_up_on_timeout);
+
     fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
-        if !self.x.send_due() {
-            return None;
-        }
-        let mut d = Vec::with_capacity(24);
+        let mut d = self.x.due_datagram(24)?;
         self.encode_query(&mut d);
         let challenge = Some(self.challenge.unwrap_or(REQUEST_CHALLENGE));
         let event = Event::Sent {
@@ -134,20 +133,6 @@ impl QueryDriver for QueryMachine {
         };
         self.x.sent(now, event);
         Some(d)
-    }
-
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.x.poll_timeout()
-    }
-
-    fn handle_timeout(&mut self, now: Instant) {
-        if self.x.handle_timeout(now) == Some(Timeout::GiveUp) {
-            self.x.give_up(None);
-        }
-    }
-
-    fn take_result(&mut self) -> Option<Result<Answer<Details>, QueryError>> {
-        self.x.take_result()
     }
 
     fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {
@@ -234,7 +219,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::client_core::Rejection;
+    use crate::client_core::{QueryError, Rejection};
     use crate::responder::{Listener, Responder, ResponderConfig, Transmits};
 
     fn status() -> Status {

@@ -29,11 +29,11 @@ use super::header::{Header, PacketType, MAX_MAX_BYTES_PER_PACKET, MIN_MAX_BYTES_
 use super::query::DefaultQuery;
 use super::split::split_answer_into;
 use super::{decode_header, MAX_QUERY_SIZE};
-use crate::guard::{protocol_id, ChallengeKeys};
+use crate::guard::protocol_id;
 use crate::ogp::responder::{emit_within, fit_answer, Fitted};
 use crate::ogp::Bits;
 use crate::reader::Reader;
-use crate::responder_core::{Incoming, ProtocolResponder, Transmits};
+use crate::responder_core::{ignorable_outcome, Context, Incoming, ProtocolResponder, Transmits};
 use crate::Status;
 
 /// Draft responder settings.
@@ -155,38 +155,22 @@ impl DraftResponder {
     }
 }
 
+ignorable_outcome!(DraftOutcome);
+
 impl ProtocolResponder for DraftResponder {
     type Outcome = DraftOutcome;
 
-    fn ignored(why: &'static str) -> DraftOutcome {
-        DraftOutcome::Ignored(why)
-    }
-
-    fn is_ignored(outcome: &DraftOutcome) -> bool {
-        matches!(outcome, DraftOutcome::Ignored(_))
+    fn max_request_bytes(&self) -> usize {
+        MAX_QUERY_SIZE
     }
 
     fn proven(&self, outcome: &DraftOutcome) -> bool {
         self.config.require_challenge && matches!(outcome, DraftOutcome::Answer { .. })
     }
 
-    fn max_request_bytes(&self) -> usize {
-        MAX_QUERY_SIZE
-    }
-
-    fn answer(
-        &mut self,
-        incoming: Incoming<'_>,
-        status: &Status,
-        keys: &mut ChallengeKeys,
-        out: &mut Transmits,
-    ) -> DraftOutcome {
-        let Incoming {
-            now,
-            ip,
-            datagram,
-            reject,
-        } = incoming;
+    fn answer(&mut self, incoming: Incoming<'_>, cx: Context<'_>) -> DraftOutcome {
+        let (now, ip, datagram, reject) = incoming.parts();
+        let (status, keys, out) = cx.parts();
         let Ok((qh, body_at)) = decode_header(datagram) else {
             return DraftOutcome::Ignored("malformed header");
         };
