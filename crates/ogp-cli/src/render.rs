@@ -327,7 +327,6 @@ fn player_table(players: &[Player], s: &Status) -> Table {
         ("Ping", |p, _| p.ping.map(|v| v.to_string())),
         ("Time", |p, _| {
             p.time
-                .map(u32::from)
                 .or_else(|| p.duration.map(|d| d.max(0.0) as u32))
                 .map(|t| format!("{}:{:02}", t / 60, t % 60))
         }),

@@ -84,7 +84,7 @@ impl Case {
                         slot: Some(i as u32),
                         name: Some(name.as_str().into()),
                         score: Some(*score),
-                        time: Some(*time),
+                        time: Some(u32::from(*time)),
                         ..Player::default()
                     })
                     .collect(),
@@ -97,7 +97,7 @@ impl Case {
             )),
             a2s: Some(A2sInfo {
                 keywords: self.keywords.as_deref().map(Into::into),
-                app_id: self.app_id,
+                app_id: self.app_id.map(u32::from),
                 ..A2sInfo::default()
             }),
             ..Status::default()

@@ -77,7 +77,7 @@ impl Case {
                         name: Some(name.as_str().into()),
                         score: Some(*score),
                         team: Some(*team),
-                        ping: Some(20 + (i as u16 % 80)),
+                        ping: Some(20 + (i as u32 % 80)),
                         ..Player::default()
                     })
                     .collect(),

@@ -266,12 +266,13 @@ pub struct Team {
     /// Team score.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score: Option<i32>,
-    /// Average ping of the team's players, in milliseconds.
+    /// Average ping of the team's players, in milliseconds (OGP sends 16 bits: larger
+    /// values are sent as 65535).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub average_ping: Option<u16>,
-    /// Average packet loss of the team's players.
+    pub average_ping: Option<u32>,
+    /// Average packet loss of the team's players (OGP: 16 bits, saturated).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub average_loss: Option<u16>,
+    pub average_loss: Option<u32>,
     /// Number of players in the team.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub player_count: Option<u32>,
@@ -334,18 +335,21 @@ pub struct Player {
     /// Global id, e.g. a Steam id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub global_id: Option<Text>,
-    /// Ping in milliseconds.
+    /// Ping in milliseconds (OGP and its draft send 16 bits: larger values are sent as
+    /// 65535; GameSpy v3 sends text, any value).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ping: Option<u16>,
-    /// Packet loss.
+    pub ping: Option<u32>,
+    /// Packet loss (OGP: 16 bits, saturated).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub loss: Option<u16>,
+    pub loss: Option<u32>,
     /// Player model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<Text>,
-    /// Seconds on the server (OGP: 16 bits).
+    /// Whole seconds on the server, up to 136 years. OGP's PlayerTime is 16 bits: longer
+    /// times are sent as 65535 (18 h 12 min); A2S sends [`duration`](Self::duration), or
+    /// this when there is no duration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub time: Option<u16>,
+    pub time: Option<u32>,
     /// Seconds on the server with fractions, as A2S reports it. A state file must give a
     /// finite number: JSON cannot write NaN or infinity back (they become `null`).
     #[serde(
@@ -794,9 +798,12 @@ pub struct A2sInfo {
     /// Game directory ("folder"), e.g. "cstrike".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub folder: Option<Text>,
-    /// Steam application id (16-bit field of S2A_INFO).
+    /// Steam application id. S2A_INFO's ID field is 16 bits: an id above 65535 is sent
+    /// there as its low 16 bits, and in full in the extra data's game id (EDF 0x01) when
+    /// the status gives no game id of its own; decoding takes the full id from the game
+    /// id when one is present.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub app_id: Option<u16>,
+    pub app_id: Option<u32>,
     /// Full 64-bit game id (EDF 0x01).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub game_id: Option<u64>,

@@ -6,6 +6,14 @@
 //! carried by a zero-terminated string and are dropped when encoding. Decoding invalid
 //! UTF-8 never fails: it is decoded lossily (U+FFFD) and reported to the caller.
 
+/// A model value for a 16-bit wire field, little-endian: larger values saturate at 65535
+/// (the model is wider than some protocols; each encoder clamps to its field).
+pub fn u16_le_sat(v: Option<u32>) -> [u8; 2] {
+    u16::try_from(v.unwrap_or(0))
+        .unwrap_or(u16::MAX)
+        .to_le_bytes()
+}
+
 /// The string type of the model: a UTF-8 string stored inline up to 24 bytes, so that
 /// decoding a typical answer allocates almost nothing. It derefs to `&str`, converts from
 /// `&str` and `String` with `.into()`, and serializes as a plain string.

@@ -652,7 +652,7 @@ fn big_status(players: usize) -> Status {
                 .map(|i| Player {
                     name: Some(format!("player number {i} ✓").into()),
                     score: Some(i as i32 * 7 - 100),
-                    ping: Some(i as u16),
+                    ping: Some(i as u32),
                     ..Player::default()
                 })
                 .collect(),

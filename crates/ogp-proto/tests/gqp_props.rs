@@ -100,10 +100,10 @@ fn player(l: bool) -> BoxedStrategy<Player> {
     );
     let b = (
         otext(l),
-        of(any::<u16>()),
-        of(any::<u16>()),
+        of(any::<u32>()),
+        of(any::<u32>()),
         otext(l),
-        of(any::<u16>()),
+        of(any::<u32>()),
         of(prop_oneof![
             any::<f32>().prop_filter("finite", |f| f.is_finite()),
             0f32..1e6
@@ -185,8 +185,8 @@ fn team(l: bool) -> BoxedStrategy<Team> {
     (
         otext(l),
         of(any::<i32>()),
-        of(any::<u16>()),
-        of(any::<u16>()),
+        of(any::<u32>()),
+        of(any::<u32>()),
         of(any::<u32>()),
         of(any::<u16>()),
         extra(l),

@@ -227,7 +227,7 @@ fn request() -> impl Strategy<Value = Request> {
 /// (0 when any has one), team (the wire's 1-based `team_`: negative is "none", -1;
 /// `i32::MAX` saturates), every team's name ("" when absent).
 /// A player's checked fields: name, score, ping, team.
-type Row = (Option<Text>, Option<i32>, Option<u16>, Option<i32>);
+type Row = (Option<Text>, Option<i32>, Option<u32>, Option<i32>);
 
 #[derive(Debug, PartialEq)]
 struct Checked {

@@ -32,7 +32,7 @@ fn status(players: usize) -> Status {
                 .map(|i| Player {
                     name: Some(format!("Player {i:02} with a long enough name").into()),
                     score: Some(i as i32 * 3 - 10),
-                    ping: Some(20 + i as u16),
+                    ping: Some(20 + i as u32),
                     team: Some((i % 2) as i32),
                     deaths: Some(i as u32),
                     ..Player::default()
@@ -121,7 +121,7 @@ fn check_status(got: &Status, want: &Status) {
     assert_eq!(got.player_count, want.player_count());
     assert_eq!(got.password, want.password);
     assert_eq!(got.connect_port, want.connect_port);
-    type Row = (Option<String>, Option<i32>, Option<u16>, Option<i32>);
+    type Row = (Option<String>, Option<i32>, Option<u32>, Option<i32>);
     let names = |s: &Status| -> Vec<Row> {
         s.players
             .iter()

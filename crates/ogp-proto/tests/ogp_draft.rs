@@ -142,7 +142,7 @@ fn many_players(n: usize, name_len: usize) -> Status {
             name: Some(format!("{i:05}-{}", "x".repeat(name_len.saturating_sub(6))).into()),
             team: Some(i32::try_from(i % 2).unwrap()),
             score: Some(i32::try_from(i).unwrap() * 7 - 300),
-            ping: Some(u16::try_from(i % 300).unwrap()),
+            ping: Some(u32::try_from(i % 300).unwrap()),
             alive: Some(i % 3 != 0),
             ..Player::default()
         })
@@ -861,8 +861,8 @@ fn draft_player(m: [bool; 11]) -> BoxedStrategy<Player> {
                     frags: frags.map(i32::from),
                     id,
                     global_id: wonid.map(|w| w.to_string().into()),
-                    ping,
-                    loss,
+                    ping: ping.map(u32::from),
+                    loss: loss.map(u32::from),
                     team,
                     model,
                     extra: rate
@@ -962,8 +962,8 @@ fn any_player() -> BoxedStrategy<Player> {
                     score,
                     id,
                     global_id,
-                    ping,
-                    loss,
+                    ping: ping.map(u32::from),
+                    loss: loss.map(u32::from),
                     team,
                     model,
                     extra,

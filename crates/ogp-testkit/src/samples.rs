@@ -17,8 +17,8 @@ pub fn many_players(n: usize, name_len: usize) -> Status {
             name: Some(format!("{i:05}-{}", "x".repeat(name_len.saturating_sub(6))).into()),
             team: Some(i32::try_from(i % 2).unwrap_or(0)),
             score: Some(i32::try_from(i).unwrap_or(0) * 7 - 300),
-            ping: Some(u16::try_from(i % 300).unwrap_or(0)),
-            time: Some(u16::try_from(i * 3 % 60_000).unwrap_or(0)),
+            ping: Some(u32::try_from(i % 300).unwrap_or(0)),
+            time: Some(u32::try_from(i * 3 % 60_000).unwrap_or(0)),
             alive: Some(i % 3 != 0),
             ..Player::default()
         })

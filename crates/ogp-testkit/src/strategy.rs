@@ -153,6 +153,11 @@ pub fn flag(on: bool, mixed: bool) -> BoxedStrategy<Option<bool>> {
     }
 }
 
+/// A model value that fits a 16-bit wire field (the model's field is wider).
+fn wire_u16() -> impl Strategy<Value = u32> {
+    any::<u16>().prop_map(u32::from)
+}
+
 /// A team with the fields of presence mask `m` (name, score, ping, loss, player count,
 /// colour); the name's colour info is random.
 pub fn team(m: [bool; 6], p: Params) -> BoxedStrategy<Team> {
@@ -160,8 +165,8 @@ pub fn team(m: [bool; 6], p: Params) -> BoxedStrategy<Team> {
         maybe(m[0], wire_string(p.cs)),
         option::of(color_info()),
         maybe(m[1], var_i32()),
-        maybe(m[2], any::<u16>()),
-        maybe(m[3], any::<u16>()),
+        maybe(m[2], wire_u16()),
+        maybe(m[3], wire_u16()),
         maybe(m[4], var_u32()),
         maybe(m[5], any::<u16>()),
     )
@@ -211,10 +216,10 @@ pub fn player(m: [bool; 19], p: Params) -> BoxedStrategy<Player> {
     let net = (
         maybe(m[12], any::<u32>()),
         maybe(m[13], s()),
-        maybe(m[14], any::<u16>()),
-        maybe(m[15], any::<u16>()),
+        maybe(m[14], wire_u16()),
+        maybe(m[15], wire_u16()),
         maybe(m[16], s()),
-        maybe(m[17], any::<u16>()),
+        maybe(m[17], wire_u16()),
         maybe(m[18], address()),
     );
     (flags, who, stats, net)

@@ -142,7 +142,13 @@ pub fn info_to_status(i: &Info, s: &mut Status) {
     let a = a2s_mut(s);
     a.protocol = Some(i.protocol);
     a.folder = Some(i.folder.clone());
-    a.app_id = Some(i.app_id);
+    // The 16-bit ID field, or the full id from the 64-bit game id (its low 24 bits).
+    a.app_id = Some(
+        x.game_id
+            .map(|g| (g & 0x00ff_ffff) as u32)
+            .filter(|&full| full != 0 && full & 0xffff == u32::from(i.app_id))
+            .unwrap_or(u32::from(i.app_id)),
+    );
     a.server_type = Some(char_of(i.server_type));
     a.environment = Some(char_of(i.environment));
     a.vac = Some(i.vac);
@@ -233,7 +239,12 @@ fn text_or_empty(t: Option<&Text>) -> Text {
 /// The Source `'I'` reply for a status.
 pub fn status_to_info(s: &Status) -> Info {
     let a = s.a2s.clone().unwrap_or_default();
-    let app_id = a.app_id.unwrap_or(DEFAULT_APP_ID);
+    let full_app_id = a.app_id.unwrap_or(u32::from(DEFAULT_APP_ID));
+    // The ID field is 16 bits: its low 16 bits there, the full id in the game id.
+    let app_id = (full_app_id & 0xffff) as u16;
+    let game_id = a
+        .game_id
+        .or((full_app_id > 0xffff).then_some(u64::from(full_app_id)));
     let extra = Extra {
         port: s.connect_port,
         steam_id: a.steam_id,
@@ -245,7 +256,7 @@ pub fn status_to_info(s: &Status) -> Info {
             }),
         },
         keywords: a.keywords.clone(),
-        game_id: a.game_id,
+        game_id,
         unknown_bits: 0,
     };
     Info {
@@ -262,7 +273,7 @@ pub fn status_to_info(s: &Status) -> Info {
         environment: environment_byte(s),
         password: s.password.unwrap_or(false),
         vac: a.vac.unwrap_or(false),
-        ship: (app_id == SHIP_APP_ID).then(|| ShipInfo {
+        ship: (full_app_id == u32::from(SHIP_APP_ID)).then(|| ShipInfo {
             mode: a.ship_mode.unwrap_or(0),
             witnesses: a.ship_witnesses.unwrap_or(0),
             duration: a.ship_duration.unwrap_or(0),
@@ -321,7 +332,7 @@ pub fn status_to_players(s: &Status, ship: bool) -> Players {
                 index: p.slot.map_or(0, clamp_u8),
                 name: text_or_empty(p.name.as_ref()),
                 score: p.score.or(p.frags).unwrap_or(0),
-                duration: p.duration.or(p.time.map(f32::from)).unwrap_or(0.0),
+                duration: p.duration.or(p.time.map(|t| t as f32)).unwrap_or(0.0),
                 ship: ship.then(|| ShipPlayer {
                     deaths: p
                         .deaths

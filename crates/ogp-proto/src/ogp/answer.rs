@@ -412,10 +412,10 @@ fn encode_team(t: &Team, mask: Bits, colored: bool, utf8: bool, out: &mut Vec<u8
         write_var_sint(out, t.score.unwrap_or(0));
     }
     if mask.contains(AVERAGE_PING) {
-        out.extend_from_slice(&t.average_ping.unwrap_or(0).to_le_bytes());
+        out.extend_from_slice(&crate::text::u16_le_sat(t.average_ping));
     }
     if mask.contains(AVERAGE_LOSS) {
-        out.extend_from_slice(&t.average_loss.unwrap_or(0).to_le_bytes());
+        out.extend_from_slice(&crate::text::u16_le_sat(t.average_loss));
     }
     if mask.contains(PLAYER_COUNT) {
         write_var_uint(out, t.player_count.unwrap_or(0));
@@ -476,16 +476,16 @@ fn encode_player(p: &Player, mask: Bits, colored: bool, utf8: bool, out: &mut Ve
         put_opt_str(out, p.global_id.as_ref(), utf8);
     }
     if mask.contains(PING) {
-        out.extend_from_slice(&p.ping.unwrap_or(0).to_le_bytes());
+        out.extend_from_slice(&crate::text::u16_le_sat(p.ping));
     }
     if mask.contains(LOSS) {
-        out.extend_from_slice(&p.loss.unwrap_or(0).to_le_bytes());
+        out.extend_from_slice(&crate::text::u16_le_sat(p.loss));
     }
     if mask.contains(MODEL) {
         put_opt_str(out, p.model.as_ref(), utf8);
     }
     if mask.contains(TIME) {
-        out.extend_from_slice(&p.time.unwrap_or(0).to_le_bytes());
+        out.extend_from_slice(&crate::text::u16_le_sat(p.time));
     }
     if mask.contains(ADDRESS) {
         let a = p.address.as_ref().map_or(&[][..], |a| a.0.as_slice());
@@ -822,10 +822,10 @@ fn decode_teams(r: &mut Reader<'_>, cx: &mut Ctx<'_>) -> Result<Vec<Team>, Decod
             t.score = Some(read_var_sint(r, "TeamScore")?);
         }
         if mask.contains(AVERAGE_PING) {
-            t.average_ping = Some(r.u16_le("TeamAveragePing")?);
+            t.average_ping = Some(u32::from(r.u16_le("TeamAveragePing")?));
         }
         if mask.contains(AVERAGE_LOSS) {
-            t.average_loss = Some(r.u16_le("TeamAverageLoss")?);
+            t.average_loss = Some(u32::from(r.u16_le("TeamAverageLoss")?));
         }
         if mask.contains(PLAYER_COUNT) {
             t.player_count = Some(read_var_uint(r, "TeamPlayerCount")?);
@@ -922,16 +922,16 @@ fn decode_players(r: &mut Reader<'_>, cx: &mut Ctx<'_>) -> Result<Vec<Player>, D
             p.global_id = Some(cx.string(r, "PlayerGlobalID")?);
         }
         if mask.contains(PING) {
-            p.ping = Some(r.u16_le("PlayerPing")?);
+            p.ping = Some(u32::from(r.u16_le("PlayerPing")?));
         }
         if mask.contains(LOSS) {
-            p.loss = Some(r.u16_le("PlayerLoss")?);
+            p.loss = Some(u32::from(r.u16_le("PlayerLoss")?));
         }
         if mask.contains(MODEL) {
             p.model = Some(cx.string(r, "PlayerModel")?);
         }
         if mask.contains(TIME) {
-            p.time = Some(r.u16_le("PlayerTime")?);
+            p.time = Some(u32::from(r.u16_le("PlayerTime")?));
         }
         if mask.contains(ADDRESS) {
             let len = read_var_uint(r, "PlayerAddressLen")?;

@@ -233,10 +233,10 @@ fn put_player(out: &mut Vec<u8>, p: &Player, mask: Bits) {
         out.extend_from_slice(&wonid(p).unwrap_or(0).to_le_bytes());
     }
     if on(PING) {
-        out.extend_from_slice(&p.ping.unwrap_or(0).to_le_bytes());
+        out.extend_from_slice(&crate::text::u16_le_sat(p.ping));
     }
     if on(LOSS) {
-        out.extend_from_slice(&p.loss.unwrap_or(0).to_le_bytes());
+        out.extend_from_slice(&crate::text::u16_le_sat(p.loss));
     }
     if on(TEAM) {
         out.push(p.team.map_or(TEAM_NONE, team_code));
@@ -346,10 +346,10 @@ fn read_player(
         p.global_id = Some(compact_str::format_compact!("{}", r.u32_le("WONID")?));
     }
     if on(PING) {
-        p.ping = Some(r.u16_le("Ping")?);
+        p.ping = Some(u32::from(r.u16_le("Ping")?));
     }
     if on(LOSS) {
-        p.loss = Some(r.u16_le("Loss")?);
+        p.loss = Some(u32::from(r.u16_le("Loss")?));
     }
     if on(TEAM) {
         p.team = Some(team_from_code(r.u8("Team")?));
