@@ -13,8 +13,8 @@ cargo fmt --all -- --check
 step "cargo clippy (all targets, -D warnings)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
-step "ogp-proto without its optional features (toml, bzip2)"
-cargo check -p ogp-proto --no-default-features --locked
+step "ogp-proto without its optional features (toml, bzip2, os-rng, gqp)"
+cargo clippy -p ogp-proto --no-default-features --locked -- -D warnings
 
 step "cargo doc (no warnings)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked

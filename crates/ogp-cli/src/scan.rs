@@ -586,10 +586,10 @@ mod tests {
     use super::*;
 
     fn details() -> ogp_proto::client::Details {
-        ogp_proto::client::Details::Ogp(ogp_proto::ogp::client::Details {
+        ogp_proto::client::Details::Ogp(Box::new(ogp_proto::ogp::client::Details {
             challenge: None,
             request_id: 1,
-        })
+        }))
     }
 
     #[test]

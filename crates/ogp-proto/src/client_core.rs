@@ -707,6 +707,7 @@ impl<D> Exchange<D> {
     }
 
     /// Whether any datagram was sent.
+    #[cfg_attr(not(feature = "gqp"), allow(dead_code))]
     pub(crate) fn has_sent(&self) -> bool {
         self.sent > 0
     }
@@ -880,6 +881,16 @@ impl<D> Exchange<D> {
     pub(crate) fn take_result(&mut self) -> Option<Result<Answer<D>, QueryError>> {
         self.result.take()
     }
+}
+
+/// How the registry (`crate::client`) starts a protocol's machine: every protocol's the same way.
+pub(crate) trait StartQuery {
+    /// The protocol's own options.
+    type Options;
+
+    /// A query starting at `now`; `id` is the RequestID or session id where the
+    /// protocol has one.
+    fn start(opts: Self::Options, timing: Timing, id: u32, now: Instant) -> Self;
 }
 
 #[cfg(test)]

@@ -65,6 +65,7 @@ pub mod client;
 mod client_core;
 pub mod error;
 pub mod gamespy3;
+#[cfg(feature = "gqp")]
 pub mod gqp;
 pub mod guard;
 pub mod limits;

@@ -33,6 +33,7 @@ use std::time::{Duration, Instant};
 use crate::a2s::responder::{A2sConfig, A2sOutcome, A2sResponder};
 use crate::gamespy3::heartbeat::{HeartbeatConfig, Heartbeats};
 use crate::gamespy3::responder::{Gs3Config, Gs3Outcome, Gs3Responder};
+#[cfg(feature = "gqp")]
 use crate::gqp::responder::{GqpConfig, GqpOutcome, GqpResponder};
 use crate::guard::{ChallengeKeys, RateConfig, RateDecision, RateLimiter, TokenBucket};
 use crate::ogp::responder::{OgpConfig, OgpOutcome, OgpResponder};
@@ -77,6 +78,7 @@ pub struct ResponderConfig {
     /// Valve A2S settings.
     pub a2s: A2sConfig,
     /// GQP settings.
+    #[cfg(feature = "gqp")]
     pub gqp: GqpConfig,
     /// GameSpy v3 settings.
     pub gamespy3: Gs3Config,
@@ -108,7 +110,6 @@ impl fmt::Debug for ResponderConfig {
             .field("listener", &self.listener)
             .field("ogp", &self.ogp)
             .field("a2s", &self.a2s)
-            .field("gqp", &self.gqp)
             .field("gamespy3", &self.gamespy3)
             .field("ogp_draft", &self.ogp_draft)
             .field("rate", &self.rate)
@@ -128,6 +129,7 @@ impl Default for ResponderConfig {
             listener: Listener::default(),
             ogp: OgpConfig::default(),
             a2s: A2sConfig::default(),
+            #[cfg(feature = "gqp")]
             gqp: GqpConfig::default(),
             gamespy3: Gs3Config::default(),
             ogp_draft: DraftConfig::default(),
@@ -160,6 +162,7 @@ pub enum Outcome {
     /// Handled as Valve A2S.
     A2s(A2sOutcome),
     /// Handled as GQP.
+    #[cfg(feature = "gqp")]
     Gqp(GqpOutcome),
     /// Handled as GameSpy v3.
     Gamespy3(Gs3Outcome),
@@ -196,6 +199,7 @@ pub struct Responder {
     listener: Listener,
     ogp: OgpResponder,
     a2s: A2sResponder,
+    #[cfg(feature = "gqp")]
     gqp: GqpResponder,
     gs3: Gs3Responder,
     draft: DraftResponder,
@@ -264,6 +268,7 @@ impl Responder {
             listener: config.listener,
             ogp: OgpResponder::new(config.ogp),
             a2s: A2sResponder::new(config.a2s),
+            #[cfg(feature = "gqp")]
             gqp: GqpResponder::new(config.gqp),
             gs3: Gs3Responder::new(config.gamespy3),
             draft: DraftResponder::new(config.ogp_draft),
@@ -394,6 +399,7 @@ impl Responder {
             Listener::OgpDraft if crate::ogp::is_ogp(datagram) => Protocol::OgpDraft,
             Listener::Standard if crate::ogp::is_ogp(datagram) => Protocol::Ogp,
             Listener::Standard if crate::a2s::is_a2s(datagram) => Protocol::A2s,
+            #[cfg(feature = "gqp")]
             Listener::Standard if crate::gqp::is_gqp(datagram) => Protocol::Gqp,
             Listener::Standard if crate::gamespy3::is_gamespy3(datagram) => Protocol::Gamespy3,
             _ => {
@@ -417,6 +423,7 @@ impl Responder {
         let (outcome, ignored, proven) = match protocol {
             Protocol::Ogp => run(&mut self.ogp, Outcome::Ogp, incoming, status, keys, out),
             Protocol::A2s => run(&mut self.a2s, Outcome::A2s, incoming, status, keys, out),
+            #[cfg(feature = "gqp")]
             Protocol::Gqp => run(&mut self.gqp, Outcome::Gqp, incoming, status, keys, out),
             Protocol::Gamespy3 => run(
                 &mut self.gs3,
@@ -434,6 +441,12 @@ impl Responder {
                 keys,
                 out,
             ),
+            // Never chosen above without the protocol's feature.
+            #[allow(unreachable_patterns)]
+            _ => {
+                self.stats.unknown += 1;
+                return Outcome::Unknown;
+            }
         };
         if ignored {
             self.stats.ignored += 1;

@@ -409,3 +409,11 @@ impl QueryDriver for QueryMachine {
         }
     }
 }
+
+impl crate::client_core::StartQuery for QueryMachine {
+    type Options = QueryOptions;
+
+    fn start(opts: QueryOptions, timing: Timing, _id: u32, now: Instant) -> Self {
+        Self::new(opts, timing, now)
+    }
+}

@@ -512,3 +512,11 @@ impl QueryDriver for QueryMachine {
         self.datagram(now, datagram);
     }
 }
+
+impl crate::client_core::StartQuery for QueryMachine {
+    type Options = QueryOptions;
+
+    fn start(opts: QueryOptions, timing: Timing, _id: u32, now: Instant) -> Self {
+        Self::new(opts, timing, now)
+    }
+}

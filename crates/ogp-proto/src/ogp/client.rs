@@ -243,6 +243,14 @@ impl QueryDriver for QueryMachine {
     }
 }
 
+impl crate::client_core::StartQuery for QueryMachine {
+    type Options = QueryOptions;
+
+    fn start(opts: QueryOptions, timing: Timing, id: u32, now: Instant) -> Self {
+        Self::new(opts, timing, id, now)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
