@@ -40,6 +40,37 @@ use crate::StatusCell;
 /// ignored, so reading a little more than that is enough to tell.
 const RECV_BUF: usize = 2048;
 
+/// The socket receive buffer asked for (the kernel's default, about 208 KB, drops bursts
+/// of a few thousand datagrams before the task reads them). The kernel caps it at
+/// `net.core.rmem_max`; a smaller grant is logged once per socket.
+pub const SOCKET_RECV_BUFFER: usize = 4 << 20;
+
+/// Binds a UDP socket for the responder with a large receive buffer (dual-stack for
+/// `[::]`, as the operating system defaults).
+fn bind_udp(addr: SocketAddr) -> io::Result<UdpSocket> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let domain = if addr.is_ipv4() {
+        Domain::IPV4
+    } else {
+        Domain::IPV6
+    };
+    let s = Socket::new(domain, Type::DGRAM, Some(Protocol::UDP))?;
+    if s.set_recv_buffer_size(SOCKET_RECV_BUFFER).is_ok() {
+        // Linux reports twice what it grants (the kernel's bookkeeping share).
+        let granted = s.recv_buffer_size().unwrap_or(0) / 2;
+        if granted < SOCKET_RECV_BUFFER / 2 {
+            tracing::warn!(
+                "{addr}: the receive buffer is {granted} bytes (asked {SOCKET_RECV_BUFFER}); \
+                 bursts may be dropped by the kernel: raise the limit with \
+                 `sysctl -w net.core.rmem_max={SOCKET_RECV_BUFFER}`"
+            );
+        }
+    }
+    s.set_nonblocking(true)?;
+    s.bind(&addr.into())?;
+    UdpSocket::from_std(s.into())
+}
+
 /// The one responder of a process, shared by its socket tasks.
 #[derive(Debug)]
 struct Shared(Mutex<Responder>);
@@ -114,8 +145,7 @@ pub async fn spawn_many(
 ) -> io::Result<ResponderHandle> {
     let mut sockets = Vec::with_capacity(listeners.len());
     for (addr, kind) in listeners {
-        let socket = UdpSocket::bind(addr)
-            .await
+        let socket = bind_udp(*addr)
             .map_err(|e| io::Error::new(e.kind(), format!("binding {addr}: {e}")))?;
         sockets.push((socket, *kind));
     }
