@@ -42,7 +42,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use libfuzzer_sys::fuzz_target;
-use ogp_fuzz::state_status;
+use ogp_fuzz::{records, state_status};
 use ogp_proto::gqp::responder::{GqpConfig, GqpOutcome, GqpUser};
 use ogp_proto::gqp::{self, auth, decode_query, decode_reply, encode_query, Command, Encoding};
 use ogp_proto::guard::{protocol_id, ChallengeKeys};
@@ -564,11 +564,7 @@ fuzz_target!(|data: &[u8]| {
         Side::new(Listener::OgpDraft, t0),
     ];
     let mut now = t0;
-    let mut rest = data;
-    while let Some((&[s, dt, lo, hi], tail)) = rest.split_first_chunk::<4>() {
-        let len = usize::from(u16::from_le_bytes([lo, hi]) & 0x7ff).min(tail.len());
-        let (datagram, tail) = tail.split_at(len);
-        rest = tail;
+    for ([s, dt, ..], datagram) in records::<4>(data) {
         now += Duration::from_millis(u64::from(dt) * UNITS_MS[usize::from(s >> 6)]);
         let src = sources[usize::from(s & 7)];
         for side in &mut sides {
