@@ -3,6 +3,8 @@
 use ogp_proto::ogp::answer::Answer;
 use ogp_proto::{DecodeError, Status};
 
+pub mod a2s;
+
 /// The records of a fuzz input: `[head: N bytes, the last two a u16 LE word w] [record:
 /// w & 0x7ff bytes, fewer if the input ends]`, repeated until the input ends (a partial
 /// head ends it). Yields each head with its record; [`record_flags`] reads `w >> 11`.
