@@ -6,11 +6,13 @@
 
 Sources: crates/ogp-proto/tests/data/ogp/{sdk,synthetic}/*.bin (raw UDP payloads of the
 reference SDK and hand-made answers), crates/ogp-proto/tests/data/state.json, the GQP
-draft's examples (crates/ogp-proto/tests/gqp.rs) and the v0.02 draft's tables
-(crates/ogp-proto/tests/ogp_draft.rs). `fuzz/examples/gen_seeds.rs` adds what needs the
-encoders: the GQP and draft clients' queries and a responder's answers to them
-(`gen-*` files). Existing files in fuzz/corpus/<target>/ with other names (e.g. added
-crash reproducers) are kept.
+draft's examples (crates/ogp-proto/tests/gqp.rs), the v0.02 draft's tables
+(crates/ogp-proto/tests/ogp_draft.rs), and the A2S and GameSpy v3 captures of real servers
+(crates/ogp-proto/tests/data/{a2s,gamespy3}/*.json, the same files as shared/captures/).
+`fuzz/examples/gen_seeds.rs` adds what needs the encoders: the GQP, draft and A2S clients'
+queries and a responder's answers to them, and the A2S captures' split replies
+reassembled (`gen-*` files). Existing files in fuzz/corpus/<target>/ with other names
+(e.g. added crash reproducers) are kept.
 """
 
 import glob
@@ -117,6 +119,7 @@ def main():
     responder_seeds(captures)
     client_seeds()
     gs3_seeds()
+    a2s_seeds()
     if "--no-cargo" not in sys.argv:
         subprocess.run(["cargo", "run", "--quiet", "--release", "--manifest-path",
                         os.path.join(ROOT, "fuzz", "Cargo.toml"), "--example", "gen_seeds",
@@ -467,6 +470,218 @@ def gs3_seeds():
     # 09 answered by hand with a new challenge each time: the challenge cap
     loop = b"".join(datagram(unhex("09 10203040") + b"%d\0" % (i + 1)) for i in range(8))
     seqs["gs3_challenge_loop"] = prefix(gs3, 1, request_id=sid) + loop
+    for name, d in seqs.items():
+        put("client_machines", f"{name}.bin", d)
+
+
+# ---------------------------------------------------------------------------------------
+# Valve A2S, from the 153 captures in tests/data/a2s/: a2s_reply (one unsplit reply of each
+# kind the captures show, and hand-made ones), a2s_split ([f] [b] [z] limits, then records
+# [w: u16 LE] [datagram]), a2s_request ([c0] [c1], then records [s] [dt] [n: u16 LE]
+# [datagram]), and A2S sequences for responder and client_machines
+
+A2S_SINGLE = b"\xff\xff\xff\xff"
+A2S_INFO = A2S_SINGLE + b"TSource Engine Query\x00"
+A2S_PLAYER = A2S_SINGLE + b"U\xff\xff\xff\xff"
+A2S_RULES = A2S_SINGLE + b"V\xff\xff\xff\xff"
+A2S_REQUESTS = {
+    "info": A2S_INFO,
+    "info_challenge": A2S_INFO + unhex("4ba1d522"),
+    "info_padded": A2S_INFO + b"\xff" * 8,  # source-server-query: FFFFFFFF and 4 more
+    "info_short_challenge": A2S_INFO + b"\x4b\xa1",
+    "info_wrong_payload": A2S_SINGLE + b"TSource Engine Quer\x00",
+    "player_ask": A2S_PLAYER,
+    "player_zero": A2S_SINGLE + b"U\x00\x00\x00\x00",
+    "player_bare": A2S_SINGLE + b"U",
+    "rules_ask": A2S_RULES,
+    "get_challenge": A2S_SINGLE + b"W",
+    "get_challenge_padded": A2S_SINGLE + b"W\xff\xff\xff\xff",
+    "ping": A2S_SINGLE + b"i",
+}
+A2S_REPLIES = {
+    "challenge_trailing": A2S_SINGLE + unhex("41 4ba1d522 00"),
+    "ping_goldsrc": A2S_SINGLE + b"j\x00",
+    "ping_goldsrc_bare": A2S_SINGLE + b"j",
+    "ping_source": A2S_SINGLE + b"j000000000000000\x00",
+    "ping_other": A2S_SINGLE + b"jab\xff\x00",
+    # EDF with every known field and the unknown bits 0x0e, then bytes we cannot read
+    "info_edf_unknown": A2S_SINGLE + b"I\x11n\x00m\x00f\x00g\x00"
+                        + unhex("b801 0510 00 64 6c 01 01") + b"1.0\x00"
+                        + unhex("ff 8769 0807060504030201 8c69") + b"tv\x00" + b"a,b\x00"
+                        + unhex("b801000000000000 0102"),
+    "players_short": A2S_SINGLE + b"D\x05\x00a\x00" + unhex("01000000 0000803f"),
+    "players_trailing": A2S_SINGLE + b"D\x01\x00a\x00" + unhex("01000000 0000c07f 010203"),
+    "rules_short": A2S_SINGLE + b"E\x09\x00a\x001\x00b\x00\x00",
+    "rules_lossy": A2S_SINGLE + b"E\x01\x00k\xff\x00v\xc3\x00\x07",
+}
+A2S_SPLIT_LIMITS = bytes([128, 0xFF, 0xFF])  # 128 fragments, 64 KiB, 64 KiB decompressed
+
+
+def a2s_captures():
+    out = {}
+    for path in sorted(glob.glob(os.path.join(DATA, "a2s", "*.json"))):
+        with open(path) as f:
+            out[os.path.splitext(os.path.basename(path))[0]] = json.load(f)
+    return out
+
+
+def a2s_signature(m):
+    """What makes an unsplit reply of the captures different from the others."""
+    t = m["type"]
+    if t == "I":
+        return (t, m.get("edf"), m.get("appid") == 2400, m.get("protocol") == 48)
+    if t == "m":
+        return (t, m.get("is_mod"), str(m.get("missing_trailing_fields")))
+    if t == "D":
+        return (t, bool(m.get("ship_extra")), m.get("player_count") == 0)
+    if t == "E":
+        return (t, m.get("rule_count") == 0)
+    return (t,)
+
+
+def a2s_split_record(d):
+    return struct.pack("<H", len(d)) + d
+
+
+def a2s_synth_record(k, j, body):
+    """An a2s_split record the harness turns into a compressed reply (w >> 11 == 0x1f)."""
+    rec = bytes([k, j]) + body
+    return struct.pack("<H", (0x1F << 11) | len(rec)) + rec
+
+
+def a2s_seeds():
+    caps = a2s_captures()
+    # a2s_reply: the smallest unsplit reply of each signature, plus some big real ones
+    best = {}
+    for name, cap in caps.items():
+        for kind in ["info", "players", "rules", "challenge"]:
+            decoded = [m for m in cap["decoded"].get(kind, [])
+                       if not (m.get("framing") or {}).get("split")]
+            singles = [d for d in map(bytes.fromhex, cap["responses"].get(kind, []))
+                       if d.startswith(A2S_SINGLE)]
+            if len(decoded) != len(singles):
+                continue
+            for m, d in zip(decoded, singles):
+                sig = a2s_signature(m)
+                if sig not in best or len(d) < len(best[sig][1]):
+                    best[sig] = (name, d)
+    for name, d in best.values():
+        put("a2s_reply", f"{name}.{chr(d[4])}.bin", d)
+    for name, kind in [("libssq-info-tf2", "info"), ("xpaw-info-tf2", "info"),
+                       ("gameq-cs16-2", "info"), ("gameq-tf2-1", "players"),
+                       ("gameq-ffe-1", "players"), ("gameq-arma3-1", "rules")]:
+        d = bytes.fromhex(caps[name]["responses"][kind][0])
+        put("a2s_reply", f"{name}.{chr(d[4])}.bin", d)
+    for name, d in A2S_REPLIES.items():
+        put("a2s_reply", f"{name}.bin", d)
+
+    # a2s_split: split replies of each layout, in order, reversed, mixed, under small limits
+    def frags(name, kind):
+        return [bytes.fromhex(h) for h in caps[name]["responses"][kind]]
+
+    def seq(limits, datagrams):
+        return limits + b"".join(a2s_split_record(d) for d in datagrams)
+
+    split = {
+        "tf2_rules": frags("gameq-tf2-1", "rules"),  # Source, size field 1248, 4 fragments
+        "csgo_players": frags("xpaw-players-csgo", "players"),  # size field 1188
+        "wiki_rules": frags("libssq-rules-wiki_example", "rules"),  # 5 fragments
+        "cs16_rules": frags("gameq-cs16-1", "rules"),  # GoldSrc
+        "cs15_rules": frags("gameq-cs15-1", "rules"),  # GoldSrc, 'm' era
+        "ffe1_bz2": frags("gameq-ffe-1", "rules"),  # bzip2, no size field
+        "ffe2_bz2": frags("gameq-ffe-2", "rules"),
+    }
+    for name, datagrams in split.items():
+        put("a2s_split", f"{name}.bin", seq(A2S_SPLIT_LIMITS, datagrams))
+    for name in ["tf2_rules", "cs16_rules"]:
+        d = split[name]
+        put("a2s_split", f"{name}.reversed_dup.bin", seq(A2S_SPLIT_LIMITS, d[::-1] + d[1:2]))
+    tf2 = split["tf2_rules"]
+    put("a2s_split", "tf2_rules.no_size_field.bin",
+        seq(A2S_SPLIT_LIMITS, [d[:10] + d[12:] for d in tf2[::-1]]))
+    put("a2s_split", "mixed.bin",
+        seq(A2S_SPLIT_LIMITS, [tf2[1], split["ffe1_bz2"][0], tf2[0], tf2[2], tf2[1][:-1] + b"x",
+                               split["cs16_rules"][0], tf2[3]]))
+    put("a2s_split", "small_limits.bin", seq(bytes([2, 3, 0]), tf2 + split["ffe1_bz2"]))
+    body = b"E\x02\x00sv_gravity\x00800\x00mp_timelimit\x0030\x00"
+    put("a2s_split", "synth_bz2.bin", A2S_SPLIT_LIMITS + b"".join(
+        a2s_synth_record(k, 0x10 + n, body * 20)
+        for n, k in enumerate([0x00, 0x08 | 0x10 | 0x40, 0x04, 0x01, 0x02, 0x03, 0xE0])))
+
+    # a2s_request: c0 = flavor | no INFO challenge 4 | GETCHALLENGE 8 | ping 16 |
+    # 29-byte requests 32 | status << 6 (state, big, big Ship, empty); c1 & 3 max reply
+    def reqs(c0, c1, records):
+        return bytes([c0, c1]) + b"".join(records)
+
+    forms = list(A2S_REQUESTS.values())
+    put("a2s_request", "forms.bin",
+        reqs(0x18, 0, [rec(d, src=i % 4) for i, d in enumerate(forms)]
+             + [rec(d, src=i % 4, prove=True) for i, d in enumerate(forms)]))
+    flow = [rec(A2S_INFO), rec(A2S_INFO, prove=True), rec(A2S_PLAYER, src=1, prove=True),
+            rec(A2S_RULES, src=2, prove=True), rec(A2S_PLAYER, src=3, dt=3, unit=3),
+            rec(A2S_RULES, prove=True, dt=3, unit=3)]
+    for flavor, name in enumerate(["source", "goldsrc_m", "goldsrc_i"]):
+        put("a2s_request", f"flow_{name}.bin", reqs(flavor, 0, flow))
+        put("a2s_request", f"flow_{name}_big.bin", reqs(flavor | 0x40, 0, flow))
+    put("a2s_request", "flow_ship_4000.bin", reqs(0x80, 2, flow))
+    put("a2s_request", "flow_big_1mib.bin", reqs(0x40, 3, flow))
+    put("a2s_request", "flow_empty_status.bin", reqs(0xC0 | 0x18, 1, flow + [rec(forms[-1])]))
+    put("a2s_request", "open_info_small_requests.bin",
+        reqs(0x04 | 0x20, 0, [rec(A2S_INFO), rec(A2S_REQUESTS["info_padded"], prove=True),
+                              rec(A2S_REQUESTS["info_challenge"])]))
+
+    # responder: A2S among the other protocols, default settings
+    put("responder", "a2s_flow.bin",
+        rec(A2S_INFO) + rec(A2S_INFO, prove=True) + rec(A2S_PLAYER, src=1, prove=True)
+        + rec(A2S_RULES, src=2, prove=True) + rec(A2S_INFO, src=6, prove=True)
+        + rec(A2S_INFO, src=7) + rec(A2S_PLAYER) + rec(A2S_REQUESTS["get_challenge"])
+        + rec(A2S_REQUESTS["ping"]) + rec(A2S_REQUESTS["info_padded"], src=4, prove=True)
+        + rec(A2S_REQUESTS["player_zero"], src=5) + rec(A2S_RULES, prove=True, dt=4, unit=3))
+
+    # client_machines (machine 4): flags 1, 2, 4 leave out INFO, PLAYER, RULES, 8 a known
+    # challenge; p[6] & 7 max_bytes (2 KiB << n), p[6] >> 6 max_decompressed (4 MiB, 4 KiB,
+    # 64 KiB, 512 KiB), p[7] max_fragments
+    a2s = 4
+
+    def limits(max_bytes_shift=7, decompressed=0, fragments=0):
+        return max_bytes_shift | decompressed << 6 | fragments << 8
+
+    def captured(name):
+        cap = caps[name]
+        if "datagrams_in_order" in cap:
+            return [bytes.fromhex(h) for h in cap["datagrams_in_order"]]
+        return [bytes.fromhex(h) for k in ["info", "players", "rules"]
+                for h in cap["responses"].get(k, [])]
+
+    seqs = {
+        "a2s_plain": prefix(a2s, max_bytes=limits()) + serve() * 5,
+        "a2s_known_challenge": prefix(a2s, 8, known=0x12345678) + serve() * 5,
+        "a2s_info_only": prefix(a2s, 2 | 4) + serve() * 3,
+        "a2s_rules_only": prefix(a2s, 1 | 2) + serve() * 3,
+        "a2s_nothing": prefix(a2s, 7),
+        "a2s_mangled": prefix(a2s) + serve() + serve(1) + serve(2) + serve(4) + serve(8)
+                       + wait(2) + serve(0x20) + serve(),
+        "a2s_timeouts": prefix(a2s, 0, attempt=10, total=40, backoff=50, tries=3) + serve()
+                        + wait(9, 2),
+        "a2s_capture_tf2": prefix(a2s, max_bytes=limits()) + b"".join(
+            datagram(d) for d in captured("gameq-tf2-1")),
+        "a2s_capture_ffe_bz2": prefix(a2s, max_bytes=limits()) + b"".join(
+            datagram(d) for d in captured("gameq-ffe-1")),
+        "a2s_capture_cs16_m_and_i": prefix(a2s, max_bytes=limits()) + b"".join(
+            datagram(d) for d in captured("gameq-cs16-2")),
+        "a2s_challenge_loop": prefix(a2s) + b"".join(
+            datagram(A2S_SINGLE + b"A" + struct.pack("<I", i + 1)) for i in range(8)),
+        # big fragments against small caps: Source and GoldSrc, 2 KiB, 4 fragments
+        "a2s_big_fragments": prefix(a2s, 1, max_bytes=limits(0, 0, 4)) + b"".join(
+            synth(5, n, 60, 0) for n in range(3)),
+        "a2s_big_goldsrc_fragments": prefix(a2s, 1, max_bytes=limits(3)) + b"".join(
+            synth(3, n, 6, 1) for n in [1, 2, 0]),
+        # bzip2 bombs: PLAYER with long names held while RULES is pending; 64 KiB cap
+        "a2s_bz2_players": prefix(a2s, 1) + synth(0, 0, 200, 3) + serve(),
+        "a2s_bz2_empty_rules": prefix(a2s, 1 | 2) + synth(0x0A, 0, 3, 6),
+        "a2s_bz2_rules_too_big": prefix(a2s, 1 | 2, max_bytes=limits(7, 2))
+                                 + synth(0x09, 0, 255, 2),
+    }
     for name, d in seqs.items():
         put("client_machines", f"{name}.bin", d)
 

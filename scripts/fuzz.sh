@@ -23,7 +23,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 FUZZ="$ROOT/fuzz"
 TARGET_DIR="$FUZZ/target"
 TARGETS=(ogp_datagram ogp_answer_body ogp_query_body ogp_split state_json
-         gqp_query gqp_reply ogp_draft_datagram responder client_machines gs3_datagram)
+         gqp_query gqp_reply ogp_draft_datagram responder client_machines gs3_datagram
+         a2s_reply a2s_split a2s_request)
 
 TRIPLE="${FUZZ_TRIPLE:-$(rustc -vV | sed -n 's/^host: //p')}"
 
@@ -67,6 +68,8 @@ max_len_for() {
         ogp_split) echo 9000 ;;       # several ~470-byte split packets
         state_json) echo 4096 ;;      # the example state file is 2.1 KB
         gs3_datagram) echo 9000 ;;    # several reply packets of up to 1400 bytes
+        a2s_reply) echo 9000 ;;       # reassembled replies (RULES of several fragments)
+        a2s_split) echo 9000 ;;       # several fragments of up to 1400 bytes
         *) echo 2048 ;;               # one datagram / query body
     esac
 }

@@ -1,18 +1,25 @@
 //! Seed inputs that need the encoders: what the clients send and what a responder answers
-//! them from `tests/data/state.json`, for GQP and the OGP v0.02 draft. Run by
+//! them from `tests/data/state.json`, for GQP, the OGP v0.02 draft and Valve A2S, and the
+//! split replies of the A2S captures (`tests/data/a2s/`) reassembled. Run by
 //! `fuzz/seeds.py` (`cargo run --release --example gen_seeds -- fuzz/corpus`); writes
-//! `gen-*` files into `<corpus>/{gqp_query,gqp_reply,ogp_draft_datagram}/`.
+//! `gen-*` files into `<corpus>/{gqp_query,gqp_reply,ogp_draft_datagram,a2s_reply,
+//! a2s_split}/`.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use ogp_fuzz::a2s::big_status;
 use ogp_fuzz::state_status;
+use ogp_proto::a2s::responder::{A2sConfig, Flavor};
+use ogp_proto::a2s::{self, Pushed, Reassembler};
 use ogp_proto::driver::QueryDriver;
 use ogp_proto::gqp::client::{Credentials, QueryMode};
 use ogp_proto::gqp::responder::{GqpConfig, GqpUser};
 use ogp_proto::gqp::{self, Command, Encoding};
+use ogp_proto::model::A2sInfo;
 use ogp_proto::ogp_draft;
 use ogp_proto::responder::{Listener, Responder, ResponderConfig, Transmits};
+use ogp_proto::Status;
 
 struct Out {
     dir: PathBuf,
@@ -43,9 +50,14 @@ fn responder(listener: Listener, max_datagram_bytes: usize) -> Responder {
     Responder::new(config, [7; 32], Instant::now())
 }
 
-/// Runs a client machine against `r` without loss; calls `seen` with every datagram each
-/// way (`true`: from the client).
-fn exchange<M: QueryDriver>(mut m: M, r: &mut Responder, mut seen: impl FnMut(bool, &[u8])) {
+/// Runs a client machine against `r` answering from `status` without loss; calls `seen`
+/// with every datagram each way (`true`: from the client).
+fn exchange<M: QueryDriver>(
+    mut m: M,
+    r: &mut Responder,
+    status: &Status,
+    mut seen: impl FnMut(bool, &[u8]),
+) {
     let now = Instant::now();
     let src = "192.0.2.1:27005".parse().expect("address");
     let mut out = Transmits::default();
@@ -59,7 +71,7 @@ fn exchange<M: QueryDriver>(mut m: M, r: &mut Responder, mut seen: impl FnMut(bo
             continue;
         };
         seen(true, &q);
-        r.handle(now, src, &q, state_status(), &mut out);
+        r.handle(now, src, &q, status, &mut out);
         for a in out.iter() {
             seen(false, a);
             m.handle_datagram(now, a);
@@ -95,6 +107,7 @@ fn main() {
                 exchange(
                     gqp::client::QueryMachine::new(opts, Instant::now()),
                     &mut r,
+                    state_status(),
                     |from_client, d| {
                         if from_client {
                             q += 1;
@@ -120,6 +133,7 @@ fn main() {
         exchange(
             gqp::client::QueryMachine::new(opts, Instant::now()),
             &mut r,
+            state_status(),
             |from_client, d| {
                 n += 1;
                 let target = if from_client {
@@ -143,10 +157,103 @@ fn main() {
         exchange(
             ogp_draft::client::QueryMachine::new(opts, 0x1122_3344, Instant::now()),
             &mut r,
+            state_status(),
             |_, d| {
                 n += 1;
                 out.put("ogp_draft_datagram", &format!("state-s{s}-{n}"), d);
             },
         );
     }
+    a2s_seeds(&out);
+}
+
+/// An `a2s_split` record: `[n: u16 LE] [datagram]`.
+fn split_record(d: &[u8]) -> Vec<u8> {
+    let mut r = u16::try_from(d.len())
+        .expect("a datagram")
+        .to_le_bytes()
+        .to_vec();
+    r.extend_from_slice(d);
+    r
+}
+
+/// The limits prefix of `a2s_split` seeds: 128 fragments, 64 KiB, 64 KiB decompressed.
+const SPLIT_LIMITS: [u8; 3] = [128, 0xff, 0xff];
+
+fn a2s_seeds(out: &Out) {
+    // What our responder answers the A2S client, in each flavor, from state.json as The
+    // Ship (INFO with The Ship's fields, players with deaths and money): a2s_reply.
+    let mut ship = state_status().clone();
+    ship.a2s.get_or_insert_with(A2sInfo::default).app_id = Some(a2s::info::SHIP_APP_ID);
+    let flavors = [Flavor::Source, Flavor::GoldSrcM, Flavor::GoldSrcI];
+    for (f, flavor) in flavors.into_iter().enumerate() {
+        let mut r = a2s_responder(flavor, 65536);
+        let mut n = 0;
+        exchange(
+            a2s::client::QueryMachine::new(Default::default(), Instant::now()),
+            &mut r,
+            &ship,
+            |from_client, d| {
+                if !from_client {
+                    n += 1;
+                    out.put("a2s_reply", &format!("a2s-ship-f{f}-{n}"), d);
+                }
+            },
+        );
+        // A big status with replies cut at 4000 bytes: split PLAYER and RULES replies
+        // in the flavor's layout, fragments in order (a2s_split).
+        if flavor == Flavor::GoldSrcI {
+            continue;
+        }
+        let mut r = a2s_responder(flavor, 4000);
+        let mut frags = Vec::new();
+        exchange(
+            a2s::client::QueryMachine::new(Default::default(), Instant::now()),
+            &mut r,
+            big_status(flavor == Flavor::Source),
+            |from_client, d| {
+                if !from_client && d.starts_with(&a2s::SPLIT) {
+                    frags.push(d.to_vec());
+                }
+            },
+        );
+        let mut seed = SPLIT_LIMITS.to_vec();
+        frags.iter().for_each(|d| seed.extend(split_record(d)));
+        out.put("a2s_split", &format!("a2s-big-f{f}"), &seed);
+    }
+
+    // The split replies of some captures, reassembled (a2s_reply): Source rules and
+    // players, GoldSrc rules, bzip2-compressed rules.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/ogp-proto/tests/data/a2s");
+    for (name, kind) in [
+        ("gameq-tf2-1", "rules"),
+        ("xpaw-players-csgo", "players"),
+        ("gameq-cs16-1", "rules"),
+        ("gameq-ffe-1", "rules"),
+    ] {
+        let text = std::fs::read_to_string(dir.join(format!("{name}.json"))).expect("capture");
+        let json: serde_json::Value = serde_json::from_str(&text).expect("capture JSON");
+        let mut r = Reassembler::new();
+        let mut reply = None;
+        for hex in json["responses"][kind].as_array().expect("datagrams") {
+            let d = ogp_proto::text::from_hex(hex.as_str().expect("hex")).expect("hex");
+            if let Ok(Pushed::Complete { reply: x, .. }) = r.push(&d) {
+                reply = Some(x);
+            }
+        }
+        let reply = reply.expect("the capture's fragments reassemble");
+        out.put("a2s_reply", &format!("a2s-reassembled-{name}"), &reply);
+    }
+}
+
+fn a2s_responder(flavor: Flavor, max_reply_bytes: usize) -> Responder {
+    let config = ResponderConfig {
+        a2s: A2sConfig {
+            flavor,
+            max_reply_bytes,
+            ..A2sConfig::default()
+        },
+        ..ResponderConfig::default()
+    };
+    Responder::new(config, [7; 32], Instant::now())
 }

@@ -1,17 +1,20 @@
 //! The client state machines (`ogp::client`, `gqp::client`, `ogp_draft::client`,
-//! `gamespy3::client`) driven through the `driver::QueryDriver` trait, as an I/O loop would, by a hostile server:
+//! `gamespy3::client`, `a2s::client`) driven through the `driver::QueryDriver` trait, as an I/O loop would, by a hostile server:
 //! arbitrary datagrams, a real responder's answers (reordered, duplicated, dropped,
 //! corrupted, late), synthesized large answers, and time passing.
 //!
 //! Input: a 16-byte prefix (zero-padded) of options, then operations until the input ends.
-//! * prefix: `p[0] % 4` the machine (OGP, GQP, draft, GameSpy v3); `p[1]` flags (OGP:
+//! * prefix: `p[0] % 5` the machine (OGP, GQP, draft, GameSpy v3, A2S); `p[1]` flags (OGP:
 //!   bUTF8, split, known challenge; GQP: known token, encoding, credentials, raw mode;
 //!   GameSpy v3: `& 3` the handshake (auto, always, never, auto), `& 4` sub-protocol A,
-//!   `& 8` sub-protocol C, `& 0x10` exact session ids only); `p[2]` attempt
+//!   `& 8` sub-protocol C, `& 0x10` exact session ids only; A2S: `& 1`, `& 2`, `& 4` leave
+//!   out INFO, PLAYER, RULES, `& 8` a known challenge); `p[2]` attempt
 //!   timeout (× 20 ms, 0: 1 s), `p[3]` total timeout (× 50 ms, 0: 5 s), `p[4]` backoff
 //!   (× 4 %, 0: 150 %), `p[5]` retries and challenge errors, `p[6..8]` MaxBytesPerPacket
 //!   (GQP: `p[6]` picks max_reply_bytes, `p[7]` the raw commands; GameSpy v3: `p[6]` picks
-//!   the reassembly's max_bytes, 2–256 KiB), `p[8..12]` the known challenge or token,
+//!   the reassembly's max_bytes, 2–256 KiB; A2S: `p[6] & 7` the reassembly's max_bytes,
+//!   2–256 KiB, `p[6] >> 6` its max_decompressed, 4 MiB, 4 KiB, 64 KiB or 512 KiB, `p[7]`
+//!   its max_fragments, 0 for 128), `p[8..12]` the known challenge or token,
 //!   `p[12..16]` the RequestID (GameSpy v3: the session id).
 //! * `op & 3 == 0`: a datagram, `[n: u16 LE]` then `n & 0x1fff` bytes;
 //! * `op & 3 == 1`: time passes, `[k: u8]` × (1, 10, 100, 1000 ms by `op >> 2 & 3`),
@@ -27,7 +30,13 @@
 //!   compression; GameSpy v3: a reply packet numbered `a & 0x7f` (last with `b & 1`, another
 //!   session's with `d & 1`) holding `c` KiB (≤ 1.25 MiB per input) of one-byte player
 //!   values, server pairs, one-value columns at offset 255, or a Just Cause 2 player list,
-//!   by `d >> 1 & 3`.
+//!   by `d >> 1 & 3`; A2S (≤ 1 MiB per input: decompressing is slow), by `d & 3`: a
+//!   Source or GoldSrc fragment (count `a`, number `b`, fragment 0 starting a RULES reply)
+//!   with `c` KiB of payload, so that the reassembly caps are reachable, or a
+//!   bzip2-compressed RULES (one long value, or 65535 empty rules and zeros) or PLAYER (255
+//!   long names) reply of `c` × 16 KiB in `a & 7` + 1 fragments (reversed, declared size
+//!   one too many, CRC wrong by bits of `a`), so that `max_decompressed` and what the
+//!   decoded replies hold are reachable.
 //!
 //! Asserts: no panic; every datagram the machine sends is a well-formed query of its
 //! protocol (OGP/draft: our RequestID, a challenge field, the asked-for fields; GQP: it
@@ -43,6 +52,14 @@
 //! reassembly's `max_bytes` (GameSpy v3: decoded packets), plus 2 MiB of slack, measured
 //! with a counting global allocator. GameSpy v3 requests carry our session id and the
 //! asked sub-protocol; its outcomes respect `MAX_EVENTS`, `MAX_WARNINGS` and `max_bytes`.
+//! A2S: the client sends INFO, PLAYER or RULES requests of the steps asked for (PLAYER
+//! and RULES with a challenge, nothing after it), at most `steps × (1 + retries) +
+//! max_challenges` of them; a result has INFO exactly when it was asked for, every other
+//! step asked for either there or listed once as missing, at most `MAX_EVENTS` events and
+//! 64 warnings; only INFO times a query out (counting every datagram sent); the heap it
+//! holds stays within `max_bytes` (held fragments) + 4 × the larger of `max_bytes` and
+//! `max_decompressed` (the strings of decoded INFO, second INFO, PLAYER and RULES
+//! replies) + 4 MiB (at most 65535 rules and 255 players) + the slack.
 #![no_main]
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -51,7 +68,9 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use libfuzzer_sys::fuzz_target;
+use ogp_fuzz::a2s::{bzip2_payload, source_fragments};
 use ogp_fuzz::state_status;
+use ogp_proto::a2s;
 use ogp_proto::driver::QueryDriver;
 use ogp_proto::gamespy3::{self, InfoKind};
 use ogp_proto::gqp::client::{Credentials, QueryMode, MAX_DATAGRAMS, PROBE_LEN};
@@ -115,6 +134,7 @@ const SLACK: usize = 2 << 20;
 const PASSWORD: &str = "hunter2";
 const OGP_SYNTH_BUDGET: usize = 5 << 18;
 const GQP_SYNTH_BUDGET: usize = 1 << 18;
+const A2S_SYNTH_BUDGET: usize = 1 << 20;
 
 // ---------------------------------------------------------------------------------------
 // What the harness knows about the machine
@@ -125,6 +145,7 @@ enum Kind {
     Gqp,
     Draft,
     Gs3,
+    A2s,
 }
 
 struct Info {
@@ -145,6 +166,8 @@ struct Info {
     max_reply_bytes: usize,
     // GameSpy v3
     gs3_kind: InfoKind,
+    // A2S: INFO, PLAYER, RULES asked for
+    a2s_steps: [bool; 3],
 }
 
 /// Checks of an outcome against what the harness knows.
@@ -251,8 +274,58 @@ impl CheckOutcome for Result<gamespy3::client::QueryOutcome, gamespy3::client::Q
     }
 }
 
+impl CheckOutcome for Result<a2s::client::QueryOutcome, a2s::client::QueryError> {
+    fn check(self, info: &Info, transmits: usize, now: Instant) {
+        use a2s::client::{QueryError, Step, MAX_EVENTS};
+        match self {
+            Ok(o) => {
+                assert!(o.events.len() <= MAX_EVENTS, "{} events", o.events.len());
+                assert!(o.warnings.len() <= 64, "{} warnings", o.warnings.len());
+                let [info_on, players_on, rules_on] = info.a2s_steps;
+                assert_eq!(o.info.is_some(), info_on, "an INFO step without INFO");
+                assert!(o.other_info.is_none() || o.info.is_some());
+                for (on, got, step) in [
+                    (players_on, o.players.is_some(), Step::Players),
+                    (rules_on, o.rules.is_some(), Step::Rules),
+                ] {
+                    assert!(on || !got, "{step} not asked for, yet there");
+                    let missing = o.missing.iter().filter(|&&s| s == step).count();
+                    assert_eq!(missing, usize::from(on && !got), "{step} missing");
+                }
+                assert!(!o.missing.contains(&Step::Info));
+                check_ping(o.ping_ms, info, now);
+                assert!(transmits >= 1, "an answer before any query");
+            }
+            Err(QueryError::Timeout { step, attempts }) => {
+                assert_eq!(step, Step::Info, "only INFO ends a query by timing out");
+                assert_eq!(attempts as usize, transmits, "attempts");
+            }
+            Err(QueryError::NothingToAsk) => {
+                assert_eq!((info.a2s_steps, transmits), ([false; 3], 0));
+            }
+            Err(_) => {}
+        }
+    }
+}
+
 fn check_transmit(info: &Info, d: &[u8]) {
     match info.kind {
+        Kind::A2s => {
+            use a2s::Request;
+            let step = match Request::decode(d).expect("the A2S request sent decodes") {
+                Request::Info { trailing: 0, .. } => 0,
+                Request::Player {
+                    challenge: Some(_),
+                    trailing: 0,
+                } => 1,
+                Request::Rules {
+                    challenge: Some(_),
+                    trailing: 0,
+                } => 2,
+                other => panic!("the A2S client sent {other:?}"),
+            };
+            assert!(info.a2s_steps[step], "a request for a step not asked for");
+        }
         Kind::Gs3 => match gamespy3::Request::decode(d).expect("the GameSpy v3 request sent") {
             gamespy3::Request::Challenge { session_id } => {
                 assert_eq!(session_id, info.request_id);
@@ -364,10 +437,10 @@ where
             ..ResponderConfig::default()
         };
         let t0 = info.t0;
-        let synth_budget = if info.kind == Kind::Gqp {
-            GQP_SYNTH_BUDGET
-        } else {
-            OGP_SYNTH_BUDGET
+        let synth_budget = match info.kind {
+            Kind::Gqp => GQP_SYNTH_BUDGET,
+            Kind::A2s => A2S_SYNTH_BUDGET,
+            _ => OGP_SYNTH_BUDGET,
         };
         let mut run = Self {
             m,
@@ -503,8 +576,71 @@ where
         }
     }
 
+    /// A hostile A2S server's replies: big fragments, bzip2 bombs.
+    fn synth_a2s(&mut self, [a, b, c, d]: [u8; 4]) {
+        let fragments = match d & 3 {
+            0 | 1 => {
+                // an uncompressed fragment (Source with the size field, or GoldSrc) of
+                // `c` KiB; fragment 0 starts a RULES reply announcing 65535 rules
+                let pad = (usize::from(c) << 10).min(self.synth_budget);
+                self.synth_budget -= pad;
+                let mut dg = a2s::SPLIT.to_vec();
+                dg.extend_from_slice(&(0x100 | u32::from(d >> 4)).to_le_bytes());
+                if d & 3 == 0 {
+                    dg.extend_from_slice(&[a, b, 0xe0, 0x04]);
+                } else {
+                    dg.push(b << 4 | a & 0x0f);
+                }
+                if (d & 3 == 0 && b == 0) || (d & 3 == 1 && b & 0x0f == 0) {
+                    dg.extend_from_slice(b"\xff\xff\xff\xffE\xff\xff");
+                }
+                dg.resize(dg.len() + pad, d);
+                vec![dg]
+            }
+            _ => {
+                // a bzip2-compressed RULES (one long value, or 65535 empty rules and
+                // zeros) or PLAYER (255 players with long names) reply of `c` × 16 KiB,
+                // in `a & 7` + 1 fragments (reversed with `a & 8`), the declared size one
+                // too many with `a & 0x10`, the CRC wrong with `a & 0x20`
+                let size = (usize::from(c) << 14).min(self.synth_budget);
+                self.synth_budget -= size;
+                let mut reply = a2s::SINGLE.to_vec();
+                if d & 3 == 2 && d & 4 == 0 {
+                    reply.extend_from_slice(b"E\x01\x00k\x00");
+                    reply.resize(reply.len() + size, b'v');
+                    reply.push(0);
+                } else if d & 3 == 2 {
+                    reply.extend_from_slice(b"E\xff\xff");
+                    reply.resize(reply.len() + size.max(2 * 65535), 0);
+                } else {
+                    reply.extend_from_slice(b"D\xff");
+                    let name = size / 255;
+                    for k in 0..255u8 {
+                        reply.push(k);
+                        reply.resize(reply.len() + name, b'n');
+                        reply.extend_from_slice(&[0; 9]);
+                    }
+                }
+                let payload =
+                    bzip2_payload(&reply, i32::from(a & 0x10 != 0), u32::from(a & 0x20 != 0));
+                let id = a2s::split::COMPRESSED | 0x200 | u32::from(d >> 4);
+                let mut f = source_fragments(&payload, id, b & 1 != 0, usize::from(a & 7) + 1);
+                if a & 8 != 0 {
+                    f.reverse();
+                }
+                f
+            }
+        };
+        for dg in fragments {
+            self.deliver(&dg);
+            drop(dg);
+            self.check_heap();
+        }
+    }
+
     fn synth(&mut self, [a, b, c, d]: [u8; 4]) {
         let dg = match self.info.kind {
+            Kind::A2s => return self.synth_a2s([a, b, c, d]),
             Kind::Ogp | Kind::Draft => {
                 let pad = (usize::from(c) << 10).min(self.synth_budget);
                 self.synth_budget -= pad;
@@ -766,8 +902,9 @@ fuzz_target!(|data: &[u8]| {
         commands: 0,
         max_reply_bytes: 0,
         gs3_kind: InfoKind::Full,
+        a2s_steps: [true; 3],
     };
-    match p[0] % 4 {
+    match p[0] % 5 {
         0 => {
             info.ogp_max_bytes = (p[1] & 2 != 0).then_some(u16::from_le_bytes([p[6], p[7]]));
             let opts = ogp::client::QueryOptions {
@@ -876,6 +1013,33 @@ fuzz_target!(|data: &[u8]| {
                 },
             };
             let m = gamespy3::client::QueryMachine::new(opts, request_id, t0);
+            drive(m, info, Listener::Standard, ops);
+        }
+        4 => {
+            info.kind = Kind::A2s;
+            info.a2s_steps = [p[1] & 1 == 0, p[1] & 2 == 0, p[1] & 4 == 0];
+            let limits = a2s::ReassemblyLimits {
+                max_fragments: if p[7] == 0 { 128 } else { p[7] },
+                max_bytes: 2048 << (p[6] & 7),
+                max_decompressed: [4 << 20, 4096, 65536, 512 << 10][usize::from(p[6] >> 6)],
+            };
+            let steps = info.a2s_steps.iter().filter(|&&on| on).count() as u32;
+            info.max_transmits = (steps * (1 + retries) + max_challenge_errors) as usize;
+            let decoded = limits.max_bytes.max(limits.max_decompressed);
+            info.heap_cap = limits.max_bytes + 4 * decoded + (4 << 20) + SLACK;
+            let opts = a2s::client::QueryOptions {
+                info: info.a2s_steps[0],
+                players: info.a2s_steps[1],
+                rules: info.a2s_steps[2],
+                challenge: (p[1] & 8 != 0).then_some(known),
+                attempt_timeout,
+                backoff_percent,
+                retries,
+                total_timeout: total,
+                max_challenges: max_challenge_errors,
+                limits,
+            };
+            let m = a2s::client::QueryMachine::new(opts, t0);
             drive(m, info, Listener::Standard, ops);
         }
         _ => {

@@ -28,7 +28,7 @@
 use std::collections::BTreeSet;
 
 use libfuzzer_sys::fuzz_target;
-use ogp_fuzz::check_error;
+use ogp_fuzz::{check_error, records};
 use ogp_proto::gamespy3::heartbeat::Heartbeat;
 use ogp_proto::gamespy3::mapping::{info_to_status, status_to_info};
 use ogp_proto::gamespy3::reply::{
@@ -253,7 +253,7 @@ fn single(d: &[u8]) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let (a, b, mut rest) = match data {
+    let (a, b, rest) = match data {
         [a, b, rest @ ..] => (*a, *b, rest),
         _ => return,
     };
@@ -268,10 +268,7 @@ fuzz_target!(|data: &[u8]| {
         last: None,
         bytes: 0,
     };
-    while let Some((n, tail)) = rest.split_first_chunk::<2>() {
-        let n = usize::from(u16::from_le_bytes(*n) & 0x7ff).min(tail.len());
-        let (d, tail) = tail.split_at(n);
-        rest = tail;
+    for (_, d) in records::<2>(rest) {
         single(d);
         let Ok(p) = decode_packet(d) else { continue };
         let want = model.push(&p, d.len());

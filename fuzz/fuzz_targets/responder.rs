@@ -1,5 +1,6 @@
 //! The shared sans-IO responder: a sequence of datagrams from a few sources, over time,
-//! through one `Responder` per listener kind (`Listener::Standard`: OGP v1.01 and GQP;
+//! through one `Responder` per listener kind (`Listener::Standard`: OGP v1.01, Valve A2S
+//! (default settings; `a2s_request` covers the others) and GQP;
 //! `Listener::OgpDraft`: the v0.02 draft), both answering from `tests/data/state.json`
 //! with a fixed secret.
 //!
@@ -7,9 +8,10 @@
 //!   `[s: u8] [dt: u8] [n: u16 LE] [datagram: (n & 0x7ff) bytes, fewer if the input ends]`
 //! * `s & 7` picks the source (two IPv4 ports of one address and its IPv4-mapped IPv6
 //!   form, another IPv4 address, two IPv6 addresses of one /64, an address the ban hook
-//!   rejects (OGP Error 0 / draft Banned) and one it ignores);
+//!   rejects (OGP Error 0 / draft Banned / A2S silence) and one it ignores);
 //! * `s & 8` asks the harness to make the datagram prove its source: a valid challenge
-//!   (OGP, draft) is written into its header, or a valid `challenge RS <token>` command
+//!   (OGP, draft) is written into its header or (A2S INFO, PLAYER, RULES) after its
+//!   type byte and payload, or a valid `challenge RS <token>` command
 //!   (GQP) put first, and every `validate` gets the right HMAC for the configured user;
 //! * time advances by `dt` × (1 ms, 50 ms, 1 s or 20 s by `s >> 6`) before the datagram
 //!   (challenge keys rotate every 60 s, so old challenges expire).
@@ -35,6 +37,11 @@
 //!   `min(18, query + 4)` bytes and never an answer; answers within 8192 bytes unsplit,
 //!   or MaxBytesPerPacket (500–1500) per packet and 65536 in all, reassembling to a body
 //!   the draft's `decode_answer_body` reads.
+//! * A2S: what `ogp_fuzz::a2s::check_answer` says (module docs of `a2s::responder`:
+//!   ignored and banned requests get nothing; without a valid challenge at most 9 bytes
+//!   and never PLAYER, RULES or a split; challenges are the current ones; INFO is the
+//!   fitted one in one datagram; PLAYER and RULES are one datagram or Source-layout
+//!   fragments that reassemble to the status's players or rules).
 #![no_main]
 
 use std::net::{IpAddr, SocketAddr};
@@ -42,7 +49,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use libfuzzer_sys::fuzz_target;
-use ogp_fuzz::state_status;
+use ogp_fuzz::a2s::{self as a2s_check, Answered};
+use ogp_fuzz::{records, state_status};
+use ogp_proto::a2s::{self, responder::A2sConfig};
 use ogp_proto::gqp::responder::{GqpConfig, GqpOutcome, GqpUser};
 use ogp_proto::gqp::{self, auth, decode_query, decode_reply, encode_query, Command, Encoding};
 use ogp_proto::guard::{protocol_id, ChallengeKeys};
@@ -455,6 +464,7 @@ fn check_draft(o: DraftOutcome, d: &[u8], out: &[Vec<u8>], verified: bool, cx: &
 struct Side {
     responder: Responder,
     listener: Listener,
+    a2s: A2sConfig,
     out: Transmits,
     sent: u64,
     sent_bytes: u64,
@@ -466,6 +476,7 @@ impl Side {
         Self {
             responder: Responder::new(config(listener), SECRET, t0),
             listener,
+            a2s: config(listener).a2s,
             out: Transmits::default(),
             sent: 0,
             sent_bytes: 0,
@@ -489,6 +500,8 @@ impl Side {
             prove_draft(raw, keys.issue(now, protocol_id::OGP_DRAFT, ip))
         } else if ogp_like {
             prove_ogp(raw, keys.issue(now, protocol_id::OGP, ip))
+        } else if a2s::is_a2s(raw) {
+            a2s_check::prove(raw, keys.issue(now, protocol_id::A2S, ip))
         } else {
             prove_gqp(raw, keys, now, ip)
         };
@@ -516,7 +529,7 @@ impl Side {
             Outcome::Unknown | Outcome::RateLimited | Outcome::Banned => {
                 assert!(out.is_empty(), "{o:?} with datagrams");
                 if o == Outcome::Unknown {
-                    let known = ogp_like || (standard && gqp::is_gqp(d));
+                    let known = ogp_like || (standard && (gqp::is_gqp(d) || a2s::is_a2s(d)));
                     assert!(!known, "a datagram of a protocol we serve is Unknown");
                 }
                 if o == Outcome::Banned {
@@ -538,6 +551,19 @@ impl Side {
                 }
                 let verified = gqp_verified(d, cx.keys, now, ip);
                 check_gqp(x, d, &out, verified);
+            }
+            Outcome::A2s(x) => {
+                assert!(standard && !ogp_like && a2s::is_a2s(d));
+                let answered = Answered {
+                    config: &self.a2s,
+                    status,
+                    request: d,
+                    out: &out,
+                    verified: a2s_check::verified(d, cx.keys, now, ip),
+                    rejected: ban(ip) == BanAction::Reject,
+                    current: cx.keys.issue(now, protocol_id::A2S, ip),
+                };
+                a2s_check::check_answer(x, &answered);
             }
             Outcome::OgpDraft(x) => {
                 assert!(!standard && ogp_like);
@@ -564,11 +590,7 @@ fuzz_target!(|data: &[u8]| {
         Side::new(Listener::OgpDraft, t0),
     ];
     let mut now = t0;
-    let mut rest = data;
-    while let Some((&[s, dt, lo, hi], tail)) = rest.split_first_chunk::<4>() {
-        let len = usize::from(u16::from_le_bytes([lo, hi]) & 0x7ff).min(tail.len());
-        let (datagram, tail) = tail.split_at(len);
-        rest = tail;
+    for ([s, dt, ..], datagram) in records::<4>(data) {
         now += Duration::from_millis(u64::from(dt) * UNITS_MS[usize::from(s >> 6)]);
         let src = sources[usize::from(s & 7)];
         for side in &mut sides {

@@ -3,6 +3,34 @@
 use ogp_proto::ogp::answer::Answer;
 use ogp_proto::{DecodeError, Status};
 
+pub mod a2s;
+
+/// The records of a fuzz input: `[head: N bytes, the last two a u16 LE word w] [record:
+/// w & 0x7ff bytes, fewer if the input ends]`, repeated until the input ends (a partial
+/// head ends it). Yields each head with its record; [`record_flags`] reads `w >> 11`.
+pub fn records<const N: usize>(data: &[u8]) -> impl Iterator<Item = ([u8; N], &[u8])> {
+    let mut rest = data;
+    std::iter::from_fn(move || {
+        let (head, tail) = rest.split_first_chunk::<N>()?;
+        let n = usize::from(length_word(head) & 0x7ff).min(tail.len());
+        let (record, tail) = tail.split_at(n);
+        rest = tail;
+        Some((*head, record))
+    })
+}
+
+/// The top five bits of a record head's length word (see [`records`]).
+pub fn record_flags<const N: usize>(head: &[u8; N]) -> u8 {
+    (length_word(head) >> 11) as u8
+}
+
+fn length_word<const N: usize>(head: &[u8; N]) -> u16 {
+    match head[..] {
+        [.., lo, hi] => u16::from_le_bytes([lo, hi]),
+        _ => 0,
+    }
+}
+
 /// Asserts that a decode error points into the input (or just past its end).
 pub fn check_error(e: &DecodeError, base: usize, len: usize) {
     assert!(

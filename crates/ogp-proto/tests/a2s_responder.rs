@@ -546,6 +546,47 @@ fn info_is_never_split_and_oversized_replies_are_cut_by_whole_entries() {
     assert!(matches!(o, A2sOutcome::Players { .. }));
 }
 
+#[test]
+fn a_cut_player_reply_keeps_every_player_that_fits() {
+    // 255 players of 60-byte names: 18.6 KB, cut at 4000 bytes. Found by the a2s_request
+    // fuzz target: the responder dropped players in steps of (excess / 16), so long names
+    // left none at all.
+    let mut s = status(255, 0);
+    for p in s.players.as_mut().unwrap() {
+        p.name = Some("n".repeat(60).into());
+    }
+    let mut server = Server::new(A2sConfig {
+        max_reply_bytes: 4000,
+        ..A2sConfig::default()
+    });
+    let c = server.challenge();
+    let (o, out) = server.handle(&req(Request::player(Some(c))), &s);
+    assert!(matches!(
+        o,
+        A2sOutcome::Players {
+            truncated: true,
+            ..
+        }
+    ));
+    let mut m = ogp_proto::a2s::Reassembler::new();
+    let mut reply = None;
+    for d in &out {
+        if let ogp_proto::a2s::Pushed::Complete { reply: r, .. } = m.push(d).unwrap() {
+            reply = Some(r);
+        }
+    }
+    let reply = reply.unwrap();
+    let Message::Players(p) = ogp_proto::a2s::split::decode_reassembled(&reply)
+        .unwrap()
+        .message
+    else {
+        panic!()
+    };
+    // 4 + 2 bytes of header, 1 + 61 + 8 bytes per player: 57 fit in 4000 bytes
+    assert_eq!(p.players.len(), 57);
+    assert_eq!(reply.len(), 6 + 57 * 70);
+}
+
 // =======================================================================================
 // Client against hand-made servers
 

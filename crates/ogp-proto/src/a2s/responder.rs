@@ -16,7 +16,8 @@
 //!    port) is valid for INFO, PLAYER and RULES alike (qstat reuses the INFO challenge);
 //! 4. replies over 1400 bytes are split in the Source layout with the size field 1248,
 //!    ids 1…0x7FFF (bit 31 and bit 15 clear), fragments in order, never compressed; a
-//!    reply over [`A2sConfig::max_reply_bytes`] loses entries from its end until it fits;
+//!    reply over [`A2sConfig::max_reply_bytes`] keeps the longest prefix of its players or
+//!    rules that fits;
 //! 5. server type and environment are lower-case letters; The Ship (app id 2400) gets
 //!    its INFO fields and its per-player deaths and money;
 //! 6. A2S_SERVERQUERY_GETCHALLENGE (`57`) and A2A_PING (`69`) are off by default;
@@ -128,6 +129,11 @@ pub struct A2sResponder {
     config: A2sConfig,
     next_split_id: u32,
     buf: Vec<u8>,
+}
+
+/// Bytes `s` takes on the wire as a NUL-terminated string (NULs inside are dropped).
+fn cstr_len(s: &str) -> usize {
+    s.bytes().filter(|&b| b != 0).count() + 1
 }
 
 /// Longest string kept when an INFO reply must be shortened to fit one datagram.
@@ -355,17 +361,24 @@ impl ProtocolResponder for A2sResponder {
                 let mut players = status_to_players(status, ship);
                 let full = players.players.len();
                 let limit = self.reply_limit();
-                // Drop players from the end until the reply fits.
-                loop {
+                self.buf.clear();
+                self.buf.extend_from_slice(&SINGLE);
+                players.encode_body(&mut self.buf);
+                if self.buf.len() > limit {
+                    // Keep the longest prefix of players that fits.
+                    let mut size = SINGLE.len() + 2;
+                    let keep = players
+                        .players
+                        .iter()
+                        .take_while(|p| {
+                            size += 1 + cstr_len(&p.name) + 8 + if ship { 8 } else { 0 };
+                            size <= limit
+                        })
+                        .count();
+                    players.players.truncate(keep);
                     self.buf.clear();
                     self.buf.extend_from_slice(&SINGLE);
                     players.encode_body(&mut self.buf);
-                    if self.buf.len() <= limit || players.players.is_empty() {
-                        break;
-                    }
-                    let over = self.buf.len() - limit;
-                    let drop = (over / 16).clamp(1, players.players.len());
-                    players.players.truncate(players.players.len() - drop);
                 }
                 let datagrams = self.send(out);
                 A2sOutcome::Players {
@@ -385,12 +398,12 @@ impl ProtocolResponder for A2sResponder {
                 rules.encode_body(&mut self.buf);
                 if self.buf.len() > limit {
                     // Keep the longest prefix of rules that fits.
-                    let mut size = 4 + 1 + 2;
+                    let mut size = SINGLE.len() + 3;
                     let keep = rules
                         .rules
                         .iter()
                         .take_while(|(k, v)| {
-                            size += k.len() + v.len() + 2;
+                            size += cstr_len(k) + cstr_len(v);
                             size <= limit
                         })
                         .count();

@@ -24,7 +24,7 @@
 //! count, total bytes, decompressed size, checked before anything is decompressed),
 //! accepts fragments in any order, drops exact duplicates and refuses fragments that
 //! contradict the others (another id is [`ReassemblyError::OtherId`], which callers
-//! usually just drop). Nothing here panics.
+//! usually just drop); a refused fragment changes nothing. Nothing here panics.
 //!
 //! Our own replies ([`split_reply`]) use the Source layout with the size field 1248, ids
 //! the caller keeps below 0x8000 (python-a2s mistakes bit 15 for "compressed"), fragments
@@ -400,7 +400,12 @@ impl Reassembler {
         *self = Self::with_limits(self.limits);
     }
 
-    /// Adds one split datagram.
+    /// Adds one split datagram. A fragment refused with an error leaves the reassembler
+    /// as it was, except when it completes a compressed reply that fails its bzip2 checks
+    /// ([`ReassemblyError::DeclaredTooLarge`], [`Bzip2`](ReassemblyError::Bzip2),
+    /// [`SizeMismatch`](ReassemblyError::SizeMismatch),
+    /// [`BadCrc`](ReassemblyError::BadCrc)): that reply's fragments are dropped and the
+    /// reassembler is empty.
     pub fn push(&mut self, datagram: &[u8]) -> Result<Pushed, ReassemblyError> {
         let id = Fragment::peek_id(datagram)?;
         match self.id {
@@ -409,111 +414,134 @@ impl Reassembler {
             }
             _ => {}
         }
-        let Some(layout) = self.layout else {
-            match detect_first(datagram, id) {
-                Some(layout) => {
-                    self.id = Some(id);
-                    self.layout = Some(layout);
-                    let held = std::mem::take(&mut self.pending);
-                    self.have_pending_bytes_released(&held);
-                    let first = self.place(datagram, layout)?;
-                    if matches!(first, Pushed::Complete { .. }) {
-                        // A one-fragment reply: whatever was held cannot belong to it.
-                        return Ok(first);
-                    }
-                    let mut last = first;
-                    for d in &held {
-                        let p = self.place(d, layout)?;
-                        if p != Pushed::Duplicate {
-                            last = p;
-                        }
-                    }
-                    return Ok(last);
-                }
-                None => {
-                    self.id = Some(id);
-                    if self.pending.iter().any(|p| p.as_slice() == datagram) {
-                        return Ok(Pushed::Duplicate);
-                    }
-                    if self.pending.len() >= usize::from(self.limits.max_fragments) {
-                        return Err(ReassemblyError::TooManyFragments { total: u8::MAX });
-                    }
-                    self.charge(datagram.len())?;
-                    self.pending.push(datagram.to_vec());
-                    return Ok(Pushed::Incomplete);
+        if let Some(layout) = self.layout {
+            let placed = self.place(datagram, layout)?;
+            return self.finish(placed, layout);
+        }
+        let Some(layout) = detect_first(datagram, id) else {
+            if self.pending.iter().any(|p| p.as_slice() == datagram) {
+                return Ok(Pushed::Duplicate);
+            }
+            if self.pending.len() >= usize::from(self.limits.max_fragments) {
+                return Err(ReassemblyError::TooManyFragments { total: u8::MAX });
+            }
+            self.bytes = self.charged(datagram.len())?;
+            self.id = Some(id);
+            self.pending.push(datagram.to_vec());
+            return Ok(Pushed::Incomplete);
+        };
+        // Fragment 0 decides the layout. It and the held fragments go into a fresh
+        // reassembler, which replaces this one only if every one of them fits.
+        let mut next = Self {
+            limits: self.limits,
+            id: Some(id),
+            layout: Some(layout),
+            ..Self::default()
+        };
+        let mut placed = next.place(datagram, layout)?;
+        // A one-fragment reply: whatever was held cannot belong to it. Otherwise every
+        // held fragment must fit (once the reply is complete, as a duplicate).
+        if !matches!(placed, Placed::Complete { .. }) {
+            for d in &self.pending {
+                match next.place(d, layout)? {
+                    Placed::Duplicate => {}
+                    p => placed = p,
                 }
             }
-        };
-        self.place(datagram, layout)
+        }
+        *self = next;
+        self.finish(placed, layout)
     }
 
-    fn have_pending_bytes_released(&mut self, held: &[Vec<u8>]) {
-        let n: usize = held.iter().map(Vec::len).sum();
-        self.bytes = self.bytes.saturating_sub(n);
-    }
-
-    fn charge(&mut self, n: usize) -> Result<(), ReassemblyError> {
+    /// The bytes held after taking `n` more, unless that is over the limit.
+    fn charged(&self, n: usize) -> Result<usize, ReassemblyError> {
         let total = self.bytes.saturating_add(n);
         if total > self.limits.max_bytes {
             return Err(ReassemblyError::TooLarge);
         }
-        self.bytes = total;
-        Ok(())
+        Ok(total)
     }
 
-    fn place(&mut self, datagram: &[u8], layout: Layout) -> Result<Pushed, ReassemblyError> {
+    /// Stores a fragment of a reply whose layout is known; changes nothing when it
+    /// refuses it.
+    fn place(&mut self, datagram: &[u8], layout: Layout) -> Result<Placed, ReassemblyError> {
         let p = parse(datagram, layout)?;
         if p.total > self.limits.max_fragments
             || (layout == Layout::GoldSrc && usize::from(p.total) > GOLDSRC_MAX_FRAGMENTS)
         {
             return Err(ReassemblyError::TooManyFragments { total: p.total });
         }
-        match self.total {
-            None => {
-                self.total = Some(p.total);
-                self.parts = vec![None; usize::from(p.total)];
+        let number = usize::from(p.number);
+        if let Some(total) = self.total {
+            if total != p.total {
+                return Err(ReassemblyError::TotalMismatch);
             }
-            Some(t) if t != p.total => return Err(ReassemblyError::TotalMismatch),
-            Some(_) => {}
+            match self.parts.get(number) {
+                Some(None) => {}
+                Some(Some(have)) => {
+                    return if have.as_slice() == p.payload {
+                        Ok(Placed::Duplicate)
+                    } else {
+                        Err(ReassemblyError::Conflict { number: p.number })
+                    };
+                }
+                // parse() checks that the number is below the count
+                None => return Err(ReassemblyError::TotalMismatch),
+            }
         }
-        let Some(slot) = self.parts.get_mut(usize::from(p.number)) else {
+        let bytes = self.charged(p.payload.len())?;
+        if self.total.is_none() {
+            self.total = Some(p.total);
+            self.parts = vec![None; usize::from(p.total)];
+        }
+        let Some(slot) = self.parts.get_mut(number) else {
             return Err(ReassemblyError::TotalMismatch);
         };
-        if let Some(have) = slot {
-            return if have.as_slice() == p.payload {
-                Ok(Pushed::Duplicate)
-            } else {
-                Err(ReassemblyError::Conflict { number: p.number })
-            };
-        }
-        let total = self.bytes.saturating_add(p.payload.len());
-        if total > self.limits.max_bytes {
-            return Err(ReassemblyError::TooLarge);
-        }
-        self.bytes = total;
         *slot = Some(p.payload.to_vec());
+        self.bytes = bytes;
         self.have += 1;
         if self.have < self.parts.len() {
-            return Ok(Pushed::Incomplete);
+            return Ok(Placed::Incomplete);
         }
         let mut data = Vec::with_capacity(self.bytes);
         for part in self.parts.iter().flatten() {
             data.extend_from_slice(part);
         }
-        let fragments = p.total;
-        let compressed = self.id.is_some_and(|id| id & COMPRESSED != 0);
-        self.reset();
-        let reply = if compressed {
-            decompress(&data, self.limits.max_decompressed)?
-        } else {
-            data
-        };
-        Ok(Pushed::Complete {
-            reply,
-            layout,
-            fragments,
+        Ok(Placed::Complete {
+            data,
+            fragments: p.total,
         })
     }
+
+    /// What a push did, once stored: a complete reply empties the reassembler and is
+    /// decompressed if it was compressed.
+    fn finish(&mut self, placed: Placed, layout: Layout) -> Result<Pushed, ReassemblyError> {
+        match placed {
+            Placed::Incomplete => Ok(Pushed::Incomplete),
+            Placed::Duplicate => Ok(Pushed::Duplicate),
+            Placed::Complete { data, fragments } => {
+                let compressed = self.id.is_some_and(|id| id & COMPRESSED != 0);
+                self.reset();
+                let reply = if compressed {
+                    decompress(&data, self.limits.max_decompressed)?
+                } else {
+                    data
+                };
+                Ok(Pushed::Complete {
+                    reply,
+                    layout,
+                    fragments,
+                })
+            }
+        }
+    }
+}
+
+/// What [`Reassembler::place`] did.
+enum Placed {
+    Incomplete,
+    Duplicate,
+    Complete { data: Vec<u8>, fragments: u8 },
 }
 
 /// Decompresses a bzip2 split reply's data (`size:i32 | crc:u32 | bzip2 stream`): refuses
@@ -810,6 +838,83 @@ mod tests {
         let mut ra = Reassembler::new();
         assert!(ra.push(&[0xfe, 0xff, 0xff, 0xff, 1, 0, 0]).is_err());
         assert!(ra.push(&[0xff, 0xff, 0xff, 0xff, 1, 0, 0, 0, 0]).is_err());
+    }
+
+    #[test]
+    fn a_refused_fragment_changes_nothing() {
+        let state = |ra: &Reassembler| format!("{ra:?}");
+        let frags = split_reply(&reply(5000), 9, Layout::Source { size_field: true }).unwrap();
+        // held before fragment 0: refused for size or count, the id stays unset
+        for limits in [
+            ReassemblyLimits {
+                max_fragments: 0,
+                ..ReassemblyLimits::default()
+            },
+            ReassemblyLimits {
+                max_bytes: 100,
+                ..ReassemblyLimits::default()
+            },
+        ] {
+            let mut ra = Reassembler::with_limits(limits);
+            assert!(ra.push(&frags[1]).is_err());
+            assert_eq!(state(&ra), state(&Reassembler::with_limits(limits)));
+            assert_eq!(ra.id(), None);
+        }
+        // fragment 0 too large or too many: the held fragments stay, no layout
+        for limits in [
+            ReassemblyLimits {
+                max_bytes: 2000,
+                ..ReassemblyLimits::default()
+            },
+            ReassemblyLimits {
+                max_fragments: 3,
+                ..ReassemblyLimits::default()
+            },
+        ] {
+            let mut ra = Reassembler::with_limits(limits);
+            assert_eq!(ra.push(&frags[1]), Ok(Pushed::Incomplete));
+            let before = state(&ra);
+            assert!(ra.push(&frags[0]).is_err());
+            assert_eq!(state(&ra), before);
+            assert_eq!((ra.layout(), ra.received()), (None, 1));
+        }
+        // a held fragment that does not fit fragment 0: fragment 0 is refused, not kept;
+        // also when the held fragments complete the reply before the misfit
+        let mut ra = Reassembler::new();
+        let mut conflict = frags[1].clone();
+        *conflict.last_mut().unwrap() ^= 1;
+        for f in [&frags[1], &frags[2], &frags[3], &frags[4], &conflict] {
+            ra.push(f).unwrap();
+        }
+        let before = state(&ra);
+        assert_eq!(
+            ra.push(&frags[0]),
+            Err(ReassemblyError::Conflict { number: 1 })
+        );
+        assert_eq!(state(&ra), before);
+        let mut ra = Reassembler::new();
+        let mut other_total = frags[2].clone();
+        other_total[8] = 9;
+        ra.push(&frags[1]).unwrap();
+        ra.push(&other_total).unwrap();
+        let before = state(&ra);
+        assert_eq!(ra.push(&frags[0]), Err(ReassemblyError::TotalMismatch));
+        assert_eq!(state(&ra), before);
+    }
+
+    #[test]
+    fn held_duplicates_do_not_hide_the_complete_reply() {
+        // fragment 1 held twice (the size field differs, the payload does not), then
+        // fragment 0: the reply completes once, and nothing is left behind
+        let frags = split_reply(&reply(2000), 9, Layout::Source { size_field: true }).unwrap();
+        assert_eq!(frags.len(), 2);
+        let mut again = frags[1].clone();
+        again[10] = 0;
+        let mut ra = Reassembler::new();
+        assert_eq!(ra.push(&frags[1]), Ok(Pushed::Incomplete));
+        assert_eq!(ra.push(&again), Ok(Pushed::Incomplete));
+        assert!(matches!(ra.push(&frags[0]), Ok(Pushed::Complete { .. })));
+        assert_eq!((ra.received(), ra.id(), ra.layout()), (0, None, None));
     }
 
     fn bz(data: &[u8]) -> Vec<u8> {
