@@ -12,7 +12,7 @@ use ogp_fuzz::a2s::big_status;
 use ogp_fuzz::state_status;
 use ogp_proto::a2s::responder::{A2sConfig, Flavor};
 use ogp_proto::a2s::{self, Pushed, Reassembler};
-use ogp_proto::driver::QueryDriver;
+use ogp_proto::client::{QueryDriver, Timing};
 use ogp_proto::gqp::client::{Credentials, QueryMode};
 use ogp_proto::gqp::responder::{GqpConfig, GqpUser};
 use ogp_proto::gqp::{self, Command, Encoding};
@@ -105,7 +105,7 @@ fn main() {
                 let mut r = responder(Listener::Standard, block);
                 let (mut q, mut a) = (0, 0);
                 exchange(
-                    gqp::client::QueryMachine::new(opts, Instant::now()),
+                    gqp::client::QueryMachine::new(opts, Timing::default(), Instant::now()),
                     &mut r,
                     state_status(),
                     |from_client, d| {
@@ -131,7 +131,7 @@ fn main() {
         let mut r = responder(Listener::Standard, 1400);
         let mut n = 0;
         exchange(
-            gqp::client::QueryMachine::new(opts, Instant::now()),
+            gqp::client::QueryMachine::new(opts, Timing::default(), Instant::now()),
             &mut r,
             state_status(),
             |from_client, d| {
@@ -155,7 +155,12 @@ fn main() {
         let mut r = responder(Listener::OgpDraft, 1400);
         let mut n = 0;
         exchange(
-            ogp_draft::client::QueryMachine::new(opts, 0x1122_3344, Instant::now()),
+            ogp_draft::client::QueryMachine::new(
+                opts,
+                Timing::default(),
+                0x1122_3344,
+                Instant::now(),
+            ),
             &mut r,
             state_status(),
             |_, d| {
@@ -184,13 +189,13 @@ fn a2s_seeds(out: &Out) {
     // What our responder answers the A2S client, in each flavor, from state.json as The
     // Ship (INFO with The Ship's fields, players with deaths and money): a2s_reply.
     let mut ship = state_status().clone();
-    ship.a2s.get_or_insert_with(A2sInfo::default).app_id = Some(a2s::info::SHIP_APP_ID);
+    ship.a2s.get_or_insert_with(A2sInfo::default).app_id = Some(u32::from(a2s::info::SHIP_APP_ID));
     let flavors = [Flavor::Source, Flavor::GoldSrcM, Flavor::GoldSrcI];
     for (f, flavor) in flavors.into_iter().enumerate() {
         let mut r = a2s_responder(flavor, 65536);
         let mut n = 0;
         exchange(
-            a2s::client::QueryMachine::new(Default::default(), Instant::now()),
+            a2s::client::QueryMachine::new(Default::default(), Timing::default(), Instant::now()),
             &mut r,
             &ship,
             |from_client, d| {
@@ -208,7 +213,7 @@ fn a2s_seeds(out: &Out) {
         let mut r = a2s_responder(flavor, 4000);
         let mut frags = Vec::new();
         exchange(
-            a2s::client::QueryMachine::new(Default::default(), Instant::now()),
+            a2s::client::QueryMachine::new(Default::default(), Timing::default(), Instant::now()),
             &mut r,
             big_status(flavor == Flavor::Source),
             |from_client, d| {

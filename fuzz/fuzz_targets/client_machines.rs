@@ -71,7 +71,9 @@ use libfuzzer_sys::fuzz_target;
 use ogp_fuzz::a2s::{bzip2_payload, source_fragments};
 use ogp_fuzz::state_status;
 use ogp_proto::a2s;
-use ogp_proto::driver::QueryDriver;
+use ogp_proto::client::{
+    Answer, QueryDriver, QueryError, Rejection, Timing, MAX_EVENTS, MAX_WARNINGS,
+};
 use ogp_proto::gamespy3::{self, InfoKind};
 use ogp_proto::gqp::client::{Credentials, QueryMode, MAX_DATAGRAMS, PROBE_LEN};
 use ogp_proto::gqp::responder::{GqpConfig, GqpUser};
@@ -79,7 +81,6 @@ use ogp_proto::gqp::{
     self, decode_query, encode_reply, Command, Encoding, Record, Reply, StatusCode,
 };
 use ogp_proto::model::Text;
-use ogp_proto::ogp::client::MAX_EVENTS;
 use ogp_proto::ogp::split::MAX_REASSEMBLED_BYTES;
 use ogp_proto::ogp::{self, Message, PacketType, SplitInfo};
 use ogp_proto::ogp_draft;
@@ -183,58 +184,63 @@ fn check_ping(ping_ms: f64, info: &Info, now: Instant) {
     );
 }
 
-impl CheckOutcome for Result<ogp::client::QueryOutcome, ogp::client::QueryError> {
+/// The checks every protocol's result shares: caps on events and warnings, a sane ping,
+/// an answer only after a query, and a timeout that counts every datagram sent.
+fn check_common<D>(r: &Result<Answer<D>, QueryError>, info: &Info, transmits: usize, now: Instant) {
+    match r {
+        Ok(o) => {
+            assert!(o.events.len() <= MAX_EVENTS, "{} events", o.events.len());
+            assert!(
+                o.warnings.len() <= MAX_WARNINGS,
+                "{} warnings",
+                o.warnings.len()
+            );
+            check_ping(o.ping_ms, info, now);
+            assert!(transmits >= 1, "an answer before any query");
+        }
+        Err(QueryError::NoAnswer { attempts, .. }) => {
+            assert_eq!(*attempts as usize, transmits, "attempts");
+        }
+        Err(_) => {}
+    }
+}
+
+impl CheckOutcome for Result<Answer<ogp::client::Details>, QueryError> {
     fn check(self, info: &Info, transmits: usize, now: Instant) {
-        match self {
-            Ok(o) => {
-                assert!(o.events.len() <= MAX_EVENTS, "{} events", o.events.len());
-                assert_eq!(o.request_id, info.request_id);
-                assert!(o.answer_datagrams >= 1);
-                check_ping(o.ping_ms, info, now);
-                assert!(transmits >= 1, "an answer before any query");
-            }
-            Err(ogp::client::QueryError::Timeout { attempts }) => {
-                assert_eq!(attempts as usize, transmits, "attempts");
-            }
-            Err(_) => {}
+        check_common(&self, info, transmits, now);
+        if let Ok(o) = self {
+            assert_eq!(o.details.request_id, info.request_id);
+            assert!(o.datagrams >= 1);
         }
     }
 }
 
-impl CheckOutcome for Result<gqp::client::QueryOutcome, gqp::client::QueryError> {
+impl CheckOutcome for Result<Answer<gqp::client::Details>, QueryError> {
     fn check(self, info: &Info, transmits: usize, now: Instant) {
-        use gqp::client::QueryError;
+        check_common(&self, info, transmits, now);
         match self {
             Ok(o) => {
                 assert!(
-                    o.events.len() <= gqp::client::MAX_EVENTS,
-                    "{} events",
-                    o.events.len()
-                );
-                assert!(
-                    o.answer_datagrams <= MAX_DATAGRAMS,
+                    o.datagrams <= MAX_DATAGRAMS,
                     "{} datagrams held",
-                    o.answer_datagrams
+                    o.datagrams
                 );
                 assert!(
-                    o.answer_bytes <= info.max_reply_bytes,
+                    o.bytes <= info.max_reply_bytes,
                     "{} bytes held, cap {}",
-                    o.answer_bytes,
+                    o.bytes,
                     info.max_reply_bytes
                 );
-                assert!(o.warnings.len() <= 64, "{} warnings", o.warnings.len());
                 assert!(
-                    o.replies.len() <= info.commands,
+                    o.details.replies.len() <= info.commands,
                     "more replies than commands"
                 );
-                assert!(!o.authenticated || info.credentials);
-                check_ping(o.ping_ms, info, now);
-                assert!(transmits >= 1, "an answer before any query");
+                assert!(!o.details.authenticated || info.credentials);
             }
-            Err(QueryError::Timeout { attempts }) => {
-                assert_eq!(attempts as usize, transmits, "attempts");
-            }
-            Err(QueryError::AuthFailed | QueryError::AuthUnsupported(_)) => {
+            Err(QueryError::Rejected {
+                reason: Rejection::AuthFailed | Rejection::AuthUnsupported { .. },
+                ..
+            }) => {
                 assert!(
                     info.credentials,
                     "an authentication error without credentials"
@@ -245,62 +251,49 @@ impl CheckOutcome for Result<gqp::client::QueryOutcome, gqp::client::QueryError>
     }
 }
 
-impl CheckOutcome for Result<gamespy3::client::QueryOutcome, gamespy3::client::QueryError> {
+impl CheckOutcome for Result<Answer<gamespy3::client::Details>, QueryError> {
     fn check(self, info: &Info, transmits: usize, now: Instant) {
-        use gamespy3::client::{QueryError, MAX_EVENTS, MAX_WARNINGS};
-        match self {
-            Ok(o) => {
-                assert!(o.events.len() <= MAX_EVENTS, "{} events", o.events.len());
-                assert!(
-                    o.warnings.len() <= MAX_WARNINGS,
-                    "{} warnings",
-                    o.warnings.len()
-                );
-                assert!(o.packets >= 1);
-                assert!(
-                    o.reply_bytes <= info.max_reply_bytes || o.packets == 1,
-                    "{} bytes held, cap {}",
-                    o.reply_bytes,
-                    info.max_reply_bytes
-                );
-                check_ping(o.ping_ms, info, now);
-                assert!(transmits >= 1, "an answer before any query");
-            }
-            Err(QueryError::Timeout { attempts, .. }) => {
-                assert_eq!(attempts as usize, transmits, "attempts");
-            }
-            Err(_) => {}
+        check_common(&self, info, transmits, now);
+        if let Ok(o) = self {
+            assert!(o.datagrams >= 1);
+            assert!(
+                o.bytes <= info.max_reply_bytes || o.datagrams == 1,
+                "{} bytes held, cap {}",
+                o.bytes,
+                info.max_reply_bytes
+            );
         }
     }
 }
 
-impl CheckOutcome for Result<a2s::client::QueryOutcome, a2s::client::QueryError> {
+impl CheckOutcome for Result<Answer<a2s::client::Details>, QueryError> {
     fn check(self, info: &Info, transmits: usize, now: Instant) {
-        use a2s::client::{QueryError, Step, MAX_EVENTS};
+        use a2s::client::Step;
+        check_common(&self, info, transmits, now);
         match self {
             Ok(o) => {
-                assert!(o.events.len() <= MAX_EVENTS, "{} events", o.events.len());
-                assert!(o.warnings.len() <= 64, "{} warnings", o.warnings.len());
+                let d = &o.details;
                 let [info_on, players_on, rules_on] = info.a2s_steps;
-                assert_eq!(o.info.is_some(), info_on, "an INFO step without INFO");
-                assert!(o.other_info.is_none() || o.info.is_some());
+                assert_eq!(d.info.is_some(), info_on, "an INFO step without INFO");
+                assert!(d.other_info.is_none() || d.info.is_some());
                 for (on, got, step) in [
-                    (players_on, o.players.is_some(), Step::Players),
-                    (rules_on, o.rules.is_some(), Step::Rules),
+                    (players_on, d.players.is_some(), Step::Players),
+                    (rules_on, d.rules.is_some(), Step::Rules),
                 ] {
                     assert!(on || !got, "{step} not asked for, yet there");
-                    let missing = o.missing.iter().filter(|&&s| s == step).count();
+                    let missing = d.missing.iter().filter(|&&s| s == step).count();
                     assert_eq!(missing, usize::from(on && !got), "{step} missing");
                 }
-                assert!(!o.missing.contains(&Step::Info));
-                check_ping(o.ping_ms, info, now);
-                assert!(transmits >= 1, "an answer before any query");
+                assert!(!d.missing.contains(&Step::Info));
             }
-            Err(QueryError::Timeout { step, attempts }) => {
-                assert_eq!(step, Step::Info, "only INFO ends a query by timing out");
-                assert_eq!(attempts as usize, transmits, "attempts");
+            Err(QueryError::NoAnswer { step, .. }) => {
+                assert_eq!(
+                    step,
+                    Some(Step::Info.name()),
+                    "only INFO ends a query by timing out"
+                );
             }
-            Err(QueryError::NothingToAsk) => {
+            Err(QueryError::Options { .. }) => {
                 assert_eq!((info.a2s_steps, transmits), ([false; 3], 0));
             }
             Err(_) => {}
@@ -420,7 +413,7 @@ struct Run<M: QueryDriver> {
 
 impl<M: QueryDriver> Run<M>
 where
-    M::Output: CheckOutcome,
+    Result<Answer<M::Details>, QueryError>: CheckOutcome,
 {
     fn new(m: M, info: Info, listener: Listener) -> Self {
         let config = ResponderConfig {
@@ -858,7 +851,7 @@ const RAW_COMMANDS: [&str; 8] = [
 
 fn drive<M: QueryDriver>(m: M, info: Info, listener: Listener, ops: &[u8])
 where
-    M::Output: CheckOutcome,
+    Result<Answer<M::Details>, QueryError>: CheckOutcome,
 {
     let mut run = Run::new(m, info, listener);
     run.run(ops);
@@ -885,6 +878,12 @@ fuzz_target!(|data: &[u8]| {
     };
     let retries = u32::from(p[5] & 3 ^ 2);
     let max_challenge_errors = u32::from(p[5] >> 2 & 7 ^ 3);
+    let timing = Timing::default()
+        .attempt_timeout(attempt_timeout)
+        .backoff_percent(backoff_percent)
+        .retries(retries)
+        .total_timeout(total)
+        .max_challenges(max_challenge_errors);
     let known = u32::from_le_bytes([p[8], p[9], p[10], p[11]]);
     let request_id = u32::from_le_bytes([p[12], p[13], p[14], p[15]]);
     let mut info = Info {
@@ -911,14 +910,9 @@ fuzz_target!(|data: &[u8]| {
                 utf8: info.utf8,
                 max_bytes_per_packet: info.ogp_max_bytes,
                 challenge: (p[1] & 4 != 0).then_some(known),
-                attempt_timeout,
-                backoff_percent,
-                retries,
-                total_timeout: total,
-                max_challenge_errors,
                 ..ogp::client::QueryOptions::default()
             };
-            let m = ogp::client::QueryMachine::new(opts, request_id, t0);
+            let m = ogp::client::QueryMachine::new(opts, timing, request_id, t0);
             drive(m, info, Listener::Standard, ops);
         }
         1 => {
@@ -964,14 +958,9 @@ fuzz_target!(|data: &[u8]| {
                 encoding: info.encoding,
                 credentials,
                 token: (p[1] & 4 != 0).then(|| gqp::auth::format_token(known)),
-                attempt_timeout,
-                backoff_percent,
-                retries,
-                total_timeout: total,
-                max_challenge_errors,
                 max_reply_bytes: info.max_reply_bytes,
             };
-            let m = gqp::client::QueryMachine::new(opts, t0);
+            let m = gqp::client::QueryMachine::new(opts, timing, t0);
             drive(m, info, Listener::Standard, ops);
         }
         3 => {
@@ -1001,18 +990,13 @@ fuzz_target!(|data: &[u8]| {
             let opts = gamespy3::client::QueryOptions {
                 kind: info.gs3_kind.clone(),
                 handshake,
-                attempt_timeout,
-                backoff_percent,
-                retries,
-                total_timeout: total,
-                max_challenges,
                 nibble_session_ids: p[1] & 0x10 == 0,
                 limits: gamespy3::ReassemblyLimits {
                     max_packets: 128,
                     max_bytes: info.max_reply_bytes,
                 },
             };
-            let m = gamespy3::client::QueryMachine::new(opts, request_id, t0);
+            let m = gamespy3::client::QueryMachine::new(opts, timing, request_id, t0);
             drive(m, info, Listener::Standard, ops);
         }
         4 => {
@@ -1032,14 +1016,9 @@ fuzz_target!(|data: &[u8]| {
                 players: info.a2s_steps[1],
                 rules: info.a2s_steps[2],
                 challenge: (p[1] & 8 != 0).then_some(known),
-                attempt_timeout,
-                backoff_percent,
-                retries,
-                total_timeout: total,
-                max_challenges: max_challenge_errors,
                 limits,
             };
-            let m = a2s::client::QueryMachine::new(opts, t0);
+            let m = a2s::client::QueryMachine::new(opts, timing, t0);
             drive(m, info, Listener::Standard, ops);
         }
         _ => {
@@ -1048,14 +1027,9 @@ fuzz_target!(|data: &[u8]| {
             let opts = ogp_draft::client::QueryOptions {
                 max_bytes_per_packet: info.draft_max_bytes,
                 challenge: (p[1] & 4 != 0).then_some(known),
-                attempt_timeout,
-                backoff_percent,
-                retries,
-                total_timeout: total,
-                max_challenge_errors,
                 ..ogp_draft::client::QueryOptions::default()
             };
-            let m = ogp_draft::client::QueryMachine::new(opts, request_id, t0);
+            let m = ogp_draft::client::QueryMachine::new(opts, timing, request_id, t0);
             drive(m, info, Listener::OgpDraft, ops);
         }
     }

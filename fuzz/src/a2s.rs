@@ -46,7 +46,8 @@ pub fn big_status(ship: bool) -> &'static Status {
             .0
             .extend((0..3000).map(|i| (format!("rule_{i}").into(), format!("{}", i * 7).into())));
         let mut ship = s.clone();
-        ship.a2s.get_or_insert_with(A2sInfo::default).app_id = Some(a2s::info::SHIP_APP_ID);
+        ship.a2s.get_or_insert_with(A2sInfo::default).app_id =
+            Some(u32::from(a2s::info::SHIP_APP_ID));
         [s, ship]
     });
     if ship {
@@ -324,7 +325,7 @@ pub fn check_answer(o: A2sOutcome, x: &Answered<'_>) {
                 .status
                 .a2s
                 .as_ref()
-                .is_some_and(|a| a.app_id == Some(a2s::info::SHIP_APP_ID))
+                .is_some_and(|a| a.app_id == Some(u32::from(a2s::info::SHIP_APP_ID)))
                 && x.config.flavor != Flavor::GoldSrcM;
             let mut want = status_to_players(x.status, ship);
             let (n, full) = (got.players.len(), want.players.len());
