@@ -134,7 +134,11 @@ enum Command {
         /// amplifier for spoofed queries; for testing only.
         #[arg(long)]
         no_challenge: bool,
-        /// Answers per second allowed per source address (IPv6: per /64).
+        /// Answers per second allowed per source address (IPv6: per /64). Each source has
+        /// two such budgets: one for answers to requests with its valid challenge, which
+        /// nobody else can spend, and one for everything else (challenges, errors), which
+        /// a spoofer using its address can; all sources together get at most 10,000 of
+        /// the latter per second.
         #[arg(long, default_value_t = 20.0, value_name = "N")]
         rate: f32,
         /// Burst allowed per source address.
@@ -325,7 +329,13 @@ fn main() -> ExitCode {
                     require_challenge: !no_challenge,
                     ..Default::default()
                 },
+                // Each source's two budgets: answers to its valid challenges, and every
+                // other answer (which a spoofer can trigger in its name).
                 rate: RateConfig {
+                    per_second: rate,
+                    burst,
+                },
+                unproven_rate: RateConfig {
                     per_second: rate,
                     burst,
                 },

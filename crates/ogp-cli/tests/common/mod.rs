@@ -319,6 +319,14 @@ pub struct Served {
     _dir: TempDir,
 }
 
+impl Served {
+    /// The process id of `ogp serve`.
+    #[allow(dead_code)] // not every test binary that includes this module uses it
+    pub fn pid(&self) -> u32 {
+        self._child.0.id()
+    }
+}
+
 /// Starts `ogp serve` on a free loopback port, answering `status_json` (a state file) with
 /// the `extra` arguments, and returns once `ready` (given a socket connected to it) says
 /// it answers.
@@ -340,7 +348,12 @@ pub fn serve_with(
                 .arg(&state)
                 .args(["--listen", &format!("127.0.0.1:{port}")])
                 // many queries from one address in a short time: no rate limit in the way
-                .args(["--rate", "10000", "--burst", "10000"])
+                // (unless the test sets its own)
+                .args(if extra.contains(&"--rate") {
+                    &[][..]
+                } else {
+                    &["--rate", "10000", "--burst", "10000"][..]
+                })
                 .args(extra)
                 .env("NO_COLOR", "1")
                 .env_remove("OGP_LOG")
