@@ -99,9 +99,10 @@ enum Command {
         /// How many times to send again when no answer comes.
         #[arg(long, default_value_t = 2, value_name = "N")]
         retries: u32,
-        /// Ask the server to split its answer into packets of at most this many bytes
-        /// (500–65535).
-        #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u16).range(500..))]
+        /// OGP: ask the server to split its answer into packets of at most this many bytes
+        /// (500–65535; default 1400, so that the whole status comes back), or 0 for one
+        /// datagram (servers cut those to a size limit by leaving out whole sections).
+        #[arg(long, value_name = "BYTES", value_parser = split_size)]
         split: Option<u16>,
         /// Show the datagrams exchanged.
         #[arg(long, short)]
@@ -368,6 +369,14 @@ fn main() -> ExitCode {
             eprintln!("ogp: {}", one_line(&e));
             ExitCode::from(1)
         }
+    }
+}
+
+/// `--split`: 0, or 500–65535.
+fn split_size(s: &str) -> Result<u16, String> {
+    match s.parse::<u16>() {
+        Ok(n) if n == 0 || n >= 500 => Ok(n),
+        _ => Err("must be 0 (one datagram) or 500–65535 bytes".into()),
     }
 }
 

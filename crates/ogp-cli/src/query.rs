@@ -18,7 +18,7 @@ pub struct QueryArgs {
     pub timeout: Duration,
     /// Retries.
     pub retries: u32,
-    /// Ask for OGP split answers of this size.
+    /// Ask for OGP split answers of this size (0: one datagram; None: the default).
     pub split: Option<u16>,
     /// GQP raw commands, `;`-separated.
     pub command: Option<String>,
@@ -46,8 +46,12 @@ pub fn timing(args: &QueryArgs, protocol: Protocol) -> Timing {
 /// The client options for the arguments.
 pub fn options(args: &QueryArgs, protocol: Protocol) -> Result<Options, String> {
     let mut o = Options::with_timing(timing(args, protocol));
-    o.ogp.max_bytes_per_packet = args.split;
-    o.ogp_draft.max_bytes_per_packet = args.split.map(|m| i16::try_from(m).unwrap_or(i16::MAX));
+    if let Some(split) = args.split {
+        // 0: one datagram, however much the server has to leave out to fit it.
+        let split = (split != 0).then_some(split);
+        o.ogp.max_bytes_per_packet = split;
+        o.ogp_draft.max_bytes_per_packet = split.map(|m| i16::try_from(m).unwrap_or(i16::MAX));
+    }
     if let Some(c) = &args.command {
         let commands = gqp::Command::parse_lines(c);
         if commands.is_empty() {

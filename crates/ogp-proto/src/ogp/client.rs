@@ -18,8 +18,9 @@ use std::time::Instant;
 
 use super::answer::decode_answer_body;
 use super::header::{Header, PacketType};
-use super::query::DefaultQuery;
+use super::query::{request, DefaultQuery};
 use super::split::{Pushed, Reassembler, ReassemblyError};
+use super::Bits;
 use super::{ErrorValue, Message};
 use crate::client_core::{exchange_driver, Event, Exchange, QueryDriver, Rejection, Timing};
 use crate::error::DecodeWarning;
@@ -34,20 +35,35 @@ pub struct QueryOptions {
     pub query: DefaultQuery,
     /// Ask for UTF-8 strings (default true).
     pub utf8: bool,
-    /// Ask for OGP split answers of at most this many bytes per packet, or None to let
-    /// the server send one datagram (default). Values below the protocol's minimum of 500
-    /// are raised to 500.
+    /// Ask for OGP split answers of at most this many bytes per packet (default
+    /// [`DEFAULT_MAX_BYTES_PER_PACKET`]), or None to let the server send one datagram,
+    /// which servers keep under a size limit by leaving out whole sections (8 KiB for
+    /// ours: a busy server's players and rules). Values below the protocol's minimum of
+    /// 500 are raised to 500.
     pub max_bytes_per_packet: Option<u16>,
     /// A challenge from an earlier query of this server, if any.
     pub challenge: Option<u32>,
 }
+
+/// The split size asked for by default: every packet fits an Ethernet MTU with room for
+/// tunnels, and the whole status comes back however large it is (the reference server
+/// and ours split when asked; an answer that fits one packet is sent unsplit).
+pub const DEFAULT_MAX_BYTES_PER_PACKET: u16 = 1400;
+
+/// An unsplit answer at least this large that leaves out a section asked for may have
+/// been cut to fit a size limit (the smallest such cap seen in clients and servers is
+/// 2 KiB; ours is 8 KiB and drops sections down to well below it).
+const LARGE_UNSPLIT_BYTES: usize = 2048;
+
+/// The same for a split answer (half of our responder's 64 KiB cap on split answers).
+const LARGE_SPLIT_BYTES: usize = 32768;
 
 impl Default for QueryOptions {
     fn default() -> Self {
         Self {
             query: DefaultQuery::everything(),
             utf8: true,
-            max_bytes_per_packet: None,
+            max_bytes_per_packet: Some(DEFAULT_MAX_BYTES_PER_PACKET),
             challenge: None,
         }
     }
@@ -70,6 +86,41 @@ pub(crate) fn rejection(v: ErrorValue) -> Rejection {
     }
 }
 
+/// The warning for sections asked for and missing from an answer, when that looks like
+/// the server cutting its answer to a size limit rather than not having the data: the
+/// server information or the player list is missing (every server has them; an empty
+/// server sends an empty list), or the answer is large for its kind.
+fn left_out(asked: Bits, got: Bits, answer_bytes: usize, split: bool) -> Option<String> {
+    let missing = asked.and(request::ALL_LISTS).without(got);
+    let essential = request::SERVER_INFO.with(request::PLAYER_LIST);
+    let large = if split {
+        LARGE_SPLIT_BYTES
+    } else {
+        LARGE_UNSPLIT_BYTES
+    };
+    if missing.is_empty() || !(missing.intersects(essential) || answer_bytes >= large) {
+        return None;
+    }
+    let names = [
+        (request::SERVER_INFO, "server information"),
+        (request::TEAM_LIST, "teams"),
+        (request::PLAYER_LIST, "players"),
+        (request::RULE_LIST, "rules"),
+        (request::ADDON_LIST, "add-ons"),
+        (request::LIMIT_LIST, "limits"),
+    ]
+    .iter()
+    .filter(|(b, _)| missing.contains(*b))
+    .map(|(_, n)| *n)
+    .collect::<Vec<_>>()
+    .join(", ");
+    let how = if split { "split" } else { "in one datagram" };
+    Some(format!(
+        "the answer ({answer_bytes} B {how}) has no {names}, though they were asked for: \
+         the server may have left them out to keep under its answer size limit"
+    ))
+}
+
 /// One OGP query of one server.
 #[derive(Debug, Clone)]
 pub struct QueryMachine {
@@ -77,6 +128,8 @@ pub struct QueryMachine {
     request_id: u32,
     challenge: Option<u32>,
     reasm: Reassembler,
+    /// Bytes of the answer received so far (all its split packets).
+    answer_bytes: usize,
     x: Exchange<Details>,
 }
 
@@ -88,6 +141,7 @@ impl QueryMachine {
             opts,
             request_id: request_id.max(1),
             reasm: Reassembler::new(),
+            answer_bytes: 0,
             x: Exchange::new(Protocol::Ogp, &timing, now),
         }
     }
@@ -116,8 +170,18 @@ impl QueryMachine {
         super::encode_query(&h, Some(&self.opts.query), out);
     }
 
-    fn complete(&mut self, status: Status, warnings: Vec<DecodeWarning>) {
+    fn complete(
+        &mut self,
+        split: bool,
+        request_flags: Bits,
+        status: Status,
+        warnings: Vec<DecodeWarning>,
+    ) {
         self.x.warn(warnings);
+        let asked = self.opts.query.request;
+        if let Some(w) = left_out(asked, request_flags, self.answer_bytes, split) {
+            self.x.warn([w]);
+        }
         let details = Details {
             challenge: self.challenge,
             request_id: self.request_id,
@@ -126,6 +190,7 @@ impl QueryMachine {
     }
 
     fn received(&mut self, now: Instant, bytes: usize) {
+        self.answer_bytes = self.answer_bytes.saturating_add(bytes);
         self.x.received(1, bytes);
         self.x.ping(now);
     }
@@ -190,6 +255,7 @@ impl QueryDriver for QueryMachine {
                 }
                 self.challenge = Some(c);
                 self.reasm = Reassembler::new();
+                self.answer_bytes = 0;
                 // Resending with a new challenge after Error 3 is part of the
                 // exchange, not a retry: only timeouts use up retries.
                 self.x.timer.resend_now();
@@ -205,7 +271,7 @@ impl QueryDriver for QueryMachine {
                 if h.challenge.is_some() {
                     self.challenge = h.challenge;
                 }
-                self.complete(a.status, a.warnings);
+                self.complete(false, a.request_flags, a.status, a.warnings);
             }
             Message::Fragment { body } => {
                 let Some(split) = h.split else { return };
@@ -228,7 +294,7 @@ impl QueryDriver for QueryMachine {
                         }
                         let mut r = Reader::new(&body);
                         match decode_answer_body(&mut r, header.utf8()) {
-                            Ok(a) => self.complete(a.status, a.warnings),
+                            Ok(a) => self.complete(true, a.request_flags, a.status, a.warnings),
                             Err(e) => self.x.fail_malformed(e),
                         }
                     }
@@ -362,6 +428,27 @@ mod tests {
             m.take_result(),
             Some(Err(QueryError::NoAnswer { attempts: 2, .. }))
         ));
+    }
+
+    #[test]
+    fn sections_left_out_of_a_large_answer_are_named() {
+        let all = request::ALL_LISTS;
+        let info_players = request::SERVER_INFO.with(request::PLAYER_LIST);
+        // A small server without rules, add-ons, limits or teams: nothing to say.
+        assert_eq!(left_out(all, info_players, 900, false), None);
+        assert_eq!(left_out(all, info_players, 9000, true), None);
+        // Everything there: nothing to say, however large.
+        assert_eq!(left_out(all, all, 60000, true), None);
+        // No player list (every server has one) or a large unsplit answer without rules.
+        let w = left_out(all, request::SERVER_INFO, 300, true).unwrap();
+        assert!(w.contains("players") && w.contains("300 B split"), "{w}");
+        let w = left_out(all, info_players, 4000, false).unwrap();
+        assert!(w.contains("no teams, rules, add-ons, limits"), "{w}");
+        // Sections not asked for are never missing.
+        assert_eq!(
+            left_out(request::SERVER_INFO, request::SERVER_INFO, 9000, false),
+            None
+        );
     }
 
     #[test]

@@ -37,8 +37,9 @@ pub use crate::ogp::client::Details;
 pub struct QueryOptions {
     /// What to ask for (default: everything the draft defines data for).
     pub query: DefaultQuery,
-    /// Ask for split answers of at most this many bytes per packet, or None for one
-    /// datagram (default). Values are brought into the draft's 500–1500.
+    /// Ask for split answers of at most this many bytes per packet (default 1400, as for
+    /// OGP v1.01), or None for one datagram, which a server may have to cut. Values are
+    /// brought into the draft's 500–1500.
     pub max_bytes_per_packet: Option<i16>,
     /// A challenge from an earlier query of this server, if any.
     pub challenge: Option<u32>,
@@ -48,7 +49,7 @@ impl Default for QueryOptions {
     fn default() -> Self {
         Self {
             query: DefaultQuery::everything(),
-            max_bytes_per_packet: None,
+            max_bytes_per_packet: Some(1400),
             challenge: None,
         }
     }
