@@ -468,7 +468,11 @@ fn print_answered(a: &Answer, json: bool, verbose: bool, notes: &str) -> anyhow:
 
 /// Reports a failed query: one line on stderr, exit code 1.
 fn print_failed(target: &str, e: &dyn std::fmt::Display) -> anyhow::Result<ExitCode> {
-    eprintln!("ogp: {target}: {e}");
+    eprintln!(
+        "ogp: {}: {}",
+        render::sanitize(target),
+        render::sanitize(&e.to_string())
+    );
     Ok(ExitCode::from(1))
 }
 

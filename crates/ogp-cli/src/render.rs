@@ -11,11 +11,31 @@ fn width(s: &str) -> usize {
     s.chars().count()
 }
 
-/// Replaces control characters so a hostile name cannot move the cursor or clear the
-/// terminal.
+/// Whether a character must not reach a terminal: C0 and C1 controls (ESC starts
+/// the sequences that move the cursor, clear the screen or recolour it; C1 CSI does the
+/// same in one byte), DEL, the bidirectional controls that reorder what is shown (the
+/// embeddings, overrides and isolates U+202A–U+202E and U+2066–U+2069, the marks
+/// U+200E, U+200F and U+061C), and the line and paragraph separators U+2028 and U+2029.
+pub fn is_unsafe_char(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061c}'
+                | '\u{200e}'
+                | '\u{200f}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{2028}'
+                | '\u{2029}'
+        )
+}
+
+/// Text from the network made safe for a terminal: every character of
+/// [`is_unsafe_char`] becomes U+FFFD. Every human output path prints peer strings
+/// through this.
 pub fn sanitize(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+        .map(|c| if is_unsafe_char(c) { '\u{fffd}' } else { c })
         .collect()
 }
 
@@ -365,5 +385,27 @@ fn player_table(players: &[Player], s: &Status) -> Table {
                     .collect()
             })
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nothing_that_steers_a_terminal_gets_through() {
+        let hostile =
+            "a\u{1b}[2J\u{1b}[31mb\u{9b}2Jc\u{7f}\u{202e}d\u{2066}e\u{200f}f\u{2028}g\u{0}\r\n";
+        let safe = sanitize(hostile);
+        assert!(!safe.chars().any(is_unsafe_char), "{safe:?}");
+        assert_eq!(
+            safe.chars().filter(|c| *c == '\u{fffd}').count(),
+            11,
+            "{safe:?}"
+        );
+        // Letters, accents, CJK, emoji and ordinary right-to-left text are kept.
+        for fine in ["Zoë", "サーバー", "🎮 server", "שרת", "[TAG] name | 50%"] {
+            assert_eq!(sanitize(fine), fine);
+        }
     }
 }

@@ -17,6 +17,8 @@ use ogp_net::scan::{self, Protocol, ScanConfig, ScanResult, Target};
 use ogp_proto::client::{Options, Timing};
 use tokio::sync::mpsc;
 
+use crate::render::sanitize;
+
 /// Longest list line read; longer ones are reported and skipped.
 const MAX_LINE: usize = 4096;
 
@@ -279,9 +281,11 @@ pub fn result_json(r: &ScanResult) -> String {
     l
 }
 
+/// `s` made safe for a terminal ([`sanitize`]) and cut to `n` characters.
 fn cut(s: &str, n: usize) -> String {
+    let s = sanitize(s);
     if s.chars().count() <= n {
-        s.to_string()
+        s
     } else {
         let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
         t.push('…');
@@ -324,7 +328,7 @@ pub fn result_row(r: &ScanResult) -> String {
             "-",
             "-",
             "-",
-            e
+            sanitize(&e.to_string())
         ),
     }
 }
@@ -465,7 +469,7 @@ async fn scan_list(
                         eprint!("\r\x1b[K");
                         shown = false;
                     }
-                    eprintln!("ogp: {name}:{number}: {why} (skipped)");
+                    eprintln!("ogp: {name}:{number}: {} (skipped)", sanitize(&why));
                 }
                 Some(Note::Failed(why)) => eprintln!("ogp: {name}: read error: {why}"),
                 None => notes_open = false,
@@ -488,7 +492,7 @@ async fn scan_list(
     while let Ok(n) = notes.try_recv() {
         if let Note::Bad(number, why) = n {
             tally.bad_lines += 1;
-            eprintln!("ogp: {name}:{number}: {why} (skipped)");
+            eprintln!("ogp: {name}:{number}: {} (skipped)", sanitize(&why));
         }
     }
     let _ = reader.join();

@@ -1,0 +1,97 @@
+//! A hostile server cannot steer the user's terminal: host names, map names and player
+//! names with escape sequences (clear screen, recolour), C1 controls and bidirectional
+//! overrides are shown replaced in every human output (`ogp query`, `ogp scan`'s
+//! table), and kept as they are in JSON.
+
+mod common;
+
+use std::io::Write as _;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::*;
+use serde_json::json;
+
+const LIMIT: Duration = Duration::from_secs(20);
+
+const HOSTILE: &str = "evil\u{1b}[2J\u{1b}[31mred\u{9b}H\u{202e}desrever\u{2066}x\u{7}";
+
+fn unsafe_chars(s: &str) -> Vec<char> {
+    s.chars()
+        .filter(|c| {
+            c.is_control() && *c != '\n'
+                || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}')
+        })
+        .collect()
+}
+
+fn served() -> Served {
+    let state = json!({
+        "game_name": "hostile", "host_name": HOSTILE, "player_count": 1, "slot_max": 8,
+        "map": {"name": format!("map{HOSTILE}")},
+        "players": [{"name": format!("p{HOSTILE}"), "score": 1}],
+        "rules": {format!("k{HOSTILE}"): format!("v{HOSTILE}")},
+    })
+    .to_string();
+    serve_with("hostile", &state, &[], |s| {
+        !exchange(
+            s,
+            b"\xff\xff\xff\xffTSource Engine Query\0",
+            Duration::from_millis(300),
+        )
+        .is_empty()
+    })
+}
+
+#[test]
+fn query_and_scan_output_is_safe_for_a_terminal() {
+    let server = served();
+    let target = format!("127.0.0.1:{}", server.port);
+    for protocol in ["ogp", "a2s", "gamespy3", "gqp", "auto"] {
+        let ran = run(
+            Command::new(BIN)
+                .args(["query", &target, "-p", protocol, "-v", "--timeout", "500"])
+                .env_remove("OGP_LOG"),
+            LIMIT,
+        );
+        assert_eq!(ran.code, Some(0), "{protocol}: {}", ran.describe());
+        let out = String::from_utf8_lossy(&ran.stdout);
+        assert!(out.contains("evil"), "{protocol}: {out}");
+        assert_eq!(unsafe_chars(&out), vec![], "{protocol} stdout: {out:?}");
+        assert_eq!(unsafe_chars(&ran.stderr), vec![], "{protocol} stderr");
+    }
+    // The scan table.
+    let mut child = Command::new(BIN)
+        .args(["scan", "--no-progress", "-"])
+        .env_remove("OGP_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let list = format!("ogp {target}\na2s {target}\ngamespy3 {target}\nauto {target}\n");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(list.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        table.lines().filter(|l| l.contains("evil")).count(),
+        4,
+        "{table}"
+    );
+    assert_eq!(unsafe_chars(&table), vec![], "scan table: {table:?}");
+    // JSON keeps the name exactly (escaped by JSON itself).
+    let ran = run(
+        Command::new(BIN)
+            .args(["query", &target, "--json", "-p", "a2s"])
+            .env_remove("OGP_LOG"),
+        LIMIT,
+    );
+    let v: serde_json::Value = serde_json::from_slice(&ran.stdout).unwrap();
+    let status = v.get("status").unwrap_or(&v);
+    assert_eq!(status["host_name"], HOSTILE);
+}
