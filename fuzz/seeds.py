@@ -629,6 +629,11 @@ def a2s_seeds():
     put("a2s_request", "open_info_small_requests.bin",
         reqs(0x04 | 0x20, 0, [rec(A2S_INFO), rec(A2S_REQUESTS["info_padded"], prove=True),
                               rec(A2S_REQUESTS["info_challenge"])]))
+    # bursts from one source at one instant, past the default budgets (40 answers): without
+    # a challenge (the unproven budgets) and with one (the source's own); the target lifts
+    # every budget, so none may come back RateLimited
+    put("a2s_request", "burst_unproven.bin", reqs(0, 0, [rec(A2S_INFO)] * 45))
+    put("a2s_request", "burst_proven.bin", reqs(0, 0, [rec(A2S_INFO, prove=True)] * 45))
 
     # responder: A2S among the other protocols, default settings
     put("responder", "a2s_flow.bin",

@@ -14,7 +14,8 @@
 //! * `s & 3` the source (two ports of one IPv4 address, its IPv4-mapped IPv6 form, an
 //!   IPv6 address); `s & 8` makes the harness write a valid challenge into an INFO,
 //!   PLAYER or RULES request; `dt` × (1 ms, 50 ms, 1 s, 20 s by `s >> 6`) passes before
-//!   the datagram (challenges rotate every 60 s). The rate limit is out of the way.
+//!   the datagram (challenges rotate every 60 s). The rate limits are out of the way (the
+//!   proven one and the unproven per-source and overall ones).
 //!
 //! Asserts on the decoder: no panic; an error points into the datagram and
 //! `a2s::decode` gives the same for a request type; a request is A2S to `is_a2s`,
@@ -124,12 +125,18 @@ fuzz_target!(|data: &[u8]| {
         _ => EMPTY.get_or_init(Status::default),
     };
     let t0 = Instant::now();
+    // Every budget out of the way: answers to a valid challenge spend `rate`, every other
+    // answer (challenges, open INFO, pings) `unproven_rate` and `unproven_total`, so that
+    // a RateLimited outcome stays a failure.
+    let unlimited = RateConfig {
+        per_second: 1e9,
+        burst: 1e9,
+    };
     let config = ResponderConfig {
         a2s,
-        rate: RateConfig {
-            per_second: 1e9,
-            burst: 1e9,
-        },
+        rate: unlimited,
+        unproven_rate: unlimited,
+        unproven_total: unlimited,
         challenge_period: PERIOD,
         ..ResponderConfig::default()
     };

@@ -1,7 +1,8 @@
 //! The client state machines (`ogp::client`, `gqp::client`, `ogp_draft::client`,
-//! `gamespy3::client`, `a2s::client`) driven through the `driver::QueryDriver` trait, as an I/O loop would, by a hostile server:
-//! arbitrary datagrams, a real responder's answers (reordered, duplicated, dropped,
-//! corrupted, late), synthesized large answers, and time passing.
+//! `gamespy3::client`, `a2s::client`) driven through the `client::QueryDriver` trait, as an
+//! I/O loop would, by a hostile server: arbitrary datagrams, a real responder's answers
+//! (reordered, duplicated, dropped, corrupted, late), synthesized large answers, and time
+//! passing.
 //!
 //! Input: a 16-byte prefix (zero-padded) of options, then operations until the input ends.
 //! * prefix: `p[0] % 5` the machine (OGP, GQP, draft, GameSpy v3, A2S); `p[1]` flags (OGP:
@@ -41,7 +42,7 @@
 //! Asserts: no panic; every datagram the machine sends is a well-formed query of its
 //! protocol (OGP/draft: our RequestID, a challenge field, the asked-for fields; GQP: it
 //! decodes, in plain text or the chosen encoding, and never carries the password);
-//! it sends at most `1 + retries + max_challenge_errors` datagrams (GQP: plus its
+//! it sends at most `1 + retries + max_challenges` datagrams (GQP: plus its
 //! steps; GameSpy v3: two per attempt, `(1 + retries) × (1 + max_challenges) + 2`
 //! attempts); while running, `poll_timeout` is never later than the total deadline, and the
 //! result is there once time reaches it; outcomes respect the caps (at most `MAX_EVENTS`
@@ -877,13 +878,13 @@ fuzz_target!(|data: &[u8]| {
         v => u32::from(v) * 4,
     };
     let retries = u32::from(p[5] & 3 ^ 2);
-    let max_challenge_errors = u32::from(p[5] >> 2 & 7 ^ 3);
+    let max_challenges = u32::from(p[5] >> 2 & 7 ^ 3);
     let timing = Timing::default()
         .attempt_timeout(attempt_timeout)
         .backoff_percent(backoff_percent)
         .retries(retries)
         .total_timeout(total)
-        .max_challenges(max_challenge_errors);
+        .max_challenges(max_challenges);
     let known = u32::from_le_bytes([p[8], p[9], p[10], p[11]]);
     let request_id = u32::from_le_bytes([p[12], p[13], p[14], p[15]]);
     let mut info = Info {
@@ -891,7 +892,7 @@ fuzz_target!(|data: &[u8]| {
         t0,
         total,
         request_id: request_id.max(1),
-        max_transmits: (1 + retries + max_challenge_errors) as usize,
+        max_transmits: (1 + retries + max_challenges) as usize,
         heap_cap: MAX_REASSEMBLED_BYTES + SLACK,
         utf8: p[1] & 1 != 0,
         ogp_max_bytes: None,
@@ -952,7 +953,7 @@ fuzz_target!(|data: &[u8]| {
             };
             info.max_reply_bytes = [262_144, 1024, 16_384, 65_536][usize::from(p[6] & 3)];
             info.heap_cap = 64 * info.max_reply_bytes + SLACK;
-            info.max_transmits = (retries + 2 * max_challenge_errors + 6) as usize;
+            info.max_transmits = (retries + 2 * max_challenges + 6) as usize;
             let opts = gqp::client::QueryOptions {
                 mode,
                 encoding: info.encoding,
@@ -984,7 +985,6 @@ fuzz_target!(|data: &[u8]| {
             };
             info.max_reply_bytes = 2048 << (p[6] & 7);
             info.heap_cap = 64 * info.max_reply_bytes + SLACK;
-            let max_challenges = max_challenge_errors;
             info.max_transmits = (2 * ((1 + retries) * (1 + max_challenges) + 2)) as usize;
             info.request_id = request_id;
             let opts = gamespy3::client::QueryOptions {
@@ -1008,7 +1008,7 @@ fuzz_target!(|data: &[u8]| {
                 max_decompressed: [4 << 20, 4096, 65536, 512 << 10][usize::from(p[6] >> 6)],
             };
             let steps = info.a2s_steps.iter().filter(|&&on| on).count() as u32;
-            info.max_transmits = (steps * (1 + retries) + max_challenge_errors) as usize;
+            info.max_transmits = (steps * (1 + retries) + max_challenges) as usize;
             let decoded = limits.max_bytes.max(limits.max_decompressed);
             info.heap_cap = limits.max_bytes + 4 * decoded + (4 << 20) + SLACK;
             let opts = a2s::client::QueryOptions {
