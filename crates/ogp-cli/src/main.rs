@@ -10,6 +10,7 @@ mod decode;
 mod gs3;
 mod query;
 mod render;
+mod result;
 mod scan;
 mod serve;
 mod state;
@@ -90,7 +91,8 @@ enum Command {
         /// The server: host:port, 1.2.3.4:port or [v6::addr]:port.
         #[arg(value_name = "HOST:PORT")]
         target: String,
-        /// Print the status as JSON in the state-file schema.
+        /// Print the result as JSON (docs/json.md): protocol, address, ping, warnings and
+        /// the status in the state-file schema, or the error; also when the query fails.
         #[arg(long)]
         json: bool,
         /// Milliseconds to wait for an answer before sending again (grows 1.5× per retry).
@@ -104,7 +106,7 @@ enum Command {
         /// datagram (servers cut those to a size limit by leaving out whole sections).
         #[arg(long, value_name = "BYTES", value_parser = split_size)]
         split: Option<u16>,
-        /// Show the datagrams exchanged.
+        /// Show the datagrams exchanged, on standard error.
         #[arg(long, short)]
         verbose: bool,
         /// GQP only: send these commands (separated by `;`, arguments by spaces, e.g.
@@ -437,43 +439,57 @@ fn print_items(decoded: &decode::Decoded, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Prints a successful query: the status as JSON, or a summary line (and the exchange
-/// with --verbose) and the status tables. Warnings go to stderr.
-fn print_answered(a: &Answer, json: bool, verbose: bool, notes: &str) -> anyhow::Result<ExitCode> {
-    for w in &a.warnings {
-        eprintln!("warning: {}", render::sanitize(w));
+/// Prints a query's outcome. Standard output gets the result: with `--json` the one
+/// result object (`docs/json.md`), success or failure; else, for an answer, a summary
+/// line and the status tables. Standard error gets warnings, a failure's one line, and
+/// with `-v` the exchange (`notes`, then one line per event).
+fn print_outcome(
+    about: &result::About<'_>,
+    outcome: Result<&Answer, &ogp_proto::client::QueryError>,
+    json: bool,
+    verbose: bool,
+    notes: &str,
+) -> anyhow::Result<ExitCode> {
+    if let Ok(a) = outcome {
+        for w in &a.warnings {
+            eprintln!("warning: {}", render::sanitize(w));
+        }
+        if verbose {
+            eprint!(
+                "{}{}",
+                notes,
+                render::sanitize(&query::wire_summary(&a.events))
+            );
+        }
     }
     if json {
-        emit(&format!("{}\n", a.status.to_json_pretty()))?;
+        emit(&result::pretty(about, outcome))?;
+    }
+    let a = match outcome {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!(
+                "ogp: {}: {}",
+                render::sanitize(about.target),
+                render::sanitize(&e.to_string())
+            );
+            return Ok(ExitCode::from(1));
+        }
+    };
+    if json {
         return Ok(ExitCode::SUCCESS);
     }
     let plural = if a.datagrams == 1 { "" } else { "s" };
     let addr = a.addr.map(|a| a.to_string()).unwrap_or_default();
-    let mut head = format!(
-        "{} server {addr} answered in {:.1} ms ({} B in {} datagram{plural})\n",
+    emit(&format!(
+        "{} server {addr} answered in {:.1} ms ({} B in {} datagram{plural})\n\n",
         a.protocol.label(),
         a.ping_ms,
         a.bytes,
         a.datagrams
-    );
-    if verbose {
-        head.push_str(notes);
-        head.push_str(&query::wire_summary(&a.events));
-    }
-    head.push('\n');
-    emit(&head)?;
+    ))?;
     emit(&render::status(&a.status))?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Reports a failed query: one line on stderr, exit code 1.
-fn print_failed(target: &str, e: &dyn std::fmt::Display) -> anyhow::Result<ExitCode> {
-    eprintln!(
-        "ogp: {}: {}",
-        render::sanitize(target),
-        render::sanitize(&e.to_string())
-    );
-    Ok(ExitCode::from(1))
 }
 
 async fn run_query(
@@ -483,20 +499,31 @@ async fn run_query(
     json: bool,
     verbose: bool,
 ) -> anyhow::Result<ExitCode> {
-    match query::run(&args.target, protocol, opts).await {
-        Ok(a) => match &a.details {
-            // GQP raw commands: their replies, as they are.
-            Details::Gqp(g) if args.command.is_some() => {
+    let addr = ogp_net::client::resolve(&args.target).await;
+    let outcome = match &addr {
+        Ok(addr) => ogp_net::client::query(*addr, protocol, opts).await,
+        Err(e) => Err(e.clone()),
+    };
+    let about = result::About {
+        target: &args.target,
+        line: None,
+        requested: Some(protocol),
+        addr: addr.ok(),
+    };
+    match &outcome {
+        // GQP raw commands: their replies, as they are.
+        Ok(a) if args.command.is_some() => {
+            if let Details::Gqp(g) = &a.details {
                 if json {
                     emit(&format!("{}\n", serde_json::to_string_pretty(&g.replies)?))?;
                 } else {
                     emit(&ogp_proto::gqp::render_replies(&g.replies))?;
                 }
-                Ok(ExitCode::SUCCESS)
+                return Ok(ExitCode::SUCCESS);
             }
-            _ => print_answered(&a, json, verbose, ""),
-        },
-        Err(e) => print_failed(&args.target, &e),
+            print_outcome(&about, Ok(a), json, verbose, "")
+        }
+        _ => print_outcome(&about, outcome.as_ref(), json, verbose, ""),
     }
 }
 

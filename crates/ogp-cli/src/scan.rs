@@ -30,7 +30,7 @@ pub struct ScanArgs {
     /// `#` starts a comment. Without a file, or with -, standard input is read.
     #[arg(value_name = "FILE|-")]
     pub list: Option<String>,
-    /// Print one JSON object per target as it completes (NDJSON).
+    /// Print one result object per target as it completes (NDJSON; docs/json.md).
     #[arg(long)]
     pub json: bool,
     /// Protocol of lines that give only HOST:PORT.
@@ -239,46 +239,16 @@ fn read_list(
     }
 }
 
-/// One NDJSON line for a result (with its newline): target, protocol, ok, line, then
-/// addr, ping_ms and status (the state-file schema), or error (its kind) and message.
-/// Written straight from the values, without building a JSON tree.
+/// One NDJSON line for a result (with its newline), in the one result schema
+/// (`docs/json.md`).
 pub fn result_json(r: &ScanResult) -> String {
-    fn quoted(s: &str) -> String {
-        serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
-    }
-    let mut l = String::with_capacity(512);
-    l.push_str("{\"target\":");
-    l.push_str(&quoted(&r.target));
-    match &r.outcome {
-        Ok(a) => {
-            let status = serde_json::to_string(&a.status).unwrap_or_else(|_| "{}".into());
-            let ping = (a.ping_ms * 1000.0).round() / 1000.0;
-            let ping = if ping.is_finite() { ping } else { 0.0 };
-            let addr = a.addr.or(r.addr).map(|a| a.to_string()).unwrap_or_default();
-            l.push_str(&format!(
-                ",\"protocol\":\"{}\",\"ok\":true,\"line\":{},\"addr\":\"{addr}\",\"ping_ms\":{ping},\"status\":{status}}}",
-                a.protocol.name(),
-                r.id,
-            ));
-        }
-        Err(e) => {
-            l.push_str(&format!(
-                ",\"protocol\":\"{}\",\"ok\":false,\"line\":{}",
-                wanted_name(r.requested),
-                r.id
-            ));
-            if let Some(a) = r.addr {
-                l.push_str(&format!(",\"addr\":\"{a}\""));
-            }
-            l.push_str(&format!(
-                ",\"error\":\"{}\",\"message\":{}}}",
-                e.kind(),
-                quoted(&e.to_string())
-            ));
-        }
-    }
-    l.push('\n');
-    l
+    let about = crate::result::About {
+        target: &r.target,
+        line: Some(r.id),
+        requested: r.requested,
+        addr: r.addr,
+    };
+    crate::result::line(&about, r.outcome.as_ref())
 }
 
 /// `s` made safe for a terminal ([`sanitize`]) and cut to `n` characters.
@@ -552,9 +522,15 @@ pub async fn query_auto(
         ..ScanConfig::default()
     };
     let r = scan::query(target, config).await;
-    let a = match r.outcome {
+    let about = crate::result::About {
+        target: &args.target,
+        line: None,
+        requested: None,
+        addr: r.addr,
+    };
+    let a = match &r.outcome {
         Ok(a) => a,
-        Err(e) => return crate::print_failed(&args.target, &e),
+        Err(e) => return crate::print_outcome(&about, Err(e), json, verbose, ""),
     };
     let given_port = r.addr.map(|g| g.port());
     let found_port = a.addr.map(|a| a.port());
@@ -582,7 +558,7 @@ pub async fn query_auto(
             given_port.unwrap_or_default()
         ))?;
     }
-    crate::print_answered(&a, json, verbose, &notes)
+    crate::print_outcome(&about, Ok(a), json, verbose, &notes)
 }
 
 #[cfg(test)]

@@ -125,7 +125,16 @@ fn query_json(target: &str) -> Result<Status, String> {
     if !o.status.success() {
         return Err(format!("exit {:?}: {}", o.status.code(), stderr(&o)));
     }
-    Status::from_json(&stdout(&o)).map_err(|e| format!("{e}: {}", stdout(&o)))
+    status_of(&stdout(&o))
+}
+
+/// The status in a result object of `ogp query --json` (docs/json.md).
+fn status_of(out: &str) -> Result<Status, String> {
+    let v: serde_json::Value = serde_json::from_str(out).map_err(|e| format!("{e}: {out}"))?;
+    if v["schema"] != 1 || v["ok"] != true {
+        return Err(format!("not a successful result: {out}"));
+    }
+    Status::from_json(&v["status"].to_string()).map_err(|e| format!("{e}: {out}"))
 }
 
 fn strip_ansi(s: &str) -> String {
@@ -395,7 +404,7 @@ fn gqp_status_and_raw_commands_on_the_shared_port() {
         (o.status.code() == Some(0)).then(|| stdout(&o))
     })
     .expect("GQP answers");
-    let gqp: Status = serde_json::from_str(&gqp).unwrap();
+    let gqp: Status = status_of(&gqp).unwrap();
     let ogp_status = query_json(&target).unwrap();
     assert_eq!(gqp.host_name, ogp_status.host_name);
     assert_eq!(gqp.map, ogp_status.map);
@@ -464,7 +473,7 @@ fn ogp_draft_is_served_on_its_own_port_only() {
         (o.status.code() == Some(0)).then(|| stdout(&o))
     })
     .expect("the draft listener answers the draft");
-    let s: Status = serde_json::from_str(&out).unwrap();
+    let s: Status = status_of(&out).unwrap();
     let served: Status = serde_json::from_str(STATE).unwrap();
     assert_eq!(s.host_name, served.host_name);
     // The draft listener does not answer v1.01, and the main listener not the draft.

@@ -213,7 +213,9 @@ fn query_ogp_serve_in_both_challenge_modes() {
         let r = ogp(&["query", "--protocol", "gamespy3", &target, "--json"]);
         assert_eq!(r.code, Some(0), "{mode}: {}", r.describe());
         let v = parse_json(&r, "ogp query", mode);
-        let s = Status::from_json(&v.to_string()).unwrap();
+        assert_eq!(v["ok"], true, "{mode}");
+        assert_eq!(v["protocol"], "gamespy3", "{mode}");
+        let s = Status::from_json(&v["status"].to_string()).unwrap();
         assert_eq!(s.host_name, want.host_name, "{mode}");
         assert_eq!(
             s.map.as_ref().map(|m| &m.name),
@@ -223,11 +225,13 @@ fn query_ogp_serve_in_both_challenge_modes() {
         // -v shows the exchange
         let r = ogp(&["query", "-p", "gs3", &target, "-v"]);
         assert_eq!(r.code, Some(0), "{mode}: {}", r.describe());
-        let text = out(&r);
         assert!(
-            text.starts_with(&format!("GameSpy v3 server {target} answered")),
-            "{text}"
+            out(&r).starts_with(&format!("GameSpy v3 server {target} answered")),
+            "{}",
+            r.describe()
         );
+        // -v: the exchange, on stderr
+        let text = &r.stderr;
         assert!(text.contains("→ 0x09 challenge request 7 B"), "{text}");
         if mode == "bf2" {
             assert!(text.contains("challenge 0x00000000"), "{text}");
@@ -239,7 +243,11 @@ fn query_ogp_serve_in_both_challenge_modes() {
             );
         }
         assert!(text.contains("← part 1 "), "{text}");
-        assert!(text.contains(want.host_name.as_deref().unwrap()), "{text}");
+        assert!(
+            out(&r).contains(want.host_name.as_deref().unwrap()),
+            "{}",
+            r.describe()
+        );
     }
 }
 
@@ -281,11 +289,13 @@ fn query_a_server_that_never_answers_0x09() {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     fake.join().unwrap();
     assert_eq!(r.code, Some(0), "{}", r.describe());
-    let text = out(&r);
     assert!(
-        text.contains("no reply to 0x09: asking without a challenge"),
-        "{text}"
+        r.stderr
+            .contains("no reply to 0x09: asking without a challenge"),
+        "{}",
+        r.describe()
     );
+    let text = out(&r);
     assert!(text.contains("3 datagrams"), "{text}");
     assert!(text.contains("Players (63)"), "{text}");
 }

@@ -354,6 +354,17 @@ pub enum Fault {
     Local,
 }
 
+impl Fault {
+    /// Its name in JSON and logs: `network`, `server` or `local`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Network => "network",
+            Self::Server => "server",
+            Self::Local => "local",
+        }
+    }
+}
+
 /// How a server said no.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

@@ -1,0 +1,112 @@
+//! The one JSON shape of a query result, for `ogp query --json` (pretty-printed) and
+//! each line of `ogp scan --json` (one line each), success and failure alike. Its
+//! fields and their meaning are documented in `docs/json.md`; [`SCHEMA`] is its version,
+//! raised when a field changes meaning or goes away (new fields do not raise it).
+
+use std::net::SocketAddr;
+
+use ogp_proto::client::{Answer, QueryError};
+use ogp_proto::{Protocol, Status};
+use serde::Serialize;
+
+/// The version of the result schema.
+pub const SCHEMA: u32 = 1;
+
+/// One result, borrowed from the answer or error it describes.
+#[derive(Serialize)]
+struct ResultJson<'a> {
+    schema: u32,
+    target: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<u64>,
+    protocol: &'static str,
+    ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    addr: Option<SocketAddr>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ping_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    datagrams: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bytes: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    warnings: Option<&'a [String]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<&'a Status>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fault: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
+}
+
+/// What a result is about: the target as given, its list line (scan), the protocol
+/// asked for (`None`: auto-detection) and the address it resolved to.
+#[derive(Debug, Clone, Copy)]
+pub struct About<'a> {
+    /// The target as given.
+    pub target: &'a str,
+    /// The line of the scan list.
+    pub line: Option<u64>,
+    /// The protocol asked for; `None` for auto-detection.
+    pub requested: Option<Protocol>,
+    /// The address the target resolved to.
+    pub addr: Option<SocketAddr>,
+}
+
+fn value<'a>(about: &About<'a>, outcome: Result<&'a Answer, &QueryError>) -> ResultJson<'a> {
+    let base = ResultJson {
+        schema: SCHEMA,
+        target: about.target,
+        line: about.line,
+        protocol: about.requested.map_or("auto", Protocol::name),
+        ok: false,
+        addr: about.addr,
+        ping_ms: None,
+        datagrams: None,
+        bytes: None,
+        warnings: None,
+        status: None,
+        error: None,
+        fault: None,
+        message: None,
+    };
+    match outcome {
+        Ok(a) => {
+            let ping = (a.ping_ms * 1000.0).round() / 1000.0;
+            ResultJson {
+                protocol: a.protocol.name(),
+                ok: true,
+                addr: a.addr.or(about.addr),
+                ping_ms: Some(if ping.is_finite() { ping } else { 0.0 }),
+                datagrams: Some(a.datagrams),
+                bytes: Some(a.bytes),
+                warnings: Some(&a.warnings),
+                status: Some(&a.status),
+                ..base
+            }
+        }
+        Err(e) => ResultJson {
+            error: Some(e.kind()),
+            fault: Some(e.fault().name()),
+            message: Some(e.to_string()),
+            ..base
+        },
+    }
+}
+
+/// The result on one line, with its newline (NDJSON).
+pub fn line(about: &About<'_>, outcome: Result<&Answer, &QueryError>) -> String {
+    let mut s = serde_json::to_string(&value(about, outcome)).unwrap_or_else(|_| "{}".into());
+    s.push('\n');
+    s
+}
+
+/// The result pretty-printed, with a final newline.
+pub fn pretty(about: &About<'_>, outcome: Result<&Answer, &QueryError>) -> String {
+    let mut s =
+        serde_json::to_string_pretty(&value(about, outcome)).unwrap_or_else(|_| "{}".into());
+    s.push('\n');
+    s
+}
