@@ -83,7 +83,12 @@ impl Msg {
 
 /// `ogp decode`: reads every input, guesses protocols when `protocol` is `None`, decodes
 /// and prints.
+/// Errors are one line with control characters replaced (they may quote the input).
 pub fn run(protocol: Option<Protocol>, args: &[String], json: bool) -> Result<ExitCode> {
+    run_inner(protocol, args, json).map_err(|e| anyhow::anyhow!(sanitize(&format!("{e:#}"))))
+}
+
+fn run_inner(protocol: Option<Protocol>, args: &[String], json: bool) -> Result<ExitCode> {
     let mut inputs = Vec::new();
     for a in args {
         inputs.extend(read_inputs(a)?);
@@ -286,6 +291,11 @@ fn short(arg: &str) -> String {
     } else {
         arg.to_string()
     }
+}
+
+/// A string in double quotes, escaped as in JSON (control characters as `\u00XX`).
+pub fn quote(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
 }
 
 fn hex_json(b: &[u8]) -> Value {
@@ -974,7 +984,10 @@ fn a2s_msgs(inputs: &[Input]) -> Result<Vec<Msg>> {
                 };
                 (
                     "ping_reply",
-                    format!("A2S ping reply ({engine} style, content {content:?})"),
+                    format!(
+                        "A2S ping reply ({engine} style, content {})",
+                        quote(content)
+                    ),
                     json!({ "engine": engine, "content": content, "size": size }),
                 )
             }
@@ -1029,14 +1042,15 @@ fn gqp_msg(input: &Input) -> Result<Msg> {
         m.insert("size".into(), json!(size));
         Value::Object(m)
     };
-    if let Ok(q) = gqp::decode_query(&input.bytes, 4096, 1 << 20) {
+    let query = gqp::decode_query(&input.bytes, 4096, 1 << 20);
+    if let Ok(q) = query {
         let commands: Vec<String> = q
             .commands
             .iter()
             .map(|c| {
                 let mut s = c.name.to_string();
                 for a in &c.args {
-                    let _ = write!(s, " {:?}", a.as_str());
+                    let _ = write!(s, " {}", quote(a));
                 }
                 s
             })
@@ -1074,6 +1088,12 @@ fn gqp_msg(input: &Input) -> Result<Msg> {
             m.block = Some(block);
             Ok(m)
         }
-        Err(e) => bail!("{}: {e}", input.name),
+        Err(e) => match query {
+            Err(qe) => bail!(
+                "{}: neither a GQP query ({qe}) nor a GQP reply ({e})",
+                input.name
+            ),
+            Ok(_) => bail!("{}: {e}", input.name),
+        },
     }
 }

@@ -13,7 +13,7 @@ use ogp_proto::gamespy3::{kind, MAGIC};
 use ogp_proto::Protocol;
 use serde_json::{json, Value};
 
-use crate::decode::{Input, Msg};
+use crate::decode::{quote, Input, Msg};
 use crate::render::sanitize;
 
 const P: Protocol = Protocol::Gamespy3;
@@ -193,14 +193,14 @@ pub fn describe(inputs: &[Input]) -> Result<Vec<Msg>> {
             Reply::Challenge(c) => {
                 let value = c.value();
                 let line = format!(
-                    "GameSpy v3 challenge {:?}{} ({}, {size} bytes)",
-                    c.text.as_str(),
+                    "GameSpy v3 challenge {} ({}, {}, {size} bytes)",
+                    quote(&c.text),
+                    session(c.session_id),
                     match value {
-                        Some(0) => " (none needed)".to_string(),
-                        Some(v) => format!(" (sent back as {v:#010x})"),
-                        None => " (not a number)".to_string(),
-                    },
-                    session(c.session_id)
+                        Some(0) => "none needed".to_string(),
+                        Some(v) => format!("sent back as {v:#010x}"),
+                        None => "not a number".to_string(),
+                    }
                 );
                 msgs.push(Msg::new(
                     P,
@@ -224,7 +224,7 @@ pub fn describe(inputs: &[Input]) -> Result<Vec<Msg>> {
                     session(session_id),
                     values
                         .iter()
-                        .map(|v| format!("{:?}", v.as_str()))
+                        .map(|v| quote(v))
                         .collect::<Vec<_>>()
                         .join(", ")
                 );

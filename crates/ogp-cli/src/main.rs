@@ -49,8 +49,7 @@ enum Protocol {
     #[value(alias = "gs3")]
     Gamespy3,
     /// Query: every protocol at once (OGP, GameSpy v3, A2S, GQP); the first to answer
-    /// correctly is used, and named (`--split` implies OGP). Decode: each datagram's
-    /// protocol is guessed from its bytes.
+    /// correctly is used, and named (`--split` implies OGP).
     Auto,
 }
 

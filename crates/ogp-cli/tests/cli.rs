@@ -650,3 +650,23 @@ fn decode_of_garbage_names_the_input_and_what_was_tried() {
         }
     }
 }
+
+#[test]
+fn decode_never_prints_control_characters_from_the_input() {
+    // ESC [2J (clear screen) and a BEL inside: a GameSpy v3 sub-protocol C reply, an A2S
+    // ping reply, a GQP reply record (DLE-escaped there); the protocols guessed
+    for hex in [
+        "00 20212120 1b5b324a07 00 6869 00",
+        "ffffffff6a 1b5b324a07 00",
+        "3230656368 6f 1e 02 105b 5b324a 1047 04",
+    ] {
+        let o = ogp(&["decode", hex]);
+        assert_eq!(o.status.code(), Some(0), "{hex}: {}", stderr(&o));
+        let out = stdout(&o);
+        assert!(
+            !out.chars().any(|c| c.is_control() && c != '\n'),
+            "{hex}: {out:?}"
+        );
+        assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out:?}");
+    }
+}
