@@ -16,8 +16,9 @@ pub enum Protocol {
     A2s,
     /// The GQP text-protocol draft.
     Gqp,
-    /// The OGP v0.02 draft. Its datagrams cannot be told apart from v1.01's, so it is
-    /// never auto-detected and is served on a port of its own.
+    /// The OGP v0.02 draft. Its datagrams cannot be told apart from v1.01's by their
+    /// first bytes, so it is never auto-detected by a query nor returned by
+    /// [`Protocol::guess`], and is served on a port of its own.
     OgpDraft,
 }
 
