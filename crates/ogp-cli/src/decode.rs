@@ -298,6 +298,15 @@ pub fn quote(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_default()
 }
 
+/// `: hex` for a body, or nothing when it is empty.
+fn body_text(body: &[u8]) -> String {
+    if body.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", text::to_hex(body))
+    }
+}
+
 fn hex_json(b: &[u8]) -> Value {
     json!(text::to_hex(b))
 }
@@ -646,7 +655,11 @@ fn ogp_msg(item: Item) -> Msg {
                 "error".into(),
                 json!(e.value.description().unwrap_or("unknown")),
             );
-            let mut line = format!("OGP error: {}{facts}", e.value);
+            let mut line = format!(
+                "OGP error {}: {}{facts}",
+                e.value.0,
+                e.value.description().unwrap_or("unknown")
+            );
             if let Some(copy) = e.resend_copy() {
                 f.insert("resend".into(), hex_json(copy));
                 let _ = write!(line, "; query to send back: {}", text::to_hex(copy));
@@ -667,9 +680,9 @@ fn ogp_msg(item: Item) -> Msg {
             (
                 "other",
                 format!(
-                    "OGP {dir} of unknown type {}{facts}: {}",
+                    "OGP {dir} of unknown type {}{facts}{}",
                     h.packet_type.0,
-                    text::to_hex(&body)
+                    body_text(&body)
                 ),
             )
         }
@@ -806,9 +819,9 @@ fn draft_msgs(inputs: &[Input]) -> Result<Vec<Msg>> {
                         (
                             "other",
                             format!(
-                                "OGP v0.02 {dir} of type {}{facts}: {}",
+                                "OGP v0.02 {dir} of type {}{facts}{}",
                                 h.packet_type.0,
-                                text::to_hex(&body)
+                                body_text(&body)
                             ),
                         )
                     }
