@@ -1,21 +1,194 @@
-//! `ogp decode`: decode datagrams given as hex or files, for debugging.
+//! `ogp decode`: decode datagrams given as hex, files (raw bytes, hex text or JSON
+//! captures) or standard input, for debugging. Each message becomes one line for people
+//! (an answer also its status) or one JSON object per line (`docs/decode.md`). Without
+//! `-p` each datagram's protocol is guessed from its first bytes.
 
 use std::fmt::Write as _;
 use std::io::Read as _;
+use std::process::ExitCode;
 
 use anyhow::{bail, Context as _, Result};
 use ogp_proto::ogp::{self, query, Bits, Header, Message, Packet, Pushed, Reassembler};
-use ogp_proto::text;
+use ogp_proto::{text, Protocol, Status};
 use serde_json::{json, Map, Value};
 
-use crate::render;
+use crate::render::{self, sanitize};
 
 /// One input datagram and where it came from (for messages).
 pub struct Input {
-    /// The argument as given.
+    /// The argument as given, or `FILE[n]` for the n-th datagram of a JSON capture.
     pub name: String,
     /// The bytes.
     pub bytes: Vec<u8>,
+}
+
+/// One decoded message, ready to print.
+pub struct Msg {
+    /// Its protocol.
+    pub protocol: Protocol,
+    /// What it is, in snake_case (`challenge`, `info_request`, `answer`…).
+    pub kind: &'static str,
+    /// One line for people (sanitized when printed).
+    pub line: String,
+    /// The other JSON fields, after `protocol` and `kind`.
+    pub fields: Map<String, Value>,
+    /// An answer's status (rendered below the line; `status` in JSON).
+    pub status: Option<Status>,
+    /// Lines shown below the line in text (GQP replies), already sanitized.
+    pub block: Option<String>,
+    /// An answer's decode warnings (`warnings` in JSON, stderr in text).
+    pub warnings: Vec<String>,
+}
+
+impl Msg {
+    pub(crate) fn new(protocol: Protocol, kind: &'static str, line: String, fields: Value) -> Self {
+        Self {
+            protocol,
+            kind,
+            line,
+            fields: match fields {
+                Value::Object(m) => m,
+                _ => Map::new(),
+            },
+            status: None,
+            block: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    pub(crate) fn answer(protocol: Protocol, line: String, fields: Value, status: Status) -> Self {
+        Self {
+            status: Some(status),
+            ..Self::new(protocol, "answer", line, fields)
+        }
+    }
+
+    /// The JSON object: `protocol`, `kind`, the fields, then `status` and `warnings` for
+    /// answers.
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("protocol".into(), json!(self.protocol.name()));
+        m.insert("kind".into(), json!(self.kind));
+        m.extend(self.fields.clone());
+        if let Some(s) = &self.status {
+            m.insert(
+                "status".into(),
+                serde_json::to_value(s).unwrap_or(Value::Null),
+            );
+            m.insert("warnings".into(), json!(self.warnings));
+        }
+        Value::Object(m)
+    }
+}
+
+/// `ogp decode`: reads every input, guesses protocols when `protocol` is `None`, decodes
+/// and prints.
+/// Errors are one line with control characters replaced (they may quote the input).
+pub fn run(protocol: Option<Protocol>, args: &[String], json: bool) -> Result<ExitCode> {
+    run_inner(protocol, args, json).map_err(|e| anyhow::anyhow!(sanitize(&format!("{e:#}"))))
+}
+
+fn run_inner(protocol: Option<Protocol>, args: &[String], json: bool) -> Result<ExitCode> {
+    let mut inputs = Vec::new();
+    for a in args {
+        inputs.extend(read_inputs(a)?);
+    }
+    let mut msgs = Vec::new();
+    for (p, group) in group(protocol, inputs)? {
+        msgs.extend(decode_group(p, &group)?);
+    }
+    print(&msgs, json)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Decodes consecutive datagrams of one protocol (fragments are reassembled).
+fn decode_group(protocol: Protocol, inputs: &[Input]) -> Result<Vec<Msg>> {
+    match protocol {
+        Protocol::A2s => a2s_msgs(inputs),
+        Protocol::Gamespy3 => crate::gs3::describe(inputs),
+        Protocol::OgpDraft => draft_msgs(inputs),
+        Protocol::Gqp => inputs.iter().map(gqp_msg).collect(),
+        _ => ogp_msgs(inputs),
+    }
+}
+
+fn print(msgs: &[Msg], json: bool) -> Result<()> {
+    let mut out = String::new();
+    for (i, m) in msgs.iter().enumerate() {
+        for w in &m.warnings {
+            eprintln!("warning: {}", sanitize(w));
+        }
+        if json {
+            let _ = writeln!(out, "{}", serde_json::to_string(&m.to_json())?);
+            continue;
+        }
+        let _ = writeln!(out, "{}", sanitize(&m.line));
+        let mut block = false;
+        if let Some(s) = &m.status {
+            let _ = write!(out, "\n{}", render::status(s));
+            block = true;
+        }
+        if let Some(b) = &m.block {
+            out.push_str(b);
+            block = true;
+        }
+        if block && i + 1 < msgs.len() {
+            out.push('\n');
+        }
+    }
+    crate::emit(&out)
+}
+
+/// What `-p auto` looks for, for the error message.
+const TRIED: &str = "tried OGP v1.01 and the v0.02 draft (FF FF FF FF \"OGP\\0\"), A2S \
+    (FF FF FF FF, or FE FF FF FF split), GameSpy v3 (FE FD request, or 00/03/05/09 reply \
+    with a session id) and GQP (text ending with EOT or ETB); name one with -p";
+
+/// Splits the inputs into runs of one protocol: all of them with `-p`, else each
+/// datagram's guessed protocol.
+fn group(protocol: Option<Protocol>, inputs: Vec<Input>) -> Result<Vec<(Protocol, Vec<Input>)>> {
+    if let Some(p) = protocol {
+        return Ok(vec![(p, inputs)]);
+    }
+    let mut groups: Vec<(Protocol, Vec<Input>)> = Vec::new();
+    let mut noted = false;
+    for input in inputs {
+        let p = guess(&input, &mut noted)?;
+        match groups.last_mut() {
+            Some((last, g)) if *last == p => g.push(input),
+            _ => groups.push((p, vec![input])),
+        }
+    }
+    Ok(groups)
+}
+
+/// One datagram's protocol. OGP v1.01 and the v0.02 draft share their first eight bytes:
+/// v1.01 is preferred, the draft taken when only it decodes the datagram (into a Type it
+/// defines).
+fn guess(input: &Input, noted: &mut bool) -> Result<Protocol> {
+    let name = sanitize(&input.name);
+    match Protocol::guess(&input.bytes) {
+        Some(Protocol::Ogp) => {
+            let v1 = ogp::decode(&input.bytes).is_ok();
+            // Only a Type the draft defines counts: a broken v1.01 datagram often reads
+            // as a draft datagram of some unknown Type.
+            let draft = ogp_proto::ogp_draft::decode(&input.bytes)
+                .is_ok_and(|p| !matches!(p.message, ogp_proto::ogp_draft::Message::Other { .. }));
+            if draft && !v1 {
+                eprintln!("note: {name}: not OGP v1.01, decoded as the OGP v0.02 draft");
+                return Ok(Protocol::OgpDraft);
+            }
+            if draft && !*noted {
+                eprintln!(
+                    "note: {name}: OGP v1.01 and the v0.02 draft look alike; decoded as v1.01 (-p ogp-draft for the draft)"
+                );
+                *noted = true;
+            }
+            Ok(Protocol::Ogp)
+        }
+        Some(p) => Ok(p),
+        None => bail!("{name}: not a datagram of a known protocol: {TRIED}"),
+    }
 }
 
 /// Parses hex leniently: whitespace, `:` and `-` separators and a leading `0x` are
@@ -34,9 +207,9 @@ pub fn parse_hex(s: &str) -> Option<Vec<u8>> {
     text::from_hex(&cleaned)
 }
 
-/// Reads an argument: `-` is standard input, an existing path is a file (raw bytes, or
-/// hex text if it is nothing but hex), anything else must be hex.
-pub fn read_input(arg: &str) -> Result<Input> {
+/// Reads an argument: `-` is standard input, an existing path is a file (raw bytes, hex
+/// text, or a JSON capture holding several datagrams), anything else must be hex.
+pub fn read_inputs(arg: &str) -> Result<Vec<Input>> {
     let raw = if arg == "-" {
         let mut b = Vec::new();
         std::io::stdin()
@@ -44,24 +217,72 @@ pub fn read_input(arg: &str) -> Result<Input> {
             .context("reading standard input")?;
         b
     } else if std::path::Path::new(arg).is_file() {
-        std::fs::read(arg).with_context(|| format!("reading {arg}"))?
+        std::fs::read(arg).with_context(|| format!("reading {}", sanitize(arg)))?
     } else {
         return match parse_hex(arg) {
-            Some(bytes) => Ok(Input {
+            Some(bytes) => Ok(vec![Input {
                 name: short(arg),
                 bytes,
-            }),
-            None => bail!("{}: neither a file nor hex digits", short(arg)),
+            }]),
+            None => bail!("{}: neither a file nor hex digits", sanitize(&short(arg))),
         };
-    };
-    let bytes = match std::str::from_utf8(&raw).ok().and_then(parse_hex) {
-        Some(hex) => hex,
-        None => raw,
     };
     let name = std::path::Path::new(arg)
         .file_name()
         .map_or_else(|| arg.to_string(), |n| n.to_string_lossy().into_owned());
-    Ok(Input { name, bytes })
+    if raw.trim_ascii_start().first() == Some(&b'{') {
+        if let Ok(v) = serde_json::from_slice::<Value>(&raw) {
+            return capture_datagrams(&name, &v);
+        }
+    }
+    let bytes = match std::str::from_utf8(&raw).ok().and_then(parse_hex) {
+        Some(hex) => hex,
+        None => raw,
+    };
+    Ok(vec![Input { name, bytes }])
+}
+
+/// The datagrams of a JSON capture, in order: `datagrams_in_order` when present, else
+/// every list in `responses`; `query_hex` then `answers_hex`; each `rules` entry's
+/// `match_hex` then `reply_hex`.
+fn capture_datagrams(name: &str, v: &Value) -> Result<Vec<Input>> {
+    let mut hex: Vec<&Value> = Vec::new();
+    if let Some(order) = v.get("datagrams_in_order") {
+        hex.extend(list(Some(order)));
+    } else if let Some(r) = v.get("responses").and_then(Value::as_object) {
+        for l in r.values() {
+            hex.extend(list(Some(l)));
+        }
+    }
+    hex.extend(v.get("query_hex"));
+    hex.extend(list(v.get("answers_hex")));
+    for rule in list(v.get("rules")) {
+        hex.extend(rule.get("match_hex"));
+        hex.extend(list(rule.get("reply_hex")));
+    }
+    if hex.is_empty() {
+        bail!(
+            "{}: JSON without datagrams (looked for datagrams_in_order, responses, query_hex, answers_hex and rules)",
+            sanitize(name)
+        );
+    }
+    hex.iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let name = format!("{name}[{i}]");
+            match h.as_str().and_then(parse_hex) {
+                Some(bytes) => Ok(Input { name, bytes }),
+                None => bail!("{}: not a hex string", sanitize(&name)),
+            }
+        })
+        .collect()
+}
+
+/// The elements of a JSON array (none when it is missing or not an array).
+fn list(v: Option<&Value>) -> Vec<&Value> {
+    v.and_then(Value::as_array)
+        .map(|a| a.iter().collect())
+        .unwrap_or_default()
 }
 
 fn short(arg: &str) -> String {
@@ -72,14 +293,49 @@ fn short(arg: &str) -> String {
     }
 }
 
+/// A string in double quotes, escaped as in JSON (control characters as `\u00XX`).
+pub fn quote(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+/// `: hex` for a body, or nothing when it is empty.
+fn body_text(body: &[u8]) -> String {
+    if body.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", text::to_hex(body))
+    }
+}
+
+fn hex_json(b: &[u8]) -> Value {
+    json!(text::to_hex(b))
+}
+
+/// ` (a, b)` or nothing.
+fn paren(facts: &[String]) -> String {
+    if facts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", facts.join(", "))
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
 /// The result of decoding all inputs.
-pub struct Decoded {
+struct Decoded {
     /// One entry per logical message (a split answer's fragments become one).
     pub items: Vec<Item>,
 }
 
 /// One decoded message.
-pub struct Item {
+struct Item {
     /// Which inputs it came from.
     pub sources: String,
     /// Datagram sizes.
@@ -93,7 +349,7 @@ pub struct Item {
 }
 
 /// Decodes every input; fragments of split answers are reassembled.
-pub fn decode_all(inputs: &[Input]) -> Result<Decoded> {
+fn decode_all(inputs: &[Input]) -> Result<Decoded> {
     let mut items = Vec::new();
     let mut reasm = Reassembler::new();
     let mut frag_sources: Vec<String> = Vec::new();
@@ -121,7 +377,12 @@ pub fn decode_all(inputs: &[Input]) -> Result<Decoded> {
                     frag_sources.clear();
                 }
                 Pushed::Duplicate => {
-                    eprintln!("warning: {}: duplicate split packet ignored", input.name);
+                    frag_sources.pop();
+                    frag_sizes.pop();
+                    eprintln!(
+                        "warning: {}: duplicate split packet ignored",
+                        sanitize(&input.name)
+                    );
                 }
                 Pushed::Incomplete => {}
             }
@@ -265,9 +526,31 @@ fn describe_query(q: &ogp::DefaultQuery) -> Map<String, Value> {
     m
 }
 
+// ---- OGP v1.01 ----
+
+fn ogp_msgs(inputs: &[Input]) -> Result<Vec<Msg>> {
+    Ok(decode_all(inputs)?.items.into_iter().map(ogp_msg).collect())
+}
+
+/// The sections a query asks for, by their spec names.
+fn sections(request: Bits) -> Vec<&'static str> {
+    [
+        (query::request::SERVER_INFO, "ServerInfo"),
+        (query::request::TEAM_LIST, "TeamList"),
+        (query::request::PLAYER_LIST, "PlayerList"),
+        (query::request::RULE_LIST, "RuleList"),
+        (query::request::ADDON_LIST, "AddOnList"),
+        (query::request::LIMIT_LIST, "LimitList"),
+        (query::request::COLORED_NAMES, "ColoredNames"),
+    ]
+    .iter()
+    .filter(|(b, _)| request.contains(*b))
+    .map(|(_, n)| *n)
+    .collect()
+}
+
 fn header_json(h: &Header, head_size: Option<u8>, sizes: &[usize]) -> Map<String, Value> {
     let mut m = Map::new();
-    m.insert("protocol".into(), json!("ogp"));
     m.insert(
         "direction".into(),
         json!(if h.is_answer() { "answer" } else { "query" }),
@@ -280,102 +563,26 @@ fn header_json(h: &Header, head_size: Option<u8>, sizes: &[usize]) -> Map<String
     if let Some(hs) = head_size {
         m.insert("head_size".into(), json!(hs));
     }
-    m.insert("head_flags".into(), json!(text::to_hex(&h.flags.to_wire())));
+    m.insert("head_flags".into(), hex_json(&h.flags.to_wire()));
     m.insert("utf8".into(), json!(h.utf8()));
-    if let Some(c) = h.challenge {
-        m.insert("challenge".into(), json!(c));
-    }
-    if let Some(id) = h.request_id {
-        m.insert("request_id".into(), json!(id));
-    }
+    m.insert("challenge".into(), json!(h.challenge));
+    m.insert("request_id".into(), json!(h.request_id));
     if let Some(mbp) = h.max_bytes_per_packet {
         m.insert("max_bytes_per_packet".into(), json!(mbp));
     }
     if let Some(s) = h.split {
         m.insert("split_count".into(), json!(s.count));
     }
+    m.insert("size".into(), json!(sizes.iter().sum::<usize>()));
     if sizes.len() > 1 {
         m.insert("packet_sizes".into(), json!(sizes));
-    } else if let Some(s) = sizes.first() {
-        m.insert("size".into(), json!(s));
     }
     m
 }
 
-/// The JSON form of an item: for complete answers the status in the state-file
-/// schema; for everything else a description.
-pub fn item_json(item: &Item) -> Value {
-    if let Message::Answer(a) = &item.message {
-        return serde_json::to_value(&a.status).unwrap_or(Value::Null);
-    }
-    let mut m = header_json(&item.header, item.head_size, &item.sizes);
-    match &item.message {
-        Message::Ping => {
-            m.insert("message".into(), json!("ping"));
-        }
-        Message::Probe => {
-            m.insert(
-                "message".into(),
-                json!("challenge probe (default query with no body)"),
-            );
-        }
-        Message::Query(q) => {
-            m.insert("message".into(), json!("default query v1"));
-            m.insert("asks".into(), Value::Object(describe_query(&q.query)));
-            if q.trailing > 0 {
-                m.insert("trailing_bytes".into(), json!(q.trailing));
-            }
-        }
-        Message::Error(e) => {
-            m.insert("message".into(), json!("error"));
-            m.insert("error_value".into(), json!(e.value.0));
-            m.insert(
-                "error".into(),
-                json!(e.value.description().unwrap_or("unknown")),
-            );
-            if let Some(copy) = e.resend_copy() {
-                m.insert("resend".into(), json!(text::to_hex(copy)));
-            } else if !e.data.is_empty() {
-                m.insert("data".into(), json!(text::to_hex(&e.data)));
-            }
-        }
-        Message::MasterUplink { game_id } => {
-            m.insert("message".into(), json!("master server uplink"));
-            m.insert("game_id".into(), json!(game_id));
-        }
-        Message::Other { body } => {
-            m.insert("message".into(), json!("unknown type"));
-            m.insert("body".into(), json!(text::to_hex(body)));
-        }
-        Message::Answer(_) | Message::Fragment { .. } => {}
-        _ => {}
-    }
-    Value::Object(m)
-}
-
-/// The human-readable form of an item.
-pub fn item_text(item: &Item) -> String {
-    let h = &item.header;
-    let mut out = String::new();
-    let dir = if h.is_answer() { "answer" } else { "query" };
-    let ty = h.packet_type.name().unwrap_or("unknown type");
-    let _ = write!(out, "OGP {ty} {dir}");
-    if item.sizes.len() > 1 {
-        let total: usize = item.sizes.iter().sum();
-        let _ = write!(
-            out,
-            ", split into {} packets ({total} bytes)",
-            item.sizes.len()
-        );
-    } else if let Some(s) = item.sizes.first() {
-        let _ = write!(out, ", {s} bytes");
-    }
-    out.push('\n');
-    let mut facts: Vec<String> = Vec::new();
-    if let Some(hs) = item.head_size {
-        facts.push(format!("HeadSize {hs}"));
-    }
-    facts.push(format!("flags {}", text::to_hex(&h.flags.to_wire())));
+/// The header's facts for the text line: challenge, request id, packet size, charset.
+fn header_facts(h: &Header, sizes: &[usize]) -> Vec<String> {
+    let mut facts = Vec::new();
     if let Some(c) = h.challenge {
         facts.push(format!("challenge {c:#010x}"));
     }
@@ -388,239 +595,518 @@ pub fn item_text(item: &Item) -> String {
     if h.utf8() {
         facts.push(
             if h.is_answer() {
-                "UTF-8 strings"
+                "UTF-8"
             } else {
                 "accepts UTF-8"
             }
             .into(),
         );
     } else if h.is_answer() {
-        facts.push("Latin-1 strings".into());
+        facts.push("Latin-1".into());
     }
-    let _ = writeln!(out, "  {}", facts.join(" · "));
-    match &item.message {
-        Message::Ping => out.push_str("  ping\n"),
-        Message::Probe => out.push_str("  challenge probe: a default query with no body\n"),
+    let total: usize = sizes.iter().sum();
+    if sizes.len() > 1 {
+        facts.push(format!("{total} bytes in {} packets", sizes.len()));
+    } else {
+        facts.push(format!("{total} bytes"));
+    }
+    facts
+}
+
+fn ogp_msg(item: Item) -> Msg {
+    let h = &item.header;
+    let mut f = header_json(h, item.head_size, &item.sizes);
+    let facts = paren(&header_facts(h, &item.sizes));
+    let dir = if h.is_answer() { "answer" } else { "query" };
+    let (kind, line) = match item.message {
+        Message::Ping => ("ping", format!("OGP ping {dir}{facts}")),
+        Message::Probe => (
+            "challenge_request",
+            format!("OGP challenge request: a default query with no body{facts}"),
+        ),
         Message::Query(q) => {
-            out.push_str("  asks for:\n");
-            for (section, v) in describe_query(&q.query) {
-                let fields = match v {
-                    Value::Array(a) => a
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    _ => String::new(),
-                };
-                let _ = writeln!(out, "    {section:<13} {fields}");
-            }
-            if q.trailing > 0 {
-                let _ = writeln!(out, "  ({} trailing byte(s) ignored)", q.trailing);
-            }
+            f.insert("asks".into(), Value::Object(describe_query(&q.query)));
+            f.insert("trailing_bytes".into(), json!(q.trailing));
+            let s = sections(q.query.request);
+            let s = if s.is_empty() {
+                "nothing".to_string()
+            } else {
+                s.join(", ")
+            };
+            ("query", format!("OGP query: {s}{facts}"))
         }
         Message::Answer(a) => {
-            out.push('\n');
-            out.push_str(&render::status(&a.status));
-            for w in &a.warnings {
-                let _ = writeln!(out, "warning: {w}");
-            }
+            let mut m = Msg::answer(
+                Protocol::Ogp,
+                format!("OGP answer{facts}"),
+                Value::Object(f),
+                a.status,
+            );
+            m.warnings = a
+                .warnings
+                .iter()
+                .map(|w| format!("{}: {w}", item.sources))
+                .collect();
+            return m;
         }
         Message::Error(e) => {
-            let _ = writeln!(out, "  error {}", e.value);
+            f.insert("error_value".into(), json!(e.value.0));
+            f.insert(
+                "error".into(),
+                json!(e.value.description().unwrap_or("unknown")),
+            );
+            let mut line = format!(
+                "OGP error {}: {}{facts}",
+                e.value.0,
+                e.value.description().unwrap_or("unknown")
+            );
             if let Some(copy) = e.resend_copy() {
-                let _ = writeln!(out, "  query to send back: {}", text::to_hex(copy));
-            } else if !e.data.is_empty() {
-                let _ = writeln!(out, "  data: {}", text::to_hex(&e.data));
+                f.insert("resend".into(), hex_json(copy));
+                let _ = write!(line, "; query to send back: {}", text::to_hex(copy));
+            } else {
+                f.insert("data".into(), hex_json(&e.data));
             }
+            ("error", line)
         }
         Message::MasterUplink { game_id } => {
-            let _ = writeln!(out, "  master server uplink, GameID {game_id}");
+            f.insert("game_id".into(), json!(game_id));
+            (
+                "master_uplink",
+                format!("OGP master server uplink, GameID {game_id}{facts}"),
+            )
         }
         Message::Other { body } => {
-            let _ = writeln!(out, "  body: {}", text::to_hex(body));
+            f.insert("body".into(), hex_json(&body));
+            (
+                "other",
+                format!(
+                    "OGP {dir} of unknown type {}{facts}{}",
+                    h.packet_type.0,
+                    body_text(&body)
+                ),
+            )
         }
-        _ => {}
-    }
-    out
+        _ => (
+            "other",
+            format!("OGP {dir} of type {}{facts}", h.packet_type.0),
+        ),
+    };
+    Msg::new(Protocol::Ogp, kind, line, Value::Object(f))
 }
 
-/// Describes a GQP datagram (query or reply).
-pub fn gqp_describe(input: &Input, json: bool) -> Result<String> {
-    use ogp_proto::gqp;
-    if let Ok(q) = gqp::decode_query(&input.bytes, 4096, 1 << 20) {
-        return Ok(if json {
-            format!("{}\n", serde_json::to_string_pretty(&q)?)
-        } else {
-            format!(
-                "GQP query, {} bytes\n{}",
-                input.bytes.len(),
-                gqp::render_query(&q)
-            )
-        });
-    }
-    match gqp::decode_reply(&input.bytes, 1 << 20) {
-        Ok(r) => Ok(if json {
-            format!("{}\n", serde_json::to_string_pretty(&r)?)
-        } else {
-            format!(
-                "GQP reply, {} bytes\n{}",
-                input.bytes.len(),
-                gqp::render_replies(&r.replies)
-            )
-        }),
-        Err(e) => bail!("{}: {e}", input.name),
-    }
-}
+// ---- OGP v0.02 draft ----
 
-/// Describes OGP v0.02 draft datagrams; fragments of a split answer are reassembled.
-pub fn draft_describe(inputs: &[Input], json: bool) -> Result<String> {
+const DRAFT_REQUESTS: &[(Bits, &str)] = {
+    use ogp_proto::ogp_draft::query::requests as r;
+    &[
+        (r::NO_STATIC_DATA, "no_static_data"),
+        (r::INFO, "info"),
+        (r::TEAM_LIST, "team_list"),
+        (r::PLAYER_LIST, "player_list"),
+        (r::LIMITS, "limits"),
+        (r::MODS, "mods"),
+        (r::RULES, "rules"),
+    ]
+};
+
+const DRAFT_PLAYER_FIELDS: &[(Bits, &str)] = {
+    use ogp_proto::ogp_draft::query::player_fields as p;
+    &[
+        (p::SLOT, "slot"),
+        (p::NAME, "name"),
+        (p::FRAGS, "frags"),
+        (p::ID, "id"),
+        (p::WONID, "wonid"),
+        (p::PING, "ping"),
+        (p::LOSS, "loss"),
+        (p::TEAM, "team"),
+        (p::MODEL, "model"),
+        (p::RATE, "rate"),
+        (p::DEAD, "dead"),
+    ]
+};
+
+fn draft_msgs(inputs: &[Input]) -> Result<Vec<Msg>> {
     use ogp_proto::ogp_draft::{self, Message as M};
-    let mut out = String::new();
-    let mut reasm: ogp_proto::ogp::Reassembler<ogp_draft::Header> =
-        ogp_proto::ogp::Reassembler::default();
+    const P: Protocol = Protocol::OgpDraft;
+    let mut msgs = Vec::new();
+    let mut reasm: Reassembler<ogp_draft::Header> = Reassembler::default();
+    let mut pending: Vec<&str> = Vec::new();
+    let mut sizes: Vec<usize> = Vec::new();
     for input in inputs {
         let p = ogp_draft::decode(&input.bytes).with_context(|| input.name.clone())?;
-        let status = match p.message {
-            M::Answer(a) => Some(a.status),
+        let h = p.header;
+        let dir = if h.is_answer() { "answer" } else { "query" };
+        let mut f = Map::new();
+        f.insert("direction".into(), json!(dir));
+        f.insert("type".into(), json!(h.packet_type.0));
+        f.insert("challenge".into(), json!(h.challenge));
+        f.insert("request_id".into(), json!(h.request_id));
+        if let Some(m) = h.max_bytes_per_packet {
+            f.insert("max_bytes_per_packet".into(), json!(m));
+        }
+        let mut facts = Vec::new();
+        if let Some(c) = h.challenge {
+            facts.push(format!("challenge {c:#010x}"));
+        }
+        if let Some(id) = h.request_id {
+            facts.push(format!("request id {id}"));
+        }
+        if let Some(m) = h.max_bytes_per_packet {
+            facts.push(format!("max {m} bytes/packet"));
+        }
+        let (answer, size) = match p.message {
+            M::Answer(a) => (*a, input.bytes.len()),
             M::Fragment { body } => {
-                let Some(split) = p.header.split else {
-                    continue;
-                };
+                let Some(split) = h.split else { continue };
+                pending.push(&input.name);
+                sizes.push(input.bytes.len());
                 match reasm
-                    .push_part(p.header, p.header.request_id, split, &body)
+                    .push_part(h, h.request_id, split, &body)
                     .with_context(|| input.name.clone())?
                 {
                     Pushed::Complete { body, .. } => {
                         let mut r = ogp_proto::reader::Reader::new(&body);
-                        Some(ogp_draft::decode_answer_body(&mut r)?.status)
+                        let a = ogp_draft::decode_answer_body(&mut r)
+                            .context("reassembled split answer")?;
+                        pending.clear();
+                        f.insert("packet_sizes".into(), json!(sizes));
+                        let total = std::mem::take(&mut sizes).into_iter().sum();
+                        (a, total)
+                    }
+                    Pushed::Duplicate => {
+                        pending.pop();
+                        sizes.pop();
+                        eprintln!(
+                            "warning: {}: duplicate split packet ignored",
+                            sanitize(&input.name)
+                        );
+                        continue;
+                    }
+                    Pushed::Incomplete => continue,
+                }
+            }
+            other => {
+                f.insert("size".into(), json!(input.bytes.len()));
+                facts.push(format!("{} bytes", input.bytes.len()));
+                let facts = paren(&facts);
+                let (kind, line) = match other {
+                    M::Banned => ("banned", format!("OGP v0.02 answer: banned{facts}")),
+                    M::None if h.is_answer() => (
+                        "challenge",
+                        format!("OGP v0.02 challenge answer (type None){facts}"),
+                    ),
+                    M::None => ("none", format!("OGP v0.02 query of type None{facts}")),
+                    M::Probe => (
+                        "challenge_request",
+                        format!("OGP v0.02 challenge request: a default query with no body{facts}"),
+                    ),
+                    M::Query(q) => {
+                        let req = names(q.query.requests, DRAFT_REQUESTS);
+                        f.insert("requests".into(), json!(req));
+                        f.insert(
+                            "player_fields".into(),
+                            json!(names(q.query.player_fields, DRAFT_PLAYER_FIELDS)),
+                        );
+                        f.insert("trailing_bytes".into(), json!(q.trailing));
+                        (
+                            "query",
+                            format!("OGP v0.02 query: {}{facts}", req.join(", ")),
+                        )
+                    }
+                    M::Other { body } => {
+                        f.insert("body".into(), hex_json(&body));
+                        (
+                            "other",
+                            format!(
+                                "OGP v0.02 {dir} of type {}{facts}{}",
+                                h.packet_type.0,
+                                body_text(&body)
+                            ),
+                        )
+                    }
+                    _ => (
+                        "other",
+                        format!("OGP v0.02 {dir} of type {}{facts}", h.packet_type.0),
+                    ),
+                };
+                msgs.push(Msg::new(P, kind, line, Value::Object(f)));
+                continue;
+            }
+        };
+        f.insert("size".into(), json!(size));
+        facts.push(format!("{size} bytes"));
+        let mut m = Msg::answer(
+            P,
+            format!("OGP v0.02 answer{}", paren(&facts)),
+            Value::Object(f),
+            answer.status,
+        );
+        m.warnings = answer
+            .warnings
+            .iter()
+            .map(|w| format!("{}: {w}", input.name))
+            .collect();
+        msgs.push(m);
+    }
+    if reasm.received() > 0 {
+        let missing: Vec<String> = reasm.missing().iter().map(u8::to_string).collect();
+        bail!(
+            "split answer incomplete: have {}, missing packet number(s) {}",
+            pending.join(", "),
+            missing.join(", ")
+        );
+    }
+    Ok(msgs)
+}
+
+// ---- A2S ----
+
+/// Describes A2S datagrams, in order. INFO, PLAYER and RULES replies (split ones
+/// reassembled, in any order) are merged into one status, the last message.
+fn a2s_msgs(inputs: &[Input]) -> Result<Vec<Msg>> {
+    use ogp_proto::a2s::{self, mapping, split, Message as M, PingReply, Request as R};
+    const P: Protocol = Protocol::A2s;
+    let mut msgs = Vec::new();
+    let mut status = Status::default();
+    let mut replies: Vec<&'static str> = Vec::new();
+    let mut warnings = Vec::new();
+    let mut reasm = split::Reassembler::new();
+    let mut pending: Vec<&str> = Vec::new();
+    let mut datagrams = 0usize;
+    for input in inputs {
+        let d = a2s::decode(&input.bytes).with_context(|| input.name.clone())?;
+        let name = &input.name;
+        let w: Vec<String> = d.warnings.iter().map(|w| format!("{name}: {w}")).collect();
+        let message = match d.message {
+            M::Fragment(_) => {
+                pending.push(name);
+                warnings.extend(w);
+                match reasm.push(&input.bytes).with_context(|| name.clone())? {
+                    split::Pushed::Complete { reply, .. } => {
+                        let d =
+                            split::decode_reassembled(&reply).context("reassembled split reply")?;
+                        warnings.extend(d.warnings.iter().map(|w| format!("{name}: {w}")));
+                        datagrams += pending.len();
+                        pending.clear();
+                        reasm = split::Reassembler::new();
+                        d.message
+                    }
+                    split::Pushed::Duplicate => {
+                        pending.pop();
+                        eprintln!("warning: {}: duplicate fragment ignored", sanitize(name));
+                        continue;
                     }
                     _ => continue,
                 }
             }
-            other => {
-                let d = format!("{other:?}");
-                let h = &p.header;
-                if json {
-                    let v = json!({
-                        "protocol": "ogp-draft",
-                        "direction": if h.is_answer() { "answer" } else { "query" },
-                        "type": h.packet_type.0,
-                        "challenge": h.challenge,
-                        "request_id": h.request_id,
-                        "message": d,
-                    });
-                    let _ = writeln!(out, "{}", serde_json::to_string_pretty(&v)?);
+            m => {
+                if matches!(
+                    m,
+                    M::Info(_) | M::GoldSrcInfo(_) | M::Players(_) | M::Rules(_)
+                ) {
+                    warnings.extend(w);
+                    datagrams += 1;
                 } else {
-                    let _ = writeln!(
-                        out,
-                        "OGP v0.02 {} , {} bytes, type {}, challenge {:?}, request id {:?}\n  {d}",
-                        if h.is_answer() { "answer" } else { "query" },
-                        input.bytes.len(),
-                        h.packet_type.0,
-                        h.challenge,
-                        h.request_id
-                    );
+                    for w in w {
+                        eprintln!("warning: {}", sanitize(&w));
+                    }
                 }
-                continue;
+                m
             }
         };
-        if let Some(s) = status {
-            if json {
-                let _ = writeln!(out, "{}", s.to_json_pretty());
-            } else {
-                let _ = writeln!(out, "OGP v0.02 answer\n\n{}", render::status(&s));
+        let size = input.bytes.len();
+        let challenge_text = |c: Option<u32>| match c {
+            None => "no challenge".to_string(),
+            Some(u32::MAX) => "asks for a challenge".to_string(),
+            Some(c) => format!("challenge {c:#010x}"),
+        };
+        let (kind, line, fields) = match message {
+            M::Info(i) => {
+                mapping::info_to_status(&i, &mut status);
+                replies.push("info");
+                continue;
             }
-        }
-    }
-    if reasm.received() > 0 {
-        bail!(
-            "split answer incomplete: missing packet number(s) {:?}",
-            reasm.missing()
-        );
-    }
-    Ok(out)
-}
-
-/// Describes A2S datagrams. INFO, PLAYER and RULES replies (split ones reassembled, in any
-/// order) are merged into one status, printed in the state-file schema with the A2S-only
-/// fields; requests and challenges are described.
-pub fn a2s_describe(inputs: &[Input], json: bool) -> Result<String> {
-    use ogp_proto::a2s::{self, mapping, split, Message as M};
-    let mut out = String::new();
-    let mut status = ogp_proto::Status::default();
-    let mut any_reply = false;
-    let mut reasm = split::Reassembler::new();
-    let mut pending: Vec<&str> = Vec::new();
-    let mut messages = Vec::new();
-    for input in inputs {
-        let d = a2s::decode(&input.bytes).with_context(|| input.name.clone())?;
-        for w in &d.warnings {
-            eprintln!("warning: {}: {w}", input.name);
-        }
-        match d.message {
-            M::Fragment(_) => {
-                pending.push(&input.name);
-                match reasm
-                    .push(&input.bytes)
-                    .with_context(|| input.name.clone())?
-                {
-                    split::Pushed::Complete { reply, .. } => {
-                        let d =
-                            split::decode_reassembled(&reply).context("reassembled split reply")?;
-                        messages.push(d.message);
-                        pending.clear();
-                        reasm = split::Reassembler::new();
-                    }
-                    split::Pushed::Duplicate => {
-                        eprintln!("warning: {}: duplicate fragment ignored", input.name)
-                    }
-                    _ => {}
-                }
+            M::GoldSrcInfo(g) => {
+                mapping::goldsrc_to_status(&g, &mut status);
+                replies.push("info");
+                continue;
             }
-            m => messages.push(m),
-        }
+            M::Players(p) => {
+                mapping::players_to_status(&p, &mut status);
+                replies.push("players");
+                continue;
+            }
+            M::Rules(r) => {
+                mapping::rules_to_status(&r, &mut status);
+                replies.push("rules");
+                continue;
+            }
+            M::Request(r) => {
+                let (kind, what, challenge, trailing) = match r {
+                    R::Info {
+                        challenge,
+                        trailing,
+                    } => ("info_request", "INFO", challenge, trailing),
+                    R::Player {
+                        challenge,
+                        trailing,
+                    } => ("player_request", "PLAYER", challenge, trailing),
+                    R::Rules {
+                        challenge,
+                        trailing,
+                    } => ("rules_request", "RULES", challenge, trailing),
+                    R::GetChallenge => {
+                        msgs.push(Msg::new(
+                            P,
+                            "challenge_request",
+                            format!("A2S challenge request (A2S_SERVERQUERY_GETCHALLENGE, {size} bytes)"),
+                            json!({ "size": size }),
+                        ));
+                        continue;
+                    }
+                    R::Ping => {
+                        msgs.push(Msg::new(
+                            P,
+                            "ping",
+                            format!("A2S ping (A2A_PING, {size} bytes)"),
+                            json!({ "size": size }),
+                        ));
+                        continue;
+                    }
+                };
+                (
+                    kind,
+                    format!(
+                        "A2S {what} request ({}, {size} bytes)",
+                        challenge_text(challenge)
+                    ),
+                    json!({ "challenge": challenge, "trailing_bytes": trailing, "size": size }),
+                )
+            }
+            M::Challenge(c) => (
+                "challenge",
+                format!("A2S challenge {:#010x}", c.challenge),
+                json!({ "challenge": c.challenge, "size": size }),
+            ),
+            M::PingReply(r) => {
+                let (engine, content) = match &r {
+                    PingReply::GoldSrc => ("goldsrc", ""),
+                    PingReply::Source => ("source", PingReply::SOURCE_CONTENT),
+                    PingReply::Other(t) => ("other", t.as_str()),
+                };
+                (
+                    "ping_reply",
+                    format!(
+                        "A2S ping reply ({engine} style, content {})",
+                        quote(content)
+                    ),
+                    json!({ "engine": engine, "content": content, "size": size }),
+                )
+            }
+            _ => (
+                "other",
+                format!("A2S message of an unknown kind ({size} bytes)"),
+                json!({ "size": size }),
+            ),
+        };
+        msgs.push(Msg::new(P, kind, line, fields));
     }
     if !pending.is_empty() {
         bail!("split reply incomplete: have {}", pending.join(", "));
     }
-    for m in messages {
-        match m {
-            M::Info(i) => {
-                mapping::info_to_status(&i, &mut status);
-                any_reply = true;
-            }
-            M::GoldSrcInfo(g) => {
-                mapping::goldsrc_to_status(&g, &mut status);
-                any_reply = true;
-            }
-            M::Players(p) => {
-                mapping::players_to_status(&p, &mut status);
-                any_reply = true;
-            }
-            M::Rules(r) => {
-                mapping::rules_to_status(&r, &mut status);
-                any_reply = true;
-            }
-            other => {
-                let d = format!("{other:?}");
-                if json {
-                    let _ = writeln!(
-                        out,
-                        "{}",
-                        serde_json::to_string_pretty(&json!({ "protocol": "a2s", "message": d }))?
-                    );
-                } else {
-                    let _ = writeln!(out, "A2S {d}");
+    if !replies.is_empty() {
+        let upper: Vec<&str> = replies
+            .iter()
+            .map(|r| match *r {
+                "info" => "INFO",
+                "players" => "PLAYER",
+                _ => "RULES",
+            })
+            .collect();
+        let mut m = Msg::answer(
+            P,
+            format!(
+                "A2S reply: {} ({})",
+                upper.join(", "),
+                plural(datagrams, "datagram", "datagrams")
+            ),
+            json!({ "replies": replies, "datagrams": datagrams }),
+            status,
+        );
+        m.warnings = warnings;
+        msgs.push(m);
+    }
+    Ok(msgs)
+}
+
+// ---- GQP ----
+
+/// Describes a GQP datagram (query or reply).
+fn gqp_msg(input: &Input) -> Result<Msg> {
+    use ogp_proto::gqp;
+    const P: Protocol = Protocol::Gqp;
+    let size = input.bytes.len();
+    let object = |v: Value, size: usize| {
+        let mut m = match v {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        };
+        m.insert("size".into(), json!(size));
+        Value::Object(m)
+    };
+    let query = gqp::decode_query(&input.bytes, 4096, 1 << 20);
+    if let Ok(q) = query {
+        let commands: Vec<String> = q
+            .commands
+            .iter()
+            .map(|c| {
+                let mut s = c.name.to_string();
+                for a in &c.args {
+                    let _ = write!(s, " {}", quote(a));
                 }
+                s
+            })
+            .collect();
+        let line = format!(
+            "GQP query: {} ({}{size} bytes)",
+            commands.join("; "),
+            if q.encoding.is_plain() {
+                String::new()
+            } else {
+                format!("{}, ", q.encoding.name())
             }
-        }
+        );
+        return Ok(Msg::new(
+            P,
+            "query",
+            line,
+            object(serde_json::to_value(&q)?, size),
+        ));
     }
-    if any_reply {
-        if json {
-            let _ = writeln!(out, "{}", status.to_json_pretty());
-        } else {
-            let _ = write!(out, "A2S reply\n\n{}", render::status(&status));
+    match gqp::decode_reply(&input.bytes, 1 << 20) {
+        Ok(r) => {
+            let block: String = gqp::render_replies(&r.replies)
+                .lines()
+                .map(|l| format!("  {}\n", sanitize(l)))
+                .collect();
+            let names: Vec<&str> = r.replies.iter().map(|r| r.name.as_str()).collect();
+            let line = format!(
+                "GQP reply: {} ({}, {size} bytes{})",
+                names.join(", "),
+                plural(r.replies.len(), "reply", "replies"),
+                if r.last { "" } else { ", more follow" }
+            );
+            let mut m = Msg::new(P, "reply", line, object(serde_json::to_value(&r)?, size));
+            m.block = Some(block);
+            Ok(m)
         }
+        Err(e) => match query {
+            Err(qe) => bail!(
+                "{}: neither a GQP query ({qe}) nor a GQP reply ({e})",
+                input.name
+            ),
+            Ok(_) => bail!("{}: {e}", input.name),
+        },
     }
-    Ok(out)
 }

@@ -1,11 +1,8 @@
-//! `ogp decode --protocol gamespy3`.
+//! `ogp decode` of GameSpy v3 datagrams.
 //!
 //! Decoding takes any mix of datagrams: requests
 //! (`FE FD …`), `09` challenge and `05` echo replies, heartbeats (`03`) and the packets of
 //! server-information replies, which are reassembled in any order.
-
-use std::fmt::Write as _;
-use std::process::ExitCode;
 
 use anyhow::{bail, Context as _, Result};
 use ogp_proto::gamespy3::heartbeat::Heartbeat;
@@ -13,10 +10,13 @@ use ogp_proto::gamespy3::mapping::info_to_status;
 use ogp_proto::gamespy3::reply::{decode_reply, Pushed, Reassembler, Reply, ServerInfo};
 use ogp_proto::gamespy3::request::{InfoKind, Request};
 use ogp_proto::gamespy3::{kind, MAGIC};
+use ogp_proto::Protocol;
 use serde_json::{json, Value};
 
-use crate::decode::Input;
+use crate::decode::{quote, Input, Msg};
 use crate::render::sanitize;
+
+const P: Protocol = Protocol::Gamespy3;
 
 fn kind_json(k: &InfoKind) -> Value {
     match k {
@@ -58,189 +58,218 @@ fn kind_text(k: &InfoKind) -> String {
     }
 }
 
-/// A request or a small reply, described.
-fn describe_one(input: &Input, json: bool, what: Value, text: String, out: &mut String) {
-    if json {
-        let _ = writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&what).unwrap_or_default()
-        );
-    } else {
-        let _ = writeln!(
-            out,
-            "GameSpy v3 {} ({} bytes): {}",
-            input.name,
-            input.bytes.len(),
-            sanitize(&text)
-        );
-    }
+fn session(s: u32) -> String {
+    format!("session {s:#010x}")
 }
 
-fn describe_request(input: &Input, r: &Request, json: bool, out: &mut String) {
-    let (what, text) = match r {
-        Request::Challenge { session_id } => (
-            json!({ "protocol": "gamespy3", "request": "challenge", "session_id": session_id }),
-            format!("0x09 challenge request, session id {session_id:#010x}"),
+fn request_msg(input: &Input, r: &Request) -> Msg {
+    let size = input.bytes.len();
+    match r {
+        Request::Challenge { session_id } => Msg::new(
+            P,
+            "challenge_request",
+            format!(
+                "GameSpy v3 challenge request ({}, {size} bytes)",
+                session(*session_id)
+            ),
+            json!({ "session_id": session_id, "size": size }),
         ),
         Request::Info {
             session_id,
             challenge,
             kind,
-        } => (
-            json!({
-                "protocol": "gamespy3", "request": "info", "session_id": session_id,
-                "challenge": challenge, "kind": kind_json(kind),
-            }),
+        } => Msg::new(
+            P,
+            "info_request",
             format!(
-                "server-information request, session id {session_id:#010x}, {}, {}",
+                "GameSpy v3 server-information request ({}, {}, {}, {size} bytes)",
+                session(*session_id),
                 challenge.map_or_else(|| "no challenge".to_string(), |c| format!("challenge {c}")),
                 kind_text(kind)
             ),
+            json!({
+                "session_id": session_id, "challenge": challenge, "query": kind_json(kind),
+                "size": size,
+            }),
         ),
-        Request::Echo { data } => (
-            json!({ "protocol": "gamespy3", "request": "echo", "data": ogp_proto::text::to_hex(data) }),
-            format!("echo request, {} bytes to send back", data.len()),
-        ),
-        Request::KeepAlive { session_id } => (
-            json!({ "protocol": "gamespy3", "request": "keep-alive", "instance_key": session_id }),
+        Request::Echo { data } => Msg::new(
+            P,
+            "echo_request",
             format!(
-                "keep-alive (master server), instance key {}",
+                "GameSpy v3 echo request ({} to send back)",
+                bytes(data.len())
+            ),
+            json!({ "data": ogp_proto::text::to_hex(data), "size": size }),
+        ),
+        Request::KeepAlive { session_id } => Msg::new(
+            P,
+            "keep_alive",
+            format!(
+                "GameSpy v3 keep-alive from the master server (instance key {}, {size} bytes)",
                 session_id.map_or_else(|| "none".to_string(), |s| format!("{s:#010x}"))
             ),
+            json!({ "instance_key": session_id, "size": size }),
         ),
-    };
-    describe_one(input, json, what, text, out);
+    }
 }
 
-fn describe_heartbeat(input: &Input, hb: &Heartbeat, json: bool, out: &mut String) {
+fn bytes(n: usize) -> String {
+    if n == 1 {
+        "1 byte".into()
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+fn heartbeat_msg(input: &Input, hb: &Heartbeat) -> Msg {
     let keys: serde_json::Map<String, Value> = hb
         .keys
         .iter()
         .map(|(k, v)| (k.to_string(), Value::from(v.as_str())))
         .collect();
-    let what = json!({
-        "protocol": "gamespy3", "message": "heartbeat", "instance_key": hb.instance_key,
+    let fields = json!({
+        "instance_key": hb.instance_key,
         "local_ips": hb.local_ips.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
         "local_port": hb.local_port, "natneg": hb.natneg,
         "state_changed": hb.state_changed.map(|s| s.code()),
-        "game_name": hb.game_name.as_deref(), "keys": keys,
+        "game_name": hb.game_name.as_deref(), "keys": keys, "size": input.bytes.len(),
     });
-    let text = format!(
-        "heartbeat, instance key {:#010x}, game {}, port {}, {} local address(es), {} server key(s)",
+    let line = format!(
+        "GameSpy v3 heartbeat (instance key {:#010x}, game {}, port {}, {} local address(es), {} server key(s), {} bytes)",
         hb.instance_key,
         hb.game_name.as_deref().unwrap_or("?"),
         hb.local_port.map_or_else(|| "?".to_string(), |p| p.to_string()),
         hb.local_ips.len(),
-        hb.keys.len()
+        hb.keys.len(),
+        input.bytes.len()
     );
-    describe_one(input, json, what, text, out);
+    Msg::new(P, "heartbeat", line, fields)
 }
 
-fn print_reply(info: &ServerInfo, packets: usize, jc2mp: bool, json: bool, out: &mut String) {
-    let status = info_to_status(info);
-    if json {
-        let _ = writeln!(out, "{}", status.to_json_pretty());
-    } else {
-        let _ = write!(
-            out,
-            "GameSpy v3 reply ({packets} packet{}{})\n\n{}",
+fn reply_msg(info: &ServerInfo, sizes: &[usize], jc2mp: bool, warnings: Vec<String>) -> Msg {
+    let packets = sizes.len();
+    let mut m = Msg::answer(
+        P,
+        format!(
+            "GameSpy v3 reply ({packets} packet{}{}, {} bytes)",
             if packets == 1 { "" } else { "s" },
             if jc2mp {
                 ", Just Cause 2 MP player list"
             } else {
                 ""
             },
-            crate::render::status(&status)
-        );
-    }
+            sizes.iter().sum::<usize>()
+        ),
+        json!({ "packets": packets, "jc2mp": jc2mp, "size": sizes.iter().sum::<usize>() }),
+        info_to_status(info),
+    );
+    m.warnings = warnings;
+    m
 }
 
-/// Describes GameSpy v3 datagrams; reply packets are reassembled in any order and
-/// printed as a status (the state-file schema with `--json`).
-pub fn describe(inputs: &[Input], json: bool) -> Result<String> {
-    let mut out = String::new();
+/// Describes GameSpy v3 datagrams, in order; reply packets are reassembled in any order
+/// into one status.
+pub fn describe(inputs: &[Input]) -> Result<Vec<Msg>> {
+    let mut msgs = Vec::new();
     let mut reasm = Reassembler::default();
     let mut pending: Vec<&str> = Vec::new();
+    let mut sizes: Vec<usize> = Vec::new();
+    let mut warnings: Vec<String> = Vec::new();
     let mut jc2mp = false;
     for input in inputs {
         let b = &input.bytes;
+        let size = b.len();
         if b.starts_with(&MAGIC) {
             let r = Request::decode(b).with_context(|| input.name.clone())?;
-            describe_request(input, &r, json, &mut out);
+            msgs.push(request_msg(input, &r));
             continue;
         }
         if b.first() == Some(&kind::HEARTBEAT) {
             let hb = Heartbeat::decode(b).with_context(|| input.name.clone())?;
-            describe_heartbeat(input, &hb, json, &mut out);
+            msgs.push(heartbeat_msg(input, &hb));
             continue;
         }
         match decode_reply(b).with_context(|| input.name.clone())? {
             Reply::Challenge(c) => {
                 let value = c.value();
-                let what = json!({
-                    "protocol": "gamespy3", "reply": "challenge", "session_id": c.session_id,
-                    "text": c.text.as_str(), "challenge": value,
-                });
-                let text = format!(
-                    "0x09 challenge reply, session id {:#010x}, challenge {:?}{}",
-                    c.session_id,
-                    c.text.as_str(),
+                let line = format!(
+                    "GameSpy v3 challenge {} ({}, {}, {size} bytes)",
+                    quote(&c.text),
+                    session(c.session_id),
                     match value {
-                        Some(0) => " (none needed)".to_string(),
-                        Some(v) => format!(" (sent as {v:#010x})"),
-                        None => " (not a number)".to_string(),
+                        Some(0) => "none needed".to_string(),
+                        Some(v) => format!("sent back as {v:#010x}"),
+                        None => "not a number".to_string(),
                     }
                 );
-                describe_one(input, json, what, text, &mut out);
+                msgs.push(Msg::new(
+                    P,
+                    "challenge",
+                    line,
+                    json!({
+                        "session_id": c.session_id, "text": c.text.as_str(), "challenge": value,
+                        "size": size,
+                    }),
+                ));
             }
-            Reply::Echo(data) => describe_one(
-                input,
-                json,
-                json!({ "protocol": "gamespy3", "reply": "echo", "data": ogp_proto::text::to_hex(&data) }),
-                format!("echo reply, {} bytes", data.len()),
-                &mut out,
-            ),
+            Reply::Echo(data) => msgs.push(Msg::new(
+                P,
+                "echo",
+                format!("GameSpy v3 echo reply ({})", bytes(data.len())),
+                json!({ "data": ogp_proto::text::to_hex(&data), "size": size }),
+            )),
             Reply::Keys { session_id, values } => {
-                let what = json!({
-                    "protocol": "gamespy3", "reply": "keys", "session_id": session_id,
-                    "values": values.iter().map(|v| v.as_str()).collect::<Vec<_>>(),
-                });
-                let text = format!(
-                    "sub-protocol C reply, session id {session_id:#010x}: {}",
+                let line = format!(
+                    "GameSpy v3 sub-protocol C reply ({}): {}",
+                    session(session_id),
                     values
                         .iter()
-                        .map(|v| format!("{:?}", v.as_str()))
+                        .map(|v| quote(v))
                         .collect::<Vec<_>>()
                         .join(", ")
                 );
-                describe_one(input, json, what, text, &mut out);
+                msgs.push(Msg::new(
+                    P,
+                    "keys",
+                    line,
+                    json!({
+                        "session_id": session_id,
+                        "values": values.iter().map(|v| v.as_str()).collect::<Vec<_>>(),
+                        "size": size,
+                    }),
+                ));
             }
             Reply::Packet(p) => {
-                for w in &p.warnings {
-                    eprintln!("warning: {}: {w}", input.name);
-                }
+                warnings.extend(p.warnings.iter().map(|w| format!("{}: {w}", input.name)));
                 jc2mp |= p.jc2mp;
                 pending.push(&input.name);
+                sizes.push(size);
                 match reasm
-                    .push(p, b.len())
+                    .push(p, size)
                     .with_context(|| format!("{}: reply packets do not fit together", input.name))?
                 {
                     Pushed::Complete {
                         info,
-                        packets,
-                        warnings,
+                        packets: _,
+                        warnings: w,
                     } => {
-                        for w in &warnings {
-                            eprintln!("warning: {w}");
-                        }
-                        print_reply(&info, packets, jc2mp, json, &mut out);
+                        warnings.extend(w.iter().map(ToString::to_string));
+                        msgs.push(reply_msg(
+                            &info,
+                            &std::mem::take(&mut sizes),
+                            jc2mp,
+                            std::mem::take(&mut warnings),
+                        ));
                         pending.clear();
                         jc2mp = false;
                     }
                     Pushed::Duplicate => {
                         pending.pop();
-                        eprintln!("warning: {}: duplicate packet ignored", input.name);
+                        sizes.pop();
+                        eprintln!(
+                            "warning: {}: duplicate packet ignored",
+                            sanitize(&input.name)
+                        );
                     }
                     Pushed::Incomplete => {}
                 }
@@ -253,15 +282,5 @@ pub fn describe(inputs: &[Input], json: bool) -> Result<String> {
             pending.join(", ")
         );
     }
-    Ok(out)
-}
-
-/// `ogp decode --protocol gamespy3`.
-pub fn run_decode(args: &[String], json: bool) -> Result<ExitCode> {
-    let inputs = args
-        .iter()
-        .map(|a| crate::decode::read_input(a))
-        .collect::<Result<Vec<_>>>()?;
-    crate::emit(&describe(&inputs, json)?)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(msgs)
 }

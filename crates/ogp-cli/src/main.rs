@@ -183,16 +183,20 @@ enum Command {
         #[arg(long, value_name = "NAME")]
         gamespy3_game: Option<String>,
     },
-    /// Decode datagrams (hex on the command line, files, or - for stdin). Several
-    /// fragments of one split answer are reassembled.
+    /// Decode datagrams (hex on the command line, files, or - for stdin) and describe
+    /// each message on one line; answers also show their status. The fragments of a split
+    /// answer are reassembled, in any order.
     Decode {
-        /// Protocol of the datagrams.
-        #[arg(long, short, value_enum, default_value = "ogp")]
+        /// Protocol of the datagrams (auto: guessed from each datagram's first bytes;
+        /// OGP v1.01 is preferred to the v0.02 draft, which looks the same).
+        #[arg(long, short, value_enum, default_value = "auto")]
         protocol: Protocol,
-        /// Print JSON: answers in the state-file schema, other messages as a description.
+        /// Print one JSON object per message and line: "protocol", "kind" and its fields;
+        /// answers carry "status" (the state-file schema) and "warnings".
         #[arg(long)]
         json: bool,
-        /// Hex strings or files (raw bytes or hex text); - reads standard input.
+        /// Hex strings or files (raw bytes, hex text, or a JSON capture whose hex
+        /// datagrams are decoded in order); - reads standard input.
         #[arg(required = true, value_name = "HEX-OR-FILE")]
         inputs: Vec<String>,
     },
@@ -217,39 +221,10 @@ fn main() -> ExitCode {
         .init();
     let result = match cli.command {
         Command::Decode {
-            protocol: Protocol::Ogp,
+            protocol,
             json,
             inputs,
-        } => run_decode(&inputs, json),
-        Command::Decode {
-            protocol: Protocol::Gqp,
-            json,
-            inputs,
-        } => run_decode_gqp(&inputs, json),
-        Command::Decode {
-            protocol: Protocol::OgpDraft,
-            json,
-            inputs,
-        } => run_decode_draft(&inputs, json),
-        Command::Decode {
-            protocol: Protocol::A2s,
-            json,
-            inputs,
-        } => run_decode_a2s(&inputs, json),
-        Command::Decode {
-            protocol: Protocol::Gamespy3,
-            json,
-            inputs,
-        } => gs3::run_decode(&inputs, json),
-        Command::Decode {
-            protocol: Protocol::Auto,
-            ..
-        } => {
-            eprintln!(
-                "ogp: decode needs a protocol (--protocol ogp, a2s, gamespy3, gqp or ogp-draft)"
-            );
-            return ExitCode::from(2);
-        }
+        } => decode::run(protocol.wire(), &inputs, json),
         Command::Scan(args) => scan::run(&args),
         Command::Demo => runtime().and_then(|rt| rt.block_on(run_demo())),
         Command::Query {
@@ -407,38 +382,6 @@ fn emit(text: &str) -> anyhow::Result<()> {
     }
 }
 
-fn run_decode(args: &[String], json: bool) -> anyhow::Result<ExitCode> {
-    let inputs = args
-        .iter()
-        .map(|a| decode::read_input(a))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let decoded = decode::decode_all(&inputs)?;
-    print_items(&decoded, json)?;
-    Ok(ExitCode::SUCCESS)
-}
-
-fn print_items(decoded: &decode::Decoded, json: bool) -> anyhow::Result<()> {
-    for item in &decoded.items {
-        if let ogp_proto::ogp::Message::Answer(a) = &item.message {
-            if json {
-                for w in &a.warnings {
-                    eprintln!("warning: {w}");
-                }
-            }
-        }
-        if json {
-            let v = decode::item_json(item);
-            emit(&format!("{}\n", serde_json::to_string_pretty(&v)?))?;
-        } else {
-            if decoded.items.len() > 1 {
-                emit(&format!("== {}\n", item.sources))?;
-            }
-            emit(&decode::item_text(item))?;
-        }
-    }
-    Ok(())
-}
-
 /// Prints a query's outcome. Standard output gets the result: with `--json` the one
 /// result object (`docs/json.md`), success or failure; else, for an answer, a summary
 /// line and the status tables. Standard error gets warnings, a failure's one line, and
@@ -525,33 +468,6 @@ async fn run_query(
         }
         _ => print_outcome(&about, outcome.as_ref(), json, verbose, ""),
     }
-}
-
-fn run_decode_a2s(args: &[String], json: bool) -> anyhow::Result<ExitCode> {
-    let inputs = args
-        .iter()
-        .map(|a| decode::read_input(a))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    emit(&decode::a2s_describe(&inputs, json)?)?;
-    Ok(ExitCode::SUCCESS)
-}
-
-fn run_decode_draft(args: &[String], json: bool) -> anyhow::Result<ExitCode> {
-    let inputs = args
-        .iter()
-        .map(|a| decode::read_input(a))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    emit(&decode::draft_describe(&inputs, json)?)?;
-    Ok(ExitCode::SUCCESS)
-}
-
-fn run_decode_gqp(args: &[String], json: bool) -> anyhow::Result<ExitCode> {
-    for arg in args {
-        let input = decode::read_input(arg)?;
-        let text = decode::gqp_describe(&input, json)?;
-        emit(&text)?;
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// The demo status (the project's canonical example state file).

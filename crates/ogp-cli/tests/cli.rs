@@ -491,3 +491,191 @@ fn ogp_draft_is_served_on_its_own_port_only() {
     ]);
     assert_eq!(o.status.code(), Some(1));
 }
+
+/// The test data of ogp-proto (copies of `shared/captures`).
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../ogp-proto/tests/data");
+
+/// Every line of stdout as a JSON object (`ogp decode --json` prints one per line).
+fn json_lines(o: &Output) -> Vec<serde_json::Value> {
+    stdout(o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[test]
+fn decode_describes_an_a2s_challenge_without_debug_text() {
+    // S2C_CHALLENGE 0x22d5f44b (little-endian on the wire)
+    let hex = "ffffffff414bf4d522";
+    for args in [&["decode", "-p", "a2s", hex][..], &["decode", hex]] {
+        let o = ogp(args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        let text = stdout(&o);
+        assert_eq!(text, "A2S challenge 0x22d5f44b\n", "{args:?}");
+        assert!(
+            !text.contains("Challenge {") && !text.contains("{ "),
+            "{text}"
+        );
+    }
+    let o = ogp(&["decode", "--json", "-p", "a2s", hex]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(!out.contains("Challenge {") && !out.contains("{ "), "{out}");
+    let v = json_lines(&o);
+    assert_eq!(v.len(), 1, "{out}");
+    assert_eq!(v[0]["protocol"], "a2s");
+    assert_eq!(v[0]["kind"], "challenge");
+    assert_eq!(v[0]["challenge"], 0x22d5_f44b);
+    // requests: one line each, the challenge in hex, no Debug text
+    let o = ogp(&[
+        "decode",
+        "ffffffff54536f7572636520456e67696e6520517565727900 4bf4d522",
+        "ffffffff55ffffffff",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(
+        lines[0].starts_with("A2S INFO request (challenge 0x22d5f44b"),
+        "{text}"
+    );
+    assert!(
+        lines[1].starts_with("A2S PLAYER request (asks for a challenge"),
+        "{text}"
+    );
+    assert!(!text.contains('{'), "{text}");
+}
+
+#[test]
+fn decode_guesses_the_protocol_of_each_capture() {
+    use ogp_proto::gqp;
+    use ogp_proto::ogp_draft;
+    let a2s = format!("{DATA}/a2s/gameq-cs16-1.json");
+    let gs3 = format!("{DATA}/gamespy3/gameq-crysis-1.json");
+    let ogp_answer = format!("{CAPTURES}/02_php_full_utf8.answer.bin");
+    let ogp_query = format!("{CAPTURES}/02_php_full_utf8.query.bin");
+    // GQP and the OGP v0.02 draft have no captures: encoded here
+    let mut gqp_query = Vec::new();
+    gqp::encode_query(
+        &gqp::Query {
+            encoding: gqp::Encoding::default(),
+            commands: vec![gqp::Command::new("identify", Vec::<String>::new())],
+        },
+        &mut gqp_query,
+    );
+    let mut draft = Vec::new();
+    let status = Status::from_json(STATE).unwrap();
+    let mut header = ogp_draft::Header::query(ogp_draft::PacketType::DEFAULT_QUERY);
+    header.flags = ogp_draft::flags::ANSWER;
+    ogp_draft::encode_answer(
+        &header,
+        &status,
+        &ogp_draft::DefaultQuery::everything(),
+        &mut draft,
+    );
+    let cases = [
+        (a2s.clone(), "a2s", "A2S reply: INFO, PLAYER, RULES"),
+        (gs3.clone(), "gamespy3", "GameSpy v3 reply (1 packet"),
+        (ogp_answer, "ogp", "OGP answer"),
+        (
+            ogp_query,
+            "ogp",
+            "OGP query: ServerInfo, TeamList, PlayerList",
+        ),
+        (to_hex(&gqp_query), "gqp", "GQP query: identify"),
+        (to_hex(&draft), "ogp-draft", "OGP v0.02 answer"),
+    ];
+    for (input, name, line) in &cases {
+        let o = ogp(&["decode", input]);
+        assert_eq!(o.status.code(), Some(0), "{name}: {}", stderr(&o));
+        assert!(stdout(&o).starts_with(line), "{name}: {}", stdout(&o));
+        let o = ogp(&["decode", "--json", input]);
+        assert_eq!(o.status.code(), Some(0), "{name}: {}", stderr(&o));
+        let v = json_lines(&o);
+        assert!(v.iter().all(|m| m["protocol"] == *name), "{name}: {v:?}");
+    }
+    // -p auto is accepted, and mixed inputs are decoded in order, each with its protocol
+    let o = ogp(&["decode", "-p", "auto", "--json", &gs3, "ffffffff414bf4d522"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = json_lines(&o);
+    let kinds: Vec<(&str, &str)> = v
+        .iter()
+        .map(|m| (m["protocol"].as_str().unwrap(), m["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(kinds, [("gamespy3", "answer"), ("a2s", "challenge")]);
+    assert_eq!(v[0]["status"]["host_name"], "Grand Central");
+    assert!(v[0]["warnings"].is_array());
+}
+
+#[test]
+fn decode_reads_json_captures() {
+    // A2S: info, players and 2 GoldSrc rules fragments, in the capture's order
+    let o = ogp(&["decode", "--json", &format!("{DATA}/a2s/gameq-cs16-1.json")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = json_lines(&o);
+    assert_eq!(v.len(), 1, "{}", stdout(&o));
+    assert_eq!(v[0]["kind"], "answer");
+    assert_eq!(v[0]["datagrams"], 4);
+    assert_eq!(
+        v[0]["status"]["host_name"],
+        "|SgK| CLASSIC 1000 FPS #1USA sgkclan.org  "
+    );
+    assert!(v[0]["status"]["rules"]
+        .as_object()
+        .is_some_and(|r| !r.is_empty()));
+    // OGP: the SDK's query, then its 9-packet split answer, reassembled
+    let o = ogp(&[
+        "decode",
+        "--json",
+        &format!("{CAPTURES}/09_split_500.decoded.json"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = json_lines(&o);
+    let kinds: Vec<&str> = v.iter().map(|m| m["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["query", "answer"], "{}", stdout(&o));
+    assert_eq!(v[1]["packet_sizes"].as_array().map(Vec::len), Some(9));
+    assert_eq!(v[1]["status"]["players"].as_array().map(Vec::len), Some(40));
+    // a JSON file without datagrams: one line, exit 1
+    let dir = TempDir::new("decode-json");
+    let empty = dir.path("empty.json");
+    std::fs::write(&empty, "{\"responses\": {}}").unwrap();
+    let o = ogp(&["decode", empty.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+}
+
+#[test]
+fn decode_of_garbage_names_the_input_and_what_was_tried() {
+    for (input, name) in [("7a7a7a7a", "7a7a7a7a"), ("00", "00")] {
+        let o = ogp(&["decode", input]);
+        assert_eq!(o.status.code(), Some(1), "{input}: {}", stdout(&o));
+        assert!(o.stdout.is_empty());
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with(&format!("ogp: {name}: ")), "{err}");
+        for tried in ["OGP v1.01", "draft", "A2S", "GameSpy v3", "GQP"] {
+            assert!(err.contains(tried), "{err} lacks {tried}");
+        }
+    }
+}
+
+#[test]
+fn decode_never_prints_control_characters_from_the_input() {
+    // ESC [2J (clear screen) and a BEL inside: a GameSpy v3 sub-protocol C reply, an A2S
+    // ping reply, a GQP reply record (DLE-escaped there); the protocols guessed
+    for hex in [
+        "00 20212120 1b5b324a07 00 6869 00",
+        "ffffffff6a 1b5b324a07 00",
+        "3230656368 6f 1e 02 105b 5b324a 1047 04",
+    ] {
+        let o = ogp(&["decode", hex]);
+        assert_eq!(o.status.code(), Some(0), "{hex}: {}", stderr(&o));
+        let out = stdout(&o);
+        assert!(
+            !out.chars().any(|c| c.is_control() && c != '\n'),
+            "{hex}: {out:?}"
+        );
+        assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out:?}");
+    }
+}

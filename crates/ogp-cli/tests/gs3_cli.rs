@@ -60,18 +60,22 @@ fn decode_a_three_packet_capture_in_any_order() {
     let r = ogp(&args);
     assert_eq!(r.code, Some(0), "{}", r.describe());
     let text = out(&r);
-    assert!(text.starts_with("GameSpy v3 reply (3 packets)"), "{text}");
+    assert!(text.starts_with("GameSpy v3 reply (3 packets,"), "{text}");
     assert!(text.contains("SUPER@ - S1 Strike at Karkand Infantry Only"));
     assert!(text.contains("Players (54)"));
     // the value truncated at the end of packet 0 and re-sent in packet 1
     assert!(text.contains(" hekutooo"), "{text}");
-    // --json: the state-file schema; the alias gs3
+    // --json: the status in the state-file schema; the alias gs3
     let mut args = args.clone();
     args[2] = "gs3";
     args.insert(3, "--json");
     let r = ogp(&args);
     assert_eq!(r.code, Some(0), "{}", r.describe());
-    let s = Status::from_json(&out(&r)).unwrap_or_else(|e| panic!("{e}: {}", r.describe()));
+    let v: Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert_eq!(v["kind"], "answer");
+    assert_eq!(v["packets"], 3);
+    let s = Status::from_json(&v["status"].to_string())
+        .unwrap_or_else(|e| panic!("{e}: {}", r.describe()));
     assert_eq!(
         s.host_name.as_deref(),
         Some("SUPER@ - S1 Strike at Karkand Infantry Only")
@@ -104,7 +108,9 @@ fn decode_just_cause_2_and_utf8_names() {
         &capture("gameq-justcause2-1")[0],
     ]);
     assert_eq!(r.code, Some(0), "{}", r.describe());
-    let s = Status::from_json(&out(&r)).unwrap();
+    let v: Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert_eq!(v["jc2mp"], true);
+    let s = Status::from_json(&v["status"].to_string()).unwrap();
     let names: Vec<_> = s
         .players
         .unwrap()
@@ -154,7 +160,10 @@ fn decode_describes_requests_and_small_replies() {
     let text = out(&r);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 5, "{text}");
-    assert!(lines[0].ends_with("0x09 challenge request, session id 0x10203040"));
+    assert!(
+        lines[0].starts_with("GameSpy v3 challenge request (session 0x10203040"),
+        "{text}"
+    );
     assert!(
         lines[1].contains("challenge 16909060, sub-protocol B"),
         "{text}"
@@ -173,10 +182,11 @@ fn decode_describes_requests_and_small_replies() {
         "fefd00 10203040 ffffff01",
     ]);
     let v: Value = serde_json::from_slice(&r.stdout).unwrap();
-    assert_eq!(v["request"], "info");
+    assert_eq!(v["protocol"], "gamespy3");
+    assert_eq!(v["kind"], "info_request");
     assert_eq!(v["session_id"], 0x1020_3040);
     assert_eq!(v["challenge"], Value::Null);
-    assert_eq!(v["kind"]["sub_protocol"], "B");
+    assert_eq!(v["query"]["sub_protocol"], "B");
 }
 
 /// `ogp serve` on loopback, answering GameSpy v3 in `mode`.

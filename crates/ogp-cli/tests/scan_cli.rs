@@ -230,7 +230,7 @@ fn usage_errors() {
     for args in [
         &["scan", "--rate", "fast"][..],
         &["scan", "--protocol", "nosuch"],
-        &["decode", "--protocol", "auto", "00"],
+        &["decode", "--protocol", "nosuch", "00"],
         &[
             "query",
             "--protocol",
