@@ -11,6 +11,43 @@ fn width(s: &str) -> usize {
     s.chars().count()
 }
 
+/// Widest table cell shown; longer ones end in `…` so that one long name does not push
+/// every row past the terminal's edge.
+const MAX_CELL: usize = 40;
+
+/// Widest rule value shown.
+const MAX_VALUE: usize = 100;
+
+/// `s` cut to `n` characters, ending in `…` when cut.
+fn clip(s: &str, n: usize) -> String {
+    if width(s) <= n {
+        return s.to_string();
+    }
+    let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
+    t.push('…');
+    t
+}
+
+/// A rule value as shown: text sanitized and clipped, and binary data (values where
+/// much is control characters or bytes that were not UTF-8, as A2S rules of some games
+/// carry) named as such instead of a row of replacement characters.
+fn rule_value(v: &str) -> String {
+    let n = width(v);
+    let odd = v
+        .chars()
+        .filter(|c| *c == '\u{fffd}' || is_unsafe_char(*c))
+        .count();
+    if n >= 4 && odd * 4 >= n {
+        return format!("(binary, {n} characters)");
+    }
+    clip(&sanitize(v), MAX_VALUE)
+}
+
+/// A string field that is there and not empty.
+fn present(v: Option<&ogp_proto::Text>) -> Option<&ogp_proto::Text> {
+    v.filter(|v| !v.is_empty())
+}
+
 /// Whether a character must not reach a terminal: C0 and C1 controls (ESC starts
 /// the sequences that move the cursor, clear the screen or recolour it; C1 CSI does the
 /// same in one byte), DEL, the bidirectional controls that reorder what is shown (the
@@ -47,8 +84,13 @@ struct Table {
 
 impl Table {
     fn render(&self, out: &mut String, indent: &str) {
+        let rows: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .map(|r| r.iter().map(|c| clip(c, MAX_CELL)).collect())
+            .collect();
         let mut widths: Vec<usize> = self.headers.iter().map(|h| width(h)).collect();
-        for row in &self.rows {
+        for row in &rows {
             for (w, cell) in widths.iter_mut().zip(row) {
                 *w = (*w).max(width(cell));
             }
@@ -69,7 +111,7 @@ impl Table {
             out.push('\n');
         };
         line(out, &mut self.headers.iter().copied());
-        for row in &self.rows {
+        for row in &rows {
             line(out, &mut row.iter().map(String::as_str));
         }
     }
@@ -97,17 +139,21 @@ pub fn status(s: &Status) -> String {
         "Game",
         s.game_name.as_ref().map(|g| {
             let mut g = sanitize(g);
-            if let Some(v) = &s.game_version {
+            if let Some(v) = present(s.game_version.as_ref()) {
                 let _ = write!(g, " {}", sanitize(v));
             }
-            if let Some(id) = s.game_id {
+            // GameID 0 is "not set".
+            if let Some(id) = s.game_id.filter(|id| *id != 0) {
                 let _ = write!(g, " (GameID {id})");
             }
             g
         }),
     );
     if s.game_name.is_none() {
-        add("GameID", s.game_id.map(|i| i.to_string()));
+        add(
+            "GameID",
+            s.game_id.filter(|id| *id != 0).map(|i| i.to_string()),
+        );
     }
     add("Type", s.game_type.as_ref().map(|t| sanitize(t)));
     add("Mode", s.game_mode.as_ref().map(|t| sanitize(t)));
@@ -154,17 +200,17 @@ pub fn status(s: &Status) -> String {
         "Mod",
         s.mod_info.as_ref().filter(|m| !m.name.is_empty()).map(|m| {
             let mut d = sanitize(&m.name);
-            if let Some(v) = &m.version {
+            if let Some(v) = present(m.version.as_ref()) {
                 let _ = write!(d, " {}", sanitize(v));
             }
             let id = m.effective_identifier();
             if id != m.name {
                 let _ = write!(d, " [{}]", sanitize(id));
             }
-            if let Some(a) = &m.author {
+            if let Some(a) = present(m.author.as_ref()) {
                 let _ = write!(d, " by {}", sanitize(a));
             }
-            if let Some(u) = &m.url {
+            if let Some(u) = present(m.url.as_ref()) {
                 let _ = write!(d, " <{}>", sanitize(u));
             }
             d
@@ -243,13 +289,13 @@ pub fn status(s: &Status) -> String {
         let _ = writeln!(out, "\nRules ({})", rules.len());
         let kw = rules
             .iter()
-            .map(|(k, _)| width(&sanitize(k)))
+            .map(|(k, _)| width(&clip(&sanitize(k), MAX_CELL)))
             .max()
             .unwrap_or(0);
         for (k, v) in rules.iter() {
-            let k = sanitize(k);
+            let k = clip(&sanitize(k), MAX_CELL);
             let pad = kw.saturating_sub(width(&k));
-            let _ = writeln!(out, "  {k}{}  {}", " ".repeat(pad), sanitize(v));
+            let _ = writeln!(out, "  {k}{}  {}", " ".repeat(pad), rule_value(v));
         }
     }
 
@@ -391,6 +437,39 @@ fn player_table(players: &[Player], s: &Status) -> Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn empty_and_unset_fields_are_not_shown() {
+        let s = Status::from_json(
+            r#"{"game_name":"cstrike","game_id":0,"host_name":"h",
+                "mod":{"name":"cstrike","version":"1","url":"","author":""}}"#,
+        )
+        .unwrap();
+        let out = status(&s);
+        assert!(out.contains("Mod: cstrike 1\n"), "{out}");
+        assert!(!out.contains("<>") && !out.contains(" by "), "{out}");
+        assert!(!out.contains("GameID"), "{out}");
+    }
+
+    #[test]
+    fn binary_rule_values_and_long_cells_are_kept_in_bounds() {
+        let long = "x".repeat(500);
+        let json = serde_json::json!({
+            "rules": {"bin": "\u{fffd}\u{fffd}\u{1}\u{fffd}ab\u{fffd}", "long": long, "ok": "1"},
+            "players": [{"name": long}],
+        });
+        let out = status(&Status::from_json(&json.to_string()).unwrap());
+        assert!(out.contains("bin   (binary, 7 characters)"), "{out}");
+        assert!(out.contains("ok    1"), "{out}");
+        assert!(
+            out.lines().all(|l| width(l) <= 2 + 4 + 2 + MAX_VALUE),
+            "{out}"
+        );
+        assert!(
+            out.contains(&format!("{}…", "x".repeat(MAX_CELL - 1))),
+            "{out}"
+        );
+    }
 
     #[test]
     fn nothing_that_steers_a_terminal_gets_through() {
