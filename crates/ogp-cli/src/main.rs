@@ -31,9 +31,20 @@ use ogp_proto::responder::ResponderConfig;
 #[derive(Parser)]
 #[command(name = "ogp", version, about, propagate_version = true)]
 struct Cli {
+    /// More output on standard error: -v shows each query's exchange and debug logs, -vv
+    /// also the datagrams in hex and every log line.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    /// Less output: errors only (no warnings, no log lines below error).
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
+
+/// How much goes to standard error: -1 quiet, 0 normal, 1 (-v) the exchange, 2 (-vv)
+/// the datagrams in hex.
+pub type Level = i8;
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Protocol {
@@ -89,14 +100,15 @@ enum Command {
         #[arg(long)]
         try_query_ports: bool,
         /// The server: host:port, 1.2.3.4:port or [v6::addr]:port.
-        #[arg(value_name = "HOST:PORT")]
+        #[arg(value_name = "HOST:PORT", value_parser = target_arg)]
         target: String,
         /// Print the result as JSON (docs/json.md): protocol, address, ping, warnings and
         /// the status in the state-file schema, or the error; also when the query fails.
         #[arg(long)]
         json: bool,
         /// Milliseconds to wait for an answer before sending again (grows 1.5× per retry).
-        #[arg(long, default_value_t = 1000, value_name = "MS")]
+        #[arg(long, default_value_t = 1000, value_name = "MS",
+              value_parser = clap::value_parser!(u64).range(1..=600_000))]
         timeout: u64,
         /// How many times to send again when no answer comes.
         #[arg(long, default_value_t = 2, value_name = "N")]
@@ -106,9 +118,6 @@ enum Command {
         /// datagram (servers cut those to a size limit by leaving out whole sections).
         #[arg(long, value_name = "BYTES", value_parser = split_size)]
         split: Option<u16>,
-        /// Show the datagrams exchanged, on standard error.
-        #[arg(long, short)]
-        verbose: bool,
         /// GQP only: send these commands (separated by `;`, arguments by spaces, e.g.
         /// 'echo a b; identify') and print the records instead of the status.
         #[arg(long, value_name = "COMMANDS")]
@@ -127,12 +136,13 @@ enum Command {
         /// Address to listen on (repeatable). IPv6 works: [::]:22222. On a host with
         /// several addresses, listen on each one rather than 0.0.0.0, so that answers leave
         /// from the address the query was sent to.
-        #[arg(long, value_name = "ADDR:PORT", default_value = "0.0.0.0:22222")]
-        listen: Vec<SocketAddr>,
+        #[arg(long, value_name = "ADDR:PORT", default_value = "0.0.0.0:22222",
+              value_parser = listen_addrs)]
+        listen: Vec<Vec<SocketAddr>>,
         /// Also answer the OGP v0.02 draft on this address (repeatable). Its datagrams
         /// cannot be told apart from v1.01's, so it needs a port of its own.
-        #[arg(long, value_name = "ADDR:PORT")]
-        listen_ogp_draft: Vec<SocketAddr>,
+        #[arg(long, value_name = "ADDR:PORT", value_parser = listen_addrs)]
+        listen_ogp_draft: Vec<Vec<SocketAddr>>,
         /// Answer default queries without a challenge. Makes the server a traffic
         /// amplifier for spoofed queries; for testing only.
         #[arg(long)]
@@ -142,10 +152,10 @@ enum Command {
         /// nobody else can spend, and one for everything else (challenges, errors), which
         /// a spoofer using its address can; all sources together get at most 10,000 of
         /// the latter per second.
-        #[arg(long, default_value_t = 20.0, value_name = "N")]
+        #[arg(long, default_value_t = 20.0, value_name = "N", value_parser = positive)]
         rate: f32,
-        /// Burst allowed per source address.
-        #[arg(long, default_value_t = 40.0, value_name = "N")]
+        /// Burst allowed per source address (at least 1).
+        #[arg(long, default_value_t = 40.0, value_name = "N", value_parser = at_least_one)]
         burst: f32,
         /// Send colour information for names when asked (off: the PHP client cannot
         /// read it).
@@ -157,7 +167,7 @@ enum Command {
         player_addresses: bool,
         /// Seconds between checks of the state file for changes (SIGHUP reads it at
         /// once).
-        #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
+        #[arg(long, default_value_t = 1.0, value_name = "SECONDS", value_parser = seconds)]
         reload_interval: f64,
         /// Largest state file read, in bytes: a larger one is refused without being read
         /// (only a regular file is read at all; a FIFO, device or directory is refused).
@@ -206,20 +216,71 @@ enum Command {
     /// Start a responder on loopback with a demo status, query it, and show what
     /// happened.
     Demo,
+    /// Print a shell completion script (e.g. `ogp completions bash >
+    /// /etc/bash_completion.d/ogp`).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff; e.g. `ogp man > /usr/local/share/man/man1/ogp.1`).
+    Man,
+}
+
+/// The log filter: `RUST_LOG` when set (or the older `OGP_LOG`), else by -q / -v / -vv.
+fn log_filter(level: Level) -> tracing_subscriber::EnvFilter {
+    use tracing_subscriber::EnvFilter;
+    for var in ["RUST_LOG", "OGP_LOG"] {
+        if std::env::var_os(var).is_some_and(|v| !v.is_empty()) {
+            match EnvFilter::try_from_env(var) {
+                Ok(f) => return f,
+                Err(e) => eprintln!("ogp: ignoring {var}: {e}"),
+            }
+        }
+    }
+    EnvFilter::new(match level {
+        ..=-1 => "error",
+        0 => "info",
+        1 => "debug",
+        _ => "trace",
+    })
+}
+
+/// Colours on standard error: only on a terminal, and never with `NO_COLOR` set
+/// (<https://no-color.org>).
+fn colours() -> bool {
+    std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let level: Level = if cli.quiet {
+        -1
+    } else {
+        Level::try_from(cli.verbose).unwrap_or(Level::MAX)
+    };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("OGP_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
+        .with_env_filter(log_filter(level))
         .with_target(false)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_ansi(colours())
         .init();
     let result = match cli.command {
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "ogp", &mut out);
+            emit(&String::from_utf8_lossy(&out)).map(|()| ExitCode::SUCCESS)
+        }
+        Command::Man => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            let mut out = Vec::new();
+            clap_mangen::Man::new(cmd)
+                .render(&mut out)
+                .map_err(anyhow::Error::from)
+                .and_then(|()| emit(&String::from_utf8_lossy(&out)))
+                .map(|()| ExitCode::SUCCESS)
+        }
         Command::Decode {
             protocol,
             json,
@@ -235,7 +296,6 @@ fn main() -> ExitCode {
             timeout,
             retries,
             split,
-            verbose,
             command,
             user,
         } => {
@@ -261,7 +321,7 @@ fn main() -> ExitCode {
             }
             match protocol.wire() {
                 None => runtime().and_then(|rt| {
-                    rt.block_on(scan::query_auto(&args, try_query_ports, json, verbose))
+                    rt.block_on(scan::query_auto(&args, try_query_ports, json, level))
                 }),
                 Some(p) => {
                     let opts = match query::options(&args, p) {
@@ -271,7 +331,7 @@ fn main() -> ExitCode {
                             return ExitCode::from(2);
                         }
                     };
-                    runtime().and_then(|rt| rt.block_on(run_query(&args, p, &opts, json, verbose)))
+                    runtime().and_then(|rt| rt.block_on(run_query(&args, p, &opts, json, level)))
                 }
             }
         }
@@ -291,11 +351,6 @@ fn main() -> ExitCode {
             gamespy3_master,
             gamespy3_game,
         } => {
-            if !(rate > 0.0 && burst >= 1.0 && reload_interval > 0.0 && reload_interval.is_finite())
-            {
-                eprintln!("ogp: --rate must be > 0, --burst ≥ 1 and --reload-interval > 0");
-                return ExitCode::from(2);
-            }
             let config = ResponderConfig {
                 ogp: OgpConfig {
                     require_challenge: !no_challenge,
@@ -329,8 +384,8 @@ fn main() -> ExitCode {
             };
             let opts = serve::ServeOptions {
                 state,
-                listen,
-                listen_ogp_draft,
+                listen: listen.into_iter().flatten().collect(),
+                listen_ogp_draft: listen_ogp_draft.into_iter().flatten().collect(),
                 config,
                 reload_interval: Duration::from_secs_f64(reload_interval),
                 max_state_bytes,
@@ -346,6 +401,53 @@ fn main() -> ExitCode {
             eprintln!("ogp: {}", one_line(&e));
             ExitCode::from(1)
         }
+    }
+}
+
+/// `--listen`: `ADDR:PORT`, `[V6]:PORT` or `HOST:PORT` (every address the host name
+/// has, e.g. `localhost:22222` → 127.0.0.1 and ::1).
+fn listen_addrs(s: &str) -> Result<Vec<SocketAddr>, String> {
+    if let Ok(a) = s.parse::<SocketAddr>() {
+        return Ok(vec![a]);
+    }
+    scan::check_host(s)?;
+    let mut addrs: Vec<SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(s)
+        .map_err(|e| format!("cannot resolve {s}: {e}"))?
+        .collect();
+    addrs.sort();
+    addrs.dedup();
+    if addrs.is_empty() {
+        return Err(format!("{s} has no address"));
+    }
+    Ok(addrs)
+}
+
+/// A query target: `HOST:PORT`, `1.2.3.4:PORT` or `[V6]:PORT` with a port of 1–65535.
+fn target_arg(s: &str) -> Result<String, String> {
+    scan::check_host(s).map(|()| s.to_string())
+}
+
+/// A rate: a finite number above 0.
+fn positive(s: &str) -> Result<f32, String> {
+    match s.parse::<f32>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+        _ => Err("must be a number above 0".into()),
+    }
+}
+
+/// A burst: a finite number of at least 1.
+fn at_least_one(s: &str) -> Result<f32, String> {
+    match s.parse::<f32>() {
+        Ok(v) if v >= 1.0 && v.is_finite() => Ok(v),
+        _ => Err("must be a number of at least 1".into()),
+    }
+}
+
+/// An interval in seconds: above 0, at most a day.
+fn seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 86_400.0 => Ok(v),
+        _ => Err("must be a number of seconds above 0 (at most 86400)".into()),
     }
 }
 
@@ -390,14 +492,16 @@ fn print_outcome(
     about: &result::About<'_>,
     outcome: Result<&Answer, &ogp_proto::client::QueryError>,
     json: bool,
-    verbose: bool,
+    level: Level,
     notes: &str,
 ) -> anyhow::Result<ExitCode> {
     if let Ok(a) = outcome {
-        for w in &a.warnings {
-            eprintln!("warning: {}", render::sanitize(w));
+        if level >= 0 {
+            for w in &a.warnings {
+                eprintln!("warning: {}", render::sanitize(w));
+            }
         }
-        if verbose {
+        if level >= 1 {
             eprint!(
                 "{}{}",
                 notes,
@@ -440,13 +544,31 @@ async fn run_query(
     protocol: ogp_proto::Protocol,
     opts: &ogp_proto::client::Options,
     json: bool,
-    verbose: bool,
+    level: Level,
 ) -> anyhow::Result<ExitCode> {
     let addr = ogp_net::client::resolve(&args.target).await;
+    let mut dump = String::new();
+    let mut tap = |w: ogp_net::client::Wire<'_>| {
+        if level >= 2 {
+            query::hex_dump(&mut dump, w);
+        }
+    };
     let outcome = match &addr {
-        Ok(addr) => ogp_net::client::query(*addr, protocol, opts).await,
+        Ok(addr) => ogp_net::client::query_traced(*addr, protocol, opts, &mut tap).await,
         Err(e) => Err(e.clone()),
     };
+    eprint!("{dump}");
+    if level >= 0 && protocol == ogp_proto::Protocol::OgpDraft {
+        if let Err(e) = &outcome {
+            // Silence, or a v1.01 answer the draft cannot read.
+            if e.is_timeout() || e.kind() == "malformed" {
+                eprintln!(
+                    "hint: the OGP v0.02 draft is answered on a port of its own \
+                     (ogp serve --listen-ogp-draft); a server's main port answers -p ogp"
+                );
+            }
+        }
+    }
     let about = result::About {
         target: &args.target,
         line: None,
@@ -464,9 +586,9 @@ async fn run_query(
                 }
                 return Ok(ExitCode::SUCCESS);
             }
-            print_outcome(&about, Ok(a), json, verbose, "")
+            print_outcome(&about, Ok(a), json, level, "")
         }
-        _ => print_outcome(&about, outcome.as_ref(), json, verbose, ""),
+        _ => print_outcome(&about, outcome.as_ref(), json, level, ""),
     }
 }
 

@@ -84,3 +84,27 @@ pub fn wire_summary(events: &[Event]) -> String {
     }
     s
 }
+
+/// Appends a hex dump of one datagram: a header line with its direction and size, then
+/// 16 bytes a line with their printable ASCII (anything else shown as `.`).
+pub fn hex_dump(out: &mut String, w: client::Wire<'_>) {
+    let (arrow, d) = match w {
+        client::Wire::Sent(d) => ("→ sent", d),
+        client::Wire::Received(d) => ("← received", d),
+    };
+    let _ = writeln!(out, "  {arrow} {} B", d.len());
+    for (i, chunk) in d.chunks(16).enumerate() {
+        let hex: Vec<String> = chunk.iter().map(|b| format!("{b:02x}")).collect();
+        let text: String = chunk
+            .iter()
+            .map(|b| {
+                if b.is_ascii_graphic() || *b == b' ' {
+                    char::from(*b)
+                } else {
+                    '.'
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "    {:04x}  {:<47}  {text}", i * 16, hex.join(" "));
+    }
+}

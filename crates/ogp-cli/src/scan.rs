@@ -37,25 +37,28 @@ pub struct ScanArgs {
     #[arg(long, default_value = "auto", value_parser = parse_protocol)]
     pub protocol: Wanted,
     /// Milliseconds to wait for an answer before sending again (grows 1.5× per retry).
-    #[arg(long, default_value_t = 500, value_name = "MS")]
+    #[arg(long, default_value_t = 500, value_name = "MS",
+          value_parser = clap::value_parser!(u64).range(1..=600_000))]
     pub timeout: u64,
     /// How many times to send again when no answer comes.
     #[arg(long, default_value_t = 2, value_name = "N")]
     pub retries: u32,
     /// Milliseconds one target may take in all.
-    #[arg(long, default_value_t = 6000, value_name = "MS")]
+    #[arg(long, default_value_t = 6000, value_name = "MS",
+          value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub deadline: u64,
     /// Datagrams sent per second, all targets together.
-    #[arg(long, default_value_t = 5000, value_name = "PACKETS")]
+    #[arg(long, default_value_t = 5000, value_name = "PACKETS",
+          value_parser = clap::value_parser!(u32).range(1..))]
     pub rate: u32,
     /// Targets in progress at once.
-    #[arg(long, default_value_t = 2048, value_name = "N")]
+    #[arg(long, default_value_t = 2048, value_name = "N", value_parser = at_least_one)]
     pub max_in_flight: usize,
     /// Host names resolved at once.
-    #[arg(long, default_value_t = 32, value_name = "N")]
+    #[arg(long, default_value_t = 32, value_name = "N", value_parser = at_least_one)]
     pub resolvers: usize,
     /// UDP sockets per address family.
-    #[arg(long, default_value_t = 2, value_name = "N")]
+    #[arg(long, default_value_t = 2, value_name = "N", value_parser = socket_count)]
     pub sockets: usize,
     /// Also try the well-known query ports for each given port.
     #[arg(long)]
@@ -63,6 +66,22 @@ pub struct ScanArgs {
     /// No progress line, even on a terminal.
     #[arg(long)]
     pub no_progress: bool,
+}
+
+/// A count of at least 1.
+fn at_least_one(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err("must be a whole number of at least 1".into()),
+    }
+}
+
+/// `--sockets`: 1–64.
+fn socket_count(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=64).contains(&n) => Ok(n),
+        _ => Err("must be 1–64".into()),
+    }
 }
 
 /// The protocol a target is queried with: one, or auto-detection (`None`).
@@ -125,7 +144,7 @@ pub fn parse_line(
 }
 
 /// `host:port`, `1.2.3.4:port` or `[v6]:port`.
-fn check_host(host: &str) -> std::result::Result<(), String> {
+pub fn check_host(host: &str) -> std::result::Result<(), String> {
     if let Ok(a) = host.parse::<SocketAddr>() {
         return if a.port() == 0 {
             Err(format!("{host}: port 0"))
@@ -509,7 +528,7 @@ pub async fn query_auto(
     args: &crate::query::QueryArgs,
     try_query_ports: bool,
     json: bool,
-    verbose: bool,
+    level: crate::Level,
 ) -> Result<ExitCode> {
     let target = Target {
         try_query_ports,
@@ -530,7 +549,7 @@ pub async fn query_auto(
     };
     let a = match &r.outcome {
         Ok(a) => a,
-        Err(e) => return crate::print_outcome(&about, Err(e), json, verbose, ""),
+        Err(e) => return crate::print_outcome(&about, Err(e), json, level, ""),
     };
     let given_port = r.addr.map(|g| g.port());
     let found_port = a.addr.map(|a| a.port());
@@ -551,14 +570,17 @@ pub async fn query_auto(
             notes.push_str("  the given port is the query port\n");
         }
     }
-    if !json && try_query_ports && moved && !verbose {
+    if level >= 2 {
+        eprintln!("(hex dumps are shown for one protocol at a time: -p PROTOCOL)");
+    }
+    if !json && try_query_ports && moved && level < 1 {
         crate::emit(&format!(
             "query port {} answered (given port {})\n",
             found_port.unwrap_or_default(),
             given_port.unwrap_or_default()
         ))?;
     }
-    crate::print_outcome(&about, Ok(a), json, verbose, &notes)
+    crate::print_outcome(&about, Ok(a), json, level, &notes)
 }
 
 #[cfg(test)]

@@ -380,14 +380,27 @@ pub async fn run(opts: ServeOptions) -> Result<()> {
         .context("listening")?;
     let locals = handle.local_addrs();
     let (standard, draft) = locals.split_at(opts.listen.len().min(locals.len()));
-    let addrs: Vec<String> = standard.iter().map(ToString::to_string).collect();
-    for d in draft {
+    // One line per address, up to a few; a summary line beyond (3,000 addresses would
+    // make one enormous line).
+    const LISTED: usize = 8;
+    for a in standard.iter().take(LISTED) {
+        tracing::info!("listening on {a}");
+    }
+    for d in draft.iter().take(LISTED) {
         tracing::info!("answering the OGP v0.02 draft on {d}");
     }
+    let more = standard.len().saturating_sub(LISTED) + draft.len().saturating_sub(LISTED);
+    if more > 0 {
+        tracing::info!(
+            "listening on {} addresses in all ({more} more not listed)",
+            locals.len()
+        );
+    }
     tracing::info!(
-        "serving {} on {} (OGP, A2S, GQP, GameSpy v3; OGP challenge {}, GameSpy v3 {}, rate {}/s burst {})",
+        "serving {} on {} address{} (OGP, A2S, GQP, GameSpy v3; OGP challenge {}, GameSpy v3 {}, rate {}/s burst {})",
         opts.state.display(),
-        addrs.join(", "),
+        standard.len(),
+        if standard.len() == 1 { "" } else { "es" },
         if opts.config.ogp.require_challenge {
             "required"
         } else {

@@ -40,8 +40,28 @@ pub async fn query(
     protocol: Protocol,
     opts: &Options,
 ) -> Result<Answer, QueryError> {
+    query_traced(addr, protocol, opts, &mut |_| {}).await
+}
+
+/// A datagram of a query as it crossed the wire, for [`query_traced`].
+#[derive(Debug, Clone, Copy)]
+pub enum Wire<'a> {
+    /// Sent to the server.
+    Sent(&'a [u8]),
+    /// Received from it.
+    Received(&'a [u8]),
+}
+
+/// [`query`], showing `tap` every datagram sent and received (for hex dumps).
+pub async fn query_traced(
+    addr: SocketAddr,
+    protocol: Protocol,
+    opts: &Options,
+    tap: &mut (dyn FnMut(Wire<'_>) + Send),
+) -> Result<Answer, QueryError> {
     let socket = connect(addr).await?;
-    query_on(&socket, protocol, opts).await
+    let m = Machine::new(protocol, opts, crate::random_u32(), Instant::now());
+    finish(&socket, protocol, drive_traced(&socket, m, tap).await)
 }
 
 /// Queries the server `socket` is connected to, in `protocol`.
@@ -51,7 +71,16 @@ pub async fn query_on(
     opts: &Options,
 ) -> Result<Answer, QueryError> {
     let m = Machine::new(protocol, opts, crate::random_u32(), Instant::now());
-    let mut answer = drive(socket, m).await.map_err(|e| match e {
+    finish(socket, protocol, drive(socket, m).await)
+}
+
+/// The answer with the address it came from, or the error with the protocol named.
+fn finish(
+    socket: &UdpSocket,
+    protocol: Protocol,
+    r: Result<Answer, QueryError>,
+) -> Result<Answer, QueryError> {
+    let mut answer = r.map_err(|e| match e {
         QueryError::Refused { protocol: None } => QueryError::Refused {
             protocol: Some(protocol),
         },
@@ -64,12 +93,22 @@ pub async fn query_on(
 /// Runs any protocol's query machine on a connected socket until it finishes.
 pub async fn drive<M: QueryDriver>(
     socket: &UdpSocket,
+    m: M,
+) -> Result<Answer<M::Details>, QueryError> {
+    drive_traced(socket, m, &mut |_| {}).await
+}
+
+/// [`drive`], showing `tap` every datagram sent and received.
+pub async fn drive_traced<M: QueryDriver>(
+    socket: &UdpSocket,
     mut m: M,
+    tap: &mut (dyn FnMut(Wire<'_>) + Send),
 ) -> Result<Answer<M::Details>, QueryError> {
     let mut buf = vec![0u8; 65536];
     let io = |e: std::io::Error| QueryError::socket(&e);
     loop {
         while let Some(d) = m.poll_transmit(Instant::now()) {
+            tap(Wire::Sent(&d));
             socket.send(&d).await.map_err(io)?;
         }
         if let Some(r) = m.take_result() {
@@ -84,7 +123,9 @@ pub async fn drive<M: QueryDriver>(
         tokio::select! {
             r = socket.recv(&mut buf) => {
                 let n = r.map_err(io)?;
-                m.handle_datagram(Instant::now(), buf.get(..n).unwrap_or_default());
+                let d = buf.get(..n).unwrap_or_default();
+                tap(Wire::Received(d));
+                m.handle_datagram(Instant::now(), d);
             }
             _ = tokio::time::sleep_until(deadline.into()) => m.handle_timeout(Instant::now()),
         }

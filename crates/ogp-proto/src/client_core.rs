@@ -764,7 +764,11 @@ impl<D> Exchange<D> {
             if self.warnings.len() >= MAX_WARNINGS {
                 break;
             }
-            self.warnings.push(w.to_string());
+            // The same thing noticed twice (in a resent reply, in two steps) is said once.
+            let w = w.to_string();
+            if !self.warnings.contains(&w) {
+                self.warnings.push(w);
+            }
         }
     }
 
@@ -907,6 +911,15 @@ pub(crate) trait StartQuery {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_warning_is_said_once() {
+        let mut x: Exchange<()> =
+            Exchange::new(Protocol::Gamespy3, &Timing::default(), Instant::now());
+        x.warn(["player count 3 but 2 players"]);
+        x.warn(["player count 3 but 2 players", "cut string"]);
+        assert_eq!(x.warnings, ["player count 3 but 2 players", "cut string"]);
+    }
 
     fn timing(retries: u32, total: u64) -> Timing {
         Timing {
