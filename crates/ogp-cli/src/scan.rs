@@ -491,8 +491,19 @@ async fn scan_list(
         eprint!("\r\x1b[K");
     }
     let secs = started.elapsed().as_secs_f64();
+    // Replies that reach no query are normal in auto-detection (the protocols that
+    // answer after the first) and after retries: worth a note, not an alarm.
+    let ignored = if stats.unknown_source > 0 {
+        format!(
+            ", {} ignored (late: a target already done, such as the slower protocols of \
+             auto-detection, or an address not queried)",
+            stats.unknown_source
+        )
+    } else {
+        String::new()
+    };
     eprintln!(
-        "scanned {} targets in {:.2} s ({:.0} targets/s): {} answered, {} timed out, {} errors; {} bad lines; {} datagrams sent, {} received, {} dropped (late, or from addresses not queried)",
+        "scanned {} targets in {:.2} s ({:.0} targets/s): {} answered, {} timed out, {} errors; {} bad lines; {} datagrams sent, {} received{ignored}",
         tally.done,
         secs,
         tally.done as f64 / secs.max(1e-3),
@@ -502,7 +513,6 @@ async fn scan_list(
         tally.bad_lines,
         stats.sent,
         stats.received,
-        stats.unknown_source,
     );
     Ok(ExitCode::SUCCESS)
 }
