@@ -61,6 +61,7 @@
 )]
 
 pub mod a2s;
+pub mod announce;
 pub mod client;
 mod client_core;
 pub mod error;
