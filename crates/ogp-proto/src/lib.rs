@@ -70,6 +70,7 @@ pub mod gamespy3;
 pub mod gqp;
 pub mod guard;
 pub mod limits;
+pub mod master;
 pub mod model;
 pub mod ogp;
 pub mod ogp_draft;
