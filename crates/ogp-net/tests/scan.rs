@@ -495,3 +495,103 @@ async fn entries_are_reused_many_times_under_a_small_cap() {
     }
     assert_eq!(stats.answered, 200);
 }
+
+/// Ports nothing listens on: bound once to learn a free port, then closed.
+async fn closed_ports(ip: std::net::IpAddr, n: usize) -> Option<Vec<SocketAddr>> {
+    let mut socks = Vec::new();
+    for _ in 0..n {
+        socks.push(UdpSocket::bind((ip, 0)).await.ok()?);
+    }
+    Some(socks.iter().map(|s| s.local_addr().unwrap()).collect())
+}
+
+/// Closed ports are refused at once (ICMP port unreachable, read from the shared
+/// sockets' error queue on Linux), by any protocol and by auto-detection, while a live
+/// server in the same scan answers.
+#[cfg(target_os = "linux")]
+async fn refused_at_once(ip: std::net::IpAddr) {
+    let Some(closed) = closed_ports(ip, 20).await else {
+        eprintln!("cannot bind {ip} here; skipped");
+        return;
+    };
+    let live = responder::spawn(
+        SocketAddr::new(ip, 0),
+        StatusCell::new(status("live")),
+        ResponderConfig::default(),
+    )
+    .await
+    .expect("bind a responder");
+    let protocols = [
+        None,
+        Some(Protocol::Ogp),
+        Some(Protocol::A2s),
+        Some(Protocol::Gamespy3),
+    ];
+    let mut targets: Vec<Target> = (0u64..)
+        .zip(&closed)
+        .map(|(id, a)| Target {
+            id,
+            ..Target::new(a.to_string(), protocols[id as usize % protocols.len()])
+        })
+        .collect();
+    targets.push(Target {
+        id: 100,
+        ..Target::new(live.local_addr().to_string(), None)
+    });
+    // 3 s per target: a refusal must come well before.
+    let config = ScanConfig {
+        options: Options::with_timing(
+            Timing::default()
+                .attempt_timeout(Duration::from_millis(500))
+                .retries(2)
+                .total_timeout(Duration::from_secs(3)),
+        ),
+        ..ScanConfig::default()
+    };
+    let started = std::time::Instant::now();
+    let (results, stats) = run(targets, config).await;
+    assert_eq!(results.len(), 21);
+    let mut slowest = Duration::ZERO;
+    for r in &results {
+        if r.id == 100 {
+            let a = r.outcome.as_ref().expect("the live server answers");
+            assert_eq!(a.status.host_name.as_deref(), Some("live"));
+            continue;
+        }
+        let want = r.requested;
+        assert_eq!(
+            r.outcome.as_ref().err(),
+            Some(&QueryError::Refused { protocol: want }),
+            "{r:?}"
+        );
+        slowest = slowest.max(r.elapsed);
+    }
+    let all = started.elapsed();
+    eprintln!("{ip}: 20 closed ports refused, slowest after {slowest:?}; whole scan {all:?}");
+    assert!(slowest < Duration::from_secs(1), "{slowest:?}");
+    assert!(all < Duration::from_secs(2), "{all:?}");
+    assert_eq!(stats.failed, 20, "{stats:?}");
+    assert_eq!(stats.answered, 1, "{stats:?}");
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closed_ports_are_refused_at_once() {
+    refused_at_once(LOOPBACK.into()).await;
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closed_ipv6_ports_are_refused_at_once() {
+    refused_at_once(std::net::Ipv6Addr::LOCALHOST.into()).await;
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_port_is_refused_to_a_single_query() {
+    let closed = closed_ports(LOOPBACK.into(), 1).await.unwrap()[0];
+    let started = std::time::Instant::now();
+    let r = scan::query(Target::new(closed.to_string(), None), fast()).await;
+    assert_eq!(r.outcome, Err(QueryError::Refused { protocol: None }));
+    assert!(started.elapsed() < Duration::from_secs(1), "{r:?}");
+}

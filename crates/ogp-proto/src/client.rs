@@ -194,3 +194,90 @@ impl Machine {
         Some(r)
     }
 }
+
+/// The protocol a reply datagram belongs to, when its first bytes tell: OGP (and the
+/// v0.02 draft, which looks the same) starts with `FF FF FF FF "OGP\0"`, A2S with any
+/// other `FF FF FF FF` or with the split prefix `FE FF FF FF`, GQP with `SOH` or a
+/// printable byte and ends with `EOT`, and GameSpy v3 with its reply type (`00`
+/// information, `05` echo, `09` challenge) before a four-byte session id. `None` for
+/// anything else.
+///
+/// I/O code that runs several protocols' machines against one address (auto-detection)
+/// hands each datagram only to the machines that can own it ([`Machine::claims`]), so
+/// that one protocol's answer is not reported as another's malformed reply.
+pub fn reply_protocol(datagram: &[u8]) -> Option<Protocol> {
+    if crate::ogp::is_ogp(datagram) {
+        return Some(Protocol::Ogp);
+    }
+    match datagram {
+        [0xff, 0xff, 0xff, 0xff, ..] | [0xfe, 0xff, 0xff, 0xff, ..] => {
+            return Some(Protocol::A2s);
+        }
+        [first, _, _, _, _, ..]
+            if matches!(
+                *first,
+                crate::gamespy3::kind::INFO
+                    | crate::gamespy3::kind::ECHO_REPLY
+                    | crate::gamespy3::kind::CHALLENGE
+            ) =>
+        {
+            return Some(Protocol::Gamespy3);
+        }
+        _ => {}
+    }
+    #[cfg(feature = "gqp")]
+    if crate::gqp::is_gqp(datagram) {
+        return Some(Protocol::Gqp);
+    }
+    None
+}
+
+impl Machine {
+    /// Whether a datagram from the queried address can be this machine's: its protocol
+    /// is the one [`reply_protocol`] names, or the first bytes do not tell.
+    pub fn claims(&self, datagram: &[u8]) -> bool {
+        match (reply_protocol(datagram), self.protocol()) {
+            (None, _) => true,
+            (Some(Protocol::Ogp), Protocol::OgpDraft) => true,
+            (Some(p), mine) => p == mine,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_are_told_apart_by_their_first_bytes() {
+        let ogp = b"\xff\xff\xff\xffOGP\0\x08\x00\x00";
+        assert_eq!(reply_protocol(ogp), Some(Protocol::Ogp));
+        assert_eq!(
+            reply_protocol(b"\xff\xff\xff\xffI\x11name\0"),
+            Some(Protocol::A2s)
+        );
+        assert_eq!(
+            reply_protocol(b"\xfe\xff\xff\xff\x01\0\0\0\x02\0"),
+            Some(Protocol::A2s)
+        );
+        assert_eq!(
+            reply_protocol(b"\x09\x12\x34\x56\x78123\0"),
+            Some(Protocol::Gamespy3)
+        );
+        #[cfg(feature = "gqp")]
+        assert_eq!(reply_protocol(b"GQP 1\n\x04"), Some(Protocol::Gqp));
+        assert_eq!(reply_protocol(b""), None);
+        assert_eq!(reply_protocol(b"\x7f"), None);
+
+        let now = Instant::now();
+        let opts = Options::default();
+        let m = |p| Machine::new(p, &opts, 1, now);
+        assert!(m(Protocol::Ogp).claims(ogp));
+        assert!(m(Protocol::OgpDraft).claims(ogp));
+        assert!(!m(Protocol::A2s).claims(ogp));
+        assert!(!m(Protocol::Gamespy3).claims(ogp));
+        assert!(!m(Protocol::Gqp).claims(ogp));
+        // Bytes that name no protocol go to every machine.
+        assert!(m(Protocol::Gqp).claims(b"\x7f"));
+    }
+}

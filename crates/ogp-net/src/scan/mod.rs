@@ -41,6 +41,7 @@
 )]
 
 mod engine;
+mod errqueue;
 pub mod pacer;
 
 use std::io;
