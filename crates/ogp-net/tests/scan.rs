@@ -595,3 +595,55 @@ async fn a_closed_port_is_refused_to_a_single_query() {
     assert_eq!(r.outcome, Err(QueryError::Refused { protocol: None }));
     assert!(started.elapsed() < Duration::from_secs(1), "{r:?}");
 }
+
+/// A slow OGP server: answers the first OGP query with an Error-3 challenge, then says
+/// nothing more (its game loop is busy); every other datagram goes unanswered.
+async fn challenge_then_silence() -> (SocketAddr, JoinHandle<()>) {
+    use ogp_proto::ogp::{self, ErrorValue, Header, PacketType};
+    let s = UdpSocket::bind((LOOPBACK, 0)).await.unwrap();
+    let addr = s.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        let mut buf = vec![0u8; 2048];
+        let mut answered = false;
+        for _ in 0..10_000 {
+            let Ok((len, src)) = s.recv_from(&mut buf).await else {
+                continue;
+            };
+            let d = &buf[..len];
+            if answered || !ogp::is_ogp(d) {
+                continue;
+            }
+            let q = ogp::decode(d).expect("our client's OGP query decodes");
+            let mut h = Header::answer(PacketType::ERROR);
+            h.challenge = Some(0x5eed);
+            h.request_id = q.header.request_id;
+            let mut out = Vec::new();
+            ogp::encode_error(&h, ErrorValue::INVALID_CHALLENGE, &[], &mut out);
+            let _ = s.send_to(&out, src).await;
+            answered = true;
+        }
+    });
+    (addr, task)
+}
+
+/// Auto-detection against a server that sent an OGP challenge and went silent: the OGP
+/// datagram goes to the OGP machine only (not to GQP's decoder as a malformed reply),
+/// and the error is OGP's timeout, OGP being the protocol that heard from the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_blames_the_protocol_that_heard_from_the_server() {
+    let (addr, task) = challenge_then_silence().await;
+    let r = scan::query(
+        Target::new(addr.to_string(), None),
+        fast_with(Duration::from_millis(100), 1),
+    )
+    .await;
+    task.abort();
+    match &r.outcome {
+        Err(QueryError::NoAnswer {
+            protocol: Protocol::Ogp,
+            attempts,
+            ..
+        }) => assert!(*attempts >= 2, "{r:?}"),
+        other => panic!("want OGP's timeout after its challenge, got {other:?}"),
+    }
+}
