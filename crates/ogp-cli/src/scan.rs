@@ -40,7 +40,8 @@ pub struct ScanArgs {
     /// How many times to send again when no answer comes.
     #[arg(long, default_value_t = 2, value_name = "N")]
     pub retries: u32,
-    /// Milliseconds one target may take in all.
+    /// Milliseconds one target may take in all (a closed port is refused before, at
+    /// once on Linux).
     #[arg(long, default_value_t = 6000, value_name = "MS")]
     pub deadline: u64,
     /// Datagrams sent per second, all targets together.
