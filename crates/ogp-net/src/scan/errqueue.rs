@@ -50,9 +50,13 @@ pub(crate) fn interest() -> tokio::io::Interest {
 pub(crate) fn drain(socket: &UdpSocket, direct: bool, refused: &mut Vec<SocketAddr>) {
     use std::io;
     use tokio::io::Interest;
+    // Any failure ends the drain as an empty queue would, and clears tokio's error
+    // readiness: the next error wakes the engine again, and a socket whose queue cannot
+    // be read never keeps it spinning.
+    let read = || read_one(socket).map_err(|_| io::Error::from(io::ErrorKind::WouldBlock));
     for _ in 0..DRAIN_MAX {
-        let r = match socket.try_io(Interest::ERROR, || read_one(socket)) {
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock && direct => read_one(socket),
+        let r = match socket.try_io(Interest::ERROR, read) {
+            Err(_) if direct => read(),
             r => r,
         };
         match r {
