@@ -496,13 +496,24 @@ async fn entries_are_reused_many_times_under_a_small_cap() {
     assert_eq!(stats.answered, 200);
 }
 
-/// Ports nothing listens on: bound once to learn a free port, then closed.
+/// Ports nothing listens on: free ports below the usual ephemeral range (32768–60999
+/// on Linux), bound once to check they are free, then closed, so that the sockets the
+/// test opens next (the scan's, the responders') cannot take them.
 async fn closed_ports(ip: std::net::IpAddr, n: usize) -> Option<Vec<SocketAddr>> {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let offset = (std::process::id() as usize).wrapping_mul(7919) % 12_000;
     let mut socks = Vec::new();
-    for _ in 0..n {
-        socks.push(UdpSocket::bind((ip, 0)).await.ok()?);
+    for _ in 0..4000 {
+        if socks.len() == n {
+            break;
+        }
+        let k = NEXT.fetch_add(1, Ordering::Relaxed);
+        let port = u16::try_from(20_000 + (offset + k) % 12_000).ok()?;
+        if let Ok(s) = UdpSocket::bind((ip, port)).await {
+            socks.push(s);
+        }
     }
-    Some(socks.iter().map(|s| s.local_addr().unwrap()).collect())
+    (socks.len() == n).then(|| socks.iter().map(|s| s.local_addr().unwrap()).collect())
 }
 
 /// Closed ports are refused at once (ICMP port unreachable, read from the shared
@@ -646,4 +657,53 @@ async fn auto_blames_the_protocol_that_heard_from_the_server() {
         }) => assert!(*attempts >= 2, "{r:?}"),
         other => panic!("want OGP's timeout after its challenge, got {other:?}"),
     }
+}
+
+/// Many closed ports among live servers on the same shared sockets: the ICMP errors
+/// pending on a socket (reported once by the next send or receive) lose no datagram of
+/// the live servers' queries and no answer.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_do_not_disturb_live_queries() {
+    let closed = closed_ports(LOOPBACK.into(), 200).await.unwrap();
+    let mut live = Vec::new();
+    for i in 0..10 {
+        live.push(serve(&format!("live{i}"), Listener::Standard).await);
+    }
+    let mut targets = Vec::new();
+    for (i, a) in closed.iter().enumerate() {
+        let protocol = [None, Some(Protocol::A2s), Some(Protocol::Ogp)][i % 3];
+        targets.push(Target {
+            id: i as u64,
+            ..Target::new(a.to_string(), protocol)
+        });
+        if i % 20 == 0 {
+            let h = &live[i / 20];
+            targets.push(Target {
+                id: 1000 + (i / 20) as u64,
+                ..Target::new(h.local_addr().to_string(), protocol)
+            });
+        }
+    }
+    // One attempt, no retry: a live query's datagram lost to a pending error would
+    // time out.
+    let started = std::time::Instant::now();
+    let (results, stats) = run(targets, fast_with(Duration::from_millis(1500), 0)).await;
+    let took = started.elapsed();
+    assert_eq!(results.len(), 210);
+    for r in &results {
+        if r.id >= 1000 {
+            let a = r.outcome.as_ref().unwrap_or_else(|e| panic!("{r:?}: {e}"));
+            let want = format!("live{}", r.id - 1000);
+            assert_eq!(a.status.host_name.as_deref(), Some(want.as_str()));
+        } else {
+            assert!(
+                matches!(r.outcome, Err(QueryError::Refused { .. })),
+                "{r:?}"
+            );
+        }
+    }
+    eprintln!("200 closed ports and 10 live servers: {took:?}, {stats:?}");
+    assert_eq!((stats.answered, stats.failed), (10, 200), "{stats:?}");
+    assert!(took < Duration::from_secs(1), "{took:?}");
 }
