@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
-use ogp_net::scan::{self, Protocol, ScanConfig, ScanResult, Target};
+use ogp_net::scan::{self, Protocol, QueryError, ScanConfig, ScanResult, Target};
 use ogp_proto::client::{Options, Timing};
 use tokio::sync::mpsc;
 
@@ -339,6 +339,7 @@ struct Tally {
     done: u64,
     answered: u64,
     timed_out: u64,
+    refused: u64,
     errors: u64,
     bad_lines: u64,
 }
@@ -441,6 +442,7 @@ async fn scan_list(
                 match &r.outcome {
                     Ok(_) => tally.answered += 1,
                     Err(e) if e.is_timeout() => tally.timed_out += 1,
+                    Err(QueryError::Refused { .. }) => tally.refused += 1,
                     Err(_) => tally.errors += 1,
                 }
                 let line = if args.json {
@@ -476,8 +478,8 @@ async fn scan_list(
                 let secs = started.elapsed().as_secs_f64().max(1e-3);
                 let of = total.map(|t| format!("/{t} lines")).unwrap_or_default();
                 eprint!(
-                    "\r\x1b[K{}{of} done: {} answered, {} timed out, {} errors, {} in flight, {:.0}/s",
-                    tally.done, tally.answered, tally.timed_out, tally.errors, s.in_flight,
+                    "\r\x1b[K{}{of} done: {} answered, {} timed out, {} refused, {} errors, {} in flight, {:.0}/s",
+                    tally.done, tally.answered, tally.timed_out, tally.refused, tally.errors, s.in_flight,
                     tally.done as f64 / secs
                 );
                 shown = true;
@@ -500,12 +502,13 @@ async fn scan_list(
     }
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
-        "scanned {} targets in {:.2} s ({:.0} targets/s): {} answered, {} timed out, {} errors; {} bad lines; {} datagrams sent, {} received, {} dropped (late, or from addresses not queried)",
+        "scanned {} targets in {:.2} s ({:.0} targets/s): {} answered, {} timed out, {} refused, {} errors; {} bad lines; {} datagrams sent, {} received, {} dropped (late, or from addresses not queried)",
         tally.done,
         secs,
         tally.done as f64 / secs.max(1e-3),
         tally.answered,
         tally.timed_out,
+        tally.refused,
         tally.errors,
         tally.bad_lines,
         stats.sent,

@@ -117,7 +117,7 @@ fn scan_prints_ndjson_reports_bad_lines_and_times_out_dead_ports() {
     let summary = ran.stderr.lines().last().unwrap_or_default();
     assert!(
         summary.starts_with("scanned 9 targets")
-            && summary.contains("8 answered, 1 timed out, 0 errors; 3 bad lines"),
+            && summary.contains("8 answered, 1 timed out, 0 refused, 0 errors; 3 bad lines"),
         "{summary}"
     );
     drop(dead_socket);
@@ -316,7 +316,7 @@ fn closed_ports_are_refused_at_once() {
         assert!(ran.took < Duration::from_secs(2), "{}", ran.describe());
         let summary = ran.stderr.lines().last().unwrap_or_default();
         assert!(
-            summary.contains("1 answered, 0 timed out, 20 errors"),
+            summary.contains("1 answered, 0 timed out, 20 refused, 0 errors"),
             "{summary}"
         );
 
