@@ -250,6 +250,7 @@ fn usage_errors() {
 /// Ports nothing listens on: free ports below the usual ephemeral range (32768–60999
 /// on Linux), bound once to check they are free, then closed, so that the sockets opened
 /// next (the scan engine's) cannot take them.
+#[cfg(target_os = "linux")]
 fn closed_ports(ip: &str, n: usize) -> Option<Vec<String>> {
     let offset = (std::process::id() as usize).wrapping_mul(7919) % 12_000;
     let socks: Vec<UdpSocket> = (0..12_000)

@@ -499,6 +499,7 @@ async fn entries_are_reused_many_times_under_a_small_cap() {
 /// Ports nothing listens on: free ports below the usual ephemeral range (32768–60999
 /// on Linux), bound once to check they are free, then closed, so that the sockets the
 /// test opens next (the scan's, the responders') cannot take them.
+#[cfg(target_os = "linux")]
 async fn closed_ports(ip: std::net::IpAddr, n: usize) -> Option<Vec<SocketAddr>> {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let offset = (std::process::id() as usize).wrapping_mul(7919) % 12_000;

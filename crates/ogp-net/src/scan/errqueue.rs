@@ -12,7 +12,8 @@ use std::net::SocketAddr;
 use tokio::net::UdpSocket;
 
 /// Error-queue entries read from one socket per call (the rest wait for the next).
-pub(crate) const DRAIN_MAX: usize = 256;
+#[cfg(target_os = "linux")]
+const DRAIN_MAX: usize = 256;
 
 /// Asks the kernel to queue ICMP errors on `socket` (best effort).
 #[cfg(target_os = "linux")]
