@@ -335,3 +335,79 @@ fn version_is_the_crate_version() {
     let v = unsafe { CStr::from_ptr(ogp_version()) };
     assert_eq!(v.to_str().ok(), Some(env!("CARGO_PKG_VERSION")));
 }
+
+fn query_json(target: &str, protocol: c_int) -> (c_int, serde_json::Value) {
+    let target = std::ffi::CString::new(target).expect("target");
+    let mut out = null_mut();
+    let mut len = 0;
+    // SAFETY: a NUL-terminated target and valid out pointers.
+    let rc = unsafe { ogp_query(target.as_ptr(), protocol, 3000, &mut out, &mut len) };
+    assert!(!out.is_null(), "no JSON: {rc} {}", last_error());
+    // SAFETY: the library's NUL-terminated string, freed once below.
+    let text = unsafe { CStr::from_ptr(out) }
+        .to_str()
+        .expect("UTF-8")
+        .to_owned();
+    assert_eq!(text.len(), len);
+    // SAFETY: returned by `ogp_query`.
+    assert_eq!(unsafe { ogp_string_free(out) }, OGP_OK);
+    (rc, serde_json::from_str(&text).expect("JSON"))
+}
+
+#[test]
+fn managed_responder_answers_ogp_query_in_every_protocol() {
+    let mut cfg = config();
+    cfg.listen = c"127.0.0.1:0".as_ptr();
+    cfg.listen_ogp_draft = c"127.0.0.1:0".as_ptr();
+    let mut r = null_mut();
+    let st = ogp_status_new();
+    // SAFETY: valid configuration, out pointer, status and strings.
+    let (port, draft_port) = unsafe {
+        assert_eq!(
+            ogp_responder_start(&cfg, &mut r),
+            OGP_OK,
+            "{}",
+            last_error()
+        );
+        let (h, hl) = s("managed");
+        assert_eq!(ogp_status_set_host_name(st, h, hl), OGP_OK);
+        assert_eq!(ogp_status_add_player(st, c"p".as_ptr(), 1, 1, 2, 3), 0);
+        assert_eq!(ogp_responder_publish(r, st), OGP_OK);
+        (
+            ogp_responder_local_port(r, 0),
+            ogp_responder_local_port(r, 1),
+        )
+    };
+    assert!(port > 0 && draft_port > 0);
+    let target = format!("127.0.0.1:{port}");
+    for (protocol, name) in [
+        (OGP_PROTO_AUTO, "ogp"),
+        (OGP_PROTO_OGP, "ogp"),
+        (OGP_PROTO_A2S, "a2s"),
+        (OGP_PROTO_GAMESPY3, "gamespy3"),
+        (OGP_PROTO_GQP, "gqp"),
+    ] {
+        let (rc, v) = query_json(&target, protocol);
+        assert_eq!(rc, OGP_OK, "{name}: {v}");
+        assert_eq!(v["ok"], true);
+        assert_eq!(v["schema"], 1);
+        assert_eq!(v["protocol"], name);
+        assert_eq!(v["status"]["host_name"], "managed", "{name}: {v}");
+    }
+    let (rc, v) = query_json(&format!("127.0.0.1:{draft_port}"), OGP_PROTO_OGP_DRAFT);
+    assert_eq!(rc, OGP_OK, "{v}");
+    assert_eq!(v["status"]["host_name"], "managed");
+
+    // SAFETY: the live responder and status, stopped and freed once.
+    unsafe {
+        assert_eq!(ogp_responder_stop(r), OGP_OK);
+        ogp_status_free(st);
+    }
+    // Nothing listens there any more: refused at once (ICMP port unreachable).
+    let (rc, v) = query_json(&target, OGP_PROTO_OGP);
+    assert!(rc == OGP_ERR_REFUSED || rc == OGP_ERR_TIMEOUT, "{rc}: {v}");
+    assert_eq!(v["ok"], false);
+    assert!(v["error"] == "refused" || v["error"] == "timeout", "{v}");
+    let (rc, v) = query_json("no port here", OGP_PROTO_OGP);
+    assert_eq!(rc, OGP_ERR_RESOLVE, "{v}");
+}
