@@ -352,8 +352,8 @@ int ogp_responder_poll(const struct ogp_responder *r,
                        void *user,
                        uint32_t *out_wait_ms);
 
-// A new, empty status (nothing reported). Returns `NULL` only if memory ran out. Free it
-// with `ogp_status_free`.
+// A new, empty status (nothing reported). Free it with `ogp_status_free`. (Running out of
+// memory aborts the process, as every Rust allocation does.)
 struct ogp_status *ogp_status_new(void);
 
 // Frees a status. `NULL` is accepted. A status published with `ogp_responder_publish`

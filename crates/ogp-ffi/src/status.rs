@@ -59,8 +59,8 @@ fn count(n: i64, what: &str) -> Result<Option<u32>> {
         .map_err(|_| Error::invalid(format!("{what}: {n} is too large")))
 }
 
-/// A new, empty status (nothing reported). Returns `NULL` only if memory ran out. Free it
-/// with `ogp_status_free`.
+/// A new, empty status (nothing reported). Free it with `ogp_status_free`. (Running out of
+/// memory aborts the process, as every Rust allocation does.)
 #[no_mangle]
 pub extern "C" fn ogp_status_new() -> *mut ogp_status {
     std::panic::catch_unwind(|| Box::into_raw(Box::<ogp_status>::default()))
