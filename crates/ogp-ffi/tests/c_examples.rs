@@ -1,9 +1,11 @@
 //! The C examples (`examples/c/*.c`), compiled against `libogp.a` with AddressSanitizer
 //! and UndefinedBehaviorSanitizer, run on a free loopback port and queried with the
 //! project's own client in every protocol while their status changes; then stopped with
-//! SIGTERM: exit code 0 and no sanitizer report.
+//! SIGTERM: exit code 0 and no sanitizer report. The C++ wrapper's example
+//! (`examples/cpp/`) queries itself through `ogp::query`.
 //!
-//! Needs a C compiler with libasan and libubsan (`scripts/install-c.sh`). `cc` or `$CC`.
+//! Needs C and C++ compilers with libasan and libubsan (`scripts/install-c.sh`): `cc` or
+//! `$CC`, `c++` or `$CXX`.
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
@@ -32,15 +34,25 @@ fn static_lib() -> PathBuf {
 }
 
 fn compile(example: &str) -> PathBuf {
+    compile_with(
+        "CC",
+        "cc",
+        "-std=c11",
+        &format!("examples/c/{example}.c"),
+        example,
+    )
+}
+
+fn compile_with(var: &str, default: &str, std: &str, source: &str, name: &str) -> PathBuf {
     let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("c-{example}"));
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("c-{name}"));
+    let cc = std::env::var(var).unwrap_or_else(|_| default.into());
     let output = Command::new(&cc)
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-O1"])
+        .args([std, "-Wall", "-Wextra", "-Werror", "-g", "-O1"])
         .args(["-fsanitize=address,undefined", "-fno-omit-frame-pointer"])
         .arg("-I")
         .arg(crate_dir.join("include"))
-        .arg(crate_dir.join(format!("examples/c/{example}.c")))
+        .arg(crate_dir.join(source))
         .arg(static_lib())
         .args(["-lpthread", "-ldl", "-lm", "-lrt", "-lutil"])
         .arg("-o")
@@ -51,7 +63,7 @@ fn compile(example: &str) -> PathBuf {
         });
     assert!(
         output.status.success(),
-        "compiling {example}.c failed (libasan/libubsan missing? run scripts/install-c.sh):\n{}",
+        "compiling {source} failed (libasan/libubsan missing? run scripts/install-c.sh):\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
     out
@@ -170,4 +182,37 @@ fn own_socket_mode() {
     let running = start(&bin);
     check_serving(running.port, "C own-socket server", "own_socket");
     stop(running, "own_socket");
+}
+
+#[test]
+fn cpp_wrapper_example() {
+    let bin = compile_with(
+        "CXX",
+        "c++",
+        "-std=c++17",
+        "examples/cpp/example.cpp",
+        "cpp_example",
+    );
+    let output = Command::new(&bin)
+        .args(["--bind", "127.0.0.1", "--port", "0"])
+        .env("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
+        .env("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+        .output()
+        .expect("running the C++ example");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !stderr.contains("Sanitizer") && !stderr.contains("runtime error"),
+        "sanitizer report:\n{stderr}"
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    assert_eq!(
+        stdout.lines().filter(|l| l.starts_with("ok ")).count(),
+        2,
+        "{stdout}"
+    );
 }
