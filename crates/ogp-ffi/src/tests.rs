@@ -411,3 +411,77 @@ fn managed_responder_answers_ogp_query_in_every_protocol() {
     let (rc, v) = query_json("no port here", OGP_PROTO_OGP);
     assert_eq!(rc, OGP_ERR_RESOLVE, "{v}");
 }
+
+#[test]
+fn draft_socket_and_ipv6_sources_take_hostile_datagrams() {
+    let r = owned_responder();
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    let mut sent = Sent::default();
+    for i in 0..5_000u64 {
+        let mut d = b"\xff\xff\xff\xffOGP\x00".to_vec();
+        d.extend((0..(rng.next() % 80)).map(|_| rng.next() as u8));
+        let from: SocketAddr = format!("[2001:db8::{:x}]:{}", rng.next() % 500, 1024 + i)
+            .parse()
+            .expect("address");
+        let (sa, len) = crate::responder::to_sockaddr(from);
+        sent.datagrams.clear();
+        // SAFETY: live responder, valid address, datagram and callback.
+        let n = unsafe {
+            ogp_responder_handle_draft(
+                r,
+                std::ptr::from_ref(&sa).cast(),
+                len,
+                d.as_ptr(),
+                d.len(),
+                i,
+                Some(collect),
+                std::ptr::from_mut(&mut sent).cast(),
+            )
+        };
+        assert!(n >= 0, "{n}: {}", last_error());
+        for (to, reply) in &sent.datagrams {
+            assert_eq!(*to, from);
+            assert!(reply.len() <= (d.len() + 20).max(16));
+        }
+    }
+    // SAFETY: stopped once.
+    unsafe { ogp_responder_stop(r) };
+}
+
+#[test]
+fn publish_while_another_thread_handles() {
+    struct Shared(*mut ogp_responder);
+    // SAFETY: the responder is thread-safe (its documented contract); the pointer is
+    // only shared while both threads run, and stopped after they are joined.
+    unsafe impl Send for Shared {}
+    // SAFETY: as above.
+    unsafe impl Sync for Shared {}
+    let r = Shared(owned_responder());
+    std::thread::scope(|scope| {
+        let r = &r;
+        scope.spawn(move || {
+            let st = ogp_status_new();
+            for i in 0..2_000 {
+                let name = format!("host {i}");
+                // SAFETY: a live status used by this thread alone, a live responder.
+                unsafe {
+                    ogp_status_set_host_name(st, name.as_ptr().cast(), name.len());
+                    assert_eq!(ogp_responder_publish(r.0, st), OGP_OK);
+                }
+            }
+            // SAFETY: freed once.
+            unsafe { ogp_status_free(st) };
+        });
+        scope.spawn(move || {
+            let mut sent = Sent::default();
+            let probe = [0xff, 0xff, 0xff, 0xff, b'O', b'G', b'P', 0, 3, 1, 0];
+            for i in 0..2_000u64 {
+                let from: SocketAddr = ([10, 1, (i >> 8) as u8, i as u8], 5000).into();
+                sent.datagrams.clear();
+                assert!(handle(r.0, from, &probe, i, &mut sent) >= 0);
+            }
+        });
+    });
+    // SAFETY: both threads are done; stopped once.
+    unsafe { ogp_responder_stop(r.0) };
+}
