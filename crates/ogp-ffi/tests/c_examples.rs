@@ -1,4 +1,4 @@
-//! The C examples (`examples/c/*.c`), compiled against `libogp.a` with AddressSanitizer
+//! The C examples (`examples/c/*.c`; `query.c` queries `game_server.c`), compiled against `libogp.a` with AddressSanitizer
 //! and UndefinedBehaviorSanitizer, run on a free loopback port and queried with the
 //! project's own client in every protocol while their status changes; then stopped with
 //! SIGTERM: exit code 0 and no sanitizer report. The C++ wrapper's example
@@ -173,6 +173,26 @@ fn game_server_managed_mode() {
     let bin = compile("game_server");
     let running = start(&bin);
     check_serving(running.port, "C example server", "game_server");
+    // examples/c/query.c, ogp_query from C, against it.
+    let query = compile("query");
+    let target = format!("127.0.0.1:{}", running.port);
+    for protocol in ["auto", "a2s", "gamespy3"] {
+        let output = Command::new(&query)
+            .args([target.as_str(), protocol, "3000"])
+            .env("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
+            .output()
+            .expect("running query");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "query {protocol}: {stdout} {stderr}"
+        );
+        assert!(!stderr.contains("Sanitizer"), "{stderr}");
+        let v: serde_json::Value = serde_json::from_str(stdout.trim()).expect("JSON");
+        assert_eq!(v["status"]["host_name"], "C example server", "{v}");
+    }
     stop(running, "game_server");
 }
 
