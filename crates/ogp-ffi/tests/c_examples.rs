@@ -236,3 +236,35 @@ fn cpp_wrapper_example() {
         "{stdout}"
     );
 }
+
+/// `ogp.h` alone compiles as strict C99 and C++11, warnings as errors.
+#[test]
+fn header_compiles_as_c99_and_cxx11() {
+    let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let source = dir.join("ogp_h_only.c");
+    std::fs::write(
+        &source,
+        "#include \"ogp.h\"\nint main(void) { ogp_config c; return ogp_config_init(&c) == OGP_OK ? 0 : 1; }\n",
+    )
+    .expect("writing the test source");
+    for (var, default, args) in [
+        ("CC", "cc", &["-std=c99"][..]),
+        ("CXX", "c++", &["-std=c++11", "-x", "c++"][..]),
+    ] {
+        let cc = std::env::var(var).unwrap_or_else(|_| default.into());
+        let output = Command::new(&cc)
+            .args(args)
+            .args(["-pedantic", "-Wall", "-Wextra", "-Werror", "-fsyntax-only"])
+            .arg("-I")
+            .arg(crate_dir.join("include"))
+            .arg(&source)
+            .output()
+            .unwrap_or_else(|e| panic!("running {cc}: {e}"));
+        assert!(
+            output.status.success(),
+            "{cc} {args:?}: ogp.h does not compile:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
