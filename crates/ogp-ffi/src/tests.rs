@@ -485,3 +485,45 @@ fn publish_while_another_thread_handles() {
     // SAFETY: both threads are done; stopped once.
     unsafe { ogp_responder_stop(r.0) };
 }
+
+#[test]
+fn poll_sends_gamespy3_heartbeats_for_the_games_socket() {
+    let mut cfg = config();
+    cfg.gamespy3_masters = c"127.0.0.1:27900".as_ptr();
+    let mut r = null_mut();
+    let st = ogp_status_new();
+    let mut sent = Sent::default();
+    let mut wait = 0u32;
+    let (local, local_len) =
+        crate::responder::to_sockaddr("127.0.0.1:27015".parse().expect("addr"));
+    // SAFETY: valid configuration, pointers, status and callback throughout.
+    unsafe {
+        assert_eq!(ogp_responder_new(&cfg, &mut r), OGP_OK, "{}", last_error());
+        let (g, gl) = s("Example");
+        ogp_status_set_game_name(st, g, gl);
+        ogp_responder_publish(r, st);
+        assert_eq!(
+            ogp_responder_add_listener(r, std::ptr::from_ref(&local).cast(), local_len, 1000),
+            OGP_OK
+        );
+        let user = std::ptr::from_mut(&mut sent).cast();
+        assert_eq!(
+            ogp_responder_poll(r, 1000, Some(collect), user, &mut wait),
+            OGP_OK
+        );
+        assert!(!sent.datagrams.is_empty(), "no heartbeat");
+        let master: SocketAddr = "127.0.0.1:27900".parse().expect("addr");
+        assert!(sent.datagrams.iter().all(|(to, _)| *to == master));
+        assert!(wait > 0 && wait != OGP_WAIT_NONE, "wait {wait}");
+        // Nothing more before it is due.
+        sent.datagrams.clear();
+        let user = std::ptr::from_mut(&mut sent).cast();
+        assert_eq!(
+            ogp_responder_poll(r, 1001, Some(collect), user, &mut wait),
+            OGP_OK
+        );
+        assert!(sent.datagrams.is_empty());
+        ogp_status_free(st);
+        ogp_responder_stop(r);
+    }
+}
