@@ -30,6 +30,16 @@
 // GameSpy v3: not answered at all.
 #define OGP_GS3_OFF 2
 
+// `ogp_ban_fn`: answer the source normally.
+#define OGP_BAN_ALLOW 0
+
+// `ogp_ban_fn`: tell the source it is banned (OGP Error 0; silence in protocols without
+// such an error).
+#define OGP_BAN_REJECT 1
+
+// `ogp_ban_fn`: silence.
+#define OGP_BAN_IGNORE 2
+
 // Success.
 #define OGP_OK 0
 
@@ -106,6 +116,17 @@ typedef struct ogp_responder ogp_responder;
 // statuses are independent).
 typedef struct ogp_status ogp_status;
 
+// The game's decision on a source address (`ogp_config.ban`): `user` as given in
+// `ogp_config.ban_user`, the source's IP address (a `sockaddr_in` or `sockaddr_in6`,
+// port 0); returns `OGP_BAN_ALLOW`, `OGP_BAN_REJECT` or `OGP_BAN_IGNORE` (anything else
+// is `OGP_BAN_ALLOW`). Called for each datagram of a protocol the responder speaks:
+// managed, on the responder's thread; game-owned, inside `ogp_responder_handle`. It must
+// be quick and thread-safe, must not unwind, and must not call `ogp_responder_handle`,
+// `_poll`, `_stats` or `_stop` on the same responder (publishing is fine).
+typedef int (*ogp_ban_fn)(void *user,
+                          const struct sockaddr *addr,
+                          socklen_t addr_len);
+
 // Responder settings. Versioned by size: set `size` to `sizeof(ogp_config)` (which
 // `ogp_config_init` does) so that a library built with more fields reads only those the
 // program knows. Strings are NUL-terminated UTF-8, read during the call only (the
@@ -142,6 +163,10 @@ typedef struct ogp_config {
   // Require a valid challenge before a full OGP answer (default 1; 0 makes the server
   // an amplifier for spoofed queries, bounded by the rate limit).
   int require_challenge;
+  // The game's ban decision on each source (`NULL`, the default: everyone answered).
+  ogp_ban_fn ban;
+  // Passed to `ban` as is.
+  void *ban_user;
 } ogp_config;
 
 // Counters of a responder.
@@ -152,6 +177,8 @@ typedef struct ogp_stats {
   uint64_t unknown;
   // Answers dropped by a rate limit.
   uint64_t rate_limited;
+  // Datagrams silenced by the ban function (`OGP_BAN_IGNORE`).
+  uint64_t banned;
   // Datagrams ignored by a protocol (malformed, oversize…).
   uint64_t ignored;
   // Datagrams sent.

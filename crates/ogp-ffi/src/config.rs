@@ -1,12 +1,13 @@
 //! `ogp_config`: responder settings, versioned by their size.
 
-use std::ffi::{c_char, c_int};
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::ffi::{c_char, c_int, c_void};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
 
 use ogp_proto::gamespy3::heartbeat::HeartbeatConfig;
 use ogp_proto::gamespy3::responder::ChallengeMode;
 use ogp_proto::guard::RateConfig;
-use ogp_proto::responder::ResponderConfig;
+use ogp_proto::responder::{BanAction, ResponderConfig};
 
 use crate::error::{guard, opt_cstr, Error, Result, OGP_ERR_SIZE, OGP_OK};
 
@@ -19,6 +20,30 @@ pub const OGP_GS3_CHALLENGE_REAL: c_int = 0;
 pub const OGP_GS3_CHALLENGE_BF2: c_int = 1;
 /// GameSpy v3: not answered at all.
 pub const OGP_GS3_OFF: c_int = 2;
+
+/// `ogp_ban_fn`: answer the source normally.
+pub const OGP_BAN_ALLOW: c_int = 0;
+/// `ogp_ban_fn`: tell the source it is banned (OGP Error 0; silence in protocols without
+/// such an error).
+pub const OGP_BAN_REJECT: c_int = 1;
+/// `ogp_ban_fn`: silence.
+pub const OGP_BAN_IGNORE: c_int = 2;
+
+/// The game's decision on a source address (`ogp_config.ban`): `user` as given in
+/// `ogp_config.ban_user`, the source's IP address (a `sockaddr_in` or `sockaddr_in6`,
+/// port 0); returns `OGP_BAN_ALLOW`, `OGP_BAN_REJECT` or `OGP_BAN_IGNORE` (anything else
+/// is `OGP_BAN_ALLOW`). Called for each datagram of a protocol the responder speaks:
+/// managed, on the responder's thread; game-owned, inside `ogp_responder_handle`. It must
+/// be quick and thread-safe, must not unwind, and must not call `ogp_responder_handle`,
+/// `_poll`, `_stats` or `_stop` on the same responder (publishing is fine).
+#[allow(non_camel_case_types)]
+pub type ogp_ban_fn = Option<
+    unsafe extern "C" fn(
+        user: *mut c_void,
+        addr: *const libc::sockaddr,
+        addr_len: libc::socklen_t,
+    ) -> c_int,
+>;
 
 /// Responder settings. Versioned by size: set `size` to `sizeof(ogp_config)` (which
 /// `ogp_config_init` does) so that a library built with more fields reads only those the
@@ -58,6 +83,10 @@ pub struct ogp_config {
     /// Require a valid challenge before a full OGP answer (default 1; 0 makes the server
     /// an amplifier for spoofed queries, bounded by the rate limit).
     pub require_challenge: c_int,
+    /// The game's ban decision on each source (`NULL`, the default: everyone answered).
+    pub ban: ogp_ban_fn,
+    /// Passed to `ban` as is.
+    pub ban_user: *mut c_void,
 }
 
 /// The size of the first version of `ogp_config`: every size from it to today's is
@@ -80,6 +109,8 @@ impl Default for ogp_config {
             colors: 0,
             player_addresses: 0,
             require_challenge: 1,
+            ban: None,
+            ban_user: std::ptr::null_mut(),
         }
     }
 }
@@ -173,6 +204,13 @@ impl ogp_config {
         if !masters.is_empty() {
             c.gamespy3_heartbeat = Some(HeartbeatConfig::new(masters));
         }
+        if let Some(f) = self.ban {
+            let hook = BanHook {
+                f,
+                user: self.ban_user,
+            };
+            c.ban = Some(Arc::new(move |ip| hook.decide(ip)));
+        }
         Ok(c)
     }
 }
@@ -201,4 +239,30 @@ pub(crate) unsafe fn addresses(list: *const c_char, what: &str) -> Result<Vec<So
         out.push(addr);
     }
     Ok(out)
+}
+
+/// The game's ban function and its user pointer, called from the responder.
+struct BanHook {
+    f: unsafe extern "C" fn(*mut c_void, *const libc::sockaddr, libc::socklen_t) -> c_int,
+    user: *mut c_void,
+}
+
+// SAFETY: `ogp_ban_fn` is documented to be thread-safe, `user` included: the game
+// promises it may be called from the responder's thread.
+unsafe impl Send for BanHook {}
+// SAFETY: as above.
+unsafe impl Sync for BanHook {}
+
+impl BanHook {
+    fn decide(&self, ip: IpAddr) -> BanAction {
+        let (sa, len) = crate::responder::to_sockaddr(SocketAddr::new(ip, 0));
+        // SAFETY: the game's function of the documented type, with a valid address for
+        // the duration of the call.
+        let decision = unsafe { (self.f)(self.user, std::ptr::from_ref(&sa).cast(), len) };
+        match decision {
+            OGP_BAN_REJECT => BanAction::Reject,
+            OGP_BAN_IGNORE => BanAction::Ignore,
+            _ => BanAction::Allow,
+        }
+    }
 }

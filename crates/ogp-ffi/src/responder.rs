@@ -95,6 +95,8 @@ pub struct ogp_stats {
     pub unknown: u64,
     /// Answers dropped by a rate limit.
     pub rate_limited: u64,
+    /// Datagrams silenced by the ban function (`OGP_BAN_IGNORE`).
+    pub banned: u64,
     /// Datagrams ignored by a protocol (malformed, oversize…).
     pub ignored: u64,
     /// Datagrams sent.
@@ -109,6 +111,7 @@ impl From<Stats> for ogp_stats {
             received: s.received,
             unknown: s.unknown,
             rate_limited: s.rate_limited,
+            banned: s.banned,
             ignored: s.ignored,
             sent: s.sent,
             sent_bytes: s.sent_bytes,

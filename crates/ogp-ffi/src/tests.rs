@@ -527,3 +527,55 @@ fn poll_sends_gamespy3_heartbeats_for_the_games_socket() {
         ogp_responder_stop(r);
     }
 }
+
+unsafe extern "C" fn ban_10_net(
+    user: *mut c_void,
+    addr: *const libc::sockaddr,
+    addr_len: libc::socklen_t,
+) -> c_int {
+    // SAFETY: `user` is the test's call counter; the address is valid for the call.
+    unsafe { *user.cast::<u32>() += 1 };
+    // SAFETY: as above.
+    let a = unsafe { crate::responder::from_sockaddr(addr, addr_len) }.expect("address");
+    assert_eq!(a.port(), 0);
+    match a.ip() {
+        std::net::IpAddr::V4(v4) if v4.octets()[0] == 10 => OGP_BAN_IGNORE,
+        std::net::IpAddr::V4(v4) if v4.octets()[0] == 11 => OGP_BAN_REJECT,
+        _ => OGP_BAN_ALLOW,
+    }
+}
+
+#[test]
+fn ban_hook_silences_and_rejects() {
+    let mut calls = 0u32;
+    let mut cfg = config();
+    cfg.ban = Some(ban_10_net);
+    cfg.ban_user = std::ptr::from_mut(&mut calls).cast();
+    let mut r = null_mut();
+    // SAFETY: valid configuration and out pointer.
+    assert_eq!(unsafe { ogp_responder_new(&cfg, &mut r) }, OGP_OK);
+    let probe = [0xff, 0xff, 0xff, 0xff, b'O', b'G', b'P', 0, 3, 1, 0];
+    let mut sent = Sent::default();
+    assert_eq!(
+        handle(r, ([10, 0, 0, 1], 5000).into(), &probe, 0, &mut sent),
+        0
+    );
+    assert_eq!(
+        handle(r, ([11, 0, 0, 1], 5000).into(), &probe, 0, &mut sent),
+        1
+    );
+    assert_eq!(
+        handle(r, ([12, 0, 0, 1], 5000).into(), &probe, 0, &mut sent),
+        1
+    );
+    assert_eq!(calls, 3);
+    let mut stats = ogp_stats::default();
+    // SAFETY: live responder, valid out pointer; stopped once.
+    unsafe {
+        ogp_responder_stats(r, &mut stats);
+        ogp_responder_stop(r);
+    }
+    assert_eq!(stats.received, 3);
+    assert_eq!(stats.banned, 1);
+    assert_eq!(stats.sent, 2);
+}
