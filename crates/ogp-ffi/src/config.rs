@@ -255,7 +255,7 @@ unsafe impl Sync for BanHook {}
 
 impl BanHook {
     fn decide(&self, ip: IpAddr) -> BanAction {
-        let (sa, len) = crate::responder::to_sockaddr(SocketAddr::new(ip, 0));
+        let (sa, len) = crate::addr::to_sockaddr(SocketAddr::new(ip, 0));
         // SAFETY: the game's function of the documented type, with a valid address for
         // the duration of the call.
         let decision = unsafe { (self.f)(self.user, std::ptr::from_ref(&sa).cast(), len) };

@@ -25,6 +25,7 @@
 //!
 //! `docs/c-api.md` is the guide; `examples/c/` shows both modes.
 
+mod addr;
 mod config;
 mod error;
 mod query;

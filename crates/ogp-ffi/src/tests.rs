@@ -50,7 +50,7 @@ unsafe extern "C" fn collect(
     // SAFETY: `user` is the `Sent` the test passed; the pointers are valid for the call.
     let sent = unsafe { &mut *user.cast::<Sent>() };
     // SAFETY: the library passes a valid address and datagram.
-    let addr = unsafe { crate::responder::from_sockaddr(to, to_len) }.expect("address");
+    let addr = unsafe { crate::addr::from_sockaddr(to, to_len) }.expect("address");
     // SAFETY: as above.
     let d = unsafe { std::slice::from_raw_parts(data, len) }.to_vec();
     sent.datagrams.push((addr, d));
@@ -64,7 +64,7 @@ fn handle(
     now_ms: u64,
     sent: &mut Sent,
 ) -> c_int {
-    let (sa, len) = crate::responder::to_sockaddr(from);
+    let (sa, len) = crate::addr::to_sockaddr(from);
     // SAFETY: live responder, a valid address and datagram, a matching callback.
     unsafe {
         ogp_responder_handle(
@@ -139,7 +139,7 @@ fn bad_calls_return_errors() {
         assert_eq!(ogp_responder_publish(null(), st), OGP_ERR_NULL);
         assert_eq!(ogp_responder_local_port(r, 0), OGP_ERR_INVALID);
         let d = [1u8];
-        let (sa, len) = crate::responder::to_sockaddr("127.0.0.1:1".parse().expect("addr"));
+        let (sa, len) = crate::addr::to_sockaddr("127.0.0.1:1".parse().expect("addr"));
         let from = std::ptr::from_ref(&sa).cast();
         assert_eq!(
             ogp_responder_handle(r, null(), 0, d.as_ptr(), 1, 0, Some(collect), null_mut()),
@@ -423,7 +423,7 @@ fn draft_socket_and_ipv6_sources_take_hostile_datagrams() {
         let from: SocketAddr = format!("[2001:db8::{:x}]:{}", rng.next() % 500, 1024 + i)
             .parse()
             .expect("address");
-        let (sa, len) = crate::responder::to_sockaddr(from);
+        let (sa, len) = crate::addr::to_sockaddr(from);
         sent.datagrams.clear();
         // SAFETY: live responder, valid address, datagram and callback.
         let n = unsafe {
@@ -494,8 +494,7 @@ fn poll_sends_gamespy3_heartbeats_for_the_games_socket() {
     let st = ogp_status_new();
     let mut sent = Sent::default();
     let mut wait = 0u32;
-    let (local, local_len) =
-        crate::responder::to_sockaddr("127.0.0.1:27015".parse().expect("addr"));
+    let (local, local_len) = crate::addr::to_sockaddr("127.0.0.1:27015".parse().expect("addr"));
     // SAFETY: valid configuration, pointers, status and callback throughout.
     unsafe {
         assert_eq!(ogp_responder_new(&cfg, &mut r), OGP_OK, "{}", last_error());
@@ -536,7 +535,7 @@ unsafe extern "C" fn ban_10_net(
     // SAFETY: `user` is the test's call counter; the address is valid for the call.
     unsafe { *user.cast::<u32>() += 1 };
     // SAFETY: as above.
-    let a = unsafe { crate::responder::from_sockaddr(addr, addr_len) }.expect("address");
+    let a = unsafe { crate::addr::from_sockaddr(addr, addr_len) }.expect("address");
     assert_eq!(a.port(), 0);
     match a.ip() {
         std::net::IpAddr::V4(v4) if v4.octets()[0] == 10 => OGP_BAN_IGNORE,
