@@ -306,13 +306,17 @@ int ogp_responder_publish(const struct ogp_responder *r,
 int ogp_responder_local_port(const struct ogp_responder *r,
                              size_t index);
 
-// The responder's counters so far, in `*out`.
+// The responder's counters so far, in `*out`. `out_size` is `sizeof(ogp_stats)` of the
+// caller's header: a library with more counters writes only those the caller knows
+// (`OGP_ERR_SIZE` if it is smaller than the first version's).
 //
 // # Safety
 //
-// `r` must be `NULL` or a live responder; `out` must be `NULL` or valid for a write.
+// `r` must be `NULL` or a live responder; `out` must be `NULL` or valid for a write of
+// `out_size` bytes.
 int ogp_responder_stats(const struct ogp_responder *r,
-                        struct ogp_stats *out);
+                        struct ogp_stats *out,
+                        size_t out_size);
 
 // Game-owned mode: handles one datagram `data`/`len` that the game's socket received
 // from `from` (a `struct sockaddr_in` or `sockaddr_in6` of `from_len` bytes) at

@@ -13,7 +13,7 @@ use ogp_proto::Status;
 
 use crate::addr::{from_sockaddr, to_sockaddr};
 use crate::config::{self, ogp_config};
-use crate::error::{guard, Error, Result, OGP_ERR_INVALID, OGP_ERR_IO, OGP_OK};
+use crate::error::{guard, Error, Result, OGP_ERR_INVALID, OGP_ERR_IO, OGP_ERR_SIZE, OGP_OK};
 use crate::status::ogp_status;
 
 /// `ogp_responder_poll`'s `*out_wait_ms` when nothing is scheduled.
@@ -321,28 +321,52 @@ pub unsafe extern "C" fn ogp_responder_local_port(r: *const ogp_responder, index
     })
 }
 
-/// The responder's counters so far, in `*out`.
+/// The responder's counters so far, in `*out`. `out_size` is `sizeof(ogp_stats)` of the
+/// caller's header: a library with more counters writes only those the caller knows
+/// (`OGP_ERR_SIZE` if it is smaller than the first version's).
 ///
 /// # Safety
 ///
-/// `r` must be `NULL` or a live responder; `out` must be `NULL` or valid for a write.
+/// `r` must be `NULL` or a live responder; `out` must be `NULL` or valid for a write of
+/// `out_size` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn ogp_responder_stats(
     r: *const ogp_responder,
     out: *mut ogp_stats,
+    out_size: usize,
 ) -> c_int {
     guard(|| {
         // SAFETY: the caller's promise on `r`.
         let r = unsafe { responder(r) }?;
-        let stats = match &r.mode {
+        if out.is_null() {
+            return Err(Error::null("out"));
+        }
+        let ours = std::mem::size_of::<ogp_stats>();
+        if out_size < STATS_MIN_SIZE {
+            return Err(Error::new(
+                OGP_ERR_SIZE,
+                format!("out_size is {out_size}, at least {STATS_MIN_SIZE} (sizeof(ogp_stats))"),
+            ));
+        }
+        let stats = ogp_stats::from(match &r.mode {
             Mode::Managed(t) => t.stats(),
             Mode::Owned(m) => Owned::lock(m).responder.stats(),
-        };
-        // SAFETY: the caller's promise on `out`.
-        unsafe { write_out(out, ogp_stats::from(stats)) }?;
+        });
+        // SAFETY: `out` has `out_size` writable bytes (the caller's promise), of which
+        // `min(out_size, ours)` are written from a local of `ours` bytes; no overlap.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                std::ptr::from_ref(&stats).cast::<u8>(),
+                out.cast::<u8>(),
+                out_size.min(ours),
+            );
+        }
         Ok(OGP_OK)
     })
 }
+
+/// The size of the first version of `ogp_stats`.
+const STATS_MIN_SIZE: usize = std::mem::size_of::<ogp_stats>();
 
 /// Sends each datagram of `out` to `to` through `send`.
 ///

@@ -286,7 +286,10 @@ fn hostile_datagrams_get_bounded_replies() {
     let mut stats = ogp_stats::default();
     // SAFETY: live responder, valid out pointer.
     unsafe {
-        assert_eq!(ogp_responder_stats(r, &mut stats), OGP_OK);
+        assert_eq!(
+            ogp_responder_stats(r, &mut stats, std::mem::size_of::<ogp_stats>()),
+            OGP_OK
+        );
         assert_eq!(stats.received, 20_000);
         assert_eq!(stats.sent as usize, replies);
         ogp_status_free(st);
@@ -571,10 +574,26 @@ fn ban_hook_silences_and_rejects() {
     let mut stats = ogp_stats::default();
     // SAFETY: live responder, valid out pointer; stopped once.
     unsafe {
-        ogp_responder_stats(r, &mut stats);
+        ogp_responder_stats(r, &mut stats, std::mem::size_of::<ogp_stats>());
         ogp_responder_stop(r);
     }
     assert_eq!(stats.received, 3);
     assert_eq!(stats.banned, 1);
     assert_eq!(stats.sent, 2);
+}
+
+#[test]
+fn stats_respect_the_callers_size() {
+    let r = owned_responder();
+    let mut stats = ogp_stats::default();
+    // SAFETY: live responder, valid out pointer of the given size; stopped once.
+    unsafe {
+        assert_eq!(ogp_responder_stats(r, &mut stats, 8), OGP_ERR_SIZE);
+        assert_eq!(ogp_responder_stats(r, null_mut(), 64), OGP_ERR_NULL);
+        assert_eq!(
+            ogp_responder_stats(r, &mut stats, std::mem::size_of::<ogp_stats>()),
+            OGP_OK
+        );
+        ogp_responder_stop(r);
+    }
 }

@@ -133,7 +133,7 @@ int main(int argc, char **argv) {
     }
 
     ogp_stats stats;
-    check(ogp_responder_stats(responder, &stats), "stats");
+    check(ogp_responder_stats(responder, &stats, sizeof stats), "stats");
     fprintf(stderr, "game_server: stopping after %llu answers\n", (unsigned long long)stats.sent);
     ogp_status_free(status);
     check(ogp_responder_stop(responder), "ogp_responder_stop");

@@ -135,7 +135,7 @@ class Responder {
     int local_port(size_t index = 0) const { return check(ogp_responder_local_port(r_, index), "ogp_responder_local_port"); }
     ogp_stats stats() const {
         ogp_stats st{};
-        check(ogp_responder_stats(r_, &st), "ogp_responder_stats");
+        check(ogp_responder_stats(r_, &st, sizeof st), "ogp_responder_stats");
         return st;
     }
 
