@@ -401,6 +401,19 @@ fn managed_responder_answers_ogp_query_in_every_protocol() {
     assert_eq!(rc, OGP_OK, "{v}");
     assert_eq!(v["status"]["host_name"], "managed");
 
+    // The port is taken: OGP_ERR_IO, nothing started.
+    let taken = std::ffi::CString::new(target.clone()).expect("address");
+    let mut cfg2 = config();
+    cfg2.listen = taken.as_ptr();
+    let mut r2 = null_mut();
+    // SAFETY: valid configuration and out pointer.
+    assert_eq!(unsafe { ogp_responder_start(&cfg2, &mut r2) }, OGP_ERR_IO);
+    assert!(r2.is_null());
+    assert!(last_error().contains(&target), "{}", last_error());
+    // SAFETY: a live (managed) responder; the callback is never called.
+    let rc = unsafe { ogp_responder_poll(r, 0, Some(collect), null_mut(), null_mut()) };
+    assert_eq!(rc, OGP_ERR_INVALID);
+
     // SAFETY: the live responder and status, stopped and freed once.
     unsafe {
         assert_eq!(ogp_responder_stop(r), OGP_OK);
