@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what the C API tests (crates/ogp-ffi/tests/c_examples.rs) need: a C and a C++
 # compiler and the AddressSanitizer / UndefinedBehaviorSanitizer runtimes the examples are
-# built with (`cc -fsanitize=address,undefined`, `c++` for the C++ wrapper).
+# built with (`cc -fsanitize=address,undefined`, `c++` for the C++ wrapper), and
+# pkg-config (the `ogp.pc.in` check).
 #
 # Idempotent: when a sanitized test program already links and runs, nothing is done
 # (well under a second). Otherwise Debian/Ubuntu packages are installed with apt-get
-# (`gcc`, `g++`, `libc6-dev`, and the libasan/libubsan matching the compiler). Any failure is
+# (`gcc`, `g++`, `libc6-dev`, `pkg-config`, and the libasan/libubsan matching the compiler). Any failure is
 # fatal (non-zero exit). Prints one line with the compiler's version.
 set -euo pipefail
 
@@ -31,6 +32,7 @@ as_root() {
 sanitizers_work() {
   command -v "$CC" >/dev/null || return 1
   command -v "$CXX" >/dev/null || return 1
+  command -v pkg-config >/dev/null || return 1
   local dir
   dir="$(mktemp -d)"
   printf '#include <stdio.h>\nint main(void) { puts("ok"); return 0; }\n' >"$dir/t.c"
@@ -45,7 +47,7 @@ sanitizers_work() {
 if ! sanitizers_work; then
   command -v apt-get >/dev/null || die "no working '$CC -fsanitize=address,undefined' and no apt-get: install a C compiler with libasan and libubsan"
   as_root apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc g++ libc6-dev >/dev/null
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc g++ libc6-dev pkg-config >/dev/null
   # The sanitizer runtimes that go with the installed gcc (libasan8 for gcc 12 and 13).
   major="$(gcc -dumpversion | cut -d. -f1)"
   pkgs=()

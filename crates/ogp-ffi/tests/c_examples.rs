@@ -268,3 +268,29 @@ fn header_compiles_as_c99_and_cxx11() {
         );
     }
 }
+
+/// `ogp.pc.in`, filled in, is a valid pkg-config file giving the header and the library.
+#[test]
+fn pkg_config_template() {
+    let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("pkgconfig");
+    std::fs::create_dir_all(&dir).expect("pkgconfig directory");
+    let template = std::fs::read_to_string(crate_dir.join("ogp.pc.in")).expect("ogp.pc.in");
+    let pc = template
+        .replace("@PREFIX@", "/opt/ogp")
+        .replace("@VERSION@", env!("CARGO_PKG_VERSION"));
+    std::fs::write(dir.join("ogp.pc"), pc).expect("writing ogp.pc");
+    let run = |args: &[&str]| {
+        let output = Command::new("pkg-config")
+            .args(args)
+            .env("PKG_CONFIG_PATH", &dir)
+            .output()
+            .expect("running pkg-config (scripts/install-c.sh installs it)");
+        assert!(output.status.success(), "pkg-config {args:?}: {output:?}");
+        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    };
+    run(&["--validate", "ogp"]);
+    assert_eq!(run(&["--modversion", "ogp"]), env!("CARGO_PKG_VERSION"));
+    assert_eq!(run(&["--cflags", "ogp"]), "-I/opt/ogp/include");
+    assert_eq!(run(&["--libs", "ogp"]), "-L/opt/ogp/lib -logp");
+}
