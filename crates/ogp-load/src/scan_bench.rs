@@ -132,11 +132,12 @@ pub fn serve(args: &ServeArgs) -> Result<()> {
         let mut handles = Vec::with_capacity(args.count as usize);
         let mut failed = Vec::new();
         for j in 0..args.count {
-            let listener = if protocol_of(&mix, args.offset + u64::from(j)) == Some(Protocol::OgpDraft) {
-                Listener::OgpDraft
-            } else {
-                Listener::Standard
-            };
+            let listener =
+                if protocol_of(&mix, args.offset + u64::from(j)) == Some(Protocol::OgpDraft) {
+                    Listener::OgpDraft
+                } else {
+                    Listener::Standard
+                };
             let config = ResponderConfig {
                 listener,
                 rate: RateConfig {
@@ -392,7 +393,10 @@ fn print_run(label: &str, r: &Run) {
 pub fn run(args: &Args) -> Result<()> {
     let ogp = find_ogp(args.ogp_bin.as_deref())?;
     let mix = parse_mix(&args.mix)?;
-    let mix_names: Vec<&str> = mix.iter().map(|p| p.map_or("auto", Protocol::name)).collect();
+    let mix_names: Vec<&str> = mix
+        .iter()
+        .map(|p| p.map_or("auto", Protocol::name))
+        .collect();
     let mix_arg = mix_names.join(",");
     common::print_command(
         "scan",

@@ -6,6 +6,11 @@
 
 use crate::protocol::Protocol;
 
+/// GQP's end of a datagram (`EOT`) and of a part of a longer reply (`ETB`); known here
+/// even when the `gqp` feature is off, so that its datagrams are still recognised.
+const GQP_EOT: u8 = 0x04;
+const GQP_ETB: u8 = 0x17;
+
 /// Guesses which protocol one datagram (query or reply) belongs to from its first
 /// bytes (and, for GQP, its last byte), without decoding it:
 ///
@@ -36,9 +41,7 @@ pub fn guess(datagram: &[u8]) -> Option<Protocol> {
         {
             Some(Protocol::Gamespy3)
         }
-        (Some(&first), Some(&(crate::gqp::wire::EOT | crate::gqp::wire::ETB)))
-            if first != 0xff && first != 0xfe =>
-        {
+        (Some(&first), Some(&(GQP_EOT | GQP_ETB))) if first != 0xff && first != 0xfe => {
             Some(Protocol::Gqp)
         }
         _ => None,
@@ -81,6 +84,15 @@ mod tests {
         assert_eq!(g("00"), None);
         assert_eq!(g("ffff"), None);
         assert_eq!(g("7a7a7a"), None);
+    }
+
+    #[cfg(feature = "gqp")]
+    #[test]
+    fn gqp_ends_are_the_wire_constants() {
+        assert_eq!(
+            (GQP_EOT, GQP_ETB),
+            (crate::gqp::wire::EOT, crate::gqp::wire::ETB)
+        );
     }
 
     #[test]
