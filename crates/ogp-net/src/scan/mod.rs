@@ -13,7 +13,7 @@
 //!   no query in flight are dropped and counted ([`ScanStats::unknown_source`]); when
 //!   several protocols query one address (auto-detection), a datagram goes only to the
 //!   machines of its own protocol when its first bytes tell
-//!   ([`ogp_proto::client::reply_protocol`]);
+//!   ([`ogp_proto::detect::guess`]);
 //! * on Linux the sockets ask for ICMP errors (`IP_RECVERR`, `IPV6_RECVERR`) and read
 //!   them from their error queue: an ICMP port unreachable ends every query to that
 //!   address and port at once with [`QueryError::Refused`] (elsewhere a closed port
