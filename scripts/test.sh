@@ -28,6 +28,7 @@ export OGP_INTEROP=1 # crates/ogp-cli/tests/interop_a2s.rs runs them, and fails 
 
 step "C and C++ compilers with ASan/UBSan, pkg-config (scripts/install-c.sh)"
 scripts/install-c.sh # crates/ogp-ffi/tests/c_examples.rs builds and runs the C examples
+cargo build --locked -p ogp-ffi # libogp.a, which those examples link
 
 step "cargo test"
 cargo test --workspace --locked
