@@ -22,23 +22,17 @@ use tokio::time::timeout;
 const LOOPBACK: Ipv4Addr = Ipv4Addr::LOCALHOST;
 
 fn status(name: &str) -> Status {
-    Status {
-        host_name: Some(name.into()),
-        ..ogp_testkit::demo_state()
-    }
+    let mut status = ogp_testkit::demo_state();
+    status.host_name = Some(name.into());
+    status
 }
 
 async fn serve(name: &str, listener: Listener) -> ResponderHandle {
-    let config = ResponderConfig {
-        listener,
-        rate_table_capacity: 64,
-        // One client sends many queries in the tests: no per-source limit.
-        rate: RateConfig {
-            per_second: 1e6,
-            burst: 1e6,
-        },
-        ..ResponderConfig::default()
-    };
+    let mut config = ResponderConfig::default();
+    config.listener = listener;
+    config.rate_table_capacity = 64;
+    // One client sends many queries in the tests: no per-source limit.
+    config.rate = RateConfig::new(1e6, 1e6);
     responder::spawn(
         SocketAddr::new(LOOPBACK.into(), 0),
         StatusCell::new(status(name)),
@@ -49,16 +43,15 @@ async fn serve(name: &str, listener: Listener) -> ResponderHandle {
 }
 
 fn fast() -> ScanConfig {
-    ScanConfig {
-        options: Options::with_timing(
-            Timing::default()
-                .attempt_timeout(Duration::from_millis(120))
-                .retries(4)
-                .total_timeout(Duration::from_secs(3)),
-        ),
-        rate: 20_000,
-        ..ScanConfig::default()
-    }
+    let mut cfg = ScanConfig::default();
+    cfg.options = Options::with_timing(
+        Timing::default()
+            .attempt_timeout(Duration::from_millis(120))
+            .retries(4)
+            .total_timeout(Duration::from_secs(3)),
+    );
+    cfg.rate = 20_000;
+    cfg
 }
 
 /// `fast()` with another attempt timeout and number of retries.
@@ -184,12 +177,7 @@ async fn mixed_list_live_dead_lossy_wrong_source_garbage() {
     let mut id = 0u64;
     let mut add = |targets: &mut Vec<Target>, addr: SocketAddr, p: Option<Protocol>| {
         id += 1;
-        targets.push(Target {
-            id,
-            host: addr.to_string(),
-            protocol: p,
-            try_query_ports: false,
-        });
+        targets.push(Target::new(addr.to_string(), p).with_id(id));
         id
     };
     // 48 live responders, every protocol (and auto), each with its own server name.
@@ -415,11 +403,9 @@ async fn ipv6_loopback() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_consumer_stops_admission_at_the_cap() {
     let h = serve("cap", Listener::Standard).await;
-    let config = ScanConfig {
-        max_in_flight: 8,
-        channel_capacity: 4,
-        ..fast()
-    };
+    let mut config = fast();
+    config.max_in_flight = 8;
+    config.channel_capacity = 4;
     let scan = scan::start(config).unwrap();
     let (tx, mut rx, handle) = (scan.targets, scan.results, scan.handle);
     let sent = Arc::new(AtomicUsize::new(0));
@@ -427,10 +413,8 @@ async fn a_slow_consumer_stops_admission_at_the_cap() {
     let addr = h.local_addr().to_string();
     let producer = tokio::spawn(async move {
         for id in 0..100u64 {
-            let t = Target {
-                id,
-                ..Target::new(addr.clone(), Some(Protocol::A2s))
-            };
+            let mut t = Target::new(addr.clone(), Some(Protocol::A2s));
+            t.id = id;
             if tx.send(t).await.is_err() {
                 break;
             }
@@ -471,16 +455,15 @@ async fn entries_are_reused_many_times_under_a_small_cap() {
             Some(Protocol::Gqp),
             None,
         ][(k % 4) as usize];
-        targets.push(Target {
-            id: k,
-            ..Target::new(h.local_addr().to_string(), protocol)
+        targets.push({
+            let mut target = Target::new(h.local_addr().to_string(), protocol);
+            target.id = k;
+            target
         });
         keep.push(h);
     }
-    let config = ScanConfig {
-        max_in_flight: 16,
-        ..fast()
-    };
+    let mut config = fast();
+    config.max_in_flight = 16;
     let (results, stats) = run(targets, config).await;
     assert_eq!(results.len(), 200);
     for r in &results {
