@@ -120,6 +120,7 @@ def main():
     client_seeds()
     gs3_seeds()
     a2s_seeds()
+    valve_master_seeds()
     if "--no-cargo" not in sys.argv:
         subprocess.run(["cargo", "run", "--quiet", "--release", "--manifest-path",
                         os.path.join(ROOT, "fuzz", "Cargo.toml"), "--example", "gen_seeds",
@@ -758,6 +759,24 @@ left = 446
 type = 7
 limit = 3
 """
+
+def valve_master_seeds():
+    """valve_master: [k] then a request (k=0), a reply (1), a filter (2), a seed and a
+    list (3)."""
+    put("valve_master", "request_qstat.bin", b"\x00" + b"\x31\xff0.0.0.0:0\x00\x00")
+    put("valve_master", "request_filter.bin",
+        b"\x00" + b"\x31\x0310.0.0.1:27015\x00\\gamedir\\tf\\empty\\1\x00")
+    entries = b"".join(bytes([10, 0, 0, i]) + struct.pack(">H", 27015 + i) for i in range(20))
+    put("valve_master", "reply_end.bin",
+        b"\x01" + b"\xff\xff\xff\xff\x66\x0a" + entries + b"\x00" * 6)
+    put("valve_master", "reply_more.bin", b"\x01" + b"\xff\xff\xff\xff\x66\x0a" + entries)
+    for n, f in enumerate([b"\\gamedir\\tf\\map\\ctf_2fort",
+                           b"\\nand\\2\\map\\x\\gametype\\a,b\\nor\\1\\noplayers\\1",
+                           b"\\name_match\\fuzz*\\version_match\\1.*\\collapse_addr_hash\\1",
+                           b"\\appid\\440\\napp\\500\\gameaddr\\10.0.0.1:27015"]):
+        put("valve_master", f"filter_{n}.bin", b"\x02" + f)
+    put("valve_master", "pages.bin", bytes([3 | (5 << 2)]) + bytes([10, 0, 0, 3, 0x69, 0x8a]) + entries)
+
 
 if __name__ == "__main__":
     main()

@@ -186,11 +186,16 @@ enum Command {
         no_gamespy3: bool,
         /// Send GameSpy v3 heartbeats to this master server (repeatable): at start, every
         /// 60 s, after status changes and at exit, from each listening socket.
-        #[arg(long, value_name = "ADDR:PORT")]
-        gamespy3_master: Vec<SocketAddr>,
+        #[arg(long, value_name = "HOST:PORT", value_parser = listen_addrs)]
+        gamespy3_master: Vec<Vec<SocketAddr>>,
         /// The `gamename` announced in heartbeats (default: the state's game_name).
         #[arg(long, value_name = "NAME")]
         gamespy3_game: Option<String>,
+        /// Send OGP master server uplinks to this master (repeatable): at start, every
+        /// 60 s, 10 s after status changes and at exit, from each listening socket of the
+        /// master's address family (docs/master.md).
+        #[arg(long, value_name = "HOST:PORT", value_parser = listen_addrs)]
+        master: Vec<Vec<SocketAddr>>,
     },
     /// Decode datagrams (hex on the command line, files, or - for stdin) and describe
     /// each message on one line; answers also show their status. The fragments of a split
@@ -349,6 +354,7 @@ fn main() -> ExitCode {
             no_gamespy3,
             gamespy3_master,
             gamespy3_game,
+            master,
         } => {
             let mut config = ResponderConfig::default();
             config.ogp.require_challenge = !no_challenge;
@@ -371,8 +377,9 @@ fn main() -> ExitCode {
                 config,
                 reload_interval: Duration::from_secs_f64(reload_interval),
                 max_state_bytes,
-                gamespy3_masters: gamespy3_master,
+                gamespy3_masters: gamespy3_master.into_iter().flatten().collect(),
                 gamespy3_game,
+                ogp_masters: master.into_iter().flatten().collect(),
             };
             runtime().and_then(|rt| rt.block_on(serve::run(opts)).map(|()| ExitCode::SUCCESS))
         }
@@ -386,8 +393,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// `--listen`: `ADDR:PORT`, `[V6]:PORT` or `HOST:PORT` (every address the host name
-/// has, e.g. `localhost:22222` → 127.0.0.1 and ::1).
+/// `--listen` and the masters: `ADDR:PORT`, `[V6]:PORT` or `HOST:PORT` (every address
+/// the host name has, e.g. `localhost:22222` → 127.0.0.1 and ::1).
 fn listen_addrs(s: &str) -> Result<Vec<SocketAddr>, String> {
     if let Ok(a) = s.parse::<SocketAddr>() {
         return Ok(vec![a]);

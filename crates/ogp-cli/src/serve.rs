@@ -15,6 +15,7 @@ use std::time::Duration;
 use anyhow::{bail, Context as _, Result};
 use ogp_net::{responder, StatusCell};
 use ogp_proto::gamespy3::heartbeat::HeartbeatConfig;
+use ogp_proto::ogp::uplink::UplinkConfig;
 use ogp_proto::responder::{Listener, ResponderConfig};
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::oneshot;
@@ -40,6 +41,8 @@ pub struct ServeOptions {
     pub gamespy3_masters: Vec<SocketAddr>,
     /// The `gamename` of the heartbeats.
     pub gamespy3_game: Option<String>,
+    /// Master servers to send OGP uplinks to.
+    pub ogp_masters: Vec<SocketAddr>,
 }
 
 /// Longest a read of the state file may take before it is given up on (a file system
@@ -364,6 +367,9 @@ pub async fn run(opts: ServeOptions) -> Result<()> {
                 .game_name(opts.gamespy3_game.as_deref().map(Into::into)),
         );
     }
+    if !opts.ogp_masters.is_empty() {
+        config.ogp_uplink = Some(UplinkConfig::new(opts.ogp_masters.clone()));
+    }
     // One responder for every socket: one rate limiter and one challenge secret.
     let listeners: Vec<(SocketAddr, Listener)> = opts
         .listen
@@ -429,19 +435,22 @@ pub async fn run(opts: ServeOptions) -> Result<()> {
     };
     let sent = handle.stats().sent;
     handle.shutdown().await.ok();
-    let beats = if opts.gamespy3_masters.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "; GameSpy v3 exit heartbeats sent to {} master{}",
-            opts.gamespy3_masters.len(),
-            if opts.gamespy3_masters.len() == 1 {
-                ""
-            } else {
-                "s"
-            }
-        )
-    };
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let mut beats = String::new();
+    if !opts.gamespy3_masters.is_empty() {
+        let n = opts.gamespy3_masters.len();
+        beats.push_str(&format!(
+            "; GameSpy v3 exit heartbeats sent to {n} master{}",
+            plural(n)
+        ));
+    }
+    if !opts.ogp_masters.is_empty() {
+        let n = opts.ogp_masters.len();
+        beats.push_str(&format!(
+            "; last OGP uplinks sent to {n} master{}",
+            plural(n)
+        ));
+    }
     tracing::info!("stopped on {stopped_by} ({sent} datagrams sent{beats})");
     Ok(())
 }

@@ -61,6 +61,7 @@
 )]
 
 pub mod a2s;
+pub mod announce;
 pub mod client;
 mod client_core;
 pub mod error;
@@ -69,6 +70,7 @@ pub mod gamespy3;
 pub mod gqp;
 pub mod guard;
 pub mod limits;
+pub mod master;
 pub mod model;
 pub mod ogp;
 pub mod ogp_draft;

@@ -38,6 +38,7 @@ use crate::gamespy3::responder::{Gs3Config, Gs3Outcome, Gs3Responder};
 use crate::gqp::responder::{GqpConfig, GqpOutcome, GqpResponder};
 use crate::guard::{ChallengeKeys, RateConfig, RateDecision, RateLimiter, TokenBucket};
 use crate::ogp::responder::{OgpConfig, OgpOutcome, OgpResponder};
+use crate::ogp::uplink::{UplinkConfig, Uplinks};
 use crate::ogp_draft::responder::{DraftConfig, DraftOutcome, DraftResponder};
 use crate::{Protocol, Status};
 
@@ -104,6 +105,9 @@ pub struct ResponderConfig {
     /// GameSpy v3 heartbeats to master servers, sent from every listening address
     /// ([`Responder::add_listener`]); none by default.
     pub gamespy3_heartbeat: Option<HeartbeatConfig>,
+    /// OGP master server uplinks, sent from every listening address
+    /// ([`Responder::add_listener`]); none by default.
+    pub ogp_uplink: Option<UplinkConfig>,
 }
 
 impl fmt::Debug for ResponderConfig {
@@ -121,6 +125,7 @@ impl fmt::Debug for ResponderConfig {
             .field("challenge_period", &self.challenge_period)
             .field("ban", &self.ban.as_ref().map(|_| "hook"))
             .field("gamespy3_heartbeat", &self.gamespy3_heartbeat)
+            .field("ogp_uplink", &self.ogp_uplink)
             .finish()
     }
 }
@@ -145,6 +150,7 @@ impl Default for ResponderConfig {
             challenge_period: Duration::from_secs(300),
             ban: None,
             gamespy3_heartbeat: None,
+            ogp_uplink: None,
         }
     }
 }
@@ -209,10 +215,13 @@ pub struct Responder {
     stats: Stats,
     heartbeat: Option<HeartbeatConfig>,
     heartbeats: Vec<Heartbeats>,
+    uplink: Option<UplinkConfig>,
+    uplinks: Vec<Uplinks>,
     instance_keys: [u8; 16],
 }
 
-/// A datagram the responder sends on its own (a heartbeat), not in answer to one.
+/// A datagram the responder sends on its own (a heartbeat, an uplink), not in answer to
+/// one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Transmit {
     /// The listening address to send it from.
@@ -278,55 +287,83 @@ impl Responder {
             stats: Stats::default(),
             heartbeat: config.gamespy3_heartbeat,
             heartbeats: Vec::new(),
+            uplink: config.ogp_uplink,
+            uplinks: Vec::new(),
             instance_keys: half(&secret, true),
         }
     }
 
     /// Tells the responder it answers on `local` (a bound socket's address): the
-    /// heartbeats to master servers, if configured, go out from each listening address,
-    /// the first due at `now`. Returns whether heartbeats were started for it.
+    /// heartbeats and uplinks to master servers, if configured, go out from each
+    /// listening address, the first due at `now`. Returns whether timed sends were
+    /// started for it.
     pub fn add_listener(&mut self, local: SocketAddr, now: Instant) -> bool {
-        let Some(config) = &self.heartbeat else {
-            return false;
-        };
-        if config.masters.is_empty() || self.heartbeats.iter().any(|h| h.local() == local) {
-            return false;
+        let mut started = false;
+        if let Some(config) = &self.heartbeat {
+            if !self.heartbeats.iter().any(|h| h.local() == local) {
+                let key = crate::guard::keyed_u32(&self.instance_keys, &local.to_string());
+                let h = Heartbeats::new(config.clone(), local, key, now);
+                if h.has_masters() {
+                    self.heartbeats.push(h);
+                    started = true;
+                }
+            }
         }
-        let key = crate::guard::keyed_u32(&self.instance_keys, &local.to_string());
-        self.heartbeats
-            .push(Heartbeats::new(config.clone(), local, key, now));
-        true
+        if let Some(config) = &self.uplink {
+            if !self.uplinks.iter().any(|u| u.local() == local) {
+                let u = Uplinks::new(config.clone(), local, now);
+                if u.has_masters() {
+                    self.uplinks.push(u);
+                    started = true;
+                }
+            }
+        }
+        started
     }
 
     /// When [`handle_timeout`](Self::handle_timeout) is due next (`None`: no timed
     /// sends).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.heartbeats.iter().map(Heartbeats::poll_timeout).min()
+        let beats = self.heartbeats.iter().map(Heartbeats::poll_timeout);
+        beats
+            .chain(self.uplinks.iter().map(Uplinks::poll_timeout))
+            .min()
     }
 
-    /// Advances the timed sends to `now` with the current status: heartbeats that are
-    /// due are queued for [`poll_transmit`](Self::poll_transmit).
+    /// Advances the timed sends to `now` with the current status: heartbeats and
+    /// uplinks that are due are queued for [`poll_transmit`](Self::poll_transmit).
     pub fn handle_timeout(&mut self, now: Instant, status: &Status) {
         for h in &mut self.heartbeats {
             h.handle_timeout(now, status);
         }
+        for u in &mut self.uplinks {
+            u.handle_timeout(now, status);
+        }
     }
 
     /// Queues the last timed sends before the responder stops (the "exiting"
-    /// heartbeats).
+    /// heartbeats, a last uplink).
     pub fn close(&mut self, status: &Status) {
         for h in &mut self.heartbeats {
             h.close(status);
+        }
+        for u in &mut self.uplinks {
+            u.close(status);
         }
     }
 
     /// The next datagram the responder sends on its own, if any.
     pub fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.heartbeats.iter_mut().find_map(|h| {
-            let from = h.local();
-            h.poll_transmit()
-                .map(|(to, datagram)| Transmit { from, to, datagram })
-        })
+        fn next<A: crate::announce::Announce>(
+            all: &mut [crate::announce::Announcer<A>],
+        ) -> Option<Transmit> {
+            all.iter_mut().find_map(|a| {
+                let from = a.local();
+                a.poll_transmit()
+                    .map(|(to, datagram)| Transmit { from, to, datagram })
+            })
+        }
+        next(&mut self.heartbeats).or_else(|| next(&mut self.uplinks))
     }
 
     /// A responder keyed with 32 random bytes from the operating system (the `os-rng`

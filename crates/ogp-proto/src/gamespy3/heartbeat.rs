@@ -9,20 +9,19 @@
 //! the list with an empty key (`docs/gamespy3.md`, S14). The 4 bytes after `03` are the
 //! server's instance key, echoed by the master's `FE FD 08` keep-alive.
 //!
-//! [`Schedule`] says when to send: every 60 seconds (the spec's cadence), and soon after
-//! the status changes, but not more often than every 10 seconds. [`Heartbeats`] is the
-//! whole timed-send machine of one listening address (schedule, status-change
-//! detection, the datagrams to each master, the exit heartbeat), driven by the
+//! [`Heartbeats`] is the shared timed-send machine ([`crate::announce`]) with GameSpy's
+//! datagram: every 60 seconds (the spec's cadence), soon after the status changes but
+//! not more often than every 10 seconds, at start and at exit, driven by the
 //! [`Responder`](crate::responder::Responder): the I/O layer only sends what it hands
 //! out and sleeps until it asks.
 //!
 //! Decoding is total and bounded (at most [`MAX_PAIRS`] pairs); nothing panics.
 
-use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use super::kind;
+use crate::announce::{Announce, Announcer, Occasion};
 use crate::error::DecodeError;
 use crate::model::Text;
 use crate::reader::Reader;
@@ -180,72 +179,6 @@ impl Heartbeat {
     }
 }
 
-/// When to send heartbeats: every `interval` (60 s), and after a status change once at
-/// least `min_gap` (10 s) has passed since the last one.
-#[derive(Debug, Clone)]
-pub struct Schedule {
-    interval: Duration,
-    min_gap: Duration,
-    last: Option<Instant>,
-    changed: bool,
-}
-
-impl Schedule {
-    /// The spec's cadence: 60 s, changes at most every 10 s.
-    pub fn new() -> Self {
-        Self::with(Duration::from_secs(60), Duration::from_secs(10))
-    }
-
-    /// A custom cadence.
-    pub fn with(interval: Duration, min_gap: Duration) -> Self {
-        Self {
-            interval,
-            min_gap: min_gap.min(interval),
-            last: None,
-            changed: false,
-        }
-    }
-
-    /// Notes that the status changed.
-    pub fn status_changed(&mut self) {
-        self.changed = true;
-    }
-
-    /// When the next heartbeat is due.
-    pub fn next_due(&self) -> Option<Instant> {
-        let last = self.last?;
-        Some(if self.changed {
-            last + self.min_gap
-        } else {
-            last + self.interval
-        })
-    }
-
-    /// The heartbeat to send at `now`, if one is due, and records it as sent.
-    pub fn poll(&mut self, now: Instant) -> Option<StateChanged> {
-        let kind = match self.next_due() {
-            None => StateChanged::Initial,
-            Some(due) if now >= due => {
-                if self.changed {
-                    StateChanged::Changed
-                } else {
-                    StateChanged::Regular
-                }
-            }
-            Some(_) => return None,
-        };
-        self.last = Some(now);
-        self.changed = false;
-        Some(kind)
-    }
-}
-
-impl Default for Schedule {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 /// Heartbeats to GameSpy master servers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -287,25 +220,47 @@ impl HeartbeatConfig {
     }
 }
 
-/// Most heartbeat datagrams waiting to be sent (a few per master).
-const MAX_QUEUED: usize = 256;
-
-/// The heartbeats of one listening address: at start, every `interval`, soon after a
-/// status change (looked at once a second at most), and a last one marked "exiting" on
-/// [`close`](Self::close). Sans-IO: time and the status are passed in, datagrams are
-/// handed out by [`poll_transmit`](Self::poll_transmit).
-#[derive(Debug, Clone)]
-pub struct Heartbeats {
-    config: HeartbeatConfig,
-    schedule: Schedule,
+/// What a GameSpy v3 heartbeat carries besides the status: the server's instance key
+/// and the `gamename` to announce.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gs3Heartbeat {
     instance_key: u32,
-    local: SocketAddr,
-    last_status: Option<Status>,
-    next_check: Instant,
-    queue: VecDeque<(SocketAddr, Vec<u8>)>,
+    game_name: Option<Text>,
 }
 
-impl Heartbeats {
+impl Announce for Gs3Heartbeat {
+    fn encode(&self, status: &Status, occasion: Occasion, local: SocketAddr, out: &mut Vec<u8>) {
+        let mut keys = super::mapping::server_pairs(status);
+        keys.retain(|(k, _)| k != "gamename");
+        let ip = local.ip();
+        let hb = Heartbeat {
+            instance_key: self.instance_key,
+            local_ips: if ip.is_unspecified() || !ip.is_ipv4() {
+                Vec::new()
+            } else {
+                vec![ip.to_string().into()]
+            },
+            local_port: Some(local.port()),
+            natneg: Some(false),
+            state_changed: Some(match occasion {
+                Occasion::Start => StateChanged::Initial,
+                Occasion::Regular => StateChanged::Regular,
+                Occasion::Changed => StateChanged::Changed,
+                Occasion::Exit => StateChanged::Exiting,
+            }),
+            game_name: self.game_name.clone().or_else(|| status.game_name.clone()),
+            keys,
+        };
+        hb.encode(out);
+    }
+}
+
+/// The heartbeats of one listening address: at start (`statechanged` 3), every
+/// `interval` (0), soon after a status change (1), and a last one marked "exiting" (2)
+/// on [`close`](Announcer::close). The shared [`Announcer`] with GameSpy's datagram.
+pub type Heartbeats = Announcer<Gs3Heartbeat>;
+
+impl Announcer<Gs3Heartbeat> {
     /// Heartbeats from `local` (the query socket's address, which masters see), with the
     /// given instance key (unpredictable: the master's keep-alives echo it), the first
     /// due at `now`.
@@ -315,94 +270,23 @@ impl Heartbeats {
         instance_key: u32,
         now: Instant,
     ) -> Self {
-        Self {
-            schedule: Schedule::with(config.interval, config.min_gap),
-            config,
+        let heartbeat = Gs3Heartbeat {
             instance_key,
+            game_name: config.game_name,
+        };
+        Self::with(
+            heartbeat,
+            &config.masters,
+            config.interval,
+            config.min_gap,
             local,
-            last_status: None,
-            next_check: now,
-            queue: VecDeque::new(),
-        }
-    }
-
-    /// The listening address the heartbeats leave from.
-    pub fn local(&self) -> SocketAddr {
-        self.local
+            now,
+        )
     }
 
     /// The instance key the heartbeats carry.
     pub fn instance_key(&self) -> u32 {
-        self.instance_key
-    }
-
-    /// When [`handle_timeout`](Self::handle_timeout) is due.
-    pub fn poll_timeout(&self) -> Instant {
-        self.next_check
-    }
-
-    /// Notes a status change and queues a heartbeat when one is due.
-    pub fn handle_timeout(&mut self, now: Instant, status: &Status) {
-        if now < self.next_check {
-            return;
-        }
-        match &self.last_status {
-            Some(last) if last == status => {}
-            Some(_) => {
-                self.schedule.status_changed();
-                self.last_status = Some(status.clone());
-            }
-            None => self.last_status = Some(status.clone()),
-        }
-        if let Some(kind) = self.schedule.poll(now) {
-            self.queue_heartbeat(status, kind);
-        }
-        let check = Duration::from_secs(1).min(self.config.min_gap.max(Duration::from_millis(10)));
-        let due = self
-            .schedule
-            .next_due()
-            .map_or(now + check, |d| d.min(now + check));
-        self.next_check = due.max(now + Duration::from_millis(5));
-    }
-
-    /// Queues the last heartbeat, marked "exiting".
-    pub fn close(&mut self, status: &Status) {
-        self.queue_heartbeat(status, StateChanged::Exiting);
-    }
-
-    /// The next datagram to send from [`local`](Self::local): the master's address and
-    /// the heartbeat.
-    pub fn poll_transmit(&mut self) -> Option<(SocketAddr, Vec<u8>)> {
-        self.queue.pop_front()
-    }
-
-    fn queue_heartbeat(&mut self, status: &Status, kind: StateChanged) {
-        let mut keys = super::mapping::server_pairs(status);
-        keys.retain(|(k, _)| k != "gamename");
-        let ip = self.local.ip();
-        let hb = Heartbeat {
-            instance_key: self.instance_key,
-            local_ips: if ip.is_unspecified() || !ip.is_ipv4() {
-                Vec::new()
-            } else {
-                vec![ip.to_string().into()]
-            },
-            local_port: Some(self.local.port()),
-            natneg: Some(false),
-            state_changed: Some(kind),
-            game_name: self
-                .config
-                .game_name
-                .clone()
-                .or_else(|| status.game_name.clone()),
-            keys,
-        };
-        let bytes = hb.to_bytes();
-        for m in &self.config.masters {
-            if self.queue.len() < MAX_QUEUED {
-                self.queue.push_back((*m, bytes.clone()));
-            }
-        }
+        self.announce().instance_key
     }
 }
 
@@ -433,30 +317,6 @@ mod tests {
         for n in 0..b.len() {
             let _ = Heartbeat::decode(&b[..n]);
         }
-    }
-
-    #[test]
-    fn schedule_sends_at_start_every_minute_and_after_changes() {
-        let t0 = Instant::now();
-        let mut s = Schedule::new();
-        assert_eq!(s.poll(t0), Some(StateChanged::Initial));
-        assert_eq!(s.poll(t0 + Duration::from_secs(59)), None);
-        assert_eq!(
-            s.poll(t0 + Duration::from_secs(60)),
-            Some(StateChanged::Regular)
-        );
-        s.status_changed();
-        assert_eq!(s.poll(t0 + Duration::from_secs(65)), None);
-        assert_eq!(
-            s.next_due(),
-            Some(t0 + Duration::from_secs(70)),
-            "a change is sent 10 s after the last heartbeat"
-        );
-        assert_eq!(
-            s.poll(t0 + Duration::from_secs(70)),
-            Some(StateChanged::Changed)
-        );
-        assert_eq!(s.next_due(), Some(t0 + Duration::from_secs(130)));
     }
 
     #[test]

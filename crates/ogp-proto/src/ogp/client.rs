@@ -89,17 +89,16 @@ pub(crate) fn rejection(v: ErrorValue) -> Rejection {
 
 /// The warning for sections asked for and missing from an answer, when that looks like
 /// the server cutting its answer to a size limit rather than not having the data: the
-/// server information or the player list is missing (every server has them; an empty
-/// server sends an empty list), or the answer is large for its kind.
+/// answer is large for its kind (a small answer without players is a server that does
+/// not publish them).
 fn left_out(asked: Bits, got: Bits, answer_bytes: usize, split: bool) -> Option<String> {
     let missing = asked.and(request::ALL_LISTS).without(got);
-    let essential = request::SERVER_INFO.with(request::PLAYER_LIST);
     let large = if split {
         LARGE_SPLIT_BYTES
     } else {
         LARGE_UNSPLIT_BYTES
     };
-    if missing.is_empty() || !(missing.intersects(essential) || answer_bytes >= large) {
+    if missing.is_empty() || answer_bytes < large {
         return None;
     }
     let names = [
@@ -440,9 +439,11 @@ mod tests {
         assert_eq!(left_out(all, info_players, 9000, true), None);
         // Everything there: nothing to say, however large.
         assert_eq!(left_out(all, all, 60000, true), None);
-        // No player list (every server has one) or a large unsplit answer without rules.
-        let w = left_out(all, request::SERVER_INFO, 300, true).unwrap();
-        assert!(w.contains("players") && w.contains("300 B split"), "{w}");
+        // A small answer without players: a server that does not publish them.
+        assert_eq!(left_out(all, request::SERVER_INFO, 300, true), None);
+        // A large answer without some sections: probably cut.
+        let w = left_out(all, request::SERVER_INFO, 40000, true).unwrap();
+        assert!(w.contains("players") && w.contains("40000 B split"), "{w}");
         let w = left_out(all, info_players, 4000, false).unwrap();
         assert!(w.contains("no teams, rules, add-ons, limits"), "{w}");
         // Sections not asked for are never missing.

@@ -21,6 +21,7 @@ pub mod query;
 pub mod responder;
 pub mod split;
 pub mod types;
+pub mod uplink;
 
 use std::fmt;
 

@@ -1,0 +1,9 @@
+//! Master server protocols: how server lists are asked for and served.
+//!
+//! [`valve`] is Valve's Master Server Query Protocol over UDP (what Steam-style server
+//! browsers and `quakestat -stma2s` speak): a list request with a region, a paging seed
+//! and a [`filter`](valve::Filter), answered by pages of IPv4 addresses ending in
+//! `0.0.0.0:0`. What servers send to masters (OGP uplinks, GameSpy heartbeats) is in
+//! [`crate::announce`] and the protocols' folders.
+
+pub mod valve;

@@ -1,0 +1,666 @@
+//! Valve's Master Server Query Protocol, both sides, sans-IO.
+//!
+//! Request (client → master): `0x31`, a region byte, the seed `IP:port` as a
+//! NUL-terminated string (`0.0.0.0:0` for the first page, afterwards the last address of
+//! the previous page), then the filter as a NUL-terminated string (`\key\value` pairs,
+//! empty for all). Reply (master → client): `FF FF FF FF 66 0A`, then 6-byte entries:
+//! the IPv4 address and the port, both in network order (big-endian, unlike A2S). The
+//! list ends with the entry `0.0.0.0:0`. Valve's master sent at most 231 entries a
+//! datagram (1,392 bytes); so do we.
+//!
+//! [`Filter`] parses the filter string (bounded: [`MAX_FILTER_BYTES`],
+//! [`MAX_CONDITIONS`]) and matches a server's status against it, reading the status as
+//! our A2S responder presents it ([`status_to_info`]), so a filter selects exactly
+//! what an A2S client of the server would see. [`page_after`] cuts a sorted list into
+//! pages by seed. Nothing here panics; decoding reads through the bounded
+//! [`Reader`](crate::reader::Reader).
+
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+
+use crate::a2s::mapping::status_to_info;
+use crate::error::DecodeError;
+use crate::reader::Reader;
+use crate::Status;
+
+/// The request's first byte (ASCII `1`).
+pub const REQUEST_TYPE: u8 = 0x31;
+
+/// The first six bytes of every reply.
+pub const REPLY_HEADER: [u8; 6] = [0xff, 0xff, 0xff, 0xff, 0x66, 0x0a];
+
+/// Most entries in one reply datagram (6 + 231 × 6 = 1,392 bytes).
+pub const MAX_ENTRIES_PER_PAGE: usize = 231;
+
+/// Longest filter string accepted.
+pub const MAX_FILTER_BYTES: usize = 1024;
+
+/// Most conditions in one filter (each key, `nand` and `nor` counts one).
+pub const MAX_CONDITIONS: usize = 64;
+
+/// The seed of the first page, and the entry that ends the list.
+pub const END: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0);
+
+/// Region codes.
+pub mod region {
+    /// US east coast.
+    pub const US_EAST: u8 = 0x00;
+    /// US west coast.
+    pub const US_WEST: u8 = 0x01;
+    /// South America.
+    pub const SOUTH_AMERICA: u8 = 0x02;
+    /// Europe.
+    pub const EUROPE: u8 = 0x03;
+    /// Asia.
+    pub const ASIA: u8 = 0x04;
+    /// Australia.
+    pub const AUSTRALIA: u8 = 0x05;
+    /// Middle East.
+    pub const MIDDLE_EAST: u8 = 0x06;
+    /// Africa.
+    pub const AFRICA: u8 = 0x07;
+    /// The rest of the world, or all.
+    pub const ALL: u8 = 0xff;
+}
+
+/// A list request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListRequest {
+    /// The region byte ([`region`]).
+    pub region: u8,
+    /// The last address of the previous page, or [`END`] for the first page.
+    pub seed: SocketAddrV4,
+    /// The filter string, `\key\value…` (empty: every server).
+    pub filter: String,
+}
+
+impl ListRequest {
+    /// The request for the first page.
+    pub fn first(region: u8, filter: &str) -> Self {
+        Self {
+            region,
+            seed: END,
+            filter: filter.to_string(),
+        }
+    }
+
+    /// The request for the page after `last`.
+    #[must_use]
+    pub fn after(&self, last: SocketAddrV4) -> Self {
+        Self {
+            seed: last,
+            ..self.clone()
+        }
+    }
+
+    /// Appends the request datagram. NUL bytes in the filter are left out.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.push(REQUEST_TYPE);
+        out.push(self.region);
+        out.extend_from_slice(self.seed.to_string().as_bytes());
+        out.push(0);
+        out.extend(self.filter.bytes().filter(|&b| b != 0));
+        out.push(0);
+    }
+
+    /// Decodes a request datagram. The seed must be `IPv4:port`; the filter at most
+    /// [`MAX_FILTER_BYTES`] of UTF-8 (a missing final NUL is accepted, as some clients
+    /// leave it out).
+    pub fn decode(datagram: &[u8]) -> Result<Self, DecodeError> {
+        let mut r = Reader::new(datagram);
+        if r.u8("MessageType")? != REQUEST_TYPE {
+            return Err(DecodeError::invalid(
+                0,
+                "MessageType",
+                "not a list request (0x31)",
+            ));
+        }
+        let region = r.u8("Region")?;
+        let at = r.offset();
+        let seed = std::str::from_utf8(r.cstr("Seed")?)
+            .ok()
+            .and_then(|s| s.parse::<SocketAddrV4>().ok())
+            .ok_or(DecodeError::invalid(at, "Seed", "not IPv4:port"))?;
+        let at = r.offset();
+        let raw = if r.is_empty() {
+            &[][..]
+        } else {
+            match r.cstr("Filter") {
+                Ok(f) => f,
+                Err(_) => r.take_rest(),
+            }
+        };
+        if raw.len() > MAX_FILTER_BYTES {
+            return Err(DecodeError::invalid(at, "Filter", "longer than 1024 bytes"));
+        }
+        let filter = std::str::from_utf8(raw)
+            .map_err(|_| DecodeError::invalid(at, "Filter", "not UTF-8"))?
+            .to_string();
+        Ok(Self {
+            region,
+            seed,
+            filter,
+        })
+    }
+}
+
+/// A decoded reply page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListPage {
+    /// The servers, in order (without the terminator).
+    pub servers: Vec<SocketAddrV4>,
+    /// Whether the page ends with `0.0.0.0:0`: the list is complete.
+    pub end: bool,
+}
+
+/// Appends a reply datagram with `servers` (at most [`MAX_ENTRIES_PER_PAGE`] of them are
+/// written; the rest are left for the next page) and, when `end`, the terminator.
+/// Returns how many servers were written.
+pub fn encode_page(servers: &[SocketAddrV4], end: bool, out: &mut Vec<u8>) -> usize {
+    out.extend_from_slice(&REPLY_HEADER);
+    let n = servers.len().min(MAX_ENTRIES_PER_PAGE);
+    for a in servers.iter().take(n) {
+        write_entry(*a, out);
+    }
+    if end && n == servers.len() {
+        write_entry(END, out);
+    }
+    n
+}
+
+fn write_entry(a: SocketAddrV4, out: &mut Vec<u8>) {
+    out.extend_from_slice(&a.ip().octets());
+    out.extend_from_slice(&a.port().to_be_bytes());
+}
+
+/// Decodes a reply datagram. Entries after the terminator are ignored; bytes that do not
+/// make a whole entry are an error.
+pub fn decode_page(datagram: &[u8]) -> Result<ListPage, DecodeError> {
+    let mut r = Reader::new(datagram);
+    if r.array::<6>("Header")? != REPLY_HEADER {
+        return Err(DecodeError::invalid(
+            0,
+            "Header",
+            "not a list reply (FF FF FF FF 66 0A)",
+        ));
+    }
+    let mut servers = Vec::with_capacity(r.remaining() / 6);
+    while !r.is_empty() {
+        let ip = Ipv4Addr::from(r.array::<4>("EntryAddress")?);
+        let port = r.u16_be("EntryPort")?;
+        let a = SocketAddrV4::new(ip, port);
+        if a == END {
+            return Ok(ListPage { servers, end: true });
+        }
+        servers.push(a);
+    }
+    Ok(ListPage {
+        servers,
+        end: false,
+    })
+}
+
+/// The page after `seed` in `sorted` (ascending, no duplicates): up to `max` addresses
+/// greater than `seed` ([`END`] starts at the beginning), and whether they reach the end
+/// of the list.
+pub fn page_after(
+    sorted: &[SocketAddrV4],
+    seed: SocketAddrV4,
+    max: usize,
+) -> (&[SocketAddrV4], bool) {
+    let start = if seed == END {
+        0
+    } else {
+        sorted.partition_point(|a| sortable(*a) <= sortable(seed))
+    };
+    let rest = sorted.get(start..).unwrap_or_default();
+    let n = rest.len().min(max);
+    (rest.get(..n).unwrap_or_default(), n == rest.len())
+}
+
+/// The order pages follow: by address, then port (the order of the bytes on the wire).
+pub fn sortable(a: SocketAddrV4) -> (u32, u16) {
+    (u32::from(*a.ip()), a.port())
+}
+
+/// Why a filter string was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FilterError {
+    /// Longer than [`MAX_FILTER_BYTES`].
+    TooLong,
+    /// More than [`MAX_CONDITIONS`] conditions.
+    TooManyConditions,
+    /// A key without a value, or text before the first `\`.
+    Malformed,
+    /// `nand` or `nor` with a count that is not a number, or more than follow.
+    BadGroup,
+}
+
+impl std::fmt::Display for FilterError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::TooLong => "filter longer than 1024 bytes",
+            Self::TooManyConditions => "filter with more than 64 conditions",
+            Self::Malformed => "filter is not \\key\\value pairs",
+            Self::BadGroup => "nand/nor count is not a number of following conditions",
+        })
+    }
+}
+
+impl std::error::Error for FilterError {}
+
+/// One condition of a filter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Condition {
+    /// `\type\d`: dedicated servers.
+    Dedicated,
+    /// `\secure\1`: servers with Valve Anti-Cheat.
+    Secure,
+    /// `\gamedir\X`: the game directory (A2S folder), case-insensitive.
+    GameDir(String),
+    /// `\map\X`: the map, case-insensitive.
+    Map(String),
+    /// `\linux\1`: servers on Linux.
+    Linux,
+    /// `\password\0`: servers without a password.
+    NoPassword,
+    /// `\empty\1`: servers that are not empty.
+    NotEmpty,
+    /// `\full\1`: servers that are not full.
+    NotFull,
+    /// `\proxy\1`: spectator proxies.
+    Proxy,
+    /// `\appid\N`: servers of this app.
+    AppId(u32),
+    /// `\napp\N`: servers not of this app.
+    NotAppId(u32),
+    /// `\noplayers\1`: empty servers.
+    NoPlayers,
+    /// `\white\1`: whitelisted servers (every server we list is verified: all match).
+    White,
+    /// `\gametype\a,b`: servers with all these tags (A2S keywords).
+    GameType(Vec<String>),
+    /// `\gamedata\a,b`: all these tags (we have no hidden tags: the keywords).
+    GameData(Vec<String>),
+    /// `\gamedataor\a,b`: any of these tags.
+    GameDataOr(Vec<String>),
+    /// `\name_match\glob`: the server name, `*` matching anything, case-insensitive.
+    NameMatch(String),
+    /// `\version_match\glob`: the version, as `name_match`.
+    VersionMatch(String),
+    /// `\gameaddr\IP` or `IP:port`: servers at this address.
+    GameAddr(String),
+    /// `\nand\N`: not all of the next N conditions.
+    Nand(Vec<Condition>),
+    /// `\nor\N`: none of the next N conditions.
+    Nor(Vec<Condition>),
+    /// A key we do not know: it matches every server.
+    Unknown(String, String),
+}
+
+/// A parsed filter: every condition must hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Filter {
+    /// The conditions.
+    pub conditions: Vec<Condition>,
+    /// `\collapse_addr_hash\1`: one server per IP address (applied to the list).
+    pub collapse_addr_hash: bool,
+}
+
+fn tags(v: &str) -> Vec<String> {
+    v.split(',')
+        .map(|t| t.trim().to_ascii_lowercase())
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+impl Filter {
+    /// Parses `\key\value…`. Bounded: at most [`MAX_FILTER_BYTES`] and
+    /// [`MAX_CONDITIONS`].
+    pub fn parse(s: &str) -> Result<Self, FilterError> {
+        if s.len() > MAX_FILTER_BYTES {
+            return Err(FilterError::TooLong);
+        }
+        if s.is_empty() {
+            return Ok(Self::default());
+        }
+        let mut parts = s.split('\\');
+        if parts.next() != Some("") {
+            return Err(FilterError::Malformed);
+        }
+        let mut flat = Vec::new();
+        let mut collapse = false;
+        while let Some(key) = parts.next() {
+            if key.is_empty() && parts.clone().next().is_none() {
+                break; // a trailing backslash
+            }
+            let value = parts.next().ok_or(FilterError::Malformed)?;
+            if flat.len() >= MAX_CONDITIONS {
+                return Err(FilterError::TooManyConditions);
+            }
+            let key = key.to_ascii_lowercase();
+            if key == "collapse_addr_hash" {
+                collapse = value == "1";
+                continue;
+            }
+            flat.push((key, value.to_string()));
+        }
+        let mut it = flat.into_iter();
+        let mut conditions = Vec::new();
+        while let Some(c) = next_condition(&mut it)? {
+            conditions.push(c);
+        }
+        Ok(Self {
+            conditions,
+            collapse_addr_hash: collapse,
+        })
+    }
+
+    /// Whether the server at `addr` with `status` matches every condition.
+    pub fn matches(&self, addr: SocketAddr, status: &Status) -> bool {
+        let view = View::of(addr, status);
+        self.conditions.iter().all(|c| view.holds(c))
+    }
+}
+
+/// The next condition, taking the conditions a `nand` or `nor` groups.
+fn next_condition(
+    it: &mut impl Iterator<Item = (String, String)>,
+) -> Result<Option<Condition>, FilterError> {
+    let Some((key, value)) = it.next() else {
+        return Ok(None);
+    };
+    let one = |b: &str| value == b;
+    Ok(Some(match key.as_str() {
+        "nand" | "nor" => {
+            let n: usize = value.trim().parse().map_err(|_| FilterError::BadGroup)?;
+            let mut group = Vec::new();
+            for _ in 0..n.min(MAX_CONDITIONS) {
+                group.push(next_condition(it)?.ok_or(FilterError::BadGroup)?);
+            }
+            if key == "nand" {
+                Condition::Nand(group)
+            } else {
+                Condition::Nor(group)
+            }
+        }
+        "type" if one("d") => Condition::Dedicated,
+        "secure" if one("1") => Condition::Secure,
+        "gamedir" => Condition::GameDir(value.to_ascii_lowercase()),
+        "map" => Condition::Map(value.to_ascii_lowercase()),
+        "linux" if one("1") => Condition::Linux,
+        "password" if one("0") => Condition::NoPassword,
+        "empty" if one("1") => Condition::NotEmpty,
+        "full" if one("1") => Condition::NotFull,
+        "proxy" if one("1") => Condition::Proxy,
+        "appid" if value.parse::<u32>().is_ok() => Condition::AppId(value.parse().unwrap_or(0)),
+        "napp" if value.parse::<u32>().is_ok() => Condition::NotAppId(value.parse().unwrap_or(0)),
+        "noplayers" if one("1") => Condition::NoPlayers,
+        "white" if one("1") => Condition::White,
+        "gametype" => Condition::GameType(tags(&value)),
+        "gamedata" => Condition::GameData(tags(&value)),
+        "gamedataor" => Condition::GameDataOr(tags(&value)),
+        "name_match" => Condition::NameMatch(value.to_lowercase()),
+        "version_match" => Condition::VersionMatch(value.to_lowercase()),
+        "gameaddr" => Condition::GameAddr(value),
+        _ => Condition::Unknown(key, value),
+    }))
+}
+
+/// A server as a filter sees it: the A2S view of its status.
+struct View {
+    addr: SocketAddr,
+    info: crate::a2s::Info,
+    tags: Vec<String>,
+}
+
+impl View {
+    fn of(addr: SocketAddr, status: &Status) -> Self {
+        let info = status_to_info(status);
+        let tags = info
+            .extra
+            .as_ref()
+            .and_then(|e| e.keywords.as_deref())
+            .map(tags)
+            .unwrap_or_default();
+        Self { addr, info, tags }
+    }
+
+    fn holds(&self, c: &Condition) -> bool {
+        let i = &self.info;
+        let has = |t: &String| self.tags.contains(t);
+        match c {
+            Condition::Dedicated => i.server_type == b'd',
+            Condition::Secure => i.vac,
+            Condition::GameDir(d) => i.folder.eq_ignore_ascii_case(d),
+            Condition::Map(m) => i.map.eq_ignore_ascii_case(m),
+            Condition::Linux => i.environment == b'l',
+            Condition::NoPassword => !i.password,
+            Condition::NotEmpty => i.players > 0,
+            Condition::NotFull => i.players < i.max_players,
+            Condition::Proxy => i.server_type == b'p',
+            Condition::AppId(a) => u32::from(i.app_id) == *a & 0xffff,
+            Condition::NotAppId(a) => u32::from(i.app_id) != *a & 0xffff,
+            Condition::NoPlayers => i.players == 0,
+            Condition::White | Condition::Unknown(..) => true,
+            Condition::GameType(t) | Condition::GameData(t) => t.iter().all(has),
+            Condition::GameDataOr(t) => t.iter().any(has),
+            Condition::NameMatch(g) => glob(g, &i.name.to_lowercase()),
+            Condition::VersionMatch(g) => glob(g, &i.version.to_lowercase()),
+            Condition::GameAddr(a) => match a.parse::<SocketAddr>() {
+                Ok(sa) => sa == self.addr,
+                Err(_) => a.parse::<std::net::IpAddr>() == Ok(self.addr.ip()),
+            },
+            Condition::Nand(g) => !g.iter().all(|c| self.holds(c)),
+            Condition::Nor(g) => !g.iter().any(|c| self.holds(c)),
+        }
+    }
+}
+
+/// Whether `text` matches `pattern`, where `*` matches any run of characters. Linear in
+/// the product of the lengths at worst (one backtrack point).
+pub fn glob(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        match p.get(pi) {
+            Some('*') => {
+                star = Some((pi, ti));
+                pi += 1;
+            }
+            Some(c) if Some(c) == t.get(ti) => {
+                pi += 1;
+                ti += 1;
+            }
+            _ => match star {
+                Some((sp, st)) => {
+                    pi = sp + 1;
+                    ti = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p.get(pi..).unwrap_or_default().iter().all(|c| *c == '*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v4(s: &str) -> SocketAddrV4 {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn what_qstat_sends_decodes() {
+        // `quakestat -stma2s` sends exactly this (observed with qstat 2.17).
+        let d = b"\x31\xff0.0.0.0:0\x00\x00";
+        let r = ListRequest::decode(d).unwrap();
+        assert_eq!(r, ListRequest::first(region::ALL, ""));
+        let mut out = Vec::new();
+        r.encode(&mut out);
+        assert_eq!(out, d);
+        let r = ListRequest::first(region::EUROPE, "\\gamedir\\tf").after(v4("10.0.0.1:27015"));
+        let mut out = Vec::new();
+        r.encode(&mut out);
+        assert_eq!(ListRequest::decode(&out).unwrap(), r);
+        for bad in [
+            &b""[..],
+            b"\x32\xff0.0.0.0:0\x00\x00",
+            b"\x31\xffnot an address\x00\x00",
+            b"\x31",
+        ] {
+            assert!(ListRequest::decode(bad).is_err(), "{bad:?}");
+        }
+        // no final NUL after the filter: accepted
+        assert_eq!(
+            ListRequest::decode(b"\x31\x030.0.0.0:0\x00\\map\\x")
+                .unwrap()
+                .filter,
+            "\\map\\x"
+        );
+    }
+
+    #[test]
+    fn pages_round_trip_with_big_endian_ports() {
+        let servers: Vec<SocketAddrV4> = (0..300u16)
+            .map(|i| SocketAddrV4::new(Ipv4Addr::new(10, 0, (i >> 8) as u8, i as u8), 27015 + i))
+            .collect();
+        let mut d = Vec::new();
+        assert_eq!(encode_page(&servers, true, &mut d), MAX_ENTRIES_PER_PAGE);
+        assert_eq!(d.len(), 6 + 231 * 6);
+        assert_eq!(&d[6..12], &[10, 0, 0, 0, 0x69, 0x87], "27015 big-endian");
+        let p = decode_page(&d).unwrap();
+        assert_eq!(
+            (p.servers.len(), p.end),
+            (231, false),
+            "not the end: more follow"
+        );
+        let mut d = Vec::new();
+        assert_eq!(encode_page(&servers[231..], true, &mut d), 69);
+        let p = decode_page(&d).unwrap();
+        assert_eq!((p.servers.as_slice(), p.end), (&servers[231..], true));
+        assert!(decode_page(&d[..d.len() - 1]).is_err(), "a cut entry");
+        assert!(decode_page(b"\xff\xff\xff\xffI").is_err());
+    }
+
+    #[test]
+    fn paging_by_seed_visits_every_server_once() {
+        let mut all: Vec<SocketAddrV4> = (0..500u32)
+            .map(|i| SocketAddrV4::new(Ipv4Addr::from(0x0a00_0000 + i * 7 % 500), 27015))
+            .collect();
+        all.sort_by_key(|a| sortable(*a));
+        all.dedup();
+        let mut seen = Vec::new();
+        let mut seed = END;
+        for _ in 0..10 {
+            let (page, end) = page_after(&all, seed, MAX_ENTRIES_PER_PAGE);
+            seen.extend_from_slice(page);
+            if end {
+                break;
+            }
+            seed = *page.last().unwrap();
+        }
+        assert_eq!(seen, all);
+        // a seed that is not in the list: the servers after it
+        let (page, _) = page_after(
+            &all,
+            SocketAddrV4::new(Ipv4Addr::from(0x0a00_0000 + 10), 1),
+            3,
+        );
+        assert_eq!(
+            page[0],
+            SocketAddrV4::new(Ipv4Addr::from(0x0a00_0000 + 10), 27015)
+        );
+    }
+
+    #[test]
+    fn filters_select_what_an_a2s_client_would_see() {
+        let status = Status::from_json(
+            r#"{"host_name":"My TF2 Server #1","player_count":3,"slot_max":24,
+                "map":{"name":"ctf_2fort"},"password":false,"server_type":"dedicated","os":"linux",
+                "a2s":{"folder":"tf","app_id":440,"keywords":"payload, alltalk","vac":true}}"#,
+        )
+        .unwrap();
+        let addr: SocketAddr = "10.1.2.3:27015".parse().unwrap();
+        let yes = [
+            "",
+            "\\gamedir\\tf",
+            "\\gamedir\\TF\\map\\ctf_2fort",
+            "\\appid\\440\\secure\\1\\dedicated\\1",
+            "\\type\\d\\linux\\1\\password\\0\\empty\\1\\full\\1",
+            "\\gametype\\payload,alltalk",
+            "\\gamedataor\\nope,alltalk",
+            "\\name_match\\my tf2*",
+            "\\nand\\2\\map\\x\\gamedir\\tf",
+            "\\nor\\2\\map\\x\\gamedir\\y",
+            "\\gameaddr\\10.1.2.3",
+            "\\gameaddr\\10.1.2.3:27015",
+            "\\white\\1\\unknown_key\\v",
+            "\\collapse_addr_hash\\1",
+        ];
+        for f in yes {
+            assert!(Filter::parse(f).unwrap().matches(addr, &status), "{f}");
+        }
+        let no = [
+            "\\gamedir\\cstrike",
+            "\\napp\\440",
+            "\\noplayers\\1",
+            "\\proxy\\1",
+            "\\gametype\\payload,hardcore",
+            "\\name_match\\other*",
+            "\\nand\\1\\gamedir\\tf",
+            "\\nor\\1\\gamedir\\tf",
+            "\\gameaddr\\10.1.2.4",
+        ];
+        for f in no {
+            assert!(!Filter::parse(f).unwrap().matches(addr, &status), "{f}");
+        }
+        assert!(
+            Filter::parse("\\collapse_addr_hash\\1")
+                .unwrap()
+                .collapse_addr_hash
+        );
+    }
+
+    #[test]
+    fn bad_filters_are_refused_and_bounded() {
+        assert_eq!(Filter::parse("gamedir\\tf"), Err(FilterError::Malformed));
+        assert_eq!(Filter::parse("\\gamedir"), Err(FilterError::Malformed));
+        assert_eq!(Filter::parse("\\nand\\x"), Err(FilterError::BadGroup));
+        assert_eq!(
+            Filter::parse("\\nor\\3\\map\\a"),
+            Err(FilterError::BadGroup)
+        );
+        assert_eq!(
+            Filter::parse(&"\\map\\a".repeat(65)),
+            Err(FilterError::TooManyConditions)
+        );
+        assert_eq!(Filter::parse(&"x".repeat(1025)), Err(FilterError::TooLong));
+        // deep nesting stays bounded by the condition count
+        let deep = "\\nand\\1".repeat(60) + "\\map\\a";
+        assert!(Filter::parse(&deep).is_ok());
+    }
+
+    #[test]
+    fn globs() {
+        for (p, t, m) in [
+            ("*", "", true),
+            ("a*c", "abbbc", true),
+            ("a*c", "abbb", false),
+            ("*b*", "abc", true),
+            ("abc", "abc", true),
+            ("ab", "abc", false),
+            ("**x", "yyx", true),
+        ] {
+            assert_eq!(glob(p, t), m, "{p} {t}");
+        }
+        // no blow-up on hostile patterns
+        assert!(!glob(&"*a".repeat(100), &"a".repeat(99)));
+    }
+}

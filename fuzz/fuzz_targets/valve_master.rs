@@ -1,0 +1,96 @@
+//! Valve's Master Server Query Protocol: list requests, list replies and filter strings
+//! (`ogp_proto::master::valve`) on arbitrary bytes.
+//!
+//! Input: `[k: u8]` then the data. `k & 3` picks what the data is: 0 a request datagram,
+//! 1 a reply datagram, 2 a filter string (lossy UTF-8) matched against a fixed status,
+//! 3 a seed and a list to page through.
+//!
+//! Asserts: no panic; a decoded request re-encodes to a datagram that decodes to the same
+//! request, with a filter of at most 1024 bytes; a decoded reply has at most one entry per
+//! 6 bytes and re-encodes (in pages) to the same servers; a parsed filter has at most 64
+//! conditions at the top level and matching it terminates; pages are ascending, after the
+//! seed, at most the page size, and `end` exactly when nothing is left.
+#![no_main]
+
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+
+use libfuzzer_sys::fuzz_target;
+use ogp_proto::master::valve::{
+    decode_page, encode_page, page_after, sortable, Filter, ListRequest, MAX_CONDITIONS,
+    MAX_ENTRIES_PER_PAGE, MAX_FILTER_BYTES,
+};
+use ogp_proto::Status;
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&k, data)) = data.split_first() else {
+        return;
+    };
+    match k & 3 {
+        0 => {
+            if let Ok(r) = ListRequest::decode(data) {
+                assert!(r.filter.len() <= MAX_FILTER_BYTES);
+                let mut out = Vec::new();
+                r.encode(&mut out);
+                assert_eq!(ListRequest::decode(&out).as_ref(), Ok(&r));
+            }
+        }
+        1 => {
+            if let Ok(p) = decode_page(data) {
+                assert!(p.servers.len() <= data.len() / 6);
+                let mut all = Vec::new();
+                let mut rest = p.servers.as_slice();
+                loop {
+                    let mut out = Vec::new();
+                    let n = encode_page(rest, p.end, &mut out);
+                    let back = decode_page(&out).unwrap();
+                    all.extend(back.servers);
+                    rest = &rest[n..];
+                    if rest.is_empty() {
+                        assert_eq!(back.end, p.end);
+                        break;
+                    }
+                }
+                assert_eq!(all, p.servers);
+            }
+        }
+        2 => {
+            let s = String::from_utf8_lossy(data);
+            if let Ok(f) = Filter::parse(&s) {
+                assert!(f.conditions.len() <= MAX_CONDITIONS);
+                let status = Status::from_json(
+                    r#"{"host_name":"fuzz*server","player_count":1,"slot_max":2,
+                        "a2s":{"folder":"tf","app_id":440,"keywords":"a,b"}}"#,
+                )
+                .unwrap();
+                let _ = f.matches("10.0.0.1:27015".parse::<SocketAddr>().unwrap(), &status);
+            }
+        }
+        _ => {
+            let Some((seed, list)) = data.split_at_checked(6) else {
+                return;
+            };
+            let entry = |b: &[u8]| {
+                SocketAddrV4::new(
+                    Ipv4Addr::new(b[0], b[1], b[2], b[3]),
+                    u16::from_be_bytes([b[4], b[5]]),
+                )
+            };
+            let seed = entry(seed);
+            let mut all: Vec<SocketAddrV4> = list.chunks_exact(6).map(entry).collect();
+            all.sort_by_key(|a| sortable(*a));
+            all.dedup();
+            let max = usize::from(k >> 2).clamp(1, MAX_ENTRIES_PER_PAGE);
+            let (page, end) = page_after(&all, seed, max);
+            assert!(page.len() <= max);
+            assert!(page.windows(2).all(|w| sortable(w[0]) < sortable(w[1])));
+            if seed != ogp_proto::master::valve::END {
+                assert!(page.iter().all(|a| sortable(*a) > sortable(seed)));
+            }
+            let left = all
+                .iter()
+                .filter(|a| seed == ogp_proto::master::valve::END || sortable(**a) > sortable(seed))
+                .count();
+            assert_eq!(end, page.len() == left);
+        }
+    }
+});
