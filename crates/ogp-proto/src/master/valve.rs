@@ -13,7 +13,7 @@
 //! our A2S responder presents it ([`status_to_info`]), so a filter selects exactly
 //! what an A2S client of the server would see. [`page_after`] cuts a sorted list into
 //! pages by seed. Nothing here panics; decoding reads through the bounded
-//! [`Reader`](crate::reader::Reader).
+//! [`Reader`].
 
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 
