@@ -30,6 +30,26 @@ use crate::{limits, text};
 pub use crate::text::Text;
 
 /// A game server's status: server info, teams, players, rules, add-ons and limits.
+///
+/// The model structs are `#[non_exhaustive]`, so that a field can be added without
+/// breaking embedders: start from [`Default`] (or a constructor such as
+/// [`Player::named`]) and set the fields.
+///
+/// ```
+/// use ogp_proto::model::{Limit, LimitType, MapInfo, Player, Team};
+/// use ogp_proto::Status;
+///
+/// let mut status = Status::default();
+/// status.host_name = Some("My server".into());
+/// status.map = Some(MapInfo::named("dm_arena"));
+/// status.teams = Some(vec![Team::named("Red"), Team::named("Blue")]);
+/// let mut alice = Player::named("alice");
+/// alice.team = Some(0);
+/// alice.score = Some(12);
+/// status.players = Some(vec![alice]);
+/// status.limits = Some(vec![Limit::new(LimitType::Time, 1800).with_left(Some(600))]);
+/// assert_eq!(status.player_count(), Some(1));
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
