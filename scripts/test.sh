@@ -26,6 +26,9 @@ step "interop peers: qstat, gamedig, python-a2s, opengsq (scripts/install-intero
 scripts/install-interop.sh
 export OGP_INTEROP=1 # crates/ogp-cli/tests/interop_a2s.rs runs them, and fails if one is missing
 
+step "C and C++ compilers with ASan/UBSan, pkg-config (scripts/install-c.sh)"
+scripts/install-c.sh # crates/ogp-ffi/tests/c_examples.rs builds and runs the C examples
+
 step "cargo test"
 cargo test --workspace --locked
 

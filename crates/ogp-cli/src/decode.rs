@@ -14,6 +14,8 @@ use serde_json::{json, Map, Value};
 
 use crate::render::{self, sanitize};
 
+mod gs3;
+
 /// One input datagram and where it came from (for messages).
 pub struct Input {
     /// The argument as given, or `FILE[n]` for the n-th datagram of a JSON capture.
@@ -105,7 +107,7 @@ fn run_inner(protocol: Option<Protocol>, args: &[String], json: bool) -> Result<
 fn decode_group(protocol: Protocol, inputs: &[Input]) -> Result<Vec<Msg>> {
     match protocol {
         Protocol::A2s => a2s_msgs(inputs),
-        Protocol::Gamespy3 => crate::gs3::describe(inputs),
+        Protocol::Gamespy3 => gs3::describe(inputs),
         Protocol::OgpDraft => draft_msgs(inputs),
         Protocol::Gqp => inputs.iter().map(gqp_msg).collect(),
         _ => ogp_msgs(inputs),
@@ -167,7 +169,7 @@ fn group(protocol: Option<Protocol>, inputs: Vec<Input>) -> Result<Vec<(Protocol
 /// defines).
 fn guess(input: &Input, noted: &mut bool) -> Result<Protocol> {
     let name = sanitize(&input.name);
-    match Protocol::guess(&input.bytes) {
+    match ogp_proto::detect::guess(&input.bytes) {
         Some(Protocol::Ogp) => {
             let v1 = ogp::decode(&input.bytes).is_ok();
             // Only a Type the draft defines counts: a broken v1.01 datagram often reads

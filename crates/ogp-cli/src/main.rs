@@ -7,7 +7,6 @@
 #![allow(rustdoc::broken_intra_doc_links)]
 
 mod decode;
-mod gs3;
 mod query;
 mod render;
 mod result;
@@ -91,7 +90,9 @@ enum Gs3Challenge {
 enum Command {
     /// Query a server and print its status.
     Query {
-        /// Protocol to speak (auto: find out).
+        /// Protocol to speak (auto: every protocol's query at once; the first correct
+        /// answer wins, and without one the error of the protocol that heard from the
+        /// server, or "connection refused" at once for a closed port).
         #[arg(long, short, value_enum, default_value = "auto")]
         protocol: Protocol,
         /// Also try the well-known query ports for this port (+1, -1, +10, +15, 27015,
@@ -215,7 +216,8 @@ enum Command {
         inputs: Vec<String>,
     },
     /// Query a list of servers at once (`PROTOCOL HOST:PORT` per line) and print each
-    /// result as it completes, then a summary.
+    /// result as it completes, then a summary. A closed port (ICMP port unreachable) is
+    /// reported as refused at once (on Linux), a silent one as a timeout.
     Scan(scan::ScanArgs),
     /// Start a responder on loopback with a demo status, query it, and show what
     /// happened.

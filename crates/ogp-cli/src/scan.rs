@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
-use ogp_net::scan::{self, Protocol, ScanConfig, ScanResult, Target};
+use ogp_net::scan::{self, Protocol, QueryError, ScanConfig, ScanResult, Target};
 use ogp_proto::client::{Options, Timing};
 use tokio::sync::mpsc;
 
@@ -43,7 +43,8 @@ pub struct ScanArgs {
     /// How many times to send again when no answer comes.
     #[arg(long, default_value_t = 2, value_name = "N")]
     pub retries: u32,
-    /// Milliseconds one target may take in all.
+    /// Milliseconds one target may take in all (a closed port is refused before, at
+    /// once on Linux).
     #[arg(long, default_value_t = 6000, value_name = "MS",
           value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub deadline: u64,
@@ -330,6 +331,7 @@ struct Tally {
     done: u64,
     answered: u64,
     timed_out: u64,
+    refused: u64,
     errors: u64,
     bad_lines: u64,
 }
@@ -431,6 +433,7 @@ async fn scan_list(
                 match &r.outcome {
                     Ok(_) => tally.answered += 1,
                     Err(e) if e.is_timeout() => tally.timed_out += 1,
+                    Err(QueryError::Refused { .. }) => tally.refused += 1,
                     Err(_) => tally.errors += 1,
                 }
                 let line = if args.json {
@@ -466,8 +469,8 @@ async fn scan_list(
                 let secs = started.elapsed().as_secs_f64().max(1e-3);
                 let of = total.map(|t| format!("/{t} lines")).unwrap_or_default();
                 eprint!(
-                    "\r\x1b[K{}{of} done: {} answered, {} timed out, {} errors, {} in flight, {:.0}/s",
-                    tally.done, tally.answered, tally.timed_out, tally.errors, s.in_flight,
+                    "\r\x1b[K{}{of} done: {} answered, {} timed out, {} refused, {} errors, {} in flight, {:.0}/s",
+                    tally.done, tally.answered, tally.timed_out, tally.refused, tally.errors, s.in_flight,
                     tally.done as f64 / secs
                 );
                 shown = true;
@@ -501,12 +504,13 @@ async fn scan_list(
         String::new()
     };
     eprintln!(
-        "scanned {} targets in {:.2} s ({:.0} targets/s): {} answered, {} timed out, {} errors; {} bad lines; {} datagrams sent, {} received{ignored}",
+        "scanned {} targets in {:.2} s ({:.0} targets/s): {} answered, {} timed out, {} refused, {} errors; {} bad lines; {} datagrams sent, {} received{ignored}",
         tally.done,
         secs,
         tally.done as f64 / secs.max(1e-3),
         tally.answered,
         tally.timed_out,
+        tally.refused,
         tally.errors,
         tally.bad_lines,
         stats.sent,

@@ -117,7 +117,7 @@ fn scan_prints_ndjson_reports_bad_lines_and_times_out_dead_ports() {
     let summary = ran.stderr.lines().last().unwrap_or_default();
     assert!(
         summary.starts_with("scanned 9 targets")
-            && summary.contains("8 answered, 1 timed out, 0 errors; 3 bad lines"),
+            && summary.contains("8 answered, 1 timed out, 0 refused, 0 errors; 3 bad lines"),
         "{summary}"
     );
     drop(dead_socket);
@@ -245,4 +245,140 @@ fn usage_errors() {
     let ran = ogp(&["scan", "/nonexistent/list.txt"]);
     assert_eq!(ran.code, Some(1), "{}", ran.describe());
     assert!(ran.stderr.contains("cannot open"), "{}", ran.stderr);
+}
+
+/// Ports nothing listens on: free ports below the usual ephemeral range (32768–60999
+/// on Linux), bound once to check they are free, then closed, so that the sockets opened
+/// next (the scan engine's) cannot take them.
+#[cfg(target_os = "linux")]
+fn closed_ports(ip: &str, n: usize) -> Option<Vec<String>> {
+    let offset = (std::process::id() as usize).wrapping_mul(7919) % 12_000;
+    let socks: Vec<UdpSocket> = (0..12_000)
+        .filter_map(|k| u16::try_from(20_000 + (offset + k) % 12_000).ok())
+        .filter_map(|port| UdpSocket::bind((ip, port)).ok())
+        .take(n)
+        .collect();
+    (socks.len() == n).then(|| {
+        socks
+            .iter()
+            .map(|s| s.local_addr().unwrap().to_string())
+            .collect()
+    })
+}
+
+/// Closed ports are refused at once (Linux reports the ICMP port unreachable to the
+/// scan engine's shared sockets), in `ogp scan` and in `ogp query`'s auto-detection,
+/// where they used to time out.
+#[cfg(target_os = "linux")]
+#[test]
+fn closed_ports_are_refused_at_once() {
+    let server = served();
+    let live = format!("127.0.0.1:{}", server.port);
+    let mut checked = 0;
+    for ip in ["127.0.0.1", "::1"] {
+        let Some(closed) = closed_ports(ip, 20) else {
+            eprintln!("cannot bind {ip} here; skipped");
+            continue;
+        };
+        checked += 1;
+        let dir = TempDir::new("refused");
+        let list = dir.0.join("list.txt");
+        let mut text = format!("auto {live}\n");
+        for (i, a) in closed.iter().enumerate() {
+            let p = ["auto", "ogp", "a2s", "gamespy3", "gqp"][i % 5];
+            text.push_str(&format!("{p} {a}\n"));
+        }
+        std::fs::write(&list, text).unwrap();
+        // 1 s per attempt, 3 s per target: a refusal comes long before either.
+        let ran = ogp(&[
+            "scan",
+            "--json",
+            list.to_str().unwrap(),
+            "--timeout",
+            "1000",
+            "--deadline",
+            "3000",
+        ]);
+        assert_eq!(ran.code, Some(0), "{}", ran.describe());
+        let stdout = String::from_utf8(ran.stdout.clone()).unwrap();
+        let lines: Vec<Value> = stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 21, "{}", ran.describe());
+        for v in &lines {
+            if v["line"] == 1 {
+                assert_eq!(v["ok"], true, "{v}");
+            } else {
+                assert_eq!(v["error"], "refused", "{v}");
+            }
+        }
+        eprintln!("ogp scan, 20 closed ports on {ip} + 1 live: {:?}", ran.took);
+        assert!(ran.took < Duration::from_secs(2), "{}", ran.describe());
+        let summary = ran.stderr.lines().last().unwrap_or_default();
+        assert!(
+            summary.contains("1 answered, 0 timed out, 20 refused, 0 errors"),
+            "{summary}"
+        );
+
+        // `ogp query` with auto-detection (the default) on a closed port.
+        let target = &closed[0];
+        let ran = ogp(&["query", target]);
+        eprintln!("ogp query {target} (auto): {:?}", ran.took);
+        assert_eq!(ran.code, Some(1), "{}", ran.describe());
+        assert_eq!(
+            ran.stderr.trim_end(),
+            format!("ogp: {target}: connection refused (nothing listens on that port)"),
+            "{}",
+            ran.describe()
+        );
+        assert!(ran.took < Duration::from_secs(2), "{}", ran.describe());
+    }
+    assert!(checked > 0);
+}
+
+/// A slow OGP server answers the first OGP query with an Error-3 challenge and then
+/// says nothing: auto-detection reports OGP's timeout (the protocol that heard from the
+/// server), not GQP's decoder fed the OGP datagram ("gqp: malformed reply").
+#[test]
+fn auto_query_blames_the_protocol_that_answered() {
+    use ogp_proto::ogp::{self, ErrorValue, Header, PacketType};
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let addr = sock.local_addr().unwrap().to_string();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stopped = stop.clone();
+    let fake = std::thread::spawn(move || {
+        let mut buf = [0u8; 2048];
+        let mut answered = false;
+        while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
+            let Ok((len, src)) = sock.recv_from(&mut buf) else {
+                continue;
+            };
+            let d = &buf[..len];
+            if answered || !ogp::is_ogp(d) {
+                continue;
+            }
+            let q = ogp::decode(d).unwrap();
+            let mut h = Header::answer(PacketType::ERROR);
+            h.challenge = Some(0x5eed);
+            h.request_id = q.header.request_id;
+            let mut out = Vec::new();
+            ogp::encode_error(&h, ErrorValue::INVALID_CHALLENGE, &[], &mut out);
+            let _ = sock.send_to(&out, src);
+            answered = true;
+        }
+    });
+    let ran = ogp(&["query", &addr, "--timeout", "150", "--retries", "1"]);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    fake.join().unwrap();
+    assert_eq!(ran.code, Some(1), "{}", ran.describe());
+    assert!(
+        ran.stderr
+            .starts_with(&format!("ogp: {addr}: ogp: no answer")),
+        "{}",
+        ran.describe()
+    );
+    assert!(!ran.stderr.contains("malformed"), "{}", ran.describe());
 }

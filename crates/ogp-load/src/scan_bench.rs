@@ -93,21 +93,22 @@ pub struct ServeArgs {
     pub offset: u64,
 }
 
-fn parse_mix(mix: &str) -> Result<Vec<Protocol>> {
+/// The mix: each entry a protocol, or `None` for `auto` (auto-detection).
+fn parse_mix(mix: &str) -> Result<Vec<Option<Protocol>>> {
     let mut v = Vec::new();
     for name in mix.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let p: Protocol = name.parse().map_err(|e| anyhow::anyhow!("--mix: {e}"))?;
+        let p = Protocol::parse_or_auto(name).map_err(|e| anyhow::anyhow!("--mix: {e}"))?;
         v.push(p);
     }
     ensure!(!v.is_empty(), "--mix names no supported protocol");
     Ok(v)
 }
 
-fn protocol_of(mix: &[Protocol], index: u64) -> Protocol {
+fn protocol_of(mix: &[Option<Protocol>], index: u64) -> Option<Protocol> {
     let n = mix.len().max(1) as u64;
     mix.get(usize::try_from(index % n).unwrap_or(0))
         .copied()
-        .unwrap_or(Protocol::Ogp)
+        .unwrap_or(Some(Protocol::Ogp))
 }
 
 fn child_ip(k: u32) -> Ipv4Addr {
@@ -131,11 +132,12 @@ pub fn serve(args: &ServeArgs) -> Result<()> {
         let mut handles = Vec::with_capacity(args.count as usize);
         let mut failed = Vec::new();
         for j in 0..args.count {
-            let listener = if protocol_of(&mix, args.offset + u64::from(j)) == Protocol::OgpDraft {
-                Listener::OgpDraft
-            } else {
-                Listener::Standard
-            };
+            let listener =
+                if protocol_of(&mix, args.offset + u64::from(j)) == Some(Protocol::OgpDraft) {
+                    Listener::OgpDraft
+                } else {
+                    Listener::Standard
+                };
             let mut config = ResponderConfig::default();
             config.listener = listener;
             config.rate = RateConfig::new(1e9, 1e9);
@@ -386,7 +388,10 @@ fn print_run(label: &str, r: &Run) {
 pub fn run(args: &Args) -> Result<()> {
     let ogp = find_ogp(args.ogp_bin.as_deref())?;
     let mix = parse_mix(&args.mix)?;
-    let mix_names: Vec<&str> = mix.iter().map(|p| p.name()).collect();
+    let mix_names: Vec<&str> = mix
+        .iter()
+        .map(|p| p.map_or("auto", Protocol::name))
+        .collect();
     let mix_arg = mix_names.join(",");
     common::print_command(
         "scan",
@@ -430,9 +435,9 @@ pub fn run(args: &Args) -> Result<()> {
                 let index = c.offset + u64::from(j);
                 let port = u32::from(FIRST_PORT) + j;
                 let p = protocol_of(&mix, index);
-                writeln!(m, "{} {}:{port}", p.name(), c.ip)?;
+                writeln!(m, "{} {}:{port}", p.map_or("auto", Protocol::name), c.ip)?;
                 n_mixed += 1;
-                if p != Protocol::OgpDraft && n_a2s < qstat_cap {
+                if p != Some(Protocol::OgpDraft) && n_a2s < qstat_cap {
                     // Every other one over GameSpy v3 (qstat's -gs4: with the 09
                     // challenge our responders require by default).
                     if n_a2s % 2 == 0 {
@@ -549,5 +554,21 @@ struct RemoveDir(PathBuf);
 impl Drop for RemoveDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_mix_parses_with_auto() {
+        let mix = parse_mix("ogp,a2s,gqp,gamespy3,ogp-draft,auto").unwrap();
+        assert_eq!(mix.len(), 6);
+        assert_eq!(protocol_of(&mix, 5), None);
+        assert_eq!(protocol_of(&mix, 6), Some(Protocol::Ogp));
+        assert_eq!(protocol_of(&mix, 4), Some(Protocol::OgpDraft));
+        assert!(parse_mix("ogp,quake3").is_err());
+        assert!(parse_mix(" , ").is_err());
     }
 }

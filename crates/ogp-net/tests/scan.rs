@@ -455,11 +455,7 @@ async fn entries_are_reused_many_times_under_a_small_cap() {
             Some(Protocol::Gqp),
             None,
         ][(k % 4) as usize];
-        targets.push({
-            let mut target = Target::new(h.local_addr().to_string(), protocol);
-            target.id = k;
-            target
-        });
+        targets.push(Target::new(h.local_addr().to_string(), protocol).with_id(k));
         keep.push(h);
     }
     let mut config = fast();
@@ -477,4 +473,207 @@ async fn entries_are_reused_many_times_under_a_small_cap() {
         );
     }
     assert_eq!(stats.answered, 200);
+}
+
+/// Ports nothing listens on: free ports below the usual ephemeral range (32768–60999
+/// on Linux), bound once to check they are free, then closed, so that the sockets the
+/// test opens next (the scan's, the responders') cannot take them.
+#[cfg(target_os = "linux")]
+async fn closed_ports(ip: std::net::IpAddr, n: usize) -> Option<Vec<SocketAddr>> {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let offset = (std::process::id() as usize).wrapping_mul(7919) % 12_000;
+    let mut socks = Vec::new();
+    for _ in 0..4000 {
+        if socks.len() == n {
+            break;
+        }
+        let k = NEXT.fetch_add(1, Ordering::Relaxed);
+        let port = u16::try_from(20_000 + (offset + k) % 12_000).ok()?;
+        if let Ok(s) = UdpSocket::bind((ip, port)).await {
+            socks.push(s);
+        }
+    }
+    (socks.len() == n).then(|| socks.iter().map(|s| s.local_addr().unwrap()).collect())
+}
+
+/// Closed ports are refused at once (ICMP port unreachable, read from the shared
+/// sockets' error queue on Linux), by any protocol and by auto-detection, while a live
+/// server in the same scan answers.
+#[cfg(target_os = "linux")]
+async fn refused_at_once(ip: std::net::IpAddr) {
+    let Some(closed) = closed_ports(ip, 20).await else {
+        eprintln!("cannot bind {ip} here; skipped");
+        return;
+    };
+    let live = responder::spawn(
+        SocketAddr::new(ip, 0),
+        StatusCell::new(status("live")),
+        ResponderConfig::default(),
+    )
+    .await
+    .expect("bind a responder");
+    let protocols = [
+        None,
+        Some(Protocol::Ogp),
+        Some(Protocol::A2s),
+        Some(Protocol::Gamespy3),
+    ];
+    let mut targets: Vec<Target> = (0u64..)
+        .zip(&closed)
+        .map(|(id, a)| {
+            Target::new(a.to_string(), protocols[id as usize % protocols.len()]).with_id(id)
+        })
+        .collect();
+    targets.push(Target::new(live.local_addr().to_string(), None).with_id(100));
+    // 3 s per target: a refusal must come well before.
+    let mut config = ScanConfig::default();
+    config.options = Options::with_timing(
+        Timing::default()
+            .attempt_timeout(Duration::from_millis(500))
+            .retries(2)
+            .total_timeout(Duration::from_secs(3)),
+    );
+    let started = std::time::Instant::now();
+    let (results, stats) = run(targets, config).await;
+    assert_eq!(results.len(), 21);
+    let mut slowest = Duration::ZERO;
+    for r in &results {
+        if r.id == 100 {
+            let a = r.outcome.as_ref().expect("the live server answers");
+            assert_eq!(a.status.host_name.as_deref(), Some("live"));
+            continue;
+        }
+        let want = r.requested;
+        assert_eq!(
+            r.outcome.as_ref().err(),
+            Some(&QueryError::Refused { protocol: want }),
+            "{r:?}"
+        );
+        slowest = slowest.max(r.elapsed);
+    }
+    let all = started.elapsed();
+    eprintln!("{ip}: 20 closed ports refused, slowest after {slowest:?}; whole scan {all:?}");
+    assert!(slowest < Duration::from_secs(1), "{slowest:?}");
+    assert!(all < Duration::from_secs(2), "{all:?}");
+    assert_eq!(stats.failed, 20, "{stats:?}");
+    assert_eq!(stats.answered, 1, "{stats:?}");
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closed_ports_are_refused_at_once() {
+    refused_at_once(LOOPBACK.into()).await;
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closed_ipv6_ports_are_refused_at_once() {
+    refused_at_once(std::net::Ipv6Addr::LOCALHOST.into()).await;
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_port_is_refused_to_a_single_query() {
+    let closed = closed_ports(LOOPBACK.into(), 1).await.unwrap()[0];
+    let started = std::time::Instant::now();
+    let r = scan::query(Target::new(closed.to_string(), None), fast()).await;
+    assert_eq!(r.outcome, Err(QueryError::Refused { protocol: None }));
+    assert!(started.elapsed() < Duration::from_secs(1), "{r:?}");
+}
+
+/// A slow OGP server: answers the first OGP query with an Error-3 challenge, then says
+/// nothing more (its game loop is busy); every other datagram goes unanswered.
+async fn challenge_then_silence() -> (SocketAddr, JoinHandle<()>) {
+    use ogp_proto::ogp::{self, ErrorValue, Header, PacketType};
+    let s = UdpSocket::bind((LOOPBACK, 0)).await.unwrap();
+    let addr = s.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        let mut buf = vec![0u8; 2048];
+        let mut answered = false;
+        for _ in 0..10_000 {
+            let Ok((len, src)) = s.recv_from(&mut buf).await else {
+                continue;
+            };
+            let d = &buf[..len];
+            if answered || !ogp::is_ogp(d) {
+                continue;
+            }
+            let q = ogp::decode(d).expect("our client's OGP query decodes");
+            let mut h = Header::answer(PacketType::ERROR);
+            h.challenge = Some(0x5eed);
+            h.request_id = q.header.request_id;
+            let mut out = Vec::new();
+            ogp::encode_error(&h, ErrorValue::INVALID_CHALLENGE, &[], &mut out);
+            let _ = s.send_to(&out, src).await;
+            answered = true;
+        }
+    });
+    (addr, task)
+}
+
+/// Auto-detection against a server that sent an OGP challenge and went silent: the OGP
+/// datagram goes to the OGP machine only (not to GQP's decoder as a malformed reply),
+/// and the error is OGP's timeout, OGP being the protocol that heard from the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_blames_the_protocol_that_heard_from_the_server() {
+    let (addr, task) = challenge_then_silence().await;
+    let r = scan::query(
+        Target::new(addr.to_string(), None),
+        fast_with(Duration::from_millis(100), 1),
+    )
+    .await;
+    task.abort();
+    match &r.outcome {
+        Err(QueryError::NoAnswer {
+            protocol: Protocol::Ogp,
+            attempts,
+            ..
+        }) => assert!(*attempts >= 2, "{r:?}"),
+        other => panic!("want OGP's timeout after its challenge, got {other:?}"),
+    }
+}
+
+/// Many closed ports among live servers on the same shared sockets: the ICMP errors
+/// pending on a socket (reported once by the next send or receive) lose no datagram of
+/// the live servers' queries and no answer.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_do_not_disturb_live_queries() {
+    let closed = closed_ports(LOOPBACK.into(), 200).await.unwrap();
+    let mut live = Vec::new();
+    for i in 0..10 {
+        live.push(serve(&format!("live{i}"), Listener::Standard).await);
+    }
+    let mut targets = Vec::new();
+    for (i, a) in closed.iter().enumerate() {
+        let protocol = [None, Some(Protocol::A2s), Some(Protocol::Ogp)][i % 3];
+        targets.push(Target::new(a.to_string(), protocol).with_id(i as u64));
+        if i % 20 == 0 {
+            let h = &live[i / 20];
+            targets.push(
+                Target::new(h.local_addr().to_string(), protocol).with_id(1000 + (i / 20) as u64),
+            );
+        }
+    }
+    // One attempt, no retry: a live query's datagram lost to a pending error would
+    // time out.
+    let started = std::time::Instant::now();
+    let (results, stats) = run(targets, fast_with(Duration::from_millis(1500), 0)).await;
+    let took = started.elapsed();
+    assert_eq!(results.len(), 210);
+    for r in &results {
+        if r.id >= 1000 {
+            let a = r.outcome.as_ref().unwrap_or_else(|e| panic!("{r:?}: {e}"));
+            let want = format!("live{}", r.id - 1000);
+            assert_eq!(a.status.host_name.as_deref(), Some(want.as_str()));
+        } else {
+            assert!(
+                matches!(r.outcome, Err(QueryError::Refused { .. })),
+                "{r:?}"
+            );
+        }
+    }
+    eprintln!("200 closed ports and 10 live servers: {took:?}, {stats:?}");
+    assert_eq!((stats.answered, stats.failed), (10, 200), "{stats:?}");
+    assert!(took < Duration::from_secs(1), "{took:?}");
 }

@@ -195,3 +195,35 @@ impl Machine {
         Some(r)
     }
 }
+
+impl Machine {
+    /// Whether a datagram from the queried address can be this machine's: its protocol
+    /// is the one [`crate::detect::guess`] names, or the first bytes do not tell.
+    pub fn claims(&self, datagram: &[u8]) -> bool {
+        match (crate::detect::guess(datagram), self.protocol()) {
+            (None, _) => true,
+            (Some(Protocol::Ogp), Protocol::OgpDraft) => true,
+            (Some(p), mine) => p == mine,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn machines_claim_their_protocols_replies() {
+        let ogp = b"\xff\xff\xff\xffOGP\0\x08\x00\x00";
+        let now = Instant::now();
+        let opts = Options::default();
+        let m = |p| Machine::new(p, &opts, 1, now);
+        assert!(m(Protocol::Ogp).claims(ogp));
+        assert!(m(Protocol::OgpDraft).claims(ogp));
+        assert!(!m(Protocol::A2s).claims(ogp));
+        assert!(!m(Protocol::Gamespy3).claims(ogp));
+        assert!(!m(Protocol::Gqp).claims(ogp));
+        // Bytes that name no protocol go to every machine.
+        assert!(m(Protocol::Gqp).claims(b"\x7f"));
+    }
+}

@@ -64,6 +64,7 @@ pub mod a2s;
 pub mod announce;
 pub mod client;
 mod client_core;
+pub mod detect;
 pub mod error;
 pub mod gamespy3;
 #[cfg(feature = "gqp")]

@@ -9,7 +9,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
-use std::future::poll_fn;
+use std::future::{poll_fn, Future as _};
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::task::Poll;
@@ -19,6 +19,7 @@ use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
+use super::errqueue;
 use super::pacer::Pacer;
 use ogp_proto::client::{Machine, QueryDriver};
 
@@ -28,6 +29,9 @@ use super::{query_ports, Answer, Protocol, QueryError, ScanConfig, ScanResult, S
 const RECV_BUF: usize = 65536;
 /// Datagrams read from one socket before the loop looks at timers and sends again.
 const RECV_BATCH: usize = 512;
+/// Times a failed send is tried again (it may have failed with another datagram's
+/// ICMP error).
+const SEND_AGAIN: usize = 4;
 /// Stats are published at most this often.
 const PUBLISH_EVERY: Duration = Duration::from_millis(100);
 /// Shortest and longest wait for a better-ranked protocol once one answered.
@@ -39,6 +43,8 @@ struct Probe {
     addr: SocketAddr,
     machine: Option<Machine>,
     error: Option<QueryError>,
+    /// A datagram of its protocol came from its address (signs of life).
+    heard: bool,
 }
 
 struct Entry {
@@ -115,6 +121,8 @@ fn bind(addr: SocketAddr, recv_buffer: usize) -> io::Result<UdpSocket> {
     if addr.is_ipv6() {
         s.set_only_v6(true)?;
     }
+    // ICMP port unreachable, on Linux: closed ports are refused at once.
+    errqueue::enable(&s, addr.is_ipv6());
     // Best effort: the kernel caps it (net.core.rmem_max).
     let _ = s.set_recv_buffer_size(recv_buffer);
     let _ = s.set_send_buffer_size(1 << 20);
@@ -309,10 +317,17 @@ impl Engine {
         let v6 = &self.v6;
         let stalled = self.stalled.as_ref().map(|(i, _, _)| *i);
         let n = self.cfg.sockets;
+        // Readable, or (Linux) in error: ICMP errors wait on the error queue.
+        let interest = errqueue::interest();
+        let mut readiness: Vec<_> = v4
+            .iter()
+            .chain(v6.iter())
+            .map(|s| Box::pin(s.socket.ready(interest)))
+            .collect();
         let sockets_ready = poll_fn(|cx| {
             let mut ready = false;
-            for s in v4.iter().chain(v6.iter()) {
-                if s.socket.poll_recv_ready(cx).is_ready() {
+            for r in &mut readiness {
+                if r.as_mut().poll(cx).is_ready() {
                     ready = true;
                 }
             }
@@ -344,6 +359,7 @@ impl Engine {
             p = self.results.clone().reserve_owned(), if has_done => Woke::Permit(p.ok()),
             () = sleep => Woke::Io,
         };
+        drop(readiness);
         match woke {
             Woke::Io => {}
             Woke::Target(Some(t)) => self.admit(t, Instant::now()),
@@ -531,6 +547,7 @@ impl Engine {
                     addr: a,
                     machine: Some(machine),
                     error: None,
+                    heard: false,
                 });
             }
         }
@@ -617,7 +634,9 @@ impl Engine {
 
     fn receive_all(&mut self, now: Instant) {
         let mut buf = std::mem::take(&mut self.buf);
+        let mut refused = Vec::new();
         for si in 0..self.socket_count() {
+            let mut direct = false;
             for _ in 0..RECV_BATCH {
                 let Some(sock) = self.socket(si) else { break };
                 match sock.try_recv_from(&mut buf) {
@@ -627,12 +646,47 @@ impl Engine {
                         self.on_datagram(si, canonical(src), datagram, now);
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    // ICMP errors of earlier sends and the like: nothing to read.
+                    // The socket's pending ICMP error, reported once without saying
+                    // whose: the error queue says (on Linux).
+                    Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => direct = true,
+                    // Other errors of earlier sends and the like: nothing to read.
                     Err(_) => continue,
                 }
             }
+            let Some(sock) = self.socket(si) else {
+                continue;
+            };
+            refused.clear();
+            errqueue::drain(sock, direct, &mut refused);
+            for addr in &refused {
+                self.on_refused(si, canonical(*addr), now);
+            }
         }
         self.buf = buf;
+    }
+
+    /// An ICMP port unreachable for a datagram sent to `dest` from socket `socket`: every
+    /// probe to that address and port is refused at once.
+    fn on_refused(&mut self, socket: usize, dest: SocketAddr, now: Instant) {
+        let entries = match self.by_addr.get(&(socket, dest)) {
+            None => return,
+            Some(Slot::One(i)) => vec![*i],
+            Some(Slot::Many(v)) => v.clone(),
+        };
+        for i in entries {
+            let Some(e) = self.entries.get_mut(i as usize).and_then(Option::as_mut) else {
+                continue;
+            };
+            let g = e.gen;
+            for p in e.probes.iter_mut().filter(|p| p.addr == dest) {
+                if let Some(m) = p.machine.take() {
+                    p.error = Some(QueryError::Refused {
+                        protocol: Some(m.protocol()),
+                    });
+                }
+            }
+            self.progress(i, g, now, false);
+        }
     }
 
     fn on_datagram(&mut self, socket: usize, src: SocketAddr, datagram: &[u8], now: Instant) {
@@ -655,9 +709,18 @@ impl Engine {
             return;
         };
         let g = e.gen;
+        // Several protocols at this address (auto-detection): the datagram goes to the
+        // machines of its own protocol when its first bytes tell, else to all of them.
+        let claimed = e
+            .probes
+            .iter()
+            .any(|p| p.addr == src && p.machine.as_ref().is_some_and(|m| m.claims(datagram)));
         for p in e.probes.iter_mut().filter(|p| p.addr == src) {
             if let Some(m) = p.machine.as_mut() {
-                m.handle_datagram(now, datagram);
+                if !claimed || m.claims(datagram) {
+                    p.heard = true;
+                    m.handle_datagram(now, datagram);
+                }
             }
         }
         self.progress(i, g, now, true);
@@ -747,7 +810,7 @@ impl Engine {
                 None
             }
         } else if now >= e.deadline || e.probes.iter().all(|p| p.machine.is_none()) {
-            Some(Err(summarize(&e.probes)))
+            Some(Err(summarize(&e.probes, e.target.protocol.is_none())))
         } else {
             None
         };
@@ -859,7 +922,19 @@ impl Engine {
         let Some(sock) = self.socket(si) else {
             return true;
         };
-        match sock.try_send_to(&d, addr) {
+        let mut sent = sock.try_send_to(&d, addr);
+        // A pending ICMP error of an earlier datagram to anyone (Linux, IP_RECVERR: port
+        // or host unreachable, time exceeded…) fails the next send once, unsent: send
+        // again (the error itself waits on the error queue). Bounded.
+        for _ in 0..SEND_AGAIN {
+            match &sent {
+                Err(e) if e.kind() != io::ErrorKind::WouldBlock => {
+                    sent = sock.try_send_to(&d, addr);
+                }
+                _ => break,
+            }
+        }
+        match sent {
             Ok(_) => {
                 self.stats.sent += 1;
                 true
@@ -876,10 +951,13 @@ impl Engine {
     }
 }
 
-/// One error for a target whose every probe failed (or that ran out of time): a
-/// protocol that answered but not correctly says more than a timeout; among those the
-/// best-ranked. Probes still running at the deadline count as unanswered.
-fn summarize(probes: &[Probe]) -> QueryError {
+/// One error for a target whose every probe failed (or that ran out of time). The
+/// protocols that heard from the server say more than those that did not: among them a
+/// failure (malformed, rejected) before a timeout (a challenge, then silence); then a
+/// refusal or a local error; then timeouts; options errors last. Ties go to the
+/// best-ranked protocol. Probes still running at the deadline count as unanswered. An
+/// auto-detected target refused by its host is refused whatever the protocol.
+fn summarize(probes: &[Probe], auto: bool) -> QueryError {
     let mut best: Option<(u32, QueryError)> = None;
     for p in probes {
         let e = match (&p.error, &p.machine) {
@@ -891,22 +969,25 @@ fn summarize(probes: &[Probe]) -> QueryError {
             },
             (None, None) => continue,
         };
-        let weight = match e {
-            QueryError::Options { .. } => 2,
-            _ if e.is_timeout() => 1,
-            _ => 0,
+        let class = match e {
+            QueryError::Options { .. } => 4,
+            _ if p.heard && !e.is_timeout() => 0,
+            _ if p.heard => 1,
+            _ if !e.is_timeout() => 2,
+            _ => 3,
         };
-        let key = weight * 1_000_000 + p.rank;
+        let key = class * 1_000_000 + p.rank;
         if best.as_ref().is_none_or(|(k, _)| key < *k) {
             best = Some((key, e));
         }
     }
-    best.map_or(
-        QueryError::NoAnswer {
+    match best {
+        Some((_, QueryError::Refused { .. })) if auto => QueryError::Refused { protocol: None },
+        Some((_, e)) => e,
+        None => QueryError::NoAnswer {
             protocol: Protocol::Ogp,
             step: None,
             attempts: 0,
         },
-        |(_, e)| e,
-    )
+    }
 }

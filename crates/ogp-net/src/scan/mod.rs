@@ -10,7 +10,14 @@
 //! * every datagram is handed only to the queries of the address it came from (the
 //!   exact IP and port), whose machines check the protocol's own id (OGP RequestID,
 //!   GameSpy session id, challenges) and ignore the rest; datagrams from an address with
-//!   no query in flight are dropped and counted ([`ScanStats::unknown_source`]);
+//!   no query in flight are dropped and counted ([`ScanStats::unknown_source`]); when
+//!   several protocols query one address (auto-detection), a datagram goes only to the
+//!   machines of its own protocol when its first bytes tell
+//!   ([`ogp_proto::detect::guess`]);
+//! * on Linux the sockets ask for ICMP errors (`IP_RECVERR`, `IPV6_RECVERR`) and read
+//!   them from their error queue: an ICMP port unreachable ends every query to that
+//!   address and port at once with [`QueryError::Refused`] (elsewhere a closed port
+//!   times out);
 //! * a global send-rate cap (a token bucket, [`ScanConfig::rate`]) and an in-flight cap
 //!   ([`ScanConfig::max_in_flight`]), which also bounds the finished results held while
 //!   the consumer is slow; per-target retries with backoff come from the protocol
@@ -23,7 +30,11 @@
 //!   higher (OGP, then GameSpy v3, A2S, GQP) that is still running gets a short grace
 //!   to answer too, so that a server speaking several gives the same result each time.
 //!   With [`Target::try_query_ports`], the well-known query ports for the given port are
-//!   tried as well ([`query_ports`]), and the answer says which one worked.
+//!   tried as well ([`query_ports`]), and the answer says which one worked. Without a
+//!   correct answer, the error is that of a protocol that heard from the server (a
+//!   malformed answer, a rejection, a challenge and then silence), then a refusal,
+//!   before the timeout of one that heard nothing; a target whose host refused the port
+//!   is `Refused { protocol: None }`.
 //!
 //! [`query`] is the same engine for one target (`ogp query`'s auto-detection).
 //!
@@ -41,6 +52,7 @@
 )]
 
 mod engine;
+mod errqueue;
 pub mod pacer;
 
 use std::io;

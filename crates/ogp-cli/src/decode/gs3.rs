@@ -13,7 +13,7 @@ use ogp_proto::gamespy3::{kind, MAGIC};
 use ogp_proto::Protocol;
 use serde_json::{json, Value};
 
-use crate::decode::{quote, Input, Msg};
+use super::{quote, Input, Msg};
 use crate::render::sanitize;
 
 const P: Protocol = Protocol::Gamespy3;

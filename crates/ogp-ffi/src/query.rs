@@ -1,0 +1,193 @@
+//! `ogp_query`: query one server from C, the result as JSON.
+
+use std::ffi::{c_char, c_int};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use ogp_net::scan::{self, ScanConfig, Target};
+use ogp_proto::client::{Answer, Options, QueryError, Timing};
+use ogp_proto::{Protocol, Status};
+use serde::Serialize;
+
+use crate::error::{
+    guard, opt_cstr, out_string, Error, OGP_ERR_INVALID, OGP_ERR_IO, OGP_ERR_MALFORMED,
+    OGP_ERR_REFUSED, OGP_ERR_REJECTED, OGP_ERR_RESOLVE, OGP_ERR_TIMEOUT, OGP_OK,
+};
+
+/// Find out: every auto-detectable protocol at once (OGP, GameSpy v3, A2S, GQP), the
+/// first correct answer wins.
+pub const OGP_PROTO_AUTO: c_int = -1;
+/// Open Game Protocol v1.01.
+pub const OGP_PROTO_OGP: c_int = 0;
+/// GameSpy v3 (and v4).
+pub const OGP_PROTO_GAMESPY3: c_int = 1;
+/// Valve A2S.
+pub const OGP_PROTO_A2S: c_int = 2;
+/// The GQP text-protocol draft.
+pub const OGP_PROTO_GQP: c_int = 3;
+/// The OGP v0.02 draft (never auto-detected).
+pub const OGP_PROTO_OGP_DRAFT: c_int = 4;
+
+fn protocol(p: c_int) -> Option<Option<Protocol>> {
+    Some(match p {
+        OGP_PROTO_AUTO => None,
+        OGP_PROTO_OGP => Some(Protocol::Ogp),
+        OGP_PROTO_GAMESPY3 => Some(Protocol::Gamespy3),
+        OGP_PROTO_A2S => Some(Protocol::A2s),
+        OGP_PROTO_GQP => Some(Protocol::Gqp),
+        OGP_PROTO_OGP_DRAFT => Some(Protocol::OgpDraft),
+        _ => return None,
+    })
+}
+
+/// One result in the schema of `ogp query --json` (docs/json.md, schema 1).
+#[derive(Serialize)]
+struct ResultJson<'a> {
+    schema: u32,
+    target: &'a str,
+    protocol: &'static str,
+    ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    addr: Option<SocketAddr>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ping_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    datagrams: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bytes: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    warnings: Option<&'a [String]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<&'a Status>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fault: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
+}
+
+fn result_json(
+    target: &str,
+    requested: Option<Protocol>,
+    addr: Option<SocketAddr>,
+    outcome: Result<&Answer, &QueryError>,
+) -> String {
+    let base = ResultJson {
+        schema: 1,
+        target,
+        protocol: requested.map_or("auto", Protocol::name),
+        ok: false,
+        addr,
+        ping_ms: None,
+        datagrams: None,
+        bytes: None,
+        warnings: None,
+        status: None,
+        error: None,
+        fault: None,
+        message: None,
+    };
+    let value = match outcome {
+        Ok(a) => {
+            let ping = (a.ping_ms * 1000.0).round() / 1000.0;
+            ResultJson {
+                protocol: a.protocol.name(),
+                ok: true,
+                addr: a.addr.or(addr),
+                ping_ms: Some(if ping.is_finite() { ping } else { 0.0 }),
+                datagrams: Some(a.datagrams),
+                bytes: Some(a.bytes),
+                warnings: Some(&a.warnings),
+                status: Some(&a.status),
+                ..base
+            }
+        }
+        Err(e) => ResultJson {
+            error: Some(e.kind()),
+            fault: Some(e.fault().name()),
+            message: Some(e.to_string()),
+            ..base
+        },
+    };
+    serde_json::to_string(&value).unwrap_or_else(|_| "{}".into())
+}
+
+fn error_code(e: &QueryError) -> c_int {
+    match e.kind() {
+        "timeout" => OGP_ERR_TIMEOUT,
+        "refused" => OGP_ERR_REFUSED,
+        "rejected" => OGP_ERR_REJECTED,
+        "malformed" => OGP_ERR_MALFORMED,
+        "resolve" => OGP_ERR_RESOLVE,
+        "options" => OGP_ERR_INVALID,
+        _ => OGP_ERR_IO,
+    }
+}
+
+/// Queries the server `target` (`"host:port"`, `"1.2.3.4:port"`, `"[::1]:port"`;
+/// NUL-terminated) in `protocol` (`OGP_PROTO_AUTO` or one `OGP_PROTO_*`), waiting at most
+/// `timeout_ms` (0: 5000), and blocks the calling thread until then. The result is one
+/// JSON object in the schema of `ogp query --json` (docs/json.md): `ok`, `protocol`,
+/// `addr`, `ping_ms`, `status` (the state-file schema)… or `error`, `fault`, `message`.
+///
+/// `*out_json` receives it (NUL-terminated, `*out_len` its length unless `out_len` is
+/// `NULL`) for failed queries too; free it with `ogp_string_free`. Returns `OGP_OK` for
+/// an answer, else `OGP_ERR_TIMEOUT`, `OGP_ERR_REFUSED`, `OGP_ERR_REJECTED`,
+/// `OGP_ERR_MALFORMED`, `OGP_ERR_RESOLVE`, `OGP_ERR_IO` (with the JSON), or
+/// `OGP_ERR_NULL`/`OGP_ERR_UTF8`/`OGP_ERR_INVALID` for bad arguments (no JSON:
+/// `*out_json` untouched). Callable from any thread (each call runs a small runtime of
+/// its own; not from inside a tokio runtime).
+///
+/// # Safety
+///
+/// `target` must be `NULL` or NUL-terminated; `out_json` must be `NULL` or valid for a
+/// write, `out_len` too.
+#[no_mangle]
+pub unsafe extern "C" fn ogp_query(
+    target: *const c_char,
+    protocol: c_int,
+    timeout_ms: u32,
+    out_json: *mut *mut c_char,
+    out_len: *mut usize,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's promise on `target`.
+        let target = unsafe { opt_cstr(target, "target") }?.ok_or_else(|| Error::null("target"))?;
+        if out_json.is_null() {
+            return Err(Error::null("out_json"));
+        }
+        let requested = self::protocol(protocol).ok_or_else(|| {
+            Error::invalid(format!(
+                "protocol {protocol}: not OGP_PROTO_AUTO or an OGP_PROTO_*"
+            ))
+        })?;
+        let total =
+            Duration::from_millis(u64::from(if timeout_ms == 0 { 5000 } else { timeout_ms }));
+        let attempt = (total / 3).clamp(Duration::from_millis(1), Duration::from_millis(1000));
+        let mut config = ScanConfig::default();
+        config.options = Options::with_timing(
+            Timing::default()
+                .attempt_timeout(attempt)
+                .total_timeout(total),
+        );
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::new(OGP_ERR_IO, format!("runtime: {e}")))?;
+        let result = rt.block_on(scan::query(Target::new(target, requested), config));
+        let json = result_json(target, requested, result.addr, result.outcome.as_ref());
+        let code = match &result.outcome {
+            Ok(_) => OGP_OK,
+            Err(e) => error_code(e),
+        };
+        // SAFETY: the caller's promise on `out_json`/`out_len`.
+        unsafe { out_string(json, out_json, out_len) }?;
+        if code != OGP_OK {
+            if let Err(e) = &result.outcome {
+                return Err(Error::new(code, e.to_string()));
+            }
+        }
+        Ok(code)
+    })
+}
