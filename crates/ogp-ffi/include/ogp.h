@@ -167,6 +167,11 @@ typedef struct ogp_config {
   ogp_ban_fn ban;
   // Passed to `ban` as is.
   void *ban_user;
+  // OGP master servers to send master server uplinks to (at start, every 60 s, after
+  // status changes and at exit; docs/master.md), comma-separated `host:port`; `NULL`
+  // (the default) for none. Added after the first version: a caller built against
+  // that one (a smaller `size`) gets the default.
+  const char *ogp_masters;
 } ogp_config;
 
 // Counters of a responder.

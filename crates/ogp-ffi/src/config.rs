@@ -7,6 +7,7 @@ use std::sync::Arc;
 use ogp_proto::gamespy3::heartbeat::HeartbeatConfig;
 use ogp_proto::gamespy3::responder::ChallengeMode;
 use ogp_proto::guard::RateConfig;
+use ogp_proto::ogp::uplink::UplinkConfig;
 use ogp_proto::responder::{BanAction, ResponderConfig};
 
 use crate::error::{guard, opt_cstr, Error, Result, OGP_ERR_SIZE, OGP_OK};
@@ -87,11 +88,16 @@ pub struct ogp_config {
     pub ban: ogp_ban_fn,
     /// Passed to `ban` as is.
     pub ban_user: *mut c_void,
+    /// OGP master servers to send master server uplinks to (at start, every 60 s, after
+    /// status changes and at exit; docs/master.md), comma-separated `host:port`; `NULL`
+    /// (the default) for none. Added after the first version: a caller built against
+    /// that one (a smaller `size`) gets the default.
+    pub ogp_masters: *const c_char,
 }
 
-/// The size of the first version of `ogp_config`: every size from it to today's is
-/// read.
-const MIN_SIZE: usize = std::mem::size_of::<ogp_config>();
+/// The size of the first version of `ogp_config` (up to `ban_user`): every size from it
+/// to today's is read, the fields past a caller's size keep their defaults.
+const MIN_SIZE: usize = std::mem::offset_of!(ogp_config, ogp_masters);
 
 impl Default for ogp_config {
     fn default() -> Self {
@@ -111,6 +117,7 @@ impl Default for ogp_config {
             require_challenge: 1,
             ban: None,
             ban_user: std::ptr::null_mut(),
+            ogp_masters: std::ptr::null(),
         }
     }
 }
@@ -201,6 +208,11 @@ impl ogp_config {
         let masters = unsafe { addresses(self.gamespy3_masters, "gamespy3_masters") }?;
         if !masters.is_empty() {
             c.gamespy3_heartbeat = Some(HeartbeatConfig::new(masters));
+        }
+        // SAFETY: as above.
+        let masters = unsafe { addresses(self.ogp_masters, "ogp_masters") }?;
+        if !masters.is_empty() {
+            c.ogp_uplink = Some(UplinkConfig::new(masters));
         }
         if let Some(f) = self.ban {
             let hook = BanHook {

@@ -543,6 +543,58 @@ fn poll_sends_gamespy3_heartbeats_for_the_games_socket() {
     }
 }
 
+#[test]
+fn poll_sends_ogp_uplinks_and_a_first_version_config_still_reads() {
+    let mut cfg = config();
+    cfg.ogp_masters = c"127.0.0.1:27900".as_ptr();
+    let mut r = null_mut();
+    let st = ogp_status_new();
+    let mut sent = Sent::default();
+    let mut wait = 0u32;
+    let (local, local_len) = crate::addr::to_sockaddr("127.0.0.1:27015".parse().expect("addr"));
+    // SAFETY: valid configuration, pointers, status and callback throughout.
+    unsafe {
+        assert_eq!(ogp_responder_new(&cfg, &mut r), OGP_OK, "{}", last_error());
+        ogp_responder_publish(r, st);
+        assert_eq!(
+            ogp_responder_add_listener(r, std::ptr::from_ref(&local).cast(), local_len, 1000),
+            OGP_OK
+        );
+        let user = std::ptr::from_mut(&mut sent).cast();
+        assert_eq!(
+            ogp_responder_poll(r, 1000, Some(collect), user, &mut wait),
+            OGP_OK
+        );
+        let master: SocketAddr = "127.0.0.1:27900".parse().expect("addr");
+        assert_eq!(sent.datagrams.len(), 1, "one uplink");
+        let (to, d) = &sent.datagrams[0];
+        assert_eq!(*to, master);
+        assert!(matches!(
+            ogp_proto::ogp::decode(d).expect("OGP").message,
+            ogp_proto::ogp::Message::MasterUplink { game_id: 0 }
+        ));
+        ogp_responder_stop(r);
+        // A caller built against the first version (no ogp_masters): read, default used.
+        cfg.size = std::mem::offset_of!(ogp_config, ogp_masters);
+        assert_eq!(ogp_responder_new(&cfg, &mut r), OGP_OK, "{}", last_error());
+        sent.datagrams.clear();
+        assert_eq!(
+            ogp_responder_add_listener(r, std::ptr::from_ref(&local).cast(), local_len, 1000),
+            OGP_OK
+        );
+        let user = std::ptr::from_mut(&mut sent).cast();
+        assert_eq!(
+            ogp_responder_poll(r, 1000, Some(collect), user, &mut wait),
+            OGP_OK
+        );
+        assert!(sent.datagrams.is_empty(), "the old size has no masters");
+        ogp_responder_stop(r);
+        cfg.size = std::mem::offset_of!(ogp_config, ogp_masters) - 1;
+        assert_eq!(ogp_responder_new(&cfg, &mut r), OGP_ERR_SIZE);
+        ogp_status_free(st);
+    }
+}
+
 unsafe extern "C" fn ban_10_net(
     user: *mut c_void,
     addr: *const libc::sockaddr,

@@ -18,7 +18,7 @@ pub enum Protocol {
     Gqp,
     /// The OGP v0.02 draft. Its datagrams cannot be told apart from v1.01's by their
     /// first bytes, so it is never auto-detected by a query nor returned by
-    /// [`detect::guess`](crate::detect::guess), and is served on a port of its own.
+    /// [`crate::detect::guess`], and is served on a port of its own.
     OgpDraft,
 }
 
