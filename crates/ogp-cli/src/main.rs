@@ -9,7 +9,7 @@
 mod decode;
 mod query;
 mod render;
-mod result;
+
 mod scan;
 mod serve;
 mod state;
@@ -480,7 +480,7 @@ fn emit(text: &str) -> anyhow::Result<()> {
 /// line and the status tables. Standard error gets warnings, a failure's one line, and
 /// with `-v` the exchange (`notes`, then one line per event).
 fn print_outcome(
-    about: &result::About<'_>,
+    about: &ogp_proto::result::About<'_>,
     outcome: Result<&Answer, &ogp_proto::client::QueryError>,
     json: bool,
     level: Level,
@@ -501,7 +501,7 @@ fn print_outcome(
         }
     }
     if json {
-        emit(&result::pretty(about, outcome))?;
+        emit(&ogp_proto::result::pretty(about, outcome))?;
     }
     let a = match outcome {
         Ok(a) => a,
@@ -560,7 +560,7 @@ async fn run_query(
             }
         }
     }
-    let about = result::About {
+    let about = ogp_proto::result::About {
         target: &args.target,
         line: None,
         requested: Some(protocol),

@@ -261,13 +261,13 @@ fn read_list(
 /// One NDJSON line for a result (with its newline), in the one result schema
 /// (`docs/json.md`).
 pub fn result_json(r: &ScanResult) -> String {
-    let about = crate::result::About {
+    let about = ogp_proto::result::About {
         target: &r.target,
         line: Some(r.id),
         requested: r.requested,
         addr: r.addr,
     };
-    crate::result::line(&about, r.outcome.as_ref())
+    ogp_proto::result::line(&about, r.outcome.as_ref())
 }
 
 /// `s` made safe for a terminal ([`sanitize`]) and cut to `n` characters.
@@ -552,7 +552,7 @@ pub async fn query_auto(
     let mut config = ScanConfig::default();
     config.options = Options::with_timing(timing);
     let r = scan::query(target, config).await;
-    let about = crate::result::About {
+    let about = ogp_proto::result::About {
         target: &args.target,
         line: None,
         requested: None,

@@ -1,13 +1,11 @@
 //! `ogp_query`: query one server from C, the result as JSON.
 
 use std::ffi::{c_char, c_int};
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use ogp_net::scan::{self, ScanConfig, Target};
-use ogp_proto::client::{Answer, Options, QueryError, Timing};
-use ogp_proto::{Protocol, Status};
-use serde::Serialize;
+use ogp_proto::client::{Options, QueryError, Timing};
+use ogp_proto::Protocol;
 
 use crate::error::{
     guard, opt_cstr, out_string, Error, OGP_ERR_INVALID, OGP_ERR_IO, OGP_ERR_MALFORMED,
@@ -38,79 +36,6 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_OGP_DRAFT => Some(Protocol::OgpDraft),
         _ => return None,
     })
-}
-
-/// One result in the schema of `ogp query --json` (docs/json.md, schema 1).
-#[derive(Serialize)]
-struct ResultJson<'a> {
-    schema: u32,
-    target: &'a str,
-    protocol: &'static str,
-    ok: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    addr: Option<SocketAddr>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    ping_ms: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    datagrams: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    bytes: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    warnings: Option<&'a [String]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    status: Option<&'a Status>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    fault: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    message: Option<String>,
-}
-
-fn result_json(
-    target: &str,
-    requested: Option<Protocol>,
-    addr: Option<SocketAddr>,
-    outcome: Result<&Answer, &QueryError>,
-) -> String {
-    let base = ResultJson {
-        schema: 1,
-        target,
-        protocol: requested.map_or("auto", Protocol::name),
-        ok: false,
-        addr,
-        ping_ms: None,
-        datagrams: None,
-        bytes: None,
-        warnings: None,
-        status: None,
-        error: None,
-        fault: None,
-        message: None,
-    };
-    let value = match outcome {
-        Ok(a) => {
-            let ping = (a.ping_ms * 1000.0).round() / 1000.0;
-            ResultJson {
-                protocol: a.protocol.name(),
-                ok: true,
-                addr: a.addr.or(addr),
-                ping_ms: Some(if ping.is_finite() { ping } else { 0.0 }),
-                datagrams: Some(a.datagrams),
-                bytes: Some(a.bytes),
-                warnings: Some(&a.warnings),
-                status: Some(&a.status),
-                ..base
-            }
-        }
-        Err(e) => ResultJson {
-            error: Some(e.kind()),
-            fault: Some(e.fault().name()),
-            message: Some(e.to_string()),
-            ..base
-        },
-    };
-    serde_json::to_string(&value).unwrap_or_else(|_| "{}".into())
 }
 
 fn error_code(e: &QueryError) -> c_int {
@@ -176,7 +101,13 @@ pub unsafe extern "C" fn ogp_query(
             .build()
             .map_err(|e| Error::new(OGP_ERR_IO, format!("runtime: {e}")))?;
         let result = rt.block_on(scan::query(Target::new(target, requested), config));
-        let json = result_json(target, requested, result.addr, result.outcome.as_ref());
+        let about = ogp_proto::result::About {
+            target,
+            line: None,
+            requested,
+            addr: result.addr,
+        };
+        let json = ogp_proto::result::compact(&about, result.outcome.as_ref());
         let code = match &result.outcome {
             Ok(_) => OGP_OK,
             Err(e) => error_code(e),

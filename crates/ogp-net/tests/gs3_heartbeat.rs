@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use ogp_net::responder;
 use ogp_net::StatusCell;
+use ogp_proto::announce::Cadence;
 use ogp_proto::gamespy3::heartbeat::{Heartbeat, HeartbeatConfig, StateChanged};
 use ogp_proto::gamespy3::responder::ChallengeMode;
 use ogp_proto::responder::ResponderConfig;
@@ -32,8 +33,10 @@ async fn heartbeats_at_start_on_change_and_at_exit() {
         status.slot_max = Some(16);
         status
     });
-    let hb = HeartbeatConfig::new(vec![master.local_addr().unwrap()])
-        .cadence(Duration::from_secs(30), Duration::from_millis(200));
+    let hb = HeartbeatConfig::new(vec![master.local_addr().unwrap()]).cadence(Cadence::new(
+        Duration::from_secs(30),
+        Duration::from_millis(200),
+    ));
     let mut config = ResponderConfig::default();
     config.gamespy3.challenge = ChallengeMode::Bf2;
     config.gamespy3_heartbeat = Some(hb);

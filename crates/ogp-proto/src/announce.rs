@@ -30,8 +30,32 @@ pub enum Occasion {
     Exit,
 }
 
-/// When to announce: every `interval` (60 s by default), and after a status change
-/// once at least `min_gap` (10 s) has passed since the last announcement.
+/// How often to announce: every `interval`, and after a status change once at least
+/// `min_gap` has passed since the last announcement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Cadence {
+    /// The regular interval (60 s).
+    pub interval: Duration,
+    /// The shortest gap after a status change (10 s).
+    pub min_gap: Duration,
+}
+
+impl Cadence {
+    /// Every `interval`, changes at most every `min_gap`.
+    pub fn new(interval: Duration, min_gap: Duration) -> Self {
+        Self { interval, min_gap }
+    }
+}
+
+impl Default for Cadence {
+    /// Every 60 s, changes at most every 10 s (GameSpy's cadence, ours for OGP).
+    fn default() -> Self {
+        Self::new(Duration::from_secs(60), Duration::from_secs(10))
+    }
+}
+
+/// When to announce, on a [`Cadence`].
 #[derive(Debug, Clone)]
 pub struct Schedule {
     interval: Duration,
@@ -127,8 +151,7 @@ impl<A: Announce> Announcer<A> {
     pub fn with(
         announce: A,
         masters: &[SocketAddr],
-        interval: Duration,
-        min_gap: Duration,
+        cadence: Cadence,
         local: SocketAddr,
         now: Instant,
     ) -> Self {
@@ -140,8 +163,8 @@ impl<A: Announce> Announcer<A> {
         Self {
             announce,
             masters,
-            schedule: Schedule::with(interval, min_gap),
-            min_gap,
+            schedule: Schedule::with(cadence.interval, cadence.min_gap),
+            min_gap: cadence.min_gap,
             local,
             last_status: None,
             next_check: now,
@@ -263,14 +286,7 @@ mod tests {
         let local4: SocketAddr = "127.0.0.1:1".parse().unwrap();
         let local6: SocketAddr = "[::1]:1".parse().unwrap();
         for (local, want) in [(local4, masters[0]), (local6, masters[1])] {
-            let mut a = Announcer::with(
-                Tag,
-                &masters,
-                Duration::from_secs(60),
-                Duration::from_secs(10),
-                local,
-                t0,
-            );
+            let mut a = Announcer::with(Tag, &masters, Cadence::default(), local, t0);
             a.handle_timeout(t0, &Status::default());
             assert_eq!(a.poll_transmit(), Some((want, vec![Occasion::Start as u8])));
             assert_eq!(a.poll_transmit(), None);

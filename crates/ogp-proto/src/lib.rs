@@ -79,6 +79,7 @@ pub mod protocol;
 pub mod reader;
 pub mod responder;
 mod responder_core;
+pub mod result;
 pub mod text;
 
 pub use error::{DecodeError, DecodeErrorKind, DecodeWarning};

@@ -18,10 +18,10 @@
 //! Decoding is total and bounded (at most [`MAX_PAIRS`] pairs); nothing panics.
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::kind;
-use crate::announce::{Announce, Announcer, Occasion};
+use crate::announce::{Announce, Announcer, Cadence, Occasion};
 use crate::error::DecodeError;
 use crate::model::Text;
 use crate::reader::Reader;
@@ -187,10 +187,8 @@ pub struct HeartbeatConfig {
     pub masters: Vec<SocketAddr>,
     /// The `gamename` to announce (default: the status's `game_name`).
     pub game_name: Option<Text>,
-    /// Regular cadence (the spec's 60 s).
-    pub interval: Duration,
-    /// Shortest gap between heartbeats after a status change (10 s).
-    pub min_gap: Duration,
+    /// How often (the spec's 60 s; 10 s after a change at the soonest).
+    pub cadence: Cadence,
 }
 
 impl HeartbeatConfig {
@@ -199,8 +197,7 @@ impl HeartbeatConfig {
         Self {
             masters,
             game_name: None,
-            interval: Duration::from_secs(60),
-            min_gap: Duration::from_secs(10),
+            cadence: Cadence::default(),
         }
     }
 
@@ -213,9 +210,8 @@ impl HeartbeatConfig {
 
     /// With this cadence.
     #[must_use]
-    pub fn cadence(mut self, interval: Duration, min_gap: Duration) -> Self {
-        self.interval = interval;
-        self.min_gap = min_gap;
+    pub fn cadence(mut self, cadence: Cadence) -> Self {
+        self.cadence = cadence;
         self
     }
 }
@@ -274,14 +270,7 @@ impl Announcer<Gs3Heartbeat> {
             instance_key,
             game_name: config.game_name,
         };
-        Self::with(
-            heartbeat,
-            &config.masters,
-            config.interval,
-            config.min_gap,
-            local,
-            now,
-        )
+        Self::with(heartbeat, &config.masters, config.cadence, local, now)
     }
 
     /// The instance key the heartbeats carry.
@@ -292,6 +281,8 @@ impl Announcer<Gs3Heartbeat> {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     #[test]

@@ -18,10 +18,10 @@
 //! sends; verifying is the master's).
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::header::{Header, PacketType};
-use crate::announce::{Announce, Announcer, Occasion};
+use crate::announce::{Announce, Announcer, Cadence, Occasion};
 use crate::Status;
 
 /// OGP uplinks to master servers.
@@ -32,10 +32,8 @@ pub struct UplinkConfig {
     pub masters: Vec<SocketAddr>,
     /// The GameID to announce (default: the status's `game_id`, else 0).
     pub game_id: Option<u16>,
-    /// Regular cadence (60 s).
-    pub interval: Duration,
-    /// Shortest gap between uplinks after a status change (10 s).
-    pub min_gap: Duration,
+    /// How often (60 s; 10 s after a change at the soonest).
+    pub cadence: Cadence,
 }
 
 impl UplinkConfig {
@@ -44,8 +42,7 @@ impl UplinkConfig {
         Self {
             masters,
             game_id: None,
-            interval: Duration::from_secs(60),
-            min_gap: Duration::from_secs(10),
+            cadence: Cadence::default(),
         }
     }
 
@@ -58,9 +55,8 @@ impl UplinkConfig {
 
     /// With this cadence.
     #[must_use]
-    pub fn cadence(mut self, interval: Duration, min_gap: Duration) -> Self {
-        self.interval = interval;
-        self.min_gap = min_gap;
+    pub fn cadence(mut self, cadence: Cadence) -> Self {
+        self.cadence = cadence;
         self
     }
 }
@@ -93,19 +89,14 @@ impl Announcer<OgpUplink> {
         let uplink = OgpUplink {
             game_id: config.game_id,
         };
-        Self::with(
-            uplink,
-            &config.masters,
-            config.interval,
-            config.min_gap,
-            local,
-            now,
-        )
+        Self::with(uplink, &config.masters, config.cadence, local, now)
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
     use crate::ogp::{decode, Message};
 

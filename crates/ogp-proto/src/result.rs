@@ -1,13 +1,16 @@
-//! The one JSON shape of a query result, for `ogp query --json` (pretty-printed) and
-//! each line of `ogp scan --json` (one line each), success and failure alike. Its
-//! fields and their meaning are documented in `docs/json.md`; [`SCHEMA`] is its version,
-//! raised when a field changes meaning or goes away (new fields do not raise it).
+//! The one JSON shape of a query result, success and failure alike: what `ogp query
+//! --json` prints (pretty), each line of `ogp scan --json`, and the C API's
+//! `ogp_query`. Its fields and their meaning are documented in the repository's
+//! `docs/json.md`; [`SCHEMA`] is its version, raised when a field changes meaning or goes
+//! away (new fields do not raise it).
 
 use std::net::SocketAddr;
 
-use ogp_proto::client::{Answer, QueryError};
-use ogp_proto::{Protocol, Status};
 use serde::Serialize;
+
+use crate::client::{Answer, QueryError};
+use crate::protocol::Protocol;
+use crate::Status;
 
 /// The version of the result schema.
 pub const SCHEMA: u32 = 1;
@@ -96,9 +99,14 @@ fn value<'a>(about: &About<'a>, outcome: Result<&'a Answer, &QueryError>) -> Res
     }
 }
 
+/// The result as compact JSON, without a newline.
+pub fn compact(about: &About<'_>, outcome: Result<&Answer, &QueryError>) -> String {
+    serde_json::to_string(&value(about, outcome)).unwrap_or_else(|_| "{}".into())
+}
+
 /// The result on one line, with its newline (NDJSON).
 pub fn line(about: &About<'_>, outcome: Result<&Answer, &QueryError>) -> String {
-    let mut s = serde_json::to_string(&value(about, outcome)).unwrap_or_else(|_| "{}".into());
+    let mut s = compact(about, outcome);
     s.push('\n');
     s
 }
