@@ -582,18 +582,29 @@ fn header_json(h: &Header, head_size: Option<u8>, sizes: &[usize]) -> Map<String
     m
 }
 
-/// The header's facts for the text line: challenge, request id, packet size, charset.
-fn header_facts(h: &Header, sizes: &[usize]) -> Vec<String> {
+/// The facts of an OGP (or draft) header's optional fields for the text line:
+/// challenge, request id, packet size.
+fn id_facts(
+    challenge: Option<u32>,
+    request_id: Option<u32>,
+    max_bytes: Option<impl std::fmt::Display>,
+) -> Vec<String> {
     let mut facts = Vec::new();
-    if let Some(c) = h.challenge {
+    if let Some(c) = challenge {
         facts.push(format!("challenge {c:#010x}"));
     }
-    if let Some(id) = h.request_id {
+    if let Some(id) = request_id {
         facts.push(format!("request id {id}"));
     }
-    if let Some(m) = h.max_bytes_per_packet {
+    if let Some(m) = max_bytes {
         facts.push(format!("max {m} bytes/packet"));
     }
+    facts
+}
+
+/// The header's facts for the text line: challenge, request id, packet size, charset.
+fn header_facts(h: &Header, sizes: &[usize]) -> Vec<String> {
+    let mut facts = id_facts(h.challenge, h.request_id, h.max_bytes_per_packet);
     if h.utf8() {
         facts.push(
             if h.is_answer() {
@@ -747,16 +758,7 @@ fn draft_msgs(inputs: &[Input]) -> Result<Vec<Msg>> {
         if let Some(m) = h.max_bytes_per_packet {
             f.insert("max_bytes_per_packet".into(), json!(m));
         }
-        let mut facts = Vec::new();
-        if let Some(c) = h.challenge {
-            facts.push(format!("challenge {c:#010x}"));
-        }
-        if let Some(id) = h.request_id {
-            facts.push(format!("request id {id}"));
-        }
-        if let Some(m) = h.max_bytes_per_packet {
-            facts.push(format!("max {m} bytes/packet"));
-        }
+        let mut facts = id_facts(h.challenge, h.request_id, h.max_bytes_per_packet);
         let (answer, size) = match p.message {
             M::Answer(a) => (*a, input.bytes.len()),
             M::Fragment { body } => {
