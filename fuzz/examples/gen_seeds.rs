@@ -10,11 +10,11 @@ use std::time::{Duration, Instant};
 
 use ogp_fuzz::a2s::big_status;
 use ogp_fuzz::state_status;
-use ogp_proto::a2s::responder::{A2sConfig, Flavor};
+use ogp_proto::a2s::responder::Flavor;
 use ogp_proto::a2s::{self, Pushed, Reassembler};
 use ogp_proto::client::{QueryDriver, Timing};
 use ogp_proto::gqp::client::{Credentials, QueryMode};
-use ogp_proto::gqp::responder::{GqpConfig, GqpUser};
+use ogp_proto::gqp::responder::GqpUser;
 use ogp_proto::gqp::{self, Command, Encoding};
 use ogp_proto::model::A2sInfo;
 use ogp_proto::ogp_draft;
@@ -34,19 +34,11 @@ impl Out {
 }
 
 fn responder(listener: Listener, max_datagram_bytes: usize) -> Responder {
-    let config = ResponderConfig {
-        listener,
-        gqp: GqpConfig {
-            users: vec![GqpUser {
-                name: "admin".into(),
-                password: "hunter2".into(),
-            }],
-            protected: vec!["rules".into()],
-            max_datagram_bytes,
-            ..GqpConfig::default()
-        },
-        ..ResponderConfig::default()
-    };
+    let mut config = ResponderConfig::default();
+    config.listener = listener;
+    config.gqp.users = vec![GqpUser::new("admin", "hunter2")];
+    config.gqp.protected = vec!["rules".into()];
+    config.gqp.max_datagram_bytes = max_datagram_bytes;
     Responder::new(config, [7; 32], Instant::now())
 }
 
@@ -94,14 +86,10 @@ fn main() {
         let encoding = Encoding::parse(enc).expect("known encoding");
         for (c, credentials) in [None, Some(("admin", "hunter2"))].into_iter().enumerate() {
             for (b, block) in [1400, 300].into_iter().enumerate() {
-                let opts = gqp::client::QueryOptions {
-                    encoding,
-                    credentials: credentials.map(|(user, password)| Credentials {
-                        user: user.into(),
-                        password: password.into(),
-                    }),
-                    ..gqp::client::QueryOptions::default()
-                };
+                let mut opts = gqp::client::QueryOptions::default();
+                opts.encoding = encoding;
+                opts.credentials =
+                    credentials.map(|(user, password)| Credentials::new(user, password));
                 let mut r = responder(Listener::Standard, block);
                 let (mut q, mut a) = (0, 0);
                 exchange(
@@ -123,11 +111,9 @@ fn main() {
         let raw = QueryMode::Raw(Command::parse_lines(
             "echo a b; extensions; identify; nosuch; limits",
         ));
-        let opts = gqp::client::QueryOptions {
-            mode: raw,
-            encoding,
-            ..gqp::client::QueryOptions::default()
-        };
+        let mut opts = gqp::client::QueryOptions::default();
+        opts.mode = raw;
+        opts.encoding = encoding;
         let mut r = responder(Listener::Standard, 1400);
         let mut n = 0;
         exchange(
@@ -148,10 +134,8 @@ fn main() {
 
     // The draft: queries and answers, unsplit and split.
     for (s, max) in [None, Some(500), Some(1500)].into_iter().enumerate() {
-        let opts = ogp_draft::client::QueryOptions {
-            max_bytes_per_packet: max,
-            ..ogp_draft::client::QueryOptions::default()
-        };
+        let mut opts = ogp_draft::client::QueryOptions::default();
+        opts.max_bytes_per_packet = max;
         let mut r = responder(Listener::OgpDraft, 1400);
         let mut n = 0;
         exchange(
@@ -252,13 +236,8 @@ fn a2s_seeds(out: &Out) {
 }
 
 fn a2s_responder(flavor: Flavor, max_reply_bytes: usize) -> Responder {
-    let config = ResponderConfig {
-        a2s: A2sConfig {
-            flavor,
-            max_reply_bytes,
-            ..A2sConfig::default()
-        },
-        ..ResponderConfig::default()
-    };
+    let mut config = ResponderConfig::default();
+    config.a2s.flavor = flavor;
+    config.a2s.max_reply_bytes = max_reply_bytes;
     Responder::new(config, [7; 32], Instant::now())
 }

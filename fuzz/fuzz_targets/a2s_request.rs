@@ -104,18 +104,20 @@ fuzz_target!(|data: &[u8]| {
         [c0, c1, rest @ ..] => (*c0, *c1, rest),
         _ => return,
     };
-    let a2s = A2sConfig {
-        require_info_challenge: c0 & 4 == 0,
-        flavor: [
+    let a2s = {
+        let mut config = A2sConfig::default();
+        config.require_info_challenge = c0 & 4 == 0;
+        config.flavor = [
             Flavor::Source,
             Flavor::GoldSrcM,
             Flavor::GoldSrcI,
             Flavor::Source,
-        ][usize::from(c0 & 3)],
-        answer_get_challenge: c0 & 8 != 0,
-        answer_ping: c0 & 16 != 0,
-        max_request_bytes: if c0 & 32 != 0 { 29 } else { a2s::MAX_DATAGRAM },
-        max_reply_bytes: [65536, 0, 4000, 1 << 20][usize::from(c1 & 3)],
+        ][usize::from(c0 & 3)];
+        config.answer_get_challenge = c0 & 8 != 0;
+        config.answer_ping = c0 & 16 != 0;
+        config.max_request_bytes = if c0 & 32 != 0 { 29 } else { a2s::MAX_DATAGRAM };
+        config.max_reply_bytes = [65536, 0, 4000, 1 << 20][usize::from(c1 & 3)];
+        config
     };
     static EMPTY: OnceLock<Status> = OnceLock::new();
     let status = match c0 >> 6 {
@@ -128,18 +130,13 @@ fuzz_target!(|data: &[u8]| {
     // Every budget out of the way: answers to a valid challenge spend `rate`, every other
     // answer (challenges, open INFO, pings) `unproven_rate` and `unproven_total`, so that
     // a RateLimited outcome stays a failure.
-    let unlimited = RateConfig {
-        per_second: 1e9,
-        burst: 1e9,
-    };
-    let config = ResponderConfig {
-        a2s,
-        rate: unlimited,
-        unproven_rate: unlimited,
-        unproven_total: unlimited,
-        challenge_period: PERIOD,
-        ..ResponderConfig::default()
-    };
+    let unlimited = RateConfig::new(1e9, 1e9);
+    let mut config = ResponderConfig::default();
+    config.a2s = a2s;
+    config.rate = unlimited;
+    config.unproven_rate = unlimited;
+    config.unproven_total = unlimited;
+    config.challenge_period = PERIOD;
     let mut responder = Responder::new(config, SECRET, t0);
     let mut keys = {
         let mut k = [0u8; 16];

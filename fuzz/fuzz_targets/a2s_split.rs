@@ -220,11 +220,10 @@ fuzz_target!(|data: &[u8]| {
         [f, b, z, rest @ ..] => (*f, *b, *z, rest),
         _ => return,
     };
-    let limits = ReassemblyLimits {
-        max_fragments: f,
-        max_bytes: 256 * (usize::from(b) + 1),
-        max_decompressed: 256 * (usize::from(z) + 1),
-    };
+    let mut limits = ReassemblyLimits::default();
+    limits.max_fragments = f;
+    limits.max_bytes = 256 * (usize::from(b) + 1);
+    limits.max_decompressed = 256 * (usize::from(z) + 1);
     let mut run = Run {
         r: Reassembler::with_limits(limits),
         limits,

@@ -77,7 +77,7 @@ use ogp_proto::client::{
 };
 use ogp_proto::gamespy3::{self, InfoKind};
 use ogp_proto::gqp::client::{Credentials, QueryMode, MAX_DATAGRAMS, PROBE_LEN};
-use ogp_proto::gqp::responder::{GqpConfig, GqpUser};
+use ogp_proto::gqp::responder::GqpUser;
 use ogp_proto::gqp::{
     self, decode_query, encode_reply, Command, Encoding, Record, Reply, StatusCode,
 };
@@ -417,19 +417,11 @@ where
     Result<Answer<M::Details>, QueryError>: CheckOutcome,
 {
     fn new(m: M, info: Info, listener: Listener) -> Self {
-        let config = ResponderConfig {
-            listener,
-            gqp: GqpConfig {
-                users: vec![GqpUser {
-                    name: "admin".into(),
-                    password: PASSWORD.into(),
-                }],
-                protected: vec!["rules".into()],
-                ..GqpConfig::default()
-            },
-            rate_table_capacity: 64,
-            ..ResponderConfig::default()
-        };
+        let mut config = ResponderConfig::default();
+        config.listener = listener;
+        config.gqp.users = vec![GqpUser::new("admin", PASSWORD)];
+        config.gqp.protected = vec!["rules".into()];
+        config.rate_table_capacity = 64;
         let t0 = info.t0;
         let synth_budget = match info.kind {
             Kind::Gqp => GQP_SYNTH_BUDGET,
@@ -907,12 +899,10 @@ fuzz_target!(|data: &[u8]| {
     match p[0] % 5 {
         0 => {
             info.ogp_max_bytes = (p[1] & 2 != 0).then_some(u16::from_le_bytes([p[6], p[7]]));
-            let opts = ogp::client::QueryOptions {
-                utf8: info.utf8,
-                max_bytes_per_packet: info.ogp_max_bytes,
-                challenge: (p[1] & 4 != 0).then_some(known),
-                ..ogp::client::QueryOptions::default()
-            };
+            let mut opts = ogp::client::QueryOptions::default();
+            opts.utf8 = info.utf8;
+            opts.max_bytes_per_packet = info.ogp_max_bytes;
+            opts.challenge = (p[1] & 4 != 0).then_some(known);
             let m = ogp::client::QueryMachine::new(opts, timing, request_id, t0);
             drive(m, info, Listener::Standard, ops);
         }
@@ -930,10 +920,7 @@ fuzz_target!(|data: &[u8]| {
                 2 => Some(("admin", "wrong")),
                 _ => Some(("nobody", PASSWORD)),
             }
-            .map(|(user, password)| Credentials {
-                user: user.into(),
-                password: password.into(),
-            });
+            .map(|(user, password)| Credentials::new(user, password));
             info.credentials = credentials.is_some();
             let mode = if p[1] & 0x80 != 0 {
                 QueryMode::Raw(
@@ -954,13 +941,12 @@ fuzz_target!(|data: &[u8]| {
             info.max_reply_bytes = [262_144, 1024, 16_384, 65_536][usize::from(p[6] & 3)];
             info.heap_cap = 64 * info.max_reply_bytes + SLACK;
             info.max_transmits = (retries + 2 * max_challenges + 6) as usize;
-            let opts = gqp::client::QueryOptions {
-                mode,
-                encoding: info.encoding,
-                credentials,
-                token: (p[1] & 4 != 0).then(|| gqp::auth::format_token(known)),
-                max_reply_bytes: info.max_reply_bytes,
-            };
+            let mut opts = gqp::client::QueryOptions::default();
+            opts.mode = mode;
+            opts.encoding = info.encoding;
+            opts.credentials = credentials;
+            opts.token = (p[1] & 4 != 0).then(|| gqp::auth::format_token(known));
+            opts.max_reply_bytes = info.max_reply_bytes;
             let m = gqp::client::QueryMachine::new(opts, timing, t0);
             drive(m, info, Listener::Standard, ops);
         }
@@ -987,14 +973,15 @@ fuzz_target!(|data: &[u8]| {
             info.heap_cap = 64 * info.max_reply_bytes + SLACK;
             info.max_transmits = (2 * ((1 + retries) * (1 + max_challenges) + 2)) as usize;
             info.request_id = request_id;
-            let opts = gamespy3::client::QueryOptions {
-                kind: info.gs3_kind.clone(),
-                handshake,
-                nibble_session_ids: p[1] & 0x10 == 0,
-                limits: gamespy3::ReassemblyLimits {
-                    max_packets: 128,
-                    max_bytes: info.max_reply_bytes,
-                },
+            let mut opts = gamespy3::client::QueryOptions::default();
+            opts.kind = info.gs3_kind.clone();
+            opts.handshake = handshake;
+            opts.nibble_session_ids = p[1] & 0x10 == 0;
+            opts.limits = {
+                let mut limits = gamespy3::ReassemblyLimits::default();
+                limits.max_packets = 128;
+                limits.max_bytes = info.max_reply_bytes;
+                limits
             };
             let m = gamespy3::client::QueryMachine::new(opts, timing, request_id, t0);
             drive(m, info, Listener::Standard, ops);
@@ -1002,33 +989,29 @@ fuzz_target!(|data: &[u8]| {
         4 => {
             info.kind = Kind::A2s;
             info.a2s_steps = [p[1] & 1 == 0, p[1] & 2 == 0, p[1] & 4 == 0];
-            let limits = a2s::ReassemblyLimits {
-                max_fragments: if p[7] == 0 { 128 } else { p[7] },
-                max_bytes: 2048 << (p[6] & 7),
-                max_decompressed: [4 << 20, 4096, 65536, 512 << 10][usize::from(p[6] >> 6)],
-            };
+            let mut limits = a2s::ReassemblyLimits::default();
+            limits.max_fragments = if p[7] == 0 { 128 } else { p[7] };
+            limits.max_bytes = 2048 << (p[6] & 7);
+            limits.max_decompressed = [4 << 20, 4096, 65536, 512 << 10][usize::from(p[6] >> 6)];
             let steps = info.a2s_steps.iter().filter(|&&on| on).count() as u32;
             info.max_transmits = (steps * (1 + retries) + max_challenges) as usize;
             let decoded = limits.max_bytes.max(limits.max_decompressed);
             info.heap_cap = limits.max_bytes + 4 * decoded + (4 << 20) + SLACK;
-            let opts = a2s::client::QueryOptions {
-                info: info.a2s_steps[0],
-                players: info.a2s_steps[1],
-                rules: info.a2s_steps[2],
-                challenge: (p[1] & 8 != 0).then_some(known),
-                limits,
-            };
+            let mut opts = a2s::client::QueryOptions::default();
+            opts.info = info.a2s_steps[0];
+            opts.players = info.a2s_steps[1];
+            opts.rules = info.a2s_steps[2];
+            opts.challenge = (p[1] & 8 != 0).then_some(known);
+            opts.limits = limits;
             let m = a2s::client::QueryMachine::new(opts, timing, t0);
             drive(m, info, Listener::Standard, ops);
         }
         _ => {
             info.kind = Kind::Draft;
             info.draft_max_bytes = (p[1] & 2 != 0).then_some(i16::from_le_bytes([p[6], p[7]]));
-            let opts = ogp_draft::client::QueryOptions {
-                max_bytes_per_packet: info.draft_max_bytes,
-                challenge: (p[1] & 4 != 0).then_some(known),
-                ..ogp_draft::client::QueryOptions::default()
-            };
+            let mut opts = ogp_draft::client::QueryOptions::default();
+            opts.max_bytes_per_packet = info.draft_max_bytes;
+            opts.challenge = (p[1] & 4 != 0).then_some(known);
             let m = ogp_draft::client::QueryMachine::new(opts, timing, request_id, t0);
             drive(m, info, Listener::OgpDraft, ops);
         }

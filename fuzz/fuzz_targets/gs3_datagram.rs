@@ -257,10 +257,9 @@ fuzz_target!(|data: &[u8]| {
         [a, b, rest @ ..] => (*a, *b, rest),
         _ => return,
     };
-    let limits = ReassemblyLimits {
-        max_packets: usize::from(a % 128) + 1,
-        max_bytes: 256 * (usize::from(b) + 1),
-    };
+    let mut limits = ReassemblyLimits::default();
+    limits.max_packets = usize::from(a % 128) + 1;
+    limits.max_bytes = 256 * (usize::from(b) + 1);
     let mut r = Reassembler::with_limits(limits);
     let mut model = Model {
         limits,

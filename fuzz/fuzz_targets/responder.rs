@@ -55,7 +55,7 @@ use ogp_proto::a2s::{self, responder::A2sConfig};
 use ogp_proto::gqp::responder::{GqpConfig, GqpOutcome, GqpUser};
 use ogp_proto::gqp::{self, auth, decode_query, decode_reply, encode_query, Command, Encoding};
 use ogp_proto::guard::{protocol_id, ChallengeKeys};
-use ogp_proto::ogp::responder::{OgpConfig, OgpOutcome};
+use ogp_proto::ogp::responder::OgpOutcome;
 use ogp_proto::ogp::{self, ErrorValue, Message, Pushed, Reassembler};
 use ogp_proto::ogp_draft::{self, responder::DraftOutcome};
 use ogp_proto::reader::Reader;
@@ -93,27 +93,17 @@ fn ban(ip: IpAddr) -> BanAction {
 }
 
 fn config(listener: Listener) -> ResponderConfig {
-    ResponderConfig {
-        listener,
-        ogp: OgpConfig {
-            colors: true,
-            player_addresses: true,
-            ..OgpConfig::default()
-        },
-        gqp: GqpConfig {
-            users: vec![GqpUser {
-                name: USER.into(),
-                password: PASSWORD.into(),
-            }],
-            protected: vec!["rules".into()],
-            player_addresses: true,
-            ..GqpConfig::default()
-        },
-        rate_table_capacity: 64,
-        challenge_period: PERIOD,
-        ban: Some(Arc::new(ban)),
-        ..ResponderConfig::default()
-    }
+    let mut cfg = ResponderConfig::default();
+    cfg.listener = listener;
+    cfg.ogp.colors = true;
+    cfg.ogp.player_addresses = true;
+    cfg.gqp.users = vec![GqpUser::new(USER, PASSWORD)];
+    cfg.gqp.protected = vec!["rules".into()];
+    cfg.gqp.player_addresses = true;
+    cfg.rate_table_capacity = 64;
+    cfg.challenge_period = PERIOD;
+    cfg.ban = Some(Arc::new(ban));
+    cfg
 }
 
 /// The responder's challenge keys, rebuilt from the same secret and start.

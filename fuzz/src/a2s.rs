@@ -32,14 +32,15 @@ pub fn big_status(ship: bool) -> &'static Status {
     let [big, the_ship] = BIG.get_or_init(|| {
         let mut s = state_status().clone();
         let players = s.players.get_or_insert_with(Vec::new);
-        players.extend((0..300u32).map(|i| Player {
-            slot: Some(i),
-            name: Some(format!("player {i} {}", "x".repeat((i % 40) as usize)).into()),
-            score: Some(i as i32 - 100),
-            duration: Some(i as f32 * 1.5),
-            deaths: (i % 3 == 0).then_some(i),
-            money: (i % 2 == 0).then_some(i as i32 * 10),
-            ..Player::default()
+        players.extend((0..300u32).map(|i| {
+            let mut p = Player::default();
+            p.slot = Some(i);
+            p.name = Some(format!("player {i} {}", "x".repeat((i % 40) as usize)).into());
+            p.score = Some(i as i32 - 100);
+            p.duration = Some(i as f32 * 1.5);
+            p.deaths = (i % 3 == 0).then_some(i);
+            p.money = (i % 2 == 0).then_some(i as i32 * 10);
+            p
         }));
         let rules = s.rules.get_or_insert_with(Rules::default);
         rules
@@ -401,10 +402,11 @@ fn reassemble(x: &Answered<'_>, datagrams: usize) -> Vec<u8> {
     assert!(id != 0 && id & !0x7fff == 0, "split id {id:#x}");
     assert!(id & COMPRESSED == 0);
     assert_eq!(detect_first(&x.out[0], id), Some(layout));
-    let mut r = Reassembler::with_limits(ReassemblyLimits {
-        max_fragments: u8::MAX,
-        max_bytes: usize::MAX,
-        ..ReassemblyLimits::default()
+    let mut r = Reassembler::with_limits({
+        let mut limits = ReassemblyLimits::default();
+        limits.max_fragments = u8::MAX;
+        limits.max_bytes = usize::MAX;
+        limits
     });
     for (k, d) in x.out.iter().enumerate() {
         assert_eq!(Fragment::peek_id(d), Ok(id), "one id per reply");

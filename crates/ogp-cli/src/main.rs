@@ -23,7 +23,6 @@ use std::time::Duration;
 use clap::{Parser, Subcommand, ValueEnum};
 use ogp_proto::client::{Answer, Details};
 use ogp_proto::guard::RateConfig;
-use ogp_proto::ogp::responder::OgpConfig;
 use ogp_proto::responder::ResponderConfig;
 
 /// Query, serve and decode game-server status protocols (Open Game Protocol and friends).
@@ -359,36 +358,19 @@ fn main() -> ExitCode {
             gamespy3_game,
             master,
         } => {
-            let config = ResponderConfig {
-                ogp: OgpConfig {
-                    require_challenge: !no_challenge,
-                    colors,
-                    player_addresses,
-                    ..OgpConfig::default()
-                },
-                ogp_draft: ogp_proto::ogp_draft::responder::DraftConfig {
-                    require_challenge: !no_challenge,
-                    ..Default::default()
-                },
-                // Each source's two budgets: answers to its valid challenges, and every
-                // other answer (which a spoofer can trigger in its name).
-                rate: RateConfig {
-                    per_second: rate,
-                    burst,
-                },
-                unproven_rate: RateConfig {
-                    per_second: rate,
-                    burst,
-                },
-                gamespy3: ogp_proto::gamespy3::responder::Gs3Config {
-                    enabled: !no_gamespy3,
-                    challenge: match gamespy3_challenge {
-                        Gs3Challenge::Real => ogp_proto::gamespy3::responder::ChallengeMode::Real,
-                        Gs3Challenge::Bf2 => ogp_proto::gamespy3::responder::ChallengeMode::Bf2,
-                    },
-                    ..Default::default()
-                },
-                ..ResponderConfig::default()
+            let mut config = ResponderConfig::default();
+            config.ogp.require_challenge = !no_challenge;
+            config.ogp.colors = colors;
+            config.ogp.player_addresses = player_addresses;
+            config.ogp_draft.require_challenge = !no_challenge;
+            // Each source's two budgets: answers to its valid challenges, and every
+            // other answer (which a spoofer can trigger in its name).
+            config.rate = RateConfig::new(rate, burst);
+            config.unproven_rate = RateConfig::new(rate, burst);
+            config.gamespy3.enabled = !no_gamespy3;
+            config.gamespy3.challenge = match gamespy3_challenge {
+                Gs3Challenge::Real => ogp_proto::gamespy3::responder::ChallengeMode::Real,
+                Gs3Challenge::Bf2 => ogp_proto::gamespy3::responder::ChallengeMode::Bf2,
             };
             let opts = serve::ServeOptions {
                 state,
@@ -638,10 +620,8 @@ async fn run_demo() -> anyhow::Result<ExitCode> {
     for (p, title) in others {
         answers.push((title, ask(p, addr.to_string()).await));
     }
-    let draft_config = ResponderConfig {
-        listener: ogp_proto::responder::Listener::OgpDraft,
-        ..ResponderConfig::default()
-    };
+    let mut draft_config = ResponderConfig::default();
+    draft_config.listener = ogp_proto::responder::Listener::OgpDraft;
     let draft_handle = ogp_net::responder::spawn(loopback, Arc::clone(&cell), draft_config).await?;
     let draft_addr = draft_handle.local_addr();
     answers.push((

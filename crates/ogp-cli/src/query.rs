@@ -62,10 +62,7 @@ pub fn options(args: &QueryArgs, protocol: Protocol) -> Result<Options, String> 
     if let Some(user) = &args.user {
         let password = std::env::var("OGP_GQP_PASSWORD")
             .map_err(|_| "--user needs the password in OGP_GQP_PASSWORD".to_string())?;
-        o.gqp.credentials = Some(gqp::client::Credentials {
-            user: user.as_str().into(),
-            password: password.into(),
-        });
+        o.gqp.credentials = Some(gqp::client::Credentials::new(user.as_str(), password));
     }
     Ok(o)
 }

@@ -243,12 +243,11 @@ fn read_list(
         let sent = match parse_line(&line, default) {
             Ok(None) => true,
             Ok(Some((protocol, host))) => {
-                batch.push(Target {
-                    id: number,
-                    host,
-                    protocol,
-                    try_query_ports,
-                });
+                batch.push(
+                    Target::new(host, protocol)
+                        .with_id(number)
+                        .with_query_ports(try_query_ports),
+                );
                 true
             }
             Err(why) => notes.blocking_send(Note::Bad(number, why)).is_ok(),
@@ -338,19 +337,18 @@ struct Tally {
 }
 
 fn config(args: &ScanArgs) -> ScanConfig {
-    ScanConfig {
-        rate: args.rate.max(1),
-        max_in_flight: args.max_in_flight.max(1),
-        resolve_concurrency: args.resolvers.max(1),
-        options: Options::with_timing(
-            Timing::default()
-                .attempt_timeout(Duration::from_millis(args.timeout.max(1)))
-                .retries(args.retries)
-                .total_timeout(Duration::from_millis(args.deadline.max(1))),
-        ),
-        sockets: args.sockets.clamp(1, 64),
-        ..ScanConfig::default()
-    }
+    let mut cfg = ScanConfig::default();
+    cfg.rate = args.rate.max(1);
+    cfg.max_in_flight = args.max_in_flight.max(1);
+    cfg.resolve_concurrency = args.resolvers.max(1);
+    cfg.options = Options::with_timing(
+        Timing::default()
+            .attempt_timeout(Duration::from_millis(args.timeout.max(1)))
+            .retries(args.retries)
+            .total_timeout(Duration::from_millis(args.deadline.max(1))),
+    );
+    cfg.sockets = args.sockets.clamp(1, 64);
+    cfg
 }
 
 /// Lines in a regular file (for the progress line), counted in bounded memory.
@@ -544,16 +542,15 @@ pub async fn query_auto(
     json: bool,
     level: crate::Level,
 ) -> Result<ExitCode> {
-    let target = Target {
-        try_query_ports,
-        ..Target::new(args.target.clone(), None)
+    let target = {
+        let mut t = Target::new(args.target.clone(), None);
+        t.try_query_ports = try_query_ports;
+        t
     };
     // Every protocol's steps (three for A2S) in the time each attempt and retry takes.
     let timing = Timing::with_attempts(args.timeout, args.retries, 3);
-    let config = ScanConfig {
-        options: Options::with_timing(timing),
-        ..ScanConfig::default()
-    };
+    let mut config = ScanConfig::default();
+    config.options = Options::with_timing(timing);
     let r = scan::query(target, config).await;
     let about = ogp_proto::result::About {
         target: &args.target,
@@ -616,10 +613,8 @@ mod tests {
             requested: None,
             addr: Some("127.0.0.1:1".parse().unwrap()),
             outcome: Ok({
-                let status = ogp_proto::Status {
-                    host_name: Some("x \"y\"\n".into()),
-                    ..Default::default()
-                };
+                let mut status = ogp_proto::Status::default();
+                status.host_name = Some("x \"y\"\n".into());
                 let mut a = ogp_proto::client::Answer::new(Protocol::A2s, status, details());
                 a.addr = Some("127.0.0.1:2".parse().unwrap());
                 a.ping_ms = 1.23456;

@@ -71,37 +71,38 @@ struct Case {
 
 impl Case {
     fn status(&self) -> Status {
-        Status {
-            host_name: Some(self.host.as_str().into()),
-            game_name: Some(self.game.as_str().into()),
-            map: Some(MapInfo::named(self.map.as_str())),
-            slot_max: Some(self.slot_max),
-            players: Some(
-                self.players
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (name, score, time))| Player {
-                        slot: Some(i as u32),
-                        name: Some(name.as_str().into()),
-                        score: Some(*score),
-                        time: Some(u32::from(*time)),
-                        ..Player::default()
-                    })
-                    .collect(),
-            ),
-            rules: Some(Rules(
-                self.rules
-                    .iter()
-                    .map(|(k, v)| (k.as_str().into(), v.as_str().into()))
-                    .collect(),
-            )),
-            a2s: Some(A2sInfo {
-                keywords: self.keywords.as_deref().map(Into::into),
-                app_id: self.app_id.map(u32::from),
-                ..A2sInfo::default()
-            }),
-            ..Status::default()
-        }
+        let mut status = Status::default();
+        status.host_name = Some(self.host.as_str().into());
+        status.game_name = Some(self.game.as_str().into());
+        status.map = Some(MapInfo::named(self.map.as_str()));
+        status.slot_max = Some(self.slot_max);
+        status.players = Some(
+            self.players
+                .iter()
+                .enumerate()
+                .map(|(i, (name, score, time))| {
+                    let mut player = Player::default();
+                    player.slot = Some(i as u32);
+                    player.name = Some(name.as_str().into());
+                    player.score = Some(*score);
+                    player.time = Some(u32::from(*time));
+                    player
+                })
+                .collect(),
+        );
+        status.rules = Some(Rules(
+            self.rules
+                .iter()
+                .map(|(k, v)| (k.as_str().into(), v.as_str().into()))
+                .collect(),
+        ));
+        status.a2s = Some({
+            let mut a2s = A2sInfo::default();
+            a2s.keywords = self.keywords.as_deref().map(Into::into);
+            a2s.app_id = self.app_id.map(u32::from);
+            a2s
+        });
+        status
     }
 }
 

@@ -63,43 +63,44 @@ struct Case {
 
 impl Case {
     fn status(&self) -> Status {
-        Status {
-            host_name: Some(self.host.as_str().into()),
-            game_name: Some("battlefield2".into()),
-            map: Some(MapInfo::named(self.map.as_str())),
-            slot_max: Some(self.slot_max),
-            players: Some(
-                self.players
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (name, score, team))| Player {
-                        slot: Some(i as u32),
-                        name: Some(name.as_str().into()),
-                        score: Some(*score),
-                        team: Some(*team),
-                        ping: Some(20 + (i as u32 % 80)),
-                        ..Player::default()
-                    })
-                    .collect(),
-            ),
-            teams: Some(
-                self.teams
-                    .iter()
-                    .map(|(name, score)| Team {
-                        name: Some(name.as_str().into()),
-                        score: Some(*score),
-                        ..Team::default()
-                    })
-                    .collect(),
-            ),
-            rules: Some(Rules(
-                self.rules
-                    .iter()
-                    .map(|(k, v)| (k.as_str().into(), v.as_str().into()))
-                    .collect(),
-            )),
-            ..Status::default()
-        }
+        let mut status = Status::default();
+        status.host_name = Some(self.host.as_str().into());
+        status.game_name = Some("battlefield2".into());
+        status.map = Some(MapInfo::named(self.map.as_str()));
+        status.slot_max = Some(self.slot_max);
+        status.players = Some(
+            self.players
+                .iter()
+                .enumerate()
+                .map(|(i, (name, score, team))| {
+                    let mut player = Player::default();
+                    player.slot = Some(i as u32);
+                    player.name = Some(name.as_str().into());
+                    player.score = Some(*score);
+                    player.team = Some(*team);
+                    player.ping = Some(20 + (i as u32 % 80));
+                    player
+                })
+                .collect(),
+        );
+        status.teams = Some(
+            self.teams
+                .iter()
+                .map(|(name, score)| {
+                    let mut team = Team::default();
+                    team.name = Some(name.as_str().into());
+                    team.score = Some(*score);
+                    team
+                })
+                .collect(),
+        );
+        status.rules = Some(Rules(
+            self.rules
+                .iter()
+                .map(|(k, v)| (k.as_str().into(), v.as_str().into()))
+                .collect(),
+        ));
+        status
     }
 }
 

@@ -291,10 +291,8 @@ impl Proto {
                 })
             }
             Self::Ogp => {
-                let opts = ogp_proto::ogp::client::QueryOptions {
-                    challenge: Some(challenge),
-                    ..Default::default()
-                };
+                let mut opts = ogp_proto::ogp::client::QueryOptions::default();
+                opts.challenge = Some(challenge);
                 let m = ogp_proto::ogp::client::QueryMachine::new(
                     opts,
                     ogp_proto::client::Timing::default(),

@@ -20,30 +20,27 @@ use ogp_proto::{MapInfo, Player, Status};
 
 /// A status with `n` players, a map and a few rules.
 fn status(n: usize) -> Status {
-    Status {
-        host_name: Some("Benchmark server".into()),
-        game_name: Some("Bench".into()),
-        map: Some(MapInfo::named("dm_arena")),
-        slot_max: Some(64),
-        players: Some(
-            (0..n)
-                .map(|i| Player {
-                    name: Some(format!("player{i}").into()),
-                    score: Some(i as i32),
-                    ping: Some(30),
-                    time: Some(600),
-                    ..Player::default()
-                })
-                .collect(),
-        ),
-        ..Status::default()
-    }
+    let mut status = Status::default();
+    status.host_name = Some("Benchmark server".into());
+    status.game_name = Some("Bench".into());
+    status.map = Some(MapInfo::named("dm_arena"));
+    status.slot_max = Some(64);
+    status.players = Some(
+        (0..n)
+            .map(|i| {
+                let mut p = Player::default();
+                p.name = Some(format!("player{i}").into());
+                p.score = Some(i as i32);
+                p.ping = Some(30);
+                p.time = Some(600);
+                p
+            })
+            .collect(),
+    );
+    status
 }
 
-const UNLIMITED: RateConfig = RateConfig {
-    per_second: 1e9,
-    burst: 1e9,
-};
+const UNLIMITED: RateConfig = RateConfig::new(1e9, 1e9);
 
 /// An `ogp_status` holding `status(n)`.
 fn c_status(n: usize) -> *mut ogp_status {
@@ -91,12 +88,10 @@ fn bench(c: &mut Criterion) {
 
     // The Rust responder directly.
     {
-        let config = ResponderConfig {
-            rate: UNLIMITED,
-            unproven_rate: UNLIMITED,
-            unproven_total: UNLIMITED,
-            ..ResponderConfig::default()
-        };
+        let mut config = ResponderConfig::default();
+        config.rate = UNLIMITED;
+        config.unproven_rate = UNLIMITED;
+        config.unproven_total = UNLIMITED;
         let start = Instant::now();
         let mut r = Responder::new(config, [7; 32], start);
         let st = status(16);

@@ -177,7 +177,7 @@ fn rate(per_second: f32, burst: f32, what: &str) -> Result<RateConfig> {
             "{what}: rate {per_second}/s, burst {burst}: the rate must be 0 or more, the burst 1 or more"
         )));
     }
-    Ok(RateConfig { per_second, burst })
+    Ok(RateConfig::new(per_second, burst))
 }
 
 impl ogp_config {
@@ -187,11 +187,9 @@ impl ogp_config {
     ///
     /// The string fields must be `NULL` or NUL-terminated.
     pub(crate) unsafe fn responder_config(&self) -> Result<ResponderConfig> {
-        let mut c = ResponderConfig {
-            rate: rate(self.rate, self.burst, "rate")?,
-            unproven_rate: rate(self.unproven_rate, self.unproven_burst, "unproven rate")?,
-            ..ResponderConfig::default()
-        };
+        let mut c = ResponderConfig::default();
+        c.rate = rate(self.rate, self.burst, "rate")?;
+        c.unproven_rate = rate(self.unproven_rate, self.unproven_burst, "unproven rate")?;
         match self.gamespy3_challenge {
             OGP_GS3_CHALLENGE_REAL => c.gamespy3.challenge = ChallengeMode::Real,
             OGP_GS3_CHALLENGE_BF2 => c.gamespy3.challenge = ChallengeMode::Bf2,

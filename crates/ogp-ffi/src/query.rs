@@ -90,14 +90,12 @@ pub unsafe extern "C" fn ogp_query(
         let total =
             Duration::from_millis(u64::from(if timeout_ms == 0 { 5000 } else { timeout_ms }));
         let attempt = (total / 3).clamp(Duration::from_millis(1), Duration::from_millis(1000));
-        let config = ScanConfig {
-            options: Options::with_timing(
-                Timing::default()
-                    .attempt_timeout(attempt)
-                    .total_timeout(total),
-            ),
-            ..ScanConfig::default()
-        };
+        let mut config = ScanConfig::default();
+        config.options = Options::with_timing(
+            Timing::default()
+                .attempt_timeout(attempt)
+                .total_timeout(total),
+        );
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

@@ -440,12 +440,13 @@ pub unsafe extern "C" fn ogp_status_add_player(
                 "more than {MAX_LIST_ENTRIES} players"
             )));
         }
-        players.push(Player {
-            name,
-            score: Some(score),
-            ping: Some(ping_ms),
-            time: Some(time_s),
-            ..Player::default()
+        players.push({
+            let mut player = Player::default();
+            player.name = name;
+            player.score = Some(score);
+            player.ping = Some(ping_ms);
+            player.time = Some(time_s);
+            player
         });
         c_int::try_from(players.len() - 1).map_err(|_| Error::invalid("too many players"))
     })
@@ -554,10 +555,11 @@ pub unsafe extern "C" fn ogp_status_add_team(
                 "more than {MAX_LIST_ENTRIES} teams"
             )));
         }
-        teams.push(Team {
-            name,
-            score: Some(score),
-            ..Team::default()
+        teams.push({
+            let mut team = Team::default();
+            team.name = name;
+            team.score = Some(score);
+            team
         });
         c_int::try_from(teams.len() - 1).map_err(|_| Error::invalid("too many teams"))
     })

@@ -85,10 +85,7 @@ const DECODE_EVERY: u64 = 1000;
 /// sending hundreds of thousands of queries per second, so the per-source limit is set
 /// far above that; the limiter still runs (hash, table lookup, bucket update) for every
 /// datagram, as in production.
-const BENCH_RATE: RateConfig = RateConfig {
-    per_second: 10_000_000.0,
-    burst: 1_000_000.0,
-};
+const BENCH_RATE: RateConfig = RateConfig::new(10_000_000.0, 1_000_000.0);
 
 /// What the echo server sends back.
 #[derive(Debug)]
@@ -635,10 +632,8 @@ pub fn run(args: &Args) -> Result<()> {
     );
     let status = common::status()?;
     let cell = StatusCell::new(status);
-    let config = ResponderConfig {
-        rate: BENCH_RATE,
-        ..ResponderConfig::default()
-    };
+    let mut config = ResponderConfig::default();
+    config.rate = BENCH_RATE;
     common::print_command(
         "responder",
         &format!(

@@ -138,15 +138,10 @@ pub fn serve(args: &ServeArgs) -> Result<()> {
                 } else {
                     Listener::Standard
                 };
-            let config = ResponderConfig {
-                listener,
-                rate: RateConfig {
-                    per_second: 1e9,
-                    burst: 1e9,
-                },
-                rate_table_capacity: 4,
-                ..ResponderConfig::default()
-            };
+            let mut config = ResponderConfig::default();
+            config.listener = listener;
+            config.rate = RateConfig::new(1e9, 1e9);
+            config.rate_table_capacity = 4;
             let port = u16::try_from(u32::from(FIRST_PORT) + j).unwrap_or(u16::MAX);
             let addr = SocketAddr::new(IpAddr::V4(args.ip), port);
             match ogp_net::responder::spawn(addr, Arc::clone(&cell), config).await {

@@ -13,13 +13,14 @@ use ogp_proto::{MapInfo, Player, Status};
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::io::Result<()> {
     // 1. The status the game publishes. Fields left `None` are simply not reported.
-    let status = StatusCell::new(Status {
-        game_name: Some("My Game".into()),
-        host_name: Some("My Game server #1".into()),
-        map: Some(MapInfo::named("dm_arena")),
-        slot_max: Some(16),
-        players: Some(Vec::new()),
-        ..Status::default()
+    let status = StatusCell::new({
+        let mut status = Status::default();
+        status.game_name = Some("My Game".into());
+        status.host_name = Some("My Game server #1".into());
+        status.map = Some(MapInfo::named("dm_arena"));
+        status.slot_max = Some(16);
+        status.players = Some(Vec::new());
+        status
     });
 
     // 2. The responder: a tokio task answering on one UDP port (challenges, rate
@@ -38,10 +39,11 @@ async fn main() -> std::io::Result<()> {
         status.update(|s| {
             let players = s.players.get_or_insert_with(Vec::new);
             if tick % 3 == 0 && players.len() < 16 {
-                players.push(Player {
-                    name: Some(format!("player{}", players.len() + 1).into()),
-                    score: Some(0),
-                    ..Player::default()
+                players.push({
+                    let mut p = Player::default();
+                    p.name = Some(format!("player{}", players.len() + 1).into());
+                    p.score = Some(0);
+                    p
                 });
             }
             for p in players.iter_mut() {

@@ -140,18 +140,13 @@ async fn every_capture_replayed_over_loopback_reads_like_offline() {
         decode_into(&rules, &mut expected);
 
         let addr = fake_server(capture.clone()).await;
-        let opts = Options {
-            a2s: a2s::client::QueryOptions {
-                players: !players.is_empty(),
-                rules: !rules.is_empty(),
-                ..Default::default()
-            },
-            ..Options::with_timing(
-                Timing::default()
-                    .attempt_timeout(Duration::from_millis(300))
-                    .total_timeout(Duration::from_secs(4)),
-            )
-        };
+        let mut opts = Options::with_timing(
+            Timing::default()
+                .attempt_timeout(Duration::from_millis(300))
+                .total_timeout(Duration::from_secs(4)),
+        );
+        opts.a2s.players = !players.is_empty();
+        opts.a2s.rules = !rules.is_empty();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let o = ogp_net::client::query(addr, Protocol::A2s, &opts)
             .await

@@ -45,13 +45,9 @@ fn localhost() -> SocketAddr {
 /// A responder config without a practical rate limit: the tests send many queries from
 /// 127.0.0.1 in quick succession (the limiter has its own tests).
 fn test_config() -> ResponderConfig {
-    ResponderConfig {
-        rate: RateConfig {
-            per_second: 1.0e6,
-            burst: 1.0e6,
-        },
-        ..ResponderConfig::default()
-    }
+    let mut cfg = ResponderConfig::default();
+    cfg.rate = RateConfig::new(1.0e6, 1.0e6);
+    cfg
 }
 
 async fn serve_on(addr: SocketAddr, status: Status) -> (ResponderHandle, Arc<StatusCell>) {
@@ -77,10 +73,8 @@ async fn query_with(
     ogp: QueryOptions,
     timing: Timing,
 ) -> Result<Answer, QueryError> {
-    let opts = Options {
-        ogp,
-        ..Options::with_timing(timing)
-    };
+    let mut opts = Options::with_timing(timing);
+    opts.ogp = ogp;
     let r = timeout(LIMIT, client::query(addr, Protocol::Ogp, &opts))
         .await
         .expect("query did not finish within its own deadline");
@@ -161,11 +155,9 @@ fn random_statuses_round_trip_over_udp() {
     runner
         .run(&case(), |(s, utf8, m)| {
             cell.set(s.clone());
-            let opts = QueryOptions {
-                utf8,
-                max_bytes_per_packet: m,
-                ..QueryOptions::default()
-            };
+            let mut opts = QueryOptions::default();
+            opts.utf8 = utf8;
+            opts.max_bytes_per_packet = m;
             let o = rt
                 .block_on(query(addr, opts))
                 .map_err(|e| TestCaseError::fail(format!("query failed: {e}")))?;
@@ -198,14 +190,12 @@ async fn big_split_answers_in_both_charsets() {
     s.host_name = Some("Grüße aus Köln".into());
     let (handle, _cell) = serve(s.clone()).await;
     for (utf8, m) in [(true, 1400u16), (false, 1400), (true, 500)] {
-        let o = query(
-            handle.local_addr(),
-            QueryOptions {
-                utf8,
-                max_bytes_per_packet: Some(m),
-                ..QueryOptions::default()
-            },
-        )
+        let o = query(handle.local_addr(), {
+            let mut opts = QueryOptions::default();
+            opts.utf8 = utf8;
+            opts.max_bytes_per_packet = Some(m);
+            opts
+        })
         .await
         .unwrap();
         assert!(o.datagrams > 5, "{} datagrams", o.datagrams);
@@ -217,13 +207,11 @@ async fn big_split_answers_in_both_charsets() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn empty_lists_and_empty_strings() {
-    let s = Status {
-        game_id: Some(0),
-        game_name: Some(Text::default()),
-        host_name: Some(Text::default()),
-        map: Some(ogp_proto::MapInfo::named("")),
-        ..empty_lists()
-    };
+    let mut s = empty_lists();
+    s.game_id = Some(0);
+    s.game_name = Some(Text::default());
+    s.host_name = Some(Text::default());
+    s.map = Some(ogp_proto::MapInfo::named(""));
     let (handle, _cell) = serve(s.clone()).await;
     let o = query(handle.local_addr(), QueryOptions::default())
         .await
@@ -232,21 +220,10 @@ async fn empty_lists_and_empty_strings() {
     assert_eq!(o.status.players, Some(vec![]));
     assert_eq!(o.status.host_name.as_deref(), Some(""));
     // entries whose strings are all empty
-    let s = Status {
-        teams: Some(vec![Team {
-            name: Some(Text::default()),
-            ..Team::default()
-        }]),
-        players: Some(vec![
-            Player {
-                name: Some(Text::default()),
-                ..Player::default()
-            };
-            3
-        ]),
-        rules: Some(Rules(vec![(Text::default(), Text::default())])),
-        ..Status::default()
-    };
+    let mut s = Status::default();
+    s.teams = Some(vec![Team::named(Text::default())]);
+    s.players = Some(vec![Player::named(Text::default()); 3]);
+    s.rules = Some(Rules(vec![(Text::default(), Text::default())]));
     let (handle2, _cell2) = serve(s.clone()).await;
     let o = query(handle2.local_addr(), QueryOptions::default())
         .await
@@ -272,13 +249,11 @@ async fn status_updates_are_seen_by_the_next_query() {
     second.players = Some(vec![]);
     cell.set(second.clone());
     // reuse the challenge: one round trip
-    let o2 = query(
-        addr,
-        QueryOptions {
-            challenge: challenge(&o),
-            ..QueryOptions::default()
-        },
-    )
+    let o2 = query(addr, {
+        let mut opts = QueryOptions::default();
+        opts.challenge = challenge(&o);
+        opts
+    })
     .await
     .unwrap();
     assert_eq!(o2.status, expected(&second));
@@ -341,11 +316,10 @@ impl Drop for Relay {
 }
 
 fn forged_status() -> Status {
-    Status {
-        game_id: Some(42),
-        host_name: Some("FORGED".into()),
-        ..Status::default()
-    }
+    let mut status = Status::default();
+    status.game_id = Some(42);
+    status.host_name = Some("FORGED".into());
+    status
 }
 
 /// A complete, valid unsplit answer carrying `s`.
@@ -466,10 +440,8 @@ async fn lost_duplicated_and_reordered_split_packets() {
     let s = many_players(300, 20);
     let (handle, _cell) = serve(s.clone()).await;
     let relay = start_relay(handle.local_addr(), Mode::Lossy).await;
-    let opts = QueryOptions {
-        max_bytes_per_packet: Some(500),
-        ..QueryOptions::default()
-    };
+    let mut opts = QueryOptions::default();
+    opts.max_bytes_per_packet = Some(500);
     let timing = Timing::default()
         .attempt_timeout(Duration::from_millis(400))
         .retries(3)
@@ -723,14 +695,12 @@ async fn ipv6_loopback() {
     let o = query(addr, QueryOptions::default()).await.unwrap();
     assert_eq!(o.status, expected(&s));
     // the challenge works from the next query's new socket, and split answers too
-    let o2 = query(
-        addr,
-        QueryOptions {
-            challenge: challenge(&o),
-            max_bytes_per_packet: Some(500),
-            ..QueryOptions::default()
-        },
-    )
+    let o2 = query(addr, {
+        let mut opts = QueryOptions::default();
+        opts.challenge = challenge(&o);
+        opts.max_bytes_per_packet = Some(500);
+        opts
+    })
     .await
     .unwrap();
     assert_eq!(sent(&o2), 1);

@@ -8,7 +8,7 @@ use ogp_net::responder;
 use ogp_net::StatusCell;
 use ogp_proto::announce::Cadence;
 use ogp_proto::gamespy3::heartbeat::{Heartbeat, HeartbeatConfig, StateChanged};
-use ogp_proto::gamespy3::responder::{ChallengeMode, Gs3Config};
+use ogp_proto::gamespy3::responder::ChallengeMode;
 use ogp_proto::responder::ResponderConfig;
 use ogp_proto::Status;
 use tokio::net::UdpSocket;
@@ -26,24 +26,20 @@ async fn next_heartbeat(master: &UdpSocket) -> (Heartbeat, std::net::SocketAddr)
 #[tokio::test]
 async fn heartbeats_at_start_on_change_and_at_exit() {
     let master = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-    let cell = StatusCell::new(Status {
-        host_name: Some("Beating".into()),
-        game_name: Some("battlefield2".into()),
-        slot_max: Some(16),
-        ..Status::default()
+    let cell = StatusCell::new({
+        let mut status = Status::default();
+        status.host_name = Some("Beating".into());
+        status.game_name = Some("battlefield2".into());
+        status.slot_max = Some(16);
+        status
     });
     let hb = HeartbeatConfig::new(vec![master.local_addr().unwrap()]).cadence(Cadence::new(
         Duration::from_secs(30),
         Duration::from_millis(200),
     ));
-    let config = ResponderConfig {
-        gamespy3: Gs3Config {
-            challenge: ChallengeMode::Bf2,
-            ..Gs3Config::default()
-        },
-        gamespy3_heartbeat: Some(hb),
-        ..ResponderConfig::default()
-    };
+    let mut config = ResponderConfig::default();
+    config.gamespy3.challenge = ChallengeMode::Bf2;
+    config.gamespy3_heartbeat = Some(hb);
     let h = responder::spawn("127.0.0.1:0".parse().unwrap(), cell.clone(), config)
         .await
         .unwrap();

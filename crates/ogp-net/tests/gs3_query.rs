@@ -8,29 +8,25 @@ use std::time::Duration;
 
 use ogp_net::client;
 use ogp_proto::client::{Answer, Details, Options, QueryError, Timing};
-use ogp_proto::gamespy3::client::{self as gs3_client, Handshake, QueryOptions, Step};
+use ogp_proto::gamespy3::client::{self as gs3_client, Handshake, Step};
 use ogp_proto::gamespy3::mapping::info_to_status;
 use ogp_proto::gamespy3::reply::{decode_packet, Pushed, Reassembler};
 use ogp_proto::gamespy3::request::Request;
-use ogp_proto::gamespy3::responder::{ChallengeMode, Gs3Config};
+use ogp_proto::gamespy3::responder::ChallengeMode;
 use ogp_proto::responder::ResponderConfig;
 use ogp_proto::{Protocol, Status};
 use serde_json::Value;
 use tokio::net::UdpSocket;
 
 fn opts(handshake: Handshake) -> Options {
-    Options {
-        gamespy3: QueryOptions {
-            handshake,
-            ..QueryOptions::default()
-        },
-        ..Options::with_timing(
-            Timing::default()
-                .attempt_timeout(Duration::from_millis(300))
-                .retries(1)
-                .total_timeout(Duration::from_secs(3)),
-        )
-    }
+    let mut opts = Options::with_timing(
+        Timing::default()
+            .attempt_timeout(Duration::from_millis(300))
+            .retries(1)
+            .total_timeout(Duration::from_secs(3)),
+    );
+    opts.gamespy3.handshake = handshake;
+    opts
 }
 
 async fn query_gamespy3(addr: SocketAddr, opts: Options) -> Result<Answer, QueryError> {
@@ -54,13 +50,8 @@ fn demo() -> Status {
 }
 
 async fn responder(mode: ChallengeMode) -> ogp_net::responder::ResponderHandle {
-    let config = ResponderConfig {
-        gamespy3: Gs3Config {
-            challenge: mode,
-            ..Gs3Config::default()
-        },
-        ..ResponderConfig::default()
-    };
+    let mut config = ResponderConfig::default();
+    config.gamespy3.challenge = mode;
     ogp_net::responder::spawn(
         "127.0.0.1:0".parse().unwrap(),
         ogp_net::StatusCell::new(demo()),

@@ -22,23 +22,17 @@ use tokio::time::timeout;
 const LOOPBACK: Ipv4Addr = Ipv4Addr::LOCALHOST;
 
 fn status(name: &str) -> Status {
-    Status {
-        host_name: Some(name.into()),
-        ..ogp_testkit::demo_state()
-    }
+    let mut status = ogp_testkit::demo_state();
+    status.host_name = Some(name.into());
+    status
 }
 
 async fn serve(name: &str, listener: Listener) -> ResponderHandle {
-    let config = ResponderConfig {
-        listener,
-        rate_table_capacity: 64,
-        // One client sends many queries in the tests: no per-source limit.
-        rate: RateConfig {
-            per_second: 1e6,
-            burst: 1e6,
-        },
-        ..ResponderConfig::default()
-    };
+    let mut config = ResponderConfig::default();
+    config.listener = listener;
+    config.rate_table_capacity = 64;
+    // One client sends many queries in the tests: no per-source limit.
+    config.rate = RateConfig::new(1e6, 1e6);
     responder::spawn(
         SocketAddr::new(LOOPBACK.into(), 0),
         StatusCell::new(status(name)),
@@ -49,16 +43,15 @@ async fn serve(name: &str, listener: Listener) -> ResponderHandle {
 }
 
 fn fast() -> ScanConfig {
-    ScanConfig {
-        options: Options::with_timing(
-            Timing::default()
-                .attempt_timeout(Duration::from_millis(120))
-                .retries(4)
-                .total_timeout(Duration::from_secs(3)),
-        ),
-        rate: 20_000,
-        ..ScanConfig::default()
-    }
+    let mut cfg = ScanConfig::default();
+    cfg.options = Options::with_timing(
+        Timing::default()
+            .attempt_timeout(Duration::from_millis(120))
+            .retries(4)
+            .total_timeout(Duration::from_secs(3)),
+    );
+    cfg.rate = 20_000;
+    cfg
 }
 
 /// `fast()` with another attempt timeout and number of retries.
@@ -184,12 +177,7 @@ async fn mixed_list_live_dead_lossy_wrong_source_garbage() {
     let mut id = 0u64;
     let mut add = |targets: &mut Vec<Target>, addr: SocketAddr, p: Option<Protocol>| {
         id += 1;
-        targets.push(Target {
-            id,
-            host: addr.to_string(),
-            protocol: p,
-            try_query_ports: false,
-        });
+        targets.push(Target::new(addr.to_string(), p).with_id(id));
         id
     };
     // 48 live responders, every protocol (and auto), each with its own server name.
@@ -415,11 +403,9 @@ async fn ipv6_loopback() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_consumer_stops_admission_at_the_cap() {
     let h = serve("cap", Listener::Standard).await;
-    let config = ScanConfig {
-        max_in_flight: 8,
-        channel_capacity: 4,
-        ..fast()
-    };
+    let mut config = fast();
+    config.max_in_flight = 8;
+    config.channel_capacity = 4;
     let scan = scan::start(config).unwrap();
     let (tx, mut rx, handle) = (scan.targets, scan.results, scan.handle);
     let sent = Arc::new(AtomicUsize::new(0));
@@ -427,10 +413,8 @@ async fn a_slow_consumer_stops_admission_at_the_cap() {
     let addr = h.local_addr().to_string();
     let producer = tokio::spawn(async move {
         for id in 0..100u64 {
-            let t = Target {
-                id,
-                ..Target::new(addr.clone(), Some(Protocol::A2s))
-            };
+            let mut t = Target::new(addr.clone(), Some(Protocol::A2s));
+            t.id = id;
             if tx.send(t).await.is_err() {
                 break;
             }
@@ -471,16 +455,11 @@ async fn entries_are_reused_many_times_under_a_small_cap() {
             Some(Protocol::Gqp),
             None,
         ][(k % 4) as usize];
-        targets.push(Target {
-            id: k,
-            ..Target::new(h.local_addr().to_string(), protocol)
-        });
+        targets.push(Target::new(h.local_addr().to_string(), protocol).with_id(k));
         keep.push(h);
     }
-    let config = ScanConfig {
-        max_in_flight: 16,
-        ..fast()
-    };
+    let mut config = fast();
+    config.max_in_flight = 16;
     let (results, stats) = run(targets, config).await;
     assert_eq!(results.len(), 200);
     for r in &results {
@@ -541,25 +520,19 @@ async fn refused_at_once(ip: std::net::IpAddr) {
     ];
     let mut targets: Vec<Target> = (0u64..)
         .zip(&closed)
-        .map(|(id, a)| Target {
-            id,
-            ..Target::new(a.to_string(), protocols[id as usize % protocols.len()])
+        .map(|(id, a)| {
+            Target::new(a.to_string(), protocols[id as usize % protocols.len()]).with_id(id)
         })
         .collect();
-    targets.push(Target {
-        id: 100,
-        ..Target::new(live.local_addr().to_string(), None)
-    });
+    targets.push(Target::new(live.local_addr().to_string(), None).with_id(100));
     // 3 s per target: a refusal must come well before.
-    let config = ScanConfig {
-        options: Options::with_timing(
-            Timing::default()
-                .attempt_timeout(Duration::from_millis(500))
-                .retries(2)
-                .total_timeout(Duration::from_secs(3)),
-        ),
-        ..ScanConfig::default()
-    };
+    let mut config = ScanConfig::default();
+    config.options = Options::with_timing(
+        Timing::default()
+            .attempt_timeout(Duration::from_millis(500))
+            .retries(2)
+            .total_timeout(Duration::from_secs(3)),
+    );
     let started = std::time::Instant::now();
     let (results, stats) = run(targets, config).await;
     assert_eq!(results.len(), 21);
@@ -674,16 +647,12 @@ async fn refusals_do_not_disturb_live_queries() {
     let mut targets = Vec::new();
     for (i, a) in closed.iter().enumerate() {
         let protocol = [None, Some(Protocol::A2s), Some(Protocol::Ogp)][i % 3];
-        targets.push(Target {
-            id: i as u64,
-            ..Target::new(a.to_string(), protocol)
-        });
+        targets.push(Target::new(a.to_string(), protocol).with_id(i as u64));
         if i % 20 == 0 {
             let h = &live[i / 20];
-            targets.push(Target {
-                id: 1000 + (i / 20) as u64,
-                ..Target::new(h.local_addr().to_string(), protocol)
-            });
+            targets.push(
+                Target::new(h.local_addr().to_string(), protocol).with_id(1000 + (i / 20) as u64),
+            );
         }
     }
     // One attempt, no retry: a live query's datagram lost to a pending error would

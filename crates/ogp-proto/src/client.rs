@@ -47,6 +47,7 @@ macro_rules! registry {
         /// Settings of a query in any protocol: the shared timers, and each protocol's
         /// own part.
         #[derive(Debug, Clone, PartialEq, Eq, Default)]
+        #[non_exhaustive]
         pub struct Options {
             /// Timers, retries and the challenge-resend cap (every protocol).
             pub timing: Timing,

@@ -233,11 +233,19 @@ impl TokenBucket {
 
 /// Token-bucket settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct RateConfig {
     /// Tokens (datagrams answered) added per second.
     pub per_second: f32,
     /// Bucket size: how many can be answered in a burst.
     pub burst: f32,
+}
+
+impl RateConfig {
+    /// `per_second` tokens added per second, at most `burst` saved up.
+    pub const fn new(per_second: f32, burst: f32) -> Self {
+        Self { per_second, burst }
+    }
 }
 
 impl Default for RateConfig {

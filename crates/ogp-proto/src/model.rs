@@ -30,8 +30,29 @@ use crate::{limits, text};
 pub use crate::text::Text;
 
 /// A game server's status: server info, teams, players, rules, add-ons and limits.
+///
+/// The model structs are `#[non_exhaustive]`, so that a field can be added without
+/// breaking embedders: start from [`Default`] (or a constructor such as
+/// [`Player::named`]) and set the fields.
+///
+/// ```
+/// use ogp_proto::model::{Limit, LimitType, MapInfo, Player, Team};
+/// use ogp_proto::Status;
+///
+/// let mut status = Status::default();
+/// status.host_name = Some("My server".into());
+/// status.map = Some(MapInfo::named("dm_arena"));
+/// status.teams = Some(vec![Team::named("Red"), Team::named("Blue")]);
+/// let mut alice = Player::named("alice");
+/// alice.team = Some(0);
+/// alice.score = Some(12);
+/// status.players = Some(vec![alice]);
+/// status.limits = Some(vec![Limit::new(LimitType::Time, 1800).with_left(Some(600))]);
+/// assert_eq!(status.player_count(), Some(1));
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct Status {
     /// OGP GameID: identifies the game among OGP games (0 when the game has none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -177,6 +198,7 @@ impl Status {
 /// Information about the running modification (OGP MODINFO).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ModInfo {
     /// Name of the mod. On the OGP wire an empty name means "no mod".
     pub name: Text,
@@ -199,6 +221,14 @@ pub struct ModInfo {
 }
 
 impl ModInfo {
+    /// A mod with just a name.
+    pub fn named(name: impl Into<Text>) -> Self {
+        Self {
+            name: name.into(),
+            ..Self::default()
+        }
+    }
+
     /// The identifier, with the spec's rule applied: empty or absent means the name.
     pub fn effective_identifier(&self) -> &str {
         match &self.identifier {
@@ -211,6 +241,7 @@ impl ModInfo {
 /// A map (OGP MAPINFO).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct MapInfo {
     /// Display name.
     pub name: Text,
@@ -256,6 +287,7 @@ impl MapInfo {
 /// A team (OGP TEAMLISTENTRY).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct Team {
     /// Team name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -289,9 +321,20 @@ pub struct Team {
     pub extra: BTreeMap<Text, Text>,
 }
 
+impl Team {
+    /// A team with just a name.
+    pub fn named(name: impl Into<Text>) -> Self {
+        Self {
+            name: Some(name.into()),
+            ..Self::default()
+        }
+    }
+}
+
 /// A player (OGP PLAYERLISTENTRY, A2S player, GameSpy player columns).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct Player {
     /// Server slot used by the player.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -390,9 +433,20 @@ pub struct Player {
     pub extra: BTreeMap<Text, Text>,
 }
 
+impl Player {
+    /// A player with just a name.
+    pub fn named(name: impl Into<Text>) -> Self {
+        Self {
+            name: Some(name.into()),
+            ..Self::default()
+        }
+    }
+}
+
 /// An add-on (OGP ADDONLISTENTRY).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct AddOn {
     /// Short name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -417,9 +471,20 @@ pub struct AddOn {
     pub admin_tool: Option<bool>,
 }
 
+impl AddOn {
+    /// An add-on with just a short name.
+    pub fn named(short_name: impl Into<Text>) -> Self {
+        Self {
+            short_name: Some(short_name.into()),
+            ..Self::default()
+        }
+    }
+}
+
 /// A match limit (OGP LIMITLISTENTRY).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct Limit {
     /// What is limited.
     #[serde(rename = "type")]
@@ -429,6 +494,24 @@ pub struct Limit {
     /// How much is left, if known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub left: Option<u32>,
+}
+
+impl Limit {
+    /// A limit of `kind` at `limit`, with nothing said about what is left.
+    pub const fn new(kind: LimitType, limit: u32) -> Self {
+        Self {
+            kind,
+            limit,
+            left: None,
+        }
+    }
+
+    /// With `left` of it left.
+    #[must_use]
+    pub const fn with_left(mut self, left: Option<u32>) -> Self {
+        self.left = left;
+        self
+    }
 }
 
 /// Rules as ordered key/value pairs. Serialized as a JSON object / TOML table in order.
@@ -668,6 +751,7 @@ named_code! {
 /// `undecoded` and written back unchanged.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ColorInfo {
     /// The colour changes.
     #[serde(
@@ -680,9 +764,20 @@ pub struct ColorInfo {
     pub undecoded: Vec<u8>,
 }
 
+impl ColorInfo {
+    /// Colour information made of these changes (nothing undecoded).
+    pub fn new(entries: Vec<ColorEntry>) -> Self {
+        Self {
+            entries,
+            undecoded: Vec::new(),
+        }
+    }
+}
+
 /// One colour change (OGP StringColorInfoEntry).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ColorEntry {
     /// Position of the change relative to the previous entry.
     pub delta: u32,
@@ -692,6 +787,18 @@ pub struct ColorEntry {
     /// The 16-bit RGB 5-6-5 colour, present exactly when `code` is in 0x90–0x9F.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub color16: Option<u16>,
+}
+
+impl ColorEntry {
+    /// A change to colour `code` at `delta` characters after the previous one, with a
+    /// 16-bit colour when `code` is in 0x90–0x9F.
+    pub const fn new(delta: u32, code: u8, color16: Option<u16>) -> Self {
+        Self {
+            delta,
+            code,
+            color16,
+        }
+    }
 }
 
 /// A player's network address (OGP PlayerAddress): a raw `sockaddr` as the server sent it.
@@ -791,6 +898,7 @@ impl<'de> Deserialize<'de> for PlayerAddress {
 /// read by the A2S responder; other protocols ignore it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct A2sInfo {
     /// Network protocol version of the game.
     #[serde(default, skip_serializing_if = "Option::is_none")]

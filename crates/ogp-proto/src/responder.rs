@@ -18,7 +18,8 @@
 //!
 //! let now = Instant::now();
 //! let mut responder = Responder::new(ResponderConfig::default(), [42; 32], now);
-//! let status = Status { host_name: Some("My server".into()), ..Status::default() };
+//! let mut status = Status::default();
+//! status.host_name = Some("My server".into());
 //! let mut out = Transmits::default();
 //! let probe = [0xff, 0xff, 0xff, 0xff, b'O', b'G', b'P', 0, 3, 1, 0];
 //! responder.handle(now, "127.0.0.1:50000".parse().unwrap(), &probe, &status, &mut out);
@@ -71,6 +72,7 @@ pub enum Listener {
 
 /// Responder settings.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct ResponderConfig {
     /// Which protocols this responder answers (default: [`Listener::Standard`]).
     pub listener: Listener,

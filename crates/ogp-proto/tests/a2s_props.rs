@@ -331,7 +331,8 @@ proptest! {
         let mut keys = ChallengeKeys::new([3; 16], Duration::from_secs(300), now);
         let mut r = A2sResponder::new(A2sConfig::default());
         let mut out = Transmits::default();
-        let s = Status { host_name: Some("x".into()), ..Status::default() };
+        let mut s = Status::default();
+        s.host_name = Some("x".into());
         let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), now);
         let _ = m.poll_transmit(now);
         for d in &datagrams {

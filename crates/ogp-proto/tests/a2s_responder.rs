@@ -20,41 +20,42 @@ use ogp_proto::{Protocol, Status};
 const IP: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1));
 
 fn status(players: usize, rules: usize) -> Status {
-    Status {
-        host_name: Some("Test server".into()),
-        game_name: Some("Team Fortress".into()),
-        game_version: Some("1.2.3".into()),
-        map: Some(MapInfo::named("ctf_2fort")),
-        slot_max: Some(64),
-        server_type: Some(ServerType::Dedicated),
-        os: Some(Os::Linux),
-        password: Some(false),
-        connect_port: Some(27015),
-        players: Some(
-            (0..players)
-                .map(|i| Player {
-                    name: Some(format!("player number {i}").into()),
-                    score: Some(i as i32),
-                    duration: Some(i as f32 * 1.5),
-                    ..Player::default()
-                })
-                .collect(),
-        ),
-        rules: Some(
-            (0..rules)
-                .map(|i| (format!("rule_{i}"), format!("value {i}")))
-                .collect(),
-        ),
-        a2s: Some(A2sInfo {
-            folder: Some("tf".into()),
-            app_id: Some(440),
-            vac: Some(true),
-            keywords: Some("a,b,c".into()),
-            game_id: Some(440),
-            ..A2sInfo::default()
-        }),
-        ..Status::default()
-    }
+    let mut status = Status::default();
+    status.host_name = Some("Test server".into());
+    status.game_name = Some("Team Fortress".into());
+    status.game_version = Some("1.2.3".into());
+    status.map = Some(MapInfo::named("ctf_2fort"));
+    status.slot_max = Some(64);
+    status.server_type = Some(ServerType::Dedicated);
+    status.os = Some(Os::Linux);
+    status.password = Some(false);
+    status.connect_port = Some(27015);
+    status.players = Some(
+        (0..players)
+            .map(|i| {
+                let mut p = Player::default();
+                p.name = Some(format!("player number {i}").into());
+                p.score = Some(i as i32);
+                p.duration = Some(i as f32 * 1.5);
+                p
+            })
+            .collect(),
+    );
+    status.rules = Some(
+        (0..rules)
+            .map(|i| (format!("rule_{i}"), format!("value {i}")))
+            .collect(),
+    );
+    status.a2s = Some({
+        let mut a2s = A2sInfo::default();
+        a2s.folder = Some("tf".into());
+        a2s.app_id = Some(440);
+        a2s.vac = Some(true);
+        a2s.keywords = Some("a,b,c".into());
+        a2s.game_id = Some(440);
+        a2s
+    });
+    status
 }
 
 struct Server {
@@ -186,9 +187,10 @@ fn fragments_reversed_and_duplicated_still_reassemble() {
 #[test]
 fn a_server_that_never_challenges_info() {
     let s = status(3, 3);
-    let mut server = Server::new(A2sConfig {
-        require_info_challenge: false,
-        ..A2sConfig::default()
+    let mut server = Server::new({
+        let mut config = A2sConfig::default();
+        config.require_info_challenge = false;
+        config
     });
     let o = run(&mut server, &s, QueryOptions::default(), |v| v).unwrap();
     // INFO answered at once; PLAYER asks with FFFFFFFF and gets its challenge
@@ -220,9 +222,10 @@ fn a_server_that_never_challenges_info() {
 fn goldsrc_emulation_both_ways() {
     for flavor in [Flavor::GoldSrcM, Flavor::GoldSrcI] {
         let s = status(30, 500);
-        let mut server = Server::new(A2sConfig {
-            flavor,
-            ..A2sConfig::default()
+        let mut server = Server::new({
+            let mut config = A2sConfig::default();
+            config.flavor = flavor;
+            config
         });
         let c = server.challenge();
         let (_, info) = server.handle(&req(Request::info(Some(c))), &s);
@@ -350,9 +353,10 @@ fn one_challenge_per_ip_for_info_player_and_rules() {
 #[test]
 fn info_not_challenged_when_configured_but_player_still_is() {
     let s = status(2, 2);
-    let mut server = Server::new(A2sConfig {
-        require_info_challenge: false,
-        ..A2sConfig::default()
+    let mut server = Server::new({
+        let mut config = A2sConfig::default();
+        config.require_info_challenge = false;
+        config
     });
     assert_eq!(
         server.handle(&req(Request::info(None)), &s).0,
@@ -374,11 +378,12 @@ fn getchallenge_and_ping_are_off_by_default() {
         assert!(out.is_empty());
     }
     for flavor in [Flavor::Source, Flavor::GoldSrcM] {
-        let mut server = Server::new(A2sConfig {
-            answer_get_challenge: true,
-            answer_ping: true,
-            flavor,
-            ..A2sConfig::default()
+        let mut server = Server::new({
+            let mut config = A2sConfig::default();
+            config.answer_get_challenge = true;
+            config.answer_ping = true;
+            config.flavor = flavor;
+            config
         });
         let (o, out) = server.handle(&req(Request::GetChallenge), &s);
         assert_eq!(o, A2sOutcome::Challenge);
@@ -508,9 +513,10 @@ fn info_is_never_split_and_oversized_replies_are_cut_by_whole_entries() {
     s.a2s.as_mut().unwrap().keywords = Some("k".repeat(5000).into());
     s.host_name = Some("h".repeat(3000).into());
     s.players.as_mut().unwrap()[0].name = Some("n".repeat(1000).into());
-    let mut server = Server::new(A2sConfig {
-        max_reply_bytes: 16 * 1024,
-        ..A2sConfig::default()
+    let mut server = Server::new({
+        let mut config = A2sConfig::default();
+        config.max_reply_bytes = 16 * 1024;
+        config
     });
     let c = server.challenge();
     let (_, out) = server.handle(&req(Request::info(Some(c))), &s);
@@ -555,9 +561,10 @@ fn a_cut_player_reply_keeps_every_player_that_fits() {
     for p in s.players.as_mut().unwrap() {
         p.name = Some("n".repeat(60).into());
     }
-    let mut server = Server::new(A2sConfig {
-        max_reply_bytes: 4000,
-        ..A2sConfig::default()
+    let mut server = Server::new({
+        let mut config = A2sConfig::default();
+        config.max_reply_bytes = 4000;
+        config
     });
     let c = server.challenge();
     let (o, out) = server.handle(&req(Request::player(Some(c))), &s);
@@ -722,11 +729,9 @@ fn bzip2_replies_and_their_failures() {
             .rev()
             .collect()
     };
-    let opts = QueryOptions {
-        info: false,
-        players: false,
-        ..QueryOptions::default()
-    };
+    let mut opts = QueryOptions::default();
+    opts.info = false;
+    opts.players = false;
     let r = drive_fake(opts.clone(), |_| fragments(0)).unwrap();
     assert_eq!(r.details.rules.unwrap(), rules);
     let r = drive_fake(opts, |_| fragments(1));
@@ -751,9 +756,10 @@ fn oversized_unsplit_and_goldsrc_split_replies_are_read() {
     assert!(big.len() > 1400);
     let rules = encoded(|o| ogp_proto::a2s::mapping::status_to_rules(&s).encode(o));
     let r = drive_fake(
-        QueryOptions {
-            info: false,
-            ..QueryOptions::default()
+        {
+            let mut opts = QueryOptions::default();
+            opts.info = false;
+            opts
         },
         |q| match q {
             Request::Player { .. } => vec![big.clone()],
@@ -771,9 +777,10 @@ fn stray_and_foreign_datagrams_are_dropped() {
     let info = encoded(|o| ogp_proto::a2s::mapping::status_to_info(&s).encode(o));
     let players: Players = ogp_proto::a2s::mapping::status_to_players(&s, false);
     let r = drive_fake(
-        QueryOptions {
-            rules: false,
-            ..QueryOptions::default()
+        {
+            let mut opts = QueryOptions::default();
+            opts.rules = false;
+            opts
         },
         |q| match q {
             Request::Info { .. } => vec![
@@ -800,9 +807,10 @@ fn goldsrc_servers_answering_with_both_m_and_i_are_merged() {
     // (with INFO alone the query is over at the first reply: the second one can only be
     // taken while a later step is in progress)
     let r = drive_fake(
-        QueryOptions {
-            rules: false,
-            ..QueryOptions::default()
+        {
+            let mut opts = QueryOptions::default();
+            opts.rules = false;
+            opts
         },
         |q| match q {
             Request::Info { .. } => vec![encoded(|o| m.encode(o)), encoded(|o| i.encode(o))],

@@ -41,9 +41,10 @@ impl Server {
 
     fn open(status: Status) -> Self {
         Self::new(
-            GqpConfig {
-                require_proof: false,
-                ..GqpConfig::default()
+            {
+                let mut config = GqpConfig::default();
+                config.require_proof = false;
+                config
             },
             status,
         )
@@ -114,11 +115,10 @@ fn cmd(line: &str) -> Command {
 }
 
 fn ut_status() -> Status {
-    Status {
-        game_name: Some("ut".into()),
-        game_version: Some("432".into()),
-        ..Status::default()
-    }
+    let mut status = Status::default();
+    status.game_name = Some("ut".into());
+    status.game_version = Some("432".into());
+    status
 }
 
 /// Runs a client machine against a server until it is done (no loss); returns the
@@ -255,15 +255,11 @@ fn code_of(replies: &[Reply], name: &str) -> StatusCode {
 
 #[test]
 fn every_command_status_code_is_produced() {
-    let config = GqpConfig {
-        disabled: vec!["echo".into()],
-        protected: vec!["rules".into()],
-        ..GqpConfig::default()
-    };
-    let status = Status {
-        rules: Some(Rules::from_iter([("a", "b")])),
-        ..ut_status()
-    };
+    let mut config = GqpConfig::default();
+    config.disabled = vec!["echo".into()];
+    config.protected = vec!["rules".into()];
+    let mut status = ut_status();
+    status.rules = Some(Rules::from_iter([("a", "b")]));
     let mut s = Server::new(config, status);
     let r = s.proven(&[
         cmd("identify"),      // 10
@@ -387,9 +383,10 @@ fn garbage_oversized_and_missing_eot_get_silence() {
     assert!(matches!(s.send(&big).0, GqpOutcome::Ignored(_)));
     // switched off
     let mut off = Server::new(
-        GqpConfig {
-            enabled: false,
-            ..GqpConfig::default()
+        {
+            let mut config = GqpConfig::default();
+            config.enabled = false;
+            config
         },
         ut_status(),
     );
@@ -481,9 +478,10 @@ fn unproven_sources_never_get_more_than_they_sent() {
 #[test]
 fn disabling_challenge_disables_proofs() {
     let mut s = Server::new(
-        GqpConfig {
-            disabled: vec!["challenge".into()],
-            ..GqpConfig::default()
+        {
+            let mut config = GqpConfig::default();
+            config.disabled = vec!["challenge".into()];
+            config
         },
         ut_status(),
     );
@@ -499,25 +497,17 @@ fn disabling_challenge_disables_proofs() {
 // Authentication
 
 fn auth_config() -> GqpConfig {
-    GqpConfig {
-        protected: vec!["rules".into(), "players".into()],
-        users: vec![GqpUser {
-            name: "admin".into(),
-            password: "hunter2".into(),
-        }],
-        ..GqpConfig::default()
-    }
+    let mut config = GqpConfig::default();
+    config.protected = vec!["rules".into(), "players".into()];
+    config.users = vec![GqpUser::new("admin", "hunter2")];
+    config
 }
 
 fn rules_status() -> Status {
-    Status {
-        rules: Some(Rules::from_iter([("sv_cheats", "0")])),
-        players: Some(vec![Player {
-            name: Some("A".into()),
-            ..Player::default()
-        }]),
-        ..ut_status()
-    }
+    let mut status = ut_status();
+    status.rules = Some(Rules::from_iter([("sv_cheats", "0")]));
+    status.players = Some(vec![Player::named("A")]);
+    status
 }
 
 #[test]
@@ -577,13 +567,8 @@ fn validate_then_protected_command_in_one_datagram() {
 #[test]
 fn client_authenticates_and_reads_protected_sections() {
     let mut s = Server::new(auth_config(), rules_status());
-    let opts = QueryOptions {
-        credentials: Some(Credentials {
-            user: "admin".into(),
-            password: "hunter2".into(),
-        }),
-        ..QueryOptions::default()
-    };
+    let mut opts = QueryOptions::default();
+    opts.credentials = Some(Credentials::new("admin", "hunter2"));
     let (r, trips) = run(&mut s, opts.clone());
     let o = r.unwrap();
     assert!(o.details.authenticated);
@@ -591,26 +576,19 @@ fn client_authenticates_and_reads_protected_sections() {
     assert_eq!(o.status.rules, s.status.rules);
     assert_eq!(o.status.players, s.status.players);
     // with the token kept, two round trips
-    let (r, trips) = run(
-        &mut s,
-        QueryOptions {
-            token: o.details.token.clone(),
-            ..opts.clone()
-        },
-    );
+    let (r, trips) = run(&mut s, {
+        let mut opts2 = opts.clone();
+        opts2.token = o.details.token.clone();
+        opts2
+    });
     assert!(r.unwrap().details.authenticated);
     assert_eq!(trips, 2);
     // wrong password: AuthFailed (after one fresh login)
-    let (r, _) = run(
-        &mut s,
-        QueryOptions {
-            credentials: Some(Credentials {
-                user: "admin".into(),
-                password: "nope".into(),
-            }),
-            ..QueryOptions::default()
-        },
-    );
+    let (r, _) = run(&mut s, {
+        let mut opts = QueryOptions::default();
+        opts.credentials = Some(Credentials::new("admin", "nope"));
+        opts
+    });
     assert_eq!(
         r.unwrap_err(),
         QueryError::Rejected {
@@ -645,33 +623,31 @@ fn client_authenticates_and_reads_protected_sections() {
 // Client ↔ responder
 
 fn big_status(players: usize) -> Status {
-    Status {
-        host_name: Some("Big \u{1}server ✓".into()),
-        players: Some(
-            (0..players)
-                .map(|i| Player {
-                    name: Some(format!("player number {i} ✓").into()),
-                    score: Some(i as i32 * 7 - 100),
-                    ping: Some(i as u32),
-                    ..Player::default()
-                })
-                .collect(),
-        ),
-        rules: Some(Rules::from_iter(
-            (0..50).map(|i| (format!("rule{i}"), "x".repeat(i))),
-        )),
-        ..ut_status()
-    }
+    let mut status = ut_status();
+    status.host_name = Some("Big \u{1}server ✓".into());
+    status.players = Some(
+        (0..players)
+            .map(|i| {
+                let mut p = Player::default();
+                p.name = Some(format!("player number {i} ✓").into());
+                p.score = Some(i as i32 * 7 - 100);
+                p.ping = Some(i as u32);
+                p
+            })
+            .collect(),
+    );
+    status.rules = Some(Rules::from_iter(
+        (0..50).map(|i| (format!("rule{i}"), "x".repeat(i))),
+    ));
+    status
 }
 
 #[test]
 fn large_replies_are_split_into_etb_blocks_and_reassembled() {
     for enc in ["utf-8", "deflate+utf-8", "gzip+utf-8"] {
         let mut s = Server::new(GqpConfig::default(), big_status(300));
-        let opts = QueryOptions {
-            encoding: Encoding::parse(enc).unwrap(),
-            ..QueryOptions::default()
-        };
+        let mut opts = QueryOptions::default();
+        opts.encoding = Encoding::parse(enc).unwrap();
         // look at the blocks
         let r = {
             let mut d = Vec::new();
@@ -713,10 +689,11 @@ fn large_replies_are_split_into_etb_blocks_and_reassembled() {
 #[test]
 fn replies_over_the_caps_become_31() {
     let mut s = Server::new(
-        GqpConfig {
-            max_datagrams: 2,
-            max_query_bytes: 2048,
-            ..GqpConfig::default()
+        {
+            let mut config = GqpConfig::default();
+            config.max_datagrams = 2;
+            config.max_query_bytes = 2048;
+            config
         },
         big_status(300),
     );
@@ -772,11 +749,9 @@ fn a_command_name_too_long_for_a_block_still_gets_its_31() {
 #[test]
 fn raw_mode_returns_the_records() {
     let mut s = Server::new(GqpConfig::default(), ut_status());
-    let opts = QueryOptions {
-        mode: QueryMode::Raw(Command::parse_lines("echo a b; extensions; nope")),
-        encoding: Encoding::PLAIN,
-        ..QueryOptions::default()
-    };
+    let mut opts = QueryOptions::default();
+    opts.mode = QueryMode::Raw(Command::parse_lines("echo a b; extensions; nope"));
+    opts.encoding = Encoding::PLAIN;
     let (r, trips) = run(&mut s, opts);
     let o = r.unwrap();
     assert_eq!(trips, 2);
@@ -828,10 +803,11 @@ fn client_against_a_server_without_tokens() {
     // require_proof off and challenge disabled: the probe gets 30, the client goes on
     // without tokens
     let mut s = Server::new(
-        GqpConfig {
-            require_proof: false,
-            disabled: vec!["challenge".into()],
-            ..GqpConfig::default()
+        {
+            let mut config = GqpConfig::default();
+            config.require_proof = false;
+            config.disabled = vec!["challenge".into()];
+            config
         },
         ut_status(),
     );
@@ -844,9 +820,10 @@ fn client_against_a_server_without_tokens() {
 fn client_rejects_an_unsupported_encoding_and_times_out_on_silence() {
     let t0 = Instant::now();
     let mut m = QueryMachine::new(
-        QueryOptions {
-            token: Some("01234567".into()),
-            ..QueryOptions::default()
+        {
+            let mut opts = QueryOptions::default();
+            opts.token = Some("01234567".into());
+            opts
         },
         Timing::default(),
         t0,
@@ -889,9 +866,10 @@ fn client_rejects_an_unsupported_encoding_and_times_out_on_silence() {
 fn client_survives_hostile_replies() {
     let t0 = Instant::now();
     let mut m = QueryMachine::new(
-        QueryOptions {
-            token: Some("01234567".into()),
-            ..QueryOptions::default()
+        {
+            let mut opts = QueryOptions::default();
+            opts.token = Some("01234567".into());
+            opts
         },
         Timing::default().retries(0),
         t0,
@@ -912,9 +890,10 @@ fn client_survives_hostile_replies() {
     );
     // garbage, then a timeout, reports the garbage; many ETB blocks are bounded
     let mut m = QueryMachine::new(
-        QueryOptions {
-            token: Some("01234567".into()),
-            ..QueryOptions::default()
+        {
+            let mut opts = QueryOptions::default();
+            opts.token = Some("01234567".into());
+            opts
         },
         Timing::default().retries(0),
         t0,
@@ -970,13 +949,11 @@ fn compressed_replies_are_held_at_their_decompressed_size() {
     // of records (hundreds of MB held for one query).
     let t0 = Instant::now();
     let encoding = Encoding::parse("deflate").unwrap();
-    let opts = QueryOptions {
-        mode: QueryMode::Raw(vec![cmd("echo")]),
-        encoding,
-        token: Some("0badcafe".into()),
-        max_reply_bytes: 4096,
-        ..QueryOptions::default()
-    };
+    let mut opts = QueryOptions::default();
+    opts.mode = QueryMode::Raw(vec![cmd("echo")]);
+    opts.encoding = encoding;
+    opts.token = Some("0badcafe".into());
+    opts.max_reply_bytes = 4096;
     let reply = |n: usize| {
         let text = vec![Record::Text("a".repeat(n).into())];
         let mut a = Vec::new();

@@ -56,14 +56,16 @@ fn map(l: bool) -> BoxedStrategy<MapInfo> {
         otext(l),
     )
         .prop_map(
-            |(name, file_name, file_size, file_md5, version, url, author)| MapInfo {
-                name,
-                file_name,
-                file_size,
-                file_md5,
-                version,
-                url,
-                author,
+            |(name, file_name, file_size, file_md5, version, url, author)| {
+                let mut map = MapInfo::default();
+                map.name = name;
+                map.file_name = file_name;
+                map.file_size = file_size;
+                map.file_md5 = file_md5;
+                map.version = version;
+                map.url = url;
+                map.author = author;
+                map
             },
         )
         .boxed()
@@ -148,34 +150,36 @@ fn player(l: bool) -> BoxedStrategy<Player> {
                     money,
                     extra,
                 ),
-            )| Player {
-                slot,
-                name,
-                name_color: None,
-                team,
-                class,
-                race,
-                score,
-                frags,
-                kills,
-                deaths,
-                suicides,
-                team_kills,
-                id,
-                global_id,
-                ping,
-                loss,
-                model,
-                time,
-                duration,
-                address,
-                alive,
-                dead,
-                bot,
-                bomb,
-                vip,
-                money,
-                extra,
+            )| {
+                let mut player = Player::default();
+                player.slot = slot;
+                player.name = name;
+                player.name_color = None;
+                player.team = team;
+                player.class = class;
+                player.race = race;
+                player.score = score;
+                player.frags = frags;
+                player.kills = kills;
+                player.deaths = deaths;
+                player.suicides = suicides;
+                player.team_kills = team_kills;
+                player.id = id;
+                player.global_id = global_id;
+                player.ping = ping;
+                player.loss = loss;
+                player.model = model;
+                player.time = time;
+                player.duration = duration;
+                player.address = address;
+                player.alive = alive;
+                player.dead = dead;
+                player.bot = bot;
+                player.bomb = bomb;
+                player.vip = vip;
+                player.money = money;
+                player.extra = extra;
+                player
             },
         )
         .boxed()
@@ -192,15 +196,17 @@ fn team(l: bool) -> BoxedStrategy<Team> {
         extra(l),
     )
         .prop_map(
-            |(name, score, average_ping, average_loss, player_count, color, extra)| Team {
-                name,
-                name_color: None,
-                score,
-                average_ping,
-                average_loss,
-                player_count,
-                color,
-                extra,
+            |(name, score, average_ping, average_loss, player_count, color, extra)| {
+                let mut team = Team::default();
+                team.name = name;
+                team.name_color = None;
+                team.score = score;
+                team.average_ping = average_ping;
+                team.average_loss = average_loss;
+                team.player_count = player_count;
+                team.color = color;
+                team.extra = extra;
+                team
             },
         )
         .boxed()
@@ -219,14 +225,16 @@ fn addon(l: bool) -> BoxedStrategy<AddOn> {
         ],
     )
         .prop_map(
-            |(short_name, long_name, version, [active, anti_cheat, mutator, admin_tool])| AddOn {
-                short_name,
-                long_name,
-                version,
-                active,
-                anti_cheat,
-                mutator,
-                admin_tool,
+            |(short_name, long_name, version, [active, anti_cheat, mutator, admin_tool])| {
+                let mut addon = AddOn::default();
+                addon.short_name = short_name;
+                addon.long_name = long_name;
+                addon.version = version;
+                addon.active = active;
+                addon.anti_cheat = anti_cheat;
+                addon.mutator = mutator;
+                addon.admin_tool = admin_tool;
+                addon
             },
         )
         .boxed()
@@ -234,11 +242,7 @@ fn addon(l: bool) -> BoxedStrategy<AddOn> {
 
 fn limit() -> BoxedStrategy<Limit> {
     (any::<u8>(), any::<u32>(), of(any::<u32>()))
-        .prop_map(|(k, limit, left)| Limit {
-            kind: LimitType::from_code(k),
-            limit,
-            left,
-        })
+        .prop_map(|(k, limit, left)| Limit::new(LimitType::from_code(k), limit).with_left(left))
         .boxed()
 }
 
@@ -307,40 +311,44 @@ fn status(l: bool) -> BoxedStrategy<Status> {
                     addons,
                     limits,
                 ),
-            )| Status {
-                game_id,
-                game_name,
-                game_version,
-                host_name,
-                host_name_color: None,
-                connect_port,
-                server_type,
-                os,
-                password,
-                proxy,
-                mod_info: m.map(|(name, identifier, size, version, url, author)| ModInfo {
-                    name,
-                    identifier,
-                    size,
-                    version,
-                    url,
-                    author,
-                }),
-                game_type,
-                game_mode,
-                map,
-                next_map,
-                player_count,
-                slot_max,
-                bot_count,
-                reserved_slots,
-                teams,
-                players,
-                rules: rules.map(Rules::from_iter),
-                addons,
-                limits,
-                a2s: None,
-                uptime_seconds: None,
+            )| {
+                let mut status = Status::default();
+                status.game_id = game_id;
+                status.game_name = game_name;
+                status.game_version = game_version;
+                status.host_name = host_name;
+                status.host_name_color = None;
+                status.connect_port = connect_port;
+                status.server_type = server_type;
+                status.os = os;
+                status.password = password;
+                status.proxy = proxy;
+                status.mod_info = m.map(|(name, identifier, size, version, url, author)| {
+                    let mut mod_info = ModInfo::default();
+                    mod_info.name = name;
+                    mod_info.identifier = identifier;
+                    mod_info.size = size;
+                    mod_info.version = version;
+                    mod_info.url = url;
+                    mod_info.author = author;
+                    mod_info
+                });
+                status.game_type = game_type;
+                status.game_mode = game_mode;
+                status.map = map;
+                status.next_map = next_map;
+                status.player_count = player_count;
+                status.slot_max = slot_max;
+                status.bot_count = bot_count;
+                status.reserved_slots = reserved_slots;
+                status.teams = teams;
+                status.players = players;
+                status.rules = rules.map(Rules::from_iter);
+                status.addons = addons;
+                status.limits = limits;
+                status.a2s = None;
+                status.uptime_seconds = None;
+                status
             },
         )
         .boxed()
@@ -400,21 +408,21 @@ fn known_query() -> impl Strategy<Value = Query> {
 }
 
 fn big_status() -> Status {
-    Status {
-        game_name: Some("game".into()),
-        host_name: Some("host".into()),
-        players: Some(
-            (0..40)
-                .map(|i| Player {
-                    name: Some(format!("p{i}").into()),
-                    score: Some(i),
-                    ..Player::default()
-                })
-                .collect(),
-        ),
-        rules: Some(Rules::from_iter((0..40).map(|i| (format!("r{i}"), "v")))),
-        ..Status::default()
-    }
+    let mut status = Status::default();
+    status.game_name = Some("game".into());
+    status.host_name = Some("host".into());
+    status.players = Some(
+        (0..40)
+            .map(|i| {
+                let mut player = Player::default();
+                player.name = Some(format!("p{i}").into());
+                player.score = Some(i);
+                player
+            })
+            .collect(),
+    );
+    status.rules = Some(Rules::from_iter((0..40).map(|i| (format!("r{i}"), "v"))));
+    status
 }
 
 proptest! {
@@ -432,8 +440,16 @@ proptest! {
         } else {
             enc
         };
-        let (mut r, mut keys, t0) = responder(GqpConfig { player_addresses: true, ..GqpConfig::default() });
-        let mut m = QueryMachine::new(QueryOptions { encoding: enc, ..QueryOptions::default() }, Timing::default(), t0);
+        let (mut r, mut keys, t0) = responder({
+            let mut config = GqpConfig::default();
+            config.player_addresses = true;
+            config
+        });
+        let mut m = QueryMachine::new({
+            let mut opts = QueryOptions::default();
+            opts.encoding = enc;
+            opts
+        }, Timing::default(), t0);
         let mut out = Transmits::default();
         for _ in 0..4 {
             let Some(q) = m.poll_transmit(t0) else { break };
@@ -498,7 +514,11 @@ proptest! {
         let mut out = Transmits::default();
         let o = r.handle(Incoming { now: t0, ip: ip(), datagram: &d, reject: false }, &big_status(), &mut keys, &mut out);
         prop_assert!(out.total_bytes() <= d.len(), "{:?}", o);
-        let mut m = QueryMachine::new(QueryOptions { token: Some("00000001".into()), ..QueryOptions::default() }, Timing::default(), t0);
+        let mut m = QueryMachine::new({
+            let mut opts = QueryOptions::default();
+            opts.token = Some("00000001".into());
+            opts
+        }, Timing::default(), t0);
         m.poll_transmit(t0);
         m.handle_datagram(t0, &d);
         m.handle_timeout(t0 + Duration::from_secs(10));

@@ -514,10 +514,8 @@ fn run_client(
 ) -> (Result<Answer<Details>, QueryError>, Vec<Vec<u8>>) {
     let t0 = Instant::now();
     let sid = 0x5a5a_1234;
-    let opts = QueryOptions {
-        handshake,
-        ..QueryOptions::default()
-    };
+    let mut opts = QueryOptions::default();
+    opts.handshake = handshake;
     let timing = Timing::default().attempt_timeout(Duration::from_millis(500));
     let mut m = QueryMachine::new(opts, timing, sid, t0);
     let mut now = t0;
@@ -661,10 +659,8 @@ fn the_client_drops_replies_of_another_session_and_times_out() {
         .find(|(n, _)| n == "gameq-bf2-2")
         .unwrap();
     let t0 = Instant::now();
-    let opts = QueryOptions {
-        handshake: Handshake::Never,
-        ..QueryOptions::default()
-    };
+    let mut opts = QueryOptions::default();
+    opts.handshake = Handshake::Never;
     let mut m = QueryMachine::new(opts, Timing::default().retries(1), 0x7777_0001, t0);
     assert!(m.poll_transmit(t0).is_some());
     for p in with_session(&json, 0x7777_0002) {

@@ -472,7 +472,8 @@ proptest! {
         ),
     ) {
         let t0 = Instant::now();
-        let opts = QueryOptions { handshake, ..QueryOptions::default() };
+        let mut opts = QueryOptions::default();
+        opts.handshake = handshake;
         let timing = Timing::default().retries(retries);
         let max_challenges = timing.max_challenges;
         let total = timing.total_timeout;
@@ -636,10 +637,9 @@ fn a_refused_packet_leaves_the_reassembler_unchanged() {
     };
     let packets = encode(&info, 3);
     assert_eq!(packets.len(), 2);
-    let limits = ReassemblyLimits {
-        max_packets: 128,
-        max_bytes: packets[0].len() + 10,
-    };
+    let mut limits = ReassemblyLimits::default();
+    limits.max_packets = 128;
+    limits.max_bytes = packets[0].len() + 10;
     let mut r = Reassembler::with_limits(limits);
     let push = |r: &mut Reassembler, p: &Vec<u8>| r.push(decode_packet(p).unwrap(), p.len());
     assert_eq!(push(&mut r, &packets[0]), Ok(Pushed::Incomplete));
@@ -654,23 +654,26 @@ fn a_refused_packet_leaves_the_reassembler_unchanged() {
     assert_eq!(r.held(), 1);
     r.reset();
     assert_eq!(push(&mut r, &packets[1]), Ok(Pushed::Incomplete));
-    let mut r2 = Reassembler::with_limits(ReassemblyLimits {
-        max_bytes: packets[1].len() + 10,
-        ..limits
+    let mut r2 = Reassembler::with_limits({
+        let mut l = limits;
+        l.max_bytes = packets[1].len() + 10;
+        l
     });
     assert_eq!(push(&mut r2, &packets[1]), Ok(Pushed::Incomplete));
     assert!(push(&mut r2, &packets[0]).is_err());
     // before the fix the refused packet's bytes stayed counted and a later small one was
     // refused too; and a refused last packet made its resend a "second last"
-    let mut r3 = Reassembler::with_limits(ReassemblyLimits {
-        max_bytes: packets[1].len() + 10,
-        ..limits
+    let mut r3 = Reassembler::with_limits({
+        let mut l = limits;
+        l.max_bytes = packets[1].len() + 10;
+        l
     });
     assert!(push(&mut r3, &packets[0]).is_err());
     assert_eq!(push(&mut r3, &packets[1]), Ok(Pushed::Incomplete));
-    let mut r4 = Reassembler::with_limits(ReassemblyLimits {
-        max_bytes: 20,
-        ..limits
+    let mut r4 = Reassembler::with_limits({
+        let mut l = limits;
+        l.max_bytes = 20;
+        l
     });
     assert!(push(&mut r4, &packets[1]).is_err());
     assert_ne!(push(&mut r4, &packets[1]), Err(ReassemblyError::TwoLasts));

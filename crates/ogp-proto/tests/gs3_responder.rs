@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use ogp_proto::gamespy3::mapping::info_to_status;
 use ogp_proto::gamespy3::reply::{decode_packet, decode_reply, Pushed, Reassembler, Reply};
 use ogp_proto::gamespy3::request::{InfoKind, Request};
-use ogp_proto::gamespy3::responder::{ChallengeMode, Gs3Config, Gs3Outcome};
+use ogp_proto::gamespy3::responder::{ChallengeMode, Gs3Outcome};
 use ogp_proto::model::{MapInfo, Player, Rules, Team};
 use ogp_proto::responder::{Outcome, Responder, ResponderConfig, Transmits};
 use ogp_proto::Status;
@@ -18,45 +18,47 @@ const SRC: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1)),
 const SID: u32 = 0x1020_3040;
 
 fn status(players: usize) -> Status {
-    Status {
-        host_name: Some("GS3 test server".into()),
-        game_name: Some("battlefield2".into()),
-        game_version: Some("1.5.3153-802.0".into()),
-        map: Some(MapInfo::named("Strike At Karkand")),
-        game_type: Some("gpm_cq".into()),
-        slot_max: Some(64),
-        password: Some(false),
-        connect_port: Some(16567),
-        players: Some(
-            (0..players)
-                .map(|i| Player {
-                    name: Some(format!("Player {i:02} with a long enough name").into()),
-                    score: Some(i as i32 * 3 - 10),
-                    ping: Some(20 + i as u32),
-                    team: Some((i % 2) as i32),
-                    deaths: Some(i as u32),
-                    ..Player::default()
-                })
-                .collect(),
-        ),
-        teams: Some(vec![
-            Team {
-                name: Some("MEC".into()),
-                score: Some(10),
-                ..Team::default()
-            },
-            Team {
-                name: Some("US".into()),
-                score: Some(20),
-                ..Team::default()
-            },
-        ]),
-        rules: Some(Rules(vec![
-            ("bf2_ranked".into(), "1".into()),
-            ("motd".into(), "hello".into()),
-        ])),
-        ..Status::default()
-    }
+    let mut status = Status::default();
+    status.host_name = Some("GS3 test server".into());
+    status.game_name = Some("battlefield2".into());
+    status.game_version = Some("1.5.3153-802.0".into());
+    status.map = Some(MapInfo::named("Strike At Karkand"));
+    status.game_type = Some("gpm_cq".into());
+    status.slot_max = Some(64);
+    status.password = Some(false);
+    status.connect_port = Some(16567);
+    status.players = Some(
+        (0..players)
+            .map(|i| {
+                let mut player = Player::default();
+                player.name = Some(format!("Player {i:02} with a long enough name").into());
+                player.score = Some(i as i32 * 3 - 10);
+                player.ping = Some(20 + i as u32);
+                player.team = Some((i % 2) as i32);
+                player.deaths = Some(i as u32);
+                player
+            })
+            .collect(),
+    );
+    status.teams = Some(vec![
+        {
+            let mut team = Team::default();
+            team.name = Some("MEC".into());
+            team.score = Some(10);
+            team
+        },
+        {
+            let mut team = Team::default();
+            team.name = Some("US".into());
+            team.score = Some(20);
+            team
+        },
+    ]);
+    status.rules = Some(Rules(vec![
+        ("bf2_ranked".into(), "1".into()),
+        ("motd".into(), "hello".into()),
+    ]));
+    status
 }
 
 struct Server {
@@ -68,13 +70,8 @@ struct Server {
 impl Server {
     fn new(mode: ChallengeMode) -> Self {
         let now = Instant::now();
-        let config = ResponderConfig {
-            gamespy3: Gs3Config {
-                challenge: mode,
-                ..Gs3Config::default()
-            },
-            ..ResponderConfig::default()
-        };
+        let mut config = ResponderConfig::default();
+        config.gamespy3.challenge = mode;
         Self {
             r: Responder::new(config, [9; 32], now),
             now,
@@ -394,13 +391,11 @@ fn echo_keep_alive_and_garbage() {
 fn disabled_gamespy3_is_silent() {
     let now = Instant::now();
     let mut r = Responder::new(
-        ResponderConfig {
-            gamespy3: Gs3Config {
-                enabled: false,
-                challenge: ChallengeMode::Bf2,
-                ..Gs3Config::default()
-            },
-            ..ResponderConfig::default()
+        {
+            let mut cfg = ResponderConfig::default();
+            cfg.gamespy3.enabled = false;
+            cfg.gamespy3.challenge = ChallengeMode::Bf2;
+            cfg
         },
         [1; 32],
         now,

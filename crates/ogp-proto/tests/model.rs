@@ -424,19 +424,18 @@ fn counts_default_from_the_player_list_and_explicit_values_win() {
     let none = Status::default();
     assert_eq!((none.player_count(), none.bot_count()), (None, None));
 
-    let bot = |b: Option<bool>| Player {
-        bot: b,
-        ..Player::default()
+    let bot = |b: Option<bool>| {
+        let mut player = Player::default();
+        player.bot = b;
+        player
     };
-    let mut s = Status {
-        players: Some(vec![
-            bot(Some(true)),
-            bot(Some(false)),
-            bot(None),
-            bot(Some(true)),
-        ]),
-        ..Status::default()
-    };
+    let mut s = Status::default();
+    s.players = Some(vec![
+        bot(Some(true)),
+        bot(Some(false)),
+        bot(None),
+        bot(Some(true)),
+    ]);
     assert_eq!((s.player_count(), s.bot_count()), (Some(4), Some(2)));
 
     // a list where no player says whether it is a bot does not count bots
@@ -542,13 +541,12 @@ fn non_canonical_addresses_are_raw_hex_and_lossless() {
         let (text, back) = address_via_json(&a);
         assert_eq!((text.as_str(), &back), (shown, &a));
         // and inside a whole status
-        let s = Status {
-            players: Some(vec![Player {
-                address: Some(a.clone()),
-                ..Player::default()
-            }]),
-            ..Status::default()
-        };
+        let mut s = Status::default();
+        s.players = Some(vec![{
+            let mut player = Player::default();
+            player.address = Some(a.clone());
+            player
+        }]);
         let again = Status::from_json(&s.to_json_pretty()).unwrap();
         assert_eq!(again, s);
     }

@@ -160,72 +160,79 @@ fn md5(first: u8) -> [u8; 16] {
 
 /// Server info shared by all three data sets.
 fn server_info_base() -> Status {
-    Status {
-        game_id: Some(42),
-        game_name: s("TestGame"),
-        server_type: Some(ServerType::Dedicated),
-        password: Some(true),
-        proxy: Some(false),
-        os: Some(Os::Linux),
-        host_name: s("Ünïcödé Server ✓"),
-        connect_port: Some(7777),
-        mod_info: Some(ModInfo {
-            name: "testmod".into(),
-            identifier: s("tm"),
-            size: Some(123_456),
-            version: s("1.2.3"),
-            url: s("http://example.invalid/mod"),
-            author: s("Author"),
-        }),
-        game_type: s("CTF"),
-        game_mode: s("openplaying"),
-        map: Some(MapInfo {
-            name: "Dust".into(),
-            file_name: s("de_dust"),
-            file_size: Some(1_048_576),
-            file_md5: Some(md5(0x00)),
-            version: s("v1"),
-            url: s("http://example.invalid/map"),
-            author: s("Mapper"),
-        }),
-        next_map: Some(MapInfo {
-            name: "Aztec".into(),
-            file_name: s("de_aztec"),
-            file_size: Some(2_097_152),
-            file_md5: Some(md5(0xf0)),
-            version: s("v2"),
-            url: s("http://example.invalid/map2"),
-            author: s("Mapper2"),
-        }),
-        // PlayerCount follows the player list (3, 0, 40); BotCount is 1 in every data set
-        // whatever the list says.
-        player_count: None,
-        slot_max: Some(300),
-        bot_count: Some(1),
-        reserved_slots: Some(2),
-        ..Status::default()
-    }
+    let mut status = Status::default();
+    status.game_id = Some(42);
+    status.game_name = s("TestGame");
+    status.server_type = Some(ServerType::Dedicated);
+    status.password = Some(true);
+    status.proxy = Some(false);
+    status.os = Some(Os::Linux);
+    status.host_name = s("Ünïcödé Server ✓");
+    status.connect_port = Some(7777);
+    status.mod_info = Some({
+        let mut mod_info = ModInfo::default();
+        mod_info.name = "testmod".into();
+        mod_info.identifier = s("tm");
+        mod_info.size = Some(123_456);
+        mod_info.version = s("1.2.3");
+        mod_info.url = s("http://example.invalid/mod");
+        mod_info.author = s("Author");
+        mod_info
+    });
+    status.game_type = s("CTF");
+    status.game_mode = s("openplaying");
+    status.map = Some({
+        let mut m = MapInfo::default();
+        m.name = "Dust".into();
+        m.file_name = s("de_dust");
+        m.file_size = Some(1_048_576);
+        m.file_md5 = Some(md5(0x00));
+        m.version = s("v1");
+        m.url = s("http://example.invalid/map");
+        m.author = s("Mapper");
+        m
+    });
+    status.next_map = Some({
+        let mut map = MapInfo::default();
+        map.name = "Aztec".into();
+        map.file_name = s("de_aztec");
+        map.file_size = Some(2_097_152);
+        map.file_md5 = Some(md5(0xf0));
+        map.version = s("v2");
+        map.url = s("http://example.invalid/map2");
+        map.author = s("Mapper2");
+        map
+    });
+    // PlayerCount follows the player list (3, 0, 40); BotCount is 1 in every data set
+    // whatever the list says.
+    status.player_count = None;
+    status.slot_max = Some(300);
+    status.bot_count = Some(1);
+    status.reserved_slots = Some(2);
+    status
 }
 
 fn teams() -> Vec<Team> {
     vec![
-        Team {
-            name: s("Red"),
-            score: Some(-5),
-            average_ping: Some(50),
-            average_loss: Some(1),
-            player_count: Some(2),
-            color: Some(0xf800),
-            ..Team::default()
+        {
+            let mut team = Team::default();
+            team.name = s("Red");
+            team.score = Some(-5);
+            team.average_ping = Some(50);
+            team.average_loss = Some(1);
+            team.player_count = Some(2);
+            team.color = Some(0xf800);
+            team
         },
-        Team {
-            name: s("Blue"),
-            score: Some(1000),
-            average_ping: Some(60),
-            average_loss: Some(0),
-            player_count: Some(1),
-            color: Some(0x001f),
-            ..Team::default()
+        {
+            let mut team = Team::default();
+            team.name = s("Blue");
+            team.score = Some(1000);
+            team.average_ping = Some(60);
+            team.average_loss = Some(0);
+            team.player_count = Some(1);
+            team.color = Some(0x001f);
+            team
         },
     ]
 }
@@ -242,115 +249,99 @@ fn rules() -> Rules {
 
 fn addons() -> Vec<AddOn> {
     vec![
-        AddOn {
-            short_name: s("AMX"),
-            long_name: s("AMX Mod X"),
-            version: s("1.8.2"),
-            active: Some(true),
-            anti_cheat: Some(false),
-            mutator: Some(false),
-            admin_tool: Some(true),
+        {
+            let mut addon = AddOn::default();
+            addon.short_name = s("AMX");
+            addon.long_name = s("AMX Mod X");
+            addon.version = s("1.8.2");
+            addon.active = Some(true);
+            addon.anti_cheat = Some(false);
+            addon.mutator = Some(false);
+            addon.admin_tool = Some(true);
+            addon
         },
-        AddOn {
-            short_name: s("VAC"),
-            long_name: s("Valve Anti-Cheat"),
-            version: s("2"),
-            active: Some(true),
-            anti_cheat: Some(true),
-            mutator: Some(false),
-            admin_tool: Some(false),
+        {
+            let mut addon = AddOn::default();
+            addon.short_name = s("VAC");
+            addon.long_name = s("Valve Anti-Cheat");
+            addon.version = s("2");
+            addon.active = Some(true);
+            addon.anti_cheat = Some(true);
+            addon.mutator = Some(false);
+            addon.admin_tool = Some(false);
+            addon
         },
     ]
 }
 
 fn limits() -> Vec<Limit> {
     vec![
-        Limit {
-            kind: LimitType::Time,
-            limit: 1800,
-            left: Some(600),
-        },
-        Limit {
-            kind: LimitType::PlayerScore,
-            limit: 50,
-            left: None,
-        },
+        Limit::new(LimitType::Time, 1800).with_left(Some(600)),
+        Limit::new(LimitType::PlayerScore, 50).with_left(None),
     ]
 }
 
 /// A player with every one of the 19 OGP fields set.
 fn player(slot: u32, name: &str, flags: (bool, bool, bool), team: i32, class: &str) -> Player {
     let (alive, dead, bot) = flags;
-    Player {
-        slot: Some(slot),
-        name: s(name),
-        team: Some(team),
-        class: s(class),
-        race: s("Human"),
-        team_kills: Some(0),
-        id: Some(1000 + slot),
-        global_id: Some(format!("STEAM_0:1:{}", slot + 1).into()),
-        ping: Some(30 + slot),
-        loss: Some(slot % 2),
-        model: s("m1"),
-        time: Some(600 + slot),
-        address: Some(sockaddr_127_0_0(slot as u8 + 1)),
-        alive: Some(alive),
-        dead: Some(dead),
-        bot: Some(bot),
-        ..Player::default()
-    }
+    let mut player = Player::default();
+    player.slot = Some(slot);
+    player.name = s(name);
+    player.team = Some(team);
+    player.class = s(class);
+    player.race = s("Human");
+    player.team_kills = Some(0);
+    player.id = Some(1000 + slot);
+    player.global_id = Some(format!("STEAM_0:1:{}", slot + 1).into());
+    player.ping = Some(30 + slot);
+    player.loss = Some(slot % 2);
+    player.model = s("m1");
+    player.time = Some(600 + slot);
+    player.address = Some(sockaddr_127_0_0(slot as u8 + 1));
+    player.alive = Some(alive);
+    player.dead = Some(dead);
+    player.bot = Some(bot);
+    player
 }
 
 fn full() -> Status {
-    let alice = Player {
-        score: Some(10),
-        frags: Some(-1),
-        kills: Some(5),
-        deaths: Some(2),
-        suicides: Some(0),
-        ..player(0, "Alice", (true, false, false), 0, "Sniper")
-    };
-    let bob = Player {
-        score: Some(100_000),
-        frags: Some(200),
-        kills: Some(300),
-        deaths: Some(70_000),
-        suicides: Some(1),
-        ..player(1, "Bob the Bot", (false, true, true), -2, "Medic")
-    };
-    let zoe = Player {
-        score: Some(-200),
-        frags: Some(-127),
-        kills: Some(0),
-        deaths: Some(0),
-        suicides: Some(2),
-        ..player(2, "Zoë", (true, false, false), -1, "Sniper")
-    };
-    Status {
-        teams: Some(teams()),
-        players: Some(vec![alice, bob, zoe]),
-        rules: Some(rules()),
-        addons: Some(addons()),
-        limits: Some(limits()),
-        ..server_info_base()
-    }
+    let mut alice = player(0, "Alice", (true, false, false), 0, "Sniper");
+    alice.score = Some(10);
+    alice.frags = Some(-1);
+    alice.kills = Some(5);
+    alice.deaths = Some(2);
+    alice.suicides = Some(0);
+    let mut bob = player(1, "Bob the Bot", (false, true, true), -2, "Medic");
+    bob.score = Some(100_000);
+    bob.frags = Some(200);
+    bob.kills = Some(300);
+    bob.deaths = Some(70_000);
+    bob.suicides = Some(1);
+    let mut zoe = player(2, "Zoë", (true, false, false), -1, "Sniper");
+    zoe.score = Some(-200);
+    zoe.frags = Some(-127);
+    zoe.kills = Some(0);
+    zoe.deaths = Some(0);
+    zoe.suicides = Some(2);
+    let mut status = server_info_base();
+    status.teams = Some(teams());
+    status.players = Some(vec![alice, bob, zoe]);
+    status.rules = Some(rules());
+    status.addons = Some(addons());
+    status.limits = Some(limits());
+    status
 }
 
 fn empty() -> Status {
-    Status {
-        host_name: s("Empty Server"),
-        mod_info: Some(ModInfo {
-            name: ogp_proto::Text::default(),
-            ..ModInfo::default()
-        }),
-        teams: Some(Vec::new()),
-        players: Some(Vec::new()),
-        rules: Some(Rules::default()),
-        addons: Some(Vec::new()),
-        limits: Some(Vec::new()),
-        ..server_info_base()
-    }
+    let mut status = server_info_base();
+    status.host_name = s("Empty Server");
+    status.mod_info = Some(ModInfo::named(ogp_proto::Text::default()));
+    status.teams = Some(Vec::new());
+    status.players = Some(Vec::new());
+    status.rules = Some(Rules::default());
+    status.addons = Some(Vec::new());
+    status.limits = Some(Vec::new());
+    status
 }
 
 fn big() -> Status {
@@ -359,20 +350,18 @@ fn big() -> Status {
             let class = if i % 2 == 0 { "Sniper" } else { "Medic" };
             let flags = (i % 2 == 0, i % 2 == 1, i % 5 == 0);
             let name = format!("Player_{i:02}_with_a_fairly_long_name");
-            Player {
-                score: Some(7 * i as i32 - 20),
-                frags: Some(i as i32 - 3),
-                kills: Some(i),
-                deaths: Some(i / 2),
-                suicides: Some(i % 3),
-                ..player(i, &name, flags, (i % 2) as i32, class)
-            }
+            let mut p = player(i, &name, flags, (i % 2) as i32, class);
+            p.score = Some(7 * i as i32 - 20);
+            p.frags = Some(i as i32 - 3);
+            p.kills = Some(i);
+            p.deaths = Some(i / 2);
+            p.suicides = Some(i % 3);
+            p
         })
         .collect();
-    Status {
-        players: Some(players),
-        ..full()
-    }
+    let mut status = full();
+    status.players = Some(players);
+    status
 }
 
 fn dataset(name: &str) -> Status {
@@ -765,15 +754,13 @@ fn project_body(a: &Answer) -> Value {
         m.insert("ServerInfo".into(), project_server_info(st));
     } else {
         forbid(&mut m, "server info without bServerInfo", {
-            let si = Status {
-                game_id: st.game_id,
-                teams: st.teams.clone(),
-                players: st.players.clone(),
-                rules: st.rules.clone(),
-                addons: st.addons.clone(),
-                limits: st.limits.clone(),
-                ..Status::default()
-            };
+            let mut si = Status::default();
+            si.game_id = st.game_id;
+            si.teams = st.teams.clone();
+            si.players = st.players.clone();
+            si.rules = st.rules.clone();
+            si.addons = st.addons.clone();
+            si.limits = st.limits.clone();
             si != *st
         });
     }

@@ -56,9 +56,10 @@ impl Harness {
 
     fn with_config(status: Status, config: ResponderConfig) -> Self {
         let t0 = Instant::now();
-        let config = ResponderConfig {
-            listener: Listener::OgpDraft,
-            ..config
+        let config = {
+            let mut cfg = config;
+            cfg.listener = Listener::OgpDraft;
+            cfg
         };
         Self {
             r: Responder::new(config, SECRET, t0),
@@ -137,21 +138,21 @@ fn demo_state() -> Status {
 /// The sample state with `n` players with names of `name_len` characters.
 fn many_players(n: usize, name_len: usize) -> Status {
     let players = (0..n)
-        .map(|i| Player {
-            slot: Some(u32::try_from(i).unwrap()),
-            name: Some(format!("{i:05}-{}", "x".repeat(name_len.saturating_sub(6))).into()),
-            team: Some(i32::try_from(i % 2).unwrap()),
-            score: Some(i32::try_from(i).unwrap() * 7 - 300),
-            ping: Some(u32::try_from(i % 300).unwrap()),
-            alive: Some(i % 3 != 0),
-            ..Player::default()
+        .map(|i| {
+            let mut player = Player::default();
+            player.slot = Some(u32::try_from(i).unwrap());
+            player.name = Some(format!("{i:05}-{}", "x".repeat(name_len.saturating_sub(6))).into());
+            player.team = Some(i32::try_from(i % 2).unwrap());
+            player.score = Some(i32::try_from(i).unwrap() * 7 - 300);
+            player.ping = Some(u32::try_from(i % 300).unwrap());
+            player.alive = Some(i % 3 != 0);
+            player
         })
         .collect();
-    Status {
-        players: Some(players),
-        slot_max: Some(u32::try_from(n).unwrap() + 10),
-        ..demo_state()
-    }
+    let mut status = demo_state();
+    status.players = Some(players);
+    status.slot_max = Some(u32::try_from(n).unwrap() + 10);
+    status
 }
 
 fn answer_of(d: &[u8]) -> ogp_draft::Answer {
@@ -202,10 +203,8 @@ fn query_bytes_from_the_tables() {
     );
     assert_eq!(out, wire);
     // … and by the client's first datagram
-    let opts = QueryOptions {
-        max_bytes_per_packet: Some(1500),
-        ..QueryOptions::default()
-    };
+    let mut opts = QueryOptions::default();
+    opts.max_bytes_per_packet = Some(1500);
     let mut m = QueryMachine::new(opts, Timing::default(), 0x1122_3344, Instant::now());
     assert_eq!(m.poll_transmit(Instant::now()), Some(wire));
     // without bPlayerList there is no PlayerFields; without fields, no header fields
@@ -269,52 +268,49 @@ fn challenge_answers_carry_a_challenge_and_no_data() {
 /// The status of the byte-exact answer: two players with every field the draft has (the
 /// second one lacking some), and fields the draft cannot carry.
 fn table_status() -> Status {
-    let alice = Player {
-        slot: Some(3),
-        name: Some("Alice".into()),
-        frags: Some(12),
-        score: Some(99),
-        id: Some(0x0102_0304),
-        global_id: Some("123456".into()),
-        ping: Some(50),
-        loss: Some(1),
-        team: Some(1),
-        model: Some("gign".into()),
-        extra: BTreeMap::from([(Text::from(RATE_KEY), Text::from("20000"))]),
-        alive: Some(true),
-        time: Some(100),
-        ..Player::default()
-    };
-    let bob = Player {
-        slot: Some(7),
-        name: Some("Bob".into()),
-        score: Some(-3),
-        id: Some(9),
-        global_id: Some("STEAM_0:1:2".into()),
-        ping: Some(999),
-        team: Some(-2),
-        ..Player::default()
-    };
-    Status {
-        host_name: Some("Draft Server".into()),
-        uptime_seconds: Some(86_400),
-        slot_max: Some(16),
-        mod_info: Some(ModInfo {
-            name: "Counter-Strike".into(),
-            identifier: Some("cstrike".into()),
-            ..ModInfo::default()
-        }),
-        map: Some(MapInfo {
-            name: "Dust".into(),
-            file_name: Some("de_dust".into()),
-            ..MapInfo::default()
-        }),
-        game_name: Some("Half-Life".into()),
-        teams: Some(vec![]),
-        rules: Some([("mp_timelimit", "20")].into_iter().collect()),
-        players: Some(vec![alice, bob]),
-        ..Status::default()
-    }
+    let mut alice = Player::default();
+    alice.slot = Some(3);
+    alice.name = Some("Alice".into());
+    alice.frags = Some(12);
+    alice.score = Some(99);
+    alice.id = Some(0x0102_0304);
+    alice.global_id = Some("123456".into());
+    alice.ping = Some(50);
+    alice.loss = Some(1);
+    alice.team = Some(1);
+    alice.model = Some("gign".into());
+    alice.extra = BTreeMap::from([(Text::from(RATE_KEY), Text::from("20000"))]);
+    alice.alive = Some(true);
+    alice.time = Some(100);
+    let mut bob = Player::default();
+    bob.slot = Some(7);
+    bob.name = Some("Bob".into());
+    bob.score = Some(-3);
+    bob.id = Some(9);
+    bob.global_id = Some("STEAM_0:1:2".into());
+    bob.ping = Some(999);
+    bob.team = Some(-2);
+    let mut status = Status::default();
+    status.host_name = Some("Draft Server".into());
+    status.uptime_seconds = Some(86_400);
+    status.slot_max = Some(16);
+    status.mod_info = Some({
+        let mut mod_info = ModInfo::default();
+        mod_info.name = "Counter-Strike".into();
+        mod_info.identifier = Some("cstrike".into());
+        mod_info
+    });
+    status.map = Some({
+        let mut map = MapInfo::default();
+        map.name = "Dust".into();
+        map.file_name = Some("de_dust".into());
+        map
+    });
+    status.game_name = Some("Half-Life".into());
+    status.teams = Some(vec![]);
+    status.rules = Some([("mp_timelimit", "20")].into_iter().collect());
+    status.players = Some(vec![alice, bob]);
+    status
 }
 
 /// The answer body to EVERYTHING from `table_status()`, by the tables.
@@ -364,49 +360,46 @@ fn answer_bytes_from_the_tables() {
     assert_eq!(a.player_fields, Some(0x07ff));
     assert!(a.warnings.is_empty() && a.trailing.is_empty());
     let rate = |r: &str| BTreeMap::from([(Text::from(RATE_KEY), Text::from(r))]);
-    let expected = Status {
-        host_name: Some("Draft Server".into()),
-        uptime_seconds: Some(86_400),
-        slot_max: Some(16),
-        mod_info: Some(ModInfo {
-            name: "cstrike".into(),
-            ..ModInfo::default()
-        }),
-        map: Some(MapInfo::named("de_dust")),
-        players: Some(vec![
-            Player {
-                slot: Some(3),
-                name: Some("Alice".into()),
-                frags: Some(12),
-                id: Some(0x0102_0304),
-                global_id: Some("123456".into()),
-                ping: Some(50),
-                loss: Some(1),
-                team: Some(1),
-                model: Some("gign".into()),
-                extra: rate("20000"),
-                alive: Some(true),
-                dead: Some(false),
-                ..Player::default()
-            },
-            Player {
-                slot: Some(7),
-                name: Some("Bob".into()),
-                frags: Some(-3),
-                id: Some(9),
-                global_id: Some("0".into()),
-                ping: Some(999),
-                loss: Some(0),
-                team: Some(-2),
-                model: Some("".into()),
-                extra: rate("0"),
-                alive: Some(false),
-                dead: Some(false),
-                ..Player::default()
-            },
-        ]),
-        ..Status::default()
-    };
+    let mut expected = Status::default();
+    expected.host_name = Some("Draft Server".into());
+    expected.uptime_seconds = Some(86_400);
+    expected.slot_max = Some(16);
+    expected.mod_info = Some(ModInfo::named("cstrike"));
+    expected.map = Some(MapInfo::named("de_dust"));
+    expected.players = Some(vec![
+        {
+            let mut player = Player::default();
+            player.slot = Some(3);
+            player.name = Some("Alice".into());
+            player.frags = Some(12);
+            player.id = Some(0x0102_0304);
+            player.global_id = Some("123456".into());
+            player.ping = Some(50);
+            player.loss = Some(1);
+            player.team = Some(1);
+            player.model = Some("gign".into());
+            player.extra = rate("20000");
+            player.alive = Some(true);
+            player.dead = Some(false);
+            player
+        },
+        {
+            let mut player = Player::default();
+            player.slot = Some(7);
+            player.name = Some("Bob".into());
+            player.frags = Some(-3);
+            player.id = Some(9);
+            player.global_id = Some("0".into());
+            player.ping = Some(999);
+            player.loss = Some(0);
+            player.team = Some(-2);
+            player.model = Some("".into());
+            player.extra = rate("0");
+            player.alive = Some(false);
+            player.dead = Some(false);
+            player
+        },
+    ]);
     assert_eq!(a.status, expected);
     // what was decoded encodes to the same body
     let mut again = Vec::new();
@@ -445,18 +438,16 @@ fn answers_carry_what_was_asked_and_what_the_status_has() {
 fn banned_sources_get_type_0_or_silence() {
     let banned: std::net::IpAddr = "192.0.2.66".parse().unwrap();
     let silenced: std::net::IpAddr = "192.0.2.67".parse().unwrap();
-    let config = ResponderConfig {
-        ban: Some(Arc::new(move |ip| {
-            if ip == banned {
-                BanAction::Reject
-            } else if ip == silenced {
-                BanAction::Ignore
-            } else {
-                BanAction::Allow
-            }
-        })),
-        ..ResponderConfig::default()
-    };
+    let mut config = ResponderConfig::default();
+    config.ban = Some(Arc::new(move |ip| {
+        if ip == banned {
+            BanAction::Reject
+        } else if ip == silenced {
+            BanAction::Ignore
+        } else {
+            BanAction::Allow
+        }
+    }));
     let mut h = Harness::with_config(demo_state(), config);
     let q = query(Some(REQUEST_CHALLENGE), None, EVERYTHING);
     // l.29: Type 0 Banned; RequestID echoed, no challenge, no body
@@ -645,13 +636,8 @@ fn abuse_rules() {
 
 #[test]
 fn require_challenge_off_answers_at_once() {
-    let config = ResponderConfig {
-        ogp_draft: DraftConfig {
-            require_challenge: false,
-            ..DraftConfig::default()
-        },
-        ..ResponderConfig::default()
-    };
+    let mut config = ResponderConfig::default();
+    config.ogp_draft.require_challenge = false;
     let mut h = Harness::with_config(table_status(), config);
     let c = h.challenge();
     let (_, out) = h.send(&query(None, None, EVERYTHING));
@@ -742,10 +728,11 @@ fn query_through(
     order: impl Fn(&mut Vec<Vec<u8>>),
 ) -> (Option<Result<Answer<Details>, QueryError>>, Vec<usize>) {
     let t0 = Instant::now();
-    let config = ResponderConfig {
-        listener: Listener::OgpDraft,
-        ogp_draft: config,
-        ..ResponderConfig::default()
+    let config = {
+        let mut cfg = ResponderConfig::default();
+        cfg.listener = Listener::OgpDraft;
+        cfg.ogp_draft = config;
+        cfg
     };
     let mut r = Responder::new(config, SECRET, t0);
     let mut m = QueryMachine::new(opts, Timing::default(), request_id, t0);
@@ -779,11 +766,9 @@ fn client_gets_the_table_status() {
     assert_eq!(o.datagrams, 1);
     // a banned client gets a rejection with error 0 (banned)
     let t0 = Instant::now();
-    let config = ResponderConfig {
-        listener: Listener::OgpDraft,
-        ban: Some(Arc::new(|_| BanAction::Reject)),
-        ..ResponderConfig::default()
-    };
+    let mut config = ResponderConfig::default();
+    config.listener = Listener::OgpDraft;
+    config.ban = Some(Arc::new(|_| BanAction::Reject));
     let mut r = Responder::new(config, SECRET, t0);
     let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), 7, t0);
     let mut out = Transmits::default();
@@ -855,22 +840,23 @@ fn draft_player(m: [bool; 11]) -> BoxedStrategy<Player> {
                     // a spectator's Dead byte is 0xFF whatever the flags say
                     (alive, dead) = (Some(false), Some(false));
                 }
-                Player {
-                    slot,
-                    name,
-                    frags: frags.map(i32::from),
-                    id,
-                    global_id: wonid.map(|w| w.to_string().into()),
-                    ping: ping.map(u32::from),
-                    loss: loss.map(u32::from),
-                    team,
-                    model,
-                    extra: rate
+                {
+                    let mut player = Player::default();
+                    player.slot = slot;
+                    player.name = name;
+                    player.frags = frags.map(i32::from);
+                    player.id = id;
+                    player.global_id = wonid.map(|w| w.to_string().into());
+                    player.ping = ping.map(u32::from);
+                    player.loss = loss.map(u32::from);
+                    player.team = team;
+                    player.model = model;
+                    player.extra = rate
                         .map(|r| BTreeMap::from([(Text::from(RATE_KEY), r.to_string().into())]))
-                        .unwrap_or_default(),
-                    alive,
-                    dead,
-                    ..Player::default()
+                        .unwrap_or_default();
+                    player.alive = alive;
+                    player.dead = dead;
+                    player
                 }
             },
         )
@@ -893,20 +879,16 @@ fn draft_status() -> BoxedStrategy<Status> {
         proptest::option::of(wire_string()),
         proptest::option::of(players),
     )
-        .prop_map(
-            |(host_name, uptime_seconds, slot_max, dir, map, players)| Status {
-                host_name,
-                uptime_seconds,
-                slot_max,
-                mod_info: dir.map(|name| ModInfo {
-                    name,
-                    ..ModInfo::default()
-                }),
-                map: map.map(MapInfo::named),
-                players,
-                ..Status::default()
-            },
-        )
+        .prop_map(|(host_name, uptime_seconds, slot_max, dir, map, players)| {
+            let mut status = Status::default();
+            status.host_name = host_name;
+            status.uptime_seconds = uptime_seconds;
+            status.slot_max = slot_max;
+            status.mod_info = dir.map(ModInfo::named);
+            status.map = map.map(MapInfo::named);
+            status.players = players;
+            status
+        })
         .boxed()
 }
 
@@ -955,22 +937,23 @@ fn any_player() -> BoxedStrategy<Player> {
                 if let Some(r) = rate {
                     extra.insert(Text::from(RATE_KEY), r);
                 }
-                Player {
-                    slot,
-                    name,
-                    frags,
-                    score,
-                    id,
-                    global_id,
-                    ping: ping.map(u32::from),
-                    loss: loss.map(u32::from),
-                    team,
-                    model,
-                    extra,
-                    alive,
-                    dead,
-                    kills,
-                    ..Player::default()
+                {
+                    let mut player = Player::default();
+                    player.slot = slot;
+                    player.name = name;
+                    player.frags = frags;
+                    player.score = score;
+                    player.id = id;
+                    player.global_id = global_id;
+                    player.ping = ping.map(u32::from);
+                    player.loss = loss.map(u32::from);
+                    player.team = team;
+                    player.model = model;
+                    player.extra = extra;
+                    player.alive = alive;
+                    player.dead = dead;
+                    player.kills = kills;
+                    player
                 }
             },
         )
@@ -984,19 +967,22 @@ fn any_status() -> BoxedStrategy<Status> {
         4 => vec(any_player(), 0..8),
         1 => vec(any_player(), 250..300),
     ];
-    let mod_info = (wire_string(), of(wire_string())).prop_map(|(name, identifier)| ModInfo {
-        name,
-        identifier,
-        ..ModInfo::default()
+    let mod_info = (wire_string(), of(wire_string())).prop_map(|(name, identifier)| {
+        let mut mod_info = ModInfo::default();
+        mod_info.name = name;
+        mod_info.identifier = identifier;
+        mod_info
     });
-    let map = (wire_string(), of(wire_string())).prop_map(|(name, file_name)| MapInfo {
-        name,
-        file_name,
-        ..MapInfo::default()
+    let map = (wire_string(), of(wire_string())).prop_map(|(name, file_name)| {
+        let mut map = MapInfo::default();
+        map.name = name;
+        map.file_name = file_name;
+        map
     });
-    let folder = of(wire_string()).prop_map(|folder| ogp_proto::A2sInfo {
-        folder,
-        ..ogp_proto::A2sInfo::default()
+    let folder = of(wire_string()).prop_map(|folder| {
+        let mut a2s = ogp_proto::A2sInfo::default();
+        a2s.folder = folder;
+        a2s
     });
     (
         (of(wire_string()), of(any::<u32>()), of(any::<u32>())),
@@ -1008,18 +994,19 @@ fn any_status() -> BoxedStrategy<Status> {
                 (host_name, uptime_seconds, slot_max),
                 (mod_info, a2s, map, players),
                 (game_name, connect_port, player_count),
-            )| Status {
-                host_name,
-                uptime_seconds,
-                slot_max,
-                mod_info,
-                a2s,
-                map,
-                players,
-                game_name,
-                connect_port,
-                player_count,
-                ..Status::default()
+            )| {
+                let mut status = Status::default();
+                status.host_name = host_name;
+                status.uptime_seconds = uptime_seconds;
+                status.slot_max = slot_max;
+                status.mod_info = mod_info;
+                status.a2s = a2s;
+                status.map = map;
+                status.players = players;
+                status.game_name = game_name;
+                status.connect_port = connect_port;
+                status.player_count = player_count;
+                status
             },
         )
         .boxed()
@@ -1039,11 +1026,10 @@ proptest! {
         rotate in any::<usize>(),
         reverse in any::<bool>(),
     ) {
-        let config = DraftConfig {
-            max_unsplit_bytes: 65_507,
-            ..DraftConfig::default()
-        };
-        let opts = QueryOptions { max_bytes_per_packet: max, ..QueryOptions::default() };
+        let mut config = DraftConfig::default();
+        config.max_unsplit_bytes = 65_507;
+        let mut opts = QueryOptions::default();
+        opts.max_bytes_per_packet = max;
         let (r, sizes) = query_through(&status, config, opts, request_id, |b| {
             if b.len() > 1 {
                 let n = b.len();

@@ -661,22 +661,18 @@ fn a_subset_query_gets_only_those_fields() {
         .collect();
     assert_eq!(got, want);
     for p in players {
-        let only = Player {
-            name: p.name.clone(),
-            score: p.score,
-            ..Player::default()
-        };
+        let mut only = Player::default();
+        only.name = p.name.clone();
+        only.score = p.score;
         assert_eq!(p, &only, "no other field");
     }
     // nothing else was sent: no server info, no counts
-    assert_eq!(
-        a.status,
-        Status {
-            game_id: Some(42),
-            players: a.status.players.clone(),
-            ..Status::default()
-        }
-    );
+    assert_eq!(a.status, {
+        let mut s = Status::default();
+        s.game_id = Some(42);
+        s.players = a.status.players.clone();
+        s
+    });
 
     // a field the query asks for but no entry has is not in the mask
     let q = DefaultQuery {
@@ -737,10 +733,8 @@ fn next_map_without_map_keeps_the_bit_and_sends_no_map() {
 
 #[test]
 fn empty_lists_have_no_field_mask() {
-    let s = Status {
-        game_id: Some(1),
-        ..empty_lists()
-    };
+    let mut s = empty_lists();
+    s.game_id = Some(1);
     let q = DefaultQuery {
         request: request::ALL_LISTS.without(request::SERVER_INFO),
         ..DefaultQuery::everything()
@@ -764,11 +758,12 @@ fn empty_lists_have_no_field_mask() {
 #[test]
 fn an_empty_mod_name_ends_modinfo() {
     let mut s = demo_state();
-    s.mod_info = Some(ModInfo {
-        name: Text::default(),
-        identifier: Some("ignored".into()),
-        size: Some(1),
-        ..ModInfo::default()
+    s.mod_info = Some({
+        let mut mod_info = ModInfo::default();
+        mod_info.name = Text::default();
+        mod_info.identifier = Some("ignored".into());
+        mod_info.size = Some(1);
+        mod_info
     });
     let q = DefaultQuery {
         request: request::SERVER_INFO,
@@ -820,14 +815,9 @@ fn colored_names_only_with_the_option() {
 
     // asked and on: bColoredNames set, every name followed by a StringColorInfo
     let mut s2 = s.clone();
-    let red = ColorInfo {
-        entries: vec![ColorEntry {
-            delta: 0,
-            code: 0x91,
-            color16: Some(0xf800),
-        }],
-        undecoded: vec![],
-    };
+    let mut red = ColorInfo::default();
+    red.entries = vec![ColorEntry::new(0, 0x91, Some(0xf800))];
+    red.undecoded = vec![];
     s2.players.as_mut().unwrap()[0].name_color = Some(red.clone());
     let body = body_of(&s2, &ask, &on);
     assert_eq!(body[2..4], hex("bf01"));
@@ -850,12 +840,10 @@ fn colored_names_only_with_the_option() {
         server_info: server_info::HOST_NAME.with(server_info::CONNECT_PORT),
         ..DefaultQuery::default()
     };
-    let tiny = Status {
-        game_id: Some(42),
-        host_name: Some("Host".into()),
-        connect_port: Some(7777),
-        ..Status::default()
-    };
+    let mut tiny = Status::default();
+    tiny.game_id = Some(42);
+    tiny.host_name = Some("Host".into());
+    tiny.connect_port = Some(7777);
     assert_eq!(
         body_of(&tiny, &q, &on),
         hex("2a00 8101 0c 486f737400 00 611e")

@@ -294,23 +294,21 @@ fn onset_fork_query_with_non_minimal_flags_and_stray_bytes() {
     // 8F 8F 03: GameName, ServerFlags, HostName, ConnectPort, Mod, GameType, GameMode,
     // Map, PlayerCount, SlotMax; no NextMap, BotCount, ReservedSlots
     let n = served(&h.status, request::ALL_LISTS);
-    let want = Status {
-        game_id: n.game_id,
-        game_name: n.game_name.clone(),
-        host_name: n.host_name.clone(),
-        connect_port: n.connect_port,
-        server_type: n.server_type,
-        os: n.os,
-        password: n.password,
-        proxy: n.proxy,
-        mod_info: n.mod_info.clone(),
-        game_type: n.game_type.clone(),
-        game_mode: n.game_mode.clone(),
-        map: n.map.clone(),
-        player_count: n.player_count,
-        slot_max: n.slot_max,
-        ..Status::default()
-    };
+    let mut want = Status::default();
+    want.game_id = n.game_id;
+    want.game_name = n.game_name.clone();
+    want.host_name = n.host_name.clone();
+    want.connect_port = n.connect_port;
+    want.server_type = n.server_type;
+    want.os = n.os;
+    want.password = n.password;
+    want.proxy = n.proxy;
+    want.mod_info = n.mod_info.clone();
+    want.game_type = n.game_type.clone();
+    want.game_mode = n.game_mode.clone();
+    want.map = n.map.clone();
+    want.player_count = n.player_count;
+    want.slot_max = n.slot_max;
     assert_eq!(a.status, want);
 }
 
@@ -569,10 +567,8 @@ fn challenge_binds_the_ip_not_the_port() {
 
 #[test]
 fn rotation_keeps_the_previous_challenge_for_one_period() {
-    let config = ResponderConfig {
-        challenge_period: Duration::from_secs(60),
-        ..ResponderConfig::default()
-    };
+    let mut config = ResponderConfig::default();
+    config.challenge_period = Duration::from_secs(60);
     let mut h = Harness::with_config(demo_state(), config);
     let src = addr("192.0.2.10:5");
     let c0 = check_error3(&h.send_at(Duration::ZERO, src, &hex(PHP_PROBE)).1[0], 0x03);
@@ -980,15 +976,10 @@ fn unsplit_answers_are_capped_by_dropping_whole_sections() {
 
 #[test]
 fn rate_limit_per_source() {
-    let limit = RateConfig {
-        per_second: 10.0,
-        burst: 5.0,
-    };
-    let config = ResponderConfig {
-        rate: limit,
-        unproven_rate: limit,
-        ..ResponderConfig::default()
-    };
+    let limit = RateConfig::new(10.0, 5.0);
+    let mut config = ResponderConfig::default();
+    config.rate = limit;
+    config.unproven_rate = limit;
     let mut h = Harness::with_config(demo_state(), config);
     let a = addr("192.0.2.20:1");
     let b = addr("192.0.2.21:1");
@@ -1044,13 +1035,8 @@ fn rate_limit_per_source() {
 fn a_hundred_thousand_sources() {
     // the per-source table alone (the overall budget of unproven answers is the subject
     // of unproven_answers_have_an_overall_budget)
-    let unbounded = ResponderConfig {
-        unproven_total: RateConfig {
-            per_second: 1e9,
-            burst: 1e9,
-        },
-        ..ResponderConfig::default()
-    };
+    let mut unbounded = ResponderConfig::default();
+    unbounded.unproven_total = RateConfig::new(1e9, 1e9);
     let mut h = Harness::with_config(demo_state(), unbounded.clone());
     let probe = hex(PHP_PROBE);
     // all at one instant: fresh sources are answered while their slots are free; the
@@ -1106,18 +1092,16 @@ fn a_hundred_thousand_sources() {
 fn ban_hook_reject_and_ignore() {
     let banned: IpAddr = "192.0.2.66".parse().unwrap();
     let silenced: IpAddr = "192.0.2.67".parse().unwrap();
-    let config = ResponderConfig {
-        ban: Some(Arc::new(move |ip| {
-            if ip == banned {
-                BanAction::Reject
-            } else if ip == silenced {
-                BanAction::Ignore
-            } else {
-                BanAction::Allow
-            }
-        })),
-        ..ResponderConfig::default()
-    };
+    let mut config = ResponderConfig::default();
+    config.ban = Some(Arc::new(move |ip| {
+        if ip == banned {
+            BanAction::Reject
+        } else if ip == silenced {
+            BanAction::Ignore
+        } else {
+            BanAction::Allow
+        }
+    }));
     let mut h = Harness::with_config(demo_state(), config);
     let c = h.challenge_at(Duration::ZERO, "192.0.2.66");
     // capture 23: the PHP query → 03 FF 11 00 (no challenge echoed)

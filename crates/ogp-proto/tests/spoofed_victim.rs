@@ -34,10 +34,8 @@ fn ogp_probe() -> Vec<u8> {
 
 fn ogp_query_with(c: u32) -> Vec<u8> {
     // our client's default query, carrying the challenge
-    let opts = ogp_proto::ogp::client::QueryOptions {
-        challenge: Some(c),
-        ..Default::default()
-    };
+    let mut opts = ogp_proto::ogp::client::QueryOptions::default();
+    opts.challenge = Some(c);
     let m = ogp_proto::ogp::client::QueryMachine::new(
         opts,
         ogp_proto::client::Timing::default(),
@@ -174,13 +172,8 @@ fn a_spoofer_cannot_spend_the_victims_budget() {
 #[test]
 fn unproven_answers_have_an_overall_budget() {
     let t0 = Instant::now();
-    let config = ResponderConfig {
-        unproven_total: RateConfig {
-            per_second: 100.0,
-            burst: 50.0,
-        },
-        ..ResponderConfig::default()
-    };
+    let mut config = ResponderConfig::default();
+    config.unproven_total = RateConfig::new(100.0, 50.0);
     let mut r = Responder::new(config, [7; 32], t0);
     let status = demo_state();
     let mut out = Transmits::default();

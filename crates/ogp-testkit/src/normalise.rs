@@ -240,15 +240,13 @@ pub fn normalise(s: &Status, colored: bool) -> Status {
 pub fn normalise_sections(s: &Status, colored: bool, sections: Bits) -> Status {
     let mut n = normalise(s, colored);
     if !sections.contains(request::SERVER_INFO) {
-        let lists = Status {
-            game_id: n.game_id,
-            teams: n.teams.take(),
-            players: n.players.take(),
-            rules: n.rules.take(),
-            addons: n.addons.take(),
-            limits: n.limits.take(),
-            ..Status::default()
-        };
+        let mut lists = Status::default();
+        lists.game_id = n.game_id;
+        lists.teams = n.teams.take();
+        lists.players = n.players.take();
+        lists.rules = n.rules.take();
+        lists.addons = n.addons.take();
+        lists.limits = n.limits.take();
         n = lists;
     }
     if !sections.contains(request::TEAM_LIST) {

@@ -105,13 +105,14 @@ pub fn color_info() -> BoxedStrategy<ColorInfo> {
         prop_oneof![0u8..=0x42, 0x90u8..=0x9f, any::<u8>()],
         option::of(any::<u16>()),
     )
-        .prop_map(|(delta, code, color16)| ColorEntry {
-            delta,
-            code,
-            color16,
-        });
+        .prop_map(|(delta, code, color16)| ColorEntry::new(delta, code, color16));
     (vec(entry, 0..4), vec(any::<u8>(), 0..=1))
-        .prop_map(|(entries, undecoded)| ColorInfo { entries, undecoded })
+        .prop_map(|(entries, undecoded)| {
+            let mut color = ColorInfo::default();
+            color.entries = entries;
+            color.undecoded = undecoded;
+            color
+        })
         .boxed()
 }
 
@@ -171,15 +172,17 @@ pub fn team(m: [bool; 6], p: Params) -> BoxedStrategy<Team> {
         maybe(m[5], any::<u16>()),
     )
         .prop_map(
-            |(name, name_color, score, average_ping, average_loss, player_count, color)| Team {
-                name,
-                name_color,
-                score,
-                average_ping,
-                average_loss,
-                player_count,
-                color,
-                extra: BTreeMap::new(),
+            |(name, name_color, score, average_ping, average_loss, player_count, color)| {
+                let mut team = Team::default();
+                team.name = name;
+                team.name_color = name_color;
+                team.score = score;
+                team.average_ping = average_ping;
+                team.average_loss = average_loss;
+                team.player_count = player_count;
+                team.color = color;
+                team.extra = BTreeMap::new();
+                team
             },
         )
         .boxed()
@@ -229,34 +232,36 @@ pub fn player(m: [bool; 19], p: Params) -> BoxedStrategy<Player> {
                 (slot, name, name_color, team, class, race),
                 (score, frags, kills, deaths, suicides, team_kills),
                 (id, global_id, ping, loss, model, time, address),
-            )| Player {
-                slot,
-                name,
-                name_color,
-                team,
-                class,
-                race,
-                score,
-                frags,
-                kills,
-                deaths,
-                suicides,
-                team_kills,
-                id,
-                global_id,
-                ping,
-                loss,
-                model,
-                time,
-                duration: None,
-                address,
-                alive,
-                dead,
-                bot,
-                bomb,
-                vip,
-                money: None,
-                extra: BTreeMap::new(),
+            )| {
+                let mut player = Player::default();
+                player.slot = slot;
+                player.name = name;
+                player.name_color = name_color;
+                player.team = team;
+                player.class = class;
+                player.race = race;
+                player.score = score;
+                player.frags = frags;
+                player.kills = kills;
+                player.deaths = deaths;
+                player.suicides = suicides;
+                player.team_kills = team_kills;
+                player.id = id;
+                player.global_id = global_id;
+                player.ping = ping;
+                player.loss = loss;
+                player.model = model;
+                player.time = time;
+                player.duration = None;
+                player.address = address;
+                player.alive = alive;
+                player.dead = dead;
+                player.bot = bot;
+                player.bomb = bomb;
+                player.vip = vip;
+                player.money = None;
+                player.extra = BTreeMap::new();
+                player
             },
         )
         .boxed()
@@ -277,14 +282,16 @@ pub fn addon(m: [bool; 4], p: Params) -> BoxedStrategy<AddOn> {
         maybe(m[3], wire_string(p.cs)),
     )
         .prop_map(
-            |((active, anti_cheat, mutator, admin_tool), short_name, long_name, version)| AddOn {
-                short_name,
-                long_name,
-                version,
-                active,
-                anti_cheat,
-                mutator,
-                admin_tool,
+            |((active, anti_cheat, mutator, admin_tool), short_name, long_name, version)| {
+                let mut addon = AddOn::default();
+                addon.short_name = short_name;
+                addon.long_name = long_name;
+                addon.version = version;
+                addon.active = active;
+                addon.anti_cheat = anti_cheat;
+                addon.mutator = mutator;
+                addon.admin_tool = admin_tool;
+                addon
             },
         )
         .boxed()
@@ -303,14 +310,16 @@ pub fn map(m: [bool; 6], cs: Charset) -> BoxedStrategy<MapInfo> {
         maybe(m[5], wire_string(cs)),
     )
         .prop_map(
-            |(name, file_name, file_size, file_md5, version, url, author)| MapInfo {
-                name,
-                file_name,
-                file_size,
-                file_md5,
-                version,
-                url,
-                author,
+            |(name, file_name, file_size, file_md5, version, url, author)| {
+                let mut map = MapInfo::default();
+                map.name = name;
+                map.file_name = file_name;
+                map.file_size = file_size;
+                map.file_md5 = file_md5;
+                map.version = version;
+                map.url = url;
+                map.author = author;
+                map
             },
         )
         .boxed()
@@ -344,23 +353,27 @@ pub fn mod_info(p: Params) -> BoxedStrategy<ModInfo> {
         )
     };
     let named = (nonempty_string(cs), fields()).prop_map(
-        |(name, (identifier, size, version, url, author))| ModInfo {
-            name,
-            identifier,
-            size,
-            version,
-            url,
-            author,
+        |(name, (identifier, size, version, url, author))| {
+            let mut mod_info = ModInfo::default();
+            mod_info.name = name;
+            mod_info.identifier = identifier;
+            mod_info.size = size;
+            mod_info.version = version;
+            mod_info.url = url;
+            mod_info.author = author;
+            mod_info
         },
     );
     if p.mixed {
-        let unnamed = fields().prop_map(|(identifier, size, version, url, author)| ModInfo {
-            name: Text::default(),
-            identifier,
-            size,
-            version,
-            url,
-            author,
+        let unnamed = fields().prop_map(|(identifier, size, version, url, author)| {
+            let mut mod_info = ModInfo::default();
+            mod_info.name = Text::default();
+            mod_info.identifier = identifier;
+            mod_info.size = size;
+            mod_info.version = version;
+            mod_info.url = url;
+            mod_info.author = author;
+            mod_info
         });
         prop_oneof![1 => unnamed, 3 => named].boxed()
     } else {
@@ -412,7 +425,7 @@ pub fn limits() -> BoxedStrategy<Vec<Limit>> {
     )
     .prop_map(|v| {
         v.into_iter()
-            .map(|(kind, limit, left)| Limit { kind, limit, left })
+            .map(|(kind, limit, left)| Limit::new(kind, limit).with_left(left))
             .collect()
     })
     .boxed()
@@ -473,33 +486,35 @@ pub fn status(p: Params) -> BoxedStrategy<Status> {
                 (map, next_map),
                 (player_count, slot_max, bot_count, reserved_slots),
                 (teams, players, rules, addons, limits),
-            )| Status {
-                game_id,
-                game_name,
-                game_version: None,
-                host_name,
-                host_name_color,
-                connect_port,
-                server_type,
-                os,
-                password,
-                proxy,
-                mod_info,
-                game_type,
-                game_mode,
-                map,
-                next_map,
-                player_count,
-                slot_max,
-                bot_count,
-                reserved_slots,
-                uptime_seconds: None,
-                teams,
-                players,
-                rules,
-                addons,
-                limits,
-                a2s: None,
+            )| {
+                let mut status = Status::default();
+                status.game_id = game_id;
+                status.game_name = game_name;
+                status.game_version = None;
+                status.host_name = host_name;
+                status.host_name_color = host_name_color;
+                status.connect_port = connect_port;
+                status.server_type = server_type;
+                status.os = os;
+                status.password = password;
+                status.proxy = proxy;
+                status.mod_info = mod_info;
+                status.game_type = game_type;
+                status.game_mode = game_mode;
+                status.map = map;
+                status.next_map = next_map;
+                status.player_count = player_count;
+                status.slot_max = slot_max;
+                status.bot_count = bot_count;
+                status.reserved_slots = reserved_slots;
+                status.uptime_seconds = None;
+                status.teams = teams;
+                status.players = players;
+                status.rules = rules;
+                status.addons = addons;
+                status.limits = limits;
+                status.a2s = None;
+                status
             },
         )
         .boxed()

@@ -68,6 +68,7 @@ pub use ogp_proto::Protocol;
 
 /// One server to query.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Target {
     /// The caller's tag for it (a line number, an index…), returned in its result.
     pub id: u64,
@@ -88,6 +89,20 @@ impl Target {
             protocol,
             try_query_ports: false,
         }
+    }
+
+    /// With this [`id`](Self::id).
+    #[must_use]
+    pub fn with_id(mut self, id: u64) -> Self {
+        self.id = id;
+        self
+    }
+
+    /// Trying the well-known query ports too ([`try_query_ports`](Self::try_query_ports)).
+    #[must_use]
+    pub fn with_query_ports(mut self, try_query_ports: bool) -> Self {
+        self.try_query_ports = try_query_ports;
+        self
     }
 }
 
@@ -128,6 +143,7 @@ pub struct ScanResult {
 
 /// Settings of a scan.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ScanConfig {
     /// Datagrams sent per second, all targets together (default 5000).
     pub rate: u32,

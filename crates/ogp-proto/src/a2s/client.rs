@@ -60,6 +60,7 @@ impl fmt::Display for Step {
 
 /// A2S's own settings of one query (the timers are [`Timing`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct QueryOptions {
     /// Ask for INFO (default true).
     pub info: bool,

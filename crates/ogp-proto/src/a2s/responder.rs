@@ -65,6 +65,7 @@ pub enum Flavor {
 
 /// A2S responder settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct A2sConfig {
     /// Require a challenge before answering A2S_INFO (default true). Off, INFO answers
     /// any source (the pre-2020 amplifier); PLAYER and RULES need one regardless.

@@ -224,6 +224,7 @@ pub fn parse(d: &[u8], layout: Layout) -> Result<Parsed<'_>, DecodeError> {
 
 /// What a [`Reassembler`] may hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ReassemblyLimits {
     /// Most fragments per reply (default 128; GoldSrc cannot exceed 15).
     pub max_fragments: u8,

@@ -89,6 +89,7 @@ impl fmt::Display for Step {
 
 /// GameSpy v3's own settings of one query (the timers are [`Timing`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct QueryOptions {
     /// What to ask for (default [`InfoKind::Full`], sub-protocol B).
     pub kind: InfoKind,

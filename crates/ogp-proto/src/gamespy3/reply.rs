@@ -429,6 +429,7 @@ fn jc2mp_players(rest: &[u8], base: usize) -> Option<[Chunk; 3]> {
 
 /// Bounds on what a reassembly may hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ReassemblyLimits {
     /// Most packets (the number has 7 bits: at most 128).
     pub max_packets: usize,

@@ -51,6 +51,7 @@ pub enum ChallengeMode {
 
 /// GameSpy v3 responder settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Gs3Config {
     /// Answer GameSpy v3 at all (default true).
     pub enabled: bool,

@@ -55,11 +55,22 @@ pub enum QueryMode {
 
 /// A user name and password for `login`/`validate`. The password stays on this side.
 #[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Credentials {
     /// Login name.
     pub user: Text,
     /// Password (never sent, never printed by `Debug`).
     pub password: Text,
+}
+
+impl Credentials {
+    /// A `user` with `password`.
+    pub fn new(user: impl Into<Text>, password: impl Into<Text>) -> Self {
+        Self {
+            user: user.into(),
+            password: password.into(),
+        }
+    }
 }
 
 impl fmt::Debug for Credentials {
@@ -73,6 +84,7 @@ impl fmt::Debug for Credentials {
 
 /// GQP's own settings of one query (the timers are [`Timing`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct QueryOptions {
     /// What to ask (default: the status).
     pub mode: QueryMode,

@@ -39,11 +39,22 @@ use crate::Status;
 
 /// A user who may `validate`, with the password the operator configured.
 #[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct GqpUser {
     /// Login name.
     pub name: Text,
     /// Password (never sent on the wire, never printed by `Debug`).
     pub password: Text,
+}
+
+impl GqpUser {
+    /// A user `name` with `password`.
+    pub fn new(name: impl Into<Text>, password: impl Into<Text>) -> Self {
+        Self {
+            name: name.into(),
+            password: password.into(),
+        }
+    }
 }
 
 impl fmt::Debug for GqpUser {
@@ -57,6 +68,7 @@ impl fmt::Debug for GqpUser {
 
 /// GQP responder settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct GqpConfig {
     /// Answer GQP at all (default true). Operators can switch the text protocol off on
     /// public listeners.

@@ -30,6 +30,7 @@ use crate::Status;
 
 /// OGP's own settings of one query (the timers are [`Timing`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct QueryOptions {
     /// What to ask for (default: everything).
     pub query: DefaultQuery,

@@ -34,6 +34,7 @@ pub use crate::ogp::client::Details;
 
 /// The draft's own settings of one query (the timers are [`Timing`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct QueryOptions {
     /// What to ask for (default: everything the draft defines data for).
     pub query: DefaultQuery,

@@ -38,6 +38,7 @@ use crate::Status;
 
 /// Draft responder settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DraftConfig {
     /// Require a valid challenge before answering a Default Query (default true). Turning
     /// it off makes the server an amplifier for spoofed queries; the rate limit still
