@@ -5,8 +5,7 @@
 
 mod common;
 
-use std::io::Write as _;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use common::*;
@@ -61,22 +60,14 @@ fn query_and_scan_output_is_safe_for_a_terminal() {
         assert_eq!(unsafe_chars(&ran.stderr), vec![], "{protocol} stderr");
     }
     // The scan table.
-    let mut child = Command::new(BIN)
-        .args(["scan", "--no-progress", "-"])
-        .env_remove("OGP_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     let list = format!("ogp {target}\na2s {target}\ngamespy3 {target}\nauto {target}\n");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(list.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = run_with_input(
+        Command::new(BIN)
+            .args(["scan", "--no-progress", "-"])
+            .env_remove("OGP_LOG"),
+        Some(list.as_bytes()),
+        LIMIT,
+    );
     let table = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         table.lines().filter(|l| l.contains("evil")).count(),

@@ -5,9 +5,8 @@
 
 mod common;
 
-use std::io::Write as _;
 use std::net::UdpSocket;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use common::*;
@@ -91,31 +90,23 @@ fn query_and_scan_print_one_schema() {
     );
     let fail_keys = keys(&v);
     // Each scan line has the same keys, plus its list line.
-    let mut child = Command::new(BIN)
-        .args([
-            "scan",
-            "--json",
-            "--no-progress",
-            "--timeout",
-            "300",
-            "--retries",
-            "0",
-            "-",
-        ])
-        .env_remove("OGP_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
     let list = format!("ogp {target}\nnosuchhost.invalid:1\n");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(list.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = run_with_input(
+        Command::new(BIN)
+            .args([
+                "scan",
+                "--json",
+                "--no-progress",
+                "--timeout",
+                "300",
+                "--retries",
+                "0",
+                "-",
+            ])
+            .env_remove("OGP_LOG"),
+        Some(list.as_bytes()),
+        LIMIT,
+    );
     let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())

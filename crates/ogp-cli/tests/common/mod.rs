@@ -181,13 +181,30 @@ impl Ran {
 
 /// Runs a command with stdin closed, killing it after `limit`.
 pub fn run(cmd: &mut Command, limit: Duration) -> Ran {
+    run_with_input(cmd, None, limit)
+}
+
+/// Runs a command with `input` on its standard input (closed after it; closed at once
+/// without), killing it after `limit`.
+pub fn run_with_input(cmd: &mut Command, input: Option<&[u8]>, limit: Duration) -> Ran {
     let t = Instant::now();
     let mut child = cmd
-        .stdin(Stdio::null())
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+    if let (Some(mut stdin), Some(input)) = (child.stdin.take(), input) {
+        let input = input.to_vec();
+        // A thread of its own: a child that does not read cannot block the test.
+        std::thread::spawn(move || {
+            let _ = std::io::Write::write_all(&mut stdin, &input);
+        });
+    }
     let mut out = child.stdout.take().unwrap();
     let mut err = child.stderr.take().unwrap();
     let out_reader = std::thread::spawn(move || {
