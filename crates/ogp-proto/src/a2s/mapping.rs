@@ -236,6 +236,14 @@ fn text_or_empty(t: Option<&Text>) -> Text {
     t.cloned().unwrap_or_default()
 }
 
+/// Whether an app id makes replies The Ship's: its low 16 bits, what the INFO reply's
+/// ID field carries, are The Ship's id, so clients read (and we write) The Ship's extra
+/// INFO and PLAYER fields. The full id alone would disagree with the wire when its low
+/// bits are 2400 and the rest are not zero.
+pub(crate) fn is_ship(app_id: u32) -> bool {
+    app_id & 0xffff == u32::from(SHIP_APP_ID)
+}
+
 /// The Source `'I'` reply for a status.
 pub fn status_to_info(s: &Status) -> Info {
     let a = s.a2s.clone().unwrap_or_default();
@@ -273,7 +281,7 @@ pub fn status_to_info(s: &Status) -> Info {
         environment: environment_byte(s),
         password: s.password.unwrap_or(false),
         vac: a.vac.unwrap_or(false),
-        ship: (full_app_id == u32::from(SHIP_APP_ID)).then(|| ShipInfo {
+        ship: is_ship(full_app_id).then(|| ShipInfo {
             mode: a.ship_mode.unwrap_or(0),
             witnesses: a.ship_witnesses.unwrap_or(0),
             duration: a.ship_duration.unwrap_or(0),
@@ -419,5 +427,31 @@ mod tests {
         assert_eq!(s.proxy, Some(true));
         assert_eq!(s.connect_port, Some(27015));
         assert_eq!(status_to_info(&s), i);
+    }
+
+    #[test]
+    fn the_ship_follows_the_wire_id_whatever_the_full_id() {
+        // ID field 2400 (The Ship's fields on the wire) with a game id whose low 24 bits
+        // make a larger full app id (0x01_0960): the fields stay (a fuzzer's find).
+        let mut i = status_to_info(&Status::default());
+        i.app_id = SHIP_APP_ID;
+        i.ship = Some(ShipInfo {
+            mode: 68,
+            witnesses: 155,
+            duration: 110,
+        });
+        i.extra = Some(Extra {
+            port: None,
+            steam_id: None,
+            source_tv: None,
+            keywords: None,
+            game_id: Some(0x0001_0960),
+            unknown_bits: 0,
+        });
+        let mut s = Status::default();
+        info_to_status(&i, &mut s);
+        assert_eq!(s.a2s.as_ref().and_then(|a| a.app_id), Some(0x0001_0960));
+        assert_eq!(status_to_info(&s), i);
+        assert!(is_ship(0x0001_0960) && is_ship(2400) && !is_ship(440));
     }
 }

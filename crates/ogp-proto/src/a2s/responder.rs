@@ -357,7 +357,7 @@ impl ProtocolResponder for A2sResponder {
                     .a2s
                     .as_ref()
                     .and_then(|a| a.app_id)
-                    .is_some_and(|id| id == u32::from(super::info::SHIP_APP_ID))
+                    .is_some_and(super::mapping::is_ship)
                     && self.config.flavor != Flavor::GoldSrcM;
                 let mut players = status_to_players(status, ship);
                 let full = players.players.len();
