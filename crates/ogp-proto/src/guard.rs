@@ -322,10 +322,10 @@ impl RateLimiter {
         slot.last_ms = now_ms;
     }
 
-    fn take(&self, slot: &mut Slot, now_ms: u64) -> RateDecision {
+    fn take(&self, slot: &mut Slot, now_ms: u64, cost: f32) -> RateDecision {
         self.refill(slot, now_ms);
-        if slot.tokens >= 1.0 {
-            slot.tokens -= 1.0;
+        if slot.tokens >= cost {
+            slot.tokens -= cost;
             RateDecision::Allow
         } else {
             RateDecision::Limited
@@ -334,6 +334,12 @@ impl RateLimiter {
 
     /// Charges one datagram to `ip`'s bucket.
     pub fn check(&mut self, now: Instant, ip: IpAddr) -> RateDecision {
+        self.charge(now, ip, 1.0)
+    }
+
+    /// Charges `cost` tokens (bytes, say, with a budget counted in bytes) to `ip`'s
+    /// bucket; nothing is taken when the bucket holds less.
+    pub fn charge(&mut self, now: Instant, ip: IpAddr, cost: f32) -> RateDecision {
         let now_ms =
             u64::try_from(now.saturating_duration_since(self.base).as_millis()).unwrap_or(u64::MAX);
         let (family, key) = match canonical_ip(ip) {
@@ -354,7 +360,7 @@ impl RateLimiter {
             let Some(slot) = self.slots.get(i) else { break };
             if slot.family == family && slot.key == key {
                 let mut s = *slot;
-                let d = self.take(&mut s, now_ms);
+                let d = self.take(&mut s, now_ms, cost);
                 if let Some(dst) = self.slots.get_mut(i) {
                     *dst = s;
                 }
@@ -368,13 +374,14 @@ impl RateLimiter {
         }
         match reuse.and_then(|i| self.slots.get_mut(i)) {
             Some(slot) => {
+                let allow = burst >= cost;
                 *slot = Slot {
                     family,
                     key,
-                    tokens: burst - 1.0,
+                    tokens: if allow { burst - cost } else { burst },
                     last_ms: now_ms,
                 };
-                if burst >= 1.0 {
+                if allow {
                     RateDecision::Allow
                 } else {
                     RateDecision::Limited
@@ -382,7 +389,7 @@ impl RateLimiter {
             }
             None => {
                 let mut o = self.overflow;
-                let d = self.take(&mut o, now_ms);
+                let d = self.take(&mut o, now_ms, cost);
                 self.overflow = o;
                 d
             }

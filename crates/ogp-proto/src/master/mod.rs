@@ -4,6 +4,8 @@
 //! browsers and `quakestat -stma2s` speak): a list request with a region, a paging seed
 //! and a [`filter`](valve::Filter), answered by pages of IPv4 addresses ending in
 //! `0.0.0.0:0`. What servers send to masters (OGP uplinks, GameSpy heartbeats) is in
-//! [`crate::announce`] and the protocols' folders.
+//! [`crate::announce`] and the protocols' folders; [`registry`] is what a master does
+//! with them: classify, rate-limit, verify by querying back without amplifying.
 
+pub mod registry;
 pub mod valve;

@@ -44,6 +44,13 @@ pub struct QueryOptions {
     pub max_bytes_per_packet: Option<u16>,
     /// A challenge from an earlier query of this server, if any.
     pub challenge: Option<u32>,
+    /// Start with a bare 11-byte probe (Type 1, no header fields, no body) while no
+    /// challenge is known, as the PHP client does, and accept only answers that echo our
+    /// RequestID (default false). A master verifying a server it has only heard a
+    /// 13-byte uplink from uses it: its first datagram is smaller than what it received,
+    /// and only the real server at that address can answer the challenged query that
+    /// follows with our RequestID.
+    pub probe: bool,
 }
 
 /// The split size asked for by default: every packet fits an Ethernet MTU with room for
@@ -66,6 +73,7 @@ impl Default for QueryOptions {
             utf8: true,
             max_bytes_per_packet: Some(DEFAULT_MAX_BYTES_PER_PACKET),
             challenge: None,
+            probe: false,
         }
     }
 }
@@ -158,6 +166,9 @@ impl QueryMachine {
 
     /// The query datagram for the current state.
     pub fn encode_query(&self, out: &mut Vec<u8>) {
+        if self.opts.probe && self.challenge.is_none() {
+            return super::encode_query(&Header::query(PacketType::DEFAULT_QUERY), None, out);
+        }
         let h = Header {
             challenge: Some(self.challenge.unwrap_or(0)),
             request_id: Some(self.request_id),
@@ -236,6 +247,15 @@ impl QueryDriver for QueryMachine {
         }
         if h.request_id.is_some_and(|id| id != self.request_id) {
             return self.x.dropped(bytes, "another RequestID");
+        }
+        // After a probe, data must prove it answers our query: it echoes our RequestID
+        // (an error carries no data and a challenge proves nothing by itself).
+        let data = matches!(
+            packet.message,
+            Message::Answer(_) | Message::Fragment { .. }
+        );
+        if self.opts.probe && data && h.request_id.is_none() {
+            return self.x.dropped(bytes, "no RequestID after a probe");
         }
         match packet.message {
             Message::Error(e) if e.value == ErrorValue::INVALID_CHALLENGE => {
@@ -342,6 +362,60 @@ mod tests {
             retries: n,
             ..Timing::default()
         }
+    }
+
+    #[test]
+    fn a_probe_comes_first_and_costs_less_than_an_uplink() {
+        let t0 = Instant::now();
+        let mut r = Responder::new(ResponderConfig::default(), [9; 32], t0);
+        let opts = QueryOptions {
+            query: DefaultQuery::server_info_only(),
+            max_bytes_per_packet: None,
+            probe: true,
+            ..QueryOptions::default()
+        };
+        let mut m = QueryMachine::new(opts, Timing::default(), 78, t0);
+        let src = "127.0.0.1:5556".parse().unwrap();
+        let s = status();
+        let mut out = Transmits::default();
+        let mut sent = Vec::new();
+        for _ in 0..4 {
+            let Some(q) = m.poll_transmit(t0) else { break };
+            sent.push(q.len());
+            r.handle(t0, src, &q, &s, &mut out);
+            for d in out.iter() {
+                m.handle_datagram(t0, d);
+            }
+        }
+        let o = m.take_result().expect("done").expect("ok");
+        assert_eq!(o.status.host_name.as_deref(), Some("Host"));
+        // the 11-byte probe, then the challenged query for the server info
+        assert_eq!(sent[0], 11);
+        assert_eq!(sent.len(), 2);
+        assert!(sent[1] <= 24, "{sent:?}");
+    }
+
+    #[test]
+    fn after_a_probe_an_answer_without_our_request_id_is_not_taken() {
+        let t0 = Instant::now();
+        let opts = QueryOptions {
+            probe: true,
+            ..QueryOptions::default()
+        };
+        let mut m = QueryMachine::new(opts, retries(0), 79, t0);
+        let _ = m.poll_transmit(t0);
+        // a forged answer without a RequestID, as a blind spoofer could send
+        let mut d = Vec::new();
+        let h = Header::answer(PacketType::DEFAULT_QUERY);
+        super::super::encode_answer(
+            &h,
+            &status(),
+            &DefaultQuery::everything(),
+            &Default::default(),
+            &mut d,
+        );
+        m.handle_datagram(t0, &d);
+        assert!(!m.is_done());
     }
 
     #[test]

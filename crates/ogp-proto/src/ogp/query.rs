@@ -228,6 +228,20 @@ impl DefaultQuery {
         }
     }
 
+    /// A query for the server info alone, without the mod and map detail arrays (what a
+    /// master asks when it verifies a server: the smallest useful query).
+    pub const fn server_info_only() -> Self {
+        Self {
+            request: request::SERVER_INFO,
+            server_info: server_info::ALL.without(server_info::MOD),
+            mod_fields: Bits::EMPTY,
+            map_fields: map_fields::FILE_NAME,
+            team_fields: Bits::EMPTY,
+            player_fields: Bits::EMPTY,
+            addon_fields: Bits::EMPTY,
+        }
+    }
+
     /// Appends the query body. Arrays whose dependency is clear are omitted.
     pub fn encode(&self, out: &mut Vec<u8>) {
         write_bits(out, self.request);

@@ -1,0 +1,788 @@
+//! What a master does with what servers send it, sans-IO: registrations (OGP uplinks,
+//! GameSpy v3 heartbeats) in, verification queries out, verdicts back.
+//!
+//! ```
+//! # use std::time::Instant;
+//! use ogp_proto::master::registry::{classify, Inbound, Known, Registrar, RegistrarConfig};
+//! let now = Instant::now();
+//! let mut reg = Registrar::new(RegistrarConfig::default().allow_private(true), [7; 16], now);
+//! let uplink = b"\xff\xff\xff\xffOGP\x00\x03\x03\x01\x2a\x00";
+//! let from = "127.0.0.1:22222".parse().unwrap();
+//! if let Ok(Inbound::Registration(r)) = classify(uplink) {
+//!     reg.register(now, from, &r, uplink.len(), Known::default());
+//! }
+//! // the verification query goes back to the address the uplink came from
+//! let (to, datagram) = reg.poll_transmit(now).unwrap();
+//! assert_eq!((to, datagram.len()), (from, 11));
+//! ```
+//!
+//! An uplink or a heartbeat proves nothing about its source address: anyone can forge
+//! one. So a registration only starts a *verification*: the master queries the source
+//! back, from its own socket, in the registering protocol, with that protocol's
+//! challenge round trip and a random id of ours (OGP's RequestID after a bare probe,
+//! GameSpy's session id), and lists the server only after a correct answer. The master
+//! is no amplifier: toward an address under verification it never sends more bytes
+//! than it has received from that address (registrations and replies together); a
+//! datagram that would exceed that is withheld, and a retry goes out only when more has
+//! come in. A forged uplink (13 bytes) costs the victim one 11-byte probe.
+//!
+//! Caps: registrations per source address ([`RegistrarConfig::per_source`]),
+//! verifications started per second overall ([`RegistrarConfig::verifications`]),
+//! verifications in progress ([`RegistrarConfig::max_pending`]), listed servers per IP
+//! address ([`RegistrarConfig::max_servers_per_ip`]); private, loopback and other
+//! non-global addresses only with [`RegistrarConfig::allow_private`].
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::Hasher;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::time::Instant;
+
+use siphasher::sip::SipHasher24;
+
+use super::valve::ListRequest;
+use crate::client::{Answer, Machine, Options};
+use crate::client_core::{QueryDriver, QueryError, Timing};
+use crate::error::DecodeError;
+use crate::gamespy3::heartbeat::{Heartbeat, StateChanged};
+use crate::guard::{RateConfig, RateDecision, RateLimiter, TokenBucket};
+use crate::ogp::query::DefaultQuery;
+use crate::protocol::Protocol;
+
+/// What arrived on a master's UDP port.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Inbound {
+    /// A server announcing itself.
+    Registration(Registration),
+    /// A Valve master list request.
+    List(ListRequest),
+    /// Anything else (a reply to one of our verification queries, or noise).
+    Other,
+}
+
+/// A server's announcement.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Registration {
+    /// An OGP Master Server Uplink with its GameID.
+    OgpUplink {
+        /// The GameID (0: not known).
+        game_id: u16,
+    },
+    /// A GameSpy v3 heartbeat.
+    Heartbeat(Box<Heartbeat>),
+}
+
+impl Registration {
+    /// The protocol the server registered with (and is verified in).
+    pub fn protocol(&self) -> Protocol {
+        match self {
+            Self::OgpUplink { .. } => Protocol::Ogp,
+            Self::Heartbeat(_) => Protocol::Gamespy3,
+        }
+    }
+
+    /// Whether the server says it is shutting down (a heartbeat with `statechanged` 2).
+    pub fn exiting(&self) -> bool {
+        matches!(self, Self::Heartbeat(h) if h.state_changed == Some(StateChanged::Exiting))
+    }
+
+    /// Whether the server asks to be looked at now: a heartbeat saying its status
+    /// changed, it started or it is exiting. Every OGP uplink may be one (the spec gives
+    /// it no reason field), so it counts as one too.
+    pub fn wants_poll(&self) -> bool {
+        match self {
+            Self::OgpUplink { .. } => true,
+            Self::Heartbeat(h) => !matches!(h.state_changed, None | Some(StateChanged::Regular)),
+        }
+    }
+
+    /// The game as announced: GameSpy's `gamename`, or the OGP GameID as a number
+    /// (`None` for GameID 0).
+    pub fn game(&self) -> Option<String> {
+        match self {
+            Self::OgpUplink { game_id: 0 } => None,
+            Self::OgpUplink { game_id } => Some(game_id.to_string()),
+            Self::Heartbeat(h) => h.game_name.as_ref().map(|g| g.to_string()),
+        }
+    }
+}
+
+/// Tells what a datagram sent to a master is. `Err` only for a datagram that starts
+/// like a registration or a list request and then does not decode.
+pub fn classify(datagram: &[u8]) -> Result<Inbound, DecodeError> {
+    match datagram.first() {
+        Some(&0x31) => ListRequest::decode(datagram).map(Inbound::List),
+        Some(&0x03) => Heartbeat::decode(datagram)
+            .map(|h| Inbound::Registration(Registration::Heartbeat(Box::new(h)))),
+        Some(&0xFF) if crate::ogp::is_ogp(datagram) => match crate::ogp::decode(datagram) {
+            Ok(p) => match p.message {
+                crate::ogp::Message::MasterUplink { game_id } if p.header.is_answer() => {
+                    Ok(Inbound::Registration(Registration::OgpUplink { game_id }))
+                }
+                _ => Ok(Inbound::Other),
+            },
+            Err(_) => Ok(Inbound::Other),
+        },
+        _ => Ok(Inbound::Other),
+    }
+}
+
+/// Whether an address may be listed on the internet: not loopback, private (RFC 1918,
+/// unique local), link-local, shared (100.64/10), unspecified, multicast, broadcast or
+/// documentation space. IPv4-mapped IPv6 addresses are judged as IPv4.
+pub fn is_global(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => is_global_v4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => is_global_v4(v4),
+            None => is_global_v6(v6),
+        },
+    }
+}
+
+fn is_global_v4(ip: Ipv4Addr) -> bool {
+    let [a, b, c, _] = ip.octets();
+    !(ip.is_loopback()
+        || ip.is_private()
+        || ip.is_link_local()
+        || ip.is_unspecified()
+        || ip.is_multicast()
+        || ip.is_broadcast()
+        || ip.is_documentation()
+        || a == 0
+        || a >= 240
+        || (a == 100 && (64..128).contains(&b))
+        || (a == 192 && b == 0 && c == 0)
+        || (a == 198 && (18..20).contains(&b)))
+}
+
+fn is_global_v6(ip: Ipv6Addr) -> bool {
+    let s = ip.segments();
+    !(ip.is_loopback()
+        || ip.is_unspecified()
+        || ip.is_multicast()
+        || (s[0] & 0xfe00) == 0xfc00
+        || (s[0] & 0xffc0) == 0xfe80
+        || (s[0] == 0x2001 && s[1] == 0x0db8))
+}
+
+/// Settings of a [`Registrar`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RegistrarConfig {
+    /// List loopback, private and other non-global addresses (default false; for LANs
+    /// and tests).
+    pub allow_private: bool,
+    /// Listed servers per IP address (default 64).
+    pub max_servers_per_ip: usize,
+    /// Registrations accepted per source IP address (IPv6: per /64); default 4 a second
+    /// with a burst of 128, which fits 64 servers on one address that each announce at
+    /// start, every minute and on every change.
+    pub per_source: RateConfig,
+    /// Verifications started per second, all sources together (default 1000, burst
+    /// 2000): what a flood of forged registrations can make the master send.
+    pub verifications: RateConfig,
+    /// Verifications in progress at once (default 4096).
+    pub max_pending: usize,
+    /// Timers of a verification query (default: 1 s per attempt, 2 retries, 5 s in
+    /// all).
+    pub timing: Timing,
+}
+
+impl Default for RegistrarConfig {
+    fn default() -> Self {
+        Self {
+            allow_private: false,
+            max_servers_per_ip: 64,
+            per_source: RateConfig::new(4.0, 128.0),
+            verifications: RateConfig::new(1000.0, 2000.0),
+            max_pending: 4096,
+            timing: Timing::default(),
+        }
+    }
+}
+
+impl RegistrarConfig {
+    /// With [`allow_private`](Self::allow_private) set.
+    #[must_use]
+    pub fn allow_private(mut self, on: bool) -> Self {
+        self.allow_private = on;
+        self
+    }
+}
+
+/// What the master knows of a registering address, for the caps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Known {
+    /// The address is listed already (verified earlier): no new verification.
+    pub listed: bool,
+    /// Servers listed on its IP address.
+    pub servers_on_ip: usize,
+}
+
+/// Why a registration was dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DropReason {
+    /// A non-global address, without [`RegistrarConfig::allow_private`].
+    Private,
+    /// Over the source's registration budget.
+    RateLimited,
+    /// The IP address already has [`RegistrarConfig::max_servers_per_ip`] servers.
+    TooManyOnIp,
+    /// Too many verifications in progress, or started this second.
+    Busy,
+}
+
+impl DropReason {
+    /// A short name (metrics labels, logs).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Private => "private",
+            Self::RateLimited => "rate_limited",
+            Self::TooManyOnIp => "too_many_on_ip",
+            Self::Busy => "busy",
+        }
+    }
+}
+
+/// What became of a registration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    /// From a listed server: noted, no verification needed.
+    Listed,
+    /// A verification started, or one in progress got the bytes as credit.
+    Verifying,
+    /// Dropped.
+    Dropped(DropReason),
+}
+
+/// The end of a verification.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// The server answered correctly: list it.
+    Verified {
+        /// Its query address (where the registration came from).
+        addr: SocketAddr,
+        /// The game as registered ([`Registration::game`]).
+        game: Option<String>,
+        /// Its answer (status, ping, protocol).
+        answer: Box<Answer>,
+    },
+    /// No correct answer: list nothing.
+    Failed {
+        /// The address.
+        addr: SocketAddr,
+        /// The protocol it was queried in.
+        protocol: Protocol,
+        /// Why.
+        error: QueryError,
+        /// Datagrams not sent because the address had not sent us as many bytes.
+        withheld: u32,
+    },
+}
+
+/// Counters of a [`Registrar`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RegistrarStats {
+    /// Registrations from listed servers.
+    pub listed: u64,
+    /// Verifications started.
+    pub started: u64,
+    /// Servers verified.
+    pub verified: u64,
+    /// Verifications failed.
+    pub failed: u64,
+    /// Registrations dropped, by [`DropReason`] (private, rate-limited, too many on
+    /// the IP, busy).
+    pub dropped: [u64; 4],
+    /// Datagrams withheld by the no-amplification rule.
+    pub withheld: u64,
+    /// Bytes sent toward addresses under verification.
+    pub sent_bytes: u64,
+    /// Bytes received from them (registrations and replies).
+    pub received_bytes: u64,
+}
+
+#[derive(Debug)]
+struct Pending {
+    machine: Machine,
+    game: Option<String>,
+    received: u64,
+    sent: u64,
+    withheld: u32,
+}
+
+/// Verifies registrations (see the module docs). Sans-IO: the caller passes in what
+/// arrived and the time, sends what [`poll_transmit`](Self::poll_transmit) hands out
+/// from the master's own socket, and calls [`handle_timeout`](Self::handle_timeout) at
+/// [`poll_timeout`](Self::poll_timeout).
+#[derive(Debug)]
+pub struct Registrar {
+    config: RegistrarConfig,
+    options: Options,
+    per_source: RateLimiter,
+    starts: TokenBucket,
+    pending: HashMap<SocketAddr, Pending>,
+    ready: VecDeque<SocketAddr>,
+    verdicts: VecDeque<Verdict>,
+    ids: SipHasher24,
+    counter: u64,
+    stats: RegistrarStats,
+}
+
+impl Registrar {
+    /// A registrar; `secret` keys its random ids and its rate-limit table (take it from
+    /// the system's random source).
+    pub fn new(config: RegistrarConfig, secret: [u8; 16], now: Instant) -> Self {
+        let mut options = Options::with_timing(config.timing);
+        options.ogp.query = DefaultQuery::server_info_only();
+        options.ogp.max_bytes_per_packet = None;
+        options.ogp.probe = true;
+        let capacity = config.max_pending.saturating_mul(4).max(1024);
+        Self {
+            per_source: RateLimiter::new(config.per_source, capacity, secret, now),
+            starts: TokenBucket::new(config.verifications, now),
+            options,
+            pending: HashMap::new(),
+            ready: VecDeque::new(),
+            verdicts: VecDeque::new(),
+            ids: SipHasher24::new_with_key(&secret),
+            counter: 0,
+            stats: RegistrarStats::default(),
+            config,
+        }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &RegistrarConfig {
+        &self.config
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> RegistrarStats {
+        self.stats
+    }
+
+    /// Verifications in progress.
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    fn drop_for(&mut self, reason: DropReason) -> Admission {
+        let i = match reason {
+            DropReason::Private => 0,
+            DropReason::RateLimited => 1,
+            DropReason::TooManyOnIp => 2,
+            DropReason::Busy => 3,
+        };
+        if let Some(c) = self.stats.dropped.get_mut(i) {
+            *c += 1;
+        }
+        Admission::Dropped(reason)
+    }
+
+    fn next_id(&mut self) -> u32 {
+        self.counter = self.counter.wrapping_add(1);
+        let mut h = self.ids;
+        h.write_u64(self.counter);
+        (h.finish() as u32).max(1)
+    }
+
+    /// A registration of `len` bytes from `from`.
+    pub fn register(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        registration: &Registration,
+        len: usize,
+        known: Known,
+    ) -> Admission {
+        if !self.config.allow_private && !is_global(from.ip()) {
+            return self.drop_for(DropReason::Private);
+        }
+        if self.per_source.check(now, from.ip()) == RateDecision::Limited {
+            return self.drop_for(DropReason::RateLimited);
+        }
+        let len = u64::try_from(len).unwrap_or(u64::MAX);
+        if let Some(p) = self.pending.get_mut(&from) {
+            p.received = p.received.saturating_add(len);
+            self.stats.received_bytes = self.stats.received_bytes.saturating_add(len);
+            self.ready.push_back(from);
+            return Admission::Verifying;
+        }
+        if known.listed {
+            self.stats.listed += 1;
+            return Admission::Listed;
+        }
+        if known.servers_on_ip >= self.config.max_servers_per_ip {
+            return self.drop_for(DropReason::TooManyOnIp);
+        }
+        if self.pending.len() >= self.config.max_pending
+            || self.starts.check(now) == RateDecision::Limited
+        {
+            return self.drop_for(DropReason::Busy);
+        }
+        let id = self.next_id();
+        let machine = Machine::new(registration.protocol(), &self.options, id, now);
+        self.pending.insert(
+            from,
+            Pending {
+                machine,
+                game: registration.game(),
+                received: len,
+                sent: 0,
+                withheld: 0,
+            },
+        );
+        self.stats.started += 1;
+        self.stats.received_bytes = self.stats.received_bytes.saturating_add(len);
+        self.ready.push_back(from);
+        Admission::Verifying
+    }
+
+    /// A datagram from `from` that is not a registration: a reply to our verification
+    /// query if one is in progress for that address (returns true), else ignored.
+    pub fn handle_reply(&mut self, now: Instant, from: SocketAddr, datagram: &[u8]) -> bool {
+        let Some(p) = self.pending.get_mut(&from) else {
+            return false;
+        };
+        let len = u64::try_from(datagram.len()).unwrap_or(u64::MAX);
+        p.received = p.received.saturating_add(len);
+        self.stats.received_bytes = self.stats.received_bytes.saturating_add(len);
+        p.machine.handle_datagram(now, datagram);
+        self.ready.push_back(from);
+        self.settle(from);
+        true
+    }
+
+    /// The next verification datagram to send now, with its destination.
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<(SocketAddr, Vec<u8>)> {
+        while let Some(addr) = self.ready.pop_front() {
+            let Some(p) = self.pending.get_mut(&addr) else {
+                continue;
+            };
+            let Some(d) = p.machine.poll_transmit(now) else {
+                continue;
+            };
+            // The machine may have more to send (it sends one datagram per call).
+            self.ready.push_front(addr);
+            let len = u64::try_from(d.len()).unwrap_or(u64::MAX);
+            if p.sent.saturating_add(len) > p.received {
+                p.withheld = p.withheld.saturating_add(1);
+                self.stats.withheld += 1;
+                continue;
+            }
+            p.sent = p.sent.saturating_add(len);
+            self.stats.sent_bytes = self.stats.sent_bytes.saturating_add(len);
+            return Some((addr, d));
+        }
+        None
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) is next due.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.pending
+            .values()
+            .filter_map(|p| p.machine.poll_timeout())
+            .min()
+    }
+
+    /// Advances the timers of verifications due by `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        let due: Vec<SocketAddr> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| p.machine.poll_timeout().is_some_and(|t| t <= now))
+            .map(|(a, _)| *a)
+            .collect();
+        for addr in due {
+            if let Some(p) = self.pending.get_mut(&addr) {
+                p.machine.handle_timeout(now);
+            }
+            self.ready.push_back(addr);
+            self.settle(addr);
+        }
+    }
+
+    /// The next finished verification.
+    pub fn poll_verdict(&mut self) -> Option<Verdict> {
+        self.verdicts.pop_front()
+    }
+
+    fn settle(&mut self, addr: SocketAddr) {
+        let Some(p) = self.pending.get_mut(&addr) else {
+            return;
+        };
+        let Some(result) = p.machine.take_result() else {
+            return;
+        };
+        let protocol = p.machine.protocol();
+        let Some(p) = self.pending.remove(&addr) else {
+            return;
+        };
+        let verdict = match result {
+            Ok(mut answer) => {
+                self.stats.verified += 1;
+                answer.addr = Some(addr);
+                Verdict::Verified {
+                    addr,
+                    game: p.game,
+                    answer: Box::new(answer),
+                }
+            }
+            Err(error) => {
+                self.stats.failed += 1;
+                Verdict::Failed {
+                    addr,
+                    protocol,
+                    error,
+                    withheld: p.withheld,
+                }
+            }
+        };
+        self.verdicts.push_back(verdict);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gamespy3::heartbeat::Heartbeat;
+    use crate::ogp::uplink::encode_uplink;
+    use crate::responder::{Responder, ResponderConfig, Transmits};
+    use crate::Status;
+
+    fn uplink() -> Vec<u8> {
+        let mut d = Vec::new();
+        encode_uplink(7, &mut d);
+        d
+    }
+
+    fn heartbeat() -> Vec<u8> {
+        Heartbeat {
+            instance_key: 1,
+            local_ips: vec!["10.0.0.2".into()],
+            local_port: Some(29900),
+            natneg: Some(false),
+            state_changed: Some(StateChanged::Initial),
+            game_name: Some("battlefield2".into()),
+            keys: vec![("hostname".into(), "x".into())],
+        }
+        .to_bytes()
+    }
+
+    fn status() -> Status {
+        Status {
+            host_name: Some("Verified".into()),
+            ..Status::default()
+        }
+    }
+
+    /// Runs a registrar against a responder at `server` until it settles; the responder
+    /// answers only datagrams sent to `server` (anything sent elsewhere is lost, as to a
+    /// spoofed victim). Returns the verdict and the bytes sent to each address.
+    fn run(reg: &mut Registrar, server: SocketAddr, t0: Instant) -> (Option<Verdict>, u64) {
+        let mut r = Responder::new(ResponderConfig::default(), [3; 32], t0);
+        let master: SocketAddr = "127.0.0.9:27900".parse().unwrap();
+        let mut now = t0;
+        let mut sent = 0;
+        let mut out = Transmits::default();
+        for _ in 0..50 {
+            while let Some((to, d)) = reg.poll_transmit(now) {
+                sent += d.len() as u64;
+                if to == server {
+                    r.handle(now, master, &d, &status(), &mut out);
+                    let replies: Vec<Vec<u8>> = out.iter().map(<[u8]>::to_vec).collect();
+                    out.clear();
+                    for a in replies {
+                        assert!(reg.handle_reply(now, server, &a));
+                    }
+                }
+            }
+            if let Some(v) = reg.poll_verdict() {
+                return (Some(v), sent);
+            }
+            match reg.poll_timeout() {
+                Some(t) => {
+                    now = t.max(now);
+                    reg.handle_timeout(now);
+                }
+                None => break,
+            }
+        }
+        (reg.poll_verdict(), sent)
+    }
+
+    #[test]
+    fn datagrams_are_classified() {
+        assert!(matches!(
+            classify(&uplink()),
+            Ok(Inbound::Registration(Registration::OgpUplink {
+                game_id: 7
+            }))
+        ));
+        match classify(&heartbeat()) {
+            Ok(Inbound::Registration(r)) => {
+                assert_eq!(r.protocol(), Protocol::Gamespy3);
+                assert_eq!(r.game().as_deref(), Some("battlefield2"));
+                assert!(r.wants_poll());
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            classify(b"1\xff0.0.0.0:0\x00\x00"),
+            Ok(Inbound::List(_))
+        ));
+        assert!(classify(b"1\xff0.0.0.0:0").is_err());
+        assert_eq!(classify(b"\xff\xff\xff\xffI"), Ok(Inbound::Other));
+        assert_eq!(classify(b""), Ok(Inbound::Other));
+    }
+
+    #[test]
+    fn an_uplink_is_verified_by_an_ogp_query_back_within_its_byte_budget() {
+        let t0 = Instant::now();
+        let mut reg = Registrar::new(RegistrarConfig::default().allow_private(true), [1; 16], t0);
+        let server: SocketAddr = "127.0.0.2:22222".parse().unwrap();
+        let d = uplink();
+        assert_eq!(
+            reg.register(
+                t0,
+                server,
+                &Registration::OgpUplink { game_id: 7 },
+                d.len(),
+                Known::default()
+            ),
+            Admission::Verifying
+        );
+        let (v, _) = run(&mut reg, server, t0);
+        match v {
+            Some(Verdict::Verified { addr, game, answer }) => {
+                assert_eq!(addr, server);
+                assert_eq!(game.as_deref(), Some("7"));
+                assert_eq!(answer.status.host_name.as_deref(), Some("Verified"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let s = reg.stats();
+        assert!(s.sent_bytes <= s.received_bytes, "{s:?}");
+        assert_eq!(reg.pending(), 0);
+    }
+
+    #[test]
+    fn a_heartbeat_is_verified_by_a_gamespy_query_back() {
+        let t0 = Instant::now();
+        let mut reg = Registrar::new(RegistrarConfig::default().allow_private(true), [1; 16], t0);
+        let server: SocketAddr = "127.0.0.2:29900".parse().unwrap();
+        let d = heartbeat();
+        let Ok(Inbound::Registration(r)) = classify(&d) else {
+            panic!()
+        };
+        assert_eq!(
+            reg.register(t0, server, &r, d.len(), Known::default()),
+            Admission::Verifying
+        );
+        let (v, _) = run(&mut reg, server, t0);
+        assert!(matches!(v, Some(Verdict::Verified { .. })), "{v:?}");
+        let s = reg.stats();
+        assert!(s.sent_bytes <= s.received_bytes, "{s:?}");
+    }
+
+    #[test]
+    fn a_spoofed_uplink_costs_the_victim_one_small_probe_and_lists_nothing() {
+        let t0 = Instant::now();
+        let mut reg = Registrar::new(RegistrarConfig::default().allow_private(true), [1; 16], t0);
+        let victim: SocketAddr = "127.0.0.3:22222".parse().unwrap();
+        let nobody: SocketAddr = "127.0.0.2:1".parse().unwrap();
+        let d = uplink();
+        reg.register(
+            t0,
+            victim,
+            &Registration::OgpUplink { game_id: 0 },
+            d.len(),
+            Known::default(),
+        );
+        // the responder sits elsewhere: nothing reaches the victim's port but our probe
+        let (v, sent) = run(&mut reg, nobody, t0);
+        match v {
+            Some(Verdict::Failed { addr, withheld, .. }) => {
+                assert_eq!(addr, victim);
+                assert!(withheld >= 1, "retries are withheld");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(sent, 11, "one probe, no retry: the victim sent us 13 bytes");
+    }
+
+    #[test]
+    fn caps_and_private_addresses() {
+        let t0 = Instant::now();
+        let r = Registration::OgpUplink { game_id: 1 };
+        let mut reg = Registrar::new(RegistrarConfig::default(), [1; 16], t0);
+        let lan: SocketAddr = "192.168.1.2:22222".parse().unwrap();
+        assert_eq!(
+            reg.register(t0, lan, &r, 13, Known::default()),
+            Admission::Dropped(DropReason::Private)
+        );
+        let public: SocketAddr = "203.0.114.2:22222".parse().unwrap();
+        let full = Known {
+            listed: false,
+            servers_on_ip: 64,
+        };
+        assert_eq!(
+            reg.register(t0, public, &r, 13, full),
+            Admission::Dropped(DropReason::TooManyOnIp)
+        );
+        let listed = Known {
+            listed: true,
+            servers_on_ip: 64,
+        };
+        assert_eq!(reg.register(t0, public, &r, 13, listed), Admission::Listed);
+        // a flood from one source runs out of its budget
+        let mut limited = 0;
+        for port in 0..1000u16 {
+            let a = SocketAddr::new(public.ip(), port);
+            if reg.register(t0, a, &r, 13, Known::default())
+                == Admission::Dropped(DropReason::RateLimited)
+            {
+                limited += 1;
+            }
+        }
+        assert!(limited >= 800, "{limited}");
+        // pending verifications are capped
+        let cfg = RegistrarConfig {
+            max_pending: 10,
+            ..RegistrarConfig::default()
+        };
+        let mut reg = Registrar::new(cfg, [1; 16], t0);
+        let mut busy = 0;
+        for i in 0..100u8 {
+            let a = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(203, 0, 114, i)), 1);
+            if reg.register(t0, a, &r, 13, Known::default()) == Admission::Dropped(DropReason::Busy)
+            {
+                busy += 1;
+            }
+        }
+        assert_eq!((busy, reg.pending()), (90, 10));
+    }
+
+    #[test]
+    fn global_addresses() {
+        for a in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.0.1",
+            "100.64.0.1",
+            "0.0.0.0",
+            "::1",
+            "fe80::1",
+            "fd00::1",
+            "::ffff:10.0.0.1",
+            "224.0.0.1",
+        ] {
+            assert!(!is_global(a.parse().unwrap()), "{a}");
+        }
+        for a in ["8.8.8.8", "203.0.114.2", "2a00:1450::1", "::ffff:8.8.4.4"] {
+            assert!(is_global(a.parse().unwrap()), "{a}");
+        }
+    }
+}
