@@ -7,6 +7,8 @@
 #![allow(rustdoc::broken_intra_doc_links)]
 
 mod decode;
+mod list;
+mod master;
 mod query;
 mod render;
 
@@ -219,6 +221,14 @@ enum Command {
     /// result as it completes, then a summary. A closed port (ICMP port unreachable) is
     /// reported as refused at once (on Linux), a silent one as a timeout.
     Scan(scan::ScanArgs),
+    /// Run a master server: receive OGP uplinks and GameSpy v3 heartbeats, verify each
+    /// server by querying it back, poll the listed ones, and serve the list over Valve's
+    /// UDP list protocol, an HTTP API and a web page (docs/master.md). SIGTERM or SIGINT
+    /// stops it cleanly.
+    Master(master::MasterArgs),
+    /// Read a server list from a master (Valve's UDP list protocol, or an ogp master's
+    /// HTTP API) and print `PROTOCOL HOST:PORT` lines that `ogp scan -` reads, or NDJSON.
+    List(list::ListArgs),
     /// Start a responder on loopback with a demo status, query it, and show what
     /// happened.
     Demo,
@@ -293,6 +303,8 @@ fn main() -> ExitCode {
             inputs,
         } => decode::run(protocol.wire(), &inputs, json),
         Command::Scan(args) => scan::run(&args),
+        Command::Master(args) => master::run(&args),
+        Command::List(args) => list::run(&args),
         Command::Demo => runtime().and_then(|rt| rt.block_on(run_demo())),
         Command::Query {
             protocol,

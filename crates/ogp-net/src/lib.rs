@@ -24,6 +24,7 @@ pub mod scan;
 use std::sync::Arc;
 
 pub use arc_swap::Guard;
+pub use responder::bind_udp;
 pub use ogp_proto;
 
 use arc_swap::ArcSwap;

@@ -45,9 +45,9 @@ const RECV_BUF: usize = 2048;
 /// `net.core.rmem_max`; a smaller grant is logged once per socket.
 pub const SOCKET_RECV_BUFFER: usize = 4 << 20;
 
-/// Binds a UDP socket for the responder with a large receive buffer (dual-stack for
+/// Binds a tokio UDP socket with a large receive buffer (dual-stack for
 /// `[::]`, as the operating system defaults).
-fn bind_udp(addr: SocketAddr) -> io::Result<UdpSocket> {
+pub fn bind_udp(addr: SocketAddr) -> io::Result<UdpSocket> {
     use socket2::{Domain, Protocol, Socket, Type};
     let domain = if addr.is_ipv4() {
         Domain::IPV4

@@ -1,0 +1,106 @@
+//! `ogp master`: the master server (crate `ogp-master`) as a command.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use ogp_master::{Master, MasterConfig};
+use tokio::signal::unix::{signal, SignalKind};
+
+/// `ogp master` flags (a TOML file gives the rest: docs/master.md).
+#[derive(Debug, clap::Args)]
+pub struct MasterArgs {
+    /// TOML config file; flags given as well win over it.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// UDP address for registrations and Valve list requests (repeatable)
+    /// [default: 0.0.0.0:27900].
+    #[arg(long, value_name = "ADDR:PORT")]
+    udp: Vec<SocketAddr>,
+    /// HTTP address for the page, the API and /metrics, or `off` [default:
+    /// 127.0.0.1:8080].
+    #[arg(long, value_name = "ADDR:PORT|off")]
+    http: Option<String>,
+    /// Database: sqlite://PATH or postgres://USER@HOST/DB [default:
+    /// sqlite://ogp-master.db].
+    #[arg(long, value_name = "URL")]
+    db: Option<String>,
+    /// List servers on loopback and private addresses too (LANs and tests).
+    #[arg(long)]
+    allow_private: bool,
+    /// Seconds between polls of each listed server [default: 60].
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    poll_interval: Option<u64>,
+}
+
+/// Builds the config from the file and the flags.
+fn config(args: &MasterArgs) -> anyhow::Result<MasterConfig> {
+    let mut c = match &args.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            MasterConfig::from_toml(&text).with_context(|| format!("{}", path.display()))?
+        }
+        None => MasterConfig::default(),
+    };
+    if !args.udp.is_empty() {
+        c.udp.clone_from(&args.udp);
+    }
+    match args.http.as_deref() {
+        None => {}
+        Some("off") => c.http = None,
+        Some(a) => c.http = Some(a.parse().with_context(|| format!("--http {a}: expected ADDR:PORT or off"))?),
+    }
+    if let Some(db) = &args.db {
+        c.db.clone_from(db);
+    }
+    if args.allow_private {
+        c.allow_private = true;
+    }
+    if let Some(p) = args.poll_interval {
+        c.poll_interval_secs = p;
+    }
+    Ok(c)
+}
+
+/// Runs the master until SIGTERM or SIGINT.
+pub fn run(args: &MasterArgs) -> anyhow::Result<ExitCode> {
+    let config = config(args)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let mut term = signal(SignalKind::terminate()).context("cannot listen for signals")?;
+        let mut int = signal(SignalKind::interrupt()).context("cannot listen for signals")?;
+        let master = Master::start(config.clone()).await?;
+        for a in master.udp_addrs() {
+            tracing::info!("UDP on {a} (registrations, Valve list requests)");
+        }
+        if let Some(a) = master.http_addr() {
+            tracing::info!("HTTP on http://{a}/ (page, /api/v1/servers, /metrics)");
+        }
+        tracing::info!("database {}, instance {}, {} servers listed", redact(&config.db), master.instance(), master.listed());
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+        tracing::info!("stopping");
+        master.shutdown().await;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// A database URL without its password.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.find('@')) {
+        (Some(s), Some(at)) if at > s => {
+            let userinfo = url.get(s + 3..at).unwrap_or_default();
+            match userinfo.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", url.get(..s + 3).unwrap_or_default(), url.get(at..).unwrap_or_default()),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}

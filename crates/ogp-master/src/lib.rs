@@ -1,0 +1,289 @@
+//! The OGP master server: it collects OGP uplinks and GameSpy v3 heartbeats, verifies
+//! every server by querying it back, polls the listed ones, stores them (SQLite, or
+//! PostgreSQL shared by several instances) and serves the list over Valve's UDP list
+//! protocol and an HTTP API.
+//!
+//! ```no_run
+//! # async fn run() -> anyhow::Result<()> {
+//! let config = ogp_master::MasterConfig::default(); // UDP 0.0.0.0:27900, HTTP 127.0.0.1:8080, SQLite
+//! let master = ogp_master::Master::start(config).await?;
+//! tokio::signal::ctrl_c().await?;
+//! master.shutdown().await;
+//! # Ok(()) }
+//! ```
+//!
+//! The protocol decisions (what a datagram is, whether to verify, what to send back and
+//! when, Valve's pages and filters) are the sans-IO [`ogp_proto::master`] modules; this
+//! crate moves bytes, keeps the list, and talks to the database ([`store`]) and to HTTP
+//! clients ([`api`]). `docs/master.md` describes the behaviour and every default.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use serde::Deserialize;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+pub mod api;
+mod assets;
+pub mod list;
+pub mod metrics;
+mod poller;
+pub mod store;
+mod udp;
+
+use list::List;
+use metrics::Metrics;
+use store::{Store, Timers};
+
+/// Settings of a master, from its TOML file (`ogp master --config FILE`) and flags. Every
+/// field has a default; the file may set any of them.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct MasterConfig {
+    /// UDP addresses for registrations and Valve list requests (default `0.0.0.0:27900`).
+    pub udp: Vec<SocketAddr>,
+    /// HTTP address for the API, the page and `/metrics` (default `127.0.0.1:8080`);
+    /// `None`: no HTTP.
+    pub http: Option<SocketAddr>,
+    /// The database: `sqlite://PATH` (default `sqlite://ogp-master.db`) or
+    /// `postgres://USER@HOST/DB`.
+    pub db: String,
+    /// List loopback and private addresses (default false; for LANs and tests).
+    pub allow_private: bool,
+    /// Seconds between polls of each listed server (default 60).
+    pub poll_interval_secs: u64,
+    /// A server that has not registered for this long is marked down (default 600).
+    pub registration_timeout_secs: u64,
+    /// A server down for this long is removed (default 900).
+    pub grace_secs: u64,
+    /// Seconds between points of a server's player-count history (default 300).
+    pub history_resolution_secs: u64,
+    /// Days of history kept (default 7).
+    pub history_retention_days: u64,
+    /// Servers listed per IP address (default 64).
+    pub max_servers_per_ip: usize,
+    /// Registrations accepted per source IP address per minute (default 240, burst 128).
+    pub registrations_per_minute: u32,
+    /// Verifications started per second, all sources together (default 1000).
+    pub verifications_per_second: u32,
+    /// Bytes of list replies per second per source IP address (default 65536, burst four
+    /// times that): what a spoofed list request can make us send is bounded by it.
+    pub list_bytes_per_second: u32,
+    /// Datagrams per second the poller sends (default 10000).
+    pub poll_rate: u32,
+    /// Every this many polls, a server is asked in every protocol again, to learn which
+    /// it speaks (default 10).
+    pub rediscover_every: u32,
+    /// This instance's name in poll leases (default: host name, process id and a random
+    /// number).
+    pub instance: Option<String>,
+    /// Milliseconds between reads of the database's changes into the list (default
+    /// 1000).
+    pub refresh_ms: u64,
+    /// Seconds after a server's poll was due before another instance sharing the
+    /// database takes it over from the one holding it (default 30).
+    pub lease_slack_secs: u64,
+}
+
+impl Default for MasterConfig {
+    fn default() -> Self {
+        Self {
+            udp: vec![SocketAddr::from(([0, 0, 0, 0], 27900))],
+            http: Some(SocketAddr::from(([127, 0, 0, 1], 8080))),
+            db: "sqlite://ogp-master.db".into(),
+            allow_private: false,
+            poll_interval_secs: 60,
+            registration_timeout_secs: 600,
+            grace_secs: 900,
+            history_resolution_secs: 300,
+            history_retention_days: 7,
+            max_servers_per_ip: 64,
+            registrations_per_minute: 240,
+            verifications_per_second: 1000,
+            list_bytes_per_second: 65536,
+            poll_rate: 10_000,
+            rediscover_every: 10,
+            instance: None,
+            refresh_ms: 1000,
+            lease_slack_secs: 30,
+        }
+    }
+}
+
+impl MasterConfig {
+    /// Reads a TOML config file; unknown keys are errors.
+    pub fn from_toml(text: &str) -> Result<Self> {
+        Ok(toml::from_str(text)?)
+    }
+
+    fn timers(&self) -> Timers {
+        let s = |x: u64| i64::try_from(x.saturating_mul(1000)).unwrap_or(i64::MAX);
+        Timers {
+            poll_interval_ms: s(self.poll_interval_secs.max(1)),
+            registration_timeout_ms: s(self.registration_timeout_secs),
+            grace_ms: s(self.grace_secs),
+            history_retention_ms: s(self.history_retention_days.saturating_mul(86_400)),
+            lease_slack_ms: s(self.lease_slack_secs),
+        }
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// What the tasks of one master share.
+pub(crate) struct Shared {
+    pub(crate) config: MasterConfig,
+    pub(crate) store: Store,
+    pub(crate) list: RwLock<List>,
+    pub(crate) metrics: Metrics,
+    pub(crate) instance: String,
+    pub(crate) timers: Timers,
+}
+
+impl Shared {
+    /// Reads the database's changes into the list.
+    pub(crate) async fn refresh(&self) -> Result<usize> {
+        let since = self.list.read().map(|l| l.high_water).unwrap_or(0);
+        // Rows written by other instances (or by slow transactions) may carry a time a
+        // little older than what was already read: read the last 10 s again.
+        let since = if since == 0 { i64::MIN } else { since - 10_000 };
+        let t = std::time::Instant::now();
+        let rows = self.store.changed_since(since).await?;
+        self.metrics.db("changed_since", t);
+        let mut list = self.list.write().map_err(|_| anyhow::anyhow!("list lock poisoned"))?;
+        Ok(list.apply(rows))
+    }
+}
+
+/// A running master.
+pub struct Master {
+    shared: Arc<Shared>,
+    udp: Vec<SocketAddr>,
+    http: Option<SocketAddr>,
+    stop: watch::Sender<bool>,
+    tasks: JoinSet<()>,
+}
+
+impl std::fmt::Debug for Master {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Master").field("udp", &self.udp).field("http", &self.http).finish()
+    }
+}
+
+fn instance_name() -> String {
+    let mut r = [0u8; 4];
+    let _ = getrandom::fill(&mut r);
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    format!("{}-{}-{:08x}", host.trim(), std::process::id(), u32::from_le_bytes(r))
+}
+
+impl Master {
+    /// Opens the database, binds the sockets and starts every task on the current tokio
+    /// runtime.
+    pub async fn start(config: MasterConfig) -> Result<Self> {
+        let store = Store::open(&config.db).await.with_context(|| format!("database {}", config.db))?;
+        let instance = config.instance.clone().unwrap_or_else(instance_name);
+        let shared = Arc::new(Shared {
+            timers: config.timers(),
+            store,
+            list: RwLock::new(List::default()),
+            metrics: Metrics::default(),
+            instance,
+            config: config.clone(),
+        });
+        shared.refresh().await?;
+        let (stop, stop_rx) = watch::channel(false);
+        let mut tasks = JoinSet::new();
+        let mut udp = Vec::new();
+        for addr in &config.udp {
+            let sock = ogp_net::bind_udp(*addr).with_context(|| format!("binding UDP {addr}"))?;
+            udp.push(sock.local_addr()?);
+            tasks.spawn(udp::run(shared.clone(), sock, stop_rx.clone()));
+        }
+        let http = match config.http {
+            Some(addr) => {
+                let listener = tokio::net::TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("binding HTTP {addr}"))?;
+                let bound = listener.local_addr()?;
+                tasks.spawn(api::serve(shared.clone(), listener, stop_rx.clone()));
+                Some(bound)
+            }
+            None => None,
+        };
+        tasks.spawn(poller::run(shared.clone(), stop_rx.clone()));
+        tasks.spawn(housekeeping(shared.clone(), stop_rx));
+        Ok(Self {
+            shared,
+            udp,
+            http,
+            stop,
+            tasks,
+        })
+    }
+
+    /// The bound UDP addresses.
+    pub fn udp_addrs(&self) -> &[SocketAddr] {
+        &self.udp
+    }
+
+    /// The bound HTTP address.
+    pub fn http_addr(&self) -> Option<SocketAddr> {
+        self.http
+    }
+
+    /// This instance's name in poll leases.
+    pub fn instance(&self) -> &str {
+        &self.shared.instance
+    }
+
+    /// Servers in the list now.
+    pub fn listed(&self) -> usize {
+        self.shared.list.read().map(|l| l.len()).unwrap_or(0)
+    }
+
+    /// Stops every task (polls in flight are recorded or left to their lease).
+    pub async fn shutdown(mut self) {
+        let _ = self.stop.send(true);
+        let deadline = tokio::time::sleep(Duration::from_secs(5));
+        tokio::pin!(deadline);
+        loop {
+            tokio::select! {
+                next = self.tasks.join_next() => if next.is_none() { break },
+                () = &mut deadline => { self.tasks.abort_all(); break }
+            }
+        }
+    }
+}
+
+/// Reads the database's changes into the list, and expires servers.
+async fn housekeeping(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
+    let mut refresh = tokio::time::interval(Duration::from_millis(shared.config.refresh_ms.max(50)));
+    let mut expire = tokio::time::interval(Duration::from_secs(15));
+    loop {
+        tokio::select! {
+            _ = refresh.tick() => {
+                if let Err(e) = shared.refresh().await {
+                    tracing::warn!("reading the list from the database: {e:#}");
+                }
+            }
+            _ = expire.tick() => {
+                let t = std::time::Instant::now();
+                if let Err(e) = shared.store.expire(now_ms(), shared.timers).await {
+                    tracing::warn!("expiring servers: {e:#}");
+                }
+                shared.metrics.db("expire", t);
+            }
+            _ = stop.changed() => break,
+        }
+    }
+}

@@ -1,0 +1,382 @@
+//! The list in memory: every listed server's list fields, ordered by address, kept up to
+//! date from the database (so that every instance sharing a database serves the same
+//! list), and the two ways of reading it: the HTTP API's filters and Valve's pages.
+
+use std::collections::BTreeMap;
+use std::net::{IpAddr, SocketAddr, SocketAddrV4};
+use std::ops::Bound;
+use std::sync::Arc;
+
+use ogp_proto::master::valve::{Filter, MAX_ENTRIES_PER_PAGE};
+use ogp_proto::{Protocol, Status};
+use serde::Serialize;
+
+use crate::store::{parse_protocols, ListRow};
+
+/// One listed server.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// Its query address.
+    pub addr: SocketAddr,
+    /// The protocols it answers.
+    pub protocols: Vec<Protocol>,
+    /// Answering and registering.
+    pub up: bool,
+    /// Ping of its last answer, from the master.
+    pub ping_ms: Option<f64>,
+    /// When it last answered (ms since the epoch).
+    pub last_seen: Option<i64>,
+    /// Its status without the player, team and add-on lists.
+    pub summary: Arc<Status>,
+    name_lc: String,
+}
+
+/// The fields of an API list item, without `status`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Item {
+    /// `IP:PORT`.
+    pub addr: String,
+    /// Protocol names.
+    pub protocols: Vec<&'static str>,
+    /// Answering and registering.
+    pub up: bool,
+    /// Ping from the master.
+    pub ping_ms: Option<f64>,
+    /// RFC 3339.
+    pub last_seen: Option<String>,
+    /// Host name.
+    pub name: String,
+    /// Game.
+    pub game: Option<String>,
+    /// Map.
+    pub map: Option<String>,
+    /// Players.
+    pub players: u32,
+    /// Slots.
+    pub max_players: Option<u32>,
+    /// Bots.
+    pub bots: Option<u32>,
+    /// Password needed.
+    pub password: Option<bool>,
+}
+
+/// RFC 3339 (UTC, seconds) of ms since the epoch.
+pub fn rfc3339(ms: i64) -> Option<String> {
+    let t = std::time::UNIX_EPOCH.checked_add(std::time::Duration::from_millis(u64::try_from(ms).ok()?))?;
+    Some(humantime::format_rfc3339_seconds(t).to_string())
+}
+
+/// The game of a status as lists show it: the mod's identifier (A2S game directory), else
+/// the game name.
+pub fn game_of(s: &Status) -> Option<String> {
+    match &s.mod_info {
+        Some(m) if !m.effective_identifier().is_empty() => Some(m.effective_identifier().to_string()),
+        _ => s.game_name.as_ref().map(|g| g.to_string()),
+    }
+}
+
+impl Entry {
+    /// The API item.
+    pub fn item(&self) -> Item {
+        let s = &self.summary;
+        Item {
+            addr: self.addr.to_string(),
+            protocols: self.protocols.iter().map(|p| p.name()).collect(),
+            up: self.up,
+            ping_ms: self.ping_ms,
+            last_seen: self.last_seen.and_then(rfc3339),
+            name: s.host_name.as_deref().unwrap_or_default().to_owned(),
+            game: game_of(s),
+            map: s.map.as_ref().map(|m| m.name.to_string()),
+            players: s.player_count().unwrap_or(0),
+            max_players: s.slot_max,
+            bots: s.bot_count,
+            password: s.password,
+        }
+    }
+
+    fn players(&self) -> u32 {
+        self.summary.player_count().unwrap_or(0)
+    }
+}
+
+/// The HTTP API's filters (all optional, combined with AND).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Query {
+    /// Game (mod identifier or game name), case-insensitive, exact.
+    pub game: Option<String>,
+    /// Speaks this protocol.
+    pub protocol: Option<Protocol>,
+    /// Map, case-insensitive, exact.
+    pub map: Option<String>,
+    /// Name contains, case-insensitive.
+    pub name: Option<String>,
+    /// At least one player.
+    pub has_players: bool,
+    /// Not full.
+    pub not_full: bool,
+    /// Password needed (true) or not (false).
+    pub password: Option<bool>,
+    /// Up (true) or down (false).
+    pub up: Option<bool>,
+}
+
+impl Query {
+    fn matches(&self, e: &Entry) -> bool {
+        let s = &e.summary;
+        if let Some(p) = self.protocol {
+            if !e.protocols.contains(&p) {
+                return false;
+            }
+        }
+        if let Some(up) = self.up {
+            if e.up != up {
+                return false;
+            }
+        }
+        if let Some(g) = &self.game {
+            let own = [s.mod_info.as_ref().map(|m| m.effective_identifier()), s.game_name.as_deref()];
+            if !own.iter().flatten().any(|x| x.eq_ignore_ascii_case(g)) {
+                return false;
+            }
+        }
+        if let Some(m) = &self.map {
+            if !s.map.as_ref().is_some_and(|x| x.name.eq_ignore_ascii_case(m)) {
+                return false;
+            }
+        }
+        if let Some(n) = &self.name {
+            if !e.name_lc.contains(n.as_str()) {
+                return false;
+            }
+        }
+        if self.has_players && e.players() == 0 {
+            return false;
+        }
+        if self.not_full && s.slot_max.is_some_and(|m| e.players() >= m) {
+            return false;
+        }
+        if let Some(p) = self.password {
+            if s.password.unwrap_or(false) != p {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// The list.
+#[derive(Debug, Default)]
+pub struct List {
+    entries: BTreeMap<SocketAddr, Entry>,
+    /// Grows with every change: part of the ETag.
+    pub version: u64,
+    /// The newest `updated` seen (ms), where the next refresh starts.
+    pub high_water: i64,
+}
+
+/// One page of an API answer.
+#[derive(Debug)]
+pub struct Page {
+    /// The servers.
+    pub entries: Vec<Entry>,
+    /// The cursor of the next page.
+    pub next: Option<String>,
+    /// Servers matching the filters.
+    pub total: usize,
+}
+
+impl List {
+    /// Servers listed (up or down).
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether nothing is listed.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Whether `addr` is listed.
+    pub fn contains(&self, addr: SocketAddr) -> bool {
+        self.entries.contains_key(&addr)
+    }
+
+    /// The entry of `addr`.
+    pub fn get(&self, addr: SocketAddr) -> Option<&Entry> {
+        self.entries.get(&addr)
+    }
+
+    /// Servers listed on `ip`.
+    pub fn on_ip(&self, ip: IpAddr) -> usize {
+        let lo = SocketAddr::new(ip, 0);
+        let hi = SocketAddr::new(ip, u16::MAX);
+        self.entries.range(lo..=hi).count()
+    }
+
+    /// Applies rows read from the database; returns how many changed the list.
+    pub fn apply(&mut self, rows: Vec<ListRow>) -> usize {
+        let mut changed = 0;
+        for r in rows {
+            self.high_water = self.high_water.max(r.updated);
+            let Ok(addr) = r.addr.parse::<SocketAddr>() else { continue };
+            if r.removed {
+                changed += usize::from(self.entries.remove(&addr).is_some());
+                continue;
+            }
+            let summary: Status = r
+                .summary
+                .as_deref()
+                .and_then(|s| serde_json::from_str(s).ok())
+                .unwrap_or_default();
+            let name_lc = summary.host_name.as_deref().unwrap_or_default().to_lowercase();
+            let e = Entry {
+                addr,
+                protocols: parse_protocols(&r.protocols),
+                up: r.up,
+                ping_ms: r.ping_ms,
+                last_seen: r.last_seen,
+                summary: Arc::new(summary),
+                name_lc,
+            };
+            self.entries.insert(addr, e);
+            changed += 1;
+        }
+        if changed > 0 {
+            self.version += 1;
+        }
+        changed
+    }
+
+    /// Statistics: servers, up, players, servers per protocol.
+    pub fn stats(&self) -> (usize, usize, u64, BTreeMap<&'static str, usize>) {
+        let mut up = 0;
+        let mut players = 0u64;
+        let mut by = BTreeMap::new();
+        for e in self.entries.values() {
+            if e.up {
+                up += 1;
+                players += u64::from(e.players());
+            }
+            for p in &e.protocols {
+                *by.entry(p.name()).or_insert(0) += 1;
+            }
+        }
+        (self.entries.len(), up, players, by)
+    }
+
+    /// A page of the servers matching `q`, after `cursor`, at most `limit`.
+    pub fn page(&self, q: &Query, cursor: Option<SocketAddr>, limit: usize) -> Page {
+        let lower = cursor.map_or(Bound::Unbounded, Bound::Excluded);
+        let mut entries = Vec::with_capacity(limit.min(1024));
+        let mut next = None;
+        for e in self.entries.range((lower, Bound::Unbounded)).map(|(_, e)| e) {
+            if !q.matches(e) {
+                continue;
+            }
+            if entries.len() == limit {
+                next = entries.last().map(|l: &Entry| l.addr.to_string());
+                break;
+            }
+            entries.push(e.clone());
+        }
+        let total = self.entries.values().filter(|e| q.matches(e)).count();
+        Page { entries, next, total }
+    }
+
+    /// A Valve list page: the up IPv4 servers that speak A2S, match `filter` and come
+    /// after `seed`, at most one datagram's worth; and whether the list ends there.
+    pub fn valve_page(&self, filter: &Filter, seed: SocketAddrV4) -> (Vec<SocketAddrV4>, bool) {
+        let start = if seed == ogp_proto::master::valve::END {
+            Bound::Unbounded
+        } else {
+            Bound::Excluded(SocketAddr::V4(seed))
+        };
+        let end = Bound::Included(SocketAddr::V4(SocketAddrV4::new(std::net::Ipv4Addr::BROADCAST, u16::MAX)));
+        let mut out = Vec::new();
+        for e in self.entries.range((start, end)).map(|(_, e)| e) {
+            let SocketAddr::V4(a) = e.addr else { continue };
+            if !e.up || !e.protocols.contains(&Protocol::A2s) || !filter.matches(e.addr, &e.summary) {
+                continue;
+            }
+            if out.len() == MAX_ENTRIES_PER_PAGE {
+                return (out, false);
+            }
+            out.push(a);
+        }
+        (out, true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(addr: &str, name: &str, players: u32, protocols: &str) -> ListRow {
+        let s = Status {
+            host_name: Some(name.into()),
+            player_count: Some(players),
+            slot_max: Some(10),
+            map: Some(ogp_proto::MapInfo::named("2fort")),
+            ..Status::default()
+        };
+        ListRow {
+            addr: addr.into(),
+            protocols: protocols.into(),
+            up: true,
+            removed: false,
+            ping_ms: Some(1.0),
+            last_seen: Some(1_700_000_000_000),
+            summary: Some(serde_json::to_string(&s).unwrap()),
+            updated: 5,
+        }
+    }
+
+    #[test]
+    fn pages_filters_and_valve_pages() {
+        let mut l = List::default();
+        let mut rows = Vec::new();
+        for i in 0..500u32 {
+            rows.push(row(&format!("127.0.{}.{}:27015", i / 256, i % 256), &format!("Server {i}"), i % 11, if i % 2 == 0 { "a2s,ogp" } else { "ogp" }));
+        }
+        rows.push(row("[::1]:27015", "six", 1, "a2s"));
+        assert_eq!(l.apply(rows), 501);
+        assert_eq!((l.version, l.high_water), (1, 5));
+        // paging visits every server once, in address order
+        let q = Query::default();
+        let mut seen = Vec::new();
+        let mut cursor = None;
+        loop {
+            let p = l.page(&q, cursor, 100);
+            assert_eq!(p.total, 501);
+            seen.extend(p.entries.iter().map(|e| e.addr));
+            match p.next {
+                Some(n) => cursor = Some(n.parse().unwrap()),
+                None => break,
+            }
+        }
+        assert_eq!(seen.len(), 501);
+        assert!(seen.windows(2).all(|w| w[0] < w[1]));
+        // filters
+        let q = Query { name: Some("server 1".into()), has_players: true, not_full: true, ..Query::default() };
+        let p = l.page(&q, None, 1000);
+        assert!(p.entries.iter().all(|e| e.item().name.starts_with("Server 1") && (1..10).contains(&e.item().players)));
+        assert_eq!(p.total, p.entries.len());
+        // Valve pages: IPv4, A2S only, 231 at most, ending with the terminator flag
+        let f = Filter::parse("").unwrap();
+        let (a, end) = l.valve_page(&f, ogp_proto::master::valve::END);
+        assert_eq!((a.len(), end), (231, false));
+        let (b, end) = l.valve_page(&f, *a.last().unwrap());
+        assert_eq!((b.len(), end), (19, true));
+        let f = Filter::parse("\\empty\\1").unwrap();
+        let (c, _) = l.valve_page(&f, ogp_proto::master::valve::END);
+        assert!(c.len() < 231);
+        // removal
+        let mut gone = row("127.0.0.0:27015", "x", 0, "");
+        gone.removed = true;
+        gone.updated = 9;
+        l.apply(vec![gone]);
+        assert_eq!((l.len(), l.high_water), (500, 9));
+        assert_eq!(l.on_ip("127.0.0.1".parse().unwrap()), 1);
+    }
+}

@@ -1,0 +1,108 @@
+//! The master's metrics, in the Prometheus text format at `/metrics`.
+
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+
+type Labels = Vec<(&'static str, String)>;
+
+/// Every metric of one master.
+pub struct Metrics {
+    registry: Registry,
+    /// Registrations by protocol and outcome.
+    pub registrations: Family<Labels, Counter>,
+    /// Verifications by protocol and outcome.
+    pub verifications: Family<Labels, Counter>,
+    /// Polls by outcome (up, down).
+    pub polls: Family<Labels, Counter>,
+    /// Time from claiming a batch of due servers to having recorded all their polls.
+    pub poll_batch_seconds: Histogram,
+    /// Servers listed, by state (up, down); set when scraped.
+    pub servers: Family<Labels, Gauge>,
+    /// HTTP requests by route and status code.
+    pub http_requests: Family<Labels, Counter>,
+    /// Valve list requests by outcome (served, rate_limited, bad_filter).
+    pub list_requests: Family<Labels, Counter>,
+    /// Datagrams on the UDP port that were nothing we read (malformed, unknown source).
+    pub dropped: Family<Labels, Counter>,
+    /// Database statements' latency, by operation.
+    pub db_seconds: Family<Labels, Histogram>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Metrics")
+    }
+}
+
+fn db_histogram() -> Histogram {
+    Histogram::new([0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0])
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::with_prefix("ogp_master");
+        let registrations = Family::<Labels, Counter>::default();
+        let verifications = Family::<Labels, Counter>::default();
+        let polls = Family::<Labels, Counter>::default();
+        let poll_batch_seconds = Histogram::new([0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0]);
+        let servers = Family::<Labels, Gauge>::default();
+        let http_requests = Family::<Labels, Counter>::default();
+        let list_requests = Family::<Labels, Counter>::default();
+        let dropped = Family::<Labels, Counter>::default();
+        let db_seconds = Family::<Labels, Histogram>::new_with_constructor(db_histogram as fn() -> Histogram);
+        registry.register("registrations", "Registrations (OGP uplinks, GameSpy v3 heartbeats) by protocol and outcome", registrations.clone());
+        registry.register("verifications", "Verifications by query back, by protocol and outcome", verifications.clone());
+        registry.register("polls", "Polls of listed servers by outcome", polls.clone());
+        registry.register("poll_batch_seconds", "Time from claiming a batch of due servers to recording their polls", poll_batch_seconds.clone());
+        registry.register("servers", "Servers listed, by state", servers.clone());
+        registry.register("http_requests", "HTTP requests by route and status code", http_requests.clone());
+        registry.register("list_requests", "Valve master list requests by outcome", list_requests.clone());
+        registry.register("dropped_datagrams", "Datagrams on the UDP port that were not read, by reason", dropped.clone());
+        registry.register("db_seconds", "Database statement latency by operation", db_seconds.clone());
+        let info = Family::<Labels, Gauge>::default();
+        info.get_or_create(&vec![("version", env!("CARGO_PKG_VERSION").to_owned())]).set(1);
+        registry.register("build_info", "The running version", info);
+        Self {
+            registry,
+            registrations,
+            verifications,
+            polls,
+            poll_batch_seconds,
+            servers,
+            http_requests,
+            list_requests,
+            dropped,
+            db_seconds,
+        }
+    }
+}
+
+/// A label set of one label.
+pub fn label(k: &'static str, v: &str) -> Labels {
+    vec![(k, v.to_owned())]
+}
+
+/// A label set of two labels.
+pub fn labels(k1: &'static str, v1: &str, k2: &'static str, v2: &str) -> Labels {
+    vec![(k1, v1.to_owned()), (k2, v2.to_owned())]
+}
+
+impl Metrics {
+    /// The text exposition.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        if encode(&mut out, &self.registry).is_err() {
+            out.clear();
+        }
+        out
+    }
+
+    /// Records a database statement's latency.
+    pub fn db(&self, op: &str, started: std::time::Instant) {
+        self.db_seconds.get_or_create(&label("op", op)).observe(started.elapsed().as_secs_f64());
+    }
+}

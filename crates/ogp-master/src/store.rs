@@ -1,0 +1,670 @@
+//! Storage: one schema, two databases. SQLite (embedded, WAL) by default; PostgreSQL
+//! for several masters sharing one list.
+//!
+//! Every time is milliseconds since the Unix epoch in a 64-bit integer, every flag a 0/1
+//! integer, so that the same statements run on both (SQLite's `?N` parameters are
+//! written as PostgreSQL's `$N` and translated).
+//!
+//! Polling is shared through leases: [`Store::claim_due`] takes the servers due for a
+//! poll that nobody else holds (`FOR UPDATE SKIP LOCKED` on PostgreSQL), marks them as
+//! held by this instance until a poll interval plus [`Timers::lease_slack_ms`] after their poll,
+//! and an instance that dies loses its share to the others once that slack has passed.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{anyhow, bail, Context, Result};
+use ogp_proto::{Protocol, Status};
+
+
+/// The schema, in order; each entry is one migration, applied once.
+const MIGRATIONS: &[&str] = &["
+CREATE TABLE servers (
+  addr TEXT PRIMARY KEY,
+  ip TEXT NOT NULL,
+  registered_via TEXT NOT NULL,
+  game_hint TEXT,
+  protocols TEXT NOT NULL DEFAULT '',
+  up BIGINT NOT NULL DEFAULT 1,
+  removed BIGINT NOT NULL DEFAULT 0,
+  ping_ms DOUBLE PRECISION,
+  players BIGINT NOT NULL DEFAULT 0,
+  status TEXT,
+  summary TEXT,
+  first_seen BIGINT NOT NULL,
+  last_seen BIGINT,
+  last_registration BIGINT NOT NULL,
+  fails BIGINT NOT NULL DEFAULT 0,
+  polls BIGINT NOT NULL DEFAULT 0,
+  next_poll BIGINT NOT NULL,
+  lease_owner TEXT,
+  lease_until BIGINT NOT NULL DEFAULT 0,
+  last_history BIGINT NOT NULL DEFAULT 0,
+  updated BIGINT NOT NULL
+);
+CREATE INDEX servers_next_poll ON servers (next_poll);
+CREATE INDEX servers_updated ON servers (updated);
+CREATE INDEX servers_ip ON servers (ip);
+CREATE TABLE history (
+  addr TEXT NOT NULL,
+  t BIGINT NOT NULL,
+  players BIGINT NOT NULL,
+  PRIMARY KEY (addr, t)
+);
+"];
+
+/// A server the master verified.
+#[derive(Debug, Clone)]
+pub struct Verified {
+    /// Its query address.
+    pub addr: SocketAddr,
+    /// The protocol it registered and was verified with.
+    pub via: Protocol,
+    /// The game its registration named.
+    pub game_hint: Option<String>,
+    /// Round trip of the verification.
+    pub ping_ms: f64,
+    /// What the verification answer said.
+    pub status: Status,
+}
+
+/// A server this instance is to poll now.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Claim {
+    /// Its query address.
+    pub addr: SocketAddr,
+    /// The protocol it registered with.
+    pub via: Protocol,
+    /// The protocols it was last seen answering.
+    pub protocols: Vec<Protocol>,
+    /// Polls so far.
+    pub polls: i64,
+    /// When its player count was last added to its history.
+    pub last_history: i64,
+}
+
+/// What a poll found.
+#[derive(Debug, Clone)]
+pub struct Polled {
+    /// The server.
+    pub addr: SocketAddr,
+    /// The answer (its ping and status), if any protocol answered.
+    pub answer: Option<(f64, Status)>,
+    /// The protocols it speaks, as of this poll.
+    pub protocols: Vec<Protocol>,
+    /// Whether to add a point to its history.
+    pub history: bool,
+}
+
+/// Timers the store applies.
+#[derive(Debug, Clone, Copy)]
+pub struct Timers {
+    /// Between polls of a server.
+    pub poll_interval_ms: i64,
+    /// A server that has not registered for this long is marked down.
+    pub registration_timeout_ms: i64,
+    /// A server down (unanswered, or unregistered) for this long is removed.
+    pub grace_ms: i64,
+    /// History points older than this are deleted.
+    pub history_retention_ms: i64,
+    /// How long after its next poll was due a server's lease outlives the instance
+    /// holding it: another instance takes it over then.
+    pub lease_slack_ms: i64,
+}
+
+/// A row as the in-memory list needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListRow {
+    /// `IP:PORT`.
+    pub addr: String,
+    /// Comma-separated protocol names.
+    pub protocols: String,
+    /// Answering, and registering.
+    pub up: bool,
+    /// Removed: drop it from the list.
+    pub removed: bool,
+    /// Ping of the last answer.
+    pub ping_ms: Option<f64>,
+    /// When it last answered.
+    pub last_seen: Option<i64>,
+    /// Its status without the player, team and add-on lists (JSON).
+    pub summary: Option<String>,
+    /// When the row last changed.
+    pub updated: i64,
+}
+
+/// The database.
+#[derive(Clone)]
+pub enum Store {
+    /// SQLite.
+    Sqlite(Arc<Mutex<rusqlite::Connection>>),
+    /// PostgreSQL.
+    #[cfg(feature = "postgres")]
+    Postgres(Arc<tokio_postgres::Client>),
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Sqlite(_) => "Store::Sqlite",
+            #[cfg(feature = "postgres")]
+            Self::Postgres(_) => "Store::Postgres",
+        })
+    }
+}
+
+/// The list fields of a status: what stays in memory and in `summary`.
+pub fn summary_of(status: &Status) -> Status {
+    let mut s = status.clone();
+    s.players = None;
+    s.teams = None;
+    s.addons = None;
+    s
+}
+
+/// Protocol names, comma-separated, in the order of [`Protocol::ALL`].
+pub fn protocols_text(ps: &[Protocol]) -> String {
+    let mut v: Vec<Protocol> = Protocol::ALL.iter().copied().filter(|p| ps.contains(p)).collect();
+    v.dedup();
+    v.iter().map(|p| p.name()).collect::<Vec<_>>().join(",")
+}
+
+/// Protocols from their comma-separated names (unknown names are skipped).
+pub fn parse_protocols(s: &str) -> Vec<Protocol> {
+    s.split(',').filter_map(|n| n.parse().ok()).collect()
+}
+
+fn players_of(status: &Status) -> i64 {
+    i64::from(status.player_count().unwrap_or(0))
+}
+
+fn sqlite_sql(sql: &str) -> String {
+    sql.replace('$', "?")
+}
+
+impl Store {
+    /// Opens (creating when missing) the database at `url`: `sqlite://PATH`,
+    /// `sqlite::memory:`, or `postgres://…`; and brings its schema up to date.
+    pub async fn open(url: &str) -> Result<Self> {
+        if let Some(path) = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")) {
+            let path = path.to_owned();
+            let conn = tokio::task::spawn_blocking(move || -> Result<rusqlite::Connection> {
+                let conn = if path == ":memory:" {
+                    rusqlite::Connection::open_in_memory()?
+                } else {
+                    rusqlite::Connection::open(&path).with_context(|| format!("opening {path}"))?
+                };
+                conn.pragma_update(None, "journal_mode", "WAL")?;
+                conn.pragma_update(None, "synchronous", "NORMAL")?;
+                conn.busy_timeout(std::time::Duration::from_secs(5))?;
+                Ok(conn)
+            })
+            .await??;
+            let store = Self::Sqlite(Arc::new(Mutex::new(conn)));
+            store.migrate().await?;
+            return Ok(store);
+        }
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            #[cfg(feature = "postgres")]
+            {
+                let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+                    .await
+                    .context("connecting to PostgreSQL")?;
+                tokio::spawn(async move {
+                    if let Err(e) = conn.await {
+                        tracing::error!("PostgreSQL connection: {e}");
+                    }
+                });
+                let store = Self::Postgres(Arc::new(client));
+                store.migrate().await?;
+                return Ok(store);
+            }
+            #[cfg(not(feature = "postgres"))]
+            bail!("this build has no PostgreSQL support (cargo feature `postgres`)");
+        }
+        bail!("unknown database URL {url:?}: use sqlite://PATH or postgres://…")
+    }
+
+    /// Runs `f` on the SQLite connection on a blocking thread.
+    async fn sqlite<T: Send + 'static>(
+        conn: &Arc<Mutex<rusqlite::Connection>>,
+        f: impl FnOnce(&mut rusqlite::Connection) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let conn = conn.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut c = conn.lock().map_err(|_| anyhow!("database lock poisoned"))?;
+            f(&mut c)
+        })
+        .await?
+    }
+
+    async fn migrate(&self) -> Result<()> {
+        match self {
+            Self::Sqlite(c) => {
+                Self::sqlite(c, |c| {
+                    let tx = c.transaction()?;
+                    tx.execute_batch("CREATE TABLE IF NOT EXISTS ogp_schema (version BIGINT NOT NULL)")?;
+                    let v: i64 = tx.query_row("SELECT COALESCE(MAX(version), 0) FROM ogp_schema", [], |r| r.get(0))?;
+                    for (i, m) in MIGRATIONS.iter().enumerate() {
+                        let n = i64::try_from(i + 1)?;
+                        if n > v {
+                            tx.execute_batch(m)?;
+                            tx.execute("INSERT INTO ogp_schema (version) VALUES (?1)", [n])?;
+                        }
+                    }
+                    tx.commit()?;
+                    Ok(())
+                })
+                .await
+            }
+            #[cfg(feature = "postgres")]
+            Self::Postgres(c) => {
+                // One migrating instance at a time.
+                c.batch_execute("BEGIN; SELECT pg_advisory_xact_lock(7266160); CREATE TABLE IF NOT EXISTS ogp_schema (version BIGINT NOT NULL);")
+                    .await?;
+                let v: i64 = c.query_one("SELECT COALESCE(MAX(version), 0) FROM ogp_schema", &[]).await?.get(0);
+                for (i, m) in MIGRATIONS.iter().enumerate() {
+                    let n = i64::try_from(i + 1)?;
+                    if n > v {
+                        c.batch_execute(m).await?;
+                        c.execute("INSERT INTO ogp_schema (version) VALUES ($1)", &[&n]).await?;
+                    }
+                }
+                c.batch_execute("COMMIT").await?;
+                Ok(())
+            }
+        }
+    }
+
+    /// Lists a verified server (or lists it again), due for a full poll at once.
+    pub async fn upsert_verified(&self, v: &Verified, now: i64) -> Result<()> {
+        let sql = "INSERT INTO servers (addr, ip, registered_via, game_hint, protocols, up, removed, ping_ms, players, status, summary, first_seen, last_seen, last_registration, next_poll, updated)
+            VALUES ($1, $2, $3, $4, $3, 1, 0, $5, $6, $7, $8, $9, $9, $9, $9, $9)
+            ON CONFLICT (addr) DO UPDATE SET registered_via = excluded.registered_via, game_hint = excluded.game_hint,
+              up = 1, removed = 0, fails = 0, ping_ms = excluded.ping_ms, last_seen = excluded.last_seen,
+              last_registration = excluded.last_registration, next_poll = excluded.next_poll, updated = excluded.updated,
+              status = COALESCE(servers.status, excluded.status), summary = COALESCE(servers.summary, excluded.summary)";
+        let addr = v.addr.to_string();
+        let ip = v.addr.ip().to_string();
+        let via = v.via.name().to_owned();
+        let hint = v.game_hint.clone();
+        let players = players_of(&v.status);
+        let status = serde_json::to_string(&v.status)?;
+        let summary = serde_json::to_string(&summary_of(&v.status))?;
+        let ping = v.ping_ms;
+        match self {
+            Self::Sqlite(c) => {
+                Self::sqlite(c, move |c| {
+                    c.execute(&sqlite_sql(sql), rusqlite::params![addr, ip, via, hint, ping, players, status, summary, now])?;
+                    Ok(())
+                })
+                .await
+            }
+            #[cfg(feature = "postgres")]
+            Self::Postgres(c) => {
+                c.execute(sql, &[&addr, &ip, &via, &hint, &ping, &players, &status, &summary, &now]).await?;
+                Ok(())
+            }
+        }
+    }
+
+    /// Notes a registration from a listed server; a server that asks to be looked at
+    /// (status changed, starting, exiting) is polled within 5 seconds.
+    pub async fn note_registration(&self, addr: SocketAddr, now: i64, wants_poll: bool) -> Result<()> {
+        let sql = "UPDATE servers SET last_registration = $2,
+              next_poll = CASE WHEN CAST($3 AS BIGINT) = 1 AND next_poll > $2 + 5000 THEN $2 + 5000 ELSE next_poll END
+            WHERE addr = $1 AND removed = 0";
+        let addr = addr.to_string();
+        let wants = i64::from(wants_poll);
+        match self {
+            Self::Sqlite(c) => {
+                Self::sqlite(c, move |c| {
+                    c.execute(&sqlite_sql(sql), rusqlite::params![addr, now, wants])?;
+                    Ok(())
+                })
+                .await
+            }
+            #[cfg(feature = "postgres")]
+            Self::Postgres(c) => {
+                c.execute(sql, &[&addr, &now, &wants]).await?;
+                Ok(())
+            }
+        }
+    }
+
+    /// Takes up to `limit` servers due for a poll that no other live instance holds.
+    pub async fn claim_due(&self, owner: &str, now: i64, t: Timers, limit: i64) -> Result<Vec<Claim>> {
+        let lease = t.poll_interval_ms.saturating_add(t.lease_slack_ms);
+        let pick = "SELECT addr FROM servers WHERE removed = 0 AND next_poll <= $2
+              AND (lease_owner IS NULL OR lease_owner = $1 OR lease_until < $2)
+              ORDER BY next_poll LIMIT $4";
+        let update = |pick: &str| {
+            format!(
+                "UPDATE servers SET lease_owner = $1, lease_until = $2 + CAST($3 AS BIGINT), next_poll = $2 + CAST($3 AS BIGINT)
+                 WHERE addr IN ({pick}) RETURNING addr, registered_via, protocols, polls, last_history"
+            )
+        };
+        let rows: Vec<(String, String, String, i64, i64)> = match self {
+            Self::Sqlite(c) => {
+                let sql = sqlite_sql(&update(pick));
+                let owner = owner.to_owned();
+                Self::sqlite(c, move |c| {
+                    let mut st = c.prepare_cached(&sql)?;
+                    let rows = st
+                        .query_map(rusqlite::params![owner, now, lease, limit], |r| {
+                            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                        })?
+                        .collect::<Result<Vec<_>, _>>()?;
+                    Ok(rows)
+                })
+                .await?
+            }
+            #[cfg(feature = "postgres")]
+            Self::Postgres(c) => {
+                let sql = update(&format!("{pick} FOR UPDATE SKIP LOCKED"));
+                c.query(&sql, &[&owner, &now, &lease, &limit])
+                    .await?
+                    .iter()
+                    .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)))
+                    .collect()
+            }
+        };
+        Ok(rows
+            .into_iter()
+            .filter_map(|(addr, via, protocols, polls, last_history)| {
+                Some(Claim {
+                    addr: addr.parse().ok()?,
+                    via: via.parse().ok()?,
+                    protocols: parse_protocols(&protocols),
+                    polls,
+                    last_history,
+                })
+            })
+            .collect())
+    }
+
+    /// Records what polls found, for servers this instance still holds.
+    pub async fn record_polls(&self, owner: &str, polled: Vec<Polled>, now: i64, t: Timers) -> Result<()> {
+        let ok_sql = "UPDATE servers SET up = CASE WHEN last_registration >= $3 THEN 1 ELSE 0 END, fails = 0,
+              ping_ms = $4, players = $5, status = $6, summary = $7, protocols = $8,
+              last_seen = $9, polls = polls + 1, next_poll = $9 + CAST($10 AS BIGINT),
+              lease_until = $9 + CAST($10 AS BIGINT) + CAST($11 AS BIGINT),
+              last_history = CASE WHEN CAST($12 AS BIGINT) = 1 THEN $9 ELSE last_history END, updated = $9
+            WHERE addr = $1 AND lease_owner = $2";
+        let fail_sql = "UPDATE servers SET up = 0, fails = fails + 1, polls = polls + 1,
+              next_poll = $3 + CAST($4 AS BIGINT), lease_until = $3 + CAST($4 AS BIGINT) + CAST($5 AS BIGINT), updated = $3,
+              removed = CASE WHEN COALESCE(last_seen, first_seen) < $3 - CAST($6 AS BIGINT) THEN 1 ELSE 0 END
+            WHERE addr = $1 AND lease_owner = $2";
+        let history_sql = "INSERT INTO history (addr, t, players) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING";
+        struct Row {
+            addr: String,
+            ok: Option<(f64, i64, String, String)>,
+            protocols: String,
+            history: i64,
+        }
+        let mut rows = Vec::with_capacity(polled.len());
+        for p in polled {
+            let ok = match &p.answer {
+                Some((ping, s)) => Some((*ping, players_of(s), serde_json::to_string(s)?, serde_json::to_string(&summary_of(s))?)),
+                None => None,
+            };
+            rows.push(Row {
+                addr: p.addr.to_string(),
+                ok,
+                protocols: protocols_text(&p.protocols),
+                history: i64::from(p.history),
+            });
+        }
+        let reg_cut = now - t.registration_timeout_ms;
+        let owner = owner.to_owned();
+        match self {
+            Self::Sqlite(c) => {
+                Self::sqlite(c, move |c| {
+                    let tx = c.transaction()?;
+                    {
+                        let mut ok_st = tx.prepare_cached(&sqlite_sql(ok_sql))?;
+                        let mut fail_st = tx.prepare_cached(&sqlite_sql(fail_sql))?;
+                        let mut hist_st = tx.prepare_cached(&sqlite_sql(history_sql))?;
+                        for r in &rows {
+                            match &r.ok {
+                                Some((ping, players, status, summary)) => {
+                                    ok_st.execute(rusqlite::params![
+                                        r.addr, owner, reg_cut, ping, players, status, summary, r.protocols,
+                                        now, t.poll_interval_ms, t.lease_slack_ms, r.history
+                                    ])?;
+                                    if r.history == 1 {
+                                        hist_st.execute(rusqlite::params![r.addr, now, players])?;
+                                    }
+                                }
+                                None => {
+                                    fail_st.execute(rusqlite::params![
+                                        r.addr, owner, now, t.poll_interval_ms, t.lease_slack_ms, t.grace_ms
+                                    ])?;
+                                }
+                            }
+                        }
+                    }
+                    tx.commit()?;
+                    Ok(())
+                })
+                .await
+            }
+            #[cfg(feature = "postgres")]
+            Self::Postgres(c) => {
+                let ok_st = c.prepare(ok_sql).await?;
+                let fail_st = c.prepare(fail_sql).await?;
+                let hist_st = c.prepare(history_sql).await?;
+                c.batch_execute("BEGIN").await?;
+                let res: Result<()> = async {
+                    for r in &rows {
+                        match &r.ok {
+                            Some((ping, players, status, summary)) => {
+                                c.execute(&ok_st, &[
+                                    &r.addr, &owner, &reg_cut, ping, players, status, summary, &r.protocols,
+                                    &now, &t.poll_interval_ms, &t.lease_slack_ms, &r.history,
+                                ])
+                                .await?;
+                                if r.history == 1 {
+                                    c.execute(&hist_st, &[&r.addr, &now, players]).await?;
+                                }
+                            }
+                            None => {
+                                c.execute(&fail_st, &[&r.addr, &owner, &now, &t.poll_interval_ms, &t.lease_slack_ms, &t.grace_ms])
+                                    .await?;
+                            }
+                        }
+                    }
+                    Ok(())
+                }
+                .await;
+                match res {
+                    Ok(()) => c.batch_execute("COMMIT").await?,
+                    Err(e) => {
+                        let _ = c.batch_execute("ROLLBACK").await;
+                        return Err(e);
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Marks down the servers that stopped registering, removes those down past the
+    /// grace period, deletes old history and long-removed rows.
+    pub async fn expire(&self, now: i64, t: Timers) -> Result<()> {
+        let reg_cut = now - t.registration_timeout_ms;
+        let remove_cut = reg_cut - t.grace_ms;
+        let history_cut = now - t.history_retention_ms;
+        let purge_cut = now - 86_400_000;
+        let two: [(&str, i64, i64); 2] = [
+            ("UPDATE servers SET up = 0, updated = $1 WHERE removed = 0 AND up = 1 AND last_registration < $2", now, reg_cut),
+            ("UPDATE servers SET removed = 1, updated = $1 WHERE removed = 0 AND last_registration < $2", now, remove_cut),
+        ];
+        let one: [(&str, i64); 2] = [
+            ("DELETE FROM history WHERE t < $1", history_cut),
+            ("DELETE FROM servers WHERE removed = 1 AND updated < $1", purge_cut),
+        ];
+        match self {
+            Self::Sqlite(c) => {
+                Self::sqlite(c, move |c| {
+                    for (sql, a, b) in two {
+                        c.execute(&sqlite_sql(sql), rusqlite::params![a, b])?;
+                    }
+                    for (sql, a) in one {
+                        c.execute(&sqlite_sql(sql), rusqlite::params![a])?;
+                    }
+                    Ok(())
+                })
+                .await
+            }
+            #[cfg(feature = "postgres")]
+            Self::Postgres(c) => {
+                for (sql, a, b) in two {
+                    c.execute(sql, &[&a, &b]).await?;
+                }
+                for (sql, a) in one {
+                    c.execute(sql, &[&a]).await?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Rows changed after `since` (all rows for `i64::MIN`).
+    pub async fn changed_since(&self, since: i64) -> Result<Vec<ListRow>> {
+        let sql = "SELECT addr, protocols, up, removed, ping_ms, last_seen, summary, updated FROM servers WHERE updated > $1";
+        match self {
+            Self::Sqlite(c) => {
+                Self::sqlite(c, move |c| {
+                    let mut st = c.prepare_cached(&sqlite_sql(sql))?;
+                    let rows = st
+                        .query_map([since], |r| {
+                            Ok(ListRow {
+                                addr: r.get(0)?,
+                                protocols: r.get(1)?,
+                                up: r.get::<_, i64>(2)? == 1,
+                                removed: r.get::<_, i64>(3)? == 1,
+                                ping_ms: r.get(4)?,
+                                last_seen: r.get(5)?,
+                                summary: r.get(6)?,
+                                updated: r.get(7)?,
+                            })
+                        })?
+                        .collect::<Result<Vec<_>, _>>()?;
+                    Ok(rows)
+                })
+                .await
+            }
+            #[cfg(feature = "postgres")]
+            Self::Postgres(c) => Ok(c
+                .query(sql, &[&since])
+                .await?
+                .iter()
+                .map(|r| ListRow {
+                    addr: r.get(0),
+                    protocols: r.get(1),
+                    up: r.get::<_, i64>(2) == 1,
+                    removed: r.get::<_, i64>(3) == 1,
+                    ping_ms: r.get(4),
+                    last_seen: r.get(5),
+                    summary: r.get(6),
+                    updated: r.get(7),
+                })
+                .collect()),
+        }
+    }
+
+    /// The full statuses (JSON) of these servers, in no particular order.
+    pub async fn statuses(&self, addrs: Vec<String>) -> Result<Vec<(String, String)>> {
+        if addrs.is_empty() {
+            return Ok(Vec::new());
+        }
+        match self {
+            Self::Sqlite(c) => {
+                Self::sqlite(c, move |c| {
+                    let mut st = c.prepare_cached("SELECT addr, status FROM servers WHERE addr = ?1 AND status IS NOT NULL")?;
+                    let mut out = Vec::with_capacity(addrs.len());
+                    for a in &addrs {
+                        let mut rows = st.query([a])?;
+                        if let Some(r) = rows.next()? {
+                            out.push((r.get(0)?, r.get(1)?));
+                        }
+                    }
+                    Ok(out)
+                })
+                .await
+            }
+            #[cfg(feature = "postgres")]
+            Self::Postgres(c) => Ok(c
+                .query("SELECT addr, status FROM servers WHERE addr = ANY($1) AND status IS NOT NULL", &[&addrs])
+                .await?
+                .iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect()),
+        }
+    }
+
+    /// A server's player-count history, oldest first: (time, players).
+    pub async fn history(&self, addr: String) -> Result<Vec<(i64, i64)>> {
+        let sql = "SELECT t, players FROM history WHERE addr = $1 ORDER BY t";
+        match self {
+            Self::Sqlite(c) => {
+                Self::sqlite(c, move |c| {
+                    let mut st = c.prepare_cached(&sqlite_sql(sql))?;
+                    let rows = st.query_map([addr], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<Vec<_>, _>>()?;
+                    Ok(rows)
+                })
+                .await
+            }
+            #[cfg(feature = "postgres")]
+            Self::Postgres(c) => Ok(c.query(sql, &[&addr]).await?.iter().map(|r| (r.get(0), r.get(1))).collect()),
+        }
+    }
+
+    /// Inserts `n` listed servers that nobody polls (next poll far away), for benchmarks
+    /// of the list paths: 10.x.y.z addresses with varied names, games, maps and players.
+    pub async fn insert_simulated(&self, n: u32, now: i64) -> Result<()> {
+        let mut rows = Vec::with_capacity(n as usize);
+        for i in 0..n {
+            let addr = SocketAddr::from(([10, (i >> 16) as u8, (i >> 8) as u8, i as u8], 27015));
+            let mut status = Status::default();
+            status.host_name = Some(format!("Simulated server {i}").into());
+            status.game_name = ["tf", "cstrike", "bf2", "quake"].get((i % 4) as usize).map(|&g| g.into());
+            status.map = ["de_dust2", "2fort", "strike_at_karkand"].get((i % 3) as usize).map(|&m| ogp_proto::MapInfo::named(m));
+            status.player_count = Some(i % 33);
+            status.slot_max = Some(32);
+            status.password = Some(i % 10 == 0);
+            let summary = serde_json::to_string(&status)?;
+            rows.push((addr.to_string(), addr.ip().to_string(), i64::from(i % 33), summary));
+        }
+        let sql = "INSERT INTO servers (addr, ip, registered_via, protocols, up, removed, ping_ms, players, status, summary, first_seen, last_seen, last_registration, next_poll, updated)
+            VALUES ($1, $2, 'a2s', 'a2s', 1, 0, 1.0, $3, $4, $4, $5, $5, $6, $6, $5) ON CONFLICT (addr) DO NOTHING";
+        let far = now + 86_400_000 * 365;
+        match self {
+            Self::Sqlite(c) => {
+                Self::sqlite(c, move |c| {
+                    let tx = c.transaction()?;
+                    {
+                        let mut st = tx.prepare_cached(&sqlite_sql(sql))?;
+                        for (a, ip, p, s) in &rows {
+                            st.execute(rusqlite::params![a, ip, p, s, now, far])?;
+                        }
+                    }
+                    tx.commit()?;
+                    Ok(())
+                })
+                .await
+            }
+            #[cfg(feature = "postgres")]
+            Self::Postgres(c) => {
+                let st = c.prepare(sql).await?;
+                c.batch_execute("BEGIN").await?;
+                for (a, ip, p, s) in &rows {
+                    c.execute(&st, &[a, ip, p, s, &now, &far]).await?;
+                }
+                c.batch_execute("COMMIT").await?;
+                Ok(())
+            }
+        }
+    }
+}

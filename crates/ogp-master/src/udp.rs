@@ -1,0 +1,220 @@
+//! The master's UDP port: registrations in, verification queries out from this same
+//! socket (so that a server behind NAT, which just sent to it, lets the answer in), and
+//! Valve list requests answered within a byte budget per source.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ogp_proto::guard::{RateConfig, RateDecision, RateLimiter};
+use ogp_proto::master::registry::{
+    classify, Admission, Inbound, Known, Registrar, RegistrarConfig, Registration, Verdict,
+};
+use ogp_proto::master::valve::{encode_page, Filter, ListRequest};
+use tokio::net::UdpSocket;
+use tokio::sync::{mpsc, watch};
+
+use crate::metrics::{label, labels};
+use crate::store::Verified;
+use crate::{now_ms, Shared};
+
+/// A database write the UDP loop asks for (it never waits for the database itself).
+enum Write {
+    Verified(Verified),
+    Registered { addr: SocketAddr, wants_poll: bool },
+}
+
+fn registrar_config(shared: &Shared) -> RegistrarConfig {
+    let c = &shared.config;
+    let mut r = RegistrarConfig::default().allow_private(c.allow_private);
+    r.max_servers_per_ip = c.max_servers_per_ip;
+    r.per_source = RateConfig::new(c.registrations_per_minute as f32 / 60.0, 128.0);
+    r.verifications = RateConfig::new(c.verifications_per_second as f32, (c.verifications_per_second as f32 * 2.0).max(1.0));
+    r
+}
+
+async fn writer(shared: Arc<Shared>, mut rx: mpsc::Receiver<Write>) {
+    while let Some(w) = rx.recv().await {
+        let t = Instant::now();
+        let (op, res) = match w {
+            Write::Verified(v) => {
+                let addr = v.addr;
+                let r = shared.store.upsert_verified(&v, now_ms()).await;
+                if r.is_ok() {
+                    tracing::info!("{addr}: verified ({}), listed", v.via.name());
+                }
+                ("upsert_verified", r)
+            }
+            Write::Registered { addr, wants_poll } => (
+                "note_registration",
+                shared.store.note_registration(addr, now_ms(), wants_poll).await,
+            ),
+        };
+        shared.metrics.db(op, t);
+        if let Err(e) = res {
+            tracing::warn!("database: {e:#}");
+        }
+        if op == "upsert_verified" {
+            // Show it at once rather than at the next refresh.
+            let _ = shared.refresh().await;
+        }
+    }
+}
+
+/// Serves one UDP socket until `stop`.
+pub(crate) async fn run(shared: Arc<Shared>, sock: UdpSocket, mut stop: watch::Receiver<bool>) {
+    let now = Instant::now();
+    let mut secret = [0u8; 16];
+    let _ = getrandom::fill(&mut secret);
+    let mut registrar = Registrar::new(registrar_config(&shared), secret, now);
+    let per_second = shared.config.list_bytes_per_second.max(1) as f32;
+    let mut list_budget = RateLimiter::new(RateConfig::new(per_second, per_second * 4.0), 65536, secret, now);
+    let (tx, rx) = mpsc::channel(4096);
+    let writer_task = tokio::spawn(writer(shared.clone(), rx));
+    let mut buf = vec![0u8; 2048];
+    let mut out = Vec::with_capacity(1400);
+    loop {
+        let wake = registrar.poll_timeout().map(tokio::time::Instant::from_std);
+        let sleep = async {
+            match wake {
+                Some(t) => tokio::time::sleep_until(t).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            r = sock.recv_from(&mut buf) => match r {
+                Ok((n, from)) => {
+                    let d = buf.get(..n).unwrap_or_default();
+                    handle(&shared, &sock, &mut registrar, &mut list_budget, &tx, &mut out, from, d).await;
+                }
+                Err(e) => {
+                    if !ogp_net::responder::is_transient(&e) {
+                        tracing::warn!("UDP receive: {e}");
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                }
+            },
+            () = sleep => registrar.handle_timeout(Instant::now()),
+            _ = stop.changed() => break,
+        }
+        let now = Instant::now();
+        while let Some((to, d)) = registrar.poll_transmit(now) {
+            let _ = sock.send_to(&d, to).await;
+        }
+        while let Some(v) = registrar.poll_verdict() {
+            match v {
+                Verdict::Verified { addr, game, answer } => {
+                    let protocol = answer.protocol;
+                    shared
+                        .metrics
+                        .verifications
+                        .get_or_create(&labels("protocol", protocol.name(), "outcome", "verified"))
+                        .inc();
+                    let v = Verified {
+                        addr,
+                        via: protocol,
+                        game_hint: game,
+                        ping_ms: answer.ping_ms,
+                        status: answer.status,
+                    };
+                    if tx.try_send(Write::Verified(v)).is_err() {
+                        shared.metrics.dropped.get_or_create(&label("reason", "writer_busy")).inc();
+                    }
+                }
+                Verdict::Failed { addr, protocol, error, withheld } => {
+                    shared
+                        .metrics
+                        .verifications
+                        .get_or_create(&labels("protocol", protocol.name(), "outcome", "failed"))
+                        .inc();
+                    tracing::debug!("{addr}: not verified ({}): {error} ({withheld} datagrams withheld)", protocol.name());
+                }
+            }
+        }
+    }
+    drop(tx);
+    let _ = tokio::time::timeout(Duration::from_secs(3), writer_task).await;
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn handle(
+    shared: &Shared,
+    sock: &UdpSocket,
+    registrar: &mut Registrar,
+    list_budget: &mut RateLimiter,
+    tx: &mpsc::Sender<Write>,
+    out: &mut Vec<u8>,
+    from: SocketAddr,
+    d: &[u8],
+) {
+    let now = Instant::now();
+    let m = &shared.metrics;
+    match classify(d) {
+        Err(_) => {
+            m.dropped.get_or_create(&label("reason", "malformed")).inc();
+        }
+        Ok(Inbound::Registration(r)) => {
+            let known = match shared.list.read() {
+                Ok(l) => Known {
+                    listed: l.contains(from),
+                    servers_on_ip: l.on_ip(from.ip()),
+                },
+                Err(_) => return,
+            };
+            let admission = registrar.register(now, from, &r, d.len(), known);
+            let outcome = match admission {
+                Admission::Listed => {
+                    let w = Write::Registered {
+                        addr: from,
+                        wants_poll: r.wants_poll(),
+                    };
+                    if tx.try_send(w).is_err() {
+                        m.dropped.get_or_create(&label("reason", "writer_busy")).inc();
+                    }
+                    "listed"
+                }
+                Admission::Verifying => "verifying",
+                Admission::Dropped(reason) => reason.name(),
+            };
+            let protocol = match &r {
+                Registration::OgpUplink { .. } => "ogp",
+                Registration::Heartbeat(_) => "gamespy3",
+            };
+            m.registrations.get_or_create(&labels("protocol", protocol, "outcome", outcome)).inc();
+        }
+        Ok(Inbound::List(req)) => answer_list(shared, sock, list_budget, out, from, &req, now).await,
+        Ok(Inbound::Other) => {
+            if !registrar.handle_reply(now, from, d) {
+                m.dropped.get_or_create(&label("reason", "unknown")).inc();
+            }
+        }
+    }
+}
+
+async fn answer_list(
+    shared: &Shared,
+    sock: &UdpSocket,
+    budget: &mut RateLimiter,
+    out: &mut Vec<u8>,
+    from: SocketAddr,
+    req: &ListRequest,
+    now: Instant,
+) {
+    let m = &shared.metrics;
+    let Ok(filter) = Filter::parse(&req.filter) else {
+        m.list_requests.get_or_create(&label("outcome", "bad_filter")).inc();
+        return;
+    };
+    let (servers, end) = match shared.list.read() {
+        Ok(l) => l.valve_page(&filter, req.seed),
+        Err(_) => return,
+    };
+    out.clear();
+    encode_page(&servers, end, out);
+    if budget.charge(now, from.ip(), out.len() as f32) == RateDecision::Limited {
+        m.list_requests.get_or_create(&label("outcome", "rate_limited")).inc();
+        return;
+    }
+    m.list_requests.get_or_create(&label("outcome", "served")).inc();
+    let _ = sock.send_to(out, from).await;
+}

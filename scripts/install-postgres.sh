@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs PostgreSQL's server from Debian's packages for the master's tests
+# (crates/ogp-cli/tests/master.rs), which run a throwaway cluster of their own (initdb +
+# pg_ctl in a temporary directory, as the `postgres` user when run as root).
+#
+# Idempotent: when initdb and pg_ctl are there, nothing is installed (`apt-get update`
+# runs only when something is missing). Any failure is fatal. Prints the version.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+die() {
+  echo "install-postgres: $*" >&2
+  exit 1
+}
+
+bindir() {
+  ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1
+}
+
+if [ -z "$(bindir)" ] || [ ! -x "$(bindir)/initdb" ] || [ ! -x "$(bindir)/pg_ctl" ]; then
+  if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null || die "need root (or sudo) to install postgresql"
+    SUDO=sudo
+  else
+    SUDO=
+  fi
+  $SUDO apt-get update -qq || die "apt-get update failed"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends postgresql >/dev/null ||
+    die "apt-get install postgresql failed"
+fi
+dir="$(bindir)"
+[ -x "$dir/initdb" ] || die "no initdb after installing"
+if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then
+  die "no postgres user to run the test cluster as (the Debian package creates it)"
+fi
+echo "install-postgres: $("$dir/postgres" --version) in $dir" >&2
