@@ -103,6 +103,7 @@
     if (typeof v === 'number') {
       if (/(^|_)size$/.test(key)) return fmtBytes(v);
       if (key === 'time') return fmtDuration(v);
+      if (/(^|_)(id|port|color|colour|slot|md5|version)$/.test(key)) return String(v);
       return fmtInt(v);
     }
     return String(v);
@@ -266,13 +267,14 @@
     tr.append(
       el('td', { class: 'c-name' },
         el('span', { class: 'name', title: name }, name),
-        el('span', { class: 'addr' }, s.addr, down ? el('span', { class: 'badge down-badge' }, 'down') : null)),
+        el('span', { class: 'addr' }, s.addr, down ? el('span', { class: 'badge down-badge' }, 'down') : null,
+          s.password === true ? el('span', { class: 'badge lock lock-inline', 'aria-hidden': 'true' }, 'locked') : null)),
       el('td', { class: 'c-game' }, s.game ?? '—'),
       el('td', { class: 'c-map' }, s.map ?? '—'),
       el('td', { class: `c-players num${s.players > 0 ? ' has' : ''}${full ? ' full' : ''}` },
         el('span', { class: 'pc' }, fmtInt(s.players)),
         Number.isFinite(s.max_players) ? el('span', { class: 'max' }, ` / ${fmtInt(s.max_players)}`) : null,
-        Number.isFinite(s.bots) && s.bots > 0 ? el('span', { class: 'bots', title: `${s.bots} bots` }, ` (${fmtInt(s.bots)} bots)`) : null),
+        Number.isFinite(s.bots) && s.bots > 0 ? el('span', { class: 'bots' }, ` +${fmtInt(s.bots)} bot${s.bots === 1 ? '' : 's'}`) : null),
       el('td', { class: 'c-ping num' }, down ? 'down' : fmtPing(s.ping_ms)),
       el('td', { class: 'c-proto' }, protoBadges(s.protocols)),
       el('td', { class: 'c-pass' }, s.password === true

@@ -214,17 +214,9 @@ def check_list(page, api):
     if not items:
         fail("check 1: the API lists no server; the page test needs some")
     page.load("/?per=500")
-    problem = compare_rows(page.all_rows(), items, "check 1")
-    if problem:
-        # The master may have changed between the two reads: read both again once,
-        # after the page's next live refresh.
-        time.sleep(12)
-        items = api.servers()
-        problem = compare_rows(page.all_rows(), items, "check 1")
-        if problem:
-            fail(problem)
-    ok(f"check 1: the list shows the API's {len(items)} servers (addresses, names, player counts)")
-    return items
+    want = expect_rows(page, api, lambda its: its, "check 1")
+    ok(f"check 1: the list shows the API's {len(want)} servers (addresses, names, player counts)")
+    return want
 
 
 def monotonic(values, direction, what):
@@ -246,7 +238,7 @@ def names_in_order(page, names, direction, what):
         fail(f"{what}: {bad[0]!r} comes before {bad[1]!r}")
 
 
-def check_sorting(page, items):
+def check_sorting(page, api, items):
     page.load("/")
     counts = [i["players"] for i in items]
     first = {"ascending": min(counts), "descending": max(counts)}
@@ -257,6 +249,14 @@ def check_sorting(page, items):
         rows = page.rows()
         values = [players_int(r["players"]) for r in rows]
         monotonic(values, direction, f"check 2: players {direction}")
+        if values and values[0] != first[direction]:
+            # The master's data may have changed since it was read: read it again once,
+            # after the page's next refresh.
+            time.sleep(11)
+            counts = [i["players"] for i in api.servers()]
+            first = {"ascending": min(counts), "descending": max(counts)}
+            values = [players_int(r["players"]) for r in page.rows()]
+            monotonic(values, direction, f"check 2: players {direction}")
         if values and values[0] != first[direction]:
             fail(f"check 2: players {direction}: first row has {values[0]}, the API's extreme is {first[direction]}")
         others = page.js("""return Array.from(document.querySelectorAll('#servers thead th'))
@@ -299,27 +299,39 @@ def search_term(items):
     return best[1]
 
 
-def check_filters(page, items):
+def expect_rows(page, api, select, what, attempts=3):
+    """Waits until the page lists exactly select(API's servers), over all its pages. When
+    the master's data changes meanwhile, reads both again after the page's next refresh."""
+    problem = None
+    for n in range(attempts):
+        want = select(api.servers())
+        try:
+            page.wait(lambda: page.shown_total() == str(len(want)), f"{len(want)} rows ({what})", timeout=12)
+        except CheckFailed as e:
+            problem = str(e)
+        else:
+            problem = compare_rows(page.all_rows(), want, what)
+        if problem is None:
+            return want
+        if n + 1 < attempts:
+            time.sleep(11)
+    fail(problem)
+
+
+def check_filters(page, api, items):
     page.load("/?per=500")
     term = search_term(items)
     typed = term.swapcase() if term.swapcase() != term else term.upper()
-    want = [i for i in items if term.lower() in (i.get("name") or "").lower()]
     box = page.d.find_element(By.ID, "f-q")
     box.clear()
     box.send_keys(typed)
-    page.wait(lambda: page.shown_total() == str(len(want)), f"{len(want)} rows for the search {typed!r}")
-    problem = compare_rows(page.all_rows(), want, f"check 3: search {typed!r}")
-    if problem:
-        fail(problem)
+    named = lambda its: [i for i in its if term.lower() in (i.get("name") or "").lower()]  # noqa: E731
+    want = expect_rows(page, api, named, f"check 3: search {typed!r}")
     ok(f"check 3: searching {typed!r} (any case) shows exactly the {len(want)} servers whose name contains it")
 
     page.d.find_element(By.ID, "f-notempty").click()
-    want2 = [i for i in want if i["players"] > 0]
-    page.wait(lambda: page.shown_total() == str(len(want2)), f"{len(want2)} rows with 'not empty'")
-    problem = compare_rows(page.all_rows(), want2, "check 3: search + not empty")
-    if problem:
-        fail(problem)
-    ok(f"check 3: 'not empty' hides the servers with 0 players ({len(want2)} left)")
+    want = expect_rows(page, api, lambda its: [i for i in named(its) if i["players"] > 0], "check 3: search + not empty")
+    ok(f"check 3: 'not empty' hides the servers with 0 players ({len(want)} left)")
 
     url = page.d.current_url
     query = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
@@ -330,18 +342,12 @@ def check_filters(page, items):
     page.wait(lambda: page.js("return document.getElementById('main').dataset.loaded === '1'"), "the shared URL to load")
     if box_value(page) != typed or not page.d.find_element(By.ID, "f-notempty").is_selected():
         fail(f"check 3: loading {url} did not restore the search box and 'not empty'")
-    problem = compare_rows(page.all_rows(), want2, "check 3: the shared URL")
-    if problem:
-        fail(problem)
+    expect_rows(page, api, lambda its: [i for i in named(its) if i["players"] > 0], "check 3: the shared URL")
     ok(f"check 3: the filters are in the URL ({urllib.parse.urlsplit(url).query}) and loading it restores them")
 
     page.load("/?notempty=1&per=500")
-    want3 = [i for i in items if i["players"] > 0]
-    page.wait(lambda: page.shown_total() == str(len(want3)), f"{len(want3)} non-empty servers")
-    problem = compare_rows(page.all_rows(), want3, "check 3: not empty alone")
-    if problem:
-        fail(problem)
-    ok(f"check 3: 'not empty' alone shows the {len(want3)} servers with players")
+    want = expect_rows(page, api, lambda its: [i for i in its if i["players"] > 0], "check 3: not empty alone")
+    ok(f"check 3: 'not empty' alone shows the {len(want)} servers with players")
 
 
 def box_value(page):
@@ -408,9 +414,9 @@ def check_details(page, api, items, shots):
     conn = page.js("return document.getElementById('d-connect').value")
     if not conn or not page.d.find_element(By.ID, "d-copy").is_displayed():
         fail("check 4: no connect address with a copy button")
-    page.d.save_screenshot(os.path.join(shots, "details.png"))
+    full_screenshot(page, os.path.join(shots, "details.png"))
     dark(page, True)
-    page.d.save_screenshot(os.path.join(shots, "details-dark.png"))
+    full_screenshot(page, os.path.join(shots, "details-dark.png"))
     dark(page, False)
 
     ActionChains(page.d).send_keys(Keys.ESCAPE).perform()
@@ -423,7 +429,7 @@ def check_details(page, api, items, shots):
     ok("check 4: Escape closes the details and gives the focus back to the row")
 
 
-def check_hostile(page, api, items):
+def check_hostile(page, api, items, shots):
     hostile = [i for i in items if "<script>" in (i.get("name") or "")]
     if not hostile:
         fail("check 5: no server whose name contains '<script>' is listed: the hostile-text check needs one")
@@ -456,9 +462,25 @@ def check_hostile(page, api, items):
     if imgs:
         fail(f"check 5: {imgs} img/script element(s) in the details")
     check_players_shown(page, detail, "check 5")
+    full_screenshot(page, os.path.join(shots, "details-hostile.png"))
     time.sleep(0.5)
     page.no_pwn("check 5, details")
     ok("check 5: the details show the hostile name and players as literal text, window.__pwned unset")
+
+
+def full_screenshot(page, path, max_height=6000):
+    """The whole page, beyond the window's height (capped), through CDP."""
+    import base64
+    m = page.d.execute_cdp_cmd("Page.getLayoutMetrics", {})
+    size = m.get("cssContentSize") or m["contentSize"]
+    width = int(min(size["width"], 4000))
+    height = int(min(size["height"], max_height))
+    shot = page.d.execute_cdp_cmd("Page.captureScreenshot", {
+        "format": "png", "captureBeyondViewport": True,
+        "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": 1},
+    })
+    with open(path, "wb") as f:
+        f.write(base64.b64decode(shot["data"]))
 
 
 def dark(page, on):
@@ -485,6 +507,20 @@ def check_screenshots(page, shots):
     ok(f"check 6: screenshots list.png, list-dark.png, list-phone.png, details.png, details-dark.png in {shots}")
 
 
+def check_live_refresh(page):
+    """The page re-reads the API on its own (every ~10 s) without reloading itself."""
+    page.load("/")
+    page.js("window.__still_same_page = 1")
+    start = int(page.js("return parseInt(document.getElementById('main').dataset.refreshes || '0', 10)"))
+    page.wait(lambda: int(page.js("return parseInt(document.getElementById('main').dataset.refreshes || '0', 10)")) > start,
+              "a live refresh of the list (every ~10 s)", timeout=25)
+    if page.js("return window.__still_same_page") != 1:
+        fail("check 7: the page reloaded itself to refresh")
+    if page.js("return document.getElementById('refresh-status').classList.contains('error')"):
+        fail("check 7: the refresh failed: " + page.js("return document.getElementById('refresh-status').textContent"))
+    ok("check 7: the list refreshes itself in place (no page reload, no error)")
+
+
 def check_console(page):
     errors = [e for e in page.d.get_log("browser") if e.get("level") == "SEVERE"]
     if errors:
@@ -505,11 +541,12 @@ def main():
         driver = make_driver(profile)
         page = Page(driver, a.base)
         items = check_list(page, api)
-        check_sorting(page, items)
-        check_filters(page, items)
+        check_sorting(page, api, items)
+        check_filters(page, api, items)
         check_details(page, api, items, a.screenshots)
-        check_hostile(page, api, items)
+        check_hostile(page, api, items, a.screenshots)
         check_screenshots(page, a.screenshots)
+        check_live_refresh(page)
         check_console(page)
     except CheckFailed as e:
         print(f"FAIL {e}", flush=True)
