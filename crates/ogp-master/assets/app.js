@@ -32,7 +32,9 @@
       for (const [k, v] of Object.entries(attrs)) {
         if (v === undefined || v === null || v === false) continue;
         if (k === 'class') node.className = v;
-        else node.setAttribute(k, v === true ? '' : clean(v));
+        // Attribute values are never parsed as markup; those read out or shown as a
+        // tooltip are cleaned like text, the others (option values, data-*) stay exact.
+        else node.setAttribute(k, v === true ? '' : k === 'title' || k.startsWith('aria-') ? clean(v) : String(v));
       }
     }
     append(node, children);
@@ -261,7 +263,6 @@
     const tr = el('tr', {
       tabindex: '0', class: down ? 'down' : null,
       'data-addr': s.addr, 'data-players': String(s.players),
-      'aria-label': null,
     });
     const full = isFull(s);
     tr.append(
@@ -579,7 +580,7 @@
       el('div', { class: 'connect' }, el('label', { for: 'd-connect' }, 'Connect'), connInput, copyBtn),
       dl([
         ['Status', el('span', { class: `badge ${item.up === false ? 'down-badge' : 'up-badge'}` }, item.up === false ? 'down' : 'up'), 'up'],
-        ['Players', `${fmtInt(players)}${Number.isFinite(item.max_players) ? ` / ${fmtInt(item.max_players)}` : ''}${Number.isFinite(item.bots) && item.bots ? ` (${fmtInt(item.bots)} bots)` : ''}`, 'players'],
+        ['Players', `${fmtInt(players)}${Number.isFinite(item.max_players) ? ` / ${fmtInt(item.max_players)}` : ''}${Number.isFinite(item.bots) && item.bots ? ` (${fmtInt(item.bots)} bot${item.bots === 1 ? '' : 's'})` : ''}`, 'players'],
         ['Game', item.game ?? st.game_name ?? '—', 'game'],
         ['Map', item.map ?? (st.map && st.map.name) ?? '—', 'map'],
         ['Ping from the master', fmtPing(item.ping_ms), 'ping_ms'],

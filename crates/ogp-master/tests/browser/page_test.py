@@ -30,7 +30,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -268,7 +268,7 @@ def check_sorting(page, api, items):
         elif direction == prev:
             fail("check 2: a second click on Players did not reverse the order")
     ok("check 2: sorting by players, both directions (aria-sort, first row = API's min/max)")
-    raw = {i["addr"]: i.get("name") or i["addr"] for i in items}
+    raw = {i["addr"]: i.get("name") for i in items}  # the page sorts unnamed servers last
     for n in (1, 2):
         direction = page.sort_by("name")
         if n == 1 and direction != "ascending":
@@ -276,7 +276,8 @@ def check_sorting(page, api, items):
         if n == 2 and direction != "descending":
             fail(f"check 2: the second click on Name sorts {direction!r}, want 'descending'")
         rows = page.all_rows() if len(items) <= 1000 else page.rows()
-        names_in_order(page, [raw[r["addr"]] for r in rows], direction, f"check 2: names {direction}")
+        names = [raw.get(r["addr"]) for r in rows]
+        names_in_order(page, [n for n in names if n is not None], direction, f"check 2: names {direction}")
     ok("check 2: sorting by name, A→Z then Z→A on a second click")
 
 
@@ -348,6 +349,26 @@ def check_filters(page, api, items):
     page.load("/?notempty=1&per=500")
     want = expect_rows(page, api, lambda its: [i for i in its if i["players"] > 0], "check 3: not empty alone")
     ok(f"check 3: 'not empty' alone shows the {len(want)} servers with players")
+
+    games = {}
+    for i in items:
+        if i.get("game"):
+            games[i["game"]] = games.get(i["game"], 0) + 1
+    if games:
+        game = max(sorted(games), key=lambda g: games[g])
+        Select(page.d.find_element(By.ID, "f-game")).select_by_value(game)
+        page.d.find_element(By.ID, "f-notempty").click()  # off again
+        page.d.find_element(By.ID, "f-notfull").click()
+        page.d.find_element(By.ID, "f-nopass").click()
+
+        def full(i):
+            return isinstance(i.get("max_players"), int) and i["max_players"] > 0 and i["players"] >= i["max_players"]
+        want = expect_rows(page, api, lambda its: [i for i in its if i.get("game") == game and not full(i)
+                                                   and i.get("password") is not True], "check 3: game, not full, no password")
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(page.d.current_url).query)
+        if query.get("game") != [game] or query.get("notfull") != ["1"] or query.get("nopass") != ["1"] or "notempty" in query:
+            fail(f"check 3: the URL does not carry game, not full and no password: {page.d.current_url}")
+        ok(f"check 3: game {game!r} + 'not full' + 'no password' show exactly the {len(want)} such servers")
 
 
 def box_value(page):
