@@ -288,7 +288,7 @@
   function renderList() {
     applyFilters();
     const pages = pageCount();
-    if (state.page > pages) state.page = pages;
+    if (state.loaded && state.page > pages) state.page = pages; // before loading, keep ?page=
     renderHeaders();
     const start = (state.page - 1) * state.per;
     const slice = state.filtered.slice(start, start + state.per);
@@ -314,7 +314,7 @@
     $('page-first').disabled = $('page-prev').disabled = state.page <= 1;
     $('page-next').disabled = $('page-last').disabled = state.page >= pages;
     $('pager').hidden = pages <= 1 && state.per === 100;
-    writeQuery();
+    if (state.loaded) writeQuery();
   }
 
   function rowFor(addr) {
