@@ -63,7 +63,10 @@ pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
     let n = if args.master.starts_with("http://") {
         http(args, limit, &mut out)?
     } else if args.master.contains("://") {
-        bail!("{}: only http:// URLs (or HOST:PORT for Valve's UDP protocol)", args.master)
+        bail!(
+            "{}: only http:// URLs (or HOST:PORT for Valve's UDP protocol)",
+            args.master
+        )
     } else {
         valve(args, limit, &mut out)?
     };
@@ -79,7 +82,12 @@ fn valve(args: &ListArgs, limit: usize, out: &mut impl Write) -> anyhow::Result<
         .with_context(|| format!("cannot resolve {}", args.master))?
         .next()
         .ok_or_else(|| anyhow!("{} has no address", args.master))?;
-    let local: SocketAddr = if master.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" }.parse()?;
+    let local: SocketAddr = if master.is_ipv4() {
+        "0.0.0.0:0"
+    } else {
+        "[::]:0"
+    }
+    .parse()?;
     let sock = UdpSocket::bind(local)?;
     sock.connect(master)?;
     sock.set_read_timeout(Some(Duration::from_millis(args.timeout)))?;
@@ -100,7 +108,14 @@ fn valve(args: &ListArgs, limit: usize, out: &mut impl Write) -> anyhow::Result<
                             }
                             // not a list page: wait for the real one
                         }
-                        Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => break,
+                        Err(e)
+                            if matches!(
+                                e.kind(),
+                                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                            ) =>
+                        {
+                            break
+                        }
                         Err(e) => return Err(anyhow!(e).context(format!("{master}"))),
                     }
                 }
@@ -111,14 +126,23 @@ fn valve(args: &ListArgs, limit: usize, out: &mut impl Write) -> anyhow::Result<
             if count == limit {
                 return Ok(count);
             }
-            print(out, args.json, &a.to_string(), &json!({ "addr": a.to_string(), "protocols": ["a2s"] }))?;
+            print(
+                out,
+                args.json,
+                &a.to_string(),
+                &json!({ "addr": a.to_string(), "protocols": ["a2s"] }),
+            )?;
             count += 1;
         }
         let last: Option<SocketAddrV4> = page.servers.last().copied();
         match last {
             _ if page.end => return Ok(count),
             None => return Ok(count),
-            Some(l) if ogp_proto::master::valve::sortable(l) <= ogp_proto::master::valve::sortable(req.seed) && req.seed != END => {
+            Some(l)
+                if ogp_proto::master::valve::sortable(l)
+                    <= ogp_proto::master::valve::sortable(req.seed)
+                    && req.seed != END =>
+            {
                 bail!("{master}: the list went backwards after {}", req.seed)
             }
             Some(l) => req = req.after(l),
@@ -144,7 +168,11 @@ fn http(args: &ListArgs, limit: usize, out: &mut impl Write) -> anyhow::Result<u
         }
         if let Some(c) = &cursor {
             url.push_str("&cursor=");
-            url.push_str(&c.replace('[', "%5B").replace(']', "%5D").replace(':', "%3A"));
+            url.push_str(
+                &c.replace('[', "%5B")
+                    .replace(']', "%5D")
+                    .replace(':', "%3A"),
+            );
         }
         let mut res = agent.get(&url).call().map_err(|e| anyhow!("{url}: {e}"))?;
         let body = res
@@ -154,7 +182,10 @@ fn http(args: &ListArgs, limit: usize, out: &mut impl Write) -> anyhow::Result<u
             .read_to_string()
             .map_err(|e| anyhow!("{url}: {e}"))?;
         let v: Value = serde_json::from_str(&body).with_context(|| format!("{url}: not JSON"))?;
-        let servers = v.get("servers").and_then(Value::as_array).ok_or_else(|| anyhow!("{url}: no \"servers\""))?;
+        let servers = v
+            .get("servers")
+            .and_then(Value::as_array)
+            .ok_or_else(|| anyhow!("{url}: no \"servers\""))?;
         for s in servers {
             if count == limit {
                 return Ok(count);

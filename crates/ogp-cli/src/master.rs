@@ -38,7 +38,8 @@ pub struct MasterArgs {
 fn config(args: &MasterArgs) -> anyhow::Result<MasterConfig> {
     let mut c = match &args.config {
         Some(path) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
             MasterConfig::from_toml(&text).with_context(|| format!("{}", path.display()))?
         }
         None => MasterConfig::default(),
@@ -49,7 +50,12 @@ fn config(args: &MasterArgs) -> anyhow::Result<MasterConfig> {
     match args.http.as_deref() {
         None => {}
         Some("off") => c.http = None,
-        Some(a) => c.http = Some(a.parse().with_context(|| format!("--http {a}: expected ADDR:PORT or off"))?),
+        Some(a) => {
+            c.http = Some(
+                a.parse()
+                    .with_context(|| format!("--http {a}: expected ADDR:PORT or off"))?,
+            )
+        }
     }
     if let Some(db) = &args.db {
         c.db.clone_from(db);
@@ -80,7 +86,12 @@ pub fn run(args: &MasterArgs) -> anyhow::Result<ExitCode> {
         if let Some(a) = master.http_addr() {
             tracing::info!("HTTP on http://{a}/ (page, /api/v1/servers, /metrics)");
         }
-        tracing::info!("database {}, instance {}, {} servers listed", redact(&config.db), master.instance(), master.listed());
+        tracing::info!(
+            "database {}, instance {}, {} servers listed",
+            redact(&config.db),
+            master.instance(),
+            master.listed()
+        );
         tokio::select! {
             _ = term.recv() => {}
             _ = int.recv() => {}
@@ -97,7 +108,11 @@ fn redact(url: &str) -> String {
         (Some(s), Some(at)) if at > s => {
             let userinfo = url.get(s + 3..at).unwrap_or_default();
             match userinfo.split_once(':') {
-                Some((user, _)) => format!("{}{user}:***{}", url.get(..s + 3).unwrap_or_default(), url.get(at..).unwrap_or_default()),
+                Some((user, _)) => format!(
+                    "{}{user}:***{}",
+                    url.get(..s + 3).unwrap_or_default(),
+                    url.get(at..).unwrap_or_default()
+                ),
                 None => url.to_owned(),
             }
         }

@@ -48,12 +48,18 @@ pub(crate) async fn serve(shared: Shr, listener: TcpListener, mut stop: watch::R
 }
 
 fn router(shared: Shr) -> Router {
-    let cors = CorsLayer::new().allow_origin(Any).allow_methods([axum::http::Method::GET]).expose_headers([header::ETAG]);
+    let cors = CorsLayer::new()
+        .allow_origin(Any)
+        .allow_methods([axum::http::Method::GET])
+        .expose_headers([header::ETAG]);
     Router::new()
         .route("/api/v1/servers", get(servers))
         .route("/api/v1/servers/{addr}", get(server))
         .route("/api/v1/stats", get(stats))
-        .route("/api/v1/openapi.json", get(|| async { ([(header::CONTENT_TYPE, "application/json")], OPENAPI) }))
+        .route(
+            "/api/v1/openapi.json",
+            get(|| async { ([(header::CONTENT_TYPE, "application/json")], OPENAPI) }),
+        )
         .route("/metrics", get(metrics))
         .merge(crate::assets::routes())
         .layer(middleware::from_fn_with_state(shared.clone(), count))
@@ -62,7 +68,12 @@ fn router(shared: Shr) -> Router {
         .with_state(shared)
 }
 
-async fn count(State(shared): State<Shr>, matched: Option<MatchedPath>, req: Request, next: Next) -> Response {
+async fn count(
+    State(shared): State<Shr>,
+    matched: Option<MatchedPath>,
+    req: Request,
+    next: Next,
+) -> Response {
     let route = matched.map_or_else(|| "other".to_owned(), |m| m.as_str().to_owned());
     let res = next.run(req).await;
     shared
@@ -74,14 +85,20 @@ async fn count(State(shared): State<Shr>, matched: Option<MatchedPath>, req: Req
 }
 
 fn error(code: StatusCode, message: &str) -> Response {
-    (code, [(header::CONTENT_TYPE, "application/json")], json!({ "error": message }).to_string()).into_response()
+    (
+        code,
+        [(header::CONTENT_TYPE, "application/json")],
+        json!({ "error": message }).to_string(),
+    )
+        .into_response()
 }
 
 fn json_response(body: String, etag: Option<String>) -> Response {
     let mut r = ([(header::CONTENT_TYPE, "application/json")], body).into_response();
     if let Some(e) = etag.and_then(|e| HeaderValue::from_str(&e).ok()) {
         r.headers_mut().insert(header::ETAG, e);
-        r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        r.headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     }
     r
 }
@@ -131,7 +148,10 @@ fn nonempty(v: Option<String>) -> Option<String> {
 fn parse_params(raw: Option<&str>) -> Result<(Query, Option<SocketAddr>, usize, bool), String> {
     let p: ListParams = serde_urlencoded_like(raw.unwrap_or(""))?;
     let protocol = match nonempty(p.protocol) {
-        Some(s) => Some(s.parse().map_err(|_| format!("protocol: unknown protocol {s:?}"))?),
+        Some(s) => Some(
+            s.parse()
+                .map_err(|_| format!("protocol: unknown protocol {s:?}"))?,
+        ),
         None => None,
     };
     let summary = match p.view.as_deref() {
@@ -139,13 +159,23 @@ fn parse_params(raw: Option<&str>) -> Result<(Query, Option<SocketAddr>, usize, 
         Some("summary") => true,
         Some(v) => return Err(format!("view: expected summary or full, got {v:?}")),
     };
-    let max = if summary { MAX_SUMMARY_LIMIT } else { MAX_LIMIT };
+    let max = if summary {
+        MAX_SUMMARY_LIMIT
+    } else {
+        MAX_LIMIT
+    };
     let limit = match nonempty(p.limit) {
-        Some(l) => l.parse::<usize>().map_err(|_| format!("limit: not a number: {l:?}"))?.clamp(1, max),
+        Some(l) => l
+            .parse::<usize>()
+            .map_err(|_| format!("limit: not a number: {l:?}"))?
+            .clamp(1, max),
         None => 100,
     };
     let cursor = match nonempty(p.cursor) {
-        Some(c) => Some(c.parse().map_err(|_| format!("cursor: not an address: {c:?}"))?),
+        Some(c) => Some(
+            c.parse()
+                .map_err(|_| format!("cursor: not an address: {c:?}"))?,
+        ),
         None => None,
     };
     let q = Query {
@@ -163,13 +193,19 @@ fn parse_params(raw: Option<&str>) -> Result<(Query, Option<SocketAddr>, usize, 
 
 /// Query-string parsing through axum's own deserializer.
 fn serde_urlencoded_like(raw: &str) -> Result<ListParams, String> {
-    let uri: axum::http::Uri = format!("/?{raw}").parse().map_err(|_| "bad query string".to_owned())?;
+    let uri: axum::http::Uri = format!("/?{raw}")
+        .parse()
+        .map_err(|_| "bad query string".to_owned())?;
     axum::extract::Query::<ListParams>::try_from_uri(&uri)
         .map(|q| q.0)
         .map_err(|e| e.body_text())
 }
 
-async fn servers(State(shared): State<Shr>, RawQuery(raw): RawQuery, headers: HeaderMap) -> Response {
+async fn servers(
+    State(shared): State<Shr>,
+    RawQuery(raw): RawQuery,
+    headers: HeaderMap,
+) -> Response {
     let (q, cursor, limit, summary) = match parse_params(raw.as_deref()) {
         Ok(x) => x,
         Err(e) => return error(StatusCode::BAD_REQUEST, &e),
@@ -209,7 +245,10 @@ async fn servers(State(shared): State<Shr>, RawQuery(raw): RawQuery, headers: He
             let mut v = serde_json::to_value(&item).unwrap_or(Value::Null);
             if !summary {
                 if let Value::Object(o) = &mut v {
-                    o.insert("status".into(), statuses.remove(&item.addr).unwrap_or(Value::Null));
+                    o.insert(
+                        "status".into(),
+                        statuses.remove(&item.addr).unwrap_or(Value::Null),
+                    );
                 }
             }
             v
@@ -219,9 +258,16 @@ async fn servers(State(shared): State<Shr>, RawQuery(raw): RawQuery, headers: He
     json_response(body.to_string(), Some(etag))
 }
 
-async fn server(State(shared): State<Shr>, Path(addr): Path<String>, headers: HeaderMap) -> Response {
+async fn server(
+    State(shared): State<Shr>,
+    Path(addr): Path<String>,
+    headers: HeaderMap,
+) -> Response {
     let Ok(a) = addr.parse::<SocketAddr>() else {
-        return error(StatusCode::BAD_REQUEST, "not an address (IP:PORT, [IPv6]:PORT)");
+        return error(
+            StatusCode::BAD_REQUEST,
+            "not an address (IP:PORT, [IPv6]:PORT)",
+        );
     };
     let (entry, version) = match shared.list.read() {
         Ok(l) => (l.get(a).cloned(), l.version),
@@ -235,7 +281,10 @@ async fn server(State(shared): State<Shr>, Path(addr): Path<String>, headers: He
         return StatusCode::NOT_MODIFIED.into_response();
     }
     let key = a.to_string();
-    let (status, history) = match tokio::try_join!(shared.store.statuses(vec![key.clone()]), shared.store.history(key)) {
+    let (status, history) = match tokio::try_join!(
+        shared.store.statuses(vec![key.clone()]),
+        shared.store.history(key)
+    ) {
         Ok(x) => x,
         Err(e) => {
             tracing::warn!("reading a server: {e:#}");
@@ -244,7 +293,11 @@ async fn server(State(shared): State<Shr>, Path(addr): Path<String>, headers: He
     };
     let mut v = serde_json::to_value(entry.item()).unwrap_or(Value::Null);
     if let Value::Object(o) = &mut v {
-        let status = status.into_iter().next().and_then(|(_, s)| serde_json::from_str(&s).ok()).unwrap_or(Value::Null);
+        let status = status
+            .into_iter()
+            .next()
+            .and_then(|(_, s)| serde_json::from_str(&s).ok())
+            .unwrap_or(Value::Null);
         o.insert("status".into(), status);
         let points: Vec<Value> = history
             .into_iter()
@@ -273,11 +326,16 @@ async fn metrics(State(shared): State<Shr>) -> Response {
     if let Ok(l) = shared.list.read() {
         let (servers, up, _, _) = l.stats();
         let m = &shared.metrics.servers;
-        m.get_or_create(&label("state", "up")).set(i64::try_from(up).unwrap_or(i64::MAX));
-        m.get_or_create(&label("state", "down")).set(i64::try_from(servers - up).unwrap_or(i64::MAX));
+        m.get_or_create(&label("state", "up"))
+            .set(i64::try_from(up).unwrap_or(i64::MAX));
+        m.get_or_create(&label("state", "down"))
+            .set(i64::try_from(servers - up).unwrap_or(i64::MAX));
     }
     (
-        [(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")],
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
         shared.metrics.encode(),
     )
         .into_response()

@@ -25,8 +25,36 @@ fn page(content_type: &'static str, body: &'static str) -> impl IntoResponse {
 
 /// The routes of the page's files.
 pub(crate) fn routes() -> Router<Arc<Shared>> {
-    Router::new().route(
-        "/",
-        get(|| async { page("text/html; charset=utf-8", "<!doctype html><title>ogp master</title><p>See /api/v1/servers.</p>") }),
-    )
+    Router::new()
+        .route(
+            "/",
+            get(|| async {
+                page(
+                    "text/html; charset=utf-8",
+                    include_str!("../assets/index.html"),
+                )
+            }),
+        )
+        .route(
+            "/app.js",
+            get(|| async {
+                page(
+                    "text/javascript; charset=utf-8",
+                    include_str!("../assets/app.js"),
+                )
+            }),
+        )
+        .route(
+            "/style.css",
+            get(|| async {
+                page(
+                    "text/css; charset=utf-8",
+                    include_str!("../assets/style.css"),
+                )
+            }),
+        )
+        .route(
+            "/favicon.svg",
+            get(|| async { page("image/svg+xml", include_str!("../assets/favicon.svg")) }),
+        )
 }

@@ -159,7 +159,10 @@ impl Shared {
         let t = std::time::Instant::now();
         let rows = self.store.changed_since(since).await?;
         self.metrics.db("changed_since", t);
-        let mut list = self.list.write().map_err(|_| anyhow::anyhow!("list lock poisoned"))?;
+        let mut list = self
+            .list
+            .write()
+            .map_err(|_| anyhow::anyhow!("list lock poisoned"))?;
         Ok(list.apply(rows))
     }
 }
@@ -175,7 +178,10 @@ pub struct Master {
 
 impl std::fmt::Debug for Master {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Master").field("udp", &self.udp).field("http", &self.http).finish()
+        f.debug_struct("Master")
+            .field("udp", &self.udp)
+            .field("http", &self.http)
+            .finish()
     }
 }
 
@@ -183,14 +189,21 @@ fn instance_name() -> String {
     let mut r = [0u8; 4];
     let _ = getrandom::fill(&mut r);
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-    format!("{}-{}-{:08x}", host.trim(), std::process::id(), u32::from_le_bytes(r))
+    format!(
+        "{}-{}-{:08x}",
+        host.trim(),
+        std::process::id(),
+        u32::from_le_bytes(r)
+    )
 }
 
 impl Master {
     /// Opens the database, binds the sockets and starts every task on the current tokio
     /// runtime.
     pub async fn start(config: MasterConfig) -> Result<Self> {
-        let store = Store::open(&config.db).await.with_context(|| format!("database {}", config.db))?;
+        let store = Store::open(&config.db)
+            .await
+            .with_context(|| format!("database {}", config.db))?;
         let instance = config.instance.clone().unwrap_or_else(instance_name);
         let shared = Arc::new(Shared {
             timers: config.timers(),
@@ -267,7 +280,8 @@ impl Master {
 
 /// Reads the database's changes into the list, and expires servers.
 async fn housekeeping(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
-    let mut refresh = tokio::time::interval(Duration::from_millis(shared.config.refresh_ms.max(50)));
+    let mut refresh =
+        tokio::time::interval(Duration::from_millis(shared.config.refresh_ms.max(50)));
     let mut expire = tokio::time::interval(Duration::from_secs(15));
     loop {
         tokio::select! {

@@ -62,7 +62,8 @@ pub struct Item {
 
 /// RFC 3339 (UTC, seconds) of ms since the epoch.
 pub fn rfc3339(ms: i64) -> Option<String> {
-    let t = std::time::UNIX_EPOCH.checked_add(std::time::Duration::from_millis(u64::try_from(ms).ok()?))?;
+    let t = std::time::UNIX_EPOCH
+        .checked_add(std::time::Duration::from_millis(u64::try_from(ms).ok()?))?;
     Some(humantime::format_rfc3339_seconds(t).to_string())
 }
 
@@ -70,7 +71,9 @@ pub fn rfc3339(ms: i64) -> Option<String> {
 /// the game name.
 pub fn game_of(s: &Status) -> Option<String> {
     match &s.mod_info {
-        Some(m) if !m.effective_identifier().is_empty() => Some(m.effective_identifier().to_string()),
+        Some(m) if !m.effective_identifier().is_empty() => {
+            Some(m.effective_identifier().to_string())
+        }
         _ => s.game_name.as_ref().map(|g| g.to_string()),
     }
 }
@@ -135,13 +138,20 @@ impl Query {
             }
         }
         if let Some(g) = &self.game {
-            let own = [s.mod_info.as_ref().map(|m| m.effective_identifier()), s.game_name.as_deref()];
+            let own = [
+                s.mod_info.as_ref().map(|m| m.effective_identifier()),
+                s.game_name.as_deref(),
+            ];
             if !own.iter().flatten().any(|x| x.eq_ignore_ascii_case(g)) {
                 return false;
             }
         }
         if let Some(m) = &self.map {
-            if !s.map.as_ref().is_some_and(|x| x.name.eq_ignore_ascii_case(m)) {
+            if !s
+                .map
+                .as_ref()
+                .is_some_and(|x| x.name.eq_ignore_ascii_case(m))
+            {
                 return false;
             }
         }
@@ -219,7 +229,9 @@ impl List {
         let mut changed = 0;
         for r in rows {
             self.high_water = self.high_water.max(r.updated);
-            let Ok(addr) = r.addr.parse::<SocketAddr>() else { continue };
+            let Ok(addr) = r.addr.parse::<SocketAddr>() else {
+                continue;
+            };
             if r.removed {
                 changed += usize::from(self.entries.remove(&addr).is_some());
                 continue;
@@ -229,7 +241,11 @@ impl List {
                 .as_deref()
                 .and_then(|s| serde_json::from_str(s).ok())
                 .unwrap_or_default();
-            let name_lc = summary.host_name.as_deref().unwrap_or_default().to_lowercase();
+            let name_lc = summary
+                .host_name
+                .as_deref()
+                .unwrap_or_default()
+                .to_lowercase();
             let e = Entry {
                 addr,
                 protocols: parse_protocols(&r.protocols),
@@ -270,7 +286,11 @@ impl List {
         let lower = cursor.map_or(Bound::Unbounded, Bound::Excluded);
         let mut entries = Vec::with_capacity(limit.min(1024));
         let mut next = None;
-        for e in self.entries.range((lower, Bound::Unbounded)).map(|(_, e)| e) {
+        for e in self
+            .entries
+            .range((lower, Bound::Unbounded))
+            .map(|(_, e)| e)
+        {
             if !q.matches(e) {
                 continue;
             }
@@ -281,7 +301,11 @@ impl List {
             entries.push(e.clone());
         }
         let total = self.entries.values().filter(|e| q.matches(e)).count();
-        Page { entries, next, total }
+        Page {
+            entries,
+            next,
+            total,
+        }
     }
 
     /// A Valve list page: the up IPv4 servers that speak A2S, match `filter` and come
@@ -292,11 +316,15 @@ impl List {
         } else {
             Bound::Excluded(SocketAddr::V4(seed))
         };
-        let end = Bound::Included(SocketAddr::V4(SocketAddrV4::new(std::net::Ipv4Addr::BROADCAST, u16::MAX)));
+        let end = Bound::Included(SocketAddr::V4(SocketAddrV4::new(
+            std::net::Ipv4Addr::BROADCAST,
+            u16::MAX,
+        )));
         let mut out = Vec::new();
         for e in self.entries.range((start, end)).map(|(_, e)| e) {
             let SocketAddr::V4(a) = e.addr else { continue };
-            if !e.up || !e.protocols.contains(&Protocol::A2s) || !filter.matches(e.addr, &e.summary) {
+            if !e.up || !e.protocols.contains(&Protocol::A2s) || !filter.matches(e.addr, &e.summary)
+            {
                 continue;
             }
             if out.len() == MAX_ENTRIES_PER_PAGE {
@@ -337,7 +365,12 @@ mod tests {
         let mut l = List::default();
         let mut rows = Vec::new();
         for i in 0..500u32 {
-            rows.push(row(&format!("127.0.{}.{}:27015", i / 256, i % 256), &format!("Server {i}"), i % 11, if i % 2 == 0 { "a2s,ogp" } else { "ogp" }));
+            rows.push(row(
+                &format!("127.0.{}.{}:27015", i / 256, i % 256),
+                &format!("Server {i}"),
+                i % 11,
+                if i % 2 == 0 { "a2s,ogp" } else { "ogp" },
+            ));
         }
         rows.push(row("[::1]:27015", "six", 1, "a2s"));
         assert_eq!(l.apply(rows), 501);
@@ -358,9 +391,17 @@ mod tests {
         assert_eq!(seen.len(), 501);
         assert!(seen.windows(2).all(|w| w[0] < w[1]));
         // filters
-        let q = Query { name: Some("server 1".into()), has_players: true, not_full: true, ..Query::default() };
+        let q = Query {
+            name: Some("server 1".into()),
+            has_players: true,
+            not_full: true,
+            ..Query::default()
+        };
         let p = l.page(&q, None, 1000);
-        assert!(p.entries.iter().all(|e| e.item().name.starts_with("Server 1") && (1..10).contains(&e.item().players)));
+        assert!(p
+            .entries
+            .iter()
+            .all(|e| e.item().name.starts_with("Server 1") && (1..10).contains(&e.item().players)));
         assert_eq!(p.total, p.entries.len());
         // Valve pages: IPv4, A2S only, 231 at most, ending with the terminator flag
         let f = Filter::parse("").unwrap();

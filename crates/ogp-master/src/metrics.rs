@@ -39,7 +39,9 @@ impl std::fmt::Debug for Metrics {
 }
 
 fn db_histogram() -> Histogram {
-    Histogram::new([0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0])
+    Histogram::new([
+        0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0,
+    ])
 }
 
 impl Default for Metrics {
@@ -53,18 +55,48 @@ impl Default for Metrics {
         let http_requests = Family::<Labels, Counter>::default();
         let list_requests = Family::<Labels, Counter>::default();
         let dropped = Family::<Labels, Counter>::default();
-        let db_seconds = Family::<Labels, Histogram>::new_with_constructor(db_histogram as fn() -> Histogram);
-        registry.register("registrations", "Registrations (OGP uplinks, GameSpy v3 heartbeats) by protocol and outcome", registrations.clone());
-        registry.register("verifications", "Verifications by query back, by protocol and outcome", verifications.clone());
+        let db_seconds =
+            Family::<Labels, Histogram>::new_with_constructor(db_histogram as fn() -> Histogram);
+        registry.register(
+            "registrations",
+            "Registrations (OGP uplinks, GameSpy v3 heartbeats) by protocol and outcome",
+            registrations.clone(),
+        );
+        registry.register(
+            "verifications",
+            "Verifications by query back, by protocol and outcome",
+            verifications.clone(),
+        );
         registry.register("polls", "Polls of listed servers by outcome", polls.clone());
-        registry.register("poll_batch_seconds", "Time from claiming a batch of due servers to recording their polls", poll_batch_seconds.clone());
+        registry.register(
+            "poll_batch_seconds",
+            "Time from claiming a batch of due servers to recording their polls",
+            poll_batch_seconds.clone(),
+        );
         registry.register("servers", "Servers listed, by state", servers.clone());
-        registry.register("http_requests", "HTTP requests by route and status code", http_requests.clone());
-        registry.register("list_requests", "Valve master list requests by outcome", list_requests.clone());
-        registry.register("dropped_datagrams", "Datagrams on the UDP port that were not read, by reason", dropped.clone());
-        registry.register("db_seconds", "Database statement latency by operation", db_seconds.clone());
+        registry.register(
+            "http_requests",
+            "HTTP requests by route and status code",
+            http_requests.clone(),
+        );
+        registry.register(
+            "list_requests",
+            "Valve master list requests by outcome",
+            list_requests.clone(),
+        );
+        registry.register(
+            "dropped_datagrams",
+            "Datagrams on the UDP port that were not read, by reason",
+            dropped.clone(),
+        );
+        registry.register(
+            "db_seconds",
+            "Database statement latency by operation",
+            db_seconds.clone(),
+        );
         let info = Family::<Labels, Gauge>::default();
-        info.get_or_create(&vec![("version", env!("CARGO_PKG_VERSION").to_owned())]).set(1);
+        info.get_or_create(&vec![("version", env!("CARGO_PKG_VERSION").to_owned())])
+            .set(1);
         registry.register("build_info", "The running version", info);
         Self {
             registry,
@@ -103,6 +135,8 @@ impl Metrics {
 
     /// Records a database statement's latency.
     pub fn db(&self, op: &str, started: std::time::Instant) {
-        self.db_seconds.get_or_create(&label("op", op)).observe(started.elapsed().as_secs_f64());
+        self.db_seconds
+            .get_or_create(&label("op", op))
+            .observe(started.elapsed().as_secs_f64());
     }
 }

@@ -30,7 +30,8 @@ type Pending = Arc<Mutex<HashMap<SocketAddr, InPoll>>>;
 fn finish(p: InPoll, history_resolution_ms: i64, now: i64) -> Polled {
     let mut answers = p.answers;
     // The richest answer wins: OGP, then GameSpy v3, A2S, GQP (the auto-detection order).
-    answers.sort_by_key(|(proto, _, _)| Protocol::AUTO.iter().position(|x| x == proto).unwrap_or(9));
+    answers
+        .sort_by_key(|(proto, _, _)| Protocol::AUTO.iter().position(|x| x == proto).unwrap_or(9));
     let mut protocols: Vec<Protocol> = answers.iter().map(|(p, _, _)| *p).collect();
     if !p.discovery {
         protocols.extend(p.claim.protocols.iter().copied());
@@ -61,7 +62,12 @@ pub(crate) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
     };
     let pending: Pending = Arc::new(Mutex::new(HashMap::new()));
     let (done_tx, done_rx) = mpsc::channel::<Polled>(4096);
-    let collector = tokio::spawn(collect(shared.clone(), pending.clone(), scan.results, done_tx));
+    let collector = tokio::spawn(collect(
+        shared.clone(),
+        pending.clone(),
+        scan.results,
+        done_tx,
+    ));
     let recorder = tokio::spawn(record(shared.clone(), done_rx));
     let targets = scan.targets;
     let mut tick = tokio::time::interval(Duration::from_millis(500));
@@ -71,14 +77,20 @@ pub(crate) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
             _ = tick.tick() => {}
             _ = stop.changed() => break,
         }
-        let room = MAX_IN_POLL.saturating_sub(pending.lock().map(|p| p.len()).unwrap_or(MAX_IN_POLL));
+        let room =
+            MAX_IN_POLL.saturating_sub(pending.lock().map(|p| p.len()).unwrap_or(MAX_IN_POLL));
         if room == 0 {
             continue;
         }
         let t = Instant::now();
         let claims = shared
             .store
-            .claim_due(&shared.instance, now_ms(), shared.timers, i64::try_from(room).unwrap_or(0))
+            .claim_due(
+                &shared.instance,
+                now_ms(),
+                shared.timers,
+                i64::try_from(room).unwrap_or(0),
+            )
             .await;
         shared.metrics.db("claim_due", t);
         let claims = match claims {
@@ -133,12 +145,17 @@ async fn collect(
     mut results: mpsc::Receiver<ScanResult>,
     done: mpsc::Sender<Polled>,
 ) {
-    let history_ms = i64::try_from(shared.config.history_resolution_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
+    let history_ms = i64::try_from(shared.config.history_resolution_secs.saturating_mul(1000))
+        .unwrap_or(i64::MAX);
     while let Some(r) = results.recv().await {
-        let Ok(addr) = r.target.parse::<SocketAddr>() else { continue };
+        let Ok(addr) = r.target.parse::<SocketAddr>() else {
+            continue;
+        };
         let finished = {
             let Ok(mut map) = pending.lock() else { return };
-            let Some(p) = map.get_mut(&addr) else { continue };
+            let Some(p) = map.get_mut(&addr) else {
+                continue;
+            };
             p.expected = p.expected.saturating_sub(1);
             if let (Ok(a), Some(proto)) = (r.outcome, r.requested) {
                 p.answers.push((proto, a.ping_ms, a.status));
@@ -151,8 +168,16 @@ async fn collect(
         };
         if let Some(p) = finished {
             let polled = finish(p, history_ms, now_ms());
-            let outcome = if polled.answer.is_some() { "up" } else { "down" };
-            shared.metrics.polls.get_or_create(&label("outcome", outcome)).inc();
+            let outcome = if polled.answer.is_some() {
+                "up"
+            } else {
+                "down"
+            };
+            shared
+                .metrics
+                .polls
+                .get_or_create(&label("outcome", outcome))
+                .inc();
             if done.send(polled).await.is_err() {
                 return;
             }
@@ -163,7 +188,9 @@ async fn collect(
 /// Writes finished polls in batches (up to 500, or what arrived within 200 ms).
 async fn record(shared: Arc<Shared>, mut done: mpsc::Receiver<Polled>) {
     loop {
-        let Some(first) = done.recv().await else { return };
+        let Some(first) = done.recv().await else {
+            return;
+        };
         let started = Instant::now();
         let mut batch = vec![first];
         let deadline = tokio::time::sleep(Duration::from_millis(200));
@@ -175,9 +202,15 @@ async fn record(shared: Arc<Shared>, mut done: mpsc::Receiver<Polled>) {
             }
         }
         let t = Instant::now();
-        let res = shared.store.record_polls(&shared.instance, batch, now_ms(), shared.timers).await;
+        let res = shared
+            .store
+            .record_polls(&shared.instance, batch, now_ms(), shared.timers)
+            .await;
         shared.metrics.db("record_polls", t);
-        shared.metrics.poll_batch_seconds.observe(started.elapsed().as_secs_f64());
+        shared
+            .metrics
+            .poll_batch_seconds
+            .observe(started.elapsed().as_secs_f64());
         if let Err(e) = res {
             tracing::warn!("recording polls: {e:#}");
         }

@@ -16,7 +16,6 @@ use std::sync::{Arc, Mutex};
 use anyhow::{anyhow, bail, Context, Result};
 use ogp_proto::{Protocol, Status};
 
-
 /// The schema, in order; each entry is one migration, applied once.
 const MIGRATIONS: &[&str] = &["
 CREATE TABLE servers (
@@ -164,7 +163,11 @@ pub fn summary_of(status: &Status) -> Status {
 
 /// Protocol names, comma-separated, in the order of [`Protocol::ALL`].
 pub fn protocols_text(ps: &[Protocol]) -> String {
-    let mut v: Vec<Protocol> = Protocol::ALL.iter().copied().filter(|p| ps.contains(p)).collect();
+    let mut v: Vec<Protocol> = Protocol::ALL
+        .iter()
+        .copied()
+        .filter(|p| ps.contains(p))
+        .collect();
     v.dedup();
     v.iter().map(|p| p.name()).collect::<Vec<_>>().join(",")
 }
@@ -186,7 +189,10 @@ impl Store {
     /// Opens (creating when missing) the database at `url`: `sqlite://PATH`,
     /// `sqlite::memory:`, or `postgres://…`; and brings its schema up to date.
     pub async fn open(url: &str) -> Result<Self> {
-        if let Some(path) = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")) {
+        if let Some(path) = url
+            .strip_prefix("sqlite://")
+            .or_else(|| url.strip_prefix("sqlite:"))
+        {
             let path = path.to_owned();
             let conn = tokio::task::spawn_blocking(move || -> Result<rusqlite::Connection> {
                 let conn = if path == ":memory:" {
@@ -243,8 +249,14 @@ impl Store {
             Self::Sqlite(c) => {
                 Self::sqlite(c, |c| {
                     let tx = c.transaction()?;
-                    tx.execute_batch("CREATE TABLE IF NOT EXISTS ogp_schema (version BIGINT NOT NULL)")?;
-                    let v: i64 = tx.query_row("SELECT COALESCE(MAX(version), 0) FROM ogp_schema", [], |r| r.get(0))?;
+                    tx.execute_batch(
+                        "CREATE TABLE IF NOT EXISTS ogp_schema (version BIGINT NOT NULL)",
+                    )?;
+                    let v: i64 = tx.query_row(
+                        "SELECT COALESCE(MAX(version), 0) FROM ogp_schema",
+                        [],
+                        |r| r.get(0),
+                    )?;
                     for (i, m) in MIGRATIONS.iter().enumerate() {
                         let n = i64::try_from(i + 1)?;
                         if n > v {
@@ -262,12 +274,16 @@ impl Store {
                 // One migrating instance at a time.
                 c.batch_execute("BEGIN; SELECT pg_advisory_xact_lock(7266160); CREATE TABLE IF NOT EXISTS ogp_schema (version BIGINT NOT NULL);")
                     .await?;
-                let v: i64 = c.query_one("SELECT COALESCE(MAX(version), 0) FROM ogp_schema", &[]).await?.get(0);
+                let v: i64 = c
+                    .query_one("SELECT COALESCE(MAX(version), 0) FROM ogp_schema", &[])
+                    .await?
+                    .get(0);
                 for (i, m) in MIGRATIONS.iter().enumerate() {
                     let n = i64::try_from(i + 1)?;
                     if n > v {
                         c.batch_execute(m).await?;
-                        c.execute("INSERT INTO ogp_schema (version) VALUES ($1)", &[&n]).await?;
+                        c.execute("INSERT INTO ogp_schema (version) VALUES ($1)", &[&n])
+                            .await?;
                     }
                 }
                 c.batch_execute("COMMIT").await?;
@@ -295,14 +311,23 @@ impl Store {
         match self {
             Self::Sqlite(c) => {
                 Self::sqlite(c, move |c| {
-                    c.execute(&sqlite_sql(sql), rusqlite::params![addr, ip, via, hint, ping, players, status, summary, now])?;
+                    c.execute(
+                        &sqlite_sql(sql),
+                        rusqlite::params![addr, ip, via, hint, ping, players, status, summary, now],
+                    )?;
                     Ok(())
                 })
                 .await
             }
             #[cfg(feature = "postgres")]
             Self::Postgres(c) => {
-                c.execute(sql, &[&addr, &ip, &via, &hint, &ping, &players, &status, &summary, &now]).await?;
+                c.execute(
+                    sql,
+                    &[
+                        &addr, &ip, &via, &hint, &ping, &players, &status, &summary, &now,
+                    ],
+                )
+                .await?;
                 Ok(())
             }
         }
@@ -310,7 +335,12 @@ impl Store {
 
     /// Notes a registration from a listed server; a server that asks to be looked at
     /// (status changed, starting, exiting) is polled within 5 seconds.
-    pub async fn note_registration(&self, addr: SocketAddr, now: i64, wants_poll: bool) -> Result<()> {
+    pub async fn note_registration(
+        &self,
+        addr: SocketAddr,
+        now: i64,
+        wants_poll: bool,
+    ) -> Result<()> {
         let sql = "UPDATE servers SET last_registration = $2,
               next_poll = CASE WHEN CAST($3 AS BIGINT) = 1 AND next_poll > $2 + 5000 THEN $2 + 5000 ELSE next_poll END
             WHERE addr = $1 AND removed = 0";
@@ -333,7 +363,13 @@ impl Store {
     }
 
     /// Takes up to `limit` servers due for a poll that no other live instance holds.
-    pub async fn claim_due(&self, owner: &str, now: i64, t: Timers, limit: i64) -> Result<Vec<Claim>> {
+    pub async fn claim_due(
+        &self,
+        owner: &str,
+        now: i64,
+        t: Timers,
+        limit: i64,
+    ) -> Result<Vec<Claim>> {
         let lease = t.poll_interval_ms.saturating_add(t.lease_slack_ms);
         let pick = "SELECT addr FROM servers WHERE removed = 0 AND next_poll <= $2
               AND (lease_owner IS NULL OR lease_owner = $1 OR lease_until < $2)
@@ -384,7 +420,13 @@ impl Store {
     }
 
     /// Records what polls found, for servers this instance still holds.
-    pub async fn record_polls(&self, owner: &str, polled: Vec<Polled>, now: i64, t: Timers) -> Result<()> {
+    pub async fn record_polls(
+        &self,
+        owner: &str,
+        polled: Vec<Polled>,
+        now: i64,
+        t: Timers,
+    ) -> Result<()> {
         let ok_sql = "UPDATE servers SET up = CASE WHEN last_registration >= $3 THEN 1 ELSE 0 END, fails = 0,
               ping_ms = $4, players = $5, status = $6, summary = $7, protocols = $8,
               last_seen = $9, polls = polls + 1, next_poll = $9 + CAST($10 AS BIGINT),
@@ -395,7 +437,8 @@ impl Store {
               next_poll = $3 + CAST($4 AS BIGINT), lease_until = $3 + CAST($4 AS BIGINT) + CAST($5 AS BIGINT), updated = $3,
               removed = CASE WHEN COALESCE(last_seen, first_seen) < $3 - CAST($6 AS BIGINT) THEN 1 ELSE 0 END
             WHERE addr = $1 AND lease_owner = $2";
-        let history_sql = "INSERT INTO history (addr, t, players) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING";
+        let history_sql =
+            "INSERT INTO history (addr, t, players) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING";
         struct Row {
             addr: String,
             ok: Option<(f64, i64, String, String)>,
@@ -405,7 +448,12 @@ impl Store {
         let mut rows = Vec::with_capacity(polled.len());
         for p in polled {
             let ok = match &p.answer {
-                Some((ping, s)) => Some((*ping, players_of(s), serde_json::to_string(s)?, serde_json::to_string(&summary_of(s))?)),
+                Some((ping, s)) => Some((
+                    *ping,
+                    players_of(s),
+                    serde_json::to_string(s)?,
+                    serde_json::to_string(&summary_of(s))?,
+                )),
                 None => None,
             };
             rows.push(Row {
@@ -429,8 +477,18 @@ impl Store {
                             match &r.ok {
                                 Some((ping, players, status, summary)) => {
                                     ok_st.execute(rusqlite::params![
-                                        r.addr, owner, reg_cut, ping, players, status, summary, r.protocols,
-                                        now, t.poll_interval_ms, t.lease_slack_ms, r.history
+                                        r.addr,
+                                        owner,
+                                        reg_cut,
+                                        ping,
+                                        players,
+                                        status,
+                                        summary,
+                                        r.protocols,
+                                        now,
+                                        t.poll_interval_ms,
+                                        t.lease_slack_ms,
+                                        r.history
                                     ])?;
                                     if r.history == 1 {
                                         hist_st.execute(rusqlite::params![r.addr, now, players])?;
@@ -438,7 +496,12 @@ impl Store {
                                 }
                                 None => {
                                     fail_st.execute(rusqlite::params![
-                                        r.addr, owner, now, t.poll_interval_ms, t.lease_slack_ms, t.grace_ms
+                                        r.addr,
+                                        owner,
+                                        now,
+                                        t.poll_interval_ms,
+                                        t.lease_slack_ms,
+                                        t.grace_ms
                                     ])?;
                                 }
                             }
@@ -459,18 +522,41 @@ impl Store {
                     for r in &rows {
                         match &r.ok {
                             Some((ping, players, status, summary)) => {
-                                c.execute(&ok_st, &[
-                                    &r.addr, &owner, &reg_cut, ping, players, status, summary, &r.protocols,
-                                    &now, &t.poll_interval_ms, &t.lease_slack_ms, &r.history,
-                                ])
+                                c.execute(
+                                    &ok_st,
+                                    &[
+                                        &r.addr,
+                                        &owner,
+                                        &reg_cut,
+                                        ping,
+                                        players,
+                                        status,
+                                        summary,
+                                        &r.protocols,
+                                        &now,
+                                        &t.poll_interval_ms,
+                                        &t.lease_slack_ms,
+                                        &r.history,
+                                    ],
+                                )
                                 .await?;
                                 if r.history == 1 {
                                     c.execute(&hist_st, &[&r.addr, &now, players]).await?;
                                 }
                             }
                             None => {
-                                c.execute(&fail_st, &[&r.addr, &owner, &now, &t.poll_interval_ms, &t.lease_slack_ms, &t.grace_ms])
-                                    .await?;
+                                c.execute(
+                                    &fail_st,
+                                    &[
+                                        &r.addr,
+                                        &owner,
+                                        &now,
+                                        &t.poll_interval_ms,
+                                        &t.lease_slack_ms,
+                                        &t.grace_ms,
+                                    ],
+                                )
+                                .await?;
                             }
                         }
                     }
@@ -502,7 +588,10 @@ impl Store {
         ];
         let one: [(&str, i64); 2] = [
             ("DELETE FROM history WHERE t < $1", history_cut),
-            ("DELETE FROM servers WHERE removed = 1 AND updated < $1", purge_cut),
+            (
+                "DELETE FROM servers WHERE removed = 1 AND updated < $1",
+                purge_cut,
+            ),
         ];
         match self {
             Self::Sqlite(c) => {
@@ -582,7 +671,9 @@ impl Store {
         match self {
             Self::Sqlite(c) => {
                 Self::sqlite(c, move |c| {
-                    let mut st = c.prepare_cached("SELECT addr, status FROM servers WHERE addr = ?1 AND status IS NOT NULL")?;
+                    let mut st = c.prepare_cached(
+                        "SELECT addr, status FROM servers WHERE addr = ?1 AND status IS NOT NULL",
+                    )?;
                     let mut out = Vec::with_capacity(addrs.len());
                     for a in &addrs {
                         let mut rows = st.query([a])?;
@@ -596,7 +687,10 @@ impl Store {
             }
             #[cfg(feature = "postgres")]
             Self::Postgres(c) => Ok(c
-                .query("SELECT addr, status FROM servers WHERE addr = ANY($1) AND status IS NOT NULL", &[&addrs])
+                .query(
+                    "SELECT addr, status FROM servers WHERE addr = ANY($1) AND status IS NOT NULL",
+                    &[&addrs],
+                )
                 .await?
                 .iter()
                 .map(|r| (r.get(0), r.get(1)))
@@ -611,13 +705,20 @@ impl Store {
             Self::Sqlite(c) => {
                 Self::sqlite(c, move |c| {
                     let mut st = c.prepare_cached(&sqlite_sql(sql))?;
-                    let rows = st.query_map([addr], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<Vec<_>, _>>()?;
+                    let rows = st
+                        .query_map([addr], |r| Ok((r.get(0)?, r.get(1)?)))?
+                        .collect::<Result<Vec<_>, _>>()?;
                     Ok(rows)
                 })
                 .await
             }
             #[cfg(feature = "postgres")]
-            Self::Postgres(c) => Ok(c.query(sql, &[&addr]).await?.iter().map(|r| (r.get(0), r.get(1))).collect()),
+            Self::Postgres(c) => Ok(c
+                .query(sql, &[&addr])
+                .await?
+                .iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect()),
         }
     }
 
@@ -629,13 +730,22 @@ impl Store {
             let addr = SocketAddr::from(([10, (i >> 16) as u8, (i >> 8) as u8, i as u8], 27015));
             let mut status = Status::default();
             status.host_name = Some(format!("Simulated server {i}").into());
-            status.game_name = ["tf", "cstrike", "bf2", "quake"].get((i % 4) as usize).map(|&g| g.into());
-            status.map = ["de_dust2", "2fort", "strike_at_karkand"].get((i % 3) as usize).map(|&m| ogp_proto::MapInfo::named(m));
+            status.game_name = ["tf", "cstrike", "bf2", "quake"]
+                .get((i % 4) as usize)
+                .map(|&g| g.into());
+            status.map = ["de_dust2", "2fort", "strike_at_karkand"]
+                .get((i % 3) as usize)
+                .map(|&m| ogp_proto::MapInfo::named(m));
             status.player_count = Some(i % 33);
             status.slot_max = Some(32);
             status.password = Some(i % 10 == 0);
             let summary = serde_json::to_string(&status)?;
-            rows.push((addr.to_string(), addr.ip().to_string(), i64::from(i % 33), summary));
+            rows.push((
+                addr.to_string(),
+                addr.ip().to_string(),
+                i64::from(i % 33),
+                summary,
+            ));
         }
         let sql = "INSERT INTO servers (addr, ip, registered_via, protocols, up, removed, ping_ms, players, status, summary, first_seen, last_seen, last_registration, next_poll, updated)
             VALUES ($1, $2, 'a2s', 'a2s', 1, 0, 1.0, $3, $4, $4, $5, $5, $6, $6, $5) ON CONFLICT (addr) DO NOTHING";

@@ -29,7 +29,10 @@ fn registrar_config(shared: &Shared) -> RegistrarConfig {
     let mut r = RegistrarConfig::default().allow_private(c.allow_private);
     r.max_servers_per_ip = c.max_servers_per_ip;
     r.per_source = RateConfig::new(c.registrations_per_minute as f32 / 60.0, 128.0);
-    r.verifications = RateConfig::new(c.verifications_per_second as f32, (c.verifications_per_second as f32 * 2.0).max(1.0));
+    r.verifications = RateConfig::new(
+        c.verifications_per_second as f32,
+        (c.verifications_per_second as f32 * 2.0).max(1.0),
+    );
     r
 }
 
@@ -47,7 +50,10 @@ async fn writer(shared: Arc<Shared>, mut rx: mpsc::Receiver<Write>) {
             }
             Write::Registered { addr, wants_poll } => (
                 "note_registration",
-                shared.store.note_registration(addr, now_ms(), wants_poll).await,
+                shared
+                    .store
+                    .note_registration(addr, now_ms(), wants_poll)
+                    .await,
             ),
         };
         shared.metrics.db(op, t);
@@ -68,7 +74,12 @@ pub(crate) async fn run(shared: Arc<Shared>, sock: UdpSocket, mut stop: watch::R
     let _ = getrandom::fill(&mut secret);
     let mut registrar = Registrar::new(registrar_config(&shared), secret, now);
     let per_second = shared.config.list_bytes_per_second.max(1) as f32;
-    let mut list_budget = RateLimiter::new(RateConfig::new(per_second, per_second * 4.0), 65536, secret, now);
+    let mut list_budget = RateLimiter::new(
+        RateConfig::new(per_second, per_second * 4.0),
+        65536,
+        secret,
+        now,
+    );
     let (tx, rx) = mpsc::channel(4096);
     let writer_task = tokio::spawn(writer(shared.clone(), rx));
     let mut buf = vec![0u8; 2048];
@@ -118,16 +129,28 @@ pub(crate) async fn run(shared: Arc<Shared>, sock: UdpSocket, mut stop: watch::R
                         status: answer.status,
                     };
                     if tx.try_send(Write::Verified(v)).is_err() {
-                        shared.metrics.dropped.get_or_create(&label("reason", "writer_busy")).inc();
+                        shared
+                            .metrics
+                            .dropped
+                            .get_or_create(&label("reason", "writer_busy"))
+                            .inc();
                     }
                 }
-                Verdict::Failed { addr, protocol, error, withheld } => {
+                Verdict::Failed {
+                    addr,
+                    protocol,
+                    error,
+                    withheld,
+                } => {
                     shared
                         .metrics
                         .verifications
                         .get_or_create(&labels("protocol", protocol.name(), "outcome", "failed"))
                         .inc();
-                    tracing::debug!("{addr}: not verified ({}): {error} ({withheld} datagrams withheld)", protocol.name());
+                    tracing::debug!(
+                        "{addr}: not verified ({}): {error} ({withheld} datagrams withheld)",
+                        protocol.name()
+                    );
                 }
             }
         }
@@ -169,7 +192,9 @@ async fn handle(
                         wants_poll: r.wants_poll(),
                     };
                     if tx.try_send(w).is_err() {
-                        m.dropped.get_or_create(&label("reason", "writer_busy")).inc();
+                        m.dropped
+                            .get_or_create(&label("reason", "writer_busy"))
+                            .inc();
                     }
                     "listed"
                 }
@@ -180,9 +205,13 @@ async fn handle(
                 Registration::OgpUplink { .. } => "ogp",
                 Registration::Heartbeat(_) => "gamespy3",
             };
-            m.registrations.get_or_create(&labels("protocol", protocol, "outcome", outcome)).inc();
+            m.registrations
+                .get_or_create(&labels("protocol", protocol, "outcome", outcome))
+                .inc();
         }
-        Ok(Inbound::List(req)) => answer_list(shared, sock, list_budget, out, from, &req, now).await,
+        Ok(Inbound::List(req)) => {
+            answer_list(shared, sock, list_budget, out, from, &req, now).await
+        }
         Ok(Inbound::Other) => {
             if !registrar.handle_reply(now, from, d) {
                 m.dropped.get_or_create(&label("reason", "unknown")).inc();
@@ -202,7 +231,9 @@ async fn answer_list(
 ) {
     let m = &shared.metrics;
     let Ok(filter) = Filter::parse(&req.filter) else {
-        m.list_requests.get_or_create(&label("outcome", "bad_filter")).inc();
+        m.list_requests
+            .get_or_create(&label("outcome", "bad_filter"))
+            .inc();
         return;
     };
     let (servers, end) = match shared.list.read() {
@@ -212,9 +243,13 @@ async fn answer_list(
     out.clear();
     encode_page(&servers, end, out);
     if budget.charge(now, from.ip(), out.len() as f32) == RateDecision::Limited {
-        m.list_requests.get_or_create(&label("outcome", "rate_limited")).inc();
+        m.list_requests
+            .get_or_create(&label("outcome", "rate_limited"))
+            .inc();
         return;
     }
-    m.list_requests.get_or_create(&label("outcome", "served")).inc();
+    m.list_requests
+        .get_or_create(&label("outcome", "served"))
+        .inc();
     let _ = sock.send_to(out, from).await;
 }

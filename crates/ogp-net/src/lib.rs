@@ -24,8 +24,8 @@ pub mod scan;
 use std::sync::Arc;
 
 pub use arc_swap::Guard;
-pub use responder::bind_udp;
 pub use ogp_proto;
+pub use responder::bind_udp;
 
 use arc_swap::ArcSwap;
 use ogp_proto::Status;

@@ -1,0 +1,566 @@
+//! `ogp master` end to end on loopback: `ogp serve --master` / `--gamespy3-master`
+//! registering, spoofed registrations never listed and never amplified, the HTTP API,
+//! `ogp list` over Valve's protocol and HTTP, a restart after kill -9 with SQLite, and
+//! two masters sharing one real PostgreSQL (a throwaway cluster, scripts/install-postgres.sh).
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+
+use common::{run, serve_with, KillOnDrop, Served, TempDir, BIN};
+use serde_json::Value;
+
+/// A running `ogp master`.
+struct MasterProc {
+    child: KillOnDrop,
+    udp: SocketAddr,
+    http: SocketAddr,
+    log: PathBuf,
+}
+
+impl MasterProc {
+    fn start(dir: &Path, name: &str, db: &str, extra: &[&str]) -> Self {
+        let log = dir.join(format!("{name}.log"));
+        let child = KillOnDrop(
+            Command::new(BIN)
+                .args([
+                    "master",
+                    "--udp",
+                    "127.0.0.1:0",
+                    "--http",
+                    "127.0.0.1:0",
+                    "--allow-private",
+                ])
+                .args(["--db", db])
+                .args(extra)
+                .env("NO_COLOR", "1")
+                .env_remove("OGP_LOG")
+                .env_remove("RUST_LOG")
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(&log).unwrap())
+                .spawn()
+                .expect("spawn ogp master"),
+        );
+        let t = Instant::now();
+        let mut m = Self {
+            child,
+            udp: "0.0.0.0:0".parse().unwrap(),
+            http: "0.0.0.0:0".parse().unwrap(),
+            log,
+        };
+        while t.elapsed() < Duration::from_secs(15) {
+            let text = std::fs::read_to_string(&m.log).unwrap_or_default();
+            let after = |key: &str| {
+                text.split(key)
+                    .nth(1)
+                    .and_then(|r| r.split([' ', '/']).next())
+                    .and_then(|a| a.parse().ok())
+            };
+            if let (Some(u), Some(h)) = (after("UDP on "), after("HTTP on http://")) {
+                m.udp = u;
+                m.http = h;
+                return m;
+            }
+            assert!(
+                m.child.0.try_wait().unwrap().is_none(),
+                "ogp master exited:\n{text}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("ogp master did not start:\n{}", m.log_text());
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    fn get(&self, path: &str) -> (u16, String) {
+        http_get(self.http, path)
+    }
+
+    /// Every listed server, by address.
+    fn servers(&self) -> Vec<Value> {
+        let mut out = Vec::new();
+        let mut path = "/api/v1/servers?limit=1000".to_owned();
+        for _ in 0..100 {
+            let (code, body) = self.get(&path);
+            assert_eq!(code, 200, "{body}");
+            let v: Value = serde_json::from_str(&body).unwrap();
+            out.extend(v["servers"].as_array().unwrap().iter().cloned());
+            match v["next"].as_str() {
+                Some(n) => path = format!("/api/v1/servers?limit=1000&cursor={n}"),
+                None => break,
+            }
+        }
+        out
+    }
+}
+
+fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let code = head
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    (code, body)
+}
+
+fn dechunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((len, rest)) = s.split_once("\r\n") {
+        let n = usize::from_str_radix(len.trim(), 16).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        out.push_str(rest.get(..n).unwrap_or(rest));
+        s = rest.get(n + 2..).unwrap_or("");
+    }
+    out
+}
+
+fn wait_for(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while t.elapsed() < limit {
+        if f() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    panic!("timed out after {limit:?} waiting for: {what}");
+}
+
+fn state(name: &str) -> String {
+    let text =
+        std::fs::read_to_string(common::root().join("../shared/examples/state.json")).unwrap();
+    let mut v: Value = serde_json::from_str(&text).unwrap();
+    v["host_name"] = Value::String(name.into());
+    v.to_string()
+}
+
+fn ogp_ready(sock: &UdpSocket) -> bool {
+    // any answer to an OGP ping-less challenge probe means the responder is up
+    let probe = b"\xff\xff\xff\xffOGP\x00\x03\x01\x00";
+    !common::exchange(sock, probe, Duration::from_millis(200)).is_empty()
+}
+
+/// `ogp serve` with `name`, announcing itself to `master` with `flag`.
+fn server(label: &str, name: &str, flag: &str, master: SocketAddr, extra: &[&str]) -> Served {
+    let m = master.to_string();
+    let mut args = vec![flag, m.as_str()];
+    args.extend_from_slice(extra);
+    serve_with(label, &state(name), &args, ogp_ready)
+}
+
+fn addr_of(s: &Served) -> String {
+    format!("127.0.0.1:{}", s.port)
+}
+
+fn listed(m: &MasterProc) -> Vec<String> {
+    let mut v: Vec<String> = m
+        .servers()
+        .iter()
+        .map(|s| s["addr"].as_str().unwrap().to_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Polled at least once: the status has its player list (verification asks only for
+/// the server info).
+fn polled(m: &MasterProc, addrs: &[String]) -> bool {
+    let s = m.servers();
+    addrs.iter().all(|a| {
+        s.iter().any(|x| {
+            x["addr"] == a.as_str()
+                && x["up"] == true
+                && x["status"]["players"]
+                    .as_array()
+                    .is_some_and(|p| !p.is_empty())
+        })
+    })
+}
+
+fn uplink() -> Vec<u8> {
+    b"\xff\xff\xff\xffOGP\x00\x03\x03\x01\x07\x00".to_vec()
+}
+
+fn heartbeat() -> Vec<u8> {
+    let mut d = vec![0x03, 1, 2, 3, 4];
+    for (k, v) in [
+        ("localip0", "127.0.0.1"),
+        ("localport", "29900"),
+        ("statechanged", "3"),
+        ("gamename", "battlefield2"),
+        ("hostname", "spoofed"),
+    ] {
+        d.extend_from_slice(k.as_bytes());
+        d.push(0);
+        d.extend_from_slice(v.as_bytes());
+        d.push(0);
+    }
+    d.push(0);
+    d
+}
+
+/// Sends `datagram` `times` times to `master` from a socket on `ip` (where nothing
+/// answers), then counts what came back to that address within `wait`.
+fn spoof(
+    ip: &str,
+    master: SocketAddr,
+    datagram: &[u8],
+    times: usize,
+    wait: Duration,
+) -> (usize, usize) {
+    let s = UdpSocket::bind((ip, 0)).unwrap();
+    for _ in 0..times {
+        s.send_to(datagram, master).unwrap();
+    }
+    s.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let mut got = 0;
+    let mut buf = [0u8; 2048];
+    let t = Instant::now();
+    while t.elapsed() < wait {
+        if let Ok((n, _)) = s.recv_from(&mut buf) {
+            got += n;
+        }
+    }
+    (datagram.len() * times, got)
+}
+
+fn ogp_list(args: &[&str]) -> Vec<String> {
+    let ran = run(
+        Command::new(BIN).arg("list").args(args),
+        Duration::from_secs(30),
+    );
+    assert_eq!(ran.code, Some(0), "ogp list {args:?}: {}", ran.describe());
+    let mut v: Vec<String> = String::from_utf8_lossy(&ran.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn sqlite_master_lists_verified_servers_and_nothing_spoofed_and_survives_kill_9() {
+    let dir = TempDir::new("master-sqlite");
+    let db = format!("sqlite://{}", dir.0.join("master.db").display());
+    let m = MasterProc::start(&dir.0, "m1", &db, &["--poll-interval", "2"]);
+    let a = server("m-ogp", "Uplink A", "--master", m.udp, &[]);
+    let b = server("m-gs3", "Heartbeat B", "--gamespy3-master", m.udp, &[]);
+    // forged registrations from addresses where nothing answers
+    let (sent_u, back_u) = spoof("127.0.0.7", m.udp, &uplink(), 1, Duration::from_secs(3));
+    let (sent_h, back_h) = spoof(
+        "127.0.0.8",
+        m.udp,
+        &heartbeat(),
+        1,
+        Duration::from_millis(100),
+    );
+    let (sent_f, back_f) = spoof("127.0.0.9", m.udp, &uplink(), 200, Duration::from_secs(2));
+    let want = {
+        let mut v = vec![addr_of(&a), addr_of(&b)];
+        v.sort();
+        v
+    };
+    wait_for(
+        "both servers listed and polled",
+        Duration::from_secs(30),
+        || polled(&m, &want),
+    );
+    // never more bytes toward an unverified address than it sent
+    assert!(
+        back_u <= sent_u && back_u > 0,
+        "uplink: sent {sent_u}, got {back_u} back"
+    );
+    assert!(
+        back_h <= sent_h,
+        "heartbeat: sent {sent_h}, got {back_h} back"
+    );
+    // a flood from one address: one verification at a time, its probe and at most two
+    // retries of 11 bytes
+    assert!(
+        back_f <= 33 && back_f <= sent_f,
+        "a flood of 200 uplinks from one address got {back_f} bytes back (sent {sent_f})"
+    );
+    std::thread::sleep(Duration::from_secs(6)); // every verification has ended by now
+    assert_eq!(
+        listed(&m),
+        want,
+        "only the two real servers are listed:\n{}",
+        m.log_text()
+    );
+    // what the API says of them
+    let servers = m.servers();
+    let by = |addr: &str| servers.iter().find(|s| s["addr"] == addr).unwrap().clone();
+    let sa = by(&addr_of(&a));
+    assert_eq!(sa["name"], "Uplink A");
+    assert_eq!(sa["status"]["host_name"], "Uplink A");
+    assert!(
+        sa["protocols"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p == "ogp"),
+        "{sa}"
+    );
+    assert!(sa["ping_ms"].as_f64().is_some_and(|p| p < 1000.0), "{sa}");
+    assert!(
+        sa["last_seen"].as_str().is_some_and(|t| t.ends_with('Z')),
+        "{sa}"
+    );
+    let sb = by(&addr_of(&b));
+    assert!(
+        sb["protocols"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p == "gamespy3"),
+        "{sb}"
+    );
+    // details and history
+    let (code, body) = m.get(&format!("/api/v1/servers/{}", addr_of(&a)));
+    assert_eq!(code, 200, "{body}");
+    let d: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(d["status"]["host_name"], "Uplink A");
+    assert!(!d["history"].as_array().unwrap().is_empty(), "{d}");
+    assert_eq!(m.get("/api/v1/servers/127.0.0.7:1").0, 404);
+    assert_eq!(m.get("/api/v1/servers?limit=x").0, 400);
+    let (code, body) = m.get("/api/v1/servers?name=heartbeat&view=summary");
+    assert_eq!(code, 200);
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (v["total"].as_u64(), v["servers"][0]["addr"].as_str()),
+        (Some(1), Some(addr_of(&b).as_str()))
+    );
+    assert!(
+        v["servers"][0].get("status").is_none(),
+        "summary view has no status"
+    );
+    let (_, stats) = m.get("/api/v1/stats");
+    let stats: Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(stats["servers"], 2);
+    // ogp list: Valve's protocol (both speak A2S), with a filter, and the HTTP API
+    let u = m.udp.to_string();
+    assert_eq!(
+        ogp_list(&[&u]),
+        common::sorted(vec![
+            format!("a2s {}", addr_of(&a)),
+            format!("a2s {}", addr_of(&b))
+        ])
+    );
+    assert_eq!(
+        ogp_list(&[&u, "--filter", "\\name_match\\heartbeat*"]),
+        vec![format!("a2s {}", addr_of(&b))]
+    );
+    let h = format!("http://{}", m.http);
+    assert_eq!(ogp_list(&[&h, "--filter", "protocol=gamespy3"]).len(), 2);
+    assert_eq!(
+        ogp_list(&[&h, "--filter", "name=uplink"]),
+        vec![format!("ogp {}", addr_of(&a))]
+    );
+    // metrics moved
+    let (_, metrics) = m.get("/metrics");
+    assert!(
+        metrics.contains("ogp_master_verifications_total{protocol=\"ogp\",outcome=\"verified\"} "),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("ogp_master_registrations_total"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("ogp_master_list_requests_total{outcome=\"served\"}"),
+        "{metrics}"
+    );
+
+    // kill -9 and restart on the same file: the same servers, at once
+    let MasterProc { mut child, .. } = m;
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
+    let m2 = MasterProc::start(&dir.0, "m2", &db, &["--poll-interval", "2"]);
+    assert_eq!(
+        listed(&m2),
+        want,
+        "after kill -9 and a restart:\n{}",
+        m2.log_text()
+    );
+}
+
+/// A throwaway PostgreSQL cluster in a temporary directory (run as the `postgres` user
+/// when the tests run as root, as initdb requires).
+struct Pg {
+    dir: TempDir,
+    bin: PathBuf,
+    port: u16,
+}
+
+fn as_postgres(bin: &Path, tool: &str) -> Command {
+    // SAFETY-free check of the effective user: `id -u`
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout.starts_with(b"0\n"))
+        .unwrap_or(false);
+    if root {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "postgres", "--"]).arg(bin.join(tool));
+        c
+    } else {
+        Command::new(bin.join(tool))
+    }
+}
+
+impl Pg {
+    fn start() -> Self {
+        let bin = std::fs::read_dir("/usr/lib/postgresql")
+            .expect("PostgreSQL is not installed: run scripts/install-postgres.sh")
+            .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+            .filter(|p| p.join("initdb").exists())
+            .max()
+            .expect("no initdb: run scripts/install-postgres.sh");
+        let dir = TempDir::new("pg");
+        let data = dir.0.join("data");
+        let _ = Command::new("chown")
+            .args(["-R", "postgres:postgres"])
+            .arg(&dir.0)
+            .status();
+        let ok = as_postgres(&bin, "initdb")
+            .args([
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "-E",
+                "UTF8",
+                "--no-sync",
+                "-D",
+            ])
+            .arg(&data)
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(ok.success(), "initdb failed");
+        let port = common::free_port();
+        let opts = format!(
+            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50",
+            dir.0.display()
+        );
+        let ok = as_postgres(&bin, "pg_ctl")
+            .args(["-w", "-t", "30", "-D"])
+            .arg(&data)
+            .args(["-l"])
+            .arg(dir.0.join("pg.log"))
+            .args(["-o", &opts, "start"])
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(
+            ok.success(),
+            "pg_ctl start failed: {}",
+            std::fs::read_to_string(dir.0.join("pg.log")).unwrap_or_default()
+        );
+        Self { dir, bin, port }
+    }
+
+    fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+}
+
+impl Drop for Pg {
+    fn drop(&mut self) {
+        let _ = as_postgres(&self.bin, "pg_ctl")
+            .args(["-m", "immediate", "-D"])
+            .arg(self.dir.0.join("data"))
+            .arg("stop")
+            .stdout(Stdio::null())
+            .status();
+    }
+}
+
+fn rfc3339(t: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(t).to_string()
+}
+
+#[test]
+fn two_masters_share_one_postgres_and_one_takes_over_when_the_other_dies() {
+    let pg = Pg::start();
+    let dir = TempDir::new("master-pg");
+    let cfg = dir.0.join("master.toml");
+    std::fs::write(
+        &cfg,
+        "poll_interval_secs = 2\nlease_slack_secs = 2\nrefresh_ms = 300\n",
+    )
+    .unwrap();
+    let cfg = cfg.display().to_string();
+    let m1 = MasterProc::start(&dir.0, "m1", &pg.url(), &["--config", &cfg]);
+    let m2 = MasterProc::start(&dir.0, "m2", &pg.url(), &["--config", &cfg]);
+    // servers register with one master or the other; both list all of them
+    let servers: Vec<Served> = (0..4)
+        .map(|i| {
+            let m = if i % 2 == 0 { &m1 } else { &m2 };
+            server(
+                &format!("pg{i}"),
+                &format!("PG server {i}"),
+                "--master",
+                m.udp,
+                &[],
+            )
+        })
+        .collect();
+    let mut want: Vec<String> = servers.iter().map(addr_of).collect();
+    want.sort();
+    wait_for(
+        "all four listed and polled by both masters",
+        Duration::from_secs(40),
+        || polled(&m1, &want) && polled(&m2, &want),
+    );
+    assert_eq!(listed(&m1), want);
+    assert_eq!(listed(&m2), want);
+    // kill one master mid-way: the other polls every server within a poll interval plus
+    // the lease slack (here 2 + 2 s)
+    let MasterProc { mut child, .. } = m1;
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
+    let killed = rfc3339(SystemTime::now() + Duration::from_secs(1));
+    wait_for(
+        "every server polled after the kill",
+        Duration::from_secs(30),
+        || {
+            let s = m2.servers();
+            want.iter().all(|a| {
+                s.iter().any(|x| {
+                    x["addr"] == a.as_str()
+                        && x["last_seen"].as_str().is_some_and(|t| t > killed.as_str())
+                })
+            })
+        },
+    );
+    assert_eq!(listed(&m2), want, "{}", m2.log_text());
+}
