@@ -564,3 +564,104 @@ fn two_masters_share_one_postgres_and_one_takes_over_when_the_other_dies() {
     );
     assert_eq!(listed(&m2), want, "{}", m2.log_text());
 }
+
+fn state_with(name: &str, players: Option<Value>) -> String {
+    let mut v: Value = serde_json::from_str(&state(name)).unwrap();
+    if let Some(p) = players {
+        v["players"] = p;
+    }
+    v.to_string()
+}
+
+/// The page in real headless Chromium (crates/ogp-master/tests/browser/page_test.py,
+/// selenium from scripts/install-browser.sh): its rows equal the API's, sorting,
+/// filters in the URL, the details view with players and the history chart, hostile
+/// names shown as text; screenshots in target/screenshots/.
+#[test]
+fn the_page_in_headless_chromium() {
+    if !common::enabled("the_page_in_headless_chromium") {
+        return;
+    }
+    let python = common::interop_dir().join("venv/bin/python");
+    let chromedriver = Path::new("/usr/bin/chromedriver");
+    if !python.exists() || !chromedriver.exists() {
+        panic!(
+            "browser missing: run scripts/install-browser.sh (Chromium, chromedriver, selenium)"
+        );
+    }
+    let dir = TempDir::new("master-page");
+    let cfg = dir.0.join("master.toml");
+    std::fs::write(
+        &cfg,
+        "poll_interval_secs = 1\nhistory_resolution_secs = 1\nrefresh_ms = 300\n",
+    )
+    .unwrap();
+    let db = format!("sqlite://{}", dir.0.join("master.db").display());
+    let m = MasterProc::start(
+        &dir.0,
+        "page",
+        &db,
+        &["--config", &cfg.display().to_string()],
+    );
+    let udp = m.udp.to_string();
+    let hostile = "<script>window.__pwned=1</script><img src=x onerror=\"window.__pwned=1\"> Hostile \u{1b}[31m";
+    let specs: [(&str, Option<Value>); 3] = [
+        ("Busy Arena", None),
+        (hostile, None),
+        ("Quiet Corner", Some(Value::Array(vec![]))),
+    ];
+    let servers: Vec<Served> = specs
+        .iter()
+        .enumerate()
+        .map(|(i, (name, players))| {
+            serve_with(
+                &format!("page{i}"),
+                &state_with(name, players.clone()),
+                &["--master", &udp],
+                ogp_ready,
+            )
+        })
+        .collect();
+    let want: Vec<String> = servers.iter().map(addr_of).collect();
+    wait_for(
+        "the servers listed and polled, with history",
+        Duration::from_secs(40),
+        || {
+            let s = m.servers();
+            want.iter().all(|a| {
+                s.iter()
+                    .any(|x| x["addr"] == a.as_str() && x["status"]["players"].is_array())
+            }) && want.iter().all(|a| {
+                let (_, body) = m.get(&format!("/api/v1/servers/{a}"));
+                serde_json::from_str::<Value>(&body)
+                    .ok()
+                    .and_then(|d| d["history"].as_array().map(Vec::len))
+                    .unwrap_or(0)
+                    >= 3
+            })
+        },
+    );
+    let shots = common::root().join("target/screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let ran = run(
+        Command::new(&python)
+            .arg(common::root().join("crates/ogp-master/tests/browser/page_test.py"))
+            .args(["--base", &format!("http://{}", m.http)])
+            .arg("--screenshots")
+            .arg(&shots),
+        Duration::from_secs(240),
+    );
+    println!("{}", String::from_utf8_lossy(&ran.stdout));
+    assert_eq!(
+        ran.code,
+        Some(0),
+        "the page test failed:\n{}",
+        ran.describe()
+    );
+    for f in ["list.png", "details.png"] {
+        assert!(
+            shots.join(f).metadata().is_ok_and(|m| m.len() > 1000),
+            "no screenshot {f}"
+        );
+    }
+}
