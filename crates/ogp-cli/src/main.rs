@@ -185,6 +185,14 @@ enum Command {
         /// Do not answer GameSpy v3.
         #[arg(long)]
         no_gamespy3: bool,
+        /// Do not answer Valve A2S (its requests are ignored, and counted as dropped with
+        /// reason "disabled").
+        #[arg(long)]
+        no_a2s: bool,
+        /// Do not answer OGP v1.01 (its queries are ignored, and counted as dropped with
+        /// reason "disabled"); --listen-ogp-draft ports still answer the draft.
+        #[arg(long)]
+        no_ogp: bool,
         /// Send GameSpy v3 heartbeats to this master server (repeatable): at start, every
         /// 60 s, after status changes and at exit, from each listening socket.
         #[arg(long, value_name = "HOST:PORT", value_parser = listen_addrs)]
@@ -354,6 +362,8 @@ fn main() -> ExitCode {
             max_state_bytes,
             gamespy3_challenge,
             no_gamespy3,
+            no_a2s,
+            no_ogp,
             gamespy3_master,
             gamespy3_game,
             master,
@@ -368,6 +378,8 @@ fn main() -> ExitCode {
             config.rate = RateConfig::new(rate, burst);
             config.unproven_rate = RateConfig::new(rate, burst);
             config.gamespy3.enabled = !no_gamespy3;
+            config.a2s.enabled = !no_a2s;
+            config.ogp.enabled = !no_ogp;
             config.gamespy3.challenge = match gamespy3_challenge {
                 Gs3Challenge::Real => ogp_proto::gamespy3::responder::ChallengeMode::Real,
                 Gs3Challenge::Bf2 => ogp_proto::gamespy3::responder::ChallengeMode::Bf2,

@@ -402,11 +402,25 @@ pub async fn run(opts: ServeOptions) -> Result<()> {
             locals.len()
         );
     }
+    let answered: Vec<&str> = [
+        (opts.config.ogp.enabled, "OGP"),
+        (opts.config.a2s.enabled, "A2S"),
+        (opts.config.gqp.enabled, "GQP"),
+        (opts.config.gamespy3.enabled, "GameSpy v3"),
+    ]
+    .into_iter()
+    .filter_map(|(on, name)| on.then_some(name))
+    .collect();
     tracing::info!(
-        "serving {} on {} address{} (OGP, A2S, GQP, GameSpy v3; OGP challenge {}, GameSpy v3 {}, rate {}/s burst {})",
+        "serving {} on {} address{} ({}; OGP challenge {}, GameSpy v3 {}, rate {}/s burst {})",
         opts.state.display(),
         standard.len(),
         if standard.len() == 1 { "" } else { "es" },
+        if answered.is_empty() {
+            "no protocol".to_string()
+        } else {
+            answered.join(", ")
+        },
         if opts.config.ogp.require_challenge {
             "required"
         } else {

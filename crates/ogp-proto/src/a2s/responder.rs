@@ -67,6 +67,9 @@ pub enum Flavor {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct A2sConfig {
+    /// Answer A2S at all (default true). Off, every A2S request is ignored (silence),
+    /// counted like any other ignored datagram.
+    pub enabled: bool,
     /// Require a challenge before answering A2S_INFO (default true). Off, INFO answers
     /// any source (the pre-2020 amplifier); PLAYER and RULES need one regardless.
     pub require_info_challenge: bool,
@@ -86,6 +89,7 @@ pub struct A2sConfig {
 impl Default for A2sConfig {
     fn default() -> Self {
         Self {
+            enabled: true,
             require_info_challenge: true,
             flavor: Flavor::Source,
             answer_get_challenge: false,
@@ -293,6 +297,10 @@ impl ProtocolResponder for A2sResponder {
 
     fn max_request_bytes(&self) -> usize {
         self.config.max_request_bytes
+    }
+
+    fn enabled(&self) -> bool {
+        self.config.enabled
     }
 
     fn proven(&self, outcome: &A2sOutcome) -> bool {

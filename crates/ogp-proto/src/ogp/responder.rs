@@ -35,6 +35,9 @@ use crate::Status;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct OgpConfig {
+    /// Answer OGP at all (default true). Off, every OGP query is ignored (silence),
+    /// counted like any other ignored datagram.
+    pub enabled: bool,
     /// Require a valid challenge before answering a Default Query (default true). Turning
     /// it off makes the server an amplifier for spoofed queries; the rate limit still
     /// applies.
@@ -59,6 +62,7 @@ pub struct OgpConfig {
 impl Default for OgpConfig {
     fn default() -> Self {
         Self {
+            enabled: true,
             require_challenge: true,
             colors: false,
             max_unsplit_bytes: 8192,
@@ -193,6 +197,10 @@ impl ProtocolResponder for OgpResponder {
 
     fn max_request_bytes(&self) -> usize {
         MAX_QUERY_SIZE
+    }
+
+    fn enabled(&self) -> bool {
+        self.config.enabled
     }
 
     fn proven(&self, outcome: &OgpOutcome) -> bool {
