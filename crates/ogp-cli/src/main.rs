@@ -7,6 +7,7 @@
 #![allow(rustdoc::broken_intra_doc_links)]
 
 mod decode;
+mod metrics;
 mod query;
 mod render;
 
@@ -205,6 +206,12 @@ enum Command {
         /// master's address family (docs/master.md).
         #[arg(long, value_name = "HOST:PORT", value_parser = listen_addrs)]
         master: Vec<Vec<SocketAddr>>,
+        /// Serve Prometheus metrics over HTTP on this address: GET /metrics (text format
+        /// 0.0.4) with answers by protocol and type, dropped datagrams by reason,
+        /// datagrams and bytes received and sent, state reloads, players. Bind it to
+        /// loopback or a private address: it is not access-controlled.
+        #[arg(long, value_name = "ADDR:PORT")]
+        metrics: Option<SocketAddr>,
     },
     /// Decode datagrams (hex on the command line, files, or - for stdin) and describe
     /// each message on one line; answers also show their status. The fragments of a split
@@ -367,6 +374,7 @@ fn main() -> ExitCode {
             gamespy3_master,
             gamespy3_game,
             master,
+            metrics,
         } => {
             let mut config = ResponderConfig::default();
             config.ogp.require_challenge = !no_challenge;
@@ -394,6 +402,7 @@ fn main() -> ExitCode {
                 gamespy3_masters: gamespy3_master.into_iter().flatten().collect(),
                 gamespy3_game,
                 ogp_masters: master.into_iter().flatten().collect(),
+                metrics,
             };
             runtime().and_then(|rt| rt.block_on(serve::run(opts)).map(|()| ExitCode::SUCCESS))
         }
