@@ -342,6 +342,11 @@ impl Served {
     pub fn pid(&self) -> u32 {
         self._child.0.id()
     }
+
+    /// The state file it serves (`state.json` in a directory of its own).
+    pub fn state_path(&self) -> PathBuf {
+        self._dir.0.join("state.json")
+    }
 }
 
 /// Starts `ogp serve` on a free loopback port, answering `status_json` (a state file) with
