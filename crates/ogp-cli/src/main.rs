@@ -9,6 +9,7 @@
 mod decode;
 mod list;
 mod master;
+mod metrics;
 mod query;
 mod render;
 
@@ -187,6 +188,14 @@ enum Command {
         /// Do not answer GameSpy v3.
         #[arg(long)]
         no_gamespy3: bool,
+        /// Do not answer Valve A2S (its requests are ignored, and counted as dropped with
+        /// reason "disabled").
+        #[arg(long)]
+        no_a2s: bool,
+        /// Do not answer OGP v1.01 (its queries are ignored, and counted as dropped with
+        /// reason "disabled"); --listen-ogp-draft ports still answer the draft.
+        #[arg(long)]
+        no_ogp: bool,
         /// Send GameSpy v3 heartbeats to this master server (repeatable): at start, every
         /// 60 s, after status changes and at exit, from each listening socket.
         #[arg(long, value_name = "HOST:PORT", value_parser = listen_addrs)]
@@ -199,6 +208,12 @@ enum Command {
         /// master's address family (docs/master.md).
         #[arg(long, value_name = "HOST:PORT", value_parser = listen_addrs)]
         master: Vec<Vec<SocketAddr>>,
+        /// Serve Prometheus metrics over HTTP on this address: GET /metrics (text format
+        /// 0.0.4) with answers by protocol and type, dropped datagrams by reason,
+        /// datagrams and bytes received and sent, state reloads, players. Bind it to
+        /// loopback or a private address: it is not access-controlled.
+        #[arg(long, value_name = "ADDR:PORT")]
+        metrics: Option<SocketAddr>,
     },
     /// Decode datagrams (hex on the command line, files, or - for stdin) and describe
     /// each message on one line; answers also show their status. The fragments of a split
@@ -366,9 +381,12 @@ fn main() -> ExitCode {
             max_state_bytes,
             gamespy3_challenge,
             no_gamespy3,
+            no_a2s,
+            no_ogp,
             gamespy3_master,
             gamespy3_game,
             master,
+            metrics,
         } => {
             let mut config = ResponderConfig::default();
             config.ogp.require_challenge = !no_challenge;
@@ -380,6 +398,8 @@ fn main() -> ExitCode {
             config.rate = RateConfig::new(rate, burst);
             config.unproven_rate = RateConfig::new(rate, burst);
             config.gamespy3.enabled = !no_gamespy3;
+            config.a2s.enabled = !no_a2s;
+            config.ogp.enabled = !no_ogp;
             config.gamespy3.challenge = match gamespy3_challenge {
                 Gs3Challenge::Real => ogp_proto::gamespy3::responder::ChallengeMode::Real,
                 Gs3Challenge::Bf2 => ogp_proto::gamespy3::responder::ChallengeMode::Bf2,
@@ -394,6 +414,7 @@ fn main() -> ExitCode {
                 gamespy3_masters: gamespy3_master.into_iter().flatten().collect(),
                 gamespy3_game,
                 ogp_masters: master.into_iter().flatten().collect(),
+                metrics,
             };
             runtime().and_then(|rt| rt.block_on(serve::run(opts)).map(|()| ExitCode::SUCCESS))
         }

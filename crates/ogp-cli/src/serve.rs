@@ -21,6 +21,7 @@ use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
+use crate::metrics::{self, Metrics, Reload};
 use crate::state::{self, Load, Seen};
 
 /// Options of `ogp serve`.
@@ -43,6 +44,8 @@ pub struct ServeOptions {
     pub gamespy3_game: Option<String>,
     /// Master servers to send OGP uplinks to.
     pub ogp_masters: Vec<SocketAddr>,
+    /// Where to serve `GET /metrics` (TCP), if anywhere.
+    pub metrics: Option<SocketAddr>,
 }
 
 /// Longest a read of the state file may take before it is given up on (a file system
@@ -265,24 +268,31 @@ async fn first_load(
     }
 }
 
-/// Logs what a read did, and serves what it read.
-fn apply(loader: &mut Loader, event: Event, cell: &StatusCell, path: &Path) {
-    match event {
-        Event::Overdue { why, took } => tracing::error!(
-            "{}: not read within {:.0} s{} (a hung file system?); still serving the last \
-             good state, and not reading the file again until that read returns",
-            path.display(),
-            took.as_secs_f64(),
-            why.note()
-        ),
-        Event::Finished { found: None, .. } => tracing::error!(
-            "{}: the read failed; still serving the last good state",
-            path.display()
-        ),
+/// Logs what a read did, and serves what it read; says how the read ended (`None`: the
+/// file was unchanged, not read).
+fn apply(loader: &mut Loader, event: Event, cell: &StatusCell, path: &Path) -> Option<Reload> {
+    let outcome = match event {
+        Event::Overdue { why, took } => {
+            tracing::error!(
+                "{}: not read within {:.0} s{} (a hung file system?); still serving the last \
+                 good state, and not reading the file again until that read returns",
+                path.display(),
+                took.as_secs_f64(),
+                why.note()
+            );
+            Some(Reload::Error)
+        }
+        Event::Finished { found: None, .. } => {
+            tracing::error!(
+                "{}: the read failed; still serving the last good state",
+                path.display()
+            );
+            Some(Reload::Error)
+        }
         Event::Finished {
             found: Some(Found::Unchanged),
             ..
-        } => {}
+        } => None,
         Event::Finished {
             found: Some(Found::Read(load)),
             why,
@@ -307,17 +317,20 @@ fn apply(loader: &mut Loader, event: Event, cell: &StatusCell, path: &Path) {
                             loaded.clipped
                         );
                     }
+                    Some(Reload::Ok)
                 }
                 Err(e) => {
-                    tracing::error!("{e}{}{late}; still serving the last good state", why.note())
+                    tracing::error!("{e}{}{late}; still serving the last good state", why.note());
+                    Some(Reload::Error)
                 }
             }
         }
-    }
+    };
     if loader.hangup_pending && loader.in_flight.is_none() {
         loader.hangup_pending = false;
         start_logged(loader, Why::Hangup, path);
     }
+    outcome
 }
 
 /// Starts a read, logging when that is not possible now.
@@ -360,6 +373,10 @@ pub async fn run(opts: ServeOptions) -> Result<()> {
     if opts.listen.is_empty() {
         bail!("nothing to listen on");
     }
+    let metrics_listener = match opts.metrics {
+        Some(addr) => Some(metrics::bind(addr).await?),
+        None => None,
+    };
     let mut config = opts.config.clone();
     if !opts.gamespy3_masters.is_empty() {
         config.gamespy3_heartbeat = Some(
@@ -402,11 +419,25 @@ pub async fn run(opts: ServeOptions) -> Result<()> {
             locals.len()
         );
     }
+    let answered: Vec<&str> = [
+        (opts.config.ogp.enabled, "OGP"),
+        (opts.config.a2s.enabled, "A2S"),
+        (opts.config.gqp.enabled, "GQP"),
+        (opts.config.gamespy3.enabled, "GameSpy v3"),
+    ]
+    .into_iter()
+    .filter_map(|(on, name)| on.then_some(name))
+    .collect();
     tracing::info!(
-        "serving {} on {} address{} (OGP, A2S, GQP, GameSpy v3; OGP challenge {}, GameSpy v3 {}, rate {}/s burst {})",
+        "serving {} on {} address{} ({}; OGP challenge {}, GameSpy v3 {}, rate {}/s burst {})",
         opts.state.display(),
         standard.len(),
         if standard.len() == 1 { "" } else { "es" },
+        if answered.is_empty() {
+            "no protocol".to_string()
+        } else {
+            answered.join(", ")
+        },
         if opts.config.ogp.require_challenge {
             "required"
         } else {
@@ -421,6 +452,21 @@ pub async fn run(opts: ServeOptions) -> Result<()> {
         opts.config.rate.per_second,
         opts.config.rate.burst
     );
+    let (stop_metrics, metrics_stopped) = oneshot::channel::<()>();
+    let metrics = match metrics_listener {
+        Some(listener) => {
+            let m = Arc::new(Metrics::new(handle.stats_reader(), Arc::clone(&cell)));
+            if let Ok(a) = listener.local_addr() {
+                tracing::info!("metrics on http://{a}/metrics");
+            }
+            let stop = async {
+                let _ = metrics_stopped.await;
+            };
+            let task = tokio::spawn(metrics::serve(listener, Arc::clone(&m), stop));
+            Some((m, task))
+        }
+        None => None,
+    };
     let mut tick = tokio::time::interval(opts.reload_interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     tick.reset(); // the first tick would read the file that was just read
@@ -430,9 +476,24 @@ pub async fn run(opts: ServeOptions) -> Result<()> {
             _ = signals.int.recv() => break "SIGINT",
             _ = signals.hup.recv() => start_logged(&mut loader, Why::Hangup, &opts.state),
             _ = tick.tick() => start_logged(&mut loader, Why::Poll, &opts.state),
-            event = loader.next() => apply(&mut loader, event, &cell, &opts.state),
+            event = loader.next() => {
+                let outcome = apply(&mut loader, event, &cell, &opts.state);
+                if let (Some((m, _)), Some(outcome)) = (&metrics, outcome) {
+                    m.reloaded(outcome);
+                }
+            }
         }
     };
+    if let Some((_, task)) = metrics {
+        // Scrapes in progress get a moment to finish; a client that holds its
+        // connection open does not hold up the exit.
+        let _ = stop_metrics.send(());
+        match tokio::time::timeout(Duration::from_secs(1), task).await {
+            Ok(Ok(Err(e))) => tracing::warn!("metrics endpoint: {e}"),
+            Ok(_) => {}
+            Err(_) => tracing::debug!("metrics endpoint: stopped with a scrape in progress"),
+        }
+    }
     let sent = handle.stats().sent;
     handle.shutdown().await.ok();
     let plural = |n: usize| if n == 1 { "" } else { "s" };

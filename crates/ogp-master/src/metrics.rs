@@ -1,6 +1,7 @@
-//! The master's metrics, in the Prometheus text format at `/metrics`.
+//! The master's metrics, in the Prometheus text format (0.0.4) at `/metrics`.
 
-use prometheus_client::encoding::text::encode;
+use prometheus_client::encoding::prometheus_text::encode;
+pub use prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;

@@ -113,6 +113,12 @@ impl ResponderHandle {
         self.shared.lock().stats()
     }
 
+    /// A cloneable reader of the counters, for a task that outlives borrows of the handle
+    /// (a metrics endpoint).
+    pub fn stats_reader(&self) -> StatsReader {
+        StatsReader(Arc::clone(&self.shared))
+    }
+
     /// Stops answering, sends the last timed datagrams (the "exiting" heartbeats) and
     /// waits for every task.
     pub async fn shutdown(self) -> io::Result<()> {
@@ -121,6 +127,24 @@ impl ResponderHandle {
             t.await.map_err(io::Error::other)?;
         }
         Ok(())
+    }
+}
+
+/// Reads a running responder's counters ([`ResponderHandle::stats_reader`]): cheap to
+/// clone, usable from any task or thread, also after the responder stopped (the last
+/// counts).
+///
+/// The counters are plain numbers inside the responder, counted by the socket tasks under
+/// the lock they already take for each datagram; [`stats`](Self::stats) takes that lock
+/// just long enough to copy them (a few hundred bytes), so reading adds no lock, atomic or
+/// allocation to the answering path.
+#[derive(Debug, Clone)]
+pub struct StatsReader(Arc<Shared>);
+
+impl StatsReader {
+    /// A snapshot of the counters so far, all sockets together.
+    pub fn stats(&self) -> Stats {
+        self.0.lock().stats()
     }
 }
 

@@ -42,7 +42,10 @@ use crate::ogp::uplink::{UplinkConfig, Uplinks};
 use crate::ogp_draft::responder::{DraftConfig, DraftOutcome, DraftResponder};
 use crate::{Protocol, Status};
 
-pub use crate::responder_core::{Incoming, ProtocolOutcome, ProtocolResponder, Transmits};
+pub use crate::responder_core::{
+    AnswerKind, Breakdown, DropReason, Incoming, ProtocolOutcome, ProtocolResponder, Transmits,
+    Unanswered,
+};
 
 /// What the ban hook decides for a source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,11 +181,19 @@ pub enum Outcome {
     OgpDraft(DraftOutcome),
 }
 
-/// Counters of what the responder did.
+/// Counters of what the responder did: plain numbers, counted where each datagram's fate
+/// is decided, copied out by [`Responder::stats`].
+///
+/// Every datagram received is either answered (counted in
+/// [`breakdown`](Self::breakdown) by protocol and [`AnswerKind`]) or dropped (counted by
+/// [`DropReason`]), except GameSpy v3 keep-alives, which need no reply.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Stats {
     /// Datagrams received.
     pub received: u64,
+    /// Bytes received.
+    pub received_bytes: u64,
     /// Datagrams not in any protocol we speak.
     pub unknown: u64,
     /// Answers dropped by a rate limit (the source's own, or the overall one of answers
@@ -196,6 +207,8 @@ pub struct Stats {
     pub sent: u64,
     /// Bytes sent.
     pub sent_bytes: u64,
+    /// Answers by protocol and kind, drops by reason.
+    pub breakdown: Breakdown,
 }
 
 /// Answers every protocol from one status, with shared abuse defences.
@@ -428,6 +441,7 @@ impl Responder {
     ) -> Outcome {
         out.clear();
         self.stats.received += 1;
+        self.stats.received_bytes += datagram.len() as u64;
         // The first bytes tell the protocols apart: OGP starts with FF FF FF FF "OGP\0",
         // A2S with FF FF FF FF and a request letter ('T', 'U', 'V', 'W', 'i'); GQP with
         // SOH or a printable command character and ends with EOT (the binary protocols
@@ -443,6 +457,7 @@ impl Responder {
             Listener::Standard if crate::gamespy3::is_gamespy3(datagram) => Protocol::Gamespy3,
             _ => {
                 self.stats.unknown += 1;
+                self.stats.breakdown.count_drop(DropReason::UnknownProtocol);
                 return Outcome::Unknown;
             }
         };
@@ -450,6 +465,7 @@ impl Responder {
         let ban = self.ban.as_ref().map_or(BanAction::Allow, |hook| hook(ip));
         if ban == BanAction::Ignore {
             self.stats.banned += 1;
+            self.stats.breakdown.count_drop(DropReason::Banned);
             return Outcome::Banned;
         }
         let incoming = Incoming {
@@ -459,7 +475,12 @@ impl Responder {
             reject: ban == BanAction::Reject,
         };
         let keys = &mut self.keys;
-        let (outcome, ignored, proven) = match protocol {
+        let Handled {
+            outcome,
+            unanswered,
+            proven,
+            kind,
+        } = match protocol {
             Protocol::Ogp => run(&mut self.ogp, Outcome::Ogp, incoming, status, keys, out),
             Protocol::A2s => run(&mut self.a2s, Outcome::A2s, incoming, status, keys, out),
             #[cfg(feature = "gqp")]
@@ -484,11 +505,13 @@ impl Responder {
             #[allow(unreachable_patterns)]
             _ => {
                 self.stats.unknown += 1;
+                self.stats.breakdown.count_drop(DropReason::UnknownProtocol);
                 return Outcome::Unknown;
             }
         };
-        if ignored {
+        if let Some(u) = unanswered {
             self.stats.ignored += 1;
+            self.stats.breakdown.count_drop(u.reason);
         }
         // Charged after the protocol has said whether the source proved its address:
         // answers to a valid challenge spend the source's own budget, which a spoofer
@@ -504,7 +527,11 @@ impl Responder {
             if !allowed {
                 out.clear();
                 self.stats.rate_limited += 1;
+                self.stats.breakdown.count_drop(DropReason::RateLimited);
                 return Outcome::RateLimited;
+            }
+            if let Some(kind) = kind {
+                self.stats.breakdown.count_answer(protocol, kind);
             }
         }
         self.stats.sent += out.len() as u64;
@@ -513,8 +540,19 @@ impl Responder {
     }
 }
 
-/// One protocol's responder on one datagram: its outcome, whether it was ignored, and
-/// whether its answers went to a proven source.
+/// What one protocol's responder did with one datagram.
+struct Handled {
+    /// Its outcome.
+    outcome: Outcome,
+    /// Why it was not answered, if it was not.
+    unanswered: Option<Unanswered>,
+    /// Whether its answers went to a proven source.
+    proven: bool,
+    /// The kind of answer, if it answered.
+    kind: Option<AnswerKind>,
+}
+
+/// One protocol's responder on one datagram.
 fn run<R: ProtocolResponder>(
     r: &mut R,
     wrap: fn(R::Outcome) -> Outcome,
@@ -522,7 +560,12 @@ fn run<R: ProtocolResponder>(
     status: &Status,
     keys: &mut ChallengeKeys,
     out: &mut Transmits,
-) -> (Outcome, bool, bool) {
+) -> Handled {
     let o = r.handle(incoming, status, keys, out);
-    (wrap(o), o.is_ignored(), r.proven(&o))
+    Handled {
+        outcome: wrap(o),
+        unanswered: o.unanswered(),
+        proven: r.proven(&o),
+        kind: r.answer_kind(&o),
+    }
 }

@@ -11,7 +11,7 @@ use std::net::IpAddr;
 use std::time::Instant;
 
 use crate::guard::ChallengeKeys;
-use crate::Status;
+use crate::{Protocol, Status};
 
 /// One received datagram and what the caller already decided about its source.
 #[derive(Debug, Clone, Copy)]
@@ -105,27 +105,311 @@ impl Transmits {
     }
 }
 
+/// Why a datagram got no answer: the reasons [`Stats`](crate::responder::Stats) counts
+/// drops by ([`Breakdown::dropped`]). Each is decided where the datagram is dropped: the
+/// [`Responder`](crate::responder::Responder) for the first three, the protocol's
+/// responder for the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum DropReason {
+    /// Not a protocol this listener speaks (by its first bytes).
+    UnknownProtocol,
+    /// Silenced by the ban hook, or from a source it rejects in a protocol without a
+    /// "banned" answer.
+    Banned,
+    /// An answer held back by a rate limit (the source's own or the overall one).
+    RateLimited,
+    /// A request that needs a valid challenge and carried none or a wrong one, in a
+    /// protocol that answers that with silence (GameSpy v3); protocols that answer it
+    /// with a new challenge count an answer of kind [`AnswerKind::Challenge`] instead.
+    BadChallenge,
+    /// A request over the protocol's size limit, or an answer that could not be made to
+    /// fit the answer limits.
+    Oversized,
+    /// Malformed, an answer where a request belongs, or a request type we do not serve.
+    Malformed,
+    /// The protocol, or this request type, is switched off.
+    Disabled,
+}
+
+impl DropReason {
+    /// Every reason, in [`index`](Self::index) order.
+    pub const ALL: [DropReason; 7] = [
+        Self::UnknownProtocol,
+        Self::Banned,
+        Self::RateLimited,
+        Self::BadChallenge,
+        Self::Oversized,
+        Self::Malformed,
+        Self::Disabled,
+    ];
+
+    /// The number of reasons.
+    pub const COUNT: usize = Self::ALL.len();
+
+    /// Its name in metrics and logs: `unknown_protocol`, `banned`, `rate_limited`,
+    /// `bad_challenge`, `oversized`, `malformed`, `disabled`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::UnknownProtocol => "unknown_protocol",
+            Self::Banned => "banned",
+            Self::RateLimited => "rate_limited",
+            Self::BadChallenge => "bad_challenge",
+            Self::Oversized => "oversized",
+            Self::Malformed => "malformed",
+            Self::Disabled => "disabled",
+        }
+    }
+
+    /// Its place in [`ALL`](Self::ALL).
+    pub const fn index(self) -> usize {
+        match self {
+            Self::UnknownProtocol => 0,
+            Self::Banned => 1,
+            Self::RateLimited => 2,
+            Self::BadChallenge => 3,
+            Self::Oversized => 4,
+            Self::Malformed => 5,
+            Self::Disabled => 6,
+        }
+    }
+}
+
+/// What kind of answer a protocol sent (one per answered request, however many
+/// datagrams it took). Each protocol answers with a few of them ([`AnswerKind::of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum AnswerKind {
+    /// A challenge for the client to send back (A2S `41`, OGP Error 3, the GameSpy v3
+    /// `09` reply, the draft's Type 1 None, GQP's `32 challenge` token).
+    Challenge,
+    /// A ping or echo answer (OGP ping, A2A_PING, GameSpy v3 echo).
+    Ping,
+    /// An error answer (OGP errors other than 3, the draft's Banned, GQP 40/41).
+    Error,
+    /// Server information (A2S_INFO; GameSpy v3 sub-protocols A and B).
+    Info,
+    /// A2S_PLAYER.
+    Players,
+    /// A2S_RULES.
+    Rules,
+    /// GameSpy v3 sub-protocol C (the values of the asked keys).
+    Keys,
+    /// A full status answer (an OGP or draft Default Query answer).
+    Full,
+    /// GQP command replies.
+    Commands,
+}
+
+impl AnswerKind {
+    /// Every kind, in [`index`](Self::index) order.
+    pub const ALL: [AnswerKind; 9] = [
+        Self::Challenge,
+        Self::Ping,
+        Self::Error,
+        Self::Info,
+        Self::Players,
+        Self::Rules,
+        Self::Keys,
+        Self::Full,
+        Self::Commands,
+    ];
+
+    /// The number of kinds.
+    pub const COUNT: usize = Self::ALL.len();
+
+    /// Its name in metrics and logs: `challenge`, `ping`, `error`, `info`, `players`,
+    /// `rules`, `keys`, `full`, `commands`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Challenge => "challenge",
+            Self::Ping => "ping",
+            Self::Error => "error",
+            Self::Info => "info",
+            Self::Players => "players",
+            Self::Rules => "rules",
+            Self::Keys => "keys",
+            Self::Full => "full",
+            Self::Commands => "commands",
+        }
+    }
+
+    /// Its place in [`ALL`](Self::ALL).
+    pub const fn index(self) -> usize {
+        match self {
+            Self::Challenge => 0,
+            Self::Ping => 1,
+            Self::Error => 2,
+            Self::Info => 3,
+            Self::Players => 4,
+            Self::Rules => 5,
+            Self::Keys => 6,
+            Self::Full => 7,
+            Self::Commands => 8,
+        }
+    }
+
+    /// The kinds `protocol`'s responder answers with.
+    pub const fn of(protocol: Protocol) -> &'static [AnswerKind] {
+        use AnswerKind as K;
+        match protocol {
+            Protocol::Ogp => &[K::Challenge, K::Ping, K::Error, K::Full],
+            Protocol::OgpDraft => &[K::Challenge, K::Error, K::Full],
+            Protocol::A2s => &[K::Challenge, K::Ping, K::Info, K::Players, K::Rules],
+            Protocol::Gamespy3 => &[K::Challenge, K::Ping, K::Info, K::Keys],
+            Protocol::Gqp => &[K::Challenge, K::Error, K::Commands],
+        }
+    }
+}
+
+/// The place of `protocol` in [`Protocol::ALL`].
+const fn protocol_index(protocol: Protocol) -> usize {
+    match protocol {
+        Protocol::Ogp => 0,
+        Protocol::Gamespy3 => 1,
+        Protocol::A2s => 2,
+        Protocol::Gqp => 3,
+        Protocol::OgpDraft => 4,
+    }
+}
+
+/// Answers by protocol and kind, and drops by reason: fixed arrays of counters (no
+/// allocation), part of [`Stats`](crate::responder::Stats).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Breakdown {
+    answers: [[u64; AnswerKind::COUNT]; Protocol::ALL.len()],
+    dropped: [u64; DropReason::COUNT],
+}
+
+impl Breakdown {
+    /// Requests of `protocol` answered with an answer of `kind` (the answer was sent:
+    /// not held back by a rate limit).
+    pub fn answers(&self, protocol: Protocol, kind: AnswerKind) -> u64 {
+        self.answers
+            .get(protocol_index(protocol))
+            .and_then(|row| row.get(kind.index()))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Datagrams dropped (no answer sent) for `reason`.
+    pub fn dropped(&self, reason: DropReason) -> u64 {
+        self.dropped.get(reason.index()).copied().unwrap_or(0)
+    }
+
+    /// Every answer counter: each protocol with each kind it answers with
+    /// ([`AnswerKind::of`]), zeros included.
+    pub fn answer_counts(&self) -> impl Iterator<Item = (Protocol, AnswerKind, u64)> + '_ {
+        Protocol::ALL.into_iter().flat_map(move |p| {
+            AnswerKind::of(p)
+                .iter()
+                .map(move |&k| (p, k, self.answers(p, k)))
+        })
+    }
+
+    /// Every drop counter, zeros included.
+    pub fn drop_counts(&self) -> impl Iterator<Item = (DropReason, u64)> + '_ {
+        DropReason::ALL.into_iter().map(|r| (r, self.dropped(r)))
+    }
+
+    /// Counts one answer.
+    pub(crate) fn count_answer(&mut self, protocol: Protocol, kind: AnswerKind) {
+        if let Some(n) = self
+            .answers
+            .get_mut(protocol_index(protocol))
+            .and_then(|row| row.get_mut(kind.index()))
+        {
+            *n += 1;
+        }
+    }
+
+    /// Counts one drop.
+    pub(crate) fn count_drop(&mut self, reason: DropReason) {
+        if let Some(n) = self.dropped.get_mut(reason.index()) {
+            *n += 1;
+        }
+    }
+}
+
+/// Why a protocol did not answer a datagram: the counted [`DropReason`] and a detail for
+/// logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Unanswered {
+    /// The reason it is counted under.
+    pub reason: DropReason,
+    /// What exactly (for logs and tests).
+    pub why: &'static str,
+}
+
+impl Unanswered {
+    /// Not answered for `reason`, in detail `why`.
+    pub const fn new(reason: DropReason, why: &'static str) -> Self {
+        Self { reason, why }
+    }
+
+    /// [`DropReason::Malformed`].
+    pub const fn malformed(why: &'static str) -> Self {
+        Self::new(DropReason::Malformed, why)
+    }
+
+    /// [`DropReason::Oversized`].
+    pub const fn oversized(why: &'static str) -> Self {
+        Self::new(DropReason::Oversized, why)
+    }
+
+    /// [`DropReason::Banned`].
+    pub const fn banned(why: &'static str) -> Self {
+        Self::new(DropReason::Banned, why)
+    }
+
+    /// [`DropReason::BadChallenge`].
+    pub const fn bad_challenge(why: &'static str) -> Self {
+        Self::new(DropReason::BadChallenge, why)
+    }
+
+    /// [`DropReason::Disabled`].
+    pub const fn disabled(why: &'static str) -> Self {
+        Self::new(DropReason::Disabled, why)
+    }
+}
+
+impl std::fmt::Display for Unanswered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.why, self.reason.name())
+    }
+}
+
 /// What a protocol responder's outcome says beyond its own variants: that a datagram was
 /// ignored, and why.
 pub trait ProtocolOutcome: Copy + std::fmt::Debug {
     /// The outcome of a datagram ignored for `why`.
-    fn ignored(why: &'static str) -> Self;
+    fn ignored(why: Unanswered) -> Self;
+
+    /// Why the datagram was ignored, if it was.
+    fn unanswered(&self) -> Option<Unanswered>;
 
     /// Whether this outcome is "ignored".
-    fn is_ignored(&self) -> bool;
+    fn is_ignored(&self) -> bool {
+        self.unanswered().is_some()
+    }
 }
 
-/// Implements [`ProtocolOutcome`] for outcome enums with an `Ignored(&'static str)`
+/// Implements [`ProtocolOutcome`] for outcome enums with an `Ignored(Unanswered)`
 /// variant.
 macro_rules! ignorable_outcome {
     ($t:ty) => {
         impl $crate::responder_core::ProtocolOutcome for $t {
-            fn ignored(why: &'static str) -> Self {
+            fn ignored(why: $crate::responder_core::Unanswered) -> Self {
                 Self::Ignored(why)
             }
 
-            fn is_ignored(&self) -> bool {
-                matches!(self, Self::Ignored(_))
+            fn unanswered(&self) -> Option<$crate::responder_core::Unanswered> {
+                match self {
+                    Self::Ignored(why) => Some(*why),
+                    _ => None,
+                }
             }
         }
     };
@@ -143,6 +427,9 @@ pub trait ProtocolResponder {
     /// source's own budget, which a spoofer using its address cannot spend; every other
     /// answer (challenges, errors, answers without a challenge) to a budget of its own.
     fn proven(&self, outcome: &Self::Outcome) -> bool;
+
+    /// The kind of answer this outcome sent, if it answered.
+    fn answer_kind(&self, outcome: &Self::Outcome) -> Option<AnswerKind>;
 
     /// The largest request it reads; larger ones are ignored unread.
     fn max_request_bytes(&self) -> usize;
@@ -167,10 +454,10 @@ pub trait ProtocolResponder {
         out: &mut Transmits,
     ) -> Self::Outcome {
         if !self.enabled() {
-            return Self::Outcome::ignored("protocol switched off");
+            return Self::Outcome::ignored(Unanswered::disabled("protocol switched off"));
         }
         if incoming.datagram.len() > self.max_request_bytes() {
-            return Self::Outcome::ignored("request larger than the limit");
+            return Self::Outcome::ignored(Unanswered::oversized("request larger than the limit"));
         }
         self.answer(incoming, Context { status, keys, out })
     }

@@ -11,7 +11,7 @@ use ogp_proto::gamespy3::reply::{decode_packet, decode_reply, Pushed, Reassemble
 use ogp_proto::gamespy3::request::{InfoKind, Request};
 use ogp_proto::gamespy3::responder::{ChallengeMode, Gs3Outcome};
 use ogp_proto::model::{MapInfo, Player, Rules, Team};
-use ogp_proto::responder::{Outcome, Responder, ResponderConfig, Transmits};
+use ogp_proto::responder::{Outcome, Responder, ResponderConfig, Transmits, Unanswered};
 use ogp_proto::Status;
 
 const SRC: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1)), 40000);
@@ -188,7 +188,9 @@ fn real_mode_requires_the_challenge_it_issued() {
         assert!(r.is_empty(), "{bad:?} answered");
         assert_eq!(
             o,
-            Outcome::Gamespy3(Gs3Outcome::Ignored("no valid challenge"))
+            Outcome::Gamespy3(Gs3Outcome::Ignored(Unanswered::bad_challenge(
+                "no valid challenge"
+            )))
         );
     }
     // big-endian (qstat -gs4, opengsq gamespy4, gamedig) and little-endian (gamedig ut3)
@@ -222,7 +224,9 @@ fn real_mode_requires_the_challenge_it_issued() {
     s.now += Duration::from_millis(100);
     assert_eq!(
         s.r.handle(s.now, other, &full(Some(value)), &st, &mut s.out),
-        Outcome::Gamespy3(Gs3Outcome::Ignored("no valid challenge"))
+        Outcome::Gamespy3(Gs3Outcome::Ignored(Unanswered::bad_challenge(
+            "no valid challenge"
+        )))
     );
     s.now += Duration::from_secs(301);
     assert_eq!(s.ask(&full(Some(value)), &st).1.len(), 1);

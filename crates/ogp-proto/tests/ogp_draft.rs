@@ -85,7 +85,7 @@ impl Harness {
     /// Expects silence and returns why.
     fn ignored(&mut self, d: &[u8]) -> &'static str {
         match self.send(d) {
-            (Outcome::OgpDraft(DraftOutcome::Ignored(why)), out) if out.is_empty() => why,
+            (Outcome::OgpDraft(DraftOutcome::Ignored(u)), out) if out.is_empty() => u.why,
             other => panic!("expected silence for {}: {other:?}", to_hex(d)),
         }
     }

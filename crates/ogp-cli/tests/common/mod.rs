@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub mod exposition;
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_ogp");
 pub const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
 
@@ -341,6 +343,11 @@ impl Served {
     #[allow(dead_code)] // not every test binary that includes this module uses it
     pub fn pid(&self) -> u32 {
         self._child.0.id()
+    }
+
+    /// The state file it serves (`state.json` in a directory of its own).
+    pub fn state_path(&self) -> PathBuf {
+        self._dir.0.join("state.json")
     }
 }
 

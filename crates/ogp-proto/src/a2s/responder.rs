@@ -46,7 +46,9 @@ use super::request::{Request, ASK_CHALLENGE};
 use super::split::{encode_fragment, fragment_count, payload_per_fragment, Layout};
 use super::{Challenge, PingReply, MAX_DATAGRAM, SINGLE};
 use crate::guard::{protocol_id, ChallengeKeys};
-use crate::responder_core::{ignorable_outcome, Context, Incoming, ProtocolResponder, Transmits};
+use crate::responder_core::{
+    ignorable_outcome, AnswerKind, Context, Incoming, ProtocolResponder, Transmits, Unanswered,
+};
 use crate::Status;
 
 /// Which engine the responder looks like.
@@ -67,6 +69,9 @@ pub enum Flavor {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct A2sConfig {
+    /// Answer A2S at all (default true). Off, every A2S request is ignored (silence),
+    /// counted like any other ignored datagram.
+    pub enabled: bool,
     /// Require a challenge before answering A2S_INFO (default true). Off, INFO answers
     /// any source (the pre-2020 amplifier); PLAYER and RULES need one regardless.
     pub require_info_challenge: bool,
@@ -86,6 +91,7 @@ pub struct A2sConfig {
 impl Default for A2sConfig {
     fn default() -> Self {
         Self {
+            enabled: true,
             require_info_challenge: true,
             flavor: Flavor::Source,
             answer_get_challenge: false,
@@ -101,7 +107,7 @@ impl Default for A2sConfig {
 #[non_exhaustive]
 pub enum A2sOutcome {
     /// Not answered, and why.
-    Ignored(&'static str),
+    Ignored(Unanswered),
     /// Answered with `41 <C>`.
     Challenge,
     /// Answered A2S_INFO.
@@ -291,8 +297,23 @@ ignorable_outcome!(A2sOutcome);
 impl ProtocolResponder for A2sResponder {
     type Outcome = A2sOutcome;
 
+    fn answer_kind(&self, outcome: &A2sOutcome) -> Option<AnswerKind> {
+        match outcome {
+            A2sOutcome::Ignored(_) => None,
+            A2sOutcome::Challenge => Some(AnswerKind::Challenge),
+            A2sOutcome::Info => Some(AnswerKind::Info),
+            A2sOutcome::Players { .. } => Some(AnswerKind::Players),
+            A2sOutcome::Rules { .. } => Some(AnswerKind::Rules),
+            A2sOutcome::Ping => Some(AnswerKind::Ping),
+        }
+    }
+
     fn max_request_bytes(&self) -> usize {
         self.config.max_request_bytes
+    }
+
+    fn enabled(&self) -> bool {
+        self.config.enabled
     }
 
     fn proven(&self, outcome: &A2sOutcome) -> bool {
@@ -307,10 +328,10 @@ impl ProtocolResponder for A2sResponder {
         let (now, ip, datagram, reject) = incoming.parts();
         let (status, keys, out) = cx.parts();
         let Ok(request) = Request::decode(datagram) else {
-            return A2sOutcome::Ignored("not an A2S request");
+            return A2sOutcome::Ignored(Unanswered::malformed("not an A2S request"));
         };
         if reject {
-            return A2sOutcome::Ignored("banned source");
+            return A2sOutcome::Ignored(Unanswered::banned("banned source"));
         }
         let verified = |keys: &mut ChallengeKeys| {
             request.challenge().is_some_and(|c| {
@@ -327,7 +348,7 @@ impl ProtocolResponder for A2sResponder {
         match request {
             Request::Ping => {
                 if !self.config.answer_ping {
-                    return A2sOutcome::Ignored("A2A_PING is off");
+                    return A2sOutcome::Ignored(Unanswered::disabled("A2A_PING is off"));
                 }
                 let reply = match self.config.flavor {
                     Flavor::Source => PingReply::Source,
@@ -338,7 +359,9 @@ impl ProtocolResponder for A2sResponder {
             }
             Request::GetChallenge => {
                 if !self.config.answer_get_challenge {
-                    return A2sOutcome::Ignored("A2S_SERVERQUERY_GETCHALLENGE is off");
+                    return A2sOutcome::Ignored(Unanswered::disabled(
+                        "A2S_SERVERQUERY_GETCHALLENGE is off",
+                    ));
                 }
                 send_challenge(keys, out)
             }

@@ -31,7 +31,9 @@ use super::reply::{encode_keys_reply, encode_packets, ChallengeReply, ServerInfo
 use super::request::{InfoKind, Request};
 use super::{kind, MAX_PACKET};
 use crate::guard::{protocol_id, ChallengeKeys};
-use crate::responder_core::{ignorable_outcome, Context, Incoming, ProtocolResponder, Transmits};
+use crate::responder_core::{
+    ignorable_outcome, AnswerKind, Context, Incoming, ProtocolResponder, Transmits, Unanswered,
+};
 use crate::Status;
 
 /// How the responder treats the `09` challenge exchange.
@@ -82,7 +84,7 @@ impl Default for Gs3Config {
 #[non_exhaustive]
 pub enum Gs3Outcome {
     /// Not answered, and why.
-    Ignored(&'static str),
+    Ignored(Unanswered),
     /// Answered a `09` with a challenge.
     Challenge,
     /// Answered sub-protocol A or B.
@@ -234,6 +236,16 @@ ignorable_outcome!(Gs3Outcome);
 impl ProtocolResponder for Gs3Responder {
     type Outcome = Gs3Outcome;
 
+    fn answer_kind(&self, outcome: &Gs3Outcome) -> Option<AnswerKind> {
+        match outcome {
+            Gs3Outcome::Ignored(_) | Gs3Outcome::KeepAlive => None,
+            Gs3Outcome::Challenge => Some(AnswerKind::Challenge),
+            Gs3Outcome::Info { .. } => Some(AnswerKind::Info),
+            Gs3Outcome::Keys => Some(AnswerKind::Keys),
+            Gs3Outcome::Echo => Some(AnswerKind::Ping),
+        }
+    }
+
     fn max_request_bytes(&self) -> usize {
         self.config.max_request_bytes
     }
@@ -251,16 +263,16 @@ impl ProtocolResponder for Gs3Responder {
         let (now, ip, datagram, reject) = incoming.parts();
         let (status, keys, out) = cx.parts();
         let Ok(request) = Request::decode(datagram) else {
-            return Gs3Outcome::Ignored("not a GameSpy v3 request");
+            return Gs3Outcome::Ignored(Unanswered::malformed("not a GameSpy v3 request"));
         };
         if reject {
-            return Gs3Outcome::Ignored("banned source");
+            return Gs3Outcome::Ignored(Unanswered::banned("banned source"));
         }
         match request {
             Request::KeepAlive { .. } => Gs3Outcome::KeepAlive,
             Request::Echo { data } => {
                 if !self.config.echo {
-                    return Gs3Outcome::Ignored("echo is off");
+                    return Gs3Outcome::Ignored(Unanswered::disabled("echo is off"));
                 }
                 let b = out.push_buf();
                 b.push(kind::ECHO_REPLY);
@@ -287,7 +299,9 @@ impl ProtocolResponder for Gs3Responder {
                         valid.contains(&c) || valid.contains(&c.swap_bytes())
                     });
                     if !ok {
-                        return Gs3Outcome::Ignored("no valid challenge");
+                        return Gs3Outcome::Ignored(Unanswered::bad_challenge(
+                            "no valid challenge",
+                        ));
                     }
                 }
                 match kind {

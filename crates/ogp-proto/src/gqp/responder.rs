@@ -34,7 +34,9 @@ use super::wire::{
 };
 use crate::guard::ChallengeKeys;
 use crate::model::Text;
-use crate::responder_core::{ignorable_outcome, Context, Incoming, ProtocolResponder, Transmits};
+use crate::responder_core::{
+    ignorable_outcome, AnswerKind, Context, Incoming, ProtocolResponder, Transmits, Unanswered,
+};
 use crate::Status;
 
 /// A user who may `validate`, with the password the operator configured.
@@ -128,7 +130,7 @@ impl Default for GqpConfig {
 pub enum GqpOutcome {
     /// Not answered (switched off, too large, not GQP, banned, or a reply to an unproven
     /// source that could not be made as small as its query).
-    Ignored(&'static str),
+    Ignored(Unanswered),
     /// Answered a query that did not decode: 40 or 41.
     QueryError(StatusCode),
     /// The source has not proved its address and the replies were larger than the query:
@@ -230,7 +232,9 @@ impl GqpResponder {
         {
             return GqpOutcome::QueryError(code);
         }
-        GqpOutcome::Ignored("error reply would be larger than the query")
+        GqpOutcome::Ignored(Unanswered::oversized(
+            "error reply would be larger than the query",
+        ))
     }
 
     fn listed(list: &[Text], name: &str) -> bool {
@@ -465,6 +469,15 @@ ignorable_outcome!(GqpOutcome);
 impl ProtocolResponder for GqpResponder {
     type Outcome = GqpOutcome;
 
+    fn answer_kind(&self, outcome: &GqpOutcome) -> Option<AnswerKind> {
+        match outcome {
+            GqpOutcome::Ignored(_) => None,
+            GqpOutcome::QueryError(_) => Some(AnswerKind::Error),
+            GqpOutcome::ProofRequired => Some(AnswerKind::Challenge),
+            GqpOutcome::Answer { .. } => Some(AnswerKind::Commands),
+        }
+    }
+
     fn max_request_bytes(&self) -> usize {
         self.config.max_query_bytes
     }
@@ -481,10 +494,10 @@ impl ProtocolResponder for GqpResponder {
         let (now, ip, datagram, reject) = incoming.parts();
         let (status, keys, out) = cx.parts();
         if !super::is_gqp(datagram) {
-            return GqpOutcome::Ignored("not GQP");
+            return GqpOutcome::Ignored(Unanswered::malformed("not GQP"));
         }
         if reject {
-            return GqpOutcome::Ignored("banned");
+            return GqpOutcome::Ignored(Unanswered::banned("banned"));
         }
         let query = match decode_query(
             datagram,
@@ -573,7 +586,9 @@ impl ProtocolResponder for GqpResponder {
                 return GqpOutcome::ProofRequired;
             }
         }
-        GqpOutcome::Ignored("reply to an unproven source would be larger than its query")
+        GqpOutcome::Ignored(Unanswered::oversized(
+            "reply to an unproven source would be larger than its query",
+        ))
     }
 }
 

@@ -28,13 +28,18 @@ use super::query::{player_fields, request, DefaultQuery};
 use super::split::{split_answer_into, MIN_MAX_BYTES_PER_PACKET};
 use super::{encode_error, encode_resendable_copy, ErrorValue, MAX_QUERY_SIZE};
 use crate::guard::{protocol_id, ChallengeKeys};
-use crate::responder_core::{ignorable_outcome, Context, Incoming, ProtocolResponder, Transmits};
+use crate::responder_core::{
+    ignorable_outcome, AnswerKind, Context, Incoming, ProtocolResponder, Transmits, Unanswered,
+};
 use crate::Status;
 
 /// OGP responder settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct OgpConfig {
+    /// Answer OGP at all (default true). Off, every OGP query is ignored (silence),
+    /// counted like any other ignored datagram.
+    pub enabled: bool,
     /// Require a valid challenge before answering a Default Query (default true). Turning
     /// it off makes the server an amplifier for spoofed queries; the rate limit still
     /// applies.
@@ -59,6 +64,7 @@ pub struct OgpConfig {
 impl Default for OgpConfig {
     fn default() -> Self {
         Self {
+            enabled: true,
             require_challenge: true,
             colors: false,
             max_unsplit_bytes: 8192,
@@ -74,7 +80,7 @@ impl Default for OgpConfig {
 #[non_exhaustive]
 pub enum OgpOutcome {
     /// Not answered: too large, malformed header, an answer, or Type 0xFF.
-    Ignored(&'static str),
+    Ignored(Unanswered),
     /// Answered a ping.
     Ping,
     /// Answered with an error.
@@ -181,7 +187,9 @@ impl OgpResponder {
                 datagrams,
                 dropped_sections: dropped,
             },
-            None => OgpOutcome::Ignored("answer cannot fit even without sections"),
+            None => OgpOutcome::Ignored(Unanswered::oversized(
+                "answer cannot fit even without sections",
+            )),
         }
     }
 }
@@ -191,8 +199,22 @@ ignorable_outcome!(OgpOutcome);
 impl ProtocolResponder for OgpResponder {
     type Outcome = OgpOutcome;
 
+    fn answer_kind(&self, outcome: &OgpOutcome) -> Option<AnswerKind> {
+        match outcome {
+            OgpOutcome::Ignored(_) => None,
+            OgpOutcome::Ping => Some(AnswerKind::Ping),
+            OgpOutcome::Error(ErrorValue::INVALID_CHALLENGE) => Some(AnswerKind::Challenge),
+            OgpOutcome::Error(_) => Some(AnswerKind::Error),
+            OgpOutcome::Answer { .. } => Some(AnswerKind::Full),
+        }
+    }
+
     fn max_request_bytes(&self) -> usize {
         MAX_QUERY_SIZE
+    }
+
+    fn enabled(&self) -> bool {
+        self.config.enabled
     }
 
     fn proven(&self, outcome: &OgpOutcome) -> bool {
@@ -203,14 +225,14 @@ impl ProtocolResponder for OgpResponder {
         let (now, ip, datagram, reject) = incoming.parts();
         let (status, keys, out) = cx.parts();
         let Ok(packet) = super::decode_query_header(datagram) else {
-            return OgpOutcome::Ignored("malformed header");
+            return OgpOutcome::Ignored(Unanswered::malformed("malformed header"));
         };
         let (qh, body_at) = packet;
         if qh.is_answer() {
-            return OgpOutcome::Ignored("bAnswer set");
+            return OgpOutcome::Ignored(Unanswered::malformed("bAnswer set"));
         }
         if qh.packet_type == PacketType::ERROR {
-            return OgpOutcome::Ignored("Type 0xFF in a query");
+            return OgpOutcome::Ignored(Unanswered::malformed("Type 0xFF in a query"));
         }
         let utf8 = qh.utf8();
         // Base answer header: bAnswer, bUTF8 as the query, RequestID echoed.

@@ -33,7 +33,9 @@ use crate::guard::protocol_id;
 use crate::ogp::responder::{emit_within, fit_answer, Fitted};
 use crate::ogp::Bits;
 use crate::reader::Reader;
-use crate::responder_core::{ignorable_outcome, Context, Incoming, ProtocolResponder, Transmits};
+use crate::responder_core::{
+    ignorable_outcome, AnswerKind, Context, Incoming, ProtocolResponder, Transmits, Unanswered,
+};
 use crate::Status;
 
 /// Draft responder settings.
@@ -65,7 +67,7 @@ impl Default for DraftConfig {
 #[non_exhaustive]
 pub enum DraftOutcome {
     /// Not answered: too large, malformed, an answer, a Type we do not serve, …
-    Ignored(&'static str),
+    Ignored(Unanswered),
     /// Answered Type 0 Banned.
     Banned,
     /// Answered a Type 1 None query with a challenge.
@@ -151,7 +153,9 @@ impl DraftResponder {
                 datagrams,
                 dropped_sections: dropped,
             },
-            None => DraftOutcome::Ignored("answer cannot fit even without sections"),
+            None => DraftOutcome::Ignored(Unanswered::oversized(
+                "answer cannot fit even without sections",
+            )),
         }
     }
 }
@@ -160,6 +164,15 @@ ignorable_outcome!(DraftOutcome);
 
 impl ProtocolResponder for DraftResponder {
     type Outcome = DraftOutcome;
+
+    fn answer_kind(&self, outcome: &DraftOutcome) -> Option<AnswerKind> {
+        match outcome {
+            DraftOutcome::Ignored(_) => None,
+            DraftOutcome::Banned => Some(AnswerKind::Error),
+            DraftOutcome::None | DraftOutcome::Challenge => Some(AnswerKind::Challenge),
+            DraftOutcome::Answer { .. } => Some(AnswerKind::Full),
+        }
+    }
 
     fn max_request_bytes(&self) -> usize {
         MAX_QUERY_SIZE
@@ -173,10 +186,10 @@ impl ProtocolResponder for DraftResponder {
         let (now, ip, datagram, reject) = incoming.parts();
         let (status, keys, out) = cx.parts();
         let Ok((qh, body_at)) = decode_header(datagram) else {
-            return DraftOutcome::Ignored("malformed header");
+            return DraftOutcome::Ignored(Unanswered::malformed("malformed header"));
         };
         if qh.is_answer() {
-            return DraftOutcome::Ignored("bAnswer set");
+            return DraftOutcome::Ignored(Unanswered::malformed("bAnswer set"));
         }
         let mut ah = Header::answer(PacketType::NONE);
         ah.request_id = qh.request_id;
@@ -190,12 +203,18 @@ impl ProtocolResponder for DraftResponder {
         }
         match qh.packet_type {
             PacketType::NONE | PacketType::DEFAULT_QUERY => {}
-            PacketType::RCON => return DraftOutcome::Ignored("Rcon is not implemented"),
-            _ => return DraftOutcome::Ignored("Type other than None or Default query v1"),
+            PacketType::RCON => {
+                return DraftOutcome::Ignored(Unanswered::disabled("Rcon is not implemented"))
+            }
+            _ => {
+                return DraftOutcome::Ignored(Unanswered::malformed(
+                    "Type other than None or Default query v1",
+                ))
+            }
         }
         let split_at = match qh.max_bytes_per_packet {
             Some(m) if m < MIN_MAX_BYTES_PER_PACKET => {
-                return DraftOutcome::Ignored("MaxBytesPerPacket below 500")
+                return DraftOutcome::Ignored(Unanswered::malformed("MaxBytesPerPacket below 500"))
             }
             Some(m) => Some(m.min(MAX_MAX_BYTES_PER_PACKET)),
             None => None,
@@ -215,10 +234,10 @@ impl ProtocolResponder for DraftResponder {
         }
         let body = datagram.get(body_at..).unwrap_or_default();
         if body.is_empty() {
-            return DraftOutcome::Ignored("Default Query without a body");
+            return DraftOutcome::Ignored(Unanswered::malformed("Default Query without a body"));
         }
         let Ok(query) = DefaultQuery::decode(&mut Reader::with_base(body, body_at)) else {
-            return DraftOutcome::Ignored("malformed query body");
+            return DraftOutcome::Ignored(Unanswered::malformed("malformed query body"));
         };
         ah.packet_type = PacketType::DEFAULT_QUERY;
         if qh.challenge.is_some() {

@@ -1,0 +1,109 @@
+//! `ogp serve --no-a2s` and `--no-ogp`: the switched-off protocol is silent, the others
+//! still answer (a full, challenged OGP answer; an A2S_INFO after its challenge).
+//!
+//! Everything runs on 127.0.0.1; every wait is bounded.
+
+mod common;
+
+use std::net::UdpSocket;
+use std::time::Duration;
+
+use common::{exchange, serve_with};
+
+const STATE: &str = include_str!("../../ogp-proto/tests/data/state.json");
+const WAIT: Duration = Duration::from_millis(500);
+
+/// The A2S_INFO request without a challenge.
+const A2S_INFO: &[u8] = b"\xFF\xFF\xFF\xFFTSource Engine Query\0";
+/// The PHP client's OGP challenge probe.
+const OGP_PROBE: &[u8] = b"\xFF\xFF\xFF\xFFOGP\0\x03\x01\x00";
+/// The PHP client's Default Query body.
+const PHP_BODY: [u8; 13] = [
+    0xbf, 0x01, 0x8f, 0x9f, 0x0f, 0x1f, 0x3f, 0x3f, 0xbf, 0xbf, 0xbf, 0x01, 0x0f,
+];
+
+/// An OGP Default Query with HeadSize 7 (the challenge field only).
+fn ogp_query(challenge: u32) -> Vec<u8> {
+    let mut d = b"\xFF\xFF\xFF\xFFOGP\0\x07\x01\x12".to_vec();
+    d.extend_from_slice(&challenge.to_le_bytes());
+    d.extend_from_slice(&PHP_BODY);
+    d
+}
+
+/// A full OGP answer after the challenge exchange: its datagram, or what went wrong.
+fn ogp_full_answer(sock: &UdpSocket) -> Result<Vec<u8>, String> {
+    let first = exchange(sock, &ogp_query(0), WAIT);
+    let [error3] = first.as_slice() else {
+        return Err(format!(
+            "{} datagrams to a challenge-less query",
+            first.len()
+        ));
+    };
+    // Error 3: Type 0xFF, the challenge in the header at bytes 11..15.
+    if error3.get(9) != Some(&0xff) {
+        return Err(format!("not an error answer: {error3:02x?}"));
+    }
+    let c = error3
+        .get(11..15)
+        .and_then(|b| b.try_into().ok())
+        .map(u32::from_le_bytes)
+        .ok_or("short Error 3")?;
+    let answer = exchange(sock, &ogp_query(c), WAIT);
+    match answer.as_slice() {
+        [a] if a.get(9) == Some(&0x01) => Ok(a.clone()),
+        other => Err(format!("not one Default Query answer: {other:02x?}")),
+    }
+}
+
+/// A2S_INFO after its challenge: the INFO reply, or what went wrong.
+fn a2s_info(sock: &UdpSocket) -> Result<Vec<u8>, String> {
+    let first = exchange(sock, A2S_INFO, WAIT);
+    let [challenge] = first.as_slice() else {
+        return Err(format!("{} datagrams to A2S_INFO", first.len()));
+    };
+    if challenge.get(4) != Some(&0x41) {
+        return Err(format!("not a challenge: {challenge:02x?}"));
+    }
+    let mut request = A2S_INFO.to_vec();
+    request.extend_from_slice(challenge.get(5..9).ok_or("short challenge")?);
+    match exchange(sock, &request, WAIT).as_slice() {
+        [info] if info.get(4) == Some(&0x49) => Ok(info.clone()),
+        other => Err(format!("not one INFO reply: {other:02x?}")),
+    }
+}
+
+#[test]
+fn no_a2s_silences_a2s_and_ogp_still_answers() {
+    let served = serve_with("no-a2s", STATE, &["--no-a2s"], |s| {
+        !exchange(s, OGP_PROBE, Duration::from_millis(300)).is_empty()
+    });
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.connect(("127.0.0.1", served.port)).unwrap();
+    // every A2S request, with or without a (made-up) challenge, gets silence
+    for request in [
+        A2S_INFO.to_vec(),
+        [A2S_INFO, &[1, 2, 3, 4]].concat(),
+        b"\xFF\xFF\xFF\xFFU\xFF\xFF\xFF\xFF".to_vec(),
+        b"\xFF\xFF\xFF\xFFV\xFF\xFF\xFF\xFF".to_vec(),
+    ] {
+        let got = exchange(&sock, &request, WAIT);
+        assert!(got.is_empty(), "{request:02x?} answered: {got:02x?}");
+    }
+    let answer = ogp_full_answer(&sock).unwrap();
+    assert!(answer.len() > 100, "{answer:02x?}");
+}
+
+#[test]
+fn no_ogp_silences_ogp_and_a2s_still_answers() {
+    let served = serve_with("no-ogp", STATE, &["--no-ogp"], |s| {
+        !exchange(s, A2S_INFO, Duration::from_millis(300)).is_empty()
+    });
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.connect(("127.0.0.1", served.port)).unwrap();
+    for request in [OGP_PROBE.to_vec(), ogp_query(0)] {
+        let got = exchange(&sock, &request, WAIT);
+        assert!(got.is_empty(), "{request:02x?} answered: {got:02x?}");
+    }
+    let info = a2s_info(&sock).unwrap();
+    assert!(info.len() > 20, "{info:02x?}");
+}
