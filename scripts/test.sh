@@ -30,6 +30,12 @@ step "C and C++ compilers with ASan/UBSan, pkg-config (scripts/install-c.sh)"
 scripts/install-c.sh # crates/ogp-ffi/tests/c_examples.rs builds and runs the C examples
 cargo build --locked -p ogp-ffi # libogp.a, which those examples link
 
+step "PostgreSQL server for the master's tests (scripts/install-postgres.sh)"
+scripts/install-postgres.sh # crates/ogp-cli/tests/master.rs runs a throwaway cluster
+
+step "headless Chromium, chromedriver, selenium for the page's tests (scripts/install-browser.sh)"
+scripts/install-browser.sh # crates/ogp-cli/tests/master.rs drives the master's page
+
 step "cargo test"
 cargo test --workspace --locked
 

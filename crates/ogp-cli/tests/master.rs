@@ -665,3 +665,45 @@ fn the_page_in_headless_chromium() {
         );
     }
 }
+
+/// `quakestat -stma2s` (qstat 2.17, a real Valve master client) against the master lists
+/// exactly the servers that speak A2S, and queries each of them itself.
+#[test]
+fn quakestat_lists_exactly_the_a2s_servers() {
+    if !common::enabled("quakestat_lists_exactly_the_a2s_servers") {
+        return;
+    }
+    let dir = TempDir::new("master-qstat");
+    let db = format!("sqlite://{}", dir.0.join("master.db").display());
+    let m = MasterProc::start(&dir.0, "qstat", &db, &["--poll-interval", "1"]);
+    let a2s = server("q-a2s", "Speaks A2S", "--master", m.udp, &[]);
+    let heartbeat = server("q-gs3", "Speaks A2S too", "--gamespy3-master", m.udp, &[]);
+    let no_a2s = server("q-noa2s", "No A2S here", "--master", m.udp, &["--no-a2s"]);
+    let all = common::sorted(vec![addr_of(&a2s), addr_of(&heartbeat), addr_of(&no_a2s)]);
+    wait_for("three servers listed and polled in every protocol", Duration::from_secs(40), || {
+        polled(&m, &all)
+    });
+    let servers = m.servers();
+    let speaks_a2s = |a: &str| {
+        servers.iter().any(|s| s["addr"] == a && s["protocols"].as_array().unwrap().iter().any(|p| p == "a2s"))
+    };
+    assert!(!speaks_a2s(&addr_of(&no_a2s)), "{servers:?}");
+    assert!(speaks_a2s(&addr_of(&a2s)) && speaks_a2s(&addr_of(&heartbeat)), "{servers:?}");
+    let ran = run(
+        Command::new(common::quakestat())
+            .args(["-nnx", "-R", "-raw", ",", "-timeout", "3", "-stma2s"])
+            .arg(m.udp.to_string()),
+        Duration::from_secs(60),
+    );
+    assert_eq!(ran.code, Some(0), "{}", ran.describe());
+    let out = String::from_utf8_lossy(&ran.stdout);
+    // one A2S row per listed server: "A2S,ADDR,NAME,…"
+    let mut rows: Vec<String> = out
+        .lines()
+        .filter(|l| l.starts_with("A2S,"))
+        .filter_map(|l| l.split(',').nth(1).map(str::to_owned))
+        .collect();
+    rows.sort();
+    assert_eq!(rows, common::sorted(vec![addr_of(&a2s), addr_of(&heartbeat)]), "{}", ran.describe());
+    assert!(out.contains("Speaks A2S") && !out.contains("No A2S here"), "{out}");
+}

@@ -341,13 +341,11 @@ mod tests {
     use super::*;
 
     fn row(addr: &str, name: &str, players: u32, protocols: &str) -> ListRow {
-        let s = Status {
-            host_name: Some(name.into()),
-            player_count: Some(players),
-            slot_max: Some(10),
-            map: Some(ogp_proto::MapInfo::named("2fort")),
-            ..Status::default()
-        };
+        let mut s = Status::default();
+        s.host_name = Some(name.into());
+        s.player_count = Some(players);
+        s.slot_max = Some(10);
+        s.map = Some(ogp_proto::MapInfo::named("2fort"));
         ListRow {
             addr: addr.into(),
             protocols: protocols.into(),

@@ -20,7 +20,7 @@ use crate::{now_ms, Shared};
 
 /// A database write the UDP loop asks for (it never waits for the database itself).
 enum Write {
-    Verified(Verified),
+    Verified(Box<Verified>),
     Registered { addr: SocketAddr, wants_poll: bool },
 }
 
@@ -128,7 +128,7 @@ pub(crate) async fn run(shared: Arc<Shared>, sock: UdpSocket, mut stop: watch::R
                         ping_ms: answer.ping_ms,
                         status: answer.status,
                     };
-                    if tx.try_send(Write::Verified(v)).is_err() {
+                    if tx.try_send(Write::Verified(Box::new(v))).is_err() {
                         shared
                             .metrics
                             .dropped
