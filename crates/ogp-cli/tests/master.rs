@@ -680,15 +680,27 @@ fn quakestat_lists_exactly_the_a2s_servers() {
     let heartbeat = server("q-gs3", "Speaks A2S too", "--gamespy3-master", m.udp, &[]);
     let no_a2s = server("q-noa2s", "No A2S here", "--master", m.udp, &["--no-a2s"]);
     let all = common::sorted(vec![addr_of(&a2s), addr_of(&heartbeat), addr_of(&no_a2s)]);
-    wait_for("three servers listed and polled in every protocol", Duration::from_secs(40), || {
-        polled(&m, &all)
-    });
+    wait_for(
+        "three servers listed and polled in every protocol",
+        Duration::from_secs(40),
+        || polled(&m, &all),
+    );
     let servers = m.servers();
     let speaks_a2s = |a: &str| {
-        servers.iter().any(|s| s["addr"] == a && s["protocols"].as_array().unwrap().iter().any(|p| p == "a2s"))
+        servers.iter().any(|s| {
+            s["addr"] == a
+                && s["protocols"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|p| p == "a2s")
+        })
     };
     assert!(!speaks_a2s(&addr_of(&no_a2s)), "{servers:?}");
-    assert!(speaks_a2s(&addr_of(&a2s)) && speaks_a2s(&addr_of(&heartbeat)), "{servers:?}");
+    assert!(
+        speaks_a2s(&addr_of(&a2s)) && speaks_a2s(&addr_of(&heartbeat)),
+        "{servers:?}"
+    );
     let ran = run(
         Command::new(common::quakestat())
             .args(["-nnx", "-R", "-raw", ",", "-timeout", "3", "-stma2s"])
@@ -704,6 +716,14 @@ fn quakestat_lists_exactly_the_a2s_servers() {
         .filter_map(|l| l.split(',').nth(1).map(str::to_owned))
         .collect();
     rows.sort();
-    assert_eq!(rows, common::sorted(vec![addr_of(&a2s), addr_of(&heartbeat)]), "{}", ran.describe());
-    assert!(out.contains("Speaks A2S") && !out.contains("No A2S here"), "{out}");
+    assert_eq!(
+        rows,
+        common::sorted(vec![addr_of(&a2s), addr_of(&heartbeat)]),
+        "{}",
+        ran.describe()
+    );
+    assert!(
+        out.contains("Speaks A2S") && !out.contains("No A2S here"),
+        "{out}"
+    );
 }
