@@ -1,12 +1,15 @@
-//! Test support shared by the integration tests of `ogp-proto` and `ogp-net` (not
-//! published):
+//! Test support shared by the integration tests of `ogp-proto`, `ogp-net`, `ogp-cli` and
+//! `ogp-ffi` (not published):
 //!
 //! * proptest strategies for random [`ogp_proto::Status`] values ([`status`],
 //!   [`status_and_charset`], [`big_status`] and the parts they are built from);
 //! * the OGP normalisation: the status a client decodes from our answer
 //!   ([`normalise`], [`normalise_sections`], [`served`]);
-//! * sample statuses ([`demo_state`], [`many_players`], [`empty_lists`]).
+//! * sample statuses ([`demo_state`], [`many_players`], [`empty_lists`]);
+//! * [`interop`]: the `OGP_INTEROP` gate, the pinned third-party query clients and
+//!   running them, for the interop tests of `ogp-cli` and `ogp-ffi`.
 
+pub mod interop;
 mod normalise;
 mod samples;
 mod strategy;
