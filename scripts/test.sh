@@ -24,7 +24,7 @@ python3 scripts/import-cycles.py
 
 step "interop peers: qstat, gamedig, python-a2s, opengsq (scripts/install-interop.sh)"
 scripts/install-interop.sh
-export OGP_INTEROP=1 # crates/ogp-cli/tests/interop_a2s.rs runs them, and fails if one is missing
+export OGP_INTEROP=1 # ogp-cli's interop_*.rs and ogp-ffi's peers.rs run them, and fail if one is missing
 
 step "C and C++ compilers with ASan/UBSan, pkg-config (scripts/install-c.sh)"
 scripts/install-c.sh # crates/ogp-ffi/tests/c_examples.rs builds and runs the C examples

@@ -7,121 +7,20 @@
 //! Needs C and C++ compilers with libasan and libubsan (`scripts/install-c.sh`): `cc` or
 //! `$CC`, `c++` or `$CXX`.
 
-use std::io::{BufRead, BufReader, Read};
+mod common;
+
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use common::{compile, compile_with, start, stop};
 
 use ogp_proto::client::{Options, Timing};
 use ogp_proto::Protocol;
 
-/// `libogp.a` of this build: cargo builds every crate type of the library before the
-/// tests, next to the `deps` directory the test binary is in.
-fn static_lib() -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile> directory");
-    let lib = dir.join("libogp.a");
-    assert!(
-        lib.exists(),
-        "{} not found: build it with `cargo build -p ogp-ffi`",
-        lib.display()
-    );
-    lib
-}
-
-fn compile(example: &str) -> PathBuf {
-    compile_with(
-        "CC",
-        "cc",
-        "-std=c11",
-        &format!("examples/c/{example}.c"),
-        example,
-    )
-}
-
-fn compile_with(var: &str, default: &str, std: &str, source: &str, name: &str) -> PathBuf {
-    let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("c-{name}"));
-    let cc = std::env::var(var).unwrap_or_else(|_| default.into());
-    let output = Command::new(&cc)
-        .args([std, "-Wall", "-Wextra", "-Werror", "-g", "-O1"])
-        .args(["-fsanitize=address,undefined", "-fno-omit-frame-pointer"])
-        .arg("-I")
-        .arg(crate_dir.join("include"))
-        .arg(crate_dir.join(source))
-        .arg(static_lib())
-        .args(["-lpthread", "-ldl", "-lm", "-lrt", "-lutil"])
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap_or_else(|e| {
-            panic!("running {cc}: {e} (install a C compiler: scripts/install-c.sh)")
-        });
-    assert!(
-        output.status.success(),
-        "compiling {source} failed (libasan/libubsan missing? run scripts/install-c.sh):\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    out
-}
-
-struct Running {
-    child: Child,
-    port: u16,
-}
-
-fn start(binary: &Path) -> Running {
-    let mut child = Command::new(binary)
-        .args(["--bind", "127.0.0.1", "--port", "0", "--tick-ms", "150"])
-        .env("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
-        .env("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starting the example");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("reading the ready line");
-    let port = line
-        .trim()
-        .strip_prefix("ready ")
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no ready line, got {line:?}"));
-    Running { child, port }
-}
-
-fn stop(mut r: Running, name: &str) {
-    // SAFETY: sending a signal to our own child process, by its id.
-    let rc = unsafe { libc::kill(r.child.id() as libc::pid_t, libc::SIGTERM) };
-    assert_eq!(rc, 0, "kill");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(s) = r.child.try_wait().expect("wait") {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "{name} did not stop on SIGTERM");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut stderr = String::new();
-    if let Some(mut e) = r.child.stderr.take() {
-        let _ = e.read_to_string(&mut stderr);
-    }
-    assert!(
-        !stderr.contains("Sanitizer") && !stderr.contains("runtime error"),
-        "{name}: sanitizer report:\n{stderr}"
-    );
-    assert_eq!(
-        status.code(),
-        Some(0),
-        "{name} exit status; stderr:\n{stderr}"
-    );
-}
+/// A free loopback port, players changing every 150 ms.
+const ARGS: &[&str] = &["--bind", "127.0.0.1", "--port", "0", "--tick-ms", "150"];
 
 fn options() -> Options {
     Options::with_timing(
@@ -171,7 +70,7 @@ fn check_serving(port: u16, host_name: &str, name: &str) {
 #[test]
 fn game_server_managed_mode() {
     let bin = compile("game_server");
-    let running = start(&bin);
+    let running = start(&bin, ARGS);
     check_serving(running.port, "C example server", "game_server");
     // examples/c/query.c, ogp_query from C, against it.
     let query = compile("query");
@@ -199,7 +98,7 @@ fn game_server_managed_mode() {
 #[test]
 fn own_socket_mode() {
     let bin = compile("own_socket");
-    let running = start(&bin);
+    let running = start(&bin, ARGS);
     check_serving(running.port, "C own-socket server", "own_socket");
     stop(running, "own_socket");
 }

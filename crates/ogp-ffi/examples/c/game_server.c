@@ -5,10 +5,12 @@
  * a thread of its own; the game only publishes its status when it changes. Here a few
  * players join, score and leave every tick.
  *
- *   ./game_server --port 27015 [--bind 0.0.0.0] [--tick-ms 1000]
+ *   ./game_server --port 27015 [--bind 0.0.0.0] [--tick-ms 1000] [--ticks N]
  *
  * Port 0 picks a free port. Prints "ready PORT" once answering; serves until SIGTERM or
- * SIGINT, then exits 0. Build (see docs/c-api.md):
+ * SIGINT, then exits 0. With --ticks N the game ends after N ticks: it prints
+ * "status JSON", the status it keeps serving from then on, for query clients to be
+ * compared with (crates/ogp-ffi/tests/peers.rs). Build (see docs/c-api.md):
  *
  *   cc -Iinclude game_server.c libogp.a -lpthread -ldl -lm -o game_server
  */
@@ -45,6 +47,15 @@ static int check(int rc, const char *what) {
     return rc;
 }
 
+/* The status as JSON (the state-file schema) on one line: "status {...}". */
+static void print_status(ogp_status *status) {
+    char *json = NULL;
+    check(ogp_status_to_json(status, &json, NULL), "status as JSON");
+    printf("status %s\n", json);
+    fflush(stdout);
+    ogp_string_free(json);
+}
+
 static void sleep_ms(long ms) {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
@@ -52,7 +63,7 @@ static void sleep_ms(long ms) {
 
 int main(int argc, char **argv) {
     const char *bind_addr = "0.0.0.0";
-    long port = 27015, tick_ms = 1000;
+    long port = 27015, tick_ms = 1000, ticks = -1;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--port") == 0) {
             port = strtol(argv[i + 1], NULL, 10);
@@ -60,8 +71,10 @@ int main(int argc, char **argv) {
             bind_addr = argv[i + 1];
         } else if (strcmp(argv[i], "--tick-ms") == 0) {
             tick_ms = strtol(argv[i + 1], NULL, 10);
+        } else if (strcmp(argv[i], "--ticks") == 0) {
+            ticks = strtol(argv[i + 1], NULL, 10);
         } else {
-            fprintf(stderr, "usage: %s [--port P] [--bind ADDR] [--tick-ms MS]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--port P] [--bind ADDR] [--tick-ms MS] [--ticks N]\n", argv[0]);
             return 2;
         }
     }
@@ -102,24 +115,24 @@ int main(int argc, char **argv) {
     struct player players[MAX_PLAYERS];
     int count = 0;
     unsigned next_id = 1;
-    for (unsigned tick = 0; !stop_requested; tick++) {
+    for (long tick = 0; !stop_requested && (ticks < 0 || tick < ticks); tick++) {
         /* Someone joins on two ticks of three, the longest-playing leaves on the third. */
         if (tick % 3 != 2 && count < MAX_PLAYERS) {
             struct player *p = &players[count++];
             snprintf(p->name, sizeof p->name, "player%u", next_id++);
             p->score = 0;
-            p->joined_tick = tick;
+            p->joined_tick = (unsigned)tick;
         } else if (count > 0) {
             memmove(&players[0], &players[1], (size_t)(count - 1) * sizeof players[0]);
             count--;
         }
         for (int i = 0; i < count; i++) {
-            players[i].score += (int)((tick + (unsigned)i) % 3);
+            players[i].score += (int)((tick + i) % 3);
         }
 
         check(ogp_status_clear_players(status), "clear players");
         for (int i = 0; i < count; i++) {
-            unsigned seconds = (unsigned)((tick - players[i].joined_tick) * (unsigned long)tick_ms / 1000);
+            unsigned seconds = (unsigned)(((unsigned)tick - players[i].joined_tick) * (unsigned long)tick_ms / 1000);
             check(ogp_status_add_player(status, players[i].name, strlen(players[i].name),
                                         players[i].score, 20u + 5u * (unsigned)i, seconds),
                   "add player");
@@ -128,6 +141,13 @@ int main(int argc, char **argv) {
         check(ogp_responder_publish(responder, status), "publish");
 
         for (long waited = 0; waited < tick_ms && !stop_requested; waited += 20) {
+            sleep_ms(20);
+        }
+    }
+    if (!stop_requested) {
+        /* --ticks: the game is over; its last status stays published until the end. */
+        print_status(status);
+        while (!stop_requested) {
             sleep_ms(20);
         }
     }

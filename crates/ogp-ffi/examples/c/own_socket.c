@@ -3,10 +3,12 @@
  * each datagram to the ogp responder, which calls back to send the answers. The
  * responder opens no socket and starts no thread.
  *
- *   ./own_socket --port 27015 [--bind 0.0.0.0] [--tick-ms 1000]
+ *   ./own_socket --port 27015 [--bind 0.0.0.0] [--tick-ms 1000] [--ticks N]
  *
  * Port 0 picks a free port. Prints "ready PORT" once answering; serves until SIGTERM or
- * SIGINT, then exits 0.
+ * SIGINT, then exits 0. With --ticks N the game ends after N ticks: it prints
+ * "status JSON", the status it keeps serving from then on, for query clients to be
+ * compared with (crates/ogp-ffi/tests/peers.rs).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -40,6 +42,15 @@ static int check(int rc, const char *what) {
     return rc;
 }
 
+/* The status as JSON (the state-file schema) on one line: "status {...}". */
+static void print_status(ogp_status *status) {
+    char *json = NULL;
+    check(ogp_status_to_json(status, &json, NULL), "status as JSON");
+    printf("status %s\n", json);
+    fflush(stdout);
+    ogp_string_free(json);
+}
+
 static uint64_t now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -67,7 +78,7 @@ static void update_status(ogp_status *status, unsigned tick) {
 
 int main(int argc, char **argv) {
     const char *bind_addr = "0.0.0.0";
-    long port = 27015, tick_ms = 1000;
+    long port = 27015, tick_ms = 1000, ticks = -1;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--port") == 0) {
             port = strtol(argv[i + 1], NULL, 10);
@@ -75,8 +86,10 @@ int main(int argc, char **argv) {
             bind_addr = argv[i + 1];
         } else if (strcmp(argv[i], "--tick-ms") == 0) {
             tick_ms = strtol(argv[i + 1], NULL, 10);
+        } else if (strcmp(argv[i], "--ticks") == 0) {
+            ticks = strtol(argv[i + 1], NULL, 10);
         } else {
-            fprintf(stderr, "usage: %s [--port P] [--bind ADDR] [--tick-ms MS]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--port P] [--bind ADDR] [--tick-ms MS] [--ticks N]\n", argv[0]);
             return 2;
         }
     }
@@ -120,8 +133,9 @@ int main(int argc, char **argv) {
     check(ogp_status_set_game_name(status, "Example", 7), "game name");
     check(ogp_status_set_map(status, "ctf_docks", 9), "map");
     check(ogp_status_set_slot_max(status, 16), "slot max");
-    unsigned tick = 0;
-    update_status(status, tick);
+    check(ogp_status_set_rule(status, "mp_fraglimit", 12, "30", 2), "rule");
+    long tick = 0;
+    update_status(status, (unsigned)tick);
     check(ogp_responder_publish(responder, status), "publish");
 
     printf("ready %d\n", ntohs(local.sin_port));
@@ -157,8 +171,13 @@ int main(int argc, char **argv) {
         if (now_ms() >= next_tick) {
             tick++;
             next_tick += (uint64_t)tick_ms;
-            update_status(status, tick);
-            check(ogp_responder_publish(responder, status), "publish");
+            if (ticks < 0 || tick < ticks) {
+                update_status(status, (unsigned)tick);
+                check(ogp_responder_publish(responder, status), "publish");
+            } else if (tick == ticks) {
+                /* --ticks: the game is over; its last status stays published until the end. */
+                print_status(status);
+            }
         }
     }
 

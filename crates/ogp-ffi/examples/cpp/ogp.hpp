@@ -92,6 +92,15 @@ class Status {
                      "ogp_status_add_player");
     }
     Status &json(std::string_view j) { check(ogp_status_set_json(s_, j.data(), j.size()), "ogp_status_set_json"); return *this; }
+    // The status as JSON, the state-file schema (ogp_status_to_json).
+    std::string json() {
+        char *out = nullptr;
+        size_t len = 0;
+        check(ogp_status_to_json(s_, &out, &len), "ogp_status_to_json");
+        std::string j(out, len);
+        ogp_string_free(out);
+        return j;
+    }
 
     ogp_status *raw() const noexcept { return s_; }
 
