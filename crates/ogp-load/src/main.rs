@@ -8,9 +8,13 @@
 //! * `ogp-load scan`: targets per second and peak memory of `ogp scan` over many
 //!   loopback responders, against qstat on the same list.
 //!
+//! * `ogp-load master`: the master server with 10,000 live and 100,000 simulated
+//!   servers: poll cycles, API latency, Valve list pages/s, memory.
+//!
 //! Every loop here is bounded in count and in time. See `README.md` next to this crate.
 
 mod common;
+mod master_bench;
 mod responder_bench;
 mod scan_bench;
 mod sources;
@@ -36,6 +40,9 @@ enum Command {
     /// Targets/second and peak memory of `ogp scan` over many loopback responders,
     /// against qstat at its best -maxsim.
     Scan(scan_bench::Args),
+    /// The master server at scale: registrations, poll cycles, API latency over 110,000
+    /// servers, Valve list pages/s, memory.
+    Master(master_bench::Args),
     /// (internal) Serve responders for `scan`, until standard input closes.
     #[command(hide = true)]
     ScanServe(scan_bench::ServeArgs),
@@ -47,6 +54,7 @@ fn main() -> ExitCode {
         Command::Responder(a) => responder_bench::run(&a),
         Command::Sources(a) => sources::run(&a),
         Command::Scan(a) => scan_bench::run(&a),
+        Command::Master(a) => master_bench::run(&a),
         Command::ScanServe(a) => scan_bench::serve(&a),
     };
     match result {

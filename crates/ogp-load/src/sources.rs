@@ -62,7 +62,7 @@ impl Drop for ServerProcess {
 }
 
 /// The VmHWM and VmRSS lines of `/proc/<pid>/status`, in kB.
-fn memory_kb(pid: u32) -> Result<(u64, u64)> {
+pub(crate) fn memory_kb(pid: u32) -> Result<(u64, u64)> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/status"))
         .with_context(|| format!("reading /proc/{pid}/status"))?;
     let field = |name: &str| -> Option<u64> {
@@ -93,7 +93,7 @@ fn source_ip(i: u32) -> Ipv4Addr {
     Ipv4Addr::new(127, a as u8, b as u8, c as u8)
 }
 
-fn find_ogp(explicit: Option<&Path>) -> Result<PathBuf> {
+pub(crate) fn find_ogp(explicit: Option<&Path>) -> Result<PathBuf> {
     if let Some(p) = explicit {
         ensure!(p.is_file(), "{} is not a file", p.display());
         return Ok(p.to_path_buf());

@@ -66,10 +66,14 @@ pub struct MasterConfig {
     pub history_retention_days: u64,
     /// Servers listed per IP address (default 64).
     pub max_servers_per_ip: usize,
-    /// Registrations accepted per source IP address per minute (default 240, burst 128).
+    /// Registrations accepted per source IP address per minute (default 240, with a
+    /// burst of 128 or a second's worth, whichever is more).
     pub registrations_per_minute: u32,
     /// Verifications started per second, all sources together (default 1000).
     pub verifications_per_second: u32,
+    /// Verifications in progress at once (default 4096); registrations beyond it are
+    /// dropped and verified at their next announcement.
+    pub max_pending_verifications: usize,
     /// Bytes of list replies per second per source IP address (default 65536, burst four
     /// times that): what a spoofed list request can make us send is bounded by it.
     pub list_bytes_per_second: u32,
@@ -104,6 +108,7 @@ impl Default for MasterConfig {
             max_servers_per_ip: 64,
             registrations_per_minute: 240,
             verifications_per_second: 1000,
+            max_pending_verifications: 4096,
             list_bytes_per_second: 65536,
             poll_rate: 10_000,
             rediscover_every: 10,

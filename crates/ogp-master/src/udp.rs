@@ -28,7 +28,9 @@ fn registrar_config(shared: &Shared) -> RegistrarConfig {
     let c = &shared.config;
     let mut r = RegistrarConfig::default().allow_private(c.allow_private);
     r.max_servers_per_ip = c.max_servers_per_ip;
-    r.per_source = RateConfig::new(c.registrations_per_minute as f32 / 60.0, 128.0);
+    let per_second = c.registrations_per_minute as f32 / 60.0;
+    r.per_source = RateConfig::new(per_second, per_second.max(128.0));
+    r.max_pending = c.max_pending_verifications.max(1);
     r.verifications = RateConfig::new(
         c.verifications_per_second as f32,
         (c.verifications_per_second as f32 * 2.0).max(1.0),

@@ -713,6 +713,55 @@ mod tests {
     }
 
     #[test]
+    fn garbage_and_lies_from_the_registering_address_list_nothing() {
+        let t0 = Instant::now();
+        let mut reg = Registrar::new(RegistrarConfig::default().allow_private(true), [1; 16], t0);
+        let liar: SocketAddr = "127.0.0.4:22222".parse().unwrap();
+        reg.register(
+            t0,
+            liar,
+            &Registration::OgpUplink { game_id: 0 },
+            13,
+            Known::default(),
+        );
+        let mut now = t0;
+        let (to, _) = reg.poll_transmit(now).unwrap();
+        assert_eq!(to, liar);
+        // garbage, a challenge error with a challenge, then an answer for another RequestID
+        // and one without any: none of them is our answer
+        let mut lies: Vec<Vec<u8>> =
+            vec![vec![0xff; 40], b"\xff\xff\xff\xffOGP\x00".to_vec(), vec![]];
+        let mut other = Vec::new();
+        let mut h = crate::ogp::Header::answer(crate::ogp::PacketType::DEFAULT_QUERY);
+        h.request_id = Some(12345);
+        crate::ogp::encode_answer(
+            &h,
+            &status(),
+            &DefaultQuery::everything(),
+            &Default::default(),
+            &mut other,
+        );
+        lies.push(other);
+        for _ in 0..200 {
+            for l in &lies {
+                assert!(reg.handle_reply(now, liar, l) || reg.pending() == 0);
+            }
+            while reg.poll_transmit(now).is_some() {}
+            if let Some(t) = reg.poll_timeout() {
+                now = t;
+                reg.handle_timeout(now);
+            }
+            if reg.pending() == 0 {
+                break;
+            }
+        }
+        assert!(matches!(reg.poll_verdict(), Some(Verdict::Failed { .. })));
+        assert_eq!(reg.stats().verified, 0);
+        let s = reg.stats();
+        assert!(s.sent_bytes <= s.received_bytes, "{s:?}");
+    }
+
+    #[test]
     fn caps_and_private_addresses() {
         let t0 = Instant::now();
         let r = Registration::OgpUplink { game_id: 1 };
