@@ -74,6 +74,9 @@ pub fn run(args: &MasterArgs) -> anyhow::Result<ExitCode> {
     let config = config(args)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        // database calls run on blocking threads, one at a time for SQLite: a few are
+        // plenty, and each thread can cost a malloc arena
+        .max_blocking_threads(4)
         .enable_all()
         .build()?;
     rt.block_on(async {

@@ -159,16 +159,50 @@ impl Shared {
     pub(crate) async fn refresh(&self) -> Result<usize> {
         let since = self.list.read().map(|l| l.high_water).unwrap_or(0);
         // Rows written by other instances (or by slow transactions) may carry a time a
-        // little older than what was already read: read the last 10 s again.
-        let since = if since == 0 { i64::MIN } else { since - 10_000 };
-        let t = std::time::Instant::now();
-        let rows = self.store.changed_since(since).await?;
-        self.metrics.db("changed_since", t);
-        let mut list = self
-            .list
-            .write()
-            .map_err(|_| anyhow::anyhow!("list lock poisoned"))?;
-        Ok(list.apply(rows))
+        // little older than what was already read: read the last seconds again (10 s
+        // when instances share a PostgreSQL, whose clocks may differ a little; 2 s for
+        // this process's own writes to SQLite). Rows already seen are skipped cheaply.
+        let overlap = if self.store.is_shared() {
+            10_000
+        } else {
+            2_000
+        };
+        let since = if since == 0 {
+            i64::MIN
+        } else {
+            since - overlap
+        };
+        const CHUNK: i64 = 5000;
+        let mut after = String::new();
+        let mut changed = 0;
+        loop {
+            let t = std::time::Instant::now();
+            let rows = self
+                .store
+                .changed_since(since, after.clone(), CHUNK)
+                .await?;
+            self.metrics.db("changed_since", t);
+            let n = rows.len();
+            if let Some(last) = rows.last() {
+                after.clone_from(&last.addr);
+            }
+            // parse the rows without holding the lock: readers (the API, list pages)
+            // wait only for the merge
+            let rows = self
+                .list
+                .read()
+                .map_err(|_| anyhow::anyhow!("list lock poisoned"))?
+                .unseen(rows);
+            let prepared = list::prepare(rows);
+            changed += self
+                .list
+                .write()
+                .map_err(|_| anyhow::anyhow!("list lock poisoned"))?
+                .merge(prepared);
+            if i64::try_from(n).unwrap_or(0) < CHUNK {
+                return Ok(changed);
+            }
+        }
     }
 }
 

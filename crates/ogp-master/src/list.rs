@@ -5,20 +5,20 @@
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr, SocketAddrV4};
 use std::ops::Bound;
-use std::sync::Arc;
 
-use ogp_proto::master::valve::{Filter, MAX_ENTRIES_PER_PAGE};
+use ogp_proto::master::valve::{Filter, View, MAX_ENTRIES_PER_PAGE};
 use ogp_proto::{Protocol, Status};
 use serde::Serialize;
 
 use crate::store::{parse_protocols, ListRow};
 
-/// One listed server.
+/// One listed server: what the list paths need, kept compact (no whole status: a
+/// master holds a hundred thousand of these).
 #[derive(Debug, Clone)]
 pub struct Entry {
     /// Its query address.
     pub addr: SocketAddr,
-    /// The protocols it answers.
+    /// The protocols it speaks.
     pub protocols: Vec<Protocol>,
     /// Answering and registering.
     pub up: bool,
@@ -26,9 +26,19 @@ pub struct Entry {
     pub ping_ms: Option<f64>,
     /// When it last answered (ms since the epoch).
     pub last_seen: Option<i64>,
-    /// Its status without the player, team and add-on lists.
-    pub summary: Arc<Status>,
-    name_lc: String,
+    name: Box<str>,
+    name_lc: Box<str>,
+    game: Option<Box<str>>,
+    mod_id: Option<Box<str>>,
+    game_name: Option<Box<str>>,
+    map: Option<Box<str>>,
+    players: u32,
+    max_players: Option<u32>,
+    bots: Option<u32>,
+    password: Option<bool>,
+    /// What Valve filters look at, made once.
+    view: View,
+    updated: i64,
 }
 
 /// The fields of an API list item, without `status`.
@@ -79,27 +89,61 @@ pub fn game_of(s: &Status) -> Option<String> {
 }
 
 impl Entry {
+    /// The entry of a database row; `None` for a row to drop (removed, or unreadable).
+    fn of(r: ListRow) -> Option<(SocketAddr, Option<Self>, i64)> {
+        let addr: SocketAddr = r.addr.parse().ok()?;
+        if r.removed {
+            return Some((addr, None, r.updated));
+        }
+        let s: Status = r
+            .summary
+            .as_deref()
+            .and_then(|s| serde_json::from_str(s).ok())
+            .unwrap_or_default();
+        let name: Box<str> = s.host_name.as_deref().unwrap_or_default().into();
+        let boxed = |t: Option<&str>| t.map(Box::<str>::from);
+        let e = Self {
+            addr,
+            protocols: parse_protocols(&r.protocols),
+            up: r.up,
+            ping_ms: r.ping_ms,
+            last_seen: r.last_seen,
+            name_lc: name.to_lowercase().into(),
+            name,
+            game: game_of(&s).map(Into::into),
+            mod_id: boxed(s.mod_info.as_ref().map(|m| m.effective_identifier())),
+            game_name: boxed(s.game_name.as_deref()),
+            map: boxed(s.map.as_ref().map(|m| &*m.name)),
+            players: s.player_count().unwrap_or(0),
+            max_players: s.slot_max,
+            bots: s.bot_count,
+            password: s.password,
+            view: View::of(addr, &s),
+            updated: r.updated,
+        };
+        Some((addr, Some(e), r.updated))
+    }
+
     /// The API item.
     pub fn item(&self) -> Item {
-        let s = &self.summary;
         Item {
             addr: self.addr.to_string(),
             protocols: self.protocols.iter().map(|p| p.name()).collect(),
             up: self.up,
             ping_ms: self.ping_ms,
             last_seen: self.last_seen.and_then(rfc3339),
-            name: s.host_name.as_deref().unwrap_or_default().to_owned(),
-            game: game_of(s),
-            map: s.map.as_ref().map(|m| m.name.to_string()),
-            players: s.player_count().unwrap_or(0),
-            max_players: s.slot_max,
-            bots: s.bot_count,
-            password: s.password,
+            name: self.name.to_string(),
+            game: self.game.as_deref().map(str::to_owned),
+            map: self.map.as_deref().map(str::to_owned),
+            players: self.players,
+            max_players: self.max_players,
+            bots: self.bots,
+            password: self.password,
         }
     }
 
     fn players(&self) -> u32 {
-        self.summary.player_count().unwrap_or(0)
+        self.players
     }
 }
 
@@ -126,7 +170,6 @@ pub struct Query {
 
 impl Query {
     fn matches(&self, e: &Entry) -> bool {
-        let s = &e.summary;
         if let Some(p) = self.protocol {
             if !e.protocols.contains(&p) {
                 return false;
@@ -138,20 +181,13 @@ impl Query {
             }
         }
         if let Some(g) = &self.game {
-            let own = [
-                s.mod_info.as_ref().map(|m| m.effective_identifier()),
-                s.game_name.as_deref(),
-            ];
+            let own = [e.mod_id.as_deref(), e.game_name.as_deref()];
             if !own.iter().flatten().any(|x| x.eq_ignore_ascii_case(g)) {
                 return false;
             }
         }
         if let Some(m) = &self.map {
-            if !s
-                .map
-                .as_ref()
-                .is_some_and(|x| x.name.eq_ignore_ascii_case(m))
-            {
+            if !e.map.as_deref().is_some_and(|x| x.eq_ignore_ascii_case(m)) {
                 return false;
             }
         }
@@ -160,14 +196,14 @@ impl Query {
                 return false;
             }
         }
-        if self.has_players && e.players() == 0 {
+        if self.has_players && e.players == 0 {
             return false;
         }
-        if self.not_full && s.slot_max.is_some_and(|m| e.players() >= m) {
+        if self.not_full && e.max_players.is_some_and(|m| e.players >= m) {
             return false;
         }
         if let Some(p) = self.password {
-            if s.password.unwrap_or(false) != p {
+            if e.password.unwrap_or(false) != p {
                 return false;
             }
         }
@@ -179,10 +215,17 @@ impl Query {
 #[derive(Debug, Default)]
 pub struct List {
     entries: BTreeMap<SocketAddr, Entry>,
+    per_ip: std::collections::HashMap<IpAddr, usize>,
     /// Grows with every change: part of the ETag.
     pub version: u64,
     /// The newest `updated` seen (ms), where the next refresh starts.
     pub high_water: i64,
+}
+
+/// Entries of database rows, made without holding the list's lock (the JSON is parsed
+/// here).
+pub fn prepare(rows: Vec<ListRow>) -> Vec<(SocketAddr, Option<Entry>, i64)> {
+    rows.into_iter().filter_map(Entry::of).collect()
 }
 
 /// One page of an API answer.
@@ -219,44 +262,50 @@ impl List {
 
     /// Servers listed on `ip`.
     pub fn on_ip(&self, ip: IpAddr) -> usize {
-        let lo = SocketAddr::new(ip, 0);
-        let hi = SocketAddr::new(ip, u16::MAX);
-        self.entries.range(lo..=hi).count()
+        self.per_ip.get(&ip).copied().unwrap_or(0)
     }
 
     /// Applies rows read from the database; returns how many changed the list.
     pub fn apply(&mut self, rows: Vec<ListRow>) -> usize {
+        let rows = self.unseen(rows);
+        self.merge(prepare(rows))
+    }
+
+    /// The rows not applied yet (a refresh reads the last seconds again).
+    pub fn unseen(&self, rows: Vec<ListRow>) -> Vec<ListRow> {
+        rows.into_iter()
+            .filter(|r| {
+                r.addr.parse::<SocketAddr>().map_or(true, |a| {
+                    self.entries.get(&a).is_none_or(|e| e.updated < r.updated)
+                })
+            })
+            .collect()
+    }
+
+    /// Puts prepared entries in (see [`prepare`]); returns how many changed the list.
+    pub fn merge(&mut self, prepared: Vec<(SocketAddr, Option<Entry>, i64)>) -> usize {
         let mut changed = 0;
-        for r in rows {
-            self.high_water = self.high_water.max(r.updated);
-            let Ok(addr) = r.addr.parse::<SocketAddr>() else {
-                continue;
-            };
-            if r.removed {
-                changed += usize::from(self.entries.remove(&addr).is_some());
-                continue;
+        for (addr, entry, updated) in prepared {
+            self.high_water = self.high_water.max(updated);
+            match entry {
+                None => {
+                    if self.entries.remove(&addr).is_some() {
+                        changed += 1;
+                        if let Some(n) = self.per_ip.get_mut(&addr.ip()) {
+                            *n = n.saturating_sub(1);
+                            if *n == 0 {
+                                self.per_ip.remove(&addr.ip());
+                            }
+                        }
+                    }
+                }
+                Some(e) => {
+                    if self.entries.insert(addr, e).is_none() {
+                        *self.per_ip.entry(addr.ip()).or_insert(0) += 1;
+                    }
+                    changed += 1;
+                }
             }
-            let summary: Status = r
-                .summary
-                .as_deref()
-                .and_then(|s| serde_json::from_str(s).ok())
-                .unwrap_or_default();
-            let name_lc = summary
-                .host_name
-                .as_deref()
-                .unwrap_or_default()
-                .to_lowercase();
-            let e = Entry {
-                addr,
-                protocols: parse_protocols(&r.protocols),
-                up: r.up,
-                ping_ms: r.ping_ms,
-                last_seen: r.last_seen,
-                summary: Arc::new(summary),
-                name_lc,
-            };
-            self.entries.insert(addr, e);
-            changed += 1;
         }
         if changed > 0 {
             self.version += 1;
@@ -323,8 +372,7 @@ impl List {
         let mut out = Vec::new();
         for e in self.entries.range((start, end)).map(|(_, e)| e) {
             let SocketAddr::V4(a) = e.addr else { continue };
-            if !e.up || !e.protocols.contains(&Protocol::A2s) || !filter.matches(e.addr, &e.summary)
-            {
+            if !e.up || !e.protocols.contains(&Protocol::A2s) || !filter.matches_view(&e.view) {
                 continue;
             }
             if out.len() == MAX_ENTRIES_PER_PAGE {

@@ -12,34 +12,49 @@ use ogp_proto::{Protocol, Status};
 use tokio::sync::{mpsc, watch};
 
 use crate::metrics::label;
-use crate::store::{Claim, Polled};
+use crate::store::{Claim, Polled, PolledAnswer};
 use crate::{now_ms, Shared};
 
 /// Servers being polled at once (claimed, not yet recorded).
-const MAX_IN_POLL: usize = 8192;
+const MAX_IN_POLL: usize = 4096;
 
 struct InPoll {
     claim: Claim,
     discovery: bool,
     expected: usize,
-    answers: Vec<(Protocol, f64, Status)>,
+    /// The protocols that answered.
+    answered: Vec<Protocol>,
+    /// The richest answer so far (its rank in [`Protocol::AUTO`], ping, status): only
+    /// one status is held per server, however many protocols answer.
+    best: Option<(usize, f64, Status)>,
+}
+
+fn rank(p: Protocol) -> usize {
+    Protocol::AUTO
+        .iter()
+        .position(|x| *x == p)
+        .unwrap_or(Protocol::AUTO.len())
 }
 
 type Pending = Arc<Mutex<HashMap<SocketAddr, InPoll>>>;
 
 fn finish(p: InPoll, history_resolution_ms: i64, now: i64) -> Polled {
-    let mut answers = p.answers;
-    // The richest answer wins: OGP, then GameSpy v3, A2S, GQP (the auto-detection order).
-    answers
-        .sort_by_key(|(proto, _, _)| Protocol::AUTO.iter().position(|x| x == proto).unwrap_or(9));
-    let mut protocols: Vec<Protocol> = answers.iter().map(|(p, _, _)| *p).collect();
+    let mut protocols = p.answered;
     if !p.discovery {
         protocols.extend(p.claim.protocols.iter().copied());
         protocols.push(p.claim.via);
     }
     protocols.sort_by_key(|x| Protocol::ALL.iter().position(|y| y == x).unwrap_or(9));
     protocols.dedup();
-    let answer = answers.into_iter().next().map(|(_, ping, s)| (ping, s));
+    let answer = p
+        .best
+        .and_then(|(_, ping, s)| match PolledAnswer::new(ping, &s) {
+            Ok(a) => Some(a),
+            Err(e) => {
+                tracing::warn!("{}: cannot store its status: {e}", p.claim.addr);
+                None
+            }
+        });
     Polled {
         addr: p.claim.addr,
         history: answer.is_some() && now - p.claim.last_history >= history_resolution_ms,
@@ -61,7 +76,7 @@ pub(crate) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
         }
     };
     let pending: Pending = Arc::new(Mutex::new(HashMap::new()));
-    let (done_tx, done_rx) = mpsc::channel::<Polled>(4096);
+    let (done_tx, done_rx) = mpsc::channel::<Polled>(1024);
     let collector = tokio::spawn(collect(
         shared.clone(),
         pending.clone(),
@@ -120,7 +135,8 @@ pub(crate) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
                         claim,
                         discovery,
                         expected: protocols.len(),
-                        answers: Vec::new(),
+                        answered: Vec::new(),
+                        best: None,
                     },
                 );
             }
@@ -158,7 +174,10 @@ async fn collect(
             };
             p.expected = p.expected.saturating_sub(1);
             if let (Ok(a), Some(proto)) = (r.outcome, r.requested) {
-                p.answers.push((proto, a.ping_ms, a.status));
+                p.answered.push(proto);
+                if p.best.as_ref().is_none_or(|(r, _, _)| rank(proto) < *r) {
+                    p.best = Some((rank(proto), a.ping_ms, a.status));
+                }
             }
             if p.expected == 0 {
                 map.remove(&addr)

@@ -82,13 +82,39 @@ pub struct Claim {
     pub last_history: i64,
 }
 
+/// An answer as stored: serialised as soon as it is chosen, so that a poll cycle's
+/// answers waiting to be written hold compact JSON rather than whole statuses.
+#[derive(Debug, Clone)]
+pub struct PolledAnswer {
+    /// Round trip.
+    pub ping_ms: f64,
+    /// Players.
+    pub players: i64,
+    /// The status (JSON, the state-file schema).
+    pub status: String,
+    /// Its list fields ([`summary_of`], JSON).
+    pub summary: String,
+}
+
+impl PolledAnswer {
+    /// The stored form of an answer.
+    pub fn new(ping_ms: f64, status: &Status) -> Result<Self> {
+        Ok(Self {
+            ping_ms,
+            players: players_of(status),
+            status: serde_json::to_string(status)?,
+            summary: serde_json::to_string(&summary_of(status))?,
+        })
+    }
+}
+
 /// What a poll found.
 #[derive(Debug, Clone)]
 pub struct Polled {
     /// The server.
     pub addr: SocketAddr,
-    /// The answer (its ping and status), if any protocol answered.
-    pub answer: Option<(f64, Status)>,
+    /// The answer, if any protocol answered.
+    pub answer: Option<PolledAnswer>,
     /// The protocols it speaks, as of this poll.
     pub protocols: Vec<Protocol>,
     /// Whether to add a point to its history.
@@ -136,7 +162,12 @@ pub struct ListRow {
 #[derive(Clone)]
 pub enum Store {
     /// SQLite.
-    Sqlite(Arc<Mutex<rusqlite::Connection>>),
+    /// SQLite: the connection that writes, and one that reads (WAL lets it read while
+    /// the other writes, so API requests do not wait for the poller's batches).
+    Sqlite(
+        Arc<Mutex<rusqlite::Connection>>,
+        Arc<Mutex<rusqlite::Connection>>,
+    ),
     /// PostgreSQL.
     #[cfg(feature = "postgres")]
     Postgres(Arc<tokio_postgres::Client>),
@@ -145,19 +176,24 @@ pub enum Store {
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            Self::Sqlite(_) => "Store::Sqlite",
+            Self::Sqlite(..) => "Store::Sqlite",
             #[cfg(feature = "postgres")]
             Self::Postgres(_) => "Store::Postgres",
         })
     }
 }
 
-/// The list fields of a status: what stays in memory and in `summary`.
+/// The list fields of a status: what stays in memory and in `summary` (no players,
+/// teams, add-ons, rules or limits).
 pub fn summary_of(status: &Status) -> Status {
     let mut s = status.clone();
+    // the count survives the list it may have been taken from
+    s.player_count = status.player_count();
     s.players = None;
     s.teams = None;
     s.addons = None;
+    s.rules = None;
+    s.limits = None;
     s
 }
 
@@ -194,19 +230,34 @@ impl Store {
             .or_else(|| url.strip_prefix("sqlite:"))
         {
             let path = path.to_owned();
-            let conn = tokio::task::spawn_blocking(move || -> Result<rusqlite::Connection> {
-                let conn = if path == ":memory:" {
-                    rusqlite::Connection::open_in_memory()?
-                } else {
-                    rusqlite::Connection::open(&path).with_context(|| format!("opening {path}"))?
-                };
-                conn.pragma_update(None, "journal_mode", "WAL")?;
-                conn.pragma_update(None, "synchronous", "NORMAL")?;
-                conn.busy_timeout(std::time::Duration::from_secs(5))?;
-                Ok(conn)
-            })
+            let (w, r) = tokio::task::spawn_blocking(
+                move || -> Result<(rusqlite::Connection, Option<rusqlite::Connection>)> {
+                    let open = || -> Result<rusqlite::Connection> {
+                        let conn = if path == ":memory:" {
+                            rusqlite::Connection::open_in_memory()?
+                        } else {
+                            rusqlite::Connection::open(&path)
+                                .with_context(|| format!("opening {path}"))?
+                        };
+                        conn.pragma_update(None, "journal_mode", "WAL")?;
+                        conn.pragma_update(None, "synchronous", "NORMAL")?;
+                        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+                        Ok(conn)
+                    };
+                    let w = open()?;
+                    // a second connection to an in-memory database would be another database
+                    let r = if path == ":memory:" {
+                        None
+                    } else {
+                        Some(open()?)
+                    };
+                    Ok((w, r))
+                },
+            )
             .await??;
-            let store = Self::Sqlite(Arc::new(Mutex::new(conn)));
+            let w = Arc::new(Mutex::new(w));
+            let r = r.map_or_else(|| w.clone(), |r| Arc::new(Mutex::new(r)));
+            let store = Self::Sqlite(w, r);
             store.migrate().await?;
             return Ok(store);
         }
@@ -231,6 +282,11 @@ impl Store {
         bail!("unknown database URL {url:?}: use sqlite://PATH or postgres://…")
     }
 
+    /// Whether several instances may share this database (PostgreSQL).
+    pub fn is_shared(&self) -> bool {
+        !matches!(self, Self::Sqlite(..))
+    }
+
     /// Runs `f` on the SQLite connection on a blocking thread.
     async fn sqlite<T: Send + 'static>(
         conn: &Arc<Mutex<rusqlite::Connection>>,
@@ -246,7 +302,7 @@ impl Store {
 
     async fn migrate(&self) -> Result<()> {
         match self {
-            Self::Sqlite(c) => {
+            Self::Sqlite(c, _) => {
                 Self::sqlite(c, |c| {
                     let tx = c.transaction()?;
                     tx.execute_batch(
@@ -292,71 +348,114 @@ impl Store {
         }
     }
 
-    /// Lists a verified server (or lists it again), due for a full poll at once.
-    pub async fn upsert_verified(&self, v: &Verified, now: i64) -> Result<()> {
+    /// Lists verified servers (or lists them again), due for a full poll at once; one
+    /// transaction.
+    pub async fn upsert_verified(&self, batch: &[Verified], now: i64) -> Result<()> {
         let sql = "INSERT INTO servers (addr, ip, registered_via, game_hint, protocols, up, removed, ping_ms, players, status, summary, first_seen, last_seen, last_registration, next_poll, updated)
             VALUES ($1, $2, $3, $4, $3, 1, 0, $5, $6, $7, $8, $9, $9, $9, $9, $9)
             ON CONFLICT (addr) DO UPDATE SET registered_via = excluded.registered_via, game_hint = excluded.game_hint,
               up = 1, removed = 0, fails = 0, ping_ms = excluded.ping_ms, last_seen = excluded.last_seen,
               last_registration = excluded.last_registration, next_poll = excluded.next_poll, updated = excluded.updated,
               status = COALESCE(servers.status, excluded.status), summary = COALESCE(servers.summary, excluded.summary)";
-        let addr = v.addr.to_string();
-        let ip = v.addr.ip().to_string();
-        let via = v.via.name().to_owned();
-        let hint = v.game_hint.clone();
-        let players = players_of(&v.status);
-        let status = serde_json::to_string(&v.status)?;
-        let summary = serde_json::to_string(&summary_of(&v.status))?;
-        let ping = v.ping_ms;
+        type Row = (
+            String,
+            String,
+            String,
+            Option<String>,
+            f64,
+            i64,
+            String,
+            String,
+        );
+        let mut rows: Vec<Row> = Vec::with_capacity(batch.len());
+        for v in batch {
+            rows.push((
+                v.addr.to_string(),
+                v.addr.ip().to_string(),
+                v.via.name().to_owned(),
+                v.game_hint.clone(),
+                v.ping_ms,
+                players_of(&v.status),
+                serde_json::to_string(&v.status)?,
+                serde_json::to_string(&summary_of(&v.status))?,
+            ));
+        }
         match self {
-            Self::Sqlite(c) => {
+            Self::Sqlite(c, _) => {
                 Self::sqlite(c, move |c| {
-                    c.execute(
-                        &sqlite_sql(sql),
-                        rusqlite::params![addr, ip, via, hint, ping, players, status, summary, now],
-                    )?;
+                    let tx = c.transaction()?;
+                    {
+                        let mut st = tx.prepare_cached(&sqlite_sql(sql))?;
+                        for (addr, ip, via, hint, ping, players, status, summary) in &rows {
+                            st.execute(rusqlite::params![
+                                addr, ip, via, hint, ping, players, status, summary, now
+                            ])?;
+                        }
+                    }
+                    tx.commit()?;
                     Ok(())
                 })
                 .await
             }
             #[cfg(feature = "postgres")]
             Self::Postgres(c) => {
-                c.execute(
-                    sql,
-                    &[
-                        &addr, &ip, &via, &hint, &ping, &players, &status, &summary, &now,
-                    ],
-                )
-                .await?;
+                let st = c.prepare(sql).await?;
+                c.batch_execute("BEGIN").await?;
+                for (addr, ip, via, hint, ping, players, status, summary) in &rows {
+                    if let Err(e) = c
+                        .execute(
+                            &st,
+                            &[addr, ip, via, hint, ping, players, status, summary, &now],
+                        )
+                        .await
+                    {
+                        let _ = c.batch_execute("ROLLBACK").await;
+                        return Err(e.into());
+                    }
+                }
+                c.batch_execute("COMMIT").await?;
                 Ok(())
             }
         }
     }
 
-    /// Notes a registration from a listed server; a server that asks to be looked at
-    /// (status changed, starting, exiting) is polled within 5 seconds.
-    pub async fn note_registration(
-        &self,
-        addr: SocketAddr,
-        now: i64,
-        wants_poll: bool,
-    ) -> Result<()> {
+    /// Notes registrations from listed servers (address, whether it asks to be looked
+    /// at); a server that asks (status changed, starting, exiting) is polled within 5
+    /// seconds. One transaction.
+    pub async fn note_registrations(&self, batch: &[(SocketAddr, bool)], now: i64) -> Result<()> {
         let sql = "UPDATE servers SET last_registration = $2,
               next_poll = CASE WHEN CAST($3 AS BIGINT) = 1 AND next_poll > $2 + 5000 THEN $2 + 5000 ELSE next_poll END
             WHERE addr = $1 AND removed = 0";
-        let addr = addr.to_string();
-        let wants = i64::from(wants_poll);
+        let rows: Vec<(String, i64)> = batch
+            .iter()
+            .map(|(a, w)| (a.to_string(), i64::from(*w)))
+            .collect();
         match self {
-            Self::Sqlite(c) => {
+            Self::Sqlite(c, _) => {
                 Self::sqlite(c, move |c| {
-                    c.execute(&sqlite_sql(sql), rusqlite::params![addr, now, wants])?;
+                    let tx = c.transaction()?;
+                    {
+                        let mut st = tx.prepare_cached(&sqlite_sql(sql))?;
+                        for (addr, wants) in &rows {
+                            st.execute(rusqlite::params![addr, now, wants])?;
+                        }
+                    }
+                    tx.commit()?;
                     Ok(())
                 })
                 .await
             }
             #[cfg(feature = "postgres")]
             Self::Postgres(c) => {
-                c.execute(sql, &[&addr, &now, &wants]).await?;
+                let st = c.prepare(sql).await?;
+                c.batch_execute("BEGIN").await?;
+                for (addr, wants) in &rows {
+                    if let Err(e) = c.execute(&st, &[addr, &now, wants]).await {
+                        let _ = c.batch_execute("ROLLBACK").await;
+                        return Err(e.into());
+                    }
+                }
+                c.batch_execute("COMMIT").await?;
                 Ok(())
             }
         }
@@ -381,7 +480,7 @@ impl Store {
             )
         };
         let rows: Vec<(String, String, String, i64, i64)> = match self {
-            Self::Sqlite(c) => {
+            Self::Sqlite(c, _) => {
                 let sql = sqlite_sql(&update(pick));
                 let owner = owner.to_owned();
                 Self::sqlite(c, move |c| {
@@ -447,15 +546,9 @@ impl Store {
         }
         let mut rows = Vec::with_capacity(polled.len());
         for p in polled {
-            let ok = match &p.answer {
-                Some((ping, s)) => Some((
-                    *ping,
-                    players_of(s),
-                    serde_json::to_string(s)?,
-                    serde_json::to_string(&summary_of(s))?,
-                )),
-                None => None,
-            };
+            let ok = p
+                .answer
+                .map(|a| (a.ping_ms, a.players, a.status, a.summary));
             rows.push(Row {
                 addr: p.addr.to_string(),
                 ok,
@@ -466,7 +559,7 @@ impl Store {
         let reg_cut = now - t.registration_timeout_ms;
         let owner = owner.to_owned();
         match self {
-            Self::Sqlite(c) => {
+            Self::Sqlite(c, _) => {
                 Self::sqlite(c, move |c| {
                     let tx = c.transaction()?;
                     {
@@ -594,7 +687,7 @@ impl Store {
             ),
         ];
         match self {
-            Self::Sqlite(c) => {
+            Self::Sqlite(c, _) => {
                 Self::sqlite(c, move |c| {
                     for (sql, a, b) in two {
                         c.execute(&sqlite_sql(sql), rusqlite::params![a, b])?;
@@ -619,15 +712,24 @@ impl Store {
         }
     }
 
-    /// Rows changed after `since` (all rows for `i64::MIN`).
-    pub async fn changed_since(&self, since: i64) -> Result<Vec<ListRow>> {
-        let sql = "SELECT addr, protocols, up, removed, ping_ms, last_seen, summary, updated FROM servers WHERE updated > $1";
+    /// Up to `limit` rows changed after `since` (all rows for `i64::MIN`) whose address
+    /// sorts after `after`, by address (so that a large list is read a chunk at a
+    /// time).
+    pub async fn changed_since(
+        &self,
+        since: i64,
+        after: String,
+        limit: i64,
+    ) -> Result<Vec<ListRow>> {
+        let sql =
+            "SELECT addr, protocols, up, removed, ping_ms, last_seen, summary, updated FROM servers
+            WHERE updated > $1 AND addr > $2 ORDER BY addr LIMIT $3";
         match self {
-            Self::Sqlite(c) => {
+            Self::Sqlite(_, c) => {
                 Self::sqlite(c, move |c| {
                     let mut st = c.prepare_cached(&sqlite_sql(sql))?;
                     let rows = st
-                        .query_map([since], |r| {
+                        .query_map(rusqlite::params![since, after, limit], |r| {
                             Ok(ListRow {
                                 addr: r.get(0)?,
                                 protocols: r.get(1)?,
@@ -646,7 +748,7 @@ impl Store {
             }
             #[cfg(feature = "postgres")]
             Self::Postgres(c) => Ok(c
-                .query(sql, &[&since])
+                .query(sql, &[&since, &after, &limit])
                 .await?
                 .iter()
                 .map(|r| ListRow {
@@ -669,7 +771,7 @@ impl Store {
             return Ok(Vec::new());
         }
         match self {
-            Self::Sqlite(c) => {
+            Self::Sqlite(_, c) => {
                 Self::sqlite(c, move |c| {
                     let mut st = c.prepare_cached(
                         "SELECT addr, status FROM servers WHERE addr = ?1 AND status IS NOT NULL",
@@ -702,7 +804,7 @@ impl Store {
     pub async fn history(&self, addr: String) -> Result<Vec<(i64, i64)>> {
         let sql = "SELECT t, players FROM history WHERE addr = $1 ORDER BY t";
         match self {
-            Self::Sqlite(c) => {
+            Self::Sqlite(_, c) => {
                 Self::sqlite(c, move |c| {
                     let mut st = c.prepare_cached(&sqlite_sql(sql))?;
                     let rows = st
@@ -719,6 +821,23 @@ impl Store {
                 .iter()
                 .map(|r| (r.get(0), r.get(1)))
                 .collect()),
+        }
+    }
+
+    /// Makes every server due for a poll now, except those whose next poll is more than a
+    /// day away (the simulated ones); returns how many (for benchmarks of a poll cycle).
+    pub async fn make_due(&self, now: i64) -> Result<u64> {
+        let sql = "UPDATE servers SET next_poll = $1 WHERE removed = 0 AND next_poll < $2";
+        let far = now + 86_400_000;
+        match self {
+            Self::Sqlite(c, _) => {
+                Self::sqlite(c, move |c| {
+                    Ok(c.execute(&sqlite_sql(sql), rusqlite::params![now, far])? as u64)
+                })
+                .await
+            }
+            #[cfg(feature = "postgres")]
+            Self::Postgres(c) => Ok(c.execute(sql, &[&now, &far]).await?),
         }
     }
 
@@ -751,7 +870,7 @@ impl Store {
             VALUES ($1, $2, 'a2s', 'a2s', 1, 0, 1.0, $3, $4, $4, $5, $5, $6, $6, $5) ON CONFLICT (addr) DO NOTHING";
         let far = now + 86_400_000 * 365;
         match self {
-            Self::Sqlite(c) => {
+            Self::Sqlite(c, _) => {
                 Self::sqlite(c, move |c| {
                     let tx = c.transaction()?;
                     {

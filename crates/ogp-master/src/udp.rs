@@ -39,31 +39,48 @@ fn registrar_config(shared: &Shared) -> RegistrarConfig {
 }
 
 async fn writer(shared: Arc<Shared>, mut rx: mpsc::Receiver<Write>) {
-    while let Some(w) = rx.recv().await {
-        let t = Instant::now();
-        let (op, res) = match w {
-            Write::Verified(v) => {
-                let addr = v.addr;
-                let r = shared.store.upsert_verified(&v, now_ms()).await;
-                if r.is_ok() {
-                    tracing::info!("{addr}: verified ({}), listed", v.via.name());
-                }
-                ("upsert_verified", r)
+    while let Some(first) = rx.recv().await {
+        // Whatever queued up meanwhile goes in the same round, then one refresh.
+        let mut batch = vec![first];
+        while batch.len() < 1024 {
+            match rx.try_recv() {
+                Ok(w) => batch.push(w),
+                Err(_) => break,
             }
-            Write::Registered { addr, wants_poll } => (
-                "note_registration",
-                shared
-                    .store
-                    .note_registration(addr, now_ms(), wants_poll)
-                    .await,
-            ),
-        };
-        shared.metrics.db(op, t);
-        if let Err(e) = res {
-            tracing::warn!("database: {e:#}");
         }
-        if op == "upsert_verified" {
-            // Show it at once rather than at the next refresh.
+        let mut verified = Vec::new();
+        let mut registered = Vec::new();
+        for w in batch {
+            match w {
+                Write::Verified(v) => verified.push(*v),
+                Write::Registered { addr, wants_poll } => registered.push((addr, wants_poll)),
+            }
+        }
+        let listed = verified.len();
+        if !verified.is_empty() {
+            let t = Instant::now();
+            match shared.store.upsert_verified(&verified, now_ms()).await {
+                Ok(()) => {
+                    for v in &verified {
+                        tracing::info!("{}: verified ({}), listed", v.addr, v.via.name());
+                    }
+                }
+                Err(e) => tracing::warn!(
+                    "database: listing {} verified servers: {e:#}",
+                    verified.len()
+                ),
+            }
+            shared.metrics.db("upsert_verified", t);
+        }
+        if !registered.is_empty() {
+            let t = Instant::now();
+            if let Err(e) = shared.store.note_registrations(&registered, now_ms()).await {
+                tracing::warn!("database: noting {} registrations: {e:#}", registered.len());
+            }
+            shared.metrics.db("note_registrations", t);
+        }
+        if listed > 0 {
+            // Show them at once rather than at the next refresh.
             let _ = shared.refresh().await;
         }
     }
@@ -82,7 +99,7 @@ pub(crate) async fn run(shared: Arc<Shared>, sock: UdpSocket, mut stop: watch::R
         secret,
         now,
     );
-    let (tx, rx) = mpsc::channel(4096);
+    let (tx, rx) = mpsc::channel(16384);
     let writer_task = tokio::spawn(writer(shared.clone(), rx));
     let mut buf = vec![0u8; 2048];
     let mut out = Vec::with_capacity(1400);

@@ -32,7 +32,8 @@
 //! address ([`RegistrarConfig::max_servers_per_ip`]); private, loopback and other
 //! non-global addresses only with [`RegistrarConfig::allow_private`].
 
-use std::collections::{HashMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::hash::Hasher;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Instant;
@@ -323,6 +324,10 @@ pub struct Registrar {
     starts: TokenBucket,
     pending: HashMap<SocketAddr, Pending>,
     ready: VecDeque<SocketAddr>,
+    /// Deadlines of the pending machines, earliest first; an entry is stale when its
+    /// machine's deadline has moved since (checked when it comes up), so that finding
+    /// the next deadline costs O(log n) rather than a pass over every verification.
+    timers: BinaryHeap<Reverse<(Instant, SocketAddr)>>,
     verdicts: VecDeque<Verdict>,
     ids: SipHasher24,
     counter: u64,
@@ -344,6 +349,7 @@ impl Registrar {
             options,
             pending: HashMap::new(),
             ready: VecDeque::new(),
+            timers: BinaryHeap::new(),
             verdicts: VecDeque::new(),
             ids: SipHasher24::new_with_key(&secret),
             counter: 0,
@@ -436,6 +442,7 @@ impl Registrar {
         self.stats.started += 1;
         self.stats.received_bytes = self.stats.received_bytes.saturating_add(len);
         self.ready.push_back(from);
+        self.arm(from);
         Admission::Verifying
     }
 
@@ -451,6 +458,7 @@ impl Registrar {
         p.machine.handle_datagram(now, datagram);
         self.ready.push_back(from);
         self.settle(from);
+        self.arm(from);
         true
     }
 
@@ -461,6 +469,7 @@ impl Registrar {
                 continue;
             };
             let Some(d) = p.machine.poll_transmit(now) else {
+                self.arm(addr);
                 continue;
             };
             // The machine may have more to send (it sends one datagram per call).
@@ -478,28 +487,50 @@ impl Registrar {
         None
     }
 
-    /// When [`handle_timeout`](Self::handle_timeout) is next due.
+    /// When [`handle_timeout`](Self::handle_timeout) is next due (possibly a little
+    /// early: a deadline that has moved since is found out then).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.pending
-            .values()
-            .filter_map(|p| p.machine.poll_timeout())
-            .min()
+        self.timers.peek().map(|Reverse((t, _))| *t)
+    }
+
+    fn arm(&mut self, addr: SocketAddr) {
+        if let Some(t) = self
+            .pending
+            .get(&addr)
+            .and_then(|p| p.machine.poll_timeout())
+        {
+            self.timers.push(Reverse((t, addr)));
+        }
+        if self.timers.len() > self.pending.len().saturating_mul(4).saturating_add(1024) {
+            self.timers = self
+                .pending
+                .iter()
+                .filter_map(|(a, p)| Some(Reverse((p.machine.poll_timeout()?, *a))))
+                .collect();
+        }
     }
 
     /// Advances the timers of verifications due by `now`.
     pub fn handle_timeout(&mut self, now: Instant) {
-        let due: Vec<SocketAddr> = self
-            .pending
-            .iter()
-            .filter(|(_, p)| p.machine.poll_timeout().is_some_and(|t| t <= now))
-            .map(|(a, _)| *a)
-            .collect();
-        for addr in due {
+        while let Some(Reverse((t, addr))) = self.timers.peek().copied() {
+            if t > now {
+                break;
+            }
+            self.timers.pop();
+            let due = self
+                .pending
+                .get(&addr)
+                .and_then(|p| p.machine.poll_timeout())
+                .is_some_and(|d| d <= now);
+            if !due {
+                continue; // stale: finished, or its deadline moved (armed again then)
+            }
             if let Some(p) = self.pending.get_mut(&addr) {
                 p.machine.handle_timeout(now);
             }
             self.ready.push_back(addr);
             self.settle(addr);
+            self.arm(addr);
         }
     }
 

@@ -359,7 +359,12 @@ impl Filter {
 
     /// Whether the server at `addr` with `status` matches every condition.
     pub fn matches(&self, addr: SocketAddr, status: &Status) -> bool {
-        let view = View::of(addr, status);
+        self.conditions.is_empty() || self.matches_view(&View::of(addr, status))
+    }
+
+    /// Whether a server seen through its [`View`] (made once, matched many times)
+    /// matches every condition.
+    pub fn matches_view(&self, view: &View) -> bool {
         self.conditions.iter().all(|c| view.holds(c))
     }
 }
@@ -408,15 +413,18 @@ fn next_condition(
     }))
 }
 
-/// A server as a filter sees it: the A2S view of its status.
-struct View {
+/// A server as a filter sees it: the A2S view of its status. A master keeps one per
+/// listed server, so that matching a filter does no conversion.
+#[derive(Debug, Clone, PartialEq)]
+pub struct View {
     addr: SocketAddr,
     info: crate::a2s::Info,
     tags: Vec<String>,
 }
 
 impl View {
-    fn of(addr: SocketAddr, status: &Status) -> Self {
+    /// The view of the server at `addr` with `status`.
+    pub fn of(addr: SocketAddr, status: &Status) -> Self {
         let info = status_to_info(status);
         let tags = info
             .extra
