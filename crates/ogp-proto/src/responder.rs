@@ -36,7 +36,7 @@ use crate::gamespy3::heartbeat::{HeartbeatConfig, Heartbeats};
 use crate::gamespy3::responder::{Gs3Config, Gs3Outcome, Gs3Responder};
 #[cfg(feature = "gqp")]
 use crate::gqp::responder::{GqpConfig, GqpOutcome, GqpResponder};
-use crate::guard::{ChallengeKeys, RateConfig, RateDecision, RateLimiter, TokenBucket};
+use crate::guard::{ChallengeKeys, RateConfig, RateDecision, SharedRateLimiter, SharedTokenBucket};
 use crate::ogp::responder::{OgpConfig, OgpOutcome, OgpResponder};
 use crate::ogp::uplink::{UplinkConfig, Uplinks};
 use crate::ogp_draft::responder::{DraftConfig, DraftOutcome, DraftResponder};
@@ -211,12 +211,28 @@ pub struct Stats {
     pub breakdown: Breakdown,
 }
 
+impl Stats {
+    /// Adds `other`'s counts to these (the counters of several worker threads).
+    pub fn merge(&mut self, other: &Stats) {
+        self.received += other.received;
+        self.received_bytes += other.received_bytes;
+        self.unknown += other.unknown;
+        self.rate_limited += other.rate_limited;
+        self.banned += other.banned;
+        self.ignored += other.ignored;
+        self.sent += other.sent;
+        self.sent_bytes += other.sent_bytes;
+        self.breakdown.merge(&other.breakdown);
+    }
+}
+
 /// Answers every protocol from one status, with shared abuse defences.
 pub struct Responder {
     keys: ChallengeKeys,
-    limiter: RateLimiter,
-    unproven: RateLimiter,
-    unproven_total: TokenBucket,
+    limiter: Arc<SharedRateLimiter>,
+    unproven: Arc<SharedRateLimiter>,
+    unproven_total: Arc<SharedTokenBucket>,
+    config: ResponderConfig,
     listener: Listener,
     ogp: OgpResponder,
     a2s: A2sResponder,
@@ -276,33 +292,64 @@ impl Responder {
     pub fn new(config: ResponderConfig, secret: [u8; 32], now: Instant) -> Self {
         Self {
             keys: ChallengeKeys::new(half(&secret, false), config.challenge_period, now),
-            limiter: RateLimiter::new(
+            limiter: Arc::new(SharedRateLimiter::new(
                 config.rate,
                 config.rate_table_capacity,
                 half(&secret, true),
                 now,
-            ),
-            unproven: RateLimiter::new(
+            )),
+            unproven: Arc::new(SharedRateLimiter::new(
                 config.unproven_rate,
                 config.rate_table_capacity,
                 half(&secret, true),
                 now,
-            ),
-            unproven_total: TokenBucket::new(config.unproven_total, now),
+            )),
+            unproven_total: Arc::new(SharedTokenBucket::new(config.unproven_total, now)),
             listener: config.listener,
             ogp: OgpResponder::new(config.ogp),
             a2s: A2sResponder::new(config.a2s),
             #[cfg(feature = "gqp")]
-            gqp: GqpResponder::new(config.gqp),
+            gqp: GqpResponder::new(config.gqp.clone()),
             gs3: Gs3Responder::new(config.gamespy3),
             draft: DraftResponder::new(config.ogp_draft),
-            ban: config.ban,
+            ban: config.ban.clone(),
             stats: Stats::default(),
-            heartbeat: config.gamespy3_heartbeat,
+            heartbeat: config.gamespy3_heartbeat.clone(),
             heartbeats: Vec::new(),
-            uplink: config.ogp_uplink,
+            uplink: config.ogp_uplink.clone(),
             uplinks: Vec::new(),
             instance_keys: half(&secret, true),
+            config,
+        }
+    }
+
+    /// Another responder for another thread of the same process: the same settings, the
+    /// same challenge keys (a challenge issued by one is valid at the other) and the
+    /// **same** rate limiters (shared, not copied: a source has one budget however its
+    /// datagrams are spread over the threads), with counters of its own (add them up with
+    /// [`Stats::merge`]) and no timed sends (heartbeats and uplinks stay with `self`).
+    pub fn worker(&self) -> Self {
+        let config = self.config.clone();
+        Self {
+            keys: self.keys.clone(),
+            limiter: Arc::clone(&self.limiter),
+            unproven: Arc::clone(&self.unproven),
+            unproven_total: Arc::clone(&self.unproven_total),
+            listener: config.listener,
+            ogp: OgpResponder::new(config.ogp),
+            a2s: A2sResponder::new(config.a2s),
+            #[cfg(feature = "gqp")]
+            gqp: GqpResponder::new(config.gqp.clone()),
+            gs3: Gs3Responder::new(config.gamespy3),
+            draft: DraftResponder::new(config.ogp_draft),
+            ban: config.ban.clone(),
+            stats: Stats::default(),
+            heartbeat: None,
+            heartbeats: Vec::new(),
+            uplink: None,
+            uplinks: Vec::new(),
+            instance_keys: self.instance_keys,
+            config,
         }
     }
 
@@ -425,6 +472,23 @@ impl Responder {
         out: &mut Transmits,
     ) -> Outcome {
         self.handle_on(self.listener, now, src, datagram, status, out)
+    }
+
+    /// [`handle_on`](Self::handle_on) with the status as the shared snapshot it is
+    /// published as: answers that depend only on the status (and the request's shape)
+    /// are encoded once per snapshot, recognised by its identity ([`Arc::ptr_eq`]), and
+    /// reused with only the per-query bytes patched in. The responder keeps the last
+    /// snapshot alive until a new one comes, so an identity is never reused while cached.
+    pub fn handle_shared(
+        &mut self,
+        listener: Listener,
+        now: Instant,
+        src: SocketAddr,
+        datagram: &[u8],
+        status: &Arc<Status>,
+        out: &mut Transmits,
+    ) -> Outcome {
+        self.handle_on(listener, now, src, datagram, status, out)
     }
 
     /// [`handle`](Self::handle) for a datagram that arrived on a listener of kind

@@ -313,6 +313,18 @@ impl Breakdown {
         DropReason::ALL.into_iter().map(|r| (r, self.dropped(r)))
     }
 
+    /// Adds `other`'s counts to these.
+    pub fn merge(&mut self, other: &Breakdown) {
+        for (row, o) in self.answers.iter_mut().zip(other.answers.iter()) {
+            for (n, m) in row.iter_mut().zip(o.iter()) {
+                *n += m;
+            }
+        }
+        for (n, m) in self.dropped.iter_mut().zip(other.dropped.iter()) {
+            *n += m;
+        }
+    }
+
     /// Counts one answer.
     pub(crate) fn count_answer(&mut self, protocol: Protocol, kind: AnswerKind) {
         if let Some(n) = self
