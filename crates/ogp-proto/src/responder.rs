@@ -247,6 +247,11 @@ pub struct Responder {
     uplink: Option<UplinkConfig>,
     uplinks: Vec<Uplinks>,
     instance_keys: [u8; 16],
+    /// The last status snapshot seen by [`Responder::handle_shared`], kept alive so that
+    /// its identity is not reused while answers built from it are cached.
+    snapshot: Option<Arc<Status>>,
+    /// Its generation (1, 2, …; 0 = none).
+    generation: u64,
 }
 
 /// A datagram the responder sends on its own (a heartbeat, an uplink), not in answer to
@@ -319,6 +324,8 @@ impl Responder {
             uplink: config.ogp_uplink.clone(),
             uplinks: Vec::new(),
             instance_keys: half(&secret, true),
+            snapshot: None,
+            generation: 0,
             config,
         }
     }
@@ -349,6 +356,8 @@ impl Responder {
             uplink: None,
             uplinks: Vec::new(),
             instance_keys: self.instance_keys,
+            snapshot: None,
+            generation: 0,
             config,
         }
     }
@@ -488,7 +497,16 @@ impl Responder {
         status: &Arc<Status>,
         out: &mut Transmits,
     ) -> Outcome {
-        self.handle_on(listener, now, src, datagram, status, out)
+        let same = self
+            .snapshot
+            .as_ref()
+            .is_some_and(|s| Arc::ptr_eq(s, status));
+        if !same {
+            self.snapshot = Some(Arc::clone(status));
+            self.generation = self.generation.wrapping_add(1).max(1);
+        }
+        let generation = self.generation;
+        self.dispatch(listener, now, src, datagram, status, generation, out)
     }
 
     /// [`handle`](Self::handle) for a datagram that arrived on a listener of kind
@@ -501,6 +519,22 @@ impl Responder {
         src: SocketAddr,
         datagram: &[u8],
         status: &Status,
+        out: &mut Transmits,
+    ) -> Outcome {
+        self.dispatch(listener, now, src, datagram, status, 0, out)
+    }
+
+    /// [`handle_on`](Self::handle_on) with the snapshot's generation for the answer
+    /// caches (0: none).
+    #[allow(clippy::too_many_arguments)]
+    fn dispatch(
+        &mut self,
+        listener: Listener,
+        now: Instant,
+        src: SocketAddr,
+        datagram: &[u8],
+        status: &Status,
+        generation: u64,
         out: &mut Transmits,
     ) -> Outcome {
         out.clear();
@@ -538,6 +572,7 @@ impl Responder {
             datagram,
             reject: ban == BanAction::Reject,
         };
+        let status = (status, generation);
         let keys = &mut self.keys;
         let Handled {
             outcome,
@@ -621,11 +656,11 @@ fn run<R: ProtocolResponder>(
     r: &mut R,
     wrap: fn(R::Outcome) -> Outcome,
     incoming: Incoming<'_>,
-    status: &Status,
+    (status, generation): (&Status, u64),
     keys: &mut ChallengeKeys,
     out: &mut Transmits,
 ) -> Handled {
-    let o = r.handle(incoming, status, keys, out);
+    let o = r.handle_cached(incoming, status, generation, keys, out);
     Handled {
         outcome: wrap(o),
         unanswered: o.unanswered(),
