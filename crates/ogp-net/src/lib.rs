@@ -16,7 +16,7 @@
 
 #![forbid(unsafe_code)]
 
-mod batch;
+pub mod batch;
 pub mod blocking;
 pub mod client;
 pub mod responder;
