@@ -127,3 +127,32 @@ async fn a_burst_is_drained_and_answered() {
         h.shutdown().await.unwrap();
     }
 }
+
+/// A challenge issued by one thread is accepted by every other: the A2S challenge asked
+/// from one socket, the challenged A2S_INFO sent from 24 others (new ports, spread over
+/// the threads by the kernel), each answered with the INFO reply.
+#[tokio::test]
+async fn a_challenge_from_one_thread_opens_every_thread() {
+    let h = spawn(ResponderConfig::default(), 3).await;
+    let addr = h.local_addr();
+    let info = b"\xFF\xFF\xFF\xFFTSource Engine Query\0";
+    let mut buf = [0u8; 2048];
+    let s = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    s.send_to(info, addr).await.unwrap();
+    let (n, _) = timeout(LIMIT, s.recv_from(&mut buf))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((n, buf[4]), (9, 0x41), "a challenge");
+    let request = [info.as_slice(), &buf[5..9]].concat();
+    for _ in 0..24 {
+        let s = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        s.send_to(&request, addr).await.unwrap();
+        let (n, _) = timeout(LIMIT, s.recv_from(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(buf[4], b'I', "an INFO reply, not {:02x?}", &buf[..n]);
+    }
+    h.shutdown().await.unwrap();
+}
