@@ -176,6 +176,27 @@ mod sys {
     }
 }
 
+thread_local! {
+    /// The receive buffers of [`recv_with`]: one set per thread, however many sockets
+    /// the thread serves (a responder may have thousands).
+    static RECV_BUFS: std::cell::RefCell<Option<Box<RecvBufs>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// [`recv`] into this thread's buffers (allocated on first use, shared by every socket
+/// of the thread), then `f` on what was read (the buffers and how many datagrams) before
+/// anything else can use them. Call it inside `socket.try_io(Interest::READABLE, …)`.
+pub fn recv_with<T>(socket: &UdpSocket, f: impl FnOnce(&RecvBufs, usize) -> T) -> io::Result<T> {
+    RECV_BUFS.with(|cell| {
+        let mut slot = cell
+            .try_borrow_mut()
+            .map_err(|_| io::Error::other("receive buffers in use"))?;
+        let bufs = slot.get_or_insert_with(Box::default);
+        let n = sys::recv(socket, bufs)?;
+        Ok(f(bufs, n))
+    })
+}
+
 /// Reads what is waiting on `socket`, up to [`BATCH`] datagrams, without blocking
 /// (would-block when nothing is); returns how many were read into `into`. Call it
 /// inside `socket.try_io(Interest::READABLE, …)`.

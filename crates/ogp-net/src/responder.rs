@@ -413,8 +413,7 @@ fn start(
     let mut tasks = Vec::new();
     let mut threads = Vec::new();
     if net.threads == 0 {
-        for (i, (socket, kind)) in sockets.into_iter().flatten().enumerate() {
-            let _ = i;
+        for (socket, kind) in sockets.into_iter().flatten() {
             let socket = UdpSocket::from_std(socket)?;
             tasks.push(tokio::spawn(answer(
                 socket,
@@ -488,7 +487,8 @@ async fn answer(
     worker: usize,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let mut bufs = RecvBufs::default();
+    // Answers are kept per socket (they wait for the send); the receive buffers are the
+    // thread's (`batch::recv_with`): a thread may serve thousands of sockets.
     let mut outs: Vec<Transmits> = (0..BATCH).map(|_| Transmits::default()).collect();
     let mut srcs = [None::<SocketAddr>; BATCH];
     loop {
@@ -503,7 +503,15 @@ async fn answer(
         // Drain: until the socket has nothing more (bounded, so that shutdown and the
         // other tasks of this thread get their turn under a flood).
         for _ in 0..256 {
-            let n = match socket.try_io(Interest::READABLE, || batch::recv(&socket, &mut bufs)) {
+            let read = socket.try_io(Interest::READABLE, || {
+                batch::recv_with(&socket, |bufs, n| {
+                    handle_batch(
+                        bufs, n, kind, &status, &shared, worker, &mut outs, &mut srcs,
+                    );
+                    n
+                })
+            });
+            let n = match read {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 // ICMP errors from earlier sends surface here on some systems; they say
@@ -520,9 +528,6 @@ async fn answer(
             if n == 0 {
                 break;
             }
-            handle_batch(
-                &bufs, n, kind, &status, &shared, worker, &mut outs, &mut srcs,
-            );
             send_all(&socket, &outs, &srcs, n).await;
         }
     }
