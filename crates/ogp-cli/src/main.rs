@@ -214,6 +214,19 @@ enum Command {
         /// loopback or a private address: it is not access-controlled.
         #[arg(long, value_name = "ADDR:PORT")]
         metrics: Option<SocketAddr>,
+        /// Socket receive buffer asked for, in bytes (default 4 MiB): room for bursts of
+        /// queries while the answering threads are busy. Linux caps it at
+        /// net.core.rmem_max; a smaller grant is logged with the sysctl that raises it.
+        /// Datagrams the kernel still drops are counted (--metrics:
+        /// ogp_kernel_dropped_datagrams).
+        #[arg(long, default_value_t = ogp_net::responder::SOCKET_RECV_BUFFER as u64,
+              value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..=(1 << 31)))]
+        recv_buffer: u64,
+        /// Answering threads (default: the number of available cores). Each has, for
+        /// every listen address, a socket of its own bound with SO_REUSEPORT; all share
+        /// one rate limiter and one challenge secret.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+        threads: Option<u16>,
     },
     /// Decode datagrams (hex on the command line, files, or - for stdin) and describe
     /// each message on one line; answers also show their status. The fragments of a split
@@ -387,6 +400,8 @@ fn main() -> ExitCode {
             gamespy3_game,
             master,
             metrics,
+            recv_buffer,
+            threads,
         } => {
             let mut config = ResponderConfig::default();
             config.ogp.require_challenge = !no_challenge;
@@ -415,6 +430,12 @@ fn main() -> ExitCode {
                 gamespy3_game,
                 ogp_masters: master.into_iter().flatten().collect(),
                 metrics,
+                net: ogp_net::NetConfig::default()
+                    .with_recv_buffer(usize::try_from(recv_buffer).unwrap_or(usize::MAX))
+                    .with_threads(match threads {
+                        Some(n) => usize::from(n),
+                        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+                    }),
             };
             runtime().and_then(|rt| rt.block_on(serve::run(opts)).map(|()| ExitCode::SUCCESS))
         }

@@ -175,6 +175,14 @@ impl Collector for ResponderCollector {
             "Bytes sent in answer (UDP payload).",
             s.sent_bytes,
         )?;
+        if let Some(drops) = self.stats.kernel_drops() {
+            counter(
+                &mut e,
+                "kernel_dropped_datagrams",
+                "Datagrams the kernel dropped at the responder's sockets (receive buffer full; --recv-buffer).",
+                drops,
+            )?;
+        }
         let status = self.status.peek();
         gauge(
             &mut e,

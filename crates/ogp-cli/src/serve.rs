@@ -46,6 +46,8 @@ pub struct ServeOptions {
     pub ogp_masters: Vec<SocketAddr>,
     /// Where to serve `GET /metrics` (TCP), if anywhere.
     pub metrics: Option<SocketAddr>,
+    /// Receive buffer and answering threads.
+    pub net: ogp_net::NetConfig,
 }
 
 /// Longest a read of the state file may take before it is given up on (a file system
@@ -398,9 +400,15 @@ pub async fn run(opts: ServeOptions) -> Result<()> {
                 .map(|a| (*a, Listener::OgpDraft)),
         )
         .collect();
-    let handle = responder::spawn_many(&listeners, Arc::clone(&cell), config)
+    let handle = responder::spawn_many_with(&listeners, Arc::clone(&cell), config, opts.net)
         .await
         .context("listening")?;
+    tracing::info!(
+        "{} answering thread{}, receive buffer {} bytes asked",
+        opts.net.threads,
+        if opts.net.threads == 1 { "" } else { "s" },
+        opts.net.recv_buffer
+    );
     let locals = handle.local_addrs();
     let (standard, draft) = locals.split_at(opts.listen.len().min(locals.len()));
     // One line per address, up to a few; a summary line beyond (3,000 addresses would
@@ -495,6 +503,11 @@ pub async fn run(opts: ServeOptions) -> Result<()> {
         }
     }
     let sent = handle.stats().sent;
+    if let Some(drops) = handle.kernel_drops().filter(|&d| d > 0) {
+        tracing::warn!(
+            "the kernel dropped {drops} datagrams at full receive buffers (raise --recv-buffer and net.core.rmem_max, or --threads)"
+        );
+    }
     handle.shutdown().await.ok();
     let plural = |n: usize| if n == 1 { "" } else { "s" };
     let mut beats = String::new();

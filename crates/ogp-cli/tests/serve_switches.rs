@@ -1,5 +1,6 @@
 //! `ogp serve --no-a2s` and `--no-ogp`: the switched-off protocol is silent, the others
-//! still answer (a full, challenged OGP answer; an A2S_INFO after its challenge).
+//! still answer (a full, challenged OGP answer; an A2S_INFO after its challenge). And
+//! `--threads` / `--recv-buffer`: every protocol answers whichever thread reads it.
 //!
 //! Everything runs on 127.0.0.1; every wait is bounded.
 
@@ -106,4 +107,27 @@ fn no_ogp_silences_ogp_and_a2s_still_answers() {
     }
     let info = a2s_info(&sock).unwrap();
     assert!(info.len() > 20, "{info:02x?}");
+}
+
+/// `--threads 3 --recv-buffer 1048576`: three SO_REUSEPORT sockets on the one port; every
+/// protocol still answers, from many client ports (spread over the threads).
+#[test]
+fn threads_and_recv_buffer_serve_every_protocol() {
+    let served = serve_with(
+        "threads",
+        STATE,
+        &["--threads", "3", "--recv-buffer", "1048576"],
+        |s| !exchange(s, OGP_PROBE, Duration::from_millis(300)).is_empty(),
+    );
+    for _ in 0..12 {
+        // A new port for each exchange: the kernel hashes the 4-tuple onto a thread.
+        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+        sock.connect(("127.0.0.1", served.port)).unwrap();
+        let answer = ogp_full_answer(&sock).unwrap();
+        assert!(answer.len() > 100, "{answer:02x?}");
+        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+        sock.connect(("127.0.0.1", served.port)).unwrap();
+        let info = a2s_info(&sock).unwrap();
+        assert!(info.len() > 20, "{info:02x?}");
+    }
 }

@@ -16,6 +16,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod batch;
 pub mod blocking;
 pub mod client;
 pub mod responder;
@@ -25,7 +26,7 @@ use std::sync::Arc;
 
 pub use arc_swap::Guard;
 pub use ogp_proto;
-pub use responder::bind_udp;
+pub use responder::{bind_udp, NetConfig};
 
 use arc_swap::ArcSwap;
 use ogp_proto::Status;

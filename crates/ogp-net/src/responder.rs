@@ -1,7 +1,7 @@
 //! The responder over tokio: every protocol, on any number of UDP sockets, answered from
-//! a [`StatusCell`] by **one** sans-IO [`Responder`] per process, so that one rate
-//! limiter and one challenge secret cover every socket (a source's budget is not
-//! multiplied by the number of `--listen` addresses).
+//! a [`StatusCell`] by the sans-IO [`Responder`] (one per answering thread, all sharing
+//! one rate limiter and one challenge secret), so that a source's budget is not
+//! multiplied by the number of `--listen` addresses or threads.
 //!
 //! ```no_run
 //! # async fn f() -> std::io::Result<()> {
@@ -15,13 +15,25 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Each socket has a task that takes a snapshot of the status for each datagram, lets
-//! the responder build the answers (a short, uncontended lock: never held across I/O),
-//! and sends them from the socket the query came in on. One more task sleeps until the
+//! Each socket has a task that, at each wake-up, reads everything waiting, a batch at a
+//! time (`recvmmsg` on Linux: up to 32 datagrams per system call; one `recv_from` per
+//! datagram elsewhere), takes one snapshot of the status and one short lock of its
+//! responder for the batch (never held across I/O), and sends the answers from the socket
+//! the queries came in on, a batch at a time (`sendmmsg`). One more task sleeps until the
 //! responder's next timed send ([`Responder::poll_timeout`]) and sends what it hands out
 //! (GameSpy v3 heartbeats to master servers, from each listening socket so that masters
-//! see the query port). Nothing here makes a protocol decision. Games without tokio use
+//! see the query port). Nothing here makes a protocol decision.
+//!
+//! By default the socket tasks run in the caller's runtime. With
+//! [`NetConfig::threads`] = N they run on N threads of their own, each with a socket per
+//! listen address (`SO_REUSEPORT`) and its own [`Responder::worker`]: the same
+//! challenge keys and the same sharded rate limiters
+//! ([`SharedRateLimiter`](ogp_proto::guard::SharedRateLimiter)), so a source has one
+//! budget whichever thread reads its datagrams. Games without tokio use
 //! [`spawn_thread`], which runs the same on a thread of its own.
+//!
+//! Datagrams the kernel dropped because a socket's receive buffer was full
+//! ([`NetConfig::recv_buffer`]) are reported by [`ResponderHandle::kernel_drops`].
 
 use std::io;
 use std::net::SocketAddr;
@@ -30,24 +42,79 @@ use std::time::Instant;
 
 use ogp_proto::gamespy3::responder::Gs3Outcome;
 use ogp_proto::responder::{Listener, Outcome, Responder, ResponderConfig, Stats, Transmits};
+use tokio::io::Interest;
 use tokio::net::UdpSocket;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::batch::{self, RecvBufs, BATCH};
 use crate::StatusCell;
 
-/// Receive buffer: any datagram larger than the biggest query we answer (500 bytes) is
-/// ignored, so reading a little more than that is enough to tell.
-const RECV_BUF: usize = 2048;
-
-/// The socket receive buffer asked for (the kernel's default, about 208 KB, drops bursts
-/// of a few thousand datagrams before the task reads them). The kernel caps it at
-/// `net.core.rmem_max`; a smaller grant is logged once per socket.
+/// The socket receive buffer asked for by default (the kernel's default, about 208 KB,
+/// drops bursts of a few thousand datagrams before the task reads them). The kernel caps
+/// it at `net.core.rmem_max`; a smaller grant is logged once per socket.
 pub const SOCKET_RECV_BUFFER: usize = 4 << 20;
 
-/// Binds a tokio UDP socket with a large receive buffer (dual-stack for
+/// How the responder uses sockets and threads (what [`ResponderConfig`] leaves to the
+/// network layer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NetConfig {
+    /// Socket receive buffer asked for, in bytes (default [`SOCKET_RECV_BUFFER`]); the
+    /// kernel caps it at `net.core.rmem_max`, which is logged with the `sysctl` to run.
+    pub recv_buffer: usize,
+    /// Threads answering (default 0).
+    ///
+    /// * 0: one task per socket in the caller's tokio runtime (as many sockets as
+    ///   listen addresses).
+    /// * N ≥ 1: N threads of their own, each with a single-threaded runtime and, for
+    ///   every listen address, a socket of its own bound with `SO_REUSEPORT` (the kernel
+    ///   spreads datagrams over them by a hash of source and destination address and
+    ///   port). Each thread answers with its own [`Responder::worker`]: the same
+    ///   challenge keys and the same (sharded) rate limiters, its own counters; nothing
+    ///   is locked across threads on the answering path but the limiter shard of the
+    ///   source.
+    pub threads: usize,
+}
+
+impl Default for NetConfig {
+    fn default() -> Self {
+        Self {
+            recv_buffer: SOCKET_RECV_BUFFER,
+            threads: 0,
+        }
+    }
+}
+
+impl NetConfig {
+    /// With a receive buffer of `bytes`.
+    pub fn with_recv_buffer(mut self, bytes: usize) -> Self {
+        self.recv_buffer = bytes;
+        self
+    }
+
+    /// With `threads` answering threads (0: tasks in the caller's runtime).
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+}
+
+/// Binds a tokio UDP socket with a [`SOCKET_RECV_BUFFER`] receive buffer (dual-stack for
 /// `[::]`, as the operating system defaults).
 pub fn bind_udp(addr: SocketAddr) -> io::Result<UdpSocket> {
+    UdpSocket::from_std(bind_std(addr, SOCKET_RECV_BUFFER, false)?)
+}
+
+/// Binds a non-blocking UDP socket asking for a receive buffer of `recv_buffer` bytes
+/// (a smaller grant is logged, with the `sysctl` that raises the cap), with
+/// `SO_REUSEPORT` when `reuse_port` (Unix; several sockets on one address, each read by
+/// its own thread).
+pub fn bind_std(
+    addr: SocketAddr,
+    recv_buffer: usize,
+    reuse_port: bool,
+) -> io::Result<std::net::UdpSocket> {
     use socket2::{Domain, Protocol, Socket, Type};
     let domain = if addr.is_ipv4() {
         Domain::IPV4
@@ -55,34 +122,102 @@ pub fn bind_udp(addr: SocketAddr) -> io::Result<UdpSocket> {
         Domain::IPV6
     };
     let s = Socket::new(domain, Type::DGRAM, Some(Protocol::UDP))?;
-    if s.set_recv_buffer_size(SOCKET_RECV_BUFFER).is_ok() {
+    if recv_buffer > 0 && s.set_recv_buffer_size(recv_buffer).is_ok() {
         // Linux reports twice what it grants (the kernel's bookkeeping share).
-        let granted = s.recv_buffer_size().unwrap_or(0) / 2;
-        if granted < SOCKET_RECV_BUFFER / 2 {
+        let reported = s.recv_buffer_size().unwrap_or(0);
+        let granted = if cfg!(target_os = "linux") {
+            reported / 2
+        } else {
+            reported
+        };
+        if granted < recv_buffer {
             tracing::warn!(
-                "{addr}: the receive buffer is {granted} bytes (asked {SOCKET_RECV_BUFFER}); \
+                "{addr}: the receive buffer is {granted} bytes (asked {recv_buffer}); \
                  bursts may be dropped by the kernel: raise the limit with \
-                 `sysctl -w net.core.rmem_max={SOCKET_RECV_BUFFER}`"
+                 `sysctl -w net.core.rmem_max={recv_buffer}`"
             );
         }
     }
+    #[cfg(unix)]
+    if reuse_port {
+        s.set_reuse_port(true)?;
+    }
+    #[cfg(not(unix))]
+    if reuse_port {
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "several threads per address need SO_REUSEPORT (Unix)",
+        ));
+    }
     s.set_nonblocking(true)?;
     s.bind(&addr.into())?;
-    UdpSocket::from_std(s.into())
+    Ok(s.into())
 }
 
-/// The one responder of a process, shared by its socket tasks.
+/// The responders of a process (one per answering thread) and what the handle reports.
 #[derive(Debug)]
-struct Shared(Mutex<Responder>);
+struct Shared {
+    /// One per thread; the first also runs the timed sends.
+    workers: Vec<Mutex<Responder>>,
+    /// The inode of every socket, for its kernel drop counter.
+    inodes: Vec<u64>,
+}
 
 impl Shared {
-    /// The responder; a task that panicked while holding it cannot have left it
+    /// A worker's responder; a thread that panicked while holding it cannot have left it
     /// inconsistent (every call leaves it whole), so a poisoned lock is taken as is.
-    fn lock(&self) -> MutexGuard<'_, Responder> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn lock(&self, i: usize) -> Option<MutexGuard<'_, Responder>> {
+        self.workers
+            .get(i)
+            .map(|m| m.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
     }
+
+    fn stats(&self) -> Stats {
+        let mut all = Stats::default();
+        for i in 0..self.workers.len() {
+            if let Some(r) = self.lock(i) {
+                all.merge(&r.stats());
+            }
+        }
+        all
+    }
+
+    fn kernel_drops(&self) -> Option<u64> {
+        kernel_drops(&self.inodes)
+    }
+}
+
+/// The inode of a socket (Linux: what `/proc/net/udp` names it by).
+fn socket_inode(socket: &impl std::os::fd::AsRawFd) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt as _;
+    let fd = socket.as_raw_fd();
+    std::fs::metadata(format!("/proc/self/fd/{fd}"))
+        .ok()
+        .map(|m| m.ino())
+}
+
+/// Datagrams the kernel dropped at these sockets (receive buffer full), from the `drops`
+/// column of `/proc/net/udp` and `/proc/net/udp6`; `None` where that is not readable.
+fn kernel_drops(inodes: &[u64]) -> Option<u64> {
+    let mut total = None;
+    for file in ["/proc/net/udp", "/proc/net/udp6"] {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        for line in text.lines().skip(1) {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            let (Some(inode), Some(drops)) = (cols.get(9), cols.get(12)) else {
+                continue;
+            };
+            let (Ok(inode), Ok(drops)) = (inode.parse::<u64>(), drops.parse::<u64>()) else {
+                continue;
+            };
+            if inodes.contains(&inode) {
+                total = Some(total.unwrap_or(0) + drops);
+            }
+        }
+    }
+    total
 }
 
 /// A running responder.
@@ -92,6 +227,7 @@ pub struct ResponderHandle {
     shared: Arc<Shared>,
     shutdown: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
+    threads: Vec<tokio::sync::oneshot::Receiver<()>>,
 }
 
 impl ResponderHandle {
@@ -108,9 +244,15 @@ impl ResponderHandle {
         &self.local_addrs
     }
 
-    /// Counters so far, all sockets together.
+    /// Counters so far, all sockets and threads together.
     pub fn stats(&self) -> Stats {
-        self.shared.lock().stats()
+        self.shared.stats()
+    }
+
+    /// Datagrams the kernel dropped at the responder's sockets because their receive
+    /// buffers were full (Linux, from `/proc/net/udp`; `None` elsewhere).
+    pub fn kernel_drops(&self) -> Option<u64> {
+        self.shared.kernel_drops()
     }
 
     /// A cloneable reader of the counters, for a task that outlives borrows of the handle
@@ -120,11 +262,14 @@ impl ResponderHandle {
     }
 
     /// Stops answering, sends the last timed datagrams (the "exiting" heartbeats) and
-    /// waits for every task.
+    /// waits for every task and thread.
     pub async fn shutdown(self) -> io::Result<()> {
         let _ = self.shutdown.send(true);
         for t in self.tasks {
             t.await.map_err(io::Error::other)?;
+        }
+        for t in self.threads {
+            let _ = t.await;
         }
         Ok(())
     }
@@ -134,17 +279,23 @@ impl ResponderHandle {
 /// clone, usable from any task or thread, also after the responder stopped (the last
 /// counts).
 ///
-/// The counters are plain numbers inside the responder, counted by the socket tasks under
-/// the lock they already take for each datagram; [`stats`](Self::stats) takes that lock
-/// just long enough to copy them (a few hundred bytes), so reading adds no lock, atomic or
-/// allocation to the answering path.
+/// The counters are plain numbers inside each thread's responder, counted under the lock
+/// that thread already takes for each batch of datagrams; [`stats`](Self::stats) takes
+/// each lock just long enough to copy them (a few hundred bytes), so reading adds no
+/// lock, atomic or allocation to the answering path.
 #[derive(Debug, Clone)]
 pub struct StatsReader(Arc<Shared>);
 
 impl StatsReader {
-    /// A snapshot of the counters so far, all sockets together.
+    /// A snapshot of the counters so far, all sockets and threads together.
     pub fn stats(&self) -> Stats {
-        self.0.lock().stats()
+        self.0.stats()
+    }
+
+    /// Datagrams the kernel dropped at the responder's sockets (receive buffers full);
+    /// `None` where the system does not say.
+    pub fn kernel_drops(&self) -> Option<u64> {
+        self.0.kernel_drops()
     }
 }
 
@@ -167,13 +318,39 @@ pub async fn spawn_many(
     status: Arc<StatusCell>,
     config: ResponderConfig,
 ) -> io::Result<ResponderHandle> {
-    let mut sockets = Vec::with_capacity(listeners.len());
+    spawn_many_with(listeners, status, config, NetConfig::default()).await
+}
+
+/// [`spawn_many`] with network settings: the receive buffer, and the number of
+/// answering threads ([`NetConfig::threads`]).
+pub async fn spawn_many_with(
+    listeners: &[(SocketAddr, Listener)],
+    status: Arc<StatusCell>,
+    config: ResponderConfig,
+    net: NetConfig,
+) -> io::Result<ResponderHandle> {
+    let copies = net.threads.max(1);
+    // sockets[t][i]: thread t's socket for listener i.
+    let mut sockets: Vec<Vec<(std::net::UdpSocket, Listener)>> = (0..copies)
+        .map(|_| Vec::with_capacity(listeners.len()))
+        .collect();
     for (addr, kind) in listeners {
-        let socket = bind_udp(*addr)
-            .map_err(|e| io::Error::new(e.kind(), format!("binding {addr}: {e}")))?;
-        sockets.push((socket, *kind));
+        let bind = |a: SocketAddr| {
+            bind_std(a, net.recv_buffer, net.threads > 1)
+                .map_err(|e| io::Error::new(e.kind(), format!("binding {a}: {e}")))
+        };
+        let first = bind(*addr)?;
+        // Port 0 picks a port for the first socket; the others join it there.
+        let local = first.local_addr()?;
+        let mut all = vec![first];
+        for _ in 1..copies {
+            all.push(bind(local)?);
+        }
+        for (per_thread, s) in sockets.iter_mut().zip(all) {
+            per_thread.push((s, *kind));
+        }
     }
-    spawn_sockets(sockets, status, config)
+    start(sockets, status, config, net)
 }
 
 /// Serves `status` on an already bound socket until shut down.
@@ -193,33 +370,98 @@ pub fn spawn_sockets(
     status: Arc<StatusCell>,
     config: ResponderConfig,
 ) -> io::Result<ResponderHandle> {
+    let mut std_sockets = Vec::with_capacity(sockets.len());
+    for (s, kind) in sockets {
+        std_sockets.push((s.into_std()?, kind));
+    }
+    start(vec![std_sockets], status, config, NetConfig::default())
+}
+
+/// Starts the answering tasks (or threads) and the timed sends on bound sockets:
+/// `sockets[t]` are the sockets of thread `t`, one per listener, in the same order for
+/// every thread.
+fn start(
+    sockets: Vec<Vec<(std::net::UdpSocket, Listener)>>,
+    status: Arc<StatusCell>,
+    config: ResponderConfig,
+    net: NetConfig,
+) -> io::Result<ResponderHandle> {
     let now = Instant::now();
-    let mut responder = Responder::new(config, crate::random_secret()?, now);
-    let mut local_addrs = Vec::with_capacity(sockets.len());
-    let mut bound = Vec::with_capacity(sockets.len());
-    for (socket, kind) in sockets {
+    let mut first = Responder::new(config, crate::random_secret()?, now);
+    let first_sockets = sockets.first().map(Vec::as_slice).unwrap_or_default();
+    let mut local_addrs = Vec::with_capacity(first_sockets.len());
+    let mut timed = Vec::with_capacity(first_sockets.len());
+    for (socket, kind) in first_sockets {
         let local = socket.local_addr()?;
-        if kind == Listener::Standard {
-            responder.add_listener(local, now);
+        if *kind == Listener::Standard {
+            first.add_listener(local, now);
         }
         local_addrs.push(local);
-        bound.push((Arc::new(socket), kind));
+        timed.push(socket.try_clone()?);
     }
-    let shared = Arc::new(Shared(Mutex::new(responder)));
+    let mut inodes = Vec::new();
+    for s in sockets.iter().flatten() {
+        inodes.extend(socket_inode(&s.0));
+    }
+    let mut workers = Vec::with_capacity(sockets.len());
+    for _ in 1..sockets.len() {
+        workers.push(Mutex::new(first.worker()));
+    }
+    workers.insert(0, Mutex::new(first));
+    let shared = Arc::new(Shared { workers, inodes });
     let (tx, rx) = watch::channel(false);
-    let mut tasks = Vec::with_capacity(bound.len() + 1);
-    for (socket, kind) in &bound {
-        tasks.push(tokio::spawn(answer(
-            Arc::clone(socket),
-            *kind,
-            Arc::clone(&status),
-            Arc::clone(&shared),
-            rx.clone(),
-        )));
+    let mut tasks = Vec::new();
+    let mut threads = Vec::new();
+    if net.threads == 0 {
+        for (socket, kind) in sockets.into_iter().flatten() {
+            let socket = UdpSocket::from_std(socket)?;
+            tasks.push(tokio::spawn(answer(
+                socket,
+                kind,
+                Arc::clone(&status),
+                Arc::clone(&shared),
+                0,
+                rx.clone(),
+            )));
+        }
+    } else {
+        for (t, per_thread) in sockets.into_iter().enumerate() {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+            let status = Arc::clone(&status);
+            let shared = Arc::clone(&shared);
+            let rx = rx.clone();
+            std::thread::Builder::new()
+                .name(format!("ogp-responder-{t}"))
+                .spawn(move || {
+                    rt.block_on(async move {
+                        let mut local = Vec::with_capacity(per_thread.len());
+                        for (socket, kind) in per_thread {
+                            match UdpSocket::from_std(socket) {
+                                Ok(s) => local.push(tokio::spawn(answer(
+                                    s,
+                                    kind,
+                                    Arc::clone(&status),
+                                    Arc::clone(&shared),
+                                    t,
+                                    rx.clone(),
+                                ))),
+                                Err(e) => tracing::error!(error = %e, "registering a socket"),
+                            }
+                        }
+                        for task in local {
+                            let _ = task.await;
+                        }
+                    });
+                    let _ = done_tx.send(());
+                })?;
+            threads.push(done_rx);
+        }
     }
-    let senders = bound.into_iter().map(|(s, _)| s).collect();
     tasks.push(tokio::spawn(timed_sends(
-        senders,
+        timed,
         status,
         Arc::clone(&shared),
         rx,
@@ -229,23 +471,49 @@ pub fn spawn_sockets(
         shared,
         shutdown: tx,
         tasks,
+        threads,
     })
 }
 
-/// Answers the datagrams of one socket until shut down.
+/// Answers the datagrams of one socket until shut down, with worker `worker`'s
+/// responder: at each wake-up, reads everything waiting, a batch at a time (one system
+/// call per batch on Linux), answers the batch under one lock, and sends the answers in
+/// batches.
 async fn answer(
-    socket: Arc<UdpSocket>,
+    socket: UdpSocket,
     kind: Listener,
     status: Arc<StatusCell>,
     shared: Arc<Shared>,
+    worker: usize,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let mut buf = vec![0u8; RECV_BUF];
-    let mut out = Transmits::default();
+    // Answers are kept per socket (they wait for the send); the receive buffers are the
+    // thread's (`batch::recv_with`): a thread may serve thousands of sockets.
+    let mut outs: Vec<Transmits> = (0..BATCH).map(|_| Transmits::default()).collect();
+    let mut srcs = [None::<SocketAddr>; BATCH];
     loop {
-        let (n, src) = tokio::select! {
-            r = socket.recv_from(&mut buf) => match r {
-                Ok(v) => v,
+        tokio::select! {
+            r = socket.readable() => if let Err(e) = r {
+                tracing::error!(error = %e, "waiting for datagrams failed");
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                continue;
+            },
+            _ = shutdown.changed() => return,
+        }
+        // Drain: until the socket has nothing more (bounded, so that shutdown and the
+        // other tasks of this thread get their turn under a flood).
+        for _ in 0..256 {
+            let read = socket.try_io(Interest::READABLE, || {
+                batch::recv_with(&socket, |bufs, n| {
+                    handle_batch(
+                        bufs, n, kind, &status, &shared, worker, &mut outs, &mut srcs,
+                    );
+                    n
+                })
+            });
+            let n = match read {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 // ICMP errors from earlier sends surface here on some systems; they say
                 // nothing about this socket's health.
                 Err(e) if is_transient(&e) => continue,
@@ -254,25 +522,90 @@ async fn answer(
                 Err(e) => {
                     tracing::error!(error = %e, "receive failed");
                     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                    continue;
+                    break;
                 }
-            },
-            _ = shutdown.changed() => return,
+            };
+            if n == 0 {
+                break;
+            }
+            send_all(&socket, &outs, &srcs, n).await;
+        }
+    }
+}
+
+/// Answers the first `n` datagrams of `bufs` into `outs` (one per datagram), under one
+/// lock of the worker's responder and with one snapshot of the status.
+#[allow(clippy::too_many_arguments)]
+fn handle_batch(
+    bufs: &RecvBufs,
+    n: usize,
+    kind: Listener,
+    status: &StatusCell,
+    shared: &Shared,
+    worker: usize,
+    outs: &mut [Transmits],
+    srcs: &mut [Option<SocketAddr>; BATCH],
+) {
+    let snapshot = status.peek();
+    let Some(mut responder) = shared.lock(worker) else {
+        return;
+    };
+    let now = Instant::now();
+    for (i, (out, src_slot)) in outs.iter_mut().zip(srcs.iter_mut()).take(n).enumerate() {
+        out.clear();
+        *src_slot = None;
+        let Some((datagram, src)) = bufs.get(i) else {
+            continue;
         };
-        let datagram = buf.get(..n).unwrap_or_default();
-        let outcome = {
-            let snapshot = status.peek();
-            shared
-                .lock()
-                .handle_on(kind, Instant::now(), src, datagram, &snapshot, &mut out)
-        };
+        let outcome = responder.handle_shared(kind, now, src, datagram, &snapshot, out);
+        *src_slot = Some(src);
         tracing::trace!(%src, ?outcome, "handled");
         if outcome == Outcome::Gamespy3(Gs3Outcome::KeepAlive) {
             tracing::debug!(%src, "GameSpy v3 keep-alive");
         }
-        for d in out.iter() {
-            if let Err(e) = socket.send_to(d, src).await {
-                tracing::debug!(%src, error = %e, "send failed");
+    }
+}
+
+/// Sends the answers of the first `n` datagrams of a batch, [`BATCH`] datagrams per
+/// system call, waiting for the socket when its send buffer is full.
+async fn send_all(
+    socket: &UdpSocket,
+    outs: &[Transmits],
+    srcs: &[Option<SocketAddr>; BATCH],
+    n: usize,
+) {
+    let total: usize = outs.iter().take(n).map(Transmits::len).sum();
+    let mut done = 0;
+    while done < total {
+        let r = socket.try_io(Interest::WRITABLE, || {
+            let mut msgs: [(&[u8], SocketAddr); BATCH] =
+                [(&[], SocketAddr::from(([0, 0, 0, 0], 0))); BATCH];
+            let mut k = 0;
+            let pending = outs
+                .iter()
+                .zip(srcs.iter())
+                .take(n)
+                .filter_map(|(o, s)| s.map(|s| (o, s)))
+                .flat_map(|(o, s)| o.iter().map(move |d| (d, s)))
+                .skip(done);
+            for (slot, m) in msgs.iter_mut().zip(pending) {
+                *slot = m;
+                k += 1;
+            }
+            batch::send(socket, msgs.get(..k).unwrap_or_default())
+        });
+        match r {
+            Ok(0) => break,
+            Ok(sent) => done += sent,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                if socket.writable().await.is_err() {
+                    break;
+                }
+            }
+            // The first datagram could not be sent (an unreachable network, say): skip it.
+            Err(e) => {
+                tracing::debug!(error = %e, "send failed");
+                done += 1;
             }
         }
     }
@@ -281,7 +614,7 @@ async fn answer(
 /// Sleeps until the responder's next timed send, sends what it hands out from the
 /// socket it names; at shutdown, the last ones.
 async fn timed_sends(
-    sockets: Vec<Arc<UdpSocket>>,
+    sockets: Vec<std::net::UdpSocket>,
     status: Arc<StatusCell>,
     shared: Arc<Shared>,
     mut shutdown: watch::Receiver<bool>,
@@ -296,19 +629,29 @@ async fn timed_sends(
                     continue;
                 };
                 let Some(s) = sockets.get(i) else { continue };
-                match s.send_to(&t.datagram, t.to).await {
+                // A non-blocking send (the socket is shared with the answering task); a
+                // full send buffer loses this one, and the next is due soon.
+                match s.send_to(&t.datagram, t.to) {
                     Ok(_) => tracing::debug!(to = %t.to, bytes = t.datagram.len(), "timed send"),
                     Err(e) => tracing::debug!(to = %t.to, error = %e, "timed send failed"),
                 }
             }
         }
     };
+    let Some(first) = shared.workers.first() else {
+        return;
+    };
+    let lock = || {
+        first
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
     loop {
-        let due = shared.lock().poll_timeout();
+        let due = lock().poll_timeout();
         tokio::select! {
             _ = sleep_until_opt(due) => {
                 let batch = {
-                    let mut r = shared.lock();
+                    let mut r = lock();
                     r.handle_timeout(Instant::now(), &status.load());
                     std::iter::from_fn(|| r.poll_transmit()).collect::<Vec<_>>()
                 };
@@ -316,7 +659,7 @@ async fn timed_sends(
             }
             _ = shutdown.changed() => {
                 let batch = {
-                    let mut r = shared.lock();
+                    let mut r = lock();
                     r.close(&status.load());
                     std::iter::from_fn(|| r.poll_transmit()).collect::<Vec<_>>()
                 };
@@ -363,7 +706,7 @@ impl ThreadedResponder {
 
     /// Counters so far, all sockets together.
     pub fn stats(&self) -> Stats {
-        self.shared.lock().stats()
+        self.shared.stats()
     }
 
     /// Stops answering, sends the last timed datagrams and joins the thread.

@@ -340,16 +340,23 @@ impl RateLimiter {
     /// Charges `cost` tokens (bytes, say, with a budget counted in bytes) to `ip`'s
     /// bucket; nothing is taken when the bucket holds less.
     pub fn charge(&mut self, now: Instant, ip: IpAddr, cost: f32) -> RateDecision {
+        let (family, key) = source_key(ip);
+        let h = keyed_source_hash(&self.hash, family, key);
+        self.charge_hashed(now, family, key, h, cost)
+    }
+
+    /// [`charge`](Self::charge) with the source's key and keyed hash already computed.
+    fn charge_hashed(
+        &mut self,
+        now: Instant,
+        family: u8,
+        key: u64,
+        hash: u64,
+        cost: f32,
+    ) -> RateDecision {
         let now_ms =
             u64::try_from(now.saturating_duration_since(self.base).as_millis()).unwrap_or(u64::MAX);
-        let (family, key) = match canonical_ip(ip) {
-            IpAddr::V4(v4) => (4u8, u64::from(u32::from(v4))),
-            IpAddr::V6(v6) => (6u8, (u128::from(v6) >> 64) as u64),
-        };
-        let mut h = self.hash;
-        h.write_u8(family);
-        h.write_u64(key);
-        let set = (h.finish() as usize) & self.set_mask;
+        let set = (hash as usize) & self.set_mask;
         let start = set * WAYS;
         let burst = self.config.burst;
         let per_ms = self.config.per_second / 1000.0;
@@ -394,6 +401,126 @@ impl RateLimiter {
                 d
             }
         }
+    }
+}
+
+/// The rate limiter's key of a source: its family (4 or 6) and its IPv4 address or IPv6
+/// /64.
+fn source_key(ip: IpAddr) -> (u8, u64) {
+    match canonical_ip(ip) {
+        IpAddr::V4(v4) => (4u8, u64::from(u32::from(v4))),
+        IpAddr::V6(v6) => (6u8, (u128::from(v6) >> 64) as u64),
+    }
+}
+
+fn keyed_source_hash(hash: &SipHasher24, family: u8, key: u64) -> u64 {
+    let mut h = *hash;
+    h.write_u8(family);
+    h.write_u64(key);
+    h.finish()
+}
+
+/// Shards of a [`SharedRateLimiter`]: a power of two, enough that two to a few dozen
+/// threads rarely meet on one.
+const SHARDS: usize = 64;
+
+/// A [`RateLimiter`] that several threads share (the responder threads of one process,
+/// each with its own `SO_REUSEPORT` socket), so that a source has one budget however
+/// its datagrams are spread over the threads.
+///
+/// The kernel spreads datagrams over `SO_REUSEPORT` sockets by a hash of the 4-tuple
+/// (address **and port** of the source), and real clients query from a new port each
+/// time: one source's datagrams reach every thread. A shard per thread would therefore
+/// give a source one budget per thread. Instead the table is split into
+/// [`SHARDS`](SharedRateLimiter::shards) shards by a keyed hash of the source (its IPv4
+/// address or IPv6 /64, the limiter's own key), each behind its own mutex: every thread
+/// charges a source in the same shard, so its budget is exactly one bucket, and two
+/// threads take the same lock only when their sources fall in the same shard (1 in 64 at
+/// random). Each lock is held for one table lookup (a few dozen nanoseconds) and never
+/// across anything else.
+///
+/// Memory is the same as one [`RateLimiter`] of the same capacity. Each shard has its
+/// own overflow bucket (for sources that find no free slot), so a flood of spoofed
+/// sources can spend at most `shards` overflow budgets rather than one.
+#[derive(Debug)]
+pub struct SharedRateLimiter {
+    shards: Box<[std::sync::Mutex<RateLimiter>]>,
+    hash: SipHasher24,
+    config: RateConfig,
+}
+
+impl SharedRateLimiter {
+    /// A limiter with room for about `capacity` tracked sources in all, split into
+    /// shards; `secret` keys the hash as in [`RateLimiter::new`].
+    pub fn new(config: RateConfig, capacity: usize, secret: [u8; 16], now: Instant) -> Self {
+        let per_shard = (capacity / SHARDS).max(64);
+        let shards = (0..SHARDS)
+            .map(|_| std::sync::Mutex::new(RateLimiter::new(config, per_shard, secret, now)))
+            .collect();
+        Self {
+            shards,
+            hash: SipHasher24::new_with_key(&secret),
+            config,
+        }
+    }
+
+    /// The number of shards.
+    pub fn shards(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// The settings.
+    pub fn config(&self) -> RateConfig {
+        self.config
+    }
+
+    /// Bytes of memory the tables use.
+    pub fn memory_bytes(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|s| {
+                s.lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .memory_bytes()
+            })
+            .sum()
+    }
+
+    /// Charges one datagram to `ip`'s bucket.
+    pub fn check(&self, now: Instant, ip: IpAddr) -> RateDecision {
+        let (family, key) = source_key(ip);
+        let h = keyed_source_hash(&self.hash, family, key);
+        // The top bits choose the shard; the shard's table uses the low bits for its set.
+        let shard = (h >> 58) as usize & (SHARDS - 1);
+        match self.shards.get(shard) {
+            // A thread that panicked holding the lock cannot have left the table
+            // inconsistent (every slot is written whole), so a poisoned lock is used as is.
+            Some(m) => m
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .charge_hashed(now, family, key, h, 1.0),
+            None => RateDecision::Limited,
+        }
+    }
+}
+
+/// A [`TokenBucket`] that several threads share (the overall budget of answers that
+/// prove nothing): one mutex, taken only for such answers.
+#[derive(Debug)]
+pub struct SharedTokenBucket(std::sync::Mutex<TokenBucket>);
+
+impl SharedTokenBucket {
+    /// A full bucket at `now`.
+    pub fn new(config: RateConfig, now: Instant) -> Self {
+        Self(std::sync::Mutex::new(TokenBucket::new(config, now)))
+    }
+
+    /// Takes one token.
+    pub fn check(&self, now: Instant) -> RateDecision {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .check(now)
     }
 }
 
@@ -458,6 +585,37 @@ mod tests {
         let [now1, prev1] = k.bound_candidates(t1, protocol_id::GQP, ip, b"alice");
         assert_eq!(prev1, c);
         assert_ne!(now1, c);
+    }
+
+    #[test]
+    fn shared_limiter_gives_a_source_one_budget_from_any_thread() {
+        let t0 = Instant::now();
+        let l = std::sync::Arc::new(SharedRateLimiter::new(
+            RateConfig::new(0.001, 10.0),
+            1 << 12,
+            [3; 16],
+            t0,
+        ));
+        assert_eq!(l.shards(), SHARDS);
+        let ip = v4(192, 0, 2, 7);
+        let allowed: usize = (0..4)
+            .map(|_| {
+                let l = std::sync::Arc::clone(&l);
+                std::thread::spawn(move || {
+                    (0..10)
+                        .filter(|_| l.check(t0, ip) == RateDecision::Allow)
+                        .count()
+                })
+            })
+            .map(|t| t.join().unwrap())
+            .sum();
+        assert_eq!(
+            allowed, 10,
+            "one bucket of 10 for the source, all threads together"
+        );
+        // Another source has its own budget.
+        assert_eq!(l.check(t0, v4(192, 0, 2, 8)), RateDecision::Allow);
+        assert!(l.memory_bytes() >= (1 << 12) * std::mem::size_of::<Slot>());
     }
 
     #[test]

@@ -36,7 +36,7 @@ use crate::gamespy3::heartbeat::{HeartbeatConfig, Heartbeats};
 use crate::gamespy3::responder::{Gs3Config, Gs3Outcome, Gs3Responder};
 #[cfg(feature = "gqp")]
 use crate::gqp::responder::{GqpConfig, GqpOutcome, GqpResponder};
-use crate::guard::{ChallengeKeys, RateConfig, RateDecision, RateLimiter, TokenBucket};
+use crate::guard::{ChallengeKeys, RateConfig, RateDecision, SharedRateLimiter, SharedTokenBucket};
 use crate::ogp::responder::{OgpConfig, OgpOutcome, OgpResponder};
 use crate::ogp::uplink::{UplinkConfig, Uplinks};
 use crate::ogp_draft::responder::{DraftConfig, DraftOutcome, DraftResponder};
@@ -211,12 +211,28 @@ pub struct Stats {
     pub breakdown: Breakdown,
 }
 
+impl Stats {
+    /// Adds `other`'s counts to these (the counters of several worker threads).
+    pub fn merge(&mut self, other: &Stats) {
+        self.received += other.received;
+        self.received_bytes += other.received_bytes;
+        self.unknown += other.unknown;
+        self.rate_limited += other.rate_limited;
+        self.banned += other.banned;
+        self.ignored += other.ignored;
+        self.sent += other.sent;
+        self.sent_bytes += other.sent_bytes;
+        self.breakdown.merge(&other.breakdown);
+    }
+}
+
 /// Answers every protocol from one status, with shared abuse defences.
 pub struct Responder {
     keys: ChallengeKeys,
-    limiter: RateLimiter,
-    unproven: RateLimiter,
-    unproven_total: TokenBucket,
+    limiter: Arc<SharedRateLimiter>,
+    unproven: Arc<SharedRateLimiter>,
+    unproven_total: Arc<SharedTokenBucket>,
+    config: ResponderConfig,
     listener: Listener,
     ogp: OgpResponder,
     a2s: A2sResponder,
@@ -231,6 +247,11 @@ pub struct Responder {
     uplink: Option<UplinkConfig>,
     uplinks: Vec<Uplinks>,
     instance_keys: [u8; 16],
+    /// The last status snapshot seen by [`Responder::handle_shared`], kept alive so that
+    /// its identity is not reused while answers built from it are cached.
+    snapshot: Option<Arc<Status>>,
+    /// Its generation (1, 2, …; 0 = none).
+    generation: u64,
 }
 
 /// A datagram the responder sends on its own (a heartbeat, an uplink), not in answer to
@@ -276,33 +297,68 @@ impl Responder {
     pub fn new(config: ResponderConfig, secret: [u8; 32], now: Instant) -> Self {
         Self {
             keys: ChallengeKeys::new(half(&secret, false), config.challenge_period, now),
-            limiter: RateLimiter::new(
+            limiter: Arc::new(SharedRateLimiter::new(
                 config.rate,
                 config.rate_table_capacity,
                 half(&secret, true),
                 now,
-            ),
-            unproven: RateLimiter::new(
+            )),
+            unproven: Arc::new(SharedRateLimiter::new(
                 config.unproven_rate,
                 config.rate_table_capacity,
                 half(&secret, true),
                 now,
-            ),
-            unproven_total: TokenBucket::new(config.unproven_total, now),
+            )),
+            unproven_total: Arc::new(SharedTokenBucket::new(config.unproven_total, now)),
             listener: config.listener,
             ogp: OgpResponder::new(config.ogp),
             a2s: A2sResponder::new(config.a2s),
             #[cfg(feature = "gqp")]
-            gqp: GqpResponder::new(config.gqp),
+            gqp: GqpResponder::new(config.gqp.clone()),
             gs3: Gs3Responder::new(config.gamespy3),
             draft: DraftResponder::new(config.ogp_draft),
-            ban: config.ban,
+            ban: config.ban.clone(),
             stats: Stats::default(),
-            heartbeat: config.gamespy3_heartbeat,
+            heartbeat: config.gamespy3_heartbeat.clone(),
             heartbeats: Vec::new(),
-            uplink: config.ogp_uplink,
+            uplink: config.ogp_uplink.clone(),
             uplinks: Vec::new(),
             instance_keys: half(&secret, true),
+            snapshot: None,
+            generation: 0,
+            config,
+        }
+    }
+
+    /// Another responder for another thread of the same process: the same settings, the
+    /// same challenge keys (a challenge issued by one is valid at the other) and the
+    /// **same** rate limiters (shared, not copied: a source has one budget however its
+    /// datagrams are spread over the threads), with counters of its own (add them up with
+    /// [`Stats::merge`]) and no timed sends (heartbeats and uplinks stay with `self`).
+    pub fn worker(&self) -> Self {
+        let config = self.config.clone();
+        Self {
+            keys: self.keys.clone(),
+            limiter: Arc::clone(&self.limiter),
+            unproven: Arc::clone(&self.unproven),
+            unproven_total: Arc::clone(&self.unproven_total),
+            listener: config.listener,
+            ogp: OgpResponder::new(config.ogp),
+            a2s: A2sResponder::new(config.a2s),
+            #[cfg(feature = "gqp")]
+            gqp: GqpResponder::new(config.gqp.clone()),
+            gs3: Gs3Responder::new(config.gamespy3),
+            draft: DraftResponder::new(config.ogp_draft),
+            ban: config.ban.clone(),
+            stats: Stats::default(),
+            heartbeat: None,
+            heartbeats: Vec::new(),
+            uplink: None,
+            uplinks: Vec::new(),
+            instance_keys: self.instance_keys,
+            snapshot: None,
+            generation: 0,
+            config,
         }
     }
 
@@ -427,6 +483,32 @@ impl Responder {
         self.handle_on(self.listener, now, src, datagram, status, out)
     }
 
+    /// [`handle_on`](Self::handle_on) with the status as the shared snapshot it is
+    /// published as: answers that depend only on the status (and the request's shape)
+    /// are encoded once per snapshot, recognised by its identity ([`Arc::ptr_eq`]), and
+    /// reused with only the per-query bytes patched in. The responder keeps the last
+    /// snapshot alive until a new one comes, so an identity is never reused while cached.
+    pub fn handle_shared(
+        &mut self,
+        listener: Listener,
+        now: Instant,
+        src: SocketAddr,
+        datagram: &[u8],
+        status: &Arc<Status>,
+        out: &mut Transmits,
+    ) -> Outcome {
+        let same = self
+            .snapshot
+            .as_ref()
+            .is_some_and(|s| Arc::ptr_eq(s, status));
+        if !same {
+            self.snapshot = Some(Arc::clone(status));
+            self.generation = self.generation.wrapping_add(1).max(1);
+        }
+        let generation = self.generation;
+        self.dispatch(listener, now, src, datagram, status, generation, out)
+    }
+
     /// [`handle`](Self::handle) for a datagram that arrived on a listener of kind
     /// `listener`: one responder (one rate limiter, one challenge secret) serves every
     /// socket of a process, standard and draft ports alike.
@@ -437,6 +519,22 @@ impl Responder {
         src: SocketAddr,
         datagram: &[u8],
         status: &Status,
+        out: &mut Transmits,
+    ) -> Outcome {
+        self.dispatch(listener, now, src, datagram, status, 0, out)
+    }
+
+    /// [`handle_on`](Self::handle_on) with the snapshot's generation for the answer
+    /// caches (0: none).
+    #[allow(clippy::too_many_arguments)]
+    fn dispatch(
+        &mut self,
+        listener: Listener,
+        now: Instant,
+        src: SocketAddr,
+        datagram: &[u8],
+        status: &Status,
+        generation: u64,
         out: &mut Transmits,
     ) -> Outcome {
         out.clear();
@@ -474,6 +572,7 @@ impl Responder {
             datagram,
             reject: ban == BanAction::Reject,
         };
+        let status = (status, generation);
         let keys = &mut self.keys;
         let Handled {
             outcome,
@@ -557,11 +656,11 @@ fn run<R: ProtocolResponder>(
     r: &mut R,
     wrap: fn(R::Outcome) -> Outcome,
     incoming: Incoming<'_>,
-    status: &Status,
+    (status, generation): (&Status, u64),
     keys: &mut ChallengeKeys,
     out: &mut Transmits,
 ) -> Handled {
-    let o = r.handle(incoming, status, keys, out);
+    let o = r.handle_cached(incoming, status, generation, keys, out);
     Handled {
         outcome: wrap(o),
         unanswered: o.unanswered(),

@@ -44,6 +44,10 @@ pub struct Context<'a> {
     pub keys: &'a mut ChallengeKeys,
     /// Where the answers go.
     pub out: &'a mut Transmits,
+    /// The identity of the status snapshot for answer caches: answers built from the
+    /// same non-zero generation are built from the same status and may be reused. 0: no
+    /// caching (the status is a plain reference of unknown identity).
+    pub generation: u64,
 }
 
 impl<'a> Context<'a> {
@@ -94,6 +98,15 @@ impl Transmits {
         self.len == 0
     }
 
+    /// The datagrams in sending order from the `from`-th on (for answer caches).
+    pub(crate) fn iter_from(&self, from: usize) -> impl Iterator<Item = &[u8]> {
+        self.bufs
+            .iter()
+            .take(self.len)
+            .skip(from)
+            .map(Vec::as_slice)
+    }
+
     /// The datagrams in sending order.
     pub fn iter(&self) -> impl Iterator<Item = &[u8]> {
         self.bufs.iter().take(self.len).map(Vec::as_slice)
@@ -102,6 +115,53 @@ impl Transmits {
     /// Total bytes.
     pub fn total_bytes(&self) -> usize {
         self.iter().map(<[u8]>::len).sum()
+    }
+}
+
+/// Encoded datagrams kept for one status generation ([`Context::generation`]), with
+/// their buffers reused from one generation to the next: a hit copies bytes and
+/// allocates nothing.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Cached {
+    generation: u64,
+    bufs: Vec<Vec<u8>>,
+    len: usize,
+    /// A fact about the answer worth returning with it (e.g. "truncated").
+    pub(crate) flag: bool,
+}
+
+impl Cached {
+    /// The datagrams cached for `generation`, if any (never for generation 0).
+    pub(crate) fn get(&self, generation: u64) -> Option<&[Vec<u8>]> {
+        if generation == 0 || generation != self.generation {
+            return None;
+        }
+        self.bufs.get(..self.len)
+    }
+
+    /// Keeps `datagrams` for `generation` (nothing for generation 0).
+    pub(crate) fn store<'a>(
+        &mut self,
+        generation: u64,
+        datagrams: impl IntoIterator<Item = &'a [u8]>,
+        flag: bool,
+    ) {
+        if generation == 0 {
+            return;
+        }
+        self.len = 0;
+        for d in datagrams {
+            if self.len == self.bufs.len() {
+                self.bufs.push(Vec::with_capacity(d.len()));
+            }
+            if let Some(b) = self.bufs.get_mut(self.len) {
+                b.clear();
+                b.extend_from_slice(d);
+            }
+            self.len += 1;
+        }
+        self.generation = generation;
+        self.flag = flag;
     }
 }
 
@@ -313,6 +373,18 @@ impl Breakdown {
         DropReason::ALL.into_iter().map(|r| (r, self.dropped(r)))
     }
 
+    /// Adds `other`'s counts to these.
+    pub fn merge(&mut self, other: &Breakdown) {
+        for (row, o) in self.answers.iter_mut().zip(other.answers.iter()) {
+            for (n, m) in row.iter_mut().zip(o.iter()) {
+                *n += m;
+            }
+        }
+        for (n, m) in self.dropped.iter_mut().zip(other.dropped.iter()) {
+            *n += m;
+        }
+    }
+
     /// Counts one answer.
     pub(crate) fn count_answer(&mut self, protocol: Protocol, kind: AnswerKind) {
         if let Some(n) = self
@@ -453,12 +525,34 @@ pub trait ProtocolResponder {
         keys: &mut ChallengeKeys,
         out: &mut Transmits,
     ) -> Self::Outcome {
+        self.handle_cached(incoming, status, 0, keys, out)
+    }
+
+    /// [`handle`](Self::handle) with the status snapshot's generation (its identity):
+    /// answers built for the same non-zero generation may be reused with only the
+    /// per-query bytes patched in; 0 caches nothing.
+    fn handle_cached(
+        &mut self,
+        incoming: Incoming<'_>,
+        status: &Status,
+        generation: u64,
+        keys: &mut ChallengeKeys,
+        out: &mut Transmits,
+    ) -> Self::Outcome {
         if !self.enabled() {
             return Self::Outcome::ignored(Unanswered::disabled("protocol switched off"));
         }
         if incoming.datagram.len() > self.max_request_bytes() {
             return Self::Outcome::ignored(Unanswered::oversized("request larger than the limit"));
         }
-        self.answer(incoming, Context { status, keys, out })
+        self.answer(
+            incoming,
+            Context {
+                status,
+                keys,
+                out,
+                generation,
+            },
+        )
     }
 }

@@ -47,7 +47,8 @@ use super::split::{encode_fragment, fragment_count, payload_per_fragment, Layout
 use super::{Challenge, PingReply, MAX_DATAGRAM, SINGLE};
 use crate::guard::{protocol_id, ChallengeKeys};
 use crate::responder_core::{
-    ignorable_outcome, AnswerKind, Context, Incoming, ProtocolResponder, Transmits, Unanswered,
+    ignorable_outcome, AnswerKind, Cached, Context, Incoming, ProtocolResponder, Transmits,
+    Unanswered,
 };
 use crate::Status;
 
@@ -136,6 +137,12 @@ pub struct A2sResponder {
     config: A2sConfig,
     next_split_id: u32,
     buf: Vec<u8>,
+    /// The INFO reply of the current status snapshot.
+    info_cache: Cached,
+    /// The PLAYER reply body (before any split) and whether players were left out.
+    players_cache: Cached,
+    /// The RULES reply body (before any split) and whether rules were left out.
+    rules_cache: Cached,
 }
 
 /// Bytes `s` takes on the wire as a NUL-terminated string (NULs inside are dropped).
@@ -163,6 +170,9 @@ impl A2sResponder {
             config,
             next_split_id: 1,
             buf: Vec::with_capacity(2048),
+            info_cache: Cached::default(),
+            players_cache: Cached::default(),
+            rules_cache: Cached::default(),
         }
     }
 
@@ -201,20 +211,55 @@ impl A2sResponder {
 
     /// Sends `self.buf` as one datagram or split; returns the number of datagrams.
     fn send(&mut self, out: &mut Transmits) -> usize {
-        if self.buf.len() <= MAX_DATAGRAM {
-            out.push_buf().extend_from_slice(&self.buf);
+        let buf = std::mem::take(&mut self.buf);
+        let n = self.send_body(&buf, out);
+        self.buf = buf;
+        n
+    }
+
+    /// Sends `body` as one datagram or split, each fragment written straight into its
+    /// output buffer; returns the number of datagrams.
+    fn send_body(&mut self, body: &[u8], out: &mut Transmits) -> usize {
+        if body.len() <= MAX_DATAGRAM {
+            out.push_buf().extend_from_slice(body);
             return 1;
         }
         let layout = self.layout();
-        let Ok(n) = fragment_count(self.buf.len(), layout) else {
+        let Ok(n) = fragment_count(body.len(), layout) else {
             return 0;
         };
         let Ok(total) = u8::try_from(n) else { return 0 };
         let id = self.split_id();
         for number in 0..total {
-            encode_fragment(&self.buf, id, layout, number, total, out.push_buf());
+            encode_fragment(body, id, layout, number, total, out.push_buf());
         }
         n
+    }
+
+    /// Sends a cached reply body (PLAYER or RULES) for `generation`, if there is one;
+    /// returns the datagrams sent and the cached "truncated" flag.
+    fn send_cached(
+        &mut self,
+        players: bool,
+        generation: u64,
+        out: &mut Transmits,
+    ) -> Option<(usize, bool)> {
+        let cache = if players {
+            &mut self.players_cache
+        } else {
+            &mut self.rules_cache
+        };
+        let body = std::mem::take(cache);
+        let r = body
+            .get(generation)
+            .and_then(|b| b.first())
+            .map(|b| (self.send_body(b, out), body.flag));
+        if players {
+            self.players_cache = body;
+        } else {
+            self.rules_cache = body;
+        }
+        r
     }
 
     /// The INFO reply for `status` in this responder's flavor, fitted to one datagram.
@@ -326,6 +371,7 @@ impl ProtocolResponder for A2sResponder {
 
     fn answer(&mut self, incoming: Incoming<'_>, cx: Context<'_>) -> A2sOutcome {
         let (now, ip, datagram, reject) = incoming.parts();
+        let generation = cx.generation;
         let (status, keys, out) = cx.parts();
         let Ok(request) = Request::decode(datagram) else {
             return A2sOutcome::Ignored(Unanswered::malformed("not an A2S request"));
@@ -369,12 +415,27 @@ impl ProtocolResponder for A2sResponder {
                 if self.config.require_info_challenge && !verified(keys) {
                     return send_challenge(keys, out);
                 }
+                if let Some(cached) = self.info_cache.get(generation) {
+                    for d in cached {
+                        out.push_buf().extend_from_slice(d);
+                    }
+                    return A2sOutcome::Info;
+                }
+                let start = out.len();
                 self.fitted_info(status, out.push_buf());
+                self.info_cache
+                    .store(generation, out.iter_from(start), false);
                 A2sOutcome::Info
             }
             Request::Player { .. } => {
                 if !verified(keys) {
                     return send_challenge(keys, out);
+                }
+                if let Some((datagrams, truncated)) = self.send_cached(true, generation, out) {
+                    return A2sOutcome::Players {
+                        datagrams,
+                        truncated,
+                    };
                 }
                 let ship = status
                     .a2s
@@ -405,14 +466,23 @@ impl ProtocolResponder for A2sResponder {
                     players.encode_body(&mut self.buf);
                 }
                 let datagrams = self.send(out);
+                let truncated = players.players.len() < full;
+                self.players_cache
+                    .store(generation, [self.buf.as_slice()], truncated);
                 A2sOutcome::Players {
                     datagrams,
-                    truncated: players.players.len() < full,
+                    truncated,
                 }
             }
             Request::Rules { .. } => {
                 if !verified(keys) {
                     return send_challenge(keys, out);
+                }
+                if let Some((datagrams, truncated)) = self.send_cached(false, generation, out) {
+                    return A2sOutcome::Rules {
+                        datagrams,
+                        truncated,
+                    };
                 }
                 let mut rules = status_to_rules(status);
                 let full = rules.rules.len();
@@ -437,9 +507,12 @@ impl ProtocolResponder for A2sResponder {
                     rules.encode_body(&mut self.buf);
                 }
                 let datagrams = self.send(out);
+                let truncated = rules.rules.len() < full;
+                self.rules_cache
+                    .store(generation, [self.buf.as_slice()], truncated);
                 A2sOutcome::Rules {
                     datagrams,
-                    truncated: rules.rules.len() < full,
+                    truncated,
                 }
             }
         }

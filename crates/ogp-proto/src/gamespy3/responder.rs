@@ -27,12 +27,13 @@
 use std::time::Instant;
 
 use super::mapping::{header_value, server_pairs, status_to_info};
-use super::reply::{encode_keys_reply, encode_packets, ChallengeReply, ServerInfo};
+use super::reply::{encode_keys_reply, encode_packets, ServerInfo};
 use super::request::{InfoKind, Request};
 use super::{kind, MAX_PACKET};
 use crate::guard::{protocol_id, ChallengeKeys};
 use crate::responder_core::{
-    ignorable_outcome, AnswerKind, Context, Incoming, ProtocolResponder, Transmits, Unanswered,
+    ignorable_outcome, AnswerKind, Cached, Context, Incoming, ProtocolResponder, Transmits,
+    Unanswered,
 };
 use crate::Status;
 
@@ -112,12 +113,21 @@ fn challenge_value(raw: u32) -> u32 {
 #[derive(Debug, Clone)]
 pub struct Gs3Responder {
     config: Gs3Config,
+    /// The full (sub-protocol B) reply of the current status snapshot; its packets carry
+    /// the session id at bytes 1..5, patched for each request.
+    full_cache: Cached,
 }
+
+/// Where the session id sits in every info reply packet (after the type byte).
+const SESSION_ID_AT: std::ops::Range<usize> = 1..5;
 
 impl Gs3Responder {
     /// A responder with the given settings.
     pub fn new(config: Gs3Config) -> Self {
-        Self { config }
+        Self {
+            config,
+            full_cache: Cached::default(),
+        }
     }
 
     /// The settings.
@@ -187,7 +197,41 @@ impl Gs3Responder {
         (info, truncated)
     }
 
-    fn full(&mut self, status: &Status, session_id: u32, out: &mut Transmits) -> Gs3Outcome {
+    fn full(
+        &mut self,
+        status: &Status,
+        generation: u64,
+        session_id: u32,
+        out: &mut Transmits,
+    ) -> Gs3Outcome {
+        if let Some(packets) = self.full_cache.get(generation) {
+            for p in packets {
+                let b = out.push_buf();
+                b.extend_from_slice(p);
+                if let Some(sid) = b.get_mut(SESSION_ID_AT) {
+                    sid.copy_from_slice(&session_id.to_be_bytes());
+                }
+            }
+            return Gs3Outcome::Info {
+                packets: packets.len(),
+                truncated: self.full_cache.flag,
+            };
+        }
+        let start = out.len();
+        let outcome = self.full_uncached(status, session_id, out);
+        if let Gs3Outcome::Info { truncated, .. } = outcome {
+            self.full_cache
+                .store(generation, out.iter_from(start), truncated);
+        }
+        outcome
+    }
+
+    fn full_uncached(
+        &mut self,
+        status: &Status,
+        session_id: u32,
+        out: &mut Transmits,
+    ) -> Gs3Outcome {
         let max = self.config.max_packets.clamp(1, 128);
         let info = status_to_info(status);
         if let Some(packets) = Self::write(&info, session_id, max, out) {
@@ -231,6 +275,24 @@ impl Gs3Responder {
     }
 }
 
+/// Appends `v` as decimal digits (no allocation).
+fn push_decimal(out: &mut Vec<u8>, v: u32) {
+    let mut digits = [0u8; 10];
+    let mut n = v;
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        if let Some(d) = digits.get_mut(i) {
+            *d = b'0' + (n % 10) as u8;
+        }
+        n /= 10;
+        if n == 0 || i == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(digits.get(i..).unwrap_or_default());
+}
+
 ignorable_outcome!(Gs3Outcome);
 
 impl ProtocolResponder for Gs3Responder {
@@ -261,6 +323,7 @@ impl ProtocolResponder for Gs3Responder {
 
     fn answer(&mut self, incoming: Incoming<'_>, cx: Context<'_>) -> Gs3Outcome {
         let (now, ip, datagram, reject) = incoming.parts();
+        let generation = cx.generation;
         let (status, keys, out) = cx.parts();
         let Ok(request) = Request::decode(datagram) else {
             return Gs3Outcome::Ignored(Unanswered::malformed("not a GameSpy v3 request"));
@@ -280,11 +343,18 @@ impl ProtocolResponder for Gs3Responder {
                 Gs3Outcome::Echo
             }
             Request::Challenge { session_id } => {
-                let text = match self.config.challenge {
-                    ChallengeMode::Bf2 => "0".into(),
-                    ChallengeMode::Real => Self::challenge(keys, now, ip).to_string().into(),
-                };
-                ChallengeReply { session_id, text }.encode(out.push_buf());
+                // `09 <sid> <challenge as decimal text> 00`, written in place (what
+                // `ChallengeReply::encode` writes, without building the text first).
+                let b = out.push_buf();
+                b.push(kind::CHALLENGE);
+                b.extend_from_slice(&session_id.to_be_bytes());
+                match self.config.challenge {
+                    ChallengeMode::Bf2 => b.push(b'0'),
+                    ChallengeMode::Real => {
+                        push_decimal(b, Self::challenge(keys, now, ip));
+                    }
+                }
+                b.push(0);
                 Gs3Outcome::Challenge
             }
             Request::Info {
@@ -305,7 +375,7 @@ impl ProtocolResponder for Gs3Responder {
                     }
                 }
                 match kind {
-                    InfoKind::Full => self.full(status, session_id, out),
+                    InfoKind::Full => self.full(status, generation, session_id, out),
                     InfoKind::Basic {
                         server,
                         players,
@@ -329,6 +399,20 @@ impl ProtocolResponder for Gs3Responder {
                     }
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::push_decimal;
+
+    #[test]
+    fn decimal_digits_as_to_string() {
+        for v in [0, 1, 9, 10, 99, 100, 12345, 0x7fff_ffff, u32::MAX] {
+            let mut b = vec![b'x'];
+            push_decimal(&mut b, v);
+            assert_eq!(b, format!("x{v}").into_bytes());
         }
     }
 }

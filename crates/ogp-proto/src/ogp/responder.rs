@@ -110,6 +110,36 @@ pub struct OgpResponder {
     config: OgpConfig,
     next_request_id: u32,
     body: Vec<u8>,
+    /// The answer body of the last query shape for the current status snapshot.
+    cache: BodyCache,
+}
+
+/// An encoded answer body (all the sections a query asked for), kept for one status
+/// generation and one query shape; reused while both stay the same. Only the header
+/// (RequestID, challenge, split numbering) is written per query.
+#[derive(Debug, Clone, Default)]
+struct BodyCache {
+    generation: u64,
+    query: DefaultQuery,
+    utf8: bool,
+    sections: super::Bits,
+    body: Vec<u8>,
+}
+
+impl BodyCache {
+    fn hit(
+        &self,
+        generation: u64,
+        query: &DefaultQuery,
+        utf8: bool,
+        sections: super::Bits,
+    ) -> bool {
+        generation != 0
+            && self.generation == generation
+            && self.query == *query
+            && self.utf8 == utf8
+            && self.sections == sections
+    }
 }
 
 impl OgpResponder {
@@ -119,6 +149,7 @@ impl OgpResponder {
             config,
             next_request_id: 1,
             body: Vec::with_capacity(1024),
+            cache: BodyCache::default(),
         }
     }
 
@@ -144,6 +175,7 @@ impl OgpResponder {
         qh: &Header,
         query: &DefaultQuery,
         status: &Status,
+        generation: u64,
         out: &mut Transmits,
     ) -> OgpOutcome {
         let opts = AnswerOptions {
@@ -165,11 +197,31 @@ impl OgpResponder {
         };
         let max_unsplit = self.config.max_unsplit_bytes;
         let max_split_total = self.config.max_split_total_bytes;
+        // The body with every asked section comes from the cache when this snapshot
+        // already answered this query shape; fitting (leaving sections out) is rare and
+        // encodes afresh.
+        let asked = sections;
+        let utf8 = qh.utf8();
+        let cache = &mut self.cache;
         let fitted = fit_answer(
             sections,
             &DROP_ORDER,
             &mut self.body,
-            |sections, body| encode_answer_sections(status, query, sections, &opts, body),
+            |sections, body| {
+                if sections == asked && cache.hit(generation, query, utf8, asked) {
+                    body.extend_from_slice(&cache.body);
+                    return;
+                }
+                encode_answer_sections(status, query, sections, &opts, body);
+                if sections == asked && generation != 0 {
+                    cache.generation = generation;
+                    cache.query = *query;
+                    cache.utf8 = utf8;
+                    cache.sections = asked;
+                    cache.body.clear();
+                    cache.body.extend_from_slice(body);
+                }
+            },
             |body| match split_at {
                 None => (8 + usize::from(ah.head_size()) + body.len() <= max_unsplit).then(|| {
                     let buf = out.push_buf();
@@ -223,6 +275,7 @@ impl ProtocolResponder for OgpResponder {
 
     fn answer(&mut self, incoming: Incoming<'_>, cx: Context<'_>) -> OgpOutcome {
         let (now, ip, datagram, reject) = incoming.parts();
+        let generation = cx.generation;
         let (status, keys, out) = cx.parts();
         let Ok(packet) = super::decode_query_header(datagram) else {
             return OgpOutcome::Ignored(Unanswered::malformed("malformed header"));
@@ -304,7 +357,7 @@ impl ProtocolResponder for OgpResponder {
         if !self.config.player_addresses {
             query.player_fields = query.player_fields.without(player_fields::ADDRESS);
         }
-        self.answer(&ah, &qh, &query, status, out)
+        self.answer(&ah, &qh, &query, status, generation, out)
     }
 }
 
