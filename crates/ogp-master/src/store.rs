@@ -161,10 +161,11 @@ pub struct ListRow {
 /// The database.
 #[derive(Clone)]
 pub enum Store {
-    /// SQLite.
-    /// SQLite: the connection that writes, and one that reads (WAL lets it read while
-    /// the other writes, so API requests do not wait for the poller's batches).
+    /// SQLite: the connection that writes, one that reads for API requests and one that
+    /// reads the list's changes (WAL lets them read while the other writes, so API
+    /// requests wait neither for the poller's batches nor for the list's refreshes).
     Sqlite(
+        Arc<Mutex<rusqlite::Connection>>,
         Arc<Mutex<rusqlite::Connection>>,
         Arc<Mutex<rusqlite::Connection>>,
     ),
@@ -231,7 +232,7 @@ impl Store {
         {
             let path = path.to_owned();
             let (w, r) = tokio::task::spawn_blocking(
-                move || -> Result<(rusqlite::Connection, Option<rusqlite::Connection>)> {
+                move || -> Result<(rusqlite::Connection, Option<(rusqlite::Connection, rusqlite::Connection)>)> {
                     let open = || -> Result<rusqlite::Connection> {
                         let conn = if path == ":memory:" {
                             rusqlite::Connection::open_in_memory()?
@@ -249,15 +250,18 @@ impl Store {
                     let r = if path == ":memory:" {
                         None
                     } else {
-                        Some(open()?)
+                        Some((open()?, open()?))
                     };
                     Ok((w, r))
                 },
             )
             .await??;
             let w = Arc::new(Mutex::new(w));
-            let r = r.map_or_else(|| w.clone(), |r| Arc::new(Mutex::new(r)));
-            let store = Self::Sqlite(w, r);
+            let (api, list) = match r {
+                Some((a, l)) => (Arc::new(Mutex::new(a)), Arc::new(Mutex::new(l))),
+                None => (w.clone(), w.clone()),
+            };
+            let store = Self::Sqlite(w, api, list);
             store.migrate().await?;
             return Ok(store);
         }
@@ -302,7 +306,7 @@ impl Store {
 
     async fn migrate(&self) -> Result<()> {
         match self {
-            Self::Sqlite(c, _) => {
+            Self::Sqlite(c, _, _) => {
                 Self::sqlite(c, |c| {
                     let tx = c.transaction()?;
                     tx.execute_batch(
@@ -381,7 +385,7 @@ impl Store {
             ));
         }
         match self {
-            Self::Sqlite(c, _) => {
+            Self::Sqlite(c, _, _) => {
                 Self::sqlite(c, move |c| {
                     let tx = c.transaction()?;
                     {
@@ -431,7 +435,7 @@ impl Store {
             .map(|(a, w)| (a.to_string(), i64::from(*w)))
             .collect();
         match self {
-            Self::Sqlite(c, _) => {
+            Self::Sqlite(c, _, _) => {
                 Self::sqlite(c, move |c| {
                     let tx = c.transaction()?;
                     {
@@ -480,7 +484,7 @@ impl Store {
             )
         };
         let rows: Vec<(String, String, String, i64, i64)> = match self {
-            Self::Sqlite(c, _) => {
+            Self::Sqlite(c, _, _) => {
                 let sql = sqlite_sql(&update(pick));
                 let owner = owner.to_owned();
                 Self::sqlite(c, move |c| {
@@ -559,7 +563,7 @@ impl Store {
         let reg_cut = now - t.registration_timeout_ms;
         let owner = owner.to_owned();
         match self {
-            Self::Sqlite(c, _) => {
+            Self::Sqlite(c, _, _) => {
                 Self::sqlite(c, move |c| {
                     let tx = c.transaction()?;
                     {
@@ -687,7 +691,7 @@ impl Store {
             ),
         ];
         match self {
-            Self::Sqlite(c, _) => {
+            Self::Sqlite(c, _, _) => {
                 Self::sqlite(c, move |c| {
                     for (sql, a, b) in two {
                         c.execute(&sqlite_sql(sql), rusqlite::params![a, b])?;
@@ -725,7 +729,7 @@ impl Store {
             "SELECT addr, protocols, up, removed, ping_ms, last_seen, summary, updated FROM servers
             WHERE updated > $1 AND addr > $2 ORDER BY addr LIMIT $3";
         match self {
-            Self::Sqlite(_, c) => {
+            Self::Sqlite(_, _, c) => {
                 Self::sqlite(c, move |c| {
                     let mut st = c.prepare_cached(&sqlite_sql(sql))?;
                     let rows = st
@@ -771,7 +775,7 @@ impl Store {
             return Ok(Vec::new());
         }
         match self {
-            Self::Sqlite(_, c) => {
+            Self::Sqlite(_, c, _) => {
                 Self::sqlite(c, move |c| {
                     let mut st = c.prepare_cached(
                         "SELECT addr, status FROM servers WHERE addr = ?1 AND status IS NOT NULL",
@@ -804,7 +808,7 @@ impl Store {
     pub async fn history(&self, addr: String) -> Result<Vec<(i64, i64)>> {
         let sql = "SELECT t, players FROM history WHERE addr = $1 ORDER BY t";
         match self {
-            Self::Sqlite(_, c) => {
+            Self::Sqlite(_, c, _) => {
                 Self::sqlite(c, move |c| {
                     let mut st = c.prepare_cached(&sqlite_sql(sql))?;
                     let rows = st
@@ -830,7 +834,7 @@ impl Store {
         let sql = "UPDATE servers SET next_poll = $1 WHERE removed = 0 AND next_poll < $2";
         let far = now + 86_400_000;
         match self {
-            Self::Sqlite(c, _) => {
+            Self::Sqlite(c, _, _) => {
                 Self::sqlite(c, move |c| {
                     Ok(c.execute(&sqlite_sql(sql), rusqlite::params![now, far])? as u64)
                 })
@@ -870,7 +874,7 @@ impl Store {
             VALUES ($1, $2, 'a2s', 'a2s', 1, 0, 1.0, $3, $4, $4, $5, $5, $6, $6, $5) ON CONFLICT (addr) DO NOTHING";
         let far = now + 86_400_000 * 365;
         match self {
-            Self::Sqlite(c, _) => {
+            Self::Sqlite(c, _, _) => {
                 Self::sqlite(c, move |c| {
                     let tx = c.transaction()?;
                     {
