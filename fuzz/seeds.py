@@ -121,6 +121,7 @@ def main():
     gs3_seeds()
     a2s_seeds()
     valve_master_seeds()
+    master_registry_seeds()
     if "--no-cargo" not in sys.argv:
         subprocess.run(["cargo", "run", "--quiet", "--release", "--manifest-path",
                         os.path.join(ROOT, "fuzz", "Cargo.toml"), "--example", "gen_seeds",
@@ -776,6 +777,30 @@ def valve_master_seeds():
                            b"\\appid\\440\\napp\\500\\gameaddr\\10.0.0.1:27015"]):
         put("valve_master", f"filter_{n}.bin", b"\x02" + f)
     put("valve_master", "pages.bin", bytes([3 | (5 << 2)]) + bytes([10, 0, 0, 3, 0x69, 0x8a]) + entries)
+
+
+def master_registry_seeds():
+    """master_registry: records [op][len][bytes]: op & 3 the source, bit 4 advances the
+    clock by len * 50 ms, bit 5 marks the source listed."""
+    def rec(op, d):
+        return bytes([op, len(d)]) + d
+    uplink = b"\xff\xff\xff\xffOGP\x00\x03\x03\x01\x07\x00"
+    probe = b"\xff\xff\xff\xffOGP\x00\x03\x01\x00"
+    # Error 3 (Invalid Challenge) with the new challenge and the copy of the probe
+    error3 = (b"\xff\xff\xff\xffOGP\x00\x07\xff\x03\x11\x22\x33\x44\x03" + probe[:8]
+              + b"\x07\x01\x02\x11\x22\x33\x44")
+    hb = b"\x03\x01\x02\x03\x04"
+    for k, v in [(b"localip0", b"127.0.0.1"), (b"localport", b"29900"),
+                 (b"statechanged", b"3"), (b"gamename", b"battlefield2")]:
+        hb += k + b"\x00" + v + b"\x00"
+    hb += b"\x00"
+    gs3_challenge = b"\x09\x00\x00\x00\x00" + b"123456789\x00"
+    put("master_registry", "uplink_then_error3.bin", rec(0, uplink) + rec(0, error3) + rec(0x10, b"\x14"))
+    put("master_registry", "heartbeat_then_challenge.bin", rec(1, hb) + rec(1, gs3_challenge))
+    put("master_registry", "flood_and_time.bin",
+        b"".join(rec(i & 3, uplink) for i in range(12)) + rec(0x10 | 2, b"\x64" * 40))
+    put("master_registry", "listed_and_list.bin",
+        rec(0x20, uplink) + rec(3, b"\x31\xff0.0.0.0:0\x00\x00"))
 
 
 if __name__ == "__main__":
