@@ -20,34 +20,9 @@ SELENIUM_VERSION=4.51.0
 DIR=target/interop
 VENV="$DIR/venv"
 
-die() {
-  echo "install-browser: $*" >&2
-  exit 1
-}
-note() { echo "install-browser: $*" >&2; }
-
-as_root() {
-  if [ "$(id -u)" = 0 ]; then
-    "$@"
-  elif command -v sudo >/dev/null; then
-    sudo "$@"
-  else
-    die "need root (or sudo) to run: $*"
-  fi
-}
-
-apt_updated=0
-apt_install() {
-  if [ "$apt_updated" = 0 ]; then
-    note "apt-get update (for: $*)"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 ||
-      die "apt-get update failed"
-    apt_updated=1
-  fi
-  note "apt-get install $*"
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2 ||
-    die "apt-get install $* failed"
-}
+INSTALLER=install-browser
+# shellcheck source=install-lib.sh
+. scripts/install-lib.sh
 
 mkdir -p "$DIR"
 
@@ -80,16 +55,7 @@ except PackageNotFoundError:
 EOF
 }
 if [ ! -x "$PY" ] || [ "$(selenium_version)" != "$SELENIUM_VERSION" ]; then
-  if [ ! -x "$PY" ]; then
-    python3 -c 'import venv, ensurepip' 2>/dev/null || apt_install python3-venv
-    note "python3 -m venv $VENV"
-    rm -rf "$VENV"
-    python3 -m venv "$VENV" >&2 || die "python3 -m venv $VENV failed"
-  fi
-  note "pip install selenium==$SELENIUM_VERSION into $VENV"
-  "$PY" -m pip install --quiet --disable-pip-version-check --no-input \
-    "selenium==$SELENIUM_VERSION" >&2 ||
-    die "pip install selenium==$SELENIUM_VERSION failed"
+  venv_pip "$VENV" "selenium==$SELENIUM_VERSION"
   "$PY" -c 'from selenium import webdriver; from selenium.webdriver.chrome.service import Service' ||
     die "selenium installed but does not import"
 fi

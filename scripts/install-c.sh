@@ -13,20 +13,9 @@ set -euo pipefail
 CC="${CC:-cc}"
 CXX="${CXX:-c++}"
 
-die() {
-  echo "install-c: $*" >&2
-  exit 1
-}
-
-as_root() {
-  if [ "$(id -u)" = 0 ]; then
-    "$@"
-  elif command -v sudo >/dev/null; then
-    sudo "$@"
-  else
-    die "need root (or sudo) to run: $*"
-  fi
-}
+INSTALLER=install-c
+# shellcheck source=install-lib.sh
+. "$(dirname "$0")/install-lib.sh"
 
 # Whether a sanitized program compiles, links and runs.
 sanitizers_work() {

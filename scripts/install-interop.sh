@@ -23,34 +23,9 @@ DIR=target/interop
 NPM_PREFIX="$DIR/npm"
 VENV="$DIR/venv"
 
-die() {
-  echo "install-interop: $*" >&2
-  exit 1
-}
-note() { echo "install-interop: $*" >&2; }
-
-as_root() {
-  if [ "$(id -u)" = 0 ]; then
-    "$@"
-  elif command -v sudo >/dev/null; then
-    sudo "$@"
-  else
-    die "need root (or sudo) to run: $*"
-  fi
-}
-
-apt_updated=0
-apt_install() {
-  if [ "$apt_updated" = 0 ]; then
-    note "apt-get update (for: $*)"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 ||
-      die "apt-get update failed"
-    apt_updated=1
-  fi
-  note "apt-get install $*"
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2 ||
-    die "apt-get install $* failed"
-}
+INSTALLER=install-interop
+# shellcheck source=install-lib.sh
+. scripts/install-lib.sh
 
 mkdir -p "$DIR"
 
@@ -103,16 +78,7 @@ EOF
 }
 want_py="python-a2s=$PYTHON_A2S_VERSION opengsq=$OPENGSQ_VERSION"
 if [ ! -x "$PY" ] || [ "$(py_versions)" != "$want_py" ]; then
-  if [ ! -x "$PY" ]; then
-    python3 -c 'import venv, ensurepip' 2>/dev/null || apt_install python3-venv
-    note "python3 -m venv $VENV"
-    rm -rf "$VENV"
-    python3 -m venv "$VENV" >&2 || die "python3 -m venv $VENV failed"
-  fi
-  note "pip install python-a2s==$PYTHON_A2S_VERSION opengsq==$OPENGSQ_VERSION into $VENV"
-  "$PY" -m pip install --quiet --disable-pip-version-check --no-input \
-    "python-a2s==$PYTHON_A2S_VERSION" "opengsq==$OPENGSQ_VERSION" >&2 ||
-    die "pip install python-a2s==$PYTHON_A2S_VERSION opengsq==$OPENGSQ_VERSION failed"
+  venv_pip "$VENV" "python-a2s==$PYTHON_A2S_VERSION" "opengsq==$OPENGSQ_VERSION"
   "$PY" -c 'import a2s; from opengsq.protocols import Source' ||
     die "python-a2s and opengsq installed but do not import"
 fi

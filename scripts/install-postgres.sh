@@ -8,25 +8,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-die() {
-  echo "install-postgres: $*" >&2
-  exit 1
-}
+INSTALLER=install-postgres
+# shellcheck source=install-lib.sh
+. scripts/install-lib.sh
 
 bindir() {
   ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1
 }
 
 if [ -z "$(bindir)" ] || [ ! -x "$(bindir)/initdb" ] || [ ! -x "$(bindir)/pg_ctl" ]; then
-  if [ "$(id -u)" != 0 ]; then
-    command -v sudo >/dev/null || die "need root (or sudo) to install postgresql"
-    SUDO=sudo
-  else
-    SUDO=
-  fi
-  $SUDO apt-get update -qq || die "apt-get update failed"
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends postgresql >/dev/null ||
-    die "apt-get install postgresql failed"
+  apt_install postgresql
 fi
 dir="$(bindir)"
 [ -x "$dir/initdb" ] || die "no initdb after installing"
