@@ -567,6 +567,9 @@ fn status_is_latin1(s: &Status) -> bool {
     // Rules are a JSON object, where a repeated name keeps only its last value: look at
     // every pair itself.
     let latin1 = |t: &str| t.chars().all(|c| u32::from(c) < 256);
-    let rules = s.rules.as_ref().is_none_or(|r| r.iter().all(|(k, v)| latin1(k) && latin1(v)));
+    let rules = s
+        .rules
+        .as_ref()
+        .is_none_or(|r| r.iter().all(|(k, v)| latin1(k) && latin1(v)));
     walk(&v) && rules
 }
