@@ -166,15 +166,11 @@ fn http(args: &ListArgs, limit: usize, out: &mut impl Write) -> anyhow::Result<u
             url.push('&');
             url.push_str(args.filter.trim_start_matches(['?', '&']));
         }
+        let mut req = agent.get(&url);
         if let Some(c) = &cursor {
-            url.push_str("&cursor=");
-            url.push_str(
-                &c.replace('[', "%5B")
-                    .replace(']', "%5D")
-                    .replace(':', "%3A"),
-            );
+            req = req.query("cursor", c); // percent-encoded by ureq
         }
-        let mut res = agent.get(&url).call().map_err(|e| anyhow!("{url}: {e}"))?;
+        let mut res = req.call().map_err(|e| anyhow!("{url}: {e}"))?;
         let body = res
             .body_mut()
             .with_config()

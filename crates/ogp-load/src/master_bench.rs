@@ -21,7 +21,7 @@ use anyhow::{bail, Context as _, Result};
 use ogp_proto::master::valve::{decode_page, ListRequest, END};
 
 use crate::common;
-use crate::sources::{find_ogp, memory_kb};
+use crate::sources::{find_ogp, free_port, memory_kb};
 
 /// Options of `ogp-load master`.
 #[derive(clap::Args, Debug)]
@@ -134,7 +134,7 @@ pub fn run(args: &Args) -> Result<()> {
         t.elapsed().as_secs_f64()
     );
 
-    let udp_port = free_udp()?;
+    let udp_port = free_port()?;
     let http_port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port();
@@ -354,10 +354,6 @@ pub fn run(args: &Args) -> Result<()> {
     drop(master);
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
-}
-
-fn free_udp() -> Result<u16> {
-    Ok(UdpSocket::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
 /// `n` distinct free UDP ports (held open while collected, so none repeats).

@@ -109,7 +109,7 @@ pub(crate) fn find_ogp(explicit: Option<&Path>) -> Result<PathBuf> {
     )
 }
 
-fn free_port() -> Result<u16> {
+pub(crate) fn free_port() -> Result<u16> {
     let s = std::net::UdpSocket::bind("127.0.0.1:0")?;
     Ok(s.local_addr()?.port())
 }

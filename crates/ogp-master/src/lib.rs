@@ -170,7 +170,7 @@ impl Shared {
         let since = if since == 0 {
             i64::MIN
         } else {
-            since - overlap
+            since.saturating_sub(overlap)
         };
         const CHUNK: i64 = 5000;
         let mut after = String::new();

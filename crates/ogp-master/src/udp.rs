@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use ogp_proto::guard::{RateConfig, RateDecision, RateLimiter};
 use ogp_proto::master::registry::{
-    classify, Admission, Inbound, Known, Registrar, RegistrarConfig, Registration, Verdict,
+    classify, Admission, Inbound, Known, Registrar, RegistrarConfig, Verdict,
 };
 use ogp_proto::master::valve::{encode_page, Filter, ListRequest};
 use tokio::net::UdpSocket;
@@ -220,12 +220,8 @@ async fn handle(
                 Admission::Verifying => "verifying",
                 Admission::Dropped(reason) => reason.name(),
             };
-            let protocol = match &r {
-                Registration::OgpUplink { .. } => "ogp",
-                Registration::Heartbeat(_) => "gamespy3",
-            };
             m.registrations
-                .get_or_create(&labels("protocol", protocol, "outcome", outcome))
+                .get_or_create(&labels("protocol", r.protocol().name(), "outcome", outcome))
                 .inc();
         }
         Ok(Inbound::List(req)) => {

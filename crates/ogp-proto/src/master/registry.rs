@@ -510,20 +510,29 @@ impl Registrar {
         }
     }
 
-    /// Advances the timers of verifications due by `now`.
+    /// Advances the timers of verifications due by `now`: each at most once per call,
+    /// so a machine whose deadline is still `now` afterwards cannot keep this looping.
     pub fn handle_timeout(&mut self, now: Instant) {
+        let mut due = Vec::new();
         while let Some(Reverse((t, addr))) = self.timers.peek().copied() {
             if t > now {
                 break;
             }
             self.timers.pop();
-            let due = self
+            due.push(addr);
+        }
+        due.sort_unstable();
+        due.dedup();
+        for addr in due {
+            let is_due = self
                 .pending
                 .get(&addr)
                 .and_then(|p| p.machine.poll_timeout())
                 .is_some_and(|d| d <= now);
-            if !due {
-                continue; // stale: finished, or its deadline moved (armed again then)
+            if !is_due {
+                // stale (finished, or its deadline moved): arm the real one, if any
+                self.arm(addr);
+                continue;
             }
             if let Some(p) = self.pending.get_mut(&addr) {
                 p.machine.handle_timeout(now);
