@@ -345,6 +345,36 @@ impl RateLimiter {
         self.charge_hashed(now, family, key, h, cost)
     }
 
+    /// Whether `ip` has its own bucket here, charged within `within` before `now`. Only
+    /// a charge makes a bucket, so with a limiter that only charges sources that proved
+    /// their address, this says the source proved it recently. Takes nothing.
+    pub fn knows(&self, now: Instant, ip: IpAddr, within: Duration) -> bool {
+        let (family, key) = source_key(ip);
+        let h = keyed_source_hash(&self.hash, family, key);
+        self.knows_hashed(now, family, key, h, within)
+    }
+
+    fn knows_hashed(
+        &self,
+        now: Instant,
+        family: u8,
+        key: u64,
+        hash: u64,
+        within: Duration,
+    ) -> bool {
+        let now_ms =
+            u64::try_from(now.saturating_duration_since(self.base).as_millis()).unwrap_or(u64::MAX);
+        let within_ms = u64::try_from(within.as_millis()).unwrap_or(u64::MAX);
+        let start = ((hash as usize) & self.set_mask) * WAYS;
+        self.slots
+            .get(start..start + WAYS)
+            .unwrap_or_default()
+            .iter()
+            .any(|s| {
+                s.family == family && s.key == key && now_ms.saturating_sub(s.last_ms) <= within_ms
+            })
+    }
+
     /// [`charge`](Self::charge) with the source's key and keyed hash already computed.
     fn charge_hashed(
         &mut self,
@@ -486,6 +516,18 @@ impl SharedRateLimiter {
             .sum()
     }
 
+    /// [`RateLimiter::knows`] on the shared table.
+    pub fn knows(&self, now: Instant, ip: IpAddr, within: Duration) -> bool {
+        let (family, key) = source_key(ip);
+        let h = keyed_source_hash(&self.hash, family, key);
+        let shard = (h >> 58) as usize & (SHARDS - 1);
+        self.shards.get(shard).is_some_and(|m| {
+            m.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .knows_hashed(now, family, key, h, within)
+        })
+    }
+
     /// Charges one datagram to `ip`'s bucket.
     pub fn check(&self, now: Instant, ip: IpAddr) -> RateDecision {
         let (family, key) = source_key(ip);
@@ -616,6 +658,30 @@ mod tests {
         // Another source has its own budget.
         assert_eq!(l.check(t0, v4(192, 0, 2, 8)), RateDecision::Allow);
         assert!(l.memory_bytes() >= (1 << 12) * std::mem::size_of::<Slot>());
+    }
+
+    #[test]
+    fn a_limiter_knows_the_sources_it_charged_recently() {
+        let t0 = Instant::now();
+        let l = SharedRateLimiter::new(RateConfig::default(), 1 << 12, [5; 16], t0);
+        let (a, b) = (v4(192, 0, 2, 7), v4(192, 0, 2, 8));
+        let minute = Duration::from_secs(60);
+        assert!(!l.knows(t0, a, minute), "nothing charged yet");
+        assert_eq!(l.check(t0, a), RateDecision::Allow);
+        assert!(l.knows(t0 + minute, a, minute));
+        assert!(
+            !l.knows(t0 + minute + Duration::from_secs(1), a, minute),
+            "too long ago"
+        );
+        assert!(!l.knows(t0, b, minute), "another source");
+        // Asking takes nothing: the burst of 40 is still whole.
+        for _ in 0..100 {
+            l.knows(t0, a, minute);
+        }
+        let left = (0..100)
+            .filter(|_| l.check(t0, a) == RateDecision::Allow)
+            .count();
+        assert_eq!(left, 39);
     }
 
     #[test]

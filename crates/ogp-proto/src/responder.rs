@@ -615,13 +615,18 @@ impl Responder {
         // Charged after the protocol has said whether the source proved its address:
         // answers to a valid challenge spend the source's own budget, which a spoofer
         // cannot touch; everything else spends a budget of its own, per source and
-        // overall.
+        // overall. A source that proved its address within the challenge period (it has
+        // a bucket in the proven table, where only proof puts one) skips the overall
+        // budget: a flood of spoofed sources spends that budget, and would otherwise
+        // starve the clients that keep querying us of their challenges. It still spends
+        // its per-source budget, so what can be sent toward it stays capped.
         if !out.is_empty() {
             let allowed = if proven {
                 self.limiter.check(now, ip) == RateDecision::Allow
             } else {
                 self.unproven.check(now, ip) == RateDecision::Allow
-                    && self.unproven_total.check(now) == RateDecision::Allow
+                    && (self.limiter.knows(now, ip, self.config.challenge_period)
+                        || self.unproven_total.check(now) == RateDecision::Allow)
             };
             if !allowed {
                 out.clear();

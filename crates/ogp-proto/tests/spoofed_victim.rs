@@ -202,3 +202,74 @@ fn unproven_answers_have_an_overall_budget() {
     assert_eq!(out.len(), 1);
     assert!(r.stats().rate_limited >= 1900);
 }
+
+/// A flood of spoofed sources spends the overall budget of unproven answers; a client that
+/// proved its address within the challenge period still gets its challenges (its
+/// unproven step is charged to its per-source budget only), while new clients compete
+/// with the flood, and the spoofed sources together still get no more than the overall
+/// budget.
+#[test]
+fn a_flood_of_spoofed_sources_does_not_starve_a_known_client() {
+    let t0 = Instant::now();
+    let mut r = Responder::new(ResponderConfig::default(), [7; 32], t0);
+    let status = demo_state();
+    let mut out = Transmits::default();
+    let probe = ogp_probe();
+    let known: IpAddr = "192.0.2.10".parse().unwrap();
+    // The known client's whole exchange: the probe (answered with the challenge), then
+    // the challenged query (answered with the status). True when both are answered.
+    let exchange = |r: &mut Responder, now: Instant, ip: IpAddr, out: &mut Transmits| {
+        r.handle(now, SocketAddr::new(ip, 40001), &probe, &status, out);
+        if out.is_empty() {
+            return false;
+        }
+        let q = ogp_query_with(r.ogp_challenge(now, ip));
+        r.handle(now, SocketAddr::new(ip, 40001), &q, &status, out);
+        !out.is_empty()
+    };
+    assert!(exchange(&mut r, t0, known, &mut out), "before the flood");
+    // 30,000 spoofed datagrams a second from 100,000 sources (3× the default overall
+    // budget of 10,000 a second), for 2 s; both clients every 150 ms.
+    let (rate, sources, secs) = (30_000u32, 100_000u32, 2u32);
+    let every = Duration::from_secs(1) / rate;
+    let (mut known_ok, mut stranger_ok, mut asked, mut spoofed_answers) = (0, 0, 0, 0u64);
+    let mut next_query = t0 + Duration::from_millis(150);
+    for i in 0..rate * secs {
+        let now = t0 + every * i;
+        let n = i % sources;
+        let src = SocketAddr::new(
+            IpAddr::from([10, (n >> 16) as u8, (n >> 8) as u8, n as u8]),
+            5000,
+        );
+        r.handle(now, src, &probe, &status, &mut out);
+        spoofed_answers += out.len() as u64;
+        if now >= next_query {
+            asked += 1;
+            known_ok += usize::from(exchange(&mut r, now, known, &mut out));
+            // A new client each time: never proven.
+            let stranger = IpAddr::from([192, 0, 2, 20 + asked as u8]);
+            stranger_ok += usize::from(exchange(&mut r, now, stranger, &mut out));
+            next_query += Duration::from_millis(150);
+        }
+    }
+    eprintln!(
+        "known client {known_ok}/{asked}, new clients {stranger_ok}/{asked}, \
+         {spoofed_answers} answers to {} spoofed datagrams",
+        rate * secs
+    );
+    assert!(asked >= 12);
+    assert_eq!(
+        known_ok, asked,
+        "the known client lost answers to the flood"
+    );
+    // New clients compete with the flood for the overall budget once its burst is spent.
+    assert!(
+        stranger_ok < asked,
+        "new clients never competed with the flood"
+    );
+    // Overall budget: burst 10,000 + 10,000/s × 2 s, plus the stranger's answers.
+    assert!(
+        spoofed_answers <= 30_000,
+        "spoofed sources got {spoofed_answers} answers"
+    );
+}
