@@ -8,12 +8,15 @@
 //! * `ogp-load scan`: targets per second and peak memory of `ogp scan` over many
 //!   loopback responders, against qstat on the same list.
 //!
+//! * `ogp-load flood`: an `ogp serve` process under a flood from 100,000 spoofed
+//!   sources, with a legitimate client's answers counted.
 //! * `ogp-load master`: the master server with 10,000 live and 100,000 simulated
 //!   servers: poll cycles, API latency, Valve list pages/s, memory.
 //!
 //! Every loop here is bounded in count and in time. See `README.md` next to this crate.
 
 mod common;
+mod flood;
 mod master_bench;
 mod responder_bench;
 mod scan_bench;
@@ -43,6 +46,9 @@ enum Command {
     /// The master server at scale: registrations, poll cycles, API latency over 110,000
     /// servers, Valve list pages/s, memory.
     Master(master_bench::Args),
+    /// A real `ogp serve` under a flood from 100,000 spoofed sources, while a client
+    /// keeps querying it: answers kept, kernel drops, memory.
+    Flood(flood::Args),
     /// (internal) Serve responders for `scan`, until standard input closes.
     #[command(hide = true)]
     ScanServe(scan_bench::ServeArgs),
@@ -55,6 +61,7 @@ fn main() -> ExitCode {
         Command::Sources(a) => sources::run(&a),
         Command::Scan(a) => scan_bench::run(&a),
         Command::Master(a) => master_bench::run(&a),
+        Command::Flood(a) => flood::run(&a),
         Command::ScanServe(a) => scan_bench::serve(&a),
     };
     match result {

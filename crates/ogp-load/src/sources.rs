@@ -48,8 +48,8 @@ pub struct Args {
 }
 
 /// The `ogp serve` child; killed (by its pid) when dropped.
-struct ServerProcess {
-    child: Child,
+pub(crate) struct ServerProcess {
+    pub(crate) child: Child,
     dir: PathBuf,
 }
 
@@ -86,7 +86,7 @@ fn mb(kb: u64) -> String {
 /// Source address number `i`: 127.a.b.c with a and c in 1–254 and b in 0–255, a moving
 /// fastest, so consecutive sources are spread over the whole /8. 127.0.0.0/16 (where the
 /// server listens) is never used.
-fn source_ip(i: u32) -> Ipv4Addr {
+pub(crate) fn source_ip(i: u32) -> Ipv4Addr {
     let a = 1 + (i % 254);
     let b = (i / 254) % 256;
     let c = 1 + (i / (254 * 256)) % 254;
@@ -114,8 +114,14 @@ pub(crate) fn free_port() -> Result<u16> {
     Ok(s.local_addr()?.port())
 }
 
-fn start_server(bin: &Path) -> Result<(ServerProcess, SocketAddr)> {
-    let dir = std::env::temp_dir().join(format!("ogp-load-{}", std::process::id()));
+/// Starts `ogp serve` on the project's state file and a free loopback port, with
+/// `extra` arguments; `tag` names its temporary directory.
+pub(crate) fn start_server(
+    bin: &Path,
+    tag: &str,
+    extra: &[String],
+) -> Result<(ServerProcess, SocketAddr)> {
+    let dir = std::env::temp_dir().join(format!("ogp-load-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let state = dir.join("state.json");
     std::fs::write(&state, common::STATE_JSON)?;
@@ -127,6 +133,7 @@ fn start_server(bin: &Path) -> Result<(ServerProcess, SocketAddr)> {
         .arg(&state)
         .arg("--listen")
         .arg(listen.to_string())
+        .args(extra)
         .env("OGP_LOG", "warn")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -134,12 +141,34 @@ fn start_server(bin: &Path) -> Result<(ServerProcess, SocketAddr)> {
         .spawn()
         .with_context(|| format!("starting {}", bin.display()))?;
     println!(
-        "server: {} serve --state {} --listen {listen}  (pid {})",
+        "server: {} serve --state {} --listen {listen}{}{}  (pid {})",
         bin.display(),
         state.display(),
+        if extra.is_empty() { "" } else { " " },
+        extra.join(" "),
         child.id()
     );
     Ok((ServerProcess { child, dir }, listen))
+}
+
+/// Waits until the server at `addr` answers an OGP query (at most 10 s).
+pub(crate) async fn wait_ready(addr: SocketAddr) -> Result<()> {
+    for _ in 0..50 {
+        let quick = Options::with_timing(
+            Timing::default()
+                .attempt_timeout(Duration::from_millis(200))
+                .retries(0)
+                .total_timeout(Duration::from_millis(200)),
+        );
+        if ogp_net::client::query(addr, Protocol::Ogp, &quick)
+            .await
+            .is_ok()
+        {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    bail!("the server did not answer within 10 s")
 }
 
 /// One source: its own socket and address, one complete query, then the socket closes.
@@ -174,7 +203,7 @@ pub fn run(args: &Args) -> Result<()> {
         ),
     );
     common::print_load("before");
-    let (server, addr) = start_server(&bin)?;
+    let (server, addr) = start_server(&bin, "sources", &[])?;
     let pid = server.child.id();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -185,26 +214,7 @@ pub fn run(args: &Args) -> Result<()> {
             .total_timeout(Duration::from_millis(args.timeout_ms * 4)),
     );
 
-    // Wait until it answers (at most 10 s), from 127.0.0.1.
-    let ready = rt.block_on(async {
-        for _ in 0..50 {
-            let quick = Options::with_timing(
-                Timing::default()
-                    .attempt_timeout(Duration::from_millis(200))
-                    .retries(0)
-                    .total_timeout(Duration::from_millis(200)),
-            );
-            if ogp_net::client::query(addr, Protocol::Ogp, &quick)
-                .await
-                .is_ok()
-            {
-                return true;
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-        false
-    });
-    ensure!(ready, "the server did not answer within 10 s");
+    rt.block_on(wait_ready(addr))?;
     let (hwm0, rss0) = memory_kb(pid)?;
     println!(
         "after start and one query: VmHWM {}  VmRSS {}",
