@@ -70,6 +70,11 @@ pub struct Args {
     /// A2S-speaking responders).
     #[arg(long)]
     pub qstat_targets: Option<u32>,
+    /// Targets of the defaults comparison: `ogp scan` and qstat, each with its own
+    /// default settings, on the first N targets of the comparison list (0 skips it; 100
+    /// targets take qstat about a second at its default pacing).
+    #[arg(long, default_value_t = 1000)]
+    pub defaults_targets: u32,
     /// Time limit of each scan run, in seconds.
     #[arg(long, default_value_t = 600)]
     pub max_seconds: u64,
@@ -180,7 +185,7 @@ impl Drop for Kid {
 
 /// One responder child and the targets it serves.
 struct Responders {
-    _kid: Kid,
+    kid: Kid,
     ip: Ipv4Addr,
     offset: u64,
     count: u32,
@@ -230,7 +235,7 @@ fn start_responders(args: &Args, mix: &str) -> Result<Vec<Responders>> {
             );
         }
         out.push(Responders {
-            _kid: child,
+            kid: child,
             ip,
             offset,
             count,
@@ -259,7 +264,38 @@ struct Run {
     answered: u64,
     seconds: f64,
     peak_kb: Option<u64>,
+    /// CPU time of the scanner process (user + system), from `getrusage` of reaped
+    /// children.
+    cpu: Option<Duration>,
+    /// CPU time the responder children spent meanwhile.
+    farm_cpu: Option<Duration>,
     summary: String,
+}
+
+/// User + system time of this process's reaped children (the scanner runs are reaped
+/// one at a time; the responder children live on and are not counted).
+fn children_cpu() -> Option<Duration> {
+    use nix::sys::resource::{getrusage, UsageWho};
+    let u = getrusage(UsageWho::RUSAGE_CHILDREN).ok()?;
+    let tv = |t: nix::sys::time::TimeVal| {
+        Duration::from_secs(u64::try_from(t.tv_sec()).unwrap_or(0))
+            + Duration::from_micros(u64::try_from(t.tv_usec()).unwrap_or(0))
+    };
+    Some(tv(u.user_time()) + tv(u.system_time()))
+}
+
+/// CPU time of a running process (user + system, all threads), from /proc/<pid>/stat
+/// in clock ticks of 10 ms.
+fn process_cpu(pid: u32) -> Option<Duration> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let f: Vec<&str> = text.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    Some(Duration::from_millis(ticks * 10))
+}
+
+/// CPU time of all responder children.
+fn farm_cpu(farm: &[u32]) -> Option<Duration> {
+    farm.iter().map(|p| process_cpu(*p)).sum()
 }
 
 impl Run {
@@ -276,7 +312,10 @@ fn run_child(
     targets: u64,
     limit: Duration,
     is_answer: fn(&str) -> bool,
+    farm: &[u32],
 ) -> Result<Run> {
+    let cpu0 = children_cpu();
+    let farm0 = farm_cpu(farm);
     let t0 = Instant::now();
     let mut kid = Kid(cmd
         .stdin(Stdio::null())
@@ -319,6 +358,8 @@ fn run_child(
         std::thread::sleep(Duration::from_millis(10));
     };
     let seconds = t0.elapsed().as_secs_f64();
+    let cpu = children_cpu().zip(cpu0).map(|(a, b)| a.saturating_sub(b));
+    let farm_cpu = farm_cpu(farm).zip(farm0).map(|(a, b)| a.saturating_sub(b));
     let answered = counter.join().unwrap_or(0);
     let summary = err_reader.join().unwrap_or_default();
     ensure!(status.success(), "{cmd:?} failed: {status}; {summary}");
@@ -327,6 +368,8 @@ fn run_child(
         answered,
         seconds,
         peak_kb: peak,
+        cpu,
+        farm_cpu,
         summary,
     })
 }
@@ -374,13 +417,20 @@ fn mb(kb: Option<u64>) -> String {
 
 fn print_run(label: &str, r: &Run) {
     println!(
-        "{label:<34} {:>7} targets {:>7} answered ({:>6.2}%) in {:>7.2} s = {:>8.0} targets/s   peak RSS {}",
+        "{label:<34} {:>7} targets {:>7} answered ({:>6.2}%) in {:>7.2} s = {:>8.0} targets/s   peak RSS {}   CPU {} ({} µs/target), responders {}",
         r.targets,
         r.answered,
         100.0 * r.answered as f64 / r.targets.max(1) as f64,
         r.seconds,
         r.per_second(),
-        mb(r.peak_kb)
+        mb(r.peak_kb),
+        r.cpu.map_or("?".into(), |c| format!("{:.2} s", c.as_secs_f64())),
+        r.cpu.map_or("?".into(), |c| format!("{:.1}", c.as_secs_f64() * 1e6 / r.targets.max(1) as f64)),
+        r.farm_cpu.map_or("?".into(), |c| format!(
+            "{:.2} s = {:.0}% of a core",
+            c.as_secs_f64(),
+            100.0 * c.as_secs_f64() / r.seconds.max(1e-6)
+        )),
     );
 }
 
@@ -396,13 +446,14 @@ pub fn run(args: &Args) -> Result<()> {
     common::print_command(
         "scan",
         &format!(
-            "--targets {} --mix {mix_arg} --rate {} --max-in-flight {} --per-process {} --maxsim {} --sendinterval {}{}",
+            "--targets {} --mix {mix_arg} --rate {} --max-in-flight {} --per-process {} --maxsim {} --sendinterval {} --defaults-targets {}{}",
             args.targets,
             args.rate,
             args.max_in_flight,
             args.per_process,
             join(&args.maxsim),
             join(&args.sendinterval),
+            args.defaults_targets,
             if args.no_qstat { " --no-qstat" } else { "" },
         ),
     );
@@ -472,14 +523,56 @@ pub fn run(args: &Args) -> Result<()> {
         args.rate,
         args.max_in_flight
     );
-    let mixed_run = run_child(scan_cmd(&mixed), n_mixed, limit, ogp_answer)?;
+    let farm: Vec<u32> = children.iter().map(|c| c.kid.0.id()).collect();
+    let mixed_run = run_child(scan_cmd(&mixed), n_mixed, limit, ogp_answer, &farm)?;
     print_run(&format!("ogp scan, mixed ({mix_arg})"), &mixed_run);
     println!("  {}", mixed_run.summary);
-    let a2s_run = run_child(scan_cmd(&ours_a2s), n_a2s, limit, ogp_answer)?;
+    let a2s_run = run_child(scan_cmd(&ours_a2s), n_a2s, limit, ogp_answer, &farm)?;
     print_run("ogp scan, A2S+GS3 list", &a2s_run);
     println!("  {}", a2s_run.summary);
     // The best run for each -sendinterval: (sendinterval, label, run).
     let mut best: Vec<(u32, String, Run)> = Vec::new();
+    // Each with its own defaults, on the first --defaults-targets of the comparison list.
+    let mut defaults = None;
+    if args.defaults_targets > 0 {
+        let n = u64::from(args.defaults_targets).min(n_a2s);
+        let take = |from: &Path, to: &Path| -> Result<()> {
+            let text = std::fs::read_to_string(from)?;
+            let lines: Vec<&str> = text.lines().take(n as usize).collect();
+            std::fs::write(to, lines.join("\n") + "\n")?;
+            Ok(())
+        };
+        let (ours_small, qstat_small) = (dir.join("a2s-small.txt"), dir.join("qstat-small.txt"));
+        take(&ours_a2s, &ours_small)?;
+        take(&qstat_list, &qstat_small)?;
+        let mut c = Command::new(&ogp);
+        c.arg("scan")
+            .arg("--json")
+            .arg(&ours_small)
+            .env_remove("OGP_LOG");
+        println!(
+            "defaults: {} scan --json LIST  ({n} targets)",
+            ogp.display()
+        );
+        let ours = run_child(c, n, limit, ogp_answer, &farm)?;
+        print_run("ogp scan, its defaults", &ours);
+        let theirs = if args.no_qstat {
+            None
+        } else {
+            let mut c = Command::new(&args.qstat_bin);
+            c.arg("-f")
+                .arg(&qstat_small)
+                .args(["-raw", ",", "-nh", "-R", "-P"]);
+            println!(
+                "defaults: {} -f LIST -raw , -nh -R -P  ({n} targets)",
+                args.qstat_bin.display()
+            );
+            let r = run_child(c, n, limit, qstat_answer, &farm)?;
+            print_run("qstat, its defaults", &r);
+            Some(r)
+        };
+        defaults = Some((ours, theirs));
+    }
     if !args.no_qstat {
         for &si in &args.sendinterval {
             for &m in &args.maxsim {
@@ -502,7 +595,7 @@ pub fn run(args: &Args) -> Result<()> {
                     "qstat: {} -f LIST -maxsim {m} -sendinterval {si} -retry 1 -interval 0.3 -raw , -nh -R -P",
                     args.qstat_bin.display()
                 );
-                let r = match run_child(c, n_a2s, limit, qstat_answer) {
+                let r = match run_child(c, n_a2s, limit, qstat_answer, &farm) {
                     Ok(r) => r,
                     Err(e) => {
                         println!("  qstat -maxsim {m} failed: {e:#}");
@@ -536,12 +629,30 @@ pub fn run(args: &Args) -> Result<()> {
             "its pacing changed"
         };
         println!(
-            "  ratio vs qstat at its best -maxsim, -sendinterval {si} ({pacing}): {:.1}x (answered targets/s, same list; target >= 10x)",
-            ours / theirs.max(1e-9)
+            "  ratio vs qstat at its best -maxsim, -sendinterval {si} ({pacing}): {:.2}x answered targets/s, {} CPU per target (same list; target >= 5x)",
+            ours / theirs.max(1e-9),
+            match (a2s_run.cpu, q.cpu) {
+                (Some(a), Some(b)) => format!(
+                    "{:.2}x less",
+                    b.as_secs_f64() / a.as_secs_f64().max(1e-9)
+                ),
+                _ => "?".into(),
+            }
         );
     }
+    if let Some((ours, theirs)) = &defaults {
+        print_run("  defaults: ogp scan", ours);
+        if let Some(t) = theirs {
+            print_run("  defaults: qstat", t);
+            println!(
+                "  ratio, each with its defaults: {:.1}x answered targets/s",
+                (ours.answered as f64 / ours.seconds.max(1e-6))
+                    / (t.answered as f64 / t.seconds.max(1e-6)).max(1e-9)
+            );
+        }
+    }
     println!(
-        "  memory: ogp scan peak RSS {} for {} targets (target <= 100 MB at 100,000)",
+        "  memory: ogp scan peak RSS {} for {} targets (target <= 20 MB at 100,000)",
         mb(mixed_run.peak_kb),
         mixed_run.targets
     );

@@ -52,6 +52,54 @@ impl RecvBufs {
     }
 }
 
+/// Where a batch of datagrams of any size up to `size` bytes lands (the scanner's
+/// answers may be as large as UDP allows): [`BATCH`] buffers in one allocation, zeroed
+/// by the allocator, so the pages no datagram reaches are never touched and cost no
+/// memory.
+pub struct RecvBatch {
+    buf: Vec<u8>,
+    size: usize,
+    got: [(usize, Option<SocketAddr>); BATCH],
+}
+
+impl std::fmt::Debug for RecvBatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecvBatch")
+            .field("size", &self.size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for RecvBatch {
+    /// No buffers (no allocation): a placeholder; reads into it read nothing.
+    fn default() -> Self {
+        Self {
+            buf: Vec::new(),
+            size: 0,
+            got: [(0, None); BATCH],
+        }
+    }
+}
+
+impl RecvBatch {
+    /// [`BATCH`] buffers of `size` bytes.
+    pub fn new(size: usize) -> Self {
+        Self {
+            buf: vec![0; size.saturating_mul(BATCH)],
+            size,
+            got: [(0, None); BATCH],
+        }
+    }
+
+    /// The `i`-th datagram read by the last [`recv_batch`]: its bytes and its source.
+    pub fn get(&self, i: usize) -> Option<(&[u8], SocketAddr)> {
+        let (len, addr) = self.got.get(i)?;
+        let start = i.checked_mul(self.size)?;
+        let data = self.buf.get(start..start.checked_add(*len)?)?;
+        Some((data, (*addr)?))
+    }
+}
+
 #[cfg(target_os = "linux")]
 mod sys {
     use std::cell::RefCell;
@@ -64,7 +112,7 @@ mod sys {
     };
     use tokio::net::UdpSocket;
 
-    use super::{RecvBufs, BATCH};
+    use super::{RecvBatch, RecvBufs, BATCH};
 
     struct Headers {
         recv: MultiHeaders<SockaddrStorage>,
@@ -97,9 +145,26 @@ mod sys {
     }
 
     pub(super) fn recv(socket: &UdpSocket, into: &mut RecvBufs) -> io::Result<usize> {
+        let iovs = into.bufs.each_mut().map(|b| [IoSliceMut::new(b)]);
+        recv_iovs(socket, iovs, &mut into.got)
+    }
+
+    pub(super) fn recv_batch(socket: &UdpSocket, into: &mut RecvBatch) -> io::Result<usize> {
+        let size = into.size.max(1);
+        let mut chunks = into.buf.chunks_exact_mut(size);
+        let iovs: [[IoSliceMut<'_>; 1]; BATCH] =
+            std::array::from_fn(|_| [IoSliceMut::new(chunks.next().unwrap_or_default())]);
+        recv_iovs(socket, iovs, &mut into.got)
+    }
+
+    fn recv_iovs(
+        socket: &UdpSocket,
+        iovs: [[IoSliceMut<'_>; 1]; BATCH],
+        got: &mut [(usize, Option<SocketAddr>); BATCH],
+    ) -> io::Result<usize> {
         let fd = socket.as_raw_fd();
         with_headers(|h| {
-            let mut iovs = into.bufs.each_mut().map(|b| [IoSliceMut::new(b)]);
+            let mut iovs = iovs;
             let results = recvmmsg(
                 fd,
                 &mut h.recv,
@@ -108,7 +173,7 @@ mod sys {
                 None,
             )?;
             let mut n = 0;
-            for (slot, r) in into.got.iter_mut().zip(results) {
+            for (slot, r) in got.iter_mut().zip(results) {
                 *slot = (r.bytes, r.address.as_ref().and_then(socket_addr));
                 n += 1;
             }
@@ -147,11 +212,28 @@ mod sys {
 
     use tokio::net::UdpSocket;
 
-    use super::RecvBufs;
+    use super::{RecvBatch, RecvBufs};
 
     pub(super) fn recv(socket: &UdpSocket, into: &mut RecvBufs) -> io::Result<usize> {
+        recv_each(
+            socket,
+            into.bufs.iter_mut().map(|b| &mut b[..]),
+            &mut into.got,
+        )
+    }
+
+    pub(super) fn recv_batch(socket: &UdpSocket, into: &mut RecvBatch) -> io::Result<usize> {
+        let size = into.size.max(1);
+        recv_each(socket, into.buf.chunks_exact_mut(size), &mut into.got)
+    }
+
+    fn recv_each<'a>(
+        socket: &UdpSocket,
+        bufs: impl Iterator<Item = &'a mut [u8]>,
+        got: &mut [(usize, Option<SocketAddr>)],
+    ) -> io::Result<usize> {
         let mut n = 0;
-        for (buf, slot) in into.bufs.iter_mut().zip(into.got.iter_mut()) {
+        for (buf, slot) in bufs.zip(got.iter_mut()) {
             match socket.try_recv_from(buf) {
                 Ok((len, from)) => {
                     *slot = (len, Some(from));
@@ -202,6 +284,17 @@ pub fn recv_with<T>(socket: &UdpSocket, f: impl FnOnce(&RecvBufs, usize) -> T) -
 /// inside `socket.try_io(Interest::READABLE, …)`.
 pub fn recv(socket: &UdpSocket, into: &mut RecvBufs) -> io::Result<usize> {
     sys::recv(socket, into)
+}
+
+/// Reads what is waiting on `socket` into `into`, up to [`BATCH`] datagrams, without
+/// blocking (would-block when nothing is); returns how many were read. A datagram larger
+/// than the buffers is cut to their size. Call it inside
+/// `socket.try_io(Interest::READABLE, …)`.
+pub fn recv_batch(socket: &UdpSocket, into: &mut RecvBatch) -> io::Result<usize> {
+    if into.size == 0 {
+        return Ok(0);
+    }
+    sys::recv_batch(socket, into)
 }
 
 /// Sends the first [`BATCH`] (at most) of `msgs`, each to its address, without blocking;

@@ -15,17 +15,21 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
+use tokio::io::Interest;
 use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 use super::errqueue;
 use super::pacer::Pacer;
+use crate::batch;
 use ogp_proto::client::{Machine, QueryDriver};
 
 use super::{query_ports, Answer, Protocol, QueryError, ScanConfig, ScanResult, ScanStats, Target};
 
-/// Receive buffer: 64 KiB, the largest UDP payload (unsplit answers arrive whole).
+/// Receive buffer per datagram: 64 KiB, the largest UDP payload (unsplit answers arrive
+/// whole). A batch is `batch::BATCH` of them, 2 MiB of address space of which only the
+/// pages datagrams reach are ever touched.
 const RECV_BUF: usize = 65536;
 /// Datagrams read from one socket before the loop looks at timers and sends again.
 const RECV_BATCH: usize = 512;
@@ -106,7 +110,7 @@ pub(crate) struct Engine {
     stats_tx: watch::Sender<ScanStats>,
     started: Instant,
     published: Instant,
-    buf: Vec<u8>,
+    rx: batch::RecvBatch,
 }
 
 /// Socket index space: v4 sockets are 0..n, v6 sockets n..2n.
@@ -198,7 +202,7 @@ impl Engine {
             stats_tx,
             started: now,
             published: now,
-            buf: vec![0u8; RECV_BUF],
+            rx: batch::RecvBatch::new(RECV_BUF),
             cfg,
         })
     }
@@ -633,17 +637,25 @@ impl Engine {
     }
 
     fn receive_all(&mut self, now: Instant) {
-        let mut buf = std::mem::take(&mut self.buf);
+        // Taken out for the loop (the datagrams are handed to `self`), put back after.
+        let mut rx = std::mem::take(&mut self.rx);
         let mut refused = Vec::new();
         for si in 0..self.socket_count() {
             let mut direct = false;
-            for _ in 0..RECV_BATCH {
+            // Batches of up to `batch::BATCH` datagrams, one system call each.
+            for _ in 0..RECV_BATCH.div_ceil(batch::BATCH) {
                 let Some(sock) = self.socket(si) else { break };
-                match sock.try_recv_from(&mut buf) {
-                    Ok((n, src)) => {
-                        self.stats.received += 1;
-                        let datagram = buf.get(..n).unwrap_or_default();
-                        self.on_datagram(si, canonical(src), datagram, now);
+                match sock.try_io(Interest::READABLE, || batch::recv_batch(sock, &mut rx)) {
+                    Ok(n) => {
+                        for i in 0..n {
+                            if let Some((datagram, src)) = rx.get(i) {
+                                self.stats.received += 1;
+                                self.on_datagram(si, canonical(src), datagram, now);
+                            }
+                        }
+                        if n < batch::BATCH {
+                            break;
+                        }
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                     // The socket's pending ICMP error, reported once without saying
@@ -662,7 +674,7 @@ impl Engine {
                 self.on_refused(si, canonical(*addr), now);
             }
         }
-        self.buf = buf;
+        self.rx = rx;
     }
 
     /// An ICMP port unreachable for a datagram sent to `dest` from socket `socket`: every
