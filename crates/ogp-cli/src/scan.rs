@@ -48,7 +48,10 @@ pub struct ScanArgs {
     #[arg(long, default_value_t = 6000, value_name = "MS",
           value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub deadline: u64,
-    /// Datagrams sent per second, all targets together.
+    /// Datagrams sent per second, all targets together. The default, 5000, is polite to
+    /// the networks on the way (about 2 Mbit/s of small queries) and still gets through a
+    /// list of 10,000 servers in about 6 s (3 datagrams a server); qstat's default
+    /// pacing sends 200 a second. On a LAN or loopback, raise it.
     #[arg(long, default_value_t = 5000, value_name = "PACKETS",
           value_parser = clap::value_parser!(u32).range(1..))]
     pub rate: u32,

@@ -1,14 +1,16 @@
 //! `ogp-load flood`: a real `ogp serve` under a flood from many spoofed source
 //! addresses, while a legitimate client keeps querying it.
 //!
-//! The flood comes from one socket of this process bound to 0.0.0.0: each datagram
-//! carries its own source address (127.a.b.c, `--sources` of them, never 127.0.x.x) in an
-//! `IP_PKTINFO` control message, so to the server it is `--sources` different hosts. The
+//! The flood comes from one thread of this process: each datagram carries its own source
+//! address (127.a.b.c, `--sources` of them, never 127.0.x.x), so to the server it is
+//! `--sources` different hosts. As root it is written whole (IPv4 and UDP headers) to a
+//! raw socket, 64 datagrams per `sendmmsg`; otherwise each goes out of a UDP socket with
+//! its source in an `IP_PKTINFO` control message, one `sendmsg` each (slower: the flood
+//! may then fall short of `--rate`, which the output shows). The
 //! datagrams are each protocol's first query as the library client sends it (OGP without
 //! a challenge, A2S_INFO, the GameSpy v3 challenge request), in turn: every one of them
 //! makes the server answer (a challenge), so the server's replies flood back toward the
-//! spoofed addresses, to this socket, which never reads them (the kernel drops them
-//! there). Smooth (`--bursts 1`: sent as the clock allows) or in bursts of N datagrams
+//! spoofed addresses, where nothing reads them (the kernel drops them). Smooth (`--bursts 1`: sent as the clock allows) or in bursts of N datagrams
 //! sent back to back, at `--rate` datagrams per second either way.
 //!
 //! The legitimate client, from 127.0.0.1, starts a complete query every `--every-ms`
@@ -33,7 +35,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Context as _, Result};
-use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags, SockaddrIn};
+use nix::sys::socket::{sendmmsg, sendmsg, ControlMessage, MsgFlags, MultiHeaders, SockaddrIn};
 use ogp_proto::client::{Machine, Options, QueryDriver as _, QueryError, Timing};
 use ogp_proto::Protocol;
 use tokio::task::JoinSet;
@@ -94,6 +96,155 @@ fn first_queries() -> Result<Vec<Vec<u8>>> {
         .collect()
 }
 
+/// Datagrams per `sendmmsg` of the raw sender.
+const BATCH: usize = 64;
+/// Source port of every flood datagram (where the server's replies go; nothing listens
+/// there, so the kernel drops them).
+const FLOOD_PORT: u16 = 9;
+
+/// How the flood leaves this process.
+enum Sender {
+    /// A raw socket (`IPPROTO_RAW`, root only): each datagram written whole, IPv4 and
+    /// UDP headers included, `BATCH` per system call.
+    Raw {
+        socket: socket2::Socket,
+        headers: MultiHeaders<SockaddrIn>,
+        packets: Vec<Vec<u8>>,
+    },
+    /// Without root: a UDP socket, one `sendmsg` per datagram with its source address in
+    /// an `IP_PKTINFO` control message.
+    Pktinfo(UdpSocket),
+}
+
+impl Sender {
+    fn new() -> Result<Self> {
+        match socket2::Socket::new_raw(
+            socket2::Domain::IPV4,
+            socket2::Type::RAW,
+            Some(socket2::Protocol::from(nix::libc::IPPROTO_RAW)),
+        ) {
+            Ok(socket) => Ok(Self::Raw {
+                socket,
+                headers: MultiHeaders::preallocate(BATCH, None),
+                packets: vec![Vec::with_capacity(128); BATCH],
+            }),
+            Err(_) => Ok(Self::Pktinfo(
+                UdpSocket::bind("0.0.0.0:0").context("binding the flood socket")?,
+            )),
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Self::Raw { .. } => "raw socket, sendmmsg",
+            Self::Pktinfo(_) => "UDP socket with IP_PKTINFO, one sendmsg per datagram",
+        }
+    }
+
+    /// Sends datagrams `first .. first + count` (payload and source chosen by number);
+    /// returns (sent, failed).
+    fn send(
+        &mut self,
+        dest: SocketAddrV4,
+        payloads: &[Vec<u8>],
+        sources: u32,
+        first: u64,
+        count: u64,
+    ) -> (u64, u64) {
+        let pick = |i: u64| {
+            (
+                source_ip((i % u64::from(sources)) as u32),
+                payloads
+                    .get((i % payloads.len().max(1) as u64) as usize)
+                    .map_or(&[][..], Vec::as_slice),
+            )
+        };
+        let (mut sent, mut failed) = (0, 0);
+        match self {
+            Self::Raw {
+                socket,
+                headers,
+                packets,
+            } => {
+                let fd = socket.as_raw_fd();
+                let to = SockaddrIn::from(dest);
+                let addrs = [Some(to); BATCH];
+                let mut i = first;
+                while i < first + count {
+                    let n = (first + count - i).min(BATCH as u64) as usize;
+                    for (k, packet) in packets.iter_mut().take(n).enumerate() {
+                        let (src, payload) = pick(i + k as u64);
+                        ipv4_udp(packet, SocketAddrV4::new(src, FLOOD_PORT), dest, payload);
+                    }
+                    let iovs: Vec<[IoSlice<'_>; 1]> =
+                        packets.iter().take(n).map(|p| [IoSlice::new(p)]).collect();
+                    let cmsgs: [ControlMessage<'_>; 0] = [];
+                    match sendmmsg(
+                        fd,
+                        headers,
+                        &iovs,
+                        addrs.get(..n).unwrap_or_default(),
+                        cmsgs,
+                        MsgFlags::empty(),
+                    ) {
+                        Ok(r) => {
+                            let k = r.count() as u64;
+                            sent += k;
+                            failed += n as u64 - k;
+                        }
+                        Err(_) => failed += n as u64,
+                    }
+                    i += n as u64;
+                }
+            }
+            Self::Pktinfo(socket) => {
+                let fd = socket.as_raw_fd();
+                let to = SockaddrIn::from(dest);
+                for i in first..first + count {
+                    let (src, payload) = pick(i);
+                    let info = nix::libc::in_pktinfo {
+                        ipi_ifindex: 0,
+                        ipi_spec_dst: nix::libc::in_addr {
+                            s_addr: u32::from(src).to_be(),
+                        },
+                        ipi_addr: nix::libc::in_addr { s_addr: 0 },
+                    };
+                    let cmsg = [ControlMessage::Ipv4PacketInfo(&info)];
+                    match sendmsg(
+                        fd,
+                        &[IoSlice::new(payload)],
+                        &cmsg,
+                        MsgFlags::empty(),
+                        Some(&to),
+                    ) {
+                        Ok(_) => sent += 1,
+                        Err(_) => failed += 1,
+                    }
+                }
+            }
+        }
+        (sent, failed)
+    }
+}
+
+/// Writes an IPv4 + UDP datagram into `out`: no options, no UDP checksum (0: none, as
+/// IPv4 allows); the kernel fills in the IPv4 checksum and id of a raw socket's packet.
+fn ipv4_udp(out: &mut Vec<u8>, src: SocketAddrV4, dst: SocketAddrV4, payload: &[u8]) {
+    let udp_len = u16::try_from(8 + payload.len()).unwrap_or(u16::MAX);
+    let total = udp_len.saturating_add(20);
+    out.clear();
+    out.extend_from_slice(&[0x45, 0]);
+    out.extend_from_slice(&total.to_be_bytes());
+    out.extend_from_slice(&[0, 0, 0x40, 0, 64, 17, 0, 0]);
+    out.extend_from_slice(&src.ip().octets());
+    out.extend_from_slice(&dst.ip().octets());
+    out.extend_from_slice(&src.port().to_be_bytes());
+    out.extend_from_slice(&dst.port().to_be_bytes());
+    out.extend_from_slice(&udp_len.to_be_bytes());
+    out.extend_from_slice(&[0, 0]);
+    out.extend_from_slice(payload);
+}
+
 /// Sends the flood until `stop` (or `limit` passes): datagram `i` from source
 /// `source_ip(i % sources)`, `burst` datagrams back to back, `rate` per second.
 fn flood(
@@ -107,10 +258,9 @@ fn flood(
 ) -> Result<Flooded> {
     let cpu_path = common::this_thread_schedstat_path();
     let cpu0 = common::thread_cpu(cpu_path.as_deref());
-    let socket = UdpSocket::bind("0.0.0.0:0").context("binding the flood socket")?;
-    let fd = socket.as_raw_fd();
+    let mut sender = Sender::new()?;
+    println!("  flood sender: {}", sender.name());
     let payloads = first_queries()?;
-    let dest = SockaddrIn::from(server);
     let mut out = Flooded::default();
     let t0 = Instant::now();
     let burst = u64::from(burst.max(1));
@@ -128,31 +278,10 @@ fn flood(
         }
         // At most one burst (or 64 smooth datagrams) before looking at the clock again.
         let chunk = (due - i).min(burst.max(64));
-        for _ in 0..chunk {
-            let ip = source_ip((i % u64::from(sources)) as u32);
-            let info = nix::libc::in_pktinfo {
-                ipi_ifindex: 0,
-                ipi_spec_dst: nix::libc::in_addr {
-                    s_addr: u32::from(ip).to_be(),
-                },
-                ipi_addr: nix::libc::in_addr { s_addr: 0 },
-            };
-            let payload = payloads
-                .get((i % payloads.len() as u64) as usize)
-                .map_or(&[][..], Vec::as_slice);
-            let cmsg = [ControlMessage::Ipv4PacketInfo(&info)];
-            match sendmsg(
-                fd,
-                &[IoSlice::new(payload)],
-                &cmsg,
-                MsgFlags::empty(),
-                Some(&dest),
-            ) {
-                Ok(_) => out.sent += 1,
-                Err(_) => out.errors += 1,
-            }
-            i += 1;
-        }
+        let (sent, failed) = sender.send(server, &payloads, sources, i, chunk);
+        out.sent += sent;
+        out.errors += failed;
+        i += chunk;
         sent_now.store(out.sent, Ordering::Relaxed);
     }
     out.seconds = t0.elapsed().as_secs_f64();
