@@ -225,7 +225,7 @@ fn a2s_seeds(out: &Out) {
         let mut r = Reassembler::new();
         let mut reply = None;
         for hex in json["responses"][kind].as_array().expect("datagrams") {
-            let d = ogp_proto::text::from_hex(hex.as_str().expect("hex")).expect("hex");
+            let d = ogp_proto::internals::from_hex(hex.as_str().expect("hex")).expect("hex");
             if let Ok(Pushed::Complete { reply: x, .. }) = r.push(&d) {
                 reply = Some(x);
             }

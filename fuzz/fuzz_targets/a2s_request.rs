@@ -40,7 +40,8 @@ use ogp_fuzz::a2s::{big_status, check_answer, prove, verified, Answered};
 use ogp_fuzz::{check_error, records, state_status};
 use ogp_proto::a2s::responder::{A2sConfig, Flavor};
 use ogp_proto::a2s::{self, kind, Message, Request, SINGLE};
-use ogp_proto::guard::{protocol_id, ChallengeKeys, RateConfig};
+use ogp_proto::guard::{ChallengeKeys, RateConfig};
+use ogp_proto::internals::protocol_id;
 use ogp_proto::responder::{Outcome, Responder, ResponderConfig, Transmits};
 use ogp_proto::Status;
 

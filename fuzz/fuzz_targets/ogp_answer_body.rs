@@ -12,11 +12,10 @@ use ogp_fuzz::{check_error, check_warnings, with_explicit_counts};
 use ogp_proto::ogp::answer::AnswerOptions;
 use ogp_proto::ogp::query::request;
 use ogp_proto::ogp::{decode_answer_body, encode_answer_body, DefaultQuery};
-use ogp_proto::reader::Reader;
 
 fuzz_target!(|data: &[u8]| {
     for utf8 in [true, false] {
-        let a = match decode_answer_body(&mut Reader::new(data), utf8) {
+        let a = match decode_answer_body(data, utf8) {
             Ok(a) => a,
             Err(e) => {
                 check_error(&e, 0, data.len());
@@ -33,7 +32,7 @@ fuzz_target!(|data: &[u8]| {
             };
             let mut body = Vec::new();
             encode_answer_body(&a.status, &DefaultQuery::everything(), &opts, &mut body);
-            if let Err(e) = decode_answer_body(&mut Reader::new(&body), out_utf8) {
+            if let Err(e) = decode_answer_body(&body, out_utf8) {
                 panic!("status re-encoded for everything() (utf8 {out_utf8}) does not decode: {e}");
             }
         }
@@ -46,7 +45,7 @@ fuzz_target!(|data: &[u8]| {
         let opts = AnswerOptions { utf8, colors: true };
         let mut body = Vec::new();
         encode_answer_body(&a.status, &query, &opts, &mut body);
-        let a2 = match decode_answer_body(&mut Reader::new(&body), utf8) {
+        let a2 = match decode_answer_body(&body, utf8) {
             Ok(a2) => a2,
             Err(e) => panic!("status re-encoded for its own flags does not decode: {e}"),
         };

@@ -12,7 +12,6 @@ use ogp_fuzz::{check_error, check_warnings, with_explicit_counts};
 use ogp_proto::ogp::answer::AnswerOptions;
 use ogp_proto::ogp::query::request;
 use ogp_proto::ogp::{self, DecodedQuery, DefaultQuery, Header, Message};
-use ogp_proto::reader::Reader;
 
 fuzz_target!(|data: &[u8]| {
     let packet = match ogp::decode(data) {
@@ -28,20 +27,18 @@ fuzz_target!(|data: &[u8]| {
     // The header round-trips through its encoder, with the exact HeadSize.
     let mut enc = Vec::new();
     packet.header.encode(&mut enc);
-    let mut r = Reader::new(&enc);
-    let h2 = Header::decode(&mut r).expect("re-encoded header must decode");
+    let (h2, body_at) = Header::decode(&enc).expect("re-encoded header must decode");
     assert_eq!(h2.header, packet.header, "header round trip");
     assert_eq!(h2.skipped, 0);
     assert_eq!(8 + usize::from(h2.head_size), enc.len());
-    assert!(r.is_empty());
+    assert_eq!(body_at, enc.len());
 
     match &packet.message {
         Message::Query(dq) => {
             assert!(dq.trailing <= data.len());
             let mut body = Vec::new();
             dq.query.encode(&mut body);
-            let d2 = DefaultQuery::decode(&mut Reader::new(&body))
-                .expect("re-encoded query body must decode");
+            let d2 = DefaultQuery::decode(&body).expect("re-encoded query body must decode");
             assert_eq!(d2.query, dq.query, "query masks round trip");
             assert_eq!(d2.trailing, 0);
 

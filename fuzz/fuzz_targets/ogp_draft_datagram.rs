@@ -17,7 +17,6 @@ use ogp_fuzz::check_error;
 use ogp_proto::ogp::split::{Pushed, Reassembler};
 use ogp_proto::ogp_draft::answer::{encode_answer_sections, Answer};
 use ogp_proto::ogp_draft::{self, decode_answer_body, DecodedQuery, DefaultQuery, Header, Message};
-use ogp_proto::reader::Reader;
 
 /// Re-encodes a decoded answer body with its own fields; checks the fixed point. `base`
 /// and `len` locate the body in the input (for warning offsets); `consumed` is the number
@@ -33,7 +32,7 @@ fn check_answer(a: &Answer, base: usize, len: usize, consumed: usize) {
     let mask = a.player_fields.unwrap_or(0);
     let mut b1 = Vec::new();
     encode_answer_sections(&a.status, a.fields, mask, &mut b1);
-    let a2 = match decode_answer_body(&mut Reader::new(&b1)) {
+    let a2 = match decode_answer_body(&b1) {
         Ok(a2) => a2,
         Err(e) => panic!("re-encoded answer body does not decode: {e}"),
     };
@@ -64,7 +63,7 @@ fn check_answer(a: &Answer, base: usize, len: usize, consumed: usize) {
 
 fuzz_target!(|data: &[u8]| {
     // The bytes as a body.
-    match decode_answer_body(&mut Reader::new(data)) {
+    match decode_answer_body(data) {
         Ok(a) => {
             assert!(a.trailing.len() <= data.len());
             check_answer(&a, 0, data.len(), data.len() - a.trailing.len());
@@ -86,7 +85,7 @@ fuzz_target!(|data: &[u8]| {
     h.encode(&mut enc);
     assert_eq!(enc.len(), h.encoded_len());
     assert!(enc.len() <= body_at, "re-encoded header is longer");
-    let h2 = Header::decode(&mut Reader::new(&enc)).expect("re-encoded header decodes");
+    let (h2, _) = Header::decode(&enc).expect("re-encoded header decodes");
     assert_eq!(h2, h, "header round trip");
     let body = &data[body_at..];
 
@@ -99,7 +98,7 @@ fuzz_target!(|data: &[u8]| {
                 b.len() <= body.len() - dq.trailing,
                 "re-encoded query is longer"
             );
-            let d2 = DefaultQuery::decode(&mut Reader::new(&b)).expect("re-encoded query decodes");
+            let d2 = DefaultQuery::decode(&b).expect("re-encoded query decodes");
             assert_eq!(
                 d2,
                 DecodedQuery {

@@ -9,10 +9,9 @@ use libfuzzer_sys::fuzz_target;
 use ogp_fuzz::check_error;
 use ogp_proto::ogp::query::{request, server_info};
 use ogp_proto::ogp::{Bits, DefaultQuery};
-use ogp_proto::reader::Reader;
 
 fuzz_target!(|data: &[u8]| {
-    let d = match DefaultQuery::decode(&mut Reader::new(data)) {
+    let d = match DefaultQuery::decode(data) {
         Ok(d) => d,
         Err(e) => {
             check_error(&e, 0, data.len());
@@ -35,7 +34,7 @@ fuzz_target!(|data: &[u8]| {
         body.len() <= data.len() - d.trailing,
         "re-encoding is longer than the input"
     );
-    let d2 = DefaultQuery::decode(&mut Reader::new(&body)).expect("re-encoded query must decode");
+    let d2 = DefaultQuery::decode(&body).expect("re-encoded query must decode");
     assert_eq!(d2.query, q, "query round trip");
     assert_eq!(d2.trailing, 0);
 });

@@ -24,7 +24,6 @@ use libfuzzer_sys::fuzz_target;
 use ogp_fuzz::{check_error, check_warnings};
 use ogp_proto::ogp::split::MAX_REASSEMBLED_BYTES;
 use ogp_proto::ogp::{decode_answer_body, Header, Pushed, Reassembler, ReassemblyError};
-use ogp_proto::reader::Reader;
 
 const PAD_UNIT: usize = 8 << 10;
 const PAD_BUDGET: usize = 4 << 20;
@@ -96,15 +95,14 @@ fuzz_target!(|data: &[u8]| {
         let (datagram, tail) = tail.split_at(len);
         rest = tail;
 
-        let mut r = Reader::new(datagram);
-        let h = match Header::decode(&mut r) {
+        let (h, body_at) = match Header::decode(datagram) {
             Ok(h) => h,
             Err(e) => {
                 check_error(&e, 0, datagram.len());
                 continue;
             }
         };
-        let mut body = r.peek_rest().to_vec();
+        let mut body = datagram[body_at..].to_vec();
         let pad = (pad_units * PAD_UNIT).min(pad_budget);
         pad_budget -= pad;
         body.resize(body.len() + pad, 0);
@@ -119,7 +117,7 @@ fuzz_target!(|data: &[u8]| {
         if let Ok(Pushed::Complete { header, body }) = got {
             assert!(body.len() <= MAX_REASSEMBLED_BYTES);
             assert_eq!(header.split.map(|s| s.number), Some(0));
-            match decode_answer_body(&mut Reader::new(&body), header.utf8()) {
+            match decode_answer_body(&body, header.utf8()) {
                 Ok(a) => check_warnings(&a, 0, body.len()),
                 Err(e) => check_error(&e, 0, body.len()),
             }

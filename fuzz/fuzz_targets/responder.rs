@@ -54,11 +54,11 @@ use ogp_fuzz::{records, state_status};
 use ogp_proto::a2s::{self, responder::A2sConfig};
 use ogp_proto::gqp::responder::{GqpConfig, GqpOutcome, GqpUser};
 use ogp_proto::gqp::{self, auth, decode_query, decode_reply, encode_query, Command, Encoding};
-use ogp_proto::guard::{protocol_id, ChallengeKeys};
+use ogp_proto::guard::ChallengeKeys;
+use ogp_proto::internals::protocol_id;
 use ogp_proto::ogp::responder::OgpOutcome;
 use ogp_proto::ogp::{self, ErrorValue, Message, Pushed, Reassembler};
 use ogp_proto::ogp_draft::{self, responder::DraftOutcome};
-use ogp_proto::reader::Reader;
 use ogp_proto::responder::{
     BanAction, Listener, Outcome, Responder, ResponderConfig, Stats, Transmits,
 };
@@ -117,15 +117,14 @@ fn mirror_keys(t0: Instant) -> ChallengeKeys {
 // Making a datagram prove its source
 
 fn prove_ogp(d: &[u8], c: u32) -> Option<Vec<u8>> {
-    let mut r = Reader::new(d);
-    let h = ogp::Header::decode(&mut r).ok()?;
+    let (h, body_at) = ogp::Header::decode(d).ok()?;
     let mut out = Vec::with_capacity(d.len() + 4);
     ogp::Header {
         challenge: Some(c),
         ..h.header
     }
     .encode(&mut out);
-    out.extend_from_slice(r.peek_rest());
+    out.extend_from_slice(d.get(body_at..)?);
     Some(out)
 }
 
@@ -169,10 +168,9 @@ fn prove_gqp(d: &[u8], keys: &mut ChallengeKeys, now: Instant, ip: IpAddr) -> Op
 // Whether a datagram proves its source (independently of the responder)
 
 fn ogp_verified(d: &[u8], keys: &mut ChallengeKeys, now: Instant, ip: IpAddr) -> bool {
-    let mut r = Reader::new(d);
-    ogp::Header::decode(&mut r)
+    ogp::Header::decode(d)
         .ok()
-        .and_then(|h| h.header.challenge)
+        .and_then(|(h, _)| h.header.challenge)
         .is_some_and(|c| keys.verify(now, protocol_id::OGP, ip, c))
 }
 
@@ -293,7 +291,7 @@ fn check_ogp(o: OgpOutcome, d: &[u8], out: &[Vec<u8>], verified: bool, cx: &mut 
                 }
             }
             let (header, body) = done.expect("every packet sent");
-            if let Err(e) = ogp::decode_answer_body(&mut Reader::new(&body), header.utf8()) {
+            if let Err(e) = ogp::decode_answer_body(&body, header.utf8()) {
                 panic!("reassembled answer does not decode: {e}");
             }
         }
@@ -442,7 +440,7 @@ fn check_draft(o: DraftOutcome, d: &[u8], out: &[Vec<u8>], verified: bool, cx: &
                 }
             }
             let body = done.expect("every packet sent");
-            if let Err(e) = ogp_draft::decode_answer_body(&mut Reader::new(&body)) {
+            if let Err(e) = ogp_draft::decode_answer_body(&body) {
                 panic!("reassembled draft answer does not decode: {e}");
             }
         }

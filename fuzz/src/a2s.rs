@@ -19,7 +19,8 @@ use ogp_proto::a2s::{
     self, Challenge, Fragment, Message, PingReply, Players, Pushed, Reassembler, ReassemblyLimits,
     Request, MAX_DATAGRAM, SINGLE, SPLIT,
 };
-use ogp_proto::guard::{protocol_id, ChallengeKeys};
+use ogp_proto::guard::ChallengeKeys;
+use ogp_proto::internals::protocol_id;
 use ogp_proto::model::{A2sInfo, Player, Rules};
 use ogp_proto::Status;
 

@@ -8,8 +8,9 @@ use std::io::Read as _;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context as _, Result};
+use ogp_proto::internals::{from_hex, to_hex};
 use ogp_proto::ogp::{self, query, Bits, Header, Message, Packet, Pushed, Reassembler};
-use ogp_proto::{text, Protocol, Status};
+use ogp_proto::{Protocol, Status};
 use serde_json::{json, Map, Value};
 
 use crate::render::{self, sanitize};
@@ -206,7 +207,7 @@ pub fn parse_hex(s: &str) -> Option<Vec<u8>> {
     if cleaned.is_empty() {
         return None;
     }
-    text::from_hex(&cleaned)
+    from_hex(&cleaned)
 }
 
 /// Reads an argument: `-` is standard input, an existing path is a file (raw bytes, hex
@@ -305,12 +306,12 @@ fn body_text(body: &[u8]) -> String {
     if body.is_empty() {
         String::new()
     } else {
-        format!(": {}", text::to_hex(body))
+        format!(": {}", to_hex(body))
     }
 }
 
 fn hex_json(b: &[u8]) -> Value {
-    json!(text::to_hex(b))
+    json!(to_hex(b))
 }
 
 /// ` (a, b)` or nothing.
@@ -366,8 +367,7 @@ fn decode_all(inputs: &[Input]) -> Result<Decoded> {
                 .with_context(|| input.name.clone())?
             {
                 Pushed::Complete { header, body } => {
-                    let mut r = ogp_proto::reader::Reader::new(&body);
-                    let answer = ogp::decode_answer_body(&mut r, header.utf8())
+                    let answer = ogp::decode_answer_body(&body, header.utf8())
                         .context("reassembled split answer")?;
                     items.push(Item {
                         sources: frag_sources.join(" + "),
@@ -675,7 +675,7 @@ fn ogp_msg(item: Item) -> Msg {
             );
             if let Some(copy) = e.resend_copy() {
                 f.insert("resend".into(), hex_json(copy));
-                let _ = write!(line, "; query to send back: {}", text::to_hex(copy));
+                let _ = write!(line, "; query to send back: {}", to_hex(copy));
             } else {
                 f.insert("data".into(), hex_json(&e.data));
             }
@@ -770,8 +770,7 @@ fn draft_msgs(inputs: &[Input]) -> Result<Vec<Msg>> {
                     .with_context(|| input.name.clone())?
                 {
                     Pushed::Complete { body, .. } => {
-                        let mut r = ogp_proto::reader::Reader::new(&body);
-                        let a = ogp_draft::decode_answer_body(&mut r)
+                        let a = ogp_draft::decode_answer_body(&body)
                             .context("reassembled split answer")?;
                         pending.clear();
                         f.insert("packet_sizes".into(), json!(sizes));

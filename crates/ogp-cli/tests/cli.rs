@@ -8,9 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use ogp_proto::internals::to_hex;
 use ogp_proto::ogp::{decode, decode_answer_body, encode_answer_body, AnswerOptions, DefaultQuery};
-use ogp_proto::reader::Reader;
-use ogp_proto::text::to_hex;
 use ogp_proto::Status;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ogp");
@@ -106,7 +105,7 @@ fn expected(s: &Status) -> Status {
     };
     let mut body = Vec::new();
     encode_answer_body(&s, &DefaultQuery::everything(), &opts, &mut body);
-    decode_answer_body(&mut Reader::new(&body), true)
+    decode_answer_body(&body, true)
         .expect("our own answer decodes")
         .status
 }

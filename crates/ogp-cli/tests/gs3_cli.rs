@@ -266,7 +266,7 @@ fn query_a_server_that_never_answers_0x09() {
     // a Battlefield 2 build that ignores 0x09 and answers requests without a challenge
     let packets: Vec<Vec<u8>> = capture("gameq-bf2-3")
         .iter()
-        .map(|h| ogp_proto::text::from_hex(h).unwrap())
+        .map(|h| ogp_proto::internals::from_hex(h).unwrap())
         .collect();
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     let port = sock.local_addr().unwrap().port();

@@ -19,7 +19,7 @@ use tokio::net::UdpSocket;
 const CHALLENGE: u32 = 0x1234_5678;
 
 fn hex(s: &str) -> Vec<u8> {
-    ogp_proto::text::from_hex(s).expect("hex")
+    ogp_proto::internals::from_hex(s).expect("hex")
 }
 
 fn datagrams(capture: &Value, kind: &str) -> Vec<Vec<u8>> {

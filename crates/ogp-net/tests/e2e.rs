@@ -21,11 +21,11 @@ use ogp_net::responder::{self, ResponderHandle};
 use ogp_net::StatusCell;
 use ogp_proto::client::{Answer, Details, Event, Options, QueryDriver, QueryError, Timing};
 use ogp_proto::guard::RateConfig;
+use ogp_proto::internals::from_hex;
 use ogp_proto::ogp::client::{QueryMachine, QueryOptions};
 use ogp_proto::ogp::query::request;
 use ogp_proto::ogp::{self, AnswerOptions, DefaultQuery, Header, Message, PacketType, PREFIX};
 use ogp_proto::responder::ResponderConfig;
-use ogp_proto::text::from_hex;
 use ogp_proto::{Player, Protocol, Rules, Status, Team, Text};
 use ogp_testkit::{
     big_status, demo_state, empty_lists, many_players, served, status_and_charset, Charset,

@@ -207,7 +207,7 @@ async fn replays_of_every_capture() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|h| ogp_proto::text::from_hex(h.as_str().unwrap()).unwrap())
+            .map(|h| ogp_proto::internals::from_hex(h.as_str().unwrap()).unwrap())
             .collect();
         // offline: what the packets decode to
         let mut r = Reassembler::default();

@@ -19,7 +19,7 @@ use std::io::Cursor;
 
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use ogp_proto::a2s::{self, PlayerEntry, Players, Pushed, Reassembler};
-use ogp_proto::text::from_hex;
+use ogp_proto::internals::from_hex;
 use serde_json::Value;
 
 fn capture(name: &str) -> Value {

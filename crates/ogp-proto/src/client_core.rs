@@ -908,6 +908,41 @@ pub(crate) trait StartQuery {
     fn start(opts: Self::Options, timing: Timing, id: u32, now: Instant) -> Self;
 }
 
+/// [`StartQuery`] for a protocol's `QueryMachine` from its `new(opts, timing, id, now)`,
+/// or with `no_id` from its `new(opts, timing, now)` (protocols without a RequestID or
+/// session id).
+macro_rules! start_query {
+    ($options:ty) => {
+        impl $crate::client_core::StartQuery for QueryMachine {
+            type Options = $options;
+
+            fn start(
+                opts: $options,
+                timing: $crate::client_core::Timing,
+                id: u32,
+                now: std::time::Instant,
+            ) -> Self {
+                Self::new(opts, timing, id, now)
+            }
+        }
+    };
+    ($options:ty, no_id) => {
+        impl $crate::client_core::StartQuery for QueryMachine {
+            type Options = $options;
+
+            fn start(
+                opts: $options,
+                timing: $crate::client_core::Timing,
+                _id: u32,
+                now: std::time::Instant,
+            ) -> Self {
+                Self::new(opts, timing, now)
+            }
+        }
+    };
+}
+pub(crate) use start_query;
+
 #[cfg(test)]
 mod tests {
     use super::*;

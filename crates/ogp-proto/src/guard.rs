@@ -26,7 +26,7 @@ use siphasher::sip128::{Hasher128 as _, SipHasher24 as SipHasher128};
 
 /// Protocol identifiers mixed into challenges, so that a challenge learnt over one
 /// protocol does not open another.
-pub mod protocol_id {
+pub(crate) mod protocol_id {
     /// Open Game Protocol v1.01.
     pub const OGP: u8 = 1;
     /// Valve A2S.
@@ -41,7 +41,7 @@ pub mod protocol_id {
 
 /// A keyed 32-bit hash of `text` (SipHash with `key`): unpredictable ids derived from a
 /// responder's secret, such as heartbeat instance keys.
-pub fn keyed_u32(key: &[u8; 16], text: &str) -> u32 {
+pub(crate) fn keyed_u32(key: &[u8; 16], text: &str) -> u32 {
     let mut h = SipHasher24::new_with_key(key);
     h.write(text.as_bytes());
     let v = h.finish();
@@ -53,7 +53,7 @@ pub fn keyed_u32(key: &[u8; 16], text: &str) -> u32 {
 
 /// Canonical form of a source address: IPv4-mapped IPv6 addresses become IPv4, so that a
 /// dual-stack socket treats a client the same way as an IPv4 socket.
-pub fn canonical_ip(ip: IpAddr) -> IpAddr {
+pub(crate) fn canonical_ip(ip: IpAddr) -> IpAddr {
     ip.to_canonical()
 }
 
@@ -201,7 +201,7 @@ impl ChallengeKeys {
 /// One token bucket for everything (no table): the overall budget of answers that prove
 /// nothing.
 #[derive(Debug, Clone)]
-pub struct TokenBucket {
+pub(crate) struct TokenBucket {
     config: RateConfig,
     tokens: f32,
     last: Instant,
@@ -549,7 +549,7 @@ impl SharedRateLimiter {
 /// A [`TokenBucket`] that several threads share (the overall budget of answers that
 /// prove nothing): one mutex, taken only for such answers.
 #[derive(Debug)]
-pub struct SharedTokenBucket(std::sync::Mutex<TokenBucket>);
+pub(crate) struct SharedTokenBucket(std::sync::Mutex<TokenBucket>);
 
 impl SharedTokenBucket {
     /// A full bucket at `now`.

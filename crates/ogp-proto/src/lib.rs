@@ -41,7 +41,8 @@
 //! [`client::Answer`] and one [`client::QueryError`]).
 //!
 //! ## Rules every decoder here keeps
-//! * Peer bytes are read only through [`reader::Reader`], which cannot run past the end.
+//! * Peer bytes are read only through a bounded reader (`internals::Reader`), which cannot
+//!   run past the end.
 //! * Arithmetic on wire values is checked; every count is checked against the bytes left
 //!   before anything is allocated.
 //! * No panics, no unbounded loops, no allocation beyond a small multiple of the input.
@@ -76,11 +77,11 @@ pub mod model;
 pub mod ogp;
 pub mod ogp_draft;
 pub mod protocol;
-pub mod reader;
+pub(crate) mod reader;
 pub mod responder;
 mod responder_core;
 pub mod result;
-pub mod text;
+pub(crate) mod text;
 
 pub use error::{DecodeError, DecodeErrorKind, DecodeWarning};
 pub use model::{
@@ -88,3 +89,29 @@ pub use model::{
     PlayerAddress, Rules, ServerType, Status, Team, Text,
 };
 pub use protocol::Protocol;
+
+/// Internals of this crate, reachable for this workspace's own tests, benches, fuzz
+/// targets and tools.
+///
+/// **Not a stable API.** Nothing here is covered by semver: items are added, changed and
+/// removed without notice. Embedders use the documented modules above instead.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::reader::Reader;
+    pub use crate::text::{from_hex, push_hex, to_hex};
+
+    /// Reads an OGP `ColorInfo` field (`crate::ogp::types`' reader, for tests that check
+    /// how far it reads).
+    pub fn read_color_info(
+        r: &mut Reader<'_>,
+        field: &'static str,
+    ) -> Result<crate::ColorInfo, crate::DecodeError> {
+        crate::ogp::types::read_color_info(r, field)
+    }
+
+    /// Protocol identifiers mixed into challenges (see
+    /// [`ChallengeKeys`](crate::guard::ChallengeKeys)).
+    pub mod protocol_id {
+        pub use crate::guard::protocol_id::*;
+    }
+}

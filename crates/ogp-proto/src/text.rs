@@ -8,7 +8,7 @@
 
 /// A model value for a 16-bit wire field, little-endian: larger values saturate at 65535
 /// (the model is wider than some protocols; each encoder clamps to its field).
-pub fn u16_le_sat(v: Option<u32>) -> [u8; 2] {
+pub(crate) fn u16_le_sat(v: Option<u32>) -> [u8; 2] {
     u16::try_from(v.unwrap_or(0))
         .unwrap_or(u16::MAX)
         .to_le_bytes()
@@ -20,7 +20,7 @@ pub fn u16_le_sat(v: Option<u32>) -> [u8; 2] {
 pub type Text = compact_str::CompactString;
 
 /// Appends `s` to `out` in UTF-8 or Latin-1, without NUL characters, followed by a NUL.
-pub fn put_cstr(out: &mut Vec<u8>, s: &str, utf8: bool) {
+pub(crate) fn put_cstr(out: &mut Vec<u8>, s: &str, utf8: bool) {
     if utf8 {
         if s.as_bytes().contains(&0) {
             out.extend(s.bytes().filter(|&b| b != 0));
@@ -41,7 +41,7 @@ pub fn put_cstr(out: &mut Vec<u8>, s: &str, utf8: bool) {
 /// Decodes wire bytes. Returns the string and whether any bytes were invalid UTF-8
 /// (only possible when `utf8` is true). Latin-1 decoding cannot fail. Strings of up to 24
 /// bytes are stored inline (no allocation).
-pub fn decode(bytes: &[u8], utf8: bool) -> (Text, bool) {
+pub(crate) fn decode(bytes: &[u8], utf8: bool) -> (Text, bool) {
     if utf8 || bytes.is_ascii() {
         match std::str::from_utf8(bytes) {
             Ok(s) => (Text::from(s), false),

@@ -25,7 +25,7 @@ use ogp_proto::a2s::split::decode_reassembled;
 use ogp_proto::a2s::{
     decode, Challenge, GoldSrcInfo, Info, Layout, Message, Players, Pushed, Reassembler, Rules,
 };
-use ogp_proto::text::{from_hex, to_hex};
+use ogp_proto::internals::{from_hex, to_hex};
 use ogp_proto::Status;
 use serde_json::Value;
 
@@ -1125,6 +1125,8 @@ fn the_challenge_capture_is_not_an_info_reply() {
     let d = from_hex("ffffffff414ba1d522").unwrap();
     let m = decode(&d).unwrap().message;
     assert!(matches!(m, Message::Challenge(_)));
-    let mut r = ogp_proto::reader::Reader::new(&d[4..]);
-    assert!(Info::decode_body(&mut r, &mut Vec::new()).is_err());
+    // and with its type byte made an info reply's, what follows does not decode as one
+    let mut as_info = d.clone();
+    as_info[4] = b'I';
+    assert!(decode(&as_info).is_err());
 }

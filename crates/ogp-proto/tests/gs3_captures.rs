@@ -27,7 +27,7 @@ use ogp_proto::gamespy3::client::{Details, Handshake, QueryMachine, QueryOptions
 use ogp_proto::gamespy3::mapping::info_to_status;
 use ogp_proto::gamespy3::reply::{decode_packet, Pushed, Reassembler, Section, ServerInfo};
 use ogp_proto::gamespy3::request::Request;
-use ogp_proto::text::from_hex;
+use ogp_proto::internals::from_hex;
 use ogp_proto::Protocol;
 use serde_json::Value;
 

@@ -504,7 +504,7 @@ fn ipv6_addresses_round_trip_with_flowinfo_and_scope() {
         if flow == 0 {
             assert_eq!(text, sa.to_string());
         } else {
-            assert_eq!(text, format!("raw:{}", ogp_proto::text::to_hex(&a.0)));
+            assert_eq!(text, format!("raw:{}", ogp_proto::internals::to_hex(&a.0)));
         }
     }
     let plain = PlayerAddress::from_socket_addr("[2001:db8::1]:80".parse().unwrap());

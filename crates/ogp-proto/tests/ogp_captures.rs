@@ -17,6 +17,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use ogp_proto::internals::{from_hex, to_hex};
 use ogp_proto::model::{
     AddOn, ColorInfo, Limit, LimitType, MapInfo, ModInfo, Os, Player, PlayerAddress, Rules,
     ServerType, Status, Team,
@@ -27,8 +28,6 @@ use ogp_proto::ogp::{
     is_ogp, split_answer, Answer, AnswerOptions, Bits, DecodedQuery, ErrorValue, Header, Message,
     Packet, PacketType, Pushed, Reassembler, MAX_QUERY_SIZE, PREFIX,
 };
-use ogp_proto::reader::Reader;
-use ogp_proto::text::{from_hex, to_hex};
 use ogp_proto::DecodeErrorKind;
 use serde_json::{json, Map, Value};
 
@@ -1237,14 +1236,13 @@ fn sdk_queries_decode_like_the_reference() {
                 matches!(e.kind, DecodeErrorKind::Invalid(m) if m.contains("HeadSize")),
                 "{what}: reference says {why}, we say {e}"
             );
-            let e = Header::decode(&mut Reader::new(&case.query)).expect_err(&what);
+            let e = Header::decode(&case.query).expect_err(&what);
             assert_eq!(e.field, "ChallengeNumber", "{what}");
         } else if let Some(why) = body_error {
             // 19 (bAnswer set: read as an answer without GameID), 20 (ServerInfoFields
             // missing): the header is fine, the rest is not
             let e = result.expect_err(&what);
-            let mut r = Reader::new(&case.query);
-            let h = Header::decode(&mut r).unwrap();
+            let (h, _) = Header::decode(&case.query).unwrap();
             let p = Packet {
                 header: h.header,
                 head_size: h.head_size,
@@ -1372,7 +1370,7 @@ fn sdk_split_answer_reassembles_in_any_order() {
             case.json["reassembled_body_hex"].as_str().unwrap(),
             "{what}"
         );
-        let answer = decode_answer_body(&mut Reader::new(&body), header.utf8()).unwrap();
+        let answer = decode_answer_body(&body, header.utf8()).unwrap();
         assert_same(
             &format!("09.reassembled_decoded ({what})"),
             reference_body,
@@ -1494,9 +1492,7 @@ fn encoder_reproduces_sdk_error_answers() {
     let plain = |nn: &str, value: ErrorValue, echo_challenge: bool, masked: &[usize]| {
         let case = Case::number(nn);
         // the header alone: 20's body is what is wrong with it
-        let q = Header::decode(&mut Reader::new(&case.query))
-            .unwrap()
-            .header;
+        let q = Header::decode(&case.query).unwrap().0.header;
         let mut h = Header::answer(q.packet_type).with_utf8(q.utf8());
         h.challenge = if echo_challenge { q.challenge } else { None };
         let mut ours = Vec::new();
@@ -1667,7 +1663,7 @@ fn live_datagrams_decode() {
                 }
                 Message::Fragment { body } => {
                     if let Pushed::Complete { header, body } = r.push(&p.header, &body).unwrap() {
-                        let a = decode_answer_body(&mut Reader::new(&body), header.utf8())
+                        let a = decode_answer_body(&body, header.utf8())
                             .unwrap_or_else(|e| panic!("{what}: reassembled: {e}"));
                         assert!(a.warnings.is_empty(), "{what}");
                         answers += 1;

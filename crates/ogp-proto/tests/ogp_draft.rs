@@ -20,6 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ogp_proto::client::{Answer, QueryDriver, QueryError, Rejection, Timing};
+use ogp_proto::internals::{from_hex, to_hex};
 use ogp_proto::ogp::{ErrorValue, Pushed, Reassembler, PREFIX};
 use ogp_proto::ogp_draft::answer::{answer_fields, RATE_KEY};
 use ogp_proto::ogp_draft::client::{Details, QueryMachine, QueryOptions};
@@ -29,9 +30,7 @@ use ogp_proto::ogp_draft::{
     self, decode_answer_body, encode_answer_body, DefaultQuery, Header, Message, PacketType,
     REQUEST_CHALLENGE,
 };
-use ogp_proto::reader::Reader;
 use ogp_proto::responder::{BanAction, Listener, Outcome, Responder, ResponderConfig, Transmits};
-use ogp_proto::text::{from_hex, to_hex};
 use ogp_proto::{MapInfo, ModInfo, Player, Protocol, Status, Text};
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -673,29 +672,27 @@ fn every_truncation_of_an_answer_is_an_error() {
 
 #[test]
 fn lying_counts_and_unknown_bits_are_errors() {
-    let dec = |body: &str| {
-        let b = hex(body);
-        decode_answer_body(&mut Reader::with_base(&b, 18)).unwrap_err()
-    };
+    // offsets count from the first byte of the body
+    let dec = |body: &str| decode_answer_body(&hex(body)).unwrap_err();
     // PlayerCount 200 with entries of at least 2 bytes (Slot, Dead) in 4 bytes
     let e = dec("01 0104 c8 0100 0200");
-    assert_eq!((e.field, e.offset), ("PlayerCount", 21));
+    assert_eq!((e.field, e.offset), ("PlayerCount", 3));
     assert_eq!(
         e.to_string(),
-        "PlayerCount at byte 21: count promises more entries than the data holds"
+        "PlayerCount at byte 3: count promises more entries than the data holds"
     );
     // PlayerCount 3, two entries
     let e = dec("01 0100 03 01 02");
-    assert_eq!((e.field, e.offset), ("PlayerCount", 21));
+    assert_eq!((e.field, e.offset), ("PlayerCount", 3));
     let e = dec("01 0200 02 4100 42");
-    assert_eq!((e.field, e.offset), ("Name", 24));
+    assert_eq!((e.field, e.offset), ("Name", 6));
     // PLAYERLIST mask bit 11, AnswerFields bit 0.6 and a second byte
     assert_eq!(dec("01 0008 00").field, "PlayerListFields");
     assert_eq!(dec("40").field, "AnswerFields");
     assert_eq!(dec("8001").field, "AnswerFields");
     // an undefined Dead value is a warning, not an error
     let b = hex("01 0004 01 07");
-    let a = decode_answer_body(&mut Reader::new(&b)).unwrap();
+    let a = decode_answer_body(&b).unwrap();
     assert_eq!(a.warnings.len(), 1);
     assert_eq!(a.warnings[0].field, "Dead");
     // undefined Types in answers are kept as Other
@@ -1063,7 +1060,7 @@ proptest! {
         };
         let mut first = Vec::new();
         encode_answer_body(&status, &q, &mut first);
-        let a = decode_answer_body(&mut Reader::new(&first)).expect("decodes");
+        let a = decode_answer_body(&first).expect("decodes");
         prop_assert!(a.trailing.is_empty());
         let mut second = Vec::new();
         encode_answer_body(&a.status, &q, &mut second);
@@ -1081,7 +1078,7 @@ proptest! {
         if let Err(e) = ogp_draft::decode(&d) {
             prop_assert!(e.offset <= d.len(), "{} for {}", e, to_hex(&d));
         }
-        if let Err(e) = decode_answer_body(&mut Reader::new(&tail)) {
+        if let Err(e) = decode_answer_body(&tail) {
             prop_assert!(e.offset <= tail.len());
         }
         let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), 1, Instant::now());

@@ -7,17 +7,18 @@
 use std::collections::HashSet;
 
 use ogp_proto::error::DecodeError;
+use ogp_proto::internals::from_hex;
+use ogp_proto::internals::read_color_info;
+use ogp_proto::internals::Reader;
 use ogp_proto::ogp::answer::{answer_request_flags, MAX_EMPTY_ENTRIES};
 use ogp_proto::ogp::query::{
     addon_fields, map_fields, mod_fields, player_fields, request, server_info, team_fields,
 };
-use ogp_proto::ogp::types::{read_color_info, write_color_info};
+use ogp_proto::ogp::types::write_color_info;
 use ogp_proto::ogp::{
     self, decode_answer_body, encode_answer_body, flags, split_answer, AnswerOptions, Bits,
     DefaultQuery, Header, Message, PacketType, Pushed, Reassembler, SplitInfo,
 };
-use ogp_proto::reader::Reader;
-use ogp_proto::text::from_hex;
 use ogp_proto::Text;
 use ogp_proto::{ColorEntry, ColorInfo, ModInfo, Player, Status};
 use ogp_testkit::{
@@ -56,7 +57,7 @@ fn body_of(s: &Status, q: &DefaultQuery, opts: &AnswerOptions) -> Vec<u8> {
 }
 
 fn decode_body(body: &[u8], utf8: bool) -> Result<ogp::Answer, TestCaseError> {
-    decode_answer_body(&mut Reader::new(body), utf8)
+    decode_answer_body(body, utf8)
         .map_err(|e| TestCaseError::fail(format!("valid answer body rejected: {e}")))
 }
 
@@ -108,13 +109,13 @@ fn decode_anything(bytes: &[u8]) -> Result<(), TestCaseError> {
             let _ = Reassembler::new().push(&p.header, body);
         }
     }
-    let q = DefaultQuery::decode(&mut Reader::new(bytes));
+    let q = DefaultQuery::decode(bytes);
     offset_within(&q, n)?;
     if let Ok(q) = q {
         prop_assert!(q.trailing <= n);
     }
     for utf8 in [false, true] {
-        offset_within(&decode_answer_body(&mut Reader::new(bytes), utf8), n)?;
+        offset_within(&decode_answer_body(bytes, utf8), n)?;
     }
     offset_within(&read_color_info(&mut Reader::new(bytes), "c"), n)?;
     Ok(())
@@ -432,12 +433,12 @@ proptest! {
                         "packet {} of {} is {} bytes, over {} (body {})",
                         i, packets.len(), d.len(), max_bytes, len
                     );
-                    let mut r = Reader::new(d);
-                    let dh = Header::decode(&mut r).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                    let (dh, body_at) =
+                        Header::decode(d).map_err(|e| TestCaseError::fail(e.to_string()))?;
                     if packets.len() > 1 {
                         prop_assert_eq!(dh.header.split.map(|s| usize::from(s.count)), Some(packets.len()));
                     }
-                    whole.extend_from_slice(r.peek_rest());
+                    whole.extend_from_slice(&d[body_at..]);
                 }
                 prop_assert_eq!(whole, body);
             }
@@ -462,12 +463,12 @@ proptest! {
     ) {
         let mut body = Vec::new();
         q.encode(&mut body);
-        let d = DefaultQuery::decode(&mut Reader::new(&body))
+        let d = DefaultQuery::decode(&body)
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(d.query, query_as_decoded(&q));
         prop_assert_eq!(d.trailing, 0);
         for len in 0..body.len() {
-            let r = DefaultQuery::decode(&mut Reader::new(&body[..len]));
+            let r = DefaultQuery::decode(&body[..len]);
             prop_assert!(r.is_err(), "truncated to {}: {:?}", len, r);
             offset_within(&r, len)?;
         }
@@ -497,20 +498,19 @@ proptest! {
         prop_assert_eq!(d.len(), 8 + usize::from(h.head_size()));
         prop_assert_eq!(d[8], h.head_size());
         d.extend_from_slice(&body);
-        let mut r = Reader::new(&d);
-        let dh = Header::decode(&mut r).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let (dh, body_at) = Header::decode(&d).map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(dh.header, as_decoded(&h));
         prop_assert_eq!(dh.head_size, h.head_size());
         prop_assert_eq!(dh.skipped, 0);
-        prop_assert_eq!(r.offset(), 8 + usize::from(dh.head_size));
-        prop_assert_eq!(r.peek_rest(), &body[..]);
+        prop_assert_eq!(body_at, 8 + usize::from(dh.head_size));
+        prop_assert_eq!(&d[body_at..], &body[..]);
         // re-encoding the decoded header gives the same bytes
         let mut again = Vec::new();
         dh.header.encode(&mut again);
         prop_assert_eq!(&again[..], &d[..d.len() - body.len()]);
         // every strict truncation of the header is an error
         for len in 0..8 + usize::from(h.head_size()) {
-            let r = Header::decode(&mut Reader::new(&d[..len]));
+            let r = Header::decode(&d[..len]);
             prop_assert!(r.is_err(), "truncated to {}", len);
             offset_within(&r, len)?;
         }
@@ -565,7 +565,7 @@ proptest! {
         let opts = AnswerOptions { utf8: true, colors };
         let body = body_of(&s, &everything(ask_colors), &opts);
         for len in 0..body.len() {
-            let r = decode_answer_body(&mut Reader::new(&body[..len]), true);
+            let r = decode_answer_body(&body[..len], true);
             prop_assert!(r.is_err(), "body truncated to {} of {} decoded", len, body.len());
             offset_within(&r, len)?;
         }
@@ -613,7 +613,7 @@ const UTF8: AnswerOptions = AnswerOptions {
 };
 
 fn decode_ok(body: &[u8]) -> ogp::Answer {
-    let a = decode_answer_body(&mut Reader::new(body), true).unwrap();
+    let a = decode_answer_body(body, true).unwrap();
     assert!(a.warnings.is_empty(), "{:?}", a.warnings);
     a
 }
@@ -866,7 +866,7 @@ fn lying_counts_are_errors_naming_the_count() {
         ("2a00 04 ffffffffff bfbfbf01", "PlayerCount", 3),
     ] {
         let bytes = hex(body);
-        let e = decode_answer_body(&mut Reader::new(&bytes), true).unwrap_err();
+        let e = decode_answer_body(&bytes, true).unwrap_err();
         assert_eq!((e.field, e.offset), (field, offset), "{body}: {e}");
         assert!(e.to_string().contains(field), "{e}");
     }
@@ -893,13 +893,13 @@ fn lying_counts_are_errors_naming_the_count() {
 #[test]
 fn unknown_field_bits_are_errors_unknown_sections_are_kept() {
     // ServerInfoFields bit 0.5 is not defined: what follows cannot be read
-    let e = decode_answer_body(&mut Reader::new(&hex("2a00 01 20")), true).unwrap_err();
+    let e = decode_answer_body(&hex("2a00 01 20"), true).unwrap_err();
     assert_eq!((e.field, e.offset), ("ServerInfoFields", 3));
     // PlayerFields bit 3.1
-    let e = decode_answer_body(&mut Reader::new(&hex("2a00 04 01 80808002")), true).unwrap_err();
+    let e = decode_answer_body(&hex("2a00 04 01 80808002"), true).unwrap_err();
     assert_eq!(e.field, "PlayerFields");
     // RequestFlags bit 0.6 (an unknown section after the known ones): a warning
-    let a = decode_answer_body(&mut Reader::new(&hex("2a00 40 ffff")), true).unwrap();
+    let a = decode_answer_body(&hex("2a00 40 ffff"), true).unwrap();
     assert_eq!(a.warnings.len(), 1);
     assert_eq!(a.warnings[0].field, "RequestFlags");
     assert_eq!(a.unknown_sections, [0xff, 0xff]);
@@ -915,8 +915,7 @@ fn huge_lists_of_tiny_entries_are_refused() {
     // bPlayerFlags, then 5000 one-byte flag entries.
     let mut body = vec![0x2a, 0x00, 0x04, 0xfe, 0x88, 0x13, 0x01];
     body.extend(std::iter::repeat_n(0x01, 5000));
-    let e = ogp_proto::ogp::decode_answer_body(&mut ogp_proto::reader::Reader::new(&body), true)
-        .unwrap_err();
+    let e = ogp_proto::ogp::decode_answer_body(&body, true).unwrap_err();
     assert_eq!(e.field, "PlayerCount");
     assert_eq!(
         e.kind,
@@ -927,7 +926,6 @@ fn huge_lists_of_tiny_entries_are_refused() {
     // 4096 entries are fine
     let mut ok = vec![0x2a, 0x00, 0x04, 0xfe, 0x00, 0x10, 0x01];
     ok.extend(std::iter::repeat_n(0x01, 4096));
-    let a =
-        ogp_proto::ogp::decode_answer_body(&mut ogp_proto::reader::Reader::new(&ok), true).unwrap();
+    let a = ogp_proto::ogp::decode_answer_body(&ok, true).unwrap();
     assert_eq!(a.status.players.map(|p| p.len()), Some(4096));
 }

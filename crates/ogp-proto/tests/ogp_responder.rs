@@ -16,15 +16,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ogp_proto::guard::RateConfig;
+use ogp_proto::internals::{from_hex, to_hex};
 use ogp_proto::ogp::query::request;
 use ogp_proto::ogp::responder::OgpOutcome;
 use ogp_proto::ogp::{
     self, decode_answer_body, Answer, ErrorAnswer, ErrorValue, Header, Message, PacketType, Pushed,
     Reassembler, SplitInfo, PREFIX,
 };
-use ogp_proto::reader::Reader;
 use ogp_proto::responder::{BanAction, Outcome, Responder, ResponderConfig, Transmits};
-use ogp_proto::text::{from_hex, to_hex};
 use ogp_proto::{Rules, Status};
 use ogp_testkit::{demo_state, many_players, served};
 use proptest::collection::vec;
@@ -830,7 +829,7 @@ fn reassemble(datagrams: &[Vec<u8>]) -> (Header, Answer) {
         }
     }
     let (header, body) = done.expect("complete");
-    let a = decode_answer_body(&mut Reader::new(&body), header.utf8()).unwrap();
+    let a = decode_answer_body(&body, header.utf8()).unwrap();
     (header, a)
 }
 
@@ -1243,8 +1242,7 @@ fn split_answer_for(h: &mut Harness, max: u16) -> (Vec<Vec<u8>>, Answer) {
             Message::Answer(a) => answer = Some(*a),
             Message::Fragment { body } => {
                 if let Pushed::Complete { body, header } = r.push(&p.header, &body).unwrap() {
-                    answer =
-                        Some(decode_answer_body(&mut Reader::new(&body), header.utf8()).unwrap());
+                    answer = Some(decode_answer_body(&body, header.utf8()).unwrap());
                 }
             }
             other => panic!("unexpected {other:?}"),

@@ -99,7 +99,7 @@ fn request_msg(input: &Input, r: &Request) -> Msg {
                 "GameSpy v3 echo request ({} to send back)",
                 bytes(data.len())
             ),
-            json!({ "data": ogp_proto::text::to_hex(data), "size": size }),
+            json!({ "data": ogp_proto::internals::to_hex(data), "size": size }),
         ),
         Request::KeepAlive { session_id } => Msg::new(
             P,
@@ -216,7 +216,7 @@ pub fn describe(inputs: &[Input]) -> Result<Vec<Msg>> {
                 P,
                 "echo",
                 format!("GameSpy v3 echo reply ({})", bytes(data.len())),
-                json!({ "data": ogp_proto::text::to_hex(&data), "size": size }),
+                json!({ "data": ogp_proto::internals::to_hex(&data), "size": size }),
             )),
             Reply::Keys { session_id, values } => {
                 let line = format!(

@@ -411,10 +411,4 @@ impl QueryDriver for QueryMachine {
     }
 }
 
-impl crate::client_core::StartQuery for QueryMachine {
-    type Options = QueryOptions;
-
-    fn start(opts: QueryOptions, timing: Timing, _id: u32, now: Instant) -> Self {
-        Self::new(opts, timing, now)
-    }
-}
+crate::client_core::start_query!(QueryOptions, no_id);

@@ -148,7 +148,7 @@ fn flag(r: &mut Reader<'_>, field: &'static str) -> Result<bool, DecodeError> {
 
 impl Info {
     /// Decodes from the `'I'` byte on.
-    pub fn decode_body(
+    pub(crate) fn decode_body(
         r: &mut Reader<'_>,
         w: &mut Vec<DecodeWarning>,
     ) -> Result<Self, DecodeError> {
@@ -343,7 +343,7 @@ pub struct GoldSrcInfo {
 
 impl GoldSrcInfo {
     /// Decodes from the `'m'` byte on.
-    pub fn decode_body(
+    pub(crate) fn decode_body(
         r: &mut Reader<'_>,
         w: &mut Vec<DecodeWarning>,
     ) -> Result<Self, DecodeError> {

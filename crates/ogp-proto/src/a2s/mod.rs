@@ -197,7 +197,7 @@ pub fn decode(datagram: &[u8]) -> Result<Decoded, DecodeError> {
 
 /// Decodes a message from the byte after `FF FF FF FF` (used for reassembled replies,
 /// whose reader starts at offset 4 of the reassembled data).
-pub fn decode_body(r: &mut Reader<'_>) -> Result<Decoded, DecodeError> {
+pub(crate) fn decode_body(r: &mut Reader<'_>) -> Result<Decoded, DecodeError> {
     let mut w = Vec::new();
     let at = r.offset();
     let message = match r.peek_u8() {

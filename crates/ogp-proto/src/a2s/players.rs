@@ -56,7 +56,7 @@ pub const MAX_PLAYERS: usize = 255;
 
 impl Players {
     /// Decodes from the `'D'` byte on.
-    pub fn decode_body(
+    pub(crate) fn decode_body(
         r: &mut Reader<'_>,
         w: &mut Vec<DecodeWarning>,
     ) -> Result<Self, DecodeError> {

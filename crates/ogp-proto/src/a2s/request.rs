@@ -108,7 +108,7 @@ impl Request {
     }
 
     /// Decodes a request from its type byte on.
-    pub fn decode_body(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+    pub(crate) fn decode_body(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
         let at = r.offset();
         let t = r.u8("Type")?;
         let challenge = |r: &mut Reader<'_>| -> Result<(Option<u32>, usize), DecodeError> {

@@ -25,7 +25,7 @@ pub struct Rules {
 
 impl Rules {
     /// Decodes from the `'E'` byte on.
-    pub fn decode_body(
+    pub(crate) fn decode_body(
         r: &mut Reader<'_>,
         w: &mut Vec<DecodeWarning>,
     ) -> Result<Self, DecodeError> {

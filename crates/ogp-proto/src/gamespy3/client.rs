@@ -485,13 +485,7 @@ impl QueryDriver for QueryMachine {
     }
 }
 
-impl crate::client_core::StartQuery for QueryMachine {
-    type Options = QueryOptions;
-
-    fn start(opts: QueryOptions, timing: Timing, id: u32, now: Instant) -> Self {
-        Self::new(opts, timing, id, now)
-    }
-}
+crate::client_core::start_query!(QueryOptions);
 
 #[cfg(test)]
 mod tests {

@@ -12,8 +12,8 @@
 //! [`MAX_CONDITIONS`]) and matches a server's status against it, reading the status as
 //! our A2S responder presents it ([`status_to_info`]), so a filter selects exactly
 //! what an A2S client of the server would see. [`page_after`] cuts a sorted list into
-//! pages by seed. Nothing here panics; decoding reads through the bounded
-//! [`Reader`].
+//! pages by seed. Nothing here panics; decoding reads through the crate's bounded
+//! reader.
 
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 

@@ -592,8 +592,14 @@ fn check_count(
 }
 
 /// Decodes an answer body (the bytes after the header, or a reassembled split body).
-/// `utf8` is the answer header's bit 0.4. Offsets in errors are those of `r`.
-pub fn decode_answer_body(r: &mut Reader<'_>, utf8: bool) -> Result<Answer, DecodeError> {
+/// `utf8` is the answer header's bit 0.4. Offsets in errors count from the first byte of
+/// `body`.
+pub fn decode_answer_body(body: &[u8], utf8: bool) -> Result<Answer, DecodeError> {
+    read_answer_body(&mut Reader::new(body), utf8)
+}
+
+/// [`decode_answer_body`] from a reader (offsets in errors are those of `r`).
+pub(crate) fn read_answer_body(r: &mut Reader<'_>, utf8: bool) -> Result<Answer, DecodeError> {
     let mut warnings = Vec::new();
     let game_id = r.u16_le("GameID")?;
     let flags_offset = r.offset();

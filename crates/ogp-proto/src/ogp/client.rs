@@ -25,7 +25,6 @@ use super::{ErrorValue, Message};
 use crate::client_core::{exchange_driver, Event, Exchange, QueryDriver, Rejection, Timing};
 use crate::error::DecodeWarning;
 use crate::protocol::Protocol;
-use crate::reader::Reader;
 use crate::Status;
 
 /// OGP's own settings of one query (the timers are [`Timing`]).
@@ -312,8 +311,7 @@ impl QueryDriver for QueryMachine {
                         if header.challenge.is_some() {
                             self.challenge = header.challenge;
                         }
-                        let mut r = Reader::new(&body);
-                        match decode_answer_body(&mut r, header.utf8()) {
+                        match decode_answer_body(&body, header.utf8()) {
                             Ok(a) => self.complete(true, a.request_flags, a.status, a.warnings),
                             Err(e) => self.x.fail_malformed(e),
                         }
@@ -329,13 +327,7 @@ impl QueryDriver for QueryMachine {
     }
 }
 
-impl crate::client_core::StartQuery for QueryMachine {
-    type Options = QueryOptions;
-
-    fn start(opts: QueryOptions, timing: Timing, id: u32, now: Instant) -> Self {
-        Self::new(opts, timing, id, now)
-    }
-}
+crate::client_core::start_query!(QueryOptions);
 
 #[cfg(test)]
 mod tests {

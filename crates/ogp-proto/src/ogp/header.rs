@@ -217,8 +217,16 @@ impl Header {
         }
     }
 
+    /// Decodes the prefix and header at the start of `datagram`: the header and the
+    /// offset of the body. Offsets in errors count from the first byte of `datagram`.
+    pub fn decode(datagram: &[u8]) -> Result<(DecodedHeader, usize), DecodeError> {
+        let mut r = Reader::new(datagram);
+        let h = Self::read(&mut r)?;
+        Ok((h, r.offset()))
+    }
+
     /// Decodes the prefix and header; the reader is left at the start of the body.
-    pub fn decode(r: &mut Reader<'_>) -> Result<DecodedHeader, DecodeError> {
+    pub(crate) fn read(r: &mut Reader<'_>) -> Result<DecodedHeader, DecodeError> {
         let prefix: [u8; 8] = r.array("Prefix").map_err(|e| DecodeError {
             kind: DecodeErrorKind::BadMagic,
             ..e
@@ -295,7 +303,7 @@ mod tests {
 
     fn dec(hex: &str) -> Result<DecodedHeader, DecodeError> {
         let b = from_hex(hex).unwrap();
-        Header::decode(&mut Reader::new(&b))
+        Header::read(&mut Reader::new(&b))
     }
 
     #[test]
@@ -371,7 +379,7 @@ mod tests {
         // capture 21: HeadSize 9 with two unknown header bytes
         let b = from_hex("ffffffff4f475000090112462613b9aabb01").unwrap();
         let mut r = Reader::new(&b);
-        let d = Header::decode(&mut r).unwrap();
+        let d = Header::read(&mut r).unwrap();
         assert_eq!(d.skipped, 2);
         assert_eq!(r.offset(), 8 + 9);
         assert_eq!(r.peek_rest(), [0x01]);

@@ -25,6 +25,7 @@ pub mod uplink;
 
 use std::fmt;
 
+pub(crate) use answer::read_answer_body;
 pub use answer::{decode_answer_body, encode_answer_body, Answer, AnswerOptions};
 pub use header::{flags, DecodedHeader, Header, PacketType, SplitInfo, PREFIX};
 pub use query::{DecodedQuery, DefaultQuery};
@@ -154,7 +155,7 @@ pub struct Packet {
 /// byte of the datagram.
 pub fn decode(datagram: &[u8]) -> Result<Packet, DecodeError> {
     let mut r = Reader::new(datagram);
-    let h = Header::decode(&mut r)?;
+    let h = Header::read(&mut r)?;
     let header = h.header;
     let message = if header.is_answer() {
         match header.packet_type {
@@ -163,7 +164,7 @@ pub fn decode(datagram: &[u8]) -> Result<Packet, DecodeError> {
                 Some(s) if s.count != 1 || s.number != 0 => Message::Fragment {
                     body: r.take_rest().to_vec(),
                 },
-                _ => Message::Answer(Box::new(decode_answer_body(&mut r, header.utf8())?)),
+                _ => Message::Answer(Box::new(read_answer_body(&mut r, header.utf8())?)),
             },
             PacketType::ERROR => Message::Error(ErrorAnswer {
                 value: ErrorValue(r.u8("ErrorValue")?),
@@ -180,7 +181,7 @@ pub fn decode(datagram: &[u8]) -> Result<Packet, DecodeError> {
         match header.packet_type {
             PacketType::PING => Message::Ping,
             PacketType::DEFAULT_QUERY if r.is_empty() => Message::Probe,
-            PacketType::DEFAULT_QUERY => Message::Query(DefaultQuery::decode(&mut r)?),
+            PacketType::DEFAULT_QUERY => Message::Query(DefaultQuery::read(&mut r)?),
             _ => Message::Other {
                 body: r.take_rest().to_vec(),
             },
@@ -196,9 +197,8 @@ pub fn decode(datagram: &[u8]) -> Result<Packet, DecodeError> {
 
 /// Decodes just the header of a query datagram: the header and the offset of the body.
 pub fn decode_query_header(datagram: &[u8]) -> Result<(Header, usize), DecodeError> {
-    let mut r = Reader::new(datagram);
-    let h = Header::decode(&mut r)?;
-    Ok((h.header, r.offset()))
+    let (h, body_at) = Header::decode(datagram)?;
+    Ok((h.header, body_at))
 }
 
 /// Appends a query datagram: header and (for Default Query v1) the body.

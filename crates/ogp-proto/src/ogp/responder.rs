@@ -350,7 +350,7 @@ impl ProtocolResponder for OgpResponder {
         // The body was located by the header; decode it once, from where it starts (an
         // empty body, a bare challenge probe, is no query either: Error 4).
         let mut body_reader = crate::reader::Reader::with_base(body, body_at);
-        let mut query = match DefaultQuery::decode(&mut body_reader) {
+        let mut query = match DefaultQuery::read(&mut body_reader) {
             Ok(q) if !body.is_empty() => q.query,
             _ => return self.error(&ah, ErrorValue::INVALID_QUERY, out),
         };

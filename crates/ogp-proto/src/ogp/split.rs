@@ -307,7 +307,7 @@ mod tests {
 
     fn parse(d: &[u8]) -> (Header, Vec<u8>) {
         let mut r = Reader::new(d);
-        let h = Header::decode(&mut r).unwrap().header;
+        let h = Header::read(&mut r).unwrap().header;
         (h, r.peek_rest().to_vec())
     }
 

@@ -1,8 +1,9 @@
 //! OGP elementary types (spec §3.4 "Elementary Data Types"): VarBitArray, VarUINT8-32,
 //! VarSINT8-32, SzString and StringColorInfo.
 //!
-//! Readers take a [`Reader`] and fail with a [`DecodeError`]; writers append to a
-//! `Vec<u8>` and cannot fail. Encoders emit the minimal form; decoders accept any form
+//! The readers (internal to this crate: the public decoders take byte slices) read from
+//! the bounded reader and fail with a [`DecodeError`]; writers append to a `Vec<u8>` and
+//! cannot fail. Encoders emit the minimal form; decoders accept any form
 //! (non-minimal VarBitArrays such as `81 00`, non-minimal Var integers such as
 //! `FE 05 00`). No function here panics.
 
@@ -90,7 +91,7 @@ impl fmt::Debug for Bits {
 }
 
 /// Reads a VarBitArray.
-pub fn read_bits(r: &mut Reader<'_>, field: &'static str) -> Result<Bits, DecodeError> {
+pub(crate) fn read_bits(r: &mut Reader<'_>, field: &'static str) -> Result<Bits, DecodeError> {
     let start = r.offset();
     let mut bits = 0u64;
     for i in 0..MAX_BIT_ARRAY_LEN {
@@ -128,7 +129,7 @@ pub fn write_bits(out: &mut Vec<u8>, bits: Bits) {
 }
 
 /// Reads a VarUINT8-32.
-pub fn read_var_uint(r: &mut Reader<'_>, field: &'static str) -> Result<u32, DecodeError> {
+pub(crate) fn read_var_uint(r: &mut Reader<'_>, field: &'static str) -> Result<u32, DecodeError> {
     match r.u8(field)? {
         0xfe => r.u16_le(field).map(u32::from),
         0xff => r.u32_le(field),
@@ -151,7 +152,7 @@ pub fn write_var_uint(out: &mut Vec<u8>, v: u32) {
 }
 
 /// Reads a VarSINT8-32.
-pub fn read_var_sint(r: &mut Reader<'_>, field: &'static str) -> Result<i32, DecodeError> {
+pub(crate) fn read_var_sint(r: &mut Reader<'_>, field: &'static str) -> Result<i32, DecodeError> {
     match r.u8(field)? as i8 {
         -0x80 => r.i16_le(field).map(i32::from),
         -0x7f => r.i32_le(field),
@@ -175,7 +176,7 @@ pub fn write_var_sint(out: &mut Vec<u8>, v: i32) {
 
 /// Reads an SzString and decodes it. Invalid UTF-8 is decoded lossily and reported in
 /// `warnings`.
-pub fn read_string(
+pub(crate) fn read_string(
     r: &mut Reader<'_>,
     field: &'static str,
     utf8: bool,
@@ -194,7 +195,8 @@ pub fn read_string(
     Ok(s)
 }
 
-/// Writes an SzString in UTF-8 or Latin-1 (see [`crate::text::put_cstr`]).
+/// Writes an SzString in UTF-8 or Latin-1, without NUL characters, followed by a NUL
+/// (Latin-1 maps characters above U+00FF to `?`).
 pub fn write_string(out: &mut Vec<u8>, s: &str, utf8: bool) {
     text::put_cstr(out, s, utf8);
 }
@@ -209,7 +211,10 @@ pub const fn color_has_value16(code: u8) -> bool {
 /// Reads a StringColorInfo. ColorSize is the byte length of the entries; entries are read
 /// through a sub-reader bounded by it. Bytes that do not form a complete entry are kept in
 /// [`ColorInfo::undecoded`].
-pub fn read_color_info(r: &mut Reader<'_>, field: &'static str) -> Result<ColorInfo, DecodeError> {
+pub(crate) fn read_color_info(
+    r: &mut Reader<'_>,
+    field: &'static str,
+) -> Result<ColorInfo, DecodeError> {
     let size = read_var_uint(r, field)?;
     let size = usize::try_from(size).unwrap_or(usize::MAX);
     let mut sub = r.sub(size, field)?;

@@ -411,8 +411,13 @@ fn read_player_list(
 }
 
 /// Decodes an answer body (the bytes after the header, or a reassembled split body).
-/// Offsets in errors are those of `r`.
-pub fn decode_answer_body(r: &mut Reader<'_>) -> Result<Answer, DecodeError> {
+/// Offsets in errors count from the first byte of `body`.
+pub fn decode_answer_body(body: &[u8]) -> Result<Answer, DecodeError> {
+    read_answer_body(&mut Reader::new(body))
+}
+
+/// [`decode_answer_body`] from a reader (offsets in errors are those of `r`).
+pub(crate) fn read_answer_body(r: &mut Reader<'_>) -> Result<Answer, DecodeError> {
     use answer_fields::*;
     let mut warnings = Vec::new();
     let fields_at = r.offset();
@@ -473,7 +478,7 @@ mod tests {
 
     fn dec(hex: &str) -> Result<Answer, DecodeError> {
         let b = from_hex(hex).unwrap();
-        decode_answer_body(&mut Reader::new(&b))
+        decode_answer_body(&b)
     }
 
     #[test]

@@ -27,7 +27,6 @@ use crate::ogp::client::rejection;
 use crate::ogp::split::{Pushed, Reassembler, ReassemblyError};
 use crate::ogp::ErrorValue;
 use crate::protocol::Protocol;
-use crate::reader::Reader;
 use crate::Status;
 
 pub use crate::ogp::client::Details;
@@ -200,7 +199,7 @@ impl QueryDriver for QueryMachine {
                     Ok(Pushed::Complete { header, body }) => {
                         self.received(now, bytes, event);
                         self.challenge = header.challenge.or(self.challenge);
-                        match decode_answer_body(&mut Reader::new(&body)) {
+                        match decode_answer_body(&body) {
                             Ok(a) => self.complete(a.status, a.warnings),
                             Err(e) => self.x.fail_malformed(e),
                         }
@@ -216,13 +215,7 @@ impl QueryDriver for QueryMachine {
     }
 }
 
-impl crate::client_core::StartQuery for QueryMachine {
-    type Options = QueryOptions;
-
-    fn start(opts: QueryOptions, timing: Timing, id: u32, now: Instant) -> Self {
-        Self::new(opts, timing, id, now)
-    }
-}
+crate::client_core::start_query!(QueryOptions);
 
 #[cfg(test)]
 mod tests {

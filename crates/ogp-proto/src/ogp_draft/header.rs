@@ -187,8 +187,16 @@ impl Header {
         out.push(self.packet_type.0);
     }
 
+    /// Decodes the prefix and header at the start of `datagram`: the header and the
+    /// offset of the body. Offsets in errors count from the first byte of `datagram`.
+    pub fn decode(datagram: &[u8]) -> Result<(Self, usize), DecodeError> {
+        let mut r = Reader::new(datagram);
+        let h = Self::read(&mut r)?;
+        Ok((h, r.offset()))
+    }
+
     /// Decodes the prefix and header; the reader is left at the start of the body.
-    pub fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+    pub(crate) fn read(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
         let prefix: [u8; 8] = r.array("Prefix").map_err(|e| DecodeError {
             kind: DecodeErrorKind::BadMagic,
             ..e
@@ -261,7 +269,7 @@ mod tests {
 
     fn dec(hex: &str) -> Result<Header, DecodeError> {
         let b = from_hex(hex).unwrap();
-        Header::decode(&mut Reader::new(&b))
+        Header::read(&mut Reader::new(&b))
     }
 
     fn enc(h: &Header) -> String {

@@ -35,6 +35,7 @@ pub mod query;
 pub mod responder;
 pub mod split;
 
+pub(crate) use answer::read_answer_body;
 pub use answer::{decode_answer_body, encode_answer_body, Answer};
 pub use header::{flags, Header, PacketType, REQUEST_CHALLENGE};
 pub use query::{DecodedQuery, DefaultQuery};
@@ -87,7 +88,7 @@ pub struct Packet {
 /// byte of the datagram.
 pub fn decode(datagram: &[u8]) -> Result<Packet, DecodeError> {
     let mut r = Reader::new(datagram);
-    let header = Header::decode(&mut r)?;
+    let header = Header::read(&mut r)?;
     let message = match (header.is_answer(), header.packet_type) {
         (true, PacketType::BANNED) => Message::Banned,
         (_, PacketType::NONE) => Message::None,
@@ -95,10 +96,10 @@ pub fn decode(datagram: &[u8]) -> Result<Packet, DecodeError> {
             Some(s) if s.count != 1 => Message::Fragment {
                 body: r.take_rest().to_vec(),
             },
-            _ => Message::Answer(Box::new(decode_answer_body(&mut r)?)),
+            _ => Message::Answer(Box::new(read_answer_body(&mut r)?)),
         },
         (false, PacketType::DEFAULT_QUERY) if r.is_empty() => Message::Probe,
-        (false, PacketType::DEFAULT_QUERY) => Message::Query(DefaultQuery::decode(&mut r)?),
+        (false, PacketType::DEFAULT_QUERY) => Message::Query(DefaultQuery::read(&mut r)?),
         _ => Message::Other {
             body: r.take_rest().to_vec(),
         },
@@ -108,9 +109,7 @@ pub fn decode(datagram: &[u8]) -> Result<Packet, DecodeError> {
 
 /// Decodes just the header of a datagram: the header and the offset of the body.
 pub fn decode_header(datagram: &[u8]) -> Result<(Header, usize), DecodeError> {
-    let mut r = Reader::new(datagram);
-    let h = Header::decode(&mut r)?;
-    Ok((h, r.offset()))
+    Header::decode(datagram)
 }
 
 /// Appends a query datagram: header and (for a Default Query v1) the body.

@@ -103,8 +103,14 @@ impl DefaultQuery {
         }
     }
 
-    /// Decodes a query body. Trailing bytes are counted, not rejected.
-    pub fn decode(r: &mut Reader<'_>) -> Result<DecodedQuery, DecodeError> {
+    /// Decodes a query body. Trailing bytes are counted, not rejected. Offsets in errors
+    /// count from the first byte of `body`.
+    pub fn decode(body: &[u8]) -> Result<DecodedQuery, DecodeError> {
+        Self::read(&mut Reader::new(body))
+    }
+
+    /// [`decode`](Self::decode) from a reader (offsets in errors are those of `r`).
+    pub(crate) fn read(r: &mut Reader<'_>) -> Result<DecodedQuery, DecodeError> {
         let requests = read_bits(r, "Requests")?;
         let player_fields = if requests.contains(requests::PLAYER_LIST) {
             read_bits(r, "PlayerFields")?
@@ -128,7 +134,7 @@ mod tests {
 
     fn decode(hex: &str) -> Result<DecodedQuery, DecodeError> {
         let b = from_hex(hex).unwrap();
-        DefaultQuery::decode(&mut Reader::new(&b))
+        DefaultQuery::decode(&b)
     }
 
     #[test]

@@ -236,7 +236,7 @@ impl ProtocolResponder for DraftResponder {
         if body.is_empty() {
             return DraftOutcome::Ignored(Unanswered::malformed("Default Query without a body"));
         }
-        let Ok(query) = DefaultQuery::decode(&mut Reader::with_base(body, body_at)) else {
+        let Ok(query) = DefaultQuery::read(&mut Reader::with_base(body, body_at)) else {
             return DraftOutcome::Ignored(Unanswered::malformed("malformed query body"));
         };
         ah.packet_type = PacketType::DEFAULT_QUERY;
