@@ -126,7 +126,7 @@ impl Sender {
             Ok(socket) => Ok(Self::Raw {
                 socket,
                 headers: MultiHeaders::preallocate(BATCH, None),
-                packets: vec![Vec::with_capacity(128); BATCH],
+                packets: (0..BATCH).map(|_| Vec::with_capacity(128)).collect(),
             }),
             Err(_) => Ok(Self::Pktinfo(
                 UdpSocket::bind("0.0.0.0:0").context("binding the flood socket")?,
