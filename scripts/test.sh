@@ -7,8 +7,9 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
-step "cargo fmt --check"
+step "cargo fmt --check (the workspace and the fuzz package)"
 cargo fmt --all -- --check
+(cd fuzz && cargo fmt -- --check)
 
 step "cargo clippy (all targets, -D warnings)"
 cargo clippy --workspace --all-targets --locked -- -D warnings

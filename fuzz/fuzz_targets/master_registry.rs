@@ -35,10 +35,7 @@ fuzz_target!(|data: &[u8]| {
         let n = usize::from(*len).min(tail.len());
         let (d, next) = tail.split_at(n);
         rest = next;
-        let from = SocketAddr::from((
-            [127, 0, 0, 1 + (op & 3)],
-            22222 + u16::from((op >> 2) & 3),
-        ));
+        let from = SocketAddr::from(([127, 0, 0, 1 + (op & 3)], 22222 + u16::from((op >> 2) & 3)));
         if op & 0x10 != 0 {
             now += Duration::from_millis(u64::from(*len) * 50);
             reg.handle_timeout(now);
@@ -61,13 +58,20 @@ fuzz_target!(|data: &[u8]| {
         while let Some((to, out)) = reg.poll_transmit(now) {
             *sent.entry(to).or_default() += out.len() as u64;
             let got = received.get(&to).copied().unwrap_or(0);
-            assert!(sent[&to] <= got, "{to}: sent {} > received {got}", sent[&to]);
+            assert!(
+                sent[&to] <= got,
+                "{to}: sent {} > received {got}",
+                sent[&to]
+            );
         }
         assert!(reg.pending() <= 3);
         while let Some(v) = reg.poll_verdict() {
             match v {
                 Verdict::Verified { addr, .. } => {
-                    assert!(answered.contains_key(&addr), "{addr} verified without an answer");
+                    assert!(
+                        answered.contains_key(&addr),
+                        "{addr} verified without an answer"
+                    );
                 }
                 Verdict::Failed { addr, .. } => assert!(received.contains_key(&addr)),
             }
