@@ -689,7 +689,9 @@ pub(crate) struct Exchange<D> {
     events: Vec<Event>,
     last_malformed: Option<DecodeError>,
     done: bool,
-    result: Option<Result<Answer<D>, QueryError>>,
+    /// Boxed: a machine waiting for its answer (a scan holds thousands) does not carry
+    /// the room of a whole status.
+    result: Option<Box<Result<Answer<D>, QueryError>>>,
 }
 
 impl<D> Exchange<D> {
@@ -887,14 +889,14 @@ impl<D> Exchange<D> {
     fn finish(&mut self, r: Result<Answer<D>, QueryError>) {
         if !self.done {
             self.done = true;
-            self.result = Some(r);
+            self.result = Some(Box::new(r));
         }
         self.timer.stop();
     }
 
     /// The result, once.
     pub(crate) fn take_result(&mut self) -> Option<Result<Answer<D>, QueryError>> {
-        self.result.take()
+        self.result.take().map(|r| *r)
     }
 }
 

@@ -60,7 +60,8 @@ struct Entry {
     started: Option<Instant>,
     deadline: Instant,
     settle: Option<Instant>,
-    best: Option<(u32, Answer)>,
+    /// Boxed: most entries are waiting, and the slab holds `max_in_flight` of them.
+    best: Option<(u32, Box<Answer>)>,
     scheduled: Option<Instant>,
     queued: bool,
 }
@@ -799,7 +800,7 @@ impl Engine {
             match r {
                 Ok(answer) => {
                     if e.best.as_ref().is_none_or(|(rank, _)| p.rank < *rank) {
-                        e.best = Some((p.rank, answer));
+                        e.best = Some((p.rank, Box::new(answer)));
                     }
                 }
                 Err(err) => p.error = Some(err),
@@ -817,7 +818,7 @@ impl Engine {
                 now + (waited * 2).clamp(GRACE_MIN, GRACE_MAX)
             });
             if !running_better(e, rank) || now >= settle || now >= e.deadline {
-                e.best.take().map(|(_, a)| Ok(a))
+                e.best.take().map(|(_, a)| Ok(*a))
             } else {
                 None
             }

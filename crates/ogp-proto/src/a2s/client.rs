@@ -118,8 +118,9 @@ pub struct QueryMachine {
     /// Wire bytes of the fragments held for the current step.
     fragment_bytes: usize,
     restarts: u32,
-    info: Option<InfoReply>,
-    other_info: Option<InfoReply>,
+    // Boxed: a machine waiting for its replies (a scan holds thousands) stays small.
+    info: Option<Box<InfoReply>>,
+    other_info: Option<Box<InfoReply>>,
     players: Option<Players>,
     rules: Option<Rules>,
     missing: Vec<Step>,
@@ -235,7 +236,7 @@ impl QueryMachine {
         self.step = None;
         let mut status = Status::default();
         for info in [&self.info, &self.other_info].into_iter().flatten() {
-            match info {
+            match &**info {
                 InfoReply::Source(i) => info_to_status(i, &mut status),
                 InfoReply::GoldSrc(m) => goldsrc_to_status(m, &mut status),
             }
@@ -249,8 +250,8 @@ impl QueryMachine {
         let missing = std::mem::take(&mut self.missing);
         self.x.warn(missing.iter().map(|s| format!("no {s} reply")));
         let details = Details {
-            info: self.info.take(),
-            other_info: self.other_info.take(),
+            info: self.info.take().map(|b| *b),
+            other_info: self.other_info.take().map(|b| *b),
             players: self.players.take(),
             rules: self.rules.take(),
             missing,
@@ -287,23 +288,24 @@ impl QueryMachine {
                 }
             }
             Message::Info(i) if step == Step::Info => {
-                self.info = Some(InfoReply::Source(i));
+                self.info = Some(Box::new(InfoReply::Source(i)));
                 accept(self, Step::Info);
             }
             Message::GoldSrcInfo(m) if step == Step::Info => {
-                self.info = Some(InfoReply::GoldSrc(m));
+                self.info = Some(Box::new(InfoReply::GoldSrc(m)));
                 accept(self, Step::Info);
             }
             Message::Info(i)
-                if matches!(self.info, Some(InfoReply::GoldSrc(_)))
+                if matches!(self.info.as_deref(), Some(InfoReply::GoldSrc(_)))
                     && self.other_info.is_none() =>
             {
-                self.other_info = Some(InfoReply::Source(i));
+                self.other_info = Some(Box::new(InfoReply::Source(i)));
             }
             Message::GoldSrcInfo(m)
-                if matches!(self.info, Some(InfoReply::Source(_))) && self.other_info.is_none() =>
+                if matches!(self.info.as_deref(), Some(InfoReply::Source(_)))
+                    && self.other_info.is_none() =>
             {
-                self.other_info = Some(InfoReply::GoldSrc(m));
+                self.other_info = Some(Box::new(InfoReply::GoldSrc(m)));
             }
             Message::Players(p) if step == Step::Players => {
                 self.players = Some(p);
