@@ -309,7 +309,7 @@ fn kernel_drops(addr: SocketAddrV4) -> u64 {
         .sum()
 }
 
-/// CPU time of a whole process (all threads), from /proc/<pid>/stat (clock ticks of
+/// CPU time of a whole process (all threads), from `/proc/<pid>/stat` (clock ticks of
 /// 10 ms, as the kernel reports them).
 fn process_cpu(pid: u32) -> Option<Duration> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;

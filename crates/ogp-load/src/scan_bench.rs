@@ -286,7 +286,7 @@ fn children_cpu() -> Option<Duration> {
     Some(tv(u.user_time()) + tv(u.system_time()))
 }
 
-/// CPU time of a running process (user + system, all threads), from /proc/<pid>/stat
+/// CPU time of a running process (user + system, all threads), from `/proc/<pid>/stat`
 /// in clock ticks of 10 ms.
 fn process_cpu(pid: u32) -> Option<Duration> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
