@@ -354,6 +354,11 @@ impl RateLimiter {
         self.knows_hashed(now, family, key, h, within)
     }
 
+    /// Milliseconds since the table's start.
+    fn millis(&self, now: Instant) -> u64 {
+        u64::try_from(now.saturating_duration_since(self.base).as_millis()).unwrap_or(u64::MAX)
+    }
+
     fn knows_hashed(
         &self,
         now: Instant,
@@ -362,8 +367,7 @@ impl RateLimiter {
         hash: u64,
         within: Duration,
     ) -> bool {
-        let now_ms =
-            u64::try_from(now.saturating_duration_since(self.base).as_millis()).unwrap_or(u64::MAX);
+        let now_ms = self.millis(now);
         let within_ms = u64::try_from(within.as_millis()).unwrap_or(u64::MAX);
         let start = ((hash as usize) & self.set_mask) * WAYS;
         self.slots
@@ -384,8 +388,7 @@ impl RateLimiter {
         hash: u64,
         cost: f32,
     ) -> RateDecision {
-        let now_ms =
-            u64::try_from(now.saturating_duration_since(self.base).as_millis()).unwrap_or(u64::MAX);
+        let now_ms = self.millis(now);
         let set = (hash as usize) & self.set_mask;
         let start = set * WAYS;
         let burst = self.config.burst;
