@@ -106,7 +106,10 @@ pub(crate) struct Engine {
     input_open: bool,
     results: mpsc::Sender<ScanResult>,
     pacer: Pacer,
-    stalled: Option<(usize, SocketAddr, Vec<u8>)>,
+    /// Datagrams waiting for `flush` (socket, address, bytes).
+    outbox: Vec<(usize, SocketAddr, Vec<u8>)>,
+    /// Datagrams a full socket did not take; they go first.
+    stalled: VecDeque<(usize, SocketAddr, Vec<u8>)>,
     stats: ScanStats,
     stats_tx: watch::Sender<ScanStats>,
     started: Instant,
@@ -198,7 +201,8 @@ impl Engine {
             targets,
             input_open: true,
             results,
-            stalled: None,
+            outbox: Vec::with_capacity(2 * batch::BATCH),
+            stalled: VecDeque::new(),
             stats: ScanStats::default(),
             stats_tx,
             started: now,
@@ -310,7 +314,7 @@ impl Engine {
     async fn wait(&mut self) -> bool {
         let now = Instant::now();
         let mut wake = self.timers.peek().map(|Reverse((t, _, _))| *t);
-        if self.stalled.is_none() && !(self.followups.is_empty() && self.fresh.is_empty()) {
+        if self.stalled.is_empty() && !(self.followups.is_empty() && self.fresh.is_empty()) {
             let t = self.pacer.next_token_at(now);
             wake = Some(wake.map_or(t, |w| w.min(t)));
         }
@@ -320,7 +324,7 @@ impl Engine {
         let can_admit = self.input_open && self.waiting.is_none() && self.room();
         let v4 = &self.v4;
         let v6 = &self.v6;
-        let stalled = self.stalled.as_ref().map(|(i, _, _)| *i);
+        let stalled = self.stalled.front().map(|(i, _, _)| *i);
         let n = self.cfg.sockets;
         // Readable, or (Linux) in error: ICMP errors wait on the error queue.
         let interest = errqueue::interest();
@@ -851,16 +855,20 @@ impl Engine {
     }
 
     /// Sends what the pacer allows: follow-ups of running entries first, then first
-    /// datagrams of fresh ones.
+    /// datagrams of fresh ones. Datagrams are queued and go out a batch at a time per
+    /// socket (`sendmmsg` on Linux).
     fn transmit(&mut self, now: Instant) {
-        if let Some((si, addr, d)) = self.stalled.take() {
-            if !self.send(si, addr, d) {
+        // What a full socket refused last time goes first.
+        if !self.stalled.is_empty() {
+            self.outbox.extend(self.stalled.drain(..));
+            self.flush();
+            if !self.stalled.is_empty() {
                 return;
             }
         }
         // Bounded: every round either sends (uses a token) or removes a queue item.
         let mut rounds = self.followups.len() + self.fresh.len() + 1;
-        while rounds > 0 && self.stalled.is_none() && self.pacer.ready(now) {
+        while rounds > 0 && self.stalled.is_empty() && self.pacer.ready(now) {
             rounds -= 1;
             let i = if let Some((i, g)) = self.followups.pop_front() {
                 // A stale item: that entry finished and its slot was reused.
@@ -886,7 +894,6 @@ impl Engine {
             };
             let g = e.gen;
             let si = e.socket;
-            let mut out: Vec<(SocketAddr, Vec<u8>)> = Vec::new();
             let mut exhausted = false;
             'probes: for p in &mut e.probes {
                 let Some(m) = p.machine.as_mut() else {
@@ -898,7 +905,7 @@ impl Engine {
                         break 'probes;
                     }
                     match m.poll_transmit(now) {
-                        Some(d) => out.push((p.addr, d)),
+                        Some(d) => self.outbox.push((si, p.addr, d)),
                         None => {
                             // The token was not used: give it back.
                             self.pacer.refund();
@@ -913,54 +920,93 @@ impl Engine {
             } else {
                 e.queued = false;
             }
-            for (addr, d) in out {
-                if self.stalled.is_some() {
-                    // Lost in the local queue: the machine will send it again.
-                    self.stats.send_errors += 1;
-                    continue;
-                }
-                if !self.send(si, addr, d) {
-                    break;
-                }
+            if self.outbox.len() >= batch::BATCH {
+                self.flush();
             }
             self.progress(i, g, now, false);
             if exhausted {
                 break;
             }
         }
+        self.flush();
     }
 
-    /// Sends one datagram. False (and the datagram kept) when the socket is full.
-    fn send(&mut self, si: usize, addr: SocketAddr, d: Vec<u8>) -> bool {
+    /// Sends the outbox, socket by socket (in order within each), a batch per system
+    /// call. What a full socket does not take waits in `stalled` (and so does everything
+    /// after it), to go first next time.
+    fn flush(&mut self) {
+        if self.outbox.is_empty() {
+            return;
+        }
+        let mut out = std::mem::take(&mut self.outbox);
+        // Stable: each socket's datagrams keep their order.
+        out.sort_by_key(|(si, _, _)| *si);
+        let mut at = 0;
+        while at < out.len() {
+            let si = out.get(at).map_or(0, |(si, _, _)| *si);
+            let end = out
+                .iter()
+                .skip(at)
+                .position(|(s, _, _)| *s != si)
+                .map_or(out.len(), |k| at + k);
+            let run = out.get(at..end).unwrap_or_default();
+            let taken = if self.stalled.is_empty() {
+                self.send_run(si, run)
+            } else {
+                0
+            };
+            for (s, addr, d) in out.drain(at + taken..end) {
+                self.stalled.push_back((s, addr, d));
+            }
+            at += taken;
+        }
+        out.clear();
+        self.outbox = out;
+    }
+
+    /// Sends `run` (datagrams of socket `si`) from the start, a batch per call; returns
+    /// how many are done with (sent, or failed for good). The rest did not fit in the
+    /// socket's buffer.
+    fn send_run(&mut self, si: usize, run: &[(usize, SocketAddr, Vec<u8>)]) -> usize {
         let Some(sock) = self.socket(si) else {
-            return true;
+            return run.len();
         };
-        let mut sent = sock.try_send_to(&d, addr);
-        // A pending ICMP error of an earlier datagram to anyone (Linux, IP_RECVERR: port
-        // or host unreachable, time exceeded…) fails the next send once, unsent: send
-        // again (the error itself waits on the error queue). Bounded.
-        for _ in 0..SEND_AGAIN {
-            match &sent {
-                Err(e) if e.kind() != io::ErrorKind::WouldBlock => {
-                    sent = sock.try_send_to(&d, addr);
+        let unspecified = SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0));
+        let (mut done, mut sent, mut failed, mut tries) = (0, 0u64, 0u64, 0);
+        while done < run.len() {
+            let mut msgs: [(&[u8], SocketAddr); batch::BATCH] = [(&[], unspecified); batch::BATCH];
+            let mut k = 0;
+            for (slot, (_, addr, d)) in msgs.iter_mut().zip(run.iter().skip(done)) {
+                *slot = (d.as_slice(), *addr);
+                k += 1;
+            }
+            let msgs = msgs.get(..k).unwrap_or_default();
+            match sock.try_io(Interest::WRITABLE, || batch::send(sock, msgs)) {
+                Ok(n) if n > 0 => {
+                    done += n;
+                    sent += n as u64;
+                    tries = 0;
                 }
-                _ => break,
+                Ok(_) => break,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                // A pending ICMP error of an earlier datagram to anyone (Linux,
+                // IP_RECVERR: port or host unreachable, time exceeded…) fails the next
+                // send once, unsent: send again (the error itself waits on the error
+                // queue). Bounded: after `SEND_AGAIN` tries the datagram is given up
+                // (its machine sends it again).
+                Err(_) => {
+                    tries += 1;
+                    if tries > SEND_AGAIN {
+                        done += 1;
+                        failed += 1;
+                        tries = 0;
+                    }
+                }
             }
         }
-        match sent {
-            Ok(_) => {
-                self.stats.sent += 1;
-                true
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                self.stalled = Some((si, addr, d));
-                false
-            }
-            Err(_) => {
-                self.stats.send_errors += 1;
-                true
-            }
-        }
+        self.stats.sent += sent;
+        self.stats.send_errors += failed;
+        done
     }
 }
 
