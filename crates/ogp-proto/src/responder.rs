@@ -97,7 +97,10 @@ pub struct ResponderConfig {
     /// a challenge), which a spoofer can trigger in a source's name.
     pub unproven_rate: RateConfig,
     /// Overall limit of those answers, all sources together: a flood of spoofed sources
-    /// costs bounded work and sends a bounded number of (small) datagrams.
+    /// costs bounded work and sends a bounded number of (small) datagrams. Sources that
+    /// proved their address within `challenge_period` (a client that keeps watching the
+    /// server) are not held to it, only to `unproven_rate`, so a flood that spends it
+    /// does not cut them off.
     pub unproven_total: RateConfig,
     /// Sources tracked by the rate limiter (memory is about 24 bytes each).
     pub rate_table_capacity: usize,
