@@ -469,6 +469,18 @@
     }
   }
 
+  // An OGP team colour (16-bit 5-6-5 RGB, spec 000 §TeamColor): a swatch, its hex code
+  // in the tooltip. The colour is set through the CSSOM, which the page's CSP allows.
+  function colorSwatch(v) {
+    const r = Math.round(((v >> 11) & 31) * 255 / 31);
+    const g = Math.round(((v >> 5) & 63) * 255 / 63);
+    const b = Math.round((v & 31) * 255 / 31);
+    const hex = `#${[r, g, b].map((c) => c.toString(16).padStart(2, '0')).join('')}`;
+    const sw = el('span', { class: 'swatch' });
+    sw.style.backgroundColor = hex;
+    return el('span', { class: 'color', role: 'img', title: `${hex} (${v}, 5-6-5 RGB)`, 'aria-label': hex, 'data-rgb': hex }, sw);
+  }
+
   function dl(entries) {
     const d = el('dl', { class: 'kv' });
     for (const [k, v, key] of entries) {
@@ -530,7 +542,13 @@
     const y = (v) => T + (1 - v / yMax) * (H - T - B);
     const coords = pts.map((h, i) => `${x(ts[i]).toFixed(1)},${y(h.players).toFixed(1)}`);
     const minSeen = Math.min(...pts.map((h) => h.players));
-    const label = (i) => (byIndex ? `#${i + 1}` : new Date(ts[i]).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }));
+    // Axis labels as precise as the span needs: seconds within ten minutes, the day
+    // past one day (history runs for a week).
+    const span = t1 - t0;
+    const fmt = span < 600e3 ? { hour: '2-digit', minute: '2-digit', second: '2-digit' }
+      : span <= 86400e3 ? { hour: '2-digit', minute: '2-digit' }
+        : { weekday: 'short', hour: '2-digit', minute: '2-digit' };
+    const label = (i) => (byIndex ? `#${i + 1}` : new Date(ts[i]).toLocaleString([], fmt));
     const children = [
       svg('title', { id: 'chart-title' }, `Players over time: ${pts.length} samples, from ${minSeen} to ${maxSeen} players`),
     ];
@@ -609,7 +627,12 @@
         })
         : el('p', { class: 'muted' }, 'Nobody is playing.')));
     }
-    if (teams.length) body.push(section('Teams', 'teams', objectTable('teams', teams, ['name', 'score', 'player_count'])));
+    if (teams.length) {
+      body.push(section('Teams', 'teams', objectTable('teams', teams, ['name', 'score', 'player_count'], (k, v) => {
+        if (k === 'color' && Number.isInteger(v) && v >= 0 && v <= 0xffff) return colorSwatch(v);
+        return undefined;
+      })));
+    }
     for (const [k, v] of Object.entries(st)) {
       if (isScalar(v) || special.includes(k)) continue;
       if (Array.isArray(v) && v.length === 0) continue;

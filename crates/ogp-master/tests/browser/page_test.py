@@ -421,6 +421,23 @@ def check_details(page, api, items, shots):
         fail(f"check 4: details title {title!r}, API name {row_name(detail)!r}")
     n = check_players_shown(page, detail, "check 4")
     ok(f"check 4: details of {addr} show its {n} players with their scores")
+    # Team colours (OGP: 16-bit 5-6-5 RGB) as swatches with their hex code.
+    teams = [t for t in ((detail.get("status") or {}).get("teams") or []) if isinstance(t.get("color"), int)]
+    if teams:
+        want = []
+        for t in teams:
+            v = t["color"]
+            rgb = (round(((v >> 11) & 31) * 255 / 31), round(((v >> 5) & 63) * 255 / 63), round((v & 31) * 255 / 31))
+            want.append("#%02x%02x%02x" % rgb)
+        got = page.js("""return [...document.querySelectorAll('#d-teams td[data-key="color"] .color')]
+            .map((c) => [c.dataset.rgb, getComputedStyle(c.querySelector('.swatch')).backgroundColor])""")
+        if [g[0] for g in got] != want:
+            fail(f"check 4: team colours shown {got}, from the API's 5-6-5 values {want}")
+        for (hexcode, css) in got:
+            r, g, b = (int(hexcode[i:i + 2], 16) for i in (1, 3, 5))
+            if css != f"rgb({r}, {g}, {b})":
+                fail(f"check 4: the swatch of {hexcode} is painted {css}")
+        ok(f"check 4: team colours as swatches: {', '.join(want)}")
     history = detail.get("history") or []
     if len(history) >= 2:
         points = page.js("""const l = document.querySelector('#details-view svg#history-chart polyline.line');
