@@ -479,17 +479,6 @@ fn num(v: &Value) -> Option<i64> {
 // ------------------------------------------------------------------------------------
 // The clients
 
-fn qstat_run(port: u16, kind: &str) -> Ran {
-    run(
-        Command::new(quakestat())
-            .args(["-json", "-nnx", "-R", "-P"])
-            .args(["-retry", "2", "-interval", "0.5", "-timeout", "3"])
-            .arg(kind)
-            .arg(format!("127.0.0.1:{port}")),
-        CLIENT_LIMIT,
-    )
-}
-
 fn qstat_seen(v: &Value) -> Seen {
     let rules = &v["rules"];
     let mut teams = Vec::new();
@@ -558,7 +547,7 @@ fn qstat(kind: &str, mode: Mode) {
     let test = format!("qstat {kind} ({mode:?})");
     let how = (Strings::AsciiOnly, true, false);
     each_case(&test, mode, true, how, |case, port, r| {
-        let ran = qstat_run(port, kind);
+        let ran = qstat_run(kind, port);
         let v = parse_json(&ran, &test, case.label);
         let v = &v[0];
         r.eq(
@@ -595,7 +584,7 @@ fn qstat_gs3_is_locked_out_in_real_mode() {
     }
     let case = cases().swap_remove(0);
     let s = serve(&case, Mode::Real);
-    let ran = qstat_run(s.port, "-gs3");
+    let ran = qstat_run("-gs3", s.port);
     let v = parse_json(&ran, "qstat -gs3", case.label);
     assert_ne!(
         str_of(&v[0]["status"]).as_deref(),

@@ -136,14 +136,7 @@ fn players(v: &Value, score: impl Fn(&Value) -> &Value) -> Vec<(String, i64)> {
 type Client = fn(u16, &mut Report) -> (Ran, Seen);
 
 fn qstat(kind: &str, port: u16) -> (Ran, Value) {
-    let ran = run(
-        Command::new(quakestat())
-            .args(["-json", "-nnx", "-R", "-P"])
-            .args(["-retry", "2", "-interval", "0.5", "-timeout", "3"])
-            .arg(kind)
-            .arg(format!("127.0.0.1:{port}")),
-        CLIENT_LIMIT,
-    );
+    let ran = qstat_run(kind, port);
     let v = parse_json(&ran, "qstat", kind);
     (ran, v[0].clone())
 }

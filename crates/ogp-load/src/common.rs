@@ -15,6 +15,21 @@ pub fn status() -> Result<Status> {
     Status::from_json(STATE_JSON).context("parsing the embedded state.json")
 }
 
+/// kB as megabytes with one decimal.
+pub fn mb(kb: u64) -> String {
+    format!("{:.1} MB", kb as f64 / 1024.0)
+}
+
+/// CPU time of a running process (user + system, all threads), from
+/// `/proc/<pid>/stat` in clock ticks of 10 ms.
+pub fn process_cpu(pid: u32) -> Option<Duration> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command in parentheses: state is field 3; utime and stime are 14 and 15.
+    let f: Vec<&str> = text.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    Some(Duration::from_millis(ticks * 10))
+}
+
 /// `/proc/self/task/<tid>/schedstat` of the calling thread, to be read from any thread.
 pub fn this_thread_schedstat_path() -> Option<PathBuf> {
     // /proc/thread-self -> "<pid>/task/<tid>"

@@ -309,22 +309,6 @@ fn kernel_drops(addr: SocketAddrV4) -> u64 {
         .sum()
 }
 
-/// CPU time of a whole process (all threads), from `/proc/<pid>/stat` (clock ticks of
-/// 10 ms, as the kernel reports them).
-fn process_cpu(pid: u32) -> Option<Duration> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = text.rsplit_once(')')?.1;
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    // After the command: state is field 3; utime and stime are fields 14 and 15.
-    let utime: u64 = f.get(11)?.parse().ok()?;
-    let stime: u64 = f.get(12)?.parse().ok()?;
-    Some(Duration::from_millis((utime + stime) * 10))
-}
-
-fn mb(kb: u64) -> String {
-    format!("{:.1} MB", kb as f64 / 1024.0)
-}
-
 /// The legitimate client's tally.
 #[derive(Default)]
 struct Legit {
@@ -355,7 +339,7 @@ fn one_run(args: &Args, bin: &std::path::Path, burst: u32) -> Result<bool> {
     rt.block_on(wait_ready(addr))?;
     let (hwm0, rss0) = memory_kb(pid)?;
     let drops0 = kernel_drops(addr4);
-    let cpu0 = process_cpu(pid);
+    let cpu0 = common::process_cpu(pid);
     let mode = if burst <= 1 {
         "smooth".to_string()
     } else {
@@ -369,8 +353,8 @@ fn one_run(args: &Args, bin: &std::path::Path, burst: u32) -> Result<bool> {
         args.seconds,
         args.every_ms,
         args.timeout_ms,
-        mb(hwm0),
-        mb(rss0)
+        common::mb(hwm0),
+        common::mb(rss0)
     );
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -464,8 +448,8 @@ fn one_run(args: &Args, bin: &std::path::Path, burst: u32) -> Result<bool> {
                     drops.saturating_sub(last_drops),
                     legit.answered,
                     legit.asked - set.len() as u64,
-                    mb(hwm),
-                    mb(rss)
+                    common::mb(hwm),
+                    common::mb(rss)
                 );
                 last_sent = sent;
                 last_drops = drops;
@@ -490,7 +474,9 @@ fn one_run(args: &Args, bin: &std::path::Path, burst: u32) -> Result<bool> {
     let (hwm, rss) = memory_kb(pid)?;
     peak_hwm = peak_hwm.max(hwm);
     let drops = kernel_drops(addr4).saturating_sub(drops0);
-    let server_cpu = process_cpu(pid).zip(cpu0).map(|(a, b)| a.saturating_sub(b));
+    let server_cpu = common::process_cpu(pid)
+        .zip(cpu0)
+        .map(|(a, b)| a.saturating_sub(b));
     drop(server);
 
     let share = 100.0 * legit.answered as f64 / legit.asked.max(1) as f64;
@@ -517,8 +503,8 @@ fn one_run(args: &Args, bin: &std::path::Path, burst: u32) -> Result<bool> {
         100.0 * drops as f64 / flooded.sent.max(1) as f64,
         server_cpu.map_or("?".into(), |c| format!("{:.2} s", c.as_secs_f64())),
         server_cpu.map_or("?".into(), |c| format!("{:.2}", c.as_secs_f64() / flooded.seconds.max(1e-6))),
-        mb(peak_hwm),
-        mb(rss)
+        common::mb(peak_hwm),
+        common::mb(rss)
     );
     println!(
         "  client: {}/{} answered = {share:.2}% (target >= 99%); round trip p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",

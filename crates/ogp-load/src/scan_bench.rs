@@ -286,18 +286,9 @@ fn children_cpu() -> Option<Duration> {
     Some(tv(u.user_time()) + tv(u.system_time()))
 }
 
-/// CPU time of a running process (user + system, all threads), from `/proc/<pid>/stat`
-/// in clock ticks of 10 ms.
-fn process_cpu(pid: u32) -> Option<Duration> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let f: Vec<&str> = text.rsplit_once(')')?.1.split_whitespace().collect();
-    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
-    Some(Duration::from_millis(ticks * 10))
-}
-
 /// CPU time of all responder children.
 fn farm_cpu(farm: &[u32]) -> Option<Duration> {
-    farm.iter().map(|p| process_cpu(*p)).sum()
+    farm.iter().map(|p| common::process_cpu(*p)).sum()
 }
 
 impl Run {
@@ -414,7 +405,7 @@ fn join(v: &[u32]) -> String {
 }
 
 fn mb(kb: Option<u64>) -> String {
-    kb.map_or("?".into(), |k| format!("{:.1} MB", k as f64 / 1024.0))
+    kb.map_or("?".into(), common::mb)
 }
 
 fn print_run(label: &str, r: &Run) {

@@ -79,10 +79,6 @@ pub(crate) fn memory_kb(pid: u32) -> Result<(u64, u64)> {
     ))
 }
 
-fn mb(kb: u64) -> String {
-    format!("{:.1} MB", kb as f64 / 1024.0)
-}
-
 /// Source address number `i`: 127.a.b.c with a and c in 1–254 and b in 0–255, a moving
 /// fastest, so consecutive sources are spread over the whole /8. 127.0.0.0/16 (where the
 /// server listens) is never used.
@@ -218,8 +214,8 @@ pub fn run(args: &Args) -> Result<()> {
     let (hwm0, rss0) = memory_kb(pid)?;
     println!(
         "after start and one query: VmHWM {}  VmRSS {}",
-        mb(hwm0),
-        mb(rss0)
+        common::mb(hwm0),
+        common::mb(rss0)
     );
 
     let started = Instant::now();
@@ -258,8 +254,8 @@ pub fn run(args: &Args) -> Result<()> {
                 println!(
                     "  {launched:>7} sources started ({:.1} s): server VmHWM {}  VmRSS {}",
                     started.elapsed().as_secs_f64(),
-                    mb(hwm),
-                    mb(rss)
+                    common::mb(hwm),
+                    common::mb(rss)
                 );
             }
         }
@@ -288,14 +284,18 @@ pub fn run(args: &Args) -> Result<()> {
     }
     println!(
         "  server VmHWM      {}  ({} kB; peak resident, target < 20 MB)",
-        mb(hwm),
+        common::mb(hwm),
         hwm
     );
-    println!("  server VmRSS      {}  ({} kB; at the end)", mb(rss), rss);
+    println!(
+        "  server VmRSS      {}  ({} kB; at the end)",
+        common::mb(rss),
+        rss
+    );
     println!(
         "  growth            VmHWM +{}  over the {} after start",
-        mb(hwm.saturating_sub(hwm0)),
-        mb(hwm0)
+        common::mb(hwm.saturating_sub(hwm0)),
+        common::mb(hwm0)
     );
     common::print_load("after");
     Ok(())

@@ -91,6 +91,19 @@ pub fn quakestat() -> PathBuf {
     missing_peer("quakestat (Debian package qstat)")
 }
 
+/// qstat asking the loopback server on `port` as `kind` (`-a2s`, `-gs3`, `-gs4` …)
+/// for everything (`-R -P`), as JSON with raw names (`-json -nnx`), 2 retries.
+pub fn qstat_run(kind: &str, port: u16) -> Ran {
+    run(
+        Command::new(quakestat())
+            .args(["-json", "-nnx", "-R", "-P"])
+            .args(["-retry", "2", "-interval", "0.5", "-timeout", "3"])
+            .arg(kind)
+            .arg(format!("127.0.0.1:{port}")),
+        CLIENT_LIMIT,
+    )
+}
+
 /// gamedig's command-line script (run it with `node`), after checking its version and
 /// that `node` runs.
 pub fn gamedig_js() -> PathBuf {
