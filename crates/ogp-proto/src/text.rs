@@ -42,7 +42,9 @@ pub(crate) fn put_cstr(out: &mut Vec<u8>, s: &str, utf8: bool) {
 /// (only possible when `utf8` is true). Latin-1 decoding cannot fail. Strings of up to 24
 /// bytes are stored inline (no allocation).
 pub(crate) fn decode(bytes: &[u8], utf8: bool) -> (Text, bool) {
-    if utf8 || bytes.is_ascii() {
+    if bytes.is_empty() {
+        (Text::const_new(""), false)
+    } else if utf8 || bytes.is_ascii() {
         match std::str::from_utf8(bytes) {
             Ok(s) => (Text::from(s), false),
             Err(_) => (Text::from_utf8_lossy(bytes), true),

@@ -106,6 +106,8 @@ pub(crate) struct Engine {
     input_open: bool,
     results: mpsc::Sender<ScanResult>,
     pacer: Pacer,
+    /// RequestIDs of the queries.
+    ids: crate::RequestIds,
     /// Datagrams waiting for `flush` (socket, address, bytes).
     outbox: Vec<(usize, SocketAddr, Vec<u8>)>,
     /// Datagrams a full socket did not take; they go first.
@@ -182,6 +184,7 @@ impl Engine {
         let burst = (cfg.rate / 100).max(1);
         Ok(Self {
             pacer: Pacer::new(cfg.rate, burst, now),
+            ids: crate::RequestIds::new(),
             v4,
             v6: Vec::new(),
             v6_error: None,
@@ -529,7 +532,8 @@ impl Engine {
             self.deferred.entry(addr).or_default().push_back(i);
             return false;
         };
-        let cfg = self.cfg.clone();
+        let options = &self.cfg.options;
+        let ids = &mut self.ids;
         let mut keys = Vec::new();
         let Some(e) = self.entries.get_mut(i as usize).and_then(Option::as_mut) else {
             return true;
@@ -549,7 +553,7 @@ impl Engine {
             let a = SocketAddr::new(addr.ip(), port);
             keys.push((e.socket, a));
             for p in &protocols {
-                let machine = Machine::new(*p, &cfg.options, crate::random_u32(), now);
+                let machine = Machine::new(*p, options, ids.next(), now);
                 let rank = u32::try_from(p.rank()).unwrap_or(width);
                 e.probes.push(Probe {
                     rank: pi * width + rank,
