@@ -200,6 +200,14 @@ impl Server {
                     let _ = ready_tx.send(handle.local_addr());
                     let _ = stop_rx.await;
                     let stats = handle.stats();
+                    let per_thread = handle.thread_stats();
+                    if per_thread.len() > 1 {
+                        // Each source address is steered to one thread (Linux): the
+                        // split follows the sources, and no thread waits on another.
+                        let received: Vec<String> =
+                            per_thread.iter().map(|s| s.received.to_string()).collect();
+                        println!("        received per thread: {}", received.join(" / "));
+                    }
                     if let Some(d) = handle.kernel_drops().filter(|&d| d > 0) {
                         println!("        kernel drops at the responder's sockets: {d}");
                     }

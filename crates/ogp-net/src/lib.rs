@@ -21,6 +21,7 @@ pub mod blocking;
 pub mod client;
 pub mod responder;
 pub mod scan;
+mod steer;
 
 use std::sync::Arc;
 

@@ -26,10 +26,13 @@
 //!
 //! By default the socket tasks run in the caller's runtime. With
 //! [`NetConfig::threads`] = N they run on N threads of their own, each with a socket per
-//! listen address (`SO_REUSEPORT`) and its own [`Responder::worker`]: the same
-//! challenge keys and the same sharded rate limiters
-//! ([`SharedRateLimiter`](ogp_proto::guard::SharedRateLimiter)), so a source has one
-//! budget whichever thread reads its datagrams. Games without tokio use
+//! listen address (`SO_REUSEPORT`) and its own [`Responder::worker`] (the same
+//! challenge keys). On Linux a BPF program on each address's sockets sends every
+//! datagram of a source address to the same thread, so each thread keeps rate limits of
+//! its own ([`Responder::use_own_limits`]) and takes no lock on the answering path;
+//! elsewhere the threads share sharded limiters
+//! ([`SharedRateLimiter`](ogp_proto::guard::SharedRateLimiter)). Either way a source
+//! has one budget. Games without tokio use
 //! [`spawn_thread`], which runs the same on a thread of its own.
 //!
 //! Datagrams the kernel dropped because a socket's receive buffer was full
@@ -68,12 +71,15 @@ pub struct NetConfig {
     /// * 0: one task per socket in the caller's tokio runtime (as many sockets as
     ///   listen addresses).
     /// * N ≥ 1: N threads of their own, each with a single-threaded runtime and, for
-    ///   every listen address, a socket of its own bound with `SO_REUSEPORT` (the kernel
-    ///   spreads datagrams over them by a hash of source and destination address and
-    ///   port). Each thread answers with its own [`Responder::worker`]: the same
-    ///   challenge keys and the same (sharded) rate limiters, its own counters; nothing
-    ///   is locked across threads on the answering path but the limiter shard of the
-    ///   source.
+    ///   every listen address, a socket of its own bound with `SO_REUSEPORT`. Each
+    ///   thread answers with its own [`Responder::worker`]: the same challenge keys, its
+    ///   own counters. On Linux every datagram of a source address goes to the same
+    ///   thread (a reuseport BPF program hashes the IPv4 address or the IPv6 /64), and
+    ///   each thread has rate limits of its own, each with 1/N of the tracked sources
+    ///   and of the overall budget for unproven sources: nothing is shared on the
+    ///   answering path. Where the program cannot be installed (other systems), the
+    ///   kernel spreads datagrams by a hash of addresses and ports and the threads share
+    ///   sharded limiters (one shard lock per datagram).
     pub threads: usize,
 }
 
@@ -182,6 +188,12 @@ impl Shared {
         all
     }
 
+    fn thread_stats(&self) -> Vec<Stats> {
+        (0..self.workers.len())
+            .filter_map(|i| self.lock(i).map(|r| r.stats()))
+            .collect()
+    }
+
     fn kernel_drops(&self) -> Option<u64> {
         kernel_drops(&self.inodes)
     }
@@ -247,6 +259,12 @@ impl ResponderHandle {
     /// Counters so far, all sockets and threads together.
     pub fn stats(&self) -> Stats {
         self.shared.stats()
+    }
+
+    /// Counters so far of each answering thread ([`NetConfig::threads`]; one entry
+    /// without threads of its own), in thread order.
+    pub fn thread_stats(&self) -> Vec<Stats> {
+        self.shared.thread_stats()
     }
 
     /// Datagrams the kernel dropped at the responder's sockets because their receive
@@ -402,6 +420,19 @@ fn start(
     let mut inodes = Vec::new();
     for s in sockets.iter().flatten() {
         inodes.extend(socket_inode(&s.0));
+    }
+    // Several threads: each source to one thread, and each thread its own limits.
+    if sockets.len() > 1 {
+        let steered = first_sockets
+            .iter()
+            .try_for_each(|(s, _)| crate::steer::by_source(s, sockets.len()));
+        match steered {
+            Ok(()) => first.use_own_limits(sockets.len(), now),
+            Err(e) => tracing::info!(
+                error = %e,
+                "sources are not steered to threads; the threads share their rate limits"
+            ),
+        }
     }
     let mut workers = Vec::with_capacity(sockets.len());
     for _ in 1..sockets.len() {

@@ -36,7 +36,10 @@ use crate::gamespy3::heartbeat::{HeartbeatConfig, Heartbeats};
 use crate::gamespy3::responder::{Gs3Config, Gs3Outcome, Gs3Responder};
 #[cfg(feature = "gqp")]
 use crate::gqp::responder::{GqpConfig, GqpOutcome, GqpResponder};
-use crate::guard::{ChallengeKeys, RateConfig, RateDecision, SharedRateLimiter, SharedTokenBucket};
+use crate::guard::{
+    ChallengeKeys, RateConfig, RateDecision, RateLimiter, SharedRateLimiter, SharedTokenBucket,
+    TokenBucket,
+};
 use crate::ogp::responder::{OgpConfig, OgpOutcome, OgpResponder};
 use crate::ogp::uplink::{UplinkConfig, Uplinks};
 use crate::ogp_draft::responder::{DraftConfig, DraftOutcome, DraftResponder};
@@ -100,9 +103,11 @@ pub struct ResponderConfig {
     /// costs bounded work and sends a bounded number of (small) datagrams. Sources that
     /// proved their address within `challenge_period` (a client that keeps watching the
     /// server) are not held to it, only to `unproven_rate`, so a flood that spends it
-    /// does not cut them off.
+    /// does not cut them off. Responders with limits of their own
+    /// ([`Responder::use_own_limits`]) each hold their share of it.
     pub unproven_total: RateConfig,
-    /// Sources tracked by the rate limiter (memory is about 24 bytes each).
+    /// Sources tracked by the rate limiter (memory is about 24 bytes each), shared out
+    /// like `unproven_total`.
     pub rate_table_capacity: usize,
     /// How often challenge keys rotate (the previous period's challenges stay valid).
     pub challenge_period: Duration,
@@ -232,9 +237,7 @@ impl Stats {
 /// Answers every protocol from one status, with shared abuse defences.
 pub struct Responder {
     keys: ChallengeKeys,
-    limiter: Arc<SharedRateLimiter>,
-    unproven: Arc<SharedRateLimiter>,
-    unproven_total: Arc<SharedTokenBucket>,
+    limits: Limits,
     config: ResponderConfig,
     listener: Listener,
     ogp: OgpResponder,
@@ -275,7 +278,8 @@ impl fmt::Debug for Responder {
             .field("listener", &self.listener)
             .field("ogp", self.ogp.config())
             .field("ogp_draft", self.draft.config())
-            .field("rate", &self.limiter.config())
+            .field("rate", &self.config.rate)
+            .field("own_limits", &matches!(self.limits, Limits::Own { .. }))
             .field("stats", &self.stats)
             .finish_non_exhaustive()
     }
@@ -300,19 +304,7 @@ impl Responder {
     pub fn new(config: ResponderConfig, secret: [u8; 32], now: Instant) -> Self {
         Self {
             keys: ChallengeKeys::new(half(&secret, false), config.challenge_period, now),
-            limiter: Arc::new(SharedRateLimiter::new(
-                config.rate,
-                config.rate_table_capacity,
-                half(&secret, true),
-                now,
-            )),
-            unproven: Arc::new(SharedRateLimiter::new(
-                config.unproven_rate,
-                config.rate_table_capacity,
-                half(&secret, true),
-                now,
-            )),
-            unproven_total: Arc::new(SharedTokenBucket::new(config.unproven_total, now)),
+            limits: Limits::shared(&config, half(&secret, true), now),
             listener: config.listener,
             ogp: OgpResponder::new(config.ogp),
             a2s: A2sResponder::new(config.a2s),
@@ -342,9 +334,7 @@ impl Responder {
         let config = self.config.clone();
         Self {
             keys: self.keys.clone(),
-            limiter: Arc::clone(&self.limiter),
-            unproven: Arc::clone(&self.unproven),
-            unproven_total: Arc::clone(&self.unproven_total),
+            limits: self.limits.for_worker(),
             listener: config.listener,
             ogp: OgpResponder::new(config.ogp),
             a2s: A2sResponder::new(config.a2s),
@@ -363,6 +353,19 @@ impl Responder {
             generation: 0,
             config,
         }
+    }
+
+    /// Gives this responder rate limits of its own, for a thread that only ever sees its
+    /// share of the sources: the kernel steers every datagram of a source address to the
+    /// same one of `workers` sockets (`ogp_net` does it with a reuseport BPF program on
+    /// Linux). Nothing is then shared on the answering path, so no lock is taken; each
+    /// source still has exactly one budget, this thread's. Each worker keeps
+    /// 1/`workers` of the tracked sources and of the overall budget for unproven
+    /// sources (`unproven_total`); the per-source rates are unchanged. Call it on every
+    /// responder of the group, the one that does the timed sends included, before the
+    /// first datagram; `workers` of 0 or 1 leaves the limits whole.
+    pub fn use_own_limits(&mut self, workers: usize, now: Instant) {
+        self.limits = Limits::own(&self.config, self.instance_keys, workers, now);
     }
 
     /// Tells the responder it answers on `local` (a bound socket's address): the
@@ -615,22 +618,12 @@ impl Responder {
             self.stats.ignored += 1;
             self.stats.breakdown.count_drop(u.reason);
         }
-        // Charged after the protocol has said whether the source proved its address:
-        // answers to a valid challenge spend the source's own budget, which a spoofer
-        // cannot touch; everything else spends a budget of its own, per source and
-        // overall. A source that proved its address within the challenge period (it has
-        // a bucket in the proven table, where only proof puts one) skips the overall
-        // budget: a flood of spoofed sources spends that budget, and would otherwise
-        // starve the clients that keep querying us of their challenges. It still spends
-        // its per-source budget, so what can be sent toward it stays capped.
+        // Charged after the protocol has said whether the source proved its address
+        // (see `decide`).
         if !out.is_empty() {
-            let allowed = if proven {
-                self.limiter.check(now, ip) == RateDecision::Allow
-            } else {
-                self.unproven.check(now, ip) == RateDecision::Allow
-                    && (self.limiter.knows(now, ip, self.config.challenge_period)
-                        || self.unproven_total.check(now) == RateDecision::Allow)
-            };
+            let allowed = self
+                .limits
+                .allow(now, ip, proven, self.config.challenge_period);
             if !allowed {
                 out.clear();
                 self.stats.rate_limited += 1;
@@ -644,6 +637,157 @@ impl Responder {
         self.stats.sent += out.len() as u64;
         self.stats.sent_bytes += out.total_bytes() as u64;
         outcome
+    }
+}
+
+/// The rate limits of a responder: shared by the workers of a process when a source's
+/// datagrams may reach any of them, or its own when the kernel steers each source to one
+/// worker ([`Responder::use_own_limits`]).
+// Inline on purpose: one per responder (per thread), read for every datagram answered.
+#[allow(clippy::large_enum_variant)]
+enum Limits {
+    Shared {
+        proven: Arc<SharedRateLimiter>,
+        unproven: Arc<SharedRateLimiter>,
+        total: Arc<SharedTokenBucket>,
+    },
+    Own {
+        proven: RateLimiter,
+        unproven: RateLimiter,
+        total: TokenBucket,
+    },
+}
+
+impl Limits {
+    fn shared(config: &ResponderConfig, secret: [u8; 16], now: Instant) -> Self {
+        let table = |rate| SharedRateLimiter::new(rate, config.rate_table_capacity, secret, now);
+        Self::Shared {
+            proven: Arc::new(table(config.rate)),
+            unproven: Arc::new(table(config.unproven_rate)),
+            total: Arc::new(SharedTokenBucket::new(config.unproven_total, now)),
+        }
+    }
+
+    fn own(config: &ResponderConfig, secret: [u8; 16], workers: usize, now: Instant) -> Self {
+        let workers = workers.max(1);
+        let capacity = (config.rate_table_capacity / workers).max(1);
+        // Workers are few (threads); the share of the budget is exact enough in f32.
+        let share = 1.0 / workers as f32;
+        let total = RateConfig::new(
+            config.unproven_total.per_second * share,
+            (config.unproven_total.burst * share).max(1.0),
+        );
+        Self::Own {
+            proven: RateLimiter::new(config.rate, capacity, secret, now),
+            unproven: RateLimiter::new(config.unproven_rate, capacity, secret, now),
+            total: TokenBucket::new(total, now),
+        }
+    }
+
+    /// The limits of another worker: the same shared tables, or (own limits) copies:
+    /// the other worker sees other sources.
+    fn for_worker(&self) -> Self {
+        match self {
+            Self::Shared {
+                proven,
+                unproven,
+                total,
+            } => Self::Shared {
+                proven: Arc::clone(proven),
+                unproven: Arc::clone(unproven),
+                total: Arc::clone(total),
+            },
+            Self::Own {
+                proven,
+                unproven,
+                total,
+            } => Self::Own {
+                proven: proven.clone(),
+                unproven: unproven.clone(),
+                total: total.clone(),
+            },
+        }
+    }
+
+    /// Whether answers to `ip` may go out now (and charges them).
+    fn allow(&mut self, now: Instant, ip: IpAddr, proven: bool, period: Duration) -> bool {
+        match self {
+            Self::Shared {
+                proven: p,
+                unproven: u,
+                total: t,
+            } => decide(&mut &**p, &mut &**u, &mut &**t, now, ip, proven, period),
+            Self::Own {
+                proven: p,
+                unproven: u,
+                total: t,
+            } => decide(p, u, t, now, ip, proven, period),
+        }
+    }
+}
+
+/// A per-source budget, shared or not.
+trait SourceBudget {
+    fn check(&mut self, now: Instant, ip: IpAddr) -> RateDecision;
+    fn knows(&self, now: Instant, ip: IpAddr, within: Duration) -> bool;
+}
+
+impl SourceBudget for RateLimiter {
+    fn check(&mut self, now: Instant, ip: IpAddr) -> RateDecision {
+        RateLimiter::check(self, now, ip)
+    }
+    fn knows(&self, now: Instant, ip: IpAddr, within: Duration) -> bool {
+        RateLimiter::knows(self, now, ip, within)
+    }
+}
+
+impl SourceBudget for &SharedRateLimiter {
+    fn check(&mut self, now: Instant, ip: IpAddr) -> RateDecision {
+        SharedRateLimiter::check(self, now, ip)
+    }
+    fn knows(&self, now: Instant, ip: IpAddr, within: Duration) -> bool {
+        SharedRateLimiter::knows(self, now, ip, within)
+    }
+}
+
+/// The overall budget, shared or not.
+trait Bucket {
+    fn check(&mut self, now: Instant) -> RateDecision;
+}
+
+impl Bucket for TokenBucket {
+    fn check(&mut self, now: Instant) -> RateDecision {
+        TokenBucket::check(self, now)
+    }
+}
+
+impl Bucket for &SharedTokenBucket {
+    fn check(&mut self, now: Instant) -> RateDecision {
+        SharedTokenBucket::check(self, now)
+    }
+}
+
+/// Answers to a valid challenge (`proven`) spend the source's own budget, which a spoofer
+/// cannot touch; everything else spends a budget of its own, per source and overall. A
+/// source that proved its address within `period` (it has a bucket in the proven table,
+/// where only proof puts one) skips the overall budget: a flood of spoofed sources spends
+/// that budget, and would otherwise starve the clients that keep querying us of their
+/// challenges. It still spends its per-source budget, so what can be sent toward it
+/// stays capped.
+fn decide(
+    p: &mut impl SourceBudget,
+    u: &mut impl SourceBudget,
+    t: &mut impl Bucket,
+    now: Instant,
+    ip: IpAddr,
+    proven: bool,
+    period: Duration,
+) -> bool {
+    let ok = |d: RateDecision| d == RateDecision::Allow;
+    if proven {
+        ok(p.check(now, ip))
+    } else {
+        ok(u.check(now, ip)) && (p.knows(now, ip, period) || ok(t.check(now)))
     }
 }
 

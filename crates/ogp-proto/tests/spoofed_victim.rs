@@ -203,6 +203,46 @@ fn unproven_answers_have_an_overall_budget() {
     assert!(r.stats().rate_limited >= 1900);
 }
 
+/// Two workers with limits of their own (the kernel steers each source to one of them):
+/// each holds half the overall budget of unproven answers, the per-source budget is
+/// whole at each, and a challenge issued by one is valid at the other.
+#[test]
+fn workers_with_own_limits_split_the_overall_budget_and_keep_per_source_rates() {
+    let t0 = Instant::now();
+    let mut config = ResponderConfig::default();
+    config.unproven_total = RateConfig::new(100.0, 50.0);
+    config.rate = RateConfig::new(20.0, 10.0);
+    let mut a = Responder::new(config, [7; 32], t0);
+    let mut b = a.worker();
+    a.use_own_limits(2, t0);
+    b.use_own_limits(2, t0);
+    assert!(format!("{a:?}").contains("own_limits: true"));
+    let status = demo_state();
+    let mut out = Transmits::default();
+    let probe = ogp_probe();
+    let mut answered = [0, 0];
+    for (k, r) in [&mut a, &mut b].into_iter().enumerate() {
+        for i in 0..1000u32 {
+            let src = SocketAddr::new(IpAddr::from([10, k as u8, (i >> 8) as u8, i as u8]), 5000);
+            r.handle(t0, src, &probe, &status, &mut out);
+            answered[k] += usize::from(!out.is_empty());
+        }
+    }
+    assert_eq!(answered, [25, 25], "half the burst of 50 at each worker");
+    // A proven source: its whole per-source burst (10) at the worker it is steered to.
+    let ip: IpAddr = "10.9.9.9".parse().unwrap();
+    let q = ogp_query_with(b.ogp_challenge(t0, ip));
+    let mut proven = 0;
+    for _ in 0..30 {
+        a.handle(t0, SocketAddr::new(ip, 5000), &q, &status, &mut out);
+        proven += usize::from(!out.is_empty());
+    }
+    assert_eq!(
+        proven, 10,
+        "a challenge from b is valid at a, and a's budget is whole"
+    );
+}
+
 /// A flood of spoofed sources spends the overall budget of unproven answers; a client that
 /// proved its address within the challenge period still gets its challenges (its
 /// unproven step is charged to its per-source budget only), while new clients compete
