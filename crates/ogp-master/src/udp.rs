@@ -6,11 +6,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ogp_proto::guard::{RateConfig, RateDecision, RateLimiter};
+use ogp_proto::guard::RateConfig;
 use ogp_proto::master::registry::{
     classify, Admission, Inbound, Known, Registrar, RegistrarConfig, Verdict,
 };
-use ogp_proto::master::valve::{encode_page, Filter, ListRequest};
+use ogp_proto::master::valve::{Filter, ListBudget, ListRequest};
 use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, watch};
 
@@ -92,13 +92,7 @@ pub(crate) async fn run(shared: Arc<Shared>, sock: UdpSocket, mut stop: watch::R
     let mut secret = [0u8; 16];
     let _ = getrandom::fill(&mut secret);
     let mut registrar = Registrar::new(registrar_config(&shared), secret, now);
-    let per_second = shared.config.list_bytes_per_second.max(1) as f32;
-    let mut list_budget = RateLimiter::new(
-        RateConfig::new(per_second, per_second * 4.0),
-        65536,
-        secret,
-        now,
-    );
+    let mut list_budget = ListBudget::new(shared.config.list_bytes_per_second, secret, now);
     let (tx, rx) = mpsc::channel(16384);
     let writer_task = tokio::spawn(writer(shared.clone(), rx));
     let mut buf = vec![0u8; 2048];
@@ -183,7 +177,7 @@ async fn handle(
     shared: &Shared,
     sock: &UdpSocket,
     registrar: &mut Registrar,
-    list_budget: &mut RateLimiter,
+    list_budget: &mut ListBudget,
     tx: &mpsc::Sender<Write>,
     out: &mut Vec<u8>,
     from: SocketAddr,
@@ -238,7 +232,7 @@ async fn handle(
 async fn answer_list(
     shared: &Shared,
     sock: &UdpSocket,
-    budget: &mut RateLimiter,
+    budget: &mut ListBudget,
     out: &mut Vec<u8>,
     from: SocketAddr,
     req: &ListRequest,
@@ -255,9 +249,7 @@ async fn answer_list(
         Ok(l) => l.valve_page(&filter, req.seed),
         Err(_) => return,
     };
-    out.clear();
-    encode_page(&servers, end, out);
-    if budget.charge(now, from.ip(), out.len() as f32) == RateDecision::Limited {
+    if !budget.answer(now, from.ip(), &servers, end, out) {
         m.list_requests
             .get_or_create(&label("outcome", "rate_limited"))
             .inc();

@@ -12,13 +12,16 @@
 //! [`MAX_CONDITIONS`]) and matches a server's status against it, reading the status as
 //! our A2S responder presents it ([`status_to_info`]), so a filter selects exactly
 //! what an A2S client of the server would see. [`page_after`] cuts a sorted list into
-//! pages by seed. Nothing here panics; decoding reads through the crate's bounded
-//! reader.
+//! pages by seed. [`ListBudget`] caps the bytes of answers each source address is sent,
+//! since a page is many times the size of its request. Nothing here panics; decoding
+//! reads through the crate's bounded reader.
 
-use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::time::Instant;
 
 use crate::a2s::mapping::status_to_info;
 use crate::error::DecodeError;
+use crate::guard::{RateConfig, RateDecision, RateLimiter};
 use crate::reader::Reader;
 use crate::Status;
 
@@ -165,6 +168,56 @@ pub fn encode_page(servers: &[SocketAddrV4], end: bool, out: &mut Vec<u8>) -> us
         write_entry(END, out);
     }
     n
+}
+
+/// Answers list requests within a byte budget per source address. A request of a few
+/// dozen bytes fetches a page of up to 1,392, so unchecked a master would reflect 25
+/// times what a spoofer sends in a victim's name. Each source address is sent at most
+/// `bytes_per_second` (in bursts of up to four seconds' worth); a page over that is not
+/// sent at all (a truncated page would read as a complete one).
+#[derive(Debug)]
+pub struct ListBudget {
+    limiter: RateLimiter,
+}
+
+impl ListBudget {
+    /// Sources tracked (memory about 24 bytes each; the table is fixed).
+    const SOURCES: usize = 65_536;
+
+    /// A budget of `bytes_per_second` per source (at least 1); `secret` keys the
+    /// limiter's hash so that nobody can aim collisions.
+    pub fn new(bytes_per_second: u32, secret: [u8; 16], now: Instant) -> Self {
+        let per_second = bytes_per_second.max(1) as f32;
+        Self {
+            limiter: RateLimiter::new(
+                RateConfig::new(per_second, per_second * 4.0),
+                Self::SOURCES,
+                secret,
+                now,
+            ),
+        }
+    }
+
+    /// Writes the page of `servers` (see [`encode_page`]) into `out`, cleared first, and
+    /// charges its bytes to `from`. False, with `out` empty, when the source's budget
+    /// does not cover it: send nothing.
+    pub fn answer(
+        &mut self,
+        now: Instant,
+        from: IpAddr,
+        servers: &[SocketAddrV4],
+        end: bool,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        out.clear();
+        encode_page(servers, end, out);
+        let cost = out.len() as f32;
+        if self.limiter.charge(now, from, cost) == RateDecision::Limited {
+            out.clear();
+            return false;
+        }
+        true
+    }
 }
 
 fn write_entry(a: SocketAddrV4, out: &mut Vec<u8>) {
@@ -502,6 +555,40 @@ mod tests {
 
     fn v4(s: &str) -> SocketAddrV4 {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn each_source_is_sent_at_most_its_byte_budget() {
+        let t0 = Instant::now();
+        // 1,000 bytes a second: bursts of 4,000.
+        let mut b = ListBudget::new(1_000, [3; 16], t0);
+        let servers: Vec<SocketAddrV4> = (0..100u16)
+            .map(|i| SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 1), 27000 + i))
+            .collect();
+        let (victim, other): (IpAddr, IpAddr) =
+            ("192.0.2.1".parse().unwrap(), "192.0.2.2".parse().unwrap());
+        let mut out = Vec::new();
+        // A page of 100 servers and the terminator: 6 + 101 × 6 = 612 bytes.
+        let mut sent = 0;
+        for _ in 0..20 {
+            if b.answer(t0, victim, &servers, true, &mut out) {
+                assert_eq!(out.len(), 612);
+                sent += out.len();
+            } else {
+                assert!(out.is_empty());
+            }
+        }
+        assert_eq!(sent, 6 * 612, "four seconds' worth: 6 pages");
+        assert!(
+            b.answer(t0, other, &servers, true, &mut out),
+            "another source has its own"
+        );
+        let later = t0 + std::time::Duration::from_millis(700);
+        assert!(
+            b.answer(later, victim, &servers, true, &mut out),
+            "refilled"
+        );
+        assert!(!b.answer(later, victim, &servers, true, &mut out));
     }
 
     #[test]
