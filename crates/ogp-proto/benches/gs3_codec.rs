@@ -8,6 +8,8 @@
 //! player/team parser are crate-private), so nothing of it decodes bytes alone.
 //!
 //! Run: `cargo bench -p ogp-proto --bench gs3_codec`.
+//! Instructions per decode, which do not move with the machine's load as times do:
+//! `examples/decode_loop.rs`.
 
 #![allow(missing_docs)] // criterion_group! generates an undocumented pub fn
 

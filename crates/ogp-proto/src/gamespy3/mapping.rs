@@ -295,8 +295,11 @@ pub fn info_to_status(info: &ServerInfo) -> Status {
     if n > 0 || info.players.iter().any(|c| c.key == "player_") {
         let mut players = vec![Player::default(); n];
         for c in &info.players {
+            // The key is read once per column, not once per value.
+            let field = PlayerField::of(&c.key);
+            let extra = base(&c.key, "_");
             for (p, v) in players.iter_mut().zip(&c.values) {
-                set_player(p, &c.key, v);
+                set_player(p, field, &extra, v);
             }
         }
         s.players = Some(players);
@@ -305,8 +308,10 @@ pub fn info_to_status(info: &ServerInfo) -> Status {
     if n > 0 {
         let mut teams = vec![Team::default(); n];
         for c in &info.teams {
+            let field = TeamField::of(&c.key);
+            let extra = base(&c.key, "_t");
             for (t, v) in teams.iter_mut().zip(&c.values) {
-                set_team(t, &c.key, v);
+                set_team(t, field, &extra, v);
             }
         }
         s.teams = Some(teams);
@@ -318,40 +323,88 @@ fn base(key: &str, suffix: &str) -> Text {
     Text::from(key.strip_suffix(suffix).unwrap_or(key))
 }
 
-fn set_player(p: &mut Player, key: &str, v: &Text) {
-    let t = v.trim();
-    let ok = match key {
-        "player_" | "name_" => {
-            p.name = Some(v.clone());
-            true
+/// What a player column carries, from its key (`player_`, `score_`, …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PlayerField {
+    Name,
+    Score,
+    Ping,
+    Team,
+    Deaths,
+    Kills,
+    Id,
+    Other,
+}
+
+impl PlayerField {
+    fn of(key: &str) -> Self {
+        match key {
+            "player_" | "name_" => Self::Name,
+            "score_" => Self::Score,
+            "ping_" => Self::Ping,
+            "team_" => Self::Team,
+            "deaths_" => Self::Deaths,
+            "kills_" => Self::Kills,
+            "pid_" => Self::Id,
+            _ => Self::Other,
         }
-        "score_" => t.parse().map(|n| p.score = Some(n)).is_ok(),
-        "ping_" => t.parse().map(|n| p.ping = Some(n)).is_ok(),
-        "team_" => t
-            .parse::<i32>()
-            .map(|n| p.team = Some(if n >= 1 { n - 1 } else { -1 }))
-            .is_ok(),
-        "deaths_" => t.parse().map(|n| p.deaths = Some(n)).is_ok(),
-        "kills_" => t.parse().map(|n| p.kills = Some(n)).is_ok(),
-        "pid_" => t.parse().map(|n| p.id = Some(n)).is_ok(),
-        _ => false,
-    };
-    if !ok && p.extra.len() < 64 {
-        p.extra.insert(base(key, "_"), cap(v));
     }
 }
 
-fn set_team(tm: &mut Team, key: &str, v: &Text) {
-    let ok = match key {
-        "team_t" => {
+/// Sets a player's field from a column value; a value that does not parse, and any
+/// other column, goes to `extra` under the column's base name `extra_key`.
+fn set_player(p: &mut Player, field: PlayerField, extra_key: &Text, v: &Text) {
+    let t = v.trim();
+    let ok = match field {
+        PlayerField::Name => {
+            p.name = Some(v.clone());
+            true
+        }
+        PlayerField::Score => t.parse().map(|n| p.score = Some(n)).is_ok(),
+        PlayerField::Ping => t.parse().map(|n| p.ping = Some(n)).is_ok(),
+        PlayerField::Team => t
+            .parse::<i32>()
+            .map(|n| p.team = Some(if n >= 1 { n - 1 } else { -1 }))
+            .is_ok(),
+        PlayerField::Deaths => t.parse().map(|n| p.deaths = Some(n)).is_ok(),
+        PlayerField::Kills => t.parse().map(|n| p.kills = Some(n)).is_ok(),
+        PlayerField::Id => t.parse().map(|n| p.id = Some(n)).is_ok(),
+        PlayerField::Other => false,
+    };
+    if !ok && p.extra.len() < 64 {
+        p.extra.insert(extra_key.clone(), cap(v));
+    }
+}
+
+/// What a team column carries, from its key (`team_t`, `score_t`, …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TeamField {
+    Name,
+    Score,
+    Other,
+}
+
+impl TeamField {
+    fn of(key: &str) -> Self {
+        match key {
+            "team_t" => Self::Name,
+            "score_t" => Self::Score,
+            _ => Self::Other,
+        }
+    }
+}
+
+fn set_team(tm: &mut Team, field: TeamField, extra_key: &Text, v: &Text) {
+    let ok = match field {
+        TeamField::Name => {
             tm.name = Some(v.clone());
             true
         }
-        "score_t" => v.trim().parse().map(|n| tm.score = Some(n)).is_ok(),
-        _ => false,
+        TeamField::Score => v.trim().parse().map(|n| tm.score = Some(n)).is_ok(),
+        TeamField::Other => false,
     };
     if !ok && tm.extra.len() < 64 {
-        tm.extra.insert(base(key, "_t"), cap(v));
+        tm.extra.insert(extra_key.clone(), cap(v));
     }
 }
 

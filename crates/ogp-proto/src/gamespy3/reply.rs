@@ -367,7 +367,8 @@ fn columns(r: &mut Reader<'_>, section: Section, p: &mut Packet) -> bool {
             section,
             key,
             offset,
-            values: Vec::new(),
+            // Player columns run to dozens of values: start past the first doublings.
+            values: Vec::with_capacity(16),
         };
         let ended = loop {
             let vat = r.offset();
@@ -617,18 +618,19 @@ pub fn merge(packets: Vec<Packet>) -> (ServerInfo, Vec<DecodeWarning>) {
             let Some((_, _, values)) = cols.get_mut(idx) else {
                 continue;
             };
-            for (i, v) in c.values.into_iter().enumerate() {
-                let at = usize::from(c.offset) + i;
-                if at >= MAX_COLUMN_VALUES {
-                    clipped = true;
-                    break;
-                }
-                if values.len() <= at {
-                    values.resize(at + 1, None);
-                }
-                if let Some(slot) = values.get_mut(at) {
-                    *slot = Some(v);
-                }
+            // The chunk's values go to offset, offset + 1, …; the column grows once.
+            let offset = usize::from(c.offset);
+            let end = offset.saturating_add(c.values.len());
+            if end > MAX_COLUMN_VALUES {
+                clipped = true;
+            }
+            let end = end.min(MAX_COLUMN_VALUES);
+            if values.len() < end {
+                values.resize(end, None);
+            }
+            let slots = values.get_mut(offset..end).unwrap_or_default();
+            for (slot, v) in slots.iter_mut().zip(c.values) {
+                *slot = Some(v);
             }
         }
         for (at, s) in p.unknown_sections {
