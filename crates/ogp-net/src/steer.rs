@@ -71,17 +71,24 @@ mod tests {
     use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
     use std::time::Duration;
 
-    use crate::responder::bind_std;
+    /// A socket of a reuseport group at `at`.
+    fn bind_std(at: SocketAddr) -> UdpSocket {
+        use socket2::{Domain, Protocol, Socket, Type};
+        let s = Socket::new(Domain::for_address(at), Type::DGRAM, Some(Protocol::UDP)).unwrap();
+        s.set_reuse_port(true).unwrap();
+        s.bind(&at.into()).unwrap();
+        s.into()
+    }
 
     /// Binds `n` sockets of one reuseport group at `at`, steered; sends four datagrams
     /// (four source ports) from each of 127.0.0.1–127.0.0.8; returns, per socket, the
     /// last octet of every source it received from.
     fn received(at: SocketAddr, n: usize) -> Vec<Vec<u8>> {
-        let first = bind_std(at, 0, true).unwrap();
+        let first = bind_std(at);
         let port = first.local_addr().unwrap().port();
         let mut group = vec![first];
         for _ in 1..n {
-            group.push(bind_std(SocketAddr::new(at.ip(), port), 0, true).unwrap());
+            group.push(bind_std(SocketAddr::new(at.ip(), port)));
         }
         super::by_source(&group[0], n).unwrap();
         for x in 1..=8u8 {
