@@ -224,7 +224,8 @@ enum Command {
         recv_buffer: u64,
         /// Answering threads (default: the number of available cores). Each has, for
         /// every listen address, a socket of its own bound with SO_REUSEPORT; all share
-        /// one rate limiter and one challenge secret.
+        /// one challenge secret. On Linux each source address is answered by one
+        /// thread, which keeps that source's rate limits (no lock between threads).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
         threads: Option<u16>,
     },
