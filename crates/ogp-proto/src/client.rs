@@ -122,10 +122,10 @@ macro_rules! registry {
         impl QueryDriver for Machine {
             type Details = Details;
 
-            fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
+            fn poll_transmit_into(&mut self, now: Instant, out: &mut Vec<u8>) -> bool {
                 match self {
-                    $( $(#[cfg($c)])? Self::$variant(m) => m.poll_transmit(now), )*
-                    Self::Unavailable(..) => None,
+                    $( $(#[cfg($c)])? Self::$variant(m) => m.poll_transmit_into(now, out), )*
+                    Self::Unavailable(..) => false,
                 }
             }
 

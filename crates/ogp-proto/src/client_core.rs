@@ -25,7 +25,9 @@ use crate::Status;
 /// code (a tokio task, an engine's loop, a scanner) can drive any of them.
 ///
 /// The contract, for a machine `m`:
-/// 1. send every datagram [`QueryDriver::poll_transmit`] returns, until it returns `None`;
+/// 1. send every datagram [`QueryDriver::poll_transmit`] returns, until it returns `None`
+///    (or [`QueryDriver::poll_transmit_into`], which reuses the caller's buffer, until it
+///    returns `false`);
 /// 2. feed every datagram from the queried address to [`QueryDriver::handle_datagram`];
 /// 3. call [`QueryDriver::handle_timeout`] once [`QueryDriver::poll_timeout`] has passed;
 /// 4. stop when [`QueryDriver::take_result`] returns `Some`.
@@ -35,8 +37,16 @@ pub trait QueryDriver {
     /// The protocol's own details of an answer.
     type Details;
 
-    /// The next datagram to send now, if any.
-    fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>>;
+    /// Writes the next datagram to send now, if any, into `out` (cleared first): true
+    /// when there is one. A scanner sending thousands of datagrams a second reuses its
+    /// buffers through this.
+    fn poll_transmit_into(&mut self, now: Instant, out: &mut Vec<u8>) -> bool;
+
+    /// The next datagram to send now, if any, in a buffer of its own.
+    fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
+        let mut d = Vec::new();
+        self.poll_transmit_into(now, &mut d).then_some(d)
+    }
 
     /// A datagram from the queried address.
     fn handle_datagram(&mut self, now: Instant, datagram: &[u8]);
@@ -730,10 +740,14 @@ impl<D> Exchange<D> {
         !self.done && self.timer.send_due()
     }
 
-    /// An empty datagram buffer when a datagram is due (to encode the query into, then
+    /// Whether a datagram is due; if so `out` is cleared, to encode the query into (then
     /// [`sent`](Self::sent)).
-    pub(crate) fn due_datagram(&self, capacity: usize) -> Option<Vec<u8>> {
-        self.send_due().then(|| Vec::with_capacity(capacity))
+    pub(crate) fn due_datagram(&self, out: &mut Vec<u8>) -> bool {
+        let due = self.send_due();
+        if due {
+            out.clear();
+        }
+        due
     }
 
     /// Records a datagram sent at `now` as an attempt (the attempt timer starts).

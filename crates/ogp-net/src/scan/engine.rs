@@ -108,6 +108,8 @@ pub(crate) struct Engine {
     pacer: Pacer,
     /// RequestIDs of the queries.
     ids: crate::RequestIds,
+    /// Buffers of sent datagrams, for the next ones (at most two batches' worth).
+    spare: Vec<Vec<u8>>,
     /// Datagrams waiting for `flush` (socket, address, bytes).
     outbox: Vec<(usize, SocketAddr, Vec<u8>)>,
     /// Datagrams a full socket did not take; they go first.
@@ -185,6 +187,7 @@ impl Engine {
         Ok(Self {
             pacer: Pacer::new(cfg.rate, burst, now),
             ids: crate::RequestIds::new(),
+            spare: Vec::with_capacity(2 * batch::BATCH),
             v4,
             v6: Vec::new(),
             v6_error: None,
@@ -908,13 +911,16 @@ impl Engine {
                         exhausted = true;
                         break 'probes;
                     }
-                    match m.poll_transmit(now) {
-                        Some(d) => self.outbox.push((si, p.addr, d)),
-                        None => {
-                            // The token was not used: give it back.
-                            self.pacer.refund();
-                            break;
-                        }
+                    // A buffer of an earlier datagram, already sent: no allocation per
+                    // datagram once the scan is under way.
+                    let mut d = self.spare.pop().unwrap_or_default();
+                    if m.poll_transmit_into(now, &mut d) {
+                        self.outbox.push((si, p.addr, d));
+                    } else {
+                        self.spare.push(d);
+                        // The token was not used: give it back.
+                        self.pacer.refund();
+                        break;
                     }
                 }
             }
@@ -964,7 +970,12 @@ impl Engine {
             }
             at += taken;
         }
-        out.clear();
+        // The sent datagrams' buffers serve the next ones.
+        for (_, _, d) in out.drain(..) {
+            if self.spare.len() < 2 * batch::BATCH {
+                self.spare.push(d);
+            }
+        }
         self.outbox = out;
     }
 

@@ -325,14 +325,14 @@ impl QueryDriver for QueryMachine {
 
     exchange_driver!();
 
-    fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
-        if !self.x.send_due() {
-            return None;
+    fn poll_transmit_into(&mut self, now: Instant, d: &mut Vec<u8>) -> bool {
+        let (Some(step), Some(req)) = (self.step, self.request()) else {
+            return false;
+        };
+        if !self.x.due_datagram(d) {
+            return false;
         }
-        let step = self.step?;
-        let req = self.request()?;
-        let mut d = Vec::with_capacity(32);
-        req.encode(&mut d);
+        req.encode(d);
         let event = Event::Sent {
             what: step.name(),
             bytes: d.len(),
@@ -340,7 +340,7 @@ impl QueryDriver for QueryMachine {
             id: None,
         };
         self.x.sent(now, event);
-        Some(d)
+        true
     }
 
     fn handle_timeout(&mut self, now: Instant) {

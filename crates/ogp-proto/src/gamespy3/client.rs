@@ -212,8 +212,9 @@ impl QueryMachine {
         }
     }
 
-    fn send_handshake(&mut self, with_attempt: Option<Instant>) -> Vec<u8> {
-        let d = self.handshake_request().to_bytes();
+    fn send_handshake(&mut self, with_attempt: Option<Instant>, d: &mut Vec<u8>) {
+        d.clear();
+        self.handshake_request().encode(d);
         self.sent_handshake = true;
         let event = Event::Sent {
             what: Step::Handshake.name(),
@@ -225,7 +226,6 @@ impl QueryMachine {
             Some(now) => self.x.sent(now, event),
             None => self.x.sent_extra(event),
         }
-        d
     }
 
     fn seal(&mut self) {
@@ -429,21 +429,25 @@ impl QueryDriver for QueryMachine {
 
     /// Call it until it returns `None`: an attempt after the fallback sends two
     /// datagrams.
-    fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
+    fn poll_transmit_into(&mut self, now: Instant, d: &mut Vec<u8>) -> bool {
         if self.x.is_done() {
-            return None;
+            return false;
         }
         if self.pending_handshake {
             self.pending_handshake = false;
-            return Some(self.send_handshake(None));
+            self.send_handshake(None, d);
+            return true;
         }
-        if !self.x.send_due() {
-            return None;
+        if !self.x.due_datagram(d) {
+            return false;
         }
         match self.step {
-            Step::Handshake => Some(self.send_handshake(Some(now))),
+            Step::Handshake => {
+                self.send_handshake(Some(now), d);
+                true
+            }
             Step::Info => {
-                let d = self.request().to_bytes();
+                self.request().encode(d);
                 self.sent_info = true;
                 let event = Event::Sent {
                     what: Step::Info.name(),
@@ -453,7 +457,7 @@ impl QueryDriver for QueryMachine {
                 };
                 self.x.sent(now, event);
                 self.pending_handshake = self.fallback && !self.handshake_answered;
-                Some(d)
+                true
             }
         }
     }

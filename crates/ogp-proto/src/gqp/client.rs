@@ -500,9 +500,11 @@ impl QueryDriver for QueryMachine {
 
     exchange_driver!(give_up_on_timeout);
 
-    fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
-        let mut d = self.x.due_datagram(64)?;
-        self.encode_query(&mut d);
+    fn poll_transmit_into(&mut self, now: Instant, d: &mut Vec<u8>) -> bool {
+        if !self.x.due_datagram(d) {
+            return false;
+        }
+        self.encode_query(d);
         self.held.clear();
         self.held_bytes = 0;
         let what = match self.step {
@@ -517,7 +519,7 @@ impl QueryDriver for QueryMachine {
             id: None,
         };
         self.x.sent(now, event);
-        Some(d)
+        true
     }
 
     fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {

@@ -122,9 +122,11 @@ impl QueryDriver for QueryMachine {
 
     exchange_driver!(give_up_on_timeout);
 
-    fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
-        let mut d = self.x.due_datagram(24)?;
-        self.encode_query(&mut d);
+    fn poll_transmit_into(&mut self, now: Instant, d: &mut Vec<u8>) -> bool {
+        if !self.x.due_datagram(d) {
+            return false;
+        }
+        self.encode_query(d);
         let challenge = Some(self.challenge.unwrap_or(REQUEST_CHALLENGE));
         let event = Event::Sent {
             what: "query",
@@ -133,7 +135,7 @@ impl QueryDriver for QueryMachine {
             id: Some(self.request_id),
         };
         self.x.sent(now, event);
-        Some(d)
+        true
     }
 
     fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {
