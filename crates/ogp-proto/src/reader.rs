@@ -147,7 +147,7 @@ impl<'a> Reader<'a> {
     /// [`DecodeErrorKind::MissingNul`] when no NUL is left.
     pub fn cstr(&mut self, field: &'static str) -> Result<&'a [u8], DecodeError> {
         let rest = self.rest;
-        let Some(nul) = rest.iter().position(|&b| b == 0) else {
+        let Some(nul) = find_nul(rest) else {
             return Err(DecodeError::new(
                 self.pos,
                 field,
@@ -168,6 +168,30 @@ impl<'a> Reader<'a> {
             )),
         }
     }
+}
+
+/// The index of the first zero byte: eight bytes at a time (a zero byte is one whose
+/// value minus one borrows into its high bit while the byte itself had none), the tail
+/// byte by byte.
+fn find_nul(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut words = bytes.chunks_exact(8);
+    let mut at = 0;
+    for w in &mut words {
+        let v = u64::from_le_bytes(w.try_into().unwrap_or([1; 8]));
+        let zero = v.wrapping_sub(ONES) & !v & HIGHS;
+        if zero != 0 {
+            // The lowest flagged byte is the first zero (borrows only run upward).
+            return Some(at + (zero.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    words
+        .remainder()
+        .iter()
+        .position(|&b| b == 0)
+        .map(|i| at + i)
 }
 
 #[cfg(test)]
@@ -196,6 +220,36 @@ mod tests {
         );
         assert_eq!(r.u8("d").unwrap(), 9);
         assert!(r.is_empty());
+    }
+
+    #[test]
+    fn find_nul_finds_the_first_zero_byte_like_a_plain_scan() {
+        // Every length up to three words, the zero at every place, with bytes around it
+        // that trip a naive word test (0x01 after a zero, 0x80 and 0xff before).
+        for len in 0..24 {
+            for z in 0..=len {
+                let mut v: Vec<u8> = (0..len).map(|i| [0x80, 0xff, 0x01, 0x7f][i % 4]).collect();
+                if z < len {
+                    v[z] = 0;
+                    if z + 1 < len {
+                        v[z + 1] = 0x01;
+                    }
+                }
+                assert_eq!(find_nul(&v), v.iter().position(|&b| b == 0), "{v:02x?}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn find_nul_agrees_with_position(
+            v in proptest::collection::vec(
+                proptest::sample::select(vec![0u8, 0x01, 0x41, 0x7f, 0x80, 0xfe, 0xff]),
+                0..80,
+            )
+        ) {
+            proptest::prop_assert_eq!(find_nul(&v), v.iter().position(|&b| b == 0));
+        }
     }
 
     #[test]
