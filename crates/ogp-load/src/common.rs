@@ -20,6 +20,24 @@ pub fn mb(kb: u64) -> String {
     format!("{:.1} MB", kb as f64 / 1024.0)
 }
 
+/// The VmHWM and VmRSS lines of `/proc/<pid>/status`, in kB.
+pub fn memory_kb(pid: u32) -> Result<(u64, u64)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .with_context(|| format!("reading /proc/{pid}/status"))?;
+    let field = |name: &str| -> Option<u64> {
+        text.lines()
+            .find(|l| l.starts_with(name))?
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()
+    };
+    Ok((
+        field("VmHWM:").context("no VmHWM")?,
+        field("VmRSS:").context("no VmRSS")?,
+    ))
+}
+
 /// CPU time of a running process (user + system, all threads), from
 /// `/proc/<pid>/stat` in clock ticks of 10 ms.
 pub fn process_cpu(pid: u32) -> Option<Duration> {

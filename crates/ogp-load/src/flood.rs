@@ -41,7 +41,8 @@ use ogp_proto::Protocol;
 use tokio::task::JoinSet;
 
 use crate::common;
-use crate::sources::{find_ogp, memory_kb, source_ip, start_server, wait_ready};
+use crate::common::memory_kb;
+use crate::sources::{find_ogp, source_ip, start_server, wait_ready};
 
 /// Options of `ogp-load flood`.
 #[derive(clap::Args, Debug)]

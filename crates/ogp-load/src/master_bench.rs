@@ -21,7 +21,8 @@ use anyhow::{bail, Context as _, Result};
 use ogp_proto::master::valve::{decode_page, ListRequest, END};
 
 use crate::common;
-use crate::sources::{find_ogp, free_port, memory_kb};
+use crate::common::memory_kb;
+use crate::sources::{find_ogp, free_port};
 
 /// Options of `ogp-load master`.
 #[derive(clap::Args, Debug)]

@@ -249,17 +249,6 @@ fn start_responders(args: &Args, mix: &str) -> Result<Vec<Responders>> {
     Ok(out)
 }
 
-/// VmHWM of a process, in kB.
-fn vm_hwm_kb(pid: u32) -> Option<u64> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    text.lines()
-        .find(|l| l.starts_with("VmHWM:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
-}
-
 /// What one scan run did.
 struct Run {
     targets: u64,
@@ -342,7 +331,7 @@ fn run_child(
         if let Some(s) = kid.0.try_wait()? {
             break s;
         }
-        if let Some(kb) = vm_hwm_kb(pid) {
+        if let Ok((kb, _)) = common::memory_kb(pid) {
             peak = Some(peak.map_or(kb, |p: u64| p.max(kb)));
         }
         if t0.elapsed() > limit {

@@ -20,7 +20,7 @@ use ogp_proto::Protocol;
 use tokio::net::UdpSocket;
 use tokio::task::JoinSet;
 
-use crate::common;
+use crate::common::{self, memory_kb};
 
 /// Options of `ogp-load sources`.
 #[derive(clap::Args, Debug)]
@@ -59,24 +59,6 @@ impl Drop for ServerProcess {
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
-}
-
-/// The VmHWM and VmRSS lines of `/proc/<pid>/status`, in kB.
-pub(crate) fn memory_kb(pid: u32) -> Result<(u64, u64)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .with_context(|| format!("reading /proc/{pid}/status"))?;
-    let field = |name: &str| -> Option<u64> {
-        text.lines()
-            .find(|l| l.starts_with(name))?
-            .split_whitespace()
-            .nth(1)?
-            .parse()
-            .ok()
-    };
-    Ok((
-        field("VmHWM:").context("no VmHWM")?,
-        field("VmRSS:").context("no VmRSS")?,
-    ))
 }
 
 /// Source address number `i`: 127.a.b.c with a and c in 1–254 and b in 0–255, a moving

@@ -44,7 +44,8 @@ pub trait QueryDriver {
 
     /// The next datagram to send now, if any, in a buffer of its own.
     fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
-        let mut d = Vec::new();
+        // Room for the usual query without growing (longer ones grow it).
+        let mut d = Vec::with_capacity(64);
         self.poll_transmit_into(now, &mut d).then_some(d)
     }
 

@@ -427,7 +427,7 @@ impl QueryDriver for QueryMachine {
 
     exchange_driver!();
 
-    /// Call it until it returns `None`: an attempt after the fallback sends two
+    /// Call it until it returns `false`: an attempt after the fallback sends two
     /// datagrams.
     fn poll_transmit_into(&mut self, now: Instant, d: &mut Vec<u8>) -> bool {
         if self.x.is_done() {
