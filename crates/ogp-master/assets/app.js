@@ -496,7 +496,15 @@
       if (v.every((x) => x && typeof x === 'object' && !Array.isArray(x))) return objectTable(key, v, null);
       return JSON.stringify(v);
     }
-    return dl(Object.entries(v).map(([k, x]) => [humanize(k), valueNode(k, x), k]));
+    return dl(Object.entries(v).filter(([k, x]) => !filler(k, x)).map(([k, x]) => [humanize(k), valueNode(k, x), k]));
+  }
+
+  // What OGP sends for a field its server does not know: one field mask covers both
+  // maps (and the mod), so unknown strings come as "", sizes as 0 and MD5s as zeros.
+  // Such rows carry nothing for a player and are left out.
+  function filler(key, v) {
+    return v === '' || ((key === 'file_size' || key === 'size') && v === 0)
+      || (key.endsWith('md5') && typeof v === 'string' && /^0+$/.test(v));
   }
 
   // A table of objects: one column per key seen, in `order` first, then as they come.

@@ -438,6 +438,18 @@ def check_details(page, api, items, shots):
             if css != f"rgb({r}, {g}, {b})":
                 fail(f"check 4: the swatch of {hexcode} is painted {css}")
         ok(f"check 4: team colours as swatches: {', '.join(want)}")
+    # Fields the server does not know come over OGP as "", 0 and a zero MD5 (one
+    # field mask covers both maps); the page leaves those rows out.
+    next_map = (detail.get("status") or {}).get("next_map") or {}
+    if next_map:
+        shown = page.js("""return [...document.querySelectorAll('#s-next_map .kv-row')].map((r) => r.dataset.key)""")
+        fillers = [k for k, v in next_map.items()
+                   if v == "" or (k in ("file_size", "size") and v == 0)
+                   or (k.endswith("md5") and isinstance(v, str) and set(v) == {"0"})]
+        want = [k for k in next_map if k not in fillers]
+        if shown != want:
+            fail(f"check 4: next map rows {shown}, want {want} (left out: {fillers})")
+        ok(f"check 4: next map shows {', '.join(want)}; {len(fillers)} empty fields left out")
     history = detail.get("history") or []
     if len(history) >= 2:
         points = page.js("""const l = document.querySelector('#details-view svg#history-chart polyline.line');
