@@ -3,9 +3,10 @@
 //! reassembled and merged, then mapped to the shared status; and our own responder's
 //! full reply of `state.json` (one packet).
 //!
-//! No peer crate is measured beside it: gamedig 0.7 (the one Rust crate that reads
-//! GameSpy v3) parses only inside its socket query (`data_to_map` and the
-//! player/team parser are crate-private), so nothing of it decodes bytes alone.
+//! No peer crate is timed beside it here: gamedig (the one Rust crate that reads GameSpy
+//! v3) parses only inside its socket query (its parsers are crate-private). Whole
+//! queries of the same Battlefield 2 reply, ours against gamedig's, are compared by
+//! instruction count in `scripts/gs3-peer.sh` (`ogp-load/examples/gs3_peer.rs`).
 //!
 //! Run: `cargo bench -p ogp-proto --bench gs3_codec`.
 //! Instructions per decode, which do not move with the machine's load as times do:

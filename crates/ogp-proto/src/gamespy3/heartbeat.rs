@@ -146,12 +146,7 @@ impl Heartbeat {
             game_name: None,
             keys: Vec::new(),
         };
-        let text = |b: &[u8]| -> Text {
-            match std::str::from_utf8(b) {
-                Ok(s) => s.into(),
-                Err(_) => b.iter().map(|&c| char::from(c)).collect(),
-            }
-        };
+        let text = |b: &[u8]| -> Text { crate::text::decode_utf8_or_latin1(b).0 };
         for _ in 0..MAX_PAIRS {
             let Ok(k) = r.cstr("Key") else { break };
             if k.is_empty() {

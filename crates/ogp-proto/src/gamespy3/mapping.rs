@@ -246,9 +246,11 @@ pub fn info_to_status(info: &ServerInfo) -> Status {
                 s.game_version = Some(v.clone());
                 true
             }
-            "hostport" if s.connect_port.is_none() => {
-                v.trim().parse().map(|p| s.connect_port = Some(p)).is_ok()
-            }
+            "hostport" if s.connect_port.is_none() => v
+                .trim_ascii()
+                .parse()
+                .map(|p| s.connect_port = Some(p))
+                .is_ok(),
             "mapname" if s.map.is_none() => {
                 s.map = Some(MapInfo::named(v.clone()));
                 true
@@ -268,11 +270,13 @@ pub fn info_to_status(info: &ServerInfo) -> Status {
                 });
                 true
             }
-            "numplayers" if s.player_count.is_none() => {
-                v.trim().parse().map(|n| s.player_count = Some(n)).is_ok()
-            }
+            "numplayers" if s.player_count.is_none() => v
+                .trim_ascii()
+                .parse()
+                .map(|n| s.player_count = Some(n))
+                .is_ok(),
             "maxplayers" if s.slot_max.is_none() => {
-                v.trim().parse().map(|n| s.slot_max = Some(n)).is_ok()
+                v.trim_ascii().parse().map(|n| s.slot_max = Some(n)).is_ok()
             }
             "gamemode" if s.game_mode.is_none() => {
                 s.game_mode = Some(v.clone());
@@ -354,7 +358,7 @@ impl PlayerField {
 /// Sets a player's field from a column value; a value that does not parse, and any
 /// other column, goes to `extra` under the column's base name `extra_key`.
 fn set_player(p: &mut Player, field: PlayerField, extra_key: &Text, v: &Text) {
-    let t = v.trim();
+    let t = v.trim_ascii();
     let ok = match field {
         PlayerField::Name => {
             p.name = Some(v.clone());
@@ -400,7 +404,7 @@ fn set_team(tm: &mut Team, field: TeamField, extra_key: &Text, v: &Text) {
             tm.name = Some(v.clone());
             true
         }
-        TeamField::Score => v.trim().parse().map(|n| tm.score = Some(n)).is_ok(),
+        TeamField::Score => v.trim_ascii().parse().map(|n| tm.score = Some(n)).is_ok(),
         TeamField::Other => false,
     };
     if !ok && tm.extra.len() < 64 {

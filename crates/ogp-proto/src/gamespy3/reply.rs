@@ -193,19 +193,15 @@ pub enum Reply {
 
 /// Decodes a string: UTF-8 when valid, else Latin-1 (with a warning).
 fn string(bytes: &[u8], at: usize, field: &'static str, warnings: &mut Vec<DecodeWarning>) -> Text {
-    match std::str::from_utf8(bytes) {
-        Ok(s) => Text::from(s),
-        Err(_) => {
-            if warnings.len() < 16 {
-                warnings.push(DecodeWarning {
-                    offset: at,
-                    field,
-                    message: "not UTF-8; decoded as Latin-1",
-                });
-            }
-            bytes.iter().map(|&b| char::from(b)).collect()
-        }
+    let (text, latin1) = crate::text::decode_utf8_or_latin1(bytes);
+    if latin1 && warnings.len() < 16 {
+        warnings.push(DecodeWarning {
+            offset: at,
+            field,
+            message: "not UTF-8; decoded as Latin-1",
+        });
     }
+    text
 }
 
 /// Decodes any GameSpy v3 reply datagram.
@@ -323,6 +319,9 @@ pub fn decode_packet(datagram: &[u8]) -> Result<Packet, DecodeError> {
 
 /// Server pairs until the empty key; `false` when the packet ended first.
 fn server_section(r: &mut Reader<'_>, p: &mut Packet) -> bool {
+    // A pair takes at least 4 bytes ("k", NUL, "v", NUL): room for what the packet can
+    // hold, up to what real servers send, without growing pair by pair.
+    p.server.reserve((r.remaining() / 4).min(64));
     loop {
         let at = r.offset();
         let Ok(key) = r.cstr("ServerKey") else {
@@ -590,6 +589,8 @@ pub fn merge(packets: Vec<Packet>) -> (ServerInfo, Vec<DecodeWarning>) {
     let mut cols: Vec<(Section, Text, Vec<Option<Text>>)> = Vec::new();
     let mut clipped = false;
     let mut too_many = false;
+    info.server
+        .reserve(packets.iter().map(|p| p.server.len()).sum::<usize>());
     for p in packets {
         for (i, (k, v)) in p.server.into_iter().enumerate() {
             if i == 0 && info.server.last().is_some_and(|(lk, _)| *lk == k) {

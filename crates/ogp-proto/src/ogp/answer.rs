@@ -874,9 +874,11 @@ fn decode_players(r: &mut Reader<'_>, cx: &mut Ctx<'_>) -> Result<Vec<Player>, D
         offset,
         "PlayerCount",
     )?;
-    let mut players = Vec::with_capacity(n);
+    let mut players: Vec<Player> = Vec::with_capacity(n);
     for _ in 0..n {
-        let mut p = Player::default();
+        // Built in place: a player is a few hundred bytes, and moving it in costs a copy.
+        players.push(Player::default());
+        let Some(p) = players.last_mut() else { break };
         if mask.contains(FLAGS) {
             let f = read_bits(r, "PlayerFlags")?.0;
             p.alive = Some(f & 1 != 0);
@@ -944,7 +946,6 @@ fn decode_players(r: &mut Reader<'_>, cx: &mut Ctx<'_>) -> Result<Vec<Player>, D
             let len = usize::try_from(len).unwrap_or(usize::MAX);
             p.address = Some(PlayerAddress(r.take(len, "PlayerAddress")?.to_vec()));
         }
-        players.push(p);
     }
     Ok(players)
 }
