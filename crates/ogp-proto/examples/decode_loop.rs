@@ -12,8 +12,10 @@
 //! The difference of the two `I refs` totals divided by 1,000 is the instructions of
 //! one decode (the set-up cancels out). `ogp`: the OGP full answer of `state.json` (the
 //! `ogp_codec` bench's). `gs3`: the three-packet reply of a real Battlefield 2 server,
-//! decoded, reassembled and mapped to the status (the `gs3_codec` bench's).
+//! decoded, reassembled and mapped to the status (the `gs3_codec` bench's). `a2s-rules`:
+//! the 224 rules of a real server, reassembled (the `a2s_codec` bench's).
 
+use ogp_proto::a2s;
 use ogp_proto::gamespy3::mapping::info_to_status;
 use ogp_proto::gamespy3::reply::{decode_packet, Pushed, Reassembler};
 use ogp_proto::internals::from_hex;
@@ -48,6 +50,20 @@ fn bf2_packets() -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// The 224 rules of `libssq-rules-wiki_example`, reassembled (the `a2s_codec` bench's).
+fn a2s_rules() -> Vec<u8> {
+    let text = include_str!("../tests/data/a2s/libssq-rules-wiki_example.json");
+    let v: serde_json::Value = serde_json::from_str(text).expect("capture");
+    let mut r = a2s::Reassembler::new();
+    for h in v["responses"]["rules"].as_array().expect("fragments") {
+        let f = from_hex(h.as_str().unwrap_or_default()).expect("hex");
+        if let Ok(a2s::Pushed::Complete { reply, .. }) = r.push(&f) {
+            return reply;
+        }
+    }
+    panic!("incomplete rules reply")
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let what = args.next().unwrap_or_default();
@@ -71,8 +87,14 @@ fn main() {
                 }
             }
         }
+        "a2s-rules" => {
+            let reply = a2s_rules();
+            for _ in 0..n {
+                black_box(a2s::split::decode_reassembled(black_box(&reply)).expect("decodes"));
+            }
+        }
         _ => {
-            eprintln!("usage: decode_loop ogp|gs3 [N]");
+            eprintln!("usage: decode_loop ogp|gs3|a2s-rules [N]");
             std::process::exit(2);
         }
     }

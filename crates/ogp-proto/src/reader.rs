@@ -19,7 +19,7 @@ pub struct Reader<'a> {
 impl<'a> Reader<'a> {
     /// A reader over `buf`, whose first byte is at offset 0.
     pub const fn new(buf: &'a [u8]) -> Self {
-        Self { rest: buf, pos: 0 }
+        Self::with_base(buf, 0)
     }
 
     /// A reader over `buf` whose first byte is reported at offset `base`.

@@ -19,7 +19,8 @@ pub(crate) fn u16_le_sat(v: Option<u32>) -> [u8; 2] {
 /// `&str` and `String` with `.into()`, and serializes as a plain string.
 pub type Text = compact_str::CompactString;
 
-use ascii::AsAsciiStr as _;
+use crate::error::DecodeError;
+use crate::reader::Reader;
 
 /// Appends `s` to `out` in UTF-8 or Latin-1, without NUL characters, followed by a NUL.
 pub(crate) fn put_cstr(out: &mut Vec<u8>, s: &str, utf8: bool) {
@@ -43,12 +44,11 @@ pub(crate) fn put_cstr(out: &mut Vec<u8>, s: &str, utf8: bool) {
 /// Decodes wire bytes. Returns the string and whether any bytes were invalid UTF-8
 /// (only possible when `utf8` is true). Latin-1 decoding cannot fail. Strings of up to 24
 /// bytes are stored inline (no allocation).
+#[inline(always)]
 pub(crate) fn decode(bytes: &[u8], utf8: bool) -> (Text, bool) {
     if bytes.is_empty() {
         (Text::const_new(""), false)
-    } else if let Some(ascii) = ascii(bytes) {
-        (ascii, false)
-    } else if utf8 {
+    } else if utf8 || bytes.is_ascii() {
         match std::str::from_utf8(bytes) {
             Ok(s) => (Text::from(s), false),
             Err(_) => (Text::from_utf8_lossy(bytes), true),
@@ -58,23 +58,70 @@ pub(crate) fn decode(bytes: &[u8], utf8: bool) -> (Text, bool) {
     }
 }
 
-/// The text of ASCII bytes, `None` when any byte is not ASCII. Most strings on the wire
-/// are short and ASCII, which reads the same in UTF-8 and Latin-1: checking for ASCII
-/// costs about a third of UTF-8 validation on them.
-#[inline]
-pub(crate) fn ascii(bytes: &[u8]) -> Option<Text> {
-    bytes.as_ascii_str().ok().map(|a| Text::from(a.as_str()))
+/// Zero-terminated strings read from a stretch of text (GameSpy v3 keys and values, A2S
+/// rules), validated as UTF-8 a run at a time rather than string by string.
+///
+/// A string outside the run validated last starts a new run: the valid UTF-8 from the
+/// string on, as far as it reaches, in one pass. Strings inside it are then sliced out
+/// of it with no check of their own. A run ends at the first byte that is not UTF-8, so
+/// each byte is scanned about once.
+#[derive(Debug, Default)]
+pub(crate) struct TextRuns<'a> {
+    run: &'a str,
+    /// Reader offset of the run's first byte.
+    at: usize,
+}
+
+impl<'a> TextRuns<'a> {
+    /// Reads a zero-terminated string like [`Reader::cstr`], as text when its bytes are
+    /// valid UTF-8 (`Err` with the bytes when not).
+    pub(crate) fn cstr(
+        &mut self,
+        r: &mut Reader<'a>,
+        field: &'static str,
+    ) -> Result<Result<&'a str, &'a [u8]>, DecodeError> {
+        let at = r.offset();
+        let rest = r.peek_rest();
+        let bytes = r.cstr(field)?;
+        let inside = at >= self.at
+            && at.saturating_add(bytes.len()) <= self.at.saturating_add(self.run.len());
+        if !inside {
+            self.at = at;
+            self.run = match std::str::from_utf8(rest) {
+                Ok(s) => s,
+                // The run ends before the string does: the string is not UTF-8.
+                Err(e) if e.valid_up_to() < bytes.len() => "",
+                Err(e) => rest
+                    .get(..e.valid_up_to())
+                    .and_then(|v| std::str::from_utf8(v).ok())
+                    .unwrap_or(""),
+            };
+        }
+        let from = at.saturating_sub(self.at);
+        let text = from
+            .checked_add(bytes.len())
+            .and_then(|end| self.run.get(from..end));
+        Ok(text.ok_or(bytes))
+    }
+}
+
+/// Decodes what [`TextRuns::cstr`] found: text
+/// already known to be UTF-8 is taken as it is (in Latin-1 only when it is ASCII, which
+/// reads the same); other bytes are decoded as [`decode`] does.
+pub(crate) fn decode_found(found: Result<&str, &[u8]>, utf8: bool) -> (Text, bool) {
+    match found {
+        Ok(s) if utf8 || s.is_ascii() => (Text::from(s), false),
+        Ok(s) => decode(s.as_bytes(), false),
+        Err(bytes) => decode(bytes, utf8),
+    }
 }
 
 /// Decodes UTF-8, or Latin-1 when the bytes are not UTF-8 (true then), as servers that
 /// announce no charset send either.
-pub(crate) fn decode_utf8_or_latin1(bytes: &[u8]) -> (Text, bool) {
-    if let Some(t) = ascii(bytes) {
-        return (t, false);
-    }
-    match std::str::from_utf8(bytes) {
-        Ok(s) => (Text::from(s), false),
-        Err(_) => (bytes.iter().map(|&b| char::from(b)).collect(), true),
+pub(crate) fn decode_utf8_or_latin1(found: Result<&str, &[u8]>) -> (Text, bool) {
+    match found.map_err(|bytes| (bytes, std::str::from_utf8(bytes))) {
+        Ok(s) | Err((_, Ok(s))) => (Text::from(s), false),
+        Err((bytes, Err(_))) => (bytes.iter().map(|&b| char::from(b)).collect(), true),
     }
 }
 
@@ -148,24 +195,36 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// The ASCII shortcut gives what plain decoding gives: UTF-8 (lossy, flagged),
-        /// Latin-1 byte by byte, and UTF-8 falling back to Latin-1.
+        /// Strings read through text runs decode as plain decoding decodes each one, for
+        /// any bytes between and inside them (invalid UTF-8, split sequences, Latin-1).
         #[test]
-        fn decoding_matches_plain_decoding(
+        fn text_runs_decode_like_plain_decoding(
             bytes in proptest::collection::vec(
-                proptest::prop_oneof![0x20u8..0x7f, proptest::num::u8::ANY], 0..40),
+                proptest::prop_oneof![
+                    4 => 0x20u8..0x7f,
+                    1 => proptest::num::u8::ANY,
+                    1 => proptest::strategy::Just(0u8),
+                    1 => 0xc2u8..0xf0,
+                ],
+                0..80,
+            ),
         ) {
-            let utf8 = std::str::from_utf8(&bytes);
-            let lossy = Text::from_utf8_lossy(&bytes);
-            let latin1: Text = bytes.iter().map(|&b| char::from(b)).collect();
-            proptest::prop_assert_eq!(decode(&bytes, true), (lossy, utf8.is_err()));
-            proptest::prop_assert_eq!(decode(&bytes, false), (latin1.clone(), false));
-            let either = utf8.map_or(latin1, Text::from);
-            proptest::prop_assert_eq!(
-                decode_utf8_or_latin1(&bytes),
-                (either, std::str::from_utf8(&bytes).is_err())
-            );
-            proptest::prop_assert_eq!(ascii(&bytes).is_some(), bytes.is_ascii());
+            let mut r = Reader::new(&bytes);
+            let mut plain = Reader::new(&bytes);
+            let mut runs = TextRuns::default();
+            while let Ok(found) = runs.cstr(&mut r, "S") {
+                let want = plain.cstr("S").expect("the same string");
+                if let Ok(s) = found {
+                    proptest::prop_assert_eq!(s.as_bytes(), want);
+                }
+                proptest::prop_assert_eq!(found.is_ok(), std::str::from_utf8(want).is_ok());
+                proptest::prop_assert_eq!(decode_found(found, true), decode(want, true));
+                proptest::prop_assert_eq!(decode_found(found, false), decode(want, false));
+                let latin1: Text = want.iter().map(|&b| char::from(b)).collect();
+                let either = std::str::from_utf8(want).map_or((latin1, true), |s| (s.into(), false));
+                proptest::prop_assert_eq!(decode_utf8_or_latin1(found), either);
+            }
+            proptest::prop_assert!(plain.cstr("S").is_err());
         }
     }
 

@@ -41,6 +41,7 @@ pub use split::{Fragment, Layout, Pushed, Reassembler, ReassemblyError, Reassemb
 use crate::error::{DecodeError, DecodeErrorKind, DecodeWarning};
 use crate::model::Text;
 use crate::reader::Reader;
+use crate::text::TextRuns;
 
 /// Prefix of a reply or request in one datagram.
 pub const SINGLE: [u8; 4] = [0xff; 4];
@@ -257,8 +258,30 @@ pub(crate) fn string(
     w: &mut Vec<DecodeWarning>,
 ) -> Result<Text, DecodeError> {
     let at = r.offset();
-    let bytes = cstr(r, field)?;
-    let (s, lossy) = crate::text::decode(bytes, true);
+    let found = Err(r.cstr(field)?);
+    decoded(found, at, field, w)
+}
+
+/// [`string`] where strings follow one another with nothing between them (rules): the
+/// run of them is validated as UTF-8 once ([`TextRuns`]), not string by string.
+pub(crate) fn text_string<'a>(
+    r: &mut Reader<'a>,
+    runs: &mut TextRuns<'a>,
+    field: &'static str,
+    w: &mut Vec<DecodeWarning>,
+) -> Result<Text, DecodeError> {
+    let at = r.offset();
+    let found = runs.cstr(r, field)?;
+    decoded(found, at, field, w)
+}
+
+fn decoded(
+    found: Result<&str, &[u8]>,
+    at: usize,
+    field: &'static str,
+    w: &mut Vec<DecodeWarning>,
+) -> Result<Text, DecodeError> {
+    let (s, lossy) = crate::text::decode_found(found, true);
     if lossy {
         w.push(DecodeWarning {
             offset: at,
@@ -266,44 +289,6 @@ pub(crate) fn string(
             message: "invalid UTF-8, decoded lossily",
         });
     }
-    Ok(s)
-}
-
-/// Position of the first NUL byte, eight bytes at a time (A2S strings are long: server
-/// names, keywords, rule values).
-fn find_nul(s: &[u8]) -> Option<usize> {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    let mut chunks = s.chunks_exact(8);
-    let mut base = 0;
-    for c in &mut chunks {
-        let Ok(word) = <[u8; 8]>::try_from(c) else {
-            break;
-        };
-        let w = u64::from_le_bytes(word);
-        if w.wrapping_sub(LO) & !w & HI != 0 {
-            return c.iter().position(|&b| b == 0).map(|p| base + p);
-        }
-        base += 8;
-    }
-    chunks
-        .remainder()
-        .iter()
-        .position(|&b| b == 0)
-        .map(|p| base + p)
-}
-
-/// [`Reader::cstr`] with a faster search for the NUL.
-pub(crate) fn cstr<'a>(r: &mut Reader<'a>, field: &'static str) -> Result<&'a [u8], DecodeError> {
-    let Some(n) = find_nul(r.peek_rest()) else {
-        return Err(DecodeError::new(
-            r.offset(),
-            field,
-            DecodeErrorKind::MissingNul,
-        ));
-    };
-    let s = r.take(n, field)?;
-    r.take(1, field)?;
     Ok(s)
 }
 
@@ -363,27 +348,6 @@ mod tests {
         PingReply::Source.encode(&mut out);
         assert_eq!(out.len(), 21);
         assert!(decode(&from_hex("ffffffff6a").unwrap()).is_ok());
-    }
-
-    #[test]
-    fn find_nul_agrees_with_a_plain_search() {
-        for len in 0..40 {
-            for nul in 0..=len {
-                let mut v = vec![0xffu8; len];
-                if nul < len {
-                    v[nul] = 0;
-                }
-                v.extend_from_slice(&[0, 0]);
-                let want = v.iter().position(|&b| b == 0);
-                assert_eq!(find_nul(&v), want);
-                assert_eq!(find_nul(&v[..len]), v[..len].iter().position(|&b| b == 0));
-            }
-        }
-        // 0x80 and 0x01 bytes around a NUL (the classic false positives of the bit trick)
-        let v = [0x80, 0x01, 0x81, 0x00, 0x80, 0x01, 0x01, 0x01, 0];
-        assert_eq!(find_nul(&v), Some(3));
-        let v = [0x01, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80];
-        assert_eq!(find_nul(&v), None);
     }
 
     #[test]

@@ -9,10 +9,11 @@
 //! error. The encoder writes at most 65535 rules. Nothing here panics; rules are
 //! allocated only as they are read.
 
-use super::{kind, put_str, string, take_trailing, SINGLE};
+use super::{kind, put_str, take_trailing, text_string, SINGLE};
 use crate::error::{DecodeError, DecodeWarning};
 use crate::model::Text;
 use crate::reader::Reader;
+use crate::text::TextRuns;
 
 /// An S2A_RULES reply.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -36,6 +37,7 @@ impl Rules {
         let count = usize::from(r.u16_le("Rules")?);
         // Each rule takes at least 2 bytes.
         let mut rules = Vec::with_capacity(count.min(r.remaining() / 2));
+        let mut runs = TextRuns::default();
         for _ in 0..count {
             if r.is_empty() {
                 w.push(DecodeWarning {
@@ -45,8 +47,8 @@ impl Rules {
                 });
                 break;
             }
-            let name = string(r, "Name", w)?;
-            let value = string(r, "Value", w)?;
+            let name = text_string(r, &mut runs, "Name", w)?;
+            let value = text_string(r, &mut runs, "Value", w)?;
             rules.push((name, value));
         }
         let trailing = take_trailing(r, "Rules", w);

@@ -146,7 +146,7 @@ impl Heartbeat {
             game_name: None,
             keys: Vec::new(),
         };
-        let text = |b: &[u8]| -> Text { crate::text::decode_utf8_or_latin1(b).0 };
+        let text = |b: &[u8]| -> Text { crate::text::decode_utf8_or_latin1(Err(b)).0 };
         for _ in 0..MAX_PAIRS {
             let Ok(k) = r.cstr("Key") else { break };
             if k.is_empty() {

@@ -31,6 +31,7 @@ use super::MAX_PACKET;
 use crate::error::{DecodeError, DecodeErrorKind, DecodeWarning};
 use crate::model::Text;
 use crate::reader::Reader;
+use crate::text::TextRuns;
 
 /// `"splitnum\0"`: what follows the session id in every sub-protocol A/B packet.
 pub const SPLITNUM: &[u8; 9] = b"splitnum\0";
@@ -191,9 +192,15 @@ pub enum Reply {
     },
 }
 
-/// Decodes a string: UTF-8 when valid, else Latin-1 (with a warning).
-fn string(bytes: &[u8], at: usize, field: &'static str, warnings: &mut Vec<DecodeWarning>) -> Text {
-    let (text, latin1) = crate::text::decode_utf8_or_latin1(bytes);
+/// Decodes a string (as [`TextRuns::cstr`] found it): UTF-8 when valid, else Latin-1
+/// (with a warning).
+fn string(
+    found: Result<&str, &[u8]>,
+    at: usize,
+    field: &'static str,
+    warnings: &mut Vec<DecodeWarning>,
+) -> Text {
+    let (text, latin1) = crate::text::decode_utf8_or_latin1(found);
     if latin1 && warnings.len() < 16 {
         warnings.push(DecodeWarning {
             offset: at,
@@ -202,6 +209,10 @@ fn string(bytes: &[u8], at: usize, field: &'static str, warnings: &mut Vec<Decod
         });
     }
     text
+}
+
+fn is_empty(found: Result<&str, &[u8]>) -> bool {
+    found.map_or_else(<[u8]>::is_empty, str::is_empty)
 }
 
 /// Decodes any GameSpy v3 reply datagram.
@@ -225,7 +236,7 @@ pub fn decode_reply(datagram: &[u8]) -> Result<Reply, DecodeError> {
             }
             Ok(Reply::Challenge(ChallengeReply {
                 session_id,
-                text: string(text, at, "Challenge", &mut Vec::new()),
+                text: string(Err(text), at, "Challenge", &mut Vec::new()),
             }))
         }
         super::kind::ECHO_REPLY => Ok(Reply::Echo(r.take_rest().to_vec())),
@@ -236,9 +247,12 @@ pub fn decode_reply(datagram: &[u8]) -> Result<Reply, DecodeError> {
                 let session_id = u32::from_be_bytes(r.array::<4>("SessionId")?);
                 let mut values = Vec::new();
                 let mut w = Vec::new();
+                let mut runs = TextRuns::default();
                 while !r.is_empty() && values.len() < 256 {
                     let at = r.offset();
-                    let Ok(v) = r.cstr("Value") else { break };
+                    let Ok(v) = runs.cstr(&mut r, "Value") else {
+                        break;
+                    };
                     values.push(string(v, at, "Value", &mut w));
                 }
                 Ok(Reply::Keys { session_id, values })
@@ -283,6 +297,7 @@ pub fn decode_packet(datagram: &[u8]) -> Result<Packet, DecodeError> {
         warnings: Vec::new(),
     };
     let mut prev: Option<u8> = None;
+    let mut runs = TextRuns::default();
     while let Some(section) = r.peek_u8() {
         let at = r.offset();
         r.u8("Section")?;
@@ -298,10 +313,10 @@ pub fn decode_packet(datagram: &[u8]) -> Result<Packet, DecodeError> {
                         break;
                     }
                 }
-                server_section(&mut r, &mut p)
+                server_section(&mut r, &mut runs, &mut p)
             }
-            1 => columns(&mut r, Section::Players, &mut p),
-            2 => columns(&mut r, Section::Teams, &mut p),
+            1 => columns(&mut r, &mut runs, Section::Players, &mut p),
+            2 => columns(&mut r, &mut runs, Section::Teams, &mut p),
             other => {
                 // Unknown section: keep its position and stop (its layout is unknown).
                 p.unknown_sections.push((at, other));
@@ -318,20 +333,20 @@ pub fn decode_packet(datagram: &[u8]) -> Result<Packet, DecodeError> {
 }
 
 /// Server pairs until the empty key; `false` when the packet ended first.
-fn server_section(r: &mut Reader<'_>, p: &mut Packet) -> bool {
+fn server_section<'a>(r: &mut Reader<'a>, runs: &mut TextRuns<'a>, p: &mut Packet) -> bool {
     // A pair takes at least 4 bytes ("k", NUL, "v", NUL): room for what the packet can
     // hold, up to what real servers send, without growing pair by pair.
     p.server.reserve((r.remaining() / 4).min(64));
     loop {
         let at = r.offset();
-        let Ok(key) = r.cstr("ServerKey") else {
+        let Ok(key) = runs.cstr(r, "ServerKey") else {
             return false;
         };
-        if key.is_empty() {
+        if is_empty(key) {
             return true;
         }
         let vat = r.offset();
-        let Ok(value) = r.cstr("ServerValue") else {
+        let Ok(value) = runs.cstr(r, "ServerValue") else {
             return false;
         };
         let key = string(key, at, "ServerKey", &mut p.warnings);
@@ -341,13 +356,18 @@ fn server_section(r: &mut Reader<'_>, p: &mut Packet) -> bool {
 }
 
 /// Columns until the empty key; `false` when the packet ended first.
-fn columns(r: &mut Reader<'_>, section: Section, p: &mut Packet) -> bool {
+fn columns<'a>(
+    r: &mut Reader<'a>,
+    runs: &mut TextRuns<'a>,
+    section: Section,
+    p: &mut Packet,
+) -> bool {
     loop {
         let at = r.offset();
-        let Ok(key) = r.cstr("ColumnKey") else {
+        let Ok(key) = runs.cstr(r, "ColumnKey") else {
             return false;
         };
-        if key.is_empty() {
+        if is_empty(key) {
             // UT3 pads every column with two more NULs (`key 00 offset values 00 00 00`):
             // an empty key followed by more NULs and then no section byte is padding.
             let rest = r.peek_rest();
@@ -371,10 +391,10 @@ fn columns(r: &mut Reader<'_>, section: Section, p: &mut Packet) -> bool {
         };
         let ended = loop {
             let vat = r.offset();
-            let Ok(v) = r.cstr("ColumnValue") else {
+            let Ok(v) = runs.cstr(r, "ColumnValue") else {
                 break false;
             };
-            if v.is_empty() {
+            if is_empty(v) {
                 break true;
             }
             chunk
@@ -404,10 +424,10 @@ fn jc2mp_players(rest: &[u8], base: usize) -> Option<[Chunk; 3]> {
     for _ in 0..count {
         let at = r.offset();
         let name = r.cstr("PlayerName").ok()?;
-        names.push(string(name, at, "PlayerName", &mut w));
+        names.push(string(Err(name), at, "PlayerName", &mut w));
         let at = r.offset();
         let id = r.cstr("SteamId").ok()?;
-        ids.push(string(id, at, "SteamId", &mut w));
+        ids.push(string(Err(id), at, "SteamId", &mut w));
         let ping = r.array::<2>("Ping").ok().map(u16::from_be_bytes)?;
         pings.push(Text::from(ping.to_string()));
     }

@@ -183,8 +183,7 @@ pub(crate) fn read_string(
     warnings: &mut Vec<DecodeWarning>,
 ) -> Result<Text, DecodeError> {
     let offset = r.offset();
-    let bytes = r.cstr(field)?;
-    let (s, lossy) = text::decode(bytes, utf8);
+    let (s, lossy) = text::decode(r.cstr(field)?, utf8);
     if lossy {
         warnings.push(DecodeWarning {
             offset,
