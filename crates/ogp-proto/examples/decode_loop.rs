@@ -11,7 +11,8 @@
 //!
 //! The difference of the two `I refs` totals divided by 1,000 is the instructions of
 //! one decode (the set-up cancels out). `ogp`: the OGP full answer of `state.json` (the
-//! `ogp_codec` bench's). `gs3`: the three-packet reply of a real Battlefield 2 server,
+//! `ogp_codec` bench's); `ogp-encode` encodes that answer into a reused buffer, as the
+//! bench does. `gs3`: the three-packet reply of a real Battlefield 2 server,
 //! decoded, reassembled and mapped to the status (the `gs3_codec` bench's). `a2s-rules`:
 //! the 224 rules of a real server, reassembled (the `a2s_codec` bench's).
 
@@ -23,7 +24,8 @@ use ogp_proto::ogp::{self, query, AnswerOptions, DefaultQuery, Header, PacketTyp
 use ogp_proto::Status;
 use std::hint::black_box;
 
-fn ogp_body() -> Vec<u8> {
+/// The status, query, options and header of the `ogp_codec` bench's full answer.
+fn ogp_answer() -> (Status, DefaultQuery, AnswerOptions, Header) {
     let status = Status::from_json(include_str!("../tests/data/state.json")).expect("state");
     let q = DefaultQuery {
         request: query::request::ALL_LISTS.with(query::request::COLORED_NAMES),
@@ -34,6 +36,11 @@ fn ogp_body() -> Vec<u8> {
         colors: false,
     };
     let header = Header::answer(PacketType::DEFAULT_QUERY).with_utf8(true);
+    (status, q, opts, header)
+}
+
+fn ogp_body() -> Vec<u8> {
+    let (status, q, opts, header) = ogp_answer();
     let mut d = Vec::new();
     ogp::encode_answer(&header, &status, &q, &opts, &mut d);
     d.split_off(8 + usize::from(header.head_size()))
@@ -75,6 +82,15 @@ fn main() {
                 black_box(ogp::decode_answer_body(black_box(&body), true).expect("decodes"));
             }
         }
+        "ogp-encode" => {
+            let (status, q, opts, header) = ogp_answer();
+            let mut buf = Vec::with_capacity(2048);
+            for _ in 0..n {
+                buf.clear();
+                ogp::encode_answer(&header, black_box(&status), &q, &opts, &mut buf);
+                black_box(buf.len());
+            }
+        }
         "gs3" => {
             let packets = bf2_packets();
             for _ in 0..n {
@@ -94,7 +110,7 @@ fn main() {
             }
         }
         _ => {
-            eprintln!("usage: decode_loop ogp|gs3|a2s-rules [N]");
+            eprintln!("usage: decode_loop ogp|ogp-encode|gs3|a2s-rules [N]");
             std::process::exit(2);
         }
     }
