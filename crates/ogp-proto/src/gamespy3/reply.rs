@@ -44,7 +44,8 @@ pub const MAX_COLUMN_VALUES: usize = 4096;
 
 /// Most player and team columns a reply keeps (further keys are ignored with a
 /// warning): real servers send up to about ten. Without it, a 256 KiB reply of 7-byte
-/// columns at offset 255 would hold some 37 000 columns of 256 slots (over 200 MB).
+/// columns at offset 255 would hold some 37 000 columns of 256 slots (over 200 MB). It
+/// also bounds the column chunks of one packet, which carries each column at most once.
 pub const MAX_COLUMNS: usize = 128;
 
 /// The last-packet flag of the packet-number byte.
@@ -378,6 +379,11 @@ fn columns<'a>(
             }
             return true;
         }
+        // A packet carries each column at most once: more chunks than the columns a reply
+        // may have are a hostile packet's, whose tail is dropped as a cut one is.
+        if p.chunks.len() >= MAX_COLUMNS {
+            return false;
+        }
         let key = string(key, at, "ColumnKey", &mut p.warnings);
         let Ok(offset) = r.u8("Offset") else {
             return false;
@@ -386,8 +392,8 @@ fn columns<'a>(
             section,
             key,
             offset,
-            // Player columns run to dozens of values: start past the first doublings.
-            values: Vec::with_capacity(16),
+            // Nothing reserved before the first value: an empty chunk costs no allocation.
+            values: Vec::new(),
         };
         let ended = loop {
             let vat = r.offset();
@@ -396,6 +402,10 @@ fn columns<'a>(
             };
             if is_empty(v) {
                 break true;
+            }
+            if chunk.values.is_empty() {
+                // Player columns run to dozens of values: start past the first doublings.
+                chunk.values.reserve(16);
             }
             chunk
                 .values
@@ -1104,6 +1114,18 @@ mod tests {
             Err(ReassemblyError::TwoLasts)
         );
         assert!(decode_packet(b"\x00\x01\x02\x03\x04splitnum").is_err());
+        // A packet of 2,000 empty columns keeps MAX_COLUMNS of them, allocating no values,
+        // and counts as cut.
+        let mut b = Vec::new();
+        put_header(&mut b, 1, 0x80);
+        b.push(1);
+        for _ in 0..2000 {
+            b.extend_from_slice(b"k\x00\x00\x00");
+        }
+        let d = decode_packet(&b).unwrap();
+        assert_eq!(d.chunks.len(), MAX_COLUMNS);
+        assert!(d.cut);
+        assert!(d.chunks.iter().all(|c| c.values.capacity() == 0));
         for n in 0..60 {
             let mut b = Vec::new();
             put_header(&mut b, 1, 0x80);
