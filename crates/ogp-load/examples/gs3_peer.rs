@@ -23,7 +23,6 @@ use std::time::{Duration, Instant};
 
 use ogp_proto::client::{QueryDriver, Timing};
 use ogp_proto::gamespy3::client::{QueryMachine, QueryOptions};
-use ogp_proto::internals::from_hex;
 
 const CAPTURE: &str = include_str!("../../ogp-proto/tests/data/gamespy3/gameq-bf2-1.json");
 /// Players and teams of the capture (numplayers 54), which our every answer must have.
@@ -31,13 +30,7 @@ const PLAYERS: usize = 54;
 const TEAMS: usize = 2;
 
 fn packets() -> Vec<Vec<u8>> {
-    let v: serde_json::Value = serde_json::from_str(CAPTURE).expect("capture");
-    v["responses"]["gs3"]
-        .as_array()
-        .expect("packets")
-        .iter()
-        .map(|h| from_hex(h.as_str().expect("hex")).expect("hex"))
-        .collect()
+    ogp_testkit::capture_datagrams(CAPTURE, "gs3")
 }
 
 /// Answers `09` with a challenge and `00` with the capture's packets, each under the

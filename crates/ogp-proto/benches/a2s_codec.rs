@@ -19,21 +19,12 @@ use std::io::Cursor;
 
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use ogp_proto::a2s::{self, PlayerEntry, Players, Pushed, Reassembler};
-use ogp_proto::internals::from_hex;
-use serde_json::Value;
+use ogp_testkit::capture_datagrams;
 
-fn capture(name: &str) -> Value {
+/// The datagrams of capture `name` under `responses.<kind>`.
+fn datagrams(name: &str, kind: &str) -> Vec<Vec<u8>> {
     let p = format!("{}/tests/data/a2s/{name}.json", env!("CARGO_MANIFEST_DIR"));
-    serde_json::from_slice(&std::fs::read(p).expect("capture")).expect("json")
-}
-
-fn datagrams(v: &Value, kind: &str) -> Vec<Vec<u8>> {
-    v["responses"][kind]
-        .as_array()
-        .expect("responses")
-        .iter()
-        .map(|h| from_hex(h.as_str().expect("hex")).expect("hex"))
-        .collect()
+    capture_datagrams(&std::fs::read_to_string(p).expect("capture"), kind)
 }
 
 fn players_64() -> Vec<u8> {
@@ -75,10 +66,10 @@ fn reassembled(frags: &[Vec<u8>]) -> Vec<u8> {
 }
 
 fn bench(c: &mut Criterion) {
-    let info_b1 = datagrams(&capture("gameq-tf2-1"), "info").remove(0);
-    let info_f1 = datagrams(&capture("xpaw-info-tf2"), "info").remove(0);
+    let info_b1 = datagrams("gameq-tf2-1", "info").remove(0);
+    let info_f1 = datagrams("xpaw-info-tf2", "info").remove(0);
     let players = players_64();
-    let rules_frags = datagrams(&capture("libssq-rules-wiki_example"), "rules");
+    let rules_frags = datagrams("libssq-rules-wiki_example", "rules");
     let rules = reassembled(&rules_frags);
 
     // sanity: both parsers agree where the a2s crate can parse

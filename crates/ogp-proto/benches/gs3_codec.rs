@@ -17,22 +17,15 @@
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use ogp_proto::gamespy3::mapping::{info_to_status, status_to_info};
 use ogp_proto::gamespy3::reply::{decode_packet, encode_packets, Pushed, Reassembler};
-use ogp_proto::internals::from_hex;
 use ogp_proto::Status;
-use serde_json::Value;
+use ogp_testkit::capture_datagrams;
 
 fn capture_packets(name: &str) -> Vec<Vec<u8>> {
     let p = format!(
         "{}/tests/data/gamespy3/{name}.json",
         env!("CARGO_MANIFEST_DIR")
     );
-    let v: Value = serde_json::from_slice(&std::fs::read(p).expect("capture")).expect("json");
-    v["responses"]["gs3"]
-        .as_array()
-        .expect("packets")
-        .iter()
-        .map(|h| from_hex(h.as_str().expect("hex")).expect("hex"))
-        .collect()
+    capture_datagrams(&std::fs::read_to_string(p).expect("capture"), "gs3")
 }
 
 /// Decodes, reassembles and maps a whole reply.

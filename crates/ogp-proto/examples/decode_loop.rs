@@ -19,9 +19,9 @@
 use ogp_proto::a2s;
 use ogp_proto::gamespy3::mapping::info_to_status;
 use ogp_proto::gamespy3::reply::{decode_packet, Pushed, Reassembler};
-use ogp_proto::internals::from_hex;
 use ogp_proto::ogp::{self, query, AnswerOptions, DefaultQuery, Header, PacketType};
 use ogp_proto::Status;
+use ogp_testkit::capture_datagrams;
 use std::hint::black_box;
 
 /// The status, query, options and header of the `ogp_codec` bench's full answer.
@@ -47,23 +47,17 @@ fn ogp_body() -> Vec<u8> {
 }
 
 fn bf2_packets() -> Vec<Vec<u8>> {
-    let text = include_str!("../tests/data/gamespy3/gameq-bf2-1.json");
-    let v: serde_json::Value = serde_json::from_str(text).expect("capture");
-    v["responses"]["gs3"]
-        .as_array()
-        .expect("packets")
-        .iter()
-        .filter_map(|h| from_hex(h.as_str()?))
-        .collect()
+    capture_datagrams(
+        include_str!("../tests/data/gamespy3/gameq-bf2-1.json"),
+        "gs3",
+    )
 }
 
 /// The 224 rules of `libssq-rules-wiki_example`, reassembled (the `a2s_codec` bench's).
 fn a2s_rules() -> Vec<u8> {
     let text = include_str!("../tests/data/a2s/libssq-rules-wiki_example.json");
-    let v: serde_json::Value = serde_json::from_str(text).expect("capture");
     let mut r = a2s::Reassembler::new();
-    for h in v["responses"]["rules"].as_array().expect("fragments") {
-        let f = from_hex(h.as_str().unwrap_or_default()).expect("hex");
+    for f in capture_datagrams(text, "rules") {
         if let Ok(a2s::Pushed::Complete { reply, .. }) = r.push(&f) {
             return reply;
         }

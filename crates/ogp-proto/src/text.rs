@@ -6,6 +6,9 @@
 //! carried by a zero-terminated string and are dropped when encoding. Decoding invalid
 //! UTF-8 never fails: it is decoded lossily (U+FFFD) and reported to the caller.
 
+use crate::error::DecodeError;
+use crate::reader::Reader;
+
 /// A model value for a 16-bit wire field, little-endian: larger values saturate at 65535
 /// (the model is wider than some protocols; each encoder clamps to its field).
 pub(crate) fn u16_le_sat(v: Option<u32>) -> [u8; 2] {
@@ -18,9 +21,6 @@ pub(crate) fn u16_le_sat(v: Option<u32>) -> [u8; 2] {
 /// decoding a typical answer allocates almost nothing. It derefs to `&str`, converts from
 /// `&str` and `String` with `.into()`, and serializes as a plain string.
 pub type Text = compact_str::CompactString;
-
-use crate::error::DecodeError;
-use crate::reader::Reader;
 
 /// Appends `s` to `out` in UTF-8 or Latin-1, without NUL characters, followed by a NUL.
 pub(crate) fn put_cstr(out: &mut Vec<u8>, s: &str, utf8: bool) {
@@ -105,9 +105,9 @@ impl<'a> TextRuns<'a> {
     }
 }
 
-/// Decodes what [`TextRuns::cstr`] found: text
-/// already known to be UTF-8 is taken as it is (in Latin-1 only when it is ASCII, which
-/// reads the same); other bytes are decoded as [`decode`] does.
+/// Decodes what [`TextRuns::cstr`] found: text already known to be UTF-8 is taken as it
+/// is (in Latin-1 only when it is ASCII, which reads the same); other bytes are decoded
+/// as [`decode`] does.
 pub(crate) fn decode_found(found: Result<&str, &[u8]>, utf8: bool) -> (Text, bool) {
     match found {
         Ok(s) if utf8 || s.is_ascii() => (Text::from(s), false),

@@ -6,14 +6,17 @@
 //! * the OGP normalisation: the status a client decodes from our answer
 //!   ([`normalise`], [`normalise_sections`], [`served`]);
 //! * sample statuses ([`demo_state`], [`many_players`], [`empty_lists`]);
+//! * [`capture_datagrams`]: the datagrams of a capture file;
 //! * [`interop`]: the `OGP_INTEROP` gate, the pinned third-party query clients and
 //!   running them, for the interop tests of `ogp-cli` and `ogp-ffi`.
 
+mod captures;
 pub mod interop;
 mod normalise;
 mod samples;
 mod strategy;
 
+pub use captures::*;
 pub use normalise::*;
 pub use samples::*;
 pub use strategy::*;
