@@ -7,6 +7,11 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
+# A full run from a clean clone writes several GB of build output; a disk that
+# fills up mid-run fails in whatever step happens to write (once: rustdoc). Say so first.
+step "free disk space"
+df -h . | tail -n 1
+
 step "cargo fmt --check (the workspace and the fuzz package)"
 cargo fmt --all -- --check
 (cd fuzz && cargo fmt -- --check)
