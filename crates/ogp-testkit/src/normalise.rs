@@ -5,15 +5,21 @@
 
 use ogp_proto::ogp::query::request;
 use ogp_proto::ogp::Bits;
-use ogp_proto::{
-    AddOn, ColorInfo, LimitType, MapInfo, ModInfo, Os, Player, PlayerAddress, ServerType, Status,
-    Team,
-};
+use ogp_proto::{AddOn, ColorInfo, LimitType, ModInfo, Os, Player, ServerType, Status, Team};
 
 /// Sets an absent field to its wire zero when the field is on the wire.
 fn fill<T: Default>(field: &mut Option<T>, sent: bool) {
     if sent && field.is_none() {
         *field = Some(T::default());
+    }
+}
+
+/// Reads a field's wire zero as absent, as the decoder does where the zero cannot be a
+/// real value (empty optional strings, a map file size of 0, an MD5 of zeros, an empty
+/// player address).
+fn blank<T: Default + PartialEq>(field: &mut Option<T>) {
+    if field.as_ref() == Some(&T::default()) {
+        *field = None;
     }
 }
 
@@ -43,14 +49,16 @@ pub fn color_back(c: Option<&ColorInfo>) -> ColorInfo {
 /// 4. A mod with an empty name is "no mod" on the wire: only the empty name comes back.
 /// 5. `next_map` comes back only with a `map` (bNextMap without bMap carries no data).
 ///    Map and next map share one MapFields: a field either has is sent for both, an
-///    absent one as ""/0/zero MD5.
+///    absent one as ""/0/zero MD5, and those come back absent (so do such values set).
 /// 6. `player_count`/`bot_count` become explicit: [`Status::player_count`] and
 ///    [`Status::bot_count`] (derived from the player list unless overridden).
 /// 7. Team, player and add-on lists have one field mask each: the fields any entry has.
 ///    Entries lacking such a field get its wire zero: "" for strings, 0 for numbers, an
 ///    empty address, team -1 ("not assigned"), and `false` for every flag of the player
 ///    (alive/dead/bot/bomb/vip) or add-on (active/anti-cheat/mutator/admin-tool) flag
-///    group once any entry has any flag of it.
+///    group once any entry has any flag of it. The optional strings of players (class,
+///    race, global id, model) and add-ons (all three) and an empty address come back
+///    absent when empty, sent so or set so.
 /// 8. Colour info travels only when the answer has bColoredNames (`colored`: asked for
 ///    *and* `AnswerOptions::colors`). Then every name on the wire (host name, team names,
 ///    player names) carries one, absent ones as empty (see [`color_back`]); otherwise
@@ -87,23 +95,13 @@ pub fn normalise(s: &Status, colored: bool) -> Status {
     if n.map.is_none() {
         n.next_map = None;
     }
-    let maps: Vec<&MapInfo> = n.map.iter().chain(n.next_map.iter()).collect();
-    let any_map = |f: fn(&MapInfo) -> bool| maps.iter().any(|m| f(m));
-    let (file_name, file_size, file_md5, version, url, author) = (
-        any_map(|m| m.file_name.is_some()),
-        any_map(|m| m.file_size.is_some()),
-        any_map(|m| m.file_md5.is_some()),
-        any_map(|m| m.version.is_some()),
-        any_map(|m| m.url.is_some()),
-        any_map(|m| m.author.is_some()),
-    );
     for m in n.map.iter_mut().chain(n.next_map.iter_mut()) {
-        fill(&mut m.file_name, file_name);
-        fill(&mut m.file_size, file_size);
-        fill(&mut m.file_md5, file_md5);
-        fill(&mut m.version, version);
-        fill(&mut m.url, url);
-        fill(&mut m.author, author);
+        blank(&mut m.file_name);
+        blank(&mut m.file_size);
+        blank(&mut m.file_md5);
+        blank(&mut m.version);
+        blank(&mut m.url);
+        blank(&mut m.author);
     }
     // 6
     n.player_count = s.player_count();
@@ -144,8 +142,6 @@ pub fn normalise(s: &Status, colored: bool) -> Status {
             any(|p| p.slot.is_some()),
             any(|p| p.name.is_some()),
             any(|p| p.team.is_some()),
-            any(|p| p.class.is_some()),
-            any(|p| p.race.is_some()),
             any(|p| p.score.is_some()),
             any(|p| p.frags.is_some()),
             any(|p| p.kills.is_some()),
@@ -153,12 +149,9 @@ pub fn normalise(s: &Status, colored: bool) -> Status {
             any(|p| p.suicides.is_some()),
             any(|p| p.team_kills.is_some()),
             any(|p| p.id.is_some()),
-            any(|p| p.global_id.is_some()),
             any(|p| p.ping.is_some()),
             any(|p| p.loss.is_some()),
-            any(|p| p.model.is_some()),
             any(|p| p.time.is_some()),
-            any(|p| p.address.is_some()),
         ];
         for p in players.iter_mut() {
             p.duration = None;
@@ -179,22 +172,22 @@ pub fn normalise(s: &Status, colored: bool) -> Status {
             if sent[2] && p.team.is_none() {
                 p.team = Some(-1);
             }
-            fill(&mut p.class, sent[3]);
-            fill(&mut p.race, sent[4]);
-            fill(&mut p.score, sent[5]);
-            fill(&mut p.frags, sent[6]);
-            fill(&mut p.kills, sent[7]);
-            fill(&mut p.deaths, sent[8]);
-            fill(&mut p.suicides, sent[9]);
-            fill(&mut p.team_kills, sent[10]);
-            fill(&mut p.id, sent[11]);
-            fill(&mut p.global_id, sent[12]);
-            fill(&mut p.ping, sent[13]);
-            fill(&mut p.loss, sent[14]);
-            fill(&mut p.model, sent[15]);
-            fill(&mut p.time, sent[16]);
-            if sent[17] && p.address.is_none() {
-                p.address = Some(PlayerAddress(Vec::new()));
+            blank(&mut p.class);
+            blank(&mut p.race);
+            fill(&mut p.score, sent[3]);
+            fill(&mut p.frags, sent[4]);
+            fill(&mut p.kills, sent[5]);
+            fill(&mut p.deaths, sent[6]);
+            fill(&mut p.suicides, sent[7]);
+            fill(&mut p.team_kills, sent[8]);
+            fill(&mut p.id, sent[9]);
+            blank(&mut p.global_id);
+            fill(&mut p.ping, sent[10]);
+            fill(&mut p.loss, sent[11]);
+            blank(&mut p.model);
+            fill(&mut p.time, sent[12]);
+            if p.address.as_ref().is_some_and(|a| a.0.is_empty()) {
+                p.address = None;
             }
         }
     }
@@ -207,11 +200,6 @@ pub fn normalise(s: &Status, colored: bool) -> Status {
                 || a.mutator.is_some()
                 || a.admin_tool.is_some()
         });
-        let (short, long, version) = (
-            any(|a| a.short_name.is_some()),
-            any(|a| a.long_name.is_some()),
-            any(|a| a.version.is_some()),
-        );
         for a in addons.iter_mut() {
             for f in [
                 &mut a.active,
@@ -221,9 +209,9 @@ pub fn normalise(s: &Status, colored: bool) -> Status {
             ] {
                 fill(f, flags);
             }
-            fill(&mut a.short_name, short);
-            fill(&mut a.long_name, long);
-            fill(&mut a.version, version);
+            blank(&mut a.short_name);
+            blank(&mut a.long_name);
+            blank(&mut a.version);
         }
     }
     // 9

@@ -526,6 +526,17 @@ impl Ctx<'_> {
     fn string(&mut self, r: &mut Reader<'_>, field: &'static str) -> Result<Text, DecodeError> {
         read_string(r, field, self.utf8, self.warnings)
     }
+
+    /// An optional string of a list item: `None` when empty. One field mask covers every
+    /// item of a list (both maps, every player, every add-on), so an item that lacks a
+    /// field its siblings have carries the filler "" (as this crate's encoder writes it).
+    fn opt_string(
+        &mut self,
+        r: &mut Reader<'_>,
+        field: &'static str,
+    ) -> Result<Option<Text>, DecodeError> {
+        Ok(Some(self.string(r, field)?).filter(|s| !s.is_empty()))
+    }
 }
 
 fn reject_unknown(
@@ -774,23 +785,25 @@ fn decode_map(
 ) -> Result<MapInfo, DecodeError> {
     use map_fields::*;
     let mut m = MapInfo::named(cx.string(r, name_field)?);
+    // Both maps share the mask: a map that lacks a field carries a filler, which reads as
+    // absent ("", a size of 0, an MD5 of zeros: none of them describes a real file).
     if mask.contains(FILE_NAME) {
-        m.file_name = Some(cx.string(r, "MapFileName")?);
+        m.file_name = cx.opt_string(r, "MapFileName")?;
     }
     if mask.contains(FILE_SIZE) {
-        m.file_size = Some(r.u32_le("MapFileSize")?);
+        m.file_size = Some(r.u32_le("MapFileSize")?).filter(|&n| n != 0);
     }
     if mask.contains(FILE_MD5) {
-        m.file_md5 = Some(r.array::<16>("MapFileMD5")?);
+        m.file_md5 = Some(r.array::<16>("MapFileMD5")?).filter(|h| h != &[0; 16]);
     }
     if mask.contains(VERSION) {
-        m.version = Some(cx.string(r, "MapVersion")?);
+        m.version = cx.opt_string(r, "MapVersion")?;
     }
     if mask.contains(URL) {
-        m.url = Some(cx.string(r, "MapURL")?);
+        m.url = cx.opt_string(r, "MapURL")?;
     }
     if mask.contains(AUTHOR) {
-        m.author = Some(cx.string(r, "MapAuthor")?);
+        m.author = cx.opt_string(r, "MapAuthor")?;
     }
     Ok(m)
 }
@@ -900,10 +913,10 @@ fn decode_players(r: &mut Reader<'_>, cx: &mut Ctx<'_>) -> Result<Vec<Player>, D
             p.team = Some(read_var_sint(r, "PlayerTeamNo")?);
         }
         if mask.contains(CLASS) {
-            p.class = Some(cx.string(r, "PlayerClass")?);
+            p.class = cx.opt_string(r, "PlayerClass")?;
         }
         if mask.contains(RACE) {
-            p.race = Some(cx.string(r, "PlayerRace")?);
+            p.race = cx.opt_string(r, "PlayerRace")?;
         }
         if mask.contains(SCORE) {
             p.score = Some(read_var_sint(r, "PlayerScore")?);
@@ -927,7 +940,7 @@ fn decode_players(r: &mut Reader<'_>, cx: &mut Ctx<'_>) -> Result<Vec<Player>, D
             p.id = Some(r.u32_le("PlayerID")?);
         }
         if mask.contains(GLOBAL_ID) {
-            p.global_id = Some(cx.string(r, "PlayerGlobalID")?);
+            p.global_id = cx.opt_string(r, "PlayerGlobalID")?;
         }
         if mask.contains(PING) {
             p.ping = Some(u32::from(r.u16_le("PlayerPing")?));
@@ -936,7 +949,7 @@ fn decode_players(r: &mut Reader<'_>, cx: &mut Ctx<'_>) -> Result<Vec<Player>, D
             p.loss = Some(u32::from(r.u16_le("PlayerLoss")?));
         }
         if mask.contains(MODEL) {
-            p.model = Some(cx.string(r, "PlayerModel")?);
+            p.model = cx.opt_string(r, "PlayerModel")?;
         }
         if mask.contains(TIME) {
             p.time = Some(u32::from(r.u16_le("PlayerTime")?));
@@ -944,7 +957,8 @@ fn decode_players(r: &mut Reader<'_>, cx: &mut Ctx<'_>) -> Result<Vec<Player>, D
         if mask.contains(ADDRESS) {
             let len = read_var_uint(r, "PlayerAddressLen")?;
             let len = usize::try_from(len).unwrap_or(usize::MAX);
-            p.address = Some(PlayerAddress(r.take(len, "PlayerAddress")?.to_vec()));
+            let a = r.take(len, "PlayerAddress")?;
+            p.address = (!a.is_empty()).then(|| PlayerAddress(a.to_vec()));
         }
     }
     Ok(players)
@@ -976,13 +990,13 @@ fn decode_addons(r: &mut Reader<'_>, cx: &mut Ctx<'_>) -> Result<Vec<AddOn>, Dec
             a.admin_tool = Some(f & 8 != 0);
         }
         if mask.contains(SHORT_NAME) {
-            a.short_name = Some(cx.string(r, "AddOnShortName")?);
+            a.short_name = cx.opt_string(r, "AddOnShortName")?;
         }
         if mask.contains(LONG_NAME) {
-            a.long_name = Some(cx.string(r, "AddOnLongName")?);
+            a.long_name = cx.opt_string(r, "AddOnLongName")?;
         }
         if mask.contains(VERSION) {
-            a.version = Some(cx.string(r, "AddOnVersion")?);
+            a.version = cx.opt_string(r, "AddOnVersion")?;
         }
         addons.push(a);
     }
