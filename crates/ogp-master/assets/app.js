@@ -257,6 +257,14 @@
     return (list || []).map((p) => el('span', { class: `badge proto proto-${String(p).replace(/[^a-z0-9-]/gi, '')}` }, p));
   }
 
+  // The mod that runs, under the game's name when it says something more ("ctfplus" under
+  // "Demo Arena"; not "cstrike" under "cstrike").
+  function modNote(s) {
+    const m = s.mod;
+    if (typeof m !== 'string' || m === '' || m.toLowerCase() === String(s.game ?? '').toLowerCase()) return null;
+    return el('span', { class: 'mod', title: 'Mod' }, m);
+  }
+
   function renderRow(s) {
     const down = s.up === false;
     const name = s.name === null || s.name === undefined || s.name === '' ? s.addr : s.name;
@@ -270,7 +278,7 @@
         el('span', { class: 'name', title: name }, name),
         el('span', { class: 'addr' }, s.addr, down ? el('span', { class: 'badge down-badge' }, 'down') : null,
           s.password === true ? el('span', { class: 'badge lock lock-inline', 'aria-hidden': 'true' }, 'locked') : null)),
-      el('td', { class: 'c-game' }, s.game ?? '—'),
+      el('td', { class: 'c-game' }, s.game ?? '—', modNote(s)),
       el('td', { class: 'c-map' }, s.map ?? '—'),
       el('td', { class: `c-players num${s.players > 0 ? ' has' : ''}${full ? ' full' : ''}` },
         el('span', { class: 'pc' }, fmtInt(s.players)),
@@ -607,7 +615,7 @@
       dl([
         ['Status', el('span', { class: `badge ${item.up === false ? 'down-badge' : 'up-badge'}` }, item.up === false ? 'down' : 'up'), 'up'],
         ['Players', `${fmtInt(players)}${Number.isFinite(item.max_players) ? ` / ${fmtInt(item.max_players)}` : ''}${Number.isFinite(item.bots) && item.bots ? ` (${fmtInt(item.bots)} bot${item.bots === 1 ? '' : 's'})` : ''}`, 'players'],
-        ['Game', item.game ?? st.game_name ?? '—', 'game'],
+        ['Game', el('span', null, item.game ?? st.game_name ?? '—', modNote(item)), 'game'],
         ['Map', item.map ?? (st.map && st.map.name) ?? '—', 'map'],
         ['Ping from the master', fmtPing(item.ping_ms), 'ping_ms'],
         ['Protocols', el('span', null, protoBadges(item.protocols)), 'protocols'],

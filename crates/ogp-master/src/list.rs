@@ -28,9 +28,9 @@ pub struct Entry {
     pub last_seen: Option<i64>,
     name: Box<str>,
     name_lc: Box<str>,
-    game: Option<Box<str>>,
-    mod_id: Option<Box<str>>,
     game_name: Option<Box<str>>,
+    mod_id: Option<Box<str>>,
+    mod_name: Option<Box<str>>,
     map: Option<Box<str>>,
     players: u32,
     max_players: Option<u32>,
@@ -56,8 +56,11 @@ pub struct Item {
     pub last_seen: Option<String>,
     /// Host name.
     pub name: String,
-    /// Game.
+    /// The game as players know it: the status's game name, else the mod's identifier.
     pub game: Option<String>,
+    /// The mod that runs on it, by name, if any.
+    #[serde(rename = "mod")]
+    pub mod_name: Option<String>,
     /// Map.
     pub map: Option<String>,
     /// Players.
@@ -77,15 +80,16 @@ pub fn rfc3339(ms: i64) -> Option<String> {
     Some(humantime::format_rfc3339_seconds(t).to_string())
 }
 
-/// The game of a status as lists show it: the mod's identifier (A2S game directory), else
-/// the game name.
-pub fn game_of(s: &Status) -> Option<String> {
-    match &s.mod_info {
-        Some(m) if !m.effective_identifier().is_empty() => {
-            Some(m.effective_identifier().to_string())
-        }
-        _ => s.game_name.as_ref().map(|g| g.to_string()),
-    }
+/// The game of a status as lists show it: its game name ("Counter-Strike", A2S's game
+/// description), else its mod's identifier (A2S's game directory).
+pub fn game_of(s: &Status) -> Option<&str> {
+    let named = s.game_name.as_deref().filter(|g| !g.is_empty());
+    named.or_else(|| mod_id_of(s))
+}
+
+fn mod_id_of(s: &Status) -> Option<&str> {
+    let m = s.mod_info.as_ref()?;
+    Some(m.effective_identifier()).filter(|id| !id.is_empty())
 }
 
 impl Entry {
@@ -110,9 +114,14 @@ impl Entry {
             last_seen: r.last_seen,
             name_lc: name.to_lowercase().into(),
             name,
-            game: game_of(&s).map(Into::into),
-            mod_id: boxed(s.mod_info.as_ref().map(|m| m.effective_identifier())),
-            game_name: boxed(s.game_name.as_deref()),
+            game_name: boxed(game_of(&s)),
+            mod_id: boxed(mod_id_of(&s)),
+            mod_name: boxed(
+                s.mod_info
+                    .as_ref()
+                    .map(|m| &*m.name)
+                    .filter(|n| !n.is_empty()),
+            ),
             map: boxed(s.map.as_ref().map(|m| &*m.name)),
             players: s.player_count().unwrap_or(0),
             max_players: s.slot_max,
@@ -133,7 +142,8 @@ impl Entry {
             ping_ms: self.ping_ms,
             last_seen: self.last_seen.and_then(rfc3339),
             name: self.name.to_string(),
-            game: self.game.as_deref().map(str::to_owned),
+            game: self.game_name.as_deref().map(str::to_owned),
+            mod_name: self.mod_name.as_deref().map(str::to_owned),
             map: self.map.as_deref().map(str::to_owned),
             players: self.players,
             max_players: self.max_players,
@@ -150,7 +160,7 @@ impl Entry {
 /// The HTTP API's filters (all optional, combined with AND).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Query {
-    /// Game (mod identifier or game name), case-insensitive, exact.
+    /// Game (game name, mod identifier or mod name), case-insensitive, exact.
     pub game: Option<String>,
     /// Speaks this protocol.
     pub protocol: Option<Protocol>,
@@ -181,7 +191,11 @@ impl Query {
             }
         }
         if let Some(g) = &self.game {
-            let own = [e.mod_id.as_deref(), e.game_name.as_deref()];
+            let own = [
+                e.game_name.as_deref(),
+                e.mod_id.as_deref(),
+                e.mod_name.as_deref(),
+            ];
             if !own.iter().flatten().any(|x| x.eq_ignore_ascii_case(g)) {
                 return false;
             }
@@ -405,6 +419,61 @@ mod tests {
             last_seen: Some(1_700_000_000_000),
             summary: Some(serde_json::to_string(&s).unwrap()),
             updated: 5,
+        }
+    }
+
+    #[test]
+    fn game_is_the_game_name_and_the_filter_takes_any_of_its_names() {
+        let mut with_mod = row("127.0.0.1:1", "a", 1, "ogp");
+        let mut s: Status = serde_json::from_str(with_mod.summary.as_deref().unwrap()).unwrap();
+        s.game_name = Some("Demo Arena".into());
+        let mut m = ogp_proto::ModInfo::named("ctfplus");
+        m.identifier = Some("ctfp".into());
+        s.mod_info = Some(m);
+        with_mod.summary = Some(serde_json::to_string(&s).unwrap());
+        // A GoldSrc mod with no game description: its directory names the game.
+        let mut only_mod = row("127.0.0.1:2", "b", 1, "a2s");
+        let mut s = Status::default();
+        s.game_name = Some("".into());
+        s.mod_info = Some(ogp_proto::ModInfo::named("cstrike"));
+        only_mod.summary = Some(serde_json::to_string(&s).unwrap());
+        let mut l = List::default();
+        l.apply(vec![with_mod, only_mod, row("127.0.0.1:3", "c", 1, "gqp")]);
+        let items: Vec<Item> = l
+            .page(&Query::default(), None, 10)
+            .entries
+            .iter()
+            .map(Entry::item)
+            .collect();
+        let games: Vec<_> = items
+            .iter()
+            .map(|i| (i.game.as_deref(), i.mod_name.as_deref()))
+            .collect();
+        assert_eq!(
+            games,
+            [
+                (Some("Demo Arena"), Some("ctfplus")),
+                (Some("cstrike"), Some("cstrike")),
+                (None, None)
+            ]
+        );
+        let json = serde_json::to_value(&items[0]).unwrap();
+        assert_eq!(
+            (json["game"].as_str(), json["mod"].as_str()),
+            (Some("Demo Arena"), Some("ctfplus"))
+        );
+        for name in ["demo arena", "CTFP", "CtfPlus"] {
+            let q = Query {
+                game: Some(name.into()),
+                ..Query::default()
+            };
+            let found: Vec<_> = l
+                .page(&q, None, 10)
+                .entries
+                .iter()
+                .map(|e| e.addr.port())
+                .collect();
+            assert_eq!(found, [1], "{name}");
         }
     }
 

@@ -134,11 +134,13 @@ class Page:
                   f"the server list of {path_and_query} to load")
 
     def rows(self):
-        """The rows of the current page: addr, name as shown, players as shown."""
+        """The rows of the current page: addr, name, game, mod and players as shown."""
         return self.js("""
             return Array.from(document.querySelectorAll('#rows tr[data-addr]')).map((tr) => ({
               addr: tr.dataset.addr,
               name: tr.querySelector('.name').textContent,
+              game: tr.querySelector('.c-game').firstChild.textContent,
+              mod: tr.querySelector('.c-game .mod')?.textContent ?? null,
               players: tr.querySelector('.c-players .pc').textContent,
             }));""")
 
@@ -204,6 +206,11 @@ def compare_rows(rows, items, what):
         r = by_addr[addr]
         if r["name"] != row_name(item):
             return f"{what}: {addr}: name shown {r['name']!r}, API has {row_name(item)!r}"
+        game = shown(item["game"]) if item.get("game") else "\u2014"
+        mod = item.get("mod") or None
+        mod = shown(mod) if mod and mod.lower() != (item.get("game") or "").lower() else None
+        if (r["game"], r["mod"]) != (game, mod):
+            return f"{what}: {addr}: game shown {r['game']!r} (mod {r['mod']!r}), API has {game!r} (mod {mod!r})"
         if players_int(r["players"]) != item["players"]:
             return f"{what}: {addr}: players shown {r['players']!r}, API has {item['players']}"
     return None
