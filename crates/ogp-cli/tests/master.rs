@@ -155,7 +155,8 @@ fn wait_for(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
 
 fn state(name: &str) -> String {
     let text =
-        std::fs::read_to_string(common::root().join("../shared/examples/state.json")).unwrap();
+        std::fs::read_to_string(common::root().join("crates/ogp-proto/tests/data/state.json"))
+            .unwrap();
     let mut v: Value = serde_json::from_str(&text).unwrap();
     v["host_name"] = Value::String(name.into());
     v.to_string()

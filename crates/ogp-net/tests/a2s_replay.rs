@@ -13,21 +13,11 @@ use std::time::Duration;
 use ogp_proto::a2s::{self, mapping, split, Message, Request};
 use ogp_proto::client::{Details, Options, Timing};
 use ogp_proto::{Protocol, Status};
+use ogp_testkit::datagrams_of as datagrams;
 use serde_json::Value;
 use tokio::net::UdpSocket;
 
 const CHALLENGE: u32 = 0x1234_5678;
-
-fn hex(s: &str) -> Vec<u8> {
-    ogp_proto::internals::from_hex(s).expect("hex")
-}
-
-fn datagrams(capture: &Value, kind: &str) -> Vec<Vec<u8>> {
-    capture["responses"][kind]
-        .as_array()
-        .map(|a| a.iter().filter_map(Value::as_str).map(hex).collect())
-        .unwrap_or_default()
-}
 
 /// What the datagrams of one reply decode to offline, merged into `status`.
 fn decode_into(datagrams: &[Vec<u8>], status: &mut Status) {

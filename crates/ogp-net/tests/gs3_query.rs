@@ -203,12 +203,7 @@ async fn replays_of_every_capture() {
     assert_eq!(files.len(), 22);
     for (i, path) in files.iter().enumerate() {
         let json: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-        let packets: Vec<Vec<u8>> = json["responses"]["gs3"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| ogp_proto::internals::from_hex(h.as_str().unwrap()).unwrap())
-            .collect();
+        let packets = ogp_testkit::datagrams_of(&json, "gs3");
         // offline: what the packets decode to
         let mut r = Reassembler::default();
         let mut want = None;

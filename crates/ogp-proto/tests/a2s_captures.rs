@@ -133,17 +133,7 @@ struct Capture {
 
 impl Capture {
     fn decode(json: &Value) -> Self {
-        let kind = |k: &str| -> Vec<Reply> {
-            let list: Vec<Vec<u8>> = json["responses"][k]
-                .as_array()
-                .map(|a| {
-                    a.iter()
-                        .map(|h| from_hex(h.as_str().unwrap()).unwrap())
-                        .collect()
-                })
-                .unwrap_or_default();
-            decode_kind(&list)
-        };
+        let kind = |k: &str| -> Vec<Reply> { decode_kind(&ogp_testkit::datagrams_of(json, k)) };
         Self {
             infos: kind("info"),
             players: kind("players"),

@@ -27,7 +27,6 @@ use ogp_proto::gamespy3::client::{Details, Handshake, QueryMachine, QueryOptions
 use ogp_proto::gamespy3::mapping::info_to_status;
 use ogp_proto::gamespy3::reply::{decode_packet, Pushed, Reassembler, Section, ServerInfo};
 use ogp_proto::gamespy3::request::Request;
-use ogp_proto::internals::from_hex;
 use ogp_proto::Protocol;
 use serde_json::Value;
 
@@ -51,12 +50,7 @@ fn captures() -> Vec<(String, Value)> {
 }
 
 fn packets(json: &Value) -> Vec<Vec<u8>> {
-    json["responses"]["gs3"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| from_hex(h.as_str().unwrap()).unwrap())
-        .collect()
+    ogp_testkit::datagrams_of(json, "gs3")
 }
 
 fn is_jc2(name: &str) -> bool {
