@@ -413,105 +413,13 @@ fn sqlite_master_lists_verified_servers_and_nothing_spoofed_and_survives_kill_9(
     );
 }
 
-/// A throwaway PostgreSQL cluster in a temporary directory (run as the `postgres` user
-/// when the tests run as root, as initdb requires).
-struct Pg {
-    dir: TempDir,
-    bin: PathBuf,
-    port: u16,
-}
-
-fn as_postgres(bin: &Path, tool: &str) -> Command {
-    // SAFETY-free check of the effective user: `id -u`
-    let root = Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| o.stdout.starts_with(b"0\n"))
-        .unwrap_or(false);
-    if root {
-        let mut c = Command::new("runuser");
-        c.args(["-u", "postgres", "--"]).arg(bin.join(tool));
-        c
-    } else {
-        Command::new(bin.join(tool))
-    }
-}
-
-impl Pg {
-    fn start() -> Self {
-        let bin = std::fs::read_dir("/usr/lib/postgresql")
-            .expect("PostgreSQL is not installed: run scripts/install-postgres.sh")
-            .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
-            .filter(|p| p.join("initdb").exists())
-            .max()
-            .expect("no initdb: run scripts/install-postgres.sh");
-        let dir = TempDir::new("pg");
-        let data = dir.0.join("data");
-        let _ = Command::new("chown")
-            .args(["-R", "postgres:postgres"])
-            .arg(&dir.0)
-            .status();
-        let ok = as_postgres(&bin, "initdb")
-            .args([
-                "-A",
-                "trust",
-                "-U",
-                "postgres",
-                "-E",
-                "UTF8",
-                "--no-sync",
-                "-D",
-            ])
-            .arg(&data)
-            .stdout(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(ok.success(), "initdb failed");
-        let port = common::free_port();
-        let opts = format!(
-            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50",
-            dir.0.display()
-        );
-        let ok = as_postgres(&bin, "pg_ctl")
-            .args(["-w", "-t", "30", "-D"])
-            .arg(&data)
-            .args(["-l"])
-            .arg(dir.0.join("pg.log"))
-            .args(["-o", &opts, "start"])
-            .stdout(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(
-            ok.success(),
-            "pg_ctl start failed: {}",
-            std::fs::read_to_string(dir.0.join("pg.log")).unwrap_or_default()
-        );
-        Self { dir, bin, port }
-    }
-
-    fn url(&self) -> String {
-        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
-    }
-}
-
-impl Drop for Pg {
-    fn drop(&mut self) {
-        let _ = as_postgres(&self.bin, "pg_ctl")
-            .args(["-m", "immediate", "-D"])
-            .arg(self.dir.0.join("data"))
-            .arg("stop")
-            .stdout(Stdio::null())
-            .status();
-    }
-}
-
 fn rfc3339(t: SystemTime) -> String {
     humantime::format_rfc3339_seconds(t).to_string()
 }
 
 #[test]
 fn two_masters_share_one_postgres_and_one_takes_over_when_the_other_dies() {
-    let pg = Pg::start();
+    let pg = ogp_testkit::postgres::Cluster::start();
     let dir = TempDir::new("master-pg");
     let cfg = dir.0.join("master.toml");
     std::fs::write(

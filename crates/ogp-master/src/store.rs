@@ -5,6 +5,11 @@
 //! integer, so that the same statements run on both (SQLite's `?N` parameters are
 //! written as PostgreSQL's `$N` and translated).
 //!
+//! Writes go through [`Store::write`]: a list of statements run in one transaction, on the
+//! one connection that writes (PostgreSQL: a connection of its own, held for the whole
+//! transaction, so that no other task's statement lands inside it); reads have their own
+//! connections.
+//!
 //! Polling is shared through leases: [`Store::claim_due`] takes the servers due for a
 //! poll that nobody else holds (`FOR UPDATE SKIP LOCKED` on PostgreSQL), marks them as
 //! held by this instance until a poll interval plus [`Timers::lease_slack_ms`] after their poll,
@@ -171,7 +176,116 @@ pub enum Store {
     ),
     /// PostgreSQL.
     #[cfg(feature = "postgres")]
-    Postgres(Arc<tokio_postgres::Client>),
+    Postgres(Arc<Pg>),
+}
+
+/// The PostgreSQL connections, as for SQLite: one that writes (a transaction holds it
+/// from `BEGIN` to `COMMIT`), one for API requests, one for the list's refreshes.
+#[cfg(feature = "postgres")]
+pub struct Pg {
+    write: tokio::sync::Mutex<tokio_postgres::Client>,
+    api: tokio_postgres::Client,
+    list: tokio_postgres::Client,
+}
+
+/// A statement parameter of either database.
+#[derive(Debug, Clone)]
+enum Param {
+    Text(String),
+    OptText(Option<String>),
+    Int(i64),
+    Real(f64),
+}
+
+impl From<String> for Param {
+    fn from(v: String) -> Self {
+        Self::Text(v)
+    }
+}
+
+impl From<&str> for Param {
+    fn from(v: &str) -> Self {
+        Self::Text(v.to_owned())
+    }
+}
+
+impl From<Option<String>> for Param {
+    fn from(v: Option<String>) -> Self {
+        Self::OptText(v)
+    }
+}
+
+impl From<i64> for Param {
+    fn from(v: i64) -> Self {
+        Self::Int(v)
+    }
+}
+
+impl From<f64> for Param {
+    fn from(v: f64) -> Self {
+        Self::Real(v)
+    }
+}
+
+impl rusqlite::ToSql for Param {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        match self {
+            Self::Text(v) => v.to_sql(),
+            Self::OptText(v) => v.to_sql(),
+            Self::Int(v) => v.to_sql(),
+            Self::Real(v) => v.to_sql(),
+        }
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl Param {
+    fn pg(&self) -> &(dyn tokio_postgres::types::ToSql + Sync) {
+        match self {
+            Self::Text(v) => v,
+            Self::OptText(v) => v,
+            Self::Int(v) => v,
+            Self::Real(v) => v,
+        }
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl tokio_postgres::types::ToSql for Param {
+    fn to_sql(
+        &self,
+        ty: &tokio_postgres::types::Type,
+        out: &mut bytes::BytesMut,
+    ) -> std::result::Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>>
+    {
+        // (`to_sql` cannot be called on a trait object; the checked call does the same.)
+        self.pg().to_sql_checked(ty, out)
+    }
+
+    fn accepts(ty: &tokio_postgres::types::Type) -> bool {
+        <String as tokio_postgres::types::ToSql>::accepts(ty)
+            || <i64 as tokio_postgres::types::ToSql>::accepts(ty)
+            || <f64 as tokio_postgres::types::ToSql>::accepts(ty)
+    }
+
+    // The value checks the column's type itself: an `Int` for a TEXT column is refused,
+    // not written as eight bytes of text.
+    fn to_sql_checked(
+        &self,
+        ty: &tokio_postgres::types::Type,
+        out: &mut bytes::BytesMut,
+    ) -> std::result::Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>>
+    {
+        self.pg().to_sql_checked(ty, out)
+    }
+}
+
+/// One statement of a [`Store::write`] (written with `$N` parameters) and its parameters.
+type Step = (&'static str, Vec<Param>);
+
+/// The [`Param`]s of a statement, from values they convert from.
+macro_rules! params {
+    ($($v:expr),* $(,)?) => { vec![$(Param::from($v)),*] };
 }
 
 impl std::fmt::Debug for Store {
@@ -218,6 +332,22 @@ fn players_of(status: &Status) -> i64 {
     i64::from(status.player_count().unwrap_or(0))
 }
 
+/// The connection settings of a PostgreSQL URL; `env_password` (`PGPASSWORD`) when the URL
+/// has no password.
+#[cfg(feature = "postgres")]
+fn pg_config(
+    url: &str,
+    env_password: Option<std::ffi::OsString>,
+) -> Result<tokio_postgres::Config> {
+    let mut config: tokio_postgres::Config = url.parse().context("the PostgreSQL URL")?;
+    if config.get_password().is_none() {
+        if let Some(p) = env_password {
+            config.password(p.as_encoded_bytes());
+        }
+    }
+    Ok(config)
+}
+
 fn sqlite_sql(sql: &str) -> String {
     sql.replace('$', "?")
 }
@@ -225,6 +355,9 @@ fn sqlite_sql(sql: &str) -> String {
 impl Store {
     /// Opens (creating when missing) the database at `url`: `sqlite://PATH`,
     /// `sqlite::memory:`, or `postgres://…`; and brings its schema up to date.
+    ///
+    /// PostgreSQL: a URL without a password takes the one in the environment variable
+    /// `PGPASSWORD`, as libpq's clients do, so that it need not be on a command line.
     pub async fn open(url: &str) -> Result<Self> {
         if let Some(path) = url
             .strip_prefix("sqlite://")
@@ -268,15 +401,24 @@ impl Store {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             #[cfg(feature = "postgres")]
             {
-                let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-                    .await
-                    .context("connecting to PostgreSQL")?;
-                tokio::spawn(async move {
-                    if let Err(e) = conn.await {
-                        tracing::error!("PostgreSQL connection: {e}");
-                    }
-                });
-                let store = Self::Postgres(Arc::new(client));
+                let config = pg_config(url, std::env::var_os("PGPASSWORD"))?;
+                let connect = || async {
+                    let (client, conn) = config
+                        .connect(tokio_postgres::NoTls)
+                        .await
+                        .context("connecting to PostgreSQL")?;
+                    tokio::spawn(async move {
+                        if let Err(e) = conn.await {
+                            tracing::error!("PostgreSQL connection: {e}");
+                        }
+                    });
+                    anyhow::Ok(client)
+                };
+                let store = Self::Postgres(Arc::new(Pg {
+                    write: tokio::sync::Mutex::new(connect().await?),
+                    api: connect().await?,
+                    list: connect().await?,
+                }));
                 store.migrate().await?;
                 return Ok(store);
             }
@@ -302,6 +444,50 @@ impl Store {
             f(&mut c)
         })
         .await?
+    }
+
+    /// Runs `steps` in order, in one transaction; returns the rows they changed.
+    async fn write(&self, steps: Vec<Step>) -> Result<u64> {
+        match self {
+            Self::Sqlite(c, _, _) => {
+                Self::sqlite(c, move |c| {
+                    let tx = c.transaction()?;
+                    let mut changed = 0;
+                    for (sql, params) in &steps {
+                        let mut st = tx.prepare_cached(&sqlite_sql(sql))?;
+                        changed += st.execute(rusqlite::params_from_iter(params))? as u64;
+                    }
+                    tx.commit()?;
+                    Ok(changed)
+                })
+                .await
+            }
+            #[cfg(feature = "postgres")]
+            Self::Postgres(pg) => {
+                let mut c = pg.write.lock().await;
+                // Dropped without a commit (an error, or this task cancelled), it rolls back.
+                let tx = c.transaction().await?;
+                let mut prepared: Vec<(&str, tokio_postgres::Statement)> = Vec::new();
+                let mut changed = 0;
+                for (sql, params) in &steps {
+                    let st = match prepared.iter().find(|(s, _)| s == sql) {
+                        Some((_, st)) => st.clone(),
+                        None => {
+                            let st = tx.prepare(sql).await?;
+                            prepared.push((sql, st.clone()));
+                            st
+                        }
+                    };
+                    let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params
+                        .iter()
+                        .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync))
+                        .collect();
+                    changed += tx.execute(&st, &refs).await?;
+                }
+                tx.commit().await?;
+                Ok(changed)
+            }
+        }
     }
 
     async fn migrate(&self) -> Result<()> {
@@ -330,23 +516,25 @@ impl Store {
                 .await
             }
             #[cfg(feature = "postgres")]
-            Self::Postgres(c) => {
+            Self::Postgres(pg) => {
+                let mut c = pg.write.lock().await;
+                let tx = c.transaction().await?;
                 // One migrating instance at a time.
-                c.batch_execute("BEGIN; SELECT pg_advisory_xact_lock(7266160); CREATE TABLE IF NOT EXISTS ogp_schema (version BIGINT NOT NULL);")
+                tx.batch_execute("SELECT pg_advisory_xact_lock(7266160); CREATE TABLE IF NOT EXISTS ogp_schema (version BIGINT NOT NULL);")
                     .await?;
-                let v: i64 = c
+                let v: i64 = tx
                     .query_one("SELECT COALESCE(MAX(version), 0) FROM ogp_schema", &[])
                     .await?
                     .get(0);
                 for (i, m) in MIGRATIONS.iter().enumerate() {
                     let n = i64::try_from(i + 1)?;
                     if n > v {
-                        c.batch_execute(m).await?;
-                        c.execute("INSERT INTO ogp_schema (version) VALUES ($1)", &[&n])
+                        tx.batch_execute(m).await?;
+                        tx.execute("INSERT INTO ogp_schema (version) VALUES ($1)", &[&n])
                             .await?;
                     }
                 }
-                c.batch_execute("COMMIT").await?;
+                tx.commit().await?;
                 Ok(())
             }
         }
@@ -361,66 +549,24 @@ impl Store {
               up = 1, removed = 0, fails = 0, ping_ms = excluded.ping_ms, last_seen = excluded.last_seen,
               last_registration = excluded.last_registration, next_poll = excluded.next_poll, updated = excluded.updated,
               status = COALESCE(servers.status, excluded.status), summary = COALESCE(servers.summary, excluded.summary)";
-        type Row = (
-            String,
-            String,
-            String,
-            Option<String>,
-            f64,
-            i64,
-            String,
-            String,
-        );
-        let mut rows: Vec<Row> = Vec::with_capacity(batch.len());
+        let mut steps = Vec::with_capacity(batch.len());
         for v in batch {
-            rows.push((
-                v.addr.to_string(),
-                v.addr.ip().to_string(),
-                v.via.name().to_owned(),
-                v.game_hint.clone(),
-                v.ping_ms,
-                players_of(&v.status),
-                serde_json::to_string(&v.status)?,
-                serde_json::to_string(&summary_of(&v.status))?,
+            steps.push((
+                sql,
+                params![
+                    v.addr.to_string(),
+                    v.addr.ip().to_string(),
+                    v.via.name(),
+                    v.game_hint.clone(),
+                    v.ping_ms,
+                    players_of(&v.status),
+                    serde_json::to_string(&v.status)?,
+                    serde_json::to_string(&summary_of(&v.status))?,
+                    now,
+                ],
             ));
         }
-        match self {
-            Self::Sqlite(c, _, _) => {
-                Self::sqlite(c, move |c| {
-                    let tx = c.transaction()?;
-                    {
-                        let mut st = tx.prepare_cached(&sqlite_sql(sql))?;
-                        for (addr, ip, via, hint, ping, players, status, summary) in &rows {
-                            st.execute(rusqlite::params![
-                                addr, ip, via, hint, ping, players, status, summary, now
-                            ])?;
-                        }
-                    }
-                    tx.commit()?;
-                    Ok(())
-                })
-                .await
-            }
-            #[cfg(feature = "postgres")]
-            Self::Postgres(c) => {
-                let st = c.prepare(sql).await?;
-                c.batch_execute("BEGIN").await?;
-                for (addr, ip, via, hint, ping, players, status, summary) in &rows {
-                    if let Err(e) = c
-                        .execute(
-                            &st,
-                            &[addr, ip, via, hint, ping, players, status, summary, &now],
-                        )
-                        .await
-                    {
-                        let _ = c.batch_execute("ROLLBACK").await;
-                        return Err(e.into());
-                    }
-                }
-                c.batch_execute("COMMIT").await?;
-                Ok(())
-            }
-        }
+        self.write(steps).await.map(drop)
     }
 
     /// Notes registrations from listed servers (address, whether it asks to be looked
@@ -430,39 +576,11 @@ impl Store {
         let sql = "UPDATE servers SET last_registration = $2,
               next_poll = CASE WHEN CAST($3 AS BIGINT) = 1 AND next_poll > $2 + 5000 THEN $2 + 5000 ELSE next_poll END
             WHERE addr = $1 AND removed = 0";
-        let rows: Vec<(String, i64)> = batch
+        let steps = batch
             .iter()
-            .map(|(a, w)| (a.to_string(), i64::from(*w)))
+            .map(|(a, w)| (sql, params![a.to_string(), now, i64::from(*w)]))
             .collect();
-        match self {
-            Self::Sqlite(c, _, _) => {
-                Self::sqlite(c, move |c| {
-                    let tx = c.transaction()?;
-                    {
-                        let mut st = tx.prepare_cached(&sqlite_sql(sql))?;
-                        for (addr, wants) in &rows {
-                            st.execute(rusqlite::params![addr, now, wants])?;
-                        }
-                    }
-                    tx.commit()?;
-                    Ok(())
-                })
-                .await
-            }
-            #[cfg(feature = "postgres")]
-            Self::Postgres(c) => {
-                let st = c.prepare(sql).await?;
-                c.batch_execute("BEGIN").await?;
-                for (addr, wants) in &rows {
-                    if let Err(e) = c.execute(&st, &[addr, &now, wants]).await {
-                        let _ = c.batch_execute("ROLLBACK").await;
-                        return Err(e.into());
-                    }
-                }
-                c.batch_execute("COMMIT").await?;
-                Ok(())
-            }
-        }
+        self.write(steps).await.map(drop)
     }
 
     /// Takes up to `limit` servers due for a poll that no other live instance holds.
@@ -499,9 +617,12 @@ impl Store {
                 .await?
             }
             #[cfg(feature = "postgres")]
-            Self::Postgres(c) => {
+            Self::Postgres(pg) => {
                 let sql = update(&format!("{pick} FOR UPDATE SKIP LOCKED"));
-                c.query(&sql, &[&owner, &now, &lease, &limit])
+                pg.write
+                    .lock()
+                    .await
+                    .query(&sql, &[&owner, &now, &lease, &limit])
                     .await?
                     .iter()
                     .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)))
@@ -542,134 +663,48 @@ impl Store {
             WHERE addr = $1 AND lease_owner = $2";
         let history_sql =
             "INSERT INTO history (addr, t, players) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING";
-        struct Row {
-            addr: String,
-            ok: Option<(f64, i64, String, String)>,
-            protocols: String,
-            history: i64,
-        }
-        let mut rows = Vec::with_capacity(polled.len());
-        for p in polled {
-            let ok = p
-                .answer
-                .map(|a| (a.ping_ms, a.players, a.status, a.summary));
-            rows.push(Row {
-                addr: p.addr.to_string(),
-                ok,
-                protocols: protocols_text(&p.protocols),
-                history: i64::from(p.history),
-            });
-        }
         let reg_cut = now - t.registration_timeout_ms;
-        let owner = owner.to_owned();
-        match self {
-            Self::Sqlite(c, _, _) => {
-                Self::sqlite(c, move |c| {
-                    let tx = c.transaction()?;
-                    {
-                        let mut ok_st = tx.prepare_cached(&sqlite_sql(ok_sql))?;
-                        let mut fail_st = tx.prepare_cached(&sqlite_sql(fail_sql))?;
-                        let mut hist_st = tx.prepare_cached(&sqlite_sql(history_sql))?;
-                        for r in &rows {
-                            match &r.ok {
-                                Some((ping, players, status, summary)) => {
-                                    ok_st.execute(rusqlite::params![
-                                        r.addr,
-                                        owner,
-                                        reg_cut,
-                                        ping,
-                                        players,
-                                        status,
-                                        summary,
-                                        r.protocols,
-                                        now,
-                                        t.poll_interval_ms,
-                                        t.lease_slack_ms,
-                                        r.history
-                                    ])?;
-                                    if r.history == 1 {
-                                        hist_st.execute(rusqlite::params![r.addr, now, players])?;
-                                    }
-                                }
-                                None => {
-                                    fail_st.execute(rusqlite::params![
-                                        r.addr,
-                                        owner,
-                                        now,
-                                        t.poll_interval_ms,
-                                        t.lease_slack_ms,
-                                        t.grace_ms
-                                    ])?;
-                                }
-                            }
-                        }
-                    }
-                    tx.commit()?;
-                    Ok(())
-                })
-                .await
-            }
-            #[cfg(feature = "postgres")]
-            Self::Postgres(c) => {
-                let ok_st = c.prepare(ok_sql).await?;
-                let fail_st = c.prepare(fail_sql).await?;
-                let hist_st = c.prepare(history_sql).await?;
-                c.batch_execute("BEGIN").await?;
-                let res: Result<()> = async {
-                    for r in &rows {
-                        match &r.ok {
-                            Some((ping, players, status, summary)) => {
-                                c.execute(
-                                    &ok_st,
-                                    &[
-                                        &r.addr,
-                                        &owner,
-                                        &reg_cut,
-                                        ping,
-                                        players,
-                                        status,
-                                        summary,
-                                        &r.protocols,
-                                        &now,
-                                        &t.poll_interval_ms,
-                                        &t.lease_slack_ms,
-                                        &r.history,
-                                    ],
-                                )
-                                .await?;
-                                if r.history == 1 {
-                                    c.execute(&hist_st, &[&r.addr, &now, players]).await?;
-                                }
-                            }
-                            None => {
-                                c.execute(
-                                    &fail_st,
-                                    &[
-                                        &r.addr,
-                                        &owner,
-                                        &now,
-                                        &t.poll_interval_ms,
-                                        &t.lease_slack_ms,
-                                        &t.grace_ms,
-                                    ],
-                                )
-                                .await?;
-                            }
-                        }
-                    }
-                    Ok(())
-                }
-                .await;
-                match res {
-                    Ok(()) => c.batch_execute("COMMIT").await?,
-                    Err(e) => {
-                        let _ = c.batch_execute("ROLLBACK").await;
-                        return Err(e);
+        let mut steps = Vec::with_capacity(polled.len());
+        for p in polled {
+            let addr = p.addr.to_string();
+            match p.answer {
+                Some(a) => {
+                    let players = a.players;
+                    steps.push((
+                        ok_sql,
+                        params![
+                            addr.clone(),
+                            owner,
+                            reg_cut,
+                            a.ping_ms,
+                            players,
+                            a.status,
+                            a.summary,
+                            protocols_text(&p.protocols),
+                            now,
+                            t.poll_interval_ms,
+                            t.lease_slack_ms,
+                            i64::from(p.history),
+                        ],
+                    ));
+                    if p.history {
+                        steps.push((history_sql, params![addr, now, players]));
                     }
                 }
-                Ok(())
+                None => steps.push((
+                    fail_sql,
+                    params![
+                        addr,
+                        owner,
+                        now,
+                        t.poll_interval_ms,
+                        t.lease_slack_ms,
+                        t.grace_ms
+                    ],
+                )),
             }
         }
+        self.write(steps).await.map(drop)
     }
 
     /// Marks down the servers that stopped registering, removes those down past the
@@ -679,41 +714,13 @@ impl Store {
         let remove_cut = reg_cut - t.grace_ms;
         let history_cut = now - t.history_retention_ms;
         let purge_cut = now - 86_400_000;
-        let two: [(&str, i64, i64); 2] = [
-            ("UPDATE servers SET up = 0, updated = $1 WHERE removed = 0 AND up = 1 AND last_registration < $2", now, reg_cut),
-            ("UPDATE servers SET removed = 1, updated = $1 WHERE removed = 0 AND last_registration < $2", now, remove_cut),
+        let steps = vec![
+            ("UPDATE servers SET up = 0, updated = $1 WHERE removed = 0 AND up = 1 AND last_registration < $2", params![now, reg_cut]),
+            ("UPDATE servers SET removed = 1, updated = $1 WHERE removed = 0 AND last_registration < $2", params![now, remove_cut]),
+            ("DELETE FROM history WHERE t < $1", params![history_cut]),
+            ("DELETE FROM servers WHERE removed = 1 AND updated < $1", params![purge_cut]),
         ];
-        let one: [(&str, i64); 2] = [
-            ("DELETE FROM history WHERE t < $1", history_cut),
-            (
-                "DELETE FROM servers WHERE removed = 1 AND updated < $1",
-                purge_cut,
-            ),
-        ];
-        match self {
-            Self::Sqlite(c, _, _) => {
-                Self::sqlite(c, move |c| {
-                    for (sql, a, b) in two {
-                        c.execute(&sqlite_sql(sql), rusqlite::params![a, b])?;
-                    }
-                    for (sql, a) in one {
-                        c.execute(&sqlite_sql(sql), rusqlite::params![a])?;
-                    }
-                    Ok(())
-                })
-                .await
-            }
-            #[cfg(feature = "postgres")]
-            Self::Postgres(c) => {
-                for (sql, a, b) in two {
-                    c.execute(sql, &[&a, &b]).await?;
-                }
-                for (sql, a) in one {
-                    c.execute(sql, &[&a]).await?;
-                }
-                Ok(())
-            }
-        }
+        self.write(steps).await.map(drop)
     }
 
     /// Up to `limit` rows changed after `since` (all rows for `i64::MIN`) whose address
@@ -751,7 +758,8 @@ impl Store {
                 .await
             }
             #[cfg(feature = "postgres")]
-            Self::Postgres(c) => Ok(c
+            Self::Postgres(pg) => Ok(pg
+                .list
                 .query(sql, &[&since, &after, &limit])
                 .await?
                 .iter()
@@ -792,7 +800,8 @@ impl Store {
                 .await
             }
             #[cfg(feature = "postgres")]
-            Self::Postgres(c) => Ok(c
+            Self::Postgres(pg) => Ok(pg
+                .api
                 .query(
                     "SELECT addr, status FROM servers WHERE addr = ANY($1) AND status IS NOT NULL",
                     &[&addrs],
@@ -819,7 +828,8 @@ impl Store {
                 .await
             }
             #[cfg(feature = "postgres")]
-            Self::Postgres(c) => Ok(c
+            Self::Postgres(pg) => Ok(pg
+                .api
                 .query(sql, &[&addr])
                 .await?
                 .iter()
@@ -833,16 +843,7 @@ impl Store {
     pub async fn make_due(&self, now: i64) -> Result<u64> {
         let sql = "UPDATE servers SET next_poll = $1 WHERE removed = 0 AND next_poll < $2";
         let far = now + 86_400_000;
-        match self {
-            Self::Sqlite(c, _, _) => {
-                Self::sqlite(c, move |c| {
-                    Ok(c.execute(&sqlite_sql(sql), rusqlite::params![now, far])? as u64)
-                })
-                .await
-            }
-            #[cfg(feature = "postgres")]
-            Self::Postgres(c) => Ok(c.execute(sql, &[&now, &far]).await?),
-        }
+        self.write(vec![(sql, params![now, far])]).await
     }
 
     /// Inserts `n` listed servers that nobody polls (next poll far away), for benchmarks
@@ -863,41 +864,43 @@ impl Store {
             status.slot_max = Some(32);
             status.password = Some(i % 10 == 0);
             let summary = serde_json::to_string(&status)?;
-            rows.push((
-                addr.to_string(),
-                addr.ip().to_string(),
-                i64::from(i % 33),
-                summary,
-            ));
+            rows.push((addr, i64::from(i % 33), summary));
         }
         let sql = "INSERT INTO servers (addr, ip, registered_via, protocols, up, removed, ping_ms, players, status, summary, first_seen, last_seen, last_registration, next_poll, updated)
             VALUES ($1, $2, 'a2s', 'a2s', 1, 0, 1.0, $3, $4, $4, $5, $5, $6, $6, $5) ON CONFLICT (addr) DO NOTHING";
         let far = now + 86_400_000 * 365;
-        match self {
-            Self::Sqlite(c, _, _) => {
-                Self::sqlite(c, move |c| {
-                    let tx = c.transaction()?;
-                    {
-                        let mut st = tx.prepare_cached(&sqlite_sql(sql))?;
-                        for (a, ip, p, s) in &rows {
-                            st.execute(rusqlite::params![a, ip, p, s, now, far])?;
-                        }
-                    }
-                    tx.commit()?;
-                    Ok(())
-                })
-                .await
-            }
-            #[cfg(feature = "postgres")]
-            Self::Postgres(c) => {
-                let st = c.prepare(sql).await?;
-                c.batch_execute("BEGIN").await?;
-                for (a, ip, p, s) in &rows {
-                    c.execute(&st, &[a, ip, p, s, &now, &far]).await?;
-                }
-                c.batch_execute("COMMIT").await?;
-                Ok(())
-            }
-        }
+        let steps = rows
+            .into_iter()
+            .map(|(addr, players, summary)| {
+                let params = params![
+                    addr.to_string(),
+                    addr.ip().to_string(),
+                    players,
+                    summary,
+                    now,
+                    far
+                ];
+                (sql, params)
+            })
+            .collect();
+        self.write(steps).await.map(drop)
+    }
+}
+
+#[cfg(all(test, feature = "postgres"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pgpassword_fills_in_only_a_missing_password() {
+        let env = Some(std::ffi::OsString::from("from-env"));
+        let c = pg_config("postgres://ogp@db.example/ogp", env.clone()).unwrap();
+        assert_eq!(c.get_password(), Some(&b"from-env"[..]));
+        let c = pg_config("postgres://ogp:in-url@db.example/ogp", env).unwrap();
+        assert_eq!(c.get_password(), Some(&b"in-url"[..]));
+        let c = pg_config("postgres://ogp@db.example/ogp", None).unwrap();
+        assert_eq!(c.get_password(), None);
+        let e = pg_config("postgres://ogp@db.example:notaport/ogp", None).unwrap_err();
+        assert!(format!("{e:#}").starts_with("the PostgreSQL URL"), "{e:#}");
     }
 }

@@ -6,13 +6,15 @@
 //! * the OGP normalisation: the status a client decodes from our answer
 //!   ([`normalise`], [`normalise_sections`], [`served`]);
 //! * sample statuses ([`demo_state`], [`many_players`], [`empty_lists`]);
-//! * [`capture_datagrams`]: the datagrams of a capture file;
+//! * [`capture_datagrams`], [`datagrams_of`]: the datagrams of a capture file;
 //! * [`interop`]: the `OGP_INTEROP` gate, the pinned third-party query clients and
-//!   running them, for the interop tests of `ogp-cli` and `ogp-ffi`.
+//!   running them, for the interop tests of `ogp-cli` and `ogp-ffi`;
+//! * [`postgres`]: a throwaway PostgreSQL cluster.
 
 mod captures;
 pub mod interop;
 mod normalise;
+pub mod postgres;
 mod samples;
 mod strategy;
 

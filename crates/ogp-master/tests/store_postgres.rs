@@ -1,0 +1,108 @@
+//! The store on a real PostgreSQL cluster (`scripts/install-postgres.sh`): writes that run
+//! at the same time, as the UDP writer and the poller's recorder do, each stay one
+//! transaction of their own.
+#![cfg(feature = "postgres")]
+
+use std::net::SocketAddr;
+
+use ogp_master::store::{Store, Verified};
+use ogp_proto::{Protocol, Status};
+
+fn verified(addr: SocketAddr, hint: &str) -> Verified {
+    let mut status = Status::default();
+    status.host_name = Some(format!("server {addr}").into());
+    Verified {
+        addr,
+        via: Protocol::Ogp,
+        game_hint: Some(hint.to_owned()),
+        ping_ms: 1.0,
+        status,
+    }
+}
+
+async fn listed(store: &Store) -> Vec<String> {
+    let rows = store
+        .changed_since(i64::MIN, String::new(), 1_000_000)
+        .await
+        .unwrap();
+    let mut v: Vec<String> = rows
+        .into_iter()
+        .filter(|r| !r.removed)
+        .map(|r| r.addr)
+        .collect();
+    v.sort();
+    v
+}
+
+/// Two tasks write batches at once; every batch of one of them fails on its last row (a
+/// NUL byte, which PostgreSQL's text refuses). Each batch is all or nothing: every batch
+/// of the good task is stored whole, nothing of the failing one is. On one connection
+/// shared by both (the old store), the failing task's ROLLBACK also took back rows of
+/// the good task's open transaction, and its statements failed inside it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_batches_are_separate_transactions() {
+    let pg = ogp_testkit::postgres::Cluster::start();
+    let store = Store::open(&pg.url()).await.unwrap();
+    const ROUNDS: u8 = 40;
+    const BATCH: u8 = 20;
+    let good = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            let mut failures = Vec::new();
+            for r in 0..ROUNDS {
+                let batch: Vec<Verified> = (0..BATCH)
+                    .map(|i| verified(SocketAddr::from(([127, 1, r, i], 27015)), "good"))
+                    .collect();
+                if let Err(e) = store.upsert_verified(&batch, 1_000).await {
+                    failures.push(format!("round {r}: {e:#}"));
+                }
+            }
+            failures
+        })
+    };
+    let bad = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            let mut refused = 0;
+            for r in 0..ROUNDS {
+                let mut batch: Vec<Verified> = (0..BATCH)
+                    .map(|i| verified(SocketAddr::from(([127, 2, r, i], 27015)), "bad"))
+                    .collect();
+                batch.push(verified(SocketAddr::from(([127, 3, r, 0], 27015)), "nul\0"));
+                if store.upsert_verified(&batch, 1_000).await.is_err() {
+                    refused += 1;
+                }
+            }
+            refused
+        })
+    };
+    let failures = good.await.unwrap();
+    let refused = bad.await.unwrap();
+    assert_eq!(
+        failures,
+        Vec::<String>::new(),
+        "the good task's batches failed"
+    );
+    assert_eq!(refused, ROUNDS, "every batch with a NUL byte is refused");
+    let all = listed(&store).await;
+    let mut want: Vec<String> = (0..ROUNDS)
+        .flat_map(|r| {
+            (0..BATCH).map(move |i| SocketAddr::from(([127, 1, r, i], 27015)).to_string())
+        })
+        .collect();
+    want.sort();
+    assert_eq!(
+        all.len(),
+        want.len(),
+        "stored: {} rows, want {}",
+        all.len(),
+        want.len()
+    );
+    assert_eq!(all, want);
+
+    // The store keeps working after the refusals: reads and writes on every connection.
+    let more = verified(SocketAddr::from(([127, 4, 0, 1], 27015)), "after");
+    store.upsert_verified(&[more], 2_000).await.unwrap();
+    assert_eq!(listed(&store).await.len(), want.len() + 1);
+    assert_eq!(store.make_due(3_000).await.unwrap(), want.len() as u64 + 1);
+}
