@@ -5,7 +5,7 @@
 //! integer, so that the same statements run on both (SQLite's `?N` parameters are
 //! written as PostgreSQL's `$N` and translated).
 //!
-//! Writes go through [`Store::write`]: a list of statements run in one transaction, on the
+//! Writes go through `Store::write`: a list of statements run in one transaction, on the
 //! one connection that writes (PostgreSQL: a connection of its own, held for the whole
 //! transaction, so that no other task's statement lands inside it); reads have their own
 //! connections.
