@@ -1,4 +1,4 @@
-//! Valve A2S: `a2s::decode` on arbitrary bytes, taken as one datagram or as a reply
+//! Valve A2S: `a2s::decode` (and `decode_with` a charset) on arbitrary bytes, taken as one datagram or as a reply
 //! reassembled from a split (the decoders are the same from the type byte on): INFO
 //! (Source `'I'`, GoldSrc `'m'`), PLAYER, RULES, the challenge and ping replies, requests
 //! and split fragments.
@@ -29,7 +29,7 @@ use ogp_proto::a2s::split::Layout;
 use ogp_proto::a2s::{
     self, Decoded, Fragment, GoldSrcInfo, GoldSrcMod, Info, Message, Players, Request,
 };
-use ogp_proto::{DecodeWarning, Status};
+use ogp_proto::{Charset, DecodeWarning, Status};
 
 fn check_warnings(w: &[DecodeWarning], len: usize) {
     for w in w {
@@ -161,12 +161,24 @@ fn check_message(m: &Message, d: &[u8]) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    match a2s::decode(data) {
+    let auto = a2s::decode(data);
+    match &auto {
         Ok(d) => {
             assert!(a2s::is_a2s(data), "decoded but not A2S to is_a2s");
             check_warnings(&d.warnings, data.len());
             check_message(&d.message, data);
         }
-        Err(e) => check_error(&e, 0, data.len()),
+        Err(e) => check_error(e, 0, data.len()),
+    }
+    // A chosen charset changes only how strings that are not UTF-8 read: the same error,
+    // or a message that is the same when nothing had to be replaced.
+    match (&auto, a2s::decode_with(data, Charset::Windows1251)) {
+        (Ok(a), Ok(c)) => {
+            if a.warnings.is_empty() {
+                assert_eq!(a.message, c.message, "the charset changed UTF-8 strings");
+            }
+        }
+        (Err(a), Err(c)) => assert_eq!(*a, c, "the charset changed the error"),
+        (a, c) => panic!("the charset changed whether it decodes: {a:?} / {c:?}"),
     }
 });

@@ -32,13 +32,13 @@ use ogp_fuzz::{check_error, records};
 use ogp_proto::gamespy3::heartbeat::Heartbeat;
 use ogp_proto::gamespy3::mapping::{info_to_status, status_to_info};
 use ogp_proto::gamespy3::reply::{
-    decode_packet, decode_reply, encode_packets, merge, Column, Packet, Pushed, Reassembler,
-    ReassemblyError, ReassemblyLimits, Reply, Section, ServerInfo, LAST_FLAG, MAX_COLUMNS,
-    MAX_COLUMN_VALUES, MAX_KEY, MAX_VALUE, PACKET_HEADER,
+    decode_packet, decode_reply, decode_reply_with, encode_packets, merge, Column, Packet, Pushed,
+    Reassembler, ReassemblyError, ReassemblyLimits, Reply, Section, ServerInfo, LAST_FLAG,
+    MAX_COLUMNS, MAX_COLUMN_VALUES, MAX_KEY, MAX_VALUE, PACKET_HEADER,
 };
 use ogp_proto::gamespy3::request::Request;
 use ogp_proto::gamespy3::MAX_PACKET;
-use ogp_proto::Text;
+use ogp_proto::{Charset, Text};
 
 /// `s` cut to `max` bytes at a character boundary: what the encoder writes (decoded
 /// strings hold no NUL).
@@ -196,6 +196,12 @@ fn single(d: &[u8]) {
             assert_eq!(Request::decode(&b).expect("re-encoded request"), r);
         }
         Err(e) => check_error(&e, 0, d.len()),
+    }
+    // A chosen charset changes only how strings that are not UTF-8 read.
+    match (decode_reply(d), decode_reply_with(d, Charset::Windows1251)) {
+        (Ok(_), Ok(_)) => {}
+        (Err(a), Err(c)) => assert_eq!(a, c, "the charset changed the error"),
+        (a, c) => panic!("the charset changed whether it decodes: {a:?} / {c:?}"),
     }
     match decode_reply(d) {
         Ok(Reply::Challenge(c)) => {

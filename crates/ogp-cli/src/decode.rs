@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context as _, Result};
 use ogp_proto::internals::{from_hex, to_hex};
 use ogp_proto::ogp::{self, query, Bits, Header, Message, Packet, Pushed, Reassembler};
-use ogp_proto::{Protocol, Status};
+use ogp_proto::{Charset, Protocol, Status};
 use serde_json::{json, Map, Value};
 
 use crate::render::{self, sanitize};
@@ -87,28 +87,39 @@ impl Msg {
 /// `ogp decode`: reads every input, guesses protocols when `protocol` is `None`, decodes
 /// and prints.
 /// Errors are one line with control characters replaced (they may quote the input).
-pub fn run(protocol: Option<Protocol>, args: &[String], json: bool) -> Result<ExitCode> {
-    run_inner(protocol, args, json).map_err(|e| anyhow::anyhow!(sanitize(&format!("{e:#}"))))
+pub fn run(
+    protocol: Option<Protocol>,
+    args: &[String],
+    json: bool,
+    charset: Charset,
+) -> Result<ExitCode> {
+    run_inner(protocol, args, json, charset)
+        .map_err(|e| anyhow::anyhow!(sanitize(&format!("{e:#}"))))
 }
 
-fn run_inner(protocol: Option<Protocol>, args: &[String], json: bool) -> Result<ExitCode> {
+fn run_inner(
+    protocol: Option<Protocol>,
+    args: &[String],
+    json: bool,
+    charset: Charset,
+) -> Result<ExitCode> {
     let mut inputs = Vec::new();
     for a in args {
         inputs.extend(read_inputs(a)?);
     }
     let mut msgs = Vec::new();
     for (p, group) in group(protocol, inputs)? {
-        msgs.extend(decode_group(p, &group)?);
+        msgs.extend(decode_group(p, &group, charset)?);
     }
     print(&msgs, json)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// Decodes consecutive datagrams of one protocol (fragments are reassembled).
-fn decode_group(protocol: Protocol, inputs: &[Input]) -> Result<Vec<Msg>> {
+fn decode_group(protocol: Protocol, inputs: &[Input], charset: Charset) -> Result<Vec<Msg>> {
     match protocol {
-        Protocol::A2s => a2s_msgs(inputs),
-        Protocol::Gamespy3 => gs3::describe(inputs),
+        Protocol::A2s => a2s_msgs(inputs, charset),
+        Protocol::Gamespy3 => gs3::describe(inputs, charset),
         Protocol::OgpDraft => draft_msgs(inputs),
         Protocol::Gqp => inputs.iter().map(gqp_msg).collect(),
         _ => ogp_msgs(inputs),
@@ -867,7 +878,7 @@ fn draft_msgs(inputs: &[Input]) -> Result<Vec<Msg>> {
 
 /// Describes A2S datagrams, in order. INFO, PLAYER and RULES replies (split ones
 /// reassembled, in any order) are merged into one status, the last message.
-fn a2s_msgs(inputs: &[Input]) -> Result<Vec<Msg>> {
+fn a2s_msgs(inputs: &[Input], charset: Charset) -> Result<Vec<Msg>> {
     use ogp_proto::a2s::{self, mapping, split, Message as M, PingReply, Request as R};
     const P: Protocol = Protocol::A2s;
     let mut msgs = Vec::new();
@@ -878,7 +889,7 @@ fn a2s_msgs(inputs: &[Input]) -> Result<Vec<Msg>> {
     let mut pending: Vec<&str> = Vec::new();
     let mut datagrams = 0usize;
     for input in inputs {
-        let d = a2s::decode(&input.bytes).with_context(|| input.name.clone())?;
+        let d = a2s::decode_with(&input.bytes, charset).with_context(|| input.name.clone())?;
         let name = &input.name;
         let w: Vec<String> = d.warnings.iter().map(|w| format!("{name}: {w}")).collect();
         let message = match d.message {
@@ -887,8 +898,8 @@ fn a2s_msgs(inputs: &[Input]) -> Result<Vec<Msg>> {
                 warnings.extend(w);
                 match reasm.push(&input.bytes).with_context(|| name.clone())? {
                     split::Pushed::Complete { reply, .. } => {
-                        let d =
-                            split::decode_reassembled(&reply).context("reassembled split reply")?;
+                        let d = split::decode_reassembled_with(&reply, charset)
+                            .context("reassembled split reply")?;
                         warnings.extend(d.warnings.iter().map(|w| format!("{name}: {w}")));
                         datagrams += pending.len();
                         pending.clear();

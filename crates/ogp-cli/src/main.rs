@@ -129,6 +129,11 @@ enum Command {
         /// OGP_GQP_PASSWORD environment variable and never sent).
         #[arg(long, value_name = "USER")]
         user: Option<String>,
+        /// A2S and GameSpy v3: how to read names that are not UTF-8: auto (A2S replaces
+        /// the bytes, GameSpy v3 reads Latin-1; each with a warning), latin1, cp1251
+        /// (Cyrillic), cp1252.
+        #[arg(long, default_value = "auto", value_name = "CHARSET")]
+        charset: ogp_proto::Charset,
     },
     /// Serve a state file (JSON, or TOML by extension) as a game server would, reloading
     /// it when it changes or on SIGHUP; SIGTERM or SIGINT stops it cleanly.
@@ -245,6 +250,10 @@ enum Command {
         /// datagrams are decoded in order); - reads standard input.
         #[arg(required = true, value_name = "HEX-OR-FILE")]
         inputs: Vec<String>,
+        /// A2S and GameSpy v3: how to read strings that are not UTF-8 (auto, latin1,
+        /// cp1251, cp1252; as for query).
+        #[arg(long, default_value = "auto", value_name = "CHARSET")]
+        charset: ogp_proto::Charset,
     },
     /// Query a list of servers at once (`PROTOCOL HOST:PORT` per line) and print each
     /// result as it completes, then a summary. A closed port (ICMP port unreachable) is
@@ -330,7 +339,8 @@ fn main() -> ExitCode {
             protocol,
             json,
             inputs,
-        } => decode::run(protocol.wire(), &inputs, json),
+            charset,
+        } => decode::run(protocol.wire(), &inputs, json, charset),
         Command::Scan(args) => scan::run(&args),
         Command::Master(args) => master::run(&args),
         Command::List(args) => list::run(&args),
@@ -345,6 +355,7 @@ fn main() -> ExitCode {
             split,
             command,
             user,
+            charset,
         } => {
             let args = query::QueryArgs {
                 target,
@@ -353,6 +364,7 @@ fn main() -> ExitCode {
                 split,
                 command,
                 user,
+                charset,
             };
             if protocol != Protocol::Gqp && (args.command.is_some() || args.user.is_some()) {
                 eprintln!("ogp: --command and --user are for --protocol gqp");

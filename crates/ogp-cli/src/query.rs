@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use ogp_net::client;
 use ogp_proto::client::{Answer, Event, Options, QueryError, Timing};
-use ogp_proto::{gqp, Protocol};
+use ogp_proto::{gqp, Charset, Protocol};
 
 /// Options of `ogp query`.
 #[derive(Debug, Default)]
@@ -24,6 +24,8 @@ pub struct QueryArgs {
     pub command: Option<String>,
     /// GQP user for protected commands.
     pub user: Option<String>,
+    /// A2S and GameSpy v3: how to read strings that are not UTF-8.
+    pub charset: Charset,
 }
 
 /// Steps of a protocol's exchange that each get the attempt timeout and retries.
@@ -46,6 +48,7 @@ pub fn timing(args: &QueryArgs, protocol: Protocol) -> Timing {
 /// The client options for the arguments.
 pub fn options(args: &QueryArgs, protocol: Protocol) -> Result<Options, String> {
     let mut o = Options::with_timing(timing(args, protocol));
+    set_charset(&mut o, args.charset);
     if let Some(split) = args.split {
         // 0: one datagram, however much the server has to leave out to fit it.
         let split = (split != 0).then_some(split);
@@ -65,6 +68,13 @@ pub fn options(args: &QueryArgs, protocol: Protocol) -> Result<Options, String> 
         o.gqp.credentials = Some(gqp::client::Credentials::new(user.as_str(), password));
     }
     Ok(o)
+}
+
+/// Sets how the protocols that announce no charset (A2S, GameSpy v3) read strings that
+/// are not UTF-8.
+pub fn set_charset(o: &mut Options, charset: Charset) {
+    o.a2s.charset = charset;
+    o.gamespy3.charset = charset;
 }
 
 /// Resolves `target` and queries it in `protocol`.

@@ -70,6 +70,11 @@ pub struct ScanArgs {
     /// No progress line, even on a terminal.
     #[arg(long)]
     pub no_progress: bool,
+    /// A2S and GameSpy v3: how to read names that are not UTF-8: auto (A2S replaces the
+    /// bytes, GameSpy v3 reads Latin-1; each with a warning), latin1, cp1251 (Cyrillic),
+    /// cp1252.
+    #[arg(long, default_value = "auto", value_name = "CHARSET")]
+    pub charset: ogp_proto::Charset,
 }
 
 /// A count of at least 1.
@@ -350,6 +355,7 @@ fn config(args: &ScanArgs) -> ScanConfig {
             .retries(args.retries)
             .total_timeout(Duration::from_millis(args.deadline.max(1))),
     );
+    crate::query::set_charset(&mut cfg.options, args.charset);
     cfg.sockets = args.sockets.clamp(1, 64);
     cfg
 }
@@ -550,10 +556,11 @@ pub async fn query_auto(
         t.try_query_ports = try_query_ports;
         t
     };
-    // Every protocol's steps (three for A2S) in the time each attempt and retry takes.
-    let timing = Timing::with_attempts(args.timeout, args.retries, 3);
+    // Every protocol's steps (three for A2S, the most) in the time each attempt and
+    // retry takes; --split and --charset as for one protocol.
     let mut config = ScanConfig::default();
-    config.options = Options::with_timing(timing);
+    config.options =
+        crate::query::options(args, ogp_proto::Protocol::A2s).map_err(anyhow::Error::msg)?;
     let r = scan::query(target, config).await;
     let about = ogp_proto::result::About {
         target: &args.target,

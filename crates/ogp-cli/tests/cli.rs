@@ -678,3 +678,129 @@ fn decode_never_prints_control_characters_from_the_input() {
         assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out:?}");
     }
 }
+
+/// "Привет" in Windows-1251 (not UTF-8), as a Russian GoldSrc or Source server sends it.
+const CP1251_HELLO: [u8; 6] = [0xcf, 0xf0, 0xe8, 0xe2, 0xe5, 0xf2];
+
+#[test]
+fn charset_reads_names_that_are_not_utf8() {
+    // decode: an A2S RULES reply whose value is in Windows-1251
+    let mut rules = b"\xff\xff\xff\xffE\x01\x00motd\x00".to_vec();
+    rules.extend_from_slice(&CP1251_HELLO);
+    rules.push(0);
+    let hex = to_hex(&rules);
+    let motd = |extra: &[&str]| {
+        let mut args = vec!["decode", "--json", "-p", "a2s"];
+        args.extend_from_slice(extra);
+        args.push(&hex);
+        let o = ogp(&args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        let v = json_lines(&o);
+        (
+            v[0]["status"]["rules"]["motd"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            stderr(&o),
+        )
+    };
+    let (value, warnings) = motd(&["--charset", "cp1251"]);
+    assert_eq!((value.as_str(), warnings.as_str()), ("Привет", ""));
+    let (value, warnings) = motd(&[]);
+    assert_eq!(value, "\u{fffd}".repeat(6));
+    assert!(warnings.contains("invalid UTF-8"), "{warnings}");
+    let o = ogp(&["decode", "--charset", "koi8-r", &hex]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("expected auto, latin1, cp1251 or cp1252"),
+        "{}",
+        stderr(&o)
+    );
+
+    // query: a server that answers INFO with a Windows-1251 name, and empty players and
+    // rules, without challenges; with -p a2s and with auto-detection
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let addr = sock.local_addr().unwrap().to_string();
+    let mut info = b"\xff\xff\xff\xffI\x11".to_vec();
+    info.extend_from_slice(&CP1251_HELLO);
+    info.extend_from_slice(
+        b"\x00de_dust2\x00cstrike\x00Counter-Strike\x00\x0a\x00\x02\x10\x00dl\x00\x001.0\x00",
+    );
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let server = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 1500];
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let Ok((n, from)) = sock.recv_from(&mut buf) else {
+                    continue;
+                };
+                let reply: &[u8] = match buf.get(4).filter(|_| n > 4 && buf[..4] == [0xff; 4]) {
+                    Some(b'T') => &info,
+                    Some(b'U') => b"\xff\xff\xff\xffD\x00",
+                    Some(b'V') => b"\xff\xff\xff\xffE\x00\x00",
+                    _ => continue,
+                };
+                let _ = sock.send_to(reply, from);
+            }
+        })
+    };
+    for protocol in ["a2s", "auto"] {
+        let o = ogp(&[
+            "query",
+            "--json",
+            "-p",
+            protocol,
+            "--charset",
+            "cp1251",
+            &addr,
+        ]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+        assert_eq!(
+            v["status"]["host_name"],
+            "Привет",
+            "{protocol}: {}",
+            stderr(&o)
+        );
+        assert_eq!(v["protocol"], "a2s", "{protocol}");
+        let o = ogp(&["query", "--json", "-p", protocol, &addr]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+        assert_eq!(
+            v["status"]["host_name"],
+            "\u{fffd}".repeat(6),
+            "{protocol}: {}",
+            stderr(&o)
+        );
+    }
+    let list = format!("a2s {addr}\n");
+    let mut scan = Command::new(BIN)
+        .args(["scan", "--json", "--charset", "windows-1251", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    scan.stdin
+        .take()
+        .unwrap()
+        .write_all(list.as_bytes())
+        .unwrap();
+    let o = scan.wait_with_output().unwrap();
+    let v: serde_json::Value = serde_json::from_str(
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .next()
+            .unwrap_or(""),
+    )
+    .unwrap_or_default();
+    assert_eq!(
+        v["status"]["host_name"],
+        "Привет",
+        "scan: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    server.join().unwrap();
+}

@@ -89,6 +89,7 @@ pub use model::{
     PlayerAddress, Rules, ServerType, Status, Team, Text,
 };
 pub use protocol::Protocol;
+pub use text::Charset;
 
 /// Internals of this crate, reachable for this workspace's own tests, benches, fuzz
 /// targets and tools.

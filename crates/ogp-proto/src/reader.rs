@@ -7,6 +7,7 @@
 //! panics or allocates.
 
 use crate::error::{DecodeError, DecodeErrorKind};
+use crate::text::Charset;
 
 /// A cursor over a byte slice that cannot read past its end.
 #[derive(Debug, Clone)]
@@ -14,6 +15,8 @@ pub struct Reader<'a> {
     rest: &'a [u8],
     /// Absolute offset of `rest[0]` in the outermost buffer.
     pos: usize,
+    /// How the protocol's string readers decode bytes that are not UTF-8.
+    charset: Charset,
 }
 
 impl<'a> Reader<'a> {
@@ -27,7 +30,20 @@ impl<'a> Reader<'a> {
         Self {
             rest: buf,
             pos: base,
+            charset: Charset::Auto,
         }
+    }
+
+    /// The same reader, whose string readers decode bytes that are not UTF-8 as
+    /// `charset` (A2S and GameSpy v3, which announce no charset).
+    pub const fn with_charset(mut self, charset: Charset) -> Self {
+        self.charset = charset;
+        self
+    }
+
+    /// See [`Reader::with_charset`].
+    pub const fn charset(&self) -> Charset {
+        self.charset
     }
 
     /// Absolute offset of the next byte to be read.

@@ -7,10 +7,10 @@
 use anyhow::{bail, Context as _, Result};
 use ogp_proto::gamespy3::heartbeat::Heartbeat;
 use ogp_proto::gamespy3::mapping::info_to_status;
-use ogp_proto::gamespy3::reply::{decode_reply, Pushed, Reassembler, Reply, ServerInfo};
+use ogp_proto::gamespy3::reply::{decode_reply_with, Pushed, Reassembler, Reply, ServerInfo};
 use ogp_proto::gamespy3::request::{InfoKind, Request};
 use ogp_proto::gamespy3::{kind, MAGIC};
-use ogp_proto::Protocol;
+use ogp_proto::{Charset, Protocol};
 use serde_json::{json, Value};
 
 use super::{quote, Input, Msg};
@@ -169,7 +169,7 @@ fn reply_msg(info: &ServerInfo, sizes: &[usize], jc2mp: bool, warnings: Vec<Stri
 
 /// Describes GameSpy v3 datagrams, in order; reply packets are reassembled in any order
 /// into one status.
-pub fn describe(inputs: &[Input]) -> Result<Vec<Msg>> {
+pub fn describe(inputs: &[Input], charset: Charset) -> Result<Vec<Msg>> {
     let mut msgs = Vec::new();
     let mut reasm = Reassembler::default();
     let mut pending: Vec<&str> = Vec::new();
@@ -189,7 +189,7 @@ pub fn describe(inputs: &[Input]) -> Result<Vec<Msg>> {
             msgs.push(heartbeat_msg(input, &hb));
             continue;
         }
-        match decode_reply(b).with_context(|| input.name.clone())? {
+        match decode_reply_with(b, charset).with_context(|| input.name.clone())? {
             Reply::Challenge(c) => {
                 let value = c.value();
                 let line = format!(

@@ -22,13 +22,15 @@ use super::mapping::{goldsrc_to_status, info_to_status, players_to_status, rules
 use super::players::Players;
 use super::request::Request;
 use super::rules::Rules;
-use super::split::{decode_reassembled, Pushed, Reassembler, ReassemblyError, ReassemblyLimits};
+use super::split::{
+    decode_reassembled_with, Pushed, Reassembler, ReassemblyError, ReassemblyLimits,
+};
 use super::{Decoded, Message};
 use crate::client_core::{
     exchange_driver, Event, Exchange, QueryDriver, QueryError, Timeout, Timing,
 };
 use crate::protocol::Protocol;
-use crate::Status;
+use crate::{Charset, Status};
 
 /// The steps of a query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -72,6 +74,9 @@ pub struct QueryOptions {
     pub challenge: Option<u32>,
     /// Bounds on split replies.
     pub limits: ReassemblyLimits,
+    /// How to read strings that are not UTF-8 (default [`Charset::Auto`]: replaced,
+    /// with a warning).
+    pub charset: Charset,
 }
 
 impl Default for QueryOptions {
@@ -82,6 +87,7 @@ impl Default for QueryOptions {
             rules: true,
             challenge: None,
             limits: ReassemblyLimits::default(),
+            charset: Charset::Auto,
         }
     }
 }
@@ -359,7 +365,7 @@ impl QueryDriver for QueryMachine {
             return;
         }
         let bytes = datagram.len();
-        let decoded = match super::decode(datagram) {
+        let decoded = match super::decode_with(datagram, self.opts.charset) {
             Ok(d) => d,
             Err(e) => {
                 if super::is_a2s(datagram) {
@@ -385,7 +391,7 @@ impl QueryDriver for QueryMachine {
                 reply, fragments, ..
             }) => {
                 let wire = std::mem::take(&mut self.fragment_bytes).saturating_add(bytes);
-                match decode_reassembled(&reply) {
+                match decode_reassembled_with(&reply, self.opts.charset) {
                     Ok(d) => self.handle_message(now, d, wire, usize::from(fragments)),
                     Err(e) => self.x.fail_malformed(e),
                 }

@@ -41,7 +41,7 @@ pub use split::{Fragment, Layout, Pushed, Reassembler, ReassemblyError, Reassemb
 use crate::error::{DecodeError, DecodeErrorKind, DecodeWarning};
 use crate::model::Text;
 use crate::reader::Reader;
-use crate::text::TextRuns;
+use crate::text::{Charset, TextRuns};
 
 /// Prefix of a reply or request in one datagram.
 pub const SINGLE: [u8; 4] = [0xff; 4];
@@ -181,7 +181,12 @@ pub fn is_a2s(datagram: &[u8]) -> bool {
 /// Decodes one datagram: a request, a reply, or one fragment of a split reply. Offsets
 /// in errors count from the first byte of the datagram.
 pub fn decode(datagram: &[u8]) -> Result<Decoded, DecodeError> {
-    let mut r = Reader::new(datagram);
+    decode_with(datagram, Charset::Auto)
+}
+
+/// [`decode`], reading strings that are not UTF-8 in `charset`.
+pub fn decode_with(datagram: &[u8], charset: Charset) -> Result<Decoded, DecodeError> {
+    let mut r = Reader::new(datagram).with_charset(charset);
     let prefix = r.array::<4>("Header")?;
     if prefix == SPLIT {
         let fragment = split::Fragment::decode_raw(datagram)?;
@@ -251,7 +256,8 @@ pub(crate) fn decode_body(r: &mut Reader<'_>) -> Result<Decoded, DecodeError> {
     })
 }
 
-/// Reads a NUL-terminated string, decoding it as UTF-8 (lossily, with a warning).
+/// Reads a NUL-terminated string, decoding it as UTF-8; bytes that are not are read in
+/// the reader's [`Charset`], or (`Auto`) replaced, with a warning.
 pub(crate) fn string(
     r: &mut Reader<'_>,
     field: &'static str,
@@ -259,7 +265,7 @@ pub(crate) fn string(
 ) -> Result<Text, DecodeError> {
     let at = r.offset();
     let found = Err(r.cstr(field)?);
-    decoded(found, at, field, w)
+    decoded(found, at, r.charset(), field, w)
 }
 
 /// [`string`] where strings follow one another with nothing between them (rules): the
@@ -272,16 +278,25 @@ pub(crate) fn text_string<'a>(
 ) -> Result<Text, DecodeError> {
     let at = r.offset();
     let found = runs.cstr(r, field)?;
-    decoded(found, at, field, w)
+    decoded(found, at, r.charset(), field, w)
 }
 
 fn decoded(
     found: Result<&str, &[u8]>,
     at: usize,
+    charset: Charset,
     field: &'static str,
     w: &mut Vec<DecodeWarning>,
 ) -> Result<Text, DecodeError> {
-    let (s, lossy) = crate::text::decode_found(found, true);
+    let (s, lossy) = match (found, charset) {
+        (Err(bytes), Charset::Auto) => crate::text::decode_found(Err(bytes), true),
+        // A charset was chosen: it reads what is not UTF-8, and that is no fault.
+        (Err(bytes), _) => match std::str::from_utf8(bytes) {
+            Ok(s) => (Text::from(s), false),
+            Err(_) => (charset.decode_8bit(bytes).unwrap_or_default(), false),
+        },
+        (found, _) => crate::text::decode_found(found, true),
+    };
     if lossy {
         w.push(DecodeWarning {
             offset: at,
@@ -323,6 +338,32 @@ pub(crate) fn put_str(out: &mut Vec<u8>, s: &str) {
 mod tests {
     use super::*;
     use crate::text::from_hex;
+
+    /// A RULES reply whose one rule has a Windows-1251 value, "Привет" (not UTF-8), as a
+    /// Russian GoldSrc server sends it.
+    #[test]
+    fn strings_that_are_not_utf8_are_read_in_the_chosen_charset() {
+        let mut d = b"\xff\xff\xff\xffE\x01\x00motd\x00".to_vec();
+        d.extend_from_slice(&[0xcf, 0xf0, 0xe8, 0xe2, 0xe5, 0xf2, 0x00]);
+        let value = |charset| match decode_with(&d, charset).unwrap() {
+            Decoded {
+                message: Message::Rules(r),
+                warnings,
+            } => (r.rules[0].1.to_string(), warnings.len()),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(value(Charset::Windows1251), ("Привет".to_string(), 0));
+        assert_eq!(value(Charset::Latin1), ("Ïðèâåò".to_string(), 0));
+        assert_eq!(value(Charset::Windows1252), ("Ïðèâåò".to_string(), 0));
+        // by default: replaced, with a warning; and UTF-8 stays UTF-8 in any charset
+        assert_eq!(value(Charset::Auto), ("\u{fffd}".repeat(6), 1));
+        assert_eq!(decode(&d).unwrap(), decode_with(&d, Charset::Auto).unwrap());
+        let utf8 = b"\xff\xff\xff\xffE\x01\x00motd\x00\xd0\x9f\x00".to_vec();
+        let Message::Rules(r) = decode_with(&utf8, Charset::Windows1251).unwrap().message else {
+            panic!("not rules")
+        };
+        assert_eq!(r.rules[0].1, "П");
+    }
 
     #[test]
     fn challenge_and_ping_replies() {

@@ -37,12 +37,15 @@ use std::fmt;
 use std::time::Instant;
 
 use super::mapping::{header_key, info_to_status};
-use super::reply::{decode_reply, merge, Pushed, Reassembler, ReassemblyLimits, Reply, ServerInfo};
+use super::reply::{
+    decode_reply_with, merge, Pushed, Reassembler, ReassemblyLimits, Reply, ServerInfo,
+};
 use super::request::{InfoKind, Request};
 use crate::client_core::{exchange_driver, Event, Exchange, QueryDriver, Timeout, Timing};
 use crate::error::DecodeError;
 use crate::model::Text;
 use crate::protocol::Protocol;
+use crate::Charset;
 
 /// Whether a query starts with the `09` challenge handshake.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -101,6 +104,9 @@ pub struct QueryOptions {
     pub nibble_session_ids: bool,
     /// Bounds on multi-packet replies.
     pub limits: ReassemblyLimits,
+    /// How to read strings that are not UTF-8 (default [`Charset::Auto`]: as Latin-1,
+    /// with a warning).
+    pub charset: Charset,
 }
 
 impl Default for QueryOptions {
@@ -110,6 +116,7 @@ impl Default for QueryOptions {
             handshake: Handshake::Auto,
             nibble_session_ids: true,
             limits: ReassemblyLimits::default(),
+            charset: Charset::Auto,
         }
     }
 }
@@ -246,7 +253,7 @@ impl QueryMachine {
             return;
         }
         let bytes = datagram.len();
-        let reply = match decode_reply(datagram) {
+        let reply = match decode_reply_with(datagram, self.opts.charset) {
             Ok(r) => r,
             Err(e) => {
                 // Remember it when it carries our session id: a broken reply of this

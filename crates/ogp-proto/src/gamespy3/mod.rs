@@ -26,8 +26,8 @@ pub mod request;
 pub mod responder;
 
 pub use reply::{
-    decode_packet, decode_reply, ChallengeReply, Column, Packet, Pushed, Reassembler,
-    ReassemblyError, ReassemblyLimits, Reply, Section, ServerInfo,
+    decode_packet, decode_packet_with, decode_reply, decode_reply_with, ChallengeReply, Column,
+    Packet, Pushed, Reassembler, ReassemblyError, ReassemblyLimits, Reply, Section, ServerInfo,
 };
 pub use request::{InfoKind, Request};
 

@@ -31,7 +31,7 @@ use super::MAX_PACKET;
 use crate::error::{DecodeError, DecodeErrorKind, DecodeWarning};
 use crate::model::Text;
 use crate::reader::Reader;
-use crate::text::TextRuns;
+use crate::text::{Charset, TextRuns};
 
 /// `"splitnum\0"`: what follows the session id in every sub-protocol A/B packet.
 pub const SPLITNUM: &[u8; 9] = b"splitnum\0";
@@ -193,14 +193,20 @@ pub enum Reply {
     },
 }
 
-/// Decodes a string (as [`TextRuns::cstr`] found it): UTF-8 when valid, else Latin-1
-/// (with a warning).
+/// Decodes a string (as [`TextRuns::cstr`] found it): UTF-8 when valid, else in
+/// `charset`, or (`Auto`) Latin-1 with a warning.
 fn string(
     found: Result<&str, &[u8]>,
     at: usize,
+    charset: Charset,
     field: &'static str,
     warnings: &mut Vec<DecodeWarning>,
 ) -> Text {
+    if let (Err(bytes), false) = (found, charset == Charset::Auto) {
+        if let (Err(_), Some(t)) = (std::str::from_utf8(bytes), charset.decode_8bit(bytes)) {
+            return t;
+        }
+    }
     let (text, latin1) = crate::text::decode_utf8_or_latin1(found);
     if latin1 && warnings.len() < 16 {
         warnings.push(DecodeWarning {
@@ -218,7 +224,12 @@ fn is_empty(found: Result<&str, &[u8]>) -> bool {
 
 /// Decodes any GameSpy v3 reply datagram.
 pub fn decode_reply(datagram: &[u8]) -> Result<Reply, DecodeError> {
-    let mut r = Reader::new(datagram);
+    decode_reply_with(datagram, Charset::Auto)
+}
+
+/// [`decode_reply`], reading strings that are not UTF-8 in `charset`.
+pub fn decode_reply_with(datagram: &[u8], charset: Charset) -> Result<Reply, DecodeError> {
+    let mut r = Reader::new(datagram).with_charset(charset);
     match r.u8("ProtocolId")? {
         super::kind::CHALLENGE => {
             let session_id = u32::from_be_bytes(r.array::<4>("SessionId")?);
@@ -237,13 +248,13 @@ pub fn decode_reply(datagram: &[u8]) -> Result<Reply, DecodeError> {
             }
             Ok(Reply::Challenge(ChallengeReply {
                 session_id,
-                text: string(Err(text), at, "Challenge", &mut Vec::new()),
+                text: string(Err(text), at, r.charset(), "Challenge", &mut Vec::new()),
             }))
         }
         super::kind::ECHO_REPLY => Ok(Reply::Echo(r.take_rest().to_vec())),
         super::kind::INFO => {
             if r.peek_rest().get(4..4 + SPLITNUM.len()) == Some(&SPLITNUM[..]) {
-                decode_packet(datagram).map(Reply::Packet)
+                decode_packet_with(datagram, charset).map(Reply::Packet)
             } else {
                 let session_id = u32::from_be_bytes(r.array::<4>("SessionId")?);
                 let mut values = Vec::new();
@@ -254,7 +265,7 @@ pub fn decode_reply(datagram: &[u8]) -> Result<Reply, DecodeError> {
                     let Ok(v) = runs.cstr(&mut r, "Value") else {
                         break;
                     };
-                    values.push(string(v, at, "Value", &mut w));
+                    values.push(string(v, at, r.charset(), "Value", &mut w));
                 }
                 Ok(Reply::Keys { session_id, values })
             }
@@ -269,7 +280,12 @@ pub fn decode_reply(datagram: &[u8]) -> Result<Reply, DecodeError> {
 
 /// Decodes one sub-protocol A/B packet (the whole datagram).
 pub fn decode_packet(datagram: &[u8]) -> Result<Packet, DecodeError> {
-    let mut r = Reader::new(datagram);
+    decode_packet_with(datagram, Charset::Auto)
+}
+
+/// [`decode_packet`], reading strings that are not UTF-8 in `charset`.
+pub fn decode_packet_with(datagram: &[u8], charset: Charset) -> Result<Packet, DecodeError> {
+    let mut r = Reader::new(datagram).with_charset(charset);
     if r.u8("ProtocolId")? != super::kind::INFO {
         return Err(DecodeError::invalid(
             0,
@@ -308,7 +324,7 @@ pub fn decode_packet(datagram: &[u8]) -> Result<Packet, DecodeError> {
                 // count's high byte is the 00 just read: parse from there.
                 if prev == Some(0) {
                     let rest = datagram.get(at..).unwrap_or_default();
-                    if let Some(players) = jc2mp_players(rest, at) {
+                    if let Some(players) = jc2mp_players(rest, at, r.charset()) {
                         p.chunks.extend(players);
                         p.jc2mp = true;
                         break;
@@ -350,8 +366,8 @@ fn server_section<'a>(r: &mut Reader<'a>, runs: &mut TextRuns<'a>, p: &mut Packe
         let Ok(value) = runs.cstr(r, "ServerValue") else {
             return false;
         };
-        let key = string(key, at, "ServerKey", &mut p.warnings);
-        let value = string(value, vat, "ServerValue", &mut p.warnings);
+        let key = string(key, at, r.charset(), "ServerKey", &mut p.warnings);
+        let value = string(value, vat, r.charset(), "ServerValue", &mut p.warnings);
         p.server.push((key, value));
     }
 }
@@ -384,7 +400,7 @@ fn columns<'a>(
         if p.chunks.len() >= MAX_COLUMNS {
             return false;
         }
-        let key = string(key, at, "ColumnKey", &mut p.warnings);
+        let key = string(key, at, r.charset(), "ColumnKey", &mut p.warnings);
         let Ok(offset) = r.u8("Offset") else {
             return false;
         };
@@ -409,7 +425,7 @@ fn columns<'a>(
             }
             chunk
                 .values
-                .push(string(v, vat, "ColumnValue", &mut p.warnings));
+                .push(string(v, vat, r.charset(), "ColumnValue", &mut p.warnings));
         };
         p.chunks.push(chunk);
         if !ended {
@@ -420,8 +436,8 @@ fn columns<'a>(
 
 /// The Just Cause 2 MP player list, if `rest` (after a second `00` section byte) is
 /// exactly `u16 count` and `count` × (name, steam id, u16 ping).
-fn jc2mp_players(rest: &[u8], base: usize) -> Option<[Chunk; 3]> {
-    let mut r = Reader::with_base(rest, base);
+fn jc2mp_players(rest: &[u8], base: usize, charset: Charset) -> Option<[Chunk; 3]> {
+    let mut r = Reader::with_base(rest, base).with_charset(charset);
     let count = r.array::<2>("PlayerCount").ok().map(u16::from_be_bytes)?;
     // Each player needs at least 4 bytes: checked before allocating.
     if usize::from(count) * 4 > r.remaining() {
@@ -434,10 +450,10 @@ fn jc2mp_players(rest: &[u8], base: usize) -> Option<[Chunk; 3]> {
     for _ in 0..count {
         let at = r.offset();
         let name = r.cstr("PlayerName").ok()?;
-        names.push(string(Err(name), at, "PlayerName", &mut w));
+        names.push(string(Err(name), at, r.charset(), "PlayerName", &mut w));
         let at = r.offset();
         let id = r.cstr("SteamId").ok()?;
-        ids.push(string(Err(id), at, "SteamId", &mut w));
+        ids.push(string(Err(id), at, r.charset(), "SteamId", &mut w));
         let ping = r.array::<2>("Ping").ok().map(u16::from_be_bytes)?;
         pings.push(Text::from(ping.to_string()));
     }
@@ -968,6 +984,21 @@ pub fn encode_keys_reply(session_id: u32, values: &[&str], out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A sub-protocol C reply (the values of asked keys) with a Windows-1251 host name.
+    #[test]
+    fn strings_that_are_not_utf8_are_read_in_the_chosen_charset() {
+        let mut d = vec![0x00, 1, 2, 3, 4];
+        d.extend_from_slice(&[0xcf, 0xf0, 0xe8, 0xe2, 0xe5, 0xf2, 0x00]);
+        d.extend_from_slice(b"de_dust2\x00");
+        let values = |charset| match decode_reply_with(&d, charset).unwrap() {
+            Reply::Keys { values, .. } => values,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(values(Charset::Windows1251), ["Привет", "de_dust2"]);
+        assert_eq!(values(Charset::Auto), ["Ïðèâåò", "de_dust2"]);
+        assert_eq!(values(Charset::Latin1), ["Ïðèâåò", "de_dust2"]);
+    }
 
     fn info(players: usize, name_len: usize, teams: usize) -> ServerInfo {
         ServerInfo {
