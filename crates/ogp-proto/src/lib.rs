@@ -63,6 +63,7 @@
 
 pub mod a2s;
 pub mod announce;
+mod charset;
 pub mod client;
 mod client_core;
 pub mod detect;
@@ -83,13 +84,13 @@ mod responder_core;
 pub mod result;
 pub(crate) mod text;
 
+pub use charset::Charset;
 pub use error::{DecodeError, DecodeErrorKind, DecodeWarning};
 pub use model::{
     A2sInfo, AddOn, ColorEntry, ColorInfo, Limit, LimitType, MapInfo, ModInfo, Os, Player,
     PlayerAddress, Rules, ServerType, Status, Team, Text,
 };
 pub use protocol::Protocol;
-pub use text::Charset;
 
 /// Internals of this crate, reachable for this workspace's own tests, benches, fuzz
 /// targets and tools.

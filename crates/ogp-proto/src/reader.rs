@@ -6,8 +6,8 @@
 //! peer bytes by position; decoders never index a peer buffer themselves. Nothing here
 //! panics or allocates.
 
+use crate::charset::Charset;
 use crate::error::{DecodeError, DecodeErrorKind};
-use crate::text::Charset;
 
 /// A cursor over a byte slice that cannot read past its end.
 #[derive(Debug, Clone)]

@@ -38,10 +38,11 @@ pub use request::Request;
 pub use rules::Rules;
 pub use split::{Fragment, Layout, Pushed, Reassembler, ReassemblyError, ReassemblyLimits};
 
+use crate::charset::Charset;
 use crate::error::{DecodeError, DecodeErrorKind, DecodeWarning};
 use crate::model::Text;
 use crate::reader::Reader;
-use crate::text::{Charset, TextRuns};
+use crate::text::TextRuns;
 
 /// Prefix of a reply or request in one datagram.
 pub const SINGLE: [u8; 4] = [0xff; 4];
@@ -265,7 +266,7 @@ pub(crate) fn string(
 ) -> Result<Text, DecodeError> {
     let at = r.offset();
     let found = Err(r.cstr(field)?);
-    decoded(found, at, r.charset(), field, w)
+    decoded(found, at, r, field, w)
 }
 
 /// [`string`] where strings follow one another with nothing between them (rules): the
@@ -278,26 +279,24 @@ pub(crate) fn text_string<'a>(
 ) -> Result<Text, DecodeError> {
     let at = r.offset();
     let found = runs.cstr(r, field)?;
-    decoded(found, at, r.charset(), field, w)
+    decoded(found, at, r, field, w)
 }
 
+/// Decodes what a string reader found; `r`, the reader it came from, says the charset
+/// (looked at only for bytes that are not UTF-8: the common case pays nothing for it).
 fn decoded(
     found: Result<&str, &[u8]>,
     at: usize,
-    charset: Charset,
+    r: &Reader<'_>,
     field: &'static str,
     w: &mut Vec<DecodeWarning>,
 ) -> Result<Text, DecodeError> {
-    let (s, lossy) = match (found, charset) {
-        (Err(bytes), Charset::Auto) => crate::text::decode_found(Err(bytes), true),
-        // A charset was chosen: it reads what is not UTF-8, and that is no fault.
-        (Err(bytes), _) => match std::str::from_utf8(bytes) {
-            Ok(s) => (Text::from(s), false),
-            Err(_) => (charset.decode_8bit(bytes).unwrap_or_default(), false),
-        },
-        (found, _) => crate::text::decode_found(found, true),
-    };
+    let (s, lossy) = crate::text::decode_found(found, true);
     if lossy {
+        // A charset was chosen: it reads what is not UTF-8, and that is no fault.
+        if let Some(t) = crate::text::in_charset(found, r) {
+            return Ok(t);
+        }
         w.push(DecodeWarning {
             offset: at,
             field,

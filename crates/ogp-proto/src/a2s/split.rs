@@ -608,13 +608,13 @@ pub fn decompress(data: &[u8], max: usize) -> Result<Vec<u8>, ReassemblyError> {
 /// Decodes a reassembled reply (which starts with `FF FF FF FF`). Offsets count from the
 /// start of the reassembled data.
 pub fn decode_reassembled(reply: &[u8]) -> Result<super::Decoded, DecodeError> {
-    decode_reassembled_with(reply, crate::text::Charset::Auto)
+    decode_reassembled_with(reply, crate::charset::Charset::Auto)
 }
 
 /// [`decode_reassembled`], reading strings that are not UTF-8 in `charset`.
 pub fn decode_reassembled_with(
     reply: &[u8],
-    charset: crate::text::Charset,
+    charset: crate::charset::Charset,
 ) -> Result<super::Decoded, DecodeError> {
     let mut r = Reader::new(reply).with_charset(charset);
     if r.array::<4>("Header")? != SINGLE {

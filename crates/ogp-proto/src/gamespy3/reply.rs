@@ -28,10 +28,11 @@
 //! that ends inside a structure (the truncated tail) keeps what was complete.
 
 use super::MAX_PACKET;
+use crate::charset::Charset;
 use crate::error::{DecodeError, DecodeErrorKind, DecodeWarning};
 use crate::model::Text;
 use crate::reader::Reader;
-use crate::text::{Charset, TextRuns};
+use crate::text::TextRuns;
 
 /// `"splitnum\0"`: what follows the session id in every sub-protocol A/B packet.
 pub const SPLITNUM: &[u8; 9] = b"splitnum\0";
@@ -193,21 +194,22 @@ pub enum Reply {
     },
 }
 
-/// Decodes a string (as [`TextRuns::cstr`] found it): UTF-8 when valid, else in
-/// `charset`, or (`Auto`) Latin-1 with a warning.
+/// Decodes a string (as [`TextRuns::cstr`] found it): UTF-8 when valid, else in the
+/// charset of `r` (the reader it came from, looked at only then), or (`Auto`) Latin-1
+/// with a warning.
 fn string(
     found: Result<&str, &[u8]>,
     at: usize,
-    charset: Charset,
+    r: &Reader<'_>,
     field: &'static str,
     warnings: &mut Vec<DecodeWarning>,
 ) -> Text {
-    if let (Err(bytes), false) = (found, charset == Charset::Auto) {
-        if let (Err(_), Some(t)) = (std::str::from_utf8(bytes), charset.decode_8bit(bytes)) {
+    let (text, latin1) = crate::text::decode_utf8_or_latin1(found);
+    if latin1 {
+        if let Some(t) = crate::text::in_charset(found, r) {
             return t;
         }
     }
-    let (text, latin1) = crate::text::decode_utf8_or_latin1(found);
     if latin1 && warnings.len() < 16 {
         warnings.push(DecodeWarning {
             offset: at,
@@ -248,7 +250,7 @@ pub fn decode_reply_with(datagram: &[u8], charset: Charset) -> Result<Reply, Dec
             }
             Ok(Reply::Challenge(ChallengeReply {
                 session_id,
-                text: string(Err(text), at, r.charset(), "Challenge", &mut Vec::new()),
+                text: string(Err(text), at, &r, "Challenge", &mut Vec::new()),
             }))
         }
         super::kind::ECHO_REPLY => Ok(Reply::Echo(r.take_rest().to_vec())),
@@ -265,7 +267,7 @@ pub fn decode_reply_with(datagram: &[u8], charset: Charset) -> Result<Reply, Dec
                     let Ok(v) = runs.cstr(&mut r, "Value") else {
                         break;
                     };
-                    values.push(string(v, at, r.charset(), "Value", &mut w));
+                    values.push(string(v, at, &r, "Value", &mut w));
                 }
                 Ok(Reply::Keys { session_id, values })
             }
@@ -366,8 +368,8 @@ fn server_section<'a>(r: &mut Reader<'a>, runs: &mut TextRuns<'a>, p: &mut Packe
         let Ok(value) = runs.cstr(r, "ServerValue") else {
             return false;
         };
-        let key = string(key, at, r.charset(), "ServerKey", &mut p.warnings);
-        let value = string(value, vat, r.charset(), "ServerValue", &mut p.warnings);
+        let key = string(key, at, r, "ServerKey", &mut p.warnings);
+        let value = string(value, vat, r, "ServerValue", &mut p.warnings);
         p.server.push((key, value));
     }
 }
@@ -400,7 +402,7 @@ fn columns<'a>(
         if p.chunks.len() >= MAX_COLUMNS {
             return false;
         }
-        let key = string(key, at, r.charset(), "ColumnKey", &mut p.warnings);
+        let key = string(key, at, r, "ColumnKey", &mut p.warnings);
         let Ok(offset) = r.u8("Offset") else {
             return false;
         };
@@ -425,7 +427,7 @@ fn columns<'a>(
             }
             chunk
                 .values
-                .push(string(v, vat, r.charset(), "ColumnValue", &mut p.warnings));
+                .push(string(v, vat, r, "ColumnValue", &mut p.warnings));
         };
         p.chunks.push(chunk);
         if !ended {
@@ -450,10 +452,10 @@ fn jc2mp_players(rest: &[u8], base: usize, charset: Charset) -> Option<[Chunk; 3
     for _ in 0..count {
         let at = r.offset();
         let name = r.cstr("PlayerName").ok()?;
-        names.push(string(Err(name), at, r.charset(), "PlayerName", &mut w));
+        names.push(string(Err(name), at, &r, "PlayerName", &mut w));
         let at = r.offset();
         let id = r.cstr("SteamId").ok()?;
-        ids.push(string(Err(id), at, r.charset(), "SteamId", &mut w));
+        ids.push(string(Err(id), at, &r, "SteamId", &mut w));
         let ping = r.array::<2>("Ping").ok().map(u16::from_be_bytes)?;
         pings.push(Text::from(ping.to_string()));
     }

@@ -535,6 +535,11 @@ impl Ctx<'_> {
         r: &mut Reader<'_>,
         field: &'static str,
     ) -> Result<Option<Text>, DecodeError> {
+        // The filler is one NUL byte: consumed here, no text made of it.
+        if r.peek_u8() == Some(0) {
+            r.u8(field)?;
+            return Ok(None);
+        }
         Ok(Some(self.string(r, field)?).filter(|s| !s.is_empty()))
     }
 }
