@@ -490,6 +490,32 @@ impl Store {
         }
     }
 
+    /// Writes `rows` (each the statements of one server) in one transaction; when that
+    /// fails, each row in a transaction of its own, so that a row the database refuses
+    /// loses only itself. Fails, after writing the others, when any row was refused.
+    async fn write_rows(&self, rows: Vec<Vec<Step>>) -> Result<()> {
+        let all: Vec<Step> = rows.iter().flatten().cloned().collect();
+        let Err(e) = self.write(all).await else {
+            return Ok(());
+        };
+        if rows.len() < 2 {
+            return Err(e);
+        }
+        let n = rows.len();
+        let mut refused = 0;
+        let mut first = None;
+        for row in rows {
+            if let Err(e) = self.write(row).await {
+                refused += 1;
+                first.get_or_insert(e);
+            }
+        }
+        match first {
+            None => Ok(()),
+            Some(e) => Err(e.context(format!("{refused} of {n} rows refused, the rest written"))),
+        }
+    }
+
     async fn migrate(&self) -> Result<()> {
         match self {
             Self::Sqlite(c, _, _) => {
@@ -549,9 +575,9 @@ impl Store {
               up = 1, removed = 0, fails = 0, ping_ms = excluded.ping_ms, last_seen = excluded.last_seen,
               last_registration = excluded.last_registration, next_poll = excluded.next_poll, updated = excluded.updated,
               status = COALESCE(servers.status, excluded.status), summary = COALESCE(servers.summary, excluded.summary)";
-        let mut steps = Vec::with_capacity(batch.len());
+        let mut rows = Vec::with_capacity(batch.len());
         for v in batch {
-            steps.push((
+            rows.push(vec![(
                 sql,
                 params![
                     v.addr.to_string(),
@@ -564,9 +590,9 @@ impl Store {
                     serde_json::to_string(&summary_of(&v.status))?,
                     now,
                 ],
-            ));
+            )]);
         }
-        self.write(steps).await.map(drop)
+        self.write_rows(rows).await
     }
 
     /// Notes registrations from listed servers (address, whether it asks to be looked
@@ -576,11 +602,11 @@ impl Store {
         let sql = "UPDATE servers SET last_registration = $2,
               next_poll = CASE WHEN CAST($3 AS BIGINT) = 1 AND next_poll > $2 + 5000 THEN $2 + 5000 ELSE next_poll END
             WHERE addr = $1 AND removed = 0";
-        let steps = batch
+        let rows = batch
             .iter()
-            .map(|(a, w)| (sql, params![a.to_string(), now, i64::from(*w)]))
+            .map(|(a, w)| vec![(sql, params![a.to_string(), now, i64::from(*w)])])
             .collect();
-        self.write(steps).await.map(drop)
+        self.write_rows(rows).await
     }
 
     /// Takes up to `limit` servers due for a poll that no other live instance holds.
@@ -664,8 +690,9 @@ impl Store {
         let history_sql =
             "INSERT INTO history (addr, t, players) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING";
         let reg_cut = now - t.registration_timeout_ms;
-        let mut steps = Vec::with_capacity(polled.len());
+        let mut rows = Vec::with_capacity(polled.len());
         for p in polled {
+            let mut steps = Vec::with_capacity(2);
             let addr = p.addr.to_string();
             match p.answer {
                 Some(a) => {
@@ -703,8 +730,9 @@ impl Store {
                     ],
                 )),
             }
+            rows.push(steps);
         }
-        self.write(steps).await.map(drop)
+        self.write_rows(rows).await
     }
 
     /// Marks down the servers that stopped registering, removes those down past the
