@@ -116,12 +116,43 @@ pub(crate) fn decode_found(found: Result<&str, &[u8]>, utf8: bool) -> (Text, boo
     }
 }
 
+/// How a protocol that announces no charset reads a string that is not UTF-8 when the
+/// client chose none ([`Charset::Auto`](crate::Charset::Auto)).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Unchosen {
+    /// U+FFFD for the invalid bytes (A2S).
+    Replace,
+    /// Latin-1, byte by byte (GameSpy v3).
+    Latin1,
+}
+
+/// Decodes what a string reader of `r` found: as UTF-8 when it is; else in the charset
+/// chosen for `r`; else by the protocol's `unchosen` rule, and then `true`: a guess, for
+/// the caller to warn of.
+#[inline(always)]
+pub(crate) fn decode_text(
+    found: Result<&str, &[u8]>,
+    r: &Reader<'_>,
+    unchosen: Unchosen,
+) -> (Text, bool) {
+    let (text, guessed) = match unchosen {
+        Unchosen::Replace => decode_found(found, true),
+        Unchosen::Latin1 => decode_utf8_or_latin1(found),
+    };
+    if guessed {
+        if let Some(t) = in_charset(found, r) {
+            return (t, false);
+        }
+    }
+    (text, guessed)
+}
+
 /// What a string reader of `r` found that is not UTF-8, read in the charset chosen for
-/// `r`; `None` for [`Charset::Auto`](crate::Charset::Auto) (or text). Out of line: the string readers that call
-/// it on their rare path stay small enough to be inlined.
+/// `r`; `None` for `Auto`. Out of line and cold: [`decode_text`] stays small enough to be
+/// inlined into every string reader.
 #[cold]
 #[inline(never)]
-pub(crate) fn in_charset(found: Result<&str, &[u8]>, r: &Reader<'_>) -> Option<Text> {
+fn in_charset(found: Result<&str, &[u8]>, r: &Reader<'_>) -> Option<Text> {
     found.err().and_then(|b| r.charset().decode_8bit(b))
 }
 

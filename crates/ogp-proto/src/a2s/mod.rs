@@ -42,7 +42,7 @@ use crate::charset::Charset;
 use crate::error::{DecodeError, DecodeErrorKind, DecodeWarning};
 use crate::model::Text;
 use crate::reader::Reader;
-use crate::text::TextRuns;
+use crate::text::{TextRuns, Unchosen};
 
 /// Prefix of a reply or request in one datagram.
 pub const SINGLE: [u8; 4] = [0xff; 4];
@@ -291,12 +291,8 @@ fn decoded(
     field: &'static str,
     w: &mut Vec<DecodeWarning>,
 ) -> Result<Text, DecodeError> {
-    let (s, lossy) = crate::text::decode_found(found, true);
-    if lossy {
-        // A charset was chosen: it reads what is not UTF-8, and that is no fault.
-        if let Some(t) = crate::text::in_charset(found, r) {
-            return Ok(t);
-        }
+    let (s, replaced) = crate::text::decode_text(found, r, Unchosen::Replace);
+    if replaced {
         w.push(DecodeWarning {
             offset: at,
             field,

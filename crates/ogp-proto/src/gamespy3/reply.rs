@@ -32,7 +32,7 @@ use crate::charset::Charset;
 use crate::error::{DecodeError, DecodeErrorKind, DecodeWarning};
 use crate::model::Text;
 use crate::reader::Reader;
-use crate::text::TextRuns;
+use crate::text::{TextRuns, Unchosen};
 
 /// `"splitnum\0"`: what follows the session id in every sub-protocol A/B packet.
 pub const SPLITNUM: &[u8; 9] = b"splitnum\0";
@@ -204,12 +204,7 @@ fn string(
     field: &'static str,
     warnings: &mut Vec<DecodeWarning>,
 ) -> Text {
-    let (text, latin1) = crate::text::decode_utf8_or_latin1(found);
-    if latin1 {
-        if let Some(t) = crate::text::in_charset(found, r) {
-            return t;
-        }
-    }
+    let (text, latin1) = crate::text::decode_text(found, r, Unchosen::Latin1);
     if latin1 && warnings.len() < 16 {
         warnings.push(DecodeWarning {
             offset: at,
