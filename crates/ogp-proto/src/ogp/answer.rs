@@ -540,7 +540,8 @@ impl Ctx<'_> {
             r.u8(field)?;
             return Ok(None);
         }
-        Ok(Some(self.string(r, field)?).filter(|s| !s.is_empty()))
+        // Any other first byte makes a string of at least one character.
+        self.string(r, field).map(Some)
     }
 }
 
