@@ -16,7 +16,10 @@
 # libfuzzer-sys compiles libFuzzer itself with the C++ compiler (g++/clang++).
 # Environment: FUZZ_JOBS (cargo -j), FUZZ_TRIPLE (default: the host triple),
 # FUZZ_EXTRA_RUSTFLAGS (appended to the instrumentation flags), FUZZ_LOCKED=1 (cargo
-# --locked), FUZZ_REBUILD=0 (run/smoke skip the cargo build when the binaries exist).
+# --locked), FUZZ_REBUILD=0 (run/smoke skip the cargo build when the binaries exist),
+# FUZZ_CODEGEN_UNITS (1, as cargo-fuzz; the test command's smoke build uses 16: about half
+# the build time, for a few percent of executions per second), FUZZ_SMOKE_JOBS (targets
+# smoked at once in `smoke`; default one per core).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -42,7 +45,7 @@ INSTRUMENT=(
     -Clink-dead-code
     -Cdebug-assertions
     -Coverflow-checks
-    -Ccodegen-units=1
+    "-Ccodegen-units=${FUZZ_CODEGEN_UNITS:-1}"
 )
 case "$TRIPLE" in
     *-linux-*) INSTRUMENT+=(-Cllvm-args=-sanitizer-coverage-stack-depth) ;;
@@ -155,21 +158,38 @@ case "$cmd" in
         [[ $# -eq 1 ]] || usage
         seconds="$1"
         ensure_built
-        failed=()
+        # The targets run FUZZ_SMOKE_JOBS at a time (default: one per core): each gets its
+        # own core for the same wall time as when they ran one after another.
+        jobs="${FUZZ_SMOKE_JOBS:-$(nproc 2>/dev/null || echo 1)}"
         logdir="$FUZZ/corpus-run/logs"
         mkdir -p "$logdir"
-        for t in "${TARGETS[@]}"; do
-            echo "=== smoke: $t for ${seconds}s ===" >&2
-            start=$SECONDS
+        smoke_one() { # runs one target, writes its verdict line to $logdir/$t.status
+            local t="$1" start=$SECONDS status execs
             if run_target "$t" "$seconds" >"$logdir/$t.log" 2>&1; then
                 status=ok
             else
                 status=FAILED
-                failed+=("$t")
             fi
             execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$logdir/$t.log" | tail -n1)"
             echo "=== $t: $status, ${execs:-?} execs in $((SECONDS - start))s (log: $logdir/$t.log) ===" >&2
-            if [[ $status == FAILED ]]; then
+            echo "$status" >"$logdir/$t.status"
+        }
+        running=0
+        for t in "${TARGETS[@]}"; do
+            rm -f "$logdir/$t.status"
+            echo "=== smoke: $t for ${seconds}s ===" >&2
+            smoke_one "$t" &
+            running=$((running + 1))
+            if [[ $running -ge $jobs ]]; then
+                wait -n || true
+                running=$((running - 1))
+            fi
+        done
+        wait || true
+        failed=()
+        for t in "${TARGETS[@]}"; do
+            if [[ "$(cat "$logdir/$t.status" 2>/dev/null)" != ok ]]; then
+                failed+=("$t")
                 tail -n 60 "$logdir/$t.log" >&2
             fi
         done

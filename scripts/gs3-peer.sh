@@ -13,8 +13,8 @@ command -v valgrind >/dev/null || {
     echo "gs3-peer: valgrind is needed (apt-get install valgrind)" >&2
     exit 1
 }
-cargo build --release --locked -q -p ogp-load --example gs3_peer
-bin=target/release/examples/gs3_peer
+cargo build --profile dist --locked -q -p ogp-load --example gs3_peer
+bin=target/dist/examples/gs3_peer
 
 # The replay server runs until its standard input closes.
 coproc SERVER { "$bin" serve; }

@@ -1,16 +1,87 @@
 #!/usr/bin/env bash
-# Runs every test of the project: formatting, lints, unit/integration/property tests,
-# and a short smoke run of every fuzz target. This is the README's test command and what
-# CI runs (.ci/run). Anything it needs is installed by the project's own scripts.
+# Runs every test of the project: formatting, lints, docs, unit/integration/property
+# tests, interop tests against the real peers, the benchmarks in test mode, and a short
+# smoke run of every fuzz target. This is the README's test command and what CI runs
+# (.ci/run). Anything it needs is installed by the project's own scripts.
+#
+#   scripts/test.sh           everything (CI)
+#   scripts/test.sh --quick   the edit-compile-test loop: fmt, clippy, unit and property
+#                             tests; no installs, no peers, no fuzzing
+#
+# Each step prints its wall time as it ends, and a table of all of them at the end (also
+# when a step fails, so that the log says where the time went).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n==> %s\n' "$*"; }
+QUICK=0
+case "${1:-}" in
+  --quick) QUICK=1 ;;
+  "") ;;
+  *)
+    sed -n '7,9p' "$0" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+    ;;
+esac
+
+LOGS=target/test-logs
+mkdir -p "$LOGS"
+
+# --- step timing ----------------------------------------------------------------------
+STEP_NAMES=()
+STEP_SECS=()
+current=""
+current_start=0
+START=$(date +%s)
+now() { date +%s; }
+end_step() {
+  if [ -n "$current" ]; then
+    local took=$(($(now) - current_start))
+    STEP_NAMES+=("$current")
+    STEP_SECS+=("$took")
+    printf -- '--- %s: %ds\n' "$current" "$took"
+  fi
+  current=""
+}
+step() {
+  end_step
+  current="$*"
+  current_start=$(now)
+  printf '\n==> %s\n' "$*"
+}
+summary() {
+  local rc=$?
+  end_step
+  printf '\n==> step times (wall)\n'
+  local i
+  for i in "${!STEP_NAMES[@]}"; do
+    printf '%6ds  %s\n' "${STEP_SECS[$i]}" "${STEP_NAMES[$i]}"
+  done
+  printf '%6ds  total%s\n' "$(($(now) - START))" "$([ "$rc" = 0 ] || echo " (FAILED, exit $rc)")"
+}
+trap summary EXIT
 
 # A full run from a clean clone writes several GB of build output; a disk that
 # fills up mid-run fails in whatever step happens to write (once: rustdoc). Say so first.
 step "free disk space"
 df -h . | tail -n 1
+
+# The peers (apt, npm, PyPI) are fetched while the workspace compiles: one background job
+# runs the installers one after another (they share apt's lock and one Python venv), and
+# the tests that need them wait for it below.
+INSTALL_PID=""
+if [ "$QUICK" = 0 ]; then
+  step "installers started in the background (log: $LOGS/install.log)"
+  (
+    set -e
+    t=$(now)
+    scripts/install-interop.sh # qstat, gamedig, python-a2s, opengsq
+    scripts/install-c.sh       # C/C++ compilers with ASan/UBSan, pkg-config (C examples)
+    scripts/install-postgres.sh # PostgreSQL for the master's store tests
+    scripts/install-browser.sh # headless Chromium, chromedriver, selenium (the page)
+    echo "installers done in $(($(now) - t))s"
+  ) >"$LOGS/install.log" 2>&1 &
+  INSTALL_PID=$!
+fi
 
 step "cargo fmt --check (the workspace and the fuzz package)"
 cargo fmt --all -- --check
@@ -22,38 +93,48 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "ogp-proto without its optional features (toml, bzip2, os-rng, gqp)"
 cargo clippy -p ogp-proto --no-default-features --locked -- -D warnings
 
+if [ "$QUICK" = 1 ]; then
+  step "unit and property tests (cargo test: every crate's unit tests, ogp-proto's test files)"
+  cargo test --workspace --lib --bins --locked
+  cargo test -p ogp-proto --tests --locked
+  exit 0
+fi
+
 step "cargo doc (no warnings)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
 step "no import circles between modules (scripts/import-cycles.py)"
 python3 scripts/import-cycles.py
 
-step "interop peers: qstat, gamedig, python-a2s, opengsq (scripts/install-interop.sh)"
-scripts/install-interop.sh
+step "build the tests (cargo test --no-run, all targets)"
+# Benchmarks are built here in test mode with the test build (criterion runs each
+# benchmark once then; the measurements use `cargo bench`, which builds the `bench`
+# profile with fat LTO). libogp.a for the C examples comes from the same build (cargo
+# builds every crate type of ogp-ffi for its tests).
+cargo test --workspace --all-targets --locked --no-run
+
+step "installers finish (qstat, gamedig, python-a2s, opengsq, C toolchain, PostgreSQL, Chromium)"
+if ! wait "$INSTALL_PID"; then
+  cat "$LOGS/install.log" >&2
+  echo "an installer failed (above)" >&2
+  exit 1
+fi
+grep -v '^install-[a-z]*: \(apt-get\|pip\|npm\|python3\)' "$LOGS/install.log" || true
 export OGP_INTEROP=1 # ogp-cli's interop_*.rs and ogp-ffi's peers.rs run them, and fail if one is missing
 
-step "C and C++ compilers with ASan/UBSan, pkg-config (scripts/install-c.sh)"
-scripts/install-c.sh # crates/ogp-ffi/tests/c_examples.rs builds and runs the C examples
-cargo build --locked -p ogp-ffi # libogp.a, which those examples link
+step "cargo test (every test binary, benchmarks and examples in test mode; ${TEST_JOBS:-3} binaries at a time)"
+# scripts/run-tests.py runs the binaries `cargo test` builds, several at once (most of the
+# slow ones wait on peers and timers), and lists the slowest.
+python3 scripts/run-tests.py --jobs "${TEST_JOBS:-3}" --workspace --all-targets --locked
 
-step "PostgreSQL server for the master's tests (scripts/install-postgres.sh)"
-scripts/install-postgres.sh # crates/ogp-cli/tests/master.rs runs a throwaway cluster
-
-step "headless Chromium, chromedriver, selenium for the page's tests (scripts/install-browser.sh)"
-scripts/install-browser.sh # crates/ogp-cli/tests/master.rs drives the master's page
-
-step "cargo test"
-cargo test --workspace --locked
-
-step "benchmarks compile"
-# Only that they compile: without the release profile's fat LTO (which the measurements
-# use), so that this step takes minutes, not tens of minutes, on two cores.
-CARGO_PROFILE_BENCH_LTO=off CARGO_PROFILE_BENCH_CODEGEN_UNITS=16 CARGO_PROFILE_BENCH_DEBUG=0 \
-  cargo bench --workspace --locked --no-run
+step "doc tests"
+cargo test --workspace --doc --locked
 
 if [ -x scripts/fuzz.sh ]; then
+  step "fuzz targets build"
+  FUZZ_CODEGEN_UNITS=16 scripts/fuzz.sh build
   step "fuzz smoke (${FUZZ_SMOKE_SECONDS:-10}s per target)"
-  scripts/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-10}"
+  FUZZ_REBUILD=0 scripts/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-10}"
 fi
 
 step "all tests passed"

@@ -9,7 +9,7 @@ mod common;
 use std::net::UdpSocket;
 use std::time::Duration;
 
-use common::{exchange, serve_with};
+use common::{exchange, exchange_n, serve_with};
 
 const STATE: &str = include_str!("../../ogp-proto/tests/data/state.json");
 const WAIT: Duration = Duration::from_millis(500);
@@ -33,7 +33,7 @@ fn ogp_query(challenge: u32) -> Vec<u8> {
 
 /// A full OGP answer after the challenge exchange: its datagram, or what went wrong.
 fn ogp_full_answer(sock: &UdpSocket) -> Result<Vec<u8>, String> {
-    let first = exchange(sock, &ogp_query(0), WAIT);
+    let first = exchange_n(sock, &ogp_query(0), 1, WAIT);
     let [error3] = first.as_slice() else {
         return Err(format!(
             "{} datagrams to a challenge-less query",
@@ -49,7 +49,7 @@ fn ogp_full_answer(sock: &UdpSocket) -> Result<Vec<u8>, String> {
         .and_then(|b| b.try_into().ok())
         .map(u32::from_le_bytes)
         .ok_or("short Error 3")?;
-    let answer = exchange(sock, &ogp_query(c), WAIT);
+    let answer = exchange_n(sock, &ogp_query(c), 1, WAIT);
     match answer.as_slice() {
         [a] if a.get(9) == Some(&0x01) => Ok(a.clone()),
         other => Err(format!("not one Default Query answer: {other:02x?}")),
@@ -58,7 +58,7 @@ fn ogp_full_answer(sock: &UdpSocket) -> Result<Vec<u8>, String> {
 
 /// A2S_INFO after its challenge: the INFO reply, or what went wrong.
 fn a2s_info(sock: &UdpSocket) -> Result<Vec<u8>, String> {
-    let first = exchange(sock, A2S_INFO, WAIT);
+    let first = exchange_n(sock, A2S_INFO, 1, WAIT);
     let [challenge] = first.as_slice() else {
         return Err(format!("{} datagrams to A2S_INFO", first.len()));
     };
@@ -67,7 +67,7 @@ fn a2s_info(sock: &UdpSocket) -> Result<Vec<u8>, String> {
     }
     let mut request = A2S_INFO.to_vec();
     request.extend_from_slice(challenge.get(5..9).ok_or("short challenge")?);
-    match exchange(sock, &request, WAIT).as_slice() {
+    match exchange_n(sock, &request, 1, WAIT).as_slice() {
         [info] if info.get(4) == Some(&0x49) => Ok(info.clone()),
         other => Err(format!("not one INFO reply: {other:02x?}")),
     }

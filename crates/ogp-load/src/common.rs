@@ -159,7 +159,7 @@ pub fn print_load(when: &str) {
 pub fn print_command(sub: &str, args: &str) {
     let argv: Vec<String> = std::env::args().collect();
     println!("command: {}", argv.join(" "));
-    println!("equivalent: cargo run --release -p ogp-load -- {sub} {args}");
+    println!("equivalent: cargo run --profile dist -p ogp-load -- {sub} {args}");
 }
 
 /// Median of some values (NaN for none).

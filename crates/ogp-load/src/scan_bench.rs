@@ -380,7 +380,7 @@ fn find_ogp(explicit: Option<&Path>) -> Result<PathBuf> {
     let p = me.with_file_name("ogp");
     ensure!(
         p.exists(),
-        "{} not found: build it (cargo build --release -p ogp-cli) or pass --ogp-bin",
+        "{} not found: build it (cargo build --profile dist -p ogp-cli) or pass --ogp-bin",
         p.display()
     );
     Ok(p)

@@ -82,7 +82,7 @@ pub(crate) fn find_ogp(explicit: Option<&Path>) -> Result<PathBuf> {
         return Ok(candidate);
     }
     bail!(
-        "{} not found: build it first (cargo build --release -p ogp-cli) or pass --ogp-bin",
+        "{} not found: build it first (cargo build --profile dist -p ogp-cli) or pass --ogp-bin",
         candidate.display()
     )
 }

@@ -2,10 +2,10 @@
 //! shared 2-core machine move by ±20% from run to run, instruction counts do not.
 //!
 //! ```sh
-//! cargo build --release -p ogp-proto --example decode_loop
+//! cargo build --profile dist -p ogp-proto --example decode_loop
 //! for n in 1000 2000; do
 //!   valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
-//!     target/release/examples/decode_loop gs3 $n
+//!     target/dist/examples/decode_loop gs3 $n
 //! done
 //! ```
 //!
