@@ -24,6 +24,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
+use tokio::task::JoinSet;
 use tokio_io_timeout::TimeoutStream;
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::{Any, CorsLayer};
@@ -68,6 +69,7 @@ pub(crate) async fn serve(shared: Shr, listener: TcpListener, mut stop: watch::R
         .keep_alive(true);
     let write_timeout = Duration::from_millis(config.http_idle_timeout_ms.max(1));
     let graceful = GracefulShutdown::new();
+    let mut connections = JoinSet::new();
     let mut last_error_log: Option<Instant> = None;
     loop {
         let (stream, peer) = tokio::select! {
@@ -85,6 +87,7 @@ pub(crate) async fn serve(shared: Shr, listener: TcpListener, mut stop: watch::R
                 }
             },
             _ = stop.changed() => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
         };
         let permit = match Permit::take(&table, peer.ip(), &shared) {
             Ok(p) => p,
@@ -104,7 +107,7 @@ pub(crate) async fn serve(shared: Shr, listener: TcpListener, mut stop: watch::R
         let io = TokioIo::new(Box::pin(io));
         let conn = builder.serve_connection(io, TowerToHyperService::new(app.clone()));
         let conn = graceful.watch(conn);
-        tokio::spawn(async move {
+        connections.spawn(async move {
             // errors are the client's (timeouts, resets, bad requests): nothing to log
             let _ = conn.await;
             drop(permit);
@@ -116,6 +119,7 @@ pub(crate) async fn serve(shared: Shr, listener: TcpListener, mut stop: watch::R
         () = graceful.shutdown() => {}
         () = tokio::time::sleep(Duration::from_secs(3)) => {}
     }
+    // what is left is aborted when `connections` is dropped
 }
 
 /// One connection counted in the table until it is dropped.
