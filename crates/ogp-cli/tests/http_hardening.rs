@@ -336,8 +336,11 @@ fn one_address_holding_its_cap_leaves_the_page_and_the_api_to_others() {
     let mut third: Vec<TcpStream> = (0..25)
         .map(|_| connect_from(&rt, [127, 0, 0, 4], m.http))
         .collect();
-    let (room, over) = third.split_at_mut(20);
-    for s in over {
+    // 40 + 40 + 20 fill the total cap of 100, and the last 5 are over it. The /metrics
+    // connection above may still be counted for an instant after the client saw its end,
+    // so the 20th is left out of both checks.
+    let (room, over) = third.split_at_mut(19);
+    for s in &mut over[1..] {
         assert!(
             closed_within(s, Duration::from_secs(10)).is_some(),
             "a connection over the total cap is still open"
@@ -356,7 +359,9 @@ fn a_body_over_the_limit_is_refused_with_413_before_it_is_read() {
     let m = Master::start("http_max_body_bytes = 1024\n");
     let mut s = TcpStream::connect(m.http).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    // announces 100 MB, sends 2 KB of it, and waits for the answer
+    // announces 100 MB and waits for the answer before sending any of it (a body left
+    // unread when the answer is sent would make the close a reset, which may discard the
+    // answer before it is read)
     s.write_all(
         format!(
             "GET /api/v1/stats HTTP/1.1\r\nHost: {}\r\nContent-Length: 100000000\r\n\r\n",
@@ -365,7 +370,6 @@ fn a_body_over_the_limit_is_refused_with_413_before_it_is_read() {
         .as_bytes(),
     )
     .unwrap();
-    s.write_all(&[b'x'; 2048]).unwrap();
     let mut head = [0u8; 12];
     s.read_exact(&mut head).unwrap();
     assert_eq!(&head, b"HTTP/1.1 413", "{}", String::from_utf8_lossy(&head));
