@@ -6,7 +6,8 @@
 use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::extract::{MatchedPath, Path, RawQuery, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -14,12 +15,20 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use ogp_proto::master::connections::{Admitted, ConnectionLimits, Connections, Refused};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
+use tokio::task::JoinSet;
+use tokio_io_timeout::TimeoutStream;
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::{Any, CorsLayer};
+use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::list::{rfc3339, Query};
 use crate::metrics::{label, labels};
@@ -35,16 +44,128 @@ const OPENAPI: &str = include_str!("../openapi.json");
 type Shr = Arc<Shared>;
 
 /// Serves HTTP on `listener` until `stop`.
+///
+/// Each connection is driven by hyper's HTTP/1 connection builder (axum's `serve` sets
+/// none of its limits): the request head must arrive within
+/// `http_header_timeout_ms` (so an idle or half-sent connection is closed), is read into
+/// at most `http_max_header_bytes`, a pending answer that the client stops reading is
+/// dropped after `http_idle_timeout_ms` without progress, and a body over
+/// `http_max_body_bytes` is refused with 413. Which connections are taken is decided by
+/// [`ogp_proto::master::connections`]: one over its source's cap or the total cap is
+/// closed as soon as it is accepted.
 pub(crate) async fn serve(shared: Shr, listener: TcpListener, mut stop: watch::Receiver<bool>) {
-    let app = router(shared);
-    let res = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            let _ = stop.changed().await;
-        })
-        .await;
-    if let Err(e) = res {
-        tracing::error!("HTTP server: {e}");
+    let app = router(shared.clone());
+    let config = &shared.config;
+    let limits = ConnectionLimits::new(
+        config.http_max_connections_per_ip,
+        config.http_max_connections,
+    );
+    let table = Arc::new(Mutex::new(Connections::new(limits)));
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(Duration::from_millis(config.http_header_timeout_ms.max(1)))
+        .max_buf_size(config.http_max_header_bytes.max(8192))
+        .keep_alive(true);
+    let write_timeout = Duration::from_millis(config.http_idle_timeout_ms.max(1));
+    let graceful = GracefulShutdown::new();
+    let mut connections = JoinSet::new();
+    let mut last_error_log: Option<Instant> = None;
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(x) => x,
+                Err(e) => {
+                    // out of file descriptors, or a connection reset before it was taken:
+                    // wait a little rather than spin, and say so at most once a second
+                    if last_error_log.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+                        tracing::warn!("HTTP accept: {e}");
+                        last_error_log = Some(Instant::now());
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                }
+            },
+            _ = stop.changed() => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+        };
+        let permit = match Permit::take(&table, peer.ip(), &shared) {
+            Ok(p) => p,
+            Err(why) => {
+                shared
+                    .metrics
+                    .http_refused
+                    .get_or_create(&label("reason", why.as_str()))
+                    .inc();
+                drop(stream);
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let mut io = TimeoutStream::new(stream);
+        io.set_write_timeout(Some(write_timeout));
+        let io = TokioIo::new(Box::pin(io));
+        let conn = builder.serve_connection(io, TowerToHyperService::new(app.clone()));
+        let conn = graceful.watch(conn);
+        connections.spawn(async move {
+            // errors are the client's (timeouts, resets, bad requests): nothing to log
+            let _ = conn.await;
+            drop(permit);
+        });
     }
+    drop(listener);
+    // answers in progress may finish; idle connections close at once
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(Duration::from_secs(3)) => {}
+    }
+    // what is left is aborted when `connections` is dropped
+}
+
+/// One connection counted in the table until it is dropped.
+struct Permit {
+    table: Arc<Mutex<Connections>>,
+    admitted: Option<Admitted>,
+    shared: Shr,
+}
+
+impl Permit {
+    fn take(
+        table: &Arc<Mutex<Connections>>,
+        ip: std::net::IpAddr,
+        shared: &Shr,
+    ) -> Result<Self, Refused> {
+        let mut t = table
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let admitted = t.admit(ip)?;
+        shared.metrics.http_connections.set(open_gauge(t.open()));
+        Ok(Self {
+            table: table.clone(),
+            admitted: Some(admitted),
+            shared: shared.clone(),
+        })
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        let mut t = self
+            .table
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(a) = self.admitted.take() {
+            t.release(a);
+        }
+        self.shared
+            .metrics
+            .http_connections
+            .set(open_gauge(t.open()));
+    }
+}
+
+fn open_gauge(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 fn router(shared: Shr) -> Router {
@@ -64,6 +185,9 @@ fn router(shared: Shr) -> Router {
         .merge(crate::assets::routes())
         .layer(middleware::from_fn_with_state(shared.clone(), count))
         .layer(CompressionLayer::new().gzip(true))
+        .layer(RequestBodyLimitLayer::new(
+            shared.config.http_max_body_bytes,
+        ))
         .layer(cors)
         .with_state(shared)
 }

@@ -91,6 +91,27 @@ pub struct MasterConfig {
     /// Seconds after a server's poll was due before another instance sharing the
     /// database takes it over from the one holding it (default 30).
     pub lease_slack_secs: u64,
+    /// HTTP: milliseconds a client has to send a request's whole head, counted from the
+    /// connection's start or the end of its previous answer, so also how long an idle
+    /// connection is kept (default 10000).
+    pub http_header_timeout_ms: u64,
+    /// HTTP: milliseconds without a byte read or written on a connection whose request is
+    /// being answered (a client that stops reading its answer) before it is closed
+    /// (default 30000).
+    pub http_idle_timeout_ms: u64,
+    /// HTTP: largest request body (default 16384); a longer one is refused with 413
+    /// before it is read. The API only answers GET, so a body is never needed.
+    pub http_max_body_bytes: usize,
+    /// HTTP: bytes buffered per connection to read a request's head (default 16384, at
+    /// least 8192); a longer head is refused with 431.
+    pub http_max_header_bytes: usize,
+    /// HTTP: connections open at once from one source IP address (IPv6: /64); more are
+    /// closed as soon as they are accepted (default 32). Behind a reverse proxy every
+    /// client has the proxy's address: raise it to `http_max_connections`.
+    pub http_max_connections_per_ip: usize,
+    /// HTTP: connections open at once in all; more are closed as soon as they are
+    /// accepted (default 512; keep it well below the open-file limit).
+    pub http_max_connections: usize,
 }
 
 impl Default for MasterConfig {
@@ -115,6 +136,12 @@ impl Default for MasterConfig {
             instance: None,
             refresh_ms: 1000,
             lease_slack_secs: 30,
+            http_header_timeout_ms: 10_000,
+            http_idle_timeout_ms: 30_000,
+            http_max_body_bytes: 16_384,
+            http_max_header_bytes: 16_384,
+            http_max_connections_per_ip: 32,
+            http_max_connections: 512,
         }
     }
 }

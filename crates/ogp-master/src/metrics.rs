@@ -25,6 +25,10 @@ pub struct Metrics {
     pub servers: Family<Labels, Gauge>,
     /// HTTP requests by route and status code.
     pub http_requests: Family<Labels, Counter>,
+    /// HTTP connections open now.
+    pub http_connections: Gauge,
+    /// HTTP connections closed as soon as accepted, by the cap they met (source, total).
+    pub http_refused: Family<Labels, Counter>,
     /// Valve list requests by outcome (served, rate_limited, bad_filter).
     pub list_requests: Family<Labels, Counter>,
     /// Datagrams on the UDP port that were nothing we read (malformed, unknown source).
@@ -54,6 +58,8 @@ impl Default for Metrics {
         let poll_batch_seconds = Histogram::new([0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0]);
         let servers = Family::<Labels, Gauge>::default();
         let http_requests = Family::<Labels, Counter>::default();
+        let http_connections = Gauge::default();
+        let http_refused = Family::<Labels, Counter>::default();
         let list_requests = Family::<Labels, Counter>::default();
         let dropped = Family::<Labels, Counter>::default();
         let db_seconds =
@@ -79,6 +85,16 @@ impl Default for Metrics {
             "http_requests",
             "HTTP requests by route and status code",
             http_requests.clone(),
+        );
+        registry.register(
+            "http_connections",
+            "HTTP connections open now",
+            http_connections.clone(),
+        );
+        registry.register(
+            "http_refused_connections",
+            "HTTP connections closed as soon as accepted, by the cap they met",
+            http_refused.clone(),
         );
         registry.register(
             "list_requests",
@@ -107,6 +123,8 @@ impl Default for Metrics {
             poll_batch_seconds,
             servers,
             http_requests,
+            http_connections,
+            http_refused,
             list_requests,
             dropped,
             db_seconds,

@@ -439,7 +439,7 @@ impl RateLimiter {
 
 /// The rate limiter's key of a source: its family (4 or 6) and its IPv4 address or IPv6
 /// /64.
-fn source_key(ip: IpAddr) -> (u8, u64) {
+pub(crate) fn source_key(ip: IpAddr) -> (u8, u64) {
     match canonical_ip(ip) {
         IpAddr::V4(v4) => (4u8, u64::from(u32::from(v4))),
         IpAddr::V6(v6) => (6u8, (u128::from(v6) >> 64) as u64),

@@ -6,6 +6,9 @@
 //! `0.0.0.0:0`. What servers send to masters (OGP uplinks, GameSpy heartbeats) is in
 //! [`crate::announce`] and the protocols' folders; [`registry`] is what a master does
 //! with them: classify, rate-limit, verify by querying back without amplifying.
+//! [`connections`] decides which connections a master's HTTP server takes (caps per
+//! source address and in total).
 
+pub mod connections;
 pub mod registry;
 pub mod valve;
