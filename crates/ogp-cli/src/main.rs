@@ -157,9 +157,12 @@ enum Command {
         no_challenge: bool,
         /// Answers per second allowed per source address (IPv6: per /64). Each source has
         /// two such budgets: one for answers to requests with its valid challenge, which
-        /// nobody else can spend, and one for everything else (challenges, errors), which
-        /// a spoofer using its address can; all sources together get at most 10,000 of
-        /// the latter per second.
+        /// nobody else can spend, and one for the other answers larger than their request
+        /// (errors, pings), which a spoofer using its address can. Challenges (at most 3×
+        /// their request) and answers no larger than their request have no per-source
+        /// limit, so that a spoofer cannot cut off a client that asks for a fresh
+        /// challenge before each query; all sources together get at most 10,000 answers
+        /// without a valid challenge per second.
         #[arg(long, default_value_t = 20.0, value_name = "N", value_parser = positive)]
         rate: f32,
         /// Burst allowed per source address (at least 1).
@@ -421,8 +424,9 @@ fn main() -> ExitCode {
             config.ogp.colors = colors;
             config.ogp.player_addresses = player_addresses;
             config.ogp_draft.require_challenge = !no_challenge;
-            // Each source's two budgets: answers to its valid challenges, and every
-            // other answer (which a spoofer can trigger in its name).
+            // Each source's two budgets: answers to its valid challenges, and the other
+            // answers a spoofer can trigger in its name that are larger than the request
+            // and no challenge (challenges are held to the overall budget only).
             config.rate = RateConfig::new(rate, burst);
             config.unproven_rate = RateConfig::new(rate, burst);
             config.gamespy3.enabled = !no_gamespy3;

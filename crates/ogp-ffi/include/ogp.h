@@ -145,7 +145,11 @@ typedef struct ogp_config {
   float rate;
   // Burst of those answers (default 40).
   float burst;
-  // Answers per second to each source that did not (challenges, errors; default 20).
+  // Answers per second to each source that did not, when they are larger than its
+  // request (errors, pings; default 20). Challenges (at most 3 times the request) and
+  // answers no larger than the request are not limited per source, only overall: a
+  // per-source limit on them would let a spoofer using a client's address cut the
+  // client off.
   float unproven_rate;
   // Burst of those answers (default 40).
   float unproven_burst;

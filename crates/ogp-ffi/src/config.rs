@@ -66,7 +66,11 @@ pub struct ogp_config {
     pub rate: f32,
     /// Burst of those answers (default 40).
     pub burst: f32,
-    /// Answers per second to each source that did not (challenges, errors; default 20).
+    /// Answers per second to each source that did not, when they are larger than its
+    /// request (errors, pings; default 20). Challenges (at most 3 times the request) and
+    /// answers no larger than the request are not limited per source, only overall: a
+    /// per-source limit on them would let a spoofer using a client's address cut the
+    /// client off.
     pub unproven_rate: f32,
     /// Burst of those answers (default 40).
     pub unproven_burst: f32,

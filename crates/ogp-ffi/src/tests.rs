@@ -662,3 +662,64 @@ fn stats_respect_the_callers_size() {
         ogp_responder_stop(r);
     }
 }
+
+/// The C API's game-owned responder is the sans-IO one, so a spoofer sending A2S_INFO
+/// (and the OGP probe) with a client's address at 2,000 a second does not stop the
+/// client, which asks for a fresh challenge before every query, from being answered;
+/// the spoofed requests get their challenges, none larger than 3× the request.
+#[test]
+fn a_spoofer_cannot_stop_a_client_that_asks_for_a_fresh_challenge() {
+    let r = owned_responder();
+    let st = ogp_status_new();
+    // SAFETY: live status and responder.
+    unsafe {
+        let (h, hl) = s("spoofed");
+        assert_eq!(ogp_status_set_host_name(st, h, hl), OGP_OK);
+        assert_eq!(ogp_responder_publish(r, st), OGP_OK);
+    }
+    let info = b"\xff\xff\xff\xffTSource Engine Query\x00".to_vec();
+    let probe = [0xff, 0xff, 0xff, 0xff, b'O', b'G', b'P', 0, 3, 1, 0];
+    let victim = |port: u16| -> SocketAddr { ([192, 0, 2, 7], port).into() };
+    let mut sent = Sent::default();
+    let (mut asked, mut answered, mut largest) = (0, 0, 0.0f64);
+    // 5 simulated seconds: 2 spoofed datagrams a millisecond, alternating A2S and OGP;
+    // the victim's A2S exchange every 150 ms.
+    for ms in 0..5_000u64 {
+        for k in 0..2u16 {
+            let d: &[u8] = if k == 0 { &info } else { &probe };
+            sent.datagrams.clear();
+            assert!(handle(r, victim(1024 + k), d, ms, &mut sent) >= 0);
+            for (_, reply) in &sent.datagrams {
+                largest = largest.max(reply.len() as f64 / d.len() as f64);
+            }
+        }
+        if ms % 150 == 149 {
+            asked += 1;
+            sent.datagrams.clear();
+            handle(r, victim(27005), &info, ms, &mut sent);
+            let challenge = match sent.datagrams.as_slice() {
+                [(_, c)] if c.len() == 9 && c[4] == b'A' => c[5..9].to_vec(),
+                _ => continue,
+            };
+            let mut again = info.clone();
+            again.extend_from_slice(&challenge);
+            sent.datagrams.clear();
+            handle(r, victim(27005), &again, ms, &mut sent);
+            if sent
+                .datagrams
+                .first()
+                .is_some_and(|(_, d)| d.get(4) == Some(&b'I'))
+            {
+                answered += 1;
+            }
+        }
+    }
+    assert_eq!(answered, asked, "victim answered {answered} of {asked}");
+    assert!(asked >= 33);
+    assert!(largest > 0.0 && largest <= 3.0, "{largest}");
+    // SAFETY: live status and responder, each freed once.
+    unsafe {
+        ogp_status_free(st);
+        ogp_responder_stop(r);
+    }
+}

@@ -81,11 +81,14 @@ async fn a_source_has_one_budget_across_threads() {
     config.unproven_rate = RateConfig::new(0.001, 10.0);
     let h = spawn(config, 2).await;
     let addr: SocketAddr = h.local_addr();
-    let ping = [0xff, 0xff, 0xff, 0xff, b'O', b'G', b'P', 0, 3, 0, 0];
+    // A query of a type nobody serves: Error 1, one byte more than the query, which is
+    // charged to the source's budget of unproven answers (a ping or a challenge, no
+    // larger than their request or a challenge, would only be charged overall).
+    let bad_type = [0xff, 0xff, 0xff, 0xff, b'O', b'G', b'P', 0, 3, 0x42, 0];
     let mut sockets = Vec::new();
     for _ in 0..40 {
         let s = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-        s.send_to(&ping, addr).await.unwrap();
+        s.send_to(&bad_type, addr).await.unwrap();
         sockets.push(s);
     }
     let mut answered = 0;

@@ -96,14 +96,19 @@ pub struct ResponderConfig {
     /// Per-source rate limit of answers to sources that proved their address (a valid
     /// challenge or token): a spoofer using the address cannot spend it.
     pub rate: RateConfig,
-    /// Per-source rate limit of every other answer (challenges, errors, answers without
-    /// a challenge), which a spoofer can trigger in a source's name.
+    /// Per-source rate limit of the other answers that a spoofer can trigger in a
+    /// source's name and that give it something: answers without a valid challenge that
+    /// are larger than their request (errors, pings, answers a protocol gives without a
+    /// challenge), except a protocol's challenge. Challenges (in one datagram of at most
+    /// 3 times the request) and answers no larger than their request are not held to
+    /// it, only to `unproven_total`: a per-source limit on them is what lets a spoofer
+    /// cut off a client that asks for a fresh challenge before every query.
     pub unproven_rate: RateConfig,
-    /// Overall limit of those answers, all sources together: a flood of spoofed sources
-    /// costs bounded work and sends a bounded number of (small) datagrams. Sources that
-    /// proved their address within `challenge_period` (a client that keeps watching the
-    /// server) are not held to it, only to `unproven_rate`, so a flood that spends it
-    /// does not cut them off. Responders with limits of their own
+    /// Overall limit of every answer without a valid challenge, all sources together: a
+    /// flood of spoofed sources costs bounded work and sends a bounded number of (small)
+    /// datagrams. Sources that proved their address within `challenge_period` (a client
+    /// that keeps watching the server) are not cut off when a flood spends it: they are
+    /// held to `unproven_rate` instead. Responders with limits of their own
     /// ([`Responder::use_own_limits`]) each hold their share of it.
     pub unproven_total: RateConfig,
     /// Sources tracked by the rate limiter (memory is about 24 bytes each), shared out
@@ -621,9 +626,16 @@ impl Responder {
         // Charged after the protocol has said whether the source proved its address
         // (see `decide`).
         if !out.is_empty() {
+            let charge = if proven {
+                Charge::Proven
+            } else if gives_nothing(kind, datagram.len(), out) {
+                Charge::GivesNothing
+            } else {
+                Charge::Unproven
+            };
             let allowed = self
                 .limits
-                .allow(now, ip, proven, self.config.challenge_period);
+                .allow(now, ip, charge, self.config.challenge_period);
             if !allowed {
                 out.clear();
                 self.stats.rate_limited += 1;
@@ -710,18 +722,18 @@ impl Limits {
     }
 
     /// Whether answers to `ip` may go out now (and charges them).
-    fn allow(&mut self, now: Instant, ip: IpAddr, proven: bool, period: Duration) -> bool {
+    fn allow(&mut self, now: Instant, ip: IpAddr, charge: Charge, period: Duration) -> bool {
         match self {
             Self::Shared {
                 proven: p,
                 unproven: u,
                 total: t,
-            } => decide(&mut &**p, &mut &**u, &mut &**t, now, ip, proven, period),
+            } => decide(&mut &**p, &mut &**u, &mut &**t, now, ip, charge, period),
             Self::Own {
                 proven: p,
                 unproven: u,
                 total: t,
-            } => decide(p, u, t, now, ip, proven, period),
+            } => decide(p, u, t, now, ip, charge, period),
         }
     }
 }
@@ -767,27 +779,70 @@ impl Bucket for &SharedTokenBucket {
     }
 }
 
-/// Answers to a valid challenge (`proven`) spend the source's own budget, which a spoofer
-/// cannot touch; everything else spends a budget of its own, per source and overall. A
-/// source that proved its address within `period` (it has a bucket in the proven table,
-/// where only proof puts one) skips the overall budget: a flood of spoofed sources spends
-/// that budget, and would otherwise starve the clients that keep querying us of their
-/// challenges. It still spends its per-source budget, so what can be sent toward it
-/// stays capped.
+/// The largest ratio of a challenge answer to its request that is answered without a
+/// per-source limit (security.md §3.2: a challenge may carry a copy of the query).
+const MAX_CHALLENGE_RATIO: usize = 3;
+
+/// Which budget an answer is charged to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Charge {
+    /// To a source that proved its address: its own budget.
+    Proven,
+    /// An answer that proves nothing but gives a spoofer nothing either: no larger than
+    /// its request, or a challenge of one datagram at most [`MAX_CHALLENGE_RATIO`] times
+    /// its request. Only the overall budget.
+    GivesNothing,
+    /// Any other answer that proves nothing: the source's budget and the overall one.
+    Unproven,
+}
+
+/// Whether an unproven answer (`out`, of `kind`, to a request of `request` bytes) is
+/// one that a spoofer gains nothing by: no more bytes than the request (sending to the
+/// victim directly costs the same), or the protocol's challenge in one datagram of at
+/// most [`MAX_CHALLENGE_RATIO`] times the request (the step every real client takes
+/// before each query, so that a per-source limit on it is what a spoofer uses to cut
+/// the client off).
+fn gives_nothing(kind: Option<AnswerKind>, request: usize, out: &Transmits) -> bool {
+    let bytes = out.total_bytes();
+    bytes <= request
+        || (kind == Some(AnswerKind::Challenge)
+            && out.len() == 1
+            && bytes <= request.saturating_mul(MAX_CHALLENGE_RATIO))
+}
+
+/// Answers to a valid challenge ([`Charge::Proven`]) spend the source's own budget,
+/// which a spoofer cannot touch.
+///
+/// Answers that give a spoofer nothing ([`Charge::GivesNothing`]: challenges and
+/// answers no larger than their request) spend only the overall budget, never the
+/// source's: a spoofer sending in a client's name at any rate would otherwise spend the
+/// client's budget, and the client, which asks for a fresh challenge before every
+/// query, would be cut off. When a flood of spoofed sources has spent the overall
+/// budget, a source that proved its address within `period` (it has a bucket in the
+/// proven table, where only proof puts one) still gets them from its per-source budget
+/// of unproven answers.
+///
+/// Every other answer that proves nothing ([`Charge::Unproven`]) spends the source's
+/// budget of unproven answers and the overall budget; a source that proved its address
+/// within `period` skips the overall one, so that a flood that spends it does not
+/// starve the clients that keep querying us. What can be sent toward any address stays
+/// capped by the per-source budget.
 fn decide(
     p: &mut impl SourceBudget,
     u: &mut impl SourceBudget,
     t: &mut impl Bucket,
     now: Instant,
     ip: IpAddr,
-    proven: bool,
+    charge: Charge,
     period: Duration,
 ) -> bool {
     let ok = |d: RateDecision| d == RateDecision::Allow;
-    if proven {
-        ok(p.check(now, ip))
-    } else {
-        ok(u.check(now, ip)) && (p.knows(now, ip, period) || ok(t.check(now)))
+    match charge {
+        Charge::Proven => ok(p.check(now, ip)),
+        Charge::GivesNothing => {
+            ok(t.check(now)) || (p.knows(now, ip, period) && ok(u.check(now, ip)))
+        }
+        Charge::Unproven => ok(u.check(now, ip)) && (p.knows(now, ip, period) || ok(t.check(now))),
     }
 }
 

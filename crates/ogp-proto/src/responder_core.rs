@@ -497,7 +497,9 @@ pub trait ProtocolResponder {
     /// Whether the answers of this outcome went to a source that proved it receives at
     /// its address (a valid challenge or token). Such answers are charged to the
     /// source's own budget, which a spoofer using its address cannot spend; every other
-    /// answer (challenges, errors, answers without a challenge) to a budget of its own.
+    /// answer to the overall budget of answers that prove nothing, and, unless it gives a
+    /// spoofer nothing (a challenge of at most 3× the request, or no larger than the
+    /// request), to the source's budget of those.
     fn proven(&self, outcome: &Self::Outcome) -> bool;
 
     /// The kind of answer this outcome sent, if it answered.

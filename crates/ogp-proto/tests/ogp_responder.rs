@@ -115,6 +115,11 @@ fn php_query(challenge: u32) -> Vec<u8> {
 
 const PHP_PROBE: &str = "ffffffff4f475000 03 01 00";
 const PYOGP_PROBE: &str = "ffffffff4f475000 07 01 12 00000000";
+/// The PHP probe with a packet type we do not answer (0x42): answered with Error 1 (the
+/// header and the error value, one byte more than the probe). Unlike the challenge a
+/// probe gets, that answer gives a spoofer a byte and is not a challenge, so it is
+/// charged to the source's own budget of unproven answers.
+const BAD_TYPE_PROBE: &str = "ffffffff4f475000 03 42 00";
 
 fn decode_answer(d: &[u8]) -> Answer {
     match ogp::decode(d)
@@ -982,10 +987,12 @@ fn rate_limit_per_source() {
     let mut h = Harness::with_config(demo_state(), config);
     let a = addr("192.0.2.20:1");
     let b = addr("192.0.2.21:1");
-    let probe = hex(PHP_PROBE);
+    let probe = hex(BAD_TYPE_PROBE);
     for i in 0..5 {
         let (o, out) = h.send_at(Duration::ZERO, a, &probe);
         assert_eq!(out.len(), 1, "query {i}: {o:?}");
+        assert_eq!(o, Outcome::Ogp(OgpOutcome::Error(ErrorValue::INVALID_TYPE)));
+        assert!(out[0].len() > probe.len());
     }
     let (o, out) = h.send_at(Duration::ZERO, a, &probe);
     assert_eq!(o, Outcome::RateLimited);
@@ -1007,6 +1014,11 @@ fn rate_limit_per_source() {
     assert!(out.is_empty());
     // another IP is unaffected
     let (o, out) = h.send_at(Duration::ZERO, b, &probe);
+    assert_eq!(o, Outcome::Ogp(OgpOutcome::Error(ErrorValue::INVALID_TYPE)));
+    assert_eq!(out.len(), 1);
+    // the challenge a probe gets gives a spoofer nothing: not charged to the source, so
+    // the exhausted source still gets it
+    let (o, out) = h.send_at(Duration::ZERO, a, &hex(PHP_PROBE));
     assert_eq!(
         o,
         Outcome::Ogp(OgpOutcome::Error(ErrorValue::INVALID_CHALLENGE))
@@ -1037,7 +1049,7 @@ fn a_hundred_thousand_sources() {
     let mut unbounded = ResponderConfig::default();
     unbounded.unproven_total = RateConfig::new(1e9, 1e9);
     let mut h = Harness::with_config(demo_state(), unbounded.clone());
-    let probe = hex(PHP_PROBE);
+    let probe = hex(BAD_TYPE_PROBE);
     // all at one instant: fresh sources are answered while their slots are free; the
     // table's size bounds how many (plus the shared overflow bucket's burst of 40)
     let mut answered = 0usize;

@@ -100,17 +100,24 @@ fn each_drop_reason_is_counted_once_under_its_reason() {
         assert_eq!(after.received_bytes, before.received_bytes + d.len() as u64);
         assert_eq!(after.breakdown.answer_counts().map(|a| a.2).sum::<u64>(), 0);
     }
-    // rate limited: the first challenge goes out, the second is held back
+    // rate limited: an OGP query of a type we do not serve gets Error 1, one byte more
+    // than it (charged to the source's budget of unproven answers: one); the first goes
+    // out, the second is held back
+    let bad_type = b"\xFF\xFF\xFF\xFFOGP\x00\x03\x42\x00";
+    assert_eq!(h.send(7, bad_type).len(), 1);
+    assert!(h.send(7, bad_type).is_empty());
+    // (a challenge gives a spoofer nothing and is not charged to the source: both go out)
     assert_eq!(h.send(7, A2S_INFO).len(), 1);
-    assert!(h.send(7, A2S_INFO).is_empty());
+    assert_eq!(h.send(7, A2S_INFO).len(), 1);
     let s = h.r.stats();
     assert_eq!(s.breakdown.dropped(DropReason::RateLimited), 1);
     assert_eq!(s.rate_limited, 1);
     assert_eq!(
-        s.breakdown.answers(Protocol::A2s, AnswerKind::Challenge),
+        s.breakdown.answers(Protocol::Ogp, AnswerKind::Error),
         1,
         "the held-back answer is not counted"
     );
+    assert_eq!(s.breakdown.answers(Protocol::A2s, AnswerKind::Challenge), 2);
     // every reason was counted exactly once, and the older counters agree
     for (r, n) in drops(&s) {
         assert_eq!(n, 1, "{r:?}");
