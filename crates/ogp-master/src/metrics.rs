@@ -25,7 +25,8 @@ pub struct Metrics {
     pub servers: Family<Labels, Gauge>,
     /// HTTP requests by route and status code.
     pub http_requests: Family<Labels, Counter>,
-    /// Valve list requests by outcome (served, rate_limited, bad_filter).
+    /// Valve list requests by outcome (served, rate_limited, over_total_budget,
+    /// bad_filter).
     pub list_requests: Family<Labels, Counter>,
     /// Datagrams on the UDP port that were nothing we read (malformed, unknown source).
     pub dropped: Family<Labels, Counter>,
