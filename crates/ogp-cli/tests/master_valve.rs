@@ -284,3 +284,53 @@ fn many_sources_together_get_at_most_the_total_list_budget() {
         assert!(*g <= 2 * MIN_REQUEST_BYTES * MAX_AMPLIFICATION, "{g}");
     }
 }
+
+/// `GET /metrics` over HTTP/1.0 (a body delimited by the connection's end): the value of
+/// `ogp_master_list_requests_total` with `outcome`, 0 when absent.
+fn list_requests(m: &MasterProc, outcome: &str) -> u64 {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect_timeout(&m.http, Duration::from_secs(5)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let key = format!("ogp_master_list_requests_total{{outcome=\"{outcome}\"}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&key))
+        .map_or(0, |v| v.trim().parse::<f64>().unwrap() as u64)
+}
+
+/// The budgets come before the filter: a request the budget does not cover is dropped
+/// without its filter being read (before, every filter was parsed and matched first, and
+/// only the finished page was weighed against the budget).
+#[test]
+fn an_over_budget_request_is_dropped_before_its_filter_is_read() {
+    let dir = TempDir::new("master-valve-order");
+    let m = MasterProc::start(
+        &dir.0,
+        &format!("list_total_bytes_per_second = {}", 10 * MAX_PAGE_BYTES),
+    );
+    // a filter that does not parse: a key without a value
+    let bad = request("\\name_match");
+    let s = UdpSocket::bind("127.0.0.3:0").unwrap();
+    let t = Instant::now();
+    for _ in 0..100 {
+        s.send_to(&bad, m.udp).unwrap();
+    }
+    let counted = |o: &str| list_requests(&m, o);
+    let (mut bad_filter, mut over) = (0, 0);
+    while t.elapsed() < Duration::from_secs(30) {
+        (bad_filter, over) = (counted("bad_filter"), counted("over_total_budget"));
+        if bad_filter + over >= 100 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let allowed = 40.0 + 10.0 * t.elapsed().as_secs_f64();
+    eprintln!("100 requests with a bad filter: {bad_filter} read, {over} dropped unread");
+    assert_eq!(bad_filter + over, 100, "every request counted once");
+    assert!(
+        bad_filter >= 40 && bad_filter as f64 <= allowed && over > 0,
+        "{bad_filter} filters read ({allowed:.0} allowed), {over} dropped over the budget"
+    );
+}
