@@ -1,7 +1,8 @@
 //! `ogp master`'s Valve list under the attacks of issue 29 (items 2 and 5), end to end
 //! on loopback: a costly `name_match` filter sent from many spoofed-looking addresses
-//! must not stall the UDP loop, and list answers toward many addresses together stay
-//! within the total byte budget, each address getting at most 116 times what it sent.
+//! must not stall the UDP loop; list answers toward many addresses together stay within
+//! the total byte budget, each address getting at most 116 times what it sent; and the
+//! budget is weighed before the filter is read.
 
 mod common;
 
