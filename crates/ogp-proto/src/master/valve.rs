@@ -817,6 +817,25 @@ mod tests {
     }
 
     #[test]
+    fn the_shortest_request_is_12_bytes() {
+        let shortest = b"\x31\xff0.0.0.0:0\x00";
+        assert_eq!(shortest.len(), MIN_REQUEST_BYTES);
+        assert!(ListRequest::decode(shortest).is_ok());
+        for n in 0..shortest.len() {
+            assert!(ListRequest::decode(&shortest[..n]).is_err(), "{n} bytes");
+        }
+        // no shorter seed is an IPv4 address and a port
+        for seed in ["0.0.0.0:", "0.0.0:0", "0.0.0.0", ":0"] {
+            let mut d = vec![REQUEST_TYPE, region::ALL];
+            d.extend_from_slice(seed.as_bytes());
+            d.push(0);
+            assert!(ListRequest::decode(&d).is_err(), "{seed}");
+        }
+        assert_eq!(MAX_PAGE_BYTES, 1_392);
+        assert_eq!(MAX_AMPLIFICATION, 116);
+    }
+
+    #[test]
     fn pages_round_trip_with_big_endian_ports() {
         let servers: Vec<SocketAddrV4> = (0..300u16)
             .map(|i| SocketAddrV4::new(Ipv4Addr::new(10, 0, (i >> 8) as u8, i as u8), 27015 + i))
