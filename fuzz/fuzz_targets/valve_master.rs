@@ -10,8 +10,9 @@
 //! request, with a filter of at most 1024 bytes; a decoded reply has at most one entry per
 //! 6 bytes and re-encodes (in pages) to the same servers; a parsed filter has at most 64
 //! conditions at the top level and matching it terminates; a [`Glob`] matches exactly when
-//! a matcher by dynamic programming over every pair of positions does; pages are ascending, after the
-//! seed, at most the page size, and `end` exactly when nothing is left.
+//! a matcher by dynamic programming over every pair of positions does; pages are
+//! ascending, after the seed, at most the page size, and `end` exactly when nothing is
+//! left.
 #![no_main]
 
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
