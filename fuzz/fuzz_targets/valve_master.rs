@@ -3,22 +3,42 @@
 //!
 //! Input: `[k: u8]` then the data. `k & 3` picks what the data is: 0 a request datagram,
 //! 1 a reply datagram, 2 a filter string (lossy UTF-8) matched against a fixed status,
-//! 3 a seed and a list to page through.
+//! and, split at its first newline, a pattern and a text for [`Glob`], 3 a seed and a
+//! list to page through.
 //!
 //! Asserts: no panic; a decoded request re-encodes to a datagram that decodes to the same
 //! request, with a filter of at most 1024 bytes; a decoded reply has at most one entry per
 //! 6 bytes and re-encodes (in pages) to the same servers; a parsed filter has at most 64
-//! conditions at the top level and matching it terminates; pages are ascending, after the
-//! seed, at most the page size, and `end` exactly when nothing is left.
+//! conditions at the top level and matching it terminates; a [`Glob`] matches exactly when
+//! a matcher by dynamic programming over every pair of positions does; pages are
+//! ascending, after the seed, at most the page size, and `end` exactly when nothing is
+//! left.
 #![no_main]
 
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 
 use libfuzzer_sys::fuzz_target;
 use ogp_proto::master::valve::{
-    decode_page, encode_page, page_after, sortable, Filter, ListRequest, MAX_CONDITIONS,
+    decode_page, encode_page, page_after, sortable, Filter, Glob, ListRequest, MAX_CONDITIONS,
     MAX_ENTRIES_PER_PAGE, MAX_FILTER_BYTES,
 };
+
+/// Whether `t` matches `p` (`*` matches any run of bytes), by dynamic programming over
+/// every pair of positions: slow, obviously right.
+fn reference(p: &[u8], t: &[u8]) -> bool {
+    let mut m = vec![vec![false; t.len() + 1]; p.len() + 1];
+    m[p.len()][t.len()] = true;
+    for i in (0..p.len()).rev() {
+        for j in (0..=t.len()).rev() {
+            m[i][j] = if p[i] == b'*' {
+                m[i + 1][j] || (j < t.len() && m[i][j + 1])
+            } else {
+                j < t.len() && p[i] == t[j] && m[i + 1][j + 1]
+            };
+        }
+    }
+    m[0][0]
+}
 use ogp_proto::Status;
 
 fuzz_target!(|data: &[u8]| {
@@ -63,6 +83,12 @@ fuzz_target!(|data: &[u8]| {
                 )
                 .unwrap();
                 let _ = f.matches("10.0.0.1:27015".parse::<SocketAddr>().unwrap(), &status);
+            }
+            if let Some((p, t)) = s.split_once('\n') {
+                if p.len() <= 256 && t.len() <= 256 {
+                    let want = reference(p.as_bytes(), t.as_bytes());
+                    assert_eq!(Glob::new(p).matches(t), want, "{p:?} {t:?}");
+                }
             }
         }
         _ => {

@@ -75,8 +75,13 @@ pub struct MasterConfig {
     /// dropped and verified at their next announcement.
     pub max_pending_verifications: usize,
     /// Bytes of list replies per second per source IP address (default 65536, burst four
-    /// times that): what a spoofed list request can make us send is bounded by it.
+    /// times that): what spoofed list requests can make us send to one address is
+    /// bounded by it. Every reply is counted as a full page (1,392 bytes).
     pub list_bytes_per_second: u32,
+    /// Bytes of list replies per second to all source addresses together (default
+    /// 1048576, burst four times that): what spoofed list requests can make us send in
+    /// all is bounded by it.
+    pub list_total_bytes_per_second: u32,
     /// Datagrams per second the poller sends (default 10000).
     pub poll_rate: u32,
     /// Every this many polls, a server is asked in every protocol again, to learn which
@@ -131,6 +136,7 @@ impl Default for MasterConfig {
             verifications_per_second: 1000,
             max_pending_verifications: 4096,
             list_bytes_per_second: 65536,
+            list_total_bytes_per_second: 1_048_576,
             poll_rate: 10_000,
             rediscover_every: 10,
             instance: None,

@@ -29,7 +29,8 @@ pub struct Metrics {
     pub http_connections: Gauge,
     /// HTTP connections closed as soon as accepted, by the cap they met (source, total).
     pub http_refused: Family<Labels, Counter>,
-    /// Valve list requests by outcome (served, rate_limited, bad_filter).
+    /// Valve list requests by outcome (served, rate_limited, over_total_budget,
+    /// bad_filter).
     pub list_requests: Family<Labels, Counter>,
     /// Datagrams on the UDP port that were nothing we read (malformed, unknown source).
     pub dropped: Family<Labels, Counter>,

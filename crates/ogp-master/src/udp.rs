@@ -1,6 +1,7 @@
 //! The master's UDP port: registrations in, verification queries out from this same
 //! socket (so that a server behind NAT, which just sent to it, lets the answer in), and
-//! Valve list requests answered within a byte budget per source.
+//! Valve list requests answered within a byte budget per source and in total, checked
+//! before the filter and the list are looked at.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -10,7 +11,9 @@ use ogp_proto::guard::RateConfig;
 use ogp_proto::master::registry::{
     classify, Admission, Inbound, Known, Registrar, RegistrarConfig, Verdict,
 };
-use ogp_proto::master::valve::{Filter, ListBudget, ListRequest};
+use ogp_proto::master::valve::{
+    encode_page, Filter, ListAdmission, ListBudget, ListBudgetConfig, ListRequest,
+};
 use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, watch};
 
@@ -92,7 +95,11 @@ pub(crate) async fn run(shared: Arc<Shared>, sock: UdpSocket, mut stop: watch::R
     let mut secret = [0u8; 16];
     let _ = getrandom::fill(&mut secret);
     let mut registrar = Registrar::new(registrar_config(&shared), secret, now);
-    let mut list_budget = ListBudget::new(shared.config.list_bytes_per_second, secret, now);
+    let budgets = ListBudgetConfig::new(
+        shared.config.list_bytes_per_second,
+        shared.config.list_total_bytes_per_second,
+    );
+    let mut list_budget = ListBudget::new(budgets, secret, now);
     let (tx, rx) = mpsc::channel(16384);
     let writer_task = tokio::spawn(writer(shared.clone(), rx));
     let mut buf = vec![0u8; 2048];
@@ -239,24 +246,32 @@ async fn answer_list(
     now: Instant,
 ) {
     let m = &shared.metrics;
-    let Ok(filter) = Filter::parse(&req.filter) else {
+    // the budgets first: a refused request costs no filter and no list work
+    let admission = budget.admit(now, from.ip());
+    if admission != ListAdmission::Answer {
         m.list_requests
-            .get_or_create(&label("outcome", "bad_filter"))
+            .get_or_create(&label("outcome", admission.name()))
             .inc();
         return;
+    }
+    let filter = match Filter::parse(&req.filter) {
+        Ok(f) => f,
+        Err(e) => {
+            tracing::debug!("{from}: list request refused: {e}");
+            m.list_requests
+                .get_or_create(&label("outcome", "bad_filter"))
+                .inc();
+            return;
+        }
     };
     let (servers, end) = match shared.list.read() {
         Ok(l) => l.valve_page(&filter, req.seed),
         Err(_) => return,
     };
-    if !budget.answer(now, from.ip(), &servers, end, out) {
-        m.list_requests
-            .get_or_create(&label("outcome", "rate_limited"))
-            .inc();
-        return;
-    }
+    out.clear();
+    encode_page(&servers, end, out);
     m.list_requests
-        .get_or_create(&label("outcome", "served"))
+        .get_or_create(&label("outcome", admission.name()))
         .inc();
     let _ = sock.send_to(out, from).await;
 }
