@@ -1047,6 +1047,7 @@ mod tests {
         let s = reg.stats();
         assert!(s.dropped[3] > 50_000, "the flood saturates: {s:?}");
         let took = took.unwrap_or_else(|| panic!("never verified: {s:?}"));
+        eprintln!("verified {took:?} after its uplink; {s:?}");
         assert!(took < Duration::from_secs(2), "{took:?}");
         assert!(s.sent_bytes <= s.received_bytes, "{s:?}");
     }
@@ -1069,6 +1070,7 @@ mod tests {
         );
         assert!(reg.pending() <= 256 + 1, "{}", reg.pending());
         let took = took.unwrap_or_else(|| panic!("never verified: {s:?}"));
+        eprintln!("verified {took:?} after its uplink; {s:?}");
         assert!(took < Duration::from_secs(2), "{took:?}");
     }
 
