@@ -41,7 +41,10 @@
 //! ([`RegistrarConfig::reserve_pending`]) is kept for prefixes that started no
 //! verification within [`RegistrarConfig::seen_window`]. A flood from thousands of
 //! addresses fills the general share; a real server that starts meanwhile comes from a
-//! prefix the flood has not used and is verified from the reserve at once.
+//! prefix the flood has not used and is verified from the reserve at once. A full pool
+//! makes room by ending its oldest verification that has had no reply for
+//! [`RegistrarConfig::evict_after`] (1 s), so that the places the flood took in its
+//! first pass, while its prefixes were new, come free within a second.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -231,6 +234,10 @@ pub struct RegistrarConfig {
     /// A prefix that started a verification (or tried to) within this long is "seen" and
     /// has no claim on the reserve (default 30 s).
     pub seen_window: Duration,
+    /// A verification that has had no reply this long after it started may be ended to
+    /// make room for a new one when its pool is full (default 1 s: a real server
+    /// answers the probe within a round trip, a forged source never does).
+    pub evict_after: Duration,
 }
 
 impl Default for RegistrarConfig {
@@ -247,6 +254,7 @@ impl Default for RegistrarConfig {
             reserve: RateConfig::new(250.0, 500.0),
             reserve_pending: 512,
             seen_window: Duration::from_secs(30),
+            evict_after: Duration::from_secs(1),
         }
     }
 }
@@ -353,6 +361,8 @@ pub struct RegistrarStats {
     pub dropped: [u64; 5],
     /// Verifications started from the reserve (a prefix not seen lately).
     pub reserved: u64,
+    /// Verifications ended early, unanswered, to make room (counted in `failed` too).
+    pub evicted: u64,
     /// Datagrams withheld by the no-amplification rule.
     pub withheld: u64,
     /// Bytes sent toward addresses under verification.
@@ -371,6 +381,7 @@ struct Pending {
     replies: u32,
     prefix: IpAddr,
     reserved: bool,
+    started: Instant,
 }
 
 /// Verifies registrations (see the module docs). Sans-IO: the caller passes in what
@@ -392,6 +403,9 @@ pub struct Registrar {
     per_prefix: HashMap<IpAddr, usize>,
     /// Verifications in progress that came from the reserve.
     reserved: usize,
+    /// Verifications of the general pool and of the reserve, oldest first (entries of
+    /// finished ones are skipped when they come up): the candidates for eviction.
+    order: [VecDeque<(Instant, SocketAddr)>; 2],
     pending: HashMap<SocketAddr, Pending>,
     ready: VecDeque<SocketAddr>,
     /// Deadlines of the pending machines, earliest first; an entry is stale when its
@@ -426,6 +440,7 @@ impl Registrar {
             reserve_starts: TokenBucket::new(config.reserve, now),
             per_prefix: HashMap::new(),
             reserved: 0,
+            order: [VecDeque::new(), VecDeque::new()],
             options,
             pending: HashMap::new(),
             ready: VecDeque::new(),
@@ -451,6 +466,73 @@ impl Registrar {
     /// Verifications in progress.
     pub fn pending(&self) -> usize {
         self.pending.len()
+    }
+
+    fn order_mut(&mut self, reserved: bool) -> &mut VecDeque<(Instant, SocketAddr)> {
+        let [general, reserve] = &mut self.order;
+        if reserved {
+            reserve
+        } else {
+            general
+        }
+    }
+
+    /// Whether the pool has a verification to evict: its oldest unanswered one, started
+    /// at least `evict_after` ago. Drops finished and answered entries from the front.
+    fn can_evict(&mut self, now: Instant, reserved: bool) -> bool {
+        let evict_after = self.config.evict_after;
+        let [general, reserve] = &mut self.order;
+        let order = if reserved { reserve } else { general };
+        while let Some(&(t, addr)) = order.front() {
+            match self.pending.get(&addr) {
+                Some(p) if p.started == t && p.reserved == reserved && p.replies == 0 => {
+                    return now.saturating_duration_since(t) >= evict_after;
+                }
+                _ => {
+                    order.pop_front();
+                }
+            }
+        }
+        false
+    }
+
+    /// Ends the verification at the front of the pool's order (checked by
+    /// [`can_evict`](Self::can_evict)) as failed: no answer.
+    fn evict(&mut self, reserved: bool) {
+        let Some((_, addr)) = self.order_mut(reserved).pop_front() else {
+            return;
+        };
+        let Some(p) = self.remove(addr) else {
+            return;
+        };
+        self.stats.failed += 1;
+        self.stats.evicted += 1;
+        self.verdicts.push_back(Verdict::Failed {
+            addr,
+            protocol: p.machine.protocol(),
+            error: QueryError::NoAnswer {
+                protocol: p.machine.protocol(),
+                step: None,
+                attempts: 1,
+            },
+            withheld: p.withheld,
+            replies: p.replies,
+        });
+    }
+
+    /// Removes a verification, with its places in the counts.
+    fn remove(&mut self, addr: SocketAddr) -> Option<Pending> {
+        let p = self.pending.remove(&addr)?;
+        if p.reserved {
+            self.reserved = self.reserved.saturating_sub(1);
+        }
+        if let Some(n) = self.per_prefix.get_mut(&p.prefix) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.per_prefix.remove(&p.prefix);
+            }
+        }
+        Some(p)
     }
 
     fn reserve_pending(&self) -> usize {
@@ -519,15 +601,24 @@ impl Registrar {
         }
         let reserve_pending = self.reserve_pending();
         let general = self.config.max_pending.saturating_sub(reserve_pending);
-        let reserved = if self.pending.len().saturating_sub(self.reserved) < general
+        // A full pool makes room by ending its oldest verification that has had no reply
+        // for `evict_after` (a forged one: its source never answers).
+        let general_full = self.pending.len().saturating_sub(self.reserved) >= general;
+        let reserve_full = self.reserved >= reserve_pending;
+        let reserved = if (!general_full || self.can_evict(now, false))
             && self.starts.check(now) == RateDecision::Allow
         {
+            if general_full {
+                self.evict(false);
+            }
             false
         } else if !seen
-            && self.reserved < reserve_pending
-            && self.pending.len() < self.config.max_pending
+            && (!reserve_full || self.can_evict(now, true))
             && self.reserve_starts.check(now) == RateDecision::Allow
         {
+            if reserve_full {
+                self.evict(true);
+            }
             true
         } else {
             return self.drop_for(DropReason::Busy);
@@ -545,8 +636,26 @@ impl Registrar {
                 replies: 0,
                 prefix,
                 reserved,
+                started: now,
             },
         );
+        let order = self.order_mut(reserved);
+        order.push_back((now, from));
+        if order.len()
+            > reserve_pending
+                .max(general)
+                .saturating_mul(4)
+                .saturating_add(1024)
+        {
+            let pending = &self.pending;
+            let [g, r] = &mut self.order;
+            let order = if reserved { r } else { g };
+            order.retain(|(t, a)| {
+                pending
+                    .get(a)
+                    .is_some_and(|p| p.started == *t && p.reserved == reserved)
+            });
+        }
         *self.per_prefix.entry(prefix).or_insert(0) += 1;
         if reserved {
             self.reserved += 1;
@@ -670,18 +779,9 @@ impl Registrar {
             return;
         };
         let protocol = p.machine.protocol();
-        let Some(p) = self.pending.remove(&addr) else {
+        let Some(p) = self.remove(addr) else {
             return;
         };
-        if p.reserved {
-            self.reserved = self.reserved.saturating_sub(1);
-        }
-        if let Some(n) = self.per_prefix.get_mut(&p.prefix) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                self.per_prefix.remove(&p.prefix);
-            }
-        }
         let verdict = match result {
             Ok(mut answer) => {
                 self.stats.verified += 1;
@@ -1049,6 +1149,20 @@ mod tests {
         let took = took.unwrap_or_else(|| panic!("never verified: {s:?}"));
         eprintln!("verified {took:?} after its uplink; {s:?}");
         assert!(took < Duration::from_secs(2), "{took:?}");
+        assert!(s.sent_bytes <= s.received_bytes, "{s:?}");
+    }
+
+    #[test]
+    fn a_real_server_is_verified_two_seconds_into_a_flood_from_new_prefixes() {
+        // the flood's first pass over its 10,000 prefixes takes the reserve (each is new
+        // then); its unanswered verifications make room after 1 s
+        let (took, reg) = flood_with_late_server(10, 6, 10_000, spread, Duration::from_secs(2));
+        let s = reg.stats();
+        let took = took.unwrap_or_else(|| panic!("never verified: {s:?}"));
+        eprintln!("verified {took:?} after its uplink; {s:?}");
+        assert!(took < Duration::from_secs(2), "{took:?}");
+        assert!(s.evicted > 0, "{s:?}");
+        assert!(reg.pending() <= reg.config().max_pending);
         assert!(s.sent_bytes <= s.received_bytes, "{s:?}");
     }
 
