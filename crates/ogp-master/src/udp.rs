@@ -39,6 +39,9 @@ fn registrar_config(shared: &Shared) -> RegistrarConfig {
         c.verifications_per_second as f32,
         (c.verifications_per_second as f32 * 2.0).max(1.0),
     );
+    let per_prefix = c.verifications_per_prefix_per_second as f32;
+    r.per_prefix = RateConfig::new(per_prefix, per_prefix.max(256.0));
+    r.max_pending_per_prefix = c.max_pending_verifications_per_prefix.max(1);
     r
 }
 
