@@ -147,6 +147,7 @@ pub fn run(args: &Args) -> Result<()> {
              poll_interval_secs = 20\nmax_servers_per_ip = 100000\nregistrations_per_minute = 100000000\n\
              verifications_per_second = 100000\nmax_pending_verifications = 100000\nlist_bytes_per_second = 1000000000\n\
              list_total_bytes_per_second = 1000000000\n\
+             verifications_per_prefix_per_second = 100000\nmax_pending_verifications_per_prefix = 100000\n\
              refresh_ms = 500\n"
         ),
     )?;

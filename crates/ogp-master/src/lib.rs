@@ -74,6 +74,12 @@ pub struct MasterConfig {
     /// Verifications in progress at once (default 4096); registrations beyond it are
     /// dropped and verified at their next announcement.
     pub max_pending_verifications: usize,
+    /// Verifications started per second per source prefix, IPv4 /24 or IPv6 /48
+    /// (default 20, burst 256 or a second's worth if more): a flood from one network
+    /// gets its share, not the whole.
+    pub verifications_per_prefix_per_second: u32,
+    /// Verifications in progress per source prefix (default 256).
+    pub max_pending_verifications_per_prefix: usize,
     /// Bytes of list replies per second per source IP address (default 65536, burst four
     /// times that): what spoofed list requests can make us send to one address is
     /// bounded by it. Every reply is counted as a full page (1,392 bytes).
@@ -135,6 +141,8 @@ impl Default for MasterConfig {
             registrations_per_minute: 240,
             verifications_per_second: 1000,
             max_pending_verifications: 4096,
+            verifications_per_prefix_per_second: 20,
+            max_pending_verifications_per_prefix: 256,
             list_bytes_per_second: 65536,
             list_total_bytes_per_second: 1_048_576,
             poll_rate: 10_000,

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ogp_proto::guard::RateConfig;
+use ogp_proto::guard::{RateConfig, RateDecision, RateLimiter};
 use ogp_proto::master::registry::{
     classify, Admission, Inbound, Known, Registrar, RegistrarConfig, Verdict,
 };
@@ -20,6 +20,10 @@ use tokio::sync::{mpsc, watch};
 use crate::metrics::{label, labels};
 use crate::store::Verified;
 use crate::{now_ms, Shared};
+
+/// Receive buffer: 65,536 bytes, more than the largest UDP payload (65,507 bytes over
+/// IPv4, 65,527 over IPv6).
+const RECV_BUF: usize = 65536;
 
 /// A database write the UDP loop asks for (it never waits for the database itself).
 enum Write {
@@ -38,6 +42,9 @@ fn registrar_config(shared: &Shared) -> RegistrarConfig {
         c.verifications_per_second as f32,
         (c.verifications_per_second as f32 * 2.0).max(1.0),
     );
+    let per_prefix = c.verifications_per_prefix_per_second as f32;
+    r.per_prefix = RateConfig::new(per_prefix, per_prefix.max(256.0));
+    r.max_pending_per_prefix = c.max_pending_verifications_per_prefix.max(1);
     r
 }
 
@@ -102,7 +109,12 @@ pub(crate) async fn run(shared: Arc<Shared>, sock: UdpSocket, mut stop: watch::R
     let mut list_budget = ListBudget::new(budgets, secret, now);
     let (tx, rx) = mpsc::channel(16384);
     let writer_task = tokio::spawn(writer(shared.clone(), rx));
-    let mut buf = vec![0u8; 2048];
+    // As large as a datagram can be: a verification answer of any size arrives whole
+    // (the scan engine that polls reads 64 KiB too).
+    let mut buf = vec![0u8; RECV_BUF];
+    // One warning per address and 10 minutes for a server that answered and still was
+    // not verified.
+    let mut warned = RateLimiter::new(RateConfig::new(1.0 / 600.0, 1.0), 4096, secret, now);
     let mut out = Vec::with_capacity(1400);
     loop {
         let wake = registrar.poll_timeout().map(tokio::time::Instant::from_std);
@@ -161,16 +173,31 @@ pub(crate) async fn run(shared: Arc<Shared>, sock: UdpSocket, mut stop: watch::R
                     protocol,
                     error,
                     withheld,
+                    replies,
                 } => {
                     shared
                         .metrics
                         .verifications
                         .get_or_create(&labels("protocol", protocol.name(), "outcome", "failed"))
                         .inc();
-                    tracing::debug!(
-                        "{addr}: not verified ({}): {error} ({withheld} datagrams withheld)",
-                        protocol.name()
-                    );
+                    // A forged registration's source never answers: that is the flood's
+                    // noise, logged at debug. One that answered is a real server the
+                    // operator wants to hear about.
+                    if replies > 0 && warned.check(now, addr.ip()) == RateDecision::Allow {
+                        tracing::warn!(
+                            "{addr}: not verified ({}), not listed: {error}; it answered \
+                             {replies} datagram(s), but gave no usable answer to the status \
+                             query. A server sends no answer that does not fit one datagram \
+                             (this project's OGP responder: 8,192 bytes unsplit): look for \
+                             an overlong field in its status (host name, game name, map)",
+                            protocol.name()
+                        );
+                    } else {
+                        tracing::debug!(
+                            "{addr}: not verified ({}): {error} ({withheld} datagrams withheld)",
+                            protocol.name()
+                        );
+                    }
                 }
             }
         }

@@ -31,12 +31,26 @@
 //! verifications in progress ([`RegistrarConfig::max_pending`]), listed servers per IP
 //! address ([`RegistrarConfig::max_servers_per_ip`]); private, loopback and other
 //! non-global addresses only with [`RegistrarConfig::allow_private`].
+//!
+//! Fair shares under a flood: forged registrations cost nothing to send, and each one
+//! that starts a verification holds a place for the whole verification (5 s, since a
+//! forged source never answers). So the capacity is shared by source prefix (IPv4 /24,
+//! IPv6 /48): each prefix starts at most [`RegistrarConfig::per_prefix`] verifications
+//! and holds at most [`RegistrarConfig::max_pending_per_prefix`] at once, and a reserve
+//! of starts ([`RegistrarConfig::reserve`]) and of places
+//! ([`RegistrarConfig::reserve_pending`]) is kept for prefixes that started no
+//! verification within [`RegistrarConfig::seen_window`]. A flood from thousands of
+//! addresses fills the general share; a real server that starts meanwhile comes from a
+//! prefix the flood has not used and is verified from the reserve at once. A full pool
+//! makes room by ending its oldest verification that has had no reply for
+//! [`RegistrarConfig::evict_after`] (1 s), so that the places the flood took in its
+//! first pass, while its prefixes were new, come free within a second.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::hash::Hasher;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use siphasher::sip::SipHasher24;
 
@@ -48,6 +62,10 @@ use crate::gamespy3::heartbeat::{Heartbeat, StateChanged};
 use crate::guard::{RateConfig, RateDecision, RateLimiter, TokenBucket};
 use crate::ogp::query::DefaultQuery;
 use crate::protocol::Protocol;
+
+/// Prefixes remembered as seen (a table of 32-byte slots: 2 MiB). A flood from more
+/// prefixes than this within the seen window can make some of its prefixes look new.
+const SEEN_PREFIXES: usize = 1 << 16;
 
 /// What arrived on a master's UDP port.
 #[derive(Debug, Clone, PartialEq)]
@@ -156,6 +174,20 @@ fn is_global_v4(ip: Ipv4Addr) -> bool {
         || (a == 198 && (18..20).contains(&b)))
 }
 
+/// The prefix a source shares verification capacity with: its IPv4 /24 or IPv6 /48
+/// (IPv4-mapped IPv6 addresses as IPv4), as an address with the host bits cleared.
+pub fn prefix_of(ip: IpAddr) -> IpAddr {
+    let v4 = match ip {
+        IpAddr::V4(v4) => Some(v4),
+        IpAddr::V6(v6) => v6.to_ipv4_mapped(),
+    };
+    match (v4, ip) {
+        (Some(v4), _) => IpAddr::V4(Ipv4Addr::from(u32::from(v4) & 0xffff_ff00)),
+        (None, IpAddr::V6(v6)) => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & !0u128 << 80)),
+        (None, IpAddr::V4(v4)) => IpAddr::V4(v4),
+    }
+}
+
 fn is_global_v6(ip: Ipv6Addr) -> bool {
     let s = ip.segments();
     !(ip.is_loopback()
@@ -187,6 +219,25 @@ pub struct RegistrarConfig {
     /// Timers of a verification query (default: 1 s per attempt, 2 retries, 5 s in
     /// all).
     pub timing: Timing,
+    /// Verifications started per source prefix (IPv4 /24, IPv6 /48); default 20 a
+    /// second with a burst of 256 (a prefix's servers restarting together).
+    pub per_prefix: RateConfig,
+    /// Verifications in progress per source prefix (default 256).
+    pub max_pending_per_prefix: usize,
+    /// Verifications started per second from the reserve, for prefixes not seen within
+    /// [`seen_window`](Self::seen_window), beyond [`verifications`](Self::verifications)
+    /// (default 250, burst 500).
+    pub reserve: RateConfig,
+    /// Places of [`max_pending`](Self::max_pending) kept for verifications from the
+    /// reserve (default 512; at most half of `max_pending`).
+    pub reserve_pending: usize,
+    /// A prefix that started a verification (or tried to) within this long is "seen" and
+    /// has no claim on the reserve (default 30 s).
+    pub seen_window: Duration,
+    /// A verification that has had no reply this long after it started may be ended to
+    /// make room for a new one when its pool is full (default 1 s: a real server
+    /// answers the probe within a round trip, a forged source never does).
+    pub evict_after: Duration,
 }
 
 impl Default for RegistrarConfig {
@@ -198,6 +249,12 @@ impl Default for RegistrarConfig {
             verifications: RateConfig::new(1000.0, 2000.0),
             max_pending: 4096,
             timing: Timing::default(),
+            per_prefix: RateConfig::new(20.0, 256.0),
+            max_pending_per_prefix: 256,
+            reserve: RateConfig::new(250.0, 500.0),
+            reserve_pending: 512,
+            seen_window: Duration::from_secs(30),
+            evict_after: Duration::from_secs(1),
         }
     }
 }
@@ -231,6 +288,8 @@ pub enum DropReason {
     TooManyOnIp,
     /// Too many verifications in progress, or started this second.
     Busy,
+    /// The source's prefix (IPv4 /24, IPv6 /48) used its share of verifications.
+    PrefixBusy,
 }
 
 impl DropReason {
@@ -241,6 +300,7 @@ impl DropReason {
             Self::RateLimited => "rate_limited",
             Self::TooManyOnIp => "too_many_on_ip",
             Self::Busy => "busy",
+            Self::PrefixBusy => "prefix_busy",
         }
     }
 }
@@ -278,6 +338,10 @@ pub enum Verdict {
         error: QueryError,
         /// Datagrams not sent because the address had not sent us as many bytes.
         withheld: u32,
+        /// Datagrams that came back from the address during the verification (0 for a
+        /// forged registration: its source never answers). A server that answered and
+        /// still failed is worth telling its operator about.
+        replies: u32,
     },
 }
 
@@ -293,8 +357,12 @@ pub struct RegistrarStats {
     /// Verifications failed.
     pub failed: u64,
     /// Registrations dropped, by [`DropReason`] (private, rate-limited, too many on
-    /// the IP, busy).
-    pub dropped: [u64; 4],
+    /// the IP, busy, prefix busy).
+    pub dropped: [u64; 5],
+    /// Verifications started from the reserve (a prefix not seen lately).
+    pub reserved: u64,
+    /// Verifications ended early, unanswered, to make room (counted in `failed` too).
+    pub evicted: u64,
     /// Datagrams withheld by the no-amplification rule.
     pub withheld: u64,
     /// Bytes sent toward addresses under verification.
@@ -310,6 +378,10 @@ struct Pending {
     received: u64,
     sent: u64,
     withheld: u32,
+    replies: u32,
+    prefix: IpAddr,
+    reserved: bool,
+    started: Instant,
 }
 
 /// Verifies registrations (see the module docs). Sans-IO: the caller passes in what
@@ -322,6 +394,18 @@ pub struct Registrar {
     options: Options,
     per_source: RateLimiter,
     starts: TokenBucket,
+    prefix_starts: RateLimiter,
+    /// Prefixes that reached the start decision lately: a bucket of one token that takes
+    /// `seen_window` to refill, so that its slot is kept that long.
+    seen: RateLimiter,
+    reserve_starts: TokenBucket,
+    /// Verifications in progress per prefix (entries removed at zero).
+    per_prefix: HashMap<IpAddr, usize>,
+    /// Verifications in progress that came from the reserve.
+    reserved: usize,
+    /// Verifications of the general pool and of the reserve, oldest first (entries of
+    /// finished ones are skipped when they come up): the candidates for eviction.
+    order: [VecDeque<(Instant, SocketAddr)>; 2],
     pending: HashMap<SocketAddr, Pending>,
     ready: VecDeque<SocketAddr>,
     /// Deadlines of the pending machines, earliest first; an entry is stale when its
@@ -346,6 +430,17 @@ impl Registrar {
         Self {
             per_source: RateLimiter::new(config.per_source, capacity, secret, now),
             starts: TokenBucket::new(config.verifications, now),
+            prefix_starts: RateLimiter::new(config.per_prefix, capacity, secret, now),
+            seen: RateLimiter::new(
+                RateConfig::new(1.0 / config.seen_window.as_secs_f32().max(0.001), 1.0),
+                SEEN_PREFIXES,
+                secret,
+                now,
+            ),
+            reserve_starts: TokenBucket::new(config.reserve, now),
+            per_prefix: HashMap::new(),
+            reserved: 0,
+            order: [VecDeque::new(), VecDeque::new()],
             options,
             pending: HashMap::new(),
             ready: VecDeque::new(),
@@ -373,12 +468,84 @@ impl Registrar {
         self.pending.len()
     }
 
+    fn order_mut(&mut self, reserved: bool) -> &mut VecDeque<(Instant, SocketAddr)> {
+        let [general, reserve] = &mut self.order;
+        if reserved {
+            reserve
+        } else {
+            general
+        }
+    }
+
+    /// Whether the pool has a verification to evict: its oldest unanswered one, started
+    /// at least `evict_after` ago. Drops finished and answered entries from the front.
+    fn can_evict(&mut self, now: Instant, reserved: bool) -> bool {
+        let evict_after = self.config.evict_after;
+        let [general, reserve] = &mut self.order;
+        let order = if reserved { reserve } else { general };
+        while let Some(&(t, addr)) = order.front() {
+            match self.pending.get(&addr) {
+                Some(p) if p.started == t && p.reserved == reserved && p.replies == 0 => {
+                    return now.saturating_duration_since(t) >= evict_after;
+                }
+                _ => {
+                    order.pop_front();
+                }
+            }
+        }
+        false
+    }
+
+    /// Ends the verification at the front of the pool's order (checked by
+    /// [`can_evict`](Self::can_evict)) as failed: no answer.
+    fn evict(&mut self, reserved: bool) {
+        let Some((_, addr)) = self.order_mut(reserved).pop_front() else {
+            return;
+        };
+        let Some(p) = self.remove(addr) else {
+            return;
+        };
+        self.stats.failed += 1;
+        self.stats.evicted += 1;
+        self.verdicts.push_back(Verdict::Failed {
+            addr,
+            protocol: p.machine.protocol(),
+            error: QueryError::NoAnswer {
+                protocol: p.machine.protocol(),
+                step: None,
+                attempts: 1,
+            },
+            withheld: p.withheld,
+            replies: p.replies,
+        });
+    }
+
+    /// Removes a verification, with its places in the counts.
+    fn remove(&mut self, addr: SocketAddr) -> Option<Pending> {
+        let p = self.pending.remove(&addr)?;
+        if p.reserved {
+            self.reserved = self.reserved.saturating_sub(1);
+        }
+        if let Some(n) = self.per_prefix.get_mut(&p.prefix) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.per_prefix.remove(&p.prefix);
+            }
+        }
+        Some(p)
+    }
+
+    fn reserve_pending(&self) -> usize {
+        self.config.reserve_pending.min(self.config.max_pending / 2)
+    }
+
     fn drop_for(&mut self, reason: DropReason) -> Admission {
         let i = match reason {
             DropReason::Private => 0,
             DropReason::RateLimited => 1,
             DropReason::TooManyOnIp => 2,
             DropReason::Busy => 3,
+            DropReason::PrefixBusy => 4,
         };
         if let Some(c) = self.stats.dropped.get_mut(i) {
             *c += 1;
@@ -422,11 +589,40 @@ impl Registrar {
         if known.servers_on_ip >= self.config.max_servers_per_ip {
             return self.drop_for(DropReason::TooManyOnIp);
         }
-        if self.pending.len() >= self.config.max_pending
-            || self.starts.check(now) == RateDecision::Limited
+        let prefix = prefix_of(from.ip());
+        // Seen: this prefix started (or tried to start) a verification lately. Asked
+        // before this registration is charged to it.
+        let seen = self.seen.knows(now, prefix, self.config.seen_window);
+        let _ = self.seen.check(now, prefix);
+        if self.per_prefix.get(&prefix).copied().unwrap_or(0) >= self.config.max_pending_per_prefix
+            || self.prefix_starts.check(now, prefix) == RateDecision::Limited
         {
-            return self.drop_for(DropReason::Busy);
+            return self.drop_for(DropReason::PrefixBusy);
         }
+        let reserve_pending = self.reserve_pending();
+        let general = self.config.max_pending.saturating_sub(reserve_pending);
+        // A full pool makes room by ending its oldest verification that has had no reply
+        // for `evict_after` (a forged one: its source never answers).
+        let general_full = self.pending.len().saturating_sub(self.reserved) >= general;
+        let reserve_full = self.reserved >= reserve_pending;
+        let reserved = if (!general_full || self.can_evict(now, false))
+            && self.starts.check(now) == RateDecision::Allow
+        {
+            if general_full {
+                self.evict(false);
+            }
+            false
+        } else if !seen
+            && (!reserve_full || self.can_evict(now, true))
+            && self.reserve_starts.check(now) == RateDecision::Allow
+        {
+            if reserve_full {
+                self.evict(true);
+            }
+            true
+        } else {
+            return self.drop_for(DropReason::Busy);
+        };
         let id = self.next_id();
         let machine = Machine::new(registration.protocol(), &self.options, id, now);
         self.pending.insert(
@@ -437,8 +633,34 @@ impl Registrar {
                 received: len,
                 sent: 0,
                 withheld: 0,
+                replies: 0,
+                prefix,
+                reserved,
+                started: now,
             },
         );
+        let order = self.order_mut(reserved);
+        order.push_back((now, from));
+        if order.len()
+            > reserve_pending
+                .max(general)
+                .saturating_mul(4)
+                .saturating_add(1024)
+        {
+            let pending = &self.pending;
+            let [g, r] = &mut self.order;
+            let order = if reserved { r } else { g };
+            order.retain(|(t, a)| {
+                pending
+                    .get(a)
+                    .is_some_and(|p| p.started == *t && p.reserved == reserved)
+            });
+        }
+        *self.per_prefix.entry(prefix).or_insert(0) += 1;
+        if reserved {
+            self.reserved += 1;
+            self.stats.reserved += 1;
+        }
         self.stats.started += 1;
         self.stats.received_bytes = self.stats.received_bytes.saturating_add(len);
         self.ready.push_back(from);
@@ -454,6 +676,7 @@ impl Registrar {
         };
         let len = u64::try_from(datagram.len()).unwrap_or(u64::MAX);
         p.received = p.received.saturating_add(len);
+        p.replies = p.replies.saturating_add(1);
         self.stats.received_bytes = self.stats.received_bytes.saturating_add(len);
         p.machine.handle_datagram(now, datagram);
         self.ready.push_back(from);
@@ -556,7 +779,7 @@ impl Registrar {
             return;
         };
         let protocol = p.machine.protocol();
-        let Some(p) = self.pending.remove(&addr) else {
+        let Some(p) = self.remove(addr) else {
             return;
         };
         let verdict = match result {
@@ -576,6 +799,7 @@ impl Registrar {
                     protocol,
                     error,
                     withheld: p.withheld,
+                    replies: p.replies,
                 }
             }
         };
@@ -839,18 +1063,144 @@ mod tests {
         // pending verifications are capped
         let cfg = RegistrarConfig {
             max_pending: 10,
+            reserve_pending: 0,
             ..RegistrarConfig::default()
         };
         let mut reg = Registrar::new(cfg, [1; 16], t0);
         let mut busy = 0;
         for i in 0..100u8 {
-            let a = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(203, 0, 114, i)), 1);
+            let a = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(203, 0, i, 1)), 1);
             if reg.register(t0, a, &r, 13, Known::default()) == Admission::Dropped(DropReason::Busy)
             {
                 busy += 1;
             }
         }
         assert_eq!((busy, reg.pending()), (90, 10));
+    }
+
+    /// Floods a registrar with forged uplinks, `per_ms` a millisecond for `secs`
+    /// simulated seconds, from `sources` addresses (`source(i)`), while a real server
+    /// registers once at `late`; returns how long after its registration it was verified
+    /// (None: never), and the registrar.
+    fn flood_with_late_server(
+        per_ms: usize,
+        secs: u64,
+        sources: u32,
+        source: impl Fn(u32) -> SocketAddr,
+        late: Duration,
+    ) -> (Option<Duration>, Registrar) {
+        let t0 = Instant::now();
+        let mut reg = Registrar::new(RegistrarConfig::default(), [5; 16], t0);
+        let mut responder = Responder::new(ResponderConfig::default(), [3; 32], t0);
+        let master: SocketAddr = "192.0.2.1:27900".parse().unwrap();
+        let server: SocketAddr = "93.184.216.34:27015".parse().unwrap();
+        let d = uplink();
+        let r = Registration::OgpUplink { game_id: 7 };
+        let mut out = Transmits::default();
+        let mut next = 0u32;
+        let mut registered_at = None;
+        for ms in 0..secs * 1000 {
+            let now = t0 + Duration::from_millis(ms);
+            for _ in 0..per_ms {
+                reg.register(now, source(next % sources), &r, d.len(), Known::default());
+                next = next.wrapping_add(1);
+            }
+            if registered_at.is_none() && now >= t0 + late {
+                reg.register(now, server, &r, d.len(), Known::default());
+                registered_at = Some(now);
+            }
+            if reg.poll_timeout().is_some_and(|t| t <= now) {
+                reg.handle_timeout(now);
+            }
+            while let Some((to, q)) = reg.poll_transmit(now) {
+                if to != server {
+                    continue; // a forged source: nobody answers
+                }
+                responder.handle(now, master, &q, &status(), &mut out);
+                let replies: Vec<Vec<u8>> = out.iter().map(<[u8]>::to_vec).collect();
+                out.clear();
+                for a in replies {
+                    reg.handle_reply(now, server, &a);
+                }
+            }
+            while let Some(v) = reg.poll_verdict() {
+                if let (Verdict::Verified { addr, .. }, Some(at)) = (&v, registered_at) {
+                    if *addr == server {
+                        return (Some(now - at), reg);
+                    }
+                }
+            }
+        }
+        (None, reg)
+    }
+
+    /// A spoofed source in a /24 of its own: 11.x.y.1.
+    fn spread(i: u32) -> SocketAddr {
+        SocketAddr::new(IpAddr::V4(Ipv4Addr::from(0x0b00_0001 | (i << 8))), 27015)
+    }
+
+    #[test]
+    fn a_real_server_is_verified_at_once_during_a_flood_from_ten_thousand_prefixes() {
+        // 9,900 forged uplinks a second (about 129 KB/s) from 10,000 addresses, each in
+        // its own /24, for 20 s; a real server registers once, 10 s in
+        let (took, reg) = flood_with_late_server(10, 20, 10_000, spread, Duration::from_secs(10));
+        let s = reg.stats();
+        assert!(s.dropped[3] > 50_000, "the flood saturates: {s:?}");
+        let took = took.unwrap_or_else(|| panic!("never verified: {s:?}"));
+        eprintln!("verified {took:?} after its uplink; {s:?}");
+        assert!(took < Duration::from_secs(2), "{took:?}");
+        assert!(s.sent_bytes <= s.received_bytes, "{s:?}");
+    }
+
+    #[test]
+    fn a_real_server_is_verified_two_seconds_into_a_flood_from_new_prefixes() {
+        // the flood's first pass over its 10,000 prefixes takes the reserve (each is new
+        // then); its unanswered verifications make room after 1 s
+        let (took, reg) = flood_with_late_server(10, 6, 10_000, spread, Duration::from_secs(2));
+        let s = reg.stats();
+        let took = took.unwrap_or_else(|| panic!("never verified: {s:?}"));
+        eprintln!("verified {took:?} after its uplink; {s:?}");
+        assert!(took < Duration::from_secs(2), "{took:?}");
+        assert!(s.evicted > 0, "{s:?}");
+        assert!(reg.pending() <= reg.config().max_pending);
+        assert!(s.sent_bytes <= s.received_bytes, "{s:?}");
+    }
+
+    #[test]
+    fn a_real_server_is_verified_at_once_during_a_flood_from_one_prefix() {
+        // the same rate from 10,000 ports of 254 addresses of one /24
+        let one = |i: u32| {
+            let host = (i % 254 + 1) as u8;
+            SocketAddr::new(
+                IpAddr::V4(Ipv4Addr::new(11, 1, 1, host)),
+                1024 + (i / 254) as u16,
+            )
+        };
+        let (took, reg) = flood_with_late_server(10, 12, 10_000, one, Duration::from_secs(6));
+        let s = reg.stats();
+        assert!(
+            s.dropped[4] > 10_000,
+            "the prefix is held to its share: {s:?}"
+        );
+        assert!(reg.pending() <= 256 + 1, "{}", reg.pending());
+        let took = took.unwrap_or_else(|| panic!("never verified: {s:?}"));
+        eprintln!("verified {took:?} after its uplink; {s:?}");
+        assert!(took < Duration::from_secs(2), "{took:?}");
+    }
+
+    #[test]
+    fn prefixes() {
+        for (a, p) in [
+            ("203.0.114.77", "203.0.114.0"),
+            ("::ffff:8.8.4.4", "8.8.4.0"),
+            ("2a00:1450:4001:81c::200e", "2a00:1450:4001::"),
+        ] {
+            assert_eq!(
+                prefix_of(a.parse().unwrap()),
+                p.parse::<IpAddr>().unwrap(),
+                "{a}"
+            );
+        }
     }
 
     #[test]
