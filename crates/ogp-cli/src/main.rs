@@ -109,11 +109,14 @@ enum Command {
         /// the status in the state-file schema, or the error; also when the query fails.
         #[arg(long)]
         json: bool,
-        /// Milliseconds to wait for an answer before sending again (grows 1.5× per retry).
+        /// Milliseconds to wait for an answer before sending again (grows 1.5× per retry);
+        /// once the server has answered anything, its round trip sets the wait instead
+        /// (never longer).
         #[arg(long, default_value_t = 1000, value_name = "MS",
               value_parser = clap::value_parser!(u64).range(1..=600_000))]
         timeout: u64,
-        /// How many times to send again when no answer comes.
+        /// How many times to send again when no answer comes, while the server has sent
+        /// nothing (a server that answered anything gets 8 per step, within the deadline).
         #[arg(long, default_value_t = 2, value_name = "N")]
         retries: u32,
         /// OGP: ask the server to split its answer into packets of at most this many bytes

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 use ogp_net::scan::{self, Protocol, QueryError, ScanConfig, ScanResult, Target};
-use ogp_proto::client::{Options, Timing};
+use ogp_proto::client::Options;
 use tokio::sync::mpsc;
 
 use crate::render::sanitize;
@@ -36,12 +36,15 @@ pub struct ScanArgs {
     /// Protocol of lines that give only HOST:PORT.
     #[arg(long, default_value = "auto", value_parser = parse_protocol)]
     pub protocol: Wanted,
-    /// Milliseconds to wait for an answer before sending again (grows 1.5× per retry).
+    /// Milliseconds to wait for an answer before sending again (grows 1.1× per retry);
+    /// once a target has answered anything, its round trip sets the wait instead (never
+    /// longer).
     #[arg(long, default_value_t = 500, value_name = "MS",
           value_parser = clap::value_parser!(u64).range(1..=600_000))]
     pub timeout: u64,
-    /// How many times to send again when no answer comes.
-    #[arg(long, default_value_t = 2, value_name = "N")]
+    /// How many times to send again when no answer comes, while the target has sent
+    /// nothing (a target that answered anything gets 8, within --deadline).
+    #[arg(long, default_value_t = 3, value_name = "N")]
     pub retries: u32,
     /// Milliseconds one target may take in all (a closed port is refused before, at
     /// once on Linux).
@@ -349,8 +352,11 @@ fn config(args: &ScanArgs) -> ScanConfig {
     cfg.rate = args.rate.max(1);
     cfg.max_in_flight = args.max_in_flight.max(1);
     cfg.resolve_concurrency = args.resolvers.max(1);
+    // The scan's own timing (its backoff, and more retries for targets that answered
+    // anything), with the options given.
     cfg.options = Options::with_timing(
-        Timing::default()
+        cfg.options
+            .timing
             .attempt_timeout(Duration::from_millis(args.timeout.max(1)))
             .retries(args.retries)
             .total_timeout(Duration::from_millis(args.deadline.max(1))),

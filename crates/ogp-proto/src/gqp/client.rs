@@ -365,16 +365,18 @@ impl QueryMachine {
         self.held_bytes = 0;
     }
 
-    fn adopt_token(&mut self, token: Text, bytes: usize) -> bool {
+    fn adopt_token(&mut self, now: Instant, token: Text, bytes: usize) -> bool {
         self.x.event(Event::Challenge {
             bytes,
             challenge: None,
         });
         self.token = Some(token);
-        self.x.follow_challenge()
+        self.x.follow_challenge(now)
     }
 
     fn on_replies(&mut self, now: Instant, replies: Vec<Reply>) {
+        // Whole replies of this server: it is alive, and its retries adapt.
+        self.x.heard(now);
         if let [only] = replies.as_slice() {
             if only.name.is_empty()
                 && matches!(
@@ -416,7 +418,7 @@ impl QueryMachine {
             let Some(r) = rest.next() else { return };
             if r.code == StatusCode::UNAUTHORISED {
                 if let Some(t) = dc1(&r) {
-                    if self.adopt_token(t.clone(), self.held_bytes) {
+                    if self.adopt_token(now, t.clone(), self.held_bytes) {
                         if self.opts.credentials.is_some() {
                             self.step = Step::Login;
                         }

@@ -271,7 +271,7 @@ impl QueryDriver for QueryMachine {
                     bytes,
                     challenge: Some(c),
                 });
-                if !self.x.follow_challenge() {
+                if !self.x.follow_challenge(now) {
                     return;
                 }
                 self.challenge = Some(c);
@@ -476,22 +476,26 @@ mod tests {
     #[test]
     fn a_challenge_resend_does_not_use_up_a_retry() {
         let t0 = Instant::now();
-        let mut m = QueryMachine::new(QueryOptions::default(), retries(0), 9, t0);
+        // No retries at all, even once the server has answered.
+        let timing = retries(0).alive_retries(0);
+        let mut m = QueryMachine::new(QueryOptions::default(), timing, 9, t0);
         assert!(m.poll_transmit(t0).is_some());
         let mut e = Vec::new();
         let mut eh = Header::answer(PacketType::ERROR);
         eh.challenge = Some(1234);
         eh.request_id = Some(9);
         super::super::encode_error(&eh, ErrorValue::INVALID_CHALLENGE, &[], &mut e);
-        m.handle_datagram(t0, &e);
-        let resend = m.poll_transmit(t0).expect("resent with the challenge");
+        let t1 = t0 + Duration::from_millis(40);
+        m.handle_datagram(t1, &e);
+        let resend = m.poll_transmit(t1).expect("resent with the challenge");
         let (h, _) = super::super::decode_query_header(&resend).unwrap();
         assert_eq!(h.challenge, Some(1234));
         // the answer to the resend is lost: the timeout ends the query (0 retries), after
-        // the full attempt timeout and not before
-        m.handle_timeout(t0 + Duration::from_millis(999));
+        // the attempt timeout of the measured round trip (40 ms: 40 + 4 × 20 = 120 ms,
+        // raised to MIN_ALIVE_TIMEOUT, 250 ms) and not before
+        m.handle_timeout(t1 + Duration::from_millis(249));
         assert!(!m.is_done());
-        m.handle_timeout(t0 + Duration::from_millis(1000));
+        m.handle_timeout(t1 + Duration::from_millis(250));
         assert!(matches!(
             m.take_result(),
             Some(Err(QueryError::NoAnswer { attempts: 2, .. }))

@@ -171,7 +171,7 @@ impl QueryDriver for QueryMachine {
                     challenge: Some(c),
                 };
                 self.x.event(event);
-                if self.x.follow_challenge() {
+                if self.x.follow_challenge(now) {
                     self.challenge = Some(c);
                     self.reasm = Reassembler::default();
                     self.x.timer.resend_now();
