@@ -57,13 +57,29 @@ pub struct QueryOptions {
 /// and ours split when asked; an answer that fits one packet is sent unsplit).
 pub const DEFAULT_MAX_BYTES_PER_PACKET: u16 = 1400;
 
-/// An unsplit answer at least this large that leaves out a section asked for may have
-/// been cut to fit a size limit (the smallest such cap seen in clients and servers is
-/// 2 KiB; ours is 8 KiB and drops sections down to well below it).
-const LARGE_UNSPLIT_BYTES: usize = 2048;
+/// The answer size limits known to cut OGP answers, unsplit: the smallest seen in clients
+/// and servers (2 KiB) and ours and the PHP client's (8 KiB). A server that drops whole
+/// sections to stay under one of them sends an answer that is still close to it.
+const UNSPLIT_LIMITS: [usize; 2] = [2048, 8192];
 
-/// The same for a split answer (half of our responder's 64 KiB cap on split answers).
-const LARGE_SPLIT_BYTES: usize = 32768;
+/// The same for split answers: our responder's cap on all packets together (64 KiB).
+const SPLIT_LIMITS: [usize; 1] = [65536];
+
+/// Whether an answer of `bytes` is close enough to a size limit (within a quarter of it,
+/// not over it) to have been cut to fit it. An answer further below every limit had room
+/// for more, so a section it lacks is one the server does not have or send: the
+/// reference server, which never drops sections, answers 2–3 KiB in one datagram without
+/// the sections it does not support.
+fn near_a_limit(bytes: usize, split: bool) -> bool {
+    let limits: &[usize] = if split {
+        &SPLIT_LIMITS
+    } else {
+        &UNSPLIT_LIMITS
+    };
+    limits
+        .iter()
+        .any(|&limit| bytes <= limit && bytes >= limit - limit / 4)
+}
 
 impl Default for QueryOptions {
     fn default() -> Self {
@@ -96,16 +112,11 @@ pub(crate) fn rejection(v: ErrorValue) -> Rejection {
 
 /// The warning for sections asked for and missing from an answer, when that looks like
 /// the server cutting its answer to a size limit rather than not having the data: the
-/// answer is large for its kind (a small answer without players is a server that does
-/// not publish them).
+/// answer's size is close under a known limit ([`near_a_limit`]; a small answer
+/// without players is a server that does not publish them, and so is a 3 KiB one).
 fn left_out(asked: Bits, got: Bits, answer_bytes: usize, split: bool) -> Option<String> {
     let missing = asked.and(request::ALL_LISTS).without(got);
-    let large = if split {
-        LARGE_SPLIT_BYTES
-    } else {
-        LARGE_UNSPLIT_BYTES
-    };
-    if missing.is_empty() || answer_bytes < large {
+    if missing.is_empty() || !near_a_limit(answer_bytes, split) {
         return None;
     }
     let names = [
@@ -509,11 +520,21 @@ mod tests {
         assert_eq!(left_out(all, all, 60000, true), None);
         // A small answer without players: a server that does not publish them.
         assert_eq!(left_out(all, request::SERVER_INFO, 300, true), None);
-        // A large answer without some sections: probably cut.
-        let w = left_out(all, request::SERVER_INFO, 40000, true).unwrap();
-        assert!(w.contains("players") && w.contains("40000 B split"), "{w}");
-        let w = left_out(all, info_players, 4000, false).unwrap();
+        // An answer close under a size limit without some sections: probably cut.
+        let w = left_out(all, request::SERVER_INFO, 60000, true).unwrap();
+        assert!(w.contains("players") && w.contains("60000 B split"), "{w}");
+        let w = left_out(all, info_players, 7900, false).unwrap();
         assert!(w.contains("no teams, rules, add-ons, limits"), "{w}");
+        let w = left_out(all, info_players, 2000, false).unwrap();
+        assert!(w.contains("2000 B in one datagram"), "{w}");
+        // Over 2 KiB in one datagram, far under 8 KiB: the size says nothing was cut (the
+        // reference server's answers without the sections it does not support).
+        for bytes in [2049, 2100, 3000, 4000, 6000] {
+            assert_eq!(left_out(all, info_players, bytes, false), None, "{bytes}");
+        }
+        // Over every limit: not cut to fit one either.
+        assert_eq!(left_out(all, info_players, 9000, false), None);
+        assert_eq!(left_out(all, info_players, 40000, true), None);
         // Sections not asked for are never missing.
         assert_eq!(
             left_out(request::SERVER_INFO, request::SERVER_INFO, 9000, false),
