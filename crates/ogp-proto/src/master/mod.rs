@@ -6,6 +6,9 @@
 //! `0.0.0.0:0`. What servers send to masters (OGP uplinks, GameSpy heartbeats) is in
 //! [`crate::announce`] and the protocols' folders; [`registry`] is what a master does
 //! with them: classify, rate-limit, verify by querying back without amplifying.
+//! [`list_client`] is the client's side of the lists (`ogp list`), bounded against a
+//! hostile master.
 
+pub mod list_client;
 pub mod registry;
 pub mod valve;
