@@ -86,7 +86,10 @@ fn decode_json_keeps_repeated_rule_keys() {
     std::fs::write(&file, &datagram).unwrap();
     // the plain output names all six
     let ran = run(
-        Command::new(BIN).arg("decode").arg(&file).env("NO_COLOR", "1"),
+        Command::new(BIN)
+            .arg("decode")
+            .arg(&file)
+            .env("NO_COLOR", "1"),
         LIMIT,
     );
     assert_eq!(ran.code, Some(0), "{}", ran.describe());
@@ -97,7 +100,10 @@ fn decode_json_keeps_repeated_rule_keys() {
             "mod = {v} missing:\n{text}"
         );
     }
-    let ran = run(Command::new(BIN).arg("decode").arg("--json").arg(&file), LIMIT);
+    let ran = run(
+        Command::new(BIN).arg("decode").arg("--json").arg(&file),
+        LIMIT,
+    );
     assert_eq!(ran.code, Some(0), "{}", ran.describe());
     let v = parse_json(&ran, "ogp decode --json", "answer.bin");
     let status = find_status(&v).unwrap_or_else(|| panic!("no status in {v}"));
@@ -137,7 +143,11 @@ fn query_json_keeps_repeated_rule_keys() {
         );
         assert_eq!(ran.code, Some(0), "{protocol}: {}", ran.describe());
         let v = parse_json(&ran, "ogp query --json", protocol);
-        check_rules(&ran.stdout, &v["status"], &format!("query -p {protocol} --json"));
+        check_rules(
+            &ran.stdout,
+            &v["status"],
+            &format!("query -p {protocol} --json"),
+        );
     }
     server.stop().unwrap();
 }
