@@ -522,7 +522,7 @@ impl Limit {
 /// values in the order sent (`{"a":"1","mod":["x","y"]}`), so that tools that keep one
 /// value per object key (jq, Python's `json`) lose none. Read back, an array becomes that
 /// many pairs; the position of a repeated key's later values among the other keys is the
-/// one thing not kept (docs/json.md).
+/// one thing not kept ([`Rules::grouped`]; docs/json.md).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Rules(pub Vec<(Text, Text)>);
 
@@ -550,8 +550,19 @@ impl Rules {
         self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
     }
 
+    /// The same pairs with each key's pairs moved up to the key's first appearance,
+    /// values in order: what these rules read back as from their JSON (a key sent more
+    /// than once is written once, with an array of its values).
+    #[must_use]
+    pub fn grouped(&self) -> Rules {
+        self.by_key()
+            .into_iter()
+            .flat_map(|(k, values)| values.into_iter().map(move |v| (k, v)))
+            .collect()
+    }
+
     /// Each key once, in the order of its first appearance, with all its values in order.
-    fn grouped(&self) -> Vec<(&str, Vec<&str>)> {
+    fn by_key(&self) -> Vec<(&str, Vec<&str>)> {
         let mut at: std::collections::HashMap<&str, usize> =
             std::collections::HashMap::with_capacity(self.0.len());
         let mut groups: Vec<(&str, Vec<&str>)> = Vec::with_capacity(self.0.len());
@@ -592,7 +603,7 @@ impl Serialize for RuleValuesOut<'_> {
 
 impl Serialize for Rules {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let groups = self.grouped();
+        let groups = self.by_key();
         s.collect_map(groups.iter().map(|(k, v)| (k, RuleValuesOut(v))))
     }
 }
@@ -623,7 +634,10 @@ impl<'de> Deserialize<'de> for Rules {
                         "more than {max} rule values"
                     )));
                 }
-                Ok(Rules(out))
+                // a key written twice in one object (JSON allows it; we wrote it so
+                // before arrays) reads like its array: grouped at its first place, so
+                // that what is read writes back to itself
+                Ok(Rules(out).grouped())
             }
         }
         d.deserialize_map(V)

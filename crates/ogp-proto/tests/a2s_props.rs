@@ -144,19 +144,6 @@ fn rules() -> impl Strategy<Value = Rules> {
     })
 }
 
-/// `rules` with each key's pairs moved up to its first appearance, values in order.
-fn grouped(rules: &ogp_proto::Rules) -> ogp_proto::Rules {
-    let mut keys: Vec<&str> = Vec::new();
-    for (k, _) in rules.iter() {
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
-    keys.iter()
-        .flat_map(|key| rules.iter().filter(move |(k, _)| k == key))
-        .collect()
-}
-
 fn enc(f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
     let mut v = Vec::new();
     f(&mut v);
@@ -231,7 +218,7 @@ proptest! {
         // key's values in order, grouped at the key's first place
         let again = Status::from_json(&s.to_json_pretty()).unwrap();
         let mut want = s.clone();
-        want.rules = want.rules.as_ref().map(grouped);
+        want.rules = want.rules.as_ref().map(ogp_proto::Rules::grouped);
         prop_assert_eq!(again, want);
     }
 

@@ -684,3 +684,19 @@ fn repeated_rule_values_are_capped() {
     let e = Status::from_json(&json).unwrap_err().to_string();
     assert!(e.contains("4096"), "{e}");
 }
+
+/// A key written twice in one JSON object (what we wrote before arrays) reads like its
+/// array, grouped at its first place, so what is read writes back to itself.
+#[test]
+fn repeated_object_keys_read_like_an_array() {
+    let old = r#"{"rules": {"mod": "x", "a": "1", "mod": "y"}}"#;
+    let s = Status::from_json(old).unwrap();
+    assert_eq!(
+        s.rules,
+        Some(Rules::from_iter([("mod", "x"), ("mod", "y"), ("a", "1")]))
+    );
+    let written = serde_json::to_string(&s.rules).unwrap();
+    assert_eq!(written, r#"{"mod":["x","y"],"a":"1"}"#);
+    let back = Status::from_json(&serde_json::to_string(&s).unwrap()).unwrap();
+    assert_eq!(back, s);
+}
