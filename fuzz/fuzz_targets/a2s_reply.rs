@@ -50,10 +50,13 @@ fn again(encode: impl FnOnce(&mut Vec<u8>)) -> (Vec<u8>, Message) {
     }
 }
 
-/// The status survives its JSON state file.
+/// The status survives its JSON state file (a rule key sent more than once comes back
+/// with its values grouped at its first place: `Rules::grouped`).
 fn check_json(s: &Status) {
+    let mut want = s.clone();
+    want.rules = want.rules.as_ref().map(ogp_proto::Rules::grouped);
     match Status::from_json(&s.to_json_pretty()) {
-        Ok(back) => assert_eq!(&back, s, "status changed through JSON"),
+        Ok(back) => assert_eq!(back, want, "status changed through JSON"),
         Err(e) => panic!("status does not load back from its JSON: {e}"),
     }
 }

@@ -1,20 +1,22 @@
 //! `ogp list`: a server list from a master, over Valve's UDP list protocol
 //! (`HOST:PORT`) or our HTTP API (`http://HOST:PORT`), one server per line in the
-//! format `ogp scan` reads, or NDJSON.
+//! format `ogp scan` reads, or NDJSON. What a page is, when the list has ended, the
+//! deadlines and the budgets are ogp-proto's `master::list_client`; this moves bytes and
+//! prints.
 
 use std::io::Write;
-use std::net::{SocketAddr, SocketAddrV4, ToSocketAddrs, UdpSocket};
+use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
-use ogp_proto::master::valve::{decode_page, ListRequest, END};
+use ogp_proto::master::list_client::{HttpListClient, ListLimits, ValveListClient};
 use serde_json::{json, Value};
 
 use crate::render::sanitize;
 
-/// Most pages read from a master (231 servers each over UDP, 5,000 over HTTP).
-const MAX_PAGES: usize = 10_000;
+/// Skipped entries named one by one; past that, only counted.
+const MAX_SKIP_WARNINGS: usize = 10;
 
 /// `ogp list` flags.
 #[derive(Debug, clap::Args)]
@@ -33,9 +35,15 @@ pub struct ListArgs {
     /// Stop after this many servers.
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
-    /// Milliseconds to wait for each page before asking again (twice).
-    #[arg(long, default_value_t = 2000, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    /// Milliseconds for the whole run, all pages together: a list that has not ended by
+    /// then is an error (exit 1), whatever the master keeps sending.
+    #[arg(long, default_value_t = 60_000, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
     timeout: u64,
+    /// Milliseconds to wait for each page from its request. UDP: then it is asked for
+    /// again, twice; datagrams that are not the page do not extend the wait. HTTP: each
+    /// request may take five times this.
+    #[arg(long, default_value_t = 2000, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    page_timeout: u64,
     /// One JSON object per server and line (the API's items; over UDP: addr and
     /// protocols).
     #[arg(long)]
@@ -55,33 +63,76 @@ fn print(out: &mut impl Write, json: bool, addr: &str, item: &Value) -> std::io:
     }
 }
 
+/// Entries that are no server: the first few named, then counted.
+#[derive(Default)]
+struct Skips {
+    count: usize,
+}
+
+impl Skips {
+    fn skip(&mut self, master: &str, addr: &str, why: &str) {
+        self.count = self.count.saturating_add(1);
+        if self.count <= MAX_SKIP_WARNINGS {
+            tracing::warn!(
+                "{}: skipped the entry {}: {why}",
+                sanitize(master),
+                sanitize(addr)
+            );
+        }
+    }
+
+    fn report(&self, master: &str) {
+        if self.count > MAX_SKIP_WARNINGS {
+            tracing::warn!(
+                "{}: skipped {} entries that are no server in all",
+                sanitize(master),
+                self.count
+            );
+        }
+    }
+}
+
 /// Runs `ogp list`.
 pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
     let limit = args.limit.unwrap_or(usize::MAX);
+    let limits = ListLimits::new(
+        Duration::from_millis(args.timeout),
+        Duration::from_millis(args.page_timeout),
+    );
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let n = if args.master.starts_with("http://") {
-        http(args, limit, &mut out)?
+    let mut skips = Skips::default();
+    let result = if args.master.starts_with("http://") {
+        http(args, limits, limit, &mut out, &mut skips)
     } else if args.master.contains("://") {
         bail!(
             "{}: only http:// URLs (or HOST:PORT for Valve's UDP protocol)",
-            args.master
+            sanitize(&args.master)
         )
     } else {
-        valve(args, limit, &mut out)?
+        valve(args, limits, limit, &mut out, &mut skips)
     };
     out.flush()?;
+    skips.report(&args.master);
+    let n = result?;
     tracing::info!("{n} servers");
     Ok(ExitCode::SUCCESS)
 }
 
-fn valve(args: &ListArgs, limit: usize, out: &mut impl Write) -> anyhow::Result<usize> {
+fn valve(
+    args: &ListArgs,
+    limits: ListLimits,
+    limit: usize,
+    out: &mut impl Write,
+    skips: &mut Skips,
+) -> anyhow::Result<usize> {
+    let name = sanitize(&args.master);
     let master: SocketAddr = args
         .master
         .to_socket_addrs()
-        .with_context(|| format!("cannot resolve {}", args.master))?
+        .with_context(|| format!("cannot resolve {name}"))?
         .next()
-        .ok_or_else(|| anyhow!("{} has no address", args.master))?;
+        .ok_or_else(|| anyhow!("{name} has no address"))?;
     let local: SocketAddr = if master.is_ipv4() {
         "0.0.0.0:0"
     } else {
@@ -90,38 +141,45 @@ fn valve(args: &ListArgs, limit: usize, out: &mut impl Write) -> anyhow::Result<
     .parse()?;
     let sock = UdpSocket::bind(local)?;
     sock.connect(master)?;
-    sock.set_read_timeout(Some(Duration::from_millis(args.timeout)))?;
-    let mut req = ListRequest::first(args.region, &args.filter);
+    let mut client = ValveListClient::new(args.region, &args.filter, limits, Instant::now());
     let mut count = 0;
     let mut buf = vec![0u8; 2048];
-    for _ in 0..MAX_PAGES {
-        let mut d = Vec::new();
-        req.encode(&mut d);
-        let page = 'attempts: {
-            for _ in 0..3 {
-                sock.send(&d)?;
-                loop {
-                    match sock.recv(&mut buf) {
-                        Ok(n) => {
-                            if let Ok(p) = decode_page(buf.get(..n).unwrap_or_default()) {
-                                break 'attempts p;
-                            }
-                            // not a list page: wait for the real one
-                        }
-                        Err(e)
-                            if matches!(
-                                e.kind(),
-                                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                            ) =>
-                        {
-                            break
-                        }
-                        Err(e) => return Err(anyhow!(e).context(format!("{master}"))),
-                    }
-                }
-            }
-            bail!("{master}: no answer (the master may not speak Valve's list protocol, or rate-limits us)");
+    let mut d = Vec::new();
+    loop {
+        d.clear();
+        if client
+            .poll_transmit(Instant::now(), &mut d)
+            .map_err(|e| anyhow!("{master}: {e}"))?
+        {
+            sock.send(&d)?;
+        }
+        let Some(wake) = client.next_wake() else {
+            return Ok(count);
         };
+        let wait = wake.saturating_duration_since(Instant::now());
+        if wait.is_zero() {
+            continue;
+        }
+        sock.set_read_timeout(Some(wait))?;
+        let n = match sock.recv(&mut buf) {
+            Ok(n) => n,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                continue
+            }
+            Err(e) => return Err(anyhow!(e).context(format!("{master}"))),
+        };
+        let page = client
+            .handle_datagram(buf.get(..n).unwrap_or_default(), Instant::now())
+            .map_err(|e| anyhow!("{master}: {e}"))?;
+        let Some(page) = page else { continue };
+        for (a, why) in &page.skipped {
+            skips.skip(&args.master, &a.to_string(), why);
+        }
         for a in &page.servers {
             if count == limit {
                 return Ok(count);
@@ -134,66 +192,74 @@ fn valve(args: &ListArgs, limit: usize, out: &mut impl Write) -> anyhow::Result<
             )?;
             count += 1;
         }
-        let last: Option<SocketAddrV4> = page.servers.last().copied();
-        match last {
-            _ if page.end => return Ok(count),
-            None => return Ok(count),
-            Some(l)
-                if ogp_proto::master::valve::sortable(l)
-                    <= ogp_proto::master::valve::sortable(req.seed)
-                    && req.seed != END =>
-            {
-                bail!("{master}: the list went backwards after {}", req.seed)
-            }
-            Some(l) => req = req.after(l),
+        if count == limit {
+            return Ok(count);
         }
     }
-    bail!("{master}: more than {MAX_PAGES} pages")
 }
 
-fn http(args: &ListArgs, limit: usize, out: &mut impl Write) -> anyhow::Result<usize> {
+fn http(
+    args: &ListArgs,
+    limits: ListLimits,
+    limit: usize,
+    out: &mut impl Write,
+    skips: &mut Skips,
+) -> anyhow::Result<usize> {
     let base = args.master.trim_end_matches('/');
     let base = base.strip_suffix("/api/v1/servers").unwrap_or(base);
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_millis(args.timeout.saturating_mul(5))))
-        .build()
-        .into();
-    let mut cursor: Option<String> = None;
+    let name = sanitize(base);
+    let agent: ureq::Agent = ureq::Agent::config_builder().build().into();
+    let mut client = HttpListClient::new(limits, Instant::now());
     let mut count = 0;
-    for _ in 0..MAX_PAGES {
+    while let Some(next) = client
+        .next_request(Instant::now())
+        .map_err(|e| anyhow!("{name}: {e}"))?
+    {
         let mut url = format!("{base}/api/v1/servers?view=summary&limit=5000");
         if !args.filter.is_empty() {
             url.push('&');
             url.push_str(args.filter.trim_start_matches(['?', '&']));
         }
-        let mut req = agent.get(&url);
-        if let Some(c) = &cursor {
+        let shown = sanitize(&url);
+        let mut req = agent
+            .get(&url)
+            .config()
+            .timeout_global(Some(next.timeout))
+            .build();
+        if let Some(c) = &next.cursor {
             req = req.query("cursor", c); // percent-encoded by ureq
         }
-        let mut res = req.call().map_err(|e| anyhow!("{url}: {e}"))?;
-        let body = res
-            .body_mut()
-            .with_config()
-            .limit(64 << 20)
-            .read_to_string()
-            .map_err(|e| anyhow!("{url}: {e}"))?;
-        let v: Value = serde_json::from_str(&body).with_context(|| format!("{url}: not JSON"))?;
-        let servers = v
-            .get("servers")
-            .and_then(Value::as_array)
-            .ok_or_else(|| anyhow!("{url}: no \"servers\""))?;
-        for s in servers {
+        // a request cut short by the whole run's deadline says so
+        let failed = |e: &dyn std::fmt::Display| match client.check_deadline(Instant::now()) {
+            Err(d) => anyhow!("{name}: {d}"),
+            Ok(()) => anyhow!("{shown}: {e}"),
+        };
+        let mut res = req.call().map_err(|e| failed(&e))?;
+        let mut body = Vec::new();
+        // at most one byte more than a page may have: a larger one shows as such
+        let limit_bytes = u64::try_from(next.max_bytes).unwrap_or(u64::MAX);
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(res.body_mut().as_reader(), limit_bytes),
+            &mut body,
+        )
+        .map_err(|e| failed(&e))?;
+        let page = client
+            .handle_page(&body)
+            .map_err(|e| anyhow!("{name}: {e}"))?;
+        drop(body);
+        for (addr, why) in &page.skipped {
+            skips.skip(base, addr, why);
+        }
+        for (addr, item) in &page.servers {
             if count == limit {
                 return Ok(count);
             }
-            let addr = s.get("addr").and_then(Value::as_str).unwrap_or_default();
-            print(out, args.json, addr, s)?;
+            print(out, args.json, &addr.to_string(), item)?;
             count += 1;
         }
-        match v.get("next").and_then(Value::as_str) {
-            Some(n) if !servers.is_empty() => cursor = Some(n.to_owned()),
-            _ => return Ok(count),
+        if count == limit {
+            return Ok(count);
         }
     }
-    bail!("{base}: more than {MAX_PAGES} pages")
+    Ok(count)
 }

@@ -129,7 +129,8 @@ typedef int (*ogp_ban_fn)(void *user,
 
 // Responder settings. Versioned by size: set `size` to `sizeof(ogp_config)` (which
 // `ogp_config_init` does) so that a library built with more fields reads only those the
-// program knows. Strings are NUL-terminated UTF-8, read during the call only (the
+// program knows. Only the sizes of released versions are accepted (up to `ban_user`,
+// and today's); any other `size` is `OGP_ERR_SIZE`. Strings are NUL-terminated UTF-8, read during the call only (the
 // library keeps no pointer).
 typedef struct ogp_config {
   // `sizeof(ogp_config)`, set by `ogp_config_init`.
@@ -317,7 +318,7 @@ int ogp_responder_local_port(const struct ogp_responder *r,
 
 // The responder's counters so far, in `*out`. `out_size` is `sizeof(ogp_stats)` of the
 // caller's header: a library with more counters writes only those the caller knows
-// (`OGP_ERR_SIZE` if it is smaller than the first version's).
+// (`OGP_ERR_SIZE` for a size that is not one of a released version's).
 //
 // # Safety
 //
@@ -582,7 +583,8 @@ int ogp_status_add_player(struct ogp_status *s,
                           uint32_t time_s);
 
 // Sets the team of the player at `index`: an index into the team list
-// (`ogp_status_add_team`), -1 for none, -2 for spectator.
+// (`ogp_status_add_team`; the team is added first), -1 for none, -2 for spectator.
+// Anything else is `OGP_ERR_INVALID`.
 //
 // # Safety
 //

@@ -48,7 +48,8 @@ pub type ogp_ban_fn = Option<
 
 /// Responder settings. Versioned by size: set `size` to `sizeof(ogp_config)` (which
 /// `ogp_config_init` does) so that a library built with more fields reads only those the
-/// program knows. Strings are NUL-terminated UTF-8, read during the call only (the
+/// program knows. Only the sizes of released versions are accepted (up to `ban_user`,
+/// and today's); any other `size` is `OGP_ERR_SIZE`. Strings are NUL-terminated UTF-8, read during the call only (the
 /// library keeps no pointer).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -99,9 +100,13 @@ pub struct ogp_config {
     pub ogp_masters: *const c_char,
 }
 
-/// The size of the first version of `ogp_config` (up to `ban_user`): every size from it
-/// to today's is read, the fields past a caller's size keep their defaults.
-const MIN_SIZE: usize = std::mem::offset_of!(ogp_config, ogp_masters);
+/// The sizes of the released versions of `ogp_config`: the first (up to `ban_user`) and
+/// today's. Only these are read, the fields past a caller's size keep their defaults; a
+/// size between two versions would end inside a field (a pointer copied in part).
+pub(crate) const KNOWN_SIZES: [usize; 2] = [
+    std::mem::offset_of!(ogp_config, ogp_masters),
+    std::mem::size_of::<ogp_config>(),
+];
 
 impl Default for ogp_config {
     fn default() -> Self {
@@ -156,10 +161,12 @@ pub(crate) unsafe fn read(cfg: *const ogp_config) -> Result<ogp_config> {
     // SAFETY: not NULL; `size` is the first field of every version.
     let size = unsafe { cfg.cast::<usize>().read_unaligned() };
     let ours = std::mem::size_of::<ogp_config>();
-    if !(MIN_SIZE..=ours).contains(&size) {
+    if !KNOWN_SIZES.contains(&size) || size > ours {
         return Err(Error::new(
             OGP_ERR_SIZE,
-            format!("cfg->size is {size}, this library reads {MIN_SIZE} to {ours} (set it with ogp_config_init)"),
+            format!(
+                "cfg->size is {size}, this library reads {KNOWN_SIZES:?} (set it with ogp_config_init)"
+            ),
         ));
     }
     let mut out = ogp_config::default();

@@ -323,7 +323,7 @@ pub unsafe extern "C" fn ogp_responder_local_port(r: *const ogp_responder, index
 
 /// The responder's counters so far, in `*out`. `out_size` is `sizeof(ogp_stats)` of the
 /// caller's header: a library with more counters writes only those the caller knows
-/// (`OGP_ERR_SIZE` if it is smaller than the first version's).
+/// (`OGP_ERR_SIZE` for a size that is not one of a released version's).
 ///
 /// # Safety
 ///
@@ -342,10 +342,12 @@ pub unsafe extern "C" fn ogp_responder_stats(
             return Err(Error::null("out"));
         }
         let ours = std::mem::size_of::<ogp_stats>();
-        if out_size < STATS_MIN_SIZE {
+        if !STATS_KNOWN_SIZES.contains(&out_size) || out_size > ours {
             return Err(Error::new(
                 OGP_ERR_SIZE,
-                format!("out_size is {out_size}, at least {STATS_MIN_SIZE} (sizeof(ogp_stats))"),
+                format!(
+                    "out_size is {out_size}, this library writes {STATS_KNOWN_SIZES:?} (sizeof(ogp_stats))"
+                ),
             ));
         }
         let stats = ogp_stats::from(match &r.mode {
@@ -365,8 +367,8 @@ pub unsafe extern "C" fn ogp_responder_stats(
     })
 }
 
-/// The size of the first version of `ogp_stats`.
-const STATS_MIN_SIZE: usize = std::mem::size_of::<ogp_stats>();
+/// The sizes of the released versions of `ogp_stats` (one so far).
+pub(crate) const STATS_KNOWN_SIZES: [usize; 1] = [std::mem::size_of::<ogp_stats>()];
 
 /// Sends each datagram of `out` to `to` through `send`.
 ///

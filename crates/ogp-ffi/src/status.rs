@@ -478,8 +478,14 @@ unsafe fn player_mut<'a>(s: *mut ogp_status, index: c_int) -> Result<&'a mut Pla
         .ok_or_else(|| Error::invalid(format!("no player {index}")))
 }
 
+/// `ogp_status_set_player_team`: no team.
+const TEAM_NONE: i32 = -1;
+/// `ogp_status_set_player_team`: a spectator.
+const TEAM_SPECTATOR: i32 = -2;
+
 /// Sets the team of the player at `index`: an index into the team list
-/// (`ogp_status_add_team`), -1 for none, -2 for spectator.
+/// (`ogp_status_add_team`; the team is added first), -1 for none, -2 for spectator.
+/// Anything else is `OGP_ERR_INVALID`.
 ///
 /// # Safety
 ///
@@ -491,6 +497,17 @@ pub unsafe extern "C" fn ogp_status_set_player_team(
     team: i32,
 ) -> c_int {
     guard(|| {
+        // SAFETY: the caller's promise on `s`.
+        let teams = unsafe { status_mut(s) }?.teams.as_ref().map_or(0, Vec::len);
+        let known = match usize::try_from(team) {
+            Ok(i) => i < teams,
+            Err(_) => team == TEAM_NONE || team == TEAM_SPECTATOR,
+        };
+        if !known {
+            return Err(Error::invalid(format!(
+                "team {team}: not -1 (none), -2 (spectator) or the index of one of the {teams} teams added"
+            )));
+        }
         // SAFETY: the caller's promise on `s`.
         unsafe { player_mut(s, index) }?.team = Some(team);
         Ok(OGP_OK)

@@ -723,3 +723,120 @@ fn a_spoofer_cannot_stop_a_client_that_asks_for_a_fresh_challenge() {
         ogp_responder_stop(r);
     }
 }
+
+/// A config followed by spare bytes, so that a `size` one past the struct is still
+/// readable memory (the walk below passes every size up to that).
+#[repr(C)]
+struct PaddedConfig {
+    cfg: ogp_config,
+    spare: [u8; 16],
+}
+
+#[test]
+fn only_released_config_sizes_are_read() {
+    let first = std::mem::offset_of!(ogp_config, ogp_masters);
+    let ours = std::mem::size_of::<ogp_config>();
+    assert!(first < ours);
+    for size in 0..=ours + 1 {
+        let mut padded = PaddedConfig {
+            cfg: config(),
+            spare: [0xa5; 16],
+        };
+        padded.cfg.size = size;
+        padded.cfg.listen = c"127.0.0.1:0".as_ptr();
+        // A real pointer: a size ending inside this field would copy a part of it.
+        padded.cfg.ogp_masters = c"127.0.0.1:9".as_ptr();
+        let expected = if size == first || size == ours {
+            OGP_OK
+        } else {
+            OGP_ERR_SIZE
+        };
+        // SAFETY: `padded` has `ours + 16 > size` readable bytes; valid out pointer.
+        unsafe {
+            let mut r = null_mut();
+            let rc = ogp_responder_new(&padded.cfg, &mut r);
+            assert_eq!(
+                rc,
+                expected,
+                "ogp_responder_new, size {size}: {}",
+                last_error()
+            );
+            assert_eq!(r.is_null(), rc != OGP_OK, "size {size}");
+            if rc == OGP_ERR_SIZE {
+                assert!(last_error().contains("cfg->size"), "{}", last_error());
+            }
+            assert_eq!(ogp_responder_stop(r), OGP_OK);
+            let mut r = null_mut();
+            let rc = ogp_responder_start(&padded.cfg, &mut r);
+            assert_eq!(
+                rc,
+                expected,
+                "ogp_responder_start, size {size}: {}",
+                last_error()
+            );
+            assert_eq!(r.is_null(), rc != OGP_OK, "size {size}");
+            assert_eq!(ogp_responder_stop(r), OGP_OK);
+        }
+    }
+}
+
+#[test]
+fn only_released_stats_sizes_are_written() {
+    let ours = std::mem::size_of::<ogp_stats>();
+    let r = owned_responder();
+    for size in 0..=ours + 1 {
+        // Room for `ours + 1` bytes; what is written past `size` would show.
+        let mut buf = [0xa5u8; 256];
+        assert!(buf.len() > ours + 1);
+        // SAFETY: a live responder and `buf.len() > size` writable bytes.
+        let rc = unsafe { ogp_responder_stats(r, buf.as_mut_ptr().cast(), size) };
+        let expected = if size == ours { OGP_OK } else { OGP_ERR_SIZE };
+        assert_eq!(
+            rc,
+            expected,
+            "ogp_responder_stats, size {size}: {}",
+            last_error()
+        );
+        assert!(
+            buf.iter().skip(size).all(|&b| b == 0xa5),
+            "size {size}: bytes written past it"
+        );
+        if rc != OGP_OK {
+            assert!(buf.iter().all(|&b| b == 0xa5), "size {size}: written");
+        }
+    }
+    // SAFETY: the responder made above, stopped once.
+    assert_eq!(unsafe { ogp_responder_stop(r) }, OGP_OK);
+}
+
+#[test]
+fn player_team_is_a_team_index_none_or_spectator() {
+    // SAFETY: a live status throughout.
+    unsafe {
+        let st = ogp_status_new();
+        assert_eq!(ogp_status_add_player(st, c"a".as_ptr(), 1, 0, 0, 0), 0);
+        // No team yet: only none and spectator.
+        for team in [-3, -4, i32::MIN, 0, 1, i32::MAX] {
+            assert_eq!(
+                ogp_status_set_player_team(st, 0, team),
+                OGP_ERR_INVALID,
+                "team {team}"
+            );
+            assert!(last_error().contains("team"), "{}", last_error());
+        }
+        assert_eq!(ogp_status_set_player_team(st, 0, -1), OGP_OK);
+        assert_eq!(ogp_status_set_player_team(st, 0, -2), OGP_OK);
+        assert_eq!(ogp_status_add_team(st, c"Red".as_ptr(), 3, 0), 0);
+        assert_eq!(ogp_status_add_team(st, c"Blue".as_ptr(), 4, 0), 1);
+        assert_eq!(ogp_status_set_player_team(st, 0, 1), OGP_OK);
+        assert_eq!(ogp_status_set_player_team(st, 0, 2), OGP_ERR_INVALID);
+        assert_eq!(ogp_status_set_player_team(st, 0, -3), OGP_ERR_INVALID);
+        // The refused calls left the last good one in place.
+        let players = (*st).status.players.as_ref().expect("players");
+        assert_eq!(players.first().and_then(|p| p.team), Some(1));
+        // A bad player index is still refused with a good team.
+        assert_eq!(ogp_status_set_player_team(st, 1, 0), OGP_ERR_INVALID);
+        assert_eq!(ogp_status_set_player_team(st, -1, 0), OGP_ERR_INVALID);
+        assert_eq!(ogp_status_free(st), OGP_OK);
+    }
+}

@@ -357,7 +357,7 @@ fn count_error<E: serde::de::Error>(n: usize, max: usize) -> E {
 
 /// Reads a sequence of at most `max` elements. Past the cap, the rest is skipped
 /// without being kept (only counted, for the error).
-fn bounded_seq<'de, A: SeqAccess<'de>, T: Deserialize<'de>>(
+pub(crate) fn bounded_seq<'de, A: SeqAccess<'de>, T: Deserialize<'de>>(
     mut seq: A,
     max: usize,
 ) -> Result<Vec<T>, A::Error> {

@@ -514,8 +514,15 @@ impl Limit {
     }
 }
 
-/// Rules as ordered key/value pairs. Serialized as a JSON object / TOML table in order.
-/// Duplicate keys (which some servers send) are kept, in order.
+/// Rules as ordered key/value pairs. Duplicate keys (which some servers send) are kept,
+/// in order.
+///
+/// Serialized as a JSON object / TOML table: each key once, in the order of its first
+/// appearance, its value a string, or, for a key sent more than once, an array of its
+/// values in the order sent (`{"a":"1","mod":["x","y"]}`), so that tools that keep one
+/// value per object key (jq, Python's `json`) lose none. Read back, an array becomes that
+/// many pairs; the position of a repeated key's later values among the other keys is the
+/// one thing not kept ([`Rules::grouped`]; docs/json.md).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Rules(pub Vec<(Text, Text)>);
 
@@ -542,6 +549,34 @@ impl Rules {
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
     }
+
+    /// The same pairs with each key's pairs moved up to the key's first appearance,
+    /// values in order: what these rules read back as from their JSON (a key sent more
+    /// than once is written once, with an array of its values).
+    #[must_use]
+    pub fn grouped(&self) -> Rules {
+        self.by_key()
+            .into_iter()
+            .flat_map(|(k, values)| values.into_iter().map(move |v| (k, v)))
+            .collect()
+    }
+
+    /// Each key once, in the order of its first appearance, with all its values in order.
+    fn by_key(&self) -> Vec<(&str, Vec<&str>)> {
+        let mut at: std::collections::HashMap<&str, usize> =
+            std::collections::HashMap::with_capacity(self.0.len());
+        let mut groups: Vec<(&str, Vec<&str>)> = Vec::with_capacity(self.0.len());
+        for (k, v) in self.iter() {
+            match at.get(k).and_then(|&i| groups.get_mut(i)) {
+                Some((_, values)) => values.push(v),
+                None => {
+                    at.insert(k, groups.len());
+                    groups.push((k, vec![v]));
+                }
+            }
+        }
+        groups
+    }
 }
 
 impl<K: Into<Text>, V: Into<Text>> FromIterator<(K, V)> for Rules {
@@ -554,9 +589,22 @@ impl<K: Into<Text>, V: Into<Text>> FromIterator<(K, V)> for Rules {
     }
 }
 
+/// One key's values as serialized: a string when there is one, else an array.
+struct RuleValuesOut<'a>(&'a [&'a str]);
+
+impl Serialize for RuleValuesOut<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            [one] => s.serialize_str(one),
+            many => s.collect_seq(many),
+        }
+    }
+}
+
 impl Serialize for Rules {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_map(self.0.iter().map(|(k, v)| (k, v)))
+        let groups = self.by_key();
+        s.collect_map(groups.iter().map(|(k, v)| (k, RuleValuesOut(v))))
     }
 }
 
@@ -566,17 +614,81 @@ impl<'de> Deserialize<'de> for Rules {
         impl<'de> serde::de::Visitor<'de> for V {
             type Value = Rules;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a map of rule names to string values")
+                f.write_str("a map of rule names to string values (or arrays of them)")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, m: A) -> Result<Rules, A::Error> {
+                let max = limits::MAX_LIST_ENTRIES;
                 let mut out = Vec::with_capacity(m.size_hint().unwrap_or(0).min(1024));
-                limits::bounded_map(m, limits::MAX_LIST_ENTRIES, |k: Text, v: RuleValue| {
-                    out.push((k, v.0));
+                let mut over = false;
+                limits::bounded_map(m, max, |k: Text, v: RuleValues| {
+                    for value in v.0 {
+                        if out.len() < max {
+                            out.push((k.clone(), value));
+                        } else {
+                            over = true;
+                        }
+                    }
                 })?;
-                Ok(Rules(out))
+                if over {
+                    return Err(serde::de::Error::custom(format_args!(
+                        "more than {max} rule values"
+                    )));
+                }
+                // a key written twice in one object (JSON allows it; we wrote it so
+                // before arrays) reads like its array: grouped at its first place, so
+                // that what is read writes back to itself
+                Ok(Rules(out).grouped())
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+/// A rule's value or values in a state file: one [`RuleValue`], or an array of them (a
+/// key the server sent more than once), at most [`limits::MAX_LIST_ENTRIES`].
+struct RuleValues(Vec<Text>);
+
+impl<'de> Deserialize<'de> for RuleValues {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = RuleValues;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string, number or boolean, or an array of them")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RuleValues, E> {
+                RuleValueVisitor.visit_str(v).map(RuleValues::one)
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<RuleValues, E> {
+                RuleValueVisitor.visit_string(v).map(RuleValues::one)
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<RuleValues, E> {
+                RuleValueVisitor.visit_i64(v).map(RuleValues::one)
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<RuleValues, E> {
+                RuleValueVisitor.visit_u64(v).map(RuleValues::one)
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<RuleValues, E> {
+                RuleValueVisitor.visit_f64(v).map(RuleValues::one)
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<RuleValues, E> {
+                RuleValueVisitor.visit_bool(v).map(RuleValues::one)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                seq: A,
+            ) -> Result<RuleValues, A::Error> {
+                let values: Vec<RuleValue> = limits::bounded_seq(seq, limits::MAX_LIST_ENTRIES)?;
+                Ok(RuleValues(values.into_iter().map(|v| v.0).collect()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl RuleValues {
+    fn one(v: RuleValue) -> Self {
+        Self(vec![v.0])
     }
 }
 
@@ -586,32 +698,35 @@ struct RuleValue(Text);
 
 impl<'de> Deserialize<'de> for RuleValue {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl serde::de::Visitor<'_> for V {
-            type Value = RuleValue;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string, number or boolean")
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RuleValue, E> {
-                Ok(RuleValue(Text::from(v)))
-            }
-            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<RuleValue, E> {
-                Ok(RuleValue(Text::from(v)))
-            }
-            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<RuleValue, E> {
-                Ok(RuleValue(compact_str::format_compact!("{v}")))
-            }
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<RuleValue, E> {
-                Ok(RuleValue(compact_str::format_compact!("{v}")))
-            }
-            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<RuleValue, E> {
-                Ok(RuleValue(compact_str::format_compact!("{v}")))
-            }
-            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<RuleValue, E> {
-                Ok(RuleValue(Text::const_new(if v { "1" } else { "0" })))
-            }
-        }
-        d.deserialize_any(V)
+        d.deserialize_any(RuleValueVisitor)
+    }
+}
+
+/// Reads a [`RuleValue`] (also for each of [`RuleValues`]).
+struct RuleValueVisitor;
+
+impl serde::de::Visitor<'_> for RuleValueVisitor {
+    type Value = RuleValue;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string, number or boolean")
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RuleValue, E> {
+        Ok(RuleValue(Text::from(v)))
+    }
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<RuleValue, E> {
+        Ok(RuleValue(Text::from(v)))
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<RuleValue, E> {
+        Ok(RuleValue(compact_str::format_compact!("{v}")))
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<RuleValue, E> {
+        Ok(RuleValue(compact_str::format_compact!("{v}")))
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<RuleValue, E> {
+        Ok(RuleValue(compact_str::format_compact!("{v}")))
+    }
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<RuleValue, E> {
+        Ok(RuleValue(Text::const_new(if v { "1" } else { "0" })))
     }
 }
 

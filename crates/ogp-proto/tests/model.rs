@@ -616,3 +616,87 @@ proptest::proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Repeated rule keys
+
+/// A key sent more than once is written once, with an array of its values, so that a
+/// reader keeping one value per object key (serde_json's `Value`, like jq and Python's
+/// `json`) still sees every value; read back, the pairs come back.
+#[test]
+fn repeated_rule_keys_survive_json_readers() {
+    let rules = Rules::from_iter([
+        ("a", "1"),
+        ("mod", "x"),
+        ("b", "2"),
+        ("mod", "y"),
+        ("mod", "z"),
+    ]);
+    let text = serde_json::to_string(&rules).unwrap();
+    assert_eq!(text, r#"{"a":"1","mod":["x","y","z"],"b":"2"}"#);
+    // what a tool that keeps the last of repeated keys sees
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["mod"], serde_json::json!(["x", "y", "z"]));
+    assert_eq!(v.as_object().unwrap().len(), 3);
+    // `to_value` (a map, one value per key) keeps them too
+    assert_eq!(serde_json::to_value(&rules).unwrap(), v);
+    // read back: every pair, a key's values in order
+    let back: Rules = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        back,
+        Rules::from_iter([
+            ("a", "1"),
+            ("mod", "x"),
+            ("mod", "y"),
+            ("mod", "z"),
+            ("b", "2"),
+        ])
+    );
+    assert_eq!(back.get("mod"), Some("x"));
+    // through a whole status, JSON and TOML
+    let mut s = Status::default();
+    s.rules = Some(rules);
+    let json = serde_json::to_string(&s).unwrap();
+    let from_json = Status::from_json(&json).unwrap();
+    assert_eq!(from_json.rules.as_ref().map(Rules::len), Some(5));
+    let from_toml =
+        Status::from_toml("[rules]\na = \"1\"\nmod = [\"x\", \"y\", \"z\"]\nb = 2\n").unwrap();
+    assert_eq!(from_toml.rules, from_json.rules);
+    // bare values in an array, like bare single values
+    let s = Status::from_json(r#"{"rules": {"k": [1, true, "v"]}}"#).unwrap();
+    assert_eq!(
+        s.rules,
+        Some(Rules::from_iter([("k", "1"), ("k", "1"), ("k", "v")]))
+    );
+    // an array is not a place for tables
+    assert!(Status::from_json(r#"{"rules": {"k": [{"a": 1}]}}"#).is_err());
+}
+
+/// Arrays cannot smuggle more rule values than the cap on rules.
+#[test]
+fn repeated_rule_values_are_capped() {
+    let many = vec!["v"; 5000];
+    let json = serde_json::json!({ "rules": { "k": many } }).to_string();
+    let e = Status::from_json(&json).unwrap_err().to_string();
+    assert!(e.contains("at most 4096"), "{e}");
+    let half = vec!["v"; 3000];
+    let json = serde_json::json!({ "rules": { "k": half, "j": half } }).to_string();
+    let e = Status::from_json(&json).unwrap_err().to_string();
+    assert!(e.contains("4096"), "{e}");
+}
+
+/// A key written twice in one JSON object (what we wrote before arrays) reads like its
+/// array, grouped at its first place, so what is read writes back to itself.
+#[test]
+fn repeated_object_keys_read_like_an_array() {
+    let old = r#"{"rules": {"mod": "x", "a": "1", "mod": "y"}}"#;
+    let s = Status::from_json(old).unwrap();
+    assert_eq!(
+        s.rules,
+        Some(Rules::from_iter([("mod", "x"), ("mod", "y"), ("a", "1")]))
+    );
+    let written = serde_json::to_string(&s.rules).unwrap();
+    assert_eq!(written, r#"{"mod":["x","y"],"a":"1"}"#);
+    let back = Status::from_json(&serde_json::to_string(&s).unwrap()).unwrap();
+    assert_eq!(back, s);
+}

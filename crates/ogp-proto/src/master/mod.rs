@@ -7,8 +7,10 @@
 //! [`crate::announce`] and the protocols' folders; [`registry`] is what a master does
 //! with them: classify, rate-limit, verify by querying back without amplifying.
 //! [`connections`] decides which connections a master's HTTP server takes (caps per
-//! source address and in total).
+//! source address and in total). [`list_client`] is the client's side of the lists
+//! (`ogp list`), bounded against a hostile master.
 
 pub mod connections;
+pub mod list_client;
 pub mod registry;
 pub mod valve;

@@ -57,13 +57,41 @@ pub struct QueryOptions {
 /// and ours split when asked; an answer that fits one packet is sent unsplit).
 pub const DEFAULT_MAX_BYTES_PER_PACKET: u16 = 1400;
 
-/// An unsplit answer at least this large that leaves out a section asked for may have
-/// been cut to fit a size limit (the smallest such cap seen in clients and servers is
-/// 2 KiB; ours is 8 KiB and drops sections down to well below it).
-const LARGE_UNSPLIT_BYTES: usize = 2048;
+/// The answer size limits known to cut OGP answers, unsplit: the smallest seen in clients
+/// and servers (2 KiB) and ours and the PHP client's (8 KiB). A server that drops whole
+/// sections to stay under one of them sends an answer that is still close to it.
+const UNSPLIT_LIMITS: [usize; 2] = [SMALLEST_UNSPLIT_LIMIT, 8192];
 
-/// The same for a split answer (half of our responder's 64 KiB cap on split answers).
-const LARGE_SPLIT_BYTES: usize = 32768;
+/// The smallest unsplit answer size limit seen in clients and servers.
+const SMALLEST_UNSPLIT_LIMIT: usize = 2048;
+
+/// The same for split answers: our responder's cap on all packets together (64 KiB).
+const SPLIT_LIMITS: [usize; 1] = [65536];
+
+/// Whether the size of an answer says it may have been cut to fit a size limit.
+///
+/// * One datagram when the query asked for no splitting: a size limit for one datagram
+///   was all that bound the server, so an answer from a quarter under the smallest one
+///   seen (2 KiB) up may have met one of them (ours drops whole sections down from
+///   8 KiB, to well below it).
+/// * Otherwise (split, or one datagram although splitting was offered): only an answer
+///   within a quarter under a known limit. An answer further below every limit had
+///   room for more, so a section it lacks is one the server does not have or send: the
+///   reference server, which never drops sections, answers 2-3 KiB in one datagram
+///   without the sections it does not support.
+fn size_says_cut(bytes: usize, split: bool, split_offered: bool) -> bool {
+    if !split && !split_offered {
+        return bytes >= SMALLEST_UNSPLIT_LIMIT - SMALLEST_UNSPLIT_LIMIT / 4;
+    }
+    let limits: &[usize] = if split {
+        &SPLIT_LIMITS
+    } else {
+        &UNSPLIT_LIMITS
+    };
+    limits
+        .iter()
+        .any(|&limit| bytes <= limit && bytes >= limit - limit / 4)
+}
 
 impl Default for QueryOptions {
     fn default() -> Self {
@@ -96,16 +124,17 @@ pub(crate) fn rejection(v: ErrorValue) -> Rejection {
 
 /// The warning for sections asked for and missing from an answer, when that looks like
 /// the server cutting its answer to a size limit rather than not having the data: the
-/// answer is large for its kind (a small answer without players is a server that does
-/// not publish them).
-fn left_out(asked: Bits, got: Bits, answer_bytes: usize, split: bool) -> Option<String> {
+/// answer's size says so ([`size_says_cut`]; a small answer without players is a server
+/// that does not publish them).
+fn left_out(
+    asked: Bits,
+    got: Bits,
+    answer_bytes: usize,
+    split: bool,
+    split_offered: bool,
+) -> Option<String> {
     let missing = asked.and(request::ALL_LISTS).without(got);
-    let large = if split {
-        LARGE_SPLIT_BYTES
-    } else {
-        LARGE_UNSPLIT_BYTES
-    };
-    if missing.is_empty() || answer_bytes < large {
+    if missing.is_empty() || !size_says_cut(answer_bytes, split, split_offered) {
         return None;
     }
     let names = [
@@ -189,7 +218,8 @@ impl QueryMachine {
     ) {
         self.x.warn(warnings);
         let asked = self.opts.query.request;
-        if let Some(w) = left_out(asked, request_flags, self.answer_bytes, split) {
+        let offered = self.opts.max_bytes_per_packet.is_some();
+        if let Some(w) = left_out(asked, request_flags, self.answer_bytes, split, offered) {
             self.x.warn([w]);
         }
         let details = Details {
@@ -506,23 +536,54 @@ mod tests {
     fn sections_left_out_of_a_large_answer_are_named() {
         let all = request::ALL_LISTS;
         let info_players = request::SERVER_INFO.with(request::PLAYER_LIST);
-        // A small server without rules, add-ons, limits or teams: nothing to say.
-        assert_eq!(left_out(all, info_players, 900, false), None);
-        assert_eq!(left_out(all, info_players, 9000, true), None);
-        // Everything there: nothing to say, however large.
-        assert_eq!(left_out(all, all, 60000, true), None);
-        // A small answer without players: a server that does not publish them.
-        assert_eq!(left_out(all, request::SERVER_INFO, 300, true), None);
-        // A large answer without some sections: probably cut.
-        let w = left_out(all, request::SERVER_INFO, 40000, true).unwrap();
-        assert!(w.contains("players") && w.contains("40000 B split"), "{w}");
-        let w = left_out(all, info_players, 4000, false).unwrap();
-        assert!(w.contains("no teams, rules, add-ons, limits"), "{w}");
-        // Sections not asked for are never missing.
-        assert_eq!(
-            left_out(request::SERVER_INFO, request::SERVER_INFO, 9000, false),
-            None
-        );
+        for offered in [true, false] {
+            // A small server without rules, add-ons, limits or teams: nothing to say.
+            assert_eq!(left_out(all, info_players, 900, false, offered), None);
+            assert_eq!(left_out(all, info_players, 9000, true, offered), None);
+            // Everything there: nothing to say, however large.
+            assert_eq!(left_out(all, all, 60000, true, offered), None);
+            // A small answer without players: a server that does not publish them.
+            assert_eq!(
+                left_out(all, request::SERVER_INFO, 300, true, offered),
+                None
+            );
+            // Close under a size limit without some sections: probably cut.
+            let w = left_out(all, request::SERVER_INFO, 60000, true, offered).unwrap();
+            assert!(w.contains("players") && w.contains("60000 B split"), "{w}");
+            let w = left_out(all, info_players, 7900, false, offered).unwrap();
+            assert!(w.contains("no teams, rules, add-ons, limits"), "{w}");
+            let w = left_out(all, info_players, 2000, false, offered).unwrap();
+            assert!(w.contains("2000 B in one datagram"), "{w}");
+            // Split, far under 64 KiB: not cut.
+            assert_eq!(left_out(all, info_players, 40000, true, offered), None);
+            // Sections not asked for are never missing.
+            assert_eq!(
+                left_out(
+                    request::SERVER_INFO,
+                    request::SERVER_INFO,
+                    9000,
+                    false,
+                    offered
+                ),
+                None
+            );
+        }
+        // Splitting offered, one datagram over 2 KiB but far under 8 KiB: the size says
+        // nothing was cut (the reference server's answers without the sections it does
+        // not support); over every limit, not cut to fit one either.
+        for bytes in [2049, 2100, 3000, 4000, 6000, 9000] {
+            assert_eq!(
+                left_out(all, info_players, bytes, false, true),
+                None,
+                "{bytes}"
+            );
+        }
+        // No splitting asked for: one datagram was all the server could send, and its
+        // limit may be anywhere from 2 KiB up (ours drops sections down from 8 KiB).
+        for bytes in [2049, 3900, 9000] {
+            let w = left_out(all, info_players, bytes, false, false).unwrap();
+            assert!(w.contains("size limit"), "{w}");
+        }
     }
 
     #[test]

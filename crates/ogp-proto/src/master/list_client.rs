@@ -1,0 +1,883 @@
+//! The client side of server lists (what `ogp list` runs), sans-IO: Valve's UDP list
+//! protocol ([`ValveListClient`]) and our master's HTTP API ([`HttpListClient`]), both
+//! bounded against a hostile master.
+//!
+//! * **One deadline for the whole run** ([`ListLimits::deadline`]) and one per page
+//!   ([`ListLimits::page_timeout`]) that is set when the request is sent: datagrams that
+//!   are not the page (junk, late copies of an earlier page) are ignored and do not move
+//!   it.
+//! * **An end or an error.** A Valve list ends with its `0.0.0.0:0` marker; a page with no
+//!   entries and no marker, pages that go backwards, more than [`ListLimits::max_pages`]
+//!   pages or no answer after [`ListLimits::attempts`] sends are errors, never a short
+//!   list passed off as whole. Over HTTP, a cursor or a page seen before is an error (a
+//!   loop), and so is a page over [`ListLimits::max_page_bytes`] or with more than
+//!   [`ListLimits::max_page_servers`] entries: a page is parsed only within those bounds,
+//!   and all pages together within [`ListLimits::max_total_bytes`].
+//! * **Entries that are no server** ([`invalid_reason`]: `0.0.0.0`, port 0, broadcast,
+//!   multicast…) are handed back as skipped, with the reason, never as servers.
+//!
+//! The caller moves the bytes: it sends what [`ValveListClient::poll_transmit`] writes,
+//! waits until [`ValveListClient::next_wake`] for a datagram and hands it to
+//! [`ValveListClient::handle_datagram`]; over HTTP it asks for what
+//! [`HttpListClient::next_request`] says, reading at most its `max_bytes`, and hands the
+//! body to [`HttpListClient::handle_page`]. Nothing here panics.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::net::{IpAddr, SocketAddr, SocketAddrV4};
+use std::time::{Duration, Instant};
+
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+
+use super::valve::{decode_page, sortable, ListRequest, END};
+
+/// Bounds on one `ogp list` run. Build with [`ListLimits::new`] and change fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ListLimits {
+    /// The whole run, all pages together (default 60 s).
+    pub deadline: Duration,
+    /// How long a page is waited for after its request: over UDP before asking again,
+    /// over HTTP five times this for each request (default 2 s).
+    pub page_timeout: Duration,
+    /// Sends of each UDP page request before giving up (default 3).
+    pub attempts: u32,
+    /// Most pages (default 10,000: 231 servers each over UDP, 5,000 over HTTP).
+    pub max_pages: usize,
+    /// Largest HTTP page body read and parsed (default 8 MiB; a full page of 5,000
+    /// summaries is about 1.5 MB).
+    pub max_page_bytes: usize,
+    /// Most bytes of all HTTP pages together (default 256 MiB).
+    pub max_total_bytes: u64,
+    /// Most entries in one HTTP page (default 5,000, the API's largest page).
+    pub max_page_servers: usize,
+}
+
+impl ListLimits {
+    /// The defaults with this deadline for the whole run and this timeout per page.
+    pub fn new(deadline: Duration, page_timeout: Duration) -> Self {
+        Self {
+            deadline,
+            page_timeout,
+            attempts: 3,
+            max_pages: 10_000,
+            max_page_bytes: 8 << 20,
+            max_total_bytes: 256 << 20,
+            max_page_servers: 5_000,
+        }
+    }
+}
+
+impl Default for ListLimits {
+    fn default() -> Self {
+        Self::new(Duration::from_secs(60), Duration::from_secs(2))
+    }
+}
+
+/// Why a list could not be read to its end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ListError {
+    /// The whole run's deadline passed.
+    Deadline {
+        /// The deadline.
+        deadline: Duration,
+        /// Pages read by then.
+        pages: usize,
+    },
+    /// A page request and its retries got no page back.
+    NoAnswer {
+        /// The page (1, 2, …).
+        page: usize,
+        /// Requests sent for it.
+        attempts: u32,
+    },
+    /// A page with no entries and no end marker: the list stops without its end.
+    NoEnd {
+        /// The page (1, 2, …).
+        page: usize,
+    },
+    /// A page's last address is not past the one it was asked to follow.
+    Backwards {
+        /// The page (1, 2, …).
+        page: usize,
+        /// The address it was asked to follow.
+        seed: SocketAddrV4,
+    },
+    /// More pages than [`ListLimits::max_pages`].
+    TooManyPages {
+        /// The limit.
+        max: usize,
+    },
+    /// An HTTP page or its cursor came back a second time: the list loops.
+    Repeated {
+        /// The page (1, 2, …).
+        page: usize,
+        /// `"page"` or `"cursor"`.
+        what: &'static str,
+    },
+    /// An HTTP page larger than [`ListLimits::max_page_bytes`].
+    PageTooLarge {
+        /// The page (1, 2, …).
+        page: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// All HTTP pages together over [`ListLimits::max_total_bytes`].
+    TooManyBytes {
+        /// The limit.
+        max: u64,
+    },
+    /// An HTTP page that is not what the API sends.
+    Malformed {
+        /// The page (1, 2, …).
+        page: usize,
+        /// What is wrong, one line.
+        reason: String,
+    },
+}
+
+impl fmt::Display for ListError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Deadline { deadline, pages } => write!(
+                f,
+                "the list did not end within the deadline of {} ms ({pages} pages read)",
+                deadline.as_millis()
+            ),
+            Self::NoAnswer { page, attempts } => write!(
+                f,
+                "no answer to the request for page {page} ({attempts} attempts; the master may \
+                 not speak this list protocol, or rate-limits us)"
+            ),
+            Self::NoEnd { page } => write!(
+                f,
+                "page {page} has no servers and no end marker: the list stops without its end"
+            ),
+            Self::Backwards { page, seed } => {
+                write!(
+                    f,
+                    "page {page} went backwards (asked for what follows {seed})"
+                )
+            }
+            Self::TooManyPages { max } => write!(f, "more than {max} pages"),
+            Self::Repeated { page, what } => write!(
+                f,
+                "page {page}: the same {what} came back again: the list loops"
+            ),
+            Self::PageTooLarge { page, max } => {
+                write!(f, "page {page} is larger than {max} bytes")
+            }
+            Self::TooManyBytes { max } => write!(f, "the pages together exceed {max} bytes"),
+            Self::Malformed { page, reason } => write!(f, "page {page}: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for ListError {}
+
+/// Why a listed address is no server to query, or `None` for one that may be: the
+/// unspecified network (`0.0.0.0/8`, `::`), port 0, broadcast, multicast and the
+/// reserved `240.0.0.0/4`. Loopback and private addresses are servers (a LAN master).
+pub fn invalid_reason(addr: SocketAddr) -> Option<&'static str> {
+    if addr.port() == 0 {
+        return Some("port 0");
+    }
+    match addr.ip() {
+        IpAddr::V4(ip) if ip.is_broadcast() => Some("the broadcast address"),
+        IpAddr::V4(ip) if ip.octets().first() == Some(&0) => Some("not a host (0.0.0.0/8)"),
+        IpAddr::V4(ip) if ip.is_multicast() => Some("a multicast address"),
+        IpAddr::V4(ip) if ip.octets().first().is_some_and(|&o| o >= 240) => {
+            Some("a reserved address (240.0.0.0/4)")
+        }
+        IpAddr::V6(ip) if ip.is_unspecified() => Some("not a host (::)"),
+        IpAddr::V6(ip) if ip.is_multicast() => Some("a multicast address"),
+        _ => None,
+    }
+}
+
+/// One page of a Valve list, sorted into servers and skipped entries.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ValvePage {
+    /// The servers, in the master's order.
+    pub servers: Vec<SocketAddrV4>,
+    /// Entries that are no server, with [`invalid_reason`].
+    pub skipped: Vec<(SocketAddrV4, &'static str)>,
+}
+
+/// One run of Valve's list protocol: pages requested one after another, each following
+/// the last address of the one before, until the end marker.
+#[derive(Debug, Clone)]
+pub struct ValveListClient {
+    limits: ListLimits,
+    deadline: Instant,
+    request: ListRequest,
+    /// When the next page's request is due (from the start, and when a page came).
+    due: Option<Instant>,
+    /// When the page asked for is given up on (and asked for again).
+    page_deadline: Option<Instant>,
+    /// Requests sent for the current page.
+    attempts: u32,
+    pages: usize,
+    finished: bool,
+}
+
+impl ValveListClient {
+    /// A run for `region` and `filter` starting at `now`.
+    pub fn new(region: u8, filter: &str, limits: ListLimits, now: Instant) -> Self {
+        Self {
+            deadline: now.checked_add(limits.deadline).unwrap_or(now),
+            limits,
+            request: ListRequest::first(region, filter),
+            due: Some(now),
+            page_deadline: None,
+            attempts: 0,
+            pages: 0,
+            finished: false,
+        }
+    }
+
+    /// Appends the request to send now, if one is due (the first of a page, or again
+    /// after [`ListLimits::page_timeout`]), and says whether it did. An error ends the
+    /// run: the deadline passed, or the page's last attempt went unanswered.
+    pub fn poll_transmit(&mut self, now: Instant, out: &mut Vec<u8>) -> Result<bool, ListError> {
+        if self.finished {
+            return Ok(false);
+        }
+        if now >= self.deadline {
+            return Err(ListError::Deadline {
+                deadline: self.limits.deadline,
+                pages: self.pages,
+            });
+        }
+        let fresh = self.due.is_some_and(|d| now >= d);
+        let timed_out = self.page_deadline.is_some_and(|d| now >= d);
+        if !fresh && !timed_out {
+            return Ok(false);
+        }
+        if !fresh && self.attempts >= self.limits.attempts {
+            return Err(ListError::NoAnswer {
+                page: self.pages.saturating_add(1),
+                attempts: self.attempts,
+            });
+        }
+        self.due = None;
+        self.attempts = self.attempts.saturating_add(1);
+        self.page_deadline = Some(
+            now.checked_add(self.limits.page_timeout)
+                .map_or(self.deadline, |d| d.min(self.deadline)),
+        );
+        self.request.encode(out);
+        Ok(true)
+    }
+
+    /// When to call [`Self::poll_transmit`] again if no datagram comes (`None` once the
+    /// list has ended).
+    pub fn next_wake(&self) -> Option<Instant> {
+        if self.finished {
+            return None;
+        }
+        let at = self.due.or(self.page_deadline).unwrap_or(self.deadline);
+        Some(at.min(self.deadline))
+    }
+
+    /// Whether the list has been read to its end marker.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Pages read so far.
+    pub fn pages(&self) -> usize {
+        self.pages
+    }
+
+    /// A datagram from the master. A list page (`Ok(Some)`) moves on to the next
+    /// request, or ends the list; anything else, and a late copy of a page already
+    /// read, is ignored (`Ok(None)`) and leaves the page's deadline where it was. An
+    /// error ends the run.
+    pub fn handle_datagram(
+        &mut self,
+        datagram: &[u8],
+        now: Instant,
+    ) -> Result<Option<ValvePage>, ListError> {
+        if self.finished || self.page_deadline.is_none() {
+            return Ok(None);
+        }
+        if now >= self.deadline {
+            return Err(ListError::Deadline {
+                deadline: self.limits.deadline,
+                pages: self.pages,
+            });
+        }
+        let Ok(page) = decode_page(datagram) else {
+            return Ok(None);
+        };
+        let seed = self.request.seed;
+        let after_seed = |a: &SocketAddrV4| seed == END || sortable(*a) > sortable(seed);
+        if page.servers.first().is_some_and(|a| !after_seed(a)) {
+            // a late copy of an earlier page (a retry answered twice), or a master
+            // repeating itself: not the page asked for
+            return Ok(None);
+        }
+        self.pages = self.pages.saturating_add(1);
+        if self.pages > self.limits.max_pages {
+            return Err(ListError::TooManyPages {
+                max: self.limits.max_pages,
+            });
+        }
+        let last = page.servers.last().copied();
+        if last.is_some_and(|l| !after_seed(&l)) {
+            return Err(ListError::Backwards {
+                page: self.pages,
+                seed,
+            });
+        }
+        let mut out = ValvePage::default();
+        for a in page.servers {
+            match invalid_reason(SocketAddr::V4(a)) {
+                Some(why) => out.skipped.push((a, why)),
+                None => out.servers.push(a),
+            }
+        }
+        match (page.end, last) {
+            (true, _) => self.finished = true,
+            (false, None) => return Err(ListError::NoEnd { page: self.pages }),
+            (false, Some(l)) => {
+                self.request = self.request.after(l);
+                self.due = Some(now);
+                self.attempts = 0;
+                self.page_deadline = None;
+            }
+        }
+        Ok(Some(out))
+    }
+}
+
+/// What to ask an HTTP master for next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HttpRequest {
+    /// The `cursor` parameter (`None` for the first page).
+    pub cursor: Option<String>,
+    /// The longest the request may take, body included.
+    pub timeout: Duration,
+    /// The most body bytes to read: one more than a page may have, so that a larger one
+    /// shows (hand what was read to [`HttpListClient::handle_page`] either way).
+    pub max_bytes: usize,
+}
+
+/// One page of the HTTP API, sorted into servers and skipped entries.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HttpPage {
+    /// The servers: each address and the API's item for it, in the master's order.
+    pub servers: Vec<(SocketAddr, Value)>,
+    /// Entries that are no server: the address as sent and why.
+    pub skipped: Vec<(String, &'static str)>,
+}
+
+/// Longest cursor kept (ours are a few dozen bytes).
+const MAX_CURSOR_BYTES: usize = 1024;
+
+/// One run over our master's HTTP API: pages followed by their `next` cursor until a
+/// page without one.
+#[derive(Debug, Clone)]
+pub struct HttpListClient {
+    limits: ListLimits,
+    deadline: Instant,
+    next: Option<String>,
+    /// Cursors asked for so far.
+    cursors: HashSet<String>,
+    /// Hashes of the pages read so far.
+    seen: HashSet<u64>,
+    pages: usize,
+    bytes: u64,
+    /// An error found after the page it came with was handed back.
+    pending: Option<ListError>,
+    finished: bool,
+}
+
+impl HttpListClient {
+    /// A run starting at `now`.
+    pub fn new(limits: ListLimits, now: Instant) -> Self {
+        Self {
+            deadline: now.checked_add(limits.deadline).unwrap_or(now),
+            limits,
+            next: None,
+            cursors: HashSet::new(),
+            seen: HashSet::new(),
+            pages: 0,
+            bytes: 0,
+            pending: None,
+            finished: false,
+        }
+    }
+
+    /// The next page to ask for, `Ok(None)` once the list has ended, or the error that
+    /// ends the run (the deadline, a loop, too many pages).
+    pub fn next_request(&mut self, now: Instant) -> Result<Option<HttpRequest>, ListError> {
+        if let Some(e) = self.pending.take() {
+            return Err(e);
+        }
+        if self.finished {
+            return Ok(None);
+        }
+        let left = self.deadline.saturating_duration_since(now);
+        if left.is_zero() {
+            return Err(ListError::Deadline {
+                deadline: self.limits.deadline,
+                pages: self.pages,
+            });
+        }
+        if self.pages >= self.limits.max_pages {
+            return Err(ListError::TooManyPages {
+                max: self.limits.max_pages,
+            });
+        }
+        Ok(Some(HttpRequest {
+            cursor: self.next.clone(),
+            timeout: self.limits.page_timeout.saturating_mul(5).min(left),
+            max_bytes: self.limits.max_page_bytes.saturating_add(1),
+        }))
+    }
+
+    /// Whether the list has been read to its last page.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// The deadline error once the whole run's deadline has passed: what a request
+    /// that failed at `now` ran into when its timeout was the time left.
+    pub fn check_deadline(&self, now: Instant) -> Result<(), ListError> {
+        if now >= self.deadline {
+            return Err(ListError::Deadline {
+                deadline: self.limits.deadline,
+                pages: self.pages,
+            });
+        }
+        Ok(())
+    }
+
+    /// The body of the page asked for. Parsed only within the limits: a page too large,
+    /// with too many entries, not the API's shape, or seen before is an error. A page
+    /// whose `next` cursor was seen before is handed back, and the next
+    /// [`Self::next_request`] is the error.
+    pub fn handle_page(&mut self, body: &[u8]) -> Result<HttpPage, ListError> {
+        let page = self.pages.saturating_add(1);
+        self.pages = page;
+        if body.len() > self.limits.max_page_bytes {
+            return Err(ListError::PageTooLarge {
+                page,
+                max: self.limits.max_page_bytes,
+            });
+        }
+        self.bytes = self
+            .bytes
+            .saturating_add(u64::try_from(body.len()).unwrap_or(u64::MAX));
+        if self.bytes > self.limits.max_total_bytes {
+            return Err(ListError::TooManyBytes {
+                max: self.limits.max_total_bytes,
+            });
+        }
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        body.hash(&mut h);
+        if !self.seen.insert(h.finish()) {
+            return Err(ListError::Repeated { page, what: "page" });
+        }
+        let malformed = |reason: String| ListError::Malformed { page, reason };
+        let mut de = serde_json::Deserializer::from_slice(body);
+        let doc = PageSeed {
+            max: self.limits.max_page_servers,
+        }
+        .deserialize(&mut de)
+        .and_then(|d| de.end().map(|()| d))
+        .map_err(|e| malformed(format!("not a page of the API ({e})")))?;
+        let mut out = HttpPage::default();
+        for (i, item) in doc.servers.into_iter().enumerate() {
+            let Some(addr) = item.get("addr").and_then(Value::as_str) else {
+                return Err(malformed(format!(
+                    "entry {} is not a server (no \"addr\" string)",
+                    i.saturating_add(1)
+                )));
+            };
+            match addr.parse::<SocketAddr>() {
+                Err(_) => out.skipped.push((addr.to_owned(), "not IP:PORT")),
+                Ok(a) => match invalid_reason(a) {
+                    Some(why) => out.skipped.push((addr.to_owned(), why)),
+                    None => out.servers.push((a, item)),
+                },
+            }
+        }
+        match doc.next {
+            Some(n) if doc.had_servers => {
+                if n.len() > MAX_CURSOR_BYTES {
+                    return Err(malformed(format!(
+                        "a cursor of {} bytes (at most {MAX_CURSOR_BYTES})",
+                        n.len()
+                    )));
+                }
+                if self.cursors.contains(&n) {
+                    self.pending = Some(ListError::Repeated {
+                        page,
+                        what: "cursor",
+                    });
+                } else {
+                    self.cursors.insert(n.clone());
+                    self.next = Some(n);
+                }
+            }
+            _ => self.finished = true,
+        }
+        Ok(out)
+    }
+}
+
+/// A page of the API as read: its entries (at most `max`) and its cursor; other keys are
+/// skipped without being kept.
+struct PageDoc {
+    servers: Vec<Value>,
+    had_servers: bool,
+    next: Option<String>,
+}
+
+struct PageSeed {
+    max: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for PageSeed {
+    type Value = PageDoc;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<PageDoc, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for PageSeed {
+    type Value = PageDoc;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object with \"servers\" and \"next\"")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<PageDoc, A::Error> {
+        let mut servers = None;
+        let mut next = None;
+        while let Some(k) = m.next_key::<std::borrow::Cow<'de, str>>()? {
+            match k.as_ref() {
+                "servers" if servers.is_none() => {
+                    servers = Some(m.next_value_seed(Entries { max: self.max })?);
+                }
+                "next" if next.is_none() => next = Some(m.next_value::<Option<String>>()?),
+                "servers" | "next" => {
+                    return Err(serde::de::Error::custom(format_args!("{k} twice")))
+                }
+                _ => {
+                    m.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        let servers = servers.ok_or_else(|| serde::de::Error::custom("no \"servers\" list"))?;
+        Ok(PageDoc {
+            had_servers: !servers.is_empty(),
+            servers,
+            next: next.flatten(),
+        })
+    }
+}
+
+/// The `servers` list, refused at its first entry past `max`.
+struct Entries {
+    max: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for Entries {
+    type Value = Vec<Value>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Vec<Value>, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Entries {
+    type Value = Vec<Value>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "a list of at most {} servers", self.max)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Value>, A::Error> {
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(self.max).min(1024));
+        while let Some(v) = seq.next_element::<Value>()? {
+            if out.len() >= self.max {
+                return Err(serde::de::Error::custom(format_args!(
+                    "more than {} servers in one page",
+                    self.max
+                )));
+            }
+            if !v.is_object() {
+                return Err(serde::de::Error::custom(format_args!(
+                    "entry {} is not a server object",
+                    out.len().saturating_add(1)
+                )));
+            }
+            out.push(v);
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::master::valve::encode_page;
+    use std::net::Ipv4Addr;
+
+    fn a(last: u8, port: u16) -> SocketAddrV4 {
+        SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, last), port)
+    }
+
+    fn page(servers: &[SocketAddrV4], end: bool) -> Vec<u8> {
+        let mut d = Vec::new();
+        encode_page(servers, end, &mut d);
+        d
+    }
+
+    #[test]
+    fn junk_does_not_move_the_page_deadline() {
+        let t0 = Instant::now();
+        let limits = ListLimits::new(Duration::from_secs(60), Duration::from_secs(2));
+        let mut c = ValveListClient::new(0xff, "", limits, t0);
+        let mut out = Vec::new();
+        assert_eq!(c.poll_transmit(t0, &mut out), Ok(true));
+        let first_wake = c.next_wake();
+        // junk every 1.5 s: ignored, the wake-up stays
+        for i in 1..=3u64 {
+            let at = t0 + Duration::from_millis(1500 * i);
+            assert_eq!(c.handle_datagram(b"\xff\xff\xff\xffjunk", at), Ok(None));
+            assert_eq!(c.next_wake(), first_wake);
+        }
+        // three attempts, then an error
+        let mut at = t0;
+        for _ in 0..2 {
+            at += Duration::from_secs(2);
+            assert_eq!(c.poll_transmit(at, &mut out), Ok(true));
+        }
+        at += Duration::from_secs(2);
+        assert_eq!(
+            c.poll_transmit(at, &mut out),
+            Err(ListError::NoAnswer {
+                page: 1,
+                attempts: 3
+            })
+        );
+    }
+
+    #[test]
+    fn the_whole_run_has_one_deadline() {
+        let t0 = Instant::now();
+        let limits = ListLimits::new(Duration::from_secs(5), Duration::from_secs(2));
+        let mut c = ValveListClient::new(0xff, "", limits, t0);
+        let mut out = Vec::new();
+        let mut at = t0;
+        // each page answered just before its own timeout: the run still ends at 5 s
+        let mut last = END;
+        for i in 1..=10u8 {
+            assert_eq!(c.poll_transmit(at, &mut out), Ok(true), "page {i}");
+            assert!(c
+                .next_wake()
+                .is_some_and(|w| w <= t0 + Duration::from_secs(5)));
+            at += Duration::from_millis(1900);
+            let next = a(i, 1);
+            match c.handle_datagram(&page(&[next], false), at) {
+                Ok(Some(_)) => last = next,
+                Err(e) => {
+                    assert!(matches!(e, ListError::Deadline { .. }), "{e}");
+                    assert!(at >= t0 + Duration::from_secs(5));
+                    assert_ne!(last, END);
+                    return;
+                }
+                Ok(None) => panic!("page {i} ignored"),
+            }
+        }
+        panic!("no deadline");
+    }
+
+    #[test]
+    fn a_list_without_its_end_is_an_error() {
+        let t0 = Instant::now();
+        let mut c = ValveListClient::new(0xff, "", ListLimits::default(), t0);
+        let mut out = Vec::new();
+        assert_eq!(c.poll_transmit(t0, &mut out), Ok(true));
+        assert_eq!(
+            c.handle_datagram(&page(&[], false), t0),
+            Err(ListError::NoEnd { page: 1 })
+        );
+        // with servers, then an empty page
+        let mut c = ValveListClient::new(0xff, "", ListLimits::default(), t0);
+        assert_eq!(c.poll_transmit(t0, &mut out), Ok(true));
+        let got = c.handle_datagram(&page(&[a(1, 1)], false), t0).unwrap();
+        assert_eq!(got.map(|p| p.servers), Some(vec![a(1, 1)]));
+        assert_eq!(c.poll_transmit(t0, &mut out), Ok(true));
+        assert_eq!(
+            c.handle_datagram(&page(&[], false), t0),
+            Err(ListError::NoEnd { page: 2 })
+        );
+        // the end marker ends it
+        let mut c = ValveListClient::new(0xff, "", ListLimits::default(), t0);
+        assert_eq!(c.poll_transmit(t0, &mut out), Ok(true));
+        assert!(c.handle_datagram(&page(&[a(1, 1)], true), t0).is_ok());
+        assert!(c.is_finished());
+        assert_eq!(c.next_wake(), None);
+    }
+
+    #[test]
+    fn late_copies_are_ignored_and_backwards_pages_refused() {
+        let t0 = Instant::now();
+        let mut c = ValveListClient::new(0xff, "", ListLimits::default(), t0);
+        let mut out = Vec::new();
+        assert_eq!(c.poll_transmit(t0, &mut out), Ok(true));
+        let p1 = page(&[a(1, 1), a(2, 1)], false);
+        assert!(c.handle_datagram(&p1, t0).unwrap().is_some());
+        assert_eq!(c.poll_transmit(t0, &mut out), Ok(true));
+        // the answer to a retry of page 1
+        assert_eq!(c.handle_datagram(&p1, t0), Ok(None));
+        assert!(matches!(
+            c.handle_datagram(&page(&[a(3, 1), a(1, 0)], false), t0),
+            Err(ListError::Backwards { page: 2, .. })
+        ));
+    }
+
+    #[test]
+    fn invalid_entries_are_skipped_with_a_reason() {
+        let t0 = Instant::now();
+        let mut c = ValveListClient::new(0xff, "", ListLimits::default(), t0);
+        let mut out = Vec::new();
+        assert_eq!(c.poll_transmit(t0, &mut out), Ok(true));
+        let zero5 = SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 5);
+        let bcast = SocketAddrV4::new(Ipv4Addr::BROADCAST, 27015);
+        let got = c
+            .handle_datagram(&page(&[zero5, a(1, 0), a(2, 27015), bcast], true), t0)
+            .unwrap()
+            .unwrap();
+        assert_eq!(got.servers, vec![a(2, 27015)]);
+        let skipped: Vec<_> = got.skipped.iter().map(|(a, _)| *a).collect();
+        assert_eq!(skipped, vec![zero5, a(1, 0), bcast]);
+        for (addr, ok) in [
+            ("127.0.0.1:27015", true),
+            ("192.168.1.2:1", true),
+            ("[::1]:5", true),
+            ("0.0.0.0:5", false),
+            ("0.1.2.3:5", false),
+            ("224.0.0.1:5", false),
+            ("250.0.0.1:5", false),
+            ("[::]:5", false),
+            ("[ff02::1]:5", false),
+            ("1.2.3.4:0", false),
+        ] {
+            let parsed: SocketAddr = addr.parse().unwrap();
+            assert_eq!(invalid_reason(parsed).is_none(), ok, "{addr}");
+        }
+    }
+
+    fn http_page(addrs: &[&str], next: Option<&str>) -> Vec<u8> {
+        let servers: Vec<Value> = addrs
+            .iter()
+            .map(|a| serde_json::json!({ "addr": a, "protocols": ["ogp"] }))
+            .collect();
+        serde_json::to_vec(&serde_json::json!({ "servers": servers, "next": next })).unwrap()
+    }
+
+    #[test]
+    fn http_repeats_are_loops() {
+        let t0 = Instant::now();
+        let mut c = HttpListClient::new(ListLimits::default(), t0);
+        let r = c.next_request(t0).unwrap().unwrap();
+        assert_eq!(r.cursor, None);
+        let p = c
+            .handle_page(&http_page(&["127.0.0.1:1"], Some("abc")))
+            .unwrap();
+        assert_eq!(p.servers.len(), 1);
+        assert_eq!(
+            c.next_request(t0).unwrap().unwrap().cursor.as_deref(),
+            Some("abc")
+        );
+        // the same page again
+        assert_eq!(
+            c.handle_page(&http_page(&["127.0.0.1:1"], Some("abc"))),
+            Err(ListError::Repeated {
+                page: 2,
+                what: "page"
+            })
+        );
+        // new servers, a cursor seen before: the page, then the error
+        let mut c = HttpListClient::new(ListLimits::default(), t0);
+        c.handle_page(&http_page(&["127.0.0.1:1"], Some("abc")))
+            .unwrap();
+        let p = c
+            .handle_page(&http_page(&["127.0.0.1:2"], Some("abc")))
+            .unwrap();
+        assert_eq!(p.servers.len(), 1);
+        assert_eq!(
+            c.next_request(t0),
+            Err(ListError::Repeated {
+                page: 2,
+                what: "cursor"
+            })
+        );
+        // the end: no cursor
+        let mut c = HttpListClient::new(ListLimits::default(), t0);
+        c.handle_page(&http_page(&["127.0.0.1:1"], None)).unwrap();
+        assert_eq!(c.next_request(t0), Ok(None));
+    }
+
+    #[test]
+    fn http_pages_are_parsed_within_bounds() {
+        let t0 = Instant::now();
+        let mut limits = ListLimits::new(Duration::from_secs(60), Duration::from_secs(2));
+        limits.max_page_bytes = 1000;
+        limits.max_page_servers = 3;
+        let mut c = HttpListClient::new(limits, t0);
+        assert_eq!(c.next_request(t0).unwrap().unwrap().max_bytes, 1001);
+        let big = format!("{{\"servers\":[{}0]}}", "0,".repeat(600));
+        assert_eq!(
+            c.handle_page(big.as_bytes()),
+            Err(ListError::PageTooLarge { page: 1, max: 1000 })
+        );
+        let junk = b"{\"servers\":[0,0,0]}";
+        let e = HttpListClient::new(limits, t0)
+            .handle_page(junk)
+            .unwrap_err();
+        assert!(e.to_string().contains("not a server"), "{e}");
+        let many = http_page(&["127.0.0.1:1"; 4], None);
+        let e = HttpListClient::new(limits, t0)
+            .handle_page(&many)
+            .unwrap_err();
+        assert!(e.to_string().contains("more than 3 servers"), "{e}");
+        let e = HttpListClient::new(limits, t0)
+            .handle_page(b"[1]")
+            .unwrap_err();
+        assert!(matches!(e, ListError::Malformed { page: 1, .. }), "{e}");
+        let p = HttpListClient::new(limits, t0)
+            .handle_page(&http_page(&["0.0.0.0:5", "x", "127.0.0.1:7"], None))
+            .unwrap();
+        assert_eq!(p.servers.len(), 1);
+        assert_eq!(
+            p.skipped,
+            vec![
+                ("0.0.0.0:5".to_owned(), "not a host (0.0.0.0/8)"),
+                ("x".to_owned(), "not IP:PORT")
+            ]
+        );
+        // all pages together
+        let mut limits = ListLimits::new(Duration::from_secs(60), Duration::from_secs(2));
+        limits.max_total_bytes = 100;
+        let mut c = HttpListClient::new(limits, t0);
+        c.handle_page(&http_page(&["127.0.0.1:1"], Some("a")))
+            .unwrap();
+        assert_eq!(
+            c.handle_page(&http_page(&["127.0.0.1:2"], Some("b"))),
+            Err(ListError::TooManyBytes { max: 100 })
+        );
+        // the deadline
+        let mut c = HttpListClient::new(ListLimits::default(), t0);
+        assert!(matches!(
+            c.next_request(t0 + Duration::from_secs(61)),
+            Err(ListError::Deadline { .. })
+        ));
+    }
+}
