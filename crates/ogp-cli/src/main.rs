@@ -287,21 +287,24 @@ enum Command {
 }
 
 /// The log filter: `RUST_LOG` when set (or the older `OGP_LOG`), else by -q / -v / -vv.
-fn log_filter(level: Level) -> tracing_subscriber::EnvFilter {
-    use tracing_subscriber::EnvFilter;
+/// Directives are `LEVEL` and `TARGET=LEVEL`, comma-separated (`debug,ogp_net=trace`):
+/// `tracing_subscriber`'s `Targets`, which needs no regular expressions (span and field
+/// filters are not taken).
+fn log_filter(level: Level) -> tracing_subscriber::filter::Targets {
+    use tracing_subscriber::filter::{LevelFilter, Targets};
     for var in ["RUST_LOG", "OGP_LOG"] {
-        if std::env::var_os(var).is_some_and(|v| !v.is_empty()) {
-            match EnvFilter::try_from_env(var) {
+        if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+            match v.to_string_lossy().parse::<Targets>() {
                 Ok(f) => return f,
                 Err(e) => eprintln!("ogp: ignoring {var}: {e}"),
             }
         }
     }
-    EnvFilter::new(match level {
-        ..=-1 => "error",
-        0 => "info",
-        1 => "debug",
-        _ => "trace",
+    Targets::new().with_default(match level {
+        ..=-1 => LevelFilter::ERROR,
+        0 => LevelFilter::INFO,
+        1 => LevelFilter::DEBUG,
+        _ => LevelFilter::TRACE,
     })
 }
 
@@ -319,12 +322,18 @@ fn main() -> ExitCode {
     } else {
         Level::try_from(cli.verbose).unwrap_or(Level::MAX)
     };
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(log_filter(level))
-        .with_target(false)
-        .with_ansi(colours())
-        .init();
+    {
+        use tracing_subscriber::layer::SubscriberExt;
+        use tracing_subscriber::util::SubscriberInitExt;
+        tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_max_level(tracing::Level::TRACE)
+            .with_target(false)
+            .with_ansi(colours())
+            .finish()
+            .with(log_filter(level))
+            .init();
+    }
     let result = match cli.command {
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
