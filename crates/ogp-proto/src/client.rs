@@ -28,7 +28,7 @@ use std::time::Instant;
 #[cfg(feature = "gqp")]
 use crate::gqp;
 use crate::protocol::Protocol;
-use crate::{a2s, gamespy3, ogp, ogp_draft};
+use crate::{a2s, gamespy3, ogp, ogp_draft, quake3};
 
 use crate::client_core::StartQuery;
 pub use crate::client_core::{
@@ -173,6 +173,7 @@ registry! {
     Gamespy3 => gamespy3: "GameSpy v3";
     #[cfg(feature = "gqp")]
     Gqp => gqp: "GQP";
+    Quake3 => quake3: "Quake III";
 }
 
 impl Options {

@@ -29,6 +29,9 @@ pub fn guess(datagram: &[u8]) -> Option<Protocol> {
     if datagram.starts_with(&crate::ogp::PREFIX) {
         return Some(Protocol::Ogp);
     }
+    if crate::quake3::is_quake3_datagram(datagram) {
+        return Some(Protocol::Quake3);
+    }
     if datagram.starts_with(&crate::a2s::SINGLE) || datagram.starts_with(&crate::a2s::SPLIT) {
         return Some(Protocol::A2s);
     }

@@ -78,6 +78,7 @@ pub mod model;
 pub mod ogp;
 pub mod ogp_draft;
 pub mod protocol;
+pub mod quake3;
 pub(crate) mod reader;
 pub mod responder;
 mod responder_core;

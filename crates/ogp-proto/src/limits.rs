@@ -264,6 +264,7 @@ impl Walk {
         let at = || format!("players[{i}]");
         for (name, s) in [
             ("name", &mut p.name),
+            ("name_raw", &mut p.name_raw),
             ("class", &mut p.class),
             ("race", &mut p.race),
             ("global_id", &mut p.global_id),

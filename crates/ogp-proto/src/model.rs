@@ -345,6 +345,10 @@ pub struct Player {
     /// Colour information for the name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name_color: Option<ColorInfo>,
+    /// The name as the game sent it, with its in-band colour codes (Quake III `^1`,
+    /// DarkPlaces `^xRGB`), when it differs from `name`, which is then the plain text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_raw: Option<Text>,
     /// Team number (index into `teams`); -1 not assigned, -2 spectator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub team: Option<i32>,

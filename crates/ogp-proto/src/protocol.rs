@@ -20,21 +20,30 @@ pub enum Protocol {
     /// first bytes, so it is never auto-detected by a query nor returned by
     /// [`crate::detect::guess`], and is served on a port of its own.
     OgpDraft,
+    /// The Quake III connectionless queries (`getinfo`, `getstatus`).
+    Quake3,
 }
 
 impl Protocol {
     /// Every protocol.
-    pub const ALL: [Protocol; 5] = [
+    pub const ALL: [Protocol; 6] = [
         Self::Ogp,
         Self::Gamespy3,
         Self::A2s,
         Self::Gqp,
         Self::OgpDraft,
+        Self::Quake3,
     ];
 
     /// The protocols auto-detection tries, best first (the rank that settles a tie when
     /// a server speaks several).
-    pub const AUTO: [Protocol; 4] = [Self::Ogp, Self::Gamespy3, Self::A2s, Self::Gqp];
+    pub const AUTO: [Protocol; 5] = [
+        Self::Ogp,
+        Self::Gamespy3,
+        Self::A2s,
+        Self::Gqp,
+        Self::Quake3,
+    ];
 
     /// The name used on the command line, in server lists and in JSON: `ogp`,
     /// `gamespy3`, `a2s`, `gqp`, `ogp-draft`.
@@ -45,6 +54,7 @@ impl Protocol {
             Self::A2s => "a2s",
             Self::Gqp => "gqp",
             Self::OgpDraft => "ogp-draft",
+            Self::Quake3 => "quake3",
         }
     }
 
@@ -56,6 +66,7 @@ impl Protocol {
             Self::A2s => "A2S",
             Self::Gqp => "GQP",
             Self::OgpDraft => "OGP v0.02",
+            Self::Quake3 => "Quake III",
         }
     }
 
@@ -92,7 +103,7 @@ impl fmt::Display for UnknownProtocol {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown protocol {:?} (expected ogp, a2s, gamespy3, gqp, ogp-draft or auto)",
+            "unknown protocol {:?} (expected ogp, a2s, gamespy3, gqp, ogp-draft, quake3 or auto)",
             self.0
         )
     }
@@ -112,6 +123,7 @@ impl FromStr for Protocol {
             "gamespy3" | "gs3" | "gs4" | "gamespy4" => Self::Gamespy3,
             "gqp" => Self::Gqp,
             "ogp-draft" | "ogp_draft" => Self::OgpDraft,
+            "quake3" | "q3" | "q3s" => Self::Quake3,
             _ => return Err(UnknownProtocol(s.to_string())),
         })
     }
@@ -129,7 +141,8 @@ mod tests {
         }
         assert_eq!("GS4".parse::<Protocol>(), Ok(Protocol::Gamespy3));
         assert_eq!(Protocol::parse_or_auto("Auto"), Ok(None));
-        assert!("quake3".parse::<Protocol>().is_err());
+        assert!("quake4".parse::<Protocol>().is_err());
+        assert_eq!("Q3".parse::<Protocol>(), Ok(Protocol::Quake3));
         assert_eq!(Protocol::OgpDraft.rank(), 4);
         assert_eq!(Protocol::Ogp.rank(), 0);
     }

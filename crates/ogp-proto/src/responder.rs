@@ -43,6 +43,7 @@ use crate::guard::{
 use crate::ogp::responder::{OgpConfig, OgpOutcome, OgpResponder};
 use crate::ogp::uplink::{UplinkConfig, Uplinks};
 use crate::ogp_draft::responder::{DraftConfig, DraftOutcome, DraftResponder};
+use crate::quake3::responder::{Q3Config, Q3Outcome, Q3Responder};
 use crate::{Protocol, Status};
 
 pub use crate::responder_core::{
@@ -93,6 +94,8 @@ pub struct ResponderConfig {
     pub gamespy3: Gs3Config,
     /// OGP v0.02 draft settings (used with [`Listener::OgpDraft`]).
     pub ogp_draft: DraftConfig,
+    /// Quake III settings (off by default).
+    pub quake3: Q3Config,
     /// Per-source rate limit of answers to sources that proved their address (a valid
     /// challenge or token): a spoofer using the address cannot spend it.
     pub rate: RateConfig,
@@ -151,6 +154,7 @@ impl Default for ResponderConfig {
             gqp: GqpConfig::default(),
             gamespy3: Gs3Config::default(),
             ogp_draft: DraftConfig::default(),
+            quake3: Q3Config::default(),
             rate: RateConfig::default(),
             unproven_rate: RateConfig::default(),
             unproven_total: RateConfig {
@@ -187,6 +191,8 @@ pub enum Outcome {
     Gamespy3(Gs3Outcome),
     /// Handled as the OGP v0.02 draft.
     OgpDraft(DraftOutcome),
+    /// Handled as Quake III.
+    Quake3(Q3Outcome),
 }
 
 /// Counters of what the responder did: plain numbers, counted where each datagram's fate
@@ -246,6 +252,7 @@ pub struct Responder {
     gqp: GqpResponder,
     gs3: Gs3Responder,
     draft: DraftResponder,
+    q3: Q3Responder,
     ban: Option<BanHook>,
     stats: Stats,
     heartbeat: Option<HeartbeatConfig>,
@@ -312,6 +319,7 @@ impl Responder {
             gqp: GqpResponder::new(config.gqp.clone()),
             gs3: Gs3Responder::new(config.gamespy3),
             draft: DraftResponder::new(config.ogp_draft),
+            q3: Q3Responder::new(config.quake3),
             ban: config.ban.clone(),
             stats: Stats::default(),
             heartbeat: config.gamespy3_heartbeat.clone(),
@@ -342,6 +350,7 @@ impl Responder {
             gqp: GqpResponder::new(config.gqp.clone()),
             gs3: Gs3Responder::new(config.gamespy3),
             draft: DraftResponder::new(config.ogp_draft),
+            q3: Q3Responder::new(config.quake3),
             ban: config.ban.clone(),
             stats: Stats::default(),
             heartbeat: None,
@@ -555,6 +564,7 @@ impl Responder {
         let protocol = match listener {
             Listener::OgpDraft if crate::ogp::is_ogp(datagram) => Protocol::OgpDraft,
             Listener::Standard if crate::ogp::is_ogp(datagram) => Protocol::Ogp,
+            Listener::Standard if crate::quake3::is_quake3(datagram) => Protocol::Quake3,
             Listener::Standard if crate::a2s::is_a2s(datagram) => Protocol::A2s,
             #[cfg(feature = "gqp")]
             Listener::Standard if crate::gqp::is_gqp(datagram) => Protocol::Gqp,
@@ -606,6 +616,7 @@ impl Responder {
                 keys,
                 out,
             ),
+            Protocol::Quake3 => run(&mut self.q3, Outcome::Quake3, incoming, status, keys, out),
             // Never chosen above without the protocol's feature.
             #[allow(unreachable_patterns)]
             _ => {

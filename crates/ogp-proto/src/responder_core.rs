@@ -318,6 +318,7 @@ impl AnswerKind {
             Protocol::A2s => &[K::Challenge, K::Ping, K::Info, K::Players, K::Rules],
             Protocol::Gamespy3 => &[K::Challenge, K::Ping, K::Info, K::Keys],
             Protocol::Gqp => &[K::Challenge, K::Error, K::Commands],
+            Protocol::Quake3 => &[K::Info, K::Full],
         }
     }
 }
@@ -330,6 +331,7 @@ const fn protocol_index(protocol: Protocol) -> usize {
         Protocol::A2s => 2,
         Protocol::Gqp => 3,
         Protocol::OgpDraft => 4,
+        Protocol::Quake3 => 5,
     }
 }
 
