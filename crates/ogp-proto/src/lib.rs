@@ -63,6 +63,7 @@
 
 pub mod a2s;
 pub mod announce;
+mod bounded;
 mod charset;
 pub mod client;
 mod client_core;

@@ -25,7 +25,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::{limits, text};
+use crate::{bounded, text};
 
 pub use crate::text::Text;
 
@@ -121,14 +121,14 @@ pub struct Status {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "limits::opt_list::<_, _, { limits::MAX_LIST_ENTRIES }>"
+        deserialize_with = "bounded::opt_list::<_, _, { bounded::MAX_LIST_ENTRIES }>"
     )]
     pub teams: Option<Vec<Team>>,
     /// Players.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "limits::opt_list::<_, _, { limits::MAX_LIST_ENTRIES }>"
+        deserialize_with = "bounded::opt_list::<_, _, { bounded::MAX_LIST_ENTRIES }>"
     )]
     pub players: Option<Vec<Player>>,
     /// Server rules (cvars) as ordered key/value pairs.
@@ -138,14 +138,14 @@ pub struct Status {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "limits::opt_list::<_, _, { limits::MAX_LIST_ENTRIES }>"
+        deserialize_with = "bounded::opt_list::<_, _, { bounded::MAX_LIST_ENTRIES }>"
     )]
     pub addons: Option<Vec<AddOn>>,
     /// Match limits (time, score, rounds).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "limits::opt_list::<_, _, { limits::MAX_LIST_ENTRIES }>"
+        deserialize_with = "bounded::opt_list::<_, _, { bounded::MAX_LIST_ENTRIES }>"
     )]
     pub limits: Option<Vec<Limit>>,
     /// What Valve's A2S carries that the common fields do not.
@@ -316,7 +316,7 @@ pub struct Team {
     #[serde(
         default,
         skip_serializing_if = "BTreeMap::is_empty",
-        deserialize_with = "limits::extra"
+        deserialize_with = "bounded::extra"
     )]
     pub extra: BTreeMap<Text, Text>,
 }
@@ -432,7 +432,7 @@ pub struct Player {
     #[serde(
         default,
         skip_serializing_if = "BTreeMap::is_empty",
-        deserialize_with = "limits::extra"
+        deserialize_with = "bounded::extra"
     )]
     pub extra: BTreeMap<Text, Text>,
 }
@@ -574,7 +574,7 @@ impl<'de> Deserialize<'de> for Rules {
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, m: A) -> Result<Rules, A::Error> {
                 let mut out = Vec::with_capacity(m.size_hint().unwrap_or(0).min(1024));
-                limits::bounded_map(m, limits::MAX_LIST_ENTRIES, |k: Text, v: RuleValue| {
+                bounded::bounded_map(m, bounded::MAX_LIST_ENTRIES, |k: Text, v: RuleValue| {
                     out.push((k, v.0));
                 })?;
                 Ok(Rules(out))
@@ -760,7 +760,7 @@ pub struct ColorInfo {
     /// The colour changes.
     #[serde(
         default,
-        deserialize_with = "limits::list::<_, _, { limits::MAX_COLOR_ENTRIES }>"
+        deserialize_with = "bounded::list::<_, _, { bounded::MAX_COLOR_ENTRIES }>"
     )]
     pub entries: Vec<ColorEntry>,
     /// Bytes that followed the last entry the decoder understood.

@@ -252,13 +252,15 @@ mod tests {
 
     #[test]
     fn a_long_reply_is_cut_to_fit_and_keeps_the_challenge() {
-        let mut status = crate::Status::default();
-        status.host_name = Some("h".into());
-        status.players = Some(
-            (0..200)
-                .map(|i| crate::Player::named(format!("player number {i}")))
-                .collect(),
-        );
+        let status = crate::Status {
+            host_name: Some("h".into()),
+            players: Some(
+                (0..200)
+                    .map(|i| crate::Player::named(format!("player number {i}")))
+                    .collect(),
+            ),
+            ..Default::default()
+        };
         let reply = status_to_reply(&status, ReplyKind::Status);
         let mut out = Vec::new();
         let c = Text::from("abc");
