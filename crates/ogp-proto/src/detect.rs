@@ -17,6 +17,8 @@ const GQP_ETB: u8 = 0x17;
 /// * `FF FF FF FF "OGP\0"`: [`Ogp`](Protocol::Ogp). The OGP v0.02 draft starts with the
 ///   same eight bytes, so this is never [`OgpDraft`](Protocol::OgpDraft): a caller that
 ///   expects the draft must try decoding with both;
+/// * `FF FF FF FF` and `getinfo`, `getstatus`, `infoResponse` or `statusResponse`:
+///   [`Quake3`](Protocol::Quake3);
 /// * any other `FF FF FF FF`, or the split prefix `FE FF FF FF`: [`A2s`](Protocol::A2s);
 /// * `FE FD` (a request), or `00` / `03` / `05` / `09` followed by at least a session
 ///   id (a reply or heartbeat): [`Gamespy3`](Protocol::Gamespy3);
@@ -114,6 +116,16 @@ mod tests {
             Some(Protocol::Gamespy3)
         );
         assert_eq!(guess(b"GQP 1\n\x04"), Some(Protocol::Gqp));
+        // Quake III shares A2S's FF FF FF FF; its words tell it apart
+        for q3 in [
+            &b"\xff\xff\xff\xffgetinfo abc"[..],
+            b"\xff\xff\xff\xffgetstatus",
+            b"\xff\xff\xff\xffinfoResponse\n\\a\\b",
+            b"\xff\xff\xff\xffstatusResponse\n",
+        ] {
+            assert_eq!(guess(q3), Some(Protocol::Quake3));
+        }
+        assert_eq!(guess(b"\xff\xff\xff\xffgetinfoX"), Some(Protocol::A2s));
         assert_eq!(guess(b""), None);
         assert_eq!(guess(b"\x7f"), None);
     }

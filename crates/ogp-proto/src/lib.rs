@@ -35,7 +35,8 @@
 //! no clock of its own, so the same code serves a tokio responder, a game engine's own
 //! socket loop, a scanner driving thousands of queries, a fuzzer and a C API.
 //!
-//! Each protocol is a folder ([`ogp`], [`a2s`], [`gamespy3`], [`gqp`], [`ogp_draft`])
+//! Each protocol is a folder ([`ogp`], [`a2s`], [`gamespy3`], [`gqp`], [`ogp_draft`],
+//! [`quake3`])
 //! with its wire format, its responder ([`responder::ProtocolResponder`]) and its client
 //! (on the shared core of [`client`]: timers, retries, challenge resends, one
 //! [`client::Answer`] and one [`client::QueryError`]).

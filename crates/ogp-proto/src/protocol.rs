@@ -46,7 +46,7 @@ impl Protocol {
     ];
 
     /// The name used on the command line, in server lists and in JSON: `ogp`,
-    /// `gamespy3`, `a2s`, `gqp`, `ogp-draft`.
+    /// `gamespy3`, `a2s`, `gqp`, `ogp-draft`, `quake3`.
     pub const fn name(self) -> &'static str {
         match self {
             Self::Ogp => "ogp",
@@ -58,7 +58,7 @@ impl Protocol {
         }
     }
 
-    /// The name people read: `OGP`, `GameSpy v3`, `A2S`, `GQP`, `OGP v0.02`.
+    /// The name people read: `OGP`, `GameSpy v3`, `A2S`, `GQP`, `OGP v0.02`, `Quake III`.
     pub const fn label(self) -> &'static str {
         match self {
             Self::Ogp => "OGP",
@@ -115,7 +115,7 @@ impl FromStr for Protocol {
     type Err = UnknownProtocol;
 
     /// Our names, case-insensitive, plus `gs3`, `gs4` and `gamespy4` for GameSpy v3 and
-    /// `ogp_draft` for the draft.
+    /// `ogp_draft` for the draft, `q3` and `q3s` (qstat's name) for Quake III.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Ok(match s.to_ascii_lowercase().as_str() {
             "ogp" => Self::Ogp,
@@ -143,7 +143,9 @@ mod tests {
         assert_eq!(Protocol::parse_or_auto("Auto"), Ok(None));
         assert!("quake4".parse::<Protocol>().is_err());
         assert_eq!("Q3".parse::<Protocol>(), Ok(Protocol::Quake3));
-        assert_eq!(Protocol::OgpDraft.rank(), 4);
+        // never auto-detected: after every protocol that is
+        assert_eq!(Protocol::OgpDraft.rank(), Protocol::AUTO.len());
+        assert_eq!(Protocol::Quake3.rank(), 4);
         assert_eq!(Protocol::Ogp.rank(), 0);
     }
 }
