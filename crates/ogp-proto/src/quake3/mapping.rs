@@ -1,5 +1,5 @@
 //! Quake III server variables and player lines to and from the shared
-//! [`Status`](crate::Status).
+//! [`Status`].
 //!
 //! | Status field | from (first present) |
 //! |---|---|

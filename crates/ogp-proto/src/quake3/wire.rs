@@ -175,7 +175,8 @@ pub(crate) fn encode_player(p: &PlayerLine, out: &mut Vec<u8>) {
         out.push(b' ');
     }
     out.push(b'"');
-    out.extend(p.name.bytes().filter(|b| !matches!(b, b'"' | b'\n' | 0)));
+    // Quotes inside stay: the decoder reads the name to the last quote of the line.
+    out.extend(p.name.bytes().filter(|&b| b != b'\n'));
     out.push(b'"');
     for c in &p.after {
         out.push(b' ');
@@ -184,17 +185,18 @@ pub(crate) fn encode_player(p: &PlayerLine, out: &mut Vec<u8>) {
     out.push(b'\n');
 }
 
-/// Info-string text: `\`, newlines and NUL cannot be carried and are dropped.
+/// Info-string text: `\` and newlines cannot be carried and are dropped (anything else,
+/// NUL included, is written as the decoder keeps it).
 fn put_info(out: &mut Vec<u8>, s: &str) {
-    out.extend(s.bytes().filter(|b| !matches!(b, b'\\' | b'\n' | 0)));
+    out.extend(s.bytes().filter(|b| !matches!(b, b'\\' | b'\n')));
 }
 
-/// A column: no spaces, quotes, newlines or NUL.
+/// A column: without the decoder's separators (space, tab, CR, quote, newline).
 fn put_token(out: &mut Vec<u8>, s: &str) {
     let before = out.len();
     out.extend(
         s.bytes()
-            .filter(|b| !matches!(b, b' ' | b'"' | b'\n' | b'\r' | b'\t' | 0)),
+            .filter(|b| !matches!(b, b' ' | b'"' | b'\n' | b'\t' | b'\r')),
     );
     if out.len() == before {
         out.push(b'0');
@@ -375,7 +377,6 @@ pub fn decode_reply_with(datagram: &[u8], limits: &DecodeLimits) -> Result<Decod
         while !r.is_empty() {
             let at = r.offset();
             let line = take_line(&mut r, limits.max_player_line, "player line")?;
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
             if line.iter().all(|b| b.is_ascii_whitespace() || *b == 0) {
                 continue;
             }
@@ -467,6 +468,11 @@ fn decode_info(
     Ok(vars)
 }
 
+/// What separates the columns of a player line (`\r`: a line may end with CR LF).
+fn blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r')
+}
+
 fn decode_player(
     line: &[u8],
     at: usize,
@@ -477,7 +483,7 @@ fn decode_player(
     let mut p = PlayerLine::default();
     let columns = |p: &PlayerLine| p.before.len() + p.after.len();
     loop {
-        take_while(&mut r, |b| b == b' ' || b == b'\t');
+        take_while(&mut r, blank);
         match r.peek_u8() {
             Some(b'"') => break,
             None => {
@@ -490,7 +496,7 @@ fn decode_player(
             Some(_) => {}
         }
         let cat = r.offset();
-        let col = take_while(&mut r, |b| !matches!(b, b' ' | b'\t' | b'"'));
+        let col = take_while(&mut r, |b| !blank(b) && b != b'"');
         if columns(&p) >= limits.max_columns {
             return Err(DecodeError::new(
                 cat,
@@ -517,12 +523,12 @@ fn decode_player(
     r.take(1, "player name")?;
     p.name = text(name, nat, "player name", warnings);
     loop {
-        take_while(&mut r, |b| b == b' ' || b == b'\t');
+        take_while(&mut r, blank);
         if r.is_empty() {
             break;
         }
         let cat = r.offset();
-        let col = take_while(&mut r, |b| b != b' ' && b != b'\t');
+        let col = take_while(&mut r, |b| !blank(b));
         if columns(&p) >= limits.max_columns {
             return Err(DecodeError::new(
                 cat,
@@ -567,6 +573,19 @@ mod tests {
         ));
         assert!(decode_request(b"\xff\xff\xff\xffgetinfo a b").is_err());
         assert!(decode_request(b"\xff\xff\xff\xffgetinfoX").is_err());
+    }
+
+    #[test]
+    fn what_the_fuzzer_found_round_trips() {
+        // a NUL in a value, a quote inside a name, a CR between columns and at the end
+        for bytes in [
+            &b"\xff\xff\xff\xffinfoResponse\n\\modname\\da\x01\0\0\x0eta"[..],
+            b"\xff\xff\xff\xffstatusResponse\n\\a\\b\n1 2 \"^\"MACHETERO<,\"\n",
+            b"\xff\xff\xff\xffstatusResponse\n\\a\\b\n17 53 \"Monia\"pr\rotocol\r \r",
+        ] {
+            let d = decode_reply(bytes).unwrap().reply;
+            assert_eq!(decode_reply(&d.to_bytes()).unwrap().reply, d);
+        }
     }
 
     #[test]
