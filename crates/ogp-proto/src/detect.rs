@@ -11,6 +11,22 @@ use crate::protocol::Protocol;
 const GQP_EOT: u8 = 0x04;
 const GQP_ETB: u8 = 0x17;
 
+/// The protocols told by their first bytes, tried in order (Quake III before A2S: both
+/// start with `FF FF FF FF`, and Quake III's words come next).
+type Signature = (fn(&[u8]) -> bool, Protocol);
+const SIGNATURES: &[Signature] = &[
+    (|d| d.starts_with(&crate::ogp::PREFIX), Protocol::Ogp),
+    (crate::quake3::is_quake3_datagram, Protocol::Quake3),
+    (
+        |d| d.starts_with(&crate::a2s::SINGLE) || d.starts_with(&crate::a2s::SPLIT),
+        Protocol::A2s,
+    ),
+    (
+        |d| d.starts_with(&crate::gamespy3::MAGIC),
+        Protocol::Gamespy3,
+    ),
+];
+
 /// Guesses which protocol one datagram (query or reply) belongs to from its first
 /// bytes (and, for GQP, its last byte), without decoding it:
 ///
@@ -28,17 +44,8 @@ const GQP_ETB: u8 = 0x17;
 /// fail to decode.
 pub fn guess(datagram: &[u8]) -> Option<Protocol> {
     use crate::gamespy3::kind;
-    if datagram.starts_with(&crate::ogp::PREFIX) {
-        return Some(Protocol::Ogp);
-    }
-    if crate::quake3::is_quake3_datagram(datagram) {
-        return Some(Protocol::Quake3);
-    }
-    if datagram.starts_with(&crate::a2s::SINGLE) || datagram.starts_with(&crate::a2s::SPLIT) {
-        return Some(Protocol::A2s);
-    }
-    if datagram.starts_with(&crate::gamespy3::MAGIC) {
-        return Some(Protocol::Gamespy3);
+    if let Some((_, p)) = SIGNATURES.iter().find(|(is, _)| is(datagram)) {
+        return Some(*p);
     }
     match (datagram.first(), datagram.last()) {
         (Some(&(kind::INFO | kind::HEARTBEAT | kind::ECHO_REPLY | kind::CHALLENGE)), _)
