@@ -28,6 +28,9 @@ def modules(src):
             # drop comments
             text = re.sub(r'//[^\n]*', '', text)
             deps = set(re.findall(r'\bcrate::([a-z_][a-z0-9_]*)', text))
+            # `use crate::{a, b::C}` names a and b too (nested braces are flattened).
+            for group in re.findall(r'\bcrate::\{([^;]*)\}', text):
+                deps.update(re.findall(r'(?:^|[{,])\s*([a-z_][a-z0-9_]*)', group))
             # `use super::x` from a file in a folder reaches a sibling inside the same
             # top-level module; from a top-level file it would reach the crate root.
             out.setdefault(top, set()).update(d for d in deps if d != top)

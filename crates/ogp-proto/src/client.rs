@@ -25,10 +25,7 @@
 use std::net::SocketAddr;
 use std::time::Instant;
 
-#[cfg(feature = "gqp")]
-use crate::gqp;
 use crate::protocol::Protocol;
-use crate::{a2s, gamespy3, ogp, ogp_draft};
 
 use crate::client_core::StartQuery;
 pub use crate::client_core::{
@@ -54,7 +51,7 @@ macro_rules! registry {
             $(
                 $(#[cfg($c)])?
                 #[doc = concat!($doc, "'s part.")]
-                pub $module: $module::client::QueryOptions,
+                pub $module: crate::$module::client::QueryOptions,
             )*
         }
 
@@ -65,7 +62,7 @@ macro_rules! registry {
             $(
                 $(#[cfg($c)])?
                 #[doc = concat!($doc, ".")]
-                $variant(Box<$module::client::Details>),
+                $variant(Box<crate::$module::client::Details>),
             )*
         }
 
@@ -76,7 +73,7 @@ macro_rules! registry {
             $(
                 $(#[cfg($c)])?
                 #[doc = concat!($doc, ".")]
-                $variant(Box<$module::client::QueryMachine>),
+                $variant(Box<crate::$module::client::QueryMachine>),
             )*
             /// A protocol this build does not speak (its cargo feature is off): the
             /// query fails at once.
@@ -92,7 +89,7 @@ macro_rules! registry {
                     $(
                         $(#[cfg($c)])?
                         Protocol::$variant => Self::$variant(Box::new(
-                            <$module::client::QueryMachine as StartQuery>::start(
+                            <crate::$module::client::QueryMachine as StartQuery>::start(
                                 opts.$module.clone(),
                                 opts.timing,
                                 id,
@@ -173,6 +170,7 @@ registry! {
     Gamespy3 => gamespy3: "GameSpy v3";
     #[cfg(feature = "gqp")]
     Gqp => gqp: "GQP";
+    Quake3 => quake3: "Quake III";
 }
 
 impl Options {

@@ -11,12 +11,30 @@ use crate::protocol::Protocol;
 const GQP_EOT: u8 = 0x04;
 const GQP_ETB: u8 = 0x17;
 
+/// The protocols told by their first bytes, tried in order (Quake III before A2S: both
+/// start with `FF FF FF FF`, and Quake III's words come next).
+type Signature = (fn(&[u8]) -> bool, Protocol);
+const SIGNATURES: &[Signature] = &[
+    (|d| d.starts_with(&crate::ogp::PREFIX), Protocol::Ogp),
+    (crate::quake3::is_quake3_datagram, Protocol::Quake3),
+    (
+        |d| d.starts_with(&crate::a2s::SINGLE) || d.starts_with(&crate::a2s::SPLIT),
+        Protocol::A2s,
+    ),
+    (
+        |d| d.starts_with(&crate::gamespy3::MAGIC),
+        Protocol::Gamespy3,
+    ),
+];
+
 /// Guesses which protocol one datagram (query or reply) belongs to from its first
 /// bytes (and, for GQP, its last byte), without decoding it:
 ///
 /// * `FF FF FF FF "OGP\0"`: [`Ogp`](Protocol::Ogp). The OGP v0.02 draft starts with the
 ///   same eight bytes, so this is never [`OgpDraft`](Protocol::OgpDraft): a caller that
 ///   expects the draft must try decoding with both;
+/// * `FF FF FF FF` and `getinfo`, `getstatus`, `infoResponse` or `statusResponse`:
+///   [`Quake3`](Protocol::Quake3);
 /// * any other `FF FF FF FF`, or the split prefix `FE FF FF FF`: [`A2s`](Protocol::A2s);
 /// * `FE FD` (a request), or `00` / `03` / `05` / `09` followed by at least a session
 ///   id (a reply or heartbeat): [`Gamespy3`](Protocol::Gamespy3);
@@ -26,14 +44,8 @@ const GQP_ETB: u8 = 0x17;
 /// fail to decode.
 pub fn guess(datagram: &[u8]) -> Option<Protocol> {
     use crate::gamespy3::kind;
-    if datagram.starts_with(&crate::ogp::PREFIX) {
-        return Some(Protocol::Ogp);
-    }
-    if datagram.starts_with(&crate::a2s::SINGLE) || datagram.starts_with(&crate::a2s::SPLIT) {
-        return Some(Protocol::A2s);
-    }
-    if datagram.starts_with(&crate::gamespy3::MAGIC) {
-        return Some(Protocol::Gamespy3);
+    if let Some((_, p)) = SIGNATURES.iter().find(|(is, _)| is(datagram)) {
+        return Some(*p);
     }
     match (datagram.first(), datagram.last()) {
         (Some(&(kind::INFO | kind::HEARTBEAT | kind::ECHO_REPLY | kind::CHALLENGE)), _)
@@ -111,6 +123,16 @@ mod tests {
             Some(Protocol::Gamespy3)
         );
         assert_eq!(guess(b"GQP 1\n\x04"), Some(Protocol::Gqp));
+        // Quake III shares A2S's FF FF FF FF; its words tell it apart
+        for q3 in [
+            &b"\xff\xff\xff\xffgetinfo abc"[..],
+            b"\xff\xff\xff\xffgetstatus",
+            b"\xff\xff\xff\xffinfoResponse\n\\a\\b",
+            b"\xff\xff\xff\xffstatusResponse\n",
+        ] {
+            assert_eq!(guess(q3), Some(Protocol::Quake3));
+        }
+        assert_eq!(guess(b"\xff\xff\xff\xffgetinfoX"), Some(Protocol::A2s));
         assert_eq!(guess(b""), None);
         assert_eq!(guess(b"\x7f"), None);
     }

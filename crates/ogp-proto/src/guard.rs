@@ -37,6 +37,8 @@ pub(crate) mod protocol_id {
     pub const GQP: u8 = 4;
     /// OGP v0.02 draft.
     pub const OGP_DRAFT: u8 = 5;
+    /// Quake III (keys its byte budgets; the protocol has no challenge of ours).
+    pub const QUAKE3: u8 = 6;
 }
 
 /// A keyed 32-bit hash of `text` (SipHash with `key`): unpredictable ids derived from a
@@ -219,11 +221,17 @@ impl TokenBucket {
 
     /// Takes one token.
     pub fn check(&mut self, now: Instant) -> RateDecision {
+        self.charge(now, 1.0)
+    }
+
+    /// Takes `cost` tokens (bytes, with a budget counted in bytes); nothing is taken
+    /// when the bucket holds less.
+    pub fn charge(&mut self, now: Instant, cost: f32) -> RateDecision {
         let elapsed = now.saturating_duration_since(self.last).as_secs_f32();
         self.last = self.last.max(now);
         self.tokens = (self.tokens + elapsed * self.config.per_second).min(self.config.burst);
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
+        if self.tokens >= cost {
+            self.tokens -= cost;
             RateDecision::Allow
         } else {
             RateDecision::Limited

@@ -35,7 +35,8 @@
 //! no clock of its own, so the same code serves a tokio responder, a game engine's own
 //! socket loop, a scanner driving thousands of queries, a fuzzer and a C API.
 //!
-//! Each protocol is a folder ([`ogp`], [`a2s`], [`gamespy3`], [`gqp`], [`ogp_draft`])
+//! Each protocol is a folder ([`ogp`], [`a2s`], [`gamespy3`], [`gqp`], [`ogp_draft`],
+//! [`quake3`])
 //! with its wire format, its responder ([`responder::ProtocolResponder`]) and its client
 //! (on the shared core of [`client`]: timers, retries, challenge resends, one
 //! [`client::Answer`] and one [`client::QueryError`]).
@@ -63,6 +64,7 @@
 
 pub mod a2s;
 pub mod announce;
+mod bounded;
 mod charset;
 pub mod client;
 mod client_core;
@@ -78,6 +80,7 @@ pub mod model;
 pub mod ogp;
 pub mod ogp_draft;
 pub mod protocol;
+pub mod quake3;
 pub(crate) mod reader;
 pub mod responder;
 mod responder_core;

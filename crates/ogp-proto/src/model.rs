@@ -25,7 +25,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::{limits, text};
+use crate::{bounded, text};
 
 pub use crate::text::Text;
 
@@ -121,14 +121,14 @@ pub struct Status {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "limits::opt_list::<_, _, { limits::MAX_LIST_ENTRIES }>"
+        deserialize_with = "bounded::opt_list::<_, _, { bounded::MAX_LIST_ENTRIES }>"
     )]
     pub teams: Option<Vec<Team>>,
     /// Players.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "limits::opt_list::<_, _, { limits::MAX_LIST_ENTRIES }>"
+        deserialize_with = "bounded::opt_list::<_, _, { bounded::MAX_LIST_ENTRIES }>"
     )]
     pub players: Option<Vec<Player>>,
     /// Server rules (cvars) as ordered key/value pairs.
@@ -138,14 +138,14 @@ pub struct Status {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "limits::opt_list::<_, _, { limits::MAX_LIST_ENTRIES }>"
+        deserialize_with = "bounded::opt_list::<_, _, { bounded::MAX_LIST_ENTRIES }>"
     )]
     pub addons: Option<Vec<AddOn>>,
     /// Match limits (time, score, rounds).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "limits::opt_list::<_, _, { limits::MAX_LIST_ENTRIES }>"
+        deserialize_with = "bounded::opt_list::<_, _, { bounded::MAX_LIST_ENTRIES }>"
     )]
     pub limits: Option<Vec<Limit>>,
     /// What Valve's A2S carries that the common fields do not.
@@ -316,7 +316,7 @@ pub struct Team {
     #[serde(
         default,
         skip_serializing_if = "BTreeMap::is_empty",
-        deserialize_with = "limits::extra"
+        deserialize_with = "bounded::extra"
     )]
     pub extra: BTreeMap<Text, Text>,
 }
@@ -345,6 +345,10 @@ pub struct Player {
     /// Colour information for the name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name_color: Option<ColorInfo>,
+    /// The name as the game sent it, with its in-band colour codes (Quake III `^1`,
+    /// DarkPlaces `^xRGB`), when it differs from `name`, which is then the plain text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_raw: Option<Text>,
     /// Team number (index into `teams`); -1 not assigned, -2 spectator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub team: Option<i32>,
@@ -428,7 +432,7 @@ pub struct Player {
     #[serde(
         default,
         skip_serializing_if = "BTreeMap::is_empty",
-        deserialize_with = "limits::extra"
+        deserialize_with = "bounded::extra"
     )]
     pub extra: BTreeMap<Text, Text>,
 }
@@ -617,10 +621,10 @@ impl<'de> Deserialize<'de> for Rules {
                 f.write_str("a map of rule names to string values (or arrays of them)")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, m: A) -> Result<Rules, A::Error> {
-                let max = limits::MAX_LIST_ENTRIES;
+                let max = bounded::MAX_LIST_ENTRIES;
                 let mut out = Vec::with_capacity(m.size_hint().unwrap_or(0).min(1024));
                 let mut over = false;
-                limits::bounded_map(m, max, |k: Text, v: RuleValues| {
+                bounded::bounded_map(m, max, |k: Text, v: RuleValues| {
                     for value in v.0 {
                         if out.len() < max {
                             out.push((k.clone(), value));
@@ -645,7 +649,7 @@ impl<'de> Deserialize<'de> for Rules {
 }
 
 /// A rule's value or values in a state file: one [`RuleValue`], or an array of them (a
-/// key the server sent more than once), at most [`limits::MAX_LIST_ENTRIES`].
+/// key the server sent more than once), at most [`crate::limits::MAX_LIST_ENTRIES`].
 struct RuleValues(Vec<Text>);
 
 impl<'de> Deserialize<'de> for RuleValues {
@@ -678,7 +682,7 @@ impl<'de> Deserialize<'de> for RuleValues {
                 self,
                 seq: A,
             ) -> Result<RuleValues, A::Error> {
-                let values: Vec<RuleValue> = limits::bounded_seq(seq, limits::MAX_LIST_ENTRIES)?;
+                let values: Vec<RuleValue> = bounded::bounded_seq(seq, bounded::MAX_LIST_ENTRIES)?;
                 Ok(RuleValues(values.into_iter().map(|v| v.0).collect()))
             }
         }
@@ -871,7 +875,7 @@ pub struct ColorInfo {
     /// The colour changes.
     #[serde(
         default,
-        deserialize_with = "limits::list::<_, _, { limits::MAX_COLOR_ENTRIES }>"
+        deserialize_with = "bounded::list::<_, _, { bounded::MAX_COLOR_ENTRIES }>"
     )]
     pub entries: Vec<ColorEntry>,
     /// Bytes that followed the last entry the decoder understood.

@@ -4,60 +4,95 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// A game-server query protocol this crate speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[non_exhaustive]
-pub enum Protocol {
-    /// Open Game Protocol v1.01.
-    Ogp,
-    /// GameSpy v3 (also GameSpy v4, its challenge variant), as Battlefield 2 speaks it.
-    Gamespy3,
-    /// Valve A2S (INFO, PLAYER, RULES).
-    A2s,
-    /// The GQP text-protocol draft.
-    Gqp,
-    /// The OGP v0.02 draft. Its datagrams cannot be told apart from v1.01's by their
-    /// first bytes, so it is never auto-detected by a query nor returned by
-    /// [`crate::detect::guess`], and is served on a port of its own.
-    OgpDraft,
+/// The protocols, one line each, in [`Protocol::ALL`] order: variant, name (command
+/// line, lists, JSON), label (what people read), whether auto-detection tries it, other
+/// names it is parsed from, and its doc line. **The one place a protocol is named**:
+/// the enum, its lists, names and parsing are generated from it.
+macro_rules! protocols {
+    ($( $variant:ident = $name:literal, $label:literal, $auto:literal, [$($alias:literal),*], $doc:literal; )*) => {
+        /// A game-server query protocol this crate speaks.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        pub enum Protocol {
+            $( #[doc = $doc] $variant, )*
+        }
+
+        impl Protocol {
+            /// Every protocol.
+            pub const ALL: [Protocol; [$(Protocol::$variant),*].len()] = [$(Protocol::$variant),*];
+
+            const AUTO_FLAGS: [bool; Self::ALL.len()] = [$($auto),*];
+
+            /// The name used on the command line, in server lists and in JSON: `ogp`,
+            /// `gamespy3`, `a2s`, `gqp`, `ogp-draft`, `quake3`.
+            pub const fn name(self) -> &'static str {
+                match self { $( Self::$variant => $name, )* }
+            }
+
+            /// The name people read: `OGP`, `GameSpy v3`, `A2S`, `GQP`, `OGP v0.02`,
+            /// `Quake III`.
+            pub const fn label(self) -> &'static str {
+                match self { $( Self::$variant => $label, )* }
+            }
+
+            /// Its place in [`Protocol::ALL`].
+            pub const fn index(self) -> usize {
+                self as usize
+            }
+
+            /// Our names and aliases, lower case.
+            fn from_lowercase(s: &str) -> Option<Self> {
+                match s {
+                    $( $name $(| $alias)* => Some(Self::$variant), )*
+                    _ => None,
+                }
+            }
+        }
+
+        /// What [`UnknownProtocol`] says is expected.
+        const EXPECTED: &str = concat!($($name, ", ",)* "or auto");
+    };
 }
 
+protocols! {
+    Ogp = "ogp", "OGP", true, [], "Open Game Protocol v1.01.";
+    Gamespy3 = "gamespy3", "GameSpy v3", true, ["gs3", "gs4", "gamespy4"], "GameSpy v3 (also GameSpy v4, its challenge variant), as Battlefield 2 speaks it.";
+    A2s = "a2s", "A2S", true, [], "Valve A2S (INFO, PLAYER, RULES).";
+    Gqp = "gqp", "GQP", true, [], "The GQP text-protocol draft.";
+    OgpDraft = "ogp-draft", "OGP v0.02", false, ["ogp_draft"], "The OGP v0.02 draft. Its datagrams cannot be told apart from v1.01's by their first bytes, so it is never auto-detected by a query nor guessed by `detect::guess`, and is served on a port of its own.";
+    Quake3 = "quake3", "Quake III", true, ["q3", "q3s"], "The Quake III connectionless queries (`getinfo`, `getstatus`).";
+}
+
+// Const evaluation: an index out of bounds is a compile error, not a panic.
+#[allow(clippy::indexing_slicing)]
+const AUTO_LEN: usize = {
+    let mut n = 0;
+    let mut i = 0;
+    while i < Protocol::ALL.len() {
+        if Protocol::AUTO_FLAGS[i] {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+};
+
 impl Protocol {
-    /// Every protocol.
-    pub const ALL: [Protocol; 5] = [
-        Self::Ogp,
-        Self::Gamespy3,
-        Self::A2s,
-        Self::Gqp,
-        Self::OgpDraft,
-    ];
-
     /// The protocols auto-detection tries, best first (the rank that settles a tie when
-    /// a server speaks several).
-    pub const AUTO: [Protocol; 4] = [Self::Ogp, Self::Gamespy3, Self::A2s, Self::Gqp];
-
-    /// The name used on the command line, in server lists and in JSON: `ogp`,
-    /// `gamespy3`, `a2s`, `gqp`, `ogp-draft`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Ogp => "ogp",
-            Self::Gamespy3 => "gamespy3",
-            Self::A2s => "a2s",
-            Self::Gqp => "gqp",
-            Self::OgpDraft => "ogp-draft",
+    /// a server speaks several): those of [`Protocol::ALL`] it tries, in that order.
+    #[allow(clippy::indexing_slicing)] // const evaluation, as AUTO_LEN
+    pub const AUTO: [Protocol; AUTO_LEN] = {
+        let mut out = [Protocol::Ogp; AUTO_LEN];
+        let (mut i, mut n) = (0, 0);
+        while i < Protocol::ALL.len() {
+            if Protocol::AUTO_FLAGS[i] {
+                out[n] = Protocol::ALL[i];
+                n += 1;
+            }
+            i += 1;
         }
-    }
-
-    /// The name people read: `OGP`, `GameSpy v3`, `A2S`, `GQP`, `OGP v0.02`.
-    pub const fn label(self) -> &'static str {
-        match self {
-            Self::Ogp => "OGP",
-            Self::Gamespy3 => "GameSpy v3",
-            Self::A2s => "A2S",
-            Self::Gqp => "GQP",
-            Self::OgpDraft => "OGP v0.02",
-        }
-    }
+        out
+    };
 
     /// The place in [`Protocol::AUTO`] (lower is preferred); protocols that are never
     /// auto-detected come last.
@@ -90,11 +125,7 @@ pub struct UnknownProtocol(pub String);
 
 impl fmt::Display for UnknownProtocol {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "unknown protocol {:?} (expected ogp, a2s, gamespy3, gqp, ogp-draft or auto)",
-            self.0
-        )
+        write!(f, "unknown protocol {:?} (expected {EXPECTED})", self.0)
     }
 }
 
@@ -104,16 +135,9 @@ impl FromStr for Protocol {
     type Err = UnknownProtocol;
 
     /// Our names, case-insensitive, plus `gs3`, `gs4` and `gamespy4` for GameSpy v3 and
-    /// `ogp_draft` for the draft.
+    /// `ogp_draft` for the draft, `q3` and `q3s` (qstat's name) for Quake III.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Ok(match s.to_ascii_lowercase().as_str() {
-            "ogp" => Self::Ogp,
-            "a2s" => Self::A2s,
-            "gamespy3" | "gs3" | "gs4" | "gamespy4" => Self::Gamespy3,
-            "gqp" => Self::Gqp,
-            "ogp-draft" | "ogp_draft" => Self::OgpDraft,
-            _ => return Err(UnknownProtocol(s.to_string())),
-        })
+        Self::from_lowercase(&s.to_ascii_lowercase()).ok_or_else(|| UnknownProtocol(s.to_string()))
     }
 }
 
@@ -129,8 +153,27 @@ mod tests {
         }
         assert_eq!("GS4".parse::<Protocol>(), Ok(Protocol::Gamespy3));
         assert_eq!(Protocol::parse_or_auto("Auto"), Ok(None));
-        assert!("quake3".parse::<Protocol>().is_err());
-        assert_eq!(Protocol::OgpDraft.rank(), 4);
+        assert_eq!(
+            "quake4".parse::<Protocol>().unwrap_err().to_string(),
+            "unknown protocol \"quake4\" (expected ogp, gamespy3, a2s, gqp, ogp-draft, quake3, or auto)"
+        );
+        assert_eq!(
+            Protocol::AUTO,
+            [
+                Protocol::Ogp,
+                Protocol::Gamespy3,
+                Protocol::A2s,
+                Protocol::Gqp,
+                Protocol::Quake3
+            ]
+        );
+        for (i, p) in Protocol::ALL.into_iter().enumerate() {
+            assert_eq!(p.index(), i);
+        }
+        assert_eq!("Q3".parse::<Protocol>(), Ok(Protocol::Quake3));
+        // never auto-detected: after every protocol that is
+        assert_eq!(Protocol::OgpDraft.rank(), Protocol::AUTO.len());
+        assert_eq!(Protocol::Quake3.rank(), 4);
         assert_eq!(Protocol::Ogp.rank(), 0);
     }
 }

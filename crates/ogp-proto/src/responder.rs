@@ -76,122 +76,159 @@ pub enum Listener {
     OgpDraft,
 }
 
-/// Responder settings.
-#[derive(Clone)]
-#[non_exhaustive]
-pub struct ResponderConfig {
-    /// Which protocols this responder answers (default: [`Listener::Standard`]).
-    pub listener: Listener,
-    /// OGP settings.
-    pub ogp: OgpConfig,
-    /// Valve A2S settings.
-    pub a2s: A2sConfig,
-    /// GQP settings.
-    #[cfg(feature = "gqp")]
-    pub gqp: GqpConfig,
-    /// GameSpy v3 settings.
-    pub gamespy3: Gs3Config,
-    /// OGP v0.02 draft settings (used with [`Listener::OgpDraft`]).
-    pub ogp_draft: DraftConfig,
-    /// Per-source rate limit of answers to sources that proved their address (a valid
-    /// challenge or token): a spoofer using the address cannot spend it.
-    pub rate: RateConfig,
-    /// Per-source rate limit of the other answers that a spoofer can trigger in a
-    /// source's name and that give it something: answers without a valid challenge that
-    /// are larger than their request (errors, pings, answers a protocol gives without a
-    /// challenge), except a protocol's challenge. Challenges (in one datagram of at most
-    /// 3 times the request) and answers no larger than their request are not held to
-    /// it, only to `unproven_total`: a per-source limit on them is what lets a spoofer
-    /// cut off a client that asks for a fresh challenge before every query.
-    pub unproven_rate: RateConfig,
-    /// Overall limit of every answer without a valid challenge, all sources together: a
-    /// flood of spoofed sources costs bounded work and sends a bounded number of (small)
-    /// datagrams. Sources that proved their address within `challenge_period` (a client
-    /// that keeps watching the server) are not cut off when a flood spends it: they are
-    /// held to `unproven_rate` instead. Responders with limits of their own
-    /// ([`Responder::use_own_limits`]) each hold their share of it.
-    pub unproven_total: RateConfig,
-    /// Sources tracked by the rate limiter (memory is about 24 bytes each), shared out
-    /// like `unproven_total`.
-    pub rate_table_capacity: usize,
-    /// How often challenge keys rotate (the previous period's challenges stay valid).
-    pub challenge_period: Duration,
-    /// Optional ban hook.
-    pub ban: Option<BanHook>,
-    /// GameSpy v3 heartbeats to master servers, sent from every listening address
-    /// ([`Responder::add_listener`]); none by default.
-    pub gamespy3_heartbeat: Option<HeartbeatConfig>,
-    /// OGP master server uplinks, sent from every listening address
-    /// ([`Responder::add_listener`]); none by default.
-    pub ogp_uplink: Option<UplinkConfig>,
-}
-
-impl fmt::Debug for ResponderConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ResponderConfig")
-            .field("listener", &self.listener)
-            .field("ogp", &self.ogp)
-            .field("a2s", &self.a2s)
-            .field("gamespy3", &self.gamespy3)
-            .field("ogp_draft", &self.ogp_draft)
-            .field("rate", &self.rate)
-            .field("unproven_rate", &self.unproven_rate)
-            .field("unproven_total", &self.unproven_total)
-            .field("rate_table_capacity", &self.rate_table_capacity)
-            .field("challenge_period", &self.challenge_period)
-            .field("ban", &self.ban.as_ref().map(|_| "hook"))
-            .field("gamespy3_heartbeat", &self.gamespy3_heartbeat)
-            .field("ogp_uplink", &self.ogp_uplink)
-            .finish()
-    }
-}
-
-impl Default for ResponderConfig {
-    fn default() -> Self {
-        Self {
-            listener: Listener::default(),
-            ogp: OgpConfig::default(),
-            a2s: A2sConfig::default(),
-            #[cfg(feature = "gqp")]
-            gqp: GqpConfig::default(),
-            gamespy3: Gs3Config::default(),
-            ogp_draft: DraftConfig::default(),
-            rate: RateConfig::default(),
-            unproven_rate: RateConfig::default(),
-            unproven_total: RateConfig {
-                per_second: 10_000.0,
-                burst: 10_000.0,
-            },
-            rate_table_capacity: 1 << 16,
-            challenge_period: Duration::from_secs(300),
-            ban: None,
-            gamespy3_heartbeat: None,
-            ogp_uplink: None,
+/// The protocols a [`Responder`] answers, one line each: the [`Protocol`] variant, the
+/// field of [`ResponderConfig`] (and of the responder) that holds it, its settings,
+/// responder and outcome types, and what it is called. **The one place a protocol's
+/// responder is registered**: the settings, the outcome, the per-protocol responders and
+/// their dispatch are generated from it (which datagrams go to which protocol is
+/// decided in [`Responder::handle_on`]).
+macro_rules! responders {
+    ($( $(#[cfg($c:meta)])? $variant:ident => $field:ident: $config:ty, $resp:ty, $outcome:ty, $doc:literal; )*) => {
+        /// Responder settings.
+        #[derive(Clone)]
+        #[non_exhaustive]
+        pub struct ResponderConfig {
+            /// Which protocols this responder answers (default: [`Listener::Standard`]).
+            pub listener: Listener,
+            $(
+                $(#[cfg($c)])?
+                #[doc = concat!($doc, " settings.")]
+                pub $field: $config,
+            )*
+            /// Per-source rate limit of answers to sources that proved their address (a
+            /// valid challenge or token): a spoofer using the address cannot spend it.
+            pub rate: RateConfig,
+            /// Per-source rate limit of the other answers that a spoofer can trigger in a
+            /// source's name and that give it something: answers without a valid challenge
+            /// that are larger than their request (errors, pings, answers a protocol gives
+            /// without a challenge), except a protocol's challenge. Challenges (in one
+            /// datagram of at most 3 times the request) and answers no larger than their
+            /// request are not held to it, only to `unproven_total`: a per-source limit on
+            /// them is what lets a spoofer cut off a client that asks for a fresh challenge
+            /// before every query.
+            pub unproven_rate: RateConfig,
+            /// Overall limit of every answer without a valid challenge, all sources
+            /// together: a flood of spoofed sources costs bounded work and sends a bounded
+            /// number of (small) datagrams. Sources that proved their address within
+            /// `challenge_period` (a client that keeps watching the server) are not cut off
+            /// when a flood spends it: they are held to `unproven_rate` instead. Responders
+            /// with limits of their own ([`Responder::use_own_limits`]) each hold their
+            /// share of it.
+            pub unproven_total: RateConfig,
+            /// Sources tracked by the rate limiter (memory is about 24 bytes each), shared
+            /// out like `unproven_total`.
+            pub rate_table_capacity: usize,
+            /// How often challenge keys rotate (the previous period's challenges stay
+            /// valid).
+            pub challenge_period: Duration,
+            /// Optional ban hook.
+            pub ban: Option<BanHook>,
+            /// GameSpy v3 heartbeats to master servers, sent from every listening address
+            /// ([`Responder::add_listener`]); none by default.
+            pub gamespy3_heartbeat: Option<HeartbeatConfig>,
+            /// OGP master server uplinks, sent from every listening address
+            /// ([`Responder::add_listener`]); none by default.
+            pub ogp_uplink: Option<UplinkConfig>,
         }
-    }
+
+        impl fmt::Debug for ResponderConfig {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                let mut d = f.debug_struct("ResponderConfig");
+                d.field("listener", &self.listener);
+                $( $(#[cfg($c)])? d.field(stringify!($field), &self.$field); )*
+                d.field("rate", &self.rate)
+                    .field("unproven_rate", &self.unproven_rate)
+                    .field("unproven_total", &self.unproven_total)
+                    .field("rate_table_capacity", &self.rate_table_capacity)
+                    .field("challenge_period", &self.challenge_period)
+                    .field("ban", &self.ban.as_ref().map(|_| "hook"))
+                    .field("gamespy3_heartbeat", &self.gamespy3_heartbeat)
+                    .field("ogp_uplink", &self.ogp_uplink)
+                    .finish()
+            }
+        }
+
+        impl Default for ResponderConfig {
+            fn default() -> Self {
+                Self {
+                    listener: Listener::default(),
+                    $( $(#[cfg($c)])? $field: <$config>::default(), )*
+                    rate: RateConfig::default(),
+                    unproven_rate: RateConfig::default(),
+                    unproven_total: RateConfig {
+                        per_second: 10_000.0,
+                        burst: 10_000.0,
+                    },
+                    rate_table_capacity: 1 << 16,
+                    challenge_period: Duration::from_secs(300),
+                    ban: None,
+                    gamespy3_heartbeat: None,
+                    ogp_uplink: None,
+                }
+            }
+        }
+
+        /// What the responder did with a datagram (for logs and counters).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[non_exhaustive]
+        pub enum Outcome {
+            /// Not a protocol we speak: no answer.
+            Unknown,
+            /// Dropped by the per-source rate limit.
+            RateLimited,
+            /// Dropped by the ban hook.
+            Banned,
+            $(
+                $(#[cfg($c)])?
+                #[doc = concat!("Handled as ", $doc, ".")]
+                $variant($outcome),
+            )*
+        }
+
+        /// Each protocol's responder.
+        struct Protocols {
+            $( $(#[cfg($c)])? $field: $resp, )*
+        }
+
+        impl Protocols {
+            fn new(config: &ResponderConfig) -> Self {
+                Self {
+                    $( $(#[cfg($c)])? $field: <$resp>::new(Clone::clone(&config.$field)), )*
+                }
+            }
+
+            /// `protocol`'s responder on one datagram (`None`: not built in).
+            fn run(
+                &mut self,
+                protocol: Protocol,
+                incoming: Incoming<'_>,
+                status: (&Status, u64),
+                keys: &mut ChallengeKeys,
+                out: &mut Transmits,
+            ) -> Option<Handled> {
+                match protocol {
+                    $(
+                        $(#[cfg($c)])?
+                        Protocol::$variant => {
+                            Some(run(&mut self.$field, Outcome::$variant, incoming, status, keys, out))
+                        }
+                    )*
+                    #[allow(unreachable_patterns)]
+                    _ => None,
+                }
+            }
+        }
+    };
 }
 
-/// What the responder did with a datagram (for logs and counters).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Outcome {
-    /// Not a protocol we speak: no answer.
-    Unknown,
-    /// Dropped by the per-source rate limit.
-    RateLimited,
-    /// Dropped by the ban hook.
-    Banned,
-    /// Handled as OGP.
-    Ogp(OgpOutcome),
-    /// Handled as Valve A2S.
-    A2s(A2sOutcome),
-    /// Handled as GQP.
+responders! {
+    Ogp => ogp: OgpConfig, OgpResponder, OgpOutcome, "OGP";
+    A2s => a2s: A2sConfig, A2sResponder, A2sOutcome, "Valve A2S";
     #[cfg(feature = "gqp")]
-    Gqp(GqpOutcome),
-    /// Handled as GameSpy v3.
-    Gamespy3(Gs3Outcome),
-    /// Handled as the OGP v0.02 draft.
-    OgpDraft(DraftOutcome),
+    Gqp => gqp: GqpConfig, GqpResponder, GqpOutcome, "GQP";
+    Gamespy3 => gamespy3: Gs3Config, Gs3Responder, Gs3Outcome, "GameSpy v3";
+    OgpDraft => ogp_draft: DraftConfig, DraftResponder, DraftOutcome, "the OGP v0.02 draft (used with [`Listener::OgpDraft`])";
+    Quake3 => quake3: crate::quake3::responder::Q3Config, crate::quake3::responder::Q3Responder, crate::quake3::responder::Q3Outcome, "Quake III (off by default)";
 }
 
 /// Counters of what the responder did: plain numbers, counted where each datagram's fate
@@ -245,12 +282,7 @@ pub struct Responder {
     limits: Limits,
     config: ResponderConfig,
     listener: Listener,
-    ogp: OgpResponder,
-    a2s: A2sResponder,
-    #[cfg(feature = "gqp")]
-    gqp: GqpResponder,
-    gs3: Gs3Responder,
-    draft: DraftResponder,
+    protocols: Protocols,
     ban: Option<BanHook>,
     stats: Stats,
     heartbeat: Option<HeartbeatConfig>,
@@ -281,8 +313,8 @@ impl fmt::Debug for Responder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Responder")
             .field("listener", &self.listener)
-            .field("ogp", self.ogp.config())
-            .field("ogp_draft", self.draft.config())
+            .field("ogp", self.protocols.ogp.config())
+            .field("ogp_draft", self.protocols.ogp_draft.config())
             .field("rate", &self.config.rate)
             .field("own_limits", &matches!(self.limits, Limits::Own { .. }))
             .field("stats", &self.stats)
@@ -311,12 +343,7 @@ impl Responder {
             keys: ChallengeKeys::new(half(&secret, false), config.challenge_period, now),
             limits: Limits::shared(&config, half(&secret, true), now),
             listener: config.listener,
-            ogp: OgpResponder::new(config.ogp),
-            a2s: A2sResponder::new(config.a2s),
-            #[cfg(feature = "gqp")]
-            gqp: GqpResponder::new(config.gqp.clone()),
-            gs3: Gs3Responder::new(config.gamespy3),
-            draft: DraftResponder::new(config.ogp_draft),
+            protocols: Protocols::new(&config),
             ban: config.ban.clone(),
             stats: Stats::default(),
             heartbeat: config.gamespy3_heartbeat.clone(),
@@ -341,12 +368,7 @@ impl Responder {
             keys: self.keys.clone(),
             limits: self.limits.for_worker(),
             listener: config.listener,
-            ogp: OgpResponder::new(config.ogp),
-            a2s: A2sResponder::new(config.a2s),
-            #[cfg(feature = "gqp")]
-            gqp: GqpResponder::new(config.gqp.clone()),
-            gs3: Gs3Responder::new(config.gamespy3),
-            draft: DraftResponder::new(config.ogp_draft),
+            protocols: Protocols::new(&config),
             ban: config.ban.clone(),
             stats: Stats::default(),
             heartbeat: None,
@@ -560,6 +582,7 @@ impl Responder {
         let protocol = match listener {
             Listener::OgpDraft if crate::ogp::is_ogp(datagram) => Protocol::OgpDraft,
             Listener::Standard if crate::ogp::is_ogp(datagram) => Protocol::Ogp,
+            Listener::Standard if crate::quake3::is_quake3(datagram) => Protocol::Quake3,
             Listener::Standard if crate::a2s::is_a2s(datagram) => Protocol::A2s,
             #[cfg(feature = "gqp")]
             Listener::Standard if crate::gqp::is_gqp(datagram) => Protocol::Gqp,
@@ -590,30 +613,10 @@ impl Responder {
             unanswered,
             proven,
             kind,
-        } = match protocol {
-            Protocol::Ogp => run(&mut self.ogp, Outcome::Ogp, incoming, status, keys, out),
-            Protocol::A2s => run(&mut self.a2s, Outcome::A2s, incoming, status, keys, out),
-            #[cfg(feature = "gqp")]
-            Protocol::Gqp => run(&mut self.gqp, Outcome::Gqp, incoming, status, keys, out),
-            Protocol::Gamespy3 => run(
-                &mut self.gs3,
-                Outcome::Gamespy3,
-                incoming,
-                status,
-                keys,
-                out,
-            ),
-            Protocol::OgpDraft => run(
-                &mut self.draft,
-                Outcome::OgpDraft,
-                incoming,
-                status,
-                keys,
-                out,
-            ),
+        } = match self.protocols.run(protocol, incoming, status, keys, out) {
+            Some(handled) => handled,
             // Never chosen above without the protocol's feature.
-            #[allow(unreachable_patterns)]
-            _ => {
+            None => {
                 self.stats.unknown += 1;
                 self.stats.breakdown.count_drop(DropReason::UnknownProtocol);
                 return Outcome::Unknown;

@@ -318,18 +318,8 @@ impl AnswerKind {
             Protocol::A2s => &[K::Challenge, K::Ping, K::Info, K::Players, K::Rules],
             Protocol::Gamespy3 => &[K::Challenge, K::Ping, K::Info, K::Keys],
             Protocol::Gqp => &[K::Challenge, K::Error, K::Commands],
+            Protocol::Quake3 => &[K::Info, K::Full],
         }
-    }
-}
-
-/// The place of `protocol` in [`Protocol::ALL`].
-const fn protocol_index(protocol: Protocol) -> usize {
-    match protocol {
-        Protocol::Ogp => 0,
-        Protocol::Gamespy3 => 1,
-        Protocol::A2s => 2,
-        Protocol::Gqp => 3,
-        Protocol::OgpDraft => 4,
     }
 }
 
@@ -347,7 +337,7 @@ impl Breakdown {
     /// not held back by a rate limit).
     pub fn answers(&self, protocol: Protocol, kind: AnswerKind) -> u64 {
         self.answers
-            .get(protocol_index(protocol))
+            .get(protocol.index())
             .and_then(|row| row.get(kind.index()))
             .copied()
             .unwrap_or(0)
@@ -389,7 +379,7 @@ impl Breakdown {
     pub(crate) fn count_answer(&mut self, protocol: Protocol, kind: AnswerKind) {
         if let Some(n) = self
             .answers
-            .get_mut(protocol_index(protocol))
+            .get_mut(protocol.index())
             .and_then(|row| row.get_mut(kind.index()))
         {
             *n += 1;
