@@ -114,10 +114,10 @@ pub fn parse_protocol(s: &str) -> std::result::Result<Wanted, String> {
 
 /// qstat server types we know but do not speak.
 const QSTAT_OTHER: &[&str] = &[
-    "qs", "q2s", "q3s", "q4s", "hws", "qws", "h2s", "hrs", "hls", "hl2s", "hlqs", "sns", "sgs",
-    "tbs", "ts2", "ts3", "uns", "ut2s", "ut2004s", "ams", "efs", "jk3s", "rws", "rss", "sms",
-    "gps", "gs2", "gsm", "mhs", "cods", "bfs", "bfbc2", "etqws", "wics", "tm", "fls", "dm3s",
-    "mas", "mumble", "terraria", "crs", "ottds", "tf", "wop", "ventrilo", "sas", "starmade",
+    "qs", "q2s", "q4s", "hws", "qws", "h2s", "hrs", "hls", "hl2s", "hlqs", "sns", "sgs", "tbs",
+    "ts2", "ts3", "uns", "ut2s", "ut2004s", "ams", "efs", "jk3s", "rws", "rss", "sms", "gps",
+    "gs2", "gsm", "mhs", "cods", "bfs", "bfbc2", "etqws", "wics", "tm", "fls", "dm3s", "mas",
+    "mumble", "terraria", "crs", "ottds", "tf", "wop", "ventrilo", "sas", "starmade",
 ];
 
 /// One list line: `Ok(None)` for blanks and comments, the target, or why it is bad.
@@ -144,7 +144,7 @@ pub fn parse_line(
                 Ok(p) => (p, host),
                 Err(_) if QSTAT_OTHER.contains(&name.to_ascii_lowercase().as_str()) => {
                     return Err(format!(
-                        "qstat type {first} is not supported (ogp, a2s, gamespy3, gqp, ogp-draft, auto)"
+                        "qstat type {first} is not supported (ogp, a2s, gamespy3, gqp, ogp-draft, quake3, auto)"
                     ));
                 }
                 Err(e) => return Err(e.to_string()),
@@ -703,13 +703,18 @@ mod tests {
             "a2s ::1:27015",
             "a2s host:port",
             "nosuch 127.0.0.1:1",
-            "Q3S 127.0.0.1:27960",
+            "Q2S 127.0.0.1:27910",
             "a2s 127.0.0.1:1 extra",
         ] {
             assert!(parse_line(bad, auto).is_err(), "{bad}");
         }
-        assert!(parse_line("Q3S 127.0.0.1:27960", auto)
+        assert!(parse_line("Q2S 127.0.0.1:27910", auto)
             .unwrap_err()
             .contains("not supported"));
+        // qstat's Quake III type is ours
+        assert_eq!(
+            parse_line("Q3S 127.0.0.1:27960", auto),
+            Ok(Some((Some(Protocol::Quake3), "127.0.0.1:27960".into())))
+        );
     }
 }

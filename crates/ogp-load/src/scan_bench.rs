@@ -690,7 +690,7 @@ mod tests {
         assert_eq!(protocol_of(&mix, 5), None);
         assert_eq!(protocol_of(&mix, 6), Some(Protocol::Ogp));
         assert_eq!(protocol_of(&mix, 4), Some(Protocol::OgpDraft));
-        assert!(parse_mix("ogp,quake3").is_err());
+        assert!(parse_mix("ogp,nosuch").is_err());
         assert!(parse_mix(" , ").is_err());
     }
 }
