@@ -122,6 +122,7 @@ fn decode_group(protocol: Protocol, inputs: &[Input], charset: Charset) -> Resul
         Protocol::Gamespy3 => gs3::describe(inputs, charset),
         Protocol::OgpDraft => draft_msgs(inputs),
         Protocol::Gqp => inputs.iter().map(gqp_msg).collect(),
+        Protocol::Quake3 => inputs.iter().map(quake3_msg).collect(),
         _ => ogp_msgs(inputs),
     }
 }
@@ -1057,6 +1058,45 @@ fn a2s_msgs(inputs: &[Input], charset: Charset) -> Result<Vec<Msg>> {
 // ---- GQP ----
 
 /// Describes a GQP datagram (query or reply).
+/// A Quake III query (`getinfo`, `getstatus`) or reply (`infoResponse`,
+/// `statusResponse`, mapped to the status model).
+fn quake3_msg(input: &Input) -> Result<Msg> {
+    use ogp_proto::quake3::{mapping, wire};
+    const P: Protocol = Protocol::Quake3;
+    let size = input.bytes.len();
+    if let Ok(q) = wire::decode_request(&input.bytes) {
+        let challenge = q.challenge.as_ref().map(|c| c.to_string());
+        let line = format!(
+            "Quake III {}{} ({size} bytes)",
+            q.command,
+            challenge
+                .as_deref()
+                .map(|c| format!(", challenge {}", quote(c)))
+                .unwrap_or_default()
+        );
+        let fields = json!({"command": q.command.word(), "challenge": challenge, "size": size});
+        return Ok(Msg::new(P, "query", line, fields));
+    }
+    let d = wire::decode_reply(&input.bytes).with_context(|| input.name.clone())?;
+    let mut status = Status::default();
+    mapping::reply_to_status(&d.reply, &mut status);
+    let line = format!(
+        "Quake III {}: {} variables, {} ({size} bytes)",
+        d.reply.kind.word(),
+        d.reply.vars.len(),
+        plural(d.reply.players.len(), "player", "players"),
+    );
+    let fields = json!({
+        "reply": d.reply.kind.word(),
+        "variables": d.reply.vars.len(),
+        "players": d.reply.players.len(),
+        "size": size,
+    });
+    let mut m = Msg::answer(P, line, fields, status);
+    m.warnings = d.warnings.iter().map(ToString::to_string).collect();
+    Ok(m)
+}
+
 fn gqp_msg(input: &Input) -> Result<Msg> {
     use ogp_proto::gqp;
     const P: Protocol = Protocol::Gqp;

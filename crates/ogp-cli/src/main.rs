@@ -61,8 +61,12 @@ enum Protocol {
     /// challenge when the server answers it.
     #[value(alias = "gs3")]
     Gamespy3,
-    /// Query: every protocol at once (OGP, GameSpy v3, A2S, GQP); the first to answer
-    /// correctly is used, and named (`--split` implies OGP).
+    /// Quake III and its family (ioquake3, OpenArena, Urban Terror, Call of Duty, ET,
+    /// DarkPlaces, Warsow, FiveM): `getinfo` with a challenge, then `getstatus`.
+    #[value(alias = "q3", alias = "q3s")]
+    Quake3,
+    /// Query: every protocol at once (OGP, GameSpy v3, A2S, GQP, Quake III); the first to
+    /// answer correctly is used, and named (`--split` implies OGP).
     Auto,
 }
 
@@ -75,6 +79,7 @@ impl Protocol {
             Self::Gqp => ogp_proto::Protocol::Gqp,
             Self::OgpDraft => ogp_proto::Protocol::OgpDraft,
             Self::Gamespy3 => ogp_proto::Protocol::Gamespy3,
+            Self::Quake3 => ogp_proto::Protocol::Quake3,
             Self::Auto => return None,
         })
     }

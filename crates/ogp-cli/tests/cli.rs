@@ -804,3 +804,88 @@ fn charset_reads_names_that_are_not_utf8() {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     server.join().unwrap();
 }
+
+/// A Quake III server on loopback that answers like ioquake3: `getinfo CHALLENGE` with an
+/// `infoResponse` echoing the challenge, `getstatus` with a real server's reply (the
+/// ioquake3 capture). It stops once it has answered one of each (other protocols'
+/// queries, as auto-detection sends, are ignored), after 64 datagrams, or 20 s of silence.
+fn quake3_server() -> (u16, std::thread::JoinHandle<()>) {
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = sock.local_addr().unwrap().port();
+    let status = std::fs::read(format!("{DATA}/quake3/ioq3_baseq3_status.bin")).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let handle = std::thread::spawn(move || {
+        let mut buf = [0u8; 2048];
+        let (mut info, mut status_sent) = (false, false);
+        for _ in 0..64 {
+            if info && status_sent {
+                return;
+            }
+            let Ok((n, from)) = sock.recv_from(&mut buf) else {
+                return;
+            };
+            let d = &buf[..n];
+            if let Some(rest) = d.strip_prefix(b"\xff\xff\xff\xffgetinfo") {
+                let challenge = rest.trim_ascii();
+                let mut reply = b"\xff\xff\xff\xffinfoResponse\n\\hostname\\^1Red ^7Q3\\mapname\\q3dm17\\sv_maxclients\\16\\clients\\10\\gamename\\baseq3\\protocol\\68\\challenge\\".to_vec();
+                reply.extend_from_slice(challenge);
+                sock.send_to(&reply, from).unwrap();
+                info = true;
+            } else if d.starts_with(b"\xff\xff\xff\xffgetstatus") {
+                sock.send_to(&status, from).unwrap();
+                status_sent = true;
+            }
+        }
+    });
+    (port, handle)
+}
+
+#[test]
+fn quake3_servers_are_read_by_protocol_name_and_by_auto_detection() {
+    for args in [&["-p", "quake3"][..], &["-p", "q3s"][..], &[][..]] {
+        let (port, server) = quake3_server();
+        let target = format!("127.0.0.1:{port}");
+        let mut all = vec!["query", "--json", "--timeout", "2000"];
+        all.extend_from_slice(args);
+        all.push(&target);
+        let out = ogp(&all);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(v["protocol"], "quake3", "{v}");
+        let s = &v["status"];
+        // the status reply's variables win over the info reply's where both carry one
+        assert_eq!(s["host_name"], "XXXADULTS*ONLYXXX", "{s}");
+        assert_eq!(s["map"]["name"], "q3tourney4", "{s}");
+        assert_eq!(s["slot_max"], 64, "{s}");
+        assert_eq!(s["players"].as_array().map(Vec::len), Some(10), "{s}");
+        server.join().unwrap();
+    }
+}
+
+#[test]
+fn decode_reads_quake3_queries_and_replies() {
+    let dir = std::env::temp_dir().join(format!("ogp-q3-decode-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let query = dir.join("getinfo.bin");
+    std::fs::write(&query, b"\xff\xff\xff\xffgetinfo abc123\n").unwrap();
+    let reply = format!("{DATA}/quake3/urbanterror_status.bin");
+    let out = ogp(&["decode", "--json", query.to_str().unwrap(), &reply]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines = json_lines(&out);
+    assert_eq!(lines.len(), 2, "{}", stdout(&out));
+    assert_eq!(lines[0]["protocol"], "quake3");
+    assert_eq!(lines[0]["kind"], "query");
+    assert_eq!(lines[0]["command"], "getinfo");
+    assert_eq!(lines[0]["challenge"], "abc123");
+    assert_eq!(lines[1]["kind"], "answer");
+    assert_eq!(lines[1]["reply"], "statusResponse");
+    assert_eq!(
+        lines[1]["status"]["players"].as_array().map(Vec::len),
+        Some(22)
+    );
+    let text = ogp(&["decode", &reply]);
+    assert_eq!(text.status.code(), Some(0));
+    assert!(stdout(&text).contains("Quake III statusResponse: 58 variables, 22 players"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
