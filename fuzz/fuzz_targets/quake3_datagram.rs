@@ -76,7 +76,12 @@ fuzz_target!(|data: &[u8]| {
         Err(e) => check_error(&e, 0, len),
     }
     let now = Instant::now();
-    let mut m = QueryMachine::new(QueryOptions::default(), Timing::default().retries(0), 5, now);
+    let mut m = QueryMachine::new(
+        QueryOptions::default(),
+        Timing::default().retries(0),
+        5,
+        now,
+    );
     let mut t = now;
     for _ in 0..8 {
         while m.poll_transmit(t).is_some() {
