@@ -109,8 +109,9 @@ python3 scripts/import-cycles.py
 step "build the tests (cargo test --no-run, all targets)"
 # Benchmarks are built here in test mode with the test build (criterion runs each
 # benchmark once then; the measurements use `cargo bench`, which builds the `bench`
-# profile with fat LTO). libogp.a for the C examples comes from the same build (cargo
-# builds every crate type of ogp-ffi for its tests).
+# profile with fat LTO). The C examples link libogp.a, which only `cargo build` makes
+# (from the same dev build: a few seconds).
+cargo build --locked -p ogp-ffi
 cargo test --workspace --all-targets --locked --no-run
 
 step "installers finish (qstat, gamedig, python-a2s, opengsq, C toolchain, PostgreSQL, Chromium)"

@@ -123,14 +123,22 @@ fn state(name: &str) -> String {
 
 /// One `ogp serve` on `ports` loopback ports, each sending an uplink to `master`.
 fn servers(label: &str, name: &str, ports: usize, master: SocketAddr) -> Served {
-    let more: Vec<String> = (1..ports)
-        .flat_map(|_| {
+    // The extra ports are held bound together while they are picked, so that no two are
+    // the same (ports picked one by one and let go repeat now and then, and a port given
+    // twice is one server, not two).
+    let held: Vec<std::net::UdpSocket> = (1..ports)
+        .map(|_| std::net::UdpSocket::bind("127.0.0.1:0").expect("a free UDP port"))
+        .collect();
+    let more: Vec<String> = held
+        .iter()
+        .flat_map(|s| {
             [
                 "--listen".to_owned(),
-                format!("127.0.0.1:{}", common::free_port()),
+                format!("127.0.0.1:{}", s.local_addr().unwrap().port()),
             ]
         })
         .collect();
+    drop(held);
     let m = master.to_string();
     let mut args = vec!["--master", m.as_str()];
     args.extend(more.iter().map(String::as_str));

@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// `libogp.a` of this build: cargo builds every crate type of the library before the
-/// tests, next to the `deps` directory the test binary is in.
+/// `libogp.a` of this build, next to the `deps` directory the test binary is in. `cargo
+/// test` builds only the rlib for the tests: `cargo build -p ogp-ffi` makes the static
+/// library (`scripts/test.sh` does, from the same dev build).
 pub fn static_lib() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
     let dir = exe
