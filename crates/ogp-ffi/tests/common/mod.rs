@@ -43,7 +43,13 @@ pub fn compile(example: &str) -> PathBuf {
 /// target's temporary directory.
 pub fn compile_with(var: &str, default: &str, std: &str, source: &str, name: &str) -> PathBuf {
     let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("c-{name}"));
+    // A name of its own for each compilation: test binaries run at the same time
+    // (scripts/run-tests.py), and one writing an executable that another is running
+    // fails with "Text file busy".
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("c-{name}-{}-{n}", std::process::id()));
     let cc = std::env::var(var).unwrap_or_else(|_| default.into());
     let output = Command::new(&cc)
         .args([std, "-Wall", "-Wextra", "-Werror", "-g", "-O1"])
