@@ -871,10 +871,15 @@ fuzz_target!(|data: &[u8]| {
     };
     let retries = u32::from(p[5] & 3 ^ 2);
     let max_challenges = u32::from(p[5] >> 2 & 7 ^ 3);
+    // Retries of a server that has answered (`alive_retries`, 8 by default) equal to the
+    // others, so that the datagram counts below bound every step; the adaptive timing
+    // of those retries (from the measured round trip) still runs. Their number is
+    // bounded by client_core's unit tests.
     let timing = Timing::default()
         .attempt_timeout(attempt_timeout)
         .backoff_percent(backoff_percent)
         .retries(retries)
+        .alive_retries(retries)
         .total_timeout(total)
         .max_challenges(max_challenges);
     let known = u32::from_le_bytes([p[8], p[9], p[10], p[11]]);
