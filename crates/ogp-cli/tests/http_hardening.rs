@@ -7,71 +7,30 @@ mod common;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{KillOnDrop, TempDir, BIN};
+use common::TempDir;
 
-/// A running `ogp master` with `config` (TOML) added to its file.
+/// A running `ogp master` with `config` (TOML) added to its file, in a directory of its
+/// own.
 struct Master {
-    child: KillOnDrop,
-    http: SocketAddr,
-    log: PathBuf,
+    proc: common::master::Master,
     _dir: TempDir,
+}
+
+impl std::ops::Deref for Master {
+    type Target = common::master::Master;
+    fn deref(&self) -> &Self::Target {
+        &self.proc
+    }
 }
 
 impl Master {
     fn start(config: &str) -> Self {
         let dir = TempDir::new("http-hardening");
-        let conf = dir.0.join("master.toml");
-        std::fs::write(&conf, config).unwrap();
-        let log = dir.0.join("master.log");
-        let child = KillOnDrop(
-            Command::new(BIN)
-                .args(["master", "--config"])
-                .arg(&conf)
-                .args(["--udp", "127.0.0.1:0", "--http", "127.0.0.1:0"])
-                .arg("--db")
-                .arg(format!("sqlite://{}", dir.0.join("m.db").display()))
-                .env("NO_COLOR", "1")
-                .env_remove("OGP_LOG")
-                .env_remove("RUST_LOG")
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(std::fs::File::create(&log).unwrap())
-                .spawn()
-                .expect("spawn ogp master"),
-        );
-        let mut m = Self {
-            child,
-            http: "0.0.0.0:0".parse().unwrap(),
-            log,
-            _dir: dir,
-        };
-        let t = Instant::now();
-        while t.elapsed() < Duration::from_secs(30) {
-            let text = std::fs::read_to_string(&m.log).unwrap_or_default();
-            if let Some(a) = text
-                .split("HTTP on http://")
-                .nth(1)
-                .and_then(|r| r.split(['/', ' ']).next())
-                .and_then(|a| a.parse().ok())
-            {
-                m.http = a;
-                return m;
-            }
-            assert!(
-                m.child.0.try_wait().unwrap().is_none(),
-                "ogp master exited:\n{text}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("ogp master did not start:\n{}", m.log_text());
-    }
-
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
+        let db = format!("sqlite://{}", dir.0.join("m.db").display());
+        let proc = common::master::Master::with_config(&dir.0, "master", config, &["--db", &db]);
+        Self { proc, _dir: dir }
     }
 
     /// `VmRSS` and `VmHWM` of the master process, in KiB.

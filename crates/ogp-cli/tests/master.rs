@@ -5,167 +5,20 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream, UdpSocket};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::net::{SocketAddr, UdpSocket};
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
-use common::{run, serve_with, KillOnDrop, Served, TempDir, BIN};
+use common::master::{ogp_ready, state, wait_for, Master};
+use common::{run, serve_with, Served, TempDir, BIN};
 use serde_json::Value;
 
-/// A running `ogp master`.
-struct MasterProc {
-    child: KillOnDrop,
-    udp: SocketAddr,
-    http: SocketAddr,
-    log: PathBuf,
-}
-
-impl MasterProc {
-    fn start(dir: &Path, name: &str, db: &str, extra: &[&str]) -> Self {
-        let log = dir.join(format!("{name}.log"));
-        let child = KillOnDrop(
-            Command::new(BIN)
-                .args([
-                    "master",
-                    "--udp",
-                    "127.0.0.1:0",
-                    "--http",
-                    "127.0.0.1:0",
-                    "--allow-private",
-                ])
-                .args(["--db", db])
-                .args(extra)
-                .env("NO_COLOR", "1")
-                .env_remove("OGP_LOG")
-                .env_remove("RUST_LOG")
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(std::fs::File::create(&log).unwrap())
-                .spawn()
-                .expect("spawn ogp master"),
-        );
-        let t = Instant::now();
-        let mut m = Self {
-            child,
-            udp: "0.0.0.0:0".parse().unwrap(),
-            http: "0.0.0.0:0".parse().unwrap(),
-            log,
-        };
-        while t.elapsed() < Duration::from_secs(15) {
-            let text = std::fs::read_to_string(&m.log).unwrap_or_default();
-            let after = |key: &str| {
-                text.split(key)
-                    .nth(1)
-                    .and_then(|r| r.split([' ', '/']).next())
-                    .and_then(|a| a.parse().ok())
-            };
-            if let (Some(u), Some(h)) = (after("UDP on "), after("HTTP on http://")) {
-                m.udp = u;
-                m.http = h;
-                return m;
-            }
-            assert!(
-                m.child.0.try_wait().unwrap().is_none(),
-                "ogp master exited:\n{text}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("ogp master did not start:\n{}", m.log_text());
-    }
-
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    fn get(&self, path: &str) -> (u16, String) {
-        http_get(self.http, path)
-    }
-
-    /// Every listed server, by address.
-    fn servers(&self) -> Vec<Value> {
-        let mut out = Vec::new();
-        let mut path = "/api/v1/servers?limit=1000".to_owned();
-        for _ in 0..100 {
-            let (code, body) = self.get(&path);
-            assert_eq!(code, 200, "{body}");
-            let v: Value = serde_json::from_str(&body).unwrap();
-            out.extend(v["servers"].as_array().unwrap().iter().cloned());
-            match v["next"].as_str() {
-                Some(n) => path = format!("/api/v1/servers?limit=1000&cursor={n}"),
-                None => break,
-            }
-        }
-        out
-    }
-}
-
-fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
-    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).unwrap();
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let code = head
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        dechunk(body)
-    } else {
-        body.to_owned()
-    };
-    (code, body)
-}
-
-fn dechunk(mut s: &str) -> String {
-    let mut out = String::new();
-    while let Some((len, rest)) = s.split_once("\r\n") {
-        let n = usize::from_str_radix(len.trim(), 16).unwrap_or(0);
-        if n == 0 {
-            break;
-        }
-        out.push_str(rest.get(..n).unwrap_or(rest));
-        s = rest.get(n + 2..).unwrap_or("");
-    }
-    out
-}
-
-fn wait_for(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
-    let t = Instant::now();
-    while t.elapsed() < limit {
-        if f() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    panic!("timed out after {limit:?} waiting for: {what}");
-}
-
-fn state(name: &str) -> String {
-    let text =
-        std::fs::read_to_string(common::root().join("crates/ogp-proto/tests/data/state.json"))
-            .unwrap();
-    let mut v: Value = serde_json::from_str(&text).unwrap();
-    v["host_name"] = Value::String(name.into());
-    v.to_string()
-}
-
-fn ogp_ready(sock: &UdpSocket) -> bool {
-    // any answer to an OGP ping-less challenge probe means the responder is up
-    let probe = b"\xff\xff\xff\xffOGP\x00\x03\x01\x00";
-    !common::exchange(sock, probe, Duration::from_millis(200)).is_empty()
+/// `ogp master` on `db`, forged-looking loopback sources allowed, with `extra` arguments.
+fn master(dir: &Path, name: &str, db: &str, extra: &[&str]) -> Master {
+    let mut args = vec!["--allow-private", "--db", db];
+    args.extend_from_slice(extra);
+    Master::start(dir, name, &args)
 }
 
 /// `ogp serve` with `name`, announcing itself to `master` with `flag`.
@@ -180,7 +33,7 @@ fn addr_of(s: &Served) -> String {
     format!("127.0.0.1:{}", s.port)
 }
 
-fn listed(m: &MasterProc) -> Vec<String> {
+fn listed(m: &Master) -> Vec<String> {
     let mut v: Vec<String> = m
         .servers()
         .iter()
@@ -192,7 +45,7 @@ fn listed(m: &MasterProc) -> Vec<String> {
 
 /// Polled at least once: the status has its player list (verification asks only for
 /// the server info).
-fn polled(m: &MasterProc, addrs: &[String]) -> bool {
+fn polled(m: &Master, addrs: &[String]) -> bool {
     let s = m.servers();
     addrs.iter().all(|a| {
         s.iter().any(|x| {
@@ -271,7 +124,7 @@ fn ogp_list(args: &[&str]) -> Vec<String> {
 fn sqlite_master_lists_verified_servers_and_nothing_spoofed_and_survives_kill_9() {
     let dir = TempDir::new("master-sqlite");
     let db = format!("sqlite://{}", dir.0.join("master.db").display());
-    let m = MasterProc::start(&dir.0, "m1", &db, &["--poll-interval", "2"]);
+    let m = master(&dir.0, "m1", &db, &["--poll-interval", "2"]);
     let a = server("m-ogp", "Uplink A", "--master", m.udp, &[]);
     let b = server("m-gs3", "Heartbeat B", "--gamespy3-master", m.udp, &[]);
     // forged registrations from addresses where nothing answers
@@ -401,10 +254,10 @@ fn sqlite_master_lists_verified_servers_and_nothing_spoofed_and_survives_kill_9(
     );
 
     // kill -9 and restart on the same file: the same servers, at once
-    let MasterProc { mut child, .. } = m;
+    let Master { mut child, .. } = m;
     child.0.kill().unwrap();
     child.0.wait().unwrap();
-    let m2 = MasterProc::start(&dir.0, "m2", &db, &["--poll-interval", "2"]);
+    let m2 = master(&dir.0, "m2", &db, &["--poll-interval", "2"]);
     assert_eq!(
         listed(&m2),
         want,
@@ -428,8 +281,8 @@ fn two_masters_share_one_postgres_and_one_takes_over_when_the_other_dies() {
     )
     .unwrap();
     let cfg = cfg.display().to_string();
-    let m1 = MasterProc::start(&dir.0, "m1", &pg.url(), &["--config", &cfg]);
-    let m2 = MasterProc::start(&dir.0, "m2", &pg.url(), &["--config", &cfg]);
+    let m1 = master(&dir.0, "m1", &pg.url(), &["--config", &cfg]);
+    let m2 = master(&dir.0, "m2", &pg.url(), &["--config", &cfg]);
     // servers register with one master or the other; both list all of them
     let servers: Vec<Served> = (0..4)
         .map(|i| {
@@ -454,7 +307,7 @@ fn two_masters_share_one_postgres_and_one_takes_over_when_the_other_dies() {
     assert_eq!(listed(&m2), want);
     // kill one master mid-way: the other polls every server within a poll interval plus
     // the lease slack (here 2 + 2 s)
-    let MasterProc { mut child, .. } = m1;
+    let Master { mut child, .. } = m1;
     child.0.kill().unwrap();
     child.0.wait().unwrap();
     let killed = rfc3339(SystemTime::now() + Duration::from_secs(1));
@@ -506,7 +359,7 @@ fn the_page_in_headless_chromium() {
     )
     .unwrap();
     let db = format!("sqlite://{}", dir.0.join("master.db").display());
-    let m = MasterProc::start(
+    let m = master(
         &dir.0,
         "page",
         &db,
@@ -584,7 +437,7 @@ fn quakestat_lists_exactly_the_a2s_servers() {
     }
     let dir = TempDir::new("master-qstat");
     let db = format!("sqlite://{}", dir.0.join("master.db").display());
-    let m = MasterProc::start(&dir.0, "qstat", &db, &["--poll-interval", "1"]);
+    let m = master(&dir.0, "qstat", &db, &["--poll-interval", "1"]);
     let a2s = server("q-a2s", "Speaks A2S", "--master", m.udp, &[]);
     let heartbeat = server("q-gs3", "Speaks A2S too", "--gamespy3-master", m.udp, &[]);
     let no_a2s = server("q-noa2s", "No A2S here", "--master", m.udp, &["--no-a2s"]);

@@ -6,170 +6,62 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpStream, UdpSocket};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{serve_with, KillOnDrop, Served, TempDir, BIN};
+use common::master::{ogp_ready, state, wait_for, Master};
+use common::{serve_with, Served, TempDir};
 use serde_json::Value;
 
-/// A running `ogp master` on loopback ports of its own, its log in a file.
-struct Master {
-    _child: KillOnDrop,
-    udp: SocketAddr,
-    http: SocketAddr,
-    log: PathBuf,
+/// `ogp master` on a SQLite file of `dir`, forged-looking loopback sources allowed, with
+/// `config` (TOML).
+fn master(dir: &Path, config: &str) -> Master {
+    let db = format!("sqlite://{}", dir.join("master.db").display());
+    Master::with_config(dir, "master", config, &["--allow-private", "--db", &db])
 }
 
-impl Master {
-    fn start(dir: &Path, config: &str) -> Self {
-        let log = dir.join("master.log");
-        let conf = dir.join("master.toml");
-        std::fs::write(&conf, config).unwrap();
-        let db = format!("sqlite://{}", dir.join("master.db").display());
-        let mut child = KillOnDrop(
-            Command::new(BIN)
-                .args(["master", "--udp", "127.0.0.1:0", "--http", "127.0.0.1:0"])
-                .args(["--allow-private", "--db", &db, "--config"])
-                .arg(&conf)
-                .env("NO_COLOR", "1")
-                .env_remove("OGP_LOG")
-                .env_remove("RUST_LOG")
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(std::fs::File::create(&log).unwrap())
-                .spawn()
-                .expect("spawn ogp master"),
-        );
-        let t = Instant::now();
-        while t.elapsed() < Duration::from_secs(30) {
-            let text = std::fs::read_to_string(&log).unwrap_or_default();
-            let after = |key: &str| {
-                text.split(key)
-                    .nth(1)
-                    .and_then(|r| r.split([' ', '/']).next())
-                    .and_then(|a| a.parse().ok())
-            };
-            if let (Some(udp), Some(http)) = (after("UDP on "), after("HTTP on http://")) {
-                return Self {
-                    _child: child,
-                    udp,
-                    http,
-                    log,
-                };
-            }
-            assert!(
-                child.0.try_wait().unwrap().is_none(),
-                "ogp master exited:\n{text}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("ogp master did not start");
-    }
-
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    fn get(&self, path: &str) -> String {
-        let mut s = TcpStream::connect_timeout(&self.http, Duration::from_secs(10)).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-        write!(
-            s,
-            "GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
-            self.http
-        )
-        .unwrap();
-        let mut raw = Vec::new();
-        s.read_to_end(&mut raw).unwrap();
-        let text = String::from_utf8_lossy(&raw).into_owned();
-        let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-        if head
-            .to_ascii_lowercase()
-            .contains("transfer-encoding: chunked")
-        {
-            dechunk(body)
-        } else {
-            body.to_owned()
-        }
-    }
-
-    /// The listed servers' addresses and names.
-    fn listed(&self) -> Vec<(String, String)> {
-        let v: Value = serde_json::from_str(&self.get("/api/v1/servers?limit=1000")).unwrap();
-        v["servers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| {
-                (
-                    s["addr"].as_str().unwrap_or_default().to_owned(),
-                    s["name"].as_str().unwrap_or_default().to_owned(),
-                )
-            })
-            .collect()
-    }
-
-    /// The sum of the `ogp_master_registrations` counters whose labels contain `with`.
-    fn registrations(&self, with: &str) -> u64 {
-        self.counter("registrations", with)
-    }
-
-    /// The sum of the `ogp_master_verifications` counters whose labels contain `with`.
-    fn verifications(&self, with: &str) -> u64 {
-        self.counter("verifications", with)
-    }
-
-    fn counter(&self, name: &str, with: &str) -> u64 {
-        self.get("/metrics")
-            .lines()
-            .filter(|l| l.contains(name) && !l.starts_with('#') && l.contains(with))
-            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-            .sum::<f64>() as u64
-    }
+/// A GET that must answer 200: its body.
+fn get(m: &Master, path: &str) -> String {
+    let (code, body) = m.get(path);
+    assert_eq!(code, 200, "GET {path}: {body}");
+    body
 }
 
-fn dechunk(mut s: &str) -> String {
-    let mut out = String::new();
-    while let Some((len, rest)) = s.split_once("\r\n") {
-        let n = usize::from_str_radix(len.trim(), 16).unwrap_or(0);
-        if n == 0 {
-            break;
-        }
-        out.push_str(rest.get(..n).unwrap_or(rest));
-        s = rest.get(n + 2..).unwrap_or("");
-    }
-    out
+/// The listed servers' addresses and names.
+fn listed(m: &Master) -> Vec<(String, String)> {
+    let v: Value = serde_json::from_str(&get(m, "/api/v1/servers?limit=1000")).unwrap();
+    v["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["addr"].as_str().unwrap_or_default().to_owned(),
+                s["name"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
 }
 
-fn wait_for(what: &str, limit: Duration, mut f: impl FnMut() -> bool) -> Duration {
-    let t = Instant::now();
-    while t.elapsed() < limit {
-        if f() {
-            return t.elapsed();
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    panic!("timed out after {limit:?} waiting for: {what}");
+/// The sum of the `ogp_master_registrations` counters whose labels contain `with`.
+fn registrations(m: &Master, with: &str) -> u64 {
+    counter(m, "registrations", with)
 }
 
-fn state(name: &str) -> String {
-    let text =
-        std::fs::read_to_string(common::root().join("crates/ogp-proto/tests/data/state.json"))
-            .unwrap();
-    let mut v: Value = serde_json::from_str(&text).unwrap();
-    v["host_name"] = Value::String(name.into());
-    v.to_string()
+/// The sum of the `ogp_master_verifications` counters whose labels contain `with`.
+fn verifications(m: &Master, with: &str) -> u64 {
+    counter(m, "verifications", with)
 }
 
-fn ogp_ready(sock: &UdpSocket) -> bool {
-    let probe = b"\xff\xff\xff\xffOGP\x00\x03\x01\x00";
-    !common::exchange(sock, probe, Duration::from_millis(200)).is_empty()
+fn counter(m: &Master, name: &str, with: &str) -> u64 {
+    get(m, "/metrics")
+        .lines()
+        .filter(|l| l.contains(name) && !l.starts_with('#') && l.contains(with))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum::<f64>() as u64
 }
 
 /// `ogp serve` with host name `name`, sending its uplinks to `master`.
@@ -226,7 +118,7 @@ fn a_server_that_starts_during_a_spoofed_registration_flood_is_listed_within_sec
     } else {
         "verifications_per_second = 100\nmax_pending_verifications = 1000\n"
     };
-    let m = Master::start(&dir.0, config);
+    let m = master(&dir.0, config);
     let stop = Arc::new(AtomicBool::new(false));
     let sent = Arc::new(AtomicU64::new(0));
     let sources = u32::try_from(env("OGP_FLOOD_SOURCES", 3000).clamp(1, 60_000)).unwrap();
@@ -243,7 +135,7 @@ fn a_server_that_starts_during_a_spoofed_registration_flood_is_listed_within_sec
     wait_for(
         "the flood to fill the master",
         Duration::from_secs(60),
-        || m.registrations("outcome=\"busy\"") > 1000,
+        || registrations(&m, "outcome=\"busy\"") > 1000,
     );
     wait_for(
         "one pass over the forged sources",
@@ -259,7 +151,7 @@ fn a_server_that_starts_during_a_spoofed_registration_flood_is_listed_within_sec
     let took = wait_for(
         "the late server to be listed",
         Duration::from_secs(30),
-        || m.listed().iter().any(|(a, _)| *a == addr),
+        || listed(&m).iter().any(|(a, _)| *a == addr),
     );
     let listed_after = started.elapsed();
     let during = sent.load(Ordering::Relaxed) - before;
@@ -267,8 +159,8 @@ fn a_server_that_starts_during_a_spoofed_registration_flood_is_listed_within_sec
     flooder.join().unwrap();
     let total = sent.load(Ordering::Relaxed);
     let rate_measured = total as f64 / flood_started.elapsed().as_secs_f64();
-    let busy = m.registrations("outcome=\"busy\"");
-    let all = m.registrations("outcome=");
+    let busy = registrations(&m, "outcome=\"busy\"");
+    let all = registrations(&m, "outcome=");
     eprintln!(
         "flood: {total} forged uplinks from {sources} addresses in {:.1} s ({rate_measured:.0}/s), \
          {during} while the late server was being listed; the master counted {all} \
@@ -284,7 +176,7 @@ fn a_server_that_starts_during_a_spoofed_registration_flood_is_listed_within_sec
         "listed only after {listed_after:?}"
     );
     assert!(
-        !m.listed().iter().any(|(a, _)| !a.starts_with("127.0.0.1:")),
+        !listed(&m).iter().any(|(a, _)| !a.starts_with("127.0.0.1:")),
         "a forged source was listed"
     );
 }
@@ -292,14 +184,14 @@ fn a_server_that_starts_during_a_spoofed_registration_flood_is_listed_within_sec
 #[test]
 fn a_2100_character_host_name_is_listed_and_an_answer_too_large_for_a_datagram_is_logged() {
     let dir = TempDir::new("master-long-name");
-    let m = Master::start(&dir.0, "");
+    let m = master(&dir.0, "");
     let long = "L".repeat(2100);
     let s = server("long-name", &long, m.udp);
     let addr = format!("127.0.0.1:{}", s.port);
     wait_for(
         "the 2,100-character server to be listed",
         Duration::from_secs(30),
-        || m.listed().iter().any(|(a, n)| *a == addr && *n == long),
+        || listed(&m).iter().any(|(a, n)| *a == addr && *n == long),
     );
     // A server whose answer is larger than a datagram can be (`ogp serve` and the
     // responder library cap every field at 4,096 bytes so that theirs always fits; other
@@ -327,7 +219,7 @@ fn a_2100_character_host_name_is_listed_and_an_answer_too_large_for_a_datagram_i
     wait_for(
         "a second failed verification",
         Duration::from_secs(60),
-        || m.verifications("outcome=\"failed\"") >= 2,
+        || verifications(&m, "outcome=\"failed\"") >= 2,
     );
     let log = m.log_text();
     let warnings: Vec<&str> = log
@@ -342,7 +234,7 @@ fn a_2100_character_host_name_is_listed_and_an_answer_too_large_for_a_datagram_i
         "one line per refused server:\n{}",
         m.log_text()
     );
-    assert!(!m.listed().iter().any(|(a, _)| *a == huge_addr));
+    assert!(!listed(&m).iter().any(|(a, _)| *a == huge_addr));
     assert!(
         refused.load(Ordering::Relaxed) > 0,
         "its answer was never sent"

@@ -7,118 +7,50 @@
 mod common;
 
 use std::net::{SocketAddr, UdpSocket};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{run, serve_with, KillOnDrop, Served, TempDir, BIN};
+use common::master::{state, Master};
+use common::{run, serve_with, Served, TempDir, BIN};
 use ogp_proto::master::valve::{
     decode_page, ListRequest, MAX_AMPLIFICATION, MAX_PAGE_BYTES, MIN_REQUEST_BYTES,
 };
-use serde_json::Value;
 
-/// A running `ogp master` with a config file of `settings` (TOML lines).
-struct MasterProc {
-    _child: KillOnDrop,
-    udp: SocketAddr,
-    http: SocketAddr,
-    log: PathBuf,
+/// `ogp master` with `settings` (TOML lines) in its config file, a poll every 2 s.
+fn master(dir: &Path, settings: &str) -> Master {
+    let db = format!("sqlite://{}", dir.join("master.db").display());
+    let config = format!("allow_private = true\ndb = \"{db}\"\n{settings}\n");
+    Master::with_config(dir, "master", &config, &["--poll-interval", "2"])
 }
 
-impl MasterProc {
-    fn start(dir: &Path, settings: &str) -> Self {
-        let log = dir.join("master.log");
-        let config = dir.join("master.toml");
-        std::fs::write(
-            &config,
-            format!(
-                "udp = [\"127.0.0.1:0\"]\nhttp = \"127.0.0.1:0\"\nallow_private = true\n\
-                 db = \"sqlite://{}\"\n{settings}\n",
-                dir.join("master.db").display()
-            ),
-        )
-        .unwrap();
-        let mut child = KillOnDrop(
-            Command::new(BIN)
-                .args(["master", "--config"])
-                .arg(&config)
-                .args(["--poll-interval", "2"])
-                .env("NO_COLOR", "1")
-                .env_remove("OGP_LOG")
-                .env_remove("RUST_LOG")
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(std::fs::File::create(&log).unwrap())
-                .spawn()
-                .expect("spawn ogp master"),
-        );
-        let t = Instant::now();
-        while t.elapsed() < Duration::from_secs(30) {
-            let text = std::fs::read_to_string(&log).unwrap_or_default();
-            let after = |key: &str| {
-                text.split(key)
-                    .nth(1)
-                    .and_then(|r| r.split([' ', '/']).next())
-                    .and_then(|a| a.parse().ok())
-            };
-            if let (Some(udp), Some(http)) = (after("UDP on "), after("HTTP on http://")) {
-                return Self {
-                    _child: child,
-                    udp,
-                    http,
-                    log,
-                };
-            }
-            assert!(
-                child.0.try_wait().unwrap().is_none(),
-                "ogp master exited:\n{text}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("ogp master did not start");
-    }
-
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// How many servers the HTTP API lists as speaking A2S (what the Valve list holds);
-    /// asking over HTTP leaves the Valve list's budgets alone.
-    fn a2s_listed(&self) -> usize {
-        let ran = run(
-            Command::new(BIN).args([
-                "list",
-                &format!("http://{}", self.http),
-                "--filter",
-                "protocol=a2s",
-            ]),
-            Duration::from_secs(30),
-        );
-        String::from_utf8_lossy(&ran.stdout).lines().count()
-    }
-
-    fn wait_listed(&self, n: usize) {
-        let t = Instant::now();
-        while t.elapsed() < Duration::from_secs(90) {
-            if self.a2s_listed() >= n {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(300));
-        }
-        panic!(
-            "{n} servers were not listed as A2S servers:\n{}",
-            self.log_text()
-        );
-    }
+/// How many servers the HTTP API lists as speaking A2S (what the Valve list holds);
+/// asking over HTTP leaves the Valve list's budgets alone.
+fn a2s_listed(m: &Master) -> usize {
+    let ran = run(
+        Command::new(BIN).args([
+            "list",
+            &format!("http://{}", m.http),
+            "--filter",
+            "protocol=a2s",
+        ]),
+        Duration::from_secs(30),
+    );
+    String::from_utf8_lossy(&ran.stdout).lines().count()
 }
 
-fn state(name: &str) -> String {
-    let text =
-        std::fs::read_to_string(common::root().join("crates/ogp-proto/tests/data/state.json"))
-            .unwrap();
-    let mut v: Value = serde_json::from_str(&text).unwrap();
-    v["host_name"] = Value::String(name.into());
-    v.to_string()
+fn wait_listed(m: &Master, n: usize) {
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(90) {
+        if a2s_listed(m) >= n {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    panic!(
+        "{n} servers were not listed as A2S servers:\n{}",
+        m.log_text()
+    );
 }
 
 /// One `ogp serve` on `ports` loopback ports, each sending an uplink to `master`.
@@ -162,9 +94,9 @@ fn request(filter: &str) -> Vec<u8> {
 #[test]
 fn the_glob_flood_does_not_stall_normal_list_requests() {
     let dir = TempDir::new("master-valve-glob");
-    let m = MasterProc::start(&dir.0, "max_servers_per_ip = 100");
+    let m = master(&dir.0, "max_servers_per_ip = 100");
     let _s = servers("valve-glob", &"a".repeat(1_900), 65, m.udp);
-    m.wait_listed(65);
+    wait_listed(&m, 65);
 
     let costly = request(&format!("\\name_match\\*{}b", "a".repeat(1_000)));
     let flood_to = m.udp;
@@ -223,12 +155,12 @@ fn the_glob_flood_does_not_stall_normal_list_requests() {
 fn many_sources_together_get_at_most_the_total_list_budget() {
     let dir = TempDir::new("master-valve-budget");
     let per_second = 10 * MAX_PAGE_BYTES;
-    let m = MasterProc::start(
+    let m = master(
         &dir.0,
         &format!("list_total_bytes_per_second = {per_second}"),
     );
     let _s = servers("valve-budget", "Budget", 1, m.udp);
-    m.wait_listed(1);
+    wait_listed(&m, 1);
 
     // the shortest request there is
     let req = request("");
@@ -294,15 +226,10 @@ fn many_sources_together_get_at_most_the_total_list_budget() {
     }
 }
 
-/// `GET /metrics` over HTTP/1.0 (a body delimited by the connection's end): the value of
-/// `ogp_master_list_requests_total` with `outcome`, 0 when absent.
-fn list_requests(m: &MasterProc, outcome: &str) -> u64 {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect_timeout(&m.http, Duration::from_secs(5)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").unwrap();
-    let mut text = String::new();
-    s.read_to_string(&mut text).unwrap();
+/// `GET /metrics`: the value of `ogp_master_list_requests_total` with `outcome`, 0 when
+/// absent.
+fn list_requests(m: &Master, outcome: &str) -> u64 {
+    let (_, text) = m.get("/metrics");
     let key = format!("ogp_master_list_requests_total{{outcome=\"{outcome}\"}} ");
     text.lines()
         .find_map(|l| l.strip_prefix(&key))
@@ -315,7 +242,7 @@ fn list_requests(m: &MasterProc, outcome: &str) -> u64 {
 #[test]
 fn an_over_budget_request_is_dropped_before_its_filter_is_read() {
     let dir = TempDir::new("master-valve-order");
-    let m = MasterProc::start(
+    let m = master(
         &dir.0,
         &format!("list_total_bytes_per_second = {}", 10 * MAX_PAGE_BYTES),
     );

@@ -13,6 +13,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 pub mod exposition;
+pub mod master;
 
 // The gate, the peers, running them and comparing: shared with ogp-ffi's tests.
 pub use ogp_testkit::interop::*;

@@ -1,0 +1,180 @@
+//! What the master's test files share: `ogp master` as a child process on loopback
+//! ports of its own (read back from its log), plain HTTP/1.1 GETs against it, a bounded
+//! wait, and the demo status under another host name.
+
+use std::ffi::OsStr;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::{KillOnDrop, BIN};
+
+/// A running `ogp master` on `127.0.0.1` with ports of its own, its log in a file; killed
+/// when dropped.
+pub struct Master {
+    pub child: KillOnDrop,
+    pub udp: SocketAddr,
+    pub http: SocketAddr,
+    pub log: PathBuf,
+}
+
+impl Master {
+    /// `ogp master --udp 127.0.0.1:0 --http 127.0.0.1:0 ARGS…`, logging to `dir/NAME.log`;
+    /// returns once the log names both ports.
+    pub fn start<S: AsRef<OsStr>>(dir: &Path, name: &str, args: &[S]) -> Self {
+        let log = dir.join(format!("{name}.log"));
+        let mut child = KillOnDrop(
+            Command::new(BIN)
+                .args(["master", "--udp", "127.0.0.1:0", "--http", "127.0.0.1:0"])
+                .args(args)
+                .env("NO_COLOR", "1")
+                .env_remove("OGP_LOG")
+                .env_remove("RUST_LOG")
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(&log).unwrap())
+                .spawn()
+                .expect("spawn ogp master"),
+        );
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(30) {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            let after = |key: &str| {
+                text.split(key)
+                    .nth(1)
+                    .and_then(|r| r.split([' ', '/']).next())
+                    .and_then(|a| a.parse().ok())
+            };
+            if let (Some(udp), Some(http)) = (after("UDP on "), after("HTTP on http://")) {
+                return Self {
+                    child,
+                    udp,
+                    http,
+                    log,
+                };
+            }
+            assert!(
+                child.0.try_wait().unwrap().is_none(),
+                "ogp master exited:\n{text}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!(
+            "ogp master did not start:\n{}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+    }
+
+    /// [`Master::start`] with `config` (TOML) written to `dir/NAME.toml` and passed with
+    /// `--config`, before `args`.
+    pub fn with_config(dir: &Path, name: &str, config: &str, args: &[&str]) -> Self {
+        let conf = dir.join(format!("{name}.toml"));
+        std::fs::write(&conf, config).unwrap();
+        let mut all: Vec<&OsStr> = vec![OsStr::new("--config"), conf.as_os_str()];
+        all.extend(args.iter().map(OsStr::new));
+        Self::start(dir, name, &all)
+    }
+
+    /// What it has logged so far.
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// A GET of `path` on its HTTP port: the status code and the body.
+    pub fn get(&self, path: &str) -> (u16, String) {
+        http_get(self.http, path)
+    }
+
+    /// Every listed server (`/api/v1/servers`, all pages).
+    pub fn servers(&self) -> Vec<Value> {
+        let mut out = Vec::new();
+        let mut path = "/api/v1/servers?limit=1000".to_owned();
+        for _ in 0..100 {
+            let (code, body) = self.get(&path);
+            assert_eq!(code, 200, "{body}");
+            let v: Value = serde_json::from_str(&body).unwrap();
+            out.extend(v["servers"].as_array().unwrap().iter().cloned());
+            match v["next"].as_str() {
+                Some(n) => path = format!("/api/v1/servers?limit=1000&cursor={n}"),
+                None => break,
+            }
+        }
+        out
+    }
+}
+
+/// A GET with `Connection: close`: the status code (0 when there is none) and the body
+/// (de-chunked).
+pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(10)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let code = head
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    (code, body)
+}
+
+/// A chunked HTTP body, joined.
+fn dechunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((len, rest)) = s.split_once("\r\n") {
+        let n = usize::from_str_radix(len.trim(), 16).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        out.push_str(rest.get(..n).unwrap_or(rest));
+        s = rest.get(n + 2..).unwrap_or("");
+    }
+    out
+}
+
+/// Polls `f` every 100 ms until it holds, for at most `limit`; how long it took.
+pub fn wait_for(what: &str, limit: Duration, mut f: impl FnMut() -> bool) -> Duration {
+    let t = Instant::now();
+    while t.elapsed() < limit {
+        if f() {
+            return t.elapsed();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("timed out after {limit:?} waiting for: {what}");
+}
+
+/// The demo status (`state.json`) under the host name `name`.
+pub fn state(name: &str) -> String {
+    let text =
+        std::fs::read_to_string(super::root().join("crates/ogp-proto/tests/data/state.json"))
+            .unwrap();
+    let mut v: Value = serde_json::from_str(&text).unwrap();
+    v["host_name"] = Value::String(name.into());
+    v.to_string()
+}
+
+/// Whether an OGP responder answers on `sock`: any answer to a challenge probe.
+pub fn ogp_ready(sock: &UdpSocket) -> bool {
+    let probe = b"\xff\xff\xff\xffOGP\x00\x03\x01\x00";
+    !super::exchange(sock, probe, Duration::from_millis(200)).is_empty()
+}
