@@ -11,7 +11,8 @@
 //!   `& 8` sub-protocol C, `& 0x10` exact session ids only; A2S: `& 1`, `& 2`, `& 4` leave
 //!   out INFO, PLAYER, RULES, `& 8` a known challenge); `p[2]` attempt
 //!   timeout (× 20 ms, 0: 1 s), `p[3]` total timeout (× 50 ms, 0: 5 s), `p[4]` backoff
-//!   (× 4 %, 0: 150 %), `p[5]` retries and challenge errors, `p[6..8]` MaxBytesPerPacket
+//!   (× 4 %, 0: 150 %), `p[5]` retries, challenge errors and (top 3 bits) the retries of
+//!   a server that has answered, `p[6..8]` MaxBytesPerPacket
 //!   (GQP: `p[6]` picks max_reply_bytes, `p[7]` the raw commands; GameSpy v3: `p[6]` picks
 //!   the reassembly's max_bytes, 2–256 KiB; A2S: `p[6] & 7` the reassembly's max_bytes,
 //!   2–256 KiB, `p[6] >> 6` its max_decompressed, 4 MiB, 4 KiB, 64 KiB or 512 KiB, `p[7]`
@@ -42,7 +43,8 @@
 //! Asserts: no panic; every datagram the machine sends is a well-formed query of its
 //! protocol (OGP/draft: our RequestID, a challenge field, the asked-for fields; GQP: it
 //! decodes, in plain text or the chosen encoding, and never carries the password);
-//! it sends at most `1 + retries + max_challenges` datagrams (GQP: plus its
+//! it sends at most `1 + retries + max_challenges` datagrams, `retries` being the larger
+//! of the retries and the retries once the server has answered (GQP: plus its
 //! steps; GameSpy v3: two per attempt, `(1 + retries) × (1 + max_challenges) + 2`
 //! attempts); while running, `poll_timeout` is never later than the total deadline, and the
 //! result is there once time reaches it; outcomes respect the caps (at most `MAX_EVENTS`
@@ -871,15 +873,15 @@ fuzz_target!(|data: &[u8]| {
     };
     let retries = u32::from(p[5] & 3 ^ 2);
     let max_challenges = u32::from(p[5] >> 2 & 7 ^ 3);
-    // Retries of a server that has answered (`alive_retries`, 8 by default) equal to the
-    // others, so that the datagram counts below bound every step; the adaptive timing
-    // of those retries (from the measured round trip) still runs. Their number is
-    // bounded by client_core's unit tests.
+    // Retries of a server that has answered (`alive_retries`) from the byte's free bits:
+    // a step then has max(retries, alive) retries, which the datagram counts below use.
+    let alive = u32::from(p[5] >> 5);
+    let step_retries = retries.max(alive);
     let timing = Timing::default()
         .attempt_timeout(attempt_timeout)
         .backoff_percent(backoff_percent)
         .retries(retries)
-        .alive_retries(retries)
+        .alive_retries(alive)
         .total_timeout(total)
         .max_challenges(max_challenges);
     let known = u32::from_le_bytes([p[8], p[9], p[10], p[11]]);
@@ -889,7 +891,7 @@ fuzz_target!(|data: &[u8]| {
         t0,
         total,
         request_id: request_id.max(1),
-        max_transmits: (1 + retries + max_challenges) as usize,
+        max_transmits: (1 + step_retries + max_challenges) as usize,
         heap_cap: MAX_REASSEMBLED_BYTES + SLACK,
         utf8: p[1] & 1 != 0,
         ogp_max_bytes: None,
@@ -945,7 +947,7 @@ fuzz_target!(|data: &[u8]| {
             };
             info.max_reply_bytes = [262_144, 1024, 16_384, 65_536][usize::from(p[6] & 3)];
             info.heap_cap = 64 * info.max_reply_bytes + SLACK;
-            info.max_transmits = (retries + 2 * max_challenges + 6) as usize;
+            info.max_transmits = (step_retries + 2 * max_challenges + 6) as usize;
             let mut opts = gqp::client::QueryOptions::default();
             opts.mode = mode;
             opts.encoding = info.encoding;
@@ -976,7 +978,7 @@ fuzz_target!(|data: &[u8]| {
             };
             info.max_reply_bytes = 2048 << (p[6] & 7);
             info.heap_cap = 64 * info.max_reply_bytes + SLACK;
-            info.max_transmits = (2 * ((1 + retries) * (1 + max_challenges) + 2)) as usize;
+            info.max_transmits = (2 * ((1 + step_retries) * (1 + max_challenges) + 2)) as usize;
             info.request_id = request_id;
             let mut opts = gamespy3::client::QueryOptions::default();
             opts.kind = info.gs3_kind.clone();
@@ -999,7 +1001,7 @@ fuzz_target!(|data: &[u8]| {
             limits.max_bytes = 2048 << (p[6] & 7);
             limits.max_decompressed = [4 << 20, 4096, 65536, 512 << 10][usize::from(p[6] >> 6)];
             let steps = info.a2s_steps.iter().filter(|&&on| on).count() as u32;
-            info.max_transmits = (steps * (1 + retries) + max_challenges) as usize;
+            info.max_transmits = (steps * (1 + step_retries) + max_challenges) as usize;
             let decoded = limits.max_bytes.max(limits.max_decompressed);
             info.heap_cap = limits.max_bytes + 4 * decoded + (4 << 20) + SLACK;
             let mut opts = a2s::client::QueryOptions::default();
