@@ -162,7 +162,21 @@ fn sqlite_master_lists_verified_servers_and_nothing_spoofed_and_survives_kill_9(
         back_f <= 33 && back_f <= sent_f,
         "a flood of 200 uplinks from one address got {back_f} bytes back (sent {sent_f})"
     );
-    std::thread::sleep(Duration::from_secs(6)); // every verification has ended by now
+    // every forged source's verification has ended (failed: nothing answers there), so a
+    // wrong listing would show now
+    wait_for(
+        "the three forged registrations' verifications to fail",
+        Duration::from_secs(30),
+        || {
+            let (_, metrics) = m.get("/metrics");
+            let failed: f64 = metrics
+                .lines()
+                .filter(|l| l.starts_with("ogp_master_verifications") && l.contains("failed"))
+                .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+                .sum();
+            failed >= 3.0
+        },
+    );
     assert_eq!(
         listed(&m),
         want,
