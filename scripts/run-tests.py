@@ -36,12 +36,13 @@ def parse_args(argv):
     i = 0
     while i < len(argv):
         a = argv[i]
-        if a == "--jobs":
-            jobs = int(argv[i + 1])
-            i += 2
+        if a == "--jobs" or a.startswith("--jobs="):
+            value = a.split("=", 1)[1] if "=" in a else (argv[i + 1] if i + 1 < len(argv) else "")
+            if not value.isdigit():
+                sys.exit(f"run-tests: --jobs takes a whole number, not {value!r}")
+            jobs = int(value)
+            i += 1 if "=" in a else 2
             continue
-        if a.startswith("--jobs="):
-            jobs = int(a.split("=", 1)[1])
         elif a == "--":
             bin_args = argv[i + 1 :]
             break
