@@ -78,6 +78,7 @@ if [ "$QUICK" = 0 ]; then
     scripts/install-c.sh       # C/C++ compilers with ASan/UBSan, pkg-config (C examples)
     scripts/install-postgres.sh # PostgreSQL for the master's store tests
     scripts/install-browser.sh # headless Chromium, chromedriver, selenium (the page)
+    scripts/install-gameservers.sh # real game servers: openarena-server (Quake III)
     echo "installers done in $(($(now) - t))s"
   ) >"$LOGS/install.log" 2>&1 &
   INSTALL_PID=$!
@@ -114,7 +115,7 @@ step "build the tests (cargo test --no-run, all targets)"
 cargo build --locked -p ogp-ffi
 cargo test --workspace --all-targets --locked --no-run
 
-step "installers finish (qstat, gamedig, python-a2s, opengsq, C toolchain, PostgreSQL, Chromium)"
+step "installers finish (qstat, gamedig, python-a2s, opengsq, C toolchain, PostgreSQL, Chromium, game servers)"
 if ! wait "$INSTALL_PID"; then
   cat "$LOGS/install.log" >&2
   echo "an installer failed (above)" >&2

@@ -9,9 +9,11 @@
 //! * [`capture_datagrams`], [`datagrams_of`]: the datagrams of a capture file;
 //! * [`interop`]: the `OGP_INTEROP` gate, the pinned third-party query clients and
 //!   running them, for the interop tests of `ogp-cli` and `ogp-ffi`;
-//! * [`postgres`]: a throwaway PostgreSQL cluster.
+//! * [`postgres`]: a throwaway PostgreSQL cluster;
+//! * [`gameservers`]: real game servers on loopback (OpenArena).
 
 mod captures;
+pub mod gameservers;
 pub mod interop;
 mod normalise;
 pub mod postgres;
