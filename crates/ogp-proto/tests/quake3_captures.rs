@@ -1,6 +1,6 @@
 //! The Quake III codec, mapping and client against real replies of real servers, one per
 //! dialect (`tests/data/quake3/`, sources in `SOURCES.md`): ioquake3/OpenArena, Quake III
-//! 1.32c, Urban Terror, Call of Duty 1 and 4, Wolfenstein: Enemy Territory, Warsow,
+//! 1.32c, Urban Terror, Call of Duty 1, 2 and 4, Wolfenstein: Enemy Territory, Warsow,
 //! DarkPlaces (Nexuiz) and FiveM.
 //!
 //! For every capture: it decodes; it re-encodes to the same bytes; it maps to the status
@@ -23,11 +23,12 @@ fn capture(name: &str) -> Vec<u8> {
     std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
-const ALL: [&str; 9] = [
+const ALL: [&str; 10] = [
     "openarena_info.bin",
     "ioq3_baseq3_status.bin",
     "urbanterror_status.bin",
     "cod1_status.bin",
+    "cod2_status.bin",
     "cod4x_status.bin",
     "wolfet_status.bin",
     "warsow_status.bin",
@@ -173,6 +174,38 @@ fn call_of_duty_1_status() {
     );
     // coloured keys are kept as sent
     assert_eq!(s.rules.as_ref().unwrap().get("^5Owner^6"), Some("bdz"));
+}
+
+#[test]
+fn call_of_duty_2_status() {
+    let s = status_of(&capture("cod2_status.bin"));
+    assert_eq!(
+        s.host_name.as_deref(),
+        Some("IAF Custom#1 eXtreme+ v2.9+   [www.IAOFF.com]")
+    );
+    assert_eq!(s.game_name.as_deref(), Some("Call of Duty 2"));
+    assert_eq!(s.game_type.as_deref(), Some("tdm"));
+    assert_eq!(s.game_version.as_deref(), Some("1.3"));
+    assert_eq!(s.map.as_ref().unwrap().name, "mp_coastal_guns");
+    assert_eq!((s.slot_max, s.reserved_slots), (Some(40), Some(0)));
+    assert_eq!(s.password, Some(false));
+    assert_eq!(s.player_count(), Some(24));
+    let ps = s.players.as_ref().unwrap();
+    // 999 is how CoD shows a player still connecting
+    assert_eq!(
+        (ps[2].name.as_deref(), ps[2].score, ps[2].ping),
+        (Some("SchnappDich"), Some(0), Some(999))
+    );
+    // trailing blanks are the name's, as sent
+    assert_eq!(
+        ps[9].name.as_deref(),
+        Some("BETEPAH                        ")
+    );
+    assert_eq!(
+        names(&s)[1],
+        (Some("IAF Je$ter"), Some("^2I^3A^2F ^7Je^2$^7ter"))
+    );
+    assert_eq!(s.rules.as_ref().unwrap().get("_Clan"), Some("IAF"));
 }
 
 #[test]
