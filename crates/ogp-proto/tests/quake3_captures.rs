@@ -1,7 +1,7 @@
 //! The Quake III codec, mapping and client against real replies of real servers, one per
 //! dialect (`tests/data/quake3/`, sources in `SOURCES.md`): ioquake3/OpenArena, Quake III
 //! 1.32c, Urban Terror, Call of Duty 1, 2 and 4, Wolfenstein: Enemy Territory, Warsow,
-//! DarkPlaces (Nexuiz) and FiveM.
+//! DarkPlaces (Nexuiz info, Xonotic status) and FiveM.
 //!
 //! For every capture: it decodes; it re-encodes to the same bytes; it maps to the status
 //! the test expects (host name without colour codes, map, game, slots, players with raw
@@ -23,7 +23,7 @@ fn capture(name: &str) -> Vec<u8> {
     std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
-const ALL: [&str; 10] = [
+const ALL: [&str; 11] = [
     "openarena_info.bin",
     "ioq3_baseq3_status.bin",
     "urbanterror_status.bin",
@@ -34,6 +34,7 @@ const ALL: [&str; 10] = [
     "warsow_status.bin",
     "fivem_info.bin",
     "darkplaces_nexuiz_info.bin",
+    "darkplaces_xonotic_status.bin",
 ];
 
 fn status_of(bytes: &[u8]) -> Status {
@@ -292,6 +293,28 @@ fn darkplaces_info() {
         .get("qcstatus")
         .unwrap()
         .starts_with("ctf:2.5.1"));
+}
+
+#[test]
+fn darkplaces_xonotic_status() {
+    let s = status_of(&capture("darkplaces_xonotic_status.bin"));
+    assert_eq!(s.host_name.as_deref(), Some("Xonotic 0.7.0 CTF Server"));
+    assert_eq!(s.game_name.as_deref(), Some("Xonotic"));
+    assert_eq!(s.map.as_ref().unwrap().name, "lostspace2");
+    assert_eq!(s.slot_max, Some(14));
+    assert_eq!(s.bot_count(), Some(0));
+    // `clients` says 12; the reply lists 7 (the server cut the list): both are kept
+    assert_eq!(s.players.as_ref().map(Vec::len), Some(7));
+    assert_eq!(s.rules.as_ref().unwrap().get("clients"), Some("12"));
+    let plain: Vec<_> = names(&s).iter().map(|(n, _)| n.unwrap()).collect();
+    // ^xRGB (upper and lower case hex) and ^digit codes go; UTF-8 stays
+    assert_eq!(
+        plain,
+        ["[力] Integer", "Akd", "me", "É", "icetea", "*rei", "SWeed"]
+    );
+    assert_eq!(names(&s)[3].1, Some("^xF00É^7"));
+    let p = &s.players.as_ref().unwrap()[2];
+    assert_eq!((p.score, p.ping), (Some(-666), Some(41)));
 }
 
 #[test]
