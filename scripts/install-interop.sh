@@ -7,6 +7,7 @@
 #   gamedig 5.3.3       npm, in target/interop/npm
 #   python-a2s 1.4.2    PyPI, in the venv target/interop/venv
 #   opengsq 3.7.0       PyPI, in the same venv
+#   mcstatus 11.1.1     PyPI, in the same venv (Minecraft: Bedrock pong decoder)
 #
 # Idempotent: what is already installed at the pinned version is left alone, so a second
 # run takes well under a second. `apt-get update` runs only when qstat is missing.
@@ -18,6 +19,7 @@ cd "$(dirname "$0")/.."
 GAMEDIG_VERSION=5.3.3
 PYTHON_A2S_VERSION=1.4.2
 OPENGSQ_VERSION=3.7.0
+MCSTATUS_VERSION=11.1.1
 
 DIR=target/interop
 NPM_PREFIX="$DIR/npm"
@@ -68,7 +70,7 @@ py_versions() { # "python-a2s=V opengsq=V" as installed in the venv (missing: em
 from importlib.metadata import version, PackageNotFoundError
 from importlib.util import find_spec
 out = []
-for name, module in (("python-a2s", "a2s"), ("opengsq", "opengsq")):
+for name, module in (("python-a2s", "a2s"), ("opengsq", "opengsq"), ("mcstatus", "mcstatus")):
     try:
         out.append(f"{name}={version(name) if find_spec(module) else ''}")
     except PackageNotFoundError:
@@ -76,13 +78,15 @@ for name, module in (("python-a2s", "a2s"), ("opengsq", "opengsq")):
 print(" ".join(out))
 EOF
 }
-want_py="python-a2s=$PYTHON_A2S_VERSION opengsq=$OPENGSQ_VERSION"
+want_py="python-a2s=$PYTHON_A2S_VERSION opengsq=$OPENGSQ_VERSION mcstatus=$MCSTATUS_VERSION"
 if [ ! -x "$PY" ] || [ "$(py_versions)" != "$want_py" ]; then
-  venv_pip "$VENV" "python-a2s==$PYTHON_A2S_VERSION" "opengsq==$OPENGSQ_VERSION"
-  "$PY" -c 'import a2s; from opengsq.protocols import Source' ||
-    die "python-a2s and opengsq installed but do not import"
+  venv_pip "$VENV" "python-a2s==$PYTHON_A2S_VERSION" "opengsq==$OPENGSQ_VERSION" \
+    "mcstatus==$MCSTATUS_VERSION"
+  "$PY" -c 'import a2s, mcstatus; from opengsq.protocols import Source' ||
+    die "python-a2s, opengsq and mcstatus installed but do not import"
 fi
 got=$(py_versions)
 [ "$got" = "$want_py" ] || die "python clients: wanted '$want_py', found '$got'"
 echo "python-a2s $PYTHON_A2S_VERSION ($PY, $("$PY" --version 2>&1))"
 echo "opengsq $OPENGSQ_VERSION ($PY)"
+echo "mcstatus $MCSTATUS_VERSION ($PY)"

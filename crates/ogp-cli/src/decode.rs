@@ -123,6 +123,7 @@ fn decode_group(protocol: Protocol, inputs: &[Input], charset: Charset) -> Resul
         Protocol::OgpDraft => draft_msgs(inputs),
         Protocol::Gqp => inputs.iter().map(gqp_msg).collect(),
         Protocol::Quake3 => inputs.iter().map(quake3_msg).collect(),
+        Protocol::Bedrock => inputs.iter().map(bedrock_msg).collect(),
         _ => ogp_msgs(inputs),
     }
 }
@@ -1090,6 +1091,45 @@ fn quake3_msg(input: &Input) -> Result<Msg> {
         "reply": d.reply.kind.word(),
         "variables": d.reply.vars.len(),
         "players": d.reply.players.len(),
+        "size": size,
+    });
+    let mut m = Msg::answer(P, line, fields, status);
+    m.warnings = d.warnings.iter().map(ToString::to_string).collect();
+    Ok(m)
+}
+
+/// A Bedrock unconnected ping or pong (mapped to the status model).
+fn bedrock_msg(input: &Input) -> Result<Msg> {
+    use ogp_proto::bedrock::{mapping, wire};
+    const P: Protocol = Protocol::Bedrock;
+    let size = input.bytes.len();
+    if let Ok(p) = wire::Ping::decode(&input.bytes) {
+        let line = format!(
+            "Bedrock unconnected ping{}, time {}, client GUID {:016x} ({size} bytes)",
+            if p.open_only {
+                " (open connections)"
+            } else {
+                ""
+            },
+            p.time,
+            p.client_guid
+        );
+        let fields = json!({"time": p.time, "client_guid": p.client_guid, "open_only": p.open_only, "size": size});
+        return Ok(Msg::new(P, "query", line, fields));
+    }
+    let d = wire::Pong::decode(&input.bytes).with_context(|| input.name.clone())?;
+    let a = wire::Advertisement::parse(&d.pong.advertisement);
+    let status = mapping::pong_to_status(&d.pong);
+    let line = format!(
+        "Bedrock unconnected pong: {}, time {}, server GUID {:016x} ({size} bytes)",
+        plural(a.fields.len(), "field", "fields"),
+        d.pong.time,
+        d.pong.server_guid
+    );
+    let fields = json!({
+        "time": d.pong.time,
+        "server_guid": d.pong.server_guid,
+        "advertisement": d.pong.advertisement.as_str(),
         "size": size,
     });
     let mut m = Msg::answer(P, line, fields, status);

@@ -65,7 +65,10 @@ enum Protocol {
     /// DarkPlaces, Warsow, FiveM): `getinfo` with a challenge, then `getstatus`.
     #[value(alias = "q3", alias = "q3s")]
     Quake3,
-    /// Query: every protocol at once (OGP, GameSpy v3, A2S, GQP, Quake III); the first to
+    /// Minecraft: Bedrock Edition (RakNet unconnected ping, UDP 19132).
+    #[value(alias = "mcbe", alias = "mcpe")]
+    Bedrock,
+    /// Query: every protocol at once (OGP, GameSpy v3, A2S, GQP, Quake III, Bedrock); the first to
     /// answer correctly is used, and named (`--split` implies OGP).
     Auto,
 }
@@ -80,6 +83,7 @@ impl Protocol {
             Self::OgpDraft => ogp_proto::Protocol::OgpDraft,
             Self::Gamespy3 => ogp_proto::Protocol::Gamespy3,
             Self::Quake3 => ogp_proto::Protocol::Quake3,
+            Self::Bedrock => ogp_proto::Protocol::Bedrock,
             Self::Auto => return None,
         })
     }

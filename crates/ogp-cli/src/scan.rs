@@ -144,7 +144,7 @@ pub fn parse_line(
                 Ok(p) => (p, host),
                 Err(_) if QSTAT_OTHER.contains(&name.to_ascii_lowercase().as_str()) => {
                     return Err(format!(
-                        "qstat type {first} is not supported (ogp, a2s, gamespy3, gqp, ogp-draft, quake3, auto)"
+                        "qstat type {first} is not supported (ogp, a2s, gamespy3, gqp, ogp-draft, quake3, bedrock, auto)"
                     ));
                 }
                 Err(e) => return Err(e.to_string()),

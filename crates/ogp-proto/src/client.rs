@@ -171,6 +171,7 @@ registry! {
     #[cfg(feature = "gqp")]
     Gqp => gqp: "GQP";
     Quake3 => quake3: "Quake III";
+    Bedrock => bedrock: "Minecraft Bedrock";
 }
 
 impl Options {

@@ -17,6 +17,7 @@ type Signature = (fn(&[u8]) -> bool, Protocol);
 const SIGNATURES: &[Signature] = &[
     (|d| d.starts_with(&crate::ogp::PREFIX), Protocol::Ogp),
     (crate::quake3::is_quake3_datagram, Protocol::Quake3),
+    (crate::bedrock::is_bedrock_datagram, Protocol::Bedrock),
     (
         |d| d.starts_with(&crate::a2s::SINGLE) || d.starts_with(&crate::a2s::SPLIT),
         Protocol::A2s,
@@ -35,6 +36,8 @@ const SIGNATURES: &[Signature] = &[
 ///   expects the draft must try decoding with both;
 /// * `FF FF FF FF` and `getinfo`, `getstatus`, `infoResponse` or `statusResponse`:
 ///   [`Quake3`](Protocol::Quake3);
+/// * `01`, `02` or `1C` with RakNet's offline-message magic after the time (and GUID):
+///   [`Bedrock`](Protocol::Bedrock);
 /// * any other `FF FF FF FF`, or the split prefix `FE FF FF FF`: [`A2s`](Protocol::A2s);
 /// * `FE FD` (a request), or `00` / `03` / `05` / `09` followed by at least a session
 ///   id (a reply or heartbeat): [`Gamespy3`](Protocol::Gamespy3);
@@ -133,6 +136,17 @@ mod tests {
             assert_eq!(guess(q3), Some(Protocol::Quake3));
         }
         assert_eq!(guess(b"\xff\xff\xff\xffgetinfoX"), Some(Protocol::A2s));
+        // Bedrock: a ping and a pong carry RakNet's magic; without it, nothing
+        let magic = "00ffff00fefefefefdfdfdfd12345678";
+        let ping = format!("01{}{magic}{}", "00".repeat(8), "00".repeat(8));
+        let pong = format!("1c{}{magic}0000", "00".repeat(16));
+        for h in [&ping, &pong] {
+            assert_eq!(
+                guess(&crate::text::from_hex(h).unwrap()),
+                Some(Protocol::Bedrock)
+            );
+        }
+        assert_eq!(guess(b"\x1c\0\0"), None);
         assert_eq!(guess(b""), None);
         assert_eq!(guess(b"\x7f"), None);
     }

@@ -24,13 +24,13 @@ macro_rules! protocols {
             const AUTO_FLAGS: [bool; Self::ALL.len()] = [$($auto),*];
 
             /// The name used on the command line, in server lists and in JSON: `ogp`,
-            /// `gamespy3`, `a2s`, `gqp`, `ogp-draft`, `quake3`.
+            /// `gamespy3`, `a2s`, `gqp`, `ogp-draft`, `quake3`, `bedrock`.
             pub const fn name(self) -> &'static str {
                 match self { $( Self::$variant => $name, )* }
             }
 
             /// The name people read: `OGP`, `GameSpy v3`, `A2S`, `GQP`, `OGP v0.02`,
-            /// `Quake III`.
+            /// `Quake III`, `Minecraft Bedrock`.
             pub const fn label(self) -> &'static str {
                 match self { $( Self::$variant => $label, )* }
             }
@@ -61,6 +61,7 @@ protocols! {
     Gqp = "gqp", "GQP", true, [], "The GQP text-protocol draft.";
     OgpDraft = "ogp-draft", "OGP v0.02", false, ["ogp_draft"], "The OGP v0.02 draft. Its datagrams cannot be told apart from v1.01's by their first bytes, so it is never auto-detected by a query nor guessed by `detect::guess`, and is served on a port of its own.";
     Quake3 = "quake3", "Quake III", true, ["q3", "q3s"], "The Quake III connectionless queries (`getinfo`, `getstatus`).";
+    Bedrock = "bedrock", "Minecraft Bedrock", true, ["mcbe", "mcpe"], "Minecraft: Bedrock Edition's RakNet unconnected ping and pong (UDP 19132).";
 }
 
 // Const evaluation: an index out of bounds is a compile error, not a panic.
@@ -155,7 +156,7 @@ mod tests {
         assert_eq!(Protocol::parse_or_auto("Auto"), Ok(None));
         assert_eq!(
             "quake4".parse::<Protocol>().unwrap_err().to_string(),
-            "unknown protocol \"quake4\" (expected ogp, gamespy3, a2s, gqp, ogp-draft, quake3, or auto)"
+            "unknown protocol \"quake4\" (expected ogp, gamespy3, a2s, gqp, ogp-draft, quake3, bedrock, or auto)"
         );
         assert_eq!(
             Protocol::AUTO,
@@ -164,7 +165,8 @@ mod tests {
                 Protocol::Gamespy3,
                 Protocol::A2s,
                 Protocol::Gqp,
-                Protocol::Quake3
+                Protocol::Quake3,
+                Protocol::Bedrock
             ]
         );
         for (i, p) in Protocol::ALL.into_iter().enumerate() {
@@ -175,5 +177,6 @@ mod tests {
         assert_eq!(Protocol::OgpDraft.rank(), Protocol::AUTO.len());
         assert_eq!(Protocol::Quake3.rank(), 4);
         assert_eq!(Protocol::Ogp.rank(), 0);
+        assert_eq!("MCPE".parse::<Protocol>(), Ok(Protocol::Bedrock));
     }
 }

@@ -319,6 +319,7 @@ impl AnswerKind {
             Protocol::Gamespy3 => &[K::Challenge, K::Ping, K::Info, K::Keys],
             Protocol::Gqp => &[K::Challenge, K::Error, K::Commands],
             Protocol::Quake3 => &[K::Info, K::Full],
+            Protocol::Bedrock => &[],
         }
     }
 }

@@ -26,6 +26,8 @@ pub const GAMEDIG: &str = "5.3.3";
 pub const PYTHON_A2S: &str = "1.4.2";
 /// The pinned opengsq version (PyPI, in the interop venv).
 pub const OPENGSQ: &str = "3.7.0";
+/// The pinned mcstatus version (PyPI, in the interop venv).
+pub const MCSTATUS: &str = "11.1.1";
 
 // ------------------------------------------------------------------------------------
 // Gate and peers
