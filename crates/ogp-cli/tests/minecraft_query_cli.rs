@@ -90,10 +90,10 @@ fn gamespy3_reads_a_vanilla_minecraft_full_stat() {
     assert_eq!(full, 1, "requests: {seen:02x?}");
     assert_eq!(v["protocol"], "gamespy3");
     let s = &v["status"];
-    // Minecraft names its keys `map` and `version` (not `mapname`, `gamever`): the
-    // gamespy3 mapping keeps them as rules for now.
-    assert_eq!(s["rules"]["map"], "spawnisland", "{s}");
-    assert_eq!(s["rules"]["version"], "1.8", "{s}");
+    // Minecraft names its keys `map` and `version` (not `mapname`, `gamever`)
+    assert_eq!(s["map"]["name"], "spawnisland", "{s}");
+    assert_eq!(s["game_version"], "1.8", "{s}");
+    assert!(s["rules"].get("map").is_none(), "{s}");
     assert_eq!(s["connect_port"], 25565, "{s}");
     assert_eq!(s["player_count"], 15, "{s}");
     assert_eq!(s["slot_max"], 60, "{s}");

@@ -3,7 +3,8 @@
 //!
 //! * Server keys: `hostname`, `gamename`, `gamever`, `hostport`, `mapname`, `gametype`,
 //!   `gamevariant` (the mod), `numplayers`, `maxplayers`, `gamemode`, `password` map to
-//!   the status fields; every other key is a rule, in wire order. Rules whose key is one
+//!   the status fields (Minecraft's `map` and `version` stand for `mapname` and
+//!   `gamever` in a reply without those); every other key is a rule, in wire order. Rules whose key is one
 //!   of those standard keys are not written twice.
 //! * Player columns: `player_` name, `score_`, `ping_`, `team_`, `deaths_`, `kills_`,
 //!   `pid_` (id), `skill_`… : the known ones map to the player's fields, the others go
@@ -232,8 +233,24 @@ fn parse_bool(v: &str) -> Option<bool> {
 pub fn info_to_status(info: &ServerInfo) -> Status {
     let mut s = Status::default();
     let mut rules = Vec::new();
+    // Minecraft's query says `map` and `version` where GameSpy says `mapname` and
+    // `gamever`: read as those only when the reply has no standard key for them.
+    let has = |key: &str| info.server.iter().any(|(k, _)| k == key);
+    let (map_key, version_key) = (
+        if has("mapname") { "mapname" } else { "map" },
+        if has("gamever") { "gamever" } else { "version" },
+    );
     for (k, v) in &info.server {
-        let used = match k.as_str() {
+        let k = k.as_str();
+        let used = match k {
+            _ if k == version_key && s.game_version.is_none() => {
+                s.game_version = Some(v.clone());
+                true
+            }
+            _ if k == map_key && s.map.is_none() => {
+                s.map = Some(MapInfo::named(v.clone()));
+                true
+            }
             "hostname" if s.host_name.is_none() => {
                 s.host_name = Some(v.clone());
                 true
@@ -242,19 +259,11 @@ pub fn info_to_status(info: &ServerInfo) -> Status {
                 s.game_name = Some(v.clone());
                 true
             }
-            "gamever" if s.game_version.is_none() => {
-                s.game_version = Some(v.clone());
-                true
-            }
             "hostport" if s.connect_port.is_none() => v
                 .trim_ascii()
                 .parse()
                 .map(|p| s.connect_port = Some(p))
                 .is_ok(),
-            "mapname" if s.map.is_none() => {
-                s.map = Some(MapInfo::named(v.clone()));
-                true
-            }
             "gametype" if s.game_type.is_none() => {
                 s.game_type = Some(v.clone());
                 true
@@ -288,7 +297,7 @@ pub fn info_to_status(info: &ServerInfo) -> Status {
             _ => false,
         };
         if !used {
-            rules.push((k.clone(), v.clone()));
+            rules.push((Text::from(k), v.clone()));
         }
     }
     if !rules.is_empty() {
