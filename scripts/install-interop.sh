@@ -7,7 +7,7 @@
 #   gamedig 5.3.3       npm, in target/interop/npm
 #   python-a2s 1.4.2    PyPI, in the venv target/interop/venv
 #   opengsq 3.7.0       PyPI, in the same venv
-#   mcstatus 11.1.1     PyPI, in the same venv (Minecraft: Bedrock pong decoder)
+#   mcstatus 14.2.0     PyPI, in the same venv (Minecraft: Bedrock pong decoder)
 #
 # Idempotent: what is already installed at the pinned version is left alone, so a second
 # run takes well under a second. `apt-get update` runs only when qstat is missing.
@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 GAMEDIG_VERSION=5.3.3
 PYTHON_A2S_VERSION=1.4.2
 OPENGSQ_VERSION=3.7.0
-MCSTATUS_VERSION=11.1.1
+MCSTATUS_VERSION=14.2.0
 
 DIR=target/interop
 NPM_PREFIX="$DIR/npm"

@@ -27,7 +27,7 @@ pub const PYTHON_A2S: &str = "1.4.2";
 /// The pinned opengsq version (PyPI, in the interop venv).
 pub const OPENGSQ: &str = "3.7.0";
 /// The pinned mcstatus version (PyPI, in the interop venv).
-pub const MCSTATUS: &str = "11.1.1";
+pub const MCSTATUS: &str = "14.2.0";
 
 // ------------------------------------------------------------------------------------
 // Gate and peers
