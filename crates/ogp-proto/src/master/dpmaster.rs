@@ -429,14 +429,15 @@ pub struct Answered {
     pub stopped_by: ListAdmission,
 }
 
-/// Answers `request` from `from` with `servers` (the matching ones, in list order):
-/// pages of [`MAX_PAGE_BYTES`], each charged a whole page against `budget` *before* it
-/// is built and handed to `send`. A page the budget refuses is not sent and ends the
+/// Answers `request` from `from` with the servers `servers` finds (the matching ones,
+/// in list order; called only once the first page is within budget, so that a refused
+/// request costs no list work): pages of [`MAX_PAGE_BYTES`], each charged a whole page
+/// against `budget` *before* it is built and handed to `send`. A page the budget refuses is not sent and ends the
 /// answer there (the client sees no end marker and may ask again later), so whatever a
 /// request asks for, its source is sent no more than its budget allows.
 pub fn answer(
     request: &ServersRequest,
-    servers: &[SocketAddr],
+    servers: impl FnOnce() -> Vec<SocketAddr>,
     from: IpAddr,
     now: Instant,
     budget: &mut ListBudget,
@@ -448,14 +449,15 @@ pub fn answer(
         complete: false,
         stopped_by: ListAdmission::Answer,
     };
-    let mut rest = servers;
     let mut page = Vec::with_capacity(MAX_PAGE_BYTES);
+    let admission = budget.charge(now, from, MAX_PAGE_BYTES);
+    if admission != ListAdmission::Answer {
+        done.stopped_by = admission;
+        return done;
+    }
+    let list = servers();
+    let mut rest = list.as_slice();
     loop {
-        let admission = budget.charge(now, from, MAX_PAGE_BYTES);
-        if admission != ListAdmission::Answer {
-            done.stopped_by = admission;
-            return done;
-        }
         page.clear();
         let n = encode_page(request.ext, rest, true, &mut page);
         send(&page);
@@ -464,6 +466,11 @@ pub fn answer(
         rest = rest.get(n..).unwrap_or_default();
         if rest.is_empty() {
             done.complete = true;
+            return done;
+        }
+        let admission = budget.charge(now, from, MAX_PAGE_BYTES);
+        if admission != ListAdmission::Answer {
+            done.stopped_by = admission;
             return done;
         }
     }
@@ -763,10 +770,17 @@ mod tests {
         // 10 simulated seconds, 100 requests a second
         for tick in 0..1000u64 {
             let now = t0 + std::time::Duration::from_millis(tick * 10);
-            let a = answer(&req, &servers, victim, now, &mut b, |p| {
-                assert!(p.len() <= MAX_PAGE_BYTES);
-                out += p.len();
-            });
+            let a = answer(
+                &req,
+                || servers.clone(),
+                victim,
+                now,
+                &mut b,
+                |p| {
+                    assert!(p.len() <= MAX_PAGE_BYTES);
+                    out += p.len();
+                },
+            );
             if a.stopped_by == ListAdmission::SourceOverBudget {
                 cut += 1;
             }
@@ -777,9 +791,14 @@ mod tests {
         // one request under budget gets the whole list, 6 pages ending in EOT
         let mut b = ListBudget::new(ListBudgetConfig::default(), [4; 16], t0);
         let mut pages = Vec::new();
-        let a = answer(&req, &servers, victim, t0, &mut b, |p| {
-            pages.push(p.to_vec())
-        });
+        let a = answer(
+            &req,
+            || servers.clone(),
+            victim,
+            t0,
+            &mut b,
+            |p| pages.push(p.to_vec()),
+        );
         assert_eq!((a.pages, a.servers, a.complete), (6, 1000, true));
         assert!(decode_page(pages.last().unwrap()).unwrap().end);
         assert!(!decode_page(&pages[0]).unwrap().end);
