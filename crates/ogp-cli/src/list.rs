@@ -1,5 +1,6 @@
 //! `ogp list`: a server list from a master, over Valve's UDP list protocol
-//! (`HOST:PORT`) or our HTTP API (`http://HOST:PORT`), one server per line in the
+//! (`HOST:PORT`), dpmaster's (`HOST:PORT --dp GAME PROTOCOL`) or our HTTP API
+//! (`http://HOST:PORT`), one server per line in the
 //! format `ogp scan` reads, or NDJSON. What a page is, when the list has ended, the
 //! deadlines and the budgets are ogp-proto's `master::list_client`; this moves bytes and
 //! prints.
@@ -10,7 +11,8 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
-use ogp_proto::master::list_client::{HttpListClient, ListLimits, ValveListClient};
+use ogp_proto::master::dpmaster::ServersRequest;
+use ogp_proto::master::list_client::{DpListClient, HttpListClient, ListLimits, ValveListClient};
 use serde_json::{json, Value};
 
 use crate::render::sanitize;
@@ -32,6 +34,12 @@ pub struct ListArgs {
     /// Valve: the region byte (0 US east … 7 Africa, 255 all).
     #[arg(long, default_value_t = 255)]
     region: u8,
+    /// The master speaks dpmaster's protocol (the Quake III family): ask it with
+    /// `getserversExt GAME PROTOCOL empty full` (IPv4 and IPv6), e.g. `--dp Quake3Arena
+    /// 71` (OpenArena), `--dp Xonotic 3`. --filter then adds options (`ipv4`, `ipv6`,
+    /// `gametype=X`, `ffa`, …).
+    #[arg(long, num_args = 2, value_names = ["GAME", "PROTOCOL"])]
+    dp: Option<Vec<String>>,
     /// Stop after this many servers.
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
@@ -109,6 +117,8 @@ pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
             "{}: only http:// URLs (or HOST:PORT for Valve's UDP protocol)",
             sanitize(&args.master)
         )
+    } else if let Some(dp_args) = &args.dp {
+        dp(args, dp_args, limits, limit, &mut out, &mut skips)
     } else {
         valve(args, limits, limit, &mut out, &mut skips)
     };
@@ -117,6 +127,117 @@ pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
     let n = result?;
     tracing::info!("{n} servers");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The dpmaster request of `--dp GAME PROTOCOL` and `--filter`'s options.
+fn dp_request(dp: &[String], filter: &str) -> anyhow::Result<ServersRequest> {
+    let [game, protocol] = dp else {
+        bail!("--dp takes a game name and a protocol number");
+    };
+    let mut d = b"\xff\xff\xff\xffgetserversExt ".to_vec();
+    d.extend_from_slice(format!("{game} {protocol} empty full {filter}").as_bytes());
+    ServersRequest::decode(&d).map_err(|e| {
+        anyhow!(
+            "--dp {} {} {}: {e}",
+            sanitize(game),
+            sanitize(protocol),
+            sanitize(filter)
+        )
+    })
+}
+
+/// A UDP socket connected to the master.
+fn connect(master: &str) -> anyhow::Result<(UdpSocket, SocketAddr)> {
+    let name = sanitize(master);
+    let addr: SocketAddr = master
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve {name}"))?
+        .next()
+        .ok_or_else(|| anyhow!("{name} has no address"))?;
+    let local: SocketAddr = if addr.is_ipv4() {
+        "0.0.0.0:0"
+    } else {
+        "[::]:0"
+    }
+    .parse()?;
+    let sock = UdpSocket::bind(local)?;
+    sock.connect(addr)?;
+    Ok((sock, addr))
+}
+
+/// Waits until `wake` for a datagram; `None` when none came.
+fn recv_until(sock: &UdpSocket, wake: Instant, buf: &mut [u8]) -> anyhow::Result<Option<usize>> {
+    let wait = wake.saturating_duration_since(Instant::now());
+    if wait.is_zero() {
+        return Ok(None);
+    }
+    sock.set_read_timeout(Some(wait))?;
+    match sock.recv(buf) {
+        Ok(n) => Ok(Some(n)),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(anyhow!(e)),
+    }
+}
+
+fn dp(
+    args: &ListArgs,
+    dp_args: &[String],
+    limits: ListLimits,
+    limit: usize,
+    out: &mut impl Write,
+    skips: &mut Skips,
+) -> anyhow::Result<usize> {
+    let request = dp_request(dp_args, &args.filter)?;
+    let (sock, master) = connect(&args.master)?;
+    let mut client = DpListClient::new(request, limits, Instant::now());
+    let mut count = 0;
+    let mut buf = vec![0u8; 2048];
+    let mut d = Vec::new();
+    loop {
+        d.clear();
+        if client
+            .poll_transmit(Instant::now(), &mut d)
+            .map_err(|e| anyhow!("{master}: {e}"))?
+        {
+            sock.send(&d)?;
+        }
+        let Some(wake) = client.next_wake() else {
+            return Ok(count);
+        };
+        let Some(n) = recv_until(&sock, wake, &mut buf).with_context(|| format!("{master}"))?
+        else {
+            continue;
+        };
+        let page = client
+            .handle_datagram(buf.get(..n).unwrap_or_default(), Instant::now())
+            .map_err(|e| anyhow!("{master}: {e}"))?;
+        let Some(page) = page else { continue };
+        for (a, why) in &page.skipped {
+            skips.skip(&args.master, &a.to_string(), why);
+        }
+        for a in &page.servers {
+            if count == limit {
+                return Ok(count);
+            }
+            print(
+                out,
+                args.json,
+                &a.to_string(),
+                &json!({ "addr": a.to_string(), "protocols": ["quake3"] }),
+            )?;
+            count += 1;
+        }
+        if count == limit {
+            return Ok(count);
+        }
+    }
 }
 
 fn valve(

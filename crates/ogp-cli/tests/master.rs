@@ -263,7 +263,7 @@ fn sqlite_master_lists_verified_servers_and_nothing_spoofed_and_survives_kill_9(
         "{metrics}"
     );
     assert!(
-        metrics.contains("ogp_master_list_requests_total{outcome=\"served\"}"),
+        metrics.contains("ogp_master_list_requests_total{protocol=\"valve\",outcome=\"served\"}"),
         "{metrics}"
     );
 

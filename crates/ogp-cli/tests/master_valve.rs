@@ -230,7 +230,8 @@ fn many_sources_together_get_at_most_the_total_list_budget() {
 /// absent.
 fn list_requests(m: &Master, outcome: &str) -> u64 {
     let (_, text) = m.get("/metrics");
-    let key = format!("ogp_master_list_requests_total{{outcome=\"{outcome}\"}} ");
+    let key =
+        format!("ogp_master_list_requests_total{{protocol=\"valve\",outcome=\"{outcome}\"}} ");
     text.lines()
         .find_map(|l| l.strip_prefix(&key))
         .map_or(0, |v| v.trim().parse::<f64>().unwrap() as u64)

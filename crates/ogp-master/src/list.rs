@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr, SocketAddrV4};
 use std::ops::Bound;
 
+use ogp_proto::master::dpmaster::{canonical, Listing, ServersRequest};
 use ogp_proto::master::valve::{Filter, View, MAX_ENTRIES_PER_PAGE};
 use ogp_proto::{Protocol, Status};
 use serde::Serialize;
@@ -38,6 +39,8 @@ pub struct Entry {
     password: Option<bool>,
     /// What Valve filters look at, made once.
     view: View,
+    /// What `getservers` looks at (Quake III servers only).
+    listing: Option<Listing>,
     updated: i64,
 }
 
@@ -99,6 +102,7 @@ impl Entry {
         if r.removed {
             return Some((addr, None, r.updated));
         }
+        let listing = r.listing();
         let s: Status = r
             .summary
             .as_deref()
@@ -128,6 +132,7 @@ impl Entry {
             bots: s.bot_count,
             password: s.password,
             view: View::of(addr, &s),
+            listing,
             updated: r.updated,
         };
         Some((addr, Some(e), r.updated))
@@ -400,6 +405,23 @@ impl List {
     }
 }
 
+impl List {
+    /// The servers a dpmaster list request asks for, in list order: up Quake III servers
+    /// whose listing ([`ServersRequest::matches`]) and address family
+    /// ([`ServersRequest::wants_family`]) fit it.
+    pub fn dp_servers(&self, req: &ServersRequest) -> Vec<SocketAddr> {
+        self.entries
+            .values()
+            .filter(|e| e.up)
+            .filter_map(|e| {
+                let l = e.listing.as_ref()?;
+                let addr = canonical(e.addr);
+                (req.wants_family(addr) && req.matches(l, e.players, e.max_players)).then_some(addr)
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -419,7 +441,56 @@ mod tests {
             last_seen: Some(1_700_000_000_000),
             summary: Some(serde_json::to_string(&s).unwrap()),
             updated: 5,
+            game_hint: None,
+            list_protocol: None,
+            list_gametype: None,
         }
+    }
+
+    #[test]
+    fn getservers_lists_up_quake3_servers_by_game_protocol_and_family() {
+        let q3 = |addr: &str, game: &str, protocol: i64, players: u32| {
+            let mut r = row(addr, "q", players, "quake3");
+            r.game_hint = Some(game.into());
+            r.list_protocol = Some(protocol);
+            r
+        };
+        let mut down = q3("127.0.0.1:5", "Quake3Arena", 71, 1);
+        down.up = false;
+        let mut l = List::default();
+        l.apply(vec![
+            q3("127.0.0.1:1", "Quake3Arena", 71, 1),
+            q3("127.0.0.1:2", "Quake3Arena", 71, 0),
+            q3("127.0.0.1:3", "Xonotic", 3, 10),
+            q3("[::ffff:127.0.0.4]:4", "Quake3Arena", 71, 2),
+            q3("[2001:db8::1]:6", "Quake3Arena", 71, 2),
+            down,
+            row("127.0.0.1:7", "a2s", 1, "a2s"),
+        ]);
+        let ask = |s: &[u8]| {
+            let d = [&b"\xff\xff\xff\xff"[..], s].concat();
+            let names: Vec<String> = l
+                .dp_servers(&ServersRequest::decode(&d).unwrap())
+                .iter()
+                .map(SocketAddr::to_string)
+                .collect();
+            names
+        };
+        assert_eq!(ask(b"getservers 71"), ["127.0.0.1:1", "127.0.0.4:4"]);
+        assert_eq!(
+            ask(b"getservers 71 empty full"),
+            ["127.0.0.1:1", "127.0.0.1:2", "127.0.0.4:4"]
+        );
+        assert_eq!(
+            ask(b"getserversExt Quake3Arena 71"),
+            ["127.0.0.1:1", "127.0.0.4:4", "[2001:db8::1]:6"]
+        );
+        assert_eq!(
+            ask(b"getserversExt Quake3Arena 71 ipv6"),
+            ["[2001:db8::1]:6"]
+        );
+        assert!(ask(b"getservers Xonotic 3").is_empty(), "full: 10 of 10");
+        assert_eq!(ask(b"getservers Xonotic 3 full"), ["127.0.0.1:3"]);
     }
 
     #[test]

@@ -29,8 +29,9 @@ pub struct Metrics {
     pub http_connections: Gauge,
     /// HTTP connections closed as soon as accepted, by the cap they met (source, total).
     pub http_refused: Family<Labels, Counter>,
-    /// Valve list requests by outcome (served, rate_limited, over_total_budget,
-    /// bad_filter).
+    /// List requests by protocol (valve, dpmaster) and outcome (served, rate_limited,
+    /// over_total_budget, bad_filter; dpmaster also pages_cut: the budget ran out after
+    /// some pages).
     pub list_requests: Family<Labels, Counter>,
     /// Datagrams on the UDP port that were nothing we read (malformed, unknown source).
     pub dropped: Family<Labels, Counter>,
@@ -67,7 +68,7 @@ impl Default for Metrics {
             Family::<Labels, Histogram>::new_with_constructor(db_histogram as fn() -> Histogram);
         registry.register(
             "registrations",
-            "Registrations (OGP uplinks, GameSpy v3 heartbeats) by protocol and outcome",
+            "Registrations (OGP uplinks, GameSpy v3 and Quake III heartbeats) by protocol and outcome",
             registrations.clone(),
         );
         registry.register(
@@ -99,7 +100,7 @@ impl Default for Metrics {
         );
         registry.register(
             "list_requests",
-            "Valve master list requests by outcome",
+            "List requests (Valve, dpmaster) by protocol and outcome",
             list_requests.clone(),
         );
         registry.register(

@@ -19,10 +19,12 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, bail, Context, Result};
+use ogp_proto::master::dpmaster::Listing;
 use ogp_proto::{Protocol, Status};
 
 /// The schema, in order; each entry is one migration, applied once.
-const MIGRATIONS: &[&str] = &["
+const MIGRATIONS: &[&str] = &[
+    "
 CREATE TABLE servers (
   addr TEXT PRIMARY KEY,
   ip TEXT NOT NULL,
@@ -55,7 +57,12 @@ CREATE TABLE history (
   players BIGINT NOT NULL,
   PRIMARY KEY (addr, t)
 );
-"];
+",
+    "
+ALTER TABLE servers ADD COLUMN list_protocol BIGINT;
+ALTER TABLE servers ADD COLUMN list_gametype TEXT;
+",
+];
 
 /// A server the master verified.
 #[derive(Debug, Clone)]
@@ -64,8 +71,13 @@ pub struct Verified {
     pub addr: SocketAddr,
     /// The protocol it registered and was verified with.
     pub via: Protocol,
-    /// The game its registration named.
+    /// The game its registration named (a Quake III server: its `infoResponse`'s
+    /// `gamename`).
     pub game_hint: Option<String>,
+    /// What a Quake III server is listed under for `getservers` (game name, protocol
+    /// number, game type of its `infoResponse`); stored as `game_hint`, `list_protocol`
+    /// and `list_gametype`.
+    pub listing: Option<Listing>,
     /// Round trip of the verification.
     pub ping_ms: f64,
     /// What the verification answer said.
@@ -161,6 +173,24 @@ pub struct ListRow {
     pub summary: Option<String>,
     /// When the row last changed.
     pub updated: i64,
+    /// The game its registration named (Quake III: the `infoResponse`'s `gamename`).
+    pub game_hint: Option<String>,
+    /// Quake III: the protocol number it is listed under for `getservers`.
+    pub list_protocol: Option<i64>,
+    /// Quake III: the game type it is listed under.
+    pub list_gametype: Option<String>,
+}
+
+impl ListRow {
+    /// What a Quake III server is listed under (`None` for other servers).
+    pub fn listing(&self) -> Option<Listing> {
+        let protocol = u32::try_from(self.list_protocol?).ok()?;
+        Some(Listing {
+            game: self.game_hint.clone(),
+            protocol: Some(protocol),
+            gametype: self.list_gametype.clone(),
+        })
+    }
 }
 
 /// The database.
@@ -194,6 +224,7 @@ enum Param {
     Text(String),
     OptText(Option<String>),
     Int(i64),
+    OptInt(Option<i64>),
     Real(f64),
 }
 
@@ -215,6 +246,12 @@ impl From<Option<String>> for Param {
     }
 }
 
+impl From<Option<i64>> for Param {
+    fn from(v: Option<i64>) -> Self {
+        Self::OptInt(v)
+    }
+}
+
 impl From<i64> for Param {
     fn from(v: i64) -> Self {
         Self::Int(v)
@@ -233,6 +270,7 @@ impl rusqlite::ToSql for Param {
             Self::Text(v) => v.to_sql(),
             Self::OptText(v) => v.to_sql(),
             Self::Int(v) => v.to_sql(),
+            Self::OptInt(v) => v.to_sql(),
             Self::Real(v) => v.to_sql(),
         }
     }
@@ -245,6 +283,7 @@ impl Param {
             Self::Text(v) => v,
             Self::OptText(v) => v,
             Self::Int(v) => v,
+            Self::OptInt(v) => v,
             Self::Real(v) => v,
         }
     }
@@ -569,9 +608,10 @@ impl Store {
     /// Lists verified servers (or lists them again), due for a full poll at once; one
     /// transaction.
     pub async fn upsert_verified(&self, batch: &[Verified], now: i64) -> Result<()> {
-        let sql = "INSERT INTO servers (addr, ip, registered_via, game_hint, protocols, up, removed, ping_ms, players, status, summary, first_seen, last_seen, last_registration, next_poll, updated)
-            VALUES ($1, $2, $3, $4, $3, 1, 0, $5, $6, $7, $8, $9, $9, $9, $9, $9)
+        let sql = "INSERT INTO servers (addr, ip, registered_via, game_hint, protocols, up, removed, ping_ms, players, status, summary, first_seen, last_seen, last_registration, next_poll, updated, list_protocol, list_gametype)
+            VALUES ($1, $2, $3, $4, $3, 1, 0, $5, $6, $7, $8, $9, $9, $9, $9, $9, $10, $11)
             ON CONFLICT (addr) DO UPDATE SET registered_via = excluded.registered_via, game_hint = excluded.game_hint,
+              list_protocol = excluded.list_protocol, list_gametype = excluded.list_gametype,
               up = 1, removed = 0, fails = 0, ping_ms = excluded.ping_ms, last_seen = excluded.last_seen,
               last_registration = excluded.last_registration, next_poll = excluded.next_poll, updated = excluded.updated,
               status = COALESCE(servers.status, excluded.status), summary = COALESCE(servers.summary, excluded.summary)";
@@ -589,6 +629,8 @@ impl Store {
                     serde_json::to_string(&v.status)?,
                     serde_json::to_string(&summary_of(&v.status))?,
                     now,
+                    v.listing.as_ref().and_then(|l| l.protocol).map(i64::from),
+                    v.listing.as_ref().and_then(|l| l.gametype.clone()),
                 ],
             )]);
         }
@@ -761,7 +803,7 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<ListRow>> {
         let sql =
-            "SELECT addr, protocols, up, removed, ping_ms, last_seen, summary, updated FROM servers
+            "SELECT addr, protocols, up, removed, ping_ms, last_seen, summary, updated, game_hint, list_protocol, list_gametype FROM servers
             WHERE updated > $1 AND addr > $2 ORDER BY addr LIMIT $3";
         match self {
             Self::Sqlite(_, _, c) => {
@@ -778,6 +820,9 @@ impl Store {
                                 last_seen: r.get(5)?,
                                 summary: r.get(6)?,
                                 updated: r.get(7)?,
+                                game_hint: r.get(8)?,
+                                list_protocol: r.get(9)?,
+                                list_gametype: r.get(10)?,
                             })
                         })?
                         .collect::<Result<Vec<_>, _>>()?;
@@ -800,6 +845,9 @@ impl Store {
                     last_seen: r.get(5),
                     summary: r.get(6),
                     updated: r.get(7),
+                    game_hint: r.get(8),
+                    list_protocol: r.get(9),
+                    list_gametype: r.get(10),
                 })
                 .collect()),
         }
@@ -912,6 +960,48 @@ impl Store {
             })
             .collect();
         self.write(steps).await.map(drop)
+    }
+}
+
+#[cfg(test)]
+mod sqlite_tests {
+    use super::*;
+
+    /// A Quake III server's listing is stored at verification and read back with the
+    /// list's rows; another server has none.
+    #[tokio::test]
+    async fn a_quake3_listing_round_trips() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let v = |addr: SocketAddr, listing: Option<Listing>| Verified {
+            addr,
+            via: Protocol::Quake3,
+            game_hint: listing.as_ref().and_then(|l| l.game.clone()),
+            listing,
+            ping_ms: 1.0,
+            status: Status::default(),
+        };
+        let l = Listing {
+            game: Some("Xonotic".into()),
+            protocol: Some(3),
+            gametype: None,
+        };
+        let q3 = SocketAddr::from(([127, 0, 0, 1], 26000));
+        let other = SocketAddr::from(([127, 0, 0, 2], 27015));
+        store
+            .upsert_verified(&[v(q3, Some(l.clone())), v(other, None)], 1_000)
+            .await
+            .unwrap();
+        let rows = store
+            .changed_since(i64::MIN, String::new(), 10)
+            .await
+            .unwrap();
+        let of = |a: SocketAddr| {
+            rows.iter()
+                .find(|r| r.addr == a.to_string())
+                .and_then(ListRow::listing)
+        };
+        assert_eq!(of(q3), Some(l));
+        assert_eq!(of(other), None);
     }
 }
 

@@ -1,13 +1,15 @@
 //! The master's UDP port: registrations in, verification queries out from this same
 //! socket (so that a server behind NAT, which just sent to it, lets the answer in), and
-//! Valve list requests answered within a byte budget per source and in total, checked
-//! before the filter and the list are looked at.
+//! list requests (Valve's, dpmaster's `getservers` / `getserversExt`) answered within a
+//! byte budget per source and in total, checked before the filter and the list are
+//! looked at (dpmaster's answers: again before each further page).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ogp_proto::guard::{RateConfig, RateDecision, RateLimiter};
+use ogp_proto::master::dpmaster::{self, Listing, ServersRequest};
 use ogp_proto::master::registry::{
     classify, Admission, Inbound, Known, Registrar, RegistrarConfig, Verdict,
 };
@@ -148,6 +150,8 @@ pub(crate) async fn run(shared: Arc<Shared>, sock: UdpSocket, mut stop: watch::R
             match v {
                 Verdict::Verified { addr, game, answer } => {
                     let protocol = answer.protocol;
+                    let listing = Listing::of(&answer);
+                    let game = game.or_else(|| listing.as_ref().and_then(|l| l.game.clone()));
                     shared
                         .metrics
                         .verifications
@@ -157,6 +161,7 @@ pub(crate) async fn run(shared: Arc<Shared>, sock: UdpSocket, mut stop: watch::R
                         addr,
                         via: protocol,
                         game_hint: game,
+                        listing,
                         ping_ms: answer.ping_ms,
                         status: answer.status,
                     };
@@ -255,6 +260,9 @@ async fn handle(
         Ok(Inbound::List(req)) => {
             answer_list(shared, sock, list_budget, out, from, &req, now).await
         }
+        Ok(Inbound::DpList(req)) => {
+            answer_dp_list(shared, sock, list_budget, from, &req, now).await
+        }
         Ok(Inbound::Other) => {
             if !registrar.handle_reply(now, from, d) {
                 m.dropped.get_or_create(&label("reason", "unknown")).inc();
@@ -277,7 +285,7 @@ async fn answer_list(
     let admission = budget.admit(now, from.ip());
     if admission != ListAdmission::Answer {
         m.list_requests
-            .get_or_create(&label("outcome", admission.name()))
+            .get_or_create(&labels("protocol", "valve", "outcome", admission.name()))
             .inc();
         return;
     }
@@ -286,7 +294,7 @@ async fn answer_list(
         Err(e) => {
             tracing::debug!("{from}: list request refused: {e}");
             m.list_requests
-                .get_or_create(&label("outcome", "bad_filter"))
+                .get_or_create(&labels("protocol", "valve", "outcome", "bad_filter"))
                 .inc();
             return;
         }
@@ -298,7 +306,46 @@ async fn answer_list(
     out.clear();
     encode_page(&servers, end, out);
     m.list_requests
-        .get_or_create(&label("outcome", admission.name()))
+        .get_or_create(&labels("protocol", "valve", "outcome", admission.name()))
         .inc();
     let _ = sock.send_to(out, from).await;
+}
+
+/// A dpmaster list request: pages of the matching servers, each within the budgets
+/// (`dpmaster::answer` decides; the list is looked at only once the first page is
+/// within them). Counted by outcome: `served` (the whole list went), `rate_limited` or
+/// `over_total_budget` (refused, or cut after some pages: `pages_cut`).
+async fn answer_dp_list(
+    shared: &Shared,
+    sock: &UdpSocket,
+    budget: &mut ListBudget,
+    from: SocketAddr,
+    req: &ServersRequest,
+    now: Instant,
+) {
+    let mut pages = Vec::new();
+    let done = dpmaster::answer(
+        req,
+        || match shared.list.read() {
+            Ok(l) => l.dp_servers(req),
+            Err(_) => Vec::new(),
+        },
+        from.ip(),
+        now,
+        budget,
+        |p| pages.push(p.to_vec()),
+    );
+    for p in &pages {
+        let _ = sock.send_to(p, from).await;
+    }
+    let outcome = match (done.complete, done.pages) {
+        (true, _) => "served",
+        (false, 0) => done.stopped_by.name(),
+        (false, _) => "pages_cut",
+    };
+    shared
+        .metrics
+        .list_requests
+        .get_or_create(&labels("protocol", "dpmaster", "outcome", outcome))
+        .inc();
 }

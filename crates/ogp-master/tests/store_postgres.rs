@@ -15,6 +15,7 @@ fn verified(addr: SocketAddr, hint: &str) -> Verified {
         addr,
         via: Protocol::Ogp,
         game_hint: Some(hint.to_owned()),
+        listing: None,
         ping_ms: 1.0,
         status,
     }
@@ -118,4 +119,28 @@ async fn concurrent_batches_are_separate_transactions() {
     store.upsert_verified(&[more], 2_000).await.unwrap();
     assert_eq!(listed(&store).await.len(), want.len() + 1);
     assert_eq!(store.make_due(3_000).await.unwrap(), want.len() as u64 + 1);
+}
+
+/// A Quake III server's listing (game name, protocol number, game type) is stored at
+/// verification and read back with the list's rows (migration 2's columns).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quake3_listing_round_trips() {
+    let pg = ogp_testkit::postgres::Cluster::start();
+    let store = Store::open(&pg.url()).await.unwrap();
+    let addr = SocketAddr::from(([127, 4, 0, 1], 27960));
+    let mut v = verified(addr, "Quake3Arena");
+    v.via = Protocol::Quake3;
+    let l = ogp_proto::master::dpmaster::Listing {
+        game: Some("Quake3Arena".into()),
+        protocol: Some(71),
+        gametype: Some("4".into()),
+    };
+    v.listing = Some(l.clone());
+    store.upsert_verified(&[v], 1_000).await.unwrap();
+    let rows = store
+        .changed_since(i64::MIN, String::new(), 10)
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].listing(), Some(l));
 }

@@ -1,12 +1,15 @@
 //! The client side of server lists (what `ogp list` runs), sans-IO: Valve's UDP list
-//! protocol ([`ValveListClient`]) and our master's HTTP API ([`HttpListClient`]), both
-//! bounded against a hostile master.
+//! protocol ([`ValveListClient`]), dpmaster's ([`DpListClient`]) and our master's HTTP
+//! API ([`HttpListClient`]), all bounded against a hostile master.
 //!
 //! * **One deadline for the whole run** ([`ListLimits::deadline`]) and one per page
 //!   ([`ListLimits::page_timeout`]) that is set when the request is sent: datagrams that
 //!   are not the page (junk, late copies of an earlier page) are ignored and do not move
 //!   it.
-//! * **An end or an error.** A Valve list ends with its `0.0.0.0:0` marker; a page with no
+//! * **An end or an error.** A dpmaster list ends with its `\EOT` marker: silence for
+//!   a page timeout before it, more than [`ListLimits::max_pages`] pages or more than
+//!   [`ListLimits::max_servers`] distinct servers are errors. A Valve list ends with its
+//!   `0.0.0.0:0` marker; a page with no
 //!   entries and no marker, pages that go backwards, more than [`ListLimits::max_pages`]
 //!   pages or no answer after [`ListLimits::attempts`] sends are errors, never a short
 //!   list passed off as whole. Over HTTP, a cursor or a page seen before is an error (a
@@ -31,6 +34,7 @@ use std::time::{Duration, Instant};
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+use super::dpmaster::{self, ServersRequest};
 use super::valve::{decode_page, sortable, ListRequest, END};
 
 /// Bounds on one `ogp list` run. Build with [`ListLimits::new`] and change fields.
@@ -53,6 +57,9 @@ pub struct ListLimits {
     pub max_total_bytes: u64,
     /// Most entries in one HTTP page (default 5,000, the API's largest page).
     pub max_page_servers: usize,
+    /// Most distinct servers of a dpmaster list (default 100,000; dpmaster keeps 4,096
+    /// by default).
+    pub max_servers: usize,
 }
 
 impl ListLimits {
@@ -66,6 +73,7 @@ impl ListLimits {
             max_page_bytes: 8 << 20,
             max_total_bytes: 256 << 20,
             max_page_servers: 5_000,
+            max_servers: 100_000,
         }
     }
 }
@@ -130,6 +138,16 @@ pub enum ListError {
         /// The limit.
         max: u64,
     },
+    /// A dpmaster list that stopped sending pages before its end marker.
+    Stalled {
+        /// Pages read.
+        pages: usize,
+    },
+    /// More distinct servers than [`ListLimits::max_servers`].
+    TooManyServers {
+        /// The limit.
+        max: usize,
+    },
     /// An HTTP page that is not what the API sends.
     Malformed {
         /// The page (1, 2, …).
@@ -171,6 +189,11 @@ impl fmt::Display for ListError {
                 write!(f, "page {page} is larger than {max} bytes")
             }
             Self::TooManyBytes { max } => write!(f, "the pages together exceed {max} bytes"),
+            Self::Stalled { pages } => write!(
+                f,
+                "the list stopped after {pages} pages without its end marker (EOT)"
+            ),
+            Self::TooManyServers { max } => write!(f, "more than {max} servers"),
             Self::Malformed { page, reason } => write!(f, "page {page}: {reason}"),
         }
     }
@@ -350,6 +373,164 @@ impl ValveListClient {
                 self.attempts = 0;
                 self.page_deadline = None;
             }
+        }
+        Ok(Some(out))
+    }
+}
+
+/// One page of a dpmaster list, sorted into new servers and skipped entries (servers
+/// already seen in an earlier page are left out).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DpListPage {
+    /// The servers not seen before, in the master's order.
+    pub servers: Vec<SocketAddr>,
+    /// Entries that are no server, with [`invalid_reason`].
+    pub skipped: Vec<(SocketAddr, &'static str)>,
+}
+
+/// One run of dpmaster's list protocol: one request, answered by pages until the
+/// `\EOT` marker. The request is sent again (up to [`ListLimits::attempts`] times) only
+/// while no page has come; once pages come, silence for a page timeout is an error
+/// ([`ListError::Stalled`]), never a short list passed off as whole.
+#[derive(Debug, Clone)]
+pub struct DpListClient {
+    limits: ListLimits,
+    deadline: Instant,
+    request: ServersRequest,
+    due: Option<Instant>,
+    page_deadline: Option<Instant>,
+    attempts: u32,
+    pages: usize,
+    seen: HashSet<SocketAddr>,
+    finished: bool,
+}
+
+impl DpListClient {
+    /// A run of `request` starting at `now`.
+    pub fn new(request: ServersRequest, limits: ListLimits, now: Instant) -> Self {
+        Self {
+            deadline: now.checked_add(limits.deadline).unwrap_or(now),
+            limits,
+            request,
+            due: Some(now),
+            page_deadline: None,
+            attempts: 0,
+            pages: 0,
+            seen: HashSet::new(),
+            finished: false,
+        }
+    }
+
+    fn deadline_error(&self) -> ListError {
+        ListError::Deadline {
+            deadline: self.limits.deadline,
+            pages: self.pages,
+        }
+    }
+
+    /// Appends the request to send now, if one is due, and says whether it did. An error
+    /// ends the run: the deadline passed, the request's last attempt went unanswered, or
+    /// the pages stopped before the end marker.
+    pub fn poll_transmit(&mut self, now: Instant, out: &mut Vec<u8>) -> Result<bool, ListError> {
+        if self.finished {
+            return Ok(false);
+        }
+        if now >= self.deadline {
+            return Err(self.deadline_error());
+        }
+        let fresh = self.due.is_some_and(|d| now >= d);
+        let timed_out = self.page_deadline.is_some_and(|d| now >= d);
+        if !fresh && !timed_out {
+            return Ok(false);
+        }
+        if self.pages > 0 {
+            return Err(ListError::Stalled { pages: self.pages });
+        }
+        if !fresh && self.attempts >= self.limits.attempts {
+            return Err(ListError::NoAnswer {
+                page: 1,
+                attempts: self.attempts,
+            });
+        }
+        self.due = None;
+        self.attempts = self.attempts.saturating_add(1);
+        self.arm(now);
+        self.request.encode(out);
+        Ok(true)
+    }
+
+    fn arm(&mut self, now: Instant) {
+        self.page_deadline = Some(
+            now.checked_add(self.limits.page_timeout)
+                .map_or(self.deadline, |d| d.min(self.deadline)),
+        );
+    }
+
+    /// When to call [`Self::poll_transmit`] again if no datagram comes (`None` once the
+    /// list has ended).
+    pub fn next_wake(&self) -> Option<Instant> {
+        if self.finished {
+            return None;
+        }
+        let at = self.due.or(self.page_deadline).unwrap_or(self.deadline);
+        Some(at.min(self.deadline))
+    }
+
+    /// Whether the list has been read to its end marker.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Pages read so far.
+    pub fn pages(&self) -> usize {
+        self.pages
+    }
+
+    /// A datagram from the master: a page (`Ok(Some)`) moves the page deadline on, or
+    /// ends the list; anything else is ignored (`Ok(None)`) and leaves the deadline
+    /// where it was. A page of the other form (`getserversResponse` to a
+    /// `getserversExt`) is accepted: some masters answer so. An error ends the run.
+    pub fn handle_datagram(
+        &mut self,
+        datagram: &[u8],
+        now: Instant,
+    ) -> Result<Option<DpListPage>, ListError> {
+        if self.finished || self.page_deadline.is_none() {
+            return Ok(None);
+        }
+        if now >= self.deadline {
+            return Err(self.deadline_error());
+        }
+        let Ok(page) = dpmaster::decode_page(datagram) else {
+            return Ok(None);
+        };
+        self.pages = self.pages.saturating_add(1);
+        if self.pages > self.limits.max_pages {
+            return Err(ListError::TooManyPages {
+                max: self.limits.max_pages,
+            });
+        }
+        let mut out = DpListPage::default();
+        for a in page.servers {
+            if let Some(why) = invalid_reason(a) {
+                out.skipped.push((a, why));
+                continue;
+            }
+            if self.seen.contains(&a) {
+                continue;
+            }
+            if self.seen.len() >= self.limits.max_servers {
+                return Err(ListError::TooManyServers {
+                    max: self.limits.max_servers,
+                });
+            }
+            self.seen.insert(a);
+            out.servers.push(a);
+        }
+        if page.end {
+            self.finished = true;
+        } else {
+            self.arm(now);
         }
         Ok(Some(out))
     }
@@ -772,6 +953,111 @@ mod tests {
             let parsed: SocketAddr = addr.parse().unwrap();
             assert_eq!(invalid_reason(parsed).is_none(), ok, "{addr}");
         }
+    }
+
+    fn dp_page(from: u32, n: u32, end: bool) -> Vec<u8> {
+        let servers: Vec<SocketAddr> = (from..from + n)
+            .map(|i| SocketAddr::from((std::net::Ipv4Addr::from(0x0a00_0000 + i), 27960)))
+            .collect();
+        let mut d = Vec::new();
+        assert_eq!(dpmaster::encode_page(true, &servers, end, &mut d) as u32, n);
+        d
+    }
+
+    fn dp_client(limits: ListLimits, t0: Instant) -> DpListClient {
+        let req = ServersRequest::new(true, Some("Quake3Arena"), 71);
+        let mut c = DpListClient::new(req, limits, t0);
+        let mut d = Vec::new();
+        assert!(c.poll_transmit(t0, &mut d).unwrap());
+        assert_eq!(d, b"\xff\xff\xff\xffgetserversExt Quake3Arena 71");
+        c
+    }
+
+    #[test]
+    fn a_dp_list_reads_to_its_end_marker() {
+        let t0 = Instant::now();
+        let mut c = dp_client(ListLimits::default(), t0);
+        let p = c
+            .handle_datagram(&dp_page(0, 100, false), t0)
+            .unwrap()
+            .unwrap();
+        assert_eq!(p.servers.len(), 100);
+        // a page repeated (a master answering a retry twice) adds nothing
+        let p = c
+            .handle_datagram(&dp_page(0, 100, false), t0)
+            .unwrap()
+            .unwrap();
+        assert!(p.servers.is_empty());
+        assert_eq!(c.handle_datagram(b"junk", t0), Ok(None));
+        let p = c
+            .handle_datagram(&dp_page(100, 5, true), t0)
+            .unwrap()
+            .unwrap();
+        assert_eq!(p.servers.len(), 5);
+        assert!(c.is_finished());
+        assert_eq!(c.next_wake(), None);
+    }
+
+    #[test]
+    fn hostile_dp_masters_end_with_an_error() {
+        let t0 = Instant::now();
+        let limits = ListLimits::new(Duration::from_secs(60), Duration::from_secs(1));
+        // garbage only: the request is sent three times, then no answer
+        let mut c = dp_client(limits, t0);
+        let mut now = t0;
+        let mut sent = 1;
+        let err = loop {
+            assert_eq!(
+                c.handle_datagram(b"\xff\xff\xff\xffgetserversResponse?", now),
+                Ok(None)
+            );
+            now = c.next_wake().unwrap();
+            match c.poll_transmit(now, &mut Vec::new()) {
+                Ok(true) => sent += 1,
+                Ok(false) => {}
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(
+            err,
+            ListError::NoAnswer {
+                page: 1,
+                attempts: 3
+            }
+        );
+        assert_eq!(sent, 3);
+        // pages without the end marker, then silence
+        let mut c = dp_client(limits, t0);
+        c.handle_datagram(&dp_page(0, 10, false), t0).unwrap();
+        let now = c.next_wake().unwrap();
+        assert_eq!(now, t0 + Duration::from_secs(1));
+        let e = c.poll_transmit(now, &mut Vec::new()).unwrap_err();
+        assert_eq!(e, ListError::Stalled { pages: 1 });
+        assert!(e.to_string().contains("without its end marker"), "{e}");
+        // endless pages of new servers: the server cap
+        let mut limits_small = limits;
+        limits_small.max_servers = 1000;
+        let mut c = dp_client(limits_small, t0);
+        let e = (0..100u32)
+            .find_map(|i| c.handle_datagram(&dp_page(i * 100, 100, false), t0).err())
+            .unwrap();
+        assert_eq!(e, ListError::TooManyServers { max: 1000 });
+        // endless pages of the same servers: the page cap
+        let mut c = dp_client(limits, t0);
+        let e = (0..20_000)
+            .find_map(|_| c.handle_datagram(&dp_page(0, 1, false), t0).err())
+            .unwrap();
+        assert_eq!(e, ListError::TooManyPages { max: 10_000 });
+        // pages that keep coming before each page timeout: the whole run's deadline
+        let mut c = dp_client(limits, t0);
+        let mut now = t0;
+        let e = loop {
+            now += Duration::from_millis(900);
+            if let Err(e) = c.handle_datagram(&dp_page(0, 1, false), now) {
+                break e;
+            }
+        };
+        assert!(matches!(e, ListError::Deadline { .. }), "{e:?}");
     }
 
     fn http_page(addrs: &[&str], next: Option<&str>) -> Vec<u8> {

@@ -3,14 +3,18 @@
 //! [`valve`] is Valve's Master Server Query Protocol over UDP (what Steam-style server
 //! browsers and `quakestat -stma2s` speak): a list request with a region, a paging seed
 //! and a [`filter`](valve::Filter), answered by pages of IPv4 addresses ending in
-//! `0.0.0.0:0`. What servers send to masters (OGP uplinks, GameSpy heartbeats) is in
-//! [`crate::announce`] and the protocols' folders; [`registry`] is what a master does
+//! `0.0.0.0:0`. [`dpmaster`] is the Quake III family's (heartbeats verified by
+//! `getinfo`, `getservers` / `getserversExt` answered by pages ending in `EOT`).
+//! [`budget`] bounds the bytes of list answers of both, per source and in total. What
+//! servers send to masters (OGP uplinks, GameSpy heartbeats) is in [`crate::announce`] and the protocols' folders; [`registry`] is what a master does
 //! with them: classify, rate-limit, verify by querying back without amplifying.
 //! [`connections`] decides which connections a master's HTTP server takes (caps per
 //! source address and in total). [`list_client`] is the client's side of the lists
 //! (`ogp list`), bounded against a hostile master.
 
+pub mod budget;
 pub mod connections;
+pub mod dpmaster;
 pub mod list_client;
 pub mod registry;
 pub mod valve;

@@ -1,5 +1,5 @@
 //! What a master does with what servers send it, sans-IO: registrations (OGP uplinks,
-//! GameSpy v3 heartbeats) in, verification queries out, verdicts back.
+//! GameSpy v3 heartbeats, Quake III / DarkPlaces heartbeats) in, verification queries out, verdicts back.
 //!
 //! ```
 //! # use std::time::Instant;
@@ -20,7 +20,8 @@
 //! one. So a registration only starts a *verification*: the master queries the source
 //! back, from its own socket, in the registering protocol, with that protocol's
 //! challenge round trip and a random id of ours (OGP's RequestID after a bare probe,
-//! GameSpy's session id), and lists the server only after a correct answer. The master
+//! GameSpy's session id, Quake III's `getinfo` challenge, which the `infoResponse` must
+//! carry back: one without it is not verified), and lists the server only after a correct answer. The master
 //! is no amplifier: toward an address under verification it never sends more bytes
 //! than it has received from that address (registrations and replies together); a
 //! datagram that would exceed that is withheld, and a retry goes out only when more has
@@ -54,6 +55,7 @@ use std::time::{Duration, Instant};
 
 use siphasher::sip::SipHasher24;
 
+use super::dpmaster::{self, ServersRequest};
 use super::valve::ListRequest;
 use crate::client::{Answer, Machine, Options};
 use crate::client_core::{QueryDriver, QueryError, Timing};
@@ -74,6 +76,8 @@ pub enum Inbound {
     Registration(Registration),
     /// A Valve master list request.
     List(ListRequest),
+    /// A dpmaster list request (`getservers`, `getserversExt`).
+    DpList(ServersRequest),
     /// Anything else (a reply to one of our verification queries, or noise).
     Other,
 }
@@ -88,6 +92,9 @@ pub enum Registration {
     },
     /// A GameSpy v3 heartbeat.
     Heartbeat(Box<Heartbeat>),
+    /// A Quake III / DarkPlaces heartbeat (`heartbeat QuakeArena-1`, `heartbeat
+    /// DarkPlaces`…), verified by `getinfo`.
+    Quake3(dpmaster::Heartbeat),
 }
 
 impl Registration {
@@ -96,29 +103,38 @@ impl Registration {
         match self {
             Self::OgpUplink { .. } => Protocol::Ogp,
             Self::Heartbeat(_) => Protocol::Gamespy3,
+            Self::Quake3(_) => Protocol::Quake3,
         }
     }
 
-    /// Whether the server says it is shutting down (a heartbeat with `statechanged` 2).
+    /// Whether the server says it is shutting down (a GameSpy heartbeat with
+    /// `statechanged` 2, a Quake III flatline heartbeat).
     pub fn exiting(&self) -> bool {
-        matches!(self, Self::Heartbeat(h) if h.state_changed == Some(StateChanged::Exiting))
+        match self {
+            Self::Heartbeat(h) => h.state_changed == Some(StateChanged::Exiting),
+            Self::Quake3(h) => h.shutdown(),
+            Self::OgpUplink { .. } => false,
+        }
     }
 
     /// Whether the server asks to be looked at now: a heartbeat saying its status
     /// changed, it started or it is exiting. Every OGP uplink may be one (the spec gives
-    /// it no reason field), so it counts as one too.
+    /// it no reason field), so it counts as one too, and so does every Quake III
+    /// heartbeat: servers send one on each change and, ioquake3, twice on shutdown in
+    /// the same form as the regular one (dpmaster verifies every heartbeat again).
     pub fn wants_poll(&self) -> bool {
         match self {
-            Self::OgpUplink { .. } => true,
+            Self::OgpUplink { .. } | Self::Quake3(_) => true,
             Self::Heartbeat(h) => !matches!(h.state_changed, None | Some(StateChanged::Regular)),
         }
     }
 
     /// The game as announced: GameSpy's `gamename`, or the OGP GameID as a number
-    /// (`None` for GameID 0).
+    /// (`None` for GameID 0, and for a Quake III heartbeat, whose tag names the
+    /// protocol: the game is the `infoResponse`'s, [`dpmaster::Listing`]).
     pub fn game(&self) -> Option<String> {
         match self {
-            Self::OgpUplink { game_id: 0 } => None,
+            Self::OgpUplink { game_id: 0 } | Self::Quake3(_) => None,
             Self::OgpUplink { game_id } => Some(game_id.to_string()),
             Self::Heartbeat(h) => h.game_name.as_ref().map(|g| g.to_string()),
         }
@@ -132,6 +148,11 @@ pub fn classify(datagram: &[u8]) -> Result<Inbound, DecodeError> {
         Some(&0x31) => ListRequest::decode(datagram).map(Inbound::List),
         Some(&0x03) => Heartbeat::decode(datagram)
             .map(|h| Inbound::Registration(Registration::Heartbeat(Box::new(h)))),
+        Some(&0xFF) if dpmaster::is_heartbeat(datagram) => dpmaster::Heartbeat::decode(datagram)
+            .map(|h| Inbound::Registration(Registration::Quake3(h))),
+        Some(&0xFF) if dpmaster::is_list_request(datagram) => {
+            ServersRequest::decode(datagram).map(Inbound::DpList)
+        }
         Some(&0xFF) if crate::ogp::is_ogp(datagram) => match crate::ogp::decode(datagram) {
             Ok(p) => match p.message {
                 crate::ogp::Message::MasterUplink { game_id } if p.header.is_answer() => {
@@ -426,6 +447,10 @@ impl Registrar {
         options.ogp.query = DefaultQuery::server_info_only();
         options.ogp.max_bytes_per_packet = None;
         options.ogp.probe = true;
+        // Quake III: `getinfo` alone, whose `infoResponse` must echo the challenge (the
+        // master's poller asks `getstatus` once the server is listed)
+        options.quake3.status = false;
+        options.quake3.require_challenge = true;
         let capacity = config.max_pending.saturating_mul(4).max(1024);
         Self {
             per_source: RateLimiter::new(config.per_source, capacity, secret, now),
@@ -898,6 +923,26 @@ mod tests {
         ));
         assert!(classify(b"1\xff0.0.0.0:0").is_err());
         assert_eq!(classify(b"\xff\xff\xff\xffI"), Ok(Inbound::Other));
+        match classify(b"\xff\xff\xff\xffheartbeat ETFlatline-1\n") {
+            Ok(Inbound::Registration(r)) => {
+                assert_eq!(r.protocol(), Protocol::Quake3);
+                assert!(r.exiting() && r.wants_poll());
+                assert_eq!(r.game(), None);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            classify(b"\xff\xff\xff\xffgetserversExt Xonotic 3 ipv6"),
+            Ok(Inbound::DpList(ServersRequest {
+                ext: true,
+                protocol: 3,
+                ..
+            }))
+        ));
+        assert!(classify(b"\xff\xff\xff\xffgetservers").is_err());
+        assert!(classify(b"\xff\xff\xff\xffheartbeat").is_err());
+        // replies to our getinfo are not registrations
+        assert_eq!(classify(&info_response(Some("x"))), Ok(Inbound::Other));
         assert_eq!(classify(b""), Ok(Inbound::Other));
     }
 
@@ -1023,6 +1068,120 @@ mod tests {
         assert_eq!(reg.stats().verified, 0);
         let s = reg.stats();
         assert!(s.sent_bytes <= s.received_bytes, "{s:?}");
+    }
+
+    fn info_response(challenge: Option<&str>) -> Vec<u8> {
+        let mut d = b"\xff\xff\xff\xffinfoResponse\n\\gamename\\Quake3Arena\\protocol\\71\\clients\\2\\sv_maxclients\\8\\hostname\\OA".to_vec();
+        if let Some(c) = challenge {
+            d.extend_from_slice(b"\\challenge\\");
+            d.extend_from_slice(c.as_bytes());
+        }
+        d
+    }
+
+    /// Registers `heartbeat` from `server`, answers each `getinfo` with `answer(its
+    /// challenge)` until the verification ends; returns the verdict and the bytes sent.
+    fn run_quake3(
+        heartbeat: &[u8],
+        answer: impl Fn(&str) -> Option<Vec<u8>>,
+    ) -> (Option<Verdict>, u64, RegistrarStats) {
+        let t0 = Instant::now();
+        let mut reg = Registrar::new(RegistrarConfig::default().allow_private(true), [1; 16], t0);
+        let server: SocketAddr = "127.0.0.2:27960".parse().unwrap();
+        let Ok(Inbound::Registration(r)) = classify(heartbeat) else {
+            panic!("{heartbeat:?}")
+        };
+        assert_eq!(r.protocol(), Protocol::Quake3);
+        assert!(r.wants_poll());
+        assert_eq!(
+            reg.register(t0, server, &r, heartbeat.len(), Known::default()),
+            Admission::Verifying
+        );
+        let mut now = t0;
+        let mut sent = 0;
+        for _ in 0..50 {
+            while let Some((to, d)) = reg.poll_transmit(now) {
+                assert_eq!(to, server);
+                sent += d.len() as u64;
+                let q = crate::quake3::decode_request(&d).unwrap();
+                assert_eq!(q.command, crate::quake3::Command::GetInfo, "getinfo only");
+                let c = q.challenge.expect("a challenge");
+                if let Some(a) = answer(&c) {
+                    reg.handle_reply(now, server, &a);
+                }
+            }
+            if let Some(v) = reg.poll_verdict() {
+                return (Some(v), sent, reg.stats());
+            }
+            match reg.poll_timeout() {
+                Some(t) => {
+                    now = t.max(now);
+                    reg.handle_timeout(now);
+                }
+                None => break,
+            }
+        }
+        (reg.poll_verdict(), sent, reg.stats())
+    }
+
+    #[test]
+    fn a_quake3_heartbeat_is_verified_by_getinfo_with_its_challenge() {
+        let hb = b"\xff\xff\xff\xffheartbeat QuakeArena-1\n";
+        let (v, sent, s) = run_quake3(hb, |c| Some(info_response(Some(c))));
+        match v {
+            Some(Verdict::Verified { answer, game, .. }) => {
+                assert_eq!(game, None);
+                let l = dpmaster::Listing::of(&answer).unwrap();
+                assert_eq!(
+                    (l.game.as_deref(), l.protocol),
+                    (Some("Quake3Arena"), Some(71))
+                );
+                assert_eq!(answer.status.host_name.as_deref(), Some("OA"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(sent, 21, "one getinfo of 21 bytes");
+        assert!(s.sent_bytes <= s.received_bytes, "{s:?}");
+    }
+
+    #[test]
+    fn a_wrong_or_missing_challenge_is_not_verified() {
+        let hb = b"\xff\xff\xff\xffheartbeat DarkPlaces\n";
+        for lie in [
+            |_: &str| Some(info_response(None)),
+            |_: &str| Some(info_response(Some("12345678"))),
+            |c: &str| Some(info_response(Some(&c[1..]))),
+        ] {
+            let (v, _, s) = run_quake3(hb, lie);
+            assert!(matches!(v, Some(Verdict::Failed { .. })), "{v:?}");
+            assert_eq!(s.verified, 0);
+            assert!(s.sent_bytes <= s.received_bytes, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn a_spoofed_quake3_heartbeat_costs_the_victim_one_getinfo_no_larger() {
+        // the victim never answers: one getinfo, retries withheld
+        for hb in [
+            &b"\xff\xff\xff\xffheartbeat DarkPlaces\n"[..],
+            b"\xff\xff\xff\xffheartbeat QuakeArena-1\n",
+        ] {
+            let (v, sent, s) = run_quake3(hb, |_| None);
+            assert!(
+                matches!(v, Some(Verdict::Failed { withheld, .. }) if withheld >= 1),
+                "{v:?}"
+            );
+            assert!(
+                sent <= hb.len() as u64,
+                "{sent} bytes for a {}-byte heartbeat",
+                hb.len()
+            );
+            assert_eq!(sent, 21);
+            assert_eq!(s.verified, 0);
+        }
+        // a heartbeat shorter than a getinfo gets nothing at all
+        let (_, sent, _) = run_quake3(b"\xff\xff\xff\xffheartbeat x", |_| None);
+        assert_eq!(sent, 0);
     }
 
     #[test]

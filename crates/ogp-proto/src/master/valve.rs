@@ -24,9 +24,9 @@ use std::time::Instant;
 
 use memchr::memmem;
 
+pub use super::budget::{ListAdmission, ListBudget, ListBudgetConfig};
 use crate::a2s::mapping::status_to_info;
 use crate::error::DecodeError;
-use crate::guard::{RateConfig, RateDecision, RateLimiter};
 use crate::reader::Reader;
 use crate::Status;
 
@@ -190,104 +190,14 @@ pub fn encode_page(servers: &[SocketAddrV4], end: bool, out: &mut Vec<u8>) -> us
     n
 }
 
-/// The byte budgets of list answers ([`ListBudget`]). Every answer is charged as the
-/// largest page ([`MAX_PAGE_BYTES`]), before the work of finding what it holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ListBudgetConfig {
-    /// Bytes a second toward one source address (IPv6: its /64), in bursts of up to four
-    /// seconds' worth (default 65,536).
-    pub per_source: u32,
-    /// Bytes a second toward all sources together, in bursts of up to four seconds'
-    /// worth (default 1,048,576).
-    pub total: u32,
-}
-
-impl ListBudgetConfig {
-    /// `per_source` bytes a second toward each source address, `total` toward all.
-    pub const fn new(per_source: u32, total: u32) -> Self {
-        Self { per_source, total }
-    }
-}
-
-impl Default for ListBudgetConfig {
-    fn default() -> Self {
-        Self::new(65_536, 1_048_576)
-    }
-}
-
-/// What [`ListBudget::admit`] decided about a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ListAdmission {
-    /// Answer it (the budgets were charged a whole page).
-    Answer,
-    /// The source's budget is spent: send nothing.
-    SourceOverBudget,
-    /// The budget of all sources together is spent: send nothing.
-    TotalOverBudget,
-}
-
-impl ListAdmission {
-    /// A short name for metrics and logs.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Answer => "served",
-            Self::SourceOverBudget => "rate_limited",
-            Self::TotalOverBudget => "over_total_budget",
-        }
-    }
-}
-
-/// Decides which list requests are answered. The protocol has no challenge: a request
-/// proves nothing about its source address, and a page is up to [`MAX_AMPLIFICATION`]
-/// times the size of the shortest request. So before any filter or list work each
-/// request is charged the largest page ([`MAX_PAGE_BYTES`]) against its source's budget
-/// and then against the budget of all sources together ([`ListBudgetConfig`]); a request
-/// either budget does not cover is dropped at the cost of two table lookups. Whatever
-/// spoofers send, one address is sent at most its budget, and all addresses together
-/// at most the total.
-#[derive(Debug)]
-pub struct ListBudget {
-    per_source: RateLimiter,
-    /// One bucket, under one key ([`Self::ALL`]), for all sources together.
-    total: RateLimiter,
-}
-
+/// Valve's answers are charged as the largest page ([`MAX_PAGE_BYTES`]) each, before
+/// the filter and the list are looked at.
 impl ListBudget {
-    /// Sources tracked (memory about 24 bytes each; the table is fixed).
-    const SOURCES: usize = 65_536;
-
-    /// The key the total is charged under.
-    const ALL: IpAddr = IpAddr::V4(Ipv4Addr::UNSPECIFIED);
-
-    /// Budgets as `config` says (each at least one page a second); `secret` keys the
-    /// per-source limiter's hash so that nobody can aim collisions.
-    pub fn new(config: ListBudgetConfig, secret: [u8; 16], now: Instant) -> Self {
-        let rate = |bytes_per_second: u32| {
-            let per_second = bytes_per_second.max(MAX_PAGE_BYTES as u32) as f32;
-            RateConfig::new(per_second, per_second * 4.0)
-        };
-        Self {
-            per_source: RateLimiter::new(rate(config.per_source), Self::SOURCES, secret, now),
-            total: RateLimiter::new(rate(config.total), 1, secret, now),
-        }
-    }
-
-    /// Whether to answer a request from `from` at `now`. Call it before parsing the
-    /// filter or looking at the list: a refused request costs no more than this. On
-    /// [`ListAdmission::Answer`] both budgets have been charged [`MAX_PAGE_BYTES`]; when
-    /// the total refuses, the source's charge stands (a source cannot drain the total
-    /// faster than its own budget).
+    /// Whether to answer a Valve list request from `from` at `now`: the budgets are
+    /// charged [`MAX_PAGE_BYTES`] (see [`ListBudget::charge`]). Call it before parsing
+    /// the filter or looking at the list: a refused request costs no more than this.
     pub fn admit(&mut self, now: Instant, from: IpAddr) -> ListAdmission {
-        let cost = MAX_PAGE_BYTES as f32;
-        if self.per_source.charge(now, from, cost) == RateDecision::Limited {
-            return ListAdmission::SourceOverBudget;
-        }
-        if self.total.charge(now, Self::ALL, cost) == RateDecision::Limited {
-            return ListAdmission::TotalOverBudget;
-        }
-        ListAdmission::Answer
+        self.charge(now, from, MAX_PAGE_BYTES)
     }
 }
 

@@ -32,6 +32,10 @@ pub struct QueryOptions {
     pub status: bool,
     /// Caps on what a reply may make us hold.
     pub limits: DecodeLimits,
+    /// Drop replies that echo no challenge (default false: some engines leave it out of
+    /// `statusResponse`). A master verifying a heartbeat sets it: its `getinfo` proves
+    /// the address only when the `infoResponse` carries the challenge back.
+    pub require_challenge: bool,
 }
 
 impl Default for QueryOptions {
@@ -40,6 +44,7 @@ impl Default for QueryOptions {
             info: true,
             status: true,
             limits: DecodeLimits::default(),
+            require_challenge: false,
         }
     }
 }
@@ -219,10 +224,14 @@ impl QueryDriver for QueryMachine {
                 return self.x.dropped(bytes, "does not decode");
             }
         };
-        if let Some(c) = decoded.reply.get("challenge") {
-            if c != self.challenge.as_str() {
+        match decoded.reply.get("challenge") {
+            Some(c) if c != self.challenge.as_str() => {
                 return self.x.dropped(bytes, "challenge is not ours");
             }
+            None if self.opts.require_challenge => {
+                return self.x.dropped(bytes, "no challenge echoed");
+            }
+            _ => {}
         }
         self.x.warn(decoded.warnings);
         self.x.received(1, bytes);
