@@ -270,7 +270,7 @@ fn openarena_is_listed_from_its_heartbeat_and_marked_down_after_sigterm() {
     assert!(!l.contains(&addr), "a down server is not listed: {l:?}");
 }
 
-/// Forged heartbeats: the master sends each forged source one `getinfo` (21 bytes, no
+/// Forged heartbeats: the master sends each forged source one `getinfo` (20 bytes, no
 /// more than the 25- or 28-byte heartbeat) and lists nothing; the victims never answer,
 /// and nothing more comes.
 #[test]

@@ -445,7 +445,7 @@ fn the_shared_machine_speaks_quake3() {
     let now = Instant::now();
     let mut m = Machine::new(Protocol::Quake3, &Options::default(), 0x0102_0304, now);
     let first = m.poll_transmit(now).unwrap();
-    assert_eq!(first, b"\xff\xff\xff\xffgetinfo 01020304\n");
+    assert_eq!(first, b"\xff\xff\xff\xffgetinfo 01020304");
     assert!(m.claims(&capture("openarena_info.bin")));
     assert!(!Machine::new(Protocol::A2s, &Options::default(), 1, now)
         .claims(&capture("openarena_info.bin")));

@@ -78,7 +78,10 @@ impl Request {
         }
     }
 
-    /// Appends the datagram to `out`.
+    /// Appends the datagram to `out`, without a trailing newline as ioquake3's client
+    /// and dpmaster send it (a master's `getinfo` with an 8-digit challenge is then 20
+    /// bytes, no more than the shortest heartbeat it answers, Call of Duty 4's
+    /// `heartbeat COD-4\n`).
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&PREFIX);
         out.extend_from_slice(self.command.word().as_bytes());
@@ -86,7 +89,6 @@ impl Request {
             out.push(b' ');
             out.extend_from_slice(c.as_bytes());
         }
-        out.push(b'\n');
     }
 }
 
