@@ -65,6 +65,9 @@ enum Protocol {
     /// DarkPlaces, Warsow, FiveM): `getinfo` with a challenge, then `getstatus`.
     #[value(alias = "q3", alias = "q3s")]
     Quake3,
+    /// Minecraft: Java Edition's Server List Ping over TCP; without a port, 25565.
+    #[value(alias = "mc")]
+    Minecraft,
     /// Query: every protocol at once (OGP, GameSpy v3, A2S, GQP, Quake III); the first to
     /// answer correctly is used, and named (`--split` implies OGP).
     Auto,
@@ -80,6 +83,7 @@ impl Protocol {
             Self::OgpDraft => ogp_proto::Protocol::OgpDraft,
             Self::Gamespy3 => ogp_proto::Protocol::Gamespy3,
             Self::Quake3 => ogp_proto::Protocol::Quake3,
+            Self::Minecraft => ogp_proto::Protocol::Minecraft,
             Self::Auto => return None,
         })
     }
@@ -377,6 +381,10 @@ fn main() -> ExitCode {
             user,
             charset,
         } => {
+            let Some(target) = query::with_default_port(&target, protocol.wire()) else {
+                eprintln!("ogp: {target}: no port (expected HOST:PORT)");
+                return ExitCode::from(2);
+            };
             let args = query::QueryArgs {
                 target,
                 timeout: Duration::from_millis(timeout.max(1)),
@@ -503,7 +511,15 @@ fn listen_addrs(s: &str) -> Result<Vec<SocketAddr>, String> {
 
 /// A query target: `HOST:PORT`, `1.2.3.4:PORT` or `[V6]:PORT` with a port of 1–65535.
 fn target_arg(s: &str) -> Result<String, String> {
-    scan::check_host(s).map(|()| s.to_string())
+    match scan::check_host(s) {
+        Ok(()) => Ok(s.to_string()),
+        // A host without a port: protocols with a default port take it (checked with
+        // the protocol).
+        Err(_) if !s.contains(':') && scan::check_host(&format!("{s}:1")).is_ok() => {
+            Ok(s.to_string())
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// A rate: a finite number above 0.

@@ -319,6 +319,8 @@ impl AnswerKind {
             Protocol::Gamespy3 => &[K::Challenge, K::Ping, K::Info, K::Keys],
             Protocol::Gqp => &[K::Challenge, K::Error, K::Commands],
             Protocol::Quake3 => &[K::Info, K::Full],
+            // Not served: the responder speaks datagram protocols.
+            Protocol::Minecraft => &[],
         }
     }
 }
