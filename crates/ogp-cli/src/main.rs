@@ -68,6 +68,9 @@ enum Protocol {
     /// Minecraft: Bedrock Edition (RakNet unconnected ping, UDP 19132).
     #[value(alias = "mcbe", alias = "mcpe")]
     Bedrock,
+    /// Minecraft: Java Edition's Server List Ping over TCP; without a port, 25565.
+    #[value(alias = "mc")]
+    Minecraft,
     /// Query: every protocol at once (OGP, GameSpy v3, A2S, GQP, Quake III, Bedrock); the first to
     /// answer correctly is used, and named (`--split` implies OGP).
     Auto,
@@ -84,6 +87,7 @@ impl Protocol {
             Self::Gamespy3 => ogp_proto::Protocol::Gamespy3,
             Self::Quake3 => ogp_proto::Protocol::Quake3,
             Self::Bedrock => ogp_proto::Protocol::Bedrock,
+            Self::Minecraft => ogp_proto::Protocol::Minecraft,
             Self::Auto => return None,
         })
     }
@@ -381,6 +385,10 @@ fn main() -> ExitCode {
             user,
             charset,
         } => {
+            let Some(target) = query::with_default_port(&target, protocol.wire()) else {
+                eprintln!("ogp: {target}: no port (expected HOST:PORT)");
+                return ExitCode::from(2);
+            };
             let args = query::QueryArgs {
                 target,
                 timeout: Duration::from_millis(timeout.max(1)),
@@ -507,7 +515,15 @@ fn listen_addrs(s: &str) -> Result<Vec<SocketAddr>, String> {
 
 /// A query target: `HOST:PORT`, `1.2.3.4:PORT` or `[V6]:PORT` with a port of 1–65535.
 fn target_arg(s: &str) -> Result<String, String> {
-    scan::check_host(s).map(|()| s.to_string())
+    match scan::check_host(s) {
+        Ok(()) => Ok(s.to_string()),
+        // A host without a port: protocols with a default port take it (checked with
+        // the protocol).
+        Err(_) if !s.contains(':') && scan::check_host(&format!("{s}:1")).is_ok() => {
+            Ok(s.to_string())
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// A rate: a finite number above 0.

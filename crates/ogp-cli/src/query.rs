@@ -35,20 +35,50 @@ fn steps(protocol: Protocol) -> u32 {
         Protocol::A2s => 3,
         // the 0x09 handshake, then the request
         Protocol::Gamespy3 => 2,
+        // Minecraft (TCP): the status, then ping/pong
+        Protocol::Minecraft => 2,
         _ => 1,
     }
 }
 
 /// The timers for the arguments: the total deadline leaves room for every attempt of
 /// every step, with its backoff.
+///
+/// Stream (TCP) protocols wait for the connection, and for each reply, as long as one
+/// step's attempts take over UDP (the timeout with its backoff per retry).
 pub fn timing(args: &QueryArgs, protocol: Protocol) -> Timing {
-    Timing::with_attempts(args.timeout, args.retries, steps(protocol))
+    let t = Timing::with_attempts(args.timeout, args.retries, steps(protocol));
+    let step = t.attempts_total();
+    t.connect_timeout(step).read_timeout(step)
+}
+
+/// `target` with the protocol's default port when it has none (Minecraft: 25565);
+/// `None` when it has none and the protocol has no default.
+pub fn with_default_port(target: &str, protocol: Option<Protocol>) -> Option<String> {
+    if target.contains(':') {
+        return Some(target.to_string());
+    }
+    match protocol {
+        Some(Protocol::Minecraft) => {
+            Some(format!("{target}:{}", ogp_proto::minecraft::DEFAULT_PORT))
+        }
+        _ => None,
+    }
 }
 
 /// The client options for the arguments.
 pub fn options(args: &QueryArgs, protocol: Protocol) -> Result<Options, String> {
     let mut o = Options::with_timing(timing(args, protocol));
     set_charset(&mut o, args.charset);
+    if protocol == Protocol::Minecraft {
+        // The name the user typed goes in the handshake (proxies route by it); an
+        // address is sent as the connected one.
+        if let Some((host, _)) = args.target.rsplit_once(':') {
+            if host.parse::<std::net::IpAddr>().is_err() && !host.starts_with('[') {
+                o.minecraft.host = Some(host.into());
+            }
+        }
+    }
     if let Some(split) = args.split {
         // 0: one datagram, however much the server has to leave out to fit it.
         let split = (split != 0).then_some(split);

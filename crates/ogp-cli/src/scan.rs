@@ -107,9 +107,19 @@ pub fn wanted_name(p: Option<Protocol>) -> &'static str {
 
 /// `--protocol` values: our names, case-insensitive, or `auto`.
 pub fn parse_protocol(s: &str) -> std::result::Result<Wanted, String> {
-    Protocol::parse_or_auto(s)
-        .map(Wanted)
-        .map_err(|e| e.to_string())
+    let p = Protocol::parse_or_auto(s).map_err(|e| e.to_string())?;
+    not_over_tcp(p)?;
+    Ok(Wanted(p))
+}
+
+/// The scanner speaks datagram protocols only (for now): Minecraft (TCP) is refused.
+fn not_over_tcp(p: Option<Protocol>) -> std::result::Result<(), String> {
+    match p {
+        Some(Protocol::Minecraft) => {
+            Err("minecraft (TCP) is not scanned yet: use ogp query -p minecraft".into())
+        }
+        _ => Ok(()),
+    }
 }
 
 /// qstat server types we know but do not speak.
@@ -151,6 +161,7 @@ pub fn parse_line(
             }
         }
     };
+    not_over_tcp(protocol)?;
     check_host(host)?;
     Ok(Some((protocol, host.to_string())))
 }
@@ -613,6 +624,16 @@ pub async fn query_auto(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn minecraft_is_refused_by_the_datagram_scanner() {
+        let e = parse_protocol("mc").unwrap_err();
+        assert!(e.contains("not scanned yet"), "{e}");
+        let e = parse_line("minecraft 127.0.0.1:25565", None).unwrap_err();
+        assert!(e.contains("not scanned yet"), "{e}");
+        assert!(parse_line("127.0.0.1:25565", Some(Protocol::Minecraft)).is_err());
+        assert!(parse_line("quake3 127.0.0.1:27960", None).is_ok());
+    }
 
     fn details() -> ogp_proto::client::Details {
         ogp_proto::client::Details::Ogp(Box::new(ogp_proto::ogp::client::Details {

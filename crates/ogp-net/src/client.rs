@@ -4,13 +4,23 @@
 //! datagrams from the queried address and port are seen (the kernel filters the rest),
 //! and an ICMP port-unreachable comes back at once as [`QueryError::Refused`]. Receive
 //! buffers are 64 KiB: an unsplit answer may arrive IP-fragmented.
+//!
+//! A stream machine ([`Transport::Stream`], Minecraft) is driven over a [`TcpStream`]
+//! instead: connected (a refused connection comes back at once as
+//! [`QueryError::Refused`]), then every read is handed to the machine as it comes and
+//! every chunk it emits written, until it has a result. The connect, read and total
+//! timeouts are the machine's own ([`QueryDriver::poll_timeout`]): this code only
+//! sleeps until it says.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Instant;
 
-use ogp_proto::client::{Answer, Machine, Options, QueryDriver, QueryError};
+use ogp_proto::client::{
+    Answer, Machine, Options, QueryDriver, QueryError, StreamEvent, Transport,
+};
 use ogp_proto::Protocol;
-use tokio::net::UdpSocket;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpStream, UdpSocket};
 
 /// Resolves `host:port` (names, IPv4, `[IPv6]:port`) to its first address.
 pub async fn resolve(target: &str) -> Result<SocketAddr, QueryError> {
@@ -59,8 +69,13 @@ pub async fn query_traced(
     opts: &Options,
     tap: &mut (dyn FnMut(Wire<'_>) + Send),
 ) -> Result<Answer, QueryError> {
-    let socket = connect(addr).await?;
     let m = Machine::new(protocol, opts, crate::random_u32(), Instant::now());
+    if m.transport() == Transport::Stream {
+        let mut answer = drive_stream_traced(addr, m, tap).await?;
+        answer.addr = Some(addr);
+        return Ok(answer);
+    }
+    let socket = connect(addr).await?;
     finish(&socket, protocol, drive_traced(&socket, m, tap).await)
 }
 
@@ -138,4 +153,92 @@ pub async fn connect(addr: SocketAddr) -> Result<UdpSocket, QueryError> {
     let socket = UdpSocket::bind(unspecified_for(&addr)).await.map_err(io)?;
     socket.connect(addr).await.map_err(io)?;
     Ok(socket)
+}
+
+/// Runs a stream machine ([`Transport::Stream`]) over a TCP connection to `addr` until
+/// it finishes.
+pub async fn drive_stream<M: QueryDriver>(
+    addr: SocketAddr,
+    m: M,
+) -> Result<Answer<M::Details>, QueryError> {
+    drive_stream_traced(addr, m, &mut |_| {}).await
+}
+
+/// What the stream loop waits for next.
+enum Step {
+    Read(std::io::Result<usize>),
+    Timer,
+}
+
+/// [`drive_stream`], showing `tap` every chunk written and read.
+pub async fn drive_stream_traced<M: QueryDriver>(
+    addr: SocketAddr,
+    mut m: M,
+    tap: &mut (dyn FnMut(Wire<'_>) + Send),
+) -> Result<Answer<M::Details>, QueryError> {
+    let stopped = || QueryError::Socket {
+        message: "the query machine stopped without a result".into(),
+    };
+    // Connect, within the machine's connect timeout.
+    let mut stream = loop {
+        if let Some(r) = m.take_result() {
+            return r;
+        }
+        let deadline = m.poll_timeout().ok_or_else(stopped)?;
+        tokio::select! {
+            r = TcpStream::connect(addr) => match r {
+                Ok(s) => {
+                    let _ = s.set_nodelay(true);
+                    let peer = s.peer_addr().unwrap_or(addr);
+                    m.handle_stream(Instant::now(), StreamEvent::Connected(peer));
+                    break s;
+                }
+                Err(e) => {
+                    m.handle_stream(Instant::now(), StreamEvent::Failed(&e));
+                    return m.take_result().unwrap_or_else(|| Err(QueryError::socket(&e)));
+                }
+            },
+            _ = tokio::time::sleep_until(deadline.into()) => m.handle_timeout(Instant::now()),
+        }
+    };
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut out = Vec::with_capacity(64);
+    loop {
+        while m.poll_transmit_into(Instant::now(), &mut out) {
+            tap(Wire::Sent(&out));
+            let deadline = m.poll_timeout().ok_or_else(stopped)?;
+            match tokio::time::timeout_at(deadline.into(), stream.write_all(&out)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => m.handle_stream(Instant::now(), StreamEvent::Failed(&e)),
+                Err(_) => m.handle_timeout(Instant::now()),
+            }
+        }
+        if let Some(r) = m.take_result() {
+            // Dropping the stream closes it.
+            return r;
+        }
+        if m.close_due() {
+            return Err(stopped());
+        }
+        let deadline = m.poll_timeout().ok_or_else(stopped)?;
+        let step = tokio::select! {
+            r = stream.read(&mut buf) => Step::Read(r),
+            _ = tokio::time::sleep_until(deadline.into()) => Step::Timer,
+        };
+        let now = Instant::now();
+        match step {
+            Step::Read(Ok(0)) => {
+                m.handle_stream(now, StreamEvent::Closed);
+                // Nothing more can come: a machine must decide now.
+                return m.take_result().unwrap_or_else(|| Err(stopped()));
+            }
+            Step::Read(Ok(n)) => {
+                let d = buf.get(..n).unwrap_or_default();
+                tap(Wire::Received(d));
+                m.handle_stream(now, StreamEvent::Received(d));
+            }
+            Step::Read(Err(e)) => m.handle_stream(now, StreamEvent::Failed(&e)),
+            Step::Timer => m.handle_timeout(now),
+        }
+    }
 }

@@ -18,7 +18,9 @@
 //! `a2s::client`, …) and embeds the shared core: timers and retries ([`Timing`]),
 //! challenge resends, capped events and warnings, and the result. [`Machine`] puts them
 //! behind one type for I/O code that should not care which protocol it drives (the
-//! tokio client, the scanner). Adding a protocol means its folder, one line in the
+//! tokio client, the scanner). A machine over TCP says so ([`Transport::Stream`]) and
+//! is driven with connection events instead of datagrams (see
+//! [`QueryDriver::handle_stream`]). Adding a protocol means its folder, one line in the
 //! registry below, its [`Protocol`] name, and the first bytes that tell its datagrams
 //! apart in the [responder](crate::responder).
 
@@ -29,7 +31,8 @@ use crate::protocol::Protocol;
 
 use crate::client_core::StartQuery;
 pub use crate::client_core::{
-    Event, Fault, QueryDriver, QueryError, Rejection, Timing, MAX_EVENTS, MAX_WARNINGS,
+    Event, Fault, QueryDriver, QueryError, Rejection, StreamEvent, Timing, Transport, MAX_EVENTS,
+    MAX_WARNINGS,
 };
 
 /// A server's answer: protocol, address, ping, datagrams and bytes, status, warnings,
@@ -147,6 +150,27 @@ macro_rules! registry {
                 }
             }
 
+            fn transport(&self) -> Transport {
+                match self {
+                    $( $(#[cfg($c)])? Self::$variant(m) => m.transport(), )*
+                    Self::Unavailable(..) => Transport::Datagram,
+                }
+            }
+
+            fn handle_stream(&mut self, now: Instant, event: StreamEvent<'_>) {
+                match self {
+                    $( $(#[cfg($c)])? Self::$variant(m) => m.handle_stream(now, event), )*
+                    Self::Unavailable(..) => {}
+                }
+            }
+
+            fn close_due(&self) -> bool {
+                match self {
+                    $( $(#[cfg($c)])? Self::$variant(m) => m.close_due(), )*
+                    Self::Unavailable(..) => true,
+                }
+            }
+
             fn take_result(&mut self) -> Option<Result<Answer, QueryError>> {
                 match self {
                     $(
@@ -172,6 +196,7 @@ registry! {
     Gqp => gqp: "GQP";
     Quake3 => quake3: "Quake III";
     Bedrock => bedrock: "Minecraft Bedrock";
+    Minecraft => minecraft: "Minecraft: Java Edition";
 }
 
 impl Options {

@@ -29,6 +29,7 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+pub use crate::client_stream::{StreamEvent, Transport};
 use crate::error::DecodeError;
 use crate::protocol::Protocol;
 use crate::Status;
@@ -72,6 +73,25 @@ pub trait QueryDriver {
 
     /// The result, once; `None` while the query runs.
     fn take_result(&mut self) -> Option<Result<Answer<Self::Details>, QueryError>>;
+
+    /// How this machine's bytes travel (default: datagrams). A stream machine is
+    /// connected first and driven with [`handle_stream`](Self::handle_stream) instead
+    /// of [`handle_datagram`](Self::handle_datagram); see [`crate::client::Transport`].
+    fn transport(&self) -> Transport {
+        Transport::Datagram
+    }
+
+    /// Stream machines: what happened to the connection (connected, bytes read, closed,
+    /// failed). Datagram machines ignore it.
+    fn handle_stream(&mut self, now: Instant, event: StreamEvent<'_>) {
+        let _ = (now, event);
+    }
+
+    /// Stream machines: whether the connection should be closed now (the machine is done
+    /// with it). Datagram machines never ask.
+    fn close_due(&self) -> bool {
+        false
+    }
 }
 
 /// The [`QueryDriver`] methods every machine answers from its `Exchange` (a field `x`):
@@ -123,6 +143,12 @@ pub struct Timing {
     /// 8), timed from its round trip; [`retries`](Self::retries) when larger. The total
     /// deadline still ends the query.
     pub alive_retries: u32,
+    /// Stream protocols (TCP): time to wait for the connection (default 5 s).
+    pub connect_timeout: Duration,
+    /// Stream protocols: the longest silence while a reply is awaited; every byte read
+    /// restarts it (default 5 s). A server that drips bytes is still cut off by
+    /// [`total_timeout`](Self::total_timeout).
+    pub read_timeout: Duration,
 }
 
 impl Default for Timing {
@@ -134,6 +160,8 @@ impl Default for Timing {
             total_timeout: Duration::from_secs(5),
             max_challenges: 5,
             alive_retries: 8,
+            connect_timeout: Duration::from_secs(5),
+            read_timeout: Duration::from_secs(5),
         }
     }
 }
@@ -190,6 +218,20 @@ impl Timing {
     #[must_use]
     pub fn alive_retries(mut self, n: u32) -> Self {
         self.alive_retries = n;
+        self
+    }
+
+    /// With this connect timeout (stream protocols).
+    #[must_use]
+    pub fn connect_timeout(mut self, d: Duration) -> Self {
+        self.connect_timeout = d;
+        self
+    }
+
+    /// With this read timeout (stream protocols).
+    #[must_use]
+    pub fn read_timeout(mut self, d: Duration) -> Self {
+        self.read_timeout = d;
         self
     }
 
@@ -456,7 +498,21 @@ pub enum QueryError {
         /// Datagrams sent in all.
         attempts: u32,
     },
-    /// The server's host said nothing listens on that port (ICMP port unreachable).
+    /// A stream protocol's timer ran out: the connection did not come up, the server
+    /// was silent too long, or the whole query took too long (a server that drips its
+    /// bytes).
+    StreamTimeout {
+        /// The protocol asked.
+        protocol: Protocol,
+        /// What was awaited (`the connection`, `status response`…).
+        waiting_for: &'static str,
+        /// Which timer: `connect`, `read` or `total`.
+        timer: &'static str,
+        /// Bytes the server had sent.
+        received: usize,
+    },
+    /// The server's host said nothing listens on that port (ICMP port unreachable, or a
+    /// refused TCP connection).
     Refused {
         /// The protocol asked, when one was.
         protocol: Option<Protocol>,
@@ -505,6 +561,9 @@ impl QueryError {
     pub fn fault(&self) -> Fault {
         match self {
             Self::NoAnswer { .. } | Self::Refused { .. } => Fault::Network,
+            // A server that sent part of an answer and stalled is at fault.
+            Self::StreamTimeout { received, .. } if *received > 0 => Fault::Server,
+            Self::StreamTimeout { .. } => Fault::Network,
             Self::Rejected { .. } | Self::Malformed { .. } | Self::BadReassembly { .. } => {
                 Fault::Server
             }
@@ -516,7 +575,7 @@ impl QueryError {
     /// `malformed`, `resolve`, `socket` or `options`.
     pub fn kind(&self) -> &'static str {
         match self {
-            Self::NoAnswer { .. } => "timeout",
+            Self::NoAnswer { .. } | Self::StreamTimeout { .. } => "timeout",
             Self::Refused { .. } => "refused",
             Self::Rejected { .. } => "rejected",
             Self::Malformed { .. } | Self::BadReassembly { .. } => "malformed",
@@ -528,13 +587,14 @@ impl QueryError {
 
     /// Whether no answer came at all.
     pub fn is_timeout(&self) -> bool {
-        matches!(self, Self::NoAnswer { .. })
+        matches!(self, Self::NoAnswer { .. } | Self::StreamTimeout { .. })
     }
 
     /// The protocol whose query failed, when one did.
     pub fn protocol(&self) -> Option<Protocol> {
         match self {
             Self::NoAnswer { protocol, .. }
+            | Self::StreamTimeout { protocol, .. }
             | Self::Rejected { protocol, .. }
             | Self::Malformed { protocol, .. }
             | Self::BadReassembly { protocol, .. } => Some(*protocol),
@@ -573,6 +633,16 @@ impl fmt::Display for QueryError {
                     if *attempts == 1 { "" } else { "s" }
                 )
             }
+            Self::StreamTimeout {
+                protocol,
+                waiting_for,
+                timer,
+                received,
+            } => write!(
+                f,
+                "{protocol}: timed out waiting for {waiting_for} ({timer} timeout, {received} byte{} received)",
+                if *received == 1 { "" } else { "s" }
+            ),
             Self::Refused { protocol } => {
                 if let Some(p) = protocol {
                     write!(f, "{p}: ")?;
@@ -935,6 +1005,12 @@ impl<D> Exchange<D> {
     /// adapt ([`AttemptTimer`]).
     pub(crate) fn heard(&mut self, now: Instant) {
         self.timer.heard(now);
+    }
+
+    /// The ping is the round trip of the last send, answered at `now` (a stream
+    /// protocol's ping/pong, measured after the reply that first set it).
+    pub(crate) fn repinged(&mut self, now: Instant) {
+        self.ping_ms = Some(self.timer.rtt_ms(now));
     }
 
     /// Counts a challenge (or token) that came at `now`, to follow (the server is heard

@@ -99,6 +99,7 @@ impl Status {
             ("game_name", &self.game_name),
             ("game_version", &self.game_version),
             ("host_name", &self.host_name),
+            ("host_name_raw", &self.host_name_raw),
             ("game_type", &self.game_type),
             ("game_mode", &self.game_mode),
         ] {

@@ -69,6 +69,10 @@ pub struct Status {
     /// Colour and style information for `host_name` (OGP StringColorInfo).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_name_color: Option<ColorInfo>,
+    /// The server's name as the game sent it, with its in-band formatting codes
+    /// (Minecraft `§a`), when it differs from `host_name`, which is then the plain text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_name_raw: Option<Text>,
     /// Port players connect to. OGP: 0 means "the query port".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect_port: Option<u16>,

@@ -62,6 +62,7 @@ protocols! {
     OgpDraft = "ogp-draft", "OGP v0.02", false, ["ogp_draft"], "The OGP v0.02 draft. Its datagrams cannot be told apart from v1.01's by their first bytes, so it is never auto-detected by a query nor guessed by `detect::guess`, and is served on a port of its own.";
     Quake3 = "quake3", "Quake III", true, ["q3", "q3s"], "The Quake III connectionless queries (`getinfo`, `getstatus`).";
     Bedrock = "bedrock", "Minecraft Bedrock", true, ["mcbe", "mcpe"], "Minecraft: Bedrock Edition's RakNet unconnected ping and pong (UDP 19132).";
+    Minecraft = "minecraft", "Minecraft", false, ["mc"], "Minecraft: Java Edition's Server List Ping, over TCP (and the legacy ping of servers before 1.7).";
 }
 
 // Const evaluation: an index out of bounds is a compile error, not a panic.
@@ -156,7 +157,7 @@ mod tests {
         assert_eq!(Protocol::parse_or_auto("Auto"), Ok(None));
         assert_eq!(
             "quake4".parse::<Protocol>().unwrap_err().to_string(),
-            "unknown protocol \"quake4\" (expected ogp, gamespy3, a2s, gqp, ogp-draft, quake3, bedrock, or auto)"
+            "unknown protocol \"quake4\" (expected ogp, gamespy3, a2s, gqp, ogp-draft, quake3, bedrock, minecraft, or auto)"
         );
         assert_eq!(
             Protocol::AUTO,

@@ -319,7 +319,9 @@ impl AnswerKind {
             Protocol::Gamespy3 => &[K::Challenge, K::Ping, K::Info, K::Keys],
             Protocol::Gqp => &[K::Challenge, K::Error, K::Commands],
             Protocol::Quake3 => &[K::Info, K::Full],
-            Protocol::Bedrock => &[],
+            // Not served: the responder answers neither Bedrock nor Minecraft's Java
+            // Edition (TCP).
+            Protocol::Bedrock | Protocol::Minecraft => &[],
         }
     }
 }

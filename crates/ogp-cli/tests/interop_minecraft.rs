@@ -1,0 +1,171 @@
+//! Interop: real Minecraft: Java Edition servers (npm `minecraft-protocol` 1.68.0,
+//! started by `tests/interop/mc-server.js` on a free loopback port) read by
+//! `ogp query -p minecraft --json`, and by `mcstatus` 14.2.0 (PyPI), the reference
+//! client, on the same server: both must say what the server was given (version name
+//! and protocol, max players, online, the MOTD as plain text; ours also raw, with its
+//! `§` codes), field for field.
+//!
+//! Two protocol versions: 1.20.1 (763) and 1.12.2 (340). The peers are installed by
+//! `scripts/install-gameservers.sh` (into `target/interop/npm-mc` and the interop venv);
+//! the tests run only when `OGP_INTEROP=1`.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use ogp_testkit::interop::{self, KillOnDrop, Report};
+use serde_json::Value;
+
+const MOTD: &str = "§aA §lreal§r test server";
+const MOTD_PLAIN: &str = "A real test server";
+
+/// Starts the npm server of `version`; returns it and its port once it listens.
+fn start(version: &str, max_players: u32) -> (KillOnDrop, u16) {
+    let modules = interop::interop_dir().join("npm-mc/node_modules");
+    if !modules.join("minecraft-protocol/package.json").is_file() {
+        interop::missing_peer(&format!("minecraft-protocol in {}", modules.display()));
+    }
+    let mut child = Command::new("node")
+        .arg(interop::script("tests/interop/mc-server.js"))
+        .args([version, MOTD, &max_players.to_string()])
+        .env("NODE_PATH", &modules)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("node runs");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(p) = line.strip_prefix("listening ") {
+                let _ = tx.send(p.trim().parse::<u16>().ok());
+                return;
+            }
+        }
+        let _ = tx.send(None);
+    });
+    let guard = KillOnDrop(child);
+    let port = rx
+        .recv_timeout(Duration::from_secs(60))
+        .ok()
+        .flatten()
+        .expect("the npm server says it listens");
+    (guard, port)
+}
+
+fn ogp(port: u16) -> Value {
+    let ran = interop::run(
+        Command::new(env!("CARGO_BIN_EXE_ogp")).args([
+            "query",
+            "-p",
+            "minecraft",
+            "--json",
+            &format!("127.0.0.1:{port}"),
+        ]),
+        Duration::from_secs(60),
+    );
+    interop::parse_json(&ran, "ogp", "minecraft")
+}
+
+const MCSTATUS: &str = r#"
+import json, sys
+from mcstatus import JavaServer
+s = JavaServer("127.0.0.1", int(sys.argv[1])).status()
+print(json.dumps({
+    "version": s.version.name, "protocol": s.version.protocol,
+    "max": s.players.max, "online": s.players.online,
+    "plain": s.motd.to_plain(), "raw": s.raw,
+}))
+"#;
+
+fn mcstatus(port: u16) -> Value {
+    let py = interop::venv_python("mcstatus", "mcstatus", "14.2.0");
+    let ran = interop::run(
+        Command::new(py).args(["-c", MCSTATUS, &port.to_string()]),
+        Duration::from_secs(60),
+    );
+    interop::parse_json(&ran, "mcstatus", "minecraft")
+}
+
+fn check(version: &str, protocol: i64, max_players: u32) {
+    let (_server, port) = start(version, max_players);
+    let ours = ogp(port);
+    let theirs = mcstatus(port);
+    let s = &ours["status"];
+    let mut r = Report(Vec::new());
+    r.eq("ok".into(), ours["ok"].clone(), Value::Bool(true));
+    r.eq(
+        "protocol".into(),
+        ours["protocol"].as_str(),
+        Some("minecraft"),
+    );
+    // What the server was given.
+    r.eq("version".into(), s["game_version"].as_str(), Some(version));
+    r.eq(
+        "protocol number".into(),
+        s["rules"]["protocol"].as_str(),
+        Some(protocol.to_string().as_str()),
+    );
+    r.eq(
+        "max".into(),
+        s["slot_max"].as_u64(),
+        Some(u64::from(max_players)),
+    );
+    r.eq("online".into(), s["player_count"].as_u64(), Some(0));
+    r.eq(
+        "motd plain".into(),
+        s["host_name"].as_str(),
+        Some(MOTD_PLAIN),
+    );
+    r.eq("motd raw".into(), s["host_name_raw"].as_str(), Some(MOTD));
+    // mcstatus on the same server, field for field.
+    r.eq(
+        "mcstatus version".into(),
+        theirs["version"].as_str(),
+        s["game_version"].as_str(),
+    );
+    r.eq(
+        "mcstatus protocol".into(),
+        theirs["protocol"].as_i64().map(|p| p.to_string()),
+        s["rules"]["protocol"].as_str().map(str::to_owned),
+    );
+    r.eq(
+        "mcstatus max".into(),
+        theirs["max"].as_u64(),
+        s["slot_max"].as_u64(),
+    );
+    r.eq(
+        "mcstatus online".into(),
+        theirs["online"].as_u64(),
+        s["player_count"].as_u64(),
+    );
+    r.eq(
+        "mcstatus plain".into(),
+        theirs["plain"].as_str(),
+        s["host_name"].as_str(),
+    );
+    r.eq(
+        "mcstatus raw description".into(),
+        theirs["raw"]["description"]["text"].as_str(),
+        s["host_name_raw"].as_str(),
+    );
+    r.finish(&format!("ogp and mcstatus on minecraft-protocol {version}"));
+}
+
+#[test]
+fn minecraft_1_20_1_read_by_ogp_and_mcstatus_alike() {
+    if !interop::enabled("minecraft_1_20_1_read_by_ogp_and_mcstatus_alike") {
+        return;
+    }
+    check("1.20.1", 763, 50);
+}
+
+#[test]
+fn minecraft_1_12_2_read_by_ogp_and_mcstatus_alike() {
+    if !interop::enabled("minecraft_1_12_2_read_by_ogp_and_mcstatus_alike") {
+        return;
+    }
+    check("1.12.2", 340, 7);
+}

@@ -1,0 +1,339 @@
+//! The stream transport of the client core: what a TCP protocol's machine (Minecraft's
+//! Server List Ping) shares with every other, so that it is a plug-in like the datagram
+//! protocols.
+//!
+//! A machine says it is stream-based through [`QueryDriver::transport`]. The I/O code
+//! then connects first and tells the machine what happens to the connection through
+//! [`QueryDriver::handle_stream`]:
+//!
+//! 1. [`StreamEvent::Connected`] once the connection is up (with the peer's address,
+//!    which protocols that name their server in the request use);
+//! 2. [`StreamEvent::Received`] with the bytes of every read, in whatever chunks they
+//!    came: one byte at a time or many frames at once gives the same answer;
+//! 3. [`StreamEvent::Closed`] when the server closed its side, and
+//!    [`StreamEvent::Failed`] when the connection could not be made or broke (a refused
+//!    connection ends the query at once as [`QueryError::Refused`]).
+//!
+//! What to write comes from [`QueryDriver::poll_transmit_into`] as for datagrams (here a
+//! chunk of the byte stream, written whole); [`QueryDriver::close_due`] says when the
+//! machine is done with the connection. Timers stay in the sans-IO core as for UDP, set
+//! in [`Timing`]: [`Timing::connect_timeout`] until the connection is up,
+//! [`Timing::read_timeout`] for the longest silence while a reply is awaited (every byte
+//! restarts it), and [`Timing::total_timeout`] for the whole query, however the server
+//! drips its bytes. A timeout is [`QueryError::StreamTimeout`], saying what was awaited
+//! and how many bytes had come.
+//!
+//! `Stream` (crate-private) is the engine each stream machine embeds, beside the
+//! datagram machines' `Exchange`, whose result bookkeeping it reuses: the connection
+//! state, the timers, the bytes waiting to be written, and the received bytes not yet
+//! parsed, capped at a size the protocol sets (a server cannot make us hold more: past
+//! the cap the query fails as malformed, with the offset). Offsets in errors count from
+//! the first byte the server sent.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use crate::client_core::{Answer, Event, Exchange, QueryError, Timing};
+use crate::error::{DecodeError, DecodeErrorKind};
+use crate::protocol::Protocol;
+use crate::reader::Reader;
+
+/// How a protocol's bytes travel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Transport {
+    /// Datagrams (UDP): sent with [`QueryDriver::poll_transmit`], received with
+    /// [`QueryDriver::handle_datagram`].
+    Datagram,
+    /// A byte stream (TCP): connected first, then driven with
+    /// [`QueryDriver::handle_stream`].
+    Stream,
+}
+
+/// What happened to a stream machine's connection, for [`QueryDriver::handle_stream`].
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum StreamEvent<'a> {
+    /// The connection is up; the peer's address.
+    Connected(SocketAddr),
+    /// Bytes read from the connection, in any chunking.
+    Received(&'a [u8]),
+    /// The server closed its side (end of stream).
+    Closed,
+    /// The connection could not be made, or broke.
+    Failed(&'a std::io::Error),
+}
+
+#[allow(unused_imports)] // for the documentation links
+use crate::client_core::QueryDriver;
+
+/// The connection's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Conn {
+    Connecting,
+    Open,
+    Closed,
+}
+
+/// Which timer ran out, for the machine to decide what it means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StreamTimeout {
+    /// The connection was not up in time.
+    Connect,
+    /// The server was silent too long while a reply was awaited.
+    Read,
+    /// The whole query's deadline passed.
+    Total,
+}
+
+/// The engine of a stream machine (see the module's documentation).
+#[derive(Debug, Clone)]
+pub(crate) struct Stream<D> {
+    pub(crate) x: Exchange<D>,
+    protocol: Protocol,
+    conn: Conn,
+    connect_deadline: Option<Instant>,
+    read_timeout: Duration,
+    read_deadline: Option<Instant>,
+    deadline: Instant,
+    /// Bytes to write, not yet handed to the I/O code.
+    out: Vec<u8>,
+    /// Received bytes not yet consumed.
+    input: Vec<u8>,
+    /// Stream offset of `input[0]`.
+    base: usize,
+    max_input: usize,
+    /// What the machine waits for, for errors.
+    waiting_for: &'static str,
+    started: Instant,
+    /// How long the connection took to come up, in milliseconds.
+    pub(crate) connect_ms: f64,
+}
+
+impl<D> Stream<D> {
+    /// A stream query starting at `now` that holds at most `max_input` received bytes
+    /// not yet consumed.
+    pub(crate) fn new(protocol: Protocol, timing: &Timing, now: Instant, max_input: usize) -> Self {
+        let mut x = Exchange::new(protocol, timing, now);
+        // The datagram timer stays idle: this engine keeps its own.
+        x.timer.stop();
+        Self {
+            x,
+            protocol,
+            conn: Conn::Connecting,
+            connect_deadline: now.checked_add(timing.connect_timeout),
+            read_timeout: timing.read_timeout,
+            read_deadline: None,
+            deadline: now.checked_add(timing.total_timeout).unwrap_or(now),
+            out: Vec::new(),
+            input: Vec::new(),
+            base: 0,
+            max_input,
+            waiting_for: "the connection",
+            started: now,
+            connect_ms: 0.0,
+        }
+    }
+
+    pub(crate) fn is_done(&self) -> bool {
+        self.x.is_done()
+    }
+
+    /// The connection came up at `now`.
+    pub(crate) fn connected(&mut self, now: Instant) {
+        if self.conn == Conn::Connecting {
+            self.conn = Conn::Open;
+            self.connect_deadline = None;
+            self.connect_ms = now.saturating_duration_since(self.started).as_secs_f64() * 1000.0;
+            self.x.event(Event::Note("connected"));
+        }
+    }
+
+    /// Queues `bytes` to write, recorded as sent (`what`), and starts waiting for
+    /// `reply`: the read timer runs from `now`.
+    pub(crate) fn write(
+        &mut self,
+        now: Instant,
+        bytes: &[u8],
+        what: &'static str,
+        reply: &'static str,
+    ) {
+        self.out.extend_from_slice(bytes);
+        self.x.sent(
+            now,
+            Event::Sent {
+                what,
+                bytes: bytes.len(),
+                challenge: None,
+                id: None,
+            },
+        );
+        self.x.timer.stop();
+        self.wait_for(now, reply);
+    }
+
+    /// Starts (or restarts) waiting for `what`.
+    pub(crate) fn wait_for(&mut self, now: Instant, what: &'static str) {
+        self.waiting_for = what;
+        self.read_deadline = now.checked_add(self.read_timeout);
+    }
+
+    /// Moves the bytes due to be written into `out`; true when there were any.
+    pub(crate) fn poll_transmit_into(&mut self, out: &mut Vec<u8>) -> bool {
+        out.clear();
+        if self.out.is_empty() || self.conn != Conn::Open {
+            return false;
+        }
+        std::mem::swap(out, &mut self.out);
+        true
+    }
+
+    /// Takes as much of `bytes` (read at `now`) into the input as the cap leaves room
+    /// for, and returns the rest, to offer again once the machine has parsed (and
+    /// consumed) what it holds. `None` when the query is over, or failed because the
+    /// input is full of bytes the machine could not consume (it cannot be a reply).
+    pub(crate) fn take_some<'b>(&mut self, now: Instant, bytes: &'b [u8]) -> Option<&'b [u8]> {
+        if self.is_done() {
+            return None;
+        }
+        let room = self.max_input.saturating_sub(self.input.len());
+        if room == 0 && !bytes.is_empty() {
+            let offset = self.end_offset();
+            self.x.fail_malformed(DecodeError::new(
+                offset,
+                self.waiting_for,
+                DecodeErrorKind::TooLarge {
+                    limit: u64::try_from(self.max_input).unwrap_or(u64::MAX),
+                },
+            ));
+            return None;
+        }
+        let (now_bytes, rest) = bytes.split_at(room.min(bytes.len()));
+        self.input.extend_from_slice(now_bytes);
+        self.x.received(0, now_bytes.len());
+        self.x.heard(now);
+        if self.read_deadline.is_some() {
+            self.read_deadline = now.checked_add(self.read_timeout);
+        }
+        Some(rest)
+    }
+
+    /// A reader over the received bytes not yet consumed, its offsets counted from the
+    /// first byte of the stream.
+    pub(crate) fn input(&self) -> Reader<'_> {
+        Reader::with_base(&self.input, self.base)
+    }
+
+    /// The stream offset just past the bytes received so far.
+    pub(crate) fn end_offset(&self) -> usize {
+        self.base.saturating_add(self.input.len())
+    }
+
+    /// Drops the first `n` received bytes (a whole frame, parsed).
+    pub(crate) fn consume(&mut self, n: usize) {
+        let n = n.min(self.input.len());
+        self.input.drain(..n);
+        self.base = self.base.saturating_add(n);
+    }
+
+    /// A reply is complete: the read timer stops until the next wait.
+    pub(crate) fn answered(&mut self) {
+        self.read_deadline = None;
+    }
+
+    /// The server closed its side.
+    pub(crate) fn closed(&mut self) {
+        self.conn = Conn::Closed;
+        self.read_deadline = None;
+    }
+
+    /// Whether the server has closed its side.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.conn == Conn::Closed
+    }
+
+    /// The connection failed: a refused one is [`QueryError::Refused`], anything else a
+    /// socket error.
+    pub(crate) fn failed(&mut self, e: &std::io::Error) {
+        self.conn = Conn::Closed;
+        let err = match QueryError::socket(e) {
+            QueryError::Refused { .. } => QueryError::Refused {
+                protocol: Some(self.protocol),
+            },
+            other => other,
+        };
+        self.x.fail(err);
+    }
+
+    /// The connection ended (closed, or the cap) with `what` incomplete: the data ended
+    /// before it was whole.
+    pub(crate) fn fail_truncated(&mut self, what: &'static str) {
+        let offset = self.end_offset();
+        self.x.fail_malformed(DecodeError::new(
+            offset,
+            what,
+            DecodeErrorKind::Truncated {
+                needed: 1,
+                available: 0,
+            },
+        ));
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) is due.
+    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
+        if self.is_done() {
+            return None;
+        }
+        let mut t = self.deadline;
+        for d in [self.connect_deadline, self.read_deadline]
+            .into_iter()
+            .flatten()
+        {
+            t = t.min(d);
+        }
+        Some(t)
+    }
+
+    /// Which timer ran out at `now`, if any.
+    pub(crate) fn expired(&self, now: Instant) -> Option<StreamTimeout> {
+        if self.is_done() {
+            None
+        } else if now >= self.deadline {
+            Some(StreamTimeout::Total)
+        } else if self.connect_deadline.is_some_and(|d| now >= d) {
+            Some(StreamTimeout::Connect)
+        } else if self.read_deadline.is_some_and(|d| now >= d) {
+            Some(StreamTimeout::Read)
+        } else {
+            None
+        }
+    }
+
+    /// Fails the query as timed out (`which` timer) while waiting.
+    pub(crate) fn time_out(&mut self, which: StreamTimeout) {
+        let waiting_for = if which == StreamTimeout::Connect {
+            "the connection"
+        } else {
+            self.waiting_for
+        };
+        self.x.fail(QueryError::StreamTimeout {
+            protocol: self.protocol,
+            waiting_for,
+            timer: match which {
+                StreamTimeout::Connect => "connect",
+                StreamTimeout::Read => "read",
+                StreamTimeout::Total => "total",
+            },
+            received: self.end_offset(),
+        });
+    }
+
+    /// Whether the machine is done with the connection.
+    pub(crate) fn close_due(&self) -> bool {
+        self.is_done()
+    }
+
+    pub(crate) fn take_result(&mut self) -> Option<Result<Answer<D>, QueryError>> {
+        self.x.take_result()
+    }
+}
