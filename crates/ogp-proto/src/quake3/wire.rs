@@ -557,7 +557,7 @@ mod tests {
         assert_eq!(r, Request::new(Command::GetStatus, None));
         let mut out = Vec::new();
         Request::new(Command::GetInfo, Some("x1")).encode(&mut out);
-        assert_eq!(out, b"\xff\xff\xff\xffgetinfo x1\n");
+        assert_eq!(out, b"\xff\xff\xff\xffgetinfo x1");
         assert_eq!(
             decode_request(&out).unwrap().challenge.as_deref(),
             Some("x1")
