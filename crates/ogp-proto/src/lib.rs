@@ -70,6 +70,8 @@ pub mod client;
 mod client_core;
 pub mod detect;
 pub mod error;
+#[cfg(feature = "games")]
+pub mod games;
 pub mod gamespy3;
 #[cfg(feature = "gqp")]
 pub mod gqp;
