@@ -26,7 +26,8 @@ const MAX_LINE: usize = 4096;
 #[derive(clap::Args, Debug)]
 pub struct ScanArgs {
     /// The list: one `PROTOCOL HOST:PORT` per line (ogp, a2s, gamespy3, gqp, ogp-draft,
-    /// auto; qstat's `-f` lines such as `A2S host:port` or `-gs3 host:port` work too).
+    /// auto; qstat's `-f` lines such as `A2S host:port` or `-gs3 host:port` work too),
+    /// or `game:ID HOST[:GAMEPORT]` (the game's protocol and query port, `ogp games`).
     /// `#` starts a comment. Without a file, or with -, standard input is read.
     #[arg(value_name = "FILE|-")]
     pub list: Option<String>,
@@ -138,6 +139,16 @@ pub fn parse_line(
     }
     let (protocol, host) = match second {
         None => (default, first),
+        Some(host)
+            if first.len() > 5
+                && first
+                    .get(..5)
+                    .is_some_and(|g| g.eq_ignore_ascii_case("game:")) =>
+        {
+            let game = crate::games::find(first.get(5..).unwrap_or_default())?;
+            let (target, _) = crate::games::target_for(game, host)?;
+            return Ok(Some((Some(game.protocol), target)));
+        }
         Some(host) => {
             let name = first.trim_start_matches('-');
             match Protocol::parse_or_auto(name) {
