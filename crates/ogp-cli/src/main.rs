@@ -430,8 +430,7 @@ fn main() -> ExitCode {
                                 return ExitCode::from(2);
                             }
                         };
-                        // --try-query-ports: every protocol, the game's query port first
-                        (if try_query_ports { Protocol::Auto } else { p }, t)
+                        (p, t)
                     }
                     Err(e) => {
                         eprintln!("ogp: {e}");
@@ -456,15 +455,12 @@ fn main() -> ExitCode {
                 Protocol::Auto if split.is_some() => Protocol::Ogp,
                 p => p,
             };
-            if try_query_ports && protocol != Protocol::Auto {
-                eprintln!("ogp: --try-query-ports is for --protocol auto");
+            if try_query_ports && protocol != Protocol::Auto && game.is_none() {
+                eprintln!("ogp: --try-query-ports is for --protocol auto (or --game)");
                 return ExitCode::from(2);
             }
             match protocol.wire() {
-                None => runtime().and_then(|rt| {
-                    rt.block_on(scan::query_auto(&args, try_query_ports, json, level))
-                }),
-                Some(p) => {
+                Some(p) if !try_query_ports => {
                     let opts = match query::options(&args, p) {
                         Ok(o) => o,
                         Err(e) => {
@@ -474,6 +470,11 @@ fn main() -> ExitCode {
                     };
                     runtime().and_then(|rt| rt.block_on(run_query(&args, p, &opts, json, level)))
                 }
+                // auto, or --game --try-query-ports: the game's protocol, from its query
+                // port
+                p => runtime().and_then(|rt| {
+                    rt.block_on(scan::query_auto(&args, p, try_query_ports, json, level))
+                }),
             }
         }
         Command::Serve {

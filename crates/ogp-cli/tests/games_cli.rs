@@ -222,9 +222,21 @@ fn an_a2s_game_is_found_on_game_port_plus_one_and_in_scan_lists() {
         r.stderr
     );
 
-    // a table line names the game's port rule choice too
+    // the table output works the same way
     let r = ogp(&["query", "--game", "valheim", &target]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
+
+    // --try-query-ports: every protocol, from the game's query port
+    let (j, _) = query_until_ok(&[
+        "query",
+        "--game",
+        "valheim",
+        "--try-query-ports",
+        &target,
+        "--json",
+    ]);
+    assert_eq!(j["addr"], format!("127.0.0.1:{}", served.port), "{j}");
+    assert_eq!(j["game_id"], "valheim", "{j}");
 
     // scan: `game:ID HOST:GAMEPORT`, and an unknown id is a bad line with suggestions
     let list = format!("game:valheim {target}\ngame:valhiem {target}\n");
