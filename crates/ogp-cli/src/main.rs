@@ -7,6 +7,7 @@
 #![allow(rustdoc::broken_intra_doc_links)]
 
 mod decode;
+mod games;
 mod list;
 mod master;
 mod metrics;
@@ -112,11 +113,17 @@ enum Command {
         #[arg(long, short, value_enum, default_value = "auto")]
         protocol: Protocol,
         /// Also try the well-known query ports for this port (+1, -1, +10, +15, 27015,
-        /// 29900) and say which one answered.
+        /// 29900) and say which one answered; with --game, the game's query port first.
         #[arg(long)]
         try_query_ports: bool,
-        /// The server: host:port, 1.2.3.4:port or [v6::addr]:port.
-        #[arg(value_name = "HOST:PORT", value_parser = target_arg)]
+        /// The game (an id or alias of `ogp games`): picks the protocol, and the query
+        /// port from the port given (the game port; default: the game's) by the game's
+        /// rule (same port, an offset, or a fixed port). -v says which and why.
+        #[arg(long, short, value_name = "ID")]
+        game: Option<String>,
+        /// The server: host:port, 1.2.3.4:port or [v6::addr]:port; with --game, HOST or
+        /// HOST:GAMEPORT.
+        #[arg(value_name = "HOST:PORT", value_parser = query_target_arg)]
         target: String,
         /// Print the result as JSON (docs/json.md): protocol, address, ping, warnings and
         /// the status in the state-file schema, or the error; also when the query fails.
@@ -289,6 +296,17 @@ enum Command {
     /// Start a responder on loopback with a demo status, query it, and show what
     /// happened.
     Demo,
+    /// List the games catalogue: each game's protocol, default game port and query port
+    /// rule (docs/games.md), as a table or as JSON.
+    Games {
+        /// Only the games whose id, alias or name contains this, or whose protocol it
+        /// names.
+        filter: Option<String>,
+        /// Print JSON (an array of entries, with how answers name each game and the
+        /// sources of its facts).
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a shell completion script (e.g. `ogp completions bash >
     /// /etc/bash_completion.d/ogp`).
     Completions {
@@ -370,12 +388,14 @@ fn main() -> ExitCode {
             charset,
         } => decode::run(protocol.wire(), &inputs, json, charset),
         Command::Scan(args) => scan::run(&args),
+        Command::Games { filter, json } => games::run(filter.as_deref(), json),
         Command::Master(args) => master::run(&args),
         Command::List(args) => list::run(&args),
         Command::Demo => runtime().and_then(|rt| rt.block_on(run_demo())),
         Command::Query {
             protocol,
             try_query_ports,
+            game,
             target,
             json,
             timeout,
@@ -385,9 +405,48 @@ fn main() -> ExitCode {
             user,
             charset,
         } => {
-            let Some(target) = query::with_default_port(&target, protocol.wire()) else {
-                eprintln!("ogp: {target}: no port (expected HOST:PORT)");
-                return ExitCode::from(2);
+            let (protocol, target) = match game.as_deref().map(games::find) {
+                None => match query::with_default_port(&target, protocol.wire()) {
+                    Some(t) => (protocol, t),
+                    None => {
+                        eprintln!("ogp: {target}: no port (expected HOST:PORT)");
+                        return ExitCode::from(2);
+                    }
+                },
+                Some(Err(e)) => {
+                    eprintln!("ogp: {e}");
+                    return ExitCode::from(2);
+                }
+                Some(Ok(_)) if protocol != Protocol::Auto => {
+                    eprintln!("ogp: --game picks the protocol: leave out --protocol");
+                    return ExitCode::from(2);
+                }
+                Some(Ok(g)) => match games::target_for(g, &target) {
+                    Ok((t, why)) => {
+                        if level >= 1 {
+                            eprintln!("{why}");
+                        }
+                        let p = match g.protocol {
+                            ogp_proto::Protocol::Ogp => Protocol::Ogp,
+                            ogp_proto::Protocol::A2s => Protocol::A2s,
+                            ogp_proto::Protocol::Gqp => Protocol::Gqp,
+                            ogp_proto::Protocol::OgpDraft => Protocol::OgpDraft,
+                            ogp_proto::Protocol::Gamespy3 => Protocol::Gamespy3,
+                            ogp_proto::Protocol::Quake3 => Protocol::Quake3,
+                            ogp_proto::Protocol::Bedrock => Protocol::Bedrock,
+                            ogp_proto::Protocol::Minecraft => Protocol::Minecraft,
+                            other => {
+                                eprintln!("ogp: {} is not queried here", other.label());
+                                return ExitCode::from(2);
+                            }
+                        };
+                        (p, t)
+                    }
+                    Err(e) => {
+                        eprintln!("ogp: {e}");
+                        return ExitCode::from(2);
+                    }
+                },
             };
             let args = query::QueryArgs {
                 target,
@@ -406,15 +465,12 @@ fn main() -> ExitCode {
                 Protocol::Auto if split.is_some() => Protocol::Ogp,
                 p => p,
             };
-            if try_query_ports && protocol != Protocol::Auto {
-                eprintln!("ogp: --try-query-ports is for --protocol auto");
+            if try_query_ports && protocol != Protocol::Auto && game.is_none() {
+                eprintln!("ogp: --try-query-ports is for --protocol auto (or --game)");
                 return ExitCode::from(2);
             }
             match protocol.wire() {
-                None => runtime().and_then(|rt| {
-                    rt.block_on(scan::query_auto(&args, try_query_ports, json, level))
-                }),
-                Some(p) => {
+                Some(p) if !try_query_ports => {
                     let opts = match query::options(&args, p) {
                         Ok(o) => o,
                         Err(e) => {
@@ -424,6 +480,11 @@ fn main() -> ExitCode {
                     };
                     runtime().and_then(|rt| rt.block_on(run_query(&args, p, &opts, json, level)))
                 }
+                // auto, or --game --try-query-ports: the game's protocol, from its query
+                // port
+                p => runtime().and_then(|rt| {
+                    rt.block_on(scan::query_auto(&args, p, try_query_ports, json, level))
+                }),
             }
         }
         Command::Serve {
@@ -523,6 +584,14 @@ fn target_arg(s: &str) -> Result<String, String> {
             Ok(s.to_string())
         }
         Err(e) => Err(e),
+    }
+}
+
+/// `ogp query`'s target: as [`target_arg`], or a host without a port (for --game).
+fn query_target_arg(s: &str) -> Result<String, String> {
+    match games::split_target(s) {
+        Ok((host, None)) if !host.is_empty() => Ok(s.to_string()),
+        _ => target_arg(s),
     }
 }
 

@@ -26,7 +26,8 @@ const MAX_LINE: usize = 4096;
 #[derive(clap::Args, Debug)]
 pub struct ScanArgs {
     /// The list: one `PROTOCOL HOST:PORT` per line (ogp, a2s, gamespy3, gqp, ogp-draft,
-    /// auto; qstat's `-f` lines such as `A2S host:port` or `-gs3 host:port` work too).
+    /// auto; qstat's `-f` lines such as `A2S host:port` or `-gs3 host:port` work too),
+    /// or `game:ID HOST[:GAMEPORT]` (the game's protocol and query port, `ogp games`).
     /// `#` starts a comment. Without a file, or with -, standard input is read.
     #[arg(value_name = "FILE|-")]
     pub list: Option<String>,
@@ -148,6 +149,16 @@ pub fn parse_line(
     }
     let (protocol, host) = match second {
         None => (default, first),
+        Some(host)
+            if first.len() > 5
+                && first
+                    .get(..5)
+                    .is_some_and(|g| g.eq_ignore_ascii_case("game:")) =>
+        {
+            let game = crate::games::find(first.get(5..).unwrap_or_default())?;
+            let (target, _) = crate::games::target_for(game, host)?;
+            return Ok(Some((Some(game.protocol), target)));
+        }
         Some(host) => {
             let name = first.trim_start_matches('-');
             match Protocol::parse_or_auto(name) {
@@ -560,16 +571,18 @@ fn flush_out(out: &mut impl std::io::Write) -> Result<()> {
     }
 }
 
-/// `ogp query` with protocol auto: every protocol at once, on the given port (and with
+/// `ogp query` with protocol auto (`protocol` `None`: every protocol at once) or with
+/// `--game --try-query-ports` (the game's protocol), on the given port (and with
 /// `try_query_ports` the well-known query ports); prints like the other protocols.
 pub async fn query_auto(
     args: &crate::query::QueryArgs,
+    protocol: Option<Protocol>,
     try_query_ports: bool,
     json: bool,
     level: crate::Level,
 ) -> Result<ExitCode> {
     let target = {
-        let mut t = Target::new(args.target.clone(), None);
+        let mut t = Target::new(args.target.clone(), protocol);
         t.try_query_ports = try_query_ports;
         t
     };
@@ -582,7 +595,7 @@ pub async fn query_auto(
     let about = ogp_proto::result::About {
         target: &args.target,
         line: None,
-        requested: None,
+        requested: protocol,
         addr: r.addr,
     };
     let a = match &r.outcome {
@@ -591,11 +604,14 @@ pub async fn query_auto(
     };
     let given_port = r.addr.map(|g| g.port());
     let found_port = a.addr.map(|a| a.port());
-    let mut notes = format!(
-        "  auto-detected: {} answered first among {}\n",
-        a.protocol.label(),
-        Protocol::AUTO.map(Protocol::label).join(", ")
-    );
+    let mut notes = match protocol {
+        None => format!(
+            "  auto-detected: {} answered first among {}\n",
+            a.protocol.label(),
+            Protocol::AUTO.map(Protocol::label).join(", ")
+        ),
+        Some(_) => String::new(),
+    };
     let moved = given_port.is_some() && found_port.is_some() && given_port != found_port;
     if try_query_ports {
         if moved {

@@ -30,6 +30,8 @@ pub struct Entry {
     name: Box<str>,
     name_lc: Box<str>,
     game_name: Option<Box<str>>,
+    /// The catalogue's game the status names, by one of the protocols it speaks.
+    known: Option<(&'static ogp_proto::games::Game, ogp_proto::games::Rule)>,
     mod_id: Option<Box<str>>,
     mod_name: Option<Box<str>>,
     map: Option<Box<str>>,
@@ -59,8 +61,13 @@ pub struct Item {
     pub last_seen: Option<String>,
     /// Host name.
     pub name: String,
-    /// The game as players know it: the status's game name, else the mod's identifier.
+    /// The game as players know it: the catalogue's name when the status identifies a
+    /// game of the catalogue, else the status's game name, else the mod's identifier.
     pub game: Option<String>,
+    /// The catalogue's id of the game, when the status identifies one.
+    pub game_id: Option<&'static str>,
+    /// The catalogue's rule that identified it (`a2s_app_id`, `gamespy_gamename`…).
+    pub game_rule: Option<&'static str>,
     /// The mod that runs on it, by name, if any.
     #[serde(rename = "mod")]
     pub mod_name: Option<String>,
@@ -88,6 +95,19 @@ pub fn rfc3339(ms: i64) -> Option<String> {
 pub fn game_of(s: &Status) -> Option<&str> {
     let named = s.game_name.as_deref().filter(|g| !g.is_empty());
     named.or_else(|| mod_id_of(s))
+}
+
+/// The catalogue's game a status names, read as an answer of each protocol the server
+/// speaks in turn (the master holds one status per server, from its richest protocol).
+fn known_game(
+    protocols: &[Protocol],
+    s: &Status,
+) -> Option<(&'static ogp_proto::games::Game, ogp_proto::games::Rule)> {
+    let c = ogp_proto::games::catalogue();
+    protocols
+        .iter()
+        .find_map(|p| c.identify(*p, s))
+        .map(|i| (i.game, i.rule))
 }
 
 fn mod_id_of(s: &Status) -> Option<&str> {
@@ -119,6 +139,7 @@ impl Entry {
             name_lc: name.to_lowercase().into(),
             name,
             game_name: boxed(game_of(&s)),
+            known: known_game(&parse_protocols(&r.protocols), &s),
             mod_id: boxed(mod_id_of(&s)),
             mod_name: boxed(
                 s.mod_info
@@ -147,7 +168,13 @@ impl Entry {
             ping_ms: self.ping_ms,
             last_seen: self.last_seen.and_then(rfc3339),
             name: self.name.to_string(),
-            game: self.game_name.as_deref().map(str::to_owned),
+            game: self
+                .known
+                .map(|(g, _)| g.name.as_str())
+                .or(self.game_name.as_deref())
+                .map(str::to_owned),
+            game_id: self.known.map(|(g, _)| g.id.as_str()),
+            game_rule: self.known.map(|(_, r)| r.name()),
             mod_name: self.mod_name.as_deref().map(str::to_owned),
             map: self.map.as_deref().map(str::to_owned),
             players: self.players,
@@ -165,7 +192,8 @@ impl Entry {
 /// The HTTP API's filters (all optional, combined with AND).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Query {
-    /// Game (game name, mod identifier or mod name), case-insensitive, exact.
+    /// Game (catalogue name or id, game name, mod identifier or mod name),
+    /// case-insensitive, exact.
     pub game: Option<String>,
     /// Speaks this protocol.
     pub protocol: Option<Protocol>,
@@ -200,6 +228,8 @@ impl Query {
                 e.game_name.as_deref(),
                 e.mod_id.as_deref(),
                 e.mod_name.as_deref(),
+                e.known.map(|(g, _)| g.name.as_str()),
+                e.known.map(|(g, _)| g.id.as_str()),
             ];
             if !own.iter().flatten().any(|x| x.eq_ignore_ascii_case(g)) {
                 return false;
@@ -491,6 +521,65 @@ mod tests {
         );
         assert!(ask(b"getservers Xonotic 3").is_empty(), "full: 10 of 10");
         assert_eq!(ask(b"getservers Xonotic 3 full"), ["127.0.0.1:3"]);
+    }
+
+    #[test]
+    fn catalogue_games_are_named_and_filtered_and_gamedir_still_works() {
+        let mut valheim = row("127.0.0.1:10", "v", 1, "a2s");
+        let mut s: Status = serde_json::from_str(valheim.summary.as_deref().unwrap()).unwrap();
+        s.game_name = Some("my viking server".into());
+        let mut a = ogp_proto::A2sInfo::default();
+        a.app_id = Some(892_970);
+        a.folder = Some("valheim".into());
+        s.a2s = Some(a);
+        valheim.summary = Some(serde_json::to_string(&s).unwrap());
+        let mut bf2 = row("127.0.0.1:11", "b", 1, "ogp,gamespy3");
+        let mut s: Status = serde_json::from_str(bf2.summary.as_deref().unwrap()).unwrap();
+        s.game_name = Some("battlefield2".into());
+        bf2.summary = Some(serde_json::to_string(&s).unwrap());
+        let mut l = List::default();
+        l.apply(vec![valheim, bf2, row("127.0.0.1:12", "c", 1, "a2s")]);
+        let items: Vec<Item> = l
+            .page(&Query::default(), None, 10)
+            .entries
+            .iter()
+            .map(Entry::item)
+            .collect();
+        let named: Vec<_> = items
+            .iter()
+            .map(|i| (i.game.as_deref(), i.game_id, i.game_rule))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                (Some("Valheim"), Some("valheim"), Some("a2s_app_id")),
+                (Some("Battlefield 2"), Some("bf2"), Some("gamespy_gamename")),
+                (None, None, None)
+            ]
+        );
+        for (name, addr) in [
+            ("valheim", "127.0.0.1:10"),
+            ("Battlefield 2", "127.0.0.1:11"),
+            ("BF2", "127.0.0.1:11"),
+            // the status's own name still finds it
+            ("my viking server", "127.0.0.1:10"),
+        ] {
+            let q = Query {
+                game: Some(name.into()),
+                ..Query::default()
+            };
+            let found: Vec<String> = l
+                .page(&q, None, 10)
+                .entries
+                .iter()
+                .map(|e| e.addr.to_string())
+                .collect();
+            assert_eq!(found, [addr], "{name}");
+        }
+        // Valve's \gamedir\ filter reads the server's own folder, as before
+        let f = Filter::parse("\\gamedir\\valheim").unwrap();
+        let (v, _) = l.valve_page(&f, ogp_proto::master::valve::END);
+        assert_eq!(v, ["127.0.0.1:10".parse::<SocketAddrV4>().unwrap()]);
     }
 
     #[test]

@@ -72,6 +72,8 @@ mod client_core;
 mod client_stream;
 pub mod detect;
 pub mod error;
+#[cfg(feature = "games")]
+pub mod games;
 pub mod gamespy3;
 #[cfg(feature = "gqp")]
 pub mod gqp;

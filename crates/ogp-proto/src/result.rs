@@ -34,6 +34,14 @@ struct ResultJson<'a> {
     bytes: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     warnings: Option<&'a [String]>,
+    /// The catalogue's game the answer names (`games` feature), its display name and
+    /// the rule that matched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    game_id: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    game_name: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    game_rule: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     status: Option<&'a Status>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -70,6 +78,9 @@ fn value<'a>(about: &About<'a>, outcome: Result<&'a Answer, &QueryError>) -> Res
         datagrams: None,
         bytes: None,
         warnings: None,
+        game_id: None,
+        game_name: None,
+        game_rule: None,
         status: None,
         error: None,
         fault: None,
@@ -78,6 +89,7 @@ fn value<'a>(about: &About<'a>, outcome: Result<&'a Answer, &QueryError>) -> Res
     match outcome {
         Ok(a) => {
             let ping = (a.ping_ms * 1000.0).round() / 1000.0;
+            let (game_id, game_name, game_rule) = game_of(a);
             ResultJson {
                 protocol: a.protocol.name(),
                 ok: true,
@@ -86,6 +98,9 @@ fn value<'a>(about: &About<'a>, outcome: Result<&'a Answer, &QueryError>) -> Res
                 datagrams: Some(a.datagrams),
                 bytes: Some(a.bytes),
                 warnings: Some(&a.warnings),
+                game_id,
+                game_name,
+                game_rule,
                 status: Some(&a.status),
                 ..base
             }
@@ -97,6 +112,36 @@ fn value<'a>(about: &About<'a>, outcome: Result<&'a Answer, &QueryError>) -> Res
             ..base
         },
     }
+}
+
+/// The catalogue's id, name and matching rule of the game the answer names.
+#[cfg(feature = "games")]
+fn game_of(
+    a: &Answer,
+) -> (
+    Option<&'static str>,
+    Option<&'static str>,
+    Option<&'static str>,
+) {
+    match crate::games::catalogue().identify(a.protocol, &a.status) {
+        Some(i) => (
+            Some(i.game.id.as_str()),
+            Some(i.game.name.as_str()),
+            Some(i.rule.name()),
+        ),
+        None => (None, None, None),
+    }
+}
+
+#[cfg(not(feature = "games"))]
+fn game_of(
+    _: &Answer,
+) -> (
+    Option<&'static str>,
+    Option<&'static str>,
+    Option<&'static str>,
+) {
+    (None, None, None)
 }
 
 /// The result as compact JSON, without a newline.

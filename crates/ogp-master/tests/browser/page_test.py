@@ -245,6 +245,31 @@ def names_in_order(page, names, direction, what):
         fail(f"{what}: {bad[0]!r} comes before {bad[1]!r}")
 
 
+def check_catalogue(page, api, items):
+    """A server the games catalogue identifies is shown under the catalogue's name (not
+    the name its status gives), and the game filter selects it by that name."""
+    named = [i for i in items if i.get("game_id")]
+    if not named:
+        fail("catalogue: no server of the API is identified by the games catalogue")
+    page.load("/?per=500")
+    rows = {r["addr"]: r for r in page.rows()}
+    for i in named:
+        r = rows.get(i["addr"])
+        if r is None or r["game"] != shown(i["game"]):
+            fail(f"catalogue: {i['addr']}: shown {r and r['game']!r}, catalogue name {i['game']!r}")
+        status_name = (i.get("status") or {}).get("game_name")
+        if status_name == i["game"]:
+            fail(f"catalogue: {i['addr']}: the API's game is the status's own name {status_name!r}")
+    game = named[0]["game"]
+    Select(page.d.find_element(By.ID, "f-game")).select_by_value(game)
+    want = expect_rows(page, api, lambda its: [i for i in its if i.get("game") == game],
+                       "catalogue: game filter")
+    if not want:
+        fail(f"catalogue: filtering by {game!r} shows nothing")
+    ok(f"catalogue: {len(named)} server(s) shown as {sorted({i['game'] for i in named})} "
+       f"(ids {sorted({i['game_id'] for i in named})}), and the game filter selects them")
+
+
 def check_sorting(page, api, items):
     page.load("/")
     counts = [i["players"] for i in items]
@@ -603,6 +628,7 @@ def main():
         driver = make_driver(profile)
         page = Page(driver, a.base)
         items = check_list(page, api)
+        check_catalogue(page, api, items)
         check_sorting(page, api, items)
         check_filters(page, api, items)
         check_details(page, api, items, a.screenshots)

@@ -1,0 +1,556 @@
+//! The games catalogue: for each game, the protocol its servers answer, its default game
+//! port, the rule that gives its query port, and how its servers name it in their
+//! answers. The data is `catalogue/games.toml`, built into the crate (no file is read at
+//! run time) and described in the repository's `docs/games.md`.
+//!
+//! * [`catalogue`]: the built-in catalogue.
+//! * [`Catalogue::get`] finds a game by id or alias, [`Catalogue::closest`] suggests the
+//!   nearest ids for a name that is none.
+//! * [`Game::query_port`] applies the game's [`QueryPort`] rule to a game port.
+//! * [`Catalogue::identify`] names the game an answer comes from, and the [`Rule`] that
+//!   matched.
+//!
+//! Sans-IO like the rest of the crate: nothing here touches the network.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+use crate::protocol::Protocol;
+use crate::Status;
+
+/// The catalogue's text, as built into the crate.
+pub const CATALOGUE_TOML: &str = include_str!("../catalogue/games.toml");
+
+/// Most games a catalogue may hold (a bound on what [`Catalogue::parse`] builds).
+const MAX_GAMES: usize = 10_000;
+
+/// Where a game's servers answer queries, from its game port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueryPort {
+    /// On the game port.
+    Same,
+    /// On the game port plus this (negative: minus).
+    Offset(i32),
+    /// Always on this port, whatever the game port.
+    Fixed(u16),
+}
+
+impl QueryPort {
+    /// The query port for `game_port`; `None` when an offset leaves 1..=65535.
+    pub fn apply(self, game_port: u16) -> Option<u16> {
+        match self {
+            Self::Same => Some(game_port),
+            Self::Fixed(p) => Some(p),
+            Self::Offset(n) => i32::from(game_port)
+                .checked_add(n)
+                .and_then(|p| u16::try_from(p).ok())
+                .filter(|p| *p != 0),
+        }
+    }
+
+    fn parse(s: &str) -> Option<Self> {
+        let s = s.trim();
+        if s.eq_ignore_ascii_case("same") {
+            return Some(Self::Same);
+        }
+        if let Some(n) = s.strip_prefix('+') {
+            return n.parse::<u16>().ok().map(|n| Self::Offset(i32::from(n)));
+        }
+        if let Some(n) = s.strip_prefix('-') {
+            return n.parse::<u16>().ok().map(|n| Self::Offset(-i32::from(n)));
+        }
+        s.parse::<u16>().ok().filter(|p| *p != 0).map(Self::Fixed)
+    }
+}
+
+impl fmt::Display for QueryPort {
+    /// `same`, `+N`, `-N` or `N`, as the catalogue writes it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Same => f.write_str("same"),
+            Self::Offset(n) if *n >= 0 => write!(f, "+{n}"),
+            Self::Offset(n) => write!(f, "{n}"),
+            Self::Fixed(p) => write!(f, "{p}"),
+        }
+    }
+}
+
+/// How an answer names a game: what a catalogue entry's `match` lists.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct Match {
+    /// A2S: Steam application ids (the full id, from the extra data's game id when sent).
+    #[serde(default)]
+    pub a2s_app_id: Vec<u32>,
+    /// A2S: game directories ("folder").
+    #[serde(default)]
+    pub a2s_folder: Vec<String>,
+    /// A2S: game descriptions; only breaks ties.
+    #[serde(default)]
+    pub a2s_game: Vec<String>,
+    /// GameSpy v3: `gamename` values.
+    #[serde(default)]
+    pub gamespy_gamename: Vec<String>,
+    /// GameSpy v3: `gamevariant` values; only breaks ties.
+    #[serde(default)]
+    pub gamespy_gamevariant: Vec<String>,
+    /// Quake III: `gamename` (or `com_gamename`, `fs_game`) values.
+    #[serde(default)]
+    pub quake3_gamename: Vec<String>,
+    /// Quake III: `protocol` numbers; only breaks ties.
+    #[serde(default)]
+    pub quake3_protocol: Vec<u32>,
+    /// OGP: GameIDs.
+    #[serde(default)]
+    pub ogp_game_id: Vec<u16>,
+    /// Any answer in the game's own protocol names it: the protocol is spoken by this
+    /// game alone (Minecraft's Server List Ping, Bedrock's RakNet ping).
+    #[serde(default)]
+    pub by_protocol: bool,
+}
+
+/// The rule that identified a game, strongest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Rule {
+    /// The A2S app id.
+    A2sAppId,
+    /// The A2S game directory.
+    A2sFolder,
+    /// The GameSpy v3 `gamename`.
+    GamespyGamename,
+    /// The Quake III `gamename`.
+    Quake3Gamename,
+    /// The OGP GameID.
+    OgpGameId,
+    /// The protocol itself, spoken by this game alone.
+    Protocol,
+}
+
+impl Rule {
+    /// The rule's name in JSON and in the catalogue's `match`: `a2s_app_id`,
+    /// `a2s_folder`, `gamespy_gamename`, `quake3_gamename`, `ogp_game_id`,
+    /// `by_protocol`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::A2sAppId => "a2s_app_id",
+            Self::A2sFolder => "a2s_folder",
+            Self::GamespyGamename => "gamespy_gamename",
+            Self::Quake3Gamename => "quake3_gamename",
+            Self::OgpGameId => "ogp_game_id",
+            Self::Protocol => "by_protocol",
+        }
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One game of the catalogue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Game {
+    /// Its id (lower case).
+    pub id: String,
+    /// Other names it is found by (lower case).
+    pub aliases: Vec<String>,
+    /// The name people read.
+    pub name: String,
+    /// The protocol its servers answer.
+    pub protocol: Protocol,
+    /// The variant of the protocol, when it has one.
+    pub dialect: Option<String>,
+    /// Its default game port.
+    pub port: u16,
+    /// Where its query port is.
+    pub query: QueryPort,
+    /// How its servers name it in their answers.
+    pub matches: Match,
+    /// Notes for people.
+    pub notes: Option<String>,
+    /// Keys of [`Catalogue::sources`]: where its facts come from.
+    pub sources: Vec<String>,
+}
+
+impl Game {
+    /// The query port for a game port (`None`: the default game port); `None` when the
+    /// rule's offset leaves the port range.
+    pub fn query_port(&self, game_port: Option<u16>) -> Option<u16> {
+        self.query.apply(game_port.unwrap_or(self.port))
+    }
+}
+
+/// A game named by an answer, and the rule that named it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Identified<'a> {
+    /// The game.
+    pub game: &'a Game,
+    /// The strongest rule that matched.
+    pub rule: Rule,
+}
+
+/// Why a catalogue text was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogueError(String);
+
+impl fmt::Display for CatalogueError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "games catalogue: {}", self.0)
+    }
+}
+
+impl std::error::Error for CatalogueError {}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCatalogue {
+    #[serde(default)]
+    sources: BTreeMap<String, String>,
+    #[serde(default)]
+    game: Vec<RawGame>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGame {
+    id: String,
+    #[serde(default)]
+    aliases: Vec<String>,
+    name: String,
+    protocol: String,
+    #[serde(default)]
+    dialect: Option<String>,
+    port: i64,
+    query: String,
+    #[serde(default, rename = "match")]
+    matches: Match,
+    #[serde(default)]
+    notes: Option<String>,
+    #[serde(default)]
+    sources: Vec<String>,
+}
+
+/// The games, checked: see [`Catalogue::parse`].
+#[derive(Debug, Clone, Default)]
+pub struct Catalogue {
+    games: Vec<Game>,
+    sources: BTreeMap<String, String>,
+}
+
+fn err(s: String) -> CatalogueError {
+    CatalogueError(s)
+}
+
+fn valid_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+}
+
+impl Catalogue {
+    /// Parses and checks a catalogue text: every protocol known, ports in 1..=65535 (the
+    /// default game port, a fixed query port, and the default game port moved by an
+    /// offset), ids and aliases lower-case, unique across ids and aliases, every entry
+    /// with at least one source and only sources the catalogue lists, no two entries
+    /// with the same non-empty `match`.
+    pub fn parse(text: &str) -> Result<Self, CatalogueError> {
+        let raw: RawCatalogue = toml::from_str(text).map_err(|e| err(e.message().into()))?;
+        if raw.game.len() > MAX_GAMES {
+            return Err(err(format!("more than {MAX_GAMES} games")));
+        }
+        let mut names = HashSet::new();
+        let mut matches: Vec<&Match> = Vec::new();
+        let mut games = Vec::with_capacity(raw.game.len());
+        for g in &raw.game {
+            let id = &g.id;
+            for n in std::iter::once(id).chain(&g.aliases) {
+                if !valid_name(n) {
+                    return Err(err(format!(
+                        "{id}: {n:?} is not a lower-case name (a-z, 0-9, - and _)"
+                    )));
+                }
+                if !names.insert(n.to_ascii_lowercase()) {
+                    return Err(err(format!("{id}: the name {n:?} is taken twice")));
+                }
+            }
+            if g.name.trim().is_empty() {
+                return Err(err(format!("{id}: no display name")));
+            }
+            let protocol: Protocol = g.protocol.parse().map_err(|e| err(format!("{id}: {e}")))?;
+            let port = u16::try_from(g.port)
+                .ok()
+                .filter(|p| *p != 0)
+                .ok_or_else(|| err(format!("{id}: port {} is not in 1..=65535", g.port)))?;
+            let query = QueryPort::parse(&g.query).ok_or_else(|| {
+                err(format!(
+                    "{id}: query {:?} is not same, +N, -N or a port in 1..=65535",
+                    g.query
+                ))
+            })?;
+            if query.apply(port).is_none() {
+                return Err(err(format!(
+                    "{id}: query {query} moves port {port} out of 1..=65535"
+                )));
+            }
+            if g.sources.is_empty() {
+                return Err(err(format!("{id}: no source")));
+            }
+            if let Some(s) = g.sources.iter().find(|s| !raw.sources.contains_key(*s)) {
+                return Err(err(format!("{id}: source {s:?} is not in [sources]")));
+            }
+            if g.matches != Match::default() {
+                if matches.contains(&&g.matches) {
+                    return Err(err(format!(
+                        "{id}: its match is another game's: answers could not tell them apart"
+                    )));
+                }
+                matches.push(&g.matches);
+            }
+            games.push(Game {
+                id: id.clone(),
+                aliases: g.aliases.clone(),
+                name: g.name.clone(),
+                protocol,
+                dialect: g.dialect.clone(),
+                port,
+                query,
+                matches: g.matches.clone(),
+                notes: g.notes.clone(),
+                sources: g.sources.clone(),
+            });
+        }
+        Ok(Self {
+            games,
+            sources: raw.sources,
+        })
+    }
+
+    /// Every game, in catalogue order.
+    pub fn games(&self) -> &[Game] {
+        &self.games
+    }
+
+    /// The sources, by key: where the facts come from.
+    pub fn sources(&self) -> &BTreeMap<String, String> {
+        &self.sources
+    }
+
+    /// The game with this id or alias, case-insensitively.
+    pub fn get(&self, name: &str) -> Option<&Game> {
+        let name = name.trim();
+        self.games.iter().find(|g| {
+            g.id.eq_ignore_ascii_case(name)
+                || g.aliases.iter().any(|a| a.eq_ignore_ascii_case(name))
+        })
+    }
+
+    /// The `n` games whose id or an alias is closest to `name` (Levenshtein distance,
+    /// lower case), closest first; ties in catalogue order.
+    pub fn closest(&self, name: &str, n: usize) -> Vec<&Game> {
+        let name = name.trim().to_ascii_lowercase();
+        let mut scored: Vec<(usize, usize, &Game)> = self
+            .games
+            .iter()
+            .enumerate()
+            .map(|(i, g)| {
+                let d = std::iter::once(&g.id)
+                    .chain(&g.aliases)
+                    .map(|a| strsim::levenshtein(&name, a))
+                    .min()
+                    .unwrap_or(usize::MAX);
+                (d, i, g)
+            })
+            .collect();
+        scored.sort_by_key(|(d, i, _)| (*d, *i));
+        scored.into_iter().take(n).map(|(_, _, g)| g).collect()
+    }
+
+    /// The games whose id, an alias, the name or the protocol contains `filter`,
+    /// case-insensitively (an empty filter: every game).
+    pub fn filter<'a>(&'a self, filter: &'a str) -> impl Iterator<Item = &'a Game> + 'a {
+        let f = filter.trim().to_lowercase();
+        self.games.iter().filter(move |g| {
+            f.is_empty()
+                || g.id.contains(&f)
+                || g.aliases.iter().any(|a| a.contains(&f))
+                || g.name.to_lowercase().contains(&f)
+                || g.protocol.name() == f
+        })
+    }
+
+    /// The game an answer of `protocol` with this status comes from, and the rule that
+    /// named it; `None` when nothing matches.
+    ///
+    /// Only the answer's own protocol's identifiers count. Each game with at least one
+    /// identifying value that the answer carries ([`Rule`]) is scored: one point per
+    /// `match` field whose value the answer carries and matches, one off per such field
+    /// that does not (so the game description tells CS2 from CS:GO, both app 730).
+    /// The highest score wins, then the strongest rule, then catalogue order.
+    pub fn identify(&self, protocol: Protocol, status: &Status) -> Option<Identified<'_>> {
+        let facts = Facts::of(protocol, status);
+        let mut best: Option<(i32, Rule, &Game)> = None;
+        for g in &self.games {
+            let Some((score, rule)) = facts.score(&g.matches, g.protocol) else {
+                continue;
+            };
+            let better = match best {
+                None => true,
+                Some((s, r, _)) => score > s || (score == s && rule < r),
+            };
+            if better {
+                best = Some((score, rule, g));
+            }
+        }
+        best.map(|(_, rule, game)| Identified { game, rule })
+    }
+}
+
+/// What an answer says of its game, for its protocol.
+#[derive(Default)]
+struct Facts<'a> {
+    a2s_app_id: Option<u32>,
+    a2s_folder: Option<&'a str>,
+    a2s_game: Option<&'a str>,
+    gamespy_gamename: Option<&'a str>,
+    gamespy_gamevariant: Option<&'a str>,
+    quake3_gamename: Option<&'a str>,
+    quake3_protocol: Option<u32>,
+    ogp_game_id: Option<u16>,
+    protocol: Option<Protocol>,
+}
+
+/// The Steam app id of an A2S answer: the low 24 bits of the extra data's 64-bit game
+/// id when sent (S2A_INFO's own field is 16 bits, and 0 for many games), else the
+/// app id field; never 0.
+fn app_id(a: &crate::A2sInfo) -> Option<u32> {
+    a.game_id
+        .and_then(|g| u32::try_from(g & 0x00FF_FFFF).ok())
+        .filter(|id| *id != 0)
+        .or(a.app_id.filter(|id| *id != 0))
+}
+
+/// +1 when the answer's value is listed, -1 when it is not, 0 when either side has none.
+fn text_point(listed: &[String], value: Option<&str>) -> Option<bool> {
+    let v = value.filter(|v| !v.is_empty())?;
+    (!listed.is_empty()).then(|| listed.iter().any(|l| l.eq_ignore_ascii_case(v)))
+}
+
+fn num_point<T: PartialEq + Copy>(listed: &[T], value: Option<T>) -> Option<bool> {
+    let v = value?;
+    (!listed.is_empty()).then(|| listed.contains(&v))
+}
+
+impl<'a> Facts<'a> {
+    fn of(protocol: Protocol, s: &'a Status) -> Self {
+        let game = s.game_name.as_deref();
+        match protocol {
+            Protocol::A2s => {
+                let a2s = s.a2s.as_ref();
+                Self {
+                    a2s_app_id: a2s.and_then(app_id),
+                    a2s_folder: a2s.and_then(|a| a.folder.as_deref()),
+                    a2s_game: game,
+                    ..Self::default()
+                }
+            }
+            Protocol::Gamespy3 => Self {
+                // Minecraft's query has no gamename; its `game_id` is one
+                gamespy_gamename: game.or_else(|| s.rules.as_ref()?.get("game_id")),
+                gamespy_gamevariant: s.mod_info.as_ref().map(|m| m.name.as_str()),
+                ..Self::default()
+            },
+            Protocol::Quake3 => Self {
+                quake3_gamename: game,
+                quake3_protocol: s
+                    .rules
+                    .as_ref()
+                    .and_then(|r| r.get("protocol"))
+                    .and_then(|p| p.trim().parse().ok()),
+                ..Self::default()
+            },
+            Protocol::Ogp | Protocol::OgpDraft => Self {
+                ogp_game_id: s.game_id,
+                ..Self::default()
+            },
+            _ => Self::default(),
+        }
+        .with_protocol(protocol)
+    }
+
+    fn with_protocol(mut self, protocol: Protocol) -> Self {
+        self.protocol = Some(protocol);
+        self
+    }
+
+    /// The game's score and its strongest matching rule; `None` when no identifying
+    /// value matches.
+    fn score(&self, m: &Match, game_protocol: Protocol) -> Option<(i32, Rule)> {
+        let identifying = [
+            (Rule::A2sAppId, num_point(&m.a2s_app_id, self.a2s_app_id)),
+            (Rule::A2sFolder, text_point(&m.a2s_folder, self.a2s_folder)),
+            (
+                Rule::GamespyGamename,
+                text_point(&m.gamespy_gamename, self.gamespy_gamename),
+            ),
+            (
+                Rule::Quake3Gamename,
+                text_point(&m.quake3_gamename, self.quake3_gamename),
+            ),
+            (Rule::OgpGameId, num_point(&m.ogp_game_id, self.ogp_game_id)),
+            (
+                Rule::Protocol,
+                // only for: an answer in another protocol says nothing against it
+                (m.by_protocol && self.protocol == Some(game_protocol)).then_some(true),
+            ),
+        ];
+        let rule = identifying
+            .iter()
+            .find(|(_, p)| *p == Some(true))
+            .map(|(r, _)| *r)?;
+        let tie_breaking = [
+            text_point(&m.a2s_game, self.a2s_game),
+            text_point(&m.gamespy_gamevariant, self.gamespy_gamevariant),
+            num_point(&m.quake3_protocol, self.quake3_protocol),
+        ];
+        let score = identifying
+            .iter()
+            .map(|(_, p)| *p)
+            .chain(tie_breaking)
+            .map(|p| match p {
+                Some(true) => 1,
+                Some(false) => -1,
+                None => 0,
+            })
+            .sum();
+        Some((score, rule))
+    }
+}
+
+/// The built-in catalogue (`catalogue/games.toml`), parsed on first use. Its text is
+/// checked by this crate's tests, so it parses; were it ever not to, this is an empty
+/// catalogue and [`catalogue_error`] says why.
+pub fn catalogue() -> &'static Catalogue {
+    &built_in().0
+}
+
+/// Why the built-in catalogue did not parse, if it did not.
+pub fn catalogue_error() -> Option<&'static CatalogueError> {
+    built_in().1.as_ref()
+}
+
+fn built_in() -> &'static (Catalogue, Option<CatalogueError>) {
+    static CATALOGUE: OnceLock<(Catalogue, Option<CatalogueError>)> = OnceLock::new();
+    CATALOGUE.get_or_init(|| match Catalogue::parse(CATALOGUE_TOML) {
+        Ok(c) => (c, None),
+        Err(e) => (Catalogue::default(), Some(e)),
+    })
+}
