@@ -227,6 +227,19 @@ enum Command {
         /// reason "disabled"); --listen-ogp-draft ports still answer the draft.
         #[arg(long)]
         no_ogp: bool,
+        /// Also answer Quake III `getinfo` and `getstatus` (off by default: the protocol
+        /// has no server challenge, so every answer goes to an unproven source; a
+        /// `getstatus` reply is up to about 108 times its request). The replies are
+        /// bounded by --quake3-budget and --quake3-total-budget (docs/quake3-responder.md).
+        #[arg(long)]
+        quake3: bool,
+        /// Quake III reply bytes per second toward one source address (burst: twice as
+        /// many), at least 1400 (one full reply).
+        #[arg(long, default_value_t = 14_000.0, value_name = "BYTES", value_parser = byte_budget)]
+        quake3_budget: f32,
+        /// Quake III reply bytes per second in all (and at once), at least 1400.
+        #[arg(long, default_value_t = 140_000.0, value_name = "BYTES", value_parser = byte_budget)]
+        quake3_total_budget: f32,
         /// Send GameSpy v3 heartbeats to this master server (repeatable): at start, every
         /// 60 s, after status changes and at exit, from each listening socket.
         #[arg(long, value_name = "HOST:PORT", value_parser = listen_addrs)]
@@ -502,6 +515,9 @@ fn main() -> ExitCode {
             no_gamespy3,
             no_a2s,
             no_ogp,
+            quake3,
+            quake3_budget,
+            quake3_total_budget,
             gamespy3_master,
             gamespy3_game,
             master,
@@ -522,6 +538,9 @@ fn main() -> ExitCode {
             config.gamespy3.enabled = !no_gamespy3;
             config.a2s.enabled = !no_a2s;
             config.ogp.enabled = !no_ogp;
+            config.quake3.enabled = quake3;
+            config.quake3.per_source = RateConfig::new(quake3_budget, 2.0 * quake3_budget);
+            config.quake3.total = RateConfig::new(quake3_total_budget, quake3_total_budget);
             config.gamespy3.challenge = match gamespy3_challenge {
                 Gs3Challenge::Real => ogp_proto::gamespy3::responder::ChallengeMode::Real,
                 Gs3Challenge::Bf2 => ogp_proto::gamespy3::responder::ChallengeMode::Bf2,
@@ -600,6 +619,14 @@ fn positive(s: &str) -> Result<f32, String> {
     match s.parse::<f32>() {
         Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
         _ => Err("must be a number above 0".into()),
+    }
+}
+
+/// A byte budget per second: a finite number of bytes that pays one full reply (1400).
+fn byte_budget(s: &str) -> Result<f32, String> {
+    match s.parse::<f32>() {
+        Ok(v) if (1400.0..=1e12).contains(&v) => Ok(v),
+        _ => Err("must be a number of bytes from 1400 (one full reply) up".into()),
     }
 }
 

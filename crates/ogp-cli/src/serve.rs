@@ -50,6 +50,9 @@ pub struct ServeOptions {
     pub net: ogp_net::NetConfig,
 }
 
+/// The smallest Quake III `getstatus` request: `FF FF FF FF "getstatus"`.
+const GETSTATUS_BYTES: usize = 13;
+
 /// Longest a read of the state file may take before it is given up on (a file system
 /// that hangs). The read goes on in the background; no other starts until it returns.
 pub const LOAD_TIME_LIMIT: Duration = Duration::from_secs(5);
@@ -432,12 +435,25 @@ pub async fn run(opts: ServeOptions) -> Result<()> {
         (opts.config.a2s.enabled, "A2S"),
         (opts.config.gqp.enabled, "GQP"),
         (opts.config.gamespy3.enabled, "GameSpy v3"),
+        (opts.config.quake3.enabled, "Quake III"),
     ]
     .into_iter()
     .filter_map(|(on, name)| on.then_some(name))
     .collect();
+    let q3 = &opts.config.quake3;
+    let quake3 = if q3.enabled {
+        format!(
+            "on (no challenge: an amplifier, a getstatus reply up to {}x its {GETSTATUS_BYTES}-byte \
+             request, bounded to {} bytes/s per source and {} bytes/s in all)",
+            q3.max_reply_bytes / GETSTATUS_BYTES,
+            q3.per_source.per_second,
+            q3.total.per_second
+        )
+    } else {
+        "off".to_string()
+    };
     tracing::info!(
-        "serving {} on {} address{} ({}; OGP challenge {}, GameSpy v3 {}, rate {}/s burst {})",
+        "serving {} on {} address{} ({}; OGP challenge {}, GameSpy v3 {}, Quake III {}, rate {}/s burst {})",
         opts.state.display(),
         standard.len(),
         if standard.len() == 1 { "" } else { "es" },
@@ -457,6 +473,7 @@ pub async fn run(opts: ServeOptions) -> Result<()> {
             (true, ogp_proto::gamespy3::responder::ChallengeMode::Bf2) =>
                 "in bf2 mode (no challenge: an amplifier, bounded by the rate limit)",
         },
+        quake3,
         opts.config.rate.per_second,
         opts.config.rate.burst
     );

@@ -362,54 +362,12 @@ enum Strings {
     Cp1252,
 }
 
-/// Windows-1252 for 0x80–0x9F (None: undefined there).
-fn cp1252(b: u8) -> char {
-    const HIGH: [Option<char>; 32] = [
-        Some('€'),
-        None,
-        Some('‚'),
-        Some('ƒ'),
-        Some('„'),
-        Some('…'),
-        Some('†'),
-        Some('‡'),
-        Some('ˆ'),
-        Some('‰'),
-        Some('Š'),
-        Some('‹'),
-        Some('Œ'),
-        None,
-        Some('Ž'),
-        None,
-        None,
-        Some('‘'),
-        Some('’'),
-        Some('“'),
-        Some('”'),
-        Some('•'),
-        Some('–'),
-        Some('—'),
-        Some('˜'),
-        Some('™'),
-        Some('š'),
-        Some('›'),
-        Some('œ'),
-        None,
-        Some('ž'),
-        Some('Ÿ'),
-    ];
-    match b {
-        0x80..=0x9f => HIGH[usize::from(b - 0x80)].unwrap_or('\u{fffd}'),
-        _ => char::from(b),
-    }
-}
-
 impl Strings {
     fn of(self, s: &str) -> String {
         match self {
             Strings::Exact => s.to_owned(),
             Strings::AsciiOnly => ascii(s),
-            Strings::Cp1252 => s.bytes().map(cp1252).collect(),
+            Strings::Cp1252 => as_cp1252(s),
         }
     }
 }

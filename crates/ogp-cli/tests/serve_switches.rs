@@ -1,6 +1,7 @@
 //! `ogp serve --no-a2s` and `--no-ogp`: the switched-off protocol is silent, the others
 //! still answer (a full, challenged OGP answer; an A2S_INFO after its challenge). And
-//! `--threads` / `--recv-buffer`: every protocol answers whichever thread reads it.
+//! `--threads` / `--recv-buffer`: every protocol answers whichever thread reads it. And
+//! `--quake3`: Quake III is silent without it, answers getinfo and getstatus with it.
 //!
 //! Everything runs on 127.0.0.1; every wait is bounded.
 
@@ -130,4 +131,96 @@ fn threads_and_recv_buffer_serve_every_protocol() {
         let info = a2s_info(&sock).unwrap();
         assert!(info.len() > 20, "{info:02x?}");
     }
+}
+
+/// `getstatus`, as qstat and OpenArena's browser send it.
+const Q3_GETSTATUS: &[u8] = b"\xFF\xFF\xFF\xFFgetstatus";
+
+/// `getinfo CHALLENGE`.
+fn q3_getinfo(challenge: &str) -> Vec<u8> {
+    [&b"\xFF\xFF\xFF\xFFgetinfo "[..], challenge.as_bytes()].concat()
+}
+
+/// Without `--quake3` neither Quake III request is answered (the protocol has no server
+/// challenge, so it is off by default), while OGP still answers on the same port.
+#[test]
+fn quake3_is_off_by_default() {
+    let served = serve_with("q3-off", STATE, &[], |s| {
+        !exchange(s, OGP_PROBE, Duration::from_millis(300)).is_empty()
+    });
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.connect(("127.0.0.1", served.port)).unwrap();
+    for request in [
+        Q3_GETSTATUS.to_vec(),
+        b"\xFF\xFF\xFF\xFFgetstatus abc".to_vec(),
+        q3_getinfo("xyz"),
+    ] {
+        let got = exchange(&sock, &request, WAIT);
+        assert!(got.is_empty(), "{request:02x?} answered: {got:02x?}");
+    }
+    let log = std::fs::read_to_string(served.state_path().with_file_name("serve.log")).unwrap();
+    assert!(log.contains("Quake III off"), "{log}");
+}
+
+/// `--quake3`: `getinfo` echoes the challenge; `getstatus` carries the served host name,
+/// map and players (score, ping, name); the startup line names the amplifier and its
+/// budgets, as given by the flags.
+#[test]
+fn quake3_flag_answers_getinfo_and_getstatus() {
+    let served = serve_with(
+        "q3-on",
+        STATE,
+        &[
+            "--quake3",
+            "--quake3-budget",
+            "20000",
+            "--quake3-total-budget",
+            "300000",
+        ],
+        |s| !exchange(s, Q3_GETSTATUS, Duration::from_millis(300)).is_empty(),
+    );
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.connect(("127.0.0.1", served.port)).unwrap();
+
+    let info = exchange_n(&sock, &q3_getinfo("q3c-77"), 1, WAIT);
+    let [info] = info.as_slice() else {
+        panic!("{} datagrams to getinfo", info.len())
+    };
+    let info = ogp_proto::quake3::decode_reply(info).unwrap().reply;
+    assert_eq!(info.kind, ogp_proto::quake3::ReplyKind::Info);
+    assert_eq!(info.get("challenge"), Some("q3c-77"));
+    assert_eq!(info.get("hostname"), Some("Demo Arena #1 – Ünïcödé ✓"));
+    assert_eq!(info.get("clients"), Some("3"));
+
+    let status = exchange_n(&sock, Q3_GETSTATUS, 1, WAIT);
+    let [status] = status.as_slice() else {
+        panic!("{} datagrams to getstatus", status.len())
+    };
+    let status = ogp_proto::quake3::decode_reply(status).unwrap().reply;
+    assert_eq!(status.kind, ogp_proto::quake3::ReplyKind::Status);
+    assert_eq!(status.get("sv_hostname"), Some("Demo Arena #1 – Ünïcödé ✓"));
+    assert_eq!(status.get("mapname"), Some("Harbor"));
+    assert_eq!(status.get("sv_maxclients"), Some("26"));
+    assert_eq!(status.get("sv_privateClients"), Some("2"));
+    assert_eq!(status.get("timelimit"), Some("20"));
+    let players: Vec<(&str, &str, &str)> = status
+        .players
+        .iter()
+        .map(|p| (p.name.as_str(), p.before[0].as_str(), p.before[1].as_str()))
+        .collect();
+    assert_eq!(
+        players,
+        [
+            ("Alice", "1200", "35"),
+            ("Bob the Bot", "-200", "0"),
+            ("Zoë", "0", "112")
+        ]
+    );
+
+    let log = std::fs::read_to_string(served.state_path().with_file_name("serve.log")).unwrap();
+    assert!(
+        log.contains("Quake III on (no challenge: an amplifier, a getstatus reply up to 107x its 13-byte request, bounded to 20000 bytes/s per source and 300000 bytes/s in all)"),
+        "{log}"
+    );
+    assert!(log.contains("GameSpy v3, Quake III;"), "{log}");
 }

@@ -129,8 +129,8 @@ typedef int (*ogp_ban_fn)(void *user,
 
 // Responder settings. Versioned by size: set `size` to `sizeof(ogp_config)` (which
 // `ogp_config_init` does) so that a library built with more fields reads only those the
-// program knows. Only the sizes of released versions are accepted (up to `ban_user`,
-// and today's); any other `size` is `OGP_ERR_SIZE`. Strings are NUL-terminated UTF-8, read during the call only (the
+// program knows. Only the sizes of released versions are accepted (up to `ban_user`, up
+// to `ogp_masters`, and today's); any other `size` is `OGP_ERR_SIZE`. Strings are NUL-terminated UTF-8, read during the call only (the
 // library keeps no pointer).
 typedef struct ogp_config {
   // `sizeof(ogp_config)`, set by `ogp_config_init`.
@@ -177,6 +177,18 @@ typedef struct ogp_config {
   // (the default) for none. Added after the first version: a caller built against
   // that one (a smaller `size`) gets the default.
   const char *ogp_masters;
+  // Answer Quake III `getinfo` and `getstatus` (default 0: the protocol has no server
+  // challenge, so every reply goes to an unproven source, a `getstatus` reply up to
+  // about 108 times its request; docs/quake3-responder.md). Added in the third
+  // version, with the two budgets below: a caller built against an earlier one gets
+  // the defaults (off).
+  int quake3;
+  // Quake III reply bytes per second toward one source address (burst: twice as
+  // many); default 14,000, at least 1,400 (one full reply).
+  float quake3_budget;
+  // Quake III reply bytes per second in all (and at once); default 140,000, at least
+  // 1,400.
+  float quake3_total_budget;
 } ogp_config;
 
 // Counters of a responder.

@@ -48,8 +48,8 @@ pub type ogp_ban_fn = Option<
 
 /// Responder settings. Versioned by size: set `size` to `sizeof(ogp_config)` (which
 /// `ogp_config_init` does) so that a library built with more fields reads only those the
-/// program knows. Only the sizes of released versions are accepted (up to `ban_user`,
-/// and today's); any other `size` is `OGP_ERR_SIZE`. Strings are NUL-terminated UTF-8, read during the call only (the
+/// program knows. Only the sizes of released versions are accepted (up to `ban_user`, up
+/// to `ogp_masters`, and today's); any other `size` is `OGP_ERR_SIZE`. Strings are NUL-terminated UTF-8, read during the call only (the
 /// library keeps no pointer).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -98,13 +98,27 @@ pub struct ogp_config {
     /// (the default) for none. Added after the first version: a caller built against
     /// that one (a smaller `size`) gets the default.
     pub ogp_masters: *const c_char,
+    /// Answer Quake III `getinfo` and `getstatus` (default 0: the protocol has no server
+    /// challenge, so every reply goes to an unproven source, a `getstatus` reply up to
+    /// about 108 times its request; docs/quake3-responder.md). Added in the third
+    /// version, with the two budgets below: a caller built against an earlier one gets
+    /// the defaults (off).
+    pub quake3: c_int,
+    /// Quake III reply bytes per second toward one source address (burst: twice as
+    /// many); default 14,000, at least 1,400 (one full reply).
+    pub quake3_budget: f32,
+    /// Quake III reply bytes per second in all (and at once); default 140,000, at least
+    /// 1,400.
+    pub quake3_total_budget: f32,
 }
 
-/// The sizes of the released versions of `ogp_config`: the first (up to `ban_user`) and
-/// today's. Only these are read, the fields past a caller's size keep their defaults; a
+/// The sizes of the released versions of `ogp_config`: the first (up to `ban_user`), the
+/// second (up to `ogp_masters`) and today's (up to `quake3_total_budget`, and its
+/// padding). Only these are read, the fields past a caller's size keep their defaults; a
 /// size between two versions would end inside a field (a pointer copied in part).
-pub(crate) const KNOWN_SIZES: [usize; 2] = [
+pub(crate) const KNOWN_SIZES: [usize; 3] = [
     std::mem::offset_of!(ogp_config, ogp_masters),
+    std::mem::offset_of!(ogp_config, quake3),
     std::mem::size_of::<ogp_config>(),
 ];
 
@@ -127,6 +141,9 @@ impl Default for ogp_config {
             ban: None,
             ban_user: std::ptr::null_mut(),
             ogp_masters: std::ptr::null(),
+            quake3: c_int::from(rc.quake3.enabled),
+            quake3_budget: rc.quake3.per_source.per_second,
+            quake3_total_budget: rc.quake3.total.per_second,
         }
     }
 }
@@ -191,6 +208,16 @@ fn rate(per_second: f32, burst: f32, what: &str) -> Result<RateConfig> {
     Ok(RateConfig::new(per_second, burst))
 }
 
+/// A Quake III byte budget: finite, and enough for one full reply (1,400 bytes).
+fn byte_budget(bytes: f32, what: &str) -> Result<f32> {
+    if !(bytes.is_finite() && (1400.0..=1e12).contains(&bytes)) {
+        return Err(Error::invalid(format!(
+            "{what} {bytes}: must be 1400 bytes a second (one full reply) or more"
+        )));
+    }
+    Ok(bytes)
+}
+
 impl ogp_config {
     /// The responder settings.
     ///
@@ -211,6 +238,13 @@ impl ogp_config {
                 )))
             }
         }
+        c.quake3.enabled = self.quake3 != 0;
+        c.quake3.per_source = RateConfig::new(
+            byte_budget(self.quake3_budget, "quake3_budget")?,
+            2.0 * self.quake3_budget,
+        );
+        let total = byte_budget(self.quake3_total_budget, "quake3_total_budget")?;
+        c.quake3.total = RateConfig::new(total, total);
         c.ogp.colors = self.colors != 0;
         c.ogp.player_addresses = self.player_addresses != 0;
         c.ogp.require_challenge = self.require_challenge != 0;

@@ -735,8 +735,13 @@ struct PaddedConfig {
 #[test]
 fn only_released_config_sizes_are_read() {
     let first = std::mem::offset_of!(ogp_config, ogp_masters);
+    let second = std::mem::offset_of!(ogp_config, quake3);
     let ours = std::mem::size_of::<ogp_config>();
-    assert!(first < ours);
+    assert!(first < second && second < ours);
+    // The released sizes on 64-bit targets, in bytes: changing one breaks every program
+    // built against it (docs/c-api.md, "ABI versioning").
+    #[cfg(target_pointer_width = "64")]
+    assert_eq!((first, second, ours), (88, 96, 112));
     for size in 0..=ours + 1 {
         let mut padded = PaddedConfig {
             cfg: config(),
@@ -746,7 +751,7 @@ fn only_released_config_sizes_are_read() {
         padded.cfg.listen = c"127.0.0.1:0".as_ptr();
         // A real pointer: a size ending inside this field would copy a part of it.
         padded.cfg.ogp_masters = c"127.0.0.1:9".as_ptr();
-        let expected = if size == first || size == ours {
+        let expected = if size == first || size == second || size == ours {
             OGP_OK
         } else {
             OGP_ERR_SIZE
@@ -839,4 +844,99 @@ fn player_team_is_a_team_index_none_or_spectator() {
         assert_eq!(ogp_status_set_player_team(st, -1, 0), OGP_ERR_INVALID);
         assert_eq!(ogp_status_free(st), OGP_OK);
     }
+}
+
+/// `getstatus`, as qstat sends it.
+const Q3_GETSTATUS: &[u8] = b"\xFF\xFF\xFF\xFFgetstatus";
+
+/// A game-owned responder from `cfg` (with `size`), given a status with a host name and a
+/// player; what it sends to `getstatus` and to `getinfo CHALLENGE`.
+fn quake3_replies(cfg: &ogp_config) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    let mut r = null_mut();
+    // SAFETY: a valid configuration (for its `size`) and out pointer.
+    let rc = unsafe { ogp_responder_new(cfg, &mut r) };
+    assert_eq!(rc, OGP_OK, "{}", last_error());
+    // SAFETY: live responder and status; valid strings.
+    unsafe {
+        let st = ogp_status_new();
+        let (p, n) = s("Q3 via C");
+        assert_eq!(ogp_status_set_host_name(st, p, n), OGP_OK);
+        let (p, n) = s("q3dm17");
+        assert_eq!(ogp_status_set_map(st, p, n), OGP_OK);
+        let (p, n) = s("Sarge");
+        assert_eq!(ogp_status_add_player(st, p, n, 7, 42, 60), OGP_OK);
+        assert_eq!(ogp_responder_publish(r, st), OGP_OK);
+        ogp_status_free(st);
+    }
+    let from: SocketAddr = "127.0.0.1:40000".parse().expect("addr");
+    let mut status = Sent::default();
+    let n = handle(r, from, Q3_GETSTATUS, 1000, &mut status);
+    assert_eq!(usize::try_from(n), Ok(status.datagrams.len()));
+    let mut info = Sent::default();
+    let getinfo = b"\xFF\xFF\xFF\xFFgetinfo c-api-1";
+    let n = handle(r, from, getinfo, 1001, &mut info);
+    assert_eq!(usize::try_from(n), Ok(info.datagrams.len()));
+    // SAFETY: live responder, stopped once.
+    unsafe { ogp_responder_stop(r) };
+    let only = |s: Sent| s.datagrams.into_iter().map(|(_, d)| d).collect();
+    (only(status), only(info))
+}
+
+#[test]
+fn quake3_is_answered_only_when_the_config_enables_it() {
+    // Default: off.
+    let cfg = config();
+    assert_eq!(cfg.quake3, 0);
+    let (status, info) = quake3_replies(&cfg);
+    assert!(
+        status.is_empty() && info.is_empty(),
+        "{status:02x?} {info:02x?}"
+    );
+
+    // On: getstatus carries the published status, getinfo echoes the challenge.
+    let mut cfg = config();
+    cfg.quake3 = 1;
+    let (status, info) = quake3_replies(&cfg);
+    let [status] = status.as_slice() else {
+        panic!("{} replies to getstatus", status.len())
+    };
+    let reply = ogp_proto::quake3::decode_reply(status)
+        .expect("statusResponse")
+        .reply;
+    assert_eq!(reply.kind, ogp_proto::quake3::ReplyKind::Status);
+    assert_eq!(reply.get("sv_hostname"), Some("Q3 via C"));
+    assert_eq!(reply.get("mapname"), Some("q3dm17"));
+    let [p] = reply.players.as_slice() else {
+        panic!("players: {:?}", reply.players)
+    };
+    assert_eq!(p.name.as_str(), "Sarge");
+    assert_eq!(
+        p.before.iter().map(|t| t.as_str()).collect::<Vec<_>>(),
+        ["7", "42"]
+    );
+    let [info] = info.as_slice() else {
+        panic!("{} replies to getinfo", info.len())
+    };
+    let reply = ogp_proto::quake3::decode_reply(info)
+        .expect("infoResponse")
+        .reply;
+    assert_eq!(reply.get("challenge"), Some("c-api-1"));
+
+    // A caller built against the second version (no quake3 field): off, whatever lies
+    // past its size.
+    cfg.size = std::mem::offset_of!(ogp_config, quake3);
+    let (status, info) = quake3_replies(&cfg);
+    assert!(
+        status.is_empty() && info.is_empty(),
+        "{status:02x?} {info:02x?}"
+    );
+
+    // A budget that cannot pay one full reply is refused.
+    let mut cfg = config();
+    cfg.quake3 = 1;
+    cfg.quake3_budget = 100.0;
+    let mut r = null_mut();
+    // SAFETY: valid configuration and out pointer.
+    assert_eq!(unsafe { ogp_responder_new(&cfg, &mut r) }, OGP_ERR_INVALID);
+    assert!(last_error().contains("quake3_budget"), "{}", last_error());
 }

@@ -1,7 +1,7 @@
 //! `ogp-load responder`: replies per second of the responder against two UDP echo
 //! baselines (one datagram per system call, and batched), measured the same way, for
-//! the common answer of each protocol (OGP full answer, A2S_INFO, GameSpy v3 full), on
-//! 1 and 2 threads.
+//! the common answer of each protocol (OGP full answer, A2S_INFO, GameSpy v3 full, Quake
+//! III `getstatus`), on 1 and 2 threads.
 //!
 //! Every server runs on threads of its own, each with a tokio current-thread runtime:
 //!
@@ -21,8 +21,13 @@
 //! responder, then keeps `--window` queries in flight (closed loop). For OGP and GameSpy
 //! v3 the RequestID / session id of each query names its window slot and a generation,
 //! so late answers are not counted twice and a slot whose answer is lost (no answer in
-//! 100 ms) is sent again with a new generation; A2S_INFO answers carry no id, so each
-//! answer of the right size frees the oldest slot.
+//! 100 ms) is sent again with a new generation; A2S_INFO and Quake III `statusResponse`
+//! answers carry no id, so each answer of the right size frees the oldest slot.
+//!
+//! Quake III has no challenge, so its answers are unproven: the responder is configured
+//! with Quake III on and its byte budgets and the shared unproven-answer limits raised to
+//! the benchmark's rate (as `--rate` is raised for the others), so that what is measured
+//! is the answering, not a budget.
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -66,7 +71,12 @@ pub struct Args {
     #[arg(long, default_value_t = 50_000_000)]
     pub max_queries: u64,
     /// Protocols whose common answer is measured.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "ogp,a2s,gs3")]
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "ogp,a2s,gs3,quake3"
+    )]
     pub protocols: Vec<Proto>,
     /// Server threads to measure with (each number a set of runs; 1–16).
     #[arg(long, value_delimiter = ',', default_value = "1,2",
@@ -86,6 +96,9 @@ pub enum Proto {
     A2s,
     /// GameSpy v3: the full (sub-protocol B) request with its challenge.
     Gs3,
+    /// Quake III: `getstatus` (no challenge in this protocol), answered with the whole
+    /// `statusResponse` (`ogp serve --quake3`).
+    Quake3,
 }
 
 impl Proto {
@@ -94,6 +107,7 @@ impl Proto {
             Proto::Ogp => "OGP full answer",
             Proto::A2s => "A2S_INFO",
             Proto::Gs3 => "GameSpy v3 full",
+            Proto::Quake3 => "Quake III getstatus",
         }
     }
 }
@@ -471,8 +485,12 @@ async fn challenged_query(socket: &UdpSocket, protocol: Proto) -> Result<Vec<u8>
             }
             .to_bytes())
         }
+        Proto::Quake3 => Ok(QUAKE3_GETSTATUS.to_vec()),
     }
 }
+
+/// Quake III's `getstatus`, as qstat sends it.
+const QUAKE3_GETSTATUS: &[u8] = b"\xFF\xFF\xFF\xFFgetstatus";
 
 /// Obtains each sender's query from the responder and one real answer to learn its
 /// size and to serve from the echo servers.
@@ -519,6 +537,16 @@ async fn plan(server: SocketAddr, sources: u16, protocol: Proto) -> Result<(Plan
             ensure!(read_id(&answer, 1) == Some(encode_id(0, 0)));
             ensure!(answer.first() == Some(&0), "not a GameSpy v3 info reply");
             Some((3, 1))
+        }
+        Proto::Quake3 => {
+            let r = ogp_proto::quake3::decode_reply(&answer)
+                .map_err(|e| anyhow!("Quake III answer: {e}"))?
+                .reply;
+            ensure!(
+                r.kind == ogp_proto::quake3::ReplyKind::Status && !r.players.is_empty(),
+                "not a statusResponse with players"
+            );
+            None
         }
     };
     let plan = Plan {
@@ -593,6 +621,7 @@ fn looks_right(protocol: Proto, d: &[u8]) -> bool {
         ),
         Proto::A2s => d.starts_with(b"\xFF\xFF\xFF\xFFI"),
         Proto::Gs3 => d.first() == Some(&0) && d.windows(8).any(|w| w == b"hostname"),
+        Proto::Quake3 => d.starts_with(b"\xFF\xFF\xFF\xFFstatusResponse\n"),
     }
 }
 
@@ -942,6 +971,13 @@ pub fn run(args: &Args) -> Result<()> {
     let cell = StatusCell::new(status);
     let mut config = ResponderConfig::default();
     config.rate = BENCH_RATE;
+    // Quake III answers are all unproven (no challenge): its budgets and the shared
+    // unproven limits out of the way, as `rate` is for the challenged protocols.
+    config.quake3.enabled = true;
+    config.quake3.per_source = RateConfig::new(1e12, 1e12);
+    config.quake3.total = RateConfig::new(1e12, 1e12);
+    config.unproven_rate = BENCH_RATE;
+    config.unproven_total = BENCH_RATE;
     let list = |v: &[String]| v.join(",");
     common::print_command(
         "responder",

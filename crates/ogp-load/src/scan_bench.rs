@@ -13,6 +13,13 @@
 //! /proc every 10 ms; and qstat (`quakestat -f LIST -maxsim M …`) scans the qstat-speakable
 //! part of the list at several `-maxsim` values, and the best run counts. Every loop is
 //! bounded in count and time; children are killed when dropped.
+//!
+//! Quake III (`--quake3-targets`, 10,000 by default): a farm of its own (children on
+//! 127.78.k.1, each socket a responder with Quake III on, as `ogp serve --quake3`), a
+//! list of `quake3 ADDR` for `ogp scan` and of `Q3S ADDR` for qstat (`-q3s`, as fast as
+//! its settings allow: the same `-maxsim` and `-sendinterval` values), and each line of
+//! each scanner's output checked against the served status: a target counts as answered
+//! only when its host name, map, max players and player count are reported as served.
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -80,6 +87,10 @@ pub struct Args {
     /// Time limit of each scan run, in seconds.
     #[arg(long, default_value_t = 600)]
     pub max_seconds: u64,
+    /// Quake III targets (0–200,000; 0 skips the Quake III comparison): responders of
+    /// their own, scanned by `ogp scan` and by qstat `-q3s`, each result checked.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(0..=200_000))]
+    pub quake3_targets: u32,
 }
 
 /// Options of the hidden `ogp-load scan-serve` (one responder child).
@@ -118,10 +129,14 @@ fn protocol_of(mix: &[Option<Protocol>], index: u64) -> Option<Protocol> {
         .unwrap_or(Some(Protocol::Ogp))
 }
 
-fn child_ip(k: u32) -> Ipv4Addr {
+/// The second octet of the mixed farm's addresses, and of the Quake III farm's.
+const MIXED_NET: u8 = 77;
+const QUAKE3_NET: u8 = 78;
+
+fn child_ip(net: u8, k: u32) -> Ipv4Addr {
     Ipv4Addr::new(
         127,
-        77,
+        net,
         u8::try_from(k / 250).unwrap_or(0),
         u8::try_from(k % 250 + 1).unwrap_or(1),
     )
@@ -147,6 +162,9 @@ pub fn serve(args: &ServeArgs) -> Result<()> {
                 };
             let mut config = ResponderConfig::default();
             config.listener = listener;
+            // As `ogp serve --quake3`, where the mix asks for it (budgets as default: one
+            // scanner asks each responder once or twice).
+            config.quake3.enabled = mix.contains(&Some(Protocol::Quake3));
             config.rate = RateConfig::new(1e9, 1e9);
             config.rate_table_capacity = 4;
             let port = u16::try_from(u32::from(FIRST_PORT) + j).unwrap_or(u16::MAX);
@@ -194,16 +212,16 @@ struct Responders {
     failed: Vec<u32>,
 }
 
-fn start_responders(args: &Args, mix: &str) -> Result<Vec<Responders>> {
+/// Children serving `targets` responders of `mix` on 127.`net`.k.1.
+fn start_responders(args: &Args, mix: &str, targets: u32, net: u8) -> Result<Vec<Responders>> {
     let me = std::env::current_exe().context("locating this binary")?;
     let mut out = Vec::new();
     let mut offset = 0u64;
     let mut k = 0u32;
-    while offset < u64::from(args.targets) {
-        let count =
-            u32::try_from((u64::from(args.targets) - offset).min(u64::from(args.per_process)))
-                .unwrap_or(args.per_process);
-        let ip = child_ip(k);
+    while offset < u64::from(targets) {
+        let count = u32::try_from((u64::from(targets) - offset).min(u64::from(args.per_process)))
+            .unwrap_or(args.per_process);
+        let ip = child_ip(net, k);
         let mut child = Kid(Command::new(&me)
             .args([
                 "scan-serve",
@@ -283,6 +301,11 @@ fn farm_cpu(farm: &[u32]) -> Option<Duration> {
 impl Run {
     fn per_second(&self) -> f64 {
         self.targets as f64 / self.seconds.max(1e-6)
+    }
+
+    /// Targets answered (for Quake III: reported correctly) per second.
+    fn answered_per_second(&self) -> f64 {
+        self.answered as f64 / self.seconds.max(1e-6)
     }
 }
 
@@ -428,7 +451,7 @@ pub fn run(args: &Args) -> Result<()> {
     common::print_command(
         "scan",
         &format!(
-            "--targets {} --mix {mix_arg} --rate {} --max-in-flight {} --per-process {} --maxsim {} --sendinterval {} --defaults-targets {}{}",
+            "--targets {} --mix {mix_arg} --rate {} --max-in-flight {} --per-process {} --maxsim {} --sendinterval {} --defaults-targets {} --quake3-targets {}{}",
             args.targets,
             args.rate,
             join(&args.max_in_flight),
@@ -436,12 +459,13 @@ pub fn run(args: &Args) -> Result<()> {
             join(&args.maxsim),
             join(&args.sendinterval),
             args.defaults_targets,
+            args.quake3_targets,
             if args.no_qstat { " --no-qstat" } else { "" },
         ),
     );
     common::print_load("before");
     let t = Instant::now();
-    let children = start_responders(args, &mix_arg)?;
+    let children = start_responders(args, &mix_arg, args.targets, MIXED_NET)?;
     println!(
         "{} responder child process(es) ready in {:.1} s",
         children.len(),
@@ -620,6 +644,11 @@ pub fn run(args: &Args) -> Result<()> {
             }
         }
     }
+    let quake3 = if args.quake3_targets > 0 {
+        Some(quake3_scans(args, &ogp, &dir, limit)?)
+    } else {
+        None
+    };
     common::print_load("after");
     println!("summary:");
     print_run(
@@ -667,7 +696,188 @@ pub fn run(args: &Args) -> Result<()> {
         mb(peak_mixed),
         mixed_run.targets
     );
+    if let Some(Quake3Runs {
+        ours_m,
+        ours,
+        theirs,
+    }) = &quake3
+    {
+        print_run(
+            &format!("  best: ogp scan --max-in-flight {ours_m}, Quake III list"),
+            ours,
+        );
+        if let Some((label, q)) = theirs {
+            print_run(&format!("  best: {label}"), q);
+            println!(
+                "  ratio, Quake III, each at its best: {:.2}x correctly reported targets/s (target >= 1x)",
+                ours.answered_per_second() / q.answered_per_second().max(1e-9)
+            );
+        }
+    }
     Ok(())
+}
+
+/// What the Quake III farm serves, as a scanner must report it.
+struct Served {
+    host: String,
+    map: String,
+    /// `sv_maxclients`: slots and reserved slots.
+    max_clients: u64,
+    /// `slot_max` as `ogp scan` reads it back (`sv_maxclients` less `sv_privateClients`).
+    slot_max: u64,
+    players: u64,
+}
+
+static SERVED: std::sync::OnceLock<Served> = std::sync::OnceLock::new();
+
+fn served() -> Result<&'static Served> {
+    if let Some(s) = SERVED.get() {
+        return Ok(s);
+    }
+    let st = common::status()?;
+    let slot_max = u64::from(st.slot_max.context("state without slot_max")?);
+    let s = Served {
+        host: st.host_name.context("state without host_name")?.to_string(),
+        map: st.map.context("state without map")?.name.to_string(),
+        max_clients: slot_max + u64::from(st.reserved_slots.unwrap_or(0)),
+        slot_max,
+        players: st.players.map_or(0, |p| p.len() as u64),
+    };
+    Ok(SERVED.get_or_init(|| s))
+}
+
+/// An `ogp scan --json` line that reports a Quake III target as served.
+fn quake3_ogp_correct(line: &str) -> bool {
+    let (Some(s), Ok(v)) = (
+        SERVED.get(),
+        serde_json::from_str::<serde_json::Value>(line),
+    ) else {
+        return false;
+    };
+    let st = &v["status"];
+    v["ok"] == true
+        && v["protocol"] == "quake3"
+        && st["host_name"].as_str() == Some(s.host.as_str())
+        && st["map"]["name"].as_str() == Some(s.map.as_str())
+        && st["slot_max"].as_u64() == Some(s.slot_max)
+        && st["players"].as_array().map(|p| p.len() as u64) == Some(s.players)
+}
+
+/// A qstat `-raw , -nh` server line (`Q3S,ADDR,NAME,MAP,MAX,PLAYERS,PING,RETRIES`) that
+/// reports a target as served. qstat rewrites bytes ≥ 0x80 of the name (its Quake III
+/// character set), so the name is compared up to its first non-ASCII character.
+fn quake3_qstat_correct(line: &str) -> bool {
+    let Some(s) = SERVED.get() else {
+        return false;
+    };
+    let f: Vec<&str> = line.split(',').collect();
+    let ascii_prefix: String = s.host.chars().take_while(char::is_ascii).collect();
+    f.len() >= 8
+        && f[0] == "Q3S"
+        && f[2].starts_with(&ascii_prefix)
+        && f[3] == s.map
+        && f[4].parse::<u64>().ok() == Some(s.max_clients)
+        && f[5].parse::<u64>().ok() == Some(s.players)
+}
+
+/// The best Quake III runs: `ogp scan` (with its `--max-in-flight`) and qstat (with its
+/// settings), if qstat ran.
+struct Quake3Runs {
+    ours_m: u32,
+    ours: Run,
+    theirs: Option<(String, Run)>,
+}
+
+/// The Quake III comparison: its farm, its lists, `ogp scan` at each `--max-in-flight`
+/// and qstat `-q3s` at each `-maxsim` and `-sendinterval`; the best run of each.
+fn quake3_scans(args: &Args, ogp: &Path, dir: &Path, limit: Duration) -> Result<Quake3Runs> {
+    served()?;
+    let t = Instant::now();
+    let children = start_responders(args, "quake3", args.quake3_targets, QUAKE3_NET)?;
+    println!(
+        "quake3: {} responder child process(es) ready in {:.1} s",
+        children.len(),
+        t.elapsed().as_secs_f64()
+    );
+    let (ours_list, qstat_list) = (dir.join("quake3.txt"), dir.join("quake3-qstat.txt"));
+    let mut n = 0u64;
+    {
+        let mut a = std::io::BufWriter::new(std::fs::File::create(&ours_list)?);
+        let mut q = std::io::BufWriter::new(std::fs::File::create(&qstat_list)?);
+        for c in &children {
+            for j in (0..c.count).filter(|j| !c.failed.contains(j)) {
+                let port = u32::from(FIRST_PORT) + j;
+                writeln!(a, "quake3 {}:{port}", c.ip)?;
+                writeln!(q, "Q3S {}:{port}", c.ip)?;
+                n += 1;
+            }
+        }
+        a.flush()?;
+        q.flush()?;
+    }
+    let farm: Vec<u32> = children.iter().map(|c| c.kid.0.id()).collect();
+    let mut ours: Option<(u32, Run)> = None;
+    for &m in &args.max_in_flight {
+        println!(
+            "quake3 scanner: {} scan --json LIST --rate {} --max-in-flight {m}",
+            ogp.display(),
+            args.rate
+        );
+        let mut c = Command::new(ogp);
+        c.arg("scan")
+            .arg("--json")
+            .arg(&ours_list)
+            .args(["--rate", &args.rate.to_string()])
+            .args(["--max-in-flight", &m.to_string()])
+            .env_remove("OGP_LOG");
+        let r = run_child(c, n, limit, quake3_ogp_correct, &farm)?;
+        print_run("ogp scan, Quake III list", &r);
+        println!("  {}", r.summary);
+        if ours
+            .as_ref()
+            .is_none_or(|(_, b)| r.answered_per_second() > b.answered_per_second())
+        {
+            ours = Some((m, r));
+        }
+    }
+    let (ours_m, ours) = ours.context("--max-in-flight names no value")?;
+    let mut theirs: Option<(String, Run)> = None;
+    if !args.no_qstat {
+        for &si in &args.sendinterval {
+            for &m in &args.maxsim {
+                let mut c = Command::new(&args.qstat_bin);
+                c.arg("-f")
+                    .arg(&qstat_list)
+                    .args(["-maxsim", &m.to_string(), "-sendinterval", &si.to_string()])
+                    .args(["-retry", "1", "-interval", "0.3", "-raw", ",", "-nh"]);
+                let label = format!("qstat -q3s -maxsim {m} -sendinterval {si}");
+                println!(
+                    "quake3 qstat: {} -f LIST -maxsim {m} -sendinterval {si} -retry 1 -interval 0.3 -raw , -nh",
+                    args.qstat_bin.display()
+                );
+                let r = match run_child(c, n, limit, quake3_qstat_correct, &farm) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        println!("  {label} failed: {e:#}");
+                        continue;
+                    }
+                };
+                print_run(&label, &r);
+                if theirs
+                    .as_ref()
+                    .is_none_or(|(_, b)| r.answered_per_second() > b.answered_per_second())
+                {
+                    theirs = Some((label, r));
+                }
+            }
+        }
+    }
+    drop(children);
+    Ok(Quake3Runs {
+        ours_m,
+        ours,
+        theirs,
+    })
 }
 
 /// Removes a directory when dropped.
@@ -692,5 +902,26 @@ mod tests {
         assert_eq!(protocol_of(&mix, 4), Some(Protocol::OgpDraft));
         assert!(parse_mix("ogp,nosuch").is_err());
         assert!(parse_mix(" , ").is_err());
+    }
+
+    /// The Quake III checks accept a line only when it reports the served status: the
+    /// lines here are what `ogp scan --json` and `quakestat -raw , -nh` printed for an
+    /// `ogp serve --quake3` of the same state.
+    #[test]
+    fn quake3_lines_count_only_when_they_report_the_served_status() {
+        served().unwrap();
+        let ogp = r#"{"schema":1,"protocol":"quake3","ok":true,"status":{"host_name":"Demo Arena #1 – Ünïcödé ✓","map":{"name":"Harbor"},"slot_max":24,"players":[{"name":"Alice"},{"name":"Bob the Bot"},{"name":"Zoë"}]}}"#;
+        assert!(quake3_ogp_correct(ogp));
+        assert!(!quake3_ogp_correct(&ogp.replace("Harbor", "Canyon")));
+        assert!(!quake3_ogp_correct(&ogp.replace(r#",{"name":"Zoë"}"#, "")));
+        assert!(!quake3_ogp_correct(
+            &ogp.replace("\"ok\":true", "\"ok\":false")
+        ));
+        let qstat = "Q3S,127.78.0.1:10000,Demo Arena #1 B(1 CnC/cC6dC) B1,Harbor,26,3,0,0";
+        assert!(quake3_qstat_correct(qstat));
+        assert!(!quake3_qstat_correct(&qstat.replace(",3,0,0", ",2,0,0")));
+        assert!(!quake3_qstat_correct(&qstat.replace("Harbor", "Canyon")));
+        assert!(!quake3_qstat_correct("Q3S,127.78.0.1:10000,DOWN"));
+        assert!(!quake3_qstat_correct("Alice,1200,35"));
     }
 }

@@ -1,8 +1,8 @@
 //! The answer cache of `Responder::handle_shared`: answers built once per status
 //! snapshot and reused with the per-query bytes patched in are byte for byte the answers
 //! built afresh (`handle_on` with a plain `&Status`), for every protocol's common answer
-//! and whatever the RequestID, session id or source; a new snapshot is answered from the
-//! new status at once.
+//! and whatever the RequestID, session id or source (Quake III replies to requests without
+//! a challenge included); a new snapshot is answered from the new status at once.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -19,6 +19,9 @@ fn responder(t0: Instant) -> Responder {
     let mut config = ResponderConfig::default();
     config.rate = RateConfig::new(1.0e9, 1.0e9);
     config.unproven_rate = RateConfig::new(1.0e9, 1.0e9);
+    config.quake3.enabled = true;
+    config.quake3.per_source = RateConfig::new(1.0e9, 1.0e9);
+    config.quake3.total = RateConfig::new(1.0e9, 1.0e9);
     Responder::new(config, [5; 32], t0)
 }
 
@@ -70,6 +73,17 @@ fn requests(
         ),
         ("a2s rules", [b"\xFF\xFF\xFF\xFFV".as_slice(), &c].concat()),
         ("gs3 full", gs3),
+        // Quake III: cached without a challenge, built afresh with one.
+        ("q3 getstatus", b"\xFF\xFF\xFF\xFFgetstatus".to_vec()),
+        ("q3 getinfo", b"\xFF\xFF\xFF\xFFgetinfo".to_vec()),
+        (
+            "q3 getstatus challenged",
+            [
+                b"\xFF\xFF\xFF\xFFgetstatus c".as_slice(),
+                n.to_string().as_bytes(),
+            ]
+            .concat(),
+        ),
     ]
 }
 

@@ -2,7 +2,7 @@
 //! * random replies (variables and player lines of every dialect's shape) encode and
 //!   decode to themselves;
 //! * random statuses keep host name, map, slots, and player names (raw and plain),
-//!   scores, pings and teams through the wire and back;
+//!   scores, pings and teams (DarkPlaces, Warsow) through the wire and back;
 //! * random and mutated bytes (from the captures) never panic the request and reply
 //!   decoders or the client machine, and every error and warning points into the input.
 
@@ -148,6 +148,7 @@ proptest! {
         private in 0u32..8,
         names in proptest::collection::vec(info_text(0, 16).prop_map(|t| Text::from(t.replace('"', ""))), 0..40),
         team in proptest::option::of(-2i32..4),
+        game in proptest::sample::select(vec!["Xonotic", "Warsow", "baseoa"]),
     ) {
         let plain = ogp_proto::quake3::color::strip(&host);
         // `^^11` strips to `^1`, which is a code again: such a plain name has no wire form.
@@ -157,6 +158,7 @@ proptest! {
         s.map = Some(MapInfo::named(map.as_str()));
         s.slot_max = Some(max);
         s.reserved_slots = Some(private);
+        s.game_name = Some(game.into());
         s.players = Some(names.iter().enumerate().map(|(i, raw)| {
             let plain = ogp_proto::quake3::color::strip(raw);
             let mut p = Player::named(plain.as_str());
@@ -165,7 +167,8 @@ proptest! {
             }
             p.score = Some(i as i32 - 5);
             p.ping = Some(i as u32 * 7);
-            p.team = team;
+            // Only DarkPlaces and Warsow lines carry a team (ioquake3's do not).
+            p.team = team.filter(|_| game != "baseoa");
             p
         }).collect());
         let bytes = status_to_reply(&s, ReplyKind::Status).to_bytes();

@@ -91,6 +91,32 @@ fn answers_getinfo_and_getstatus_with_the_challenge() {
     assert_eq!(d.players[2].before, ["2", "0"]);
 }
 
+/// Players with teams: ioquake3-style games get `score ping "name"` (what qstat, gamedig
+/// and opengsq all read: the last two take a team column before the name for the name),
+/// DarkPlaces games the team before the name, Warsow after it.
+#[test]
+fn the_team_column_is_written_only_in_the_dialects_that_have_one() {
+    let mut r = responder(true);
+    let mut out = Transmits::default();
+    let now = Instant::now();
+    for (game, before, after) in [
+        ("baseoa", &["0", "0"][..], &[][..]),
+        ("Quake3Arena", &["0", "0"][..], &[][..]),
+        ("Xonotic", &["0", "0", "1"][..], &[][..]),
+        ("DarkPlaces-Quake", &["0", "0", "1"][..], &[][..]),
+        ("Warsow", &["0", "0"][..], &["1"][..]),
+    ] {
+        let mut s = status(1);
+        s.game_name = Some(game.into());
+        s.players.as_mut().unwrap()[0].team = Some(1);
+        r.handle(now, src(1), b"\xff\xff\xff\xffgetstatus", &s, &mut out);
+        let d = decode_reply(out.iter().next().unwrap()).unwrap().reply;
+        assert_eq!(d.players[0].before, before, "{game}");
+        assert_eq!(d.players[0].after, after, "{game}");
+        assert_eq!(d.players[0].name.as_str(), "player number 0", "{game}");
+    }
+}
+
 #[test]
 fn a_request_cannot_inject_variables() {
     let mut r = responder(true);

@@ -361,3 +361,51 @@ pub fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
 pub fn ascii(s: &str) -> String {
     s.chars().filter(char::is_ascii).collect()
 }
+
+/// What gamedig makes of a UTF-8 string: its bytes decoded as Windows-1252 (gamedig's
+/// "latin1" decoder), bytes that code page leaves undefined as U+FFFD.
+pub fn as_cp1252(s: &str) -> String {
+    s.bytes().map(cp1252).collect()
+}
+
+/// Windows-1252 for 0x80–0x9F (None: undefined there).
+fn cp1252(b: u8) -> char {
+    const HIGH: [Option<char>; 32] = [
+        Some('€'),
+        None,
+        Some('‚'),
+        Some('ƒ'),
+        Some('„'),
+        Some('…'),
+        Some('†'),
+        Some('‡'),
+        Some('ˆ'),
+        Some('‰'),
+        Some('Š'),
+        Some('‹'),
+        Some('Œ'),
+        None,
+        Some('Ž'),
+        None,
+        None,
+        Some('‘'),
+        Some('’'),
+        Some('“'),
+        Some('”'),
+        Some('•'),
+        Some('–'),
+        Some('—'),
+        Some('˜'),
+        Some('™'),
+        Some('š'),
+        Some('›'),
+        Some('œ'),
+        None,
+        Some('ž'),
+        Some('Ÿ'),
+    ];
+    match b {
+        0x80..=0x9f => HIGH[usize::from(b - 0x80)].unwrap_or('\u{fffd}'),
+        _ => char::from(b),
+    }
+}

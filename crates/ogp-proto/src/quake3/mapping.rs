@@ -23,7 +23,10 @@
 //! Back to the wire, the rules are written in order, with the variables above set from
 //! the model where the model says otherwise (an edited host name wins over the raw one
 //! it no longer matches). Teams go after the name when `gamename` is `Warsow`, before it
-//! otherwise.
+//! for DarkPlaces games (`Xonotic`, `Nexuiz`, `DarkPlaces-…`), and nowhere otherwise:
+//! other engines write ioquake3's `score ping "name"`, the only player line that qstat,
+//! gamedig and opengsq all read (gamedig and opengsq take a team column before the name
+//! for the name).
 
 use super::color;
 use super::wire::{PlayerLine, Reply, ReplyKind};
@@ -278,10 +281,14 @@ pub fn status_to_vars(status: &Status, kind: ReplyKind) -> Vec<(Text, Text)> {
 
 /// The player lines for `status`.
 pub fn status_to_players(status: &Status) -> Vec<PlayerLine> {
-    let warsow = status
-        .game_name
-        .as_deref()
-        .is_some_and(|g| g.eq_ignore_ascii_case("warsow"));
+    let game = status.game_name.as_deref().unwrap_or_default();
+    let warsow = game.eq_ignore_ascii_case("warsow");
+    let darkplaces = ["xonotic", "nexuiz"]
+        .iter()
+        .any(|g| game.eq_ignore_ascii_case(g))
+        || game
+            .get(..10)
+            .is_some_and(|p| p.eq_ignore_ascii_case("darkplaces"));
     let players = status.players.as_deref().unwrap_or_default();
     players
         .iter()
@@ -296,7 +303,7 @@ pub fn status_to_players(status: &Status) -> Vec<PlayerLine> {
             if let Some(t) = p.team {
                 if warsow {
                     after.push(Text::from(t.to_string()));
-                } else {
+                } else if darkplaces {
                     before.push(Text::from(t.to_string()));
                 }
             }

@@ -28,7 +28,8 @@ use super::mapping::status_to_reply;
 use super::wire::{decode_request, Command, Reply};
 use crate::guard::{protocol_id, RateConfig, RateDecision, RateLimiter, TokenBucket};
 use crate::responder_core::{
-    ignorable_outcome, AnswerKind, Context, DropReason, Incoming, ProtocolResponder, Unanswered,
+    ignorable_outcome, AnswerKind, Cached, Context, DropReason, Incoming, ProtocolResponder,
+    Unanswered,
 };
 use crate::text::Text;
 
@@ -106,6 +107,10 @@ struct Budgets {
 pub struct Q3Responder {
     config: Q3Config,
     budgets: Option<Budgets>,
+    /// The replies to requests without a challenge (qstat's `getstatus`), kept while the
+    /// status is the same snapshot: a hit copies bytes.
+    info_cache: Cached,
+    status_cache: Cached,
 }
 
 impl Q3Responder {
@@ -114,6 +119,8 @@ impl Q3Responder {
         Self {
             config,
             budgets: None,
+            info_cache: Cached::default(),
+            status_cache: Cached::default(),
         }
     }
 
@@ -224,12 +231,32 @@ impl ProtocolResponder for Q3Responder {
             Ok(r) => r,
             Err(_) => return Q3Outcome::Ignored(Unanswered::malformed("not a valid request")),
         };
+        let generation = cx.generation;
         let (status, keys, out) = cx.parts();
-        let kind = request.command.reply();
-        let reply = status_to_reply(status, kind);
         let max = self.config.max_reply_bytes.max(64);
+        // Without a challenge the reply depends on the status alone: cached.
+        let cache = match (&request.challenge, request.command) {
+            (Some(_), _) => None,
+            (None, Command::GetInfo) => Some(&mut self.info_cache),
+            (None, Command::GetStatus) => Some(&mut self.status_cache),
+        };
         let buf = out.push_buf();
-        let truncated = encode_fitting(reply, request.challenge.as_ref(), max, buf);
+        let hit = cache.as_ref().and_then(|c| {
+            let d = c.get(generation)?.first()?;
+            buf.extend_from_slice(d);
+            Some(c.flag)
+        });
+        let truncated = match (hit, cache) {
+            (Some(flag), _) => flag,
+            (None, cache) => {
+                let reply = status_to_reply(status, request.command.reply());
+                let truncated = encode_fitting(reply, request.challenge.as_ref(), max, buf);
+                if let Some(c) = cache {
+                    c.store(generation, [buf.as_slice()], truncated);
+                }
+                truncated
+            }
+        };
         let bytes = buf.len();
         if bytes == 0 || !self.pay(now, ip, bytes, keys) {
             out.clear();
