@@ -230,6 +230,20 @@ fn the_write_api_refuses_private_addresses() {
 fn added_servers_are_polled_and_listed_only_after_a_good_poll() {
     let dir = TempDir::new("added-polled");
     let db = format!("sqlite://{}", dir.0.join("m.db").display());
+    polled_and_listed(&dir, &db);
+}
+
+/// The same on PostgreSQL (a throwaway cluster, scripts/install-postgres.sh): the
+/// migration, the statements that add, release and list added servers.
+#[test]
+fn added_servers_on_postgres() {
+    let pg = ogp_testkit::postgres::Cluster::start();
+    let dir = TempDir::new("added-pg");
+    polled_and_listed(&dir, &pg.url());
+}
+
+fn polled_and_listed(dir: &TempDir, db: &str) {
+    let db = db.to_owned();
     let served = serve_with(
         "added-a",
         &state_with_favicon("Config Craft"),

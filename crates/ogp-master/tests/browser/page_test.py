@@ -539,48 +539,48 @@ def check_minecraft(page, api, items, shots):
     name formatted as text; the list shows the name as literal text."""
     crafted = [i for i in items if "\u00a7" in (i.get("name") or "")]
     if not crafted:
-        fail("check 6: no server whose name has a \u00a7 code is listed: the favicon check needs one")
+        fail("check 5b: no server whose name has a \u00a7 code is listed: the favicon check needs one")
     item = crafted[0]
     addr = item["addr"]
     detail = api.server(addr)
     favicon = (detail.get("status") or {}).get("rules", {}).get("favicon")
     if not (isinstance(favicon, str) and favicon.startswith("data:image/png;base64,")):
-        fail(f"check 6: {addr} has no favicon rule in the API: {favicon!r}")
+        fail(f"check 5b: {addr} has no favicon rule in the API: {favicon!r}")
     page.load("/")
     rows = {r["addr"]: r for r in page.all_rows()}
     if addr not in rows or rows[addr]["name"] != shown(item["name"]):
-        fail(f"check 6: the row of {addr} is {rows.get(addr)!r}, want the name {shown(item['name'])!r} as text")
+        fail(f"check 5b: the row of {addr} is {rows.get(addr)!r}, want the name {shown(item['name'])!r} as text")
     open_details(page, addr)
     img = page.wait(lambda: page.js(
         "const i = document.querySelector('#d-title img#d-favicon'); return i && i.complete ? i : null"),
-        f"check 6: the favicon of {addr} in the details")
+        f"check 5b: the favicon of {addr} in the details")
     src, width = page.js("return [arguments[0].getAttribute('src'), arguments[0].naturalWidth]", img)
     if src != favicon:
-        fail(f"check 6: the favicon's src is {src[:60]!r}…, want the rule's data URL")
+        fail(f"check 5b: the favicon's src is {src[:60]!r}…, want the rule's data URL")
     if width != 1:
-        fail(f"check 6: the favicon did not decode (naturalWidth {width}, want 1)")
+        fail(f"check 5b: the favicon did not decode (naturalWidth {width}, want 1)")
     imgs = page.js("return document.querySelectorAll('#details-view img').length")
     if imgs != 1:
-        fail(f"check 6: {imgs} img elements in the details, want only the favicon")
+        fail(f"check 5b: {imgs} img elements in the details, want only the favicon")
     motd = page.js("return document.getElementById('d-motd').textContent")
     want = shown(MC_CODE.sub("", detail.get("status", {}).get("host_name_raw") or detail["name"]))
     if motd != want:
-        fail(f"check 6: the MOTD shows {motd!r}, want {want!r}")
+        fail(f"check 5b: the MOTD shows {motd!r}, want {want!r}")
     green = page.js("return Array.from(document.querySelectorAll('#d-motd span.mc-a')).map((s) => s.textContent).join('')")
     if not green.startswith("Green"):
-        fail(f"check 6: no green span for \u00a7a (got {green!r})")
+        fail(f"check 5b: no green span for \u00a7a (got {green!r})")
     bold = page.js("return Array.from(document.querySelectorAll('#d-motd span.mc-l')).map((s) => s.textContent).join('')")
     if bold != "Bold":
-        fail(f"check 6: the \u00a7l span says {bold!r}, want 'Bold'")
+        fail(f"check 5b: the \u00a7l span says {bold!r}, want 'Bold'")
     colour = page.js("return getComputedStyle(document.querySelector('#d-motd span.mc-a')).color")
     if colour != "rgb(85, 255, 85)":
-        fail(f"check 6: the \u00a7a span is {colour}, want rgb(85, 255, 85)")
+        fail(f"check 5b: the \u00a7a span is {colour}, want rgb(85, 255, 85)")
     markup = page.js("return document.querySelectorAll('#d-title script, #d-title b, #main script').length")
     if markup:
-        fail(f"check 6: {markup} element(s) made from the MOTD's markup")
-    page.no_pwn("check 6, details")
+        fail(f"check 5b: {markup} element(s) made from the MOTD's markup")
+    page.no_pwn("check 5b, details")
     full_screenshot(page, os.path.join(shots, "details-favicon.png"))
-    ok(f"check 6: {addr} shows its favicon (decoded, src = the rule) and its \u00a7-formatted MOTD as text, no markup, window.__pwned unset")
+    ok(f"check 5b: {addr} shows its favicon (decoded, src = the rule) and its \u00a7-formatted MOTD as text, no markup, window.__pwned unset")
 
 
 def full_screenshot(page, path, max_height=6000):
