@@ -351,8 +351,10 @@ fn state_with(name: &str, players: Option<Value>) -> String {
 
 /// The page in real headless Chromium (crates/ogp-master/tests/browser/page_test.py,
 /// selenium from scripts/install-browser.sh): its rows equal the API's, sorting,
-/// filters in the URL, a games-catalogue name shown and filtered by, the details view with players and the history chart, hostile
-/// names shown as text; screenshots in target/screenshots/.
+/// filters in the URL, a games-catalogue name shown and filtered by, the details view
+/// with players and the history chart, hostile names shown as text, a server added in
+/// the config file shown with its favicon and its `§`-formatted MOTD as text;
+/// screenshots in target/screenshots/.
 #[test]
 fn the_page_in_headless_chromium() {
     if !common::enabled("the_page_in_headless_chromium") {
@@ -366,10 +368,22 @@ fn the_page_in_headless_chromium() {
         );
     }
     let dir = TempDir::new("master-page");
+    // a server the operator adds in the config file (no heartbeat), with a favicon
+    // rule and a hostile MOTD with `§` codes: the page shows the image and the text
+    let crafted = serve_with(
+        "page-crafted",
+        &common::master::state_with_favicon(common::master::CRAFTED_NAME),
+        &[],
+        ogp_ready,
+    );
     let cfg = dir.0.join("master.toml");
     std::fs::write(
         &cfg,
-        "poll_interval_secs = 1\nhistory_resolution_secs = 1\nrefresh_ms = 300\n",
+        format!(
+            "poll_interval_secs = 1\nhistory_resolution_secs = 1\nrefresh_ms = 300\n\
+             [[server]]\naddr = \"127.0.0.1:{}\"\nprotocol = \"a2s\"\n",
+            crafted.port
+        ),
     )
     .unwrap();
     let db = format!("sqlite://{}", dir.0.join("master.db").display());
@@ -400,7 +414,8 @@ fn the_page_in_headless_chromium() {
             serve_with(&format!("page{i}"), &state, &["--master", &udp], ogp_ready)
         })
         .collect();
-    let want: Vec<String> = servers.iter().map(addr_of).collect();
+    let mut want: Vec<String> = servers.iter().map(addr_of).collect();
+    want.push(addr_of(&crafted));
     wait_for(
         "the servers listed and polled, with history",
         Duration::from_secs(40),

@@ -596,10 +596,68 @@
     return svg('svg', { id: 'history-chart', class: 'chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-labelledby': 'chart-title', preserveAspectRatio: 'xMidYMid meet' }, ...children);
   }
 
+  // ---- Minecraft: the formatted MOTD and the favicon -----------------------------------
+
+  // A name with Minecraft's `§` formatting codes as DOM nodes: text nodes in spans whose
+  // classes (mc-0 … mc-f colours, mc-l bold, mc-m strike, mc-n underline, mc-o italic,
+  // mc-k obfuscated) come from the codes; never markup. A `§` and the character after it
+  // are not shown; lines are separated by <br>.
+  const MC_COLOURS = '0123456789abcdef';
+  const MC_STYLES = 'klmno';
+  function motdNodes(raw) {
+    const out = [];
+    let colour = null;
+    let styles = new Set();
+    let run = '';
+    const flush = () => {
+      if (run === '') return;
+      const cls = [colour === null ? null : `mc-${colour}`, ...[...styles].map((c) => `mc-${c}`)].filter(Boolean);
+      out.push(cls.length ? el('span', { class: `mc ${cls.join(' ')}` }, run) : txt(run));
+      run = '';
+    };
+    const chars = Array.from(String(raw));
+    for (let i = 0; i < chars.length; i++) {
+      const c = chars[i];
+      if (c === '\u00a7') {
+        flush();
+        const code = (chars[i + 1] || '').toLowerCase();
+        i++;
+        if (MC_COLOURS.includes(code) && code !== '') { colour = code; styles = new Set(); }
+        else if (MC_STYLES.includes(code) && code !== '') styles.add(code);
+        else if (code === 'r') { colour = null; styles = new Set(); }
+      } else if (c === '\n') {
+        flush();
+        out.push(el('br'));
+      } else {
+        run += c;
+      }
+    }
+    flush();
+    return out;
+  }
+
+  // A favicon the page shows: a PNG data URL (the `favicon` rule of Minecraft servers),
+  // whose prefix and base64 alphabet are checked; set as an img's src only.
+  const FAVICON = /^data:image\/png;base64,[A-Za-z0-9+/]+={0,2}$/;
+  const MAX_FAVICON = 65536;
+  function faviconOf(st) {
+    const f = st && st.rules && typeof st.rules === 'object' ? st.rules.favicon : undefined;
+    return typeof f === 'string' && f.length <= MAX_FAVICON && FAVICON.test(f) ? f : null;
+  }
+
   function renderDetails(item) {
     const st = item.status && typeof item.status === 'object' ? item.status : {};
     const name = item.name || st.host_name || item.addr;
-    $('d-title').replaceChildren(txt(name));
+    const raw = typeof st.host_name_raw === 'string' && st.host_name_raw !== '' ? st.host_name_raw : name;
+    const fav = faviconOf(st);
+    const title = [];
+    if (fav) {
+      const img = el('img', { id: 'd-favicon', class: 'favicon', alt: '', width: '64', height: '64' });
+      img.src = fav;
+      title.push(img);
+    }
+    title.push(el('span', { id: 'd-motd', class: 'motd' }, motdNodes(raw)));
+    $('d-title').replaceChildren(...title);
     document.title = `${clean(name)} – ogp master`;
     const body = [];
 
@@ -660,7 +718,9 @@
         ? el('div', { class: 'table-wrap small' }, el('table', { class: 'grid t-rules', id: 'd-rules' },
           el('thead', null, el('tr', null, el('th', { scope: 'col' }, 'Rule'), el('th', { scope: 'col' }, 'Value'))),
           el('tbody', null, keys.map((r) => el('tr', null, el('td', { 'data-key': 'rule' }, r),
-            el('td', { 'data-key': 'value' }, isScalar(st.rules[r]) ? fmtScalar('', st.rules[r]) : JSON.stringify(st.rules[r])))))))
+            el('td', { 'data-key': 'value' }, r === 'favicon' && typeof st.rules[r] === 'string' && st.rules[r].length > 80
+              ? `${st.rules[r].slice(0, 40)}… (${fmtBytes(st.rules[r].length)})`
+              : isScalar(st.rules[r]) ? fmtScalar('', st.rules[r]) : JSON.stringify(st.rules[r])))))))
         : el('p', { class: 'muted' }, 'No rules.')));
     }
     if (!item.status) body.push(el('p', { class: 'muted' }, 'The master has no status for this server yet.'));

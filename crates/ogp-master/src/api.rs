@@ -1,7 +1,10 @@
 //! The HTTP side: the JSON API (`/api/v1/…`, described by `/api/v1/openapi.json`), the
 //! page at `/`, and `/metrics`. Answers carry an ETag (the list's version and the
 //! query), are gzip-compressed when the client accepts it, and allow any origin (CORS)
-//! since they are public and read-only.
+//! for GET since they are public. The write API (`POST /api/v1/servers`, `DELETE
+//! /api/v1/servers/{addr}`: servers an operator adds) is off without the config's
+//! `api_token`, takes only `Authorization: Bearer TOKEN` (compared in constant time) and
+//! is not open to other origins.
 
 use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -174,8 +177,8 @@ fn router(shared: Shr) -> Router {
         .allow_methods([axum::http::Method::GET])
         .expose_headers([header::ETAG]);
     Router::new()
-        .route("/api/v1/servers", get(servers))
-        .route("/api/v1/servers/{addr}", get(server))
+        .route("/api/v1/servers", get(servers).post(add_server))
+        .route("/api/v1/servers/{addr}", get(server).delete(remove_server))
         .route("/api/v1/stats", get(stats))
         .route(
             "/api/v1/openapi.json",
@@ -432,6 +435,158 @@ async fn server(
         o.insert("history".into(), Value::Array(points));
     }
     json_response(v.to_string(), Some(etag))
+}
+
+/// The write API's gate: off (403) without `api_token` in the config, 401 without the
+/// right bearer token; `None` when the request may go on.
+fn refusal(shared: &Shared, headers: &HeaderMap) -> Option<Response> {
+    let Some(token) = shared.config.api_token.as_deref() else {
+        return Some(error(
+            StatusCode::FORBIDDEN,
+            "the write API is off: the master's config has no api_token",
+        ));
+    };
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .map(HeaderValue::as_bytes);
+    if crate::added::authorized(given, token) {
+        return None;
+    }
+    let mut r = error(
+        StatusCode::UNAUTHORIZED,
+        "a bearer token is needed: Authorization: Bearer TOKEN (the config's api_token)",
+    );
+    r.headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    Some(r)
+}
+
+/// `POST /api/v1/servers`: adds a server to poll (JSON `{"addr", "protocol"}`); it is
+/// listed after its first good poll.
+async fn add_server(State(shared): State<Shr>, headers: HeaderMap, req: Request) -> Response {
+    if let Some(r) = refusal(&shared, &headers) {
+        return r;
+    }
+    let Ok(body) = axum::body::to_bytes(req.into_body(), crate::added::MAX_BODY_BYTES).await else {
+        return error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!("body: longer than {} bytes", crate::added::MAX_BODY_BYTES),
+        );
+    };
+    let added = match crate::added::parse_body(&body, shared.config.allow_private) {
+        Ok(a) => a,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &e),
+    };
+    let _writing = shared.writing.lock().await;
+    let existing = match shared.store.added_servers().await {
+        Ok(x) => x,
+        Err(e) => {
+            tracing::warn!("reading the added servers: {e:#}");
+            return error(StatusCode::SERVICE_UNAVAILABLE, "database unavailable");
+        }
+    };
+    let key = added.addr.to_string();
+    let body = |state: &str| {
+        json!({ "addr": key, "protocol": added.protocol.name(), "added": state }).to_string()
+    };
+    match existing
+        .iter()
+        .find(|(a, _)| *a == key)
+        .map(|(_, s)| s.as_str())
+    {
+        Some(crate::store::SOURCE_CONFIG) => {
+            return error(
+                StatusCode::CONFLICT,
+                "this server is added in the master's config file",
+            )
+        }
+        Some(_) => {}
+        None => {
+            let api = existing
+                .iter()
+                .filter(|(_, s)| s == crate::store::SOURCE_API)
+                .count();
+            if api >= shared.config.max_added_servers {
+                return error(
+                    StatusCode::CONFLICT,
+                    &format!(
+                        "max_added_servers ({}) reached: remove one first",
+                        shared.config.max_added_servers
+                    ),
+                );
+            }
+        }
+    }
+    let new = existing.iter().all(|(a, _)| *a != key);
+    if let Err(e) = shared
+        .store
+        .add_servers(
+            std::slice::from_ref(&added),
+            crate::store::SOURCE_API,
+            crate::now_ms(),
+        )
+        .await
+    {
+        tracing::warn!("adding {key}: {e:#}");
+        return error(StatusCode::SERVICE_UNAVAILABLE, "database unavailable");
+    }
+    tracing::info!("{key} added through the API ({})", added.protocol);
+    let code = if new {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    (
+        code,
+        [(header::CONTENT_TYPE, "application/json")],
+        body(if new { "new" } else { "again" }),
+    )
+        .into_response()
+}
+
+/// `DELETE /api/v1/servers/{addr}`: stops polling a server the API added; it leaves
+/// the list unless it registers.
+async fn remove_server(
+    State(shared): State<Shr>,
+    Path(addr): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    if let Some(r) = refusal(&shared, &headers) {
+        return r;
+    }
+    let Ok(a) = addr.parse::<SocketAddr>() else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "not an address (IP:PORT, [IPv6]:PORT)",
+        );
+    };
+    let _writing = shared.writing.lock().await;
+    let t = &shared.timers;
+    match shared
+        .store
+        .release_server(a, crate::store::SOURCE_API, crate::now_ms(), *t)
+        .await
+    {
+        Ok(true) => {
+            tracing::info!("{a} removed through the API");
+            StatusCode::NO_CONTENT.into_response()
+        }
+        Ok(false) => match shared.store.added_servers().await {
+            Ok(x) if x.iter().any(|(k, _)| *k == a.to_string()) => error(
+                StatusCode::CONFLICT,
+                "this server is added in the master's config file: remove it there",
+            ),
+            Ok(_) => error(
+                StatusCode::NOT_FOUND,
+                "no server added through the API at this address",
+            ),
+            Err(_) => error(StatusCode::SERVICE_UNAVAILABLE, "database unavailable"),
+        },
+        Err(e) => {
+            tracing::warn!("removing {a}: {e:#}");
+            error(StatusCode::SERVICE_UNAVAILABLE, "database unavailable")
+        }
+    }
 }
 
 async fn stats(State(shared): State<Shr>, headers: HeaderMap) -> Response {

@@ -26,6 +26,7 @@ use serde::Deserialize;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+mod added;
 pub mod api;
 mod assets;
 pub mod list;
@@ -34,6 +35,7 @@ mod poller;
 pub mod store;
 mod udp;
 
+pub use added::ServerEntry;
 use list::List;
 use metrics::Metrics;
 use store::{Store, Timers};
@@ -111,7 +113,8 @@ pub struct MasterConfig {
     /// (default 30000).
     pub http_idle_timeout_ms: u64,
     /// HTTP: largest request body (default 16384); a longer one is refused with 413
-    /// before it is read. The API only answers GET, so a body is never needed.
+    /// before it is read. Only `POST /api/v1/servers` reads a body, of at most 1024
+    /// bytes.
     pub http_max_body_bytes: usize,
     /// HTTP: bytes buffered per connection to read a request's head (default 16384, at
     /// least 8192); a longer head is refused with 431.
@@ -123,6 +126,16 @@ pub struct MasterConfig {
     /// HTTP: connections open at once in all; more are closed as soon as they are
     /// accepted (default 512; keep it well below the open-file limit).
     pub http_max_connections: usize,
+    /// Servers the operator adds (`[[server]]` tables: `addr`, `protocol`, optional
+    /// `name` and `note`): polled without registering, listed after their first good
+    /// poll. Minecraft servers never register, so this is how they are listed.
+    #[serde(rename = "server")]
+    pub servers: Vec<ServerEntry>,
+    /// The bearer token of the write API (`POST /api/v1/servers`, `DELETE
+    /// /api/v1/servers/{addr}`), at least 16 bytes; `None` (the default): no write API.
+    pub api_token: Option<String>,
+    /// Servers the write API may add, in all (default 1000).
+    pub max_added_servers: usize,
 }
 
 impl Default for MasterConfig {
@@ -156,14 +169,40 @@ impl Default for MasterConfig {
             http_max_header_bytes: 16_384,
             http_max_connections_per_ip: 32,
             http_max_connections: 512,
+            servers: Vec::new(),
+            api_token: None,
+            max_added_servers: 1000,
         }
     }
 }
 
 impl MasterConfig {
-    /// Reads a TOML config file; unknown keys are errors.
+    /// Reads a TOML config file; unknown keys are errors, and so are a bad `[[server]]`
+    /// table and a short `api_token` (host names in `[[server]]` are resolved, and
+    /// addresses checked against `allow_private`, when the master starts).
     pub fn from_toml(text: &str) -> Result<Self> {
-        Ok(toml::from_str(text)?)
+        let c: Self = toml::from_str(text)?;
+        c.check()?;
+        Ok(c)
+    }
+
+    /// What can be checked without the network: every `[[server]]` table's protocol,
+    /// address form and texts, and the token's length.
+    fn check(&self) -> Result<()> {
+        if let Some(t) = &self.api_token {
+            if t.len() < added::MIN_TOKEN_BYTES {
+                anyhow::bail!(
+                    "api_token: shorter than {} bytes (use a long random string)",
+                    added::MIN_TOKEN_BYTES
+                );
+            }
+        }
+        for (i, e) in self.servers.iter().enumerate() {
+            // the address's class is checked at start, when allow_private is final
+            added::check_entry(e, true)
+                .map_err(|m| anyhow::anyhow!("[[server]] #{} ({:?}): {m}", i + 1, e.addr))?;
+        }
+        Ok(())
     }
 
     fn timers(&self) -> Timers {
@@ -193,6 +232,8 @@ pub(crate) struct Shared {
     pub(crate) metrics: Metrics,
     pub(crate) instance: String,
     pub(crate) timers: Timers,
+    /// Held while the write API adds or removes a server (so that its count is kept).
+    pub(crate) writing: tokio::sync::Mutex<()>,
 }
 
 impl Shared {
@@ -281,6 +322,8 @@ impl Master {
     /// Opens the database, binds the sockets and starts every task on the current tokio
     /// runtime.
     pub async fn start(config: MasterConfig) -> Result<Self> {
+        config.check()?;
+        let added = added::resolve_entries(&config.servers, config.allow_private).await?;
         let store = Store::open(&config.db)
             .await
             .with_context(|| format!("database {}", config.db))?;
@@ -292,7 +335,13 @@ impl Master {
             metrics: Metrics::default(),
             instance,
             config: config.clone(),
+            writing: tokio::sync::Mutex::new(()),
         });
+        shared
+            .store
+            .sync_config_servers(&added, now_ms(), shared.timers)
+            .await
+            .context("adding the config file's servers")?;
         shared.refresh().await?;
         let (stop, stop_rx) = watch::channel(false);
         let mut tasks = JoinSet::new();

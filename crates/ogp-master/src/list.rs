@@ -117,9 +117,11 @@ fn mod_id_of(s: &Status) -> Option<&str> {
 
 impl Entry {
     /// The entry of a database row; `None` for a row to drop (removed, or unreadable).
+    /// A row that never answered (a server an operator added, before its first good
+    /// poll) is not listed.
     fn of(r: ListRow) -> Option<(SocketAddr, Option<Self>, i64)> {
         let addr: SocketAddr = r.addr.parse().ok()?;
-        if r.removed {
+        if r.removed || r.last_seen.is_none() {
             return Some((addr, None, r.updated));
         }
         let listing = r.listing();

@@ -62,6 +62,12 @@ CREATE TABLE history (
 ALTER TABLE servers ADD COLUMN list_protocol BIGINT;
 ALTER TABLE servers ADD COLUMN list_gametype TEXT;
 ",
+    // Servers an operator added (`config` or `api`), polled without registering.
+    "
+ALTER TABLE servers ADD COLUMN operator TEXT;
+ALTER TABLE servers ADD COLUMN operator_name TEXT;
+ALTER TABLE servers ADD COLUMN note TEXT;
+",
 ];
 
 /// A server the master verified.
@@ -82,6 +88,24 @@ pub struct Verified {
     pub ping_ms: f64,
     /// What the verification answer said.
     pub status: Status,
+}
+
+/// The `operator` of a server added in the config file.
+pub const SOURCE_CONFIG: &str = "config";
+/// The `operator` of a server added through the API.
+pub const SOURCE_API: &str = "api";
+
+/// A server an operator added, to be polled without registering.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Added {
+    /// Its query address.
+    pub addr: SocketAddr,
+    /// The protocol to poll it with.
+    pub protocol: Protocol,
+    /// The operator's name for it (kept in the database, not shown).
+    pub name: Option<String>,
+    /// The operator's note about it (kept in the database, not shown).
+    pub note: Option<String>,
 }
 
 /// A server this instance is to poll now.
@@ -637,6 +661,105 @@ impl Store {
         self.write_rows(rows).await
     }
 
+    /// Adds servers for an operator (`source`: `config` or `api`), due for a poll at once;
+    /// listed after their first good poll. A server already listed (registered, or added
+    /// before) keeps its row and becomes the operator's; one removed before starts anew.
+    /// One transaction.
+    pub async fn add_servers(
+        &self,
+        servers: &[Added],
+        source: &'static str,
+        now: i64,
+    ) -> Result<()> {
+        let purge = "DELETE FROM servers WHERE addr = $1 AND removed = 1";
+        let insert = "INSERT INTO servers (addr, ip, registered_via, protocols, up, removed, players, first_seen, last_registration, next_poll, updated, operator, operator_name, note)
+            VALUES ($1, $2, $3, $3, 0, 0, 0, $4, 0, $4, $4, $5, $6, $7)
+            ON CONFLICT (addr) DO UPDATE SET operator = excluded.operator, operator_name = excluded.operator_name, note = excluded.note,
+              registered_via = excluded.registered_via, updated = excluded.updated";
+        let rows = servers
+            .iter()
+            .map(|a| {
+                let addr = a.addr.to_string();
+                vec![
+                    (purge, params![addr.clone()]),
+                    (
+                        insert,
+                        params![
+                            addr,
+                            a.addr.ip().to_string(),
+                            a.protocol.name(),
+                            now,
+                            source,
+                            a.name.clone(),
+                            a.note.clone()
+                        ],
+                    ),
+                ]
+            })
+            .collect();
+        self.write_rows(rows).await
+    }
+
+    /// Gives up the operator's hold on a server added from `source`: it is no longer
+    /// polled for the operator, and is removed from the list unless it registers. Returns
+    /// whether there was such a server.
+    pub async fn release_server(
+        &self,
+        addr: SocketAddr,
+        source: &'static str,
+        now: i64,
+        t: Timers,
+    ) -> Result<bool> {
+        let sql =
+            "UPDATE servers SET operator = NULL, operator_name = NULL, note = NULL, updated = $2,
+              removed = CASE WHEN last_registration < $3 THEN 1 ELSE removed END
+            WHERE addr = $1 AND operator = $4";
+        let reg_cut = now - t.registration_timeout_ms;
+        let n = self
+            .write(vec![(sql, params![addr.to_string(), now, reg_cut, source])])
+            .await?;
+        Ok(n > 0)
+    }
+
+    /// The servers operators added and not released: (address, `config` or `api`).
+    pub async fn added_servers(&self) -> Result<Vec<(String, String)>> {
+        let sql = "SELECT addr, operator FROM servers WHERE operator IS NOT NULL AND removed = 0 ORDER BY addr";
+        match self {
+            Self::Sqlite(_, c, _) => {
+                Self::sqlite(c, move |c| {
+                    let mut st = c.prepare_cached(sql)?;
+                    let rows = st
+                        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                        .collect::<Result<Vec<_>, _>>()?;
+                    Ok(rows)
+                })
+                .await
+            }
+            #[cfg(feature = "postgres")]
+            Self::Postgres(pg) => Ok(pg
+                .api
+                .query(sql, &[])
+                .await?
+                .iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect()),
+        }
+    }
+
+    /// Makes the config file's servers those of the database: adds `servers`, releases
+    /// the servers a config file added before that are not among them.
+    pub async fn sync_config_servers(&self, servers: &[Added], now: i64, t: Timers) -> Result<()> {
+        for (addr, source) in self.added_servers().await? {
+            let Ok(a) = addr.parse::<SocketAddr>() else {
+                continue;
+            };
+            if source == SOURCE_CONFIG && !servers.iter().any(|s| s.addr == a) {
+                self.release_server(a, SOURCE_CONFIG, now, t).await?;
+            }
+        }
+        self.add_servers(servers, SOURCE_CONFIG, now).await
+    }
+
     /// Notes registrations from listed servers (address, whether it asks to be looked
     /// at); a server that asks (status changed, starting, exiting) is polled within 5
     /// seconds. One transaction.
@@ -719,7 +842,7 @@ impl Store {
         now: i64,
         t: Timers,
     ) -> Result<()> {
-        let ok_sql = "UPDATE servers SET up = CASE WHEN last_registration >= $3 THEN 1 ELSE 0 END, fails = 0,
+        let ok_sql = "UPDATE servers SET up = CASE WHEN operator IS NOT NULL OR last_registration >= $3 THEN 1 ELSE 0 END, fails = 0,
               ping_ms = $4, players = $5, status = $6, summary = $7, protocols = $8,
               last_seen = $9, polls = polls + 1, next_poll = $9 + CAST($10 AS BIGINT),
               lease_until = $9 + CAST($10 AS BIGINT) + CAST($11 AS BIGINT),
@@ -727,7 +850,7 @@ impl Store {
             WHERE addr = $1 AND lease_owner = $2";
         let fail_sql = "UPDATE servers SET up = 0, fails = fails + 1, polls = polls + 1,
               next_poll = $3 + CAST($4 AS BIGINT), lease_until = $3 + CAST($4 AS BIGINT) + CAST($5 AS BIGINT), updated = $3,
-              removed = CASE WHEN COALESCE(last_seen, first_seen) < $3 - CAST($6 AS BIGINT) THEN 1 ELSE 0 END
+              removed = CASE WHEN operator IS NULL AND COALESCE(last_seen, first_seen) < $3 - CAST($6 AS BIGINT) THEN 1 ELSE 0 END
             WHERE addr = $1 AND lease_owner = $2";
         let history_sql =
             "INSERT INTO history (addr, t, players) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING";
@@ -785,8 +908,8 @@ impl Store {
         let history_cut = now - t.history_retention_ms;
         let purge_cut = now - 86_400_000;
         let steps = vec![
-            ("UPDATE servers SET up = 0, updated = $1 WHERE removed = 0 AND up = 1 AND last_registration < $2", params![now, reg_cut]),
-            ("UPDATE servers SET removed = 1, updated = $1 WHERE removed = 0 AND last_registration < $2", params![now, remove_cut]),
+            ("UPDATE servers SET up = 0, updated = $1 WHERE removed = 0 AND up = 1 AND operator IS NULL AND last_registration < $2", params![now, reg_cut]),
+            ("UPDATE servers SET removed = 1, updated = $1 WHERE removed = 0 AND operator IS NULL AND last_registration < $2", params![now, remove_cut]),
             ("DELETE FROM history WHERE t < $1", params![history_cut]),
             ("DELETE FROM servers WHERE removed = 1 AND updated < $1", params![purge_cut]),
         ];

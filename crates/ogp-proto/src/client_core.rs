@@ -29,10 +29,35 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-pub use crate::client_stream::{StreamEvent, Transport};
 use crate::error::DecodeError;
 use crate::protocol::Protocol;
 use crate::Status;
+
+/// How a protocol's bytes travel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Transport {
+    /// Datagrams (UDP): sent with [`QueryDriver::poll_transmit`], received with
+    /// [`QueryDriver::handle_datagram`].
+    Datagram,
+    /// A byte stream (TCP): connected first, then driven with
+    /// [`QueryDriver::handle_stream`].
+    Stream,
+}
+
+/// What happened to a stream machine's connection, for [`QueryDriver::handle_stream`].
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum StreamEvent<'a> {
+    /// The connection is up; the peer's address.
+    Connected(SocketAddr),
+    /// Bytes read from the connection, in any chunking.
+    Received(&'a [u8]),
+    /// The server closed its side (end of stream).
+    Closed,
+    /// The connection could not be made, or broke.
+    Failed(&'a std::io::Error),
+}
 
 /// The interface every protocol's client state machine offers, so that one piece of I/O
 /// code (a tokio task, an engine's loop, a scanner) can drive any of them.

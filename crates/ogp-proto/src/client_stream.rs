@@ -30,7 +30,6 @@
 //! the cap the query fails as malformed, with the offset). Offsets in errors count from
 //! the first byte the server sent.
 
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use crate::client_core::{Answer, Event, Exchange, QueryError, Timing};
@@ -38,34 +37,8 @@ use crate::error::{DecodeError, DecodeErrorKind};
 use crate::protocol::Protocol;
 use crate::reader::Reader;
 
-/// How a protocol's bytes travel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Transport {
-    /// Datagrams (UDP): sent with [`QueryDriver::poll_transmit`], received with
-    /// [`QueryDriver::handle_datagram`].
-    Datagram,
-    /// A byte stream (TCP): connected first, then driven with
-    /// [`QueryDriver::handle_stream`].
-    Stream,
-}
-
-/// What happened to a stream machine's connection, for [`QueryDriver::handle_stream`].
-#[derive(Debug, Clone, Copy)]
-#[non_exhaustive]
-pub enum StreamEvent<'a> {
-    /// The connection is up; the peer's address.
-    Connected(SocketAddr),
-    /// Bytes read from the connection, in any chunking.
-    Received(&'a [u8]),
-    /// The server closed its side (end of stream).
-    Closed,
-    /// The connection could not be made, or broke.
-    Failed(&'a std::io::Error),
-}
-
 #[allow(unused_imports)] // for the documentation links
-use crate::client_core::QueryDriver;
+use crate::client_core::{QueryDriver, StreamEvent};
 
 /// The connection's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

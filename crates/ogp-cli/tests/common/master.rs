@@ -178,3 +178,51 @@ pub fn ogp_ready(sock: &UdpSocket) -> bool {
     let probe = b"\xff\xff\xff\xffOGP\x00\x03\x01\x00";
     !super::exchange(sock, probe, Duration::from_millis(200)).is_empty()
 }
+
+/// A 1×1 PNG as the data URL a Minecraft server's favicon is.
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub const FAVICON: &str = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+/// A hostile MOTD with Minecraft's `§` codes and markup in it.
+#[allow(dead_code)]
+pub const CRAFTED_NAME: &str =
+    "\u{a7}aGreen \u{a7}lBold\u{a7}r <script>window.__pwned=1</script><b>not bold</b>";
+
+/// The demo status under the host name `name`, with a `favicon` rule ([`FAVICON`]) as a
+/// Minecraft server's status has.
+#[allow(dead_code)]
+pub fn state_with_favicon(name: &str) -> String {
+    let mut v: Value = serde_json::from_str(&state(name)).unwrap();
+    v["rules"]["favicon"] = Value::String(FAVICON.into());
+    v.to_string()
+}
+
+/// A request with `Connection: close`: the status code and the body.
+#[allow(dead_code)]
+pub fn http_request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, String) {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(10)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+    s.write_all(head.as_bytes()).unwrap();
+    let _ = s.write_all(body);
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let code = head
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (code, body.to_owned())
+}

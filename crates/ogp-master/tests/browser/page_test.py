@@ -517,7 +517,7 @@ def check_details(page, api, items, shots):
 
 
 def check_hostile(page, api, items, shots):
-    hostile = [i for i in items if "<script>" in (i.get("name") or "")]
+    hostile = [i for i in items if "<script>" in (i.get("name") or "") and "\u00a7" not in (i.get("name") or "")]
     if not hostile:
         fail("check 5: no server whose name contains '<script>' is listed: the hostile-text check needs one")
     item = hostile[0]
@@ -553,6 +553,59 @@ def check_hostile(page, api, items, shots):
     time.sleep(0.5)
     page.no_pwn("check 5, details")
     ok("check 5: the details show the hostile name and players as literal text, window.__pwned unset")
+
+
+MC_CODE = re.compile("\u00a7.?", re.S)
+
+
+def check_minecraft(page, api, items, shots):
+    """A server whose status has a `favicon` rule (a PNG data URL) and a name with `§`
+    codes and markup: the details show the image (decoded, src exactly the rule) and the
+    name formatted as text; the list shows the name as literal text."""
+    crafted = [i for i in items if "\u00a7" in (i.get("name") or "")]
+    if not crafted:
+        fail("check 5b: no server whose name has a \u00a7 code is listed: the favicon check needs one")
+    item = crafted[0]
+    addr = item["addr"]
+    detail = api.server(addr)
+    favicon = (detail.get("status") or {}).get("rules", {}).get("favicon")
+    if not (isinstance(favicon, str) and favicon.startswith("data:image/png;base64,")):
+        fail(f"check 5b: {addr} has no favicon rule in the API: {favicon!r}")
+    page.load("/")
+    rows = {r["addr"]: r for r in page.all_rows()}
+    if addr not in rows or rows[addr]["name"] != shown(item["name"]):
+        fail(f"check 5b: the row of {addr} is {rows.get(addr)!r}, want the name {shown(item['name'])!r} as text")
+    open_details(page, addr)
+    img = page.wait(lambda: page.js(
+        "const i = document.querySelector('#d-title img#d-favicon'); return i && i.complete ? i : null"),
+        f"check 5b: the favicon of {addr} in the details")
+    src, width = page.js("return [arguments[0].getAttribute('src'), arguments[0].naturalWidth]", img)
+    if src != favicon:
+        fail(f"check 5b: the favicon's src is {src[:60]!r}…, want the rule's data URL")
+    if width != 1:
+        fail(f"check 5b: the favicon did not decode (naturalWidth {width}, want 1)")
+    imgs = page.js("return document.querySelectorAll('#details-view img').length")
+    if imgs != 1:
+        fail(f"check 5b: {imgs} img elements in the details, want only the favicon")
+    motd = page.js("return document.getElementById('d-motd').textContent")
+    want = shown(MC_CODE.sub("", detail.get("status", {}).get("host_name_raw") or detail["name"]))
+    if motd != want:
+        fail(f"check 5b: the MOTD shows {motd!r}, want {want!r}")
+    green = page.js("return Array.from(document.querySelectorAll('#d-motd span.mc-a')).map((s) => s.textContent).join('')")
+    if not green.startswith("Green"):
+        fail(f"check 5b: no green span for \u00a7a (got {green!r})")
+    bold = page.js("return Array.from(document.querySelectorAll('#d-motd span.mc-l')).map((s) => s.textContent).join('')")
+    if bold != "Bold":
+        fail(f"check 5b: the \u00a7l span says {bold!r}, want 'Bold'")
+    colour = page.js("return getComputedStyle(document.querySelector('#d-motd span.mc-a')).color")
+    if colour != "rgb(85, 255, 85)":
+        fail(f"check 5b: the \u00a7a span is {colour}, want rgb(85, 255, 85)")
+    markup = page.js("return document.querySelectorAll('#d-title script, #d-title b, #main script').length")
+    if markup:
+        fail(f"check 5b: {markup} element(s) made from the MOTD's markup")
+    page.no_pwn("check 5b, details")
+    full_screenshot(page, os.path.join(shots, "details-favicon.png"))
+    ok(f"check 5b: {addr} shows its favicon (decoded, src = the rule) and its \u00a7-formatted MOTD as text, no markup, window.__pwned unset")
 
 
 def full_screenshot(page, path, max_height=6000):
@@ -633,6 +686,7 @@ def main():
         check_filters(page, api, items)
         check_details(page, api, items, a.screenshots)
         check_hostile(page, api, items, a.screenshots)
+        check_minecraft(page, api, items, a.screenshots)
         check_screenshots(page, a.screenshots)
         check_live_refresh(page)
         check_console(page)
