@@ -5,7 +5,8 @@
 //! and protocol, max players, online, the MOTD as plain text; ours also raw, with its
 //! `§` codes), field for field.
 //!
-//! Two protocol versions: 1.20.1 (763) and 1.12.2 (340). The peers are installed by
+//! Two protocol versions: 1.20.1 (763) and 1.12.2 (340); and a Forge-like 1.20.1 server
+//! with a player sample, `forgeData` mods and an icon, read alike by both. The peers are installed by
 //! `scripts/install-gameservers.sh` (into `target/interop/npm-mc` and the interop venv);
 //! the tests run only when `OGP_INTEROP=1`.
 
@@ -22,6 +23,11 @@ const MOTD_PLAIN: &str = "A real test server";
 
 /// Starts the npm server of `version`; returns it and its port once it listens.
 fn start(version: &str, max_players: u32) -> (KillOnDrop, u16) {
+    start_with(version, max_players, &[])
+}
+
+/// As [`start`], with `MC_*` variables that add to its status (see mc-server.js).
+fn start_with(version: &str, max_players: u32, env: &[(&str, &str)]) -> (KillOnDrop, u16) {
     let modules = interop::interop_dir().join("npm-mc/node_modules");
     if !modules.join("minecraft-protocol/package.json").is_file() {
         interop::missing_peer(&format!("minecraft-protocol in {}", modules.display()));
@@ -30,6 +36,7 @@ fn start(version: &str, max_players: u32) -> (KillOnDrop, u16) {
         .arg(interop::script("tests/interop/mc-server.js"))
         .args([version, MOTD, &max_players.to_string()])
         .env("NODE_PATH", &modules)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -168,4 +175,119 @@ fn minecraft_1_12_2_read_by_ogp_and_mcstatus_alike() {
         return;
     }
     check("1.12.2", 340, 7);
+}
+
+/// A 1×1 PNG, as a server icon.
+const FAVICON: &str = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
+const MCSTATUS_FORGE: &str = r#"
+import json, sys
+from mcstatus import JavaServer
+s = JavaServer("127.0.0.1", int(sys.argv[1])).status()
+print(json.dumps({
+    "icon": s.icon,
+    "sample": [[p.name, p.id] for p in (s.players.sample or [])],
+    "online": s.players.online,
+    "mods": [[m.name, m.marker] for m in (s.forge_data.mods if s.forge_data else [])],
+}))
+"#;
+
+#[test]
+fn a_forge_like_server_with_players_and_an_icon_read_by_ogp_and_mcstatus_alike() {
+    if !interop::enabled(
+        "a_forge_like_server_with_players_and_an_icon_read_by_ogp_and_mcstatus_alike",
+    ) {
+        return;
+    }
+    let players =
+        "Alex=ec561538-f3fd-461d-aff5-086b22154bce,Steve=8667ba71-b85a-4004-af54-457a9734eed7";
+    let mods = "forge=47.1.0,jei=15.2.0.27";
+    let (_server, port) = start_with(
+        "1.20.1",
+        20,
+        &[
+            ("MC_FAVICON", FAVICON),
+            ("MC_PLAYERS", players),
+            ("MC_FORGE", mods),
+        ],
+    );
+    let ours = ogp(port);
+    let s = &ours["status"];
+    let ran = interop::run(
+        Command::new(interop::venv_python("mcstatus", "mcstatus", "14.2.0")).args([
+            "-c",
+            MCSTATUS_FORGE,
+            &port.to_string(),
+        ]),
+        Duration::from_secs(60),
+    );
+    let theirs = interop::parse_json(&ran, "mcstatus", "minecraft forge");
+    let mut r = Report(Vec::new());
+    // What the server was given.
+    r.eq(
+        "favicon".into(),
+        s["rules"]["favicon"].as_str(),
+        Some(FAVICON),
+    );
+    r.eq(
+        "modloader".into(),
+        s["rules"]["modloader"].as_str(),
+        Some("forge"),
+    );
+    let sample: Vec<(String, String)> = s["players"]
+        .as_array()
+        .map(|ps| {
+            ps.iter()
+                .map(|p| {
+                    (
+                        p["name"].as_str().unwrap_or_default().to_owned(),
+                        p["global_id"].as_str().unwrap_or_default().to_owned(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let given: Vec<(String, String)> = players
+        .split(',')
+        .map(|p| {
+            let (n, id) = p.split_once('=').unwrap();
+            (n.to_owned(), id.to_owned())
+        })
+        .collect();
+    r.list("players".into(), &sample, &given);
+    r.eq("online".into(), s["player_count"].as_u64(), Some(2));
+    let addons: Vec<(String, String)> = s["addons"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|m| {
+                    (
+                        m["short_name"].as_str().unwrap_or_default().to_owned(),
+                        m["version"].as_str().unwrap_or_default().to_owned(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let given_mods: Vec<(String, String)> = mods
+        .split(',')
+        .map(|m| {
+            let (n, v) = m.split_once('=').unwrap();
+            (n.to_owned(), v.to_owned())
+        })
+        .collect();
+    r.list("mods".into(), &addons, &given_mods);
+    // mcstatus on the same server.
+    r.eq(
+        "mcstatus icon".into(),
+        theirs["icon"].as_str(),
+        Some(FAVICON),
+    );
+    let theirs_sample: Vec<(String, String)> =
+        serde_json::from_value(theirs["sample"].clone()).unwrap_or_default();
+    r.list("mcstatus players".into(), &theirs_sample, &sample);
+    let theirs_mods: Vec<(String, String)> =
+        serde_json::from_value(theirs["mods"].clone()).unwrap_or_default();
+    r.list("mcstatus mods".into(), &theirs_mods, &addons);
+    r.finish("ogp and mcstatus on a Forge-like minecraft-protocol 1.20.1");
 }
