@@ -10,56 +10,26 @@
 //! `scripts/install-gameservers.sh` (into `target/interop/npm-mc` and the interop venv);
 //! the tests run only when `OGP_INTEROP=1`.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::Duration;
 
-use ogp_testkit::interop::{self, KillOnDrop, Report};
+use ogp_testkit::gameservers::Minecraft;
+use ogp_testkit::interop::{self, Report};
 use serde_json::Value;
 
 const MOTD: &str = "§aA §lreal§r test server";
 const MOTD_PLAIN: &str = "A real test server";
 
 /// Starts the npm server of `version`; returns it and its port once it listens.
-fn start(version: &str, max_players: u32) -> (KillOnDrop, u16) {
+fn start(version: &str, max_players: u32) -> (Minecraft, u16) {
     start_with(version, max_players, &[])
 }
 
 /// As [`start`], with `MC_*` variables that add to its status (see mc-server.js).
-fn start_with(version: &str, max_players: u32, env: &[(&str, &str)]) -> (KillOnDrop, u16) {
-    let modules = interop::interop_dir().join("npm-mc/node_modules");
-    if !modules.join("minecraft-protocol/package.json").is_file() {
-        interop::missing_peer(&format!("minecraft-protocol in {}", modules.display()));
-    }
-    let mut child = Command::new("node")
-        .arg(interop::script("tests/interop/mc-server.js"))
-        .args([version, MOTD, &max_players.to_string()])
-        .env("NODE_PATH", &modules)
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("node runs");
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Some(p) = line.strip_prefix("listening ") {
-                let _ = tx.send(p.trim().parse::<u16>().ok());
-                return;
-            }
-        }
-        let _ = tx.send(None);
-    });
-    let guard = KillOnDrop(child);
-    let port = rx
-        .recv_timeout(Duration::from_secs(60))
-        .ok()
-        .flatten()
-        .expect("the npm server says it listens");
-    (guard, port)
+fn start_with(version: &str, max_players: u32, env: &[(&str, &str)]) -> (Minecraft, u16) {
+    let server = Minecraft::start(version, MOTD, max_players, env);
+    let port = server.port;
+    (server, port)
 }
 
 fn ogp(port: u16) -> Value {

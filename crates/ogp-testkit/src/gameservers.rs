@@ -4,7 +4,9 @@
 //!
 //! * [`OpenArena`]: Debian's `openarena-server` (the ioquake3 engine), a real Quake III
 //!   Arena protocol server; with a master address it heartbeats to it
-//!   (`dedicated 2`, `shared/docs/reach.md`).
+//!   (`dedicated 2`, `shared/docs/reach.md`);
+//! * [`Minecraft`]: npm `minecraft-protocol`'s server, a real Minecraft: Java Edition
+//!   server implementation answering the Server List Ping.
 
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, UdpSocket};
@@ -269,5 +271,65 @@ impl OpenArena {
 impl Drop for OpenArena {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+/// A running Minecraft: Java Edition server (npm `minecraft-protocol`, online mode off,
+/// started by `tests/interop/mc-server.js` on a free loopback port); killed when dropped.
+pub struct Minecraft {
+    _child: crate::interop::KillOnDrop,
+    /// The TCP port it listens on.
+    pub port: u16,
+}
+
+impl Minecraft {
+    /// Starts the server of `version` (`1.20.1`, `1.12.2`, …) with this MOTD (`§` codes
+    /// allowed) and max players, and `MC_*` variables that add to its status
+    /// (`MC_FAVICON`, `MC_PLAYERS`, `MC_FORGE`: see mc-server.js); waits up to 60 s
+    /// until it listens.
+    pub fn start(version: &str, motd: &str, max_players: u32, env: &[(&str, &str)]) -> Self {
+        let modules = crate::interop::interop_dir().join("npm-mc/node_modules");
+        if !modules.join("minecraft-protocol/package.json").is_file() {
+            missing_peer(&format!(
+                "minecraft-protocol in {} (run scripts/install-gameservers.sh)",
+                modules.display()
+            ));
+        }
+        let mut child = Command::new("node")
+            .arg(crate::interop::script("tests/interop/mc-server.js"))
+            .args([version, motd, &max_players.to_string()])
+            .env("NODE_PATH", &modules)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start node: {e}"));
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(p) = line.strip_prefix("listening ") {
+                    let _ = tx.send(p.trim().parse::<u16>().ok());
+                    return;
+                }
+            }
+            let _ = tx.send(None);
+        });
+        let child = crate::interop::KillOnDrop(child);
+        let port = rx
+            .recv_timeout(Duration::from_secs(60))
+            .ok()
+            .flatten()
+            .expect("the npm Minecraft server says it listens within 60 s");
+        Self {
+            _child: child,
+            port,
+        }
+    }
+
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.port))
     }
 }
