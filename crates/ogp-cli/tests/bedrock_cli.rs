@@ -84,10 +84,18 @@ fn query_json(args: &[&str], target: &str) -> Value {
 
 #[test]
 fn bedrock_servers_are_read_by_protocol_name_and_by_auto_detection() {
-    for args in [&["-p", "bedrock"][..], &["-p", "mcpe"][..], &[][..]] {
+    // by protocol, by auto-detection, and by the games catalogue's name alone
+    for args in [
+        &["-p", "bedrock"][..],
+        &["-p", "mcpe"][..],
+        &[][..],
+        &["--game", "minecraftbe"][..],
+    ] {
         let (port, server) = bedrock_server("bds_1_26_3.bin", 1);
         let v = query_json(args, &format!("127.0.0.1:{port}"));
         assert_eq!(v["protocol"], "bedrock", "{v}");
+        assert_eq!(v["game_id"], "minecraftbe", "{v}");
+        assert_eq!(v["game_rule"], "by_protocol", "{v}");
         let s = &v["status"];
         assert_eq!(s["host_name"], "Dedicated Server", "{s}");
         assert_eq!(s["game_name"], "Minecraft: Bedrock Edition", "{s}");

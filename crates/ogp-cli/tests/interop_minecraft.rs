@@ -33,14 +33,15 @@ fn start_with(version: &str, max_players: u32, env: &[(&str, &str)]) -> (Minecra
 }
 
 fn ogp(port: u16) -> Value {
+    ogp_with(&["-p", "minecraft"], port)
+}
+
+fn ogp_with(args: &[&str], port: u16) -> Value {
     let ran = interop::run(
-        Command::new(env!("CARGO_BIN_EXE_ogp")).args([
-            "query",
-            "-p",
-            "minecraft",
-            "--json",
-            &format!("127.0.0.1:{port}"),
-        ]),
+        Command::new(env!("CARGO_BIN_EXE_ogp"))
+            .args(["query", "--json"])
+            .args(args)
+            .arg(format!("127.0.0.1:{port}")),
         Duration::from_secs(60),
     );
     interop::parse_json(&ran, "ogp", "minecraft")
@@ -97,6 +98,17 @@ fn check(version: &str, protocol: i64, max_players: u32) {
         Some(MOTD_PLAIN),
     );
     r.eq("motd raw".into(), s["host_name_raw"].as_str(), Some(MOTD));
+    r.eq("game".into(), ours["game_id"].as_str(), Some("minecraft"));
+    // the games catalogue's name alone finds it (status on the game port)
+    let by_game = ogp_with(&["--game", "minecraft"], port);
+    r.eq(
+        "--game minecraft".into(),
+        (
+            by_game["protocol"].as_str(),
+            by_game["status"]["host_name"].as_str(),
+        ),
+        (Some("minecraft"), Some(MOTD_PLAIN)),
+    );
     // mcstatus on the same server, field for field.
     r.eq(
         "mcstatus version".into(),
