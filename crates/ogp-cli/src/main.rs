@@ -439,19 +439,14 @@ fn main() -> ExitCode {
                         if level >= 1 {
                             eprintln!("{why}");
                         }
-                        let p = match g.protocol {
-                            ogp_proto::Protocol::Ogp => Protocol::Ogp,
-                            ogp_proto::Protocol::A2s => Protocol::A2s,
-                            ogp_proto::Protocol::Gqp => Protocol::Gqp,
-                            ogp_proto::Protocol::OgpDraft => Protocol::OgpDraft,
-                            ogp_proto::Protocol::Gamespy3 => Protocol::Gamespy3,
-                            ogp_proto::Protocol::Quake3 => Protocol::Quake3,
-                            ogp_proto::Protocol::Bedrock => Protocol::Bedrock,
-                            ogp_proto::Protocol::Minecraft => Protocol::Minecraft,
-                            other => {
-                                eprintln!("ogp: {} is not queried here", other.label());
-                                return ExitCode::from(2);
-                            }
+                        // the protocol enum's variant that speaks the game's protocol
+                        let Some(p) = Protocol::value_variants()
+                            .iter()
+                            .copied()
+                            .find(|p| p.wire() == Some(g.protocol))
+                        else {
+                            eprintln!("ogp: {} is not queried here", g.protocol.label());
+                            return ExitCode::from(2);
                         };
                         (p, t)
                     }
