@@ -16,6 +16,7 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use libfuzzer_sys::fuzz_target;
+use ogp_fuzz::check_pages;
 use ogp_proto::master::dpmaster::{decode_page, encode_page, ServersRequest, MAX_PAGE_BYTES};
 use ogp_proto::master::list_client::{DpListClient, ListLimits};
 
@@ -34,21 +35,15 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(p.ext, ext);
         assert!(p.servers.len() <= data.len() / 7);
         assert!(ext || p.servers.iter().all(|a| a.is_ipv4()));
-        let mut all = Vec::new();
-        let mut rest = p.servers.as_slice();
-        loop {
-            let mut out = Vec::new();
-            let n = encode_page(ext, rest, p.end, &mut out);
+        let encode = |rest: &[_], end, out: &mut Vec<u8>| {
+            let n = encode_page(ext, rest, end, out);
             assert!(out.len() <= MAX_PAGE_BYTES);
-            let back = decode_page(&out).unwrap();
-            all.extend(back.servers);
-            rest = &rest[n..];
-            if rest.is_empty() {
-                assert_eq!(back.end, p.end);
-                break;
-            }
-        }
-        assert_eq!(all, p.servers);
+            n
+        };
+        check_pages(&p.servers, p.end, encode, |out| {
+            let back = decode_page(out).unwrap();
+            (back.servers, back.end)
+        });
     }
     let t0 = Instant::now();
     let mut limits = ListLimits::new(Duration::from_secs(60), Duration::from_secs(2));

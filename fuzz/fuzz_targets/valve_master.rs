@@ -18,6 +18,7 @@
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 
 use libfuzzer_sys::fuzz_target;
+use ogp_fuzz::check_pages;
 use ogp_proto::master::valve::{
     decode_page, encode_page, page_after, sortable, Filter, Glob, ListRequest, MAX_CONDITIONS,
     MAX_ENTRIES_PER_PAGE, MAX_FILTER_BYTES,
@@ -57,20 +58,10 @@ fuzz_target!(|data: &[u8]| {
         1 => {
             if let Ok(p) = decode_page(data) {
                 assert!(p.servers.len() <= data.len() / 6);
-                let mut all = Vec::new();
-                let mut rest = p.servers.as_slice();
-                loop {
-                    let mut out = Vec::new();
-                    let n = encode_page(rest, p.end, &mut out);
-                    let back = decode_page(&out).unwrap();
-                    all.extend(back.servers);
-                    rest = &rest[n..];
-                    if rest.is_empty() {
-                        assert_eq!(back.end, p.end);
-                        break;
-                    }
-                }
-                assert_eq!(all, p.servers);
+                check_pages(&p.servers, p.end, encode_page, |out| {
+                    let back = decode_page(out).unwrap();
+                    (back.servers, back.end)
+                });
             }
         }
         2 => {

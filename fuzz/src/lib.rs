@@ -31,6 +31,32 @@ fn length_word<const N: usize>(head: &[u8; N]) -> u16 {
     }
 }
 
+/// Asserts that a master's list of `servers` (and its `end`) survives paging: encoded
+/// page after page by `encode` (which writes what fits of the servers it is given, and
+/// says how many) and each page read back by `decode`, the pages give back the same
+/// servers in order, and the last page the same end.
+pub fn check_pages<A: PartialEq + std::fmt::Debug>(
+    servers: &[A],
+    end: bool,
+    encode: impl Fn(&[A], bool, &mut Vec<u8>) -> usize,
+    decode: impl Fn(&[u8]) -> (Vec<A>, bool),
+) {
+    let mut all = Vec::new();
+    let mut rest = servers;
+    loop {
+        let mut out = Vec::new();
+        let n = encode(rest, end, &mut out);
+        let (back, back_end) = decode(&out);
+        all.extend(back);
+        rest = &rest[n..];
+        if rest.is_empty() {
+            assert_eq!(back_end, end);
+            break;
+        }
+    }
+    assert_eq!(all, servers);
+}
+
 /// Asserts that a decode error points into the input (or just past its end).
 pub fn check_error(e: &DecodeError, base: usize, len: usize) {
     assert!(

@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
 use ogp_proto::master::dpmaster::ServersRequest;
-use ogp_proto::master::list_client::{DpListClient, HttpListClient, ListLimits, ValveListClient};
+use ogp_proto::master::list_client::{
+    DpListClient, HttpListClient, ListLimits, UdpListClient, UdpListProtocol, ValveListClient,
+};
 use serde_json::{json, Value};
 
 use crate::render::sanitize;
@@ -118,9 +120,13 @@ pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
             sanitize(&args.master)
         )
     } else if let Some(dp_args) = &args.dp {
-        dp(args, dp_args, limits, limit, &mut out, &mut skips)
+        dp_request(dp_args, &args.filter).and_then(|request| {
+            let start = |now| DpListClient::new(request, limits, now);
+            udp(args, "quake3", start, limit, &mut out, &mut skips)
+        })
     } else {
-        valve(args, limits, limit, &mut out, &mut skips)
+        let start = |now| ValveListClient::new(args.region, &args.filter, limits, now);
+        udp(args, "a2s", start, limit, &mut out, &mut skips)
     };
     out.flush()?;
     skips.report(&args.master);
@@ -186,17 +192,18 @@ fn recv_until(sock: &UdpSocket, wake: Instant, buf: &mut [u8]) -> anyhow::Result
     }
 }
 
-fn dp(
+/// A run of a UDP list protocol (`start` makes its client once the socket is
+/// connected), printing each server with the protocol `label`.
+fn udp<P: UdpListProtocol>(
     args: &ListArgs,
-    dp_args: &[String],
-    limits: ListLimits,
+    label: &str,
+    start: impl FnOnce(Instant) -> UdpListClient<P>,
     limit: usize,
     out: &mut impl Write,
     skips: &mut Skips,
 ) -> anyhow::Result<usize> {
-    let request = dp_request(dp_args, &args.filter)?;
     let (sock, master) = connect(&args.master)?;
-    let mut client = DpListClient::new(request, limits, Instant::now());
+    let mut client = start(Instant::now());
     let mut count = 0;
     let mut buf = vec![0u8; 2048];
     let mut d = Vec::new();
@@ -230,86 +237,7 @@ fn dp(
                 out,
                 args.json,
                 &a.to_string(),
-                &json!({ "addr": a.to_string(), "protocols": ["quake3"] }),
-            )?;
-            count += 1;
-        }
-        if count == limit {
-            return Ok(count);
-        }
-    }
-}
-
-fn valve(
-    args: &ListArgs,
-    limits: ListLimits,
-    limit: usize,
-    out: &mut impl Write,
-    skips: &mut Skips,
-) -> anyhow::Result<usize> {
-    let name = sanitize(&args.master);
-    let master: SocketAddr = args
-        .master
-        .to_socket_addrs()
-        .with_context(|| format!("cannot resolve {name}"))?
-        .next()
-        .ok_or_else(|| anyhow!("{name} has no address"))?;
-    let local: SocketAddr = if master.is_ipv4() {
-        "0.0.0.0:0"
-    } else {
-        "[::]:0"
-    }
-    .parse()?;
-    let sock = UdpSocket::bind(local)?;
-    sock.connect(master)?;
-    let mut client = ValveListClient::new(args.region, &args.filter, limits, Instant::now());
-    let mut count = 0;
-    let mut buf = vec![0u8; 2048];
-    let mut d = Vec::new();
-    loop {
-        d.clear();
-        if client
-            .poll_transmit(Instant::now(), &mut d)
-            .map_err(|e| anyhow!("{master}: {e}"))?
-        {
-            sock.send(&d)?;
-        }
-        let Some(wake) = client.next_wake() else {
-            return Ok(count);
-        };
-        let wait = wake.saturating_duration_since(Instant::now());
-        if wait.is_zero() {
-            continue;
-        }
-        sock.set_read_timeout(Some(wait))?;
-        let n = match sock.recv(&mut buf) {
-            Ok(n) => n,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                continue
-            }
-            Err(e) => return Err(anyhow!(e).context(format!("{master}"))),
-        };
-        let page = client
-            .handle_datagram(buf.get(..n).unwrap_or_default(), Instant::now())
-            .map_err(|e| anyhow!("{master}: {e}"))?;
-        let Some(page) = page else { continue };
-        for (a, why) in &page.skipped {
-            skips.skip(&args.master, &a.to_string(), why);
-        }
-        for a in &page.servers {
-            if count == limit {
-                return Ok(count);
-            }
-            print(
-                out,
-                args.json,
-                &a.to_string(),
-                &json!({ "addr": a.to_string(), "protocols": ["a2s"] }),
+                &json!({ "addr": a.to_string(), "protocols": [label] }),
             )?;
             count += 1;
         }

@@ -11,7 +11,7 @@ use std::process::Command;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use common::{run, run_with_input, Ran, BIN};
+use common::{ogp_run, out, run, run_with_input, Ran, BIN};
 use ogp_proto::bedrock::wire::Ping;
 use serde_json::Value;
 
@@ -28,17 +28,7 @@ const CAPTURES: [&str; 4] = [
 const LIMIT: Duration = Duration::from_secs(30);
 
 fn ogp(args: &[&str]) -> Ran {
-    run(
-        Command::new(BIN)
-            .args(args)
-            .env("NO_COLOR", "1")
-            .env_remove("OGP_LOG"),
-        LIMIT,
-    )
-}
-
-fn out(r: &Ran) -> String {
-    String::from_utf8_lossy(&r.stdout).into_owned()
+    ogp_run(args, LIMIT)
 }
 
 /// A Bedrock server on loopback: every unconnected ping is answered with `capture`, the

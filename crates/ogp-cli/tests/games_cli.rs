@@ -14,24 +14,13 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::master::ogp_ready;
-use common::{run, run_with_input, serve_with, KillOnDrop, Ran, TempDir, BIN};
+use common::{ogp_run, out, run_with_input, serve_with, KillOnDrop, Ran, TempDir, BIN};
 use serde_json::Value;
 
 const LIMIT: Duration = Duration::from_secs(60);
 
 fn ogp(args: &[&str]) -> Ran {
-    run(
-        Command::new(BIN)
-            .args(args)
-            .env("NO_COLOR", "1")
-            .env_remove("OGP_LOG")
-            .env_remove("RUST_LOG"),
-        LIMIT,
-    )
-}
-
-fn out(r: &Ran) -> String {
-    String::from_utf8_lossy(&r.stdout).into_owned()
+    ogp_run(args, LIMIT)
 }
 
 fn json_of(r: &Ran) -> Value {

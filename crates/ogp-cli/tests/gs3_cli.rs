@@ -8,10 +8,9 @@
 mod common;
 
 use std::net::UdpSocket;
-use std::process::Command;
 use std::time::Duration;
 
-use common::{exchange, parse_json, run, serve_with, Ran, BIN};
+use common::{exchange, ogp_run, out, parse_json, serve_with, Ran};
 use ogp_proto::gamespy3::request::Request;
 use ogp_proto::Status;
 use serde_json::Value;
@@ -24,17 +23,7 @@ const CAPTURES: &str = concat!(
 const LIMIT: Duration = Duration::from_secs(20);
 
 fn ogp(args: &[&str]) -> Ran {
-    run(
-        Command::new(BIN)
-            .args(args)
-            .env("NO_COLOR", "1")
-            .env_remove("OGP_LOG"),
-        LIMIT,
-    )
-}
-
-fn out(r: &Ran) -> String {
-    String::from_utf8_lossy(&r.stdout).into_owned()
+    ogp_run(args, LIMIT)
 }
 
 /// The reply packets of a capture, as hex.

@@ -969,6 +969,26 @@ impl<D> Exchange<D> {
         self.sent_extra(event);
     }
 
+    /// Records the query datagram `d`, encoded after [`due_datagram`](Self::due_datagram),
+    /// as an attempt sent at `now`: its [`Event::Sent`] says `what` it asks, its size and
+    /// the `challenge` and `id` it carries.
+    pub(crate) fn sent_query(
+        &mut self,
+        now: Instant,
+        d: &[u8],
+        what: &'static str,
+        challenge: Option<u32>,
+        id: Option<u32>,
+    ) {
+        let event = Event::Sent {
+            what,
+            bytes: d.len(),
+            challenge,
+            id,
+        };
+        self.sent(now, event);
+    }
+
     /// Records a datagram sent along with an attempt (no timer of its own).
     pub(crate) fn sent_extra(&mut self, event: Event) {
         self.sent = self.sent.saturating_add(1);

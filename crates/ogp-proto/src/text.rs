@@ -165,6 +165,22 @@ pub(crate) fn decode_utf8_or_latin1(found: Result<&str, &[u8]>) -> (Text, bool) 
     }
 }
 
+/// `s` without Minecraft's `§` formatting codes (a `§` and the character after it, a `§`
+/// at the end alone), as both editions send them (Java's MOTD and components, Bedrock's
+/// advertisement).
+pub(crate) fn strip_mc_codes<T: FromIterator<char>>(s: &str) -> T {
+    let mut chars = s.chars();
+    std::iter::from_fn(move || loop {
+        match chars.next()? {
+            '§' => {
+                chars.next();
+            }
+            c => return Some(c),
+        }
+    })
+    .collect()
+}
+
 /// Appends `bytes` as lower-case hexadecimal.
 pub fn push_hex(out: &mut String, bytes: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -202,6 +218,21 @@ pub fn from_hex(s: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn minecraft_codes_are_stripped() {
+        for (raw, plain) in [
+            ("§r§4G§r§6a§lX§", "GaX"),
+            ("§aHi §lthere", "Hi there"),
+            ("no codes: 100% ✓", "no codes: 100% ✓"),
+            ("§§a§", "a"),
+            ("§✓x", "x"),
+            ("", ""),
+        ] {
+            assert_eq!(strip_mc_codes::<String>(raw), plain, "{raw:?}");
+            assert_eq!(strip_mc_codes::<Text>(raw), plain, "{raw:?}");
+        }
+    }
 
     #[test]
     fn latin1_maps_like_the_reference_sdk() {

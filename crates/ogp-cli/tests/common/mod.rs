@@ -21,6 +21,25 @@ pub use ogp_testkit::interop::*;
 pub const BIN: &str = env!("CARGO_BIN_EXE_ogp");
 pub const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
 
+/// Runs `ogp` with `args` within `limit` as a user would, without colours and without a
+/// log filter from the environment (`OGP_LOG`, `RUST_LOG`): the same output wherever the
+/// tests run.
+pub fn ogp_run(args: &[&str], limit: Duration) -> Ran {
+    run(
+        Command::new(BIN)
+            .args(args)
+            .env("NO_COLOR", "1")
+            .env_remove("OGP_LOG")
+            .env_remove("RUST_LOG"),
+        limit,
+    )
+}
+
+/// Standard output of a run, decoded leniently.
+pub fn out(r: &Ran) -> String {
+    String::from_utf8_lossy(&r.stdout).into_owned()
+}
+
 /// Sends `request` on a connected socket and returns the datagrams that come back within
 /// `wait` (after the first, 300 ms of silence ends the collection).
 pub fn exchange(sock: &UdpSocket, request: &[u8], wait: Duration) -> Vec<Vec<u8>> {

@@ -347,13 +347,8 @@ impl QueryDriver for QueryMachine {
             return false;
         }
         req.encode(d);
-        let event = Event::Sent {
-            what: step.name(),
-            bytes: d.len(),
-            challenge: req.challenge(),
-            id: None,
-        };
-        self.x.sent(now, event);
+        self.x
+            .sent_query(now, d, step.name(), req.challenge(), None);
         true
     }
 

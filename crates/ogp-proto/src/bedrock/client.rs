@@ -70,13 +70,7 @@ impl QueryDriver for QueryMachine {
             return false;
         }
         self.ping.encode(d);
-        let event = Event::Sent {
-            what: "unconnected ping",
-            bytes: d.len(),
-            challenge: None,
-            id: None,
-        };
-        self.x.sent(now, event);
+        self.x.sent_query(now, d, "unconnected ping", None, None);
         true
     }
 

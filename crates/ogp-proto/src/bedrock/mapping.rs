@@ -16,21 +16,12 @@
 
 use super::wire::{Advertisement, Pong, FIELD_NAMES};
 use crate::model::{MapInfo, Rules};
-use crate::text::Text;
+use crate::text::{strip_mc_codes, Text};
 use crate::Status;
 
 /// The text without Minecraft's `§` formatting codes (`§` and the character after it).
 pub fn strip_codes(s: &str) -> Text {
-    let mut out = Text::default();
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c == '§' {
-            chars.next();
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    strip_mc_codes(s)
 }
 
 /// The game name an edition stands for.

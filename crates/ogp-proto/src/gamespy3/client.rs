@@ -456,13 +456,8 @@ impl QueryDriver for QueryMachine {
             Step::Info => {
                 self.request().encode(d);
                 self.sent_info = true;
-                let event = Event::Sent {
-                    what: Step::Info.name(),
-                    bytes: d.len(),
-                    challenge: self.challenge,
-                    id: Some(self.session_id),
-                };
-                self.x.sent(now, event);
+                let (challenge, id) = (self.challenge, Some(self.session_id));
+                self.x.sent_query(now, d, Step::Info.name(), challenge, id);
                 self.pending_handshake = self.fallback && !self.handshake_answered;
                 true
             }

@@ -514,13 +514,7 @@ impl QueryDriver for QueryMachine {
             Step::Login => "login",
             Step::Main => "query",
         };
-        let event = Event::Sent {
-            what,
-            bytes: d.len(),
-            challenge: None,
-            id: None,
-        };
-        self.x.sent(now, event);
+        self.x.sent_query(now, d, what, None, None);
         true
     }
 

@@ -19,9 +19,11 @@
 //! * **Entries that are no server** ([`invalid_reason`]: `0.0.0.0`, port 0, broadcast,
 //!   multicast…) are handed back as skipped, with the reason, never as servers.
 //!
-//! The caller moves the bytes: it sends what [`ValveListClient::poll_transmit`] writes,
-//! waits until [`ValveListClient::next_wake`] for a datagram and hands it to
-//! [`ValveListClient::handle_datagram`]; over HTTP it asks for what
+//! Both UDP protocols share one client, [`UdpListClient`] (the deadlines, the attempts,
+//! the pages), over what differs ([`UdpListProtocol`]: the request, a page, whether each
+//! page is asked for). The caller moves the bytes: it sends what
+//! [`UdpListClient::poll_transmit`] writes, waits until [`UdpListClient::next_wake`] for
+//! a datagram and hands it to [`UdpListClient::handle_datagram`]; over HTTP it asks for what
 //! [`HttpListClient::next_request`] says, reading at most its `max_bytes`, and hands the
 //! body to [`HttpListClient::handle_page`]. Nothing here panics.
 
@@ -34,8 +36,8 @@ use std::time::{Duration, Instant};
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::dpmaster::{self, ServersRequest};
-use super::valve::{decode_page, sortable, ListRequest, END};
+use super::dpmaster::{self, DpPage, ServersRequest};
+use super::valve::{decode_page, sortable, ListPage, ListRequest, END};
 
 /// Bounds on one `ogp list` run. Build with [`ListLimits::new`] and change fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -221,25 +223,87 @@ pub fn invalid_reason(addr: SocketAddr) -> Option<&'static str> {
     }
 }
 
-/// One page of a Valve list, sorted into servers and skipped entries.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ValvePage {
-    /// The servers, in the master's order.
-    pub servers: Vec<SocketAddrV4>,
+/// One page of a UDP list, sorted into servers and skipped entries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UdpListPage<A> {
+    /// The servers, in the master's order (for dpmaster: only those not seen before).
+    pub servers: Vec<A>,
     /// Entries that are no server, with [`invalid_reason`].
-    pub skipped: Vec<(SocketAddrV4, &'static str)>,
+    pub skipped: Vec<(A, &'static str)>,
 }
 
-/// One run of Valve's list protocol: pages requested one after another, each following
-/// the last address of the one before, until the end marker.
+impl<A> Default for UdpListPage<A> {
+    fn default() -> Self {
+        Self {
+            servers: Vec::new(),
+            skipped: Vec::new(),
+        }
+    }
+}
+
+/// One page of a Valve list.
+pub type ValvePage = UdpListPage<SocketAddrV4>;
+
+/// One page of a dpmaster list (servers already seen in an earlier page are left out).
+pub type DpListPage = UdpListPage<SocketAddr>;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// What one UDP list protocol adds to [`UdpListClient`]'s pacing: its request, its
+/// pages, and whether each page has a request of its own. Implemented by [`ValveList`]
+/// and [`DpList`] only.
+pub trait UdpListProtocol: sealed::Sealed {
+    /// A listed address.
+    type Addr: Copy + fmt::Display;
+    /// A decoded page, before it is sorted.
+    type Raw;
+    /// Whether each page is asked for by a request of its own (Valve), sent again after
+    /// a page timeout; otherwise one request is answered by all pages (dpmaster), and
+    /// silence for a page timeout after the first page is [`ListError::Stalled`].
+    const REQUEST_PER_PAGE: bool;
+    /// Appends the request for the next page.
+    fn encode_request(&self, out: &mut Vec<u8>);
+    /// The page in `datagram`, or `None` for a datagram that is not the page asked for
+    /// (ignored).
+    fn decode(&self, datagram: &[u8]) -> Option<Self::Raw>;
+    /// Sorts page number `page` into servers and skipped entries, and says whether it
+    /// ends the list. An error ends the run.
+    fn accept(
+        &mut self,
+        raw: Self::Raw,
+        page: usize,
+        limits: &ListLimits,
+    ) -> Result<(UdpListPage<Self::Addr>, bool), ListError>;
+}
+
+/// Valve's list protocol: pages requested one after another, each following the last
+/// address of the one before, until the `0.0.0.0:0` end marker.
 #[derive(Debug, Clone)]
-pub struct ValveListClient {
+pub struct ValveList {
+    request: ListRequest,
+}
+
+/// dpmaster's list protocol: one request, answered by pages until the `\EOT` marker.
+#[derive(Debug, Clone)]
+pub struct DpList {
+    request: ServersRequest,
+    seen: HashSet<SocketAddr>,
+}
+
+/// One run of a UDP list protocol (`P`: [`ValveList`] or [`DpList`]): the request sent
+/// when due and again (up to [`ListLimits::attempts`] times) while unanswered, one
+/// deadline for the whole run and one per page, pages handed back sorted.
+#[derive(Debug, Clone)]
+pub struct UdpListClient<P> {
+    protocol: P,
     limits: ListLimits,
     deadline: Instant,
-    request: ListRequest,
-    /// When the next page's request is due (from the start, and when a page came).
+    /// When the next request is due (from the start, and when a page of a
+    /// request-per-page protocol came).
     due: Option<Instant>,
-    /// When the page asked for is given up on (and asked for again).
+    /// When the page waited for is given up on (and asked for again).
     page_deadline: Option<Instant>,
     /// Requests sent for the current page.
     attempts: u32,
@@ -247,13 +311,49 @@ pub struct ValveListClient {
     finished: bool,
 }
 
-impl ValveListClient {
+/// One run of Valve's list protocol: pages requested one after another, each following
+/// the last address of the one before, until the end marker.
+pub type ValveListClient = UdpListClient<ValveList>;
+
+/// One run of dpmaster's list protocol: one request, answered by pages until the
+/// `\EOT` marker. The request is sent again (up to [`ListLimits::attempts`] times) only
+/// while no page has come; once pages come, silence for a page timeout is an error
+/// ([`ListError::Stalled`]), never a short list passed off as whole.
+pub type DpListClient = UdpListClient<DpList>;
+
+impl UdpListClient<ValveList> {
     /// A run for `region` and `filter` starting at `now`.
     pub fn new(region: u8, filter: &str, limits: ListLimits, now: Instant) -> Self {
+        Self::start(
+            ValveList {
+                request: ListRequest::first(region, filter),
+            },
+            limits,
+            now,
+        )
+    }
+}
+
+impl UdpListClient<DpList> {
+    /// A run of `request` starting at `now`.
+    pub fn new(request: ServersRequest, limits: ListLimits, now: Instant) -> Self {
+        Self::start(
+            DpList {
+                request,
+                seen: HashSet::new(),
+            },
+            limits,
+            now,
+        )
+    }
+}
+
+impl<P: UdpListProtocol> UdpListClient<P> {
+    fn start(protocol: P, limits: ListLimits, now: Instant) -> Self {
         Self {
+            protocol,
             deadline: now.checked_add(limits.deadline).unwrap_or(now),
             limits,
-            request: ListRequest::first(region, filter),
             due: Some(now),
             page_deadline: None,
             attempts: 0,
@@ -262,23 +362,39 @@ impl ValveListClient {
         }
     }
 
+    fn deadline_error(&self) -> ListError {
+        ListError::Deadline {
+            deadline: self.limits.deadline,
+            pages: self.pages,
+        }
+    }
+
+    /// Sets the page deadline a page timeout from `now` (within the run's deadline).
+    fn arm(&mut self, now: Instant) {
+        self.page_deadline = Some(
+            now.checked_add(self.limits.page_timeout)
+                .map_or(self.deadline, |d| d.min(self.deadline)),
+        );
+    }
+
     /// Appends the request to send now, if one is due (the first of a page, or again
     /// after [`ListLimits::page_timeout`]), and says whether it did. An error ends the
-    /// run: the deadline passed, or the page's last attempt went unanswered.
+    /// run: the deadline passed, the request's last attempt went unanswered, or (one
+    /// request for all pages) the pages stopped before the end marker.
     pub fn poll_transmit(&mut self, now: Instant, out: &mut Vec<u8>) -> Result<bool, ListError> {
         if self.finished {
             return Ok(false);
         }
         if now >= self.deadline {
-            return Err(ListError::Deadline {
-                deadline: self.limits.deadline,
-                pages: self.pages,
-            });
+            return Err(self.deadline_error());
         }
         let fresh = self.due.is_some_and(|d| now >= d);
         let timed_out = self.page_deadline.is_some_and(|d| now >= d);
         if !fresh && !timed_out {
             return Ok(false);
+        }
+        if !P::REQUEST_PER_PAGE && self.pages > 0 {
+            return Err(ListError::Stalled { pages: self.pages });
         }
         if !fresh && self.attempts >= self.limits.attempts {
             return Err(ListError::NoAnswer {
@@ -288,11 +404,8 @@ impl ValveListClient {
         }
         self.due = None;
         self.attempts = self.attempts.saturating_add(1);
-        self.page_deadline = Some(
-            now.checked_add(self.limits.page_timeout)
-                .map_or(self.deadline, |d| d.min(self.deadline)),
-        );
-        self.request.encode(out);
+        self.arm(now);
+        self.protocol.encode_request(out);
         Ok(true)
     }
 
@@ -317,191 +430,22 @@ impl ValveListClient {
     }
 
     /// A datagram from the master. A list page (`Ok(Some)`) moves on to the next
-    /// request, or ends the list; anything else, and a late copy of a page already
-    /// read, is ignored (`Ok(None)`) and leaves the page's deadline where it was. An
-    /// error ends the run.
-    pub fn handle_datagram(
-        &mut self,
-        datagram: &[u8],
-        now: Instant,
-    ) -> Result<Option<ValvePage>, ListError> {
-        if self.finished || self.page_deadline.is_none() {
-            return Ok(None);
-        }
-        if now >= self.deadline {
-            return Err(ListError::Deadline {
-                deadline: self.limits.deadline,
-                pages: self.pages,
-            });
-        }
-        let Ok(page) = decode_page(datagram) else {
-            return Ok(None);
-        };
-        let seed = self.request.seed;
-        let after_seed = |a: &SocketAddrV4| seed == END || sortable(*a) > sortable(seed);
-        if page.servers.first().is_some_and(|a| !after_seed(a)) {
-            // a late copy of an earlier page (a retry answered twice), or a master
-            // repeating itself: not the page asked for
-            return Ok(None);
-        }
-        self.pages = self.pages.saturating_add(1);
-        if self.pages > self.limits.max_pages {
-            return Err(ListError::TooManyPages {
-                max: self.limits.max_pages,
-            });
-        }
-        let last = page.servers.last().copied();
-        if last.is_some_and(|l| !after_seed(&l)) {
-            return Err(ListError::Backwards {
-                page: self.pages,
-                seed,
-            });
-        }
-        let mut out = ValvePage::default();
-        for a in page.servers {
-            match invalid_reason(SocketAddr::V4(a)) {
-                Some(why) => out.skipped.push((a, why)),
-                None => out.servers.push(a),
-            }
-        }
-        match (page.end, last) {
-            (true, _) => self.finished = true,
-            (false, None) => return Err(ListError::NoEnd { page: self.pages }),
-            (false, Some(l)) => {
-                self.request = self.request.after(l);
-                self.due = Some(now);
-                self.attempts = 0;
-                self.page_deadline = None;
-            }
-        }
-        Ok(Some(out))
-    }
-}
-
-/// One page of a dpmaster list, sorted into new servers and skipped entries (servers
-/// already seen in an earlier page are left out).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DpListPage {
-    /// The servers not seen before, in the master's order.
-    pub servers: Vec<SocketAddr>,
-    /// Entries that are no server, with [`invalid_reason`].
-    pub skipped: Vec<(SocketAddr, &'static str)>,
-}
-
-/// One run of dpmaster's list protocol: one request, answered by pages until the
-/// `\EOT` marker. The request is sent again (up to [`ListLimits::attempts`] times) only
-/// while no page has come; once pages come, silence for a page timeout is an error
-/// ([`ListError::Stalled`]), never a short list passed off as whole.
-#[derive(Debug, Clone)]
-pub struct DpListClient {
-    limits: ListLimits,
-    deadline: Instant,
-    request: ServersRequest,
-    due: Option<Instant>,
-    page_deadline: Option<Instant>,
-    attempts: u32,
-    pages: usize,
-    seen: HashSet<SocketAddr>,
-    finished: bool,
-}
-
-impl DpListClient {
-    /// A run of `request` starting at `now`.
-    pub fn new(request: ServersRequest, limits: ListLimits, now: Instant) -> Self {
-        Self {
-            deadline: now.checked_add(limits.deadline).unwrap_or(now),
-            limits,
-            request,
-            due: Some(now),
-            page_deadline: None,
-            attempts: 0,
-            pages: 0,
-            seen: HashSet::new(),
-            finished: false,
-        }
-    }
-
-    fn deadline_error(&self) -> ListError {
-        ListError::Deadline {
-            deadline: self.limits.deadline,
-            pages: self.pages,
-        }
-    }
-
-    /// Appends the request to send now, if one is due, and says whether it did. An error
-    /// ends the run: the deadline passed, the request's last attempt went unanswered, or
-    /// the pages stopped before the end marker.
-    pub fn poll_transmit(&mut self, now: Instant, out: &mut Vec<u8>) -> Result<bool, ListError> {
-        if self.finished {
-            return Ok(false);
-        }
-        if now >= self.deadline {
-            return Err(self.deadline_error());
-        }
-        let fresh = self.due.is_some_and(|d| now >= d);
-        let timed_out = self.page_deadline.is_some_and(|d| now >= d);
-        if !fresh && !timed_out {
-            return Ok(false);
-        }
-        if self.pages > 0 {
-            return Err(ListError::Stalled { pages: self.pages });
-        }
-        if !fresh && self.attempts >= self.limits.attempts {
-            return Err(ListError::NoAnswer {
-                page: 1,
-                attempts: self.attempts,
-            });
-        }
-        self.due = None;
-        self.attempts = self.attempts.saturating_add(1);
-        self.arm(now);
-        self.request.encode(out);
-        Ok(true)
-    }
-
-    fn arm(&mut self, now: Instant) {
-        self.page_deadline = Some(
-            now.checked_add(self.limits.page_timeout)
-                .map_or(self.deadline, |d| d.min(self.deadline)),
-        );
-    }
-
-    /// When to call [`Self::poll_transmit`] again if no datagram comes (`None` once the
-    /// list has ended).
-    pub fn next_wake(&self) -> Option<Instant> {
-        if self.finished {
-            return None;
-        }
-        let at = self.due.or(self.page_deadline).unwrap_or(self.deadline);
-        Some(at.min(self.deadline))
-    }
-
-    /// Whether the list has been read to its end marker.
-    pub fn is_finished(&self) -> bool {
-        self.finished
-    }
-
-    /// Pages read so far.
-    pub fn pages(&self) -> usize {
-        self.pages
-    }
-
-    /// A datagram from the master: a page (`Ok(Some)`) moves the page deadline on, or
-    /// ends the list; anything else is ignored (`Ok(None)`) and leaves the deadline
-    /// where it was. A page of the other form (`getserversResponse` to a
+    /// request or page, or ends the list; anything else, and a late copy of a Valve
+    /// page already read, is ignored (`Ok(None)`) and leaves the page's deadline where
+    /// it was. A dpmaster page of the other form (`getserversResponse` to a
     /// `getserversExt`) is accepted: some masters answer so. An error ends the run.
     pub fn handle_datagram(
         &mut self,
         datagram: &[u8],
         now: Instant,
-    ) -> Result<Option<DpListPage>, ListError> {
+    ) -> Result<Option<UdpListPage<P::Addr>>, ListError> {
         if self.finished || self.page_deadline.is_none() {
             return Ok(None);
         }
         if now >= self.deadline {
             return Err(self.deadline_error());
         }
-        let Ok(page) = dpmaster::decode_page(datagram) else {
+        let Some(raw) = self.protocol.decode(datagram) else {
             return Ok(None);
         };
         self.pages = self.pages.saturating_add(1);
@@ -510,8 +454,101 @@ impl DpListClient {
                 max: self.limits.max_pages,
             });
         }
+        let (page, end) = self.protocol.accept(raw, self.pages, &self.limits)?;
+        if end {
+            self.finished = true;
+        } else if P::REQUEST_PER_PAGE {
+            self.due = Some(now);
+            self.attempts = 0;
+            self.page_deadline = None;
+        } else {
+            self.arm(now);
+        }
+        Ok(Some(page))
+    }
+}
+
+impl sealed::Sealed for ValveList {}
+
+impl UdpListProtocol for ValveList {
+    type Addr = SocketAddrV4;
+    type Raw = ListPage;
+    const REQUEST_PER_PAGE: bool = true;
+
+    fn encode_request(&self, out: &mut Vec<u8>) {
+        self.request.encode(out);
+    }
+
+    fn decode(&self, datagram: &[u8]) -> Option<ListPage> {
+        let page = decode_page(datagram).ok()?;
+        // a late copy of an earlier page (a retry answered twice), or a master
+        // repeating itself: not the page asked for
+        page.servers
+            .first()
+            .is_none_or(|a| self.after_seed(*a))
+            .then_some(page)
+    }
+
+    fn accept(
+        &mut self,
+        raw: ListPage,
+        page: usize,
+        _limits: &ListLimits,
+    ) -> Result<(ValvePage, bool), ListError> {
+        let last = raw.servers.last().copied();
+        if last.is_some_and(|l| !self.after_seed(l)) {
+            return Err(ListError::Backwards {
+                page,
+                seed: self.request.seed,
+            });
+        }
+        let mut out = ValvePage::default();
+        for a in raw.servers {
+            match invalid_reason(SocketAddr::V4(a)) {
+                Some(why) => out.skipped.push((a, why)),
+                None => out.servers.push(a),
+            }
+        }
+        match (raw.end, last) {
+            (true, _) => {}
+            (false, None) => return Err(ListError::NoEnd { page }),
+            (false, Some(l)) => self.request = self.request.after(l),
+        }
+        Ok((out, raw.end))
+    }
+}
+
+impl ValveList {
+    /// Whether `a` comes after the address the page was asked to follow.
+    fn after_seed(&self, a: SocketAddrV4) -> bool {
+        let seed = self.request.seed;
+        seed == END || sortable(a) > sortable(seed)
+    }
+}
+
+impl sealed::Sealed for DpList {}
+
+impl UdpListProtocol for DpList {
+    type Addr = SocketAddr;
+    type Raw = DpPage;
+    const REQUEST_PER_PAGE: bool = false;
+
+    fn encode_request(&self, out: &mut Vec<u8>) {
+        self.request.encode(out);
+    }
+
+    fn decode(&self, datagram: &[u8]) -> Option<DpPage> {
+        dpmaster::decode_page(datagram).ok()
+    }
+
+    fn accept(
+        &mut self,
+        raw: DpPage,
+        _page: usize,
+        limits: &ListLimits,
+    ) -> Result<(DpListPage, bool), ListError> {
         let mut out = DpListPage::default();
-        for a in page.servers {
+        for a in raw.servers {
             if let Some(why) = invalid_reason(a) {
                 out.skipped.push((a, why));
                 continue;
@@ -519,20 +556,15 @@ impl DpListClient {
             if self.seen.contains(&a) {
                 continue;
             }
-            if self.seen.len() >= self.limits.max_servers {
+            if self.seen.len() >= limits.max_servers {
                 return Err(ListError::TooManyServers {
-                    max: self.limits.max_servers,
+                    max: limits.max_servers,
                 });
             }
             self.seen.insert(a);
             out.servers.push(a);
         }
-        if page.end {
-            self.finished = true;
-        } else {
-            self.arm(now);
-        }
-        Ok(Some(out))
+        Ok((out, raw.end))
     }
 }
 

@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use super::wire::LegacyReply;
 use crate::model::{AddOn, Player, Rules};
-use crate::text::Text;
+use crate::text::{strip_mc_codes, Text};
 use crate::Status;
 
 /// Longest favicon data URL kept, in bytes.
@@ -71,16 +71,7 @@ const STYLES: [(&str, char); 5] = [
 
 /// `s` without its `§` codes (a `§` and the character after it).
 pub fn strip_codes(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c == '§' {
-            chars.next();
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    strip_mc_codes(s)
 }
 
 /// A bounded text being built.

@@ -246,15 +246,9 @@ impl QueryDriver for QueryMachine {
             return false;
         }
         self.encode_query(d);
-        self.x.sent(
-            now,
-            Event::Sent {
-                what: "query",
-                bytes: d.len(),
-                challenge: Some(self.challenge.unwrap_or(0)),
-                id: Some(self.request_id),
-            },
-        );
+        let challenge = Some(self.challenge.unwrap_or(0));
+        self.x
+            .sent_query(now, d, "query", challenge, Some(self.request_id));
         true
     }
 

@@ -128,13 +128,8 @@ impl QueryDriver for QueryMachine {
         }
         self.encode_query(d);
         let challenge = Some(self.challenge.unwrap_or(REQUEST_CHALLENGE));
-        let event = Event::Sent {
-            what: "query",
-            bytes: d.len(),
-            challenge,
-            id: Some(self.request_id),
-        };
-        self.x.sent(now, event);
+        self.x
+            .sent_query(now, d, "query", challenge, Some(self.request_id));
         true
     }
 

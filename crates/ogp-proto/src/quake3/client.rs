@@ -190,13 +190,7 @@ impl QueryDriver for QueryMachine {
             return false;
         }
         req.encode(d);
-        let event = Event::Sent {
-            what: step.word(),
-            bytes: d.len(),
-            challenge: None,
-            id: None,
-        };
-        self.x.sent(now, event);
+        self.x.sent_query(now, d, step.word(), None, None);
         true
     }
 
