@@ -71,13 +71,7 @@ pub fn options(args: &QueryArgs, protocol: Protocol) -> Result<Options, String> 
     let mut o = Options::with_timing(timing(args, protocol));
     set_charset(&mut o, args.charset);
     if protocol == Protocol::Minecraft {
-        // The name the user typed goes in the handshake (proxies route by it); an
-        // address is sent as the connected one.
-        if let Some((host, _)) = args.target.rsplit_once(':') {
-            if host.parse::<std::net::IpAddr>().is_err() && !host.starts_with('[') {
-                o.minecraft.host = Some(host.into());
-            }
-        }
+        set_handshake_host(&mut o, &args.target);
     }
     if let Some(split) = args.split {
         // 0: one datagram, however much the server has to leave out to fit it.
@@ -98,6 +92,16 @@ pub fn options(args: &QueryArgs, protocol: Protocol) -> Result<Options, String> 
         o.gqp.credentials = Some(gqp::client::Credentials::new(user.as_str(), password));
     }
     Ok(o)
+}
+
+/// Minecraft: the name the user typed goes in the handshake (proxies route by it); an
+/// address is sent as the connected one.
+pub fn set_handshake_host(o: &mut Options, target: &str) {
+    if let Some((host, _)) = target.rsplit_once(':') {
+        if host.parse::<std::net::IpAddr>().is_err() && !host.starts_with('[') {
+            o.minecraft.host = Some(host.into());
+        }
+    }
 }
 
 /// Sets how the protocols that announce no charset (A2S, GameSpy v3) read strings that

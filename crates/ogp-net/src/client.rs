@@ -173,8 +173,19 @@ enum Step {
 /// [`drive_stream`], showing `tap` every chunk written and read.
 pub async fn drive_stream_traced<M: QueryDriver>(
     addr: SocketAddr,
+    m: M,
+    tap: &mut (dyn FnMut(Wire<'_>) + Send),
+) -> Result<Answer<M::Details>, QueryError> {
+    drive_stream_with(addr, m, tap, 16 * 1024).await
+}
+
+/// [`drive_stream_traced`] reading at most `read_buf` bytes at a time (the scanner
+/// keeps thousands of connections, each with its buffer).
+pub(crate) async fn drive_stream_with<M: QueryDriver>(
+    addr: SocketAddr,
     mut m: M,
     tap: &mut (dyn FnMut(Wire<'_>) + Send),
+    read_buf: usize,
 ) -> Result<Answer<M::Details>, QueryError> {
     let stopped = || QueryError::Socket {
         message: "the query machine stopped without a result".into(),
@@ -201,7 +212,7 @@ pub async fn drive_stream_traced<M: QueryDriver>(
             _ = tokio::time::sleep_until(deadline.into()) => m.handle_timeout(Instant::now()),
         }
     };
-    let mut buf = vec![0u8; 16 * 1024];
+    let mut buf = vec![0u8; read_buf.max(1)];
     let mut out = Vec::with_capacity(64);
     loop {
         while m.poll_transmit_into(Instant::now(), &mut out) {
