@@ -385,6 +385,9 @@ fn main() -> ExitCode {
             user,
             charset,
         } => {
+            // Minecraft without a port: its SRV record, then 25565 (not for addresses).
+            let srv =
+                protocol.wire() == Some(ogp_proto::Protocol::Minecraft) && !target.contains(':');
             let Some(target) = query::with_default_port(&target, protocol.wire()) else {
                 eprintln!("ogp: {target}: no port (expected HOST:PORT)");
                 return ExitCode::from(2);
@@ -397,6 +400,7 @@ fn main() -> ExitCode {
                 command,
                 user,
                 charset,
+                srv,
             };
             if protocol != Protocol::Gqp && (args.command.is_some() || args.user.is_some()) {
                 eprintln!("ogp: --command and --user are for --protocol gqp");
@@ -645,7 +649,7 @@ async fn run_query(
     json: bool,
     level: Level,
 ) -> anyhow::Result<ExitCode> {
-    let addr = ogp_net::client::resolve(&args.target).await;
+    let addr = query::resolve(args, protocol).await;
     let mut dump = String::new();
     let mut tap = |w: ogp_net::client::Wire<'_>| {
         if level >= 2 {

@@ -26,6 +26,9 @@ pub struct QueryArgs {
     pub user: Option<String>,
     /// A2S and GameSpy v3: how to read strings that are not UTF-8.
     pub charset: Charset,
+    /// Minecraft named without a port: look up its `_minecraft._tcp` SRV record first
+    /// (`target` then holds the fallback, HOST:25565).
+    pub srv: bool,
 }
 
 /// Steps of a protocol's exchange that each get the attempt timeout and retries.
@@ -64,6 +67,22 @@ pub fn with_default_port(target: &str, protocol: Option<Protocol>) -> Option<Str
         }
         _ => None,
     }
+}
+
+/// The address to query: `args.target` resolved, after its SRV record when
+/// [`QueryArgs::srv`] says so (the look-up takes at most one step's attempts).
+pub async fn resolve(
+    args: &QueryArgs,
+    protocol: Protocol,
+) -> Result<std::net::SocketAddr, QueryError> {
+    if args.srv && protocol == Protocol::Minecraft {
+        if let Some((host, _)) = args.target.rsplit_once(':') {
+            let limit = timing(args, protocol).connect_timeout;
+            let (host, port) = client::minecraft_srv(host, None, limit).await;
+            return client::resolve(&format!("{host}:{port}")).await;
+        }
+    }
+    client::resolve(&args.target).await
 }
 
 /// The client options for the arguments.

@@ -253,3 +253,59 @@ pub(crate) async fn drive_stream_with<M: QueryDriver>(
         }
     }
 }
+
+/// Where the Minecraft server `host` (a name without a port) is, as the game client
+/// finds it: its `_minecraft._tcp.HOST` SRV record when it has one
+/// ([`ogp_proto::minecraft::srv`] decides which), else `host:25565`. No look-up for an
+/// IP address. `nameserver`: the DNS server to ask (tests point it at a loopback one);
+/// `None` for the system's (`/etc/resolv.conf`). The look-up takes at most `limit`
+/// (one attempt, then the fallback); any failure falls back to 25565.
+pub async fn minecraft_srv(
+    host: &str,
+    nameserver: Option<SocketAddr>,
+    limit: std::time::Duration,
+) -> (String, u16) {
+    use hickory_resolver::config::{NameServerConfigGroup, ResolverConfig};
+    use hickory_resolver::name_server::TokioConnectionProvider;
+    use hickory_resolver::Resolver;
+    use ogp_proto::minecraft::srv;
+
+    let fallback = srv::pick(host, &[]);
+    let Some(name) = srv::srv_name(host) else {
+        return fallback;
+    };
+    let builder = match nameserver {
+        Some(ns) => Resolver::builder_with_config(
+            ResolverConfig::from_parts(
+                None,
+                vec![],
+                NameServerConfigGroup::from_ips_clear(&[ns.ip()], ns.port(), true),
+            ),
+            TokioConnectionProvider::default(),
+        ),
+        None => match Resolver::builder_tokio() {
+            Ok(b) => b,
+            Err(_) => return fallback,
+        },
+    };
+    let mut builder = builder;
+    builder.options_mut().timeout = limit;
+    builder.options_mut().attempts = 1;
+    let resolver = builder.build();
+    let lookup = match tokio::time::timeout(limit, resolver.srv_lookup(name)).await {
+        Ok(Ok(l)) => l,
+        _ => return fallback,
+    };
+    // At most a few dozen records are looked at.
+    let records: Vec<srv::SrvRecord> = lookup
+        .iter()
+        .take(64)
+        .map(|r| srv::SrvRecord {
+            priority: r.priority(),
+            weight: r.weight(),
+            port: r.port(),
+            target: r.target().to_utf8(),
+        })
+        .collect();
+    srv::pick(host, &records)
+}
