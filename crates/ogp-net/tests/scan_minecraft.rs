@@ -137,6 +137,24 @@ async fn auto_detection_finds_minecraft_over_tcp_and_says_refused_for_a_closed_p
     let a = r.outcome.expect("minecraft answers");
     assert_eq!(a.protocol, Protocol::Minecraft);
     assert_eq!(a.status.player_count, Some(7));
+    // A silent UDP port whose TCP port is closed: the datagram protocols' timeout, not
+    // the TCP refusal (the TCP try says nothing against them).
+    let quiet = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let mut short = c.clone();
+    short.options.timing = short
+        .options
+        .timing
+        .attempt_timeout(Duration::from_millis(200))
+        .retries(1)
+        .total_timeout(Duration::from_secs(2));
+    let r = scan::query(
+        Target::new(quiet.local_addr().unwrap().to_string(), None),
+        short,
+    )
+    .await;
+    let e = r.outcome.unwrap_err();
+    assert!(e.is_timeout(), "{e:?}");
+    assert_ne!(e.protocol(), Some(Protocol::Minecraft), "{e:?}");
     // Nothing on TCP nor UDP: refused by the host, whatever the protocol.
     let closed = refused_port().await;
     let r = scan::query(Target::new(closed.to_string(), None), c).await;

@@ -1244,3 +1244,82 @@ fn summarize(probes: &[Probe], auto: bool) -> QueryError {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// With fewer connection slots than the in-flight cap (as when the open-file limit
+    /// caps it), TCP targets wait for a slot, never hold more connections than the cap,
+    /// and all finish; datagram targets are not held back.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn tcp_targets_wait_for_a_connection_slot() {
+        let mut addrs = Vec::new();
+        for k in 0..6u32 {
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            addrs.push(l.local_addr().unwrap());
+            let json: Arc<str> =
+                ogp_testkit::slp::status_json(&format!("s{k}"), k, 10, "1.20.1", 763).into();
+            tokio::spawn(ogp_testkit::slp::serve(l, json));
+        }
+        let mut cfg = ScanConfig {
+            max_in_flight: 64,
+            ..ScanConfig::default()
+        };
+        cfg.options.timing = cfg
+            .options
+            .timing
+            .total_timeout(Duration::from_secs(20))
+            .connect_timeout(Duration::from_secs(10))
+            .read_timeout(Duration::from_secs(10));
+        let (targets_tx, targets_rx) = mpsc::channel(16);
+        let (results_tx, mut results_rx) = mpsc::channel(16);
+        let (stats_tx, _stats_rx) = watch::channel(ScanStats::default());
+        let mut engine = Engine::new(cfg, targets_rx, results_tx, stats_tx).unwrap();
+        engine.stream_cap = 1;
+        let run = tokio::spawn(async move {
+            // The engine's own loop, checking the cap between its steps.
+            let mut most = 0;
+            loop {
+                let now = Instant::now();
+                engine.receive_all(now);
+                engine.fire_timers(now);
+                engine.admit_ready(now);
+                engine.collect_resolved(now);
+                engine.collect_streams(now);
+                engine.transmit(Instant::now());
+                most = most.max(engine.streams_live);
+                assert!(
+                    engine.streams_live <= 1,
+                    "{} connections",
+                    engine.streams_live
+                );
+                if !engine.flush_results() || engine.finished() || !engine.wait().await {
+                    break;
+                }
+            }
+            (most, engine.stats.connections)
+        });
+        for (k, a) in addrs.iter().enumerate() {
+            targets_tx
+                .send(Target::new(a.to_string(), Some(Protocol::Minecraft)).with_id(k as u64))
+                .await
+                .unwrap();
+        }
+        drop(targets_tx);
+        let mut answered = 0;
+        while let Some(r) = tokio::time::timeout(Duration::from_secs(60), results_rx.recv())
+            .await
+            .unwrap()
+        {
+            let a = r.outcome.unwrap();
+            assert_eq!(a.status.player_count, Some(r.id as u32));
+            answered += 1;
+        }
+        let (most, connections) = run.await.unwrap();
+        assert_eq!(answered, 6);
+        assert_eq!(most, 1);
+        assert_eq!(connections, 6);
+    }
+}
