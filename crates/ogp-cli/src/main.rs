@@ -418,6 +418,10 @@ fn main() -> ExitCode {
             user,
             charset,
         } => {
+            // Minecraft without a port: its SRV record, then 25565 (not for addresses).
+            let srv = game.is_none()
+                && protocol.wire() == Some(ogp_proto::Protocol::Minecraft)
+                && !target.contains(':');
             let (protocol, target) = match game.as_deref().map(games::find) {
                 None => match query::with_default_port(&target, protocol.wire()) {
                     Some(t) => (protocol, t),
@@ -464,6 +468,7 @@ fn main() -> ExitCode {
                 command,
                 user,
                 charset,
+                srv,
             };
             if protocol != Protocol::Gqp && (args.command.is_some() || args.user.is_some()) {
                 eprintln!("ogp: --command and --user are for --protocol gqp");
@@ -736,7 +741,7 @@ async fn run_query(
     json: bool,
     level: Level,
 ) -> anyhow::Result<ExitCode> {
-    let addr = ogp_net::client::resolve(&args.target).await;
+    let addr = query::resolve(args, protocol).await;
     let mut dump = String::new();
     let mut tap = |w: ogp_net::client::Wire<'_>| {
         if level >= 2 {

@@ -26,6 +26,9 @@ pub struct QueryArgs {
     pub user: Option<String>,
     /// A2S and GameSpy v3: how to read strings that are not UTF-8.
     pub charset: Charset,
+    /// Minecraft named without a port: look up its `_minecraft._tcp` SRV record first
+    /// (`target` then holds the fallback, HOST:25565).
+    pub srv: bool,
 }
 
 /// Steps of a protocol's exchange that each get the attempt timeout and retries.
@@ -66,18 +69,28 @@ pub fn with_default_port(target: &str, protocol: Option<Protocol>) -> Option<Str
     }
 }
 
+/// The address to query: `args.target` resolved, after its SRV record when
+/// [`QueryArgs::srv`] says so (the look-up takes at most one step's attempts).
+pub async fn resolve(
+    args: &QueryArgs,
+    protocol: Protocol,
+) -> Result<std::net::SocketAddr, QueryError> {
+    if args.srv && protocol == Protocol::Minecraft {
+        if let Some((host, _)) = args.target.rsplit_once(':') {
+            let limit = timing(args, protocol).connect_timeout;
+            let (host, port) = client::minecraft_srv(host, None, limit).await;
+            return client::resolve(&format!("{host}:{port}")).await;
+        }
+    }
+    client::resolve(&args.target).await
+}
+
 /// The client options for the arguments.
 pub fn options(args: &QueryArgs, protocol: Protocol) -> Result<Options, String> {
     let mut o = Options::with_timing(timing(args, protocol));
     set_charset(&mut o, args.charset);
     if protocol == Protocol::Minecraft {
-        // The name the user typed goes in the handshake (proxies route by it); an
-        // address is sent as the connected one.
-        if let Some((host, _)) = args.target.rsplit_once(':') {
-            if host.parse::<std::net::IpAddr>().is_err() && !host.starts_with('[') {
-                o.minecraft.host = Some(host.into());
-            }
-        }
+        set_handshake_host(&mut o, &args.target);
     }
     if let Some(split) = args.split {
         // 0: one datagram, however much the server has to leave out to fit it.
@@ -98,6 +111,16 @@ pub fn options(args: &QueryArgs, protocol: Protocol) -> Result<Options, String> 
         o.gqp.credentials = Some(gqp::client::Credentials::new(user.as_str(), password));
     }
     Ok(o)
+}
+
+/// Minecraft: the name the user typed goes in the handshake (proxies route by it); an
+/// address is sent as the connected one.
+pub fn set_handshake_host(o: &mut Options, target: &str) {
+    if let Some((host, _)) = target.rsplit_once(':') {
+        if host.parse::<std::net::IpAddr>().is_err() && !host.starts_with('[') {
+            o.minecraft.host = Some(host.into());
+        }
+    }
 }
 
 /// Sets how the protocols that announce no charset (A2S, GameSpy v3) read strings that

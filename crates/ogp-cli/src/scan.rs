@@ -109,18 +109,7 @@ pub fn wanted_name(p: Option<Protocol>) -> &'static str {
 /// `--protocol` values: our names, case-insensitive, or `auto`.
 pub fn parse_protocol(s: &str) -> std::result::Result<Wanted, String> {
     let p = Protocol::parse_or_auto(s).map_err(|e| e.to_string())?;
-    not_over_tcp(p)?;
     Ok(Wanted(p))
-}
-
-/// The scanner speaks datagram protocols only (for now): Minecraft (TCP) is refused.
-fn not_over_tcp(p: Option<Protocol>) -> std::result::Result<(), String> {
-    match p {
-        Some(Protocol::Minecraft) => {
-            Err("minecraft (TCP) is not scanned yet: use ogp query -p minecraft".into())
-        }
-        _ => Ok(()),
-    }
 }
 
 /// qstat server types we know but do not speak.
@@ -165,16 +154,22 @@ pub fn parse_line(
                 Ok(p) => (p, host),
                 Err(_) if QSTAT_OTHER.contains(&name.to_ascii_lowercase().as_str()) => {
                     return Err(format!(
-                        "qstat type {first} is not supported (ogp, a2s, gamespy3, gqp, ogp-draft, quake3, bedrock, auto)"
+                        "qstat type {first} is not supported (ogp, a2s, gamespy3, gqp, ogp-draft, quake3, bedrock, minecraft, auto)"
                     ));
                 }
                 Err(e) => return Err(e.to_string()),
             }
         }
     };
-    not_over_tcp(protocol)?;
-    check_host(host)?;
-    Ok(Some((protocol, host.to_string())))
+    // Minecraft without a port: the game's default (no SRV look-up in a scan).
+    let host = match protocol {
+        Some(Protocol::Minecraft) if !host.contains(':') => {
+            crate::query::with_default_port(host, protocol).unwrap_or_else(|| host.to_string())
+        }
+        _ => host.to_string(),
+    };
+    check_host(&host)?;
+    Ok(Some((protocol, host)))
 }
 
 /// `host:port`, `1.2.3.4:port` or `[v6]:port`.
@@ -383,6 +378,10 @@ fn config(args: &ScanArgs) -> ScanConfig {
             .retries(args.retries)
             .total_timeout(Duration::from_millis(args.deadline.max(1))),
     );
+    // TCP (Minecraft): the connection, and each reply, may take as long as a datagram
+    // step's attempts (2.32 s by default), within --deadline.
+    let step = cfg.options.timing.attempts_total();
+    cfg.options.timing = cfg.options.timing.connect_timeout(step).read_timeout(step);
     crate::query::set_charset(&mut cfg.options, args.charset);
     cfg.sockets = args.sockets.clamp(1, 64);
     cfg
@@ -437,6 +436,15 @@ async fn scan_list(
     total: Option<u64>,
 ) -> Result<ExitCode> {
     let started = Instant::now();
+    // TCP targets (Minecraft) hold a socket each: the soft open-file limit is raised
+    // toward the hard one, and the user told when even that caps --max-in-flight.
+    let limit = scan::raise_open_file_limit(args.max_in_flight);
+    if limit.capped {
+        eprintln!(
+            "ogp: warning: the open-file limit ({} soft, {} hard) caps TCP (minecraft) connections at {} of --max-in-flight {}",
+            limit.soft, limit.hard, limit.connections, args.max_in_flight
+        );
+    }
     let scan = scan::start(config(args)).context("cannot open a UDP socket")?;
     let (targets, mut results, handle) = (scan.targets, scan.results, scan.handle);
     let (notes_tx, mut notes) = mpsc::channel(64);
@@ -540,8 +548,14 @@ async fn scan_list(
     } else {
         String::new()
     };
+    // Minecraft targets, and auto-detection's one try of Minecraft per target.
+    let tcp = if stats.connections > 0 {
+        format!(", {} TCP connections", stats.connections)
+    } else {
+        String::new()
+    };
     eprintln!(
-        "scanned {} targets in {:.2} s ({:.0} targets/s): {} answered, {} timed out, {} refused, {} errors; {} bad lines; {} datagrams sent, {} received{ignored}",
+        "scanned {} targets in {:.2} s ({:.0} targets/s): {} answered, {} timed out, {} refused, {} errors; {} bad lines; {} datagrams sent, {} received{tcp}{ignored}",
         tally.done,
         secs,
         tally.done as f64 / secs.max(1e-3),
@@ -553,6 +567,7 @@ async fn scan_list(
         stats.sent,
         stats.received,
     );
+
     Ok(ExitCode::SUCCESS)
 }
 
@@ -591,6 +606,8 @@ pub async fn query_auto(
     let mut config = ScanConfig::default();
     config.options =
         crate::query::options(args, ogp_proto::Protocol::A2s).map_err(anyhow::Error::msg)?;
+    // Auto-detection tries Minecraft's handshake too.
+    crate::query::set_handshake_host(&mut config.options, &args.target);
     let r = scan::query(target, config).await;
     let about = ogp_proto::result::About {
         target: &args.target,
@@ -608,7 +625,12 @@ pub async fn query_auto(
         None => format!(
             "  auto-detected: {} answered first among {}\n",
             a.protocol.label(),
-            Protocol::AUTO.map(Protocol::label).join(", ")
+            Protocol::AUTO
+                .into_iter()
+                .chain(Protocol::AUTO_STREAM)
+                .map(Protocol::label)
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         Some(_) => String::new(),
     };
@@ -642,12 +664,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn minecraft_is_refused_by_the_datagram_scanner() {
-        let e = parse_protocol("mc").unwrap_err();
-        assert!(e.contains("not scanned yet"), "{e}");
-        let e = parse_line("minecraft 127.0.0.1:25565", None).unwrap_err();
-        assert!(e.contains("not scanned yet"), "{e}");
-        assert!(parse_line("127.0.0.1:25565", Some(Protocol::Minecraft)).is_err());
+    fn minecraft_lines_are_scanned_with_the_default_port_when_they_have_none() {
+        assert_eq!(
+            parse_protocol("mc").unwrap(),
+            Wanted(Some(Protocol::Minecraft))
+        );
+        assert_eq!(
+            parse_line("minecraft 127.0.0.1:25566", None).unwrap(),
+            Some((Some(Protocol::Minecraft), "127.0.0.1:25566".to_string()))
+        );
+        assert_eq!(
+            parse_line("127.0.0.1:25567", Some(Protocol::Minecraft)).unwrap(),
+            Some((Some(Protocol::Minecraft), "127.0.0.1:25567".to_string()))
+        );
+        assert_eq!(
+            parse_line("mc mc.example.org", None).unwrap(),
+            Some((
+                Some(Protocol::Minecraft),
+                "mc.example.org:25565".to_string()
+            ))
+        );
+        // Other protocols still need a port.
+        assert!(parse_line("quake3 example.org", None).is_err());
         assert!(parse_line("quake3 127.0.0.1:27960", None).is_ok());
     }
 

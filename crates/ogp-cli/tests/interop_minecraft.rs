@@ -273,3 +273,111 @@ fn a_forge_like_server_with_players_and_an_icon_read_by_ogp_and_mcstatus_alike()
     r.list("mcstatus mods".into(), &theirs_mods, &addons);
     r.finish("ogp and mcstatus on a Forge-like minecraft-protocol 1.20.1");
 }
+
+/// What the server was given, in one result object of `ogp scan --json` or `ogp query
+/// --json`.
+fn given(r: &mut Report, label: &str, v: &Value, version: &str, protocol: i64, max: u32) {
+    let s = &v["status"];
+    r.eq(format!("{label} ok"), v["ok"].clone(), Value::Bool(true));
+    r.eq(
+        format!("{label} protocol"),
+        v["protocol"].as_str(),
+        Some("minecraft"),
+    );
+    r.eq(
+        format!("{label} version"),
+        s["game_version"].as_str(),
+        Some(version),
+    );
+    r.eq(
+        format!("{label} protocol number"),
+        s["rules"]["protocol"].as_str(),
+        Some(protocol.to_string().as_str()),
+    );
+    r.eq(
+        format!("{label} max"),
+        s["slot_max"].as_u64(),
+        Some(u64::from(max)),
+    );
+    r.eq(
+        format!("{label} online"),
+        s["player_count"].as_u64(),
+        Some(0),
+    );
+    r.eq(
+        format!("{label} motd plain"),
+        s["host_name"].as_str(),
+        Some(MOTD_PLAIN),
+    );
+    r.eq(
+        format!("{label} motd raw"),
+        s["host_name_raw"].as_str(),
+        Some(MOTD),
+    );
+}
+
+/// `ogp scan` reads two real servers (two protocol versions) over TCP: one list line
+/// names the protocol, the other takes `--protocol minecraft`; each status is what its
+/// server was started with.
+#[test]
+fn ogp_scan_reads_two_npm_minecraft_servers() {
+    if !interop::enabled("ogp_scan_reads_two_npm_minecraft_servers") {
+        return;
+    }
+    let (_a, pa) = start("1.20.1", 50);
+    let (_b, pb) = start("1.12.2", 7);
+    let list = format!("minecraft 127.0.0.1:{pa}\n127.0.0.1:{pb}\n");
+    let ran = interop::run_with_input(
+        Command::new(env!("CARGO_BIN_EXE_ogp")).args([
+            "scan",
+            "--json",
+            "--no-progress",
+            "--protocol",
+            "minecraft",
+            "--deadline",
+            "30000",
+        ]),
+        Some(list.as_bytes()),
+        Duration::from_secs(90),
+    );
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    let lines: Vec<Value> = String::from_utf8_lossy(&ran.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object a line"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{}", ran.stderr);
+    let by_port = |port: u16| {
+        lines
+            .iter()
+            .find(|v| v["target"].as_str() == Some(format!("127.0.0.1:{port}").as_str()))
+            .unwrap_or_else(|| panic!("no result for port {port}: {lines:?}"))
+    };
+    let mut r = Report(Vec::new());
+    given(&mut r, "1.20.1", by_port(pa), "1.20.1", 763, 50);
+    given(&mut r, "1.12.2", by_port(pb), "1.12.2", 340, 7);
+    r.finish("ogp scan on two minecraft-protocol servers");
+    assert!(ran.stderr.contains("2 TCP connections"), "{}", ran.stderr);
+}
+
+/// `ogp query HOST:PORT` without `-p` finds a real server's Minecraft over TCP.
+#[test]
+fn ogp_query_auto_detects_an_npm_minecraft_server() {
+    if !interop::enabled("ogp_query_auto_detects_an_npm_minecraft_server") {
+        return;
+    }
+    let (_server, port) = start("1.20.1", 50);
+    let ran = interop::run(
+        Command::new(env!("CARGO_BIN_EXE_ogp")).args([
+            "query",
+            "--json",
+            "--timeout",
+            "2000",
+            &format!("127.0.0.1:{port}"),
+        ]),
+        Duration::from_secs(60),
+    );
+    let v = interop::parse_json(&ran, "ogp", "minecraft auto");
+    let mut r = Report(Vec::new());
+    given(&mut r, "auto", &v, "1.20.1", 763, 50);
+    r.finish("ogp query (auto) on minecraft-protocol 1.20.1");
+}

@@ -18,6 +18,7 @@
 mod common;
 mod flood;
 mod master_bench;
+mod mc_bench;
 mod responder_bench;
 mod scan_bench;
 mod sources;
@@ -49,6 +50,12 @@ enum Command {
     /// A real `ogp serve` under a flood from 100,000 spoofed sources, while a client
     /// keeps querying it: answers kept, kernel drops, memory.
     Flood(flood::Args),
+    /// 10,000 Minecraft: Java Edition status queries over TCP: `ogp scan` against
+    /// mcstatus (asyncio) on the same loopback servers; time, answers, peak RSS, CPU.
+    Minecraft(mc_bench::Args),
+    /// (internal) Serve Minecraft listeners for `minecraft`, until standard input closes.
+    #[command(hide = true)]
+    McServe(mc_bench::ServeArgs),
     /// (internal) Serve responders for `scan`, until standard input closes.
     #[command(hide = true)]
     ScanServe(scan_bench::ServeArgs),
@@ -63,6 +70,8 @@ fn main() -> ExitCode {
         Command::Master(a) => master_bench::run(&a),
         Command::Flood(a) => flood::run(&a),
         Command::ScanServe(a) => scan_bench::serve(&a),
+        Command::Minecraft(a) => mc_bench::run(&a),
+        Command::McServe(a) => mc_bench::serve(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

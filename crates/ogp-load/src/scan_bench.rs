@@ -194,7 +194,7 @@ pub fn serve(args: &ServeArgs) -> Result<()> {
 }
 
 /// A child process, killed and reaped when dropped.
-struct Kid(Child);
+pub(crate) struct Kid(pub(crate) Child);
 
 impl Drop for Kid {
     fn drop(&mut self) {
@@ -268,17 +268,17 @@ fn start_responders(args: &Args, mix: &str, targets: u32, net: u8) -> Result<Vec
 }
 
 /// What one scan run did.
-struct Run {
-    targets: u64,
-    answered: u64,
-    seconds: f64,
-    peak_kb: Option<u64>,
+pub(crate) struct Run {
+    pub(crate) targets: u64,
+    pub(crate) answered: u64,
+    pub(crate) seconds: f64,
+    pub(crate) peak_kb: Option<u64>,
     /// CPU time of the scanner process (user + system), from `getrusage` of reaped
     /// children.
-    cpu: Option<Duration>,
+    pub(crate) cpu: Option<Duration>,
     /// CPU time the responder children spent meanwhile.
-    farm_cpu: Option<Duration>,
-    summary: String,
+    pub(crate) farm_cpu: Option<Duration>,
+    pub(crate) summary: String,
 }
 
 /// User + system time of this process's reaped children (the scanner runs are reaped
@@ -312,7 +312,7 @@ impl Run {
 /// Runs a scanner child: `count` reads its stdout lines and says whether one is an
 /// answer; returns what it counted, the time, the peak RSS (sampled) and its last
 /// stderr line.
-fn run_child(
+pub(crate) fn run_child(
     mut cmd: Command,
     targets: u64,
     limit: Duration,
@@ -379,7 +379,7 @@ fn run_child(
     })
 }
 
-fn ogp_answer(line: &str) -> bool {
+pub(crate) fn ogp_answer(line: &str) -> bool {
     line.contains("\"ok\":true")
 }
 
@@ -395,7 +395,7 @@ fn qstat_answer(line: &str) -> bool {
         && !matches!(third, "DOWN" | "TIMEOUT" | "ERROR" | "HOSTNOTFOUND" | "")
 }
 
-fn find_ogp(explicit: Option<&Path>) -> Result<PathBuf> {
+pub(crate) fn find_ogp(explicit: Option<&Path>) -> Result<PathBuf> {
     if let Some(p) = explicit {
         return Ok(p.to_path_buf());
     }
@@ -420,7 +420,7 @@ fn mb(kb: Option<u64>) -> String {
     kb.map_or("?".into(), common::mb)
 }
 
-fn print_run(label: &str, r: &Run) {
+pub(crate) fn print_run(label: &str, r: &Run) {
     println!(
         "{label:<34} {:>7} targets {:>7} answered ({:>6.2}%) in {:>7.2} s = {:>8.0} targets/s   peak RSS {}   CPU {} ({} µs/target), responders {}",
         r.targets,

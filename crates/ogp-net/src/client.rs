@@ -173,8 +173,19 @@ enum Step {
 /// [`drive_stream`], showing `tap` every chunk written and read.
 pub async fn drive_stream_traced<M: QueryDriver>(
     addr: SocketAddr,
+    m: M,
+    tap: &mut (dyn FnMut(Wire<'_>) + Send),
+) -> Result<Answer<M::Details>, QueryError> {
+    drive_stream_with(addr, m, tap, 16 * 1024).await
+}
+
+/// [`drive_stream_traced`] reading at most `read_buf` bytes at a time (the scanner
+/// keeps thousands of connections, each with its buffer).
+pub(crate) async fn drive_stream_with<M: QueryDriver>(
+    addr: SocketAddr,
     mut m: M,
     tap: &mut (dyn FnMut(Wire<'_>) + Send),
+    read_buf: usize,
 ) -> Result<Answer<M::Details>, QueryError> {
     let stopped = || QueryError::Socket {
         message: "the query machine stopped without a result".into(),
@@ -201,7 +212,7 @@ pub async fn drive_stream_traced<M: QueryDriver>(
             _ = tokio::time::sleep_until(deadline.into()) => m.handle_timeout(Instant::now()),
         }
     };
-    let mut buf = vec![0u8; 16 * 1024];
+    let mut buf = vec![0u8; read_buf.max(1)];
     let mut out = Vec::with_capacity(64);
     loop {
         while m.poll_transmit_into(Instant::now(), &mut out) {
@@ -241,4 +252,60 @@ pub async fn drive_stream_traced<M: QueryDriver>(
             Step::Timer => m.handle_timeout(now),
         }
     }
+}
+
+/// Where the Minecraft server `host` (a name without a port) is, as the game client
+/// finds it: its `_minecraft._tcp.HOST` SRV record when it has one
+/// ([`ogp_proto::minecraft::srv`] decides which), else `host:25565`. No look-up for an
+/// IP address. `nameserver`: the DNS server to ask (tests point it at a loopback one);
+/// `None` for the system's (`/etc/resolv.conf`). The look-up takes at most `limit`
+/// (one attempt, then the fallback); any failure falls back to 25565.
+pub async fn minecraft_srv(
+    host: &str,
+    nameserver: Option<SocketAddr>,
+    limit: std::time::Duration,
+) -> (String, u16) {
+    use hickory_resolver::config::{NameServerConfigGroup, ResolverConfig};
+    use hickory_resolver::name_server::TokioConnectionProvider;
+    use hickory_resolver::Resolver;
+    use ogp_proto::minecraft::srv;
+
+    let fallback = srv::pick(host, &[]);
+    let Some(name) = srv::srv_name(host) else {
+        return fallback;
+    };
+    let builder = match nameserver {
+        Some(ns) => Resolver::builder_with_config(
+            ResolverConfig::from_parts(
+                None,
+                vec![],
+                NameServerConfigGroup::from_ips_clear(&[ns.ip()], ns.port(), true),
+            ),
+            TokioConnectionProvider::default(),
+        ),
+        None => match Resolver::builder_tokio() {
+            Ok(b) => b,
+            Err(_) => return fallback,
+        },
+    };
+    let mut builder = builder;
+    builder.options_mut().timeout = limit;
+    builder.options_mut().attempts = 1;
+    let resolver = builder.build();
+    let lookup = match tokio::time::timeout(limit, resolver.srv_lookup(name)).await {
+        Ok(Ok(l)) => l,
+        _ => return fallback,
+    };
+    // At most a few dozen records are looked at.
+    let records: Vec<srv::SrvRecord> = lookup
+        .iter()
+        .take(64)
+        .map(|r| srv::SrvRecord {
+            priority: r.priority(),
+            weight: r.weight(),
+            port: r.port(),
+            target: r.target().to_utf8(),
+        })
+        .collect();
+    srv::pick(host, &records)
 }

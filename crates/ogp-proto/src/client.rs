@@ -237,6 +237,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_protocols_transport_is_its_machines() {
+        let now = Instant::now();
+        for p in Protocol::ALL {
+            let m = Machine::new(p, &Options::default(), 1, now);
+            assert_eq!(p.transport(), m.transport(), "{p}");
+        }
+        for p in Protocol::AUTO_STREAM {
+            assert_eq!(p.transport(), Transport::Stream);
+            assert!(!Protocol::AUTO.contains(&p));
+        }
+        assert_eq!(Protocol::Minecraft.transport(), Transport::Stream);
+    }
+
+    #[test]
     fn machines_claim_their_protocols_replies() {
         let ogp = b"\xff\xff\xff\xffOGP\0\x08\x00\x00";
         let now = Instant::now();

@@ -10,7 +10,8 @@
 //! * [`interop`]: the `OGP_INTEROP` gate, the pinned third-party query clients and
 //!   running them, for the interop tests of `ogp-cli` and `ogp-ffi`;
 //! * [`postgres`]: a throwaway PostgreSQL cluster;
-//! * [`gameservers`]: real game servers on loopback (OpenArena).
+//! * [`gameservers`]: real game servers on loopback (OpenArena);
+//! * [`slp`]: a lightweight Minecraft Server List Ping responder (tokio).
 
 mod captures;
 pub mod gameservers;
@@ -18,6 +19,7 @@ pub mod interop;
 mod normalise;
 pub mod postgres;
 mod samples;
+pub mod slp;
 mod strategy;
 
 pub use captures::*;

@@ -18,12 +18,12 @@ use std::time::{Duration, Instant};
 use tokio::io::Interest;
 use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, watch};
-use tokio::task::JoinSet;
+use tokio::task::{AbortHandle, JoinSet};
 
 use super::errqueue;
 use super::pacer::Pacer;
 use crate::batch;
-use ogp_proto::client::{Machine, QueryDriver};
+use ogp_proto::client::{Machine, QueryDriver, Transport};
 
 use super::{query_ports, Answer, Protocol, QueryError, ScanConfig, ScanResult, ScanStats, Target};
 
@@ -41,14 +41,46 @@ const PUBLISH_EVERY: Duration = Duration::from_millis(100);
 /// Shortest and longest wait for a better-ranked protocol once one answered.
 const GRACE_MIN: Duration = Duration::from_millis(20);
 const GRACE_MAX: Duration = Duration::from_secs(1);
+/// Bytes read at a time from a TCP connection: a status of many KiB comes in a few
+/// reads, and thousands of connections hold a buffer each.
+const STREAM_READ_BUF: usize = 4096;
+/// Time a target with a TCP probe is given beyond the machine's own total timeout, so
+/// that the machine's timers (which say what was awaited) end it, not the deadline.
+const STREAM_SLACK: Duration = Duration::from_millis(250);
 
 struct Probe {
     rank: u32,
     addr: SocketAddr,
+    protocol: Protocol,
+    /// The machine, while it runs here: a datagram machine until it has a result, a
+    /// stream machine until its connection task starts (then the task owns it).
     machine: Option<Machine>,
     error: Option<QueryError>,
-    /// A datagram of its protocol came from its address (signs of life).
+    /// A datagram of its protocol came from its address, or bytes on its connection
+    /// (signs of life).
     heard: bool,
+    /// A stream probe: it holds one of the connection slots until its task ends.
+    stream: bool,
+    /// The task that drives its connection, while it runs.
+    task: Option<AbortHandle>,
+    /// The result its task sent back, for `progress` to take.
+    finished: Option<Result<Answer, QueryError>>,
+}
+
+impl Probe {
+    /// Still running: a machine here, or a connection task.
+    fn running(&self) -> bool {
+        self.machine.is_some() || self.task.is_some()
+    }
+
+    /// A datagram machine (not a stream one waiting for its task).
+    fn datagram_machine(&mut self) -> Option<&mut Machine> {
+        if self.stream {
+            None
+        } else {
+            self.machine.as_mut()
+        }
+    }
 }
 
 struct Entry {
@@ -72,7 +104,12 @@ enum Woke {
     Target(Option<Target>),
     Resolved(Option<(u32, u32, Result<SocketAddr, QueryError>)>),
     Permit(Option<mpsc::OwnedPermit<ScanResult>>),
+    Stream(Option<StreamDone>),
 }
+
+/// What a connection task sends back: entry, generation, probe, result.
+/// (The answer is boxed: tasks and results are many, answers few.)
+type StreamDone = (u32, u32, usize, Result<Box<Answer>, QueryError>);
 
 /// Entries of one (socket, address): almost always one.
 enum Slot {
@@ -119,6 +156,15 @@ pub(crate) struct Engine {
     started: Instant,
     published: Instant,
     rx: batch::RecvBatch,
+    /// The connection tasks of stream probes.
+    streams: JoinSet<StreamDone>,
+    /// Connection slots taken (stream probes started, their task not yet ended).
+    streams_live: usize,
+    /// At most this many at once: the in-flight cap, or less when the open-file limit
+    /// allows less.
+    stream_cap: usize,
+    /// Entries with a stream probe waiting for a connection slot.
+    stream_waiting: VecDeque<u32>,
 }
 
 /// Socket index space: v4 sockets are 0..n, v6 sockets n..2n.
@@ -181,6 +227,8 @@ impl Engine {
             )?;
             v4.push(Sock { socket });
         }
+        // TCP targets hold a socket each: the soft open-file limit is raised for them.
+        let stream_cap = super::raise_open_file_limit(cfg.max_in_flight).connections;
         let now = Instant::now();
         // A burst of 10 ms worth of datagrams (at least 1).
         let burst = (cfg.rate / 100).max(1);
@@ -214,6 +262,10 @@ impl Engine {
             started: now,
             published: now,
             rx: batch::RecvBatch::new(RECV_BUF),
+            streams: JoinSet::new(),
+            streams_live: 0,
+            stream_cap,
+            stream_waiting: VecDeque::new(),
             cfg,
         })
     }
@@ -280,6 +332,7 @@ impl Engine {
             && self.live == 0
             && self.done.is_empty()
             && self.resolving.is_empty()
+            && self.streams.is_empty()
     }
 
     pub(crate) async fn run(mut self) -> ScanStats {
@@ -289,6 +342,7 @@ impl Engine {
             self.fire_timers(now);
             self.admit_ready(now);
             self.collect_resolved(now);
+            self.collect_streams(now);
             self.transmit(Instant::now());
             if !self.flush_results() {
                 break;
@@ -366,11 +420,13 @@ impl Engine {
         };
         let has_done = !self.done.is_empty();
         let resolving = !self.resolving.is_empty();
+        let streaming = !self.streams.is_empty();
         let woke = tokio::select! {
             biased;
             () = sockets_ready => Woke::Io,
             t = self.targets.recv(), if can_admit => Woke::Target(t),
             r = self.resolving.join_next(), if resolving => Woke::Resolved(r.and_then(Result::ok)),
+            r = self.streams.join_next(), if streaming => Woke::Stream(r.and_then(Result::ok)),
             p = self.results.clone().reserve_owned(), if has_done => Woke::Permit(p.ok()),
             () = sleep => Woke::Io,
         };
@@ -381,6 +437,8 @@ impl Engine {
             Woke::Target(None) => self.input_open = false,
             Woke::Resolved(Some((i, g, r))) => self.resolved(i, g, r, Instant::now()),
             Woke::Resolved(None) => {}
+            Woke::Stream(Some(done)) => self.stream_done(done, Instant::now()),
+            Woke::Stream(None) => {}
             Woke::Permit(Some(permit)) => {
                 if let Some(r) = self.done.pop_front() {
                     permit.send(r);
@@ -543,7 +601,10 @@ impl Engine {
         };
         e.socket = socket;
         let protocols: Vec<Protocol> = match e.target.protocol {
-            None => Protocol::AUTO.to_vec(),
+            None => Protocol::AUTO
+                .into_iter()
+                .chain(Protocol::AUTO_STREAM)
+                .collect(),
             Some(p) => vec![p],
         };
         let ports = if e.target.try_query_ports {
@@ -551,24 +612,42 @@ impl Engine {
         } else {
             vec![addr.port()]
         };
-        let width = u32::try_from(Protocol::AUTO.len()).unwrap_or(4);
+        // Stream protocols rank after every datagram one at the same port
+        // (`Protocol::rank` is `AUTO.len()` for them), before those of the next port.
+        let width = u32::try_from(Protocol::AUTO.len() + 1).unwrap_or(8);
+        let mut streams = 0;
         for (pi, port) in (0u32..).zip(ports) {
             let a = SocketAddr::new(addr.ip(), port);
             keys.push((e.socket, a));
             for p in &protocols {
+                let stream = p.transport() == Transport::Stream;
+                // One connection per target, to the given port only.
+                if stream && pi > 0 {
+                    continue;
+                }
+                streams += usize::from(stream);
                 let machine = Machine::new(*p, options, ids.next(), now);
                 let rank = u32::try_from(p.rank()).unwrap_or(width);
                 e.probes.push(Probe {
                     rank: pi * width + rank,
                     addr: a,
+                    protocol: *p,
                     machine: Some(machine),
                     error: None,
                     heard: false,
+                    stream,
+                    task: None,
+                    finished: None,
                 });
             }
         }
         e.started = Some(now);
-        e.deadline = deadline;
+        e.deadline = if streams > 0 {
+            deadline + STREAM_SLACK
+        } else {
+            deadline
+        };
+        self.streams_live += streams;
         for key in keys {
             match self.by_addr.get_mut(&key) {
                 None => {
@@ -613,6 +692,15 @@ impl Engine {
             return;
         }
         let Some(e) = slot.take() else { return };
+        // Its connections close now (aborting a task drops its socket).
+        for p in e.probes.iter().filter(|p| p.stream) {
+            if let Some(t) = &p.task {
+                t.abort();
+            }
+            if p.machine.is_some() || p.task.is_some() {
+                self.release_stream();
+            }
+        }
         self.free.push(i);
         self.live = self.live.saturating_sub(1);
         let mut addrs: Vec<SocketAddr> = e.probes.iter().map(|p| p.addr).collect();
@@ -646,6 +734,56 @@ impl Engine {
                 .started
                 .map_or(Duration::ZERO, |s| now.saturating_duration_since(s)),
         });
+    }
+
+    /// Whether entry `i` will open a connection once started.
+    fn wants_stream(&self, i: u32) -> bool {
+        self.entries
+            .get(i as usize)
+            .and_then(Option::as_ref)
+            .is_some_and(|e| match e.target.protocol {
+                None => !Protocol::AUTO_STREAM.is_empty(),
+                Some(p) => p.transport() == Transport::Stream,
+            })
+    }
+
+    /// A connection slot is free again: an entry waiting for one can start.
+    fn release_stream(&mut self) {
+        self.streams_live = self.streams_live.saturating_sub(1);
+        if let Some(j) = self.stream_waiting.pop_front() {
+            self.fresh.push_front(j);
+        }
+    }
+
+    fn collect_streams(&mut self, now: Instant) {
+        while let Some(r) = self.streams.try_join_next() {
+            if let Ok(done) = r {
+                self.stream_done(done, now);
+            }
+        }
+    }
+
+    /// A connection task ended with its machine's result.
+    fn stream_done(&mut self, (i, g, pi, r): StreamDone, now: Instant) {
+        let Some(p) = self.entry(i, g).and_then(|e| e.probes.get_mut(pi)) else {
+            // Its entry finished first (and released the slot).
+            return;
+        };
+        if p.task.take().is_none() {
+            return;
+        }
+        // Bytes came on the connection: signs of life.
+        p.heard = match &r {
+            Ok(_) => true,
+            Err(QueryError::StreamTimeout { received, .. }) => *received > 0,
+            Err(e) => {
+                !(e.is_timeout()
+                    || matches!(e, QueryError::Refused { .. } | QueryError::Socket { .. }))
+            }
+        };
+        p.finished = Some(r.map(|a| *a));
+        self.release_stream();
+        self.progress(i, g, now, false);
     }
 
     fn receive_all(&mut self, now: Instant) {
@@ -702,7 +840,8 @@ impl Engine {
                 continue;
             };
             let g = e.gen;
-            for p in e.probes.iter_mut().filter(|p| p.addr == dest) {
+            // ICMP says nothing of TCP on that port: stream probes go on.
+            for p in e.probes.iter_mut().filter(|p| p.addr == dest && !p.stream) {
                 if let Some(m) = p.machine.take() {
                     p.error = Some(QueryError::Refused {
                         protocol: Some(m.protocol()),
@@ -735,11 +874,10 @@ impl Engine {
         let g = e.gen;
         // Several protocols at this address (auto-detection): the datagram goes to the
         // machines of its own protocol when its first bytes tell, else to all of them.
-        let claimed = e
-            .probes
-            .iter()
-            .any(|p| p.addr == src && p.machine.as_ref().is_some_and(|m| m.claims(datagram)));
-        for p in e.probes.iter_mut().filter(|p| p.addr == src) {
+        let claimed = e.probes.iter().any(|p| {
+            p.addr == src && !p.stream && p.machine.as_ref().is_some_and(|m| m.claims(datagram))
+        });
+        for p in e.probes.iter_mut().filter(|p| p.addr == src && !p.stream) {
             if let Some(m) = p.machine.as_mut() {
                 if !claimed || m.claims(datagram) {
                     p.heard = true;
@@ -768,7 +906,7 @@ impl Engine {
             }
             e.scheduled = None;
             for p in &mut e.probes {
-                if let Some(m) = p.machine.as_mut() {
+                if let Some(m) = p.datagram_machine() {
                     if m.poll_timeout().is_some_and(|d| d <= now) {
                         m.handle_timeout(now);
                     }
@@ -801,13 +939,19 @@ impl Engine {
         // Not started yet: nothing has happened to it.
         let Some(started) = e.started else { return };
         for p in &mut e.probes {
-            let Some(m) = p.machine.as_mut() else {
-                continue;
+            let r = if let Some(r) = p.finished.take() {
+                r
+            } else {
+                let addr = p.addr;
+                let Some(m) = p.datagram_machine() else {
+                    continue;
+                };
+                let Some(r) = m.take_answer(addr) else {
+                    continue;
+                };
+                p.machine = None;
+                r
             };
-            let Some(r) = m.take_answer(p.addr) else {
-                continue;
-            };
-            p.machine = None;
             match r {
                 Ok(answer) => {
                     if e.best.as_ref().is_none_or(|(rank, _)| p.rank < *rank) {
@@ -817,11 +961,8 @@ impl Engine {
                 Err(err) => p.error = Some(err),
             }
         }
-        let running_better = |e: &Entry, rank: u32| {
-            e.probes
-                .iter()
-                .any(|p| p.machine.is_some() && p.rank < rank)
-        };
+        let running_better =
+            |e: &Entry, rank: u32| e.probes.iter().any(|p| p.running() && p.rank < rank);
         let outcome = if let Some((rank, _)) = &e.best {
             let rank = *rank;
             let settle = *e.settle.get_or_insert_with(|| {
@@ -833,7 +974,7 @@ impl Engine {
             } else {
                 None
             }
-        } else if now >= e.deadline || e.probes.iter().all(|p| p.machine.is_none()) {
+        } else if now >= e.deadline || e.probes.iter().all(|p| !p.running()) {
             Some(Err(summarize(&e.probes, e.target.protocol.is_none())))
         } else {
             None
@@ -843,7 +984,7 @@ impl Engine {
         }
         // Next wake-up: the earliest machine timer, the settle time or the deadline.
         let mut next = e.deadline;
-        for p in &e.probes {
+        for p in e.probes.iter().filter(|p| !p.stream) {
             if let Some(t) = p.machine.as_ref().and_then(Machine::poll_timeout) {
                 next = next.min(t);
             }
@@ -889,6 +1030,11 @@ impl Engine {
                 }
                 i
             } else if let Some(i) = self.fresh.pop_front() {
+                // A target that connects waits for a connection slot.
+                if self.wants_stream(i) && self.streams_live >= self.stream_cap {
+                    self.stream_waiting.push_back(i);
+                    continue;
+                }
                 if !self.start(i, now) {
                     continue;
                 }
@@ -902,10 +1048,32 @@ impl Engine {
             let g = e.gen;
             let si = e.socket;
             let mut exhausted = false;
-            'probes: for p in &mut e.probes {
+            'probes: for (pi, p) in e.probes.iter_mut().enumerate() {
                 let Some(m) = p.machine.as_mut() else {
                     continue;
                 };
+                if p.stream {
+                    // The connection (a SYN) takes a token like a datagram; from then
+                    // on its task moves the bytes and sleeps as the machine says.
+                    if !self.pacer.take(now) {
+                        exhausted = true;
+                        break 'probes;
+                    }
+                    let Some(m) = p.machine.take() else { continue };
+                    let addr = p.addr;
+                    p.task = Some(self.streams.spawn(async move {
+                        let r =
+                            crate::client::drive_stream_with(addr, m, &mut |_| {}, STREAM_READ_BUF)
+                                .await
+                                .map(|mut a| {
+                                    a.addr = Some(addr);
+                                    Box::new(a)
+                                });
+                        (i, g, pi, r)
+                    }));
+                    self.stats.connections += 1;
+                    continue;
+                }
                 loop {
                     if !self.pacer.take(now) {
                         exhausted = true;
@@ -1034,17 +1202,28 @@ impl Engine {
 fn summarize(probes: &[Probe], auto: bool) -> QueryError {
     let mut best: Option<(u32, QueryError)> = None;
     for p in probes {
-        let e = match (&p.error, &p.machine) {
-            (Some(e), _) => e.clone(),
-            (None, Some(m)) => QueryError::NoAnswer {
-                protocol: m.protocol(),
+        let e = match &p.error {
+            Some(e) => e.clone(),
+            // A connection still running at the deadline (its machine's own total
+            // timer normally ends it first).
+            None if p.stream && p.running() => QueryError::StreamTimeout {
+                protocol: p.protocol,
+                waiting_for: "the answer",
+                timer: "total",
+                received: 0,
+            },
+            None if p.running() => QueryError::NoAnswer {
+                protocol: p.protocol,
                 step: None,
                 attempts: 0,
             },
-            (None, None) => continue,
+            None => continue,
         };
         let class = match e {
             QueryError::Options { .. } => 4,
+            // Auto-detection: a port that takes no TCP connection, or whose
+            // connection says nothing, says nothing against the datagram protocols.
+            _ if auto && p.stream && !p.heard => 3,
             _ if p.heard && !e.is_timeout() => 0,
             _ if p.heard => 1,
             _ if !e.is_timeout() => 2,
@@ -1063,5 +1242,84 @@ fn summarize(probes: &[Probe], auto: bool) -> QueryError {
             step: None,
             attempts: 0,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// With fewer connection slots than the in-flight cap (as when the open-file limit
+    /// caps it), TCP targets wait for a slot, never hold more connections than the cap,
+    /// and all finish; datagram targets are not held back.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn tcp_targets_wait_for_a_connection_slot() {
+        let mut addrs = Vec::new();
+        for k in 0..6u32 {
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            addrs.push(l.local_addr().unwrap());
+            let json: Arc<str> =
+                ogp_testkit::slp::status_json(&format!("s{k}"), k, 10, "1.20.1", 763).into();
+            tokio::spawn(ogp_testkit::slp::serve(l, json));
+        }
+        let mut cfg = ScanConfig {
+            max_in_flight: 64,
+            ..ScanConfig::default()
+        };
+        cfg.options.timing = cfg
+            .options
+            .timing
+            .total_timeout(Duration::from_secs(20))
+            .connect_timeout(Duration::from_secs(10))
+            .read_timeout(Duration::from_secs(10));
+        let (targets_tx, targets_rx) = mpsc::channel(16);
+        let (results_tx, mut results_rx) = mpsc::channel(16);
+        let (stats_tx, _stats_rx) = watch::channel(ScanStats::default());
+        let mut engine = Engine::new(cfg, targets_rx, results_tx, stats_tx).unwrap();
+        engine.stream_cap = 1;
+        let run = tokio::spawn(async move {
+            // The engine's own loop, checking the cap between its steps.
+            let mut most = 0;
+            loop {
+                let now = Instant::now();
+                engine.receive_all(now);
+                engine.fire_timers(now);
+                engine.admit_ready(now);
+                engine.collect_resolved(now);
+                engine.collect_streams(now);
+                engine.transmit(Instant::now());
+                most = most.max(engine.streams_live);
+                assert!(
+                    engine.streams_live <= 1,
+                    "{} connections",
+                    engine.streams_live
+                );
+                if !engine.flush_results() || engine.finished() || !engine.wait().await {
+                    break;
+                }
+            }
+            (most, engine.stats.connections)
+        });
+        for (k, a) in addrs.iter().enumerate() {
+            targets_tx
+                .send(Target::new(a.to_string(), Some(Protocol::Minecraft)).with_id(k as u64))
+                .await
+                .unwrap();
+        }
+        drop(targets_tx);
+        let mut answered = 0;
+        while let Some(r) = tokio::time::timeout(Duration::from_secs(60), results_rx.recv())
+            .await
+            .unwrap()
+        {
+            let a = r.outcome.unwrap();
+            assert_eq!(a.status.player_count, Some(r.id as u32));
+            answered += 1;
+        }
+        let (most, connections) = run.await.unwrap();
+        assert_eq!(answered, 6);
+        assert_eq!(most, 1);
+        assert_eq!(connections, 6);
     }
 }

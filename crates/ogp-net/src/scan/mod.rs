@@ -37,6 +37,21 @@
 //!   before the timeout of one that heard nothing; a target whose host refused the port
 //!   is `Refused { protocol: None }`.
 //!
+//! * stream (TCP) protocols (Minecraft: Java Edition) are driven by the same engine:
+//!   each such target gets a tokio `TcpStream` of its own, in a task that connects,
+//!   hands every read to the sans-IO machine, writes what it emits and sleeps until its
+//!   timers (connect, read, total: [`Timing`]), so the bytes and the time spent are the
+//!   machine's decisions as for datagrams. The connections share
+//!   [`ScanConfig::max_in_flight`] with the datagram targets (one slot each, one socket
+//!   each); a connection costs a token of the send rate (its SYN); a refused
+//!   connection ends the target at once with [`QueryError::Refused`]; results have the
+//!   same form as datagram ones. An auto-detected target also tries
+//!   [`Protocol::AUTO_STREAM`] (one connection, on the given port only, closed when
+//!   the target ends). Each connection holds a file descriptor: the soft open-file
+//!   limit is raised toward the hard one when the scan starts
+//!   ([`raise_open_file_limit`]), and when even that is too low the connections
+//!   (not the datagram targets) are capped below the in-flight cap;
+//!
 //! [`query`] is the same engine for one target (`ogp query`'s auto-detection).
 //!
 //! Nothing here panics on network input or on any list; every loop is bounded, and
@@ -159,7 +174,9 @@ pub struct ScanConfig {
     /// trip once it has answered anything; [`Timing::total_timeout`] is the deadline of
     /// one target from its first datagram, default 6 s). Four datagrams, not three:
     /// at 15 % loss each way, three unanswered exchanges (1 − 0.85²)³ lose 2.1 % of
-    /// the live servers before they are heard from at all, four lose 0.6 %.
+    /// the live servers before they are heard from at all, four lose 0.6 %. TCP
+    /// targets wait 2.32 s for the connection and for each reply
+    /// ([`Timing::connect_timeout`], [`Timing::read_timeout`]), within the deadline.
     pub options: Options,
     /// UDP sockets per address family (default 2).
     pub sockets: usize,
@@ -181,7 +198,10 @@ impl Default for ScanConfig {
                     .attempt_timeout(Duration::from_millis(500))
                     .backoff_percent(110)
                     .retries(3)
-                    .total_timeout(Duration::from_secs(6)),
+                    .total_timeout(Duration::from_secs(6))
+                    // TCP: as long as a datagram step's four attempts.
+                    .connect_timeout(Duration::from_millis(2320))
+                    .read_timeout(Duration::from_millis(2320)),
             ),
             sockets: 2,
             recv_buffer: 4 << 20,
@@ -212,6 +232,8 @@ pub struct ScanStats {
     pub unknown_source: u64,
     /// Sends that failed.
     pub send_errors: u64,
+    /// TCP connections opened (stream protocols: Minecraft).
+    pub connections: u64,
     /// Time since the scan started.
     pub elapsed: Duration,
 }
@@ -248,6 +270,59 @@ impl ScanHandle {
             Ok(s) => s,
             Err(_) => *self.stats.borrow(),
         }
+    }
+}
+
+/// File descriptors kept aside from a scan's connections (its UDP sockets, the
+/// resolver's, standard streams, a program's own files).
+pub const FILES_RESERVED: u64 = 64;
+
+/// The open-file limit a scan works under, from [`raise_open_file_limit`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FileLimit {
+    /// The soft limit now (after raising it).
+    pub soft: u64,
+    /// The hard limit (the most the soft one can be raised to without privileges).
+    pub hard: u64,
+    /// TCP connections the scan keeps at most: the in-flight cap asked for, or the soft
+    /// limit less [`FILES_RESERVED`] when that is lower (at least 1).
+    pub connections: usize,
+    /// Whether the limit caps the connections below the in-flight cap.
+    pub capped: bool,
+}
+
+/// Raises the soft open-file limit (`RLIMIT_NOFILE`) toward the hard one, as far as
+/// `max_in_flight` connections and [`FILES_RESERVED`] need (never lowering it), and
+/// says how many connections it allows. Every scan does this when it starts (a TCP
+/// target holds a socket); a program calls it first to tell its user when the limit
+/// caps the scan. Elsewhere than on Unix the limit is not known, and nothing caps.
+pub fn raise_open_file_limit(max_in_flight: usize) -> FileLimit {
+    let want = u64::try_from(max_in_flight.max(1)).unwrap_or(u64::MAX);
+    let need = want.saturating_add(FILES_RESERVED);
+    #[cfg(unix)]
+    let (soft, hard) = {
+        let soft = rlimit::increase_nofile_limit(need).unwrap_or(0);
+        let (now, hard) = rlimit::Resource::NOFILE.get().unwrap_or((soft, soft));
+        (now.max(soft), hard)
+    };
+    #[cfg(not(unix))]
+    let (soft, hard) = (need, need);
+    let allowed = soft.saturating_sub(FILES_RESERVED).max(1);
+    let connections = usize::try_from(allowed.min(want)).unwrap_or(max_in_flight.max(1));
+    let capped = allowed < want;
+    if capped {
+        tracing::warn!(
+            soft,
+            hard,
+            "the open-file limit caps the scan's TCP connections at {connections} (in-flight cap {max_in_flight})"
+        );
+    }
+    FileLimit {
+        soft,
+        hard,
+        connections,
+        capped,
     }
 }
 

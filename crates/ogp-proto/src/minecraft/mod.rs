@@ -8,6 +8,8 @@
 //! * [`mapping`]: the status JSON (chat component description, players and sample,
 //!   version, flags, Forge mods, favicon) and the legacy reply to the shared
 //!   [`Status`](crate::Status) (documented key by key there).
+//! * [`srv`]: where a server named without a port is (`_minecraft._tcp.HOST` SRV
+//!   records, then 25565): the decisions, not the look-up.
 //! * [`client`]: the query as a stream machine on the shared core
 //!   ([`Transport::Stream`](crate::client::Transport)).
 //!
@@ -16,6 +18,7 @@
 
 pub mod client;
 pub mod mapping;
+pub mod srv;
 pub mod wire;
 
 pub use client::DEFAULT_PORT;
