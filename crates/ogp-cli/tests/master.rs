@@ -352,8 +352,9 @@ fn state_with(name: &str, players: Option<Value>) -> String {
 /// The page in real headless Chromium (crates/ogp-master/tests/browser/page_test.py,
 /// selenium from scripts/install-browser.sh): its rows equal the API's, sorting,
 /// filters in the URL, a games-catalogue name shown and filtered by, the details view
-/// with players and the history chart, hostile names shown as text, a server added in
-/// the config file shown with its favicon and its `§`-formatted MOTD as text;
+/// with players and the history chart, hostile names shown as text, a real Minecraft
+/// server added in the config file (polled over TCP) shown with its favicon and its
+/// `§`-formatted MOTD as text;
 /// screenshots in target/screenshots/.
 #[test]
 fn the_page_in_headless_chromium() {
@@ -368,20 +369,21 @@ fn the_page_in_headless_chromium() {
         );
     }
     let dir = TempDir::new("master-page");
-    // a server the operator adds in the config file (no heartbeat), with a favicon
-    // rule and a hostile MOTD with `§` codes: the page shows the image and the text
-    let crafted = serve_with(
-        "page-crafted",
-        &common::master::state_with_favicon(common::master::CRAFTED_NAME),
-        &[],
-        ogp_ready,
+    // a real Minecraft server (npm minecraft-protocol) the operator adds in the config
+    // file (it sends no heartbeat), with an icon and a hostile MOTD with `§` codes: the
+    // master polls it over TCP, and the page shows the image and the MOTD as text
+    let crafted = ogp_testkit::gameservers::Minecraft::start(
+        "1.20.1",
+        common::master::CRAFTED_NAME,
+        20,
+        &[("MC_FAVICON", common::master::FAVICON)],
     );
     let cfg = dir.0.join("master.toml");
     std::fs::write(
         &cfg,
         format!(
             "poll_interval_secs = 1\nhistory_resolution_secs = 1\nrefresh_ms = 300\n\
-             [[server]]\naddr = \"127.0.0.1:{}\"\nprotocol = \"a2s\"\n",
+             [[server]]\naddr = \"127.0.0.1:{}\"\nprotocol = \"minecraft\"\n",
             crafted.port
         ),
     )
@@ -415,7 +417,7 @@ fn the_page_in_headless_chromium() {
         })
         .collect();
     let mut want: Vec<String> = servers.iter().map(addr_of).collect();
-    want.push(addr_of(&crafted));
+    want.push(crafted.addr().to_string());
     wait_for(
         "the servers listed and polled, with history",
         Duration::from_secs(40),
