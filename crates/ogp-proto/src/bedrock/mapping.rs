@@ -119,8 +119,9 @@ pub fn status_to_advertisement(status: &Status, server_guid: u64) -> Advertiseme
             .unwrap_or_default(),
         rule("port_v6").unwrap_or("").into(),
     ];
-    // Trailing empty fields are not sent.
-    while fields.last().is_some_and(|f| f.is_empty()) {
+    // Trailing empty fields are not sent; the edition and the MOTD always are (an empty
+    // MOTD is a host name too).
+    while fields.len() > 2 && fields.last().is_some_and(|f| f.is_empty()) {
         fields.pop();
     }
     Advertisement { fields, dropped: 0 }
@@ -129,6 +130,25 @@ pub fn status_to_advertisement(status: &Status, server_guid: u64) -> Advertiseme
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_empty_motd_survives_the_way_back() {
+        // found by the bedrock_datagram fuzz target: every field but the edition empty
+        let pong = Pong {
+            time: 0,
+            server_guid: 5,
+            advertisement: "aMC;;;;;;;;;;;;;".into(),
+        };
+        let s = pong_to_status(&pong);
+        assert_eq!(s.host_name.as_deref(), Some(""));
+        let back = status_to_advertisement(&s, 5);
+        assert_eq!(back.to_text(), "aMC;;");
+        let again = pong_to_status(&Pong {
+            advertisement: back.to_text(),
+            ..pong
+        });
+        assert_eq!(again.host_name, s.host_name);
+    }
 
     #[test]
     fn codes_are_stripped_and_fields_named() {
