@@ -5,7 +5,7 @@
 //!
 //! The servers run in child processes of this binary (`ogp-load mc-serve`, up to
 //! `--per-process` listeners each on one thread), each child on its own loopback
-//! address 127.78.k.1, ports 10000 and up (below the ephemeral range): every port a
+//! address 127.79.k.1, ports 10000 and up (below the ephemeral range): every port a
 //! TCP listener answering the real Server List Ping exchange (handshake, status
 //! request, status JSON, ping, pong: `ogp_testkit::slp`), with a JSON of its own (the
 //! online count is the port's index, so that an answer is the target's).
@@ -16,17 +16,20 @@
 //! of each counts. CPU per target is the scanner's user + system time over the targets.
 //! Every loop is bounded in count and time; children are killed when dropped.
 
-use std::io::{BufRead as _, BufReader, Write as _};
+use std::io::Write as _;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{ensure, Context as _, Result};
+use anyhow::Result;
 
 use crate::common;
-use crate::scan_bench::{find_ogp, ogp_answer, print_run, run_child, Kid, Run};
+use crate::scan_bench::{
+    find_ogp, ogp_answer, print_run, ready_until_stdin_closes, run_child, start_children,
+    Responders, Run,
+};
 
 /// First port of every server child.
 const FIRST_PORT: u16 = 10_000;
@@ -75,14 +78,9 @@ pub struct ServeArgs {
     pub offset: u64,
 }
 
-fn child_ip(k: u32) -> Ipv4Addr {
-    Ipv4Addr::new(
-        127,
-        78,
-        u8::try_from(k / 250).unwrap_or(0),
-        u8::try_from(k % 250 + 1).unwrap_or(1),
-    )
-}
+/// The loopback network of the Minecraft servers: 127.79.k.1 (the scan benchmark's
+/// farms use 127.77 and 127.78).
+const MC_NET: u8 = 79;
 
 /// `ogp-load mc-serve`: binds the listeners, prints `ready <bound> <failed,…>`, and
 /// serves until standard input closes (or an hour passes).
@@ -111,19 +109,7 @@ pub fn serve(args: &ServeArgs) -> Result<()> {
                 Err(_) => failed.push(j.to_string()),
             }
         }
-        println!("ready {} {}", tasks.len(), failed.join(","));
-        std::io::stdout().flush()?;
-        let stdin_closed = tokio::task::spawn_blocking(|| {
-            let mut line = String::new();
-            let mut input = std::io::stdin().lock();
-            for _ in 0..1_000 {
-                line.clear();
-                if input.read_line(&mut line).map_or(true, |n| n == 0) {
-                    break;
-                }
-            }
-        });
-        let _ = tokio::time::timeout(Duration::from_secs(3600), stdin_closed).await;
+        ready_until_stdin_closes(tasks.len(), &failed).await?;
         for t in tasks {
             t.abort();
         }
@@ -132,64 +118,15 @@ pub fn serve(args: &ServeArgs) -> Result<()> {
 }
 
 /// One server child and the ports it serves.
-struct Servers {
-    _kid: Kid,
-    ip: Ipv4Addr,
-    count: u32,
-    failed: Vec<u32>,
-    pid: u32,
-}
-
-fn start_servers(args: &Args) -> Result<Vec<Servers>> {
-    let me = std::env::current_exe().context("locating this binary")?;
-    let mut out = Vec::new();
-    let mut offset = 0u64;
-    let mut k = 0u32;
-    while offset < u64::from(args.targets) {
-        let count =
-            u32::try_from((u64::from(args.targets) - offset).min(u64::from(args.per_process)))
-                .unwrap_or(args.per_process);
-        let ip = child_ip(k);
-        let mut child = Kid(Command::new(&me)
-            .args(["mc-serve", "--ip", &ip.to_string()])
-            .args([
-                "--count",
-                &count.to_string(),
-                "--offset",
-                &offset.to_string(),
-            ])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .context("starting a server child")?);
-        let pid = child.0.id();
-        let stdout = child.0.stdout.take().context("child stdout")?;
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line)?;
-        let mut words = line.split_whitespace();
-        ensure!(words.next() == Some("ready"), "server child said {line:?}");
-        let failed: Vec<u32> = words
-            .nth(1)
-            .map(|f| f.split(',').filter_map(|x| x.parse().ok()).collect())
-            .unwrap_or_default();
-        if !failed.is_empty() {
-            println!(
-                "child {ip}: {} port(s) could not be bound; left out of the list",
-                failed.len()
-            );
-        }
-        out.push(Servers {
-            _kid: child,
-            ip,
-            count,
-            failed,
-            pid,
-        });
-        offset += u64::from(count);
-        k += 1;
-    }
-    Ok(out)
+fn start_servers(args: &Args) -> Result<Vec<Responders>> {
+    start_children(
+        "mc-serve",
+        &[],
+        args.targets,
+        args.per_process,
+        MC_NET,
+        "server",
+    )
 }
 
 fn mcstatus_answer(line: &str) -> bool {
@@ -237,7 +174,7 @@ pub fn run(args: &Args) -> Result<()> {
         children.len(),
         t.elapsed().as_secs_f64()
     );
-    let farm: Vec<u32> = children.iter().map(|c| c.pid).collect();
+    let farm: Vec<u32> = children.iter().map(|c| c.kid.0.id()).collect();
     let dir = std::env::temp_dir().join(format!("ogp-load-mc-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let _cleanup = RemoveDir(dir.clone());
@@ -322,7 +259,9 @@ mod tests {
     fn answers_are_told_from_failures() {
         assert!(mcstatus_answer("ok 127.78.0.1:10000 0/100000"));
         assert!(!mcstatus_answer("err 127.78.0.1:10001 TimeoutError"));
-        assert_eq!(child_ip(0), Ipv4Addr::new(127, 78, 0, 1));
-        assert_eq!(child_ip(251), Ipv4Addr::new(127, 78, 1, 2));
+        assert_eq!(
+            crate::scan_bench::child_ip(MC_NET, 251),
+            Ipv4Addr::new(127, 79, 1, 2)
+        );
     }
 }

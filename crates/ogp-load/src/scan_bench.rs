@@ -133,7 +133,7 @@ fn protocol_of(mix: &[Option<Protocol>], index: u64) -> Option<Protocol> {
 const MIXED_NET: u8 = 77;
 const QUAKE3_NET: u8 = 78;
 
-fn child_ip(net: u8, k: u32) -> Ipv4Addr {
+pub(crate) fn child_ip(net: u8, k: u32) -> Ipv4Addr {
     Ipv4Addr::new(
         127,
         net,
@@ -174,20 +174,7 @@ pub fn serve(args: &ServeArgs) -> Result<()> {
                 Err(_) => failed.push(j.to_string()),
             }
         }
-        println!("ready {} {}", handles.len(), failed.join(","));
-        std::io::stdout().flush()?;
-        // Until the parent closes our stdin (it holds the other end), at most an hour.
-        let stdin_closed = tokio::task::spawn_blocking(|| {
-            let mut line = String::new();
-            let mut input = std::io::stdin().lock();
-            for _ in 0..1_000 {
-                line.clear();
-                if input.read_line(&mut line).map_or(true, |n| n == 0) {
-                    break;
-                }
-            }
-        });
-        let _ = tokio::time::timeout(Duration::from_secs(3600), stdin_closed).await;
+        ready_until_stdin_closes(handles.len(), &failed).await?;
         drop(handles);
         Ok(())
     })
@@ -204,46 +191,66 @@ impl Drop for Kid {
 }
 
 /// One responder child and the targets it serves.
-struct Responders {
-    kid: Kid,
-    ip: Ipv4Addr,
-    offset: u64,
-    count: u32,
-    failed: Vec<u32>,
+pub(crate) struct Responders {
+    pub(crate) kid: Kid,
+    pub(crate) ip: Ipv4Addr,
+    pub(crate) offset: u64,
+    pub(crate) count: u32,
+    pub(crate) failed: Vec<u32>,
 }
 
 /// Children serving `targets` responders of `mix` on 127.`net`.k.1.
 fn start_responders(args: &Args, mix: &str, targets: u32, net: u8) -> Result<Vec<Responders>> {
+    start_children(
+        "scan-serve",
+        &["--mix", mix],
+        targets,
+        args.per_process,
+        net,
+        "responder",
+    )
+}
+
+/// Starts children of this binary (`ogp-load SUBCOMMAND --ip 127.NET.k.1 --count N
+/// --offset O EXTRA…`) until `targets` are served, `per_process` each; each prints
+/// `ready <bound> <failed,…>` once it listens, and serves until its stdin closes.
+pub(crate) fn start_children(
+    subcommand: &str,
+    extra: &[&str],
+    targets: u32,
+    per_process: u32,
+    net: u8,
+    what: &str,
+) -> Result<Vec<Responders>> {
     let me = std::env::current_exe().context("locating this binary")?;
     let mut out = Vec::new();
     let mut offset = 0u64;
     let mut k = 0u32;
     while offset < u64::from(targets) {
-        let count = u32::try_from((u64::from(targets) - offset).min(u64::from(args.per_process)))
-            .unwrap_or(args.per_process);
+        let count = u32::try_from((u64::from(targets) - offset).min(u64::from(per_process)))
+            .unwrap_or(per_process);
         let ip = child_ip(net, k);
         let mut child = Kid(Command::new(&me)
             .args([
-                "scan-serve",
+                subcommand,
                 "--ip",
                 &ip.to_string(),
                 "--count",
                 &count.to_string(),
+                "--offset",
+                &offset.to_string(),
             ])
-            .args(["--mix", mix, "--offset", &offset.to_string()])
+            .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .context("starting a responder child")?);
+            .with_context(|| format!("starting a {what} child"))?);
         let stdout = child.0.stdout.take().context("child stdout")?;
         let mut line = String::new();
         BufReader::new(stdout).read_line(&mut line)?;
         let mut words = line.split_whitespace();
-        ensure!(
-            words.next() == Some("ready"),
-            "responder child said {line:?}"
-        );
+        ensure!(words.next() == Some("ready"), "{what} child said {line:?}");
         let failed: Vec<u32> = words
             .nth(1)
             .map(|f| f.split(',').filter_map(|x| x.parse().ok()).collect())
@@ -265,6 +272,25 @@ fn start_responders(args: &Args, mix: &str, targets: u32, net: u8) -> Result<Vec
         k += 1;
     }
     Ok(out)
+}
+
+/// In a child: says `ready <bound> <failed,…>` on stdout, then waits until the parent
+/// closes our stdin (it holds the other end), at most an hour.
+pub(crate) async fn ready_until_stdin_closes(bound: usize, failed: &[String]) -> Result<()> {
+    println!("ready {bound} {}", failed.join(","));
+    std::io::stdout().flush()?;
+    let stdin_closed = tokio::task::spawn_blocking(|| {
+        let mut line = String::new();
+        let mut input = std::io::stdin().lock();
+        for _ in 0..1_000 {
+            line.clear();
+            if input.read_line(&mut line).map_or(true, |n| n == 0) {
+                break;
+            }
+        }
+    });
+    let _ = tokio::time::timeout(Duration::from_secs(3600), stdin_closed).await;
+    Ok(())
 }
 
 /// What one scan run did.
