@@ -28,7 +28,7 @@ use anyhow::Result;
 use crate::common;
 use crate::scan_bench::{
     find_ogp, ogp_answer, print_run, ready_until_stdin_closes, run_child, start_children,
-    Responders, Run,
+    RemoveDir, Responders, Run,
 };
 
 /// First port of every server child.
@@ -242,23 +242,14 @@ pub fn run(args: &Args) -> Result<()> {
     Ok(())
 }
 
-/// Removes a directory when dropped.
-struct RemoveDir(PathBuf);
-
-impl Drop for RemoveDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn answers_are_told_from_failures() {
-        assert!(mcstatus_answer("ok 127.78.0.1:10000 0/100000"));
-        assert!(!mcstatus_answer("err 127.78.0.1:10001 TimeoutError"));
+        assert!(mcstatus_answer("ok 127.79.0.1:10000 0/100000"));
+        assert!(!mcstatus_answer("err 127.79.0.1:10001 TimeoutError"));
         assert_eq!(
             crate::scan_bench::child_ip(MC_NET, 251),
             Ipv4Addr::new(127, 79, 1, 2)

@@ -907,7 +907,7 @@ fn quake3_scans(args: &Args, ogp: &Path, dir: &Path, limit: Duration) -> Result<
 }
 
 /// Removes a directory when dropped.
-struct RemoveDir(PathBuf);
+pub(crate) struct RemoveDir(pub(crate) PathBuf);
 
 impl Drop for RemoveDir {
     fn drop(&mut self) {

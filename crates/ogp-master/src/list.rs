@@ -132,16 +132,17 @@ impl Entry {
             .unwrap_or_default();
         let name: Box<str> = s.host_name.as_deref().unwrap_or_default().into();
         let boxed = |t: Option<&str>| t.map(Box::<str>::from);
+        let protocols = parse_protocols(&r.protocols);
         let e = Self {
             addr,
-            protocols: parse_protocols(&r.protocols),
+            known: known_game(&protocols, &s),
+            protocols,
             up: r.up,
             ping_ms: r.ping_ms,
             last_seen: r.last_seen,
             name_lc: name.to_lowercase().into(),
             name,
             game_name: boxed(game_of(&s)),
-            known: known_game(&parse_protocols(&r.protocols), &s),
             mod_id: boxed(mod_id_of(&s)),
             mod_name: boxed(
                 s.mod_info

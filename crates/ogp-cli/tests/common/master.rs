@@ -110,31 +110,7 @@ impl Master {
 /// A GET with `Connection: close`: the status code (0 when there is none) and the body
 /// (de-chunked).
 pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
-    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(10)).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut raw = Vec::new();
-    let _ = s.read_to_end(&mut raw);
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let code = head
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        dechunk(body)
-    } else {
-        body.to_owned()
-    };
-    (code, body)
+    http_request(addr, "GET", path, &[], b"")
 }
 
 /// A chunked HTTP body, joined.
@@ -197,7 +173,8 @@ pub fn state_with_favicon(name: &str) -> String {
     v.to_string()
 }
 
-/// A request with `Connection: close`: the status code and the body.
+/// A request with `Connection: close` (and a `Content-Length`, 0 without a body): the
+/// status code (0 when there is none) and the body (de-chunked).
 #[allow(dead_code)]
 pub fn http_request(
     addr: SocketAddr,
@@ -224,5 +201,13 @@ pub fn http_request(
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
-    (code, body.to_owned())
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    (code, body)
 }
