@@ -680,6 +680,11 @@ def main():
     ap.add_argument("--screenshots", required=True, help="directory for the PNG screenshots")
     a = ap.parse_args()
     os.makedirs(a.screenshots, exist_ok=True)
+    # a failure screenshot is of this run's failure, never an earlier run's
+    try:
+        os.remove(os.path.join(a.screenshots, "failure.png"))
+    except FileNotFoundError:
+        pass
     api = Api(a.base)
     profile = tempfile.mkdtemp(prefix="ogp-page-test-")
     driver = None
