@@ -450,3 +450,136 @@ fn the_shared_machine_speaks_quake3() {
     assert!(!Machine::new(Protocol::A2s, &Options::default(), 1, now)
         .claims(&capture("openarena_info.bin")));
 }
+
+/// Runs `m` against a server that answers each request with `reply(request)` 5 ms
+/// later, on a clock that starts at `t0`: the result, and the offsets of the sends.
+fn drive_timed(
+    m: &mut QueryMachine,
+    t0: Instant,
+    mut reply: impl FnMut(&[u8]) -> Option<Vec<u8>>,
+) -> (
+    Result<ogp_proto::client::Answer<ogp_proto::quake3::client::Details>, QueryError>,
+    Vec<(String, Duration)>,
+    Duration,
+) {
+    let mut now = t0;
+    let mut sends = Vec::new();
+    for _ in 0..100 {
+        while let Some(d) = m.poll_transmit(now) {
+            let r = ogp_proto::quake3::decode_request(&d).unwrap();
+            sends.push((r.command.word().to_string(), now - t0));
+            if let Some(r) = reply(&d) {
+                now += Duration::from_millis(5);
+                m.handle_datagram(now, &r);
+            }
+        }
+        if let Some(r) = m.take_result() {
+            return (r, sends, now - t0);
+        }
+        now = m.poll_timeout().expect("a running query has a timeout");
+        m.handle_timeout(now);
+    }
+    panic!("query did not end");
+}
+
+/// `ogp query -p quake3`'s timing: 1 s, 2 retries, one step's attempts (4.75 s).
+fn cli_timing() -> ogp_proto::client::Timing {
+    ogp_proto::client::Timing::with_attempts(Duration::from_secs(1), 2, 1)
+}
+
+#[test]
+fn a_server_that_ignores_getinfo_is_read_from_getstatus_within_the_deadline() {
+    let t0 = Instant::now();
+    let mut m = QueryMachine::new(QueryOptions::default(), cli_timing(), 9, t0);
+    let (r, sends, took) = drive_timed(&mut m, t0, |req| {
+        let r = ogp_proto::quake3::decode_request(req).unwrap();
+        (r.command == ogp_proto::quake3::Command::GetStatus)
+            .then(|| capture("ioq3_baseq3_status.bin"))
+    });
+    let a = r.expect("getstatus answered");
+    assert_eq!(a.status.player_count(), Some(10));
+    assert_eq!(a.warnings, ["no reply to getinfo"]);
+    assert_eq!(a.details.missing, [ogp_proto::quake3::Command::GetInfo]);
+    // getinfo had half of the 4.75 s (sent at 0 and 1 s); getstatus went out at 2.375 s.
+    let words: Vec<&str> = sends.iter().map(|(w, _)| w.as_str()).collect();
+    assert_eq!(words, ["getinfo", "getinfo", "getstatus"]);
+    assert_eq!(sends[2].1, Duration::from_micros(2_375_000));
+    assert!(took < Duration::from_millis(2400), "{took:?}");
+}
+
+#[test]
+fn a_silent_server_costs_the_same_deadline_split_between_the_steps() {
+    let t0 = Instant::now();
+    let mut m = QueryMachine::new(QueryOptions::default(), cli_timing(), 9, t0);
+    let (r, sends, took) = drive_timed(&mut m, t0, |_| None);
+    let e = r.unwrap_err();
+    assert_eq!(e.kind(), "timeout");
+    assert_eq!(
+        e.to_string(),
+        "quake3: no answer to getinfo or getstatus (timed out after 4 datagrams sent)"
+    );
+    let at: Vec<(&str, u128)> = sends
+        .iter()
+        .map(|(w, t)| (w.as_str(), t.as_millis()))
+        .collect();
+    assert_eq!(
+        at,
+        [
+            ("getinfo", 0),
+            ("getinfo", 1000),
+            ("getstatus", 2375),
+            ("getstatus", 3375)
+        ]
+    );
+    assert_eq!(took, Duration::from_millis(4750));
+}
+
+/// A reply of `size` bytes whose info string is longer than 16 KiB.
+fn oversized(kind: &str, size: usize) -> Vec<u8> {
+    let mut d = b"\xff\xff\xff\xff".to_vec();
+    d.extend_from_slice(kind.as_bytes());
+    d.extend_from_slice(b"\n\\hostname\\");
+    d.resize(size, b'x');
+    d
+}
+
+#[test]
+fn a_reply_dropped_by_a_limit_says_which_limit() {
+    // getinfo answered; getstatus answered with 65,000 bytes, over the 16 KiB info string.
+    let t0 = Instant::now();
+    let mut m = QueryMachine::new(QueryOptions::default(), cli_timing(), 3, t0);
+    let (r, _, _) = drive_timed(&mut m, t0, |req| {
+        let r = ogp_proto::quake3::decode_request(req).unwrap();
+        Some(match r.command {
+            ogp_proto::quake3::Command::GetInfo => {
+                with_challenge(&capture("openarena_info.bin"), &r.challenge.unwrap())
+            }
+            ogp_proto::quake3::Command::GetStatus => oversized("statusResponse", 65_000),
+        })
+    });
+    let a = r.unwrap();
+    assert_eq!(
+        a.warnings,
+        ["no reply to getstatus: reply of 65,000 bytes dropped: info string over our limit of 16,384"]
+    );
+    assert!(a
+        .events
+        .iter()
+        .any(|e| e.to_string() == "← dropped 65000 B (over a limit of ours)"));
+
+    // Both steps answered too large: the error says so, not "no answer".
+    let mut m = QueryMachine::new(QueryOptions::default(), cli_timing(), 3, t0);
+    let (r, _, _) = drive_timed(&mut m, t0, |req| {
+        let r = ogp_proto::quake3::decode_request(req).unwrap();
+        Some(oversized(
+            match r.command {
+                ogp_proto::quake3::Command::GetInfo => "infoResponse",
+                ogp_proto::quake3::Command::GetStatus => "statusResponse",
+            },
+            65_000,
+        ))
+    });
+    let e = r.unwrap_err();
+    assert_eq!(e.kind(), "malformed");
+    assert!(e.to_string().contains("limit of 16384"), "{e}");
+}

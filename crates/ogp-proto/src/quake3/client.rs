@@ -8,6 +8,13 @@
 //! believed, as qstat does. A step that gets no reply after its retries is left out
 //! (reported in [`Details::missing`] and as a warning) and the query goes on; the query
 //! fails only when no step was answered.
+//!
+//! Each step has its own share of the deadline: with both steps asked, `getinfo` may
+//! take at most half of the time left, then `getstatus` gets the rest. A server that
+//! ignores `getinfo` (or whose `infoResponse` is dropped) is still read from its
+//! `statusResponse`, and a silent one costs no more than before. A reply dropped by a
+//! limit of ours ([`DecodeLimits`]) is named, with its size and the limit, in the
+//! warning of its step (and, when nothing was answered, in the error).
 
 use std::fmt;
 use std::time::Instant;
@@ -17,7 +24,8 @@ use super::wire::{
     decode_reply_with, reply_kind, Command, DecodeLimits, Reply, ReplyKind, Request,
 };
 use crate::client_core::QueryError;
-use crate::client_core::{exchange_driver, Event, Exchange, QueryDriver, Timeout, Timing};
+use crate::client_core::{Answer, Event, Exchange, QueryDriver, Timeout, Timing};
+use crate::error::{DecodeError, DecodeErrorKind};
 use crate::protocol::Protocol;
 use crate::text::Text;
 use crate::Status;
@@ -63,6 +71,33 @@ pub struct Details {
     pub missing: Vec<Command>,
 }
 
+/// Why the reply to a step was dropped: `reply of 65,000 bytes dropped: info string
+/// over our limit of 16,384 bytes`.
+fn drop_note(bytes: usize, e: &DecodeError) -> String {
+    match e.kind {
+        DecodeErrorKind::TooLarge { limit } => format!(
+            "reply of {} bytes dropped: {} over our limit of {}",
+            thousands(bytes as u64),
+            e.field,
+            thousands(limit)
+        ),
+        _ => format!("reply of {} bytes dropped: {e}", thousands(bytes as u64)),
+    }
+}
+
+/// `n` with a comma every three digits (`65,000`).
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// One Quake III query of one server.
 #[derive(Debug, Clone)]
 pub struct QueryMachine {
@@ -72,6 +107,10 @@ pub struct QueryMachine {
     info: Option<Reply>,
     status: Option<Reply>,
     missing: Vec<Command>,
+    /// When the current step gives way to the next, if one follows.
+    step_deadline: Option<Instant>,
+    /// Why the last reply to the current step was dropped.
+    dropped: Option<String>,
     x: Exchange<Details>,
 }
 
@@ -95,10 +134,13 @@ impl QueryMachine {
             info: None,
             status: None,
             missing: Vec::new(),
+            step_deadline: None,
+            dropped: None,
             x: Exchange::new(Protocol::Quake3, &timing, now),
             opts,
         };
         m.step = m.next_step(None);
+        m.share_deadline(now);
         if m.step.is_none() {
             m.x.fail(QueryError::Options {
                 message: "neither getinfo nor getstatus enabled",
@@ -125,20 +167,42 @@ impl QueryMachine {
         Some(Request::new(self.step?, Some(&self.challenge)))
     }
 
-    fn advance(&mut self, done: Command) {
+    /// The current step's share of the time left at `now`: an equal part for it and
+    /// each step after it. The last step runs to the query's deadline.
+    fn share_deadline(&mut self, now: Instant) {
+        let mut left = 0u32;
+        let mut s = self.step;
+        while let Some(c) = s {
+            left += 1;
+            s = self.next_step(Some(c));
+        }
+        self.step_deadline = (left > 1).then(|| {
+            let rest = self.x.timer.deadline().saturating_duration_since(now);
+            now + rest / left
+        });
+    }
+
+    fn advance(&mut self, done: Command, now: Instant) {
         self.x.timer.restart_retries();
-        self.x.clear_malformed();
+        self.dropped = None;
         match self.next_step(Some(done)) {
             Some(s) => {
                 self.step = Some(s);
+                self.share_deadline(now);
                 self.x.timer.resend_now();
             }
             None => self.complete(),
         }
     }
 
-    fn skipped(&mut self, step: Command, out_of_time: bool) {
+    fn skipped(&mut self, step: Command, out_of_time: bool, now: Instant) {
         self.x.event(Event::Skipped { what: step.word() });
+        let why = self.dropped.take();
+        self.x.warn([match &why {
+            Some(why) => format!("no reply to {step}: {why}"),
+            None => format!("no reply to {step}"),
+        }]);
+        let first_new = self.missing.len();
         let mut s = Some(step);
         while let Some(c) = s {
             self.missing.push(c);
@@ -149,24 +213,34 @@ impl QueryMachine {
             };
         }
         if out_of_time {
+            let never_sent: Vec<String> = self
+                .missing
+                .iter()
+                .skip(first_new + 1)
+                .map(|c| format!("no reply to {c}"))
+                .collect();
+            self.x.warn(never_sent);
             self.complete();
         } else {
-            self.advance(step);
+            self.advance(step, now);
         }
     }
 
     fn complete(&mut self) {
         self.step = None;
         if self.info.is_none() && self.status.is_none() {
-            return self.x.give_up(self.missing.first().map(|c| c.word()));
+            let step = match self.missing.as_slice() {
+                [c] => Some(c.word()),
+                [_, _, ..] => Some("getinfo or getstatus"),
+                [] => None,
+            };
+            return self.x.give_up(step);
         }
         let mut status = Status::default();
         for r in [&self.info, &self.status].into_iter().flatten() {
             reply_to_status(r, &mut status);
         }
         let missing = std::mem::take(&mut self.missing);
-        self.x
-            .warn(missing.iter().map(|c| format!("no reply to {c}")));
         let details = Details {
             info: self.info.take(),
             status: self.status.take(),
@@ -180,7 +254,14 @@ impl QueryMachine {
 impl QueryDriver for QueryMachine {
     type Details = Details;
 
-    exchange_driver!();
+    fn poll_timeout(&self) -> Option<Instant> {
+        let t = self.x.poll_timeout()?;
+        Some(self.step_deadline.map_or(t, |d| d.min(t)))
+    }
+
+    fn take_result(&mut self) -> Option<Result<Answer<Details>, QueryError>> {
+        self.x.take_result()
+    }
 
     fn poll_transmit_into(&mut self, now: Instant, d: &mut Vec<u8>) -> bool {
         let (Some(step), Some(req)) = (self.step, self.request()) else {
@@ -196,9 +277,13 @@ impl QueryDriver for QueryMachine {
 
     fn handle_timeout(&mut self, now: Instant) {
         let Some(step) = self.step else { return };
+        let out_of_time = now >= self.x.timer.deadline();
+        if !out_of_time && self.step_deadline.is_some_and(|d| now >= d) {
+            // This step's share is spent: the next one gets its own.
+            return self.skipped(step, false, now);
+        }
         if self.x.handle_timeout(now) == Some(Timeout::GiveUp) {
-            let out_of_time = now >= self.x.timer.deadline();
-            self.skipped(step, out_of_time);
+            self.skipped(step, out_of_time, now);
         }
     }
 
@@ -214,15 +299,30 @@ impl QueryDriver for QueryMachine {
         let decoded = match decode_reply_with(datagram, &self.opts.limits) {
             Ok(d) => d,
             Err(e) => {
+                // The server is alive: its step keeps the retries of a live server.
+                self.x.heard(now);
+                self.dropped = Some(drop_note(bytes, &e));
                 self.x.malformed(e);
-                return self.x.dropped(bytes, "does not decode");
+                let why = match e.kind {
+                    DecodeErrorKind::TooLarge { .. } => "over a limit of ours",
+                    _ => "does not decode",
+                };
+                return self.x.dropped(bytes, why);
             }
         };
         match decoded.reply.get("challenge") {
             Some(c) if c != self.challenge.as_str() => {
+                self.dropped = Some(format!(
+                    "reply of {} bytes dropped: its challenge is not ours",
+                    thousands(bytes as u64)
+                ));
                 return self.x.dropped(bytes, "challenge is not ours");
             }
             None if self.opts.require_challenge => {
+                self.dropped = Some(format!(
+                    "reply of {} bytes dropped: it echoes no challenge",
+                    thousands(bytes as u64)
+                ));
                 return self.x.dropped(bytes, "no challenge echoed");
             }
             _ => {}
@@ -239,7 +339,7 @@ impl QueryDriver for QueryMachine {
             ReplyKind::Info => self.info = Some(decoded.reply),
             ReplyKind::Status => self.status = Some(decoded.reply),
         }
-        self.advance(step);
+        self.advance(step, now);
     }
 }
 
