@@ -135,7 +135,7 @@ fn print(msgs: &[Msg], json: bool) -> Result<()> {
             eprintln!("warning: {}", sanitize(w));
         }
         if json {
-            let _ = writeln!(out, "{}", serde_json::to_string(&m.to_json())?);
+            let _ = writeln!(out, "{}", ogp_proto::result::to_json(&m.to_json())?);
             continue;
         }
         let _ = writeln!(out, "{}", sanitize(&m.line));
@@ -309,9 +309,10 @@ fn short(arg: &str) -> String {
     }
 }
 
-/// A string in double quotes, escaped as in JSON (control characters as `\u00XX`).
+/// A string in double quotes, escaped as in JSON (control characters as `\uXXXX`, as
+/// every JSON output escapes them).
 pub fn quote(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_default()
+    ogp_proto::result::to_json(s).unwrap_or_default()
 }
 
 /// `: hex` for a body, or nothing when it is empty.

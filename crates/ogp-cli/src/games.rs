@@ -133,7 +133,7 @@ pub fn run(filter: Option<&str>, as_json: bool) -> anyhow::Result<ExitCode> {
                 })
             })
             .collect();
-        out = serde_json::to_string_pretty(&list)?;
+        out = ogp_proto::result::to_json_pretty(&list)?;
         out.push('\n');
     } else {
         out.push_str(&format!(

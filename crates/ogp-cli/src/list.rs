@@ -62,7 +62,8 @@ pub struct ListArgs {
 
 fn print(out: &mut impl Write, json: bool, addr: &str, item: &Value) -> std::io::Result<()> {
     if json {
-        writeln!(out, "{item}")
+        let line = ogp_proto::result::to_json(item).map_err(std::io::Error::other)?;
+        writeln!(out, "{line}")
     } else {
         let proto = item
             .get("protocols")

@@ -775,7 +775,10 @@ async fn run_query(
         Ok(a) if args.command.is_some() => {
             if let Details::Gqp(g) = &a.details {
                 if json {
-                    emit(&format!("{}\n", serde_json::to_string_pretty(&g.replies)?))?;
+                    emit(&format!(
+                        "{}\n",
+                        ogp_proto::result::to_json_pretty(&g.replies)?
+                    ))?;
                 } else {
                     emit(&ogp_proto::gqp::render_replies(&g.replies))?;
                 }

@@ -48,23 +48,11 @@ fn present(v: Option<&ogp_proto::Text>) -> Option<&ogp_proto::Text> {
     v.filter(|v| !v.is_empty())
 }
 
-/// Whether a character must not reach a terminal: C0 and C1 controls (ESC starts
-/// the sequences that move the cursor, clear the screen or recolour it; C1 CSI does the
-/// same in one byte), DEL, the bidirectional controls that reorder what is shown (the
-/// embeddings, overrides and isolates U+202A–U+202E and U+2066–U+2069, the marks
-/// U+200E, U+200F and U+061C), and the line and paragraph separators U+2028 and U+2029.
+/// Whether a character must not reach a terminal: C0 and C1 controls, DEL, the
+/// bidirectional controls and U+2028/U+2029 (the one list, shared with the JSON writer
+/// that escapes them: [`ogp_proto::result::is_terminal_control`]).
 pub fn is_unsafe_char(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{061c}'
-                | '\u{200e}'
-                | '\u{200f}'
-                | '\u{202a}'..='\u{202e}'
-                | '\u{2066}'..='\u{2069}'
-                | '\u{2028}'
-                | '\u{2029}'
-        )
+    ogp_proto::result::is_terminal_control(c)
 }
 
 /// Text from the network made safe for a terminal: every character of

@@ -9,6 +9,27 @@
 use crate::error::DecodeError;
 use crate::reader::Reader;
 
+/// Whether a character must not reach a terminal raw: C0 and C1 controls (ESC starts
+/// the sequences that move the cursor, clear the screen or recolour it; C1 CSI U+009B
+/// does the same in one character), DEL, the bidirectional controls that reorder what is
+/// shown (the embeddings, overrides and isolates U+202A–U+202E and U+2066–U+2069, the
+/// marks U+200E, U+200F and U+061C), and the line and paragraph separators U+2028 and
+/// U+2029. The human output replaces them; every JSON output escapes them
+/// ([`crate::result::to_json`]).
+pub fn is_terminal_control(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061c}'
+                | '\u{200e}'
+                | '\u{200f}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{2028}'
+                | '\u{2029}'
+        )
+}
+
 /// A model value for a 16-bit wire field, little-endian: larger values saturate at 65535
 /// (the model is wider than some protocols; each encoder clamps to its field).
 pub(crate) fn u16_le_sat(v: Option<u32>) -> [u8; 2] {

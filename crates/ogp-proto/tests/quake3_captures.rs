@@ -103,6 +103,8 @@ fn names(s: &Status) -> Vec<(Option<&str>, Option<&str>)> {
 fn openarena_info() {
     let s = status_of(&capture("openarena_info.bin"));
     assert_eq!(s.host_name.as_deref(), Some("Bar OA"));
+    // The name with its colours is kept in the model (and so in the JSON).
+    assert_eq!(s.host_name_raw.as_deref(), Some("^1Bar ^7OA"));
     assert_eq!(
         s.rules.as_ref().unwrap().get("hostname"),
         Some("^1Bar ^7OA")
@@ -118,6 +120,29 @@ fn openarena_info() {
     assert_eq!(s.rules.as_ref().unwrap().get("protocol"), Some("71"));
     // our own nonce is not a server variable
     assert_eq!(s.rules.as_ref().unwrap().get("challenge"), None);
+}
+
+#[test]
+fn the_raw_host_name_is_written_back_without_rules() {
+    // A state file with host_name_raw and no rules answers with the colours.
+    let mut s = Status::default();
+    s.host_name = Some("Bar OA".into());
+    s.host_name_raw = Some("^1Bar ^7OA".into());
+    for kind in [ReplyKind::Info, ReplyKind::Status] {
+        let back = status_of(&status_to_reply(&s, kind).to_bytes());
+        assert_eq!(
+            back.host_name_raw.as_deref(),
+            Some("^1Bar ^7OA"),
+            "{kind:?}"
+        );
+    }
+    // A raw name that no longer says the plain one is not used.
+    s.host_name = Some("Edited".into());
+    let back = status_of(&status_to_reply(&s, ReplyKind::Info).to_bytes());
+    assert_eq!(
+        (back.host_name.as_deref(), back.host_name_raw),
+        (Some("Edited"), None)
+    );
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! | Status field | from (first present) |
 //! |---|---|
 //! | `host_name` | `sv_hostname`, `hostname`, colour codes stripped |
+//! | `host_name_raw` | the same as sent, with its `^` colour codes, when it has any |
 //! | `map.name` | `mapname` |
 //! | `game_name` | `gamename`, `com_gamename`, `fs_game` |
 //! | `game_type` | `g_gametype`, `gametype` |
@@ -52,7 +53,9 @@ fn number<T: std::str::FromStr>(s: Option<&str>) -> Option<T> {
 /// (a later reply's value of a key replaces an earlier one's).
 pub fn reply_to_status(reply: &Reply, status: &mut Status) {
     if let Some(h) = first(reply, &HOST) {
-        status.host_name = Some(color::strip(h).into());
+        let plain = color::strip(h);
+        status.host_name_raw = (plain != h).then(|| h.into());
+        status.host_name = Some(plain.into());
     }
     if let Some(m) = reply.get("mapname") {
         status.map = Some(MapInfo::named(m));
@@ -152,6 +155,16 @@ fn model_value(status: &Status, key: &str, kind: ReplyKind) -> Option<Text> {
     }
 }
 
+/// The host name with its colour codes, when the model keeps one that still says what
+/// `host_name` says; else the plain name.
+fn host_name_out(status: &Status) -> Option<Text> {
+    status
+        .host_name_raw
+        .clone()
+        .filter(|raw| agrees("hostname", raw, status, ReplyKind::Info))
+        .or_else(|| status.host_name.clone())
+}
+
 /// Whether the raw `value` of `key` already says what the model says.
 fn agrees(key: &str, value: &str, status: &Status, kind: ReplyKind) -> bool {
     if HOST.contains(&key) {
@@ -202,7 +215,7 @@ pub fn status_to_vars(status: &Status, kind: ReplyKind) -> Vec<(Text, Text)> {
                     Text::from(v)
                 } else if HOST.contains(&k) || PASSWORD.contains(&k) {
                     match HOST.contains(&k) {
-                        true => status.host_name.clone().unwrap_or_default(),
+                        true => host_name_out(status).unwrap_or_default(),
                         false => Text::from(if status.password == Some(true) {
                             "1"
                         } else {
@@ -224,7 +237,7 @@ pub fn status_to_vars(status: &Status, kind: ReplyKind) -> Vec<(Text, Text)> {
             set(
                 &mut vars,
                 host_key,
-                raw.map(Text::from).or_else(|| status.host_name.clone()),
+                raw.map(Text::from).or_else(|| host_name_out(status)),
             );
             for k in ["mapname", "clients", "sv_maxclients", "gametype"] {
                 set(&mut vars, k, model_value(status, k, kind));
@@ -261,7 +274,7 @@ pub fn status_to_vars(status: &Status, kind: ReplyKind) -> Vec<(Text, Text)> {
             .any(|(k, _)| keys.iter().any(|x| k.eq_ignore_ascii_case(x)))
     };
     if !has(&vars, &HOST) {
-        set(&mut vars, host_key, status.host_name.clone());
+        set(&mut vars, host_key, host_name_out(status));
     }
     for (keys, key) in [
         (&["mapname"][..], "mapname"),
