@@ -697,11 +697,7 @@ fn print_outcome(
             }
         }
         if level >= 1 {
-            eprint!(
-                "{}{}",
-                notes,
-                render::sanitize(&query::wire_summary(&a.events))
-            );
+            eprint!("{}{}", notes, query::wire_summary(&a.events));
         }
     }
     if json {

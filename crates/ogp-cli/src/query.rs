@@ -136,11 +136,12 @@ pub async fn run(target: &str, protocol: Protocol, opts: &Options) -> Result<Ans
     client::query(addr, protocol, opts).await
 }
 
-/// What happened on the wire, one indented line per event.
+/// What happened on the wire, one indented line per event, each made safe for a
+/// terminal (the line breaks between them are ours, not the peer's).
 pub fn wire_summary(events: &[Event]) -> String {
     let mut s = String::new();
     for e in events {
-        let _ = writeln!(s, "  {e}");
+        let _ = writeln!(s, "  {}", crate::render::sanitize(&e.to_string()));
     }
     s
 }

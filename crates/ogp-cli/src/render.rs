@@ -18,6 +18,10 @@ const MAX_CELL: usize = 40;
 /// Widest rule value shown.
 const MAX_VALUE: usize = 100;
 
+/// Widest value of the server block (`Name:`, `Map:`…): a name of 65 KB (a Bedrock MOTD
+/// may be that long) ends in `…` instead of filling the screen.
+const MAX_FIELD: usize = 200;
+
 /// `s` cut to `n` characters, ending in `…` when cut.
 fn clip(s: &str, n: usize) -> String {
     if width(s) <= n {
@@ -206,7 +210,7 @@ pub fn status(s: &Status) -> String {
     );
     let kw = kv.iter().map(|(k, _)| width(k)).max().unwrap_or(0);
     for (k, v) in &kv {
-        let _ = writeln!(out, "{k:>kw$}: {v}");
+        let _ = writeln!(out, "{k:>kw$}: {}", clip(v, MAX_FIELD));
     }
 
     if let Some(teams) = &s.teams {
@@ -457,6 +461,17 @@ mod tests {
             out.contains(&format!("{}…", "x".repeat(MAX_CELL - 1))),
             "{out}"
         );
+    }
+
+    #[test]
+    fn a_long_name_is_clipped_on_its_line() {
+        let long = "m".repeat(65_000);
+        let json = serde_json::json!({"host_name": long, "map": {"name": long}});
+        let out = status(&Status::from_json(&json.to_string()).unwrap());
+        for line in out.lines() {
+            assert!(width(line) <= MAX_FIELD + 10, "{} characters", width(line));
+        }
+        assert!(out.contains(&format!("Name: {}…", "m".repeat(MAX_FIELD - 1))));
     }
 
     #[test]

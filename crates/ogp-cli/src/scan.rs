@@ -315,7 +315,9 @@ pub fn result_row(r: &ScanResult) -> String {
     match &r.outcome {
         Ok(a) => {
             let s = &a.status;
-            let players = match (s.player_count, s.slot_max) {
+            // The count the server gave, else its player list's length (Quake III sends
+            // the players, not a count).
+            let players = match (s.player_count(), s.slot_max) {
                 (Some(p), Some(m)) => format!("{p}/{m}"),
                 (Some(p), None) => p.to_string(),
                 _ => "-".into(),

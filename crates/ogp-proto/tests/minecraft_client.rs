@@ -82,6 +82,33 @@ fn handshake_status_ping_pong() {
 }
 
 #[test]
+fn a_lone_surrogate_is_read_as_u_fffd_not_refused_whole() {
+    let t0 = Instant::now();
+    let mut m = machine(QueryOptions::default(), t0);
+    connect(&mut m, t0);
+    let json = NPM.replace("test server", r"test\ud800 server");
+    let mut reply = Vec::new();
+    encode_status(&mut reply, &json);
+    m.handle_stream(t0, StreamEvent::Received(&reply));
+    m.handle_stream(t0, StreamEvent::Closed);
+    let a = m.take_result().unwrap().expect("the status is read");
+    assert_eq!(
+        a.status.host_name.as_deref(),
+        Some("A real test\u{fffd} server")
+    );
+    assert_eq!(a.status.slot_max, Some(50));
+    assert!(
+        a.warnings
+            .iter()
+            .any(|w| w == "1 lone UTF-16 surrogate in the status JSON read as U+FFFD"),
+        "{:?}",
+        a.warnings
+    );
+    // The JSON as sent is kept as sent.
+    assert_eq!(a.details.json.as_deref(), Some(json.as_str()));
+}
+
+#[test]
 fn the_host_name_given_goes_in_the_handshake() {
     let t0 = Instant::now();
     let mut o = QueryOptions::default();

@@ -18,8 +18,9 @@ use serde_json::Value;
 
 use super::mapping::{json_to_status, legacy_to_status};
 use super::wire::{
-    decode_legacy, decode_pong, decode_status, encode_ping, split_frame, split_legacy, Handshake,
-    LegacyReply, LEGACY_PING, MAX_STATUS_FRAME, MAX_STATUS_JSON_BYTES, MAX_VARINT_LEN,
+    decode_legacy, decode_pong, decode_status, encode_ping, replace_lone_surrogates, split_frame,
+    split_legacy, Handshake, LegacyReply, LEGACY_PING, MAX_STATUS_FRAME, MAX_STATUS_JSON_BYTES,
+    MAX_VARINT_LEN,
 };
 use crate::client_core::{Event, QueryDriver, QueryError, StreamEvent, Timing, Transport};
 use crate::client_stream::Stream;
@@ -181,7 +182,7 @@ impl QueryMachine {
                     Step::Pong => decode_pong(&mut body).map(Parsed::Pong),
                     _ => decode_status(&mut body, self.opts.max_json_bytes)
                         .and_then(|json| parse_json(json, body.offset()).map(|v| (json, v)))
-                        .map(|(json, v)| Parsed::Status(json.to_owned(), v)),
+                        .map(|(json, (v, lone))| Parsed::Status(json.to_owned(), v, lone)),
                 });
             self.s.consume(total);
             self.s.x.received(1, 0);
@@ -197,9 +198,15 @@ impl QueryMachine {
                     let status = legacy_to_status(&l);
                     return self.succeed(status, None, Some(l), false);
                 }
-                Ok(Parsed::Status(json, v)) => {
+                Ok(Parsed::Status(json, v, lone)) => {
                     self.s.x.ping(now);
                     self.s.answered();
+                    if lone > 0 {
+                        self.s.x.warn([format!(
+                            "{lone} lone UTF-16 surrogate{} in the status JSON read as U+FFFD",
+                            if lone == 1 { "" } else { "s" }
+                        )]);
+                    }
                     let (status, warnings) = json_to_status(&v);
                     self.s.x.warn(warnings);
                     self.status = Some((status, json));
@@ -258,33 +265,39 @@ impl QueryMachine {
 }
 
 enum Parsed {
-    Status(String, Value),
+    /// The JSON as sent, parsed, and its lone surrogates replaced.
+    Status(String, Value, usize),
     Pong(i64),
     Legacy(LegacyReply),
 }
 
-/// Parses the status JSON; an error names the byte where serde_json stopped (its column
-/// on the first line, counted from `end - json.len()`).
-fn parse_json(json: &str, end: usize) -> Result<Value, DecodeError> {
-    serde_json::from_str(json).map_err(|e| {
-        let start = end.saturating_sub(json.len());
-        let at = if e.line() == 1 {
-            start.saturating_add(e.column().saturating_sub(1))
-        } else {
-            start
-        };
-        DecodeError::invalid(
-            at,
-            "Json",
-            if e.is_eof() {
-                "the JSON ends early"
-            } else if e.to_string().contains("recursion limit") {
-                "the JSON nests too deep"
+/// Parses the status JSON, lone surrogates replaced with U+FFFD
+/// ([`replace_lone_surrogates`]: how many is the second value); an error names the byte
+/// where serde_json stopped (its column on the first line, counted from `end -
+/// json.len()`).
+fn parse_json(json: &str, end: usize) -> Result<(Value, usize), DecodeError> {
+    let (fixed, lone) = replace_lone_surrogates(json);
+    serde_json::from_str(&fixed)
+        .map(|v| (v, lone))
+        .map_err(|e| {
+            let start = end.saturating_sub(json.len());
+            let at = if e.line() == 1 {
+                start.saturating_add(e.column().saturating_sub(1))
             } else {
-                "not valid JSON"
-            },
-        )
-    })
+                start
+            };
+            DecodeError::invalid(
+                at,
+                "Json",
+                if e.is_eof() {
+                    "the JSON ends early"
+                } else if e.to_string().contains("recursion limit") {
+                    "the JSON nests too deep"
+                } else {
+                    "not valid JSON"
+                },
+            )
+        })
 }
 
 impl QueryDriver for QueryMachine {

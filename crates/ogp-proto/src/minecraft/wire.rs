@@ -7,6 +7,8 @@
 //! and UTF-8. Decoders read through the bounded reader and never allocate more than the
 //! input; a frame longer than the caller's cap is refused from its length alone.
 
+use std::borrow::Cow;
+
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::reader::Reader;
 
@@ -368,8 +370,105 @@ pub fn encode_legacy(out: &mut Vec<u8>, reply: &LegacyReply) {
     }
 }
 
+/// The escape a lone surrogate becomes: U+FFFD, six bytes like the escape it replaces.
+const REPLACEMENT_ESCAPE: &str = "\\ufffd";
+
+/// The status JSON with every lone UTF-16 surrogate escape (`\ud800` not followed by a
+/// low surrogate `\udc00`–`\udfff`, or a low one alone) replaced with `\ufffd`, and how
+/// many were replaced.
+///
+/// Java servers write their JSON from UTF-16 strings, so a MOTD cut in the middle of a
+/// pair, or made that way, carries one. JSON's grammar allows it but a Rust string cannot
+/// hold it, and serde_json refuses the whole text. Python's `json` (mcstatus) keeps it in
+/// its `str`, which Python then refuses to encode as UTF-8 (printing it fails; `errors=
+/// "replace"` gives `?`). We take the Unicode way, U+FFFD, and keep the rest of the
+/// status. The replacement has the escape's length, so byte offsets of errors still
+/// point into the text as sent.
+pub fn replace_lone_surrogates(json: &str) -> (Cow<'_, str>, usize) {
+    if !json.contains("\\u") {
+        return (Cow::Borrowed(json), 0);
+    }
+    let mut r = Reader::new(json.as_bytes());
+    let mut out = String::new();
+    let mut copied = 0;
+    let mut replaced = 0usize;
+    while let Some(n) = r.peek_rest().iter().position(|&b| b == b'\\') {
+        let at = r.offset().saturating_add(n);
+        if r.take(n.saturating_add(1), "escape").is_err() {
+            break;
+        }
+        if r.peek_u8() != Some(b'u') {
+            // `\"`, `\\` and the rest: the escaped byte is not the start of another.
+            let _ = r.take(1, "escape");
+            continue;
+        }
+        let _ = r.take(1, "escape");
+        let Some(unit) = r.take(4, "escape").ok().and_then(hex_unit) else {
+            continue;
+        };
+        let lone = match unit {
+            0xd800..=0xdbff => {
+                let low = r
+                    .peek_rest()
+                    .strip_prefix(b"\\u")
+                    .and_then(|rest| rest.get(..4))
+                    .and_then(hex_unit)
+                    .is_some_and(|u| (0xdc00..=0xdfff).contains(&u));
+                if low {
+                    // A whole pair: both escapes stay.
+                    let _ = r.take(6, "escape");
+                }
+                !low
+            }
+            0xdc00..=0xdfff => true,
+            _ => false,
+        };
+        if lone {
+            out.push_str(json.get(copied..at).unwrap_or_default());
+            out.push_str(REPLACEMENT_ESCAPE);
+            copied = r.offset();
+            replaced = replaced.saturating_add(1);
+        }
+    }
+    if replaced == 0 {
+        return (Cow::Borrowed(json), 0);
+    }
+    out.push_str(json.get(copied..).unwrap_or_default());
+    (Cow::Owned(out), replaced)
+}
+
+/// Four hexadecimal digits as a UTF-16 unit.
+fn hex_unit(hex: &[u8]) -> Option<u16> {
+    if hex.len() != 4 || !hex.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    u16::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn lone_surrogates_are_replaced_and_pairs_kept() {
+        use super::replace_lone_surrogates as fix;
+        assert_eq!(fix(r#""a\ud800b""#), (r#""a\ufffdb""#.into(), 1));
+        assert_eq!(fix(r#""\udc00\ud800""#), (r#""\ufffd\ufffd""#.into(), 2));
+        // A pair, an escaped backslash before `ud800`, and a high surrogate at the end.
+        assert_eq!(fix(r#""\ud83d\ude00""#).1, 0);
+        assert_eq!(fix(r#""\\ud800""#).1, 0);
+        assert_eq!(fix(r#""x\uD83D""#), (r#""x\ufffd""#.into(), 1));
+        assert_eq!(
+            fix(r#""\ud800\ud800\udc00""#),
+            (r#""\ufffd\ud800\udc00""#.into(), 1)
+        );
+        // Cut escapes are left for the JSON parser to refuse.
+        assert_eq!(fix(r#""\ud8"#).1, 0);
+        assert_eq!(fix("\\").1, 0);
+        // Every fixed text parses, to U+FFFD where the lone one was.
+        let (fixed, _) = fix(r#"{"text":"a\ud800b\udfff"}"#);
+        let v: serde_json::Value = serde_json::from_str(&fixed).unwrap();
+        assert_eq!(v["text"], "a\u{fffd}b\u{fffd}");
+    }
+
     use super::*;
 
     fn varint(bytes: &[u8]) -> Result<i32, DecodeError> {
