@@ -135,7 +135,7 @@ pub fn run(filter: Option<&str>, as_json: bool) -> anyhow::Result<ExitCode> {
             .collect();
         out = ogp_proto::result::to_json_pretty(&list)?;
         out.push('\n');
-    } else {
+    } else if !games.is_empty() {
         out.push_str(&format!(
             "{:<20} {:<44} {:<10} {:>5} {:>7}\n",
             "ID", "NAME", "PROTOCOL", "PORT", "QUERY"
@@ -157,11 +157,27 @@ pub fn run(filter: Option<&str>, as_json: bool) -> anyhow::Result<ExitCode> {
         }
     }
     crate::emit(&out)?;
-    Ok(if games.is_empty() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    if games.is_empty() {
+        eprintln!("ogp: {}", no_match(filter.unwrap_or("")));
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `ogp games FILTER` says when nothing matches: what the filter is matched
+/// against, and the three closest ids.
+fn no_match(filter: &str) -> String {
+    let close: Vec<&str> = catalogue()
+        .closest(filter, 3)
+        .iter()
+        .map(|g| g.id.as_str())
+        .collect();
+    format!(
+        "no game matches {:?} (it is looked for in the ids, aliases, names and protocols); \
+         closest: {} (ogp games lists them all)",
+        sanitize(filter),
+        close.join(", ")
+    )
 }
 
 #[cfg(test)]
@@ -180,6 +196,15 @@ mod tests {
         assert!(target_for(v, "h:0").is_err());
         let why = target_for(bf2, "127.0.0.1").unwrap().1;
         assert!(why.contains("GameSpy v3") && why.contains("29900"), "{why}");
+    }
+
+    #[test]
+    fn a_filter_that_matches_nothing_says_so() {
+        let m = no_match("valhiem\u{1b}[2J");
+        assert!(
+            m.starts_with("no game matches \"valhiem\u{fffd}[2J\"") && m.contains("valheim"),
+            "{m}"
+        );
     }
 
     #[test]

@@ -25,8 +25,8 @@ const MAX_SKIP_WARNINGS: usize = 10;
 /// `ogp list` flags.
 #[derive(Debug, clap::Args)]
 pub struct ListArgs {
-    /// The master: HOST:PORT (Valve's master protocol over UDP) or http://HOST:PORT (an
-    /// ogp master's HTTP API).
+    /// The master: HOST:PORT (Valve's master protocol over UDP; with --dp, the DP master
+    /// protocol of dpmaster) or http://HOST:PORT (an ogp master's HTTP API).
     #[arg(value_name = "MASTER")]
     master: String,
     /// Valve: the filter string, e.g. '\gamedir\tf\empty\1'. HTTP: the API's query
@@ -36,7 +36,7 @@ pub struct ListArgs {
     /// Valve: the region byte (0 US east … 7 Africa, 255 all).
     #[arg(long, default_value_t = 255)]
     region: u8,
-    /// The master speaks dpmaster's protocol (the Quake III family): ask it with
+    /// The master speaks the DP master protocol (dpmaster's, the Quake III family): ask it with
     /// `getserversExt GAME PROTOCOL empty full` (IPv4 and IPv6), e.g. `--dp Quake3Arena
     /// 71` (OpenArena), `--dp Xonotic 3`. --filter then adds options (`ipv4`, `ipv6`,
     /// `gametype=X`, `ffa`, …).

@@ -298,13 +298,15 @@ enum Command {
     /// result as it completes, then a summary. A closed port (ICMP port unreachable) is
     /// reported as refused at once (on Linux), a silent one as a timeout.
     Scan(scan::ScanArgs),
-    /// Run a master server: receive OGP uplinks and GameSpy v3 heartbeats, verify each
-    /// server by querying it back, poll the listed ones, and serve the list over Valve's
-    /// UDP list protocol, an HTTP API and a web page (docs/master.md). SIGTERM or SIGINT
-    /// stops it cleanly.
+    /// Run a master server: receive OGP uplinks, GameSpy v3 heartbeats and Quake III /
+    /// DarkPlaces heartbeats, verify each server by querying it back, poll the listed
+    /// ones, and serve the list over Valve's UDP list protocol, dpmaster's protocol
+    /// (`getservers`, `getserversExt`: the Quake III family's DP master protocol), an HTTP
+    /// API and a web page (docs/master.md). SIGTERM or SIGINT stops it cleanly.
     Master(master::MasterArgs),
-    /// Read a server list from a master (Valve's UDP list protocol, or an ogp master's
-    /// HTTP API) and print `PROTOCOL HOST:PORT` lines that `ogp scan -` reads, or NDJSON.
+    /// Read a server list from a master (Valve's UDP list protocol, the DP master protocol
+    /// of dpmaster and the Quake III family with --dp, or an ogp master's HTTP API) and
+    /// print `PROTOCOL HOST:PORT` lines that `ogp scan -` reads, or NDJSON.
     List(list::ListArgs),
     /// Start a responder on loopback with a demo status, query it, and show what
     /// happened.

@@ -14,8 +14,9 @@ pub struct MasterArgs {
     /// TOML config file; flags given as well win over it.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// UDP address for registrations and Valve list requests (repeatable)
-    /// [default: 0.0.0.0:27900].
+    /// UDP address for registrations (OGP uplinks, GameSpy v3 and Quake III / DarkPlaces
+    /// heartbeats) and list requests (Valve's, and the DP master protocol's `getservers`)
+    /// (repeatable) [default: 0.0.0.0:27900].
     #[arg(long, value_name = "ADDR:PORT")]
     udp: Vec<SocketAddr>,
     /// HTTP address for the page, the API and /metrics, or `off` [default:
