@@ -573,7 +573,7 @@ fn a_reply_dropped_by_a_limit_says_which_limit() {
     // getinfo answered; getstatus answered with 65,000 bytes, over the 16 KiB info string.
     let t0 = Instant::now();
     let mut m = QueryMachine::new(QueryOptions::default(), cli_timing(), 3, t0);
-    let (r, _, _) = drive_timed(&mut m, t0, |req| {
+    let (r, sends, took) = drive_timed(&mut m, t0, |req| {
         let r = ogp_proto::quake3::decode_request(req).unwrap();
         Some(match r.command {
             ogp_proto::quake3::Command::GetInfo => {
@@ -591,6 +591,9 @@ fn a_reply_dropped_by_a_limit_says_which_limit() {
         .events
         .iter()
         .any(|e| e.to_string() == "← dropped 65000 B (over a limit of ours)"));
+    // The server would send the same again: the step ends at once, not at the deadline.
+    assert_eq!(sends.len(), 2);
+    assert_eq!(took, Duration::from_millis(10));
 
     // Both steps answered too large: the error says so, not "no answer".
     let mut m = QueryMachine::new(QueryOptions::default(), cli_timing(), 3, t0);

@@ -13,8 +13,9 @@
 //! take at most half of the time left, then `getstatus` gets the rest. A server that
 //! ignores `getinfo` (or whose `infoResponse` is dropped) is still read from its
 //! `statusResponse`, and a silent one costs no more than before. A reply dropped by a
-//! limit of ours ([`DecodeLimits`]) is named, with its size and the limit, in the
-//! warning of its step (and, when nothing was answered, in the error).
+//! limit of ours ([`DecodeLimits`]) ends its step at once (the server would send the
+//! same again), and is named, with its size and the limit, in the warning of its step
+//! (and, when nothing was answered, in the error).
 
 use std::fmt;
 use std::time::Instant;
@@ -303,11 +304,12 @@ impl QueryDriver for QueryMachine {
                 self.x.heard(now);
                 self.dropped = Some(drop_note(bytes, &e));
                 self.x.malformed(e);
-                let why = match e.kind {
-                    DecodeErrorKind::TooLarge { .. } => "over a limit of ours",
-                    _ => "does not decode",
-                };
-                return self.x.dropped(bytes, why);
+                if let DecodeErrorKind::TooLarge { .. } = e.kind {
+                    // The server would send the same again: asking again is no use.
+                    self.x.dropped(bytes, "over a limit of ours");
+                    return self.skipped(step, false, now);
+                }
+                return self.x.dropped(bytes, "does not decode");
             }
         };
         match decoded.reply.get("challenge") {
