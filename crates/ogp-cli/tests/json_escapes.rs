@@ -1,0 +1,142 @@
+//! Every JSON output escapes what acts on a terminal (issue 36, item 7), against
+//! Minecraft: Java Edition servers on loopback (`ogp_testkit::slp`, serving a status JSON
+//! we choose): a hostile MOTD and player sample in `ogp query --json` and `ogp scan
+//! --json`, read back whole by serde_json and Python; and a status with a lone surrogate
+//! (`\ud800`), read with U+FFFD instead of refused (item 10).
+//!
+//! `OGP_BIN=/path/to/ogp` runs the same checks against another build, to compare
+//! (`-- --nocapture` prints the counts).
+
+mod common;
+
+use std::net::TcpListener;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use serde_json::{json, Value};
+
+const LIMIT: Duration = Duration::from_secs(20);
+
+fn bin() -> String {
+    std::env::var("OGP_BIN").unwrap_or_else(|_| BIN.to_string())
+}
+
+fn ogp(args: &[&str], input: Option<&[u8]>) -> Ran {
+    run_with_input(
+        Command::new(bin())
+            .args(args)
+            .env("NO_COLOR", "1")
+            .env_remove("OGP_LOG")
+            .env_remove("RUST_LOG"),
+        input,
+        LIMIT,
+    )
+}
+
+/// Serves `status` (the JSON text, sent as it is) on a free loopback port, on a thread
+/// of its own for the rest of the test binary's life (each connection bounded by the
+/// responder's own timeouts).
+fn minecraft(status: String) -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    l.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let l = tokio::net::TcpListener::from_std(l).unwrap();
+            let served = ogp_testkit::slp::serve(l, Arc::from(status.as_str()));
+            let _ = tokio::time::timeout(Duration::from_secs(60), served).await;
+        });
+    });
+    port
+}
+
+/// Every character the JSON writer escapes (and C0, which serde_json escapes itself).
+const HOSTILE: &str = "§aevil\u{1b}[2J\u{7f}\u{9b}31m\u{202e}rev\u{202c}\u{2066}iso\u{2069}\u{2028}ls\u{2029}\u{61c}\u{200e}\u{200f}\u{202a}\u{85}\u{7}end";
+
+/// Characters of `s` that act on a terminal, but the line breaks of the layout.
+fn raw_controls(s: &str) -> usize {
+    s.chars()
+        .filter(|c| *c != '\n' && ogp_proto::result::is_terminal_control(*c))
+        .count()
+}
+
+fn hostile_status() -> String {
+    json!({
+        "version": {"name": format!("1.20.1{HOSTILE}"), "protocol": 763},
+        "players": {"max": 20, "online": 1, "sample": [{"name": format!("p{HOSTILE}"), "id": "00000000-0000-0000-0000-000000000001"}]},
+        "description": {"text": HOSTILE},
+    })
+    .to_string()
+}
+
+#[test]
+fn query_and_scan_json_escape_every_terminal_control() {
+    let port = minecraft(hostile_status());
+    let target = format!("127.0.0.1:{port}");
+    let ran = ogp(&["query", "-p", "minecraft", "--json", &target], None);
+    let out = String::from_utf8_lossy(&ran.stdout).into_owned();
+    eprintln!(
+        "raw terminal controls in query --json: {}",
+        raw_controls(&out)
+    );
+    assert_eq!(raw_controls(&out), 0, "{out}");
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(v["status"]["host_name_raw"], HOSTILE, "{v}");
+
+    // Python's json reads back the same characters.
+    let py = run_with_input(
+        Command::new("python3").args([
+            "-c",
+            "import json,sys; d=json.load(sys.stdin)['status']; print(' '.join(str(ord(c)) for c in d['host_name_raw']))",
+        ]),
+        Some(out.as_bytes()),
+        LIMIT,
+    );
+    let want: Vec<String> = HOSTILE.chars().map(|c| u32::from(c).to_string()).collect();
+    assert_eq!(String::from_utf8_lossy(&py.stdout).trim(), want.join(" "));
+
+    let list = format!("minecraft {target}\n");
+    let ran = ogp(
+        &["scan", "--json", "--no-progress", "-"],
+        Some(list.as_bytes()),
+    );
+    let out = String::from_utf8_lossy(&ran.stdout).into_owned();
+    eprintln!(
+        "raw terminal controls in scan --json: {}",
+        raw_controls(&out)
+    );
+    assert_eq!(raw_controls(&out), 0, "{out}");
+    let v: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(v["status"]["host_name_raw"], HOSTILE, "{v}");
+}
+
+#[test]
+fn a_lone_surrogate_is_read_as_u_fffd() {
+    let status = r#"{"version":{"name":"1.20.1","protocol":763},"players":{"max":20,"online":0},"description":{"text":"lone \ud800 surrogate"}}"#;
+    let port = minecraft(status.to_string());
+    let ran = ogp(
+        &[
+            "query",
+            "-p",
+            "minecraft",
+            "--json",
+            &format!("127.0.0.1:{port}"),
+        ],
+        None,
+    );
+    let v: Value =
+        serde_json::from_slice(&ran.stdout).unwrap_or_else(|e| panic!("{e}: {}", ran.describe()));
+    eprintln!(
+        "lone surrogate: {}",
+        v["message"].as_str().unwrap_or("answered")
+    );
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["status"]["host_name"], "lone \u{fffd} surrogate");
+    assert_eq!(v["status"]["slot_max"], 20);
+}
