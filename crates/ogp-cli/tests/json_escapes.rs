@@ -10,7 +10,6 @@
 mod common;
 
 use std::net::TcpListener;
-use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,20 +18,8 @@ use serde_json::{json, Value};
 
 const LIMIT: Duration = Duration::from_secs(20);
 
-fn bin() -> String {
-    std::env::var("OGP_BIN").unwrap_or_else(|_| BIN.to_string())
-}
-
 fn ogp(args: &[&str], input: Option<&[u8]>) -> Ran {
-    run_with_input(
-        Command::new(bin())
-            .args(args)
-            .env("NO_COLOR", "1")
-            .env_remove("OGP_LOG")
-            .env_remove("RUST_LOG"),
-        input,
-        LIMIT,
-    )
+    ogp_run_with_input(args, input, LIMIT)
 }
 
 /// Serves `status` (the JSON text, sent as it is) on a free loopback port, on a thread
@@ -57,14 +44,7 @@ fn minecraft(status: String) -> u16 {
 }
 
 /// Every character the JSON writer escapes (and C0, which serde_json escapes itself).
-const HOSTILE: &str = "§aevil\u{1b}[2J\u{7f}\u{9b}31m\u{202e}rev\u{202c}\u{2066}iso\u{2069}\u{2028}ls\u{2029}\u{61c}\u{200e}\u{200f}\u{202a}\u{85}\u{7}end";
-
-/// Characters of `s` that act on a terminal, but the line breaks of the layout.
-fn raw_controls(s: &str) -> usize {
-    s.chars()
-        .filter(|c| *c != '\n' && ogp_proto::result::is_terminal_control(*c))
-        .count()
-}
+const HOSTILE: &str = concat!("§aevil\u{7}", terminal_controls!());
 
 fn hostile_status() -> String {
     json!({
@@ -90,16 +70,10 @@ fn query_and_scan_json_escape_every_terminal_control() {
     assert_eq!(v["status"]["host_name_raw"], HOSTILE, "{v}");
 
     // Python's json reads back the same characters.
-    let py = run_with_input(
-        Command::new("python3").args([
-            "-c",
-            "import json,sys; d=json.load(sys.stdin)['status']; print(' '.join(str(ord(c)) for c in d['host_name_raw']))",
-        ]),
-        Some(out.as_bytes()),
-        LIMIT,
+    assert_eq!(
+        python_code_points(out.as_bytes(), "['status']['host_name_raw']"),
+        code_points(HOSTILE)
     );
-    let want: Vec<String> = HOSTILE.chars().map(|c| u32::from(c).to_string()).collect();
-    assert_eq!(String::from_utf8_lossy(&py.stdout).trim(), want.join(" "));
 
     let list = format!("minecraft {target}\n");
     let ran = ogp(

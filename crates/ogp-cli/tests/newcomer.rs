@@ -2,12 +2,12 @@
 //! `Name:` line; `ogp games FILTER` that matches nothing says so; `ogp master --help` and
 //! `ogp list --help` name the DP master protocol.
 //!
-//! `OGP_BIN=/path/to/ogp` runs the same checks against another build, to compare.
+//! `OGP_BIN=/path/to/ogp` runs the same checks against another build, to compare
+//! (`common::ogp_bin`).
 
 mod common;
 
 use std::net::UdpSocket;
-use std::process::Command;
 use std::time::Duration;
 
 use common::*;
@@ -15,19 +15,8 @@ use ogp_proto::bedrock::wire::{Ping, Pong};
 
 const LIMIT: Duration = Duration::from_secs(20);
 
-fn bin() -> String {
-    std::env::var("OGP_BIN").unwrap_or_else(|_| BIN.to_string())
-}
-
 fn ogp(args: &[&str]) -> Ran {
-    run(
-        Command::new(bin())
-            .args(args)
-            .env("NO_COLOR", "1")
-            .env_remove("OGP_LOG")
-            .env_remove("RUST_LOG"),
-        LIMIT,
-    )
+    ogp_run(args, LIMIT)
 }
 
 #[test]

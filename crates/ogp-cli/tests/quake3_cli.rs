@@ -10,7 +10,6 @@
 mod common;
 
 use std::net::UdpSocket;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -21,21 +20,8 @@ use serde_json::Value;
 
 const LIMIT: Duration = Duration::from_secs(20);
 
-/// The `ogp` under test: `OGP_BIN`, else this build's.
-fn bin() -> String {
-    std::env::var("OGP_BIN").unwrap_or_else(|_| BIN.to_string())
-}
-
 fn ogp(args: &[&str], input: Option<&[u8]>) -> Ran {
-    run_with_input(
-        Command::new(bin())
-            .args(args)
-            .env("NO_COLOR", "1")
-            .env_remove("OGP_LOG")
-            .env_remove("RUST_LOG"),
-        input,
-        LIMIT,
-    )
+    ogp_run_with_input(args, input, LIMIT)
 }
 
 /// A Quake III server on a free loopback port, answering each request with
@@ -178,14 +164,7 @@ fn a_reply_over_our_limit_says_which_limit() {
 
 /// Every character the JSON writer escapes, in a Quake III name (no `\`, newline or NUL,
 /// which the info string cannot carry).
-const HOSTILE: &str = "^1evil\u{1b}[2J\u{7f}\u{9b}31m\u{202e}rev\u{202c}\u{2066}iso\u{2069}\u{2028}ls\u{2029}\u{61c}\u{200e}\u{200f}\u{202a}\u{85}end";
-
-/// Characters of `s` that act on a terminal, but the line breaks of the layout.
-fn raw_controls(s: &str) -> usize {
-    s.chars()
-        .filter(|c| *c != '\n' && ogp_proto::result::is_terminal_control(*c))
-        .count()
-}
+const HOSTILE: &str = concat!("^1evil", terminal_controls!());
 
 #[test]
 fn hostile_names_are_escaped_in_json_and_read_back_whole() {
@@ -213,16 +192,10 @@ fn hostile_names_are_escaped_in_json_and_read_back_whole() {
     assert_eq!(v["status"]["players"][0]["name_raw"], format!("p{HOSTILE}"));
 
     // Python's json reads back the same characters.
-    let py = run_with_input(
-        Command::new("python3").args([
-            "-c",
-            "import json,sys; d=json.load(sys.stdin)['status']; print(' '.join(str(ord(c)) for c in d['host_name_raw']))",
-        ]),
-        Some(&ran.stdout),
-        LIMIT,
+    assert_eq!(
+        python_code_points(&ran.stdout, "['status']['host_name_raw']"),
+        code_points(HOSTILE)
     );
-    let want: Vec<String> = HOSTILE.chars().map(|c| u32::from(c).to_string()).collect();
-    assert_eq!(String::from_utf8_lossy(&py.stdout).trim(), want.join(" "));
 
     // ogp decode --json of the same status datagram.
     let hex = ogp_proto::internals::to_hex(&status("x", HOSTILE, PLAYERS));

@@ -21,18 +21,70 @@ pub use ogp_testkit::interop::*;
 pub const BIN: &str = env!("CARGO_BIN_EXE_ogp");
 pub const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
 
-/// Runs `ogp` with `args` within `limit` as a user would, without colours and without a
-/// log filter from the environment (`OGP_LOG`, `RUST_LOG`): the same output wherever the
-/// tests run.
+/// The `ogp` that [`ogp_run`] runs: `OGP_BIN` when set (another build, say the main
+/// branch's, to compare: `OGP_BIN=... cargo test -p ogp-cli --test FILE -- --nocapture`),
+/// else this build's.
+pub fn ogp_bin() -> String {
+    std::env::var("OGP_BIN").unwrap_or_else(|_| BIN.to_string())
+}
+
+/// Runs `ogp` ([`ogp_bin`]) with `args` within `limit` as a user would, without colours
+/// and without a log filter from the environment (`OGP_LOG`, `RUST_LOG`): the same output
+/// wherever the tests run.
 pub fn ogp_run(args: &[&str], limit: Duration) -> Ran {
-    run(
-        Command::new(BIN)
+    ogp_run_with_input(args, None, limit)
+}
+
+/// [`ogp_run`] with `input` on standard input.
+pub fn ogp_run_with_input(args: &[&str], input: Option<&[u8]>, limit: Duration) -> Ran {
+    run_with_input(
+        Command::new(ogp_bin())
             .args(args)
             .env("NO_COLOR", "1")
             .env_remove("OGP_LOG")
             .env_remove("RUST_LOG"),
+        input,
         limit,
     )
+}
+
+/// A string literal of every character that acts on a terminal and that JSON output
+/// escapes (ESC and a sequence, DEL, C1 CSI and NEL, the bidirectional controls,
+/// U+2028/U+2029), with some text between: `concat!("^1evil", terminal_controls!())`.
+#[macro_export]
+macro_rules! terminal_controls {
+    () => {
+        "\u{1b}[2J\u{7f}\u{9b}31m\u{202e}rev\u{202c}\u{2066}iso\u{2069}\u{2028}ls\u{2029}\u{61c}\u{200e}\u{200f}\u{202a}\u{85}end"
+    };
+}
+
+/// The code points of the string at `path` (Python, e.g. `['status']['host_name_raw']`)
+/// of `json` as Python's `json` reads it, space-separated; compare with
+/// [`code_points`].
+pub fn python_code_points(json: &[u8], path: &str) -> String {
+    let script = format!(
+        "import json,sys; v=json.load(sys.stdin){path}; print(' '.join(str(ord(c)) for c in v))"
+    );
+    let ran = run_with_input(
+        Command::new("python3").args(["-c", &script]),
+        Some(json),
+        Duration::from_secs(20),
+    );
+    String::from_utf8_lossy(&ran.stdout).trim().to_string()
+}
+
+/// The code points of `s`, as [`python_code_points`] prints them.
+pub fn code_points(s: &str) -> String {
+    let v: Vec<String> = s.chars().map(|c| u32::from(c).to_string()).collect();
+    v.join(" ")
+}
+
+/// How many characters of `s` would act on a terminal shown raw
+/// ([`ogp_proto::result::is_terminal_control`]), but the line breaks of the layout.
+pub fn raw_controls(s: &str) -> usize {
+    s.chars()
+        .filter(|c| *c != '\n' && ogp_proto::result::is_terminal_control(*c))
+        .count()
 }
 
 /// Standard output of a run, decoded leniently.
