@@ -230,7 +230,7 @@ fn write_with<T: Serialize + ?Sized>(v: &T, f: impl Formatter) -> serde_json::Re
         TerminalSafe(f),
     ))?;
     // serde_json writes UTF-8, and the escapes are ASCII.
-    String::from_utf8(out).map_err(|e| serde::ser::Error::custom(e))
+    String::from_utf8(out).map_err(serde::ser::Error::custom)
 }
 
 /// `v` as compact JSON (serde_json's `to_string`), with the characters of

@@ -476,17 +476,21 @@ fn the_shared_machine_speaks_quake3() {
         .claims(&capture("openarena_info.bin")));
 }
 
+/// A query's result, each request sent (its command and when, from the start), and when
+/// it ended.
+type Timed = (
+    Result<ogp_proto::client::Answer<ogp_proto::quake3::client::Details>, QueryError>,
+    Vec<(String, Duration)>,
+    Duration,
+);
+
 /// Runs `m` against a server that answers each request with `reply(request)` 5 ms
-/// later, on a clock that starts at `t0`: the result, and the offsets of the sends.
+/// later, on a clock that starts at `t0`.
 fn drive_timed(
     m: &mut QueryMachine,
     t0: Instant,
     mut reply: impl FnMut(&[u8]) -> Option<Vec<u8>>,
-) -> (
-    Result<ogp_proto::client::Answer<ogp_proto::quake3::client::Details>, QueryError>,
-    Vec<(String, Duration)>,
-    Duration,
-) {
+) -> Timed {
     let mut now = t0;
     let mut sends = Vec::new();
     for _ in 0..100 {

@@ -174,13 +174,15 @@ impl QueryMachine {
         let mut left = 0u32;
         let mut s = self.step;
         while let Some(c) = s {
-            left += 1;
+            left = left.saturating_add(1);
             s = self.next_step(Some(c));
         }
-        self.step_deadline = (left > 1).then(|| {
-            let rest = self.x.timer.deadline().saturating_duration_since(now);
-            now + rest / left
-        });
+        let rest = self.x.timer.deadline().saturating_duration_since(now);
+        self.step_deadline = if left > 1 {
+            now.checked_add(rest / left)
+        } else {
+            None
+        };
     }
 
     fn advance(&mut self, done: Command, now: Instant) {
