@@ -22,15 +22,9 @@ use ogp_proto::master::valve::{encode_page, ListRequest};
 const LIMIT: Duration = Duration::from_secs(60);
 
 fn ogp_list(args: &[&str]) -> Ran {
-    run(
-        Command::new(BIN)
-            .arg("list")
-            .args(args)
-            .env("NO_COLOR", "1")
-            .env_remove("OGP_LOG")
-            .env_remove("RUST_LOG"),
-        LIMIT,
-    )
+    let mut all = vec!["list"];
+    all.extend_from_slice(args);
+    ogp_run(&all, LIMIT)
 }
 
 fn lines(ran: &Ran) -> Vec<String> {
@@ -544,4 +538,24 @@ fn http_invalid_entries_are_skipped_with_a_warning() {
             ran.describe()
         );
     }
+}
+
+/// `ogp list --json` prints an HTTP master's items through the one JSON writer: a
+/// hostile name's terminal controls come out escaped, and read back whole.
+#[test]
+fn http_json_items_escape_terminal_controls() {
+    const NAME: &str = concat!("evil", terminal_controls!());
+    let master = FakeHttp::start(|_, _, conn| {
+        let body = serde_json::json!({
+            "servers": [{"addr": "127.0.0.1:27015", "protocols": ["ogp"], "name": NAME}],
+            "next": null,
+        });
+        json_answer(conn, &body.to_string());
+    });
+    let ran = ogp_list(&["--json", &master.url()]);
+    assert_eq!(ran.code, Some(0), "{}", ran.describe());
+    let out = String::from_utf8_lossy(&ran.stdout);
+    assert_eq!(common::raw_controls(&out), 0, "{out}");
+    let v: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(v["name"], NAME, "{v}");
 }
