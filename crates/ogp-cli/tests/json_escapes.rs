@@ -2,7 +2,8 @@
 //! Minecraft: Java Edition servers on loopback (`ogp_testkit::slp`, serving a status JSON
 //! we choose): a hostile MOTD and player sample in `ogp query --json` and `ogp scan
 //! --json`, read back whole by serde_json and Python; and a status with a lone surrogate
-//! (`\ud800`), read with U+FFFD instead of refused (item 10).
+//! (`\ud800`), read with U+FFFD instead of refused (item 10); with `OGP_INTEROP=1`,
+//! mcstatus reads the same server with the surrogate where we have U+FFFD.
 //!
 //! `OGP_BIN=/path/to/ogp` runs the same checks against another build, to compare
 //! (`-- --nocapture` prints the counts).
@@ -10,10 +11,12 @@
 mod common;
 
 use std::net::TcpListener;
+use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
+use ogp_testkit::interop;
 use serde_json::{json, Value};
 
 const LIMIT: Duration = Duration::from_secs(20);
@@ -90,10 +93,11 @@ fn query_and_scan_json_escape_every_terminal_control() {
     assert_eq!(v["status"]["host_name_raw"], HOSTILE, "{v}");
 }
 
+const LONE: &str = r#"{"version":{"name":"1.20.1","protocol":763},"players":{"max":20,"online":0},"description":{"text":"lone \ud800 surrogate"}}"#;
+
 #[test]
 fn a_lone_surrogate_is_read_as_u_fffd() {
-    let status = r#"{"version":{"name":"1.20.1","protocol":763},"players":{"max":20,"online":0},"description":{"text":"lone \ud800 surrogate"}}"#;
-    let port = minecraft(status.to_string());
+    let port = minecraft(LONE.to_string());
     let ran = ogp(
         &[
             "query",
@@ -113,4 +117,59 @@ fn a_lone_surrogate_is_read_as_u_fffd() {
     assert_eq!(v["ok"], true, "{v}");
     assert_eq!(v["status"]["host_name"], "lone \u{fffd} surrogate");
     assert_eq!(v["status"]["slot_max"], 20);
+}
+
+/// mcstatus (Python's `json`) keeps the lone surrogate in its `str` (which Python then
+/// refuses to print as UTF-8); we have U+FFFD in its place, and the rest the same.
+#[test]
+fn mcstatus_reads_the_lone_surrogate_where_we_read_u_fffd() {
+    if !interop::enabled("mcstatus_reads_the_lone_surrogate_where_we_read_u_fffd") {
+        return;
+    }
+    let port = minecraft(LONE.to_string());
+    let script = "import sys; from mcstatus import JavaServer; \
+        s = JavaServer('127.0.0.1', int(sys.argv[1])).status(); \
+        print(' '.join(str(ord(c)) for c in s.motd.to_plain()))";
+    let ran = run(
+        Command::new(interop::venv_python("mcstatus", "mcstatus", "14.2.0")).args([
+            "-c",
+            script,
+            &port.to_string(),
+        ]),
+        LIMIT,
+    );
+    assert_eq!(ran.code, Some(0), "{}", ran.describe());
+    let theirs: Vec<u32> = String::from_utf8_lossy(&ran.stdout)
+        .split_whitespace()
+        .map(|n| n.parse().unwrap())
+        .collect();
+    assert!(theirs.contains(&0xd800), "{theirs:?}");
+    let ran = ogp(
+        &[
+            "query",
+            "-p",
+            "minecraft",
+            "--json",
+            &format!("127.0.0.1:{port}"),
+        ],
+        None,
+    );
+    let v: Value = serde_json::from_slice(&ran.stdout).unwrap();
+    let ours: Vec<u32> = v["status"]["host_name"]
+        .as_str()
+        .unwrap()
+        .chars()
+        .map(u32::from)
+        .collect();
+    let theirs_replaced: Vec<u32> = theirs
+        .iter()
+        .map(|&c| {
+            if (0xd800..=0xdfff).contains(&c) {
+                0xfffd
+            } else {
+                c
+            }
+        })
+        .collect();
+    assert_eq!(ours, theirs_replaced);
 }
