@@ -234,6 +234,11 @@ fn verbose_output_has_one_line_per_step() {
         .lines()
         .filter(|l| l.starts_with("  →") || l.starts_with("  ←"))
         .collect();
+    eprintln!(
+        "-v: {} exchange lines, {} U+FFFD on standard error",
+        wire.len(),
+        ran.stderr.matches('\u{fffd}').count()
+    );
     let starts = [
         "  → getinfo ",
         "  ← getinfo reply ",
