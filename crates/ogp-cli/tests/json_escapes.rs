@@ -93,11 +93,8 @@ fn query_and_scan_json_escape_every_terminal_control() {
     assert_eq!(v["status"]["host_name_raw"], HOSTILE, "{v}");
 }
 
-const LONE: &str = r#"{"version":{"name":"1.20.1","protocol":763},"players":{"max":20,"online":0},"description":{"text":"lone \ud800 surrogate"}}"#;
-
-#[test]
-fn a_lone_surrogate_is_read_as_u_fffd() {
-    let port = minecraft(LONE.to_string());
+/// `ogp query -p minecraft --json 127.0.0.1:PORT`'s JSON.
+fn query_json(port: u16) -> Value {
     let ran = ogp(
         &[
             "query",
@@ -108,8 +105,15 @@ fn a_lone_surrogate_is_read_as_u_fffd() {
         ],
         None,
     );
-    let v: Value =
-        serde_json::from_slice(&ran.stdout).unwrap_or_else(|e| panic!("{e}: {}", ran.describe()));
+    serde_json::from_slice(&ran.stdout).unwrap_or_else(|e| panic!("{e}: {}", ran.describe()))
+}
+
+const LONE: &str = r#"{"version":{"name":"1.20.1","protocol":763},"players":{"max":20,"online":0},"description":{"text":"lone \ud800 surrogate"}}"#;
+
+#[test]
+fn a_lone_surrogate_is_read_as_u_fffd() {
+    let port = minecraft(LONE.to_string());
+    let v = query_json(port);
     eprintln!(
         "lone surrogate: {}",
         v["message"].as_str().unwrap_or("answered")
@@ -144,17 +148,7 @@ fn mcstatus_reads_the_lone_surrogate_where_we_read_u_fffd() {
         .map(|n| n.parse().unwrap())
         .collect();
     assert!(theirs.contains(&0xd800), "{theirs:?}");
-    let ran = ogp(
-        &[
-            "query",
-            "-p",
-            "minecraft",
-            "--json",
-            &format!("127.0.0.1:{port}"),
-        ],
-        None,
-    );
-    let v: Value = serde_json::from_slice(&ran.stdout).unwrap();
+    let v = query_json(port);
     let ours: Vec<u32> = v["status"]["host_name"]
         .as_str()
         .unwrap()
