@@ -628,7 +628,7 @@ pub unsafe extern "C" fn ogp_status_to_json(
     guard(|| {
         // SAFETY: the caller's promise on `s`.
         let status = unsafe { status_mut(s) }?;
-        let json = serde_json::to_string(status).map_err(|e| Error::invalid(e.to_string()))?;
+        let json = ogp_proto::result::to_json(status).map_err(|e| Error::invalid(e.to_string()))?;
         // SAFETY: the caller's promise on `out`/`out_len`.
         unsafe { out_string(json, out, out_len) }?;
         Ok(OGP_OK)

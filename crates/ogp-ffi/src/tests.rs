@@ -224,6 +224,32 @@ fn status_setters_build_the_model() {
     }
 }
 
+#[test]
+fn status_json_escapes_terminal_controls() {
+    // A host name a game copied from a hostile player: ESC, C1 CSI, a bidi override and a
+    // line separator. The JSON the C API hands out must carry none of them raw (a tool
+    // printing it would act on them), and still read back to the same name.
+    let name = "a\u{1b}[2Jb\u{9b}31mc\u{202e}d\u{2028}e\u{7f}";
+    // SAFETY: a live status and valid strings throughout.
+    unsafe {
+        let st = ogp_status_new();
+        let (h, hl) = s(name);
+        assert_eq!(ogp_status_set_host_name(st, h, hl), OGP_OK);
+        let mut json = null_mut();
+        let mut len = 0;
+        assert_eq!(ogp_status_to_json(st, &mut json, &mut len), OGP_OK);
+        let text = CStr::from_ptr(json).to_str().expect("UTF-8").to_owned();
+        assert_eq!(ogp_string_free(json), OGP_OK);
+        ogp_status_free(st);
+        for c in ['\u{1b}', '\u{9b}', '\u{202e}', '\u{2028}', '\u{7f}'] {
+            assert!(!text.contains(c), "{c:?} raw in {text}");
+        }
+        assert!(text.contains("\\u202e"), "{text}");
+        let back: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+        assert_eq!(back["host_name"], name);
+    }
+}
+
 /// A tiny deterministic generator (xorshift) for the hostile datagrams.
 struct Rng(u64);
 

@@ -169,11 +169,12 @@ impl Status {
         toml::from_str(text)
     }
 
-    /// Pretty JSON in the state-file schema.
+    /// Pretty JSON in the state-file schema, written by the one JSON writer
+    /// ([`crate::result::to_json_pretty`]: terminal controls escaped as `\uXXXX`).
     pub fn to_json_pretty(&self) -> String {
         // Serializing this model cannot fail: every key is a string and no serializer
         // here rejects a value. Fall back to an empty object rather than panic.
-        serde_json::to_string_pretty(self).unwrap_or_else(|_| String::from("{}"))
+        crate::result::to_json_pretty(self).unwrap_or_else(|_| String::from("{}"))
     }
 
     /// Number of players: the explicit `player_count` if set, else the length of `players`.
