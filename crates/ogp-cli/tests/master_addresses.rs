@@ -77,13 +77,24 @@ fn ipv6_forms_of_internal_addresses_are_refused_by_the_api_and_the_config() {
         assert!(text.contains("not a global address"), "{a}: {text}");
     }
     drop(m);
-    for a in ["[64:ff9b::a9fe:a9fe]:80", "[2002:7f00:1::1]:25565", "[::10.0.0.1]:1"] {
+    for a in [
+        "[64:ff9b::a9fe:a9fe]:80",
+        "[2002:7f00:1::1]:25565",
+        "[::10.0.0.1]:1",
+    ] {
         let path = dir.0.join("bad.toml");
         let conf = format!("[[server]]\naddr = \"{a}\"\nprotocol = \"minecraft\"\n");
         std::fs::write(&path, conf).unwrap();
         let out = run(
             Command::new(BIN)
-                .args(["master", "--udp", "127.0.0.1:0", "--http", "127.0.0.1:0", "--db"])
+                .args([
+                    "master",
+                    "--udp",
+                    "127.0.0.1:0",
+                    "--http",
+                    "127.0.0.1:0",
+                    "--db",
+                ])
                 .arg(format!("sqlite://{}", dir.0.join("bad.db").display()))
                 .arg("--config")
                 .arg(&path),
@@ -114,7 +125,10 @@ fn the_poller_polls_no_internal_row_whoever_wrote_it() {
         // the master with allow_private polls them: the test's sockets hear it
         udp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         let mut buf = [0u8; 2048];
-        assert!(udp.recv_from(&mut buf).is_ok(), "not polled with allow_private");
+        assert!(
+            udp.recv_from(&mut buf).is_ok(),
+            "not polled with allow_private"
+        );
     }
     // drain what came, then a master without allow_private on the same database
     udp.set_nonblocking(true).unwrap();
@@ -136,7 +150,8 @@ fn the_poller_polls_no_internal_row_whoever_wrote_it() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(
-        m.log_text().contains("server(s) whose address is not global"),
+        m.log_text()
+            .contains("server(s) whose address is not global"),
         "{}",
         m.log_text()
     );
@@ -169,24 +184,33 @@ fn a_mapped_address_is_its_ipv4() {
         .and_then(|p| p.parse().ok())
         .unwrap_or_else(|| panic!("no dual-stack socket in the log:\n{log}"));
     let to = format!("127.0.0.1:{dual}");
-    let s = serve_with("addr-mapped", &state("Mapped"), &["--master", &to], ogp_ready);
+    let s = serve_with(
+        "addr-mapped",
+        &state("Mapped"),
+        &["--master", &to],
+        ogp_ready,
+    );
     let want = SocketAddrV4::new(Ipv4Addr::LOCALHOST, s.port);
     let client = UdpSocket::bind("127.0.0.1:0").unwrap();
     client.connect(m.udp).unwrap();
     let mut req = Vec::new();
     ListRequest::first(0xff, "").encode(&mut req);
-    wait_for("the server on the Valve list", Duration::from_secs(15), || {
-        client.send(&req).unwrap();
-        client
-            .set_read_timeout(Some(Duration::from_millis(300)))
-            .unwrap();
-        let mut buf = [0u8; 2048];
-        client
-            .recv(&mut buf)
-            .ok()
-            .and_then(|n| decode_page(&buf[..n]).ok())
-            .is_some_and(|p| p.servers.contains(&want))
-    });
+    wait_for(
+        "the server on the Valve list",
+        Duration::from_secs(15),
+        || {
+            client.send(&req).unwrap();
+            client
+                .set_read_timeout(Some(Duration::from_millis(300)))
+                .unwrap();
+            let mut buf = [0u8; 2048];
+            client
+                .recv(&mut buf)
+                .ok()
+                .and_then(|n| decode_page(&buf[..n]).ok())
+                .is_some_and(|p| p.servers.contains(&want))
+        },
+    );
     let addrs: Vec<String> = m
         .servers()
         .iter()

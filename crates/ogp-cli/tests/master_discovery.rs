@@ -78,3 +78,64 @@ fn a_registered_a2s_server_is_on_the_valve_list_within_a_second() {
         );
     }
 }
+
+/// A discovery poll's queries go out together: a silent server added through the write
+/// API gets the first query of every datagram protocol within 100 ms of the first one
+/// (the retries come later). Before, the scan engine ran two queries to one address at
+/// a time (one per socket): four kinds arrived within 3 s, A2S's 2.33 s after the
+/// first, when OGP's had given up.
+#[test]
+fn the_discovery_queries_of_every_protocol_go_out_together() {
+    let dir = TempDir::new("master-discovery-together");
+    let db = format!("sqlite://{}", dir.0.join("m.db").display());
+    let token = "test-token-0123456789abcdef";
+    let conf = format!("allow_private = true\napi_token = \"{token}\"\n");
+    let m = Master::with_config(&dir.0, "together", &conf, &["--db", &db]);
+    let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let body = serde_json::json!({
+        "addr": silent.local_addr().unwrap().to_string(),
+        "protocol": "a2s",
+    })
+    .to_string();
+    let auth = format!("Bearer {token}");
+    let (code, text) = common::master::http_request(
+        m.http,
+        "POST",
+        "/api/v1/servers",
+        &[("Authorization", auth.as_str())],
+        body.as_bytes(),
+    );
+    assert_eq!(code, 201, "{text}");
+    // the first datagram of each kind (its first 6 bytes: each protocol's query), and
+    // when it came
+    let mut firsts: Vec<(Vec<u8>, Instant)> = Vec::new();
+    let t = Instant::now();
+    let mut buf = [0u8; 2048];
+    silent
+        .set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    while t.elapsed() < Duration::from_secs(3) {
+        if let Ok(n) = silent.recv(&mut buf) {
+            // GameSpy v3's challenge and its later challenge-less query are one kind
+            let len = if buf[..n].starts_with(&[0xfe, 0xfd]) { 2 } else { 6 };
+            let kind = buf[..n.min(len)].to_vec();
+            if !firsts.iter().any(|(k, _)| *k == kind) {
+                firsts.push((kind, Instant::now()));
+            }
+        }
+    }
+    assert!(
+        firsts.len() >= 4,
+        "{} kinds of query: {firsts:?}",
+        firsts.len()
+    );
+    for (k, at) in &firsts {
+        eprintln!("{k:02x?} at {:?}", *at - firsts[0].1);
+    }
+    let spread = firsts.last().unwrap().1 - firsts[0].1;
+    eprintln!(
+        "{} kinds of discovery query, the last {spread:?} after the first",
+        firsts.len()
+    );
+    assert!(spread < Duration::from_millis(100), "{spread:?}");
+}

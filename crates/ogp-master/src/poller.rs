@@ -3,7 +3,8 @@
 //! batches.
 //!
 //! A discovery poll (the first, and every `rediscover_every`-th) sends the queries of
-//! every protocol together; each protocol it did not know that answers is written at
+//! every protocol together (the scan gets a socket per protocol: it runs one query per
+//! socket and address at a time); each protocol it did not know that answers is written at
 //! once ([`Polled::partial`]) and the list read again, so that a newly listed server is
 //! on the lists of every protocol it speaks within a round trip or two, not when the
 //! slowest protocol has given up (up to the scan's 6 s deadline).
@@ -28,6 +29,14 @@ use crate::{now_ms, Shared};
 
 /// Servers being polled at once (claimed, not yet recorded).
 const MAX_IN_POLL: usize = 4096;
+
+/// Protocols a discovery poll asks at most: every auto-detectable one and the one the
+/// server registered with.
+const DISCOVERY_PROTOCOLS: usize = Protocol::AUTO.len() + 1;
+
+/// Shortest time between two reads of the list after discovery news, and between two
+/// claims woken by verifications (a flood of registrations makes no more of either).
+const NEWS_GAP: Duration = Duration::from_millis(100);
 
 struct InPoll {
     claim: Claim,
@@ -120,6 +129,14 @@ pub(crate) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
     let mut config = ScanConfig::default();
     config.rate = shared.config.poll_rate.max(1);
     config.max_in_flight = 4096;
+    // A discovery poll's protocols query the server together: the scan engine runs one
+    // query per socket and address at a time (a third query to an address waits for
+    // one of the two default sockets), so as many sockets as a discovery has protocols,
+    // sharing the default sockets' receive buffer between them.
+    let default_sockets = config.sockets.max(1);
+    config.sockets = default_sockets.max(DISCOVERY_PROTOCOLS);
+    config.recv_buffer =
+        (config.recv_buffer.saturating_mul(default_sockets) / config.sockets).max(1 << 20);
     let scan = match scan::start(config) {
         Ok(s) => s,
         Err(e) => {
@@ -141,12 +158,16 @@ pub(crate) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
     let mut tick = tokio::time::interval(Duration::from_millis(500));
     let mut next_id: u64 = 0;
     let refuse_tx = done_tx_for_refusals.clone();
+    let mut last_claim = Instant::now();
     loop {
         tokio::select! {
             _ = tick.tick() => {}
-            () = shared.poll_now.notified() => {}
+            () = shared.poll_now.notified() => {
+                tokio::time::sleep(NEWS_GAP.saturating_sub(last_claim.elapsed())).await;
+            }
             _ = stop.changed() => break,
         }
+        last_claim = Instant::now();
         let room =
             MAX_IN_POLL.saturating_sub(pending.lock().map(|p| p.len()).unwrap_or(MAX_IN_POLL));
         if room == 0 {
@@ -295,15 +316,17 @@ async fn collect(
 
 /// Writes finished polls in batches (up to 500, or what arrived within 200 ms).
 async fn record(shared: Arc<Shared>, mut done: mpsc::Receiver<Polled>) {
+    let mut last_refresh = Instant::now();
     loop {
         let Some(first) = done.recv().await else {
             return;
         };
         let started = Instant::now();
         let mut batch = vec![first];
-        // a discovery's first news of a protocol is written without the batch's wait
+        // a discovery's news of a protocol is written without the batch's wait (but the
+        // list is read again at most every NEWS_GAP)
         let wait = if batch.iter().any(|p| p.partial) {
-            Duration::from_millis(20)
+            Duration::from_millis(20).max(NEWS_GAP.saturating_sub(last_refresh.elapsed()))
         } else {
             Duration::from_millis(200)
         };
@@ -324,6 +347,7 @@ async fn record(shared: Arc<Shared>, mut done: mpsc::Receiver<Polled>) {
             .await;
         if news && res.is_ok() {
             // show what discovery learned now rather than at the next refresh
+            last_refresh = Instant::now();
             if let Err(e) = shared.refresh().await {
                 tracing::warn!("reading the list from the database: {e:#}");
             }
@@ -336,5 +360,42 @@ async fn record(shared: Arc<Shared>, mut done: mpsc::Receiver<Polled>) {
         if let Err(e) = res {
             tracing::warn!("recording polls: {e:#}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn polled(addr: &str, partial: bool, protocols: &[Protocol]) -> Polled {
+        Polled {
+            addr: addr.parse().unwrap(),
+            answer: None,
+            protocols: protocols.to_vec(),
+            history: false,
+            partial,
+        }
+    }
+
+    #[test]
+    fn a_partial_poll_superseded_in_its_batch_is_not_written() {
+        use Protocol::{A2s, Ogp};
+        let batch = vec![
+            polled("8.8.8.8:1", true, &[Ogp, A2s]),
+            polled("8.8.4.4:1", true, &[Ogp]),
+            polled("8.8.8.8:1", false, &[A2s]),
+            polled("8.8.4.4:1", true, &[Ogp, A2s]),
+        ];
+        let kept: Vec<(String, bool, usize)> = superseded_left_out(batch)
+            .iter()
+            .map(|p| (p.addr.to_string(), p.partial, p.protocols.len()))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                ("8.8.8.8:1".to_owned(), false, 1),
+                ("8.8.4.4:1".to_owned(), true, 2)
+            ]
+        );
     }
 }
