@@ -9,12 +9,12 @@ mod common;
 
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, UdpSocket};
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::master::{http_request, ogp_ready, state, wait_for, Master};
-use common::{run, serve_with, TempDir, BIN};
-use ogp_proto::master::valve::{decode_page, ListRequest};
+use common::master::{
+    ogp_ready, on_valve_list, post_server, run_with_config, state, wait_for, Master,
+};
+use common::{serve_with, TempDir};
 
 const TOKEN: &str = "test-token-0123456789abcdef";
 
@@ -37,18 +37,7 @@ const REFUSED: [&str; 14] = [
 ];
 
 fn post(m: &Master, addr: &str, protocol: &str) -> (u16, String) {
-    let body = serde_json::json!({ "addr": addr, "protocol": protocol }).to_string();
-    let auth = format!("Bearer {TOKEN}");
-    http_request(
-        m.http,
-        "POST",
-        "/api/v1/servers",
-        &[
-            ("Content-Type", "application/json"),
-            ("Authorization", auth.as_str()),
-        ],
-        body.as_bytes(),
-    )
+    post_server(m, TOKEN, addr, protocol)
 }
 
 fn master(dir: &Path, name: &str, private: bool) -> Master {
@@ -82,24 +71,8 @@ fn ipv6_forms_of_internal_addresses_are_refused_by_the_api_and_the_config() {
         "[2002:7f00:1::1]:25565",
         "[::10.0.0.1]:1",
     ] {
-        let path = dir.0.join("bad.toml");
         let conf = format!("[[server]]\naddr = \"{a}\"\nprotocol = \"minecraft\"\n");
-        std::fs::write(&path, conf).unwrap();
-        let out = run(
-            Command::new(BIN)
-                .args([
-                    "master",
-                    "--udp",
-                    "127.0.0.1:0",
-                    "--http",
-                    "127.0.0.1:0",
-                    "--db",
-                ])
-                .arg(format!("sqlite://{}", dir.0.join("bad.db").display()))
-                .arg("--config")
-                .arg(&path),
-            Duration::from_secs(60),
-        );
+        let out = run_with_config(&dir.0, &conf);
         assert_ne!(out.code, Some(0), "{a}");
         assert!(
             out.stderr.contains("[[server]] #1") && out.stderr.contains("not a global address"),
@@ -193,23 +166,10 @@ fn a_mapped_address_is_its_ipv4() {
     let want = SocketAddrV4::new(Ipv4Addr::LOCALHOST, s.port);
     let client = UdpSocket::bind("127.0.0.1:0").unwrap();
     client.connect(m.udp).unwrap();
-    let mut req = Vec::new();
-    ListRequest::first(0xff, "").encode(&mut req);
     wait_for(
         "the server on the Valve list",
         Duration::from_secs(15),
-        || {
-            client.send(&req).unwrap();
-            client
-                .set_read_timeout(Some(Duration::from_millis(300)))
-                .unwrap();
-            let mut buf = [0u8; 2048];
-            client
-                .recv(&mut buf)
-                .ok()
-                .and_then(|n| decode_page(&buf[..n]).ok())
-                .is_some_and(|p| p.servers.contains(&want))
-        },
+        || on_valve_list(&client, want),
     );
     let addrs: Vec<String> = m
         .servers()

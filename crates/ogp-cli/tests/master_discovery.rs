@@ -11,26 +11,8 @@ mod common;
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
 use std::time::{Duration, Instant};
 
-use common::master::{ogp_ready, state, Master};
+use common::master::{ogp_ready, on_valve_list, post_server, state, Master};
 use common::{serve_with, TempDir};
-use ogp_proto::master::valve::{decode_page, ListRequest};
-
-/// Whether the master's Valve list holds `server` (one page: the test lists few).
-fn on_valve_list(client: &UdpSocket, server: SocketAddrV4) -> bool {
-    let mut req = Vec::new();
-    ListRequest::first(0xff, "").encode(&mut req);
-    client.send(&req).unwrap();
-    let mut buf = [0u8; 2048];
-    client
-        .set_read_timeout(Some(Duration::from_millis(200)))
-        .unwrap();
-    match client.recv(&mut buf) {
-        Ok(n) => decode_page(&buf[..n])
-            .map(|p| p.servers.contains(&server))
-            .unwrap_or(false),
-        Err(_) => false,
-    }
-}
 
 /// Registration (the server's start: its uplink goes out as it starts) to the Valve
 /// list, for three servers one after another; each within 1 s.
@@ -92,19 +74,8 @@ fn the_discovery_queries_of_every_protocol_go_out_together() {
     let conf = format!("allow_private = true\napi_token = \"{token}\"\n");
     let m = Master::with_config(&dir.0, "together", &conf, &["--db", &db]);
     let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let body = serde_json::json!({
-        "addr": silent.local_addr().unwrap().to_string(),
-        "protocol": "a2s",
-    })
-    .to_string();
-    let auth = format!("Bearer {token}");
-    let (code, text) = common::master::http_request(
-        m.http,
-        "POST",
-        "/api/v1/servers",
-        &[("Authorization", auth.as_str())],
-        body.as_bytes(),
-    );
+    let addr = silent.local_addr().unwrap().to_string();
+    let (code, text) = post_server(&m, token, &addr, "a2s");
     assert_eq!(code, 201, "{text}");
     // the first datagram of each kind (its first 6 bytes: each protocol's query), and
     // when it came
@@ -117,7 +88,11 @@ fn the_discovery_queries_of_every_protocol_go_out_together() {
     while t.elapsed() < Duration::from_secs(3) {
         if let Ok(n) = silent.recv(&mut buf) {
             // GameSpy v3's challenge and its later challenge-less query are one kind
-            let len = if buf[..n].starts_with(&[0xfe, 0xfd]) { 2 } else { 6 };
+            let len = if buf[..n].starts_with(&[0xfe, 0xfd]) {
+                2
+            } else {
+                6
+            };
             let kind = buf[..n.min(len)].to_vec();
             if !firsts.iter().any(|(k, _)| *k == kind) {
                 firsts.push((kind, Instant::now()));

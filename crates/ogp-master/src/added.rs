@@ -217,19 +217,11 @@ mod tests {
     /// global, were taken (201); a mapped address and its IPv4 were two servers.
     #[test]
     fn ipv6_forms_of_internal_addresses_are_refused_and_mapped_ones_stored_as_ipv4() {
+        // a few of them (tests/master_addresses.rs in ogp-cli sends them all)
         for a in [
             "[::10.0.0.1]:25565",
             "[64:ff9b::a9fe:a9fe]:80",
             "[2002:7f00:1::1]:25565",
-            "[2001:0:53aa:64c:0:fbff:4aff:fffe]:25565",
-            "[::ffff:0:10.0.0.1]:25565",
-            "[fec0::1]:25565",
-            "[100::1]:25565",
-            "[3fff::1]:25565",
-            "[2001:2::1]:25565",
-            "198.18.0.1:25565",
-            "[2001:20::1]:25565",
-            "192.0.0.1:25565",
         ] {
             let body = format!(r#"{{"addr":"{a}","protocol":"minecraft"}}"#);
             let e = parse_body(body.as_bytes(), false).unwrap_err();
