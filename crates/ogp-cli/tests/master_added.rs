@@ -11,8 +11,10 @@ use std::net::UdpSocket;
 use std::path::Path;
 use std::time::Duration;
 
-use common::master::{http_request, ogp_ready, state_with_favicon, wait_for, Master, FAVICON};
-use common::{run, serve_with, TempDir, BIN};
+use common::master::{
+    http_request, ogp_ready, run_with_config, state_with_favicon, wait_for, Master, FAVICON,
+};
+use common::{serve_with, TempDir};
 use serde_json::Value;
 
 const TOKEN: &str = "test-token-0123456789abcdef";
@@ -337,23 +339,7 @@ fn bad_server_tables_are_clear_errors() {
             "not a global address",
         ),
     ] {
-        let path = dir.0.join("bad.toml");
-        std::fs::write(&path, conf).unwrap();
-        let out = run(
-            std::process::Command::new(BIN)
-                .args([
-                    "master",
-                    "--udp",
-                    "127.0.0.1:0",
-                    "--http",
-                    "127.0.0.1:0",
-                    "--db",
-                ])
-                .arg(format!("sqlite://{}", dir.0.join("bad.db").display()))
-                .arg("--config")
-                .arg(&path),
-            Duration::from_secs(60),
-        );
+        let out = run_with_config(&dir.0, conf);
         let err = &out.stderr;
         assert_ne!(out.code, Some(0), "{conf}");
         assert!(err.contains(want), "{conf}: {err}");

@@ -4,7 +4,7 @@
 
 use std::net::SocketAddr;
 
-use ogp_proto::master::registry::is_global;
+use ogp_proto::master::addr::{canonical, may_poll};
 use ogp_proto::Protocol;
 use serde::Deserialize;
 use subtle::ConstantTimeEq;
@@ -60,18 +60,22 @@ struct Body {
     note: Option<String>,
 }
 
-/// Whether an added server's address may be polled: a port, and a global address
-/// unless `allow_private` (as for registrations).
-pub fn check_addr(addr: SocketAddr, allow_private: bool) -> Result<(), String> {
+/// An added server's address as it is stored ([`canonical`]: `[::ffff:a.b.c.d]:port`
+/// is `a.b.c.d:port`), if it may be polled: a port, and a global address
+/// ([`ogp_proto::master::addr`]: IPv6 forms that carry an IPv4 address are judged by
+/// it) unless `allow_private`, and never an unspecified, multicast or broadcast one.
+pub fn check_addr(addr: SocketAddr, allow_private: bool) -> Result<SocketAddr, String> {
+    let addr = canonical(addr);
     if addr.port() == 0 {
         return Err(format!("{addr}: port 0"));
     }
-    if !allow_private && !is_global(addr.ip()) {
+    if !may_poll(addr.ip(), allow_private) {
         return Err(format!(
-            "{addr}: not a global address (loopback, private, link-local, …; allow_private lists them)"
+            "{addr}: not a global address (loopback, private, link-local, documentation, an \
+             IPv6 form of one, …; allow_private lists the private ones)"
         ));
     }
-    Ok(())
+    Ok(addr)
 }
 
 fn check_text(what: &str, v: Option<String>) -> Result<Option<String>, String> {
@@ -97,10 +101,11 @@ pub(crate) fn check_entry(
     let protocol = parse_protocol(&e.protocol)?;
     check_text("name", e.name.clone())?;
     check_text("note", e.note.clone())?;
-    let addr = e.addr.parse::<SocketAddr>().ok();
-    if let Some(a) = addr {
-        check_addr(a, allow_private)?;
-    } else {
+    let addr = match e.addr.parse::<SocketAddr>() {
+        Ok(a) => Some(check_addr(a, allow_private)?),
+        Err(_) => None,
+    };
+    if addr.is_none() {
         let (host, port) = e
             .addr
             .rsplit_once(':')
@@ -130,8 +135,7 @@ pub(crate) async fn resolve_entries(
                     .map_err(|err| which(format!("cannot resolve: {err}")))?
                     .next()
                     .ok_or_else(|| which("the name has no address".into()))?;
-                check_addr(a, allow_private).map_err(which)?;
-                a
+                check_addr(a, allow_private).map_err(which)?
             }
         };
         if out.iter().any(|o| o.addr == addr) {
@@ -157,7 +161,7 @@ pub(crate) fn parse_body(body: &[u8], allow_private: bool) -> Result<Added, Stri
             b.addr.chars().take(64).collect::<String>()
         )
     })?;
-    check_addr(addr, allow_private).map_err(|e| format!("addr: {e}"))?;
+    let addr = check_addr(addr, allow_private).map_err(|e| format!("addr: {e}"))?;
     Ok(Added {
         addr,
         protocol: parse_protocol(&b.protocol)?,
@@ -209,6 +213,51 @@ mod tests {
         assert!(err(&long, false).starts_with("note: longer"));
     }
 
+    /// Issue 36, item 1: IPv6 forms that reach internal IPv4 addresses, or are not
+    /// global, were taken (201); a mapped address and its IPv4 were two servers.
+    #[test]
+    fn ipv6_forms_of_internal_addresses_are_refused_and_mapped_ones_stored_as_ipv4() {
+        // a few of them (tests/master_addresses.rs in ogp-cli sends them all)
+        for a in [
+            "[::10.0.0.1]:25565",
+            "[64:ff9b::a9fe:a9fe]:80",
+            "[2002:7f00:1::1]:25565",
+        ] {
+            let body = format!(r#"{{"addr":"{a}","protocol":"minecraft"}}"#);
+            let e = parse_body(body.as_bytes(), false).unwrap_err();
+            assert!(e.contains("not a global address"), "{a}: {e}");
+            let e = check_entry(&ServerEntry::new(a, "minecraft"), false).unwrap_err();
+            assert!(e.contains("not a global address"), "{a}: {e}");
+        }
+        let mapped = parse_body(br#"{"addr":"[::ffff:8.8.8.8]:7","protocol":"a2s"}"#, false);
+        assert_eq!(mapped.unwrap().addr, "8.8.8.8:7".parse().unwrap());
+        let (_, a) = check_entry(&ServerEntry::new("[::ffff:8.8.8.8]:7", "a2s"), false).unwrap();
+        assert_eq!(a, Some("8.8.8.8:7".parse().unwrap()));
+        // even with allow_private: no multicast, broadcast or unspecified address
+        for a in [
+            "224.0.0.1:7",
+            "[ff02::1]:7",
+            "255.255.255.255:7",
+            "0.0.0.0:7",
+            "[::]:7",
+        ] {
+            let body = format!(r#"{{"addr":"{a}","protocol":"a2s"}}"#);
+            assert!(parse_body(body.as_bytes(), true).is_err(), "{a}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_mapped_table_and_its_ipv4_are_one_server() {
+        let e = |a: &str| ServerEntry::new(a, "a2s");
+        let err = resolve_entries(&[e("8.8.8.8:1"), e("[::ffff:8.8.8.8]:1")], false)
+            .await
+            .unwrap_err();
+        assert!(
+            format!("{err:#}").contains("8.8.8.8:1 is listed twice"),
+            "{err:#}"
+        );
+    }
+
     #[test]
     fn the_token_must_match_exactly() {
         let t = "0123456789abcdef-secret";
@@ -233,7 +282,7 @@ mod tests {
         };
         assert_eq!(
             msg(vec![e("127.0.0.1:25565", "minecraft")], false).await,
-            "[[server]] #1 (\"127.0.0.1:25565\"): 127.0.0.1:25565: not a global address (loopback, private, link-local, …; allow_private lists them)"
+            "[[server]] #1 (\"127.0.0.1:25565\"): 127.0.0.1:25565: not a global address (loopback, private, link-local, documentation, an IPv6 form of one, …; allow_private lists the private ones)"
         );
         assert!(
             msg(vec![e("8.8.8.8:1", "a2s"), e("8.8.8.8:1", "mc")], false)

@@ -22,6 +22,7 @@ use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
+use ogp_proto::master::addr::canonical;
 use ogp_proto::master::connections::{Admitted, ConnectionLimits, Connections, Refused};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -392,7 +393,7 @@ async fn server(
     Path(addr): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    let Ok(a) = addr.parse::<SocketAddr>() else {
+    let Ok(a) = addr.parse::<SocketAddr>().map(canonical) else {
         return error(
             StatusCode::BAD_REQUEST,
             "not an address (IP:PORT, [IPv6]:PORT)",
@@ -554,7 +555,7 @@ async fn remove_server(
     if let Some(r) = refusal(&shared, &headers) {
         return r;
     }
-    let Ok(a) = addr.parse::<SocketAddr>() else {
+    let Ok(a) = addr.parse::<SocketAddr>().map(canonical) else {
         return error(
             StatusCode::BAD_REQUEST,
             "not an address (IP:PORT, [IPv6]:PORT)",

@@ -234,6 +234,8 @@ pub(crate) struct Shared {
     pub(crate) timers: Timers,
     /// Held while the write API adds or removes a server (so that its count is kept).
     pub(crate) writing: tokio::sync::Mutex<()>,
+    /// Wakes the poller before its next tick: servers were just listed, due at once.
+    pub(crate) poll_now: tokio::sync::Notify,
 }
 
 impl Shared {
@@ -336,6 +338,7 @@ impl Master {
             instance,
             config: config.clone(),
             writing: tokio::sync::Mutex::new(()),
+            poll_now: tokio::sync::Notify::new(),
         });
         shared
             .store

@@ -1,6 +1,17 @@
 //! Polling: every listed server is queried again each poll interval through the scan
 //! engine, by whichever instance holds its lease; what it answered is written back in
 //! batches.
+//!
+//! A discovery poll (the first, and every `rediscover_every`-th) sends the queries of
+//! every protocol together (the scan gets a socket per protocol: it runs one query per
+//! socket and address at a time); each protocol it did not know that answers is written at
+//! once ([`Polled::partial`]) and the list read again, so that a newly listed server is
+//! on the lists of every protocol it speaks within a round trip or two, not when the
+//! slowest protocol has given up (up to the scan's 6 s deadline).
+//!
+//! The poller judges every address it is given again ([`may_poll`]): a row that no
+//! entrance would take (written by an older master, or by anyone into a shared
+//! PostgreSQL) is not polled but recorded as unanswered.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -8,6 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ogp_net::scan::{self, ScanConfig, ScanResult, Target};
+use ogp_proto::master::addr::{canonical, may_poll};
 use ogp_proto::{Protocol, Status};
 use tokio::sync::{mpsc, watch};
 
@@ -17,6 +29,14 @@ use crate::{now_ms, Shared};
 
 /// Servers being polled at once (claimed, not yet recorded).
 const MAX_IN_POLL: usize = 4096;
+
+/// Protocols a discovery poll asks at most: every auto-detectable one and the one the
+/// server registered with.
+const DISCOVERY_PROTOCOLS: usize = Protocol::AUTO.len() + 1;
+
+/// Shortest time between two reads of the list after discovery news, and between two
+/// claims woken by verifications (a flood of registrations makes no more of either).
+const NEWS_GAP: Duration = Duration::from_millis(100);
 
 struct InPoll {
     claim: Claim,
@@ -38,29 +58,70 @@ fn rank(p: Protocol) -> usize {
 
 type Pending = Arc<Mutex<HashMap<SocketAddr, InPoll>>>;
 
+fn sorted(mut protocols: Vec<Protocol>) -> Vec<Protocol> {
+    protocols.sort_by_key(|x| Protocol::ALL.iter().position(|y| y == x).unwrap_or(9));
+    protocols.dedup();
+    protocols
+}
+
+fn stored(addr: SocketAddr, ping: f64, s: &Status) -> Option<PolledAnswer> {
+    match PolledAnswer::new(ping, s) {
+        Ok(a) => Some(a),
+        Err(e) => {
+            tracing::warn!("{addr}: cannot store its status: {e}");
+            None
+        }
+    }
+}
+
 fn finish(p: InPoll, history_resolution_ms: i64, now: i64) -> Polled {
     let mut protocols = p.answered;
     if !p.discovery {
         protocols.extend(p.claim.protocols.iter().copied());
         protocols.push(p.claim.via);
     }
-    protocols.sort_by_key(|x| Protocol::ALL.iter().position(|y| y == x).unwrap_or(9));
-    protocols.dedup();
     let answer = p
         .best
-        .and_then(|(_, ping, s)| match PolledAnswer::new(ping, &s) {
-            Ok(a) => Some(a),
-            Err(e) => {
-                tracing::warn!("{}: cannot store its status: {e}", p.claim.addr);
-                None
-            }
-        });
+        .and_then(|(_, ping, s)| stored(p.claim.addr, ping, &s));
     Polled {
         addr: p.claim.addr,
         history: answer.is_some() && now - p.claim.last_history >= history_resolution_ms,
         answer,
-        protocols,
+        protocols: sorted(protocols),
+        partial: false,
     }
+}
+
+/// What a discovery poll still running has learned when a protocol it did not know
+/// answered: the protocols known before and those that answered, and the richest status
+/// so far.
+fn learned(p: &InPoll) -> Option<Polled> {
+    let (_, ping, s) = p.best.as_ref()?;
+    let mut protocols = p.answered.clone();
+    protocols.extend(p.claim.protocols.iter().copied());
+    protocols.push(p.claim.via);
+    Some(Polled {
+        addr: p.claim.addr,
+        answer: Some(stored(p.claim.addr, *ping, s)?),
+        protocols: sorted(protocols),
+        history: false,
+        partial: true,
+    })
+}
+
+/// The polls of one batch to write: a partial one superseded by a later poll of the
+/// same server in the batch is left out.
+fn superseded_left_out(batch: Vec<Polled>) -> Vec<Polled> {
+    let mut last: HashMap<SocketAddr, usize> = HashMap::with_capacity(batch.len());
+    for (i, p) in batch.iter().enumerate() {
+        last.insert(p.addr, i);
+    }
+    batch
+        .into_iter()
+        .enumerate()
+        .filter(|(i, p)| !p.partial || last.get(&p.addr) == Some(i))
+        .map(|(_, p)| p)
+        .collect()
 }
 
 /// Claims due servers and feeds them to the scan, until `stop`.
@@ -68,6 +129,14 @@ pub(crate) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
     let mut config = ScanConfig::default();
     config.rate = shared.config.poll_rate.max(1);
     config.max_in_flight = 4096;
+    // A discovery poll's protocols query the server together: the scan engine runs one
+    // query per socket and address at a time (a third query to an address waits for
+    // one of the two default sockets), so as many sockets as a discovery has protocols,
+    // sharing the default sockets' receive buffer between them.
+    let default_sockets = config.sockets.max(1);
+    config.sockets = default_sockets.max(DISCOVERY_PROTOCOLS);
+    config.recv_buffer =
+        (config.recv_buffer.saturating_mul(default_sockets) / config.sockets).max(1 << 20);
     let scan = match scan::start(config) {
         Ok(s) => s,
         Err(e) => {
@@ -77,6 +146,7 @@ pub(crate) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
     };
     let pending: Pending = Arc::new(Mutex::new(HashMap::new()));
     let (done_tx, done_rx) = mpsc::channel::<Polled>(1024);
+    let refuse_tx = done_tx.clone();
     let collector = tokio::spawn(collect(
         shared.clone(),
         pending.clone(),
@@ -87,11 +157,16 @@ pub(crate) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
     let targets = scan.targets;
     let mut tick = tokio::time::interval(Duration::from_millis(500));
     let mut next_id: u64 = 0;
+    let mut last_claim = Instant::now();
     loop {
         tokio::select! {
             _ = tick.tick() => {}
+            () = shared.poll_now.notified() => {
+                tokio::time::sleep(NEWS_GAP.saturating_sub(last_claim.elapsed())).await;
+            }
             _ = stop.changed() => break,
         }
+        last_claim = Instant::now();
         let room =
             MAX_IN_POLL.saturating_sub(pending.lock().map(|p| p.len()).unwrap_or(MAX_IN_POLL));
         if room == 0 {
@@ -116,6 +191,29 @@ pub(crate) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
             }
         };
         let every = i64::from(shared.config.rediscover_every.max(1));
+        let (claims, refused): (Vec<Claim>, Vec<Claim>) = claims
+            .into_iter()
+            .partition(|c| may_poll(c.addr.ip(), shared.config.allow_private));
+        if let Some(first) = refused.first() {
+            tracing::warn!(
+                "not polling {} server(s) whose address is not global (first: {}): \
+                 recorded as unanswered",
+                refused.len(),
+                first.addr
+            );
+        }
+        for c in refused {
+            let down = Polled {
+                addr: c.addr,
+                answer: None,
+                protocols: Vec::new(),
+                history: false,
+                partial: false,
+            };
+            if refuse_tx.send(down).await.is_err() {
+                break;
+            }
+        }
         for claim in claims {
             let discovery = claim.polls % every == 0;
             let protocols: Vec<Protocol> = if discovery {
@@ -127,7 +225,8 @@ pub(crate) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
             } else {
                 vec![claim.via]
             };
-            let addr = claim.addr;
+            // what the row holds stays its key; the query goes to the canonical form
+            let addr = canonical(claim.addr);
             if let Ok(mut p) = pending.lock() {
                 p.insert(
                     addr,
@@ -164,9 +263,10 @@ async fn collect(
     let history_ms = i64::try_from(shared.config.history_resolution_secs.saturating_mul(1000))
         .unwrap_or(i64::MAX);
     while let Some(r) = results.recv().await {
-        let Ok(addr) = r.target.parse::<SocketAddr>() else {
+        let Ok(addr) = r.target.parse::<SocketAddr>().map(canonical) else {
             continue;
         };
+        let mut partial = None;
         let finished = {
             let Ok(mut map) = pending.lock() else { return };
             let Some(p) = map.get_mut(&addr) else {
@@ -178,6 +278,10 @@ async fn collect(
                 if p.best.as_ref().is_none_or(|(r, _, _)| rank(proto) < *r) {
                     p.best = Some((rank(proto), a.ping_ms, a.status));
                 }
+                let new = proto != p.claim.via && !p.claim.protocols.contains(&proto);
+                if p.discovery && new && p.expected > 0 {
+                    partial = learned(p);
+                }
             }
             if p.expected == 0 {
                 map.remove(&addr)
@@ -185,6 +289,11 @@ async fn collect(
                 None
             }
         };
+        if let Some(p) = partial {
+            if done.send(p).await.is_err() {
+                return;
+            }
+        }
         if let Some(p) = finished {
             let polled = finish(p, history_ms, now_ms());
             let outcome = if polled.answer.is_some() {
@@ -204,15 +313,24 @@ async fn collect(
     }
 }
 
-/// Writes finished polls in batches (up to 500, or what arrived within 200 ms).
+/// Writes finished polls in batches (up to 500, or what arrived within 200 ms; 20 ms
+/// when a discovery has news).
 async fn record(shared: Arc<Shared>, mut done: mpsc::Receiver<Polled>) {
+    let mut last_refresh = Instant::now();
     loop {
         let Some(first) = done.recv().await else {
             return;
         };
         let started = Instant::now();
         let mut batch = vec![first];
-        let deadline = tokio::time::sleep(Duration::from_millis(200));
+        // a discovery's news of a protocol is written without the batch's wait (but the
+        // list is read again at most every NEWS_GAP)
+        let wait = if batch.iter().any(|p| p.partial) {
+            Duration::from_millis(20).max(NEWS_GAP.saturating_sub(last_refresh.elapsed()))
+        } else {
+            Duration::from_millis(200)
+        };
+        let deadline = tokio::time::sleep(wait);
         tokio::pin!(deadline);
         while batch.len() < 500 {
             tokio::select! {
@@ -220,12 +338,21 @@ async fn record(shared: Arc<Shared>, mut done: mpsc::Receiver<Polled>) {
                 () = &mut deadline => break,
             }
         }
+        let batch = superseded_left_out(batch);
+        let news = batch.iter().any(|p| p.partial);
         let t = Instant::now();
         let res = shared
             .store
             .record_polls(&shared.instance, batch, now_ms(), shared.timers)
             .await;
         shared.metrics.db("record_polls", t);
+        if news && res.is_ok() {
+            // show what discovery learned now rather than at the next refresh
+            last_refresh = Instant::now();
+            if let Err(e) = shared.refresh().await {
+                tracing::warn!("reading the list from the database: {e:#}");
+            }
+        }
         shared
             .metrics
             .poll_batch_seconds
@@ -233,5 +360,42 @@ async fn record(shared: Arc<Shared>, mut done: mpsc::Receiver<Polled>) {
         if let Err(e) = res {
             tracing::warn!("recording polls: {e:#}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn polled(addr: &str, partial: bool, protocols: &[Protocol]) -> Polled {
+        Polled {
+            addr: addr.parse().unwrap(),
+            answer: None,
+            protocols: protocols.to_vec(),
+            history: false,
+            partial,
+        }
+    }
+
+    #[test]
+    fn a_partial_poll_superseded_in_its_batch_is_not_written() {
+        use Protocol::{A2s, Ogp};
+        let batch = vec![
+            polled("8.8.8.8:1", true, &[Ogp, A2s]),
+            polled("8.8.4.4:1", true, &[Ogp]),
+            polled("8.8.8.8:1", false, &[A2s]),
+            polled("8.8.4.4:1", true, &[Ogp, A2s]),
+        ];
+        let kept: Vec<(String, bool, usize)> = superseded_left_out(batch)
+            .iter()
+            .map(|p| (p.addr.to_string(), p.partial, p.protocols.len()))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                ("8.8.8.8:1".to_owned(), false, 1),
+                ("8.8.4.4:1".to_owned(), true, 2)
+            ]
+        );
     }
 }

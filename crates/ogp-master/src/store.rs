@@ -19,6 +19,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, bail, Context, Result};
+use ogp_proto::master::addr::canonical;
 use ogp_proto::master::dpmaster::Listing;
 use ogp_proto::{Protocol, Status};
 
@@ -69,6 +70,12 @@ ALTER TABLE servers ADD COLUMN operator_name TEXT;
 ALTER TABLE servers ADD COLUMN note TEXT;
 ",
 ];
+
+/// A server's row key: its address, an IPv4-mapped one as its IPv4 (one server, one
+/// row, whichever socket or form it came through).
+fn key(addr: SocketAddr) -> String {
+    canonical(addr).to_string()
+}
 
 /// A server the master verified.
 #[derive(Debug, Clone)]
@@ -160,6 +167,10 @@ pub struct Polled {
     pub protocols: Vec<Protocol>,
     /// Whether to add a point to its history.
     pub history: bool,
+    /// What a discovery poll has learned so far (a protocol it did not know answered),
+    /// written at once while the poll's other protocols still run: the status and
+    /// protocols only, not the poll count, next poll or history.
+    pub partial: bool,
 }
 
 /// Timers the store applies.
@@ -644,8 +655,8 @@ impl Store {
             rows.push(vec![(
                 sql,
                 params![
-                    v.addr.to_string(),
-                    v.addr.ip().to_string(),
+                    key(v.addr),
+                    canonical(v.addr).ip().to_string(),
                     v.via.name(),
                     v.game_hint.clone(),
                     v.ping_ms,
@@ -679,14 +690,14 @@ impl Store {
         let rows = servers
             .iter()
             .map(|a| {
-                let addr = a.addr.to_string();
+                let addr = key(a.addr);
                 vec![
                     (purge, params![addr.clone()]),
                     (
                         insert,
                         params![
                             addr,
-                            a.addr.ip().to_string(),
+                            canonical(a.addr).ip().to_string(),
                             a.protocol.name(),
                             now,
                             source,
@@ -716,7 +727,7 @@ impl Store {
             WHERE addr = $1 AND operator = $4";
         let reg_cut = now - t.registration_timeout_ms;
         let n = self
-            .write(vec![(sql, params![addr.to_string(), now, reg_cut, source])])
+            .write(vec![(sql, params![key(addr), now, reg_cut, source])])
             .await?;
         Ok(n > 0)
     }
@@ -769,7 +780,7 @@ impl Store {
             WHERE addr = $1 AND removed = 0";
         let rows = batch
             .iter()
-            .map(|(a, w)| vec![(sql, params![a.to_string(), now, i64::from(*w)])])
+            .map(|(a, w)| vec![(sql, params![key(*a), now, i64::from(*w)])])
             .collect();
         self.write_rows(rows).await
     }
@@ -852,6 +863,9 @@ impl Store {
               next_poll = $3 + CAST($4 AS BIGINT), lease_until = $3 + CAST($4 AS BIGINT) + CAST($5 AS BIGINT), updated = $3,
               removed = CASE WHEN operator IS NULL AND COALESCE(last_seen, first_seen) < $3 - CAST($6 AS BIGINT) THEN 1 ELSE 0 END
             WHERE addr = $1 AND lease_owner = $2";
+        let partial_sql = "UPDATE servers SET up = CASE WHEN operator IS NOT NULL OR last_registration >= $3 THEN 1 ELSE 0 END,
+              ping_ms = $4, players = $5, status = $6, summary = $7, protocols = $8, last_seen = $9, updated = $9
+            WHERE addr = $1 AND lease_owner = $2";
         let history_sql =
             "INSERT INTO history (addr, t, players) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING";
         let reg_cut = now - t.registration_timeout_ms;
@@ -860,6 +874,21 @@ impl Store {
             let mut steps = Vec::with_capacity(2);
             let addr = p.addr.to_string();
             match p.answer {
+                Some(a) if p.partial => steps.push((
+                    partial_sql,
+                    params![
+                        addr,
+                        owner,
+                        reg_cut,
+                        a.ping_ms,
+                        a.players,
+                        a.status,
+                        a.summary,
+                        protocols_text(&p.protocols),
+                        now
+                    ],
+                )),
+                None if p.partial => continue,
                 Some(a) => {
                     let players = a.players;
                     steps.push((

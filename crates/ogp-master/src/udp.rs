@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ogp_proto::guard::{RateConfig, RateDecision, RateLimiter};
+use ogp_proto::master::addr::canonical;
 use ogp_proto::master::dpmaster::{self, Listing, ServersRequest};
 use ogp_proto::master::registry::{
     classify, Admission, Inbound, Known, Registrar, RegistrarConfig, Verdict,
@@ -76,6 +77,8 @@ async fn writer(shared: Arc<Shared>, mut rx: mpsc::Receiver<Write>) {
                     for v in &verified {
                         tracing::info!("{}: verified ({}), listed", v.addr, v.via.name());
                     }
+                    // their first poll (every protocol) is due now, not at the next tick
+                    shared.poll_now.notify_one();
                 }
                 Err(e) => tracing::warn!(
                     "database: listing {} verified servers: {e:#}",
@@ -158,7 +161,7 @@ pub(crate) async fn run(shared: Arc<Shared>, sock: UdpSocket, mut stop: watch::R
                         .get_or_create(&labels("protocol", protocol.name(), "outcome", "verified"))
                         .inc();
                     let v = Verified {
-                        addr,
+                        addr: canonical(addr),
                         via: protocol,
                         game_hint: game,
                         listing,
@@ -229,10 +232,12 @@ async fn handle(
             m.dropped.get_or_create(&label("reason", "malformed")).inc();
         }
         Ok(Inbound::Registration(r)) => {
+            // the list holds an IPv4-mapped source (a dual-stack socket's) as its IPv4
+            let key = canonical(from);
             let known = match shared.list.read() {
                 Ok(l) => Known {
-                    listed: l.contains(from),
-                    servers_on_ip: l.on_ip(from.ip()),
+                    listed: l.contains(key),
+                    servers_on_ip: l.on_ip(key.ip()),
                 },
                 Err(_) => return,
             };
@@ -240,7 +245,7 @@ async fn handle(
             let outcome = match admission {
                 Admission::Listed => {
                     let w = Write::Registered {
-                        addr: from,
+                        addr: key,
                         wants_poll: r.wants_poll(),
                     };
                     if tx.try_send(w).is_err() {

@@ -107,6 +107,65 @@ impl Master {
     }
 }
 
+/// `ogp master` with the config file `conf` (written to `dir/bad.toml`) and a database
+/// in `dir`, run to its end: for configs it must refuse at start.
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn run_with_config(dir: &Path, conf: &str) -> super::Ran {
+    let path = dir.join("bad.toml");
+    std::fs::write(&path, conf).unwrap();
+    super::run(
+        Command::new(BIN)
+            .args([
+                "master",
+                "--udp",
+                "127.0.0.1:0",
+                "--http",
+                "127.0.0.1:0",
+                "--db",
+            ])
+            .arg(format!("sqlite://{}", dir.join("bad.db").display()))
+            .arg("--config")
+            .arg(&path),
+        Duration::from_secs(60),
+    )
+}
+
+/// Whether `ogp master`'s Valve list, asked on `client` (connected to its UDP port),
+/// holds `server` (one page: the tests list few servers).
+#[allow(dead_code)]
+pub fn on_valve_list(client: &UdpSocket, server: std::net::SocketAddrV4) -> bool {
+    let mut req = Vec::new();
+    ogp_proto::master::valve::ListRequest::first(0xff, "").encode(&mut req);
+    client.send(&req).unwrap();
+    client
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let mut buf = [0u8; 2048];
+    client
+        .recv(&mut buf)
+        .ok()
+        .and_then(|n| ogp_proto::master::valve::decode_page(&buf[..n]).ok())
+        .is_some_and(|p| p.servers.contains(&server))
+}
+
+/// `POST /api/v1/servers` of `{"addr", "protocol"}` with the bearer `token`: the status
+/// code and the body.
+#[allow(dead_code)]
+pub fn post_server(m: &Master, token: &str, addr: &str, protocol: &str) -> (u16, String) {
+    let body = serde_json::json!({ "addr": addr, "protocol": protocol }).to_string();
+    let auth = format!("Bearer {token}");
+    http_request(
+        m.http,
+        "POST",
+        "/api/v1/servers",
+        &[
+            ("Content-Type", "application/json"),
+            ("Authorization", auth.as_str()),
+        ],
+        body.as_bytes(),
+    )
+}
+
 /// A GET with `Connection: close`: the status code (0 when there is none) and the body
 /// (de-chunked).
 pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {

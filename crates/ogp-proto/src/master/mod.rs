@@ -12,6 +12,7 @@
 //! source address and in total). [`list_client`] is the client's side of the lists
 //! (`ogp list`), bounded against a hostile master.
 
+pub mod addr;
 pub mod budget;
 pub mod connections;
 pub mod dpmaster;

@@ -166,34 +166,9 @@ pub fn classify(datagram: &[u8]) -> Result<Inbound, DecodeError> {
     }
 }
 
-/// Whether an address may be listed on the internet: not loopback, private (RFC 1918,
-/// unique local), link-local, shared (100.64/10), unspecified, multicast, broadcast or
-/// documentation space. IPv4-mapped IPv6 addresses are judged as IPv4.
-pub fn is_global(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => is_global_v4(v4),
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => is_global_v4(v4),
-            None => is_global_v6(v6),
-        },
-    }
-}
-
-fn is_global_v4(ip: Ipv4Addr) -> bool {
-    let [a, b, c, _] = ip.octets();
-    !(ip.is_loopback()
-        || ip.is_private()
-        || ip.is_link_local()
-        || ip.is_unspecified()
-        || ip.is_multicast()
-        || ip.is_broadcast()
-        || ip.is_documentation()
-        || a == 0
-        || a >= 240
-        || (a == 100 && (64..128).contains(&b))
-        || (a == 192 && b == 0 && c == 0)
-        || (a == 198 && (18..20).contains(&b)))
-}
+/// Whether an address may be listed on the internet ([`super::addr`]: the one judgement
+/// of the master's addresses).
+pub use super::addr::is_global;
 
 /// The prefix a source shares verification capacity with: its IPv4 /24 or IPv6 /48
 /// (IPv4-mapped IPv6 addresses as IPv4), as an address with the host bits cleared.
@@ -207,16 +182,6 @@ pub fn prefix_of(ip: IpAddr) -> IpAddr {
         (None, IpAddr::V6(v6)) => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & !0u128 << 80)),
         (None, IpAddr::V4(v4)) => IpAddr::V4(v4),
     }
-}
-
-fn is_global_v6(ip: Ipv6Addr) -> bool {
-    let s = ip.segments();
-    !(ip.is_loopback()
-        || ip.is_unspecified()
-        || ip.is_multicast()
-        || (s[0] & 0xfe00) == 0xfc00
-        || (s[0] & 0xffc0) == 0xfe80
-        || (s[0] == 0x2001 && s[1] == 0x0db8))
 }
 
 /// Settings of a [`Registrar`].
