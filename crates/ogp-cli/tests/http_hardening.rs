@@ -5,10 +5,11 @@
 
 mod common;
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
+use common::master::{closed_within, connect_from, metric, runtime, still_open};
 use common::TempDir;
 
 /// A running `ogp master` with `config` (TOML) added to its file, in a directory of its
@@ -70,67 +71,6 @@ fn get(addr: SocketAddr, path: &str) -> (u16, String, Duration) {
         .unwrap_or(0);
     let body = text.split_once("\r\n\r\n").map_or("", |x| x.1).to_owned();
     (code, body, took)
-}
-
-/// A connection to `to` from the loopback address `from` (port chosen by the kernel),
-/// blocking.
-fn connect_from(rt: &tokio::runtime::Runtime, from: [u8; 4], to: SocketAddr) -> TcpStream {
-    let s = rt
-        .block_on(async {
-            let sock = tokio::net::TcpSocket::new_v4()?;
-            sock.bind(SocketAddr::from((from, 0)))?;
-            let s = tokio::time::timeout(Duration::from_secs(10), sock.connect(to))
-                .await
-                .map_err(|_| std::io::Error::new(ErrorKind::TimedOut, "connect"))??;
-            s.into_std()
-        })
-        .expect("connect from another loopback address");
-    s.set_nonblocking(false).unwrap();
-    s
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-/// Reads until the master closes the connection (end of stream or reset): how long it
-/// took, or `None` if it was still open after `limit`.
-fn closed_within(s: &mut TcpStream, limit: Duration) -> Option<Duration> {
-    let t = Instant::now();
-    let mut buf = [0u8; 4096];
-    while t.elapsed() < limit {
-        s.set_read_timeout(Some(
-            limit
-                .saturating_sub(t.elapsed())
-                .max(Duration::from_millis(10)),
-        ))
-        .unwrap();
-        match s.read(&mut buf) {
-            Ok(0) => return Some(t.elapsed()),
-            Ok(_) => {}
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
-            Err(_) => return Some(t.elapsed()),
-        }
-    }
-    None
-}
-
-/// Whether the master still holds the connection open (nothing to read, no end).
-fn still_open(s: &TcpStream) -> bool {
-    s.set_nonblocking(true).unwrap();
-    let mut buf = [0u8; 1];
-    let open = matches!((&*s).read(&mut buf), Err(e) if e.kind() == ErrorKind::WouldBlock);
-    s.set_nonblocking(false).unwrap();
-    open
-}
-
-/// A gauge or counter's value in the `/metrics` text.
-fn metric(text: &str, name: &str) -> Option<f64> {
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
 }
 
 #[test]
