@@ -280,8 +280,7 @@ pub fn closed_within(s: &mut TcpStream, limit: Duration) -> Option<Duration> {
 pub fn still_open(s: &TcpStream) -> bool {
     s.set_nonblocking(true).unwrap();
     let mut buf = [0u8; 1];
-    let open =
-        matches!((&*s).read(&mut buf), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock);
+    let open = matches!((&*s).read(&mut buf), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock);
     s.set_nonblocking(false).unwrap();
     open
 }

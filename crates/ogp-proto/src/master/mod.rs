@@ -8,10 +8,13 @@
 //! [`budget`] bounds the bytes of list answers of both, per source and in total. What
 //! servers send to masters (OGP uplinks, GameSpy heartbeats) is in [`crate::announce`] and the protocols' folders; [`registry`] is what a master does
 //! with them: classify, rate-limit, verify by querying back without amplifying.
-//! [`connections`] decides which connections a master's HTTP server takes (caps per
-//! source address and in total). [`list_client`] is the client's side of the lists
+//! [`connections`] decides which connections a master's HTTP server keeps (caps per
+//! source address, per network prefix and in total; a newcomer displaces the connection
+//! that has gone longest without a request), [`auth`] what it answers to wrong bearer
+//! tokens (limited per source, reported once a minute). [`list_client`] is the client's side of the lists
 //! (`ogp list`), bounded against a hostile master.
 
+pub mod auth;
 pub mod budget;
 pub mod connections;
 pub mod dpmaster;
