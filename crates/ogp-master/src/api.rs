@@ -14,7 +14,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::extract::{ConnectInfo, MatchedPath, Path, RawQuery, Request, State};
+use axum::extract::{MatchedPath, Path, RawQuery, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -252,7 +252,10 @@ fn tracked_service(
     let inner = TowerToHyperService::new(app);
     hyper::service::service_fn(move |mut req: Request<hyper::body::Incoming>| {
         tracker.request();
-        req.extensions_mut().insert(ConnectInfo(peer));
+        req.extensions_mut().insert(Peer {
+            addr: peer,
+            tracker: tracker.clone(),
+        });
         let answer = hyper::service::Service::call(&inner, req);
         let tracker = tracker.clone();
         async move {
@@ -263,6 +266,14 @@ fn tracked_service(
             }))
         }
     })
+}
+
+/// The connection a request came on: its peer, and its place in the table (for the
+/// handlers that hold a connection on purpose).
+#[derive(Clone)]
+struct Peer {
+    addr: SocketAddr,
+    tracker: Tracker,
 }
 
 /// Marks its connection's answer sent when dropped (hyper drops an answer's body once it
@@ -576,16 +587,26 @@ async fn server(
     json_response(v.to_string(), Some(etag))
 }
 
-/// What the write API's handlers are given to check the token: the wrong-token guard
-/// and the peer.
-type Gate = (Extension<Arc<Mutex<WrongTokens>>>, ConnectInfo<SocketAddr>);
+/// How long a wrong token over its address's budget waits for its 429 (the
+/// `Retry-After`, at most 2 s).
+fn too_many_delay(retry_after_secs: u32) -> Duration {
+    Duration::from_secs(u64::from(retry_after_secs.min(2)))
+}
 
 /// The write API's gate: off (403) without `api_token` in the config; the right bearer
 /// token (compared in constant time, before anything else) always passes; a wrong or
-/// missing one gets 401, or 429 with `Retry-After` once its address is over its budget
-/// of wrong tokens ([`ogp_proto::master::auth`]), and is logged at most once a minute per
-/// address and counted. `None` when the request may go on.
-fn refusal(shared: &Shared, gate: &Gate, headers: &HeaderMap) -> Option<Response> {
+/// missing one gets 401, or, once its address is over its budget of wrong tokens
+/// ([`ogp_proto::master::auth`]), 429 with `Retry-After` after that long and the
+/// connection closed, so that one address gets at most about one answer a second per
+/// connection it may hold. While it waits, the connection ranks with idle ones: the
+/// first to be displaced when others need room. Wrong tokens are logged at most once a
+/// minute per address and counted. `None` when the request may go on.
+async fn refusal(
+    shared: &Shared,
+    guard: &Mutex<WrongTokens>,
+    peer: &Peer,
+    headers: &HeaderMap,
+) -> Option<Response> {
     let Some(token) = shared.config.api_token.as_deref() else {
         return Some(error(
             StatusCode::FORBIDDEN,
@@ -598,8 +619,7 @@ fn refusal(shared: &Shared, gate: &Gate, headers: &HeaderMap) -> Option<Response
     if crate::added::authorized(given, token) {
         return None;
     }
-    let (Extension(guard), ConnectInfo(peer)) = gate;
-    let (answer, report) = lock(guard).wrong(Instant::now(), peer.ip());
+    let (answer, report) = lock(guard).wrong(Instant::now(), peer.addr.ip());
     if let Some(r) = report {
         tracing::warn!("{r}");
     }
@@ -610,6 +630,8 @@ fn refusal(shared: &Shared, gate: &Gate, headers: &HeaderMap) -> Option<Response
         .inc();
     let r = match answer {
         WrongTokenAnswer::TooMany { retry_after_secs } => {
+            peer.tracker.answered();
+            tokio::time::sleep(too_many_delay(retry_after_secs)).await;
             let mut r = error(
                 StatusCode::TOO_MANY_REQUESTS,
                 "too many wrong bearer tokens from this address: try again later",
@@ -637,12 +659,12 @@ fn refusal(shared: &Shared, gate: &Gate, headers: &HeaderMap) -> Option<Response
 /// listed after its first good poll.
 async fn add_server(
     State(shared): State<Shr>,
-    guard: Extension<Arc<Mutex<WrongTokens>>>,
-    peer: ConnectInfo<SocketAddr>,
+    Extension(guard): Extension<Arc<Mutex<WrongTokens>>>,
+    Extension(peer): Extension<Peer>,
     headers: HeaderMap,
     req: Request,
 ) -> Response {
-    if let Some(r) = refusal(&shared, &(guard, peer), &headers) {
+    if let Some(r) = refusal(&shared, &guard, &peer, &headers).await {
         return r;
     }
     let Ok(body) = axum::body::to_bytes(req.into_body(), crate::added::MAX_BODY_BYTES).await else {
@@ -727,11 +749,11 @@ async fn add_server(
 async fn remove_server(
     State(shared): State<Shr>,
     Path(addr): Path<String>,
-    guard: Extension<Arc<Mutex<WrongTokens>>>,
-    peer: ConnectInfo<SocketAddr>,
+    Extension(guard): Extension<Arc<Mutex<WrongTokens>>>,
+    Extension(peer): Extension<Peer>,
     headers: HeaderMap,
 ) -> Response {
-    if let Some(r) = refusal(&shared, &(guard, peer), &headers) {
+    if let Some(r) = refusal(&shared, &guard, &peer, &headers).await {
         return r;
     }
     let Ok(a) = addr.parse::<SocketAddr>() else {
