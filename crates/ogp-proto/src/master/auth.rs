@@ -25,7 +25,8 @@ use crate::guard::{canonical_ip, source_key, RateConfig, RateDecision, RateLimit
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct WrongTokenLimits {
-    /// Wrong tokens checked per source (default 1 a second, in bursts of 5).
+    /// Wrong tokens checked per source (default 1 a second, in bursts of 10: a script
+    /// retrying with a stale token is told 401 several times before 429).
     pub per_source: RateConfig,
     /// Wrong tokens checked from all sources together (default 20 a second, in bursts
     /// of 50).
@@ -37,7 +38,7 @@ pub struct WrongTokenLimits {
 impl Default for WrongTokenLimits {
     fn default() -> Self {
         Self {
-            per_source: RateConfig::new(1.0, 5.0),
+            per_source: RateConfig::new(1.0, 10.0),
             total: RateConfig::new(20.0, 50.0),
             report_every: Duration::from_secs(60),
         }
@@ -270,7 +271,7 @@ mod tests {
             .iter()
             .filter(|a| **a == WrongTokenAnswer::Unauthorized)
             .count();
-        assert_eq!(checked, 5);
+        assert_eq!(checked, 10);
         assert_eq!(
             answers[99],
             WrongTokenAnswer::TooMany {
@@ -319,7 +320,7 @@ mod tests {
         let mut w = WrongTokens::new(WrongTokenLimits::default(), [7; 16], t0);
         let a = ip("2001:db8::1");
         let mut reports = Vec::new();
-        // 10 wrong tokens a second for 125 s: 4 left of the burst and 1 a second checked
+        // 10 wrong tokens a second for 125 s: 9 left of the burst and 1 a second checked
         for ms in (0..125_000u64).step_by(100) {
             let (_, r) = w.wrong(t0 + Duration::from_millis(ms), a);
             reports.extend(r);
@@ -333,7 +334,7 @@ mod tests {
         ));
         assert_eq!(
             reports[1].to_string(),
-            "wrong API tokens from 2001:db8::1: 600 (536 refused as too many)"
+            "wrong API tokens from 2001:db8::1: 600 (531 refused as too many)"
         );
         // the /64 is one source
         let (_, r) = w.wrong(t0 + Duration::from_secs(125), ip("2001:db8::2"));
