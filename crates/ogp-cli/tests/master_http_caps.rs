@@ -295,6 +295,86 @@ fn wrong_tokens_are_limited_per_address_logged_once_and_counted_and_the_right_on
     );
 }
 
+#[test]
+fn wrong_tokens_from_many_addresses_are_held_to_the_total_and_the_right_one_still_passes() {
+    let (m, _dir) = start(
+        "http-caps-token-many",
+        &format!("api_token = \"{TOKEN}\"\nallow_private = true\n"),
+    );
+    let addr = m.http;
+    // 200 addresses in 200 /24s, 4 wrong tokens each on a connection of their own: each
+    // within its own budget of 10, so only the total (50 at once, 20 a second) holds
+    const ADDRS: u8 = 200;
+    let started = Instant::now();
+    let until = started + Duration::from_millis(1500);
+    let threads: Vec<_> = (0..ADDRS)
+        .map(|i| {
+            std::thread::spawn(move || {
+                let rt = runtime();
+                let mut g = Guesses::default();
+                let mut s = connect_from(&rt, [127, 40, i, 2], addr);
+                s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                g.connections += 1;
+                for n in 0..4 {
+                    if Instant::now() >= until {
+                        break;
+                    }
+                    let wrong = format!("wrong-token-{i:02x}-{n}-0123456789abcdef");
+                    if s.write_all(delete_request(&wrong).as_bytes()).is_err() {
+                        g.unanswered += 1;
+                        break;
+                    }
+                    match read_answer(&mut s) {
+                        Some((401, _, _)) => g.unauthorized += 1,
+                        Some((429, head, _)) => {
+                            g.limited += 1;
+                            if head.contains("\r\nretry-after: ") {
+                                g.limited_with_retry_after += 1;
+                            }
+                            break; // closed after a 429
+                        }
+                        Some(_) => g.other += 1,
+                        None => {
+                            g.unanswered += 1;
+                            break;
+                        }
+                    }
+                }
+                g
+            })
+        })
+        .collect();
+    let rt = runtime();
+    let (code, took) = right_token(&rt, [127, 0, 0, 1], addr);
+    let mut g = Guesses::default();
+    for t in threads {
+        g += t.join().unwrap();
+    }
+    let secs = started.elapsed().as_secs_f64();
+    eprintln!(
+        "{ADDRS} addresses, up to 4 wrong tokens each, in {secs:.2} s: {} x 401, {} x 429, {} \
+         unanswered, {} other; the right token meanwhile: {code} in {took:?}",
+        g.unauthorized, g.limited, g.unanswered, g.other
+    );
+    assert_eq!((code, g.other), (404, 0));
+    assert!(took < Duration::from_millis(500), "{took:?}");
+    // 50 at once and 20 a second for all addresses together
+    assert!(
+        g.unauthorized as f64 <= 50.0 + 20.0 * secs + 5.0,
+        "{} wrong tokens answered 401 from {ADDRS} addresses in {secs:.2} s",
+        g.unauthorized
+    );
+    assert!(g.limited >= 100, "{g:?}");
+    assert_eq!(g.limited_with_retry_after, g.limited);
+    // the log: at most one line per address (its first wrong token) within the minute
+    let log = m.log_text();
+    let lines = log
+        .lines()
+        .filter(|l| l.contains("wrong API token"))
+        .count();
+    assert!(lines <= usize::from(ADDRS), "{lines} log lines");
+}
+
 /// `per_addr` connections from each of `addrs`, each with a request head that never
 /// ends, kept up (a closed one is opened again, up to `reopen_per_sec` a second) from a
 /// thread of their own until `stop`.
