@@ -3,9 +3,10 @@
 //! addresses (all of 127.0.0.0/8 is loopback on Linux) while a client on 127.0.0.1 is
 //! measured.
 //!
-//! * Wrong bearer tokens: limited per address (429 with `Retry-After`), logged once a
-//!   minute per address with a count, counted in `/metrics`; the right token is never
-//!   slowed, not even from the guesser's own address.
+//! * Wrong bearer tokens: limited per address (429 with `Retry-After`) and from all
+//!   addresses together, logged once a minute per address with a count, counted in
+//!   `/metrics`; the right token is never slowed, not even from the guesser's own
+//!   address.
 //! * Half-sent requests from 100 addresses (3,000 connections, topped up as the master
 //!   closes them) do not keep a new client from the page: a new connection displaces the
 //!   one that has gone longest without a request, and one /24 holds at most its cap.

@@ -108,6 +108,7 @@ pub(crate) async fn serve(shared: Shr, listener: TcpListener, mut stop: watch::R
             },
             _ = stop.changed() => break,
             _ = sweep.tick() => {
+                while connections.try_join_next().is_some() {}
                 let reports = lock(&wrong_tokens).sweep(Instant::now());
                 for r in reports {
                     tracing::warn!("{r}");
