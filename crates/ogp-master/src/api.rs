@@ -4,9 +4,11 @@
 //! for GET since they are public. The write API (`POST /api/v1/servers`, `DELETE
 //! /api/v1/servers/{addr}`: servers an operator adds) is off without the config's
 //! `api_token`, takes only `Authorization: Bearer TOKEN` (compared in constant time) and
-//! is not open to other origins.
+//! is not open to other origins; wrong tokens are limited per address (429), logged once
+//! a minute per address and counted ([`ogp_proto::master::auth`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -17,17 +19,19 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use axum::Extension;
 use axum::Router;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use ogp_proto::master::addr::canonical;
-use ogp_proto::master::connections::{Admitted, ConnectionLimits, Connections, Refused};
+use ogp_proto::master::auth::{WrongTokenAnswer, WrongTokenLimits, WrongTokens};
+use ogp_proto::master::connections::{Cap, ConnectionId, ConnectionLimits, Connections};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 use tokio::task::JoinSet;
 use tokio_io_timeout::TimeoutStream;
 use tower_http::compression::CompressionLayer;
@@ -54,17 +58,29 @@ type Shr = Arc<Shared>;
 /// `http_header_timeout_ms` (so an idle or half-sent connection is closed), is read into
 /// at most `http_max_header_bytes`, a pending answer that the client stops reading is
 /// dropped after `http_idle_timeout_ms` without progress, and a body over
-/// `http_max_body_bytes` is refused with 413. Which connections are taken is decided by
-/// [`ogp_proto::master::connections`]: one over its source's cap or the total cap is
-/// closed as soon as it is accepted.
+/// `http_max_body_bytes` is refused with 413. Which connections are kept is decided by
+/// [`ogp_proto::master::connections`]: a new one is always taken, and when it finds its
+/// source's, its prefix's or the total cap full, the connection of that group that has
+/// gone longest without a request is closed.
 pub(crate) async fn serve(shared: Shr, listener: TcpListener, mut stop: watch::Receiver<bool>) {
-    let app = router(shared.clone());
+    let mut secret = [0u8; 16];
+    let _ = getrandom::fill(&mut secret);
+    let wrong_tokens = Arc::new(Mutex::new(WrongTokens::new(
+        WrongTokenLimits::default(),
+        secret,
+        Instant::now(),
+    )));
+    let app = router(shared.clone(), wrong_tokens.clone());
     let config = &shared.config;
     let limits = ConnectionLimits::new(
         config.http_max_connections_per_ip,
+        config.http_max_connections_per_prefix,
         config.http_max_connections,
     );
-    let table = Arc::new(Mutex::new(Connections::new(limits)));
+    let table = Arc::new(Mutex::new(Table {
+        connections: Connections::new(limits),
+        closers: HashMap::new(),
+    }));
     let mut builder = http1::Builder::new();
     builder
         .timer(TokioTimer::new())
@@ -75,6 +91,7 @@ pub(crate) async fn serve(shared: Shr, listener: TcpListener, mut stop: watch::R
     let graceful = GracefulShutdown::new();
     let mut connections = JoinSet::new();
     let mut last_error_log: Option<Instant> = None;
+    let mut sweep = tokio::time::interval(Duration::from_secs(5));
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -91,30 +108,44 @@ pub(crate) async fn serve(shared: Shr, listener: TcpListener, mut stop: watch::R
                 }
             },
             _ = stop.changed() => break,
-            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
-        };
-        let permit = match Permit::take(&table, peer.ip(), &shared) {
-            Ok(p) => p,
-            Err(why) => {
-                shared
-                    .metrics
-                    .http_refused
-                    .get_or_create(&label("reason", why.as_str()))
-                    .inc();
-                drop(stream);
+            _ = sweep.tick() => {
+                while connections.try_join_next().is_some() {}
+                let reports = lock(&wrong_tokens).sweep(Instant::now());
+                for r in reports {
+                    tracing::warn!("{r}");
+                }
                 continue;
             }
         };
+        // the tasks of connections that ended, without a turn of the loop each: under a
+        // flood of newcomers, displaced connections end as fast as others come
+        while connections.try_join_next().is_some() {}
+        let (permit, displaced) = Permit::take(&table, peer.ip(), &shared);
+        if let Some(cap) = displaced {
+            shared
+                .metrics
+                .http_displaced
+                .get_or_create(&label("cap", cap.as_str()))
+                .inc();
+        }
         let _ = stream.set_nodelay(true);
         let mut io = TimeoutStream::new(stream);
         io.set_write_timeout(Some(write_timeout));
         let io = TokioIo::new(Box::pin(io));
-        let conn = builder.serve_connection(io, TowerToHyperService::new(app.clone()));
+        let service = tracked_service(app.clone(), permit.tracker(), peer);
+        let conn = builder.serve_connection(io, service);
         let conn = graceful.watch(conn);
+        let closed = permit.closed;
+        let tracker = permit.tracker;
         connections.spawn(async move {
-            // errors are the client's (timeouts, resets, bad requests): nothing to log
-            let _ = conn.await;
-            drop(permit);
+            // errors are the client's (timeouts, resets, bad requests): nothing to log.
+            // A displaced connection's closer is dropped: the connection is dropped, and
+            // its socket closed, at once.
+            tokio::select! {
+                _ = conn => {}
+                _ = closed => {}
+            }
+            tracker.release();
         });
     }
     drop(listener);
@@ -126,45 +157,164 @@ pub(crate) async fn serve(shared: Shr, listener: TcpListener, mut stop: watch::R
     // what is left is aborted when `connections` is dropped
 }
 
-/// One connection counted in the table until it is dropped.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The connections kept, and how to close each: dropping its closer.
+struct Table {
+    connections: Connections,
+    closers: HashMap<ConnectionId, oneshot::Sender<()>>,
+}
+
+/// A connection taken into the table: its tracker, and what resolves when it is
+/// displaced.
 struct Permit {
-    table: Arc<Mutex<Connections>>,
-    admitted: Option<Admitted>,
-    shared: Shr,
+    tracker: Tracker,
+    closed: oneshot::Receiver<()>,
 }
 
 impl Permit {
-    fn take(
-        table: &Arc<Mutex<Connections>>,
-        ip: std::net::IpAddr,
-        shared: &Shr,
-    ) -> Result<Self, Refused> {
-        let mut t = table
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let admitted = t.admit(ip)?;
-        shared.metrics.http_connections.set(open_gauge(t.open()));
-        Ok(Self {
+    /// Takes a connection from `ip`, closing the one it displaces; the cap that was full
+    /// when one was displaced.
+    fn take(table: &Arc<Mutex<Table>>, ip: std::net::IpAddr, shared: &Shr) -> (Self, Option<Cap>) {
+        let (tx, rx) = oneshot::channel();
+        let mut t = lock(table);
+        let admission = t.connections.admit(ip);
+        let displaced = admission.displaced.map(|(victim, cap)| {
+            // dropping the closer ends the victim's task, which drops its connection
+            t.closers.remove(&victim);
+            cap
+        });
+        t.closers.insert(admission.id, tx);
+        shared
+            .metrics
+            .http_connections
+            .set(open_gauge(t.connections.open()));
+        let tracker = Tracker {
             table: table.clone(),
-            admitted: Some(admitted),
+            id: admission.id,
             shared: shared.clone(),
-        })
+        };
+        (
+            Self {
+                tracker,
+                closed: rx,
+            },
+            displaced,
+        )
+    }
+
+    fn tracker(&self) -> Tracker {
+        self.tracker.clone()
     }
 }
 
-impl Drop for Permit {
-    fn drop(&mut self) {
-        let mut t = self
-            .table
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(a) = self.admitted.take() {
-            t.release(a);
-        }
+/// Tells the table what a connection does: a request came, its answer went, it ended.
+#[derive(Clone)]
+struct Tracker {
+    table: Arc<Mutex<Table>>,
+    id: ConnectionId,
+    shared: Shr,
+}
+
+impl Tracker {
+    fn request(&self) {
+        lock(&self.table).connections.request(self.id);
+    }
+
+    fn answered(&self) {
+        lock(&self.table).connections.answered(self.id);
+    }
+
+    fn release(&self) {
+        let mut t = lock(&self.table);
+        t.connections.release(self.id);
+        t.closers.remove(&self.id);
         self.shared
             .metrics
             .http_connections
-            .set(open_gauge(t.open()));
+            .set(open_gauge(t.connections.open()));
+    }
+}
+
+/// The router as one connection's hyper service: each request is reported to the table
+/// when its head is in and again when its answer's body is sent (or dropped), and carries
+/// the peer's address for the handlers.
+fn tracked_service(
+    app: Router,
+    tracker: Tracker,
+    peer: SocketAddr,
+) -> impl hyper::service::Service<
+    Request<hyper::body::Incoming>,
+    Response = Response<TrackedBody>,
+    Error = std::convert::Infallible,
+    Future = impl Future<Output = Result<Response<TrackedBody>, std::convert::Infallible>> + Send,
+> + Clone {
+    let inner = TowerToHyperService::new(app);
+    hyper::service::service_fn(move |mut req: Request<hyper::body::Incoming>| {
+        tracker.request();
+        req.extensions_mut().insert(Peer {
+            addr: peer,
+            tracker: tracker.clone(),
+        });
+        let answer = hyper::service::Service::call(&inner, req);
+        let tracker = tracker.clone();
+        async move {
+            let res = answer.await?;
+            Ok(res.map(|inner| TrackedBody {
+                inner,
+                answering: Some(Answering(tracker)),
+            }))
+        }
+    })
+}
+
+/// The connection a request came on: its peer, and its place in the table (for the
+/// handlers that hold a connection on purpose).
+#[derive(Clone)]
+struct Peer {
+    addr: SocketAddr,
+    tracker: Tracker,
+}
+
+/// Marks its connection's answer sent when dropped (hyper drops an answer's body once it
+/// is written, or when the connection ends).
+struct Answering(Tracker);
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        self.0.answered();
+    }
+}
+
+/// An answer's body that reports its end to the connection table.
+struct TrackedBody {
+    inner: axum::body::Body,
+    answering: Option<Answering>,
+}
+
+impl axum::body::HttpBody for TrackedBody {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        let r = std::pin::Pin::new(&mut self.inner).poll_frame(cx);
+        if matches!(r, std::task::Poll::Ready(None | Some(Err(_)))) {
+            self.answering = None;
+        }
+        r
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
     }
 }
 
@@ -172,7 +322,7 @@ fn open_gauge(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-fn router(shared: Shr) -> Router {
+fn router(shared: Shr, wrong_tokens: Arc<Mutex<WrongTokens>>) -> Router {
     let cors = CorsLayer::new()
         .allow_origin(Any)
         .allow_methods([axum::http::Method::GET])
@@ -187,6 +337,7 @@ fn router(shared: Shr) -> Router {
         )
         .route("/metrics", get(metrics))
         .merge(crate::assets::routes())
+        .layer(axum::Extension(wrong_tokens))
         .layer(middleware::from_fn_with_state(shared.clone(), count))
         .layer(CompressionLayer::new().gzip(true))
         .layer(RequestBodyLimitLayer::new(
@@ -438,9 +589,26 @@ async fn server(
     json_response(v.to_string(), Some(etag))
 }
 
-/// The write API's gate: off (403) without `api_token` in the config, 401 without the
-/// right bearer token; `None` when the request may go on.
-fn refusal(shared: &Shared, headers: &HeaderMap) -> Option<Response> {
+/// How long a wrong token over its address's budget waits for its 429 (the
+/// `Retry-After`, at most 2 s).
+fn too_many_delay(retry_after_secs: u32) -> Duration {
+    Duration::from_secs(u64::from(retry_after_secs.min(2)))
+}
+
+/// The write API's gate: off (403) without `api_token` in the config; the right bearer
+/// token (compared in constant time, before anything else) always passes; a wrong or
+/// missing one gets 401, or, once its address is over its budget of wrong tokens
+/// ([`ogp_proto::master::auth`]), 429 with `Retry-After` after that long and the
+/// connection closed, so that one address gets at most about one answer a second per
+/// connection it may hold. While it waits, the connection ranks with idle ones: the
+/// first to be displaced when others need room. Wrong tokens are logged at most once a
+/// minute per address and counted. `None` when the request may go on.
+async fn refusal(
+    shared: &Shared,
+    guard: &Mutex<WrongTokens>,
+    peer: &Peer,
+    headers: &HeaderMap,
+) -> Option<Response> {
     let Some(token) = shared.config.api_token.as_deref() else {
         return Some(error(
             StatusCode::FORBIDDEN,
@@ -453,19 +621,52 @@ fn refusal(shared: &Shared, headers: &HeaderMap) -> Option<Response> {
     if crate::added::authorized(given, token) {
         return None;
     }
-    let mut r = error(
-        StatusCode::UNAUTHORIZED,
-        "a bearer token is needed: Authorization: Bearer TOKEN (the config's api_token)",
-    );
-    r.headers_mut()
-        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    let (answer, report) = lock(guard).wrong(Instant::now(), peer.addr.ip());
+    if let Some(r) = report {
+        tracing::warn!("{r}");
+    }
+    shared
+        .metrics
+        .http_wrong_tokens
+        .get_or_create(&label("outcome", answer.as_str()))
+        .inc();
+    let r = match answer {
+        WrongTokenAnswer::TooMany { retry_after_secs } => {
+            peer.tracker.answered();
+            tokio::time::sleep(too_many_delay(retry_after_secs)).await;
+            let mut r = error(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too many wrong bearer tokens from this address: try again later",
+            );
+            let h = r.headers_mut();
+            h.insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+            // each further guess costs a new connection
+            h.insert(header::CONNECTION, HeaderValue::from_static("close"));
+            r
+        }
+        _ => {
+            let mut r = error(
+                StatusCode::UNAUTHORIZED,
+                "a bearer token is needed: Authorization: Bearer TOKEN (the config's api_token)",
+            );
+            r.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            r
+        }
+    };
     Some(r)
 }
 
 /// `POST /api/v1/servers`: adds a server to poll (JSON `{"addr", "protocol"}`); it is
 /// listed after its first good poll.
-async fn add_server(State(shared): State<Shr>, headers: HeaderMap, req: Request) -> Response {
-    if let Some(r) = refusal(&shared, &headers) {
+async fn add_server(
+    State(shared): State<Shr>,
+    Extension(guard): Extension<Arc<Mutex<WrongTokens>>>,
+    Extension(peer): Extension<Peer>,
+    headers: HeaderMap,
+    req: Request,
+) -> Response {
+    if let Some(r) = refusal(&shared, &guard, &peer, &headers).await {
         return r;
     }
     let Ok(body) = axum::body::to_bytes(req.into_body(), crate::added::MAX_BODY_BYTES).await else {
@@ -550,9 +751,11 @@ async fn add_server(State(shared): State<Shr>, headers: HeaderMap, req: Request)
 async fn remove_server(
     State(shared): State<Shr>,
     Path(addr): Path<String>,
+    Extension(guard): Extension<Arc<Mutex<WrongTokens>>>,
+    Extension(peer): Extension<Peer>,
     headers: HeaderMap,
 ) -> Response {
-    if let Some(r) = refusal(&shared, &headers) {
+    if let Some(r) = refusal(&shared, &guard, &peer, &headers).await {
         return r;
     }
     let Ok(a) = addr.parse::<SocketAddr>().map(canonical) else {

@@ -119,12 +119,19 @@ pub struct MasterConfig {
     /// HTTP: bytes buffered per connection to read a request's head (default 16384, at
     /// least 8192); a longer head is refused with 431.
     pub http_max_header_bytes: usize,
-    /// HTTP: connections open at once from one source IP address (IPv6: /64); more are
-    /// closed as soon as they are accepted (default 32). Behind a reverse proxy every
-    /// client has the proxy's address: raise it to `http_max_connections`.
+    /// HTTP: connections open at once from one source IP address (IPv6: /64); a new one
+    /// over it displaces that address's connection that has gone longest without a
+    /// request (default 32). Behind a reverse proxy every client has the proxy's
+    /// address: raise it and `http_max_connections_per_prefix` to `http_max_connections`.
     pub http_max_connections_per_ip: usize,
-    /// HTTP: connections open at once in all; more are closed as soon as they are
-    /// accepted (default 512; keep it well below the open-file limit).
+    /// HTTP: connections open at once from one network (IPv4 /24, IPv6 /48); a new one
+    /// over it displaces that network's connection that has gone longest without a
+    /// request (default 128).
+    pub http_max_connections_per_prefix: usize,
+    /// HTTP: connections open at once in all; a new one over it displaces the connection
+    /// that has gone longest without a request: idle kept-alive ones first, then
+    /// half-sent requests, then answers in progress (default 512; keep it well below the
+    /// open-file limit).
     pub http_max_connections: usize,
     /// Servers the operator adds (`[[server]]` tables: `addr`, `protocol`, optional
     /// `name` and `note`): polled without registering, listed after their first good
@@ -168,6 +175,7 @@ impl Default for MasterConfig {
             http_max_body_bytes: 16_384,
             http_max_header_bytes: 16_384,
             http_max_connections_per_ip: 32,
+            http_max_connections_per_prefix: 128,
             http_max_connections: 512,
             servers: Vec::new(),
             api_token: None,
@@ -356,9 +364,8 @@ impl Master {
         }
         let http = match config.http {
             Some(addr) => {
-                let listener = tokio::net::TcpListener::bind(addr)
-                    .await
-                    .with_context(|| format!("binding HTTP {addr}"))?;
+                let listener =
+                    http_listener(addr).with_context(|| format!("binding HTTP {addr}"))?;
                 let bound = listener.local_addr()?;
                 tasks.spawn(api::serve(shared.clone(), listener, stop_rx.clone()));
                 Some(bound)
@@ -408,6 +415,20 @@ impl Master {
             }
         }
     }
+}
+
+/// The HTTP listening socket, with a backlog of 4096 connections (the kernel caps it at
+/// `net.core.somaxconn`) rather than the usual 1024: newcomers wait there while the
+/// accept loop makes room for them by displacing others.
+fn http_listener(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let sock = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    sock.set_reuseaddr(true)?;
+    sock.bind(addr)?;
+    sock.listen(4096)
 }
 
 /// Reads the database's changes into the list, and expires servers.

@@ -27,8 +27,9 @@ pub struct Metrics {
     pub http_requests: Family<Labels, Counter>,
     /// HTTP connections open now.
     pub http_connections: Gauge,
-    /// HTTP connections closed as soon as accepted, by the cap they met (source, total).
-    pub http_refused: Family<Labels, Counter>,
+    /// HTTP connections closed to make room for a new one, by the cap the new one found
+    /// full (source, prefix, total).
+    pub http_displaced: Family<Labels, Counter>,
     /// List requests by protocol (valve, dpmaster) and outcome (served, rate_limited,
     /// over_total_budget, bad_filter; dpmaster also pages_cut: the budget ran out after
     /// some pages).
@@ -37,6 +38,9 @@ pub struct Metrics {
     pub dropped: Family<Labels, Counter>,
     /// Database statements' latency, by operation.
     pub db_seconds: Family<Labels, Histogram>,
+    /// Wrong or missing bearer tokens on the write API, by what they got
+    /// (unauthorized: 401; limited: 429).
+    pub http_wrong_tokens: Family<Labels, Counter>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -61,7 +65,7 @@ impl Default for Metrics {
         let servers = Family::<Labels, Gauge>::default();
         let http_requests = Family::<Labels, Counter>::default();
         let http_connections = Gauge::default();
-        let http_refused = Family::<Labels, Counter>::default();
+        let http_displaced = Family::<Labels, Counter>::default();
         let list_requests = Family::<Labels, Counter>::default();
         let dropped = Family::<Labels, Counter>::default();
         let db_seconds =
@@ -94,9 +98,9 @@ impl Default for Metrics {
             http_connections.clone(),
         );
         registry.register(
-            "http_refused_connections",
-            "HTTP connections closed as soon as accepted, by the cap they met",
-            http_refused.clone(),
+            "http_displaced_connections",
+            "HTTP connections closed to make room for a new one, by the cap it found full",
+            http_displaced.clone(),
         );
         registry.register(
             "list_requests",
@@ -113,6 +117,12 @@ impl Default for Metrics {
             "Database statement latency by operation",
             db_seconds.clone(),
         );
+        let http_wrong_tokens = Family::<Labels, Counter>::default();
+        registry.register(
+            "http_wrong_tokens",
+            "Wrong or missing bearer tokens on the write API, by answer (unauthorized, limited)",
+            http_wrong_tokens.clone(),
+        );
         let info = Family::<Labels, Gauge>::default();
         info.get_or_create(&vec![("version", env!("CARGO_PKG_VERSION").to_owned())])
             .set(1);
@@ -126,10 +136,11 @@ impl Default for Metrics {
             servers,
             http_requests,
             http_connections,
-            http_refused,
+            http_displaced,
             list_requests,
             dropped,
             db_seconds,
+            http_wrong_tokens,
         }
     }
 }

@@ -270,3 +270,84 @@ pub fn http_request(
     };
     (code, body)
 }
+
+/// A connection to `to` from the loopback address `from` (port chosen by the kernel),
+/// blocking. All of 127.0.0.0/8 is loopback on Linux, so a test stands for many
+/// clients by binding to other addresses of it.
+#[allow(dead_code)]
+pub fn connect_from(rt: &tokio::runtime::Runtime, from: [u8; 4], to: SocketAddr) -> TcpStream {
+    try_connect_from(rt, from, to).expect("connect from another loopback address")
+}
+
+/// [`connect_from`], or the error.
+#[allow(dead_code)]
+pub fn try_connect_from(
+    rt: &tokio::runtime::Runtime,
+    from: [u8; 4],
+    to: SocketAddr,
+) -> std::io::Result<TcpStream> {
+    let s = rt.block_on(async {
+        let sock = tokio::net::TcpSocket::new_v4()?;
+        sock.bind(SocketAddr::from((from, 0)))?;
+        let s = tokio::time::timeout(Duration::from_secs(10), sock.connect(to))
+            .await
+            .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "connect"))??;
+        s.into_std()
+    })?;
+    s.set_nonblocking(false)?;
+    Ok(s)
+}
+
+/// A single-threaded tokio runtime for [`connect_from`].
+#[allow(dead_code)]
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Reads until the master closes the connection (end of stream or reset): how long it
+/// took, or `None` if it was still open after `limit`.
+#[allow(dead_code)]
+pub fn closed_within(s: &mut TcpStream, limit: Duration) -> Option<Duration> {
+    let t = Instant::now();
+    let mut buf = [0u8; 4096];
+    while t.elapsed() < limit {
+        s.set_read_timeout(Some(
+            limit
+                .saturating_sub(t.elapsed())
+                .max(Duration::from_millis(10)),
+        ))
+        .unwrap();
+        match s.read(&mut buf) {
+            Ok(0) => return Some(t.elapsed()),
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return Some(t.elapsed()),
+        }
+    }
+    None
+}
+
+/// Whether the master still holds the connection open (nothing to read, no end).
+#[allow(dead_code)]
+pub fn still_open(s: &TcpStream) -> bool {
+    s.set_nonblocking(true).unwrap();
+    let mut buf = [0u8; 1];
+    let open = matches!((&*s).read(&mut buf), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock);
+    s.set_nonblocking(false).unwrap();
+    open
+}
+
+/// A gauge or counter's value in the `/metrics` text (the line that starts with `name`
+/// and a space).
+#[allow(dead_code)]
+pub fn metric(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+}

@@ -1,18 +1,42 @@
-//! Which connections a server over TCP (the master's HTTP side) takes: at most
+//! Which connections a server over TCP (the master's HTTP side) keeps: at most
 //! [`ConnectionLimits::per_source`] at once from one source (an IPv4 address, or an IPv6
-//! /64, as the rate limiters count) and [`ConnectionLimits::total`] in all. A connection
-//! over either cap is refused at once, so that one source holding its share of idle
-//! connections leaves the others room.
+//! /64, as the rate limiters count), [`ConnectionLimits::per_prefix`] from one network
+//! (IPv4 /24, IPv6 /48, as the registry's verifications count) and
+//! [`ConnectionLimits::total`] in all.
 //!
-//! The table holds one entry per source with a connection open, so it never has more
-//! than `total` entries, whatever the number of sources. Sans-IO: the caller accepts,
-//! asks [`Connections::admit`], and calls [`Connections::release`] with the returned
-//! [`Admitted`] when the connection ends.
+//! A new connection is always taken. When it finds a cap full (its source's, else its
+//! prefix's, else the total), it **displaces** one connection of that group: one that
+//! has gone longest without a request, by stage first:
+//!
+//! 1. connections kept alive after an answer and idle since (they cost their client
+//!    nothing to lose: HTTP lets a server close an idle connection at any time);
+//! 2. connections that have not sent a whole request yet (new, or sending slowly);
+//! 3. connections being answered.
+//!
+//! Within the first stage present in the group, the connection taken is one of the
+//! network (prefix) holding the most connections, then of the source holding the most,
+//! and the oldest among equals (the longest idle, the oldest half-sent, the request that
+//! came first). So a flood of half-sent requests only ever pushes out idle connections
+//! and its own older half-sent requests: a client that holds fewer connections than the
+//! flood's networks is not displaced while it sends its request, and once its request
+//! is in it ranks behind every connection still waiting for one. Only a flood from more
+//! networks than the total cap, each holding as few connections as the client, races
+//! it, oldest first. The caps bound what one source or one network holds and what the
+//! server holds in all.
+//!
+//! Sans-IO: the caller accepts, asks [`Connections::admit`] (and closes the connection
+//! it names as displaced), reports [`Connections::request`] when a request's head is in
+//! and [`Connections::answered`] when its answer is sent, and
+//! [`Connections::release`] when a connection ends. Order is by a counter of these
+//! events, not by a clock. The table holds one entry per open connection and one per
+//! source and prefix with a connection open: never more than `total` of each.
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, HashMap};
 use std::net::IpAddr;
 
 use crate::guard::source_key;
+use crate::master::registry::prefix_of;
 
 /// The caps of [`Connections`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,63 +44,127 @@ use crate::guard::source_key;
 pub struct ConnectionLimits {
     /// Connections open at once from one source (IPv4 address, IPv6 /64); at least 1.
     pub per_source: usize,
+    /// Connections open at once from one prefix (IPv4 /24, IPv6 /48); at least 1.
+    pub per_prefix: usize,
     /// Connections open at once in all; at least 1.
     pub total: usize,
 }
 
 impl ConnectionLimits {
-    /// Caps of `per_source` connections per source and `total` in all (0 is taken as 1).
-    pub fn new(per_source: usize, total: usize) -> Self {
+    /// Caps of `per_source` connections per source, `per_prefix` per prefix and `total`
+    /// in all (0 is taken as 1).
+    pub fn new(per_source: usize, per_prefix: usize, total: usize) -> Self {
         Self {
             per_source: per_source.max(1),
+            per_prefix: per_prefix.max(1),
             total: total.max(1),
         }
     }
 }
 
-/// Why a connection was refused.
+/// The cap a new connection found full.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Refused {
-    /// Its source already holds [`ConnectionLimits::per_source`] connections.
+pub enum Cap {
+    /// Its source held [`ConnectionLimits::per_source`] connections.
     Source,
-    /// [`ConnectionLimits::total`] connections are open.
+    /// Its prefix held [`ConnectionLimits::per_prefix`] connections.
+    Prefix,
+    /// [`ConnectionLimits::total`] connections were open.
     Total,
 }
 
-impl Refused {
-    /// A short name for logs and metrics labels (`source`, `total`).
+impl Cap {
+    /// A short name for logs and metrics labels (`source`, `prefix`, `total`).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Source => "source",
+            Self::Prefix => "prefix",
             Self::Total => "total",
         }
     }
 }
 
-impl std::fmt::Display for Refused {
+impl std::fmt::Display for Cap {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Source => f.write_str("too many connections from this source"),
-            Self::Total => f.write_str("too many connections"),
+            Self::Source => f.write_str("connections per source address"),
+            Self::Prefix => f.write_str("connections per network prefix"),
+            Self::Total => f.write_str("connections in all"),
         }
     }
 }
 
-/// A connection taken by [`Connections::admit`]; give it back to
-/// [`Connections::release`] when the connection ends.
-#[derive(Debug, PartialEq, Eq)]
-#[must_use = "a connection admitted must be released"]
-pub struct Admitted {
-    key: (u8, u64),
+/// One connection of the table; ids are never reused, so a call about a connection
+/// that was displaced does nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ConnectionId(u64);
+
+/// What [`Connections::admit`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use = "a displaced connection must be closed"]
+pub struct Admission {
+    /// The new connection; give it to [`Connections::release`] when it ends.
+    pub id: ConnectionId,
+    /// The connection it displaced, to close now, and the cap that was full.
+    pub displaced: Option<(ConnectionId, Cap)>,
 }
 
-/// The open connections, counted per source and in total.
+/// Where a connection stands, in the order connections are displaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Stage {
+    /// Answered, kept alive, idle since.
+    Idle,
+    /// No whole request yet.
+    Waiting,
+    /// A request is being answered.
+    Answering,
+}
+
+/// The order of displacement: stage, then the event counter when it entered it.
+type Rank = (Stage, u64, ConnectionId);
+
+/// A source's key: its family and IPv4 address or IPv6 /64.
+type SourceKey = (u8, u64);
+
+/// How a holder of connections (a prefix, or a source within its prefix) ranks for
+/// losing one: the first stage it holds (the earliest first), then how many it holds
+/// (the most first), then how old its first connection of that stage is (the oldest
+/// first). The greatest loses first.
+type Holder<K> = (Reverse<Stage>, usize, Reverse<u64>, K);
+
+fn holder<K>(ranks: &BTreeSet<Rank>, key: K) -> Option<Holder<K>> {
+    ranks
+        .first()
+        .map(|r| (Reverse(r.0), ranks.len(), Reverse(r.1), key))
+}
+
+#[derive(Debug, Clone)]
+struct Conn {
+    source: SourceKey,
+    prefix: IpAddr,
+    rank: Rank,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Prefix {
+    ranks: BTreeSet<Rank>,
+    /// Its sources as holders.
+    sources: BTreeSet<Holder<SourceKey>>,
+}
+
+/// The open connections, ranked within their source and their prefix, and the prefixes
+/// and sources ranked as holders.
 #[derive(Debug, Clone)]
 pub struct Connections {
     limits: ConnectionLimits,
-    open: usize,
-    by_source: HashMap<(u8, u64), usize>,
+    /// Event counter: the order of admissions, requests and answers.
+    tick: u64,
+    conns: HashMap<ConnectionId, Conn>,
+    by_source: HashMap<SourceKey, BTreeSet<Rank>>,
+    by_prefix: HashMap<IpAddr, Prefix>,
+    /// The prefixes as holders.
+    prefixes: BTreeSet<Holder<IpAddr>>,
 }
 
 impl Connections {
@@ -84,8 +172,11 @@ impl Connections {
     pub fn new(limits: ConnectionLimits) -> Self {
         Self {
             limits,
-            open: 0,
+            tick: 0,
+            conns: HashMap::new(),
             by_source: HashMap::new(),
+            by_prefix: HashMap::new(),
+            prefixes: BTreeSet::new(),
         }
     }
 
@@ -94,40 +185,164 @@ impl Connections {
         self.limits
     }
 
-    /// Takes a new connection from `ip`, or says why not.
-    pub fn admit(&mut self, ip: IpAddr) -> Result<Admitted, Refused> {
-        let key = source_key(ip);
-        let held = self.by_source.get(&key).copied().unwrap_or(0);
-        if held >= self.limits.per_source {
-            return Err(Refused::Source);
-        }
-        if self.open >= self.limits.total {
-            return Err(Refused::Total);
-        }
-        self.by_source.insert(key, held.saturating_add(1));
-        self.open = self.open.saturating_add(1);
-        Ok(Admitted { key })
+    fn next(&mut self) -> u64 {
+        self.tick = self.tick.wrapping_add(1);
+        self.tick
     }
 
-    /// Ends a connection that [`admit`](Self::admit) took.
-    pub fn release(&mut self, admitted: Admitted) {
-        if let Some(n) = self.by_source.get_mut(&admitted.key) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                self.by_source.remove(&admitted.key);
-            }
-            self.open = self.open.saturating_sub(1);
+    /// Takes a new connection from `ip`; when a cap is full, the connection of that group
+    /// to lose first (see the module docs) is dropped from the table and named in
+    /// [`Admission::displaced`]: close it.
+    pub fn admit(&mut self, ip: IpAddr) -> Admission {
+        let source = source_key(ip);
+        let prefix = prefix_of(ip);
+        let displaced = if self
+            .by_source
+            .get(&source)
+            .is_some_and(|s| s.len() >= self.limits.per_source)
+        {
+            self.first_of_source(source).map(|id| (id, Cap::Source))
+        } else if self
+            .by_prefix
+            .get(&prefix)
+            .is_some_and(|p| p.ranks.len() >= self.limits.per_prefix)
+        {
+            self.first_of_prefix(prefix).map(|id| (id, Cap::Prefix))
+        } else if self.conns.len() >= self.limits.total {
+            let p = self.prefixes.last().map(|h| h.3);
+            p.and_then(|p| self.first_of_prefix(p))
+                .map(|id| (id, Cap::Total))
+        } else {
+            None
+        };
+        if let Some((victim, _)) = displaced {
+            self.remove(victim);
         }
+        let n = self.next();
+        let id = ConnectionId(n);
+        let c = Conn {
+            source,
+            prefix,
+            rank: (Stage::Waiting, n, id),
+        };
+        self.insert(c);
+        Admission { id, displaced }
+    }
+
+    fn first_of_source(&self, source: SourceKey) -> Option<ConnectionId> {
+        self.by_source.get(&source)?.first().map(|r| r.2)
+    }
+
+    fn first_of_prefix(&self, prefix: IpAddr) -> Option<ConnectionId> {
+        let source = self.by_prefix.get(&prefix)?.sources.last()?.3;
+        self.first_of_source(source)
+    }
+
+    /// Takes the holder keys of `source` and `prefix` out of the indexes, before their
+    /// connections change.
+    fn unindex(&mut self, source: SourceKey, prefix: IpAddr) {
+        let Some(p) = self.by_prefix.get_mut(&prefix) else {
+            return;
+        };
+        if let Some(h) = holder(&p.ranks, prefix) {
+            self.prefixes.remove(&h);
+        }
+        if let Some(h) = self.by_source.get(&source).and_then(|r| holder(r, source)) {
+            p.sources.remove(&h);
+        }
+    }
+
+    /// Puts the holder keys of `source` and `prefix` back after their connections
+    /// changed, and forgets them when they hold none.
+    fn reindex(&mut self, source: SourceKey, prefix: IpAddr) {
+        let s = self.by_source.get(&source).and_then(|r| holder(r, source));
+        if s.is_none() {
+            self.by_source.remove(&source);
+        }
+        let Some(p) = self.by_prefix.get_mut(&prefix) else {
+            return;
+        };
+        if let Some(h) = s {
+            p.sources.insert(h);
+        }
+        match holder(&p.ranks, prefix) {
+            Some(h) => {
+                self.prefixes.insert(h);
+            }
+            None => {
+                self.by_prefix.remove(&prefix);
+            }
+        }
+    }
+
+    fn insert(&mut self, c: Conn) {
+        self.unindex(c.source, c.prefix);
+        self.by_source.entry(c.source).or_default().insert(c.rank);
+        self.by_prefix
+            .entry(c.prefix)
+            .or_default()
+            .ranks
+            .insert(c.rank);
+        self.reindex(c.source, c.prefix);
+        self.conns.insert(c.rank.2, c);
+    }
+
+    fn remove(&mut self, id: ConnectionId) -> Option<Conn> {
+        let c = self.conns.remove(&id)?;
+        self.unindex(c.source, c.prefix);
+        if let Some(s) = self.by_source.get_mut(&c.source) {
+            s.remove(&c.rank);
+        }
+        if let Some(p) = self.by_prefix.get_mut(&c.prefix) {
+            p.ranks.remove(&c.rank);
+        }
+        self.reindex(c.source, c.prefix);
+        Some(c)
+    }
+
+    fn restage(&mut self, id: ConnectionId, stage: Stage) {
+        let n = self.next();
+        if let Some(mut c) = self.remove(id) {
+            c.rank = (stage, n, id);
+            self.insert(c);
+        }
+    }
+
+    /// A whole request head came in on `id`: it is being answered, and is displaced
+    /// only after every connection that is not.
+    pub fn request(&mut self, id: ConnectionId) {
+        self.restage(id, Stage::Answering);
+    }
+
+    /// The answer on `id` is sent; the connection is kept alive and idle, first in line
+    /// to be displaced.
+    pub fn answered(&mut self, id: ConnectionId) {
+        self.restage(id, Stage::Idle);
+    }
+
+    /// Ends a connection (nothing if it was displaced already).
+    pub fn release(&mut self, id: ConnectionId) {
+        let _ = self.remove(id);
+    }
+
+    /// Whether `id` is still in the table (not released, not displaced).
+    pub fn is_open(&self, id: ConnectionId) -> bool {
+        self.conns.contains_key(&id)
     }
 
     /// Connections open now.
     pub fn open(&self) -> usize {
-        self.open
+        self.conns.len()
     }
 
     /// Sources with a connection open now.
     pub fn sources(&self) -> usize {
         self.by_source.len()
+    }
+
+    /// Prefixes with a connection open now.
+    pub fn prefixes(&self) -> usize {
+        self.by_prefix.len()
     }
 }
 
@@ -139,44 +354,251 @@ mod tests {
         s.parse().unwrap()
     }
 
-    #[test]
-    fn one_source_holds_its_cap_and_others_still_get_in() {
-        let mut c = Connections::new(ConnectionLimits::new(3, 5));
-        let held: Vec<_> = (0..3).map(|_| c.admit(ip("127.0.0.2")).unwrap()).collect();
-        assert_eq!(c.admit(ip("127.0.0.2")), Err(Refused::Source));
-        let other = c.admit(ip("127.0.0.1")).unwrap();
-        assert_eq!((c.open(), c.sources()), (4, 2));
-        c.release(other);
-        for h in held {
-            c.release(h);
-        }
-        assert_eq!((c.open(), c.sources()), (0, 0));
-        assert!(c.admit(ip("127.0.0.2")).is_ok());
+    fn admit(c: &mut Connections, s: &str) -> ConnectionId {
+        c.admit(ip(s)).id
     }
 
     #[test]
-    fn the_total_cap_holds_over_many_sources() {
-        let mut c = Connections::new(ConnectionLimits::new(2, 4));
-        for i in 1..=4u8 {
-            let _ = c.admit(IpAddr::from([10, 0, 0, i])).unwrap();
+    fn within_the_caps_nothing_is_displaced() {
+        let mut c = Connections::new(ConnectionLimits::new(3, 5, 8));
+        for s in ["10.0.0.1", "10.0.0.1", "10.0.0.2", "10.0.1.1", "10.0.2.1"] {
+            assert_eq!(c.admit(ip(s)).displaced, None);
         }
-        assert_eq!(c.admit(ip("10.0.0.9")), Err(Refused::Total));
-        assert_eq!(c.sources(), 4);
+        assert_eq!((c.open(), c.sources(), c.prefixes()), (5, 4, 3));
     }
 
     #[test]
-    fn an_ipv6_64_is_one_source_and_mapped_ipv4_is_ipv4() {
-        let mut c = Connections::new(ConnectionLimits::new(1, 10));
-        let _a = c.admit(ip("2001:db8::1")).unwrap();
-        assert_eq!(c.admit(ip("2001:db8::2")), Err(Refused::Source));
-        assert!(c.admit(ip("2001:db8:0:1::1")).is_ok());
-        let _b = c.admit(ip("192.0.2.1")).unwrap();
-        assert_eq!(c.admit(ip("::ffff:192.0.2.1")), Err(Refused::Source));
+    fn a_source_over_its_cap_displaces_its_own_oldest_half_sent_connection() {
+        let mut c = Connections::new(ConnectionLimits::new(3, 100, 100));
+        let a: Vec<_> = (0..3).map(|_| admit(&mut c, "127.0.0.2")).collect();
+        let other = admit(&mut c, "127.0.0.1");
+        let d = c.admit(ip("127.0.0.2"));
+        assert_eq!(d.displaced, Some((a[0], Cap::Source)));
+        assert!(!c.is_open(a[0]) && c.is_open(other));
+        // a call about the displaced connection does nothing
+        c.request(a[0]);
+        c.release(a[0]);
+        assert_eq!(c.open(), 4);
+        // a client of that address with a whole request outlasts its half-sent ones
+        c.request(d.id);
+        for _ in 0..10 {
+            let x = c.admit(ip("127.0.0.2"));
+            assert_ne!(x.displaced.map(|d| d.0), Some(d.id));
+        }
+        assert!(c.is_open(d.id));
+    }
+
+    #[test]
+    fn idle_kept_alive_connections_go_first_then_half_sent_then_answering() {
+        let mut c = Connections::new(ConnectionLimits::new(10, 10, 4));
+        let answering = admit(&mut c, "10.0.0.1");
+        let half_old = admit(&mut c, "10.0.1.1");
+        let half_new = admit(&mut c, "10.0.2.1");
+        let idle = admit(&mut c, "10.0.3.1");
+        c.request(answering);
+        c.request(idle);
+        c.answered(idle);
+        let order: Vec<_> = (0..4)
+            .map(|i| {
+                let d = c.admit(IpAddr::from([10, 9, i, 1]));
+                // the newcomers ask at once, so they rank behind the half-sent ones
+                c.request(d.id);
+                d.displaced.map(|x| x.0)
+            })
+            .collect();
+        assert_eq!(
+            order,
+            vec![Some(idle), Some(half_old), Some(half_new), Some(answering)]
+        );
+    }
+
+    #[test]
+    fn the_networks_holding_most_lose_first_so_a_slow_client_is_not_raced() {
+        let mut c = Connections::new(ConnectionLimits::new(32, 128, 64));
+        // a client that has not sent its request yet
+        let client = admit(&mut c, "192.0.2.1");
+        // 10,000 half-sent connections from 100 addresses in 10 /24s
+        for i in 0..10_000u32 {
+            let a = IpAddr::from([10, (i % 10) as u8, 0, (i % 100) as u8]);
+            let d = c.admit(a);
+            assert_ne!(d.displaced.map(|x| x.0), Some(client), "at {i}");
+        }
+        assert!(c.is_open(client));
+        assert_eq!(c.open(), 64);
+        // each of the 10 networks holds its share, 6 or 7, and no more
+        assert_eq!(c.prefixes(), 11);
+        // within a network, the source holding most loses first
+        let mut c = Connections::new(ConnectionLimits::new(32, 4, 100));
+        let light = admit(&mut c, "198.51.100.1");
+        let heavy: Vec<_> = (0..3).map(|_| admit(&mut c, "198.51.100.2")).collect();
+        let d = c.admit(ip("198.51.100.3"));
+        assert_eq!(d.displaced, Some((heavy[0], Cap::Prefix)));
+        assert!(c.is_open(light));
+    }
+
+    #[test]
+    fn a_prefix_over_its_cap_displaces_within_the_prefix() {
+        let mut c = Connections::new(ConnectionLimits::new(2, 4, 100));
+        let outside = admit(&mut c, "192.0.2.1");
+        let inside: Vec<_> = (1..=4u8)
+            .map(|i| admit(&mut c, &format!("198.51.100.{i}")))
+            .collect();
+        let d = c.admit(ip("198.51.100.200"));
+        assert_eq!(d.displaced, Some((inside[0], Cap::Prefix)));
+        assert!(c.is_open(outside));
+        assert_eq!(c.open(), 5);
+    }
+
+    #[test]
+    fn ipv6_sources_are_64s_and_prefixes_48s_and_mapped_ipv4_is_ipv4() {
+        let mut c = Connections::new(ConnectionLimits::new(1, 2, 100));
+        let a = admit(&mut c, "2001:db8::1");
+        assert_eq!(c.admit(ip("2001:db8::2")).displaced, Some((a, Cap::Source)));
+        let _b = admit(&mut c, "2001:db8:0:1::1");
+        let d = c.admit(ip("2001:db8:0:2::1"));
+        assert_eq!(d.displaced.map(|x| x.1), Some(Cap::Prefix));
+        let v4 = admit(&mut c, "192.0.2.1");
+        assert_eq!(
+            c.admit(ip("::ffff:192.0.2.1")).displaced,
+            Some((v4, Cap::Source))
+        );
+    }
+
+    /// The holder a group loses first, computed from the connections alone.
+    fn brute_first<K: Ord + Copy>(
+        conns: &[&Conn],
+        key: impl Fn(&Conn) -> K,
+    ) -> Option<(K, Vec<Rank>)> {
+        let mut by: std::collections::BTreeMap<K, BTreeSet<Rank>> = Default::default();
+        for c in conns {
+            by.entry(key(c)).or_default().insert(c.rank);
+        }
+        by.into_iter()
+            .max_by_key(|(k, r)| holder(r, *k))
+            .map(|(k, r)| (k, r.into_iter().collect()))
+    }
+
+    /// Random admissions, requests, answers and releases from a few networks: every
+    /// displacement is the one the rule picks when recomputed from scratch, and the
+    /// indexes hold exactly the open connections.
+    #[test]
+    fn the_indexes_agree_with_the_rule_recomputed_from_scratch() {
+        let mut c = Connections::new(ConnectionLimits::new(4, 9, 20));
+        let mut open: Vec<ConnectionId> = Vec::new();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for step in 0..20_000 {
+            match rnd(10) {
+                0..=4 => {
+                    let ip = IpAddr::from([10, rnd(4) as u8, 0, rnd(6) as u8]);
+                    let (source, prefix) = (source_key(ip), prefix_of(ip));
+                    let all: Vec<&Conn> = c.conns.values().collect();
+                    let in_source: Vec<&Conn> =
+                        all.iter().copied().filter(|x| x.source == source).collect();
+                    let in_prefix: Vec<&Conn> =
+                        all.iter().copied().filter(|x| x.prefix == prefix).collect();
+                    let expected = if in_source.len() >= 4 {
+                        in_source
+                            .iter()
+                            .map(|x| x.rank)
+                            .min()
+                            .map(|r| (r.2, Cap::Source))
+                    } else if in_prefix.len() >= 9 {
+                        brute_first(&in_prefix, |x| x.source).map(|(_, r)| (r[0].2, Cap::Prefix))
+                    } else if all.len() >= 20 {
+                        let (p, _) = brute_first(&all, |x| x.prefix).unwrap();
+                        let in_p: Vec<&Conn> =
+                            all.iter().copied().filter(|x| x.prefix == p).collect();
+                        brute_first(&in_p, |x| x.source).map(|(_, r)| (r[0].2, Cap::Total))
+                    } else {
+                        None
+                    };
+                    let a = c.admit(ip);
+                    assert_eq!(a.displaced, expected, "step {step}");
+                    open.push(a.id);
+                }
+                5 | 6 => {
+                    if let Some(&id) = open.get(rnd(open.len().max(1) as u64) as usize) {
+                        c.request(id);
+                    }
+                }
+                7 | 8 => {
+                    if let Some(&id) = open.get(rnd(open.len().max(1) as u64) as usize) {
+                        c.answered(id);
+                    }
+                }
+                _ => {
+                    if !open.is_empty() {
+                        let id = open.swap_remove(rnd(open.len() as u64) as usize);
+                        c.release(id);
+                    }
+                }
+            }
+            open.retain(|id| c.is_open(*id));
+            assert_eq!(c.open(), open.len());
+            let ranks: usize = c.by_source.values().map(BTreeSet::len).sum();
+            let pranks: usize = c.by_prefix.values().map(|p| p.ranks.len()).sum();
+            let holders: usize = c.by_prefix.values().map(|p| p.sources.len()).sum();
+            assert_eq!((ranks, pranks), (open.len(), open.len()));
+            assert_eq!(
+                (holders, c.prefixes.len()),
+                (c.by_source.len(), c.by_prefix.len())
+            );
+        }
     }
 
     #[test]
     fn zero_caps_are_one() {
-        let l = ConnectionLimits::new(0, 0);
-        assert_eq!((l.per_source, l.total), (1, 1));
+        let l = ConnectionLimits::new(0, 0, 0);
+        assert_eq!((l.per_source, l.per_prefix, l.total), (1, 1, 1));
+    }
+
+    /// 100,000 half-sent connections from 65,536 addresses in 256 /24s, against a table
+    /// of 512: the table never holds more than its caps, a client that sends a whole
+    /// request every 1,000 connections is never displaced before its answer, and the
+    /// table is empty once all are released.
+    #[test]
+    fn a_flood_from_many_sources_never_grows_the_table_or_displaces_a_client_with_a_request() {
+        let mut c = Connections::new(ConnectionLimits::new(32, 128, 512));
+        let mut held = std::collections::VecDeque::new();
+        let mut displaced = 0u64;
+        for i in 0..100_000u32 {
+            let a = c.admit(IpAddr::from((i % 65_536 + (10 << 24)).to_be_bytes()));
+            if a.displaced.is_some() {
+                displaced += 1;
+            }
+            held.push_back(a.id);
+            if i % 1000 == 0 {
+                // a client: connects, sends its request, and is answered 200 floods later
+                let client = c.admit(IpAddr::from([192, 0, 2, 1]));
+                c.request(client.id);
+                for j in 0..200u32 {
+                    let _ = c.admit(IpAddr::from((j + (11 << 24)).to_be_bytes()));
+                }
+                assert!(c.is_open(client.id), "the client was displaced at {i}");
+                c.answered(client.id);
+                c.release(client.id);
+            }
+            assert!(c.open() <= 512);
+        }
+        assert!(c.sources() <= 512 && c.prefixes() <= 512);
+        assert!(displaced > 99_000, "{displaced}");
+        let open = c.open();
+        assert_eq!(open, 512);
+        for id in held {
+            c.release(id);
+        }
+        // the 200-connection bursts' last ones were never released by id here
+        let left: Vec<_> = c.conns.keys().copied().collect();
+        for id in left {
+            c.release(id);
+        }
+        assert_eq!((c.open(), c.sources(), c.prefixes()), (0, 0, 0));
+        assert!(c.prefixes.is_empty() && c.by_source.is_empty() && c.by_prefix.is_empty());
     }
 }

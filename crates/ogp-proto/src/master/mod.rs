@@ -8,11 +8,16 @@
 //! [`budget`] bounds the bytes of list answers of both, per source and in total. What
 //! servers send to masters (OGP uplinks, GameSpy heartbeats) is in [`crate::announce`] and the protocols' folders; [`registry`] is what a master does
 //! with them: classify, rate-limit, verify by querying back without amplifying.
-//! [`connections`] decides which connections a master's HTTP server takes (caps per
-//! source address and in total). [`list_client`] is the client's side of the lists
-//! (`ogp list`), bounded against a hostile master.
+//! [`connections`] decides which connections a master's HTTP server keeps (caps per
+//! source address, per network prefix and in total; a newcomer displaces the connection
+//! that has gone longest without a request), [`auth`] what it answers to wrong bearer
+//! tokens (limited per source, reported once a minute). [`list_client`] is the client's side of the lists
+//! (`ogp list`), bounded against a hostile master. [`addr`] judges which addresses a
+//! master may list and poll (global ones only, whatever IPv6 form carries them) and
+//! stores an IPv4-mapped address as its IPv4.
 
 pub mod addr;
+pub mod auth;
 pub mod budget;
 pub mod connections;
 pub mod dpmaster;
