@@ -167,3 +167,40 @@ fn mcstatus_reads_the_lone_surrogate_where_we_read_u_fffd() {
         .collect();
     assert_eq!(ours, theirs_replaced);
 }
+
+/// The master's HTTP API writes JSON with the same writer: an `ogp serve` registered with
+/// a hostile host name is listed, and neither the list (with and without the statuses)
+/// nor the server's details carry a terminal control raw; serde_json reads the name
+/// back whole.
+#[test]
+fn the_master_api_escapes_terminal_controls() {
+    use common::master::{ogp_ready, state, wait_for, Master};
+    const NAME: &str = concat!("evil", terminal_controls!());
+    let dir = TempDir::new("master-json-escapes");
+    let db = format!("sqlite://{}", dir.0.join("m.db").display());
+    let m = Master::with_config(&dir.0, "escapes", "allow_private = true\n", &["--db", &db]);
+    let s = serve_with(
+        "master-escapes",
+        &state(NAME),
+        &["--master", &m.udp.to_string()],
+        ogp_ready,
+    );
+    wait_for("the hostile server listed", Duration::from_secs(15), || {
+        m.servers().iter().any(|v| v["name"] == NAME)
+    });
+    let paths = [
+        "/api/v1/servers".to_owned(),
+        "/api/v1/servers?view=summary".to_owned(),
+        format!("/api/v1/servers/127.0.0.1:{}", s.port),
+    ];
+    for path in &paths {
+        let (code, body) = m.get(path);
+        assert_eq!(code, 200, "{path}: {body}");
+        assert_eq!(raw_controls(&body), 0, "{path}: {body}");
+        serde_json::from_str::<Value>(&body).expect("valid JSON");
+        assert!(body.contains("\\u202e"), "{path}: {body}");
+    }
+    let (_, body) = m.get(&paths[2]);
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["name"], NAME, "{v}");
+}

@@ -367,9 +367,16 @@ fn error(code: StatusCode, message: &str) -> Response {
     (
         code,
         [(header::CONTENT_TYPE, "application/json")],
-        json!({ "error": message }).to_string(),
+        json_text(&json!({ "error": message })),
     )
         .into_response()
+}
+
+/// `v` as JSON by the one writer of every JSON output ([`ogp_proto::result::to_json`]):
+/// what acts on a terminal (C0, DEL, C1, bidi controls, U+2028/9) in a server's name or
+/// rules is escaped, so `curl` of the API cannot steer the terminal that shows it.
+fn json_text<T: serde::Serialize + ?Sized>(v: &T) -> String {
+    ogp_proto::result::to_json(v).unwrap_or_else(|_| "null".into())
 }
 
 fn json_response(body: String, etag: Option<String>) -> Response {
@@ -520,7 +527,7 @@ async fn servers(
             body.push(',');
         }
         let item = e.item();
-        let json = serde_json::to_string(&item).unwrap_or_else(|_| "{}".into());
+        let json = json_text(&item);
         match json.strip_suffix('}') {
             Some(open) if !summary => {
                 body.push_str(open);
@@ -532,7 +539,7 @@ async fn servers(
         }
     }
     body.push_str("],\"next\":");
-    body.push_str(&serde_json::to_string(&page.next).unwrap_or_else(|_| "null".into()));
+    body.push_str(&json_text(&page.next));
     body.push_str(",\"total\":");
     body.push_str(&page.total.to_string());
     body.push('}');
@@ -586,7 +593,7 @@ async fn server(
             .collect();
         o.insert("history".into(), Value::Array(points));
     }
-    json_response(v.to_string(), Some(etag))
+    json_response(json_text(&v), Some(etag))
 }
 
 /// How long a wrong token over its address's budget waits for its 429 (the
@@ -689,7 +696,7 @@ async fn add_server(
     };
     let key = added.addr.to_string();
     let body = |state: &str| {
-        json!({ "addr": key, "protocol": added.protocol.name(), "added": state }).to_string()
+        json_text(&json!({ "addr": key, "protocol": added.protocol.name(), "added": state }))
     };
     match existing
         .iter()
@@ -804,7 +811,7 @@ async fn stats(State(shared): State<Shr>, headers: HeaderMap) -> Response {
     let (servers, up, players, by) = l.stats();
     drop(l);
     let body = json!({ "servers": servers, "up": up, "players": players, "by_protocol": by });
-    json_response(body.to_string(), Some(etag))
+    json_response(json_text(&body), Some(etag))
 }
 
 async fn metrics(State(shared): State<Shr>) -> Response {

@@ -150,8 +150,8 @@ impl PolledAnswer {
         Ok(Self {
             ping_ms,
             players: players_of(status),
-            status: serde_json::to_string(status)?,
-            summary: serde_json::to_string(&summary_of(status))?,
+            status: ogp_proto::result::to_json(status)?,
+            summary: ogp_proto::result::to_json(&summary_of(status))?,
         })
     }
 }
@@ -661,8 +661,8 @@ impl Store {
                     v.game_hint.clone(),
                     v.ping_ms,
                     players_of(&v.status),
-                    serde_json::to_string(&v.status)?,
-                    serde_json::to_string(&summary_of(&v.status))?,
+                    ogp_proto::result::to_json(&v.status)?,
+                    ogp_proto::result::to_json(&summary_of(&v.status))?,
                     now,
                     v.listing.as_ref().and_then(|l| l.protocol).map(i64::from),
                     v.listing.as_ref().and_then(|l| l.gametype.clone()),
@@ -1091,7 +1091,7 @@ impl Store {
             status.player_count = Some(i % 33);
             status.slot_max = Some(32);
             status.password = Some(i % 10 == 0);
-            let summary = serde_json::to_string(&status)?;
+            let summary = ogp_proto::result::to_json(&status)?;
             rows.push((addr, i64::from(i % 33), summary));
         }
         let sql = "INSERT INTO servers (addr, ip, registered_via, protocols, up, removed, ping_ms, players, status, summary, first_seen, last_seen, last_registration, next_poll, updated)
