@@ -220,7 +220,9 @@ impl QueryDriver for QueryMachine {
         };
         match decoded.reply.get("challenge") {
             Some(c) if c != self.challenge.as_str() => {
-                return self.x.dropped(bytes, "challenge is not ours");
+                return self
+                    .x
+                    .dropped(bytes, "wrong challenge (not the one we sent)");
             }
             None if self.opts.require_challenge => {
                 return self.x.dropped(bytes, "no challenge echoed");
