@@ -56,7 +56,18 @@ struct FakeDp {
 
 impl FakeDp {
     fn start(master: SocketAddr, game: &'static str, protocol: u32, echo: Echo) -> Self {
-        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+        Self::start_on("127.0.0.1", master, game, protocol, echo)
+    }
+
+    /// [`FakeDp::start`] on a loopback address of its own (`127.0.0.2`…).
+    fn start_on(
+        ip: &str,
+        master: SocketAddr,
+        game: &'static str,
+        protocol: u32,
+        echo: Echo,
+    ) -> Self {
+        let sock = UdpSocket::bind((ip, 0)).unwrap();
         sock.set_read_timeout(Some(Duration::from_millis(100)))
             .unwrap();
         let stop = Arc::new(AtomicBool::new(false));
@@ -328,8 +339,9 @@ fn forged_heartbeats_cost_the_victim_one_getinfo_no_larger() {
 fn a_wrong_or_missing_challenge_is_not_verified() {
     let dir = TempDir::new("master-q3-challenge");
     let m = master(&dir.0, "");
-    let wrong = FakeDp::start(m.udp, "Xonotic", 3, Echo::Wrong);
-    let missing = FakeDp::start(m.udp, "Xonotic", 3, Echo::Missing);
+    // each on an address of its own: the master warns once per IP address
+    let wrong = FakeDp::start_on("127.0.0.2", m.udp, "Xonotic", 3, Echo::Wrong);
+    let missing = FakeDp::start_on("127.0.0.3", m.udp, "Xonotic", 3, Echo::Missing);
     let right = FakeDp::start(m.udp, "Xonotic", 3, Echo::Right);
     wait_for("two failed verifications", Duration::from_secs(30), || {
         counter(
@@ -343,6 +355,27 @@ fn a_wrong_or_missing_challenge_is_not_verified() {
     });
     assert!(item(&m, wrong.addr()).is_none());
     assert!(item(&m, missing.addr()).is_none());
+    // the log says what happened to each: its answers were refused, and why (issue 36,
+    // item 10: a wrong challenge was "timed out … look for an overlong field")
+    for (fake, why) in [
+        (&wrong, "wrong challenge"),
+        (&missing, "no challenge echoed"),
+    ] {
+        let addr = fake.addr().to_string();
+        let log = m.log_text();
+        let line = log
+            .lines()
+            .find(|l| l.contains("WARN") && l.contains(&format!("{addr}:")))
+            .unwrap_or_else(|| panic!("no warning for {addr}:\n{log}"));
+        assert!(
+            line.contains("not verified") && line.contains(why),
+            "{line}"
+        );
+        assert!(
+            !line.contains("timed out") && !line.contains("overlong"),
+            "{line}"
+        );
+    }
     let (l, end) = getservers(m.udp, b"\xff\xff\xff\xffgetservers Xonotic 3");
     assert!(end);
     assert_eq!(l, vec![right.addr()]);

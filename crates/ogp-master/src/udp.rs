@@ -3,6 +3,10 @@
 //! list requests (Valve's, dpmaster's `getservers` / `getserversExt`) answered within a
 //! byte budget per source and in total, checked before the filter and the list are
 //! looked at (dpmaster's answers: again before each further page).
+//!
+//! However many `--udp` addresses: one registrar (verifications, probes, their caps)
+//! and one list budget (per source and in total) for the process, so that no cap
+//! multiplies with the sockets.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -11,7 +15,7 @@ use std::time::{Duration, Instant};
 use ogp_proto::guard::{RateConfig, RateDecision, RateLimiter};
 use ogp_proto::master::dpmaster::{self, Listing, ServersRequest};
 use ogp_proto::master::registry::{
-    classify, Admission, Inbound, Known, Registrar, RegistrarConfig, Verdict,
+    classify, Admission, Inbound, Known, Registrar, RegistrarConfig, Registration, Verdict,
 };
 use ogp_proto::master::valve::{
     encode_page, Filter, ListAdmission, ListBudget, ListBudgetConfig, ListRequest,
@@ -98,26 +102,65 @@ async fn writer(shared: Arc<Shared>, mut rx: mpsc::Receiver<Write>) {
     }
 }
 
-/// Serves one UDP socket until `stop`.
-pub(crate) async fn run(shared: Arc<Shared>, sock: UdpSocket, mut stop: watch::Receiver<bool>) {
+/// Registrations and replies queued for the registrar task; beyond, they are dropped
+/// (metric `dropped{reason="registrar_busy"}`).
+const REGISTRAR_QUEUE: usize = 16384;
+
+/// What a socket's receive loop hands the registrar task.
+enum ToRegistrar {
+    /// A registration, from `from`, that arrived on socket `local`.
+    Registration {
+        local: usize,
+        from: SocketAddr,
+        registration: Registration,
+        len: usize,
+    },
+    /// Anything else (a reply to a verification query, an answer to a probe, noise).
+    Reply {
+        local: usize,
+        from: SocketAddr,
+        datagram: Vec<u8>,
+    },
+}
+
+/// Serves the UDP sockets until `stop`: one receive loop per socket (list requests are
+/// answered there, all against one [`ListBudget`] whose clones share its buckets), and
+/// one registrar for all of them (its caps are the process's), which sends each
+/// verification query from the socket its registration arrived on.
+pub(crate) async fn run(
+    shared: Arc<Shared>,
+    socks: Vec<UdpSocket>,
+    mut stop: watch::Receiver<bool>,
+) {
     let now = Instant::now();
     let mut secret = [0u8; 16];
     let _ = getrandom::fill(&mut secret);
-    let mut registrar = Registrar::new(registrar_config(&shared), secret, now);
+    let socks: Vec<Arc<UdpSocket>> = socks.into_iter().map(Arc::new).collect();
     let budgets = ListBudgetConfig::new(
         shared.config.list_bytes_per_second,
         shared.config.list_total_bytes_per_second,
     );
-    let mut list_budget = ListBudget::new(budgets, secret, now);
+    let list_budget = ListBudget::new(budgets, secret, now);
+    let (to_registrar, from_sockets) = mpsc::channel(REGISTRAR_QUEUE);
+    let mut receivers = tokio::task::JoinSet::new();
+    for (local, sock) in socks.iter().enumerate() {
+        receivers.spawn(receive(
+            shared.clone(),
+            sock.clone(),
+            local,
+            list_budget.clone(),
+            to_registrar.clone(),
+            stop.clone(),
+        ));
+    }
+    drop(to_registrar);
+    let mut registrar = Registrar::new(registrar_config(&shared), secret, now);
     let (tx, rx) = mpsc::channel(16384);
     let writer_task = tokio::spawn(writer(shared.clone(), rx));
-    // As large as a datagram can be: a verification answer of any size arrives whole
-    // (the scan engine that polls reads 64 KiB too).
-    let mut buf = vec![0u8; RECV_BUF];
     // One warning per address and 10 minutes for a server that answered and still was
     // not verified.
     let mut warned = RateLimiter::new(RateConfig::new(1.0 / 600.0, 1.0), 4096, secret, now);
-    let mut out = Vec::with_capacity(1400);
+    let mut from_sockets = from_sockets;
     loop {
         let wake = registrar.poll_timeout().map(tokio::time::Instant::from_std);
         let sleep = async {
@@ -127,10 +170,82 @@ pub(crate) async fn run(shared: Arc<Shared>, sock: UdpSocket, mut stop: watch::R
             }
         };
         tokio::select! {
+            m = from_sockets.recv() => match m {
+                Some(m) => handle(&shared, &mut registrar, &tx, m),
+                None => break,
+            },
+            () = sleep => registrar.handle_timeout(Instant::now()),
+            _ = stop.changed() => break,
+        }
+        let now = Instant::now();
+        while let Some((local, to, d)) = registrar.poll_transmit_on(now) {
+            if let Some(sock) = socks.get(local) {
+                let _ = sock.send_to(&d, to).await;
+            }
+        }
+        while let Some(v) = registrar.poll_verdict() {
+            verdict(&shared, &tx, &mut warned, now, v);
+        }
+    }
+    drop(tx);
+    let _ = tokio::time::timeout(Duration::from_secs(3), writer_task).await;
+    receivers.shutdown().await;
+}
+
+/// One socket's receive loop: list requests answered here, the rest handed to the
+/// registrar task.
+async fn receive(
+    shared: Arc<Shared>,
+    sock: Arc<UdpSocket>,
+    local: usize,
+    mut list_budget: ListBudget,
+    to_registrar: mpsc::Sender<ToRegistrar>,
+    mut stop: watch::Receiver<bool>,
+) {
+    // As large as a datagram can be: a verification answer of any size arrives whole
+    // (the scan engine that polls reads 64 KiB too).
+    let mut buf = vec![0u8; RECV_BUF];
+    let mut out = Vec::with_capacity(1400);
+    loop {
+        tokio::select! {
             r = sock.recv_from(&mut buf) => match r {
                 Ok((n, from)) => {
                     let d = buf.get(..n).unwrap_or_default();
-                    handle(&shared, &sock, &mut registrar, &mut list_budget, &tx, &mut out, from, d).await;
+                    let m = &shared.metrics;
+                    let now = Instant::now();
+                    let queued = match classify(d) {
+                        Err(_) => {
+                            m.dropped.get_or_create(&label("reason", "malformed")).inc();
+                            continue;
+                        }
+                        Ok(Inbound::List(req)) => {
+                            answer_list(&shared, &sock, &mut list_budget, &mut out, from, &req, now)
+                                .await;
+                            continue;
+                        }
+                        Ok(Inbound::DpList(req)) => {
+                            answer_dp_list(&shared, &sock, &mut list_budget, from, &req, now).await;
+                            continue;
+                        }
+                        Ok(Inbound::Registration(registration)) => {
+                            to_registrar.try_send(ToRegistrar::Registration {
+                                local,
+                                from,
+                                registration,
+                                len: n,
+                            })
+                        }
+                        Ok(Inbound::Other) => to_registrar.try_send(ToRegistrar::Reply {
+                            local,
+                            from,
+                            datagram: d.to_vec(),
+                        }),
+                    };
+                    if queued.is_err() {
+                        m.dropped
+                            .get_or_create(&label("reason", "registrar_busy"))
+                            .inc();
+                    }
                 }
                 Err(e) => {
                     if !ogp_net::responder::is_transient(&e) {
@@ -139,96 +254,101 @@ pub(crate) async fn run(shared: Arc<Shared>, sock: UdpSocket, mut stop: watch::R
                     }
                 }
             },
-            () = sleep => registrar.handle_timeout(Instant::now()),
             _ = stop.changed() => break,
         }
-        let now = Instant::now();
-        while let Some((to, d)) = registrar.poll_transmit(now) {
-            let _ = sock.send_to(&d, to).await;
+    }
+}
+
+/// A finished verification: listed (through the writer) or counted and, for a server
+/// that answered, logged.
+fn verdict(
+    shared: &Shared,
+    tx: &mpsc::Sender<Write>,
+    warned: &mut RateLimiter,
+    now: Instant,
+    v: Verdict,
+) {
+    match v {
+        Verdict::Verified { addr, game, answer } => {
+            let protocol = answer.protocol;
+            let listing = Listing::of(&answer);
+            let game = game.or_else(|| listing.as_ref().and_then(|l| l.game.clone()));
+            shared
+                .metrics
+                .verifications
+                .get_or_create(&labels("protocol", protocol.name(), "outcome", "verified"))
+                .inc();
+            let v = Verified {
+                addr,
+                via: protocol,
+                game_hint: game,
+                listing,
+                ping_ms: answer.ping_ms,
+                status: answer.status,
+            };
+            if tx.try_send(Write::Verified(Box::new(v))).is_err() {
+                shared
+                    .metrics
+                    .dropped
+                    .get_or_create(&label("reason", "writer_busy"))
+                    .inc();
+            }
         }
-        while let Some(v) = registrar.poll_verdict() {
-            match v {
-                Verdict::Verified { addr, game, answer } => {
-                    let protocol = answer.protocol;
-                    let listing = Listing::of(&answer);
-                    let game = game.or_else(|| listing.as_ref().and_then(|l| l.game.clone()));
-                    shared
-                        .metrics
-                        .verifications
-                        .get_or_create(&labels("protocol", protocol.name(), "outcome", "verified"))
-                        .inc();
-                    let v = Verified {
-                        addr,
-                        via: protocol,
-                        game_hint: game,
-                        listing,
-                        ping_ms: answer.ping_ms,
-                        status: answer.status,
-                    };
-                    if tx.try_send(Write::Verified(Box::new(v))).is_err() {
-                        shared
-                            .metrics
-                            .dropped
-                            .get_or_create(&label("reason", "writer_busy"))
-                            .inc();
-                    }
-                }
-                Verdict::Failed {
-                    addr,
-                    protocol,
-                    error,
-                    withheld,
-                    replies,
-                } => {
-                    shared
-                        .metrics
-                        .verifications
-                        .get_or_create(&labels("protocol", protocol.name(), "outcome", "failed"))
-                        .inc();
-                    // A forged registration's source never answers: that is the flood's
-                    // noise, logged at debug. One that answered is a real server the
-                    // operator wants to hear about.
-                    if replies > 0 && warned.check(now, addr.ip()) == RateDecision::Allow {
-                        tracing::warn!(
-                            "{addr}: not verified ({}), not listed: {error}; it answered \
-                             {replies} datagram(s), but gave no usable answer to the status \
-                             query. A server sends no answer that does not fit one datagram \
-                             (this project's OGP responder: 8,192 bytes unsplit): look for \
-                             an overlong field in its status (host name, game name, map)",
-                            protocol.name()
-                        );
-                    } else {
-                        tracing::debug!(
-                            "{addr}: not verified ({}): {error} ({withheld} datagrams withheld)",
-                            protocol.name()
-                        );
-                    }
-                }
+        Verdict::Failed {
+            addr,
+            protocol,
+            error,
+            withheld,
+            replies,
+            refused,
+        } => {
+            shared
+                .metrics
+                .verifications
+                .get_or_create(&labels("protocol", protocol.name(), "outcome", "failed"))
+                .inc();
+            // A forged registration's source never answers: that is the flood's noise,
+            // logged at debug. One that answered is a real server the operator wants to
+            // hear about.
+            let warn = replies > 0 && warned.check(now, addr.ip()) == RateDecision::Allow;
+            if let (true, Some(why)) = (warn, refused) {
+                // It answered, and what it answered was refused: say why (a wrong
+                // verification challenge is not a timeout, nor an overlong field).
+                tracing::warn!(
+                    "{addr}: not verified ({}), not listed: it answered {replies} \
+                     datagram(s) to the verification query and none was taken: {why}",
+                    protocol.name()
+                );
+            } else if warn {
+                tracing::warn!(
+                    "{addr}: not verified ({}), not listed: {error}; it answered \
+                     {replies} datagram(s), but gave no usable answer to the status \
+                     query. A server sends no answer that does not fit one datagram \
+                     (this project's OGP responder: 8,192 bytes unsplit): look for an \
+                     overlong field in its status (host name, game name, map)",
+                    protocol.name()
+                );
+            } else {
+                tracing::debug!(
+                    "{addr}: not verified ({}): {error} ({withheld} datagrams withheld)",
+                    protocol.name()
+                );
             }
         }
     }
-    drop(tx);
-    let _ = tokio::time::timeout(Duration::from_secs(3), writer_task).await;
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn handle(
-    shared: &Shared,
-    sock: &UdpSocket,
-    registrar: &mut Registrar,
-    list_budget: &mut ListBudget,
-    tx: &mpsc::Sender<Write>,
-    out: &mut Vec<u8>,
-    from: SocketAddr,
-    d: &[u8],
-) {
+/// A registration or another datagram, in the registrar task.
+fn handle(shared: &Shared, registrar: &mut Registrar, tx: &mpsc::Sender<Write>, m: ToRegistrar) {
     let now = Instant::now();
-    let m = &shared.metrics;
-    match classify(d) {
-        Err(_) => {
-            m.dropped.get_or_create(&label("reason", "malformed")).inc();
-        }
-        Ok(Inbound::Registration(r)) => {
+    let metrics = &shared.metrics;
+    match m {
+        ToRegistrar::Registration {
+            local,
+            from,
+            registration: r,
+            len,
+        } => {
             let known = match shared.list.read() {
                 Ok(l) => Known {
                     listed: l.contains(from),
@@ -236,7 +356,7 @@ async fn handle(
                 },
                 Err(_) => return,
             };
-            let admission = registrar.register(now, from, &r, d.len(), known);
+            let admission = registrar.register_on(now, local, from, &r, len, known);
             let outcome = match admission {
                 Admission::Listed => {
                     let w = Write::Registered {
@@ -244,28 +364,32 @@ async fn handle(
                         wants_poll: r.wants_poll(),
                     };
                     if tx.try_send(w).is_err() {
-                        m.dropped
+                        metrics
+                            .dropped
                             .get_or_create(&label("reason", "writer_busy"))
                             .inc();
                     }
                     "listed"
                 }
                 Admission::Verifying => "verifying",
+                Admission::Probed(_) => "probed",
                 Admission::Dropped(reason) => reason.name(),
             };
-            m.registrations
+            metrics
+                .registrations
                 .get_or_create(&labels("protocol", r.protocol().name(), "outcome", outcome))
                 .inc();
         }
-        Ok(Inbound::List(req)) => {
-            answer_list(shared, sock, list_budget, out, from, &req, now).await
-        }
-        Ok(Inbound::DpList(req)) => {
-            answer_dp_list(shared, sock, list_budget, from, &req, now).await
-        }
-        Ok(Inbound::Other) => {
-            if !registrar.handle_reply(now, from, d) {
-                m.dropped.get_or_create(&label("reason", "unknown")).inc();
+        ToRegistrar::Reply {
+            local,
+            from,
+            datagram,
+        } => {
+            if !registrar.handle_reply_on(now, local, from, &datagram) {
+                metrics
+                    .dropped
+                    .get_or_create(&label("reason", "unknown"))
+                    .inc();
             }
         }
     }
