@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use common::master::{wait_for, Master};
+use common::master::{wait_for, wait_until, Flood, Master};
 use common::{run, TempDir, BIN};
 use ogp_proto::master::dpmaster::decode_page;
 use ogp_testkit::gameservers::{OpenArena, OpenArenaConfig};
@@ -281,6 +281,46 @@ fn openarena_is_listed_from_its_heartbeat_and_marked_down_after_sigterm() {
     assert!(!l.contains(&addr), "a down server is not listed: {l:?}");
 }
 
+/// Issue 36, item 4: Debian's OpenArena server started during a flood of 5,000 forged
+/// uplinks a second (from 10,000 addresses; from 60,000 fresh prefixes), with the
+/// default capacities, is listed within 10 s of its start. It sends one heartbeat at
+/// start and the next 300 s later: before, that one was dropped as busy (listed 0 times
+/// in 3), and now a registration that finds no place gets a probe, which it answers.
+#[test]
+fn openarena_is_listed_within_10_s_during_a_registration_flood() {
+    if !common::enabled("openarena_is_listed_within_10_s_during_a_registration_flood") {
+        return;
+    }
+    for sources in [10_000u32, 60_000] {
+        let dir = TempDir::new("master-q3-oa-flood");
+        let m = master(&dir.0, "poll_interval_secs = 600");
+        let flood = Flood::start(m.udp, 5000, sources);
+        // under way: the master is saturated, its prefixes partly new, partly seen
+        std::thread::sleep(Duration::from_millis(1500));
+        let started = Instant::now();
+        let oa = OpenArena::start(&OpenArenaConfig {
+            hostname: "Flooded OA".into(),
+            master: Some(m.udp),
+            ..OpenArenaConfig::default()
+        });
+        let answering = started.elapsed();
+        let addr = oa.addr();
+        let left = Duration::from_secs(10).saturating_sub(started.elapsed());
+        let listed = wait_until(left, || item(&m, addr).is_some()).map(|_| started.elapsed());
+        let (sent, rate) = flood.stop();
+        let probed = counter(&m, "ogp_master_registrations_total", "outcome=\"probed\"");
+        eprintln!(
+            "{sources} sources: {sent} forged uplinks ({rate:.0}/s), {probed} probed; OpenArena \
+             answered {answering:?} after its start, listed {listed:?} after it"
+        );
+        assert!(probed > 1000, "the flood saturated the master");
+        assert!(
+            listed.is_some(),
+            "OpenArena not listed within 10 s of its start ({sources} sources)"
+        );
+    }
+}
+
 /// Forged heartbeats: the master sends each forged source one `getinfo` (20 bytes, no
 /// more than the 25- or 28-byte heartbeat) and lists nothing; the victims never answer,
 /// and nothing more comes.
@@ -425,6 +465,91 @@ fn a_getservers_flood_is_cut_by_the_per_source_budget() {
             "protocol=\"dpmaster\",outcome=\"rate_limited\"",
         ) >= 400
     });
+}
+
+/// Issue 36, item 5: the list budgets are the process's, whatever the number of `--udp`
+/// addresses. A master on two addresses, with 2,800 bytes a second per source and 5,600
+/// in all (bursts of four seconds); 16 sources and one victim send `getservers` and
+/// Valve list requests to both addresses for 3 s. All the answers together stay within
+/// the total (each page charged 1,400 or 1,392 bytes), and the victim's within its own
+/// budget, across both sockets. Before, each socket had budgets of its own: twice both.
+#[test]
+fn list_budgets_hold_across_two_udp_addresses() {
+    let dir = TempDir::new("master-two-sockets");
+    let (per_source, total) = (2_800u64, 5_600u64);
+    let db = format!("sqlite://{}", dir.0.join("master.db").display());
+    let config = format!(
+        "allow_private = true\ndb = \"{db}\"\nlist_bytes_per_second = {per_source}\n\
+         list_total_bytes_per_second = {total}\n"
+    );
+    let m = Master::with_config(&dir.0, "master", &config, &["--udp", "127.0.0.1:0"]);
+    let addrs = m.udp_addrs();
+    assert_eq!(addrs.len(), 2, "{}", m.log_text());
+    let bind = |ip: [u8; 4]| {
+        let s = UdpSocket::bind((std::net::Ipv4Addr::from(ip), 0)).unwrap();
+        s.set_nonblocking(true).unwrap();
+        s
+    };
+    let victim = bind([127, 0, 9, 1]);
+    let sources: Vec<UdpSocket> = (1..=16).map(|i| bind([127, 0, 10, i])).collect();
+    let requests: [&[u8]; 2] = [
+        b"\xff\xff\xff\xffgetservers 68 empty full",
+        b"1\xff0.0.0.0:0\x00\x00",
+    ];
+    // (pages, bytes charged) of what a socket received
+    let drain = |s: &UdpSocket, got: &mut (u64, u64)| {
+        let mut buf = [0u8; 2048];
+        while let Ok(n) = s.recv(&mut buf) {
+            got.0 += 1;
+            got.1 += if buf[..n].starts_with(b"\xff\xff\xff\xff\x66\x0a") {
+                1_392
+            } else {
+                1_400
+            };
+        }
+    };
+    let mut victim_got = (0, 0);
+    let mut others_got = (0, 0);
+    let t = Instant::now();
+    let mut round = 0usize;
+    while t.elapsed() < Duration::from_secs(3) {
+        for (i, s) in std::iter::once(&victim).chain(&sources).enumerate() {
+            for a in &addrs {
+                let _ = s.send_to(requests[(i + round) % 2], a);
+            }
+        }
+        round += 1;
+        std::thread::sleep(Duration::from_millis(20));
+        drain(&victim, &mut victim_got);
+        for s in &sources {
+            drain(s, &mut others_got);
+        }
+    }
+    let secs = t.elapsed().as_secs_f64();
+    std::thread::sleep(Duration::from_millis(300));
+    drain(&victim, &mut victim_got);
+    for s in &sources {
+        drain(s, &mut others_got);
+    }
+    let sent = round * 17 * 2;
+    let all = victim_got.1 + others_got.1;
+    let total_bound = (total as f64 * (4.0 + secs)) as u64;
+    let victim_bound = (per_source as f64 * (4.0 + secs)) as u64;
+    eprintln!(
+        "{sent} list requests to two addresses in {secs:.2} s: {} pages, {all} bytes charged in \
+         all (bound {total_bound}); the victim {} pages, {} bytes (bound {victim_bound})",
+        victim_got.0 + others_got.0,
+        victim_got.0,
+        victim_got.1,
+    );
+    assert!(all <= total_bound, "{all} > {total_bound} bytes in all");
+    assert!(
+        victim_got.1 <= victim_bound,
+        "the victim got {} > {victim_bound} bytes",
+        victim_got.1
+    );
+    // and the budget was used: the flood is answered up to it, not silenced
+    assert!(all >= total_bound / 2, "{all} bytes");
 }
 
 /// What a hostile master sends for the request with this number (0, 1, …).
