@@ -268,7 +268,10 @@ impl Flood {
                 let due = (t0.elapsed().as_secs_f64() * rate as f64) as u64;
                 let done = n.load(Ordering::Relaxed);
                 if done >= due {
-                    std::thread::sleep(Duration::from_millis(2));
+                    // evenly spread, as many senders' datagrams arrive: a burst every few
+                    // milliseconds would leave gaps in which a real server's datagram
+                    // finds the master idle
+                    std::thread::sleep(Duration::from_micros(200));
                     continue;
                 }
                 for _ in done..due.min(done + 500) {
