@@ -295,10 +295,19 @@ fn openarena_is_listed_within_10_s_during_a_registration_flood() {
         let dir = TempDir::new("master-q3-oa-flood");
         let m = master(&dir.0, "poll_interval_secs = 600");
         let flood = Flood::start(m.udp, 5000, sources);
-        // under way: the master is saturated, and the flood's first pass over its
-        // prefixes (2 s for 10,000, 12 s for 60,000) takes the reserve kept for new
-        // prefixes when OpenArena's heartbeat comes (about 0.5 s after its start)
-        std::thread::sleep(Duration::from_millis(300));
+        // the master saturated (registrations that find no place: dropped as busy, or
+        // probed), and the flood's first pass over its prefixes (2 s for 10,000, 12 s for
+        // 60,000) taking the reserve kept for new prefixes when OpenArena's heartbeat
+        // comes (0.3 to 0.7 s after its start)
+        let no_place = || {
+            counter(&m, "ogp_master_registrations_total", "outcome=\"busy\"")
+                + counter(&m, "ogp_master_registrations_total", "outcome=\"probed\"")
+        };
+        wait_for(
+            "the flood to saturate the master",
+            Duration::from_secs(10),
+            || no_place() >= 200,
+        );
         let started = Instant::now();
         let oa = OpenArena::start(&OpenArenaConfig {
             hostname: "Flooded OA".into(),
@@ -310,16 +319,16 @@ fn openarena_is_listed_within_10_s_during_a_registration_flood() {
         let left = Duration::from_secs(10).saturating_sub(started.elapsed());
         let listed = wait_until(left, || item(&m, addr).is_some()).map(|_| started.elapsed());
         let (sent, rate) = flood.stop();
-        let probed = counter(&m, "ogp_master_registrations_total", "outcome=\"probed\"");
+        let no_place = no_place();
         eprintln!(
-            "{sources} sources: {sent} forged uplinks ({rate:.0}/s), {probed} probed; OpenArena \
-             answered {answering:?} after its start, listed {listed:?} after it"
+            "{sources} sources: {sent} forged uplinks ({rate:.0}/s), {no_place} found no \
+             place; OpenArena answered {answering:?} after its start, listed {listed:?} \
+             after it"
         );
         assert!(
             listed.is_some(),
             "OpenArena not listed within 10 s of its start ({sources} sources)"
         );
-        assert!(probed > 1000, "the flood saturated the master");
     }
 }
 

@@ -37,6 +37,9 @@ pub struct Metrics {
     pub dropped: Family<Labels, Counter>,
     /// Database statements' latency, by operation.
     pub db_seconds: Family<Labels, Histogram>,
+    /// Answers to probes (sent for registrations that found no place) that verified a
+    /// server or started its verification.
+    pub probe_answers: Counter,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -113,6 +116,12 @@ impl Default for Metrics {
             "Database statement latency by operation",
             db_seconds.clone(),
         );
+        let probe_answers = Counter::default();
+        registry.register(
+            "probe_answers",
+            "Answers to probes of registrations that found no place, taken",
+            probe_answers.clone(),
+        );
         let info = Family::<Labels, Gauge>::default();
         info.get_or_create(&vec![("version", env!("CARGO_PKG_VERSION").to_owned())])
             .set(1);
@@ -130,6 +139,7 @@ impl Default for Metrics {
             list_requests,
             dropped,
             db_seconds,
+            probe_answers,
         }
     }
 }

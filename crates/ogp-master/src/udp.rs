@@ -385,11 +385,14 @@ fn handle(shared: &Shared, registrar: &mut Registrar, tx: &mpsc::Sender<Write>, 
             from,
             datagram,
         } => {
+            let answered = registrar.stats().answered;
             if !registrar.handle_reply_on(now, local, from, &datagram) {
                 metrics
                     .dropped
                     .get_or_create(&label("reason", "unknown"))
                     .inc();
+            } else if registrar.stats().answered > answered {
+                metrics.probe_answers.inc();
             }
         }
     }

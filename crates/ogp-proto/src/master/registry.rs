@@ -46,6 +46,23 @@
 //! makes room by ending its oldest verification that has had no reply for
 //! [`RegistrarConfig::evict_after`] (1 s), so that the places the flood took in its
 //! first pass, while its prefixes were new, come free within a second.
+//!
+//! Probes: a registration that finds no place (its prefix's share or the pool used up)
+//! is not lost. Nothing is kept, but its source is sent the verification's first query
+//! at once ([`Admission::Probed`]), with an id that is a keyed hash of our secret, its
+//! address, the protocol and a 5-second epoch, no larger than the registration, within
+//! [`RegistrarConfig::probes`] a second. A datagram from an address with no
+//! verification in progress is tried as the answer to such a probe (within
+//! [`RegistrarConfig::probe_answers`] a second): the probe's machine is made again from
+//! the id and fed it. A complete answer (Quake III's `infoResponse` with our challenge)
+//! verifies the server at once; a challenge starts the verification there, in
+//! [`RegistrarConfig::answered_pending`] places of its own. A forged source never
+//! answers; a real server does within a round trip, however full the pools are.
+//!
+//! A master with several sockets keeps one registrar for all (its caps are the
+//! process's) and tells it which socket each datagram came on
+//! ([`Registrar::register_on`], [`Registrar::handle_reply_on`],
+//! [`Registrar::poll_transmit_on`]).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -264,7 +281,8 @@ pub struct RegistrarConfig {
     /// registration): see [`Admission::Probed`].
     pub probes: RateConfig,
     /// Datagrams a second from addresses with no verification in progress that are
-    /// tried as answers to probes (default 2,000, burst 4,000).
+    /// tried as answers to probes (default 10,000, burst 20,000: as many as probes go
+    /// out; each try costs two machines' first steps at most).
     pub probe_answers: RateConfig,
     /// Verifications in progress that an answered probe started, beyond
     /// [`max_pending`](Self::max_pending) (default 256).
@@ -287,7 +305,7 @@ impl Default for RegistrarConfig {
             seen_window: Duration::from_secs(30),
             evict_after: Duration::from_secs(1),
             probes: RateConfig::new(10_000.0, 20_000.0),
-            probe_answers: RateConfig::new(2_000.0, 4_000.0),
+            probe_answers: RateConfig::new(10_000.0, 20_000.0),
             answered_pending: 256,
         }
     }
