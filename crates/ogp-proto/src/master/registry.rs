@@ -1169,7 +1169,9 @@ mod tests {
     /// answers only datagrams sent to `server` (anything sent elsewhere is lost, as to a
     /// spoofed victim). Returns the verdict and the bytes sent to each address.
     fn run(reg: &mut Registrar, server: SocketAddr, t0: Instant) -> (Option<Verdict>, u64) {
-        let mut r = Responder::new(ResponderConfig::default(), [3; 32], t0);
+        let mut config = ResponderConfig::default();
+        config.quake3.enabled = true;
+        let mut r = Responder::new(config, [3; 32], t0);
         let master: SocketAddr = "127.0.0.9:27900".parse().unwrap();
         let mut now = t0;
         let mut sent = 0;
@@ -1693,6 +1695,50 @@ mod tests {
                     assert!(s.probed > 1_000, "the flood saturates: {s:?}");
                 }
             }
+        }
+    }
+
+    /// A registration that finds the pool full is probed, and the server's answer to the
+    /// probe verifies it, in each registering protocol: Quake III's `infoResponse` at
+    /// once, OGP and GameSpy after the challenged query that follows the challenge.
+    #[test]
+    fn a_probed_server_is_verified_by_its_answer_in_every_protocol() {
+        let q3 = b"\xff\xff\xff\xffheartbeat QuakeArena-1\n".to_vec();
+        for (d, protocol) in [
+            (uplink(), Protocol::Ogp),
+            (heartbeat(), Protocol::Gamespy3),
+            (q3, Protocol::Quake3),
+        ] {
+            let t0 = Instant::now();
+            let cfg = RegistrarConfig {
+                max_pending: 1,
+                ..RegistrarConfig::default().allow_private(true)
+            };
+            let mut reg = Registrar::new(cfg, [6; 16], t0);
+            let Ok(Inbound::Registration(r)) = classify(&d) else {
+                panic!("{d:?}")
+            };
+            let forged: SocketAddr = "127.0.5.1:1".parse().unwrap();
+            let server: SocketAddr = "127.0.6.1:27960".parse().unwrap();
+            assert_eq!(
+                reg.register(t0, forged, &r, d.len(), Known::default()),
+                Admission::Verifying
+            );
+            assert_eq!(
+                reg.register(t0, server, &r, d.len(), Known::default()),
+                Admission::Probed(DropReason::Busy),
+                "{protocol}"
+            );
+            let (v, _) = run(&mut reg, server, t0);
+            match v {
+                Some(Verdict::Verified { addr, answer, .. }) => {
+                    assert_eq!((addr, answer.protocol), (server, protocol));
+                }
+                other => panic!("{protocol}: {other:?}"),
+            }
+            let s = reg.stats();
+            assert_eq!((s.probed, s.answered, s.verified), (1, 1, 1), "{protocol}");
+            assert!(s.sent_bytes <= s.received_bytes, "{protocol}: {s:?}");
         }
     }
 
