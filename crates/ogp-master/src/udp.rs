@@ -9,6 +9,7 @@
 //! multiplies with the sockets.
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -102,9 +103,42 @@ async fn writer(shared: Arc<Shared>, mut rx: mpsc::Receiver<Write>) {
     }
 }
 
-/// Registrations and replies queued for the registrar task; beyond, they are dropped
-/// (metric `dropped{reason="registrar_busy"}`).
+/// Registrations and replies queued for the registrar task, and their bytes at most
+/// (datagrams of up to 64 KiB: the count alone would let a flood of large ones hold a
+/// gigabyte); beyond, they are dropped (metric `dropped{reason="registrar_busy"}`).
 const REGISTRAR_QUEUE: usize = 16384;
+const REGISTRAR_QUEUE_BYTES: usize = 16 << 20;
+
+/// Bytes of the datagrams queued for the registrar task (see [`REGISTRAR_QUEUE_BYTES`]).
+#[derive(Clone, Default)]
+struct Queued(Arc<AtomicUsize>);
+
+impl Queued {
+    /// Takes `n` bytes of the queue's room: false when there is not that much.
+    fn take(&self, n: usize) -> bool {
+        let before = self.0.fetch_add(n, Ordering::Relaxed);
+        if before.saturating_add(n) > REGISTRAR_QUEUE_BYTES {
+            self.0.fetch_sub(n, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+
+    /// Gives `n` bytes back.
+    fn give(&self, n: usize) {
+        self.0.fetch_sub(n, Ordering::Relaxed);
+    }
+}
+
+impl ToRegistrar {
+    /// The bytes of its datagram (what it holds of the queue's room).
+    fn len(&self) -> usize {
+        match self {
+            Self::Registration { len, .. } => *len,
+            Self::Reply { datagram, .. } => datagram.len(),
+        }
+    }
+}
 
 /// What a socket's receive loop hands the registrar task.
 enum ToRegistrar {
@@ -142,6 +176,7 @@ pub(crate) async fn run(
     );
     let list_budget = ListBudget::new(budgets, secret, now);
     let (to_registrar, from_sockets) = mpsc::channel(REGISTRAR_QUEUE);
+    let queued = Queued::default();
     let mut receivers = tokio::task::JoinSet::new();
     for (local, sock) in socks.iter().enumerate() {
         receivers.spawn(receive(
@@ -149,7 +184,7 @@ pub(crate) async fn run(
             sock.clone(),
             local,
             list_budget.clone(),
-            to_registrar.clone(),
+            (to_registrar.clone(), queued.clone()),
             stop.clone(),
         ));
     }
@@ -171,7 +206,10 @@ pub(crate) async fn run(
         };
         tokio::select! {
             m = from_sockets.recv() => match m {
-                Some(m) => handle(&shared, &mut registrar, &tx, m),
+                Some(m) => {
+                    queued.give(m.len());
+                    handle(&shared, &mut registrar, &tx, m);
+                }
                 None => break,
             },
             () = sleep => registrar.handle_timeout(Instant::now()),
@@ -199,7 +237,7 @@ async fn receive(
     sock: Arc<UdpSocket>,
     local: usize,
     mut list_budget: ListBudget,
-    to_registrar: mpsc::Sender<ToRegistrar>,
+    (to_registrar, queued): (mpsc::Sender<ToRegistrar>, Queued),
     mut stop: watch::Receiver<bool>,
 ) {
     // As large as a datagram can be: a verification answer of any size arrives whole
@@ -213,7 +251,20 @@ async fn receive(
                     let d = buf.get(..n).unwrap_or_default();
                     let m = &shared.metrics;
                     let now = Instant::now();
-                    let queued = match classify(d) {
+                    let inbound = classify(d);
+                    let busy = || {
+                        m.dropped
+                            .get_or_create(&label("reason", "registrar_busy"))
+                            .inc();
+                    };
+                    // what goes to the registrar takes its room in the queue first
+                    let to_queue =
+                        matches!(inbound, Ok(Inbound::Registration(_) | Inbound::Other));
+                    if to_queue && !queued.take(n) {
+                        busy();
+                        continue;
+                    }
+                    let message = match inbound {
                         Err(_) => {
                             m.dropped.get_or_create(&label("reason", "malformed")).inc();
                             continue;
@@ -227,24 +278,21 @@ async fn receive(
                             answer_dp_list(&shared, &sock, &mut list_budget, from, &req, now).await;
                             continue;
                         }
-                        Ok(Inbound::Registration(registration)) => {
-                            to_registrar.try_send(ToRegistrar::Registration {
-                                local,
-                                from,
-                                registration,
-                                len: n,
-                            })
-                        }
-                        Ok(Inbound::Other) => to_registrar.try_send(ToRegistrar::Reply {
+                        Ok(Inbound::Registration(registration)) => ToRegistrar::Registration {
+                            local,
+                            from,
+                            registration,
+                            len: n,
+                        },
+                        Ok(Inbound::Other) => ToRegistrar::Reply {
                             local,
                             from,
                             datagram: d.to_vec(),
-                        }),
+                        },
                     };
-                    if queued.is_err() {
-                        m.dropped
-                            .get_or_create(&label("reason", "registrar_busy"))
-                            .inc();
+                    if to_registrar.try_send(message).is_err() {
+                        queued.give(n);
+                        busy();
                     }
                 }
                 Err(e) => {
