@@ -1814,6 +1814,80 @@ mod tests {
         assert!(s.sent_bytes <= s.received_bytes, "{s:?}");
     }
 
+    /// Attacks on the probes: one victim spoofed 1,000 times with the pool full gets at
+    /// most one 11-byte probe per 13-byte uplink its per-source budget lets in; and
+    /// forged OGP challenge answers from 10,000 prefixes (the one answer a probe cannot
+    /// tell, having no id of ours) hold at most the answered probes' places, list
+    /// nothing, and are never sent more than they sent.
+    #[test]
+    fn probes_keep_the_victim_bounds_and_forged_answers_hold_bounded_places() {
+        let t0 = Instant::now();
+        let cfg = RegistrarConfig {
+            max_pending: 2,
+            ..RegistrarConfig::default()
+        };
+        let mut reg = Registrar::new(cfg, [2; 16], t0);
+        let r = Registration::OgpUplink { game_id: 7 };
+        for i in 0..2u8 {
+            let a = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(93, 184, 100, i)), 1);
+            reg.register(t0, a, &r, 13, Known::default());
+        }
+        while reg.poll_transmit(t0).is_some() {}
+        let victim: SocketAddr = "93.184.216.34:27015".parse().unwrap();
+        let (mut probes, mut bytes) = (0u64, 0u64);
+        for _ in 0..1000 {
+            reg.register(t0, victim, &r, 13, Known::default());
+            while let Some((to, d)) = reg.poll_transmit(t0) {
+                assert_eq!(to, victim);
+                probes += 1;
+                bytes += d.len() as u64;
+            }
+        }
+        assert!(
+            probes <= 128,
+            "{probes} datagrams for one source's burst of 128"
+        );
+        // a real challenge answer, replayed as if from 10,000 prefixes
+        let mut responder = Responder::new(ResponderConfig::default(), [3; 32], t0);
+        let mut out = Transmits::default();
+        let master: SocketAddr = "192.0.2.1:27900".parse().unwrap();
+        responder.handle(
+            t0,
+            master,
+            b"\xff\xff\xff\xffOGP\x00\x03\x01\x00\x00\x00",
+            &status(),
+            &mut out,
+        );
+        let challenge = out.iter().next().expect("a challenge").to_vec();
+        let mut now = t0;
+        for i in 0..10_000u32 {
+            if i % 1000 == 0 {
+                now += Duration::from_millis(300);
+                reg.handle_timeout(now);
+            }
+            let from = spread(i);
+            reg.handle_reply(now, from, &challenge);
+            while let Some((to, d)) = reg.poll_transmit(now) {
+                if to == victim {
+                    // its verification's retries, within what it sent
+                    bytes += d.len() as u64;
+                    continue;
+                }
+                assert_eq!(to, from);
+                assert!(d.len() <= challenge.len());
+            }
+            assert!(reg.pending() <= 2 + 256, "{}", reg.pending());
+        }
+        // the victim: no more than the 13-byte uplinks its budget let in (a burst of
+        // 128, then 4 a second)
+        assert!(bytes <= (128 + 4 * 3) * 13, "{bytes} bytes to the victim");
+        while reg.poll_verdict().is_some() {}
+        let s = reg.stats();
+        assert_eq!(s.verified, 0);
+        assert!(s.answered > 256 && s.evicted > 0, "{s:?}");
+        assert!(s.sent_bytes <= s.received_bytes, "{s:?}");
+    }
+
     #[test]
     fn prefixes() {
         for (a, p) in [
