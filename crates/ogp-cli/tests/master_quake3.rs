@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use common::master::{wait_for, Master};
+use common::master::{wait_for, wait_until, Flood, Master};
 use common::{run, TempDir, BIN};
 use ogp_proto::master::dpmaster::decode_page;
 use ogp_testkit::gameservers::{OpenArena, OpenArenaConfig};
@@ -56,7 +56,18 @@ struct FakeDp {
 
 impl FakeDp {
     fn start(master: SocketAddr, game: &'static str, protocol: u32, echo: Echo) -> Self {
-        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+        Self::start_on("127.0.0.1", master, game, protocol, echo)
+    }
+
+    /// [`FakeDp::start`] on a loopback address of its own (`127.0.0.2`…).
+    fn start_on(
+        ip: &str,
+        master: SocketAddr,
+        game: &'static str,
+        protocol: u32,
+        echo: Echo,
+    ) -> Self {
+        let sock = UdpSocket::bind((ip, 0)).unwrap();
         sock.set_read_timeout(Some(Duration::from_millis(100)))
             .unwrap();
         let stop = Arc::new(AtomicBool::new(false));
@@ -270,6 +281,60 @@ fn openarena_is_listed_from_its_heartbeat_and_marked_down_after_sigterm() {
     assert!(!l.contains(&addr), "a down server is not listed: {l:?}");
 }
 
+/// Issue 36, item 4: Debian's OpenArena server started during a flood of 5,000 forged
+/// uplinks a second (from 10,000 addresses; from 60,000 fresh prefixes), with the
+/// default capacities, is listed within 10 s of its start (counted from when it
+/// answers, which is when it sends its heartbeat). It sends one heartbeat at
+/// start and the next 300 s later: before, that one was dropped as busy (listed 0 times
+/// in 3), and now a registration that finds no place gets a probe, which it answers.
+#[test]
+fn openarena_is_listed_within_10_s_during_a_registration_flood() {
+    if !common::enabled("openarena_is_listed_within_10_s_during_a_registration_flood") {
+        return;
+    }
+    for sources in [10_000u32, 60_000] {
+        let dir = TempDir::new("master-q3-oa-flood");
+        let m = master(&dir.0, "poll_interval_secs = 600");
+        let flood = Flood::start(m.udp, 5000, sources);
+        // the master saturated (registrations that find no place: dropped as busy, or
+        // probed), and the flood's first pass over its prefixes (2 s for 10,000, 12 s for
+        // 60,000) taking the reserve kept for new prefixes when OpenArena's heartbeat
+        // comes (0.3 to 0.7 s after its start)
+        let no_place = || {
+            counter(&m, "ogp_master_registrations_total", "outcome=\"busy\"")
+                + counter(&m, "ogp_master_registrations_total", "outcome=\"probed\"")
+        };
+        wait_for(
+            "the flood to saturate the master",
+            Duration::from_secs(10),
+            || no_place() >= 200,
+        );
+        let started = Instant::now();
+        let oa = OpenArena::start(&OpenArenaConfig {
+            hostname: "Flooded OA".into(),
+            master: Some(m.udp),
+            ..OpenArenaConfig::default()
+        });
+        // its heartbeat goes out as its map is loaded, when it starts answering: the
+        // 10 s count from then (a loaded machine can take seconds to start it)
+        let answering = started.elapsed();
+        let addr = oa.addr();
+        let listed = wait_until(Duration::from_secs(10), || item(&m, addr).is_some())
+            .map(|_| started.elapsed());
+        let (sent, rate) = flood.stop();
+        let no_place = no_place();
+        eprintln!(
+            "{sources} sources: {sent} forged uplinks ({rate:.0}/s), {no_place} found no \
+             place; OpenArena answered {answering:?} after its start, listed {listed:?} \
+             after it"
+        );
+        assert!(
+            listed.is_some(),
+            "OpenArena not listed within 10 s of answering ({sources} sources)"
+        );
+    }
+}
+
 /// Forged heartbeats: the master sends each forged source one `getinfo` (20 bytes, no
 /// more than the 25- or 28-byte heartbeat) and lists nothing; the victims never answer,
 /// and nothing more comes.
@@ -328,8 +393,9 @@ fn forged_heartbeats_cost_the_victim_one_getinfo_no_larger() {
 fn a_wrong_or_missing_challenge_is_not_verified() {
     let dir = TempDir::new("master-q3-challenge");
     let m = master(&dir.0, "");
-    let wrong = FakeDp::start(m.udp, "Xonotic", 3, Echo::Wrong);
-    let missing = FakeDp::start(m.udp, "Xonotic", 3, Echo::Missing);
+    // each on an address of its own: the master warns once per IP address
+    let wrong = FakeDp::start_on("127.0.0.2", m.udp, "Xonotic", 3, Echo::Wrong);
+    let missing = FakeDp::start_on("127.0.0.3", m.udp, "Xonotic", 3, Echo::Missing);
     let right = FakeDp::start(m.udp, "Xonotic", 3, Echo::Right);
     wait_for("two failed verifications", Duration::from_secs(30), || {
         counter(
@@ -343,6 +409,27 @@ fn a_wrong_or_missing_challenge_is_not_verified() {
     });
     assert!(item(&m, wrong.addr()).is_none());
     assert!(item(&m, missing.addr()).is_none());
+    // the log says what happened to each: its answers were refused, and why (issue 36,
+    // item 10: a wrong challenge was "timed out … look for an overlong field")
+    for (fake, why) in [
+        (&wrong, "wrong challenge"),
+        (&missing, "no challenge echoed"),
+    ] {
+        let addr = fake.addr().to_string();
+        let log = m.log_text();
+        let line = log
+            .lines()
+            .find(|l| l.contains("WARN") && l.contains(&format!("{addr}:")))
+            .unwrap_or_else(|| panic!("no warning for {addr}:\n{log}"));
+        assert!(
+            line.contains("not verified") && line.contains(why),
+            "{line}"
+        );
+        assert!(
+            !line.contains("timed out") && !line.contains("overlong"),
+            "{line}"
+        );
+    }
     let (l, end) = getservers(m.udp, b"\xff\xff\xff\xffgetservers Xonotic 3");
     assert!(end);
     assert_eq!(l, vec![right.addr()]);
@@ -392,6 +479,103 @@ fn a_getservers_flood_is_cut_by_the_per_source_budget() {
             "protocol=\"dpmaster\",outcome=\"rate_limited\"",
         ) >= 400
     });
+}
+
+/// Issue 36, item 5: the list budgets are the process's, whatever the number of `--udp`
+/// addresses. A master on two addresses, with 2,800 bytes a second per source and 5,600
+/// in all (bursts of four seconds); 16 sources and one victim send `getservers` and
+/// Valve list requests to both addresses for 3 s. All the answers together stay within
+/// the total (each page charged 1,400 or 1,392 bytes), and the victim's within its own
+/// budget, across both sockets. Before, each socket had budgets of its own: twice both.
+#[test]
+fn list_budgets_hold_across_two_udp_addresses() {
+    let dir = TempDir::new("master-two-sockets");
+    let (per_source, total) = (2_800u64, 5_600u64);
+    let db = format!("sqlite://{}", dir.0.join("master.db").display());
+    let config = format!(
+        "allow_private = true\ndb = \"{db}\"\nlist_bytes_per_second = {per_source}\n\
+         list_total_bytes_per_second = {total}\n"
+    );
+    let m = Master::with_config(&dir.0, "master", &config, &["--udp", "127.0.0.1:0"]);
+    let addrs = m.udp_addrs();
+    assert_eq!(addrs.len(), 2, "{}", m.log_text());
+    let bind = |ip: [u8; 4]| {
+        let s = UdpSocket::bind((std::net::Ipv4Addr::from(ip), 0)).unwrap();
+        s.set_nonblocking(true).unwrap();
+        s
+    };
+    let victim = bind([127, 0, 9, 1]);
+    let sources: Vec<UdpSocket> = (1..=16).map(|i| bind([127, 0, 10, i])).collect();
+    let requests: [&[u8]; 2] = [
+        b"\xff\xff\xff\xffgetservers 68 empty full",
+        b"1\xff0.0.0.0:0\x00\x00",
+    ];
+    // (pages, bytes charged) of what a socket received
+    let drain = |s: &UdpSocket, got: &mut (u64, u64)| {
+        let mut buf = [0u8; 2048];
+        while let Ok(n) = s.recv(&mut buf) {
+            got.0 += 1;
+            got.1 += if buf[..n].starts_with(b"\xff\xff\xff\xff\x66\x0a") {
+                1_392
+            } else {
+                1_400
+            };
+        }
+    };
+    let mut victim_got = (0, 0);
+    let mut others_got = (0, 0);
+    let t = Instant::now();
+    let mut round = 0usize;
+    let mut sent = 0;
+    // 1.5 s of the victim alone (its own budget is what stops it), then everyone for 3 s
+    while t.elapsed() < Duration::from_millis(4500) {
+        let senders = if t.elapsed() < Duration::from_millis(1500) {
+            1
+        } else {
+            1 + sources.len()
+        };
+        for (i, s) in std::iter::once(&victim)
+            .chain(&sources)
+            .take(senders)
+            .enumerate()
+        {
+            for a in &addrs {
+                let _ = s.send_to(requests[(i + round) % 2], a);
+                sent += 1;
+            }
+        }
+        round += 1;
+        std::thread::sleep(Duration::from_millis(20));
+        drain(&victim, &mut victim_got);
+        for s in &sources {
+            drain(s, &mut others_got);
+        }
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    drain(&victim, &mut victim_got);
+    for s in &sources {
+        drain(s, &mut others_got);
+    }
+    // every answer was charged by now
+    let secs = t.elapsed().as_secs_f64();
+    let all = victim_got.1 + others_got.1;
+    let total_bound = (total as f64 * (4.0 + secs)) as u64;
+    let victim_bound = (per_source as f64 * (4.0 + secs)) as u64;
+    eprintln!(
+        "{sent} list requests to two addresses in {secs:.2} s: {} pages, {all} bytes charged in \
+         all (bound {total_bound}); the victim {} pages, {} bytes (bound {victim_bound})",
+        victim_got.0 + others_got.0,
+        victim_got.0,
+        victim_got.1,
+    );
+    assert!(all <= total_bound, "{all} > {total_bound} bytes in all");
+    assert!(
+        victim_got.1 <= victim_bound,
+        "the victim got {} > {victim_bound} bytes",
+        victim_got.1
+    );
+    // and the budget was used: the flood is answered up to it, not silenced
+    assert!(all >= total_bound / 2, "{all} bytes");
 }
 
 /// What a hostile master sends for the request with this number (0, 1, …).

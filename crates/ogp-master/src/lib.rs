@@ -357,10 +357,15 @@ impl Master {
         let (stop, stop_rx) = watch::channel(false);
         let mut tasks = JoinSet::new();
         let mut udp = Vec::new();
+        let mut socks = Vec::new();
         for addr in &config.udp {
             let sock = ogp_net::bind_udp(*addr).with_context(|| format!("binding UDP {addr}"))?;
             udp.push(sock.local_addr()?);
-            tasks.spawn(udp::run(shared.clone(), sock, stop_rx.clone()));
+            socks.push(sock);
+        }
+        if !socks.is_empty() {
+            // one task for all sockets: the budgets and caps are the process's
+            tasks.spawn(udp::run(shared.clone(), socks, stop_rx.clone()));
         }
         let http = match config.http {
             Some(addr) => {

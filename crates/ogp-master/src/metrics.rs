@@ -41,6 +41,9 @@ pub struct Metrics {
     /// Wrong or missing bearer tokens on the write API, by what they got
     /// (unauthorized: 401; limited: 429).
     pub http_wrong_tokens: Family<Labels, Counter>,
+    /// Answers to probes (sent for registrations that found no place) that verified a
+    /// server or started its verification.
+    pub probe_answers: Counter,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -123,6 +126,12 @@ impl Default for Metrics {
             "Wrong or missing bearer tokens on the write API, by answer (unauthorized, limited)",
             http_wrong_tokens.clone(),
         );
+        let probe_answers = Counter::default();
+        registry.register(
+            "probe_answers",
+            "Answers to probes of registrations that found no place, taken",
+            probe_answers.clone(),
+        );
         let info = Family::<Labels, Gauge>::default();
         info.get_or_create(&vec![("version", env!("CARGO_PKG_VERSION").to_owned())])
             .set(1);
@@ -141,6 +150,7 @@ impl Default for Metrics {
             dropped,
             db_seconds,
             http_wrong_tokens,
+            probe_answers,
         }
     }
 }

@@ -3,8 +3,13 @@
 //! list requests (Valve's, dpmaster's `getservers` / `getserversExt`) answered within a
 //! byte budget per source and in total, checked before the filter and the list are
 //! looked at (dpmaster's answers: again before each further page).
+//!
+//! However many `--udp` addresses: one registrar (verifications, probes, their caps)
+//! and one list budget (per source and in total) for the process, so that no cap
+//! multiplies with the sockets.
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,7 +17,7 @@ use ogp_proto::guard::{RateConfig, RateDecision, RateLimiter};
 use ogp_proto::master::addr::canonical;
 use ogp_proto::master::dpmaster::{self, Listing, ServersRequest};
 use ogp_proto::master::registry::{
-    classify, Admission, Inbound, Known, Registrar, RegistrarConfig, Verdict,
+    classify, Admission, Inbound, Known, Registrar, RegistrarConfig, Registration, Verdict,
 };
 use ogp_proto::master::valve::{
     encode_page, Filter, ListAdmission, ListBudget, ListBudgetConfig, ListRequest,
@@ -101,26 +106,99 @@ async fn writer(shared: Arc<Shared>, mut rx: mpsc::Receiver<Write>) {
     }
 }
 
-/// Serves one UDP socket until `stop`.
-pub(crate) async fn run(shared: Arc<Shared>, sock: UdpSocket, mut stop: watch::Receiver<bool>) {
+/// Registrations and replies queued for the registrar task, and their bytes at most
+/// (datagrams of up to 64 KiB: the count alone would let a flood of large ones hold a
+/// gigabyte); beyond, they are dropped (metric `dropped{reason="registrar_busy"}`).
+const REGISTRAR_QUEUE: usize = 16384;
+const REGISTRAR_QUEUE_BYTES: usize = 16 << 20;
+
+/// Bytes of the datagrams queued for the registrar task (see [`REGISTRAR_QUEUE_BYTES`]).
+#[derive(Clone, Default)]
+struct Queued(Arc<AtomicUsize>);
+
+impl Queued {
+    /// Takes `n` bytes of the queue's room: false when there is not that much.
+    fn take(&self, n: usize) -> bool {
+        let before = self.0.fetch_add(n, Ordering::Relaxed);
+        if before.saturating_add(n) > REGISTRAR_QUEUE_BYTES {
+            self.0.fetch_sub(n, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+
+    /// Gives `n` bytes back.
+    fn give(&self, n: usize) {
+        self.0.fetch_sub(n, Ordering::Relaxed);
+    }
+}
+
+impl ToRegistrar {
+    /// The bytes of its datagram (what it holds of the queue's room).
+    fn len(&self) -> usize {
+        match self {
+            Self::Registration { len, .. } => *len,
+            Self::Reply { datagram, .. } => datagram.len(),
+        }
+    }
+}
+
+/// What a socket's receive loop hands the registrar task.
+enum ToRegistrar {
+    /// A registration, from `from`, that arrived on socket `local`.
+    Registration {
+        local: usize,
+        from: SocketAddr,
+        registration: Registration,
+        len: usize,
+    },
+    /// Anything else (a reply to a verification query, an answer to a probe, noise).
+    Reply {
+        local: usize,
+        from: SocketAddr,
+        datagram: Vec<u8>,
+    },
+}
+
+/// Serves the UDP sockets until `stop`: one receive loop per socket (list requests are
+/// answered there, all against one [`ListBudget`] whose clones share its buckets), and
+/// one registrar for all of them (its caps are the process's), which sends each
+/// verification query from the socket its registration arrived on.
+pub(crate) async fn run(
+    shared: Arc<Shared>,
+    socks: Vec<UdpSocket>,
+    mut stop: watch::Receiver<bool>,
+) {
     let now = Instant::now();
     let mut secret = [0u8; 16];
     let _ = getrandom::fill(&mut secret);
-    let mut registrar = Registrar::new(registrar_config(&shared), secret, now);
+    let socks: Vec<Arc<UdpSocket>> = socks.into_iter().map(Arc::new).collect();
     let budgets = ListBudgetConfig::new(
         shared.config.list_bytes_per_second,
         shared.config.list_total_bytes_per_second,
     );
-    let mut list_budget = ListBudget::new(budgets, secret, now);
+    let list_budget = ListBudget::new(budgets, secret, now);
+    let (to_registrar, from_sockets) = mpsc::channel(REGISTRAR_QUEUE);
+    let queued = Queued::default();
+    let mut receivers = tokio::task::JoinSet::new();
+    for (local, sock) in socks.iter().enumerate() {
+        receivers.spawn(receive(
+            shared.clone(),
+            sock.clone(),
+            local,
+            list_budget.clone(),
+            (to_registrar.clone(), queued.clone()),
+            stop.clone(),
+        ));
+    }
+    drop(to_registrar);
+    let mut registrar = Registrar::new(registrar_config(&shared), secret, now);
     let (tx, rx) = mpsc::channel(16384);
     let writer_task = tokio::spawn(writer(shared.clone(), rx));
-    // As large as a datagram can be: a verification answer of any size arrives whole
-    // (the scan engine that polls reads 64 KiB too).
-    let mut buf = vec![0u8; RECV_BUF];
     // One warning per address and 10 minutes for a server that answered and still was
     // not verified.
     let mut warned = RateLimiter::new(RateConfig::new(1.0 / 600.0, 1.0), 4096, secret, now);
-    let mut out = Vec::with_capacity(1400);
+    let mut from_sockets = from_sockets;
     loop {
         let wake = registrar.poll_timeout().map(tokio::time::Instant::from_std);
         let sleep = async {
@@ -130,10 +208,95 @@ pub(crate) async fn run(shared: Arc<Shared>, sock: UdpSocket, mut stop: watch::R
             }
         };
         tokio::select! {
+            m = from_sockets.recv() => match m {
+                Some(m) => {
+                    queued.give(m.len());
+                    handle(&shared, &mut registrar, &tx, m);
+                }
+                None => break,
+            },
+            () = sleep => registrar.handle_timeout(Instant::now()),
+            _ = stop.changed() => break,
+        }
+        let now = Instant::now();
+        while let Some((local, to, d)) = registrar.poll_transmit_on(now) {
+            if let Some(sock) = socks.get(local) {
+                let _ = sock.send_to(&d, to).await;
+            }
+        }
+        while let Some(v) = registrar.poll_verdict() {
+            verdict(&shared, &tx, &mut warned, now, v);
+        }
+    }
+    drop(tx);
+    let _ = tokio::time::timeout(Duration::from_secs(3), writer_task).await;
+    receivers.shutdown().await;
+}
+
+/// One socket's receive loop: list requests answered here, the rest handed to the
+/// registrar task.
+async fn receive(
+    shared: Arc<Shared>,
+    sock: Arc<UdpSocket>,
+    local: usize,
+    mut list_budget: ListBudget,
+    (to_registrar, queued): (mpsc::Sender<ToRegistrar>, Queued),
+    mut stop: watch::Receiver<bool>,
+) {
+    // As large as a datagram can be: a verification answer of any size arrives whole
+    // (the scan engine that polls reads 64 KiB too).
+    let mut buf = vec![0u8; RECV_BUF];
+    let mut out = Vec::with_capacity(1400);
+    loop {
+        tokio::select! {
             r = sock.recv_from(&mut buf) => match r {
                 Ok((n, from)) => {
                     let d = buf.get(..n).unwrap_or_default();
-                    handle(&shared, &sock, &mut registrar, &mut list_budget, &tx, &mut out, from, d).await;
+                    let m = &shared.metrics;
+                    let now = Instant::now();
+                    let inbound = classify(d);
+                    let busy = || {
+                        m.dropped
+                            .get_or_create(&label("reason", "registrar_busy"))
+                            .inc();
+                    };
+                    // what goes to the registrar takes its room in the queue first
+                    let to_queue =
+                        matches!(inbound, Ok(Inbound::Registration(_) | Inbound::Other));
+                    if to_queue && !queued.take(n) {
+                        busy();
+                        continue;
+                    }
+                    let message = match inbound {
+                        Err(_) => {
+                            m.dropped.get_or_create(&label("reason", "malformed")).inc();
+                            continue;
+                        }
+                        Ok(Inbound::List(req)) => {
+                            answer_list(&shared, &sock, &mut list_budget, &mut out, from, &req, now)
+                                .await;
+                            continue;
+                        }
+                        Ok(Inbound::DpList(req)) => {
+                            answer_dp_list(&shared, &sock, &mut list_budget, from, &req, now).await;
+                            continue;
+                        }
+                        Ok(Inbound::Registration(registration)) => ToRegistrar::Registration {
+                            local,
+                            from,
+                            registration,
+                            len: n,
+                        },
+                        Ok(Inbound::Other) => ToRegistrar::Reply {
+                            local,
+                            from,
+                            datagram: d.to_vec(),
+                        },
+                    };
+                    if to_registrar.try_send(message).is_err() {
+                        queued.give(n);
+                        busy();
+                    }
                 }
                 Err(e) => {
                     if !ogp_net::responder::is_transient(&e) {
@@ -142,96 +305,101 @@ pub(crate) async fn run(shared: Arc<Shared>, sock: UdpSocket, mut stop: watch::R
                     }
                 }
             },
-            () = sleep => registrar.handle_timeout(Instant::now()),
             _ = stop.changed() => break,
         }
-        let now = Instant::now();
-        while let Some((to, d)) = registrar.poll_transmit(now) {
-            let _ = sock.send_to(&d, to).await;
+    }
+}
+
+/// A finished verification: listed (through the writer) or counted and, for a server
+/// that answered, logged.
+fn verdict(
+    shared: &Shared,
+    tx: &mpsc::Sender<Write>,
+    warned: &mut RateLimiter,
+    now: Instant,
+    v: Verdict,
+) {
+    match v {
+        Verdict::Verified { addr, game, answer } => {
+            let protocol = answer.protocol;
+            let listing = Listing::of(&answer);
+            let game = game.or_else(|| listing.as_ref().and_then(|l| l.game.clone()));
+            shared
+                .metrics
+                .verifications
+                .get_or_create(&labels("protocol", protocol.name(), "outcome", "verified"))
+                .inc();
+            let v = Verified {
+                addr: canonical(addr),
+                via: protocol,
+                game_hint: game,
+                listing,
+                ping_ms: answer.ping_ms,
+                status: answer.status,
+            };
+            if tx.try_send(Write::Verified(Box::new(v))).is_err() {
+                shared
+                    .metrics
+                    .dropped
+                    .get_or_create(&label("reason", "writer_busy"))
+                    .inc();
+            }
         }
-        while let Some(v) = registrar.poll_verdict() {
-            match v {
-                Verdict::Verified { addr, game, answer } => {
-                    let protocol = answer.protocol;
-                    let listing = Listing::of(&answer);
-                    let game = game.or_else(|| listing.as_ref().and_then(|l| l.game.clone()));
-                    shared
-                        .metrics
-                        .verifications
-                        .get_or_create(&labels("protocol", protocol.name(), "outcome", "verified"))
-                        .inc();
-                    let v = Verified {
-                        addr: canonical(addr),
-                        via: protocol,
-                        game_hint: game,
-                        listing,
-                        ping_ms: answer.ping_ms,
-                        status: answer.status,
-                    };
-                    if tx.try_send(Write::Verified(Box::new(v))).is_err() {
-                        shared
-                            .metrics
-                            .dropped
-                            .get_or_create(&label("reason", "writer_busy"))
-                            .inc();
-                    }
-                }
-                Verdict::Failed {
-                    addr,
-                    protocol,
-                    error,
-                    withheld,
-                    replies,
-                } => {
-                    shared
-                        .metrics
-                        .verifications
-                        .get_or_create(&labels("protocol", protocol.name(), "outcome", "failed"))
-                        .inc();
-                    // A forged registration's source never answers: that is the flood's
-                    // noise, logged at debug. One that answered is a real server the
-                    // operator wants to hear about.
-                    if replies > 0 && warned.check(now, addr.ip()) == RateDecision::Allow {
-                        tracing::warn!(
-                            "{addr}: not verified ({}), not listed: {error}; it answered \
-                             {replies} datagram(s), but gave no usable answer to the status \
-                             query. A server sends no answer that does not fit one datagram \
-                             (this project's OGP responder: 8,192 bytes unsplit): look for \
-                             an overlong field in its status (host name, game name, map)",
-                            protocol.name()
-                        );
-                    } else {
-                        tracing::debug!(
-                            "{addr}: not verified ({}): {error} ({withheld} datagrams withheld)",
-                            protocol.name()
-                        );
-                    }
-                }
+        Verdict::Failed {
+            addr,
+            protocol,
+            error,
+            withheld,
+            replies,
+            refused,
+        } => {
+            shared
+                .metrics
+                .verifications
+                .get_or_create(&labels("protocol", protocol.name(), "outcome", "failed"))
+                .inc();
+            // A forged registration's source never answers: that is the flood's noise,
+            // logged at debug. One that answered is a real server the operator wants to
+            // hear about.
+            let warn = replies > 0 && warned.check(now, addr.ip()) == RateDecision::Allow;
+            if let (true, Some(why)) = (warn, refused) {
+                // It answered, and what it answered was refused: say why (a wrong
+                // verification challenge is not a timeout, nor an overlong field).
+                tracing::warn!(
+                    "{addr}: not verified ({}), not listed: it answered {replies} \
+                     datagram(s) to the verification query and none was taken: {why}",
+                    protocol.name()
+                );
+            } else if warn {
+                tracing::warn!(
+                    "{addr}: not verified ({}), not listed: {error}; it answered \
+                     {replies} datagram(s), but gave no usable answer to the status \
+                     query. A server sends no answer that does not fit one datagram \
+                     (this project's OGP responder: 8,192 bytes unsplit): look for an \
+                     overlong field in its status (host name, game name, map)",
+                    protocol.name()
+                );
+            } else {
+                tracing::debug!(
+                    "{addr}: not verified ({}): {error} ({withheld} datagrams withheld)",
+                    protocol.name()
+                );
             }
         }
     }
-    drop(tx);
-    let _ = tokio::time::timeout(Duration::from_secs(3), writer_task).await;
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn handle(
-    shared: &Shared,
-    sock: &UdpSocket,
-    registrar: &mut Registrar,
-    list_budget: &mut ListBudget,
-    tx: &mpsc::Sender<Write>,
-    out: &mut Vec<u8>,
-    from: SocketAddr,
-    d: &[u8],
-) {
+/// A registration or another datagram, in the registrar task.
+fn handle(shared: &Shared, registrar: &mut Registrar, tx: &mpsc::Sender<Write>, m: ToRegistrar) {
     let now = Instant::now();
-    let m = &shared.metrics;
-    match classify(d) {
-        Err(_) => {
-            m.dropped.get_or_create(&label("reason", "malformed")).inc();
-        }
-        Ok(Inbound::Registration(r)) => {
+    let metrics = &shared.metrics;
+    match m {
+        ToRegistrar::Registration {
+            local,
+            from,
+            registration: r,
+            len,
+        } => {
             // the list holds an IPv4-mapped source (a dual-stack socket's) as its IPv4
             let key = canonical(from);
             let known = match shared.list.read() {
@@ -241,7 +409,7 @@ async fn handle(
                 },
                 Err(_) => return,
             };
-            let admission = registrar.register(now, from, &r, d.len(), known);
+            let admission = registrar.register_on(now, local, from, &r, len, known);
             let outcome = match admission {
                 Admission::Listed => {
                     let w = Write::Registered {
@@ -249,28 +417,35 @@ async fn handle(
                         wants_poll: r.wants_poll(),
                     };
                     if tx.try_send(w).is_err() {
-                        m.dropped
+                        metrics
+                            .dropped
                             .get_or_create(&label("reason", "writer_busy"))
                             .inc();
                     }
                     "listed"
                 }
                 Admission::Verifying => "verifying",
+                Admission::Probed(_) => "probed",
                 Admission::Dropped(reason) => reason.name(),
             };
-            m.registrations
+            metrics
+                .registrations
                 .get_or_create(&labels("protocol", r.protocol().name(), "outcome", outcome))
                 .inc();
         }
-        Ok(Inbound::List(req)) => {
-            answer_list(shared, sock, list_budget, out, from, &req, now).await
-        }
-        Ok(Inbound::DpList(req)) => {
-            answer_dp_list(shared, sock, list_budget, from, &req, now).await
-        }
-        Ok(Inbound::Other) => {
-            if !registrar.handle_reply(now, from, d) {
-                m.dropped.get_or_create(&label("reason", "unknown")).inc();
+        ToRegistrar::Reply {
+            local,
+            from,
+            datagram,
+        } => {
+            let answered = registrar.stats().answered;
+            if !registrar.handle_reply_on(now, local, from, &datagram) {
+                metrics
+                    .dropped
+                    .get_or_create(&label("reason", "unknown"))
+                    .inc();
+            } else if registrar.stats().answered > answered {
+                metrics.probe_answers.inc();
             }
         }
     }

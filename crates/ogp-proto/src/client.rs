@@ -171,6 +171,13 @@ macro_rules! registry {
                 }
             }
 
+            fn last_dropped(&self) -> Option<&'static str> {
+                match self {
+                    $( $(#[cfg($c)])? Self::$variant(m) => m.last_dropped(), )*
+                    Self::Unavailable(..) => None,
+                }
+            }
+
             fn take_result(&mut self) -> Option<Result<Answer, QueryError>> {
                 match self {
                     $(

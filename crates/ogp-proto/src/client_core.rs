@@ -117,10 +117,17 @@ pub trait QueryDriver {
     fn close_due(&self) -> bool {
         false
     }
+
+    /// Why the last datagram from the server that this machine did not take was dropped
+    /// (`"challenge is not ours"`, `"not the reply to the current step"`…), if one was:
+    /// what tells a server that answered wrongly from one that never answered.
+    fn last_dropped(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// The [`QueryDriver`] methods every machine answers from its `Exchange` (a field `x`):
-/// `poll_timeout` and `take_result`, and with `give_up_on_timeout` a `handle_timeout`
+/// `poll_timeout`, `take_result` and `last_dropped`, and with `give_up_on_timeout` a `handle_timeout`
 /// that gives up when the timers say so.
 macro_rules! exchange_driver {
     () => {
@@ -134,6 +141,10 @@ macro_rules! exchange_driver {
             Result<$crate::client_core::Answer<Self::Details>, $crate::client_core::QueryError>,
         > {
             self.x.take_result()
+        }
+
+        fn last_dropped(&self) -> Option<&'static str> {
+            self.x.last_dropped()
         }
     };
     (give_up_on_timeout) => {
@@ -911,6 +922,8 @@ pub(crate) struct Exchange<D> {
     warnings: Vec<String>,
     events: Vec<Event>,
     last_malformed: Option<DecodeError>,
+    /// Why the last datagram of the server that was not taken was dropped.
+    last_dropped: Option<&'static str>,
     done: bool,
     /// Boxed: a machine waiting for its answer (a scan holds thousands) does not carry
     /// the room of a whole status.
@@ -932,6 +945,7 @@ impl<D> Exchange<D> {
             warnings: Vec::new(),
             events: Vec::new(),
             last_malformed: None,
+            last_dropped: None,
             done: false,
             result: None,
         }
@@ -1004,7 +1018,13 @@ impl<D> Exchange<D> {
 
     /// Records a dropped datagram.
     pub(crate) fn dropped(&mut self, bytes: usize, why: &'static str) {
+        self.last_dropped = Some(why);
         self.event(Event::Dropped { bytes, why });
+    }
+
+    /// Why the last datagram dropped was dropped ([`QueryDriver::last_dropped`]).
+    pub(crate) fn last_dropped(&self) -> Option<&'static str> {
+        self.last_dropped
     }
 
     /// Records warnings (up to [`MAX_WARNINGS`]).

@@ -4,9 +4,12 @@
 
 use std::ffi::OsStr;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::net::{Ipv4Addr, SocketAddr, TcpStream, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -77,6 +80,17 @@ impl Master {
         let mut all: Vec<&OsStr> = vec![OsStr::new("--config"), conf.as_os_str()];
         all.extend(args.iter().map(OsStr::new));
         Self::start(dir, name, &all)
+    }
+
+    /// Every UDP address it serves (the log's `UDP on` lines): with more `--udp` flags,
+    /// more than [`Master::udp`].
+    #[allow(dead_code)] // not every test binary that includes this module uses it
+    pub fn udp_addrs(&self) -> Vec<SocketAddr> {
+        self.log_text()
+            .split("UDP on ")
+            .skip(1)
+            .filter_map(|r| r.split(' ').next()?.parse().ok())
+            .collect()
     }
 
     /// What it has logged so far.
@@ -187,15 +201,23 @@ fn dechunk(mut s: &str) -> String {
 }
 
 /// Polls `f` every 100 ms until it holds, for at most `limit`; how long it took.
-pub fn wait_for(what: &str, limit: Duration, mut f: impl FnMut() -> bool) -> Duration {
+pub fn wait_for(what: &str, limit: Duration, f: impl FnMut() -> bool) -> Duration {
+    wait_until(limit, f).unwrap_or_else(|| panic!("timed out after {limit:?} waiting for: {what}"))
+}
+
+/// Polls `f` every 100 ms until it holds, for at most `limit` (once at least): how long
+/// it took, or `None` when it never held.
+pub fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> Option<Duration> {
     let t = Instant::now();
-    while t.elapsed() < limit {
+    loop {
         if f() {
-            return t.elapsed();
+            return Some(t.elapsed());
+        }
+        if t.elapsed() >= limit {
+            return None;
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    panic!("timed out after {limit:?} waiting for: {what}");
 }
 
 /// The demo status (`state.json`) under the host name `name`.
@@ -350,4 +372,87 @@ pub fn still_open(s: &TcpStream) -> bool {
 pub fn metric(text: &str, name: &str) -> Option<f64> {
     text.lines()
         .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
+/// The forged source `i`: 127.a.b.1 with a /24 of its own (never 127.0.0.0/24, where
+/// the real servers are; `i` below 65,000). Each is a real loopback address, so the
+/// master's probes to it go nowhere, as to a spoofed victim.
+#[allow(dead_code)]
+pub fn forged(i: u32) -> Ipv4Addr {
+    Ipv4Addr::from(0x7f01_0001 + (i << 8))
+}
+
+/// A flood of forged OGP uplinks to a master, at about `rate` a second from `sources`
+/// addresses ([`forged`]) in turn (each datagram from a socket bound to its address),
+/// in a thread of its own, until stopped or dropped (or 120 s).
+#[allow(dead_code)]
+pub struct Flood {
+    stop: Arc<AtomicBool>,
+    sent: Arc<AtomicU64>,
+    started: Instant,
+    thread: Option<JoinHandle<()>>,
+}
+
+#[allow(dead_code)]
+impl Flood {
+    /// Starts it.
+    pub fn start(master: SocketAddr, rate: u64, sources: u32) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let sent = Arc::new(AtomicU64::new(0));
+        let (st, n) = (stop.clone(), sent.clone());
+        let thread = std::thread::spawn(move || {
+            let uplink = b"\xff\xff\xff\xffOGP\x00\x03\x03\x01\x07\x00";
+            let t0 = Instant::now();
+            let mut i = 0u32;
+            while !st.load(Ordering::Relaxed) && t0.elapsed() < Duration::from_secs(120) {
+                let due = (t0.elapsed().as_secs_f64() * rate as f64) as u64;
+                let done = n.load(Ordering::Relaxed);
+                if done >= due {
+                    // evenly spread, as many senders' datagrams arrive: a burst every few
+                    // milliseconds would leave gaps in which a real server's datagram
+                    // finds the master idle
+                    std::thread::sleep(Duration::from_micros(200));
+                    continue;
+                }
+                for _ in done..due.min(done + 500) {
+                    if let Ok(s) = UdpSocket::bind((forged(i % sources.max(1)), 0)) {
+                        let _ = s.send_to(uplink, master);
+                    }
+                    i = i.wrapping_add(1);
+                    n.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        });
+        Self {
+            stop,
+            sent,
+            started: Instant::now(),
+            thread: Some(thread),
+        }
+    }
+
+    /// Uplinks sent so far.
+    pub fn sent(&self) -> u64 {
+        self.sent.load(Ordering::Relaxed)
+    }
+
+    /// Stops it: the uplinks sent and the rate they went at (a second).
+    pub fn stop(mut self) -> (u64, f64) {
+        self.halt();
+        let sent = self.sent();
+        (sent, sent as f64 / self.started.elapsed().as_secs_f64())
+    }
+
+    fn halt(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Flood {
+    fn drop(&mut self) {
+        self.halt();
+    }
 }

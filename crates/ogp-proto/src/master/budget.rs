@@ -7,8 +7,14 @@
 //! before it is built; a datagram either budget does not cover is not sent. Whatever
 //! spoofers send, one address is sent at most its budget, and all addresses together at
 //! most the total.
+//!
+//! The budgets are the process's, not a socket's: a [`ListBudget`]'s clones share its
+//! buckets (behind one lock), so a master that serves lists on several sockets, from
+//! several threads, hands each socket a clone and the total and every source's budget
+//! hold across all of them.
 
 use std::net::{IpAddr, Ipv4Addr};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::guard::{RateConfig, RateDecision, RateLimiter};
@@ -65,11 +71,16 @@ impl ListAdmission {
     }
 }
 
-/// Decides which list answers are sent (see the module docs).
-#[derive(Debug)]
+/// Decides which list answers are sent (see the module docs). Clones share the budgets.
+#[derive(Debug, Clone)]
 pub struct ListBudget {
+    buckets: Arc<Mutex<Buckets>>,
+}
+
+#[derive(Debug)]
+struct Buckets {
     per_source: RateLimiter,
-    /// One bucket, under one key ([`Self::ALL`]), for all sources together.
+    /// One bucket, under one key ([`ListBudget::ALL`]), for all sources together.
     total: RateLimiter,
 }
 
@@ -87,24 +98,78 @@ impl ListBudget {
             let per_second = bytes_per_second.max(LARGEST_PAGE_BYTES as u32) as f32;
             RateConfig::new(per_second, per_second * 4.0)
         };
-        Self {
+        let buckets = Buckets {
             per_source: RateLimiter::new(rate(config.per_source), Self::SOURCES, secret, now),
             total: RateLimiter::new(rate(config.total), 1, secret, now),
+        };
+        Self {
+            buckets: Arc::new(Mutex::new(buckets)),
         }
     }
 
     /// Whether to send an answer datagram of up to `bytes` to `from` at `now`. On
     /// [`ListAdmission::Answer`] both budgets have been charged `bytes`; when the total
     /// refuses, the source's charge stands (a source cannot drain the total faster than
-    /// its own budget).
-    pub fn charge(&mut self, now: Instant, from: IpAddr, bytes: usize) -> ListAdmission {
+    /// its own budget). Every clone charges the same budgets.
+    pub fn charge(&self, now: Instant, from: IpAddr, bytes: usize) -> ListAdmission {
         let cost = bytes as f32;
-        if self.per_source.charge(now, from, cost) == RateDecision::Limited {
+        // A thread that panicked while holding the lock left the buckets whole (each
+        // charge is a few assignments): go on with them.
+        let mut b = self
+            .buckets
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if b.per_source.charge(now, from, cost) == RateDecision::Limited {
             return ListAdmission::SourceOverBudget;
         }
-        if self.total.charge(now, Self::ALL, cost) == RateDecision::Limited {
+        if b.total.charge(now, Self::ALL, cost) == RateDecision::Limited {
             return ListAdmission::TotalOverBudget;
         }
         ListAdmission::Answer
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two sockets, two threads, one budget: the total and each source's budget hold
+    /// across the clones (issue 36, item 5: each socket had budgets of its own).
+    #[test]
+    fn clones_share_the_total_and_each_sources_budget() {
+        let t0 = Instant::now();
+        let page = LARGEST_PAGE_BYTES;
+        // 2 pages a second per source (burst 8), 4 in all (burst 16)
+        let config = ListBudgetConfig::new(2 * page as u32, 4 * page as u32);
+        let budget = ListBudget::new(config, [4; 16], t0);
+        let victim: IpAddr = "203.0.113.9".parse().unwrap();
+        let served: Vec<(u32, u32)> = std::thread::scope(|s| {
+            let sockets: Vec<_> = (0..2)
+                .map(|_| {
+                    let b = budget.clone();
+                    s.spawn(move || {
+                        let (mut theirs, mut all) = (0, 0);
+                        for i in 0..1000u32 {
+                            let from = IpAddr::from([10, 0, (i % 50) as u8, 1]);
+                            if b.charge(t0, victim, page) == ListAdmission::Answer {
+                                theirs += 1;
+                            }
+                            if b.charge(t0, from, page) == ListAdmission::Answer {
+                                all += 1;
+                            }
+                        }
+                        (theirs, all)
+                    })
+                })
+                .collect();
+            sockets.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let victim_pages: u32 = served.iter().map(|s| s.0).sum();
+        let all_pages: u32 = served.iter().map(|s| s.0 + s.1).sum();
+        assert!(
+            victim_pages <= 8,
+            "the victim got {victim_pages} pages: {served:?}"
+        );
+        assert_eq!(all_pages, 16, "the total's burst, across both: {served:?}");
     }
 }

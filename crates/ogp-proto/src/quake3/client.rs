@@ -320,7 +320,9 @@ impl QueryDriver for QueryMachine {
                     "reply of {} bytes dropped: its challenge is not ours",
                     thousands(bytes as u64)
                 ));
-                return self.x.dropped(bytes, "challenge is not ours");
+                return self
+                    .x
+                    .dropped(bytes, "wrong challenge (not the one we sent)");
             }
             None if self.opts.require_challenge => {
                 self.dropped = Some(format!(
