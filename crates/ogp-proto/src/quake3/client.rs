@@ -266,6 +266,10 @@ impl QueryDriver for QueryMachine {
         self.x.take_result()
     }
 
+    fn last_dropped(&self) -> Option<&'static str> {
+        self.x.last_dropped()
+    }
+
     fn poll_transmit_into(&mut self, now: Instant, d: &mut Vec<u8>) -> bool {
         let (Some(step), Some(req)) = (self.step, self.request()) else {
             return false;
