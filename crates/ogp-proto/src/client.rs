@@ -171,6 +171,13 @@ macro_rules! registry {
                 }
             }
 
+            fn stream_buffer(&self, more: usize) -> usize {
+                match self {
+                    $( $(#[cfg($c)])? Self::$variant(m) => m.stream_buffer(more), )*
+                    Self::Unavailable(..) => 0,
+                }
+            }
+
             fn take_result(&mut self) -> Option<Result<Answer, QueryError>> {
                 match self {
                     $(

@@ -117,6 +117,17 @@ pub trait QueryDriver {
     fn close_due(&self) -> bool {
         false
     }
+
+    /// Stream machines: the bytes of memory the machine would hold for received input
+    /// after taking `more` bytes now (its input buffer's capacity: it grows by exact
+    /// reservations, never past the protocol's cap). The I/O code charges it to a byte
+    /// budget shared by many connections before handing the bytes over, and gives
+    /// back what `stream_buffer(0)` says is no longer held. Datagram machines hold
+    /// nothing between datagrams: 0.
+    fn stream_buffer(&self, more: usize) -> usize {
+        let _ = more;
+        0
+    }
 }
 
 /// The [`QueryDriver`] methods every machine answers from its `Exchange` (a field `x`):

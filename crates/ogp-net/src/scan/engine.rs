@@ -1061,14 +1061,20 @@ impl Engine {
                     }
                     let Some(m) = p.machine.take() else { continue };
                     let addr = p.addr;
+                    let lease = Some(self.cfg.stream_budget.lease());
                     p.task = Some(self.streams.spawn(async move {
-                        let r =
-                            crate::client::drive_stream_with(addr, m, &mut |_| {}, STREAM_READ_BUF)
-                                .await
-                                .map(|mut a| {
-                                    a.addr = Some(addr);
-                                    Box::new(a)
-                                });
+                        let r = crate::client::drive_stream_with(
+                            addr,
+                            m,
+                            &mut |_| {},
+                            STREAM_READ_BUF,
+                            lease,
+                        )
+                        .await
+                        .map(|mut a| {
+                            a.addr = Some(addr);
+                            Box::new(a)
+                        });
                         (i, g, pi, r)
                     }));
                     self.stats.connections += 1;

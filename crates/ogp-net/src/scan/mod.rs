@@ -67,9 +67,12 @@
     )
 )]
 
+pub(crate) mod budget;
 mod engine;
 mod errqueue;
 pub mod pacer;
+
+pub use budget::{ByteBudget, DEFAULT_BUDGET, MIN_BUDGET};
 
 use std::io;
 use std::net::SocketAddr;
@@ -185,6 +188,11 @@ pub struct ScanConfig {
     pub recv_buffer: usize,
     /// Capacity of the target and result channels (default 256).
     pub channel_capacity: usize,
+    /// Bytes of received input all TCP connections may hold together (default
+    /// [`DEFAULT_BUDGET`], 16 MiB): a connection whose reply would take more waits,
+    /// not reading, until others give bytes back or its timers end it. Share one
+    /// (a clone) between scans to bound them together.
+    pub stream_budget: ByteBudget,
 }
 
 impl Default for ScanConfig {
@@ -206,6 +214,7 @@ impl Default for ScanConfig {
             sockets: 2,
             recv_buffer: 4 << 20,
             channel_capacity: 256,
+            stream_budget: ByteBudget::default(),
         }
     }
 }
