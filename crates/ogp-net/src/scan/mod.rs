@@ -27,7 +27,11 @@
 //!   at a time;
 //! * a target without a protocol ([`Target::protocol`] `None`) runs the query of every
 //!   auto-detectable protocol ([`Protocol::AUTO`]) against the
-//!   address at once; the first correct answer wins, except that a protocol ranked
+//!   address at once, in rounds ([`ogp_proto::detect::Rounds`]: one per attempt of
+//!   the timing, the protocols the catalogue names for the port first,
+//!   [`ogp_proto::detect::probe_order`]): while the server is silent each protocol
+//!   sends at most one datagram a round, and after the last round a protocol that heard
+//!   nothing is done; the first correct answer wins, except that a protocol ranked
 //!   higher (OGP, then GameSpy v3, A2S, GQP) that is still running gets a short grace
 //!   to answer too, so that a server speaking several gives the same result each time.
 //!   With [`Target::try_query_ports`], the well-known query ports for the given port are
@@ -35,7 +39,8 @@
 //!   correct answer, the error is that of a protocol that heard from the server (a
 //!   malformed answer, a rejection, a challenge and then silence), then a refusal,
 //!   before the timeout of one that heard nothing; a target whose host refused the port
-//!   is `Refused { protocol: None }`.
+//!   is `Refused { protocol: None }`, and one that no protocol heard from over any
+//!   transport [`QueryError::Undetected`] (what was tried over each).
 //!
 //! * stream (TCP) protocols (Minecraft: Java Edition) are driven by the same engine:
 //!   each such target gets a tokio `TcpStream` of its own, in a task that connects,
