@@ -192,7 +192,7 @@ pub(crate) async fn drive_stream_with<M: QueryDriver>(
     mut m: M,
     tap: &mut (dyn FnMut(Wire<'_>) + Send),
     read_buf: usize,
-    mut lease: Option<crate::scan::budget::Lease>,
+    mut lease: Option<crate::budget::Lease>,
 ) -> Result<Answer<M::Details>, QueryError> {
     let stopped = || QueryError::Socket {
         message: "the query machine stopped without a result".into(),

@@ -72,12 +72,11 @@
     )
 )]
 
-pub(crate) mod budget;
 mod engine;
 mod errqueue;
 pub mod pacer;
 
-pub use budget::{ByteBudget, DEFAULT_BUDGET, MIN_BUDGET};
+pub use crate::budget::{ByteBudget, DEFAULT_BUDGET, MIN_BUDGET};
 
 use std::io;
 use std::net::SocketAddr;

@@ -9,7 +9,7 @@
 //! gives them back when the buffer shrinks or the connection ends; when the budget is
 //! spent, a connection stops reading (the kernel's window pushes back on the server)
 //! until bytes come back or its machine's timers end it. A scan has one
-//! ([`ScanConfig::stream_budget`](super::ScanConfig::stream_budget)); cloning it shares
+//! ([`ScanConfig::stream_budget`](crate::scan::ScanConfig::stream_budget)); cloning it shares
 //! it, so that several scans (a master's poller and its verifications) keep one bound.
 
 use std::sync::Arc;
