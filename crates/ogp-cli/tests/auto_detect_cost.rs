@@ -163,15 +163,18 @@ fn check_counts(counts: &BTreeMap<String, usize>, rounds: usize) {
     assert!(total <= rounds * Protocol::AUTO.len(), "{total} datagrams");
 }
 
+/// What the port's TCP side does, and what the error says of it.
+const CASES: [(Tcp, &str); 2] = [
+    (Tcp::Close, "closed before a Minecraft status"),
+    (Tcp::Silent, "connected, then no Minecraft status in time"),
+];
+
 const TRIED_UDP: &str =
     "no answer over UDP (OGP, GameSpy v3, A2S, GQP, Quake III, Minecraft Bedrock); TCP: ";
 
 #[test]
 fn a_silent_port_costs_a_scan_one_datagram_per_protocol_per_round() {
-    for (tcp, says) in [
-        (Tcp::Close, "closed before a Minecraft status"),
-        (Tcp::Silent, "connected, then no Minecraft status in time"),
-    ] {
+    for (tcp, says) in CASES {
         let s = Silent::start(tcp);
         let (out, err, end) = ogp(
             &["scan", "--json", "--no-progress", "-"],
@@ -202,10 +205,7 @@ fn a_silent_port_costs_a_scan_one_datagram_per_protocol_per_round() {
 
 #[test]
 fn a_silent_port_ends_ogp_query_after_one_protocol_s_attempts() {
-    for (tcp, says) in [
-        (Tcp::Close, "closed before a Minecraft status"),
-        (Tcp::Silent, "connected, then no Minecraft status in time"),
-    ] {
+    for (tcp, says) in CASES {
         let s = Silent::start(tcp);
         let target = format!("127.0.0.1:{}", s.port);
         // 500 ms growing 1.5x, 2 retries: 2.375 s of attempts (before: 4.75 s, the

@@ -20,28 +20,16 @@ use tokio::net::TcpListener;
 /// What a hostile server sends: a status frame announcing 98,305 bytes (the cap), then
 /// all of it but the last byte.
 fn hostile_frame() -> Vec<u8> {
-    let len = ogp_proto::minecraft::wire::MAX_STATUS_FRAME;
-    let mut out = Vec::with_capacity(len + 5);
-    let mut v = u32::try_from(len).unwrap();
-    loop {
-        let b = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(b);
-            break;
-        }
-        out.push(b | 0x80);
-    }
+    use ogp_proto::minecraft::wire::{write_varint, MAX_STATUS_FRAME};
+    let len = i32::try_from(MAX_STATUS_FRAME).unwrap();
+    let mut out = Vec::with_capacity(MAX_STATUS_FRAME + 5);
+    write_varint(&mut out, len);
+    let header = out.len();
     // Packet id 0 (status response), the JSON's length, then the JSON that never ends.
     out.push(0);
-    let json = len - 1 - 3;
-    out.extend_from_slice(&[
-        (json & 0x7f) as u8 | 0x80,
-        ((json >> 7) & 0x7f) as u8 | 0x80,
-        (json >> 14) as u8,
-    ]);
+    write_varint(&mut out, len - 1 - 3);
     out.push(b'{');
-    out.resize(3 + len - 1, b' ');
+    out.resize(header + MAX_STATUS_FRAME - 1, b' ');
     out
 }
 
