@@ -59,6 +59,9 @@ enum Command {
     /// (internal) Serve responders for `scan`, until standard input closes.
     #[command(hide = true)]
     ScanServe(scan_bench::ServeArgs),
+    /// (internal) The baseline scanner `scan` measures `ogp scan` against.
+    #[command(hide = true)]
+    ScanBare(scan_bench::BareArgs),
 }
 
 fn main() -> ExitCode {
@@ -70,6 +73,7 @@ fn main() -> ExitCode {
         Command::Master(a) => master_bench::run(&a),
         Command::Flood(a) => flood::run(&a),
         Command::ScanServe(a) => scan_bench::serve(&a),
+        Command::ScanBare(a) => scan_bench::bare(&a),
         Command::Minecraft(a) => mc_bench::run(&a),
         Command::McServe(a) => mc_bench::serve(&a),
     };

@@ -91,6 +91,18 @@ pub struct Args {
     /// their own, scanned by `ogp scan` and by qstat `-q3s`, each result checked.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(0..=200_000))]
     pub quake3_targets: u32,
+    /// A2S targets of the baseline comparison (0 skips it): `ogp scan --rate 1000000`
+    /// against the bare batched scanner (`scan-bare`: the same four round trips per
+    /// target, one socket, `recvmmsg`/`sendmmsg`, nothing parsed), alternately, at each
+    /// `--max-in-flight`; the ratio of their best times.
+    #[arg(long, default_value_t = 6000)]
+    pub bare_targets: u32,
+    /// Runs of each scanner in the baseline comparison (the best counts).
+    #[arg(long, default_value_t = 3)]
+    pub bare_runs: u32,
+    /// Only the baseline comparison.
+    #[arg(long)]
+    pub bare_only: bool,
 }
 
 /// Options of the hidden `ogp-load scan-serve` (one responder child).
@@ -539,6 +551,13 @@ pub fn run(args: &Args) -> Result<()> {
         q.flush()?;
     }
     let limit = Duration::from_secs(args.max_seconds);
+    let farm: Vec<u32> = children.iter().map(|c| c.kid.0.id()).collect();
+    if args.bare_targets > 0 {
+        bare_comparison(args, &ogp, &children, &dir, &farm, limit)?;
+        if args.bare_only {
+            return Ok(());
+        }
+    }
     let scan_cmd = |list: &Path, in_flight: u32| {
         let mut c = Command::new(&ogp);
         c.arg("scan")
@@ -549,7 +568,6 @@ pub fn run(args: &Args) -> Result<()> {
             .env_remove("OGP_LOG");
         c
     };
-    let farm: Vec<u32> = children.iter().map(|c| c.kid.0.id()).collect();
     // Each list at every --max-in-flight; the best run (answered targets/s) counts.
     let mut mixed_best: Option<(u32, Run)> = None;
     let mut a2s_best: Option<(u32, Run)> = None;
@@ -950,4 +968,274 @@ mod tests {
         assert!(!quake3_qstat_correct("Q3S,127.78.0.1:10000,DOWN"));
         assert!(!quake3_qstat_correct("Alice,1200,35"));
     }
+}
+
+/// `ogp scan --rate 1000000` against `scan-bare` on the first `--bare-targets` A2S
+/// ports of the farm, alternately, `--bare-runs` times at each `--max-in-flight`.
+fn bare_comparison(
+    args: &Args,
+    ogp: &Path,
+    children: &[Responders],
+    dir: &Path,
+    farm: &[u32],
+    limit: Duration,
+) -> Result<()> {
+    let mix = parse_mix(&args.mix)?;
+    let list = dir.join("bare-a2s.txt");
+    let mut n = 0u64;
+    {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&list)?);
+        'fill: for c in children {
+            for j in 0..c.count {
+                if n >= u64::from(args.bare_targets) {
+                    break 'fill;
+                }
+                // Every port but the draft's answers A2S.
+                if c.failed.contains(&j)
+                    || protocol_of(&mix, c.offset + u64::from(j)) == Some(Protocol::OgpDraft)
+                {
+                    continue;
+                }
+                writeln!(f, "a2s {}:{}", c.ip, u32::from(FIRST_PORT) + j)?;
+                n += 1;
+            }
+        }
+        f.flush()?;
+    }
+    let me = std::env::current_exe().context("locating this binary")?;
+    println!("baseline: {n} A2S targets, ogp scan --rate 1000000 against ogp-load scan-bare, alternately");
+    for &m in &args.max_in_flight {
+        let (mut ours, mut bare): (Option<Run>, Option<Run>) = (None, None);
+        for _ in 0..args.bare_runs.max(1) {
+            let mut c = Command::new(ogp);
+            c.arg("scan")
+                .arg("--json")
+                .arg(&list)
+                .args(["--rate", "1000000", "--max-in-flight", &m.to_string()])
+                .env_remove("OGP_LOG");
+            let r = run_child(c, n, limit, ogp_answer, farm)?;
+            print_run(&format!("ogp scan --max-in-flight {m}"), &r);
+            if ours.as_ref().is_none_or(|b| r.seconds < b.seconds) {
+                ours = Some(r);
+            }
+            let mut c = Command::new(&me);
+            c.arg("scan-bare")
+                .arg(&list)
+                .args(["--max-in-flight", &m.to_string()]);
+            let r = run_child(c, n, limit, |l| l.starts_with("ok "), farm)?;
+            print_run(&format!("bare scanner, in flight {m}"), &r);
+            if bare.as_ref().is_none_or(|b| r.seconds < b.seconds) {
+                bare = Some(r);
+            }
+        }
+        if let (Some(o), Some(b)) = (ours, bare) {
+            println!(
+                "  ratio at {m} in flight, best of each: ogp scan {:.2} s / bare {:.2} s = {:.2}x the time (target <= 1.15x); answered {} / {}",
+                o.seconds,
+                b.seconds,
+                o.seconds / b.seconds.max(1e-6),
+                o.answered,
+                b.answered
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Options of the hidden `ogp-load scan-bare`: the baseline scanner.
+#[derive(clap::Args, Debug)]
+pub struct BareArgs {
+    /// The list: lines ending with `ADDR` (the A2S list of `ogp-load scan`).
+    pub list: PathBuf,
+    /// Targets in flight at once.
+    #[arg(long, default_value_t = 2048)]
+    pub max_in_flight: usize,
+}
+
+/// The bare scanner's per-target state: the step (0 INFO, 1 PLAYER, 2 RULES), the
+/// challenge echoed, when to send again, and sends left.
+struct BareTarget {
+    step: u8,
+    challenge: [u8; 4],
+    due: Instant,
+    tries: u8,
+}
+
+/// A2S requests as `ogp scan` sends them: INFO with its payload, PLAYER and RULES with
+/// the challenge (`FFFFFFFF` before one is known); INFO carries it once known.
+fn bare_request(t: &BareTarget, out: &mut Vec<u8>) {
+    out.clear();
+    out.extend_from_slice(&[0xff; 4]);
+    match t.step {
+        0 => {
+            out.push(0x54);
+            out.extend_from_slice(b"Source Engine Query\0");
+            if t.challenge != [0xff; 4] {
+                out.extend_from_slice(&t.challenge);
+            }
+        }
+        1 => {
+            out.push(0x55);
+            out.extend_from_slice(&t.challenge);
+        }
+        _ => {
+            out.push(0x56);
+            out.extend_from_slice(&t.challenge);
+        }
+    }
+}
+
+/// `ogp-load scan-bare`: the floor `ogp scan` is measured against. The same A2S
+/// exchange per target as `ogp scan` (INFO, its challenge, INFO again, PLAYER, RULES:
+/// four round trips) from one socket with batched I/O (`recvmmsg`/`sendmmsg` through
+/// `ogp_net::batch`), nothing parsed beyond a reply's type byte and the challenge, no
+/// pacing, 500 ms and three resends per step. Prints `ok ADDR` per target that got
+/// its RULES reply, then a summary on stderr.
+pub fn bare(args: &BareArgs) -> Result<()> {
+    use ogp_net::batch;
+    use std::collections::HashMap;
+    use tokio::io::Interest;
+    let text = std::fs::read_to_string(&args.list)?;
+    let targets: Vec<SocketAddr> = text
+        .lines()
+        .filter_map(|l| l.split_whitespace().last()?.parse().ok())
+        .collect();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::DGRAM, None)?;
+        let _ = s.set_recv_buffer_size(4 << 20);
+        s.set_nonblocking(true)?;
+        s.bind(&SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)).into())?;
+        let sock = tokio::net::UdpSocket::from_std(s.into())?;
+        let mut live: HashMap<SocketAddr, BareTarget> = HashMap::new();
+        let mut next = 0usize;
+        let (mut ok, mut lost) = (0u64, 0u64);
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        let mut outbox: Vec<(Vec<u8>, SocketAddr)> = Vec::new();
+        let mut spare: Vec<Vec<u8>> = Vec::new();
+        let mut rx = batch::RecvBatch::new(2048);
+        let attempt = Duration::from_millis(500);
+        let started = Instant::now();
+        let limit = started + Duration::from_secs(600);
+        while Instant::now() < limit {
+            let now = Instant::now();
+            while live.len() < args.max_in_flight.max(1) {
+                let Some(addr) = targets.get(next).copied() else {
+                    break;
+                };
+                next += 1;
+                let t = BareTarget {
+                    step: 0,
+                    challenge: [0xff; 4],
+                    due: now + attempt,
+                    tries: 3,
+                };
+                let mut d = spare.pop().unwrap_or_default();
+                bare_request(&t, &mut d);
+                outbox.push((d, addr));
+                live.insert(addr, t);
+            }
+            // Send everything queued, a batch per call.
+            let mut at = 0;
+            while at < outbox.len() {
+                let msgs: Vec<(&[u8], SocketAddr)> = outbox
+                    .iter()
+                    .skip(at)
+                    .take(batch::BATCH)
+                    .map(|(d, a)| (d.as_slice(), *a))
+                    .collect();
+                match sock.try_io(Interest::WRITABLE, || batch::send(&sock, &msgs)) {
+                    Ok(n) if n > 0 => at += n,
+                    Err(e) if e.kind() != std::io::ErrorKind::WouldBlock => at += 1,
+                    _ => sock.writable().await?,
+                }
+            }
+            spare.extend(outbox.drain(..).map(|(d, _)| d));
+            if live.is_empty() && next >= targets.len() {
+                break;
+            }
+            // Replies, or the next resend.
+            let wake = live.values().map(|t| t.due).min().unwrap_or(now + attempt);
+            tokio::select! {
+                r = sock.readable() => r?,
+                () = tokio::time::sleep_until(wake.into()) => {}
+            }
+            let now = Instant::now();
+            // Bounded: at most 64 batches before the timers are looked at.
+            for _ in 0..64 {
+                let n = match sock.try_io(Interest::READABLE, || batch::recv_batch(&sock, &mut rx))
+                {
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(_) => continue,
+                };
+                for i in 0..n {
+                    let Some((d, src)) = rx.get(i) else { continue };
+                    let Some(t) = live.get_mut(&src) else {
+                        continue;
+                    };
+                    let kind = match d.get(..4) {
+                        Some([0xff, 0xff, 0xff, 0xff]) => d.get(4).copied(),
+                        // A split reply: its last part ends the step.
+                        Some([0xfe, 0xff, 0xff, 0xff]) => match (d.get(8), d.get(9)) {
+                            (Some(total), Some(number)) if *number + 1 == *total => Some(0),
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    match kind {
+                        Some(0x41) => {
+                            if let Some(c) = d.get(5..9) {
+                                t.challenge.copy_from_slice(c);
+                            }
+                        }
+                        Some(_) if t.step >= 2 => {
+                            live.remove(&src);
+                            ok += 1;
+                            writeln!(out, "ok {src}")?;
+                            continue;
+                        }
+                        Some(_) => t.step += 1,
+                        None => continue,
+                    }
+                    t.due = now + attempt;
+                    t.tries = 3;
+                    let mut q = spare.pop().unwrap_or_default();
+                    bare_request(t, &mut q);
+                    outbox.push((q, src));
+                }
+                if n < batch::BATCH {
+                    break;
+                }
+            }
+            // Resends, and targets given up.
+            let mut gone = Vec::new();
+            for (addr, t) in &mut live {
+                if t.due <= now {
+                    if t.tries == 0 {
+                        gone.push(*addr);
+                        continue;
+                    }
+                    t.tries -= 1;
+                    t.due = now + attempt;
+                    let mut q = spare.pop().unwrap_or_default();
+                    bare_request(t, &mut q);
+                    outbox.push((q, *addr));
+                }
+            }
+            for a in gone {
+                live.remove(&a);
+                lost += 1;
+            }
+        }
+        out.flush()?;
+        eprintln!(
+            "bare: {} targets, {ok} answered, {lost} lost, in {:.2} s",
+            targets.len(),
+            started.elapsed().as_secs_f64()
+        );
+        Ok(())
+    })
 }

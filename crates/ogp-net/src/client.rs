@@ -19,7 +19,7 @@ use ogp_proto::client::{
     Answer, Machine, Options, QueryDriver, QueryError, StreamEvent, Transport,
 };
 use ogp_proto::Protocol;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpStream, UdpSocket};
 
 /// Resolves `host:port` (names, IPv4, `[IPv6]:port`) to its first address.
@@ -166,9 +166,12 @@ pub async fn drive_stream<M: QueryDriver>(
 
 /// What the stream loop waits for next.
 enum Step {
-    Read(std::io::Result<usize>),
+    Readable(std::io::Result<()>),
     Timer,
 }
+
+/// The most bytes read at a time.
+const MAX_READ: usize = 16 * 1024;
 
 /// [`drive_stream`], showing `tap` every chunk written and read.
 pub async fn drive_stream_traced<M: QueryDriver>(
@@ -176,16 +179,20 @@ pub async fn drive_stream_traced<M: QueryDriver>(
     m: M,
     tap: &mut (dyn FnMut(Wire<'_>) + Send),
 ) -> Result<Answer<M::Details>, QueryError> {
-    drive_stream_with(addr, m, tap, 16 * 1024).await
+    drive_stream_with(addr, m, tap, 16 * 1024, None).await
 }
 
 /// [`drive_stream_traced`] reading at most `read_buf` bytes at a time (the scanner
-/// keeps thousands of connections, each with its buffer).
+/// keeps thousands of connections, each with its buffer), and, with a `lease` of a
+/// byte budget, holding in the machine only what the lease covers
+/// ([`QueryDriver::stream_buffer`]): bytes read wait in `read_buf` until the budget
+/// has room (within the machine's timers), and no more is read meanwhile.
 pub(crate) async fn drive_stream_with<M: QueryDriver>(
     addr: SocketAddr,
     mut m: M,
     tap: &mut (dyn FnMut(Wire<'_>) + Send),
     read_buf: usize,
+    mut lease: Option<crate::budget::Lease>,
 ) -> Result<Answer<M::Details>, QueryError> {
     let stopped = || QueryError::Socket {
         message: "the query machine stopped without a result".into(),
@@ -212,7 +219,9 @@ pub(crate) async fn drive_stream_with<M: QueryDriver>(
             _ = tokio::time::sleep_until(deadline.into()) => m.handle_timeout(Instant::now()),
         }
     };
-    let mut buf = vec![0u8; read_buf.max(1)];
+    // Reads go into a buffer on the stack, never held across a wait: thousands of
+    // connections waiting hold no read buffer each.
+    let read_buf = read_buf.clamp(1, MAX_READ);
     let mut out = Vec::with_capacity(64);
     loop {
         while m.poll_transmit_into(Instant::now(), &mut out) {
@@ -232,25 +241,54 @@ pub(crate) async fn drive_stream_with<M: QueryDriver>(
             return Err(stopped());
         }
         let deadline = m.poll_timeout().ok_or_else(stopped)?;
+        // With a budget, room first for what the next read may make the machine hold
+        // (nothing is read meanwhile: the kernel's window pushes back on the server),
+        // within the machine's timers.
+        if let Some(lease) = lease.as_mut() {
+            let want = m.stream_buffer(read_buf);
+            if !lease.covers(want) {
+                tokio::select! {
+                    () = lease.grow_to(want) => {}
+                    _ = tokio::time::sleep_until(deadline.into()) => m.handle_timeout(Instant::now()),
+                }
+                continue;
+            }
+        }
         let step = tokio::select! {
-            r = stream.read(&mut buf) => Step::Read(r),
+            r = stream.readable() => Step::Readable(r),
             _ = tokio::time::sleep_until(deadline.into()) => Step::Timer,
         };
         let now = Instant::now();
-        match step {
-            Step::Read(Ok(0)) => {
-                m.handle_stream(now, StreamEvent::Closed);
-                // Nothing more can come: a machine must decide now.
-                return m.take_result().unwrap_or_else(|| Err(stopped()));
+        let e = match step {
+            Step::Readable(Ok(())) => {
+                let mut buf = [0u8; MAX_READ];
+                let b = buf.get_mut(..read_buf).unwrap_or_default();
+                match stream.try_read(b) {
+                    Ok(0) => {
+                        m.handle_stream(now, StreamEvent::Closed);
+                        // Nothing more can come: a machine must decide now.
+                        return m.take_result().unwrap_or_else(|| Err(stopped()));
+                    }
+                    Ok(n) => {
+                        let d = b.get(..n).unwrap_or_default();
+                        tap(Wire::Received(d));
+                        m.handle_stream(now, StreamEvent::Received(d));
+                        if let Some(lease) = lease.as_mut() {
+                            lease.shrink_to(m.stream_buffer(0));
+                        }
+                        continue;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                    Err(e) => e,
+                }
             }
-            Step::Read(Ok(n)) => {
-                let d = buf.get(..n).unwrap_or_default();
-                tap(Wire::Received(d));
-                m.handle_stream(now, StreamEvent::Received(d));
+            Step::Readable(Err(e)) => e,
+            Step::Timer => {
+                m.handle_timeout(now);
+                continue;
             }
-            Step::Read(Err(e)) => m.handle_stream(now, StreamEvent::Failed(&e)),
-            Step::Timer => m.handle_timeout(now),
-        }
+        };
+        m.handle_stream(now, StreamEvent::Failed(&e));
     }
 }
 

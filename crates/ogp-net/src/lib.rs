@@ -18,6 +18,7 @@
 
 pub mod batch;
 pub mod blocking;
+pub mod budget;
 pub mod client;
 pub mod responder;
 pub mod scan;

@@ -31,8 +31,8 @@ use crate::protocol::Protocol;
 
 use crate::client_core::StartQuery;
 pub use crate::client_core::{
-    Event, Fault, QueryDriver, QueryError, Rejection, StreamEvent, Timing, Transport, MAX_EVENTS,
-    MAX_WARNINGS,
+    Event, Fault, QueryDriver, QueryError, Rejection, StreamEvent, StreamFate, Timing, Transport,
+    MAX_EVENTS, MAX_WARNINGS,
 };
 
 /// A server's answer: protocol, address, ping, datagrams and bytes, status, warnings,
@@ -175,6 +175,13 @@ macro_rules! registry {
                 match self {
                     $( $(#[cfg($c)])? Self::$variant(m) => m.last_dropped(), )*
                     Self::Unavailable(..) => None,
+                }
+            }
+
+            fn stream_buffer(&self, more: usize) -> usize {
+                match self {
+                    $( $(#[cfg($c)])? Self::$variant(m) => m.stream_buffer(more), )*
+                    Self::Unavailable(..) => 0,
                 }
             }
 

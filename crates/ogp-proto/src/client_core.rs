@@ -29,7 +29,7 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use crate::error::DecodeError;
+use crate::error::{DecodeError, DecodeErrorKind};
 use crate::protocol::Protocol;
 use crate::Status;
 
@@ -119,10 +119,21 @@ pub trait QueryDriver {
     }
 
     /// Why the last datagram from the server that this machine did not take was dropped
-    /// (`"challenge is not ours"`, `"not the reply to the current step"`…), if one was:
+    /// (`"wrong challenge (not the one we sent)"`, `"not the reply to the current step"`…), if one was:
     /// what tells a server that answered wrongly from one that never answered.
     fn last_dropped(&self) -> Option<&'static str> {
         None
+    }
+
+    /// Stream machines: the bytes of memory the machine would hold for received input
+    /// after taking `more` bytes now (its input buffer's capacity: it grows by exact
+    /// reservations, never past the protocol's cap). The I/O code charges it to a byte
+    /// budget shared by many connections before handing the bytes over, and gives
+    /// back what `stream_buffer(0)` says is no longer held. Datagram machines hold
+    /// nothing between datagrams: 0.
+    fn stream_buffer(&self, more: usize) -> usize {
+        let _ = more;
+        0
     }
 }
 
@@ -290,7 +301,7 @@ impl Timing {
 /// sent 0.7–0.9 % more datagrams than with fixed timeouts (with 100 ms, up to 4.1 %).
 pub const MIN_ALIVE_TIMEOUT: Duration = Duration::from_millis(250);
 
-fn grow(t: Duration, percent: u32) -> Duration {
+pub(crate) fn grow(t: Duration, percent: u32) -> Duration {
     let grown = t.as_millis() * u128::from(percent.max(100)) / 100;
     Duration::from_millis(u64::try_from(grown).unwrap_or(u64::MAX))
 }
@@ -590,13 +601,64 @@ pub enum QueryError {
         /// What is wrong.
         message: &'static str,
     },
+    /// Auto-detection: no protocol heard anything from the server. What was tried over
+    /// each transport: the datagram protocols asked (none answered) and what became of
+    /// each stream protocol's connection.
+    Undetected {
+        /// The datagram protocols asked, in the order their probes went out.
+        datagram: Vec<Protocol>,
+        /// The stream protocols tried, and what became of each connection.
+        stream: Vec<(Protocol, StreamFate)>,
+    },
+}
+
+/// What became of an auto-detection connection that brought no answer
+/// ([`QueryError::Undetected`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StreamFate {
+    /// Refused: nothing listens on that TCP port.
+    Refused,
+    /// The connection did not come up in time.
+    NoConnection,
+    /// Accepted, then closed before the server sent a byte.
+    Closed,
+    /// Accepted, then silent until the timers ran out.
+    Silent,
+    /// Broke (a socket error).
+    Failed,
+}
+
+impl StreamFate {
+    /// What an auto-detection connection's error says of it (`None`: the server sent
+    /// something, so the error is the protocol's own).
+    pub fn of(e: &QueryError) -> Option<Self> {
+        Some(match e {
+            QueryError::Refused { .. } => Self::Refused,
+            QueryError::StreamTimeout {
+                received: 0, timer, ..
+            } if *timer == "connect" => Self::NoConnection,
+            QueryError::StreamTimeout { received: 0, .. } => Self::Silent,
+            QueryError::Socket { .. } => Self::Failed,
+            // A machine that sees the connection close before a byte says truncated at
+            // offset 0.
+            QueryError::Malformed { error, .. }
+                if error.offset == 0 && matches!(error.kind, DecodeErrorKind::Truncated { .. }) =>
+            {
+                Self::Closed
+            }
+            _ => return None,
+        })
+    }
 }
 
 impl QueryError {
     /// Whose fault it is.
     pub fn fault(&self) -> Fault {
         match self {
-            Self::NoAnswer { .. } | Self::Refused { .. } => Fault::Network,
+            Self::NoAnswer { .. } | Self::Refused { .. } | Self::Undetected { .. } => {
+                Fault::Network
+            }
             // A server that sent part of an answer and stalled is at fault.
             Self::StreamTimeout { received, .. } if *received > 0 => Fault::Server,
             Self::StreamTimeout { .. } => Fault::Network,
@@ -611,7 +673,9 @@ impl QueryError {
     /// `malformed`, `resolve`, `socket` or `options`.
     pub fn kind(&self) -> &'static str {
         match self {
-            Self::NoAnswer { .. } | Self::StreamTimeout { .. } => "timeout",
+            Self::NoAnswer { .. } | Self::StreamTimeout { .. } | Self::Undetected { .. } => {
+                "timeout"
+            }
             Self::Refused { .. } => "refused",
             Self::Rejected { .. } => "rejected",
             Self::Malformed { .. } | Self::BadReassembly { .. } => "malformed",
@@ -623,7 +687,10 @@ impl QueryError {
 
     /// Whether no answer came at all.
     pub fn is_timeout(&self) -> bool {
-        matches!(self, Self::NoAnswer { .. } | Self::StreamTimeout { .. })
+        matches!(
+            self,
+            Self::NoAnswer { .. } | Self::StreamTimeout { .. } | Self::Undetected { .. }
+        )
     }
 
     /// The protocol whose query failed, when one did.
@@ -635,7 +702,10 @@ impl QueryError {
             | Self::Malformed { protocol, .. }
             | Self::BadReassembly { protocol, .. } => Some(*protocol),
             Self::Refused { protocol } => *protocol,
-            Self::Resolve { .. } | Self::Socket { .. } | Self::Options { .. } => None,
+            Self::Resolve { .. }
+            | Self::Socket { .. }
+            | Self::Options { .. }
+            | Self::Undetected { .. } => None,
         }
     }
 
@@ -695,6 +765,33 @@ impl fmt::Display for QueryError {
             Self::Resolve { target } => write!(f, "cannot resolve {target}"),
             Self::Socket { message } => write!(f, "socket error: {message}"),
             Self::Options { message } => write!(f, "bad options: {message}"),
+            Self::Undetected { datagram, stream } => {
+                let mut sep = "";
+                if !datagram.is_empty() {
+                    f.write_str("no answer over UDP (")?;
+                    for (i, p) in datagram.iter().enumerate() {
+                        write!(f, "{}{}", if i > 0 { ", " } else { "" }, p.label())?;
+                    }
+                    f.write_str(")")?;
+                    sep = "; ";
+                }
+                for (p, fate) in stream {
+                    let p = p.label();
+                    write!(f, "{sep}TCP: ")?;
+                    match fate {
+                        StreamFate::Refused => write!(f, "refused (no {p})"),
+                        StreamFate::NoConnection => write!(f, "no connection in time (no {p})"),
+                        StreamFate::Closed => write!(f, "closed before a {p} status"),
+                        StreamFate::Silent => write!(f, "connected, then no {p} status in time"),
+                        StreamFate::Failed => write!(f, "the connection failed (no {p})"),
+                    }?;
+                    sep = "; ";
+                }
+                if sep.is_empty() {
+                    f.write_str("no protocol answered")?;
+                }
+                Ok(())
+            }
         }
     }
 }

@@ -60,6 +60,11 @@ impl Protocol {
 #[allow(unused_imports)] // for the documentation links
 use crate::client_core::{QueryDriver, StreamEvent};
 
+/// The smallest input buffer allocated (a few bytes read grow it to this).
+pub(crate) const MIN_INPUT: usize = 64;
+/// An input buffer emptied by a parsed frame is freed when it is larger than this.
+pub(crate) const KEEP_INPUT: usize = 4096;
+
 /// The connection's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Conn {
@@ -202,6 +207,13 @@ impl<D> Stream<D> {
             return None;
         }
         let (now_bytes, rest) = bytes.split_at(room.min(bytes.len()));
+        // Grown by an exact reservation (`buffer_after` says how much), never past the
+        // cap: a doubling `Vec` would hold up to twice the cap.
+        let want = self.buffer_after(now_bytes.len());
+        if want > self.input.capacity() {
+            self.input
+                .reserve_exact(want.saturating_sub(self.input.len()));
+        }
         self.input.extend_from_slice(now_bytes);
         self.x.received(0, now_bytes.len());
         self.x.heard(now);
@@ -209,6 +221,21 @@ impl<D> Stream<D> {
             self.read_deadline = now.checked_add(self.read_timeout);
         }
         Some(rest)
+    }
+
+    /// The capacity of the input buffer after taking `more` bytes (as many as the cap
+    /// leaves room for): as now when they fit, else the larger of what they need and
+    /// twice the present capacity (at least [`MIN_INPUT`]), never more than the cap.
+    pub(crate) fn buffer_after(&self, more: usize) -> usize {
+        let cap = self.input.capacity();
+        let len = self.input.len();
+        let need = len.saturating_add(more).min(self.max_input.max(len));
+        if need <= cap {
+            return cap;
+        }
+        need.max(cap.saturating_mul(2))
+            .max(MIN_INPUT)
+            .min(self.max_input.max(need))
     }
 
     /// A reader over the received bytes not yet consumed, its offsets counted from the
@@ -227,6 +254,11 @@ impl<D> Stream<D> {
         let n = n.min(self.input.len());
         self.input.drain(..n);
         self.base = self.base.saturating_add(n);
+        // A large frame parsed: its buffer goes back (to the allocator and to the I/O
+        // code's byte budget) rather than staying as large for the next, small reply.
+        if self.input.is_empty() && self.input.capacity() > KEEP_INPUT {
+            self.input = Vec::new();
+        }
     }
 
     /// A reply is complete: the read timer stops until the next wait.
@@ -328,5 +360,39 @@ impl<D> Stream<D> {
 
     pub(crate) fn take_result(&mut self) -> Option<Result<Answer<D>, QueryError>> {
         self.x.take_result()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A frame just under the cap, read 4 KiB at a time, never makes the buffer grow
+    /// past the cap (a doubling `Vec` went from 65,536 to 131,072 for a cap of
+    /// 98,326), and the size the I/O code is told beforehand is the size it gets.
+    #[test]
+    fn the_input_buffer_never_grows_past_its_cap() {
+        let cap = 98_326;
+        let now = Instant::now();
+        let mut s: Stream<()> = Stream::new(Protocol::Minecraft, &Timing::default(), now, cap);
+        assert_eq!(s.buffer_after(0), 0);
+        let chunk = [7u8; 4096];
+        let mut most = 0;
+        while s.end_offset() < cap - 1 {
+            let n = chunk.len().min(cap - 1 - s.end_offset());
+            let told = s.buffer_after(n);
+            let rest = s.take_some(now, &chunk[..n]).unwrap();
+            assert!(rest.is_empty());
+            assert_eq!(s.input.capacity(), told, "at {}", s.end_offset());
+            assert!(s.input.capacity() <= cap, "{} > {cap}", s.input.capacity());
+            most = most.max(s.input.capacity());
+        }
+        assert_eq!(most, cap);
+        // Parsed and consumed whole: the buffer goes back.
+        s.consume(cap - 1);
+        assert_eq!(s.buffer_after(0), 0);
+        // A small reply afterwards takes a small buffer.
+        assert_eq!(s.buffer_after(10), MIN_INPUT);
+        assert_eq!(s.buffer_after(1000), 1000);
     }
 }

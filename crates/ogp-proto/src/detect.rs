@@ -4,6 +4,11 @@
 //! that one protocol's answer is never read as another's malformed reply. It sits above
 //! the protocols (it asks each for its signature); nothing below imports it.
 
+use std::collections::HashMap;
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use crate::client_core::Timing;
 use crate::protocol::Protocol;
 
 /// GQP's end of a datagram (`EOT`) and of a part of a longer reply (`ETB`); known here
@@ -63,9 +68,132 @@ pub fn guess(datagram: &[u8]) -> Option<Protocol> {
     }
 }
 
+/// The datagram protocols auto-detection asks ([`Protocol::AUTO`]) in the order their
+/// probes go out for a server on `port`: first those whose games of the catalogue
+/// ([`crate::games::catalogue`]) answer queries on that port by default, the most games
+/// first (27015: A2S; 29900: GameSpy v3; 27960: Quake III; 19132: Bedrock), then the
+/// rest in [`Protocol::AUTO`]'s order. Which answer wins when several do is still
+/// [`Protocol::rank`]; this is only who is asked first.
+pub fn probe_order(port: u16) -> [Protocol; Protocol::AUTO.len()] {
+    // Games per (default query port, protocol), counted once: a scan asks per target.
+    static PORTS: OnceLock<HashMap<(u16, Protocol), usize>> = OnceLock::new();
+    let ports = PORTS.get_or_init(|| {
+        let mut m = HashMap::new();
+        for g in crate::games::catalogue().games() {
+            if let Some(q) = g.query_port(None) {
+                *m.entry((q, g.protocol)).or_insert(0) += 1;
+            }
+        }
+        m
+    });
+    let mut order = Protocol::AUTO;
+    // Stable: ties keep AUTO's order.
+    order.sort_by_key(|p| std::cmp::Reverse(ports.get(&(port, *p)).copied().unwrap_or(0)));
+    order
+}
+
+/// The rounds of auto-detection's probes while a server is silent: every protocol's
+/// probe goes out at the start of a round, together with the others, and at most one
+/// datagram of each protocol per round until the server is heard from. Round `k` starts
+/// when attempt `k` of one protocol would ([`Timing::attempt_timeout`], growing by
+/// [`Timing::backoff_percent`]); there are [`Timing::retries`] + 1 of them, and after
+/// the last one ([`end`](Self::end)) a protocol that has heard nothing is done. A
+/// silent server so costs (retries + 1) datagrams per protocol, within
+/// [`Timing::attempts_total`], whatever each protocol's own steps and fallbacks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rounds {
+    /// When each round starts (the first at the start), then the end.
+    starts: Vec<Instant>,
+}
+
+impl Rounds {
+    /// The rounds of a detection starting at `now` (at most 65: retries are capped at
+    /// 64 as in the attempt timer).
+    pub fn new(timing: &Timing, now: Instant) -> Self {
+        let mut starts = Vec::with_capacity(timing.retries.min(64) as usize + 2);
+        let mut t = now;
+        let mut step = timing.attempt_timeout;
+        starts.push(t);
+        for _ in 0..=timing.retries.min(64) {
+            t = t.checked_add(step).unwrap_or(t);
+            starts.push(t);
+            step = crate::client_core::grow(step, timing.backoff_percent);
+        }
+        Self { starts }
+    }
+
+    /// The round running at `now` (0 for the first); `None` before the start and from
+    /// [`end`](Self::end) on.
+    pub fn current(&self, now: Instant) -> Option<u32> {
+        let k = self.starts.iter().take_while(|s| **s <= now).count();
+        (k > 0 && k < self.starts.len())
+            .then(|| u32::try_from(k - 1).ok())
+            .flatten()
+    }
+
+    /// When the next round starts after `now` (or the rounds end); `None` once they
+    /// have ended.
+    pub fn next(&self, now: Instant) -> Option<Instant> {
+        self.starts.iter().copied().find(|s| *s > now)
+    }
+
+    /// When the last round ends.
+    pub fn end(&self) -> Instant {
+        self.starts.last().copied().unwrap_or_else(Instant::now)
+    }
+
+    /// How many rounds there are.
+    pub fn count(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn rounds_start_with_each_attempt_and_end_after_the_last() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        // The scan's defaults: 500 ms growing 1.1x, 3 retries: 2.32 s in all.
+        let timing = Timing::default()
+            .attempt_timeout(ms(500))
+            .backoff_percent(110)
+            .retries(3);
+        let r = Rounds::new(&timing, t0);
+        assert_eq!(r.count(), 4);
+        assert_eq!(r.current(t0), Some(0));
+        assert_eq!(r.current(t0 + ms(499)), Some(0));
+        assert_eq!(r.current(t0 + ms(500)), Some(1));
+        assert_eq!(r.current(t0 + ms(1050)), Some(2));
+        assert_eq!(r.current(t0 + ms(1655)), Some(3));
+        assert_eq!(r.end(), t0 + timing.attempts_total());
+        assert_eq!(r.current(r.end()), None);
+        assert_eq!(r.next(t0), Some(t0 + ms(500)));
+        assert_eq!(r.next(r.end()), None);
+        // Retries are capped: never more than 65 rounds.
+        let r = Rounds::new(&timing.retries(u32::MAX), t0);
+        assert_eq!(r.count(), 65);
+    }
+
+    #[test]
+    fn probes_go_out_in_the_order_of_the_catalogue_s_ports() {
+        // A2S's port puts it first; the others keep AUTO's order.
+        let o = probe_order(27015);
+        assert_eq!(o[0], Protocol::A2s);
+        assert_eq!(probe_order(29900)[0], Protocol::Gamespy3);
+        assert_eq!(probe_order(27960)[0], Protocol::Quake3);
+        assert_eq!(probe_order(19132)[0], Protocol::Bedrock);
+        // A port no game uses: AUTO's order.
+        assert_eq!(probe_order(1), Protocol::AUTO);
+        for port in [1, 27015, 29900] {
+            let mut o = probe_order(port).to_vec();
+            o.sort_by_key(|p| p.rank());
+            assert_eq!(o, Protocol::AUTO.to_vec(), "every protocol once");
+        }
+    }
 
     #[test]
     fn guess_names_each_protocol_from_its_first_bytes() {

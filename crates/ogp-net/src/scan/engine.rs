@@ -23,7 +23,8 @@ use tokio::task::{AbortHandle, JoinSet};
 use super::errqueue;
 use super::pacer::Pacer;
 use crate::batch;
-use ogp_proto::client::{Machine, QueryDriver, Transport};
+use ogp_proto::client::{Machine, QueryDriver, StreamFate, Transport};
+use ogp_proto::detect::{probe_order, Rounds};
 
 use super::{query_ports, Answer, Protocol, QueryError, ScanConfig, ScanResult, ScanStats, Target};
 
@@ -65,6 +66,12 @@ struct Probe {
     task: Option<AbortHandle>,
     /// The result its task sent back, for `progress` to take.
     finished: Option<Result<Answer, QueryError>>,
+    /// Detection rounds: the last round it sent a datagram in (at most one a round
+    /// while the server is silent), and datagrams sent.
+    round: Option<u32>,
+    sent: u32,
+    /// A connection that brought no answer: what became of it.
+    fate: Option<StreamFate>,
 }
 
 impl Probe {
@@ -96,6 +103,9 @@ struct Entry {
     best: Option<(u32, Box<Answer>)>,
     scheduled: Option<Instant>,
     queued: bool,
+    /// Several probes (auto-detection, query ports): the rounds they go out in while
+    /// the server is silent.
+    rounds: Option<Rounds>,
 }
 
 /// What ended a wait.
@@ -107,9 +117,18 @@ enum Woke {
     Stream(Option<StreamDone>),
 }
 
-/// What a connection task sends back: entry, generation, probe, result.
-/// (The answer is boxed: tasks and results are many, answers few.)
-type StreamDone = (u32, u32, usize, Result<Box<Answer>, QueryError>);
+/// What a connection task sends back: entry, generation, probe, what it saw of the
+/// server, result. (The answer is boxed: tasks and results are many, answers few.)
+type StreamDone = (u32, u32, usize, Life, Result<Box<Answer>, QueryError>);
+
+/// What a connection saw of its server.
+#[derive(Debug, Clone, Copy)]
+struct Life {
+    /// The server sent bytes.
+    got: bool,
+    /// The connection came up.
+    up: bool,
+}
 
 /// Entries of one (socket, address): almost always one.
 enum Slot {
@@ -495,6 +514,7 @@ impl Engine {
             best: None,
             scheduled: None,
             queued: false,
+            rounds: None,
         };
         self.live += 1;
         if let Some(i) = self.free.pop() {
@@ -600,12 +620,17 @@ impl Engine {
             return true;
         };
         e.socket = socket;
-        let protocols: Vec<Protocol> = match e.target.protocol {
-            None => Protocol::AUTO
-                .into_iter()
-                .chain(Protocol::AUTO_STREAM)
-                .collect(),
-            Some(p) => vec![p],
+        // Auto-detection: the datagram protocols in the order the catalogue's ports
+        // suggest for each port, then the stream ones.
+        let wanted = e.target.protocol;
+        let protocols_for = |port: u16| -> Vec<Protocol> {
+            match wanted {
+                None => probe_order(port)
+                    .into_iter()
+                    .chain(Protocol::AUTO_STREAM)
+                    .collect(),
+                Some(p) => vec![p],
+            }
         };
         let ports = if e.target.try_query_ports {
             query_ports(addr.port())
@@ -619,7 +644,7 @@ impl Engine {
         for (pi, port) in (0u32..).zip(ports) {
             let a = SocketAddr::new(addr.ip(), port);
             keys.push((e.socket, a));
-            for p in &protocols {
+            for p in &protocols_for(port) {
                 let stream = p.transport() == Transport::Stream;
                 // One connection per target, to the given port only.
                 if stream && pi > 0 {
@@ -638,8 +663,14 @@ impl Engine {
                     stream,
                     task: None,
                     finished: None,
+                    round: None,
+                    sent: 0,
+                    fate: None,
                 });
             }
+        }
+        if e.probes.len() > 1 {
+            e.rounds = Some(Rounds::new(&options.timing, now));
         }
         e.started = Some(now);
         e.deadline = if streams > 0 {
@@ -764,7 +795,7 @@ impl Engine {
     }
 
     /// A connection task ended with its machine's result.
-    fn stream_done(&mut self, (i, g, pi, r): StreamDone, now: Instant) {
+    fn stream_done(&mut self, (i, g, pi, life, r): StreamDone, now: Instant) {
         let Some(p) = self.entry(i, g).and_then(|e| e.probes.get_mut(pi)) else {
             // Its entry finished first (and released the slot).
             return;
@@ -773,13 +804,13 @@ impl Engine {
             return;
         }
         // Bytes came on the connection: signs of life.
-        p.heard = match &r {
-            Ok(_) => true,
-            Err(QueryError::StreamTimeout { received, .. }) => *received > 0,
-            Err(e) => {
-                !(e.is_timeout()
-                    || matches!(e, QueryError::Refused { .. } | QueryError::Socket { .. }))
-            }
+        p.heard = life.got || r.is_ok();
+        p.fate = match &r {
+            Ok(_) => None,
+            // Accepted, then reset before a byte (a server that closes at once with our
+            // request unread resets): closed, as a clean close is.
+            Err(QueryError::Socket { .. }) if life.up && !life.got => Some(StreamFate::Closed),
+            Err(e) => StreamFate::of(e),
         };
         p.finished = Some(r.map(|a| *a));
         self.release_stream();
@@ -938,6 +969,18 @@ impl Engine {
         };
         // Not started yet: nothing has happened to it.
         let Some(started) = e.started else { return };
+        // After the last detection round, a datagram probe that heard nothing is done.
+        if e.rounds.as_ref().is_some_and(|r| now >= r.end()) {
+            for p in e.probes.iter_mut().filter(|p| !p.stream && !p.heard) {
+                if let Some(m) = p.machine.take() {
+                    p.error = Some(QueryError::NoAnswer {
+                        protocol: m.protocol(),
+                        step: None,
+                        attempts: p.sent,
+                    });
+                }
+            }
+        }
         for p in &mut e.probes {
             let r = if let Some(r) = p.finished.take() {
                 r
@@ -991,6 +1034,19 @@ impl Engine {
         }
         if let Some(s) = e.settle {
             next = next.min(s);
+        }
+        // The next detection round, while a probe waits for one.
+        let waiting = e
+            .probes
+            .iter()
+            .any(|p| !p.stream && !p.heard && p.machine.is_some());
+        if let Some(t) = e
+            .rounds
+            .as_ref()
+            .filter(|_| waiting)
+            .and_then(|r| r.next(now))
+        {
+            next = next.min(t);
         }
         if e.scheduled.is_none_or(|s| next < s) {
             e.scheduled = Some(next);
@@ -1061,19 +1117,41 @@ impl Engine {
                     }
                     let Some(m) = p.machine.take() else { continue };
                     let addr = p.addr;
+                    let lease = Some(self.cfg.stream_budget.lease());
                     p.task = Some(self.streams.spawn(async move {
-                        let r =
-                            crate::client::drive_stream_with(addr, m, &mut |_| {}, STREAM_READ_BUF)
-                                .await
-                                .map(|mut a| {
-                                    a.addr = Some(addr);
-                                    Box::new(a)
-                                });
-                        (i, g, pi, r)
+                        // Bytes from the server (signs of life), and whether the
+                        // connection came up (the request is written only then).
+                        let (mut got, mut up) = (false, false);
+                        let mut count = |w: crate::client::Wire<'_>| match w {
+                            crate::client::Wire::Received(d) => got |= !d.is_empty(),
+                            crate::client::Wire::Sent(_) => up = true,
+                        };
+                        let r = crate::client::drive_stream_with(
+                            addr,
+                            m,
+                            &mut count,
+                            STREAM_READ_BUF,
+                            lease,
+                        )
+                        .await
+                        .map(|mut a| {
+                            a.addr = Some(addr);
+                            Box::new(a)
+                        });
+                        (i, g, pi, Life { got, up }, r)
                     }));
                     self.stats.connections += 1;
                     continue;
                 }
+                // Detection rounds: while the server is silent, one datagram of each
+                // protocol a round, and none after the last.
+                let round = match &e.rounds {
+                    Some(r) if !p.heard => match r.current(now) {
+                        Some(k) if p.round != Some(k) => Some(k),
+                        _ => continue,
+                    },
+                    _ => None,
+                };
                 loop {
                     if !self.pacer.take(now) {
                         exhausted = true;
@@ -1084,6 +1162,11 @@ impl Engine {
                     let mut d = self.spare.pop().unwrap_or_default();
                     if m.poll_transmit_into(now, &mut d) {
                         self.outbox.push((si, p.addr, d));
+                        p.sent = p.sent.saturating_add(1);
+                        if round.is_some() {
+                            p.round = round;
+                            break;
+                        }
                     } else {
                         self.spare.push(d);
                         // The token was not used: give it back.
@@ -1236,6 +1319,10 @@ fn summarize(probes: &[Probe], auto: bool) -> QueryError {
     }
     match best {
         Some((_, QueryError::Refused { .. })) if auto => QueryError::Refused { protocol: None },
+        // Nothing heard over any transport: what was tried over each.
+        Some((key, _)) if auto && key / 1_000_000 == 3 && !probes.iter().any(|p| p.heard) => {
+            undetected(probes)
+        }
         Some((_, e)) => e,
         None => QueryError::NoAnswer {
             protocol: Protocol::Ogp,
@@ -1243,6 +1330,29 @@ fn summarize(probes: &[Probe], auto: bool) -> QueryError {
             attempts: 0,
         },
     }
+}
+
+/// The error of an auto-detected target that heard nothing: the datagram protocols
+/// asked (each once, in the order they went out) and what became of each connection.
+fn undetected(probes: &[Probe]) -> QueryError {
+    let mut datagram = Vec::new();
+    let mut stream = Vec::new();
+    for p in probes {
+        if p.stream {
+            // Still running at the deadline: silent.
+            let fate = match (&p.fate, &p.error) {
+                (Some(f), _) => *f,
+                (None, Some(_)) => StreamFate::Failed,
+                (None, None) => StreamFate::Silent,
+            };
+            if !stream.iter().any(|(q, _)| *q == p.protocol) {
+                stream.push((p.protocol, fate));
+            }
+        } else if !datagram.contains(&p.protocol) {
+            datagram.push(p.protocol);
+        }
+    }
+    QueryError::Undetected { datagram, stream }
 }
 
 #[cfg(test)]

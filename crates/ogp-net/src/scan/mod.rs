@@ -27,7 +27,11 @@
 //!   at a time;
 //! * a target without a protocol ([`Target::protocol`] `None`) runs the query of every
 //!   auto-detectable protocol ([`Protocol::AUTO`]) against the
-//!   address at once; the first correct answer wins, except that a protocol ranked
+//!   address at once, in rounds ([`ogp_proto::detect::Rounds`]: one per attempt of
+//!   the timing, the protocols the catalogue names for the port first,
+//!   [`ogp_proto::detect::probe_order`]): while the server is silent each protocol
+//!   sends at most one datagram a round, and after the last round a protocol that heard
+//!   nothing is done; the first correct answer wins, except that a protocol ranked
 //!   higher (OGP, then GameSpy v3, A2S, GQP) that is still running gets a short grace
 //!   to answer too, so that a server speaking several gives the same result each time.
 //!   With [`Target::try_query_ports`], the well-known query ports for the given port are
@@ -35,7 +39,8 @@
 //!   correct answer, the error is that of a protocol that heard from the server (a
 //!   malformed answer, a rejection, a challenge and then silence), then a refusal,
 //!   before the timeout of one that heard nothing; a target whose host refused the port
-//!   is `Refused { protocol: None }`.
+//!   is `Refused { protocol: None }`, and one that no protocol heard from over any
+//!   transport [`QueryError::Undetected`] (what was tried over each).
 //!
 //! * stream (TCP) protocols (Minecraft: Java Edition) are driven by the same engine:
 //!   each such target gets a tokio `TcpStream` of its own, in a task that connects,
@@ -70,6 +75,8 @@
 mod engine;
 mod errqueue;
 pub mod pacer;
+
+pub use crate::budget::{ByteBudget, DEFAULT_BUDGET, MIN_BUDGET};
 
 use std::io;
 use std::net::SocketAddr;
@@ -185,6 +192,11 @@ pub struct ScanConfig {
     pub recv_buffer: usize,
     /// Capacity of the target and result channels (default 256).
     pub channel_capacity: usize,
+    /// Bytes of received input all TCP connections may hold together (default
+    /// [`DEFAULT_BUDGET`], 16 MiB): a connection whose reply would take more waits,
+    /// not reading, until others give bytes back or its timers end it. Share one
+    /// (a clone) between scans to bound them together.
+    pub stream_budget: ByteBudget,
 }
 
 impl Default for ScanConfig {
@@ -206,6 +218,7 @@ impl Default for ScanConfig {
             sockets: 2,
             recv_buffer: 4 << 20,
             channel_capacity: 256,
+            stream_budget: ByteBudget::default(),
         }
     }
 }

@@ -382,6 +382,10 @@ impl QueryDriver for QueryMachine {
     fn close_due(&self) -> bool {
         self.s.close_due()
     }
+
+    fn stream_buffer(&self, more: usize) -> usize {
+        self.s.buffer_after(more)
+    }
 }
 
 crate::client_core::start_query!(QueryOptions);
