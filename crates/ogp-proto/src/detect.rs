@@ -72,13 +72,17 @@ pub fn guess(datagram: &[u8]) -> Option<Protocol> {
 /// probes go out for a server on `port`: first those whose games of the catalogue
 /// ([`crate::games::catalogue`]) answer queries on that port by default, the most games
 /// first (27015: A2S; 29900: GameSpy v3; 27960: Quake III; 19132: Bedrock), then the
-/// rest in [`Protocol::AUTO`]'s order. Which answer wins when several do is still
+/// rest in [`Protocol::AUTO`]'s order (all of them so without the `games` feature).
+/// Which answer wins when several do is still
 /// [`Protocol::rank`]; this is only who is asked first.
 pub fn probe_order(port: u16) -> [Protocol; Protocol::AUTO.len()] {
     // Games per (default query port, protocol), counted once: a scan asks per target.
     static PORTS: OnceLock<HashMap<(u16, Protocol), usize>> = OnceLock::new();
     let ports = PORTS.get_or_init(|| {
+        // Without the catalogue (the `games` feature off), AUTO's order as it is.
+        #[cfg_attr(not(feature = "games"), allow(unused_mut))]
         let mut m = HashMap::new();
+        #[cfg(feature = "games")]
         for g in crate::games::catalogue().games() {
             if let Some(q) = g.query_port(None) {
                 *m.entry((q, g.protocol)).or_insert(0) += 1;
