@@ -78,6 +78,7 @@ pub mod gamespy3;
 #[cfg(feature = "gqp")]
 pub mod gqp;
 pub mod guard;
+mod json;
 pub mod limits;
 pub mod master;
 pub mod minecraft;

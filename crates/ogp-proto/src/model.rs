@@ -174,7 +174,7 @@ impl Status {
     pub fn to_json_pretty(&self) -> String {
         // Serializing this model cannot fail: every key is a string and no serializer
         // here rejects a value. Fall back to an empty object rather than panic.
-        crate::result::to_json_pretty(self).unwrap_or_else(|_| String::from("{}"))
+        crate::json::to_json_pretty(self).unwrap_or_else(|_| String::from("{}"))
     }
 
     /// Number of players: the explicit `player_count` if set, else the length of `players`.
