@@ -58,10 +58,16 @@ summary() {
   done
   printf '%6ds  total%s\n' "$(($(now) - START))" "$([ "$rc" = 0 ] || echo " (FAILED, exit $rc)")"
 }
-# Stops a background job and everything it started (by parent id, never by name).
+# Stops a background job and everything it started (by parent id, never by name; from
+# /proc, so that no procps is needed on a fresh machine).
 stop_tree() {
-  local child
-  for child in $(pgrep -P "$1" 2>/dev/null); do stop_tree "$child"; done
+  local f child
+  for f in /proc/[0-9]*/status; do
+    if grep -q "^PPid:[[:space:]]*$1\$" "$f" 2>/dev/null; then
+      child="${f#/proc/}"
+      stop_tree "${child%/status}"
+    fi
+  done
   kill "$1" 2>/dev/null || true
 }
 on_exit() {
