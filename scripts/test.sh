@@ -49,7 +49,7 @@ step() {
   printf '\n==> %s\n' "$*"
 }
 summary() {
-  local rc=$?
+  local rc=$1
   end_step
   printf '\n==> step times (wall)\n'
   local i
@@ -73,8 +73,7 @@ stop_tree() {
 on_exit() {
   local rc=$?
   if [ -n "${FUZZ_PID:-}" ] && kill -0 "$FUZZ_PID" 2>/dev/null; then stop_tree "$FUZZ_PID"; fi
-  (exit "$rc")
-  summary
+  summary "$rc"
 }
 trap on_exit EXIT
 
