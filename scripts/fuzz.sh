@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of the ogp-proto decoders with libFuzzer, on STABLE Rust.
 #
-#   scripts/fuzz.sh build                  build every target (fuzz/target/)
+#   scripts/fuzz.sh build                  build the fuzz binary, every target in it (fuzz/target/)
 #   scripts/fuzz.sh list                   print the target names
 #   scripts/fuzz.sh run TARGET SECONDS [LIBFUZZER_ARGS...]
 #                                          fuzz one target; new corpus entries go to
@@ -20,6 +20,11 @@
 # FUZZ_CODEGEN_UNITS (1, as cargo-fuzz; the test command's smoke build uses 16: about half
 # the build time, for a few percent of executions per second), FUZZ_SMOKE_JOBS (targets
 # smoked at once in `smoke`; default one per core).
+#
+# All the targets are linked into ONE binary, fuzz/target/TRIPLE/release/ogp_fuzz, which
+# runs the target named by the environment variable OGP_FUZZ_TARGET (this script sets it;
+# to run the binary by hand: OGP_FUZZ_TARGET=ogp_datagram .../ogp_fuzz [libFuzzer args]).
+# Each target still runs in its own process with its own corpus, dictionary and max_len.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -78,9 +83,8 @@ max_len_for() {
     esac
 }
 
-bin_path() {
-    echo "$TARGET_DIR/$TRIPLE/release/$1"
-}
+# The one fuzz binary (fuzz_targets/ogp_fuzz.rs); OGP_FUZZ_TARGET picks the target.
+BIN="$TARGET_DIR/$TRIPLE/release/ogp_fuzz"
 
 build() {
     local flags="${INSTRUMENT[*]} ${FUZZ_EXTRA_RUSTFLAGS:-}"
@@ -97,15 +101,19 @@ build() {
         --manifest-path "$FUZZ/Cargo.toml" \
         --target "$TRIPLE" \
         --target-dir "$TARGET_DIR" \
-        --bins "${extra[@]}"
+        --bin ogp_fuzz "${extra[@]}"
+    # The binary's list of targets (printed when OGP_FUZZ_TARGET names none) must be
+    # this script's: a target missing from either would silently never be smoked.
+    local names
+    names="$({ OGP_FUZZ_TARGET= "$BIN" -runs=0 2>&1 || true; } | sed -n 's/^ogp_fuzz: set OGP_FUZZ_TARGET to one of: \(.*\) (got .*/\1/p')"
+    if [[ "$names" != "${TARGETS[*]}" ]]; then
+        echo "the targets of fuzz_targets/ogp_fuzz.rs ($names) differ from scripts/fuzz.sh's (${TARGETS[*]})" >&2
+        exit 1
+    fi
 }
 
 ensure_built() {
-    local t missing=0
-    for t in "${TARGETS[@]}"; do
-        [[ -x "$(bin_path "$t")" ]] || missing=1
-    done
-    if [[ $missing == 1 || "${FUZZ_REBUILD:-1}" == 1 ]]; then
+    if [[ ! -x "$BIN" || "${FUZZ_REBUILD:-1}" == 1 ]]; then
         build
     fi
 }
@@ -124,7 +132,7 @@ run_target() {
     if [[ -f "$FUZZ/dict/$target.dict" ]]; then dict=(-dict="$FUZZ/dict/$target.dict"); fi
     # The first corpus directory is the one libFuzzer writes new inputs to: the scratch
     # one. The committed seeds are only read.
-    "$(bin_path "$target")" \
+    OGP_FUZZ_TARGET="$target" "$BIN" \
         -artifact_prefix="$artifacts/" \
         -max_total_time="$seconds" \
         -max_len="$(max_len_for "$target")" \
@@ -206,14 +214,14 @@ case "$cmd" in
         shift
         known_target "$target"
         ensure_built
-        "$(bin_path "$target")" -runs=1 "$@"
+        OGP_FUZZ_TARGET="$target" "$BIN" -runs=1 "$@"
         ;;
     tmin)
         [[ $# -eq 2 ]] || usage
         known_target "$1"
         ensure_built
         mkdir -p "$FUZZ/artifacts/$1"
-        "$(bin_path "$1")" -minimize_crash=1 -max_total_time=60 -runs=100000 \
+        OGP_FUZZ_TARGET="$1" "$BIN" -minimize_crash=1 -max_total_time=60 -runs=100000 \
             -exact_artifact_path="$FUZZ/artifacts/$1/minimized-$(basename "$2")" "$2"
         ;;
     *)

@@ -49,7 +49,7 @@ step() {
   printf '\n==> %s\n' "$*"
 }
 summary() {
-  local rc=$?
+  local rc=$1
   end_step
   printf '\n==> step times (wall)\n'
   local i
@@ -58,7 +58,24 @@ summary() {
   done
   printf '%6ds  total%s\n' "$(($(now) - START))" "$([ "$rc" = 0 ] || echo " (FAILED, exit $rc)")"
 }
-trap summary EXIT
+# Stops a background job and everything it started (by parent id, never by name; from
+# /proc, so that no procps is needed on a fresh machine).
+stop_tree() {
+  local f child
+  for f in /proc/[0-9]*/status; do
+    if grep -q "^PPid:[[:space:]]*$1\$" "$f" 2>/dev/null; then
+      child="${f#/proc/}"
+      stop_tree "${child%/status}"
+    fi
+  done
+  kill "$1" 2>/dev/null || true
+}
+on_exit() {
+  local rc=$?
+  if [ -n "${FUZZ_PID:-}" ] && kill -0 "$FUZZ_PID" 2>/dev/null; then stop_tree "$FUZZ_PID"; fi
+  summary "$rc"
+}
+trap on_exit EXIT
 
 # A full run from a clean clone writes several GB of build output; a disk that
 # fills up mid-run fails in whatever step happens to write (once: rustdoc). Say so first.
@@ -70,12 +87,14 @@ df -h . | tail -n 1
 # the tests that need them wait for it below.
 INSTALL_PID=""
 if [ "$QUICK" = 0 ]; then
+  rm -f "$LOGS/install-c.done"
   step "installers started in the background (log: $LOGS/install.log)"
   (
     set -e
     t=$(now)
-    scripts/install-interop.sh # qstat, gamedig, python-a2s, opengsq
     scripts/install-c.sh       # C/C++ compilers with ASan/UBSan, pkg-config (C examples)
+    touch "$LOGS/install-c.done" # the fuzz build (libFuzzer is C++) may start
+    scripts/install-interop.sh # qstat, gamedig, python-a2s, opengsq
     scripts/install-postgres.sh # PostgreSQL for the master's store tests
     scripts/install-browser.sh # headless Chromium, chromedriver, selenium (the page)
     scripts/install-gameservers.sh # real game servers: openarena-server (Quake III)
@@ -87,6 +106,33 @@ fi
 step "cargo fmt --check (the workspace and the fuzz package)"
 cargo fmt --all -- --check
 (cd fuzz && cargo fmt -- --check)
+
+# The fuzz targets are built and smoked in the background, at the lowest CPU priority
+# (nice 19): the build takes the CPU that the workspace's build leaves idle (its serial
+# stretches: one crate compiling, linking), the smoke the CPU that the tests leave idle
+# while they wait on peers and timers; the foreground steps barely notice either. The
+# build waits for the C++ compiler (scripts/install-c.sh), the smoke for the tests' step
+# to start (a marker file); the last step waits for both and prints their verdicts.
+FUZZ_PID=""
+if [ "$QUICK" = 0 ] && [ -x scripts/fuzz.sh ]; then
+  step "fuzz build and smoke started in the background (log: $LOGS/fuzz.log)"
+  rm -f "$LOGS/tests-started"
+  (
+    set -e
+    until [ -e "$LOGS/install-c.done" ]; do
+      kill -0 "$INSTALL_PID" 2>/dev/null || { echo "the installers failed before the C++ compiler was ready"; exit 1; }
+      sleep 1
+    done
+    t=$(now)
+    FUZZ_CODEGEN_UNITS=16 nice -n 19 scripts/fuzz.sh build
+    echo "fuzz build done in $(($(now) - t))s"
+    until [ -e "$LOGS/tests-started" ]; do sleep 1; done # (stopped by on_exit if the script fails first)
+    t=$(now)
+    FUZZ_REBUILD=0 nice -n 19 scripts/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-10}"
+    echo "fuzz smoke (${FUZZ_SMOKE_SECONDS:-10}s per target) done in $(($(now) - t))s"
+  ) >"$LOGS/fuzz.log" 2>&1 &
+  FUZZ_PID=$!
+fi
 
 step "cargo clippy (all targets, -D warnings)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
@@ -124,6 +170,7 @@ fi
 grep -v '^install-[a-z]*: \(apt-get\|pip\|npm\|python3\)' "$LOGS/install.log" || true
 export OGP_INTEROP=1 # ogp-cli's interop_*.rs and ogp-ffi's peers.rs run them, and fail if one is missing
 
+touch "$LOGS/tests-started" # the fuzz smoke may start (above)
 step "cargo test (every test binary, benchmarks and examples in test mode; ${TEST_JOBS:-3} binaries at a time)"
 # scripts/run-tests.py runs the binaries `cargo test` builds, several at once (most of the
 # slow ones wait on peers and timers), and lists the slowest.
@@ -132,11 +179,14 @@ python3 scripts/run-tests.py --jobs "${TEST_JOBS:-3}" --workspace --all-targets 
 step "doc tests"
 cargo test --workspace --doc --locked
 
-if [ -x scripts/fuzz.sh ]; then
-  step "fuzz targets build"
-  FUZZ_CODEGEN_UNITS=16 scripts/fuzz.sh build
-  step "fuzz smoke (${FUZZ_SMOKE_SECONDS:-10}s per target)"
-  FUZZ_REBUILD=0 scripts/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-10}"
+if [ -n "$FUZZ_PID" ]; then
+  step "fuzz build and smoke finish (${FUZZ_SMOKE_SECONDS:-10}s per target; started in the background)"
+  if ! wait "$FUZZ_PID"; then
+    tail -n 80 "$LOGS/fuzz.log" >&2
+    echo "the fuzz build or smoke failed (above; whole log: $LOGS/fuzz.log)" >&2
+    exit 1
+  fi
+  grep '^=== [a-z0-9_]*: \|^fuzz \|^smoke ' "$LOGS/fuzz.log" || true
 fi
 
 step "all tests passed"

@@ -16,9 +16,7 @@
 //! * a request is what `Request::decode` reads;
 //! * a fragment keeps the datagram and its id; a fragment 0 whose layout `detect_first`
 //!   recognises parses in that layout as number 0 (compressed ones: Source layout).
-#![no_main]
 
-use libfuzzer_sys::fuzz_target;
 use ogp_fuzz::a2s::same_players;
 use ogp_fuzz::check_error;
 use ogp_proto::a2s::mapping::{
@@ -163,7 +161,8 @@ fn check_message(m: &Message, d: &[u8]) {
     }
 }
 
-fuzz_target!(|data: &[u8]| {
+/// One input of the `a2s_reply` target.
+pub fn run(data: &[u8]) {
     let auto = a2s::decode(data);
     match &auto {
         Ok(d) => {
@@ -186,4 +185,4 @@ fuzz_target!(|data: &[u8]| {
         (Err(a), Err(c)) => assert_eq!(*a, c, "the charset changed the error"),
         (a, c) => panic!("the charset changed whether it decodes: {a:?} / {c:?}"),
     }
-});
+}

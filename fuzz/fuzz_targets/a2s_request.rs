@@ -29,13 +29,11 @@
 //! bytes (21 for a ping) and never PLAYER, RULES or a split, challenges are current, INFO
 //! is the fitted one in one datagram, splits in the flavor's layout reassemble into a
 //! prefix of the status's players or rules within `max_reply_bytes`).
-#![no_main]
 
 use std::net::SocketAddr;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use libfuzzer_sys::fuzz_target;
 use ogp_fuzz::a2s::{big_status, check_answer, prove, verified, Answered};
 use ogp_fuzz::{check_error, records, state_status};
 use ogp_proto::a2s::responder::{A2sConfig, Flavor};
@@ -100,7 +98,8 @@ fn check_request(d: &[u8]) {
     }
 }
 
-fuzz_target!(|data: &[u8]| {
+/// One input of the `a2s_request` target.
+pub fn run(data: &[u8]) {
     let (c0, c1, rest) = match data {
         [c0, c1, rest @ ..] => (*c0, *c1, rest),
         _ => return,
@@ -177,4 +176,4 @@ fuzz_target!(|data: &[u8]| {
             _ => assert!(!a2s::is_a2s(d), "an A2S datagram handled as {o:?}"),
         }
     }
-});
+}

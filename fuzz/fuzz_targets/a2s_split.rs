@@ -25,11 +25,9 @@
 //! compressed, exactly the declared size, at most `max_decompressed`, with the right
 //! CRC32; it leaves the reassembler empty, and `decode_reassembled` reads it without
 //! panicking, errors and warnings pointing into it.
-#![no_main]
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use libfuzzer_sys::fuzz_target;
 use ogp_fuzz::a2s::{bzip2_payload, source_fragments};
 use ogp_fuzz::{check_error, record_flags, records};
 use ogp_proto::a2s::split::{
@@ -215,7 +213,8 @@ impl Run {
     }
 }
 
-fuzz_target!(|data: &[u8]| {
+/// One input of the `a2s_split` target.
+pub fn run(data: &[u8]) {
     let (f, b, z, rest) = match data {
         [f, b, z, rest @ ..] => (*f, *b, *z, rest),
         _ => return,
@@ -248,4 +247,4 @@ fuzz_target!(|data: &[u8]| {
             run.push(d);
         }
     }
-});
+}

@@ -9,11 +9,9 @@
 //! holds at most `MAX_FIELDS` fields; the status survives its JSON state file and maps
 //! back to an advertisement whose status has the same host name, counts and map; the
 //! client machine fed the datagram (and the datagram with our time written in) ends.
-#![no_main]
 
 use std::time::Instant;
 
-use libfuzzer_sys::fuzz_target;
 use ogp_fuzz::check_error;
 use ogp_proto::bedrock::client::{QueryMachine, QueryOptions};
 use ogp_proto::bedrock::mapping::{pong_to_status, status_to_advertisement};
@@ -21,7 +19,8 @@ use ogp_proto::bedrock::wire::{Advertisement, Ping, Pong, MAX_FIELDS, PING_LEN};
 use ogp_proto::client::{QueryDriver, Timing};
 use ogp_proto::Status;
 
-fuzz_target!(|datagram: &[u8]| {
+/// One input of the `bedrock_datagram` target.
+pub fn run(datagram: &[u8]) {
     let len = datagram.len();
     match Ping::decode(datagram) {
         Ok(p) => {
@@ -87,4 +86,4 @@ fuzz_target!(|datagram: &[u8]| {
             m.handle_timeout(t);
         }
     }
-});
+}

@@ -63,14 +63,12 @@
 //! holds stays within `max_bytes` (held fragments) + 4 × the larger of `max_bytes` and
 //! `max_decompressed` (the strings of decoded INFO, second INFO, PLAYER and RULES
 //! replies) + 4 MiB (at most 65535 rules and 255 players) + the slack.
-#![no_main]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-use libfuzzer_sys::fuzz_target;
 use ogp_fuzz::a2s::{bzip2_payload, source_fragments};
 use ogp_fuzz::state_status;
 use ogp_proto::a2s;
@@ -853,7 +851,8 @@ where
     run.finish();
 }
 
-fuzz_target!(|data: &[u8]| {
+/// One input of the `client_machines` target.
+pub fn run(data: &[u8]) {
     let mut p = [0u8; 16];
     let n = data.len().min(16);
     p[..n].copy_from_slice(&data[..n]);
@@ -1023,4 +1022,4 @@ fuzz_target!(|data: &[u8]| {
             drive(m, info, Listener::OgpDraft, ops);
         }
     }
-});
+}

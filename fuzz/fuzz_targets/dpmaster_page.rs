@@ -10,17 +10,16 @@
 //! only in Ext pages, and re-encodes (in pages of at most 1,400 bytes) to the same
 //! servers and end; the list client hands back each server at most once and never more
 //! than its cap.
-#![no_main]
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use libfuzzer_sys::fuzz_target;
 use ogp_fuzz::check_pages;
 use ogp_proto::master::dpmaster::{decode_page, encode_page, ServersRequest, MAX_PAGE_BYTES};
 use ogp_proto::master::list_client::{DpListClient, ListLimits};
 
-fuzz_target!(|data: &[u8]| {
+/// One input of the `dpmaster_page` target.
+pub fn run(data: &[u8]) {
     let Some((&k, data)) = data.split_first() else {
         return;
     };
@@ -65,4 +64,4 @@ fuzz_target!(|data: &[u8]| {
         }
         assert!(seen.len() <= 50);
     }
-});
+}

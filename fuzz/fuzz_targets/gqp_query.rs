@@ -10,9 +10,7 @@
 //! uncompressed query, is an error); `is_gqp` accepts every datagram that starts like a
 //! command; `render_query` escapes every control character; tokens parse back to their
 //! lower-case form.
-#![no_main]
 
-use libfuzzer_sys::fuzz_target;
 use ogp_fuzz::{assert_render_safe, check_gqp_error, gqp_wire_payload};
 use ogp_proto::gqp::wire::{MAX_ARGS, SOH};
 use ogp_proto::gqp::{auth, decode_query, encode_query, is_gqp, render_query, FrameError};
@@ -22,7 +20,8 @@ use ogp_proto::DecodeErrorKind;
 const MAX_COMMANDS: usize = 32;
 const MAX_DECODED: usize = 4096;
 
-fuzz_target!(|data: &[u8]| {
+/// One input of the `gqp_query` target.
+pub fn run(data: &[u8]) {
     let q = match decode_query(data, MAX_COMMANDS, MAX_DECODED) {
         Ok(q) => q,
         Err(e) => {
@@ -79,4 +78,4 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(auth::format_token(t), a.to_ascii_lowercase());
         }
     }
-});
+}

@@ -8,9 +8,7 @@
 //! ending in EOT; `render_replies` escapes every control character; reading the replies
 //! into a status never keeps more than 64 warnings, and the status's own records read back
 //! into a status whose records are the same (the model mapping is idempotent).
-#![no_main]
 
-use libfuzzer_sys::fuzz_target;
 use ogp_fuzz::{assert_render_safe, check_gqp_error, gqp_wire_payload};
 use ogp_proto::gqp::model::{
     addons_records, apply_reply, limits_records, players_records, rules_records,
@@ -40,7 +38,8 @@ fn status_replies(s: &Status) -> Vec<Reply> {
     v
 }
 
-fuzz_target!(|data: &[u8]| {
+/// One input of the `gqp_reply` target.
+pub fn run(data: &[u8]) {
     let rd = match decode_reply(data, MAX_DECODED) {
         Ok(rd) => rd,
         Err(e) => {
@@ -87,4 +86,4 @@ fuzz_target!(|data: &[u8]| {
         "a status's own records give warnings: {w2:?}"
     );
     assert_eq!(status_replies(&back), first, "records → status → records");
-});
+}

@@ -23,11 +23,9 @@
 //! packet and every number before it are in, or at once for a lone Just Cause 2 packet
 //! 0); a complete reply has at most `MAX_COLUMNS` columns of at most
 //! `MAX_COLUMN_VALUES` values, maps to a status, and re-encodes as above.
-#![no_main]
 
 use std::collections::BTreeSet;
 
-use libfuzzer_sys::fuzz_target;
 use ogp_fuzz::{check_error, records};
 use ogp_proto::gamespy3::heartbeat::Heartbeat;
 use ogp_proto::gamespy3::mapping::{info_to_status, status_to_info};
@@ -258,7 +256,8 @@ fn single(d: &[u8]) {
     }
 }
 
-fuzz_target!(|data: &[u8]| {
+/// One input of the `gs3_datagram` target.
+pub fn run(data: &[u8]) {
     let (a, b, rest) = match data {
         [a, b, rest @ ..] => (*a, *b, rest),
         _ => return,
@@ -290,4 +289,4 @@ fuzz_target!(|data: &[u8]| {
         }
         assert_eq!(r.held(), model.held.len());
     }
-});
+}

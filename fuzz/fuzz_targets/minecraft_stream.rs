@@ -8,12 +8,10 @@
 //! cap; the machine ends (an answer or an error) once the stream closes, with the same
 //! result whether the bytes came whole or in pieces; it never counts more bytes than it
 //! was given.
-#![no_main]
 
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use libfuzzer_sys::fuzz_target;
 use ogp_fuzz::check_error;
 use ogp_proto::client::{QueryDriver, StreamEvent, Timing};
 use ogp_proto::internals::Reader;
@@ -24,7 +22,7 @@ use ogp_proto::minecraft::wire::{
     MAX_STATUS_JSON_BYTES,
 };
 
-fn run(opts: &QueryOptions, stream: &[u8], piece: usize) -> Result<String, String> {
+fn query(opts: &QueryOptions, stream: &[u8], piece: usize) -> Result<String, String> {
     let now = Instant::now();
     let mut m = QueryMachine::new(opts.clone(), Timing::default(), 7, now);
     let peer: SocketAddr = "127.0.0.1:25565".parse().unwrap();
@@ -47,7 +45,8 @@ fn run(opts: &QueryOptions, stream: &[u8], piece: usize) -> Result<String, Strin
     }
 }
 
-fuzz_target!(|data: &[u8]| {
+/// One input of the `minecraft_stream` target.
+pub fn run(data: &[u8]) {
     let Some((&a, stream)) = data.split_first() else {
         return;
     };
@@ -87,7 +86,7 @@ fuzz_target!(|data: &[u8]| {
     let mut opts = QueryOptions::default();
     opts.legacy = a & 1 != 0;
     opts.ping = a & 2 == 0;
-    let whole = run(&opts, stream, len);
-    let pieces = run(&opts, stream, usize::from(a / 4) + 1);
+    let whole = query(&opts, stream, len);
+    let pieces = query(&opts, stream, usize::from(a / 4) + 1);
     assert_eq!(whole, pieces, "the chunking changed the result");
-});
+}

@@ -5,15 +5,14 @@
 //! for `DefaultQuery::everything()` (UTF-8 and Latin-1) to a body that decodes again; and
 //! for a query with the answer's own RequestFlags (colours on, same string encoding) to a
 //! body that decodes to the same RequestFlags and the same status (counts made explicit).
-#![no_main]
 
-use libfuzzer_sys::fuzz_target;
 use ogp_fuzz::{check_error, check_warnings, with_explicit_counts};
 use ogp_proto::ogp::answer::AnswerOptions;
 use ogp_proto::ogp::query::request;
 use ogp_proto::ogp::{decode_answer_body, encode_answer_body, DefaultQuery};
 
-fuzz_target!(|data: &[u8]| {
+/// One input of the `ogp_answer_body` target.
+pub fn run(data: &[u8]) {
     for utf8 in [true, false] {
         let a = match decode_answer_body(data, utf8) {
             Ok(a) => a,
@@ -56,4 +55,4 @@ fuzz_target!(|data: &[u8]| {
             "answer status round trip"
         );
     }
-});
+}

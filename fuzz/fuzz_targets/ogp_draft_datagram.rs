@@ -10,9 +10,7 @@
 //! that decodes without warnings to the same fields and mask, no longer than it was when
 //! nothing was lossy, and to the same bytes again when encoded once more (the mapping
 //! reaches a fixed point after one round).
-#![no_main]
 
-use libfuzzer_sys::fuzz_target;
 use ogp_fuzz::check_error;
 use ogp_proto::ogp::split::{Pushed, Reassembler};
 use ogp_proto::ogp_draft::answer::{encode_answer_sections, Answer};
@@ -61,7 +59,8 @@ fn check_answer(a: &Answer, base: usize, len: usize, consumed: usize) {
     assert_eq!(b2, b1, "second round changes the body");
 }
 
-fuzz_target!(|data: &[u8]| {
+/// One input of the `ogp_draft_datagram` target.
+pub fn run(data: &[u8]) {
     // The bytes as a body.
     match decode_answer_body(data) {
         Ok(a) => {
@@ -135,4 +134,4 @@ fuzz_target!(|data: &[u8]| {
         Message::Probe => assert!(body.is_empty() && !h.is_answer()),
         _ => {}
     }
-});
+}

@@ -3,14 +3,13 @@
 //! Asserts: no panic; errors point into the body; trailing bytes are within the body; the
 //! minimal re-encoding is no longer than what was read and decodes to the same query with
 //! no trailing bytes; masks whose dependency bit is clear are empty.
-#![no_main]
 
-use libfuzzer_sys::fuzz_target;
 use ogp_fuzz::check_error;
 use ogp_proto::ogp::query::{request, server_info};
 use ogp_proto::ogp::{Bits, DefaultQuery};
 
-fuzz_target!(|data: &[u8]| {
+/// One input of the `ogp_query_body` target.
+pub fn run(data: &[u8]) {
     let d = match DefaultQuery::decode(data) {
         Ok(d) => d,
         Err(e) => {
@@ -37,4 +36,4 @@ fuzz_target!(|data: &[u8]| {
     let d2 = DefaultQuery::decode(&body).expect("re-encoded query must decode");
     assert_eq!(d2.query, q, "query round trip");
     assert_eq!(d2.trailing, 0);
-});
+}

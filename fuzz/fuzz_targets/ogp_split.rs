@@ -16,11 +16,9 @@
 //! packet order, with packet 0's header); `received()` and `missing()` agree with the
 //! model; the model, hence the reassembler, never holds more than MAX_REASSEMBLED_BYTES;
 //! complete bodies decode without panic, errors and warnings within the body.
-#![no_main]
 
 use std::collections::BTreeMap;
 
-use libfuzzer_sys::fuzz_target;
 use ogp_fuzz::{check_error, check_warnings};
 use ogp_proto::ogp::split::MAX_REASSEMBLED_BYTES;
 use ogp_proto::ogp::{decode_answer_body, Header, Pushed, Reassembler, ReassemblyError};
@@ -80,7 +78,8 @@ impl Model {
     }
 }
 
-fuzz_target!(|data: &[u8]| {
+/// One input of the `ogp_split` target.
+pub fn run(data: &[u8]) {
     let mut re = Reassembler::new();
     let mut model = Model::default();
     let mut pad_budget = PAD_BUDGET;
@@ -123,4 +122,4 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-});
+}

@@ -11,11 +11,9 @@
 //! player lines of at most `max_columns` columns; its status survives its JSON state
 //! file, encodes back to a reply that decodes, and maps to the same host name, map and
 //! player names again; the client machine fed the datagram as every reply ends.
-#![no_main]
 
 use std::time::Instant;
 
-use libfuzzer_sys::fuzz_target;
 use ogp_fuzz::check_error;
 use ogp_proto::client::{QueryDriver, Timing};
 use ogp_proto::quake3::client::{QueryMachine, QueryOptions};
@@ -23,7 +21,8 @@ use ogp_proto::quake3::mapping::{reply_to_status, status_to_reply};
 use ogp_proto::quake3::{decode_reply_with, decode_request, DecodeLimits};
 use ogp_proto::Status;
 
-fuzz_target!(|data: &[u8]| {
+/// One input of the `quake3_datagram` target.
+pub fn run(data: &[u8]) {
     let Some((&a, datagram)) = data.split_first() else {
         return;
     };
@@ -95,4 +94,4 @@ fuzz_target!(|data: &[u8]| {
         m.handle_timeout(t);
     }
     panic!("the client did not end");
-});
+}

@@ -42,13 +42,11 @@
 //!   and never PLAYER, RULES or a split; challenges are the current ones; INFO is the
 //!   fitted one in one datagram; PLAYER and RULES are one datagram or Source-layout
 //!   fragments that reassemble to the status's players or rules).
-#![no_main]
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use libfuzzer_sys::fuzz_target;
 use ogp_fuzz::a2s::{self as a2s_check, Answered};
 use ogp_fuzz::{records, state_status};
 use ogp_proto::a2s::{self, responder::A2sConfig};
@@ -566,7 +564,8 @@ impl Side {
     }
 }
 
-fuzz_target!(|data: &[u8]| {
+/// One input of the `responder` target.
+pub fn run(data: &[u8]) {
     let t0 = Instant::now();
     let mut keys = mirror_keys(t0);
     let sources: Vec<SocketAddr> = SOURCES
@@ -585,4 +584,4 @@ fuzz_target!(|data: &[u8]| {
             side.handle(now, src, datagram, s & 8 != 0, &mut keys);
         }
     }
-});
+}

@@ -1,0 +1,90 @@
+//! The one fuzz binary: every target of `fuzz_targets/` linked into one instrumented
+//! executable, the target chosen by the environment variable `OGP_FUZZ_TARGET` (a name
+//! that `scripts/fuzz.sh list` prints; `scripts/fuzz.sh run TARGET …` sets it).
+//!
+//! One binary instead of one per target: the instrumented `ogp-proto`, libFuzzer and the
+//! helpers are linked once, not 21 times (a cold `scripts/fuzz.sh build` with 16 codegen
+//! units: 196 CPU s instead of 220; fuzz/README.md). Each target is still fuzzed on its
+//! own, in its own process with its own corpus: the counters of the other targets' code
+//! are never hit, so they add nothing to libFuzzer's coverage.
+#![no_main]
+
+use std::sync::OnceLock;
+
+mod a2s_reply;
+mod a2s_request;
+mod a2s_split;
+mod bedrock_datagram;
+mod client_machines;
+mod dpmaster_page;
+mod dpmaster_request;
+mod gqp_query;
+mod gqp_reply;
+mod gs3_datagram;
+mod master_registry;
+mod minecraft_stream;
+mod ogp_answer_body;
+mod ogp_datagram;
+mod ogp_draft_datagram;
+mod ogp_query_body;
+mod ogp_split;
+mod quake3_datagram;
+mod responder;
+mod state_json;
+mod valve_master;
+
+/// A target's entry point: one input.
+type Target = fn(&[u8]);
+
+/// Every target by name, in the order of `scripts/fuzz.sh list`.
+const TARGETS: &[(&str, Target)] = &[
+    ("ogp_datagram", ogp_datagram::run),
+    ("ogp_answer_body", ogp_answer_body::run),
+    ("ogp_query_body", ogp_query_body::run),
+    ("ogp_split", ogp_split::run),
+    ("state_json", state_json::run),
+    ("gqp_query", gqp_query::run),
+    ("gqp_reply", gqp_reply::run),
+    ("ogp_draft_datagram", ogp_draft_datagram::run),
+    ("responder", responder::run),
+    ("client_machines", client_machines::run),
+    ("gs3_datagram", gs3_datagram::run),
+    ("a2s_reply", a2s_reply::run),
+    ("a2s_split", a2s_split::run),
+    ("a2s_request", a2s_request::run),
+    ("valve_master", valve_master::run),
+    ("master_registry", master_registry::run),
+    ("quake3_datagram", quake3_datagram::run),
+    ("bedrock_datagram", bedrock_datagram::run),
+    ("dpmaster_request", dpmaster_request::run),
+    ("dpmaster_page", dpmaster_page::run),
+    ("minecraft_stream", minecraft_stream::run),
+];
+
+/// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.
+static TARGET: OnceLock<Target> = OnceLock::new();
+
+/// Chooses the target, or exits with status 2 and the list of names (before any input
+/// runs, so that a wrong name is not reported as a crash).
+fn choose() {
+    let name = std::env::var("OGP_FUZZ_TARGET").unwrap_or_default();
+    match TARGETS.iter().find(|(n, _)| *n == name) {
+        Some(&(_, run)) => {
+            let _ = TARGET.set(run);
+        }
+        None => {
+            let names: Vec<&str> = TARGETS.iter().map(|(n, _)| *n).collect();
+            eprintln!(
+                "ogp_fuzz: set OGP_FUZZ_TARGET to one of: {} (got {name:?})",
+                names.join(" ")
+            );
+            std::process::exit(2);
+        }
+    }
+}
+
+libfuzzer_sys::fuzz_target!(init: choose(), |data: &[u8]| {
+    if let Some(run) = TARGET.get() {
+        run(data);
+    }
+});
