@@ -109,6 +109,9 @@ int main(int argc, char **argv) {
     check(ogp_status_set_rule(status, "sv_gravity", 10, "800", 3), "rule");
     check(ogp_status_set_rule(status, "mp_timelimit", 12, "20", 2), "rule");
 
+    /* Published before "ready": a query that comes before the first tick gets this status,
+     * not the responder's empty one. */
+    check(ogp_responder_publish(responder, status), "publish");
     printf("ready %d\n", check(ogp_responder_local_port(responder, 0), "local port"));
     fflush(stdout);
 
