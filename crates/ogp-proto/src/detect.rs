@@ -119,7 +119,14 @@ impl Rounds {
         let mut step = timing.attempt_timeout;
         starts.push(t);
         for _ in 0..=timing.retries.min(64) {
-            t = t.checked_add(step).unwrap_or(t);
+            // A zero step (an attempt timeout of 0, or one grown to 0 ms by rounding)
+            // would put every round at `now`, and a step past the clock's range would
+            // repeat `t`: either way no round would ever run and no probe go out. At
+            // least a millisecond, and no rounds past the clock's end.
+            let Some(next) = t.checked_add(step.max(std::time::Duration::from_millis(1))) else {
+                break;
+            };
+            t = next;
             starts.push(t);
             step = crate::client_core::grow(step, timing.backoff_percent);
         }
@@ -156,6 +163,20 @@ impl Rounds {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    /// An attempt timeout of zero still gives rounds that run (one probe each), not
+    /// rounds that all start and end at once with nothing sent.
+    #[test]
+    fn a_zero_attempt_timeout_still_runs_its_rounds() {
+        let t0 = Instant::now();
+        let r = Rounds::new(
+            &Timing::default().attempt_timeout(Duration::ZERO).retries(2),
+            t0,
+        );
+        assert_eq!(r.count(), 3);
+        assert_eq!(r.current(t0), Some(0));
+        assert!(r.end() > t0);
+    }
 
     #[test]
     fn rounds_start_with_each_attempt_and_end_after_the_last() {

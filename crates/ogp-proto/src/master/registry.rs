@@ -506,6 +506,10 @@ impl Registrar {
         // master's poller asks `getstatus` once the server is listed)
         options.quake3.status = false;
         options.quake3.require_challenge = true;
+        // Our session ids are random and servers that register echo them whole: the
+        // masked form some query-only servers send (Minecraft's) would leave 16 bits
+        // for a spoofer to guess toward a listing.
+        options.gamespy3.nibble_session_ids = false;
         let capacity = config.max_pending.saturating_mul(4).max(1024);
         Self {
             per_source: RateLimiter::new(config.per_source, capacity, secret, now),
