@@ -103,6 +103,11 @@ if [ "$QUICK" = 0 ]; then
   INSTALL_PID=$!
 fi
 
+# Every build here has the `ogp master` command (the cargo feature `master` of ogp-cli,
+# off in a default build: README, "Install"), so that clippy, the docs and the tests see
+# the master's front-end too.
+FEATURES=(--features ogp-cli/master)
+
 step "cargo fmt --check (the workspace and the fuzz package)"
 cargo fmt --all -- --check
 (cd fuzz && cargo fmt -- --check)
@@ -135,20 +140,23 @@ if [ "$QUICK" = 0 ] && [ -x scripts/fuzz.sh ]; then
 fi
 
 step "cargo clippy (all targets, -D warnings)"
-cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo clippy --workspace --all-targets --locked "${FEATURES[@]}" -- -D warnings
 
 step "ogp-proto without its optional features (toml, bzip2, os-rng, gqp)"
 cargo clippy -p ogp-proto --no-default-features --locked -- -D warnings
+# and the `ogp` a default build makes (`cargo install`, `cargo run --release -- demo`):
+# without the master
+cargo clippy -p ogp-cli --bins --locked -- -D warnings
 
 if [ "$QUICK" = 1 ]; then
   step "unit and property tests (cargo test: every crate's unit tests, ogp-proto's test files)"
-  cargo test --workspace --lib --bins --locked
+  cargo test --workspace --lib --bins --locked "${FEATURES[@]}"
   cargo test -p ogp-proto --tests --locked
   exit 0
 fi
 
 step "cargo doc (no warnings)"
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked "${FEATURES[@]}"
 
 step "no import circles between modules (scripts/import-cycles.py)"
 python3 scripts/import-cycles.py
@@ -159,7 +167,7 @@ step "build the tests (cargo test --no-run, all targets)"
 # profile with fat LTO). The C examples link libogp.a, which only `cargo build` makes
 # (from the same dev build: a few seconds).
 cargo build --locked -p ogp-ffi
-cargo test --workspace --all-targets --locked --no-run
+cargo test --workspace --all-targets --locked --no-run "${FEATURES[@]}"
 
 step "installers finish (qstat, gamedig, python-a2s, opengsq, C toolchain, PostgreSQL, Chromium, game servers)"
 if ! wait "$INSTALL_PID"; then
@@ -174,10 +182,10 @@ touch "$LOGS/tests-started" # the fuzz smoke may start (above)
 step "cargo test (every test binary, benchmarks and examples in test mode; ${TEST_JOBS:-3} binaries at a time)"
 # scripts/run-tests.py runs the binaries `cargo test` builds, several at once (most of the
 # slow ones wait on peers and timers), and lists the slowest.
-python3 scripts/run-tests.py --jobs "${TEST_JOBS:-3}" --workspace --all-targets --locked
+python3 scripts/run-tests.py --jobs "${TEST_JOBS:-3}" --workspace --all-targets --locked "${FEATURES[@]}"
 
 step "doc tests"
-cargo test --workspace --doc --locked
+cargo test --workspace --doc --locked "${FEATURES[@]}"
 
 if [ -n "$FUZZ_PID" ]; then
   step "fuzz build and smoke finish (${FUZZ_SMOKE_SECONDS:-10}s per target; started in the background)"

@@ -302,7 +302,9 @@ enum Command {
     /// DarkPlaces heartbeats, verify each server by querying it back, poll the listed
     /// ones, and serve the list over Valve's UDP list protocol, dpmaster's protocol
     /// (`getservers`, `getserversExt`: the Quake III family's DP master protocol), an HTTP
-    /// API and a web page (docs/master.md). SIGTERM or SIGINT stops it cleanly.
+    /// API and a web page (docs/master.md). SIGTERM or SIGINT stops it cleanly. In builds
+    /// with the cargo feature `master` (`cargo install --locked --path crates/ogp-cli
+    /// --features master`).
     Master(master::MasterArgs),
     /// Read a server list from a master (Valve's UDP list protocol, the DP master protocol
     /// of dpmaster and the Quake III family with --dp, or an ogp master's HTTP API) and

@@ -1,15 +1,26 @@
-//! `ogp master`: the master server (crate `ogp-master`) as a command.
+//! `ogp master`: the master server (crate `ogp-master`) as a command, in builds with the
+//! cargo feature `master` (`cargo install --locked --path crates/ogp-cli --features
+//! master`). Without it the flags still parse (`--help`, completions and the manual page
+//! are the same in both builds) and the command says how to get the master.
+//!
+//! The feature is off by default: the master brings the bundled SQLite, PostgreSQL's client
+//! and the HTTP API's stack, about a quarter of a cold release build, which someone who
+//! only queries servers (and `cargo run --release -- demo`) should not wait for.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+#[cfg(feature = "master")]
 use anyhow::Context;
+#[cfg(feature = "master")]
 use ogp_master::{Master, MasterConfig};
+#[cfg(feature = "master")]
 use tokio::signal::unix::{signal, SignalKind};
 
 /// `ogp master` flags (a TOML file gives the rest: docs/master.md).
 #[derive(Debug, clap::Args)]
+#[cfg_attr(not(feature = "master"), allow(dead_code))]
 pub struct MasterArgs {
     /// TOML config file; flags given as well win over it.
     #[arg(long, value_name = "FILE")]
@@ -35,7 +46,17 @@ pub struct MasterArgs {
     poll_interval: Option<u64>,
 }
 
+/// Without the master: says how to build an `ogp` that has it.
+#[cfg(not(feature = "master"))]
+pub fn run(_args: &MasterArgs) -> anyhow::Result<ExitCode> {
+    anyhow::bail!(
+        "this ogp was built without the master server (cargo feature `master`); \
+         install one that has it: cargo install --locked --path crates/ogp-cli --features master"
+    )
+}
+
 /// Builds the config from the file and the flags.
+#[cfg(feature = "master")]
 fn config(args: &MasterArgs) -> anyhow::Result<MasterConfig> {
     let mut c = match &args.config {
         Some(path) => {
@@ -71,6 +92,7 @@ fn config(args: &MasterArgs) -> anyhow::Result<MasterConfig> {
 }
 
 /// Runs the master until SIGTERM or SIGINT.
+#[cfg(feature = "master")]
 pub fn run(args: &MasterArgs) -> anyhow::Result<ExitCode> {
     let config = config(args)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -107,6 +129,7 @@ pub fn run(args: &MasterArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// A database URL without its password.
+#[cfg(feature = "master")]
 fn redact(url: &str) -> String {
     match (url.find("://"), url.find('@')) {
         (Some(s), Some(at)) if at > s => {

@@ -173,6 +173,7 @@ fn mcstatus_reads_the_lone_surrogate_where_we_read_u_fffd() {
 /// nor the server's details carry a terminal control raw; serde_json reads the name
 /// back whole.
 #[test]
+#[cfg(feature = "master")]
 fn the_master_api_escapes_terminal_controls() {
     use common::master::{ogp_ready, state, wait_for, Master};
     const NAME: &str = concat!("evil", terminal_controls!());
