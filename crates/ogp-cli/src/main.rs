@@ -488,7 +488,9 @@ fn main() -> ExitCode {
                 charset,
                 srv,
             };
-            if protocol != Protocol::Wire(ogp_proto::Protocol::Gqp) && (args.command.is_some() || args.user.is_some()) {
+            if protocol != Protocol::Wire(ogp_proto::Protocol::Gqp)
+                && (args.command.is_some() || args.user.is_some())
+            {
                 eprintln!("ogp: --command and --user are for --protocol gqp");
                 return ExitCode::from(2);
             }

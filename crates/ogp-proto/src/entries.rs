@@ -156,7 +156,8 @@ impl FromStr for Protocol {
             .into_iter()
             .find(|p| {
                 let e = p.entry();
-                e.name.eq_ignore_ascii_case(s) || e.aliases.iter().any(|a| a.eq_ignore_ascii_case(s))
+                e.name.eq_ignore_ascii_case(s)
+                    || e.aliases.iter().any(|a| a.eq_ignore_ascii_case(s))
             })
             .ok_or_else(|| UnknownProtocol(s.to_string()))
     }
@@ -298,7 +299,12 @@ mod tests {
             assert!(e.steps >= 1, "{}", e.name);
             if let Some(s) = e.serve {
                 assert_ne!(s.guard_id, 0, "{}", e.name);
-                assert!(ids.insert(s.guard_id), "{}: guard id {} twice", e.name, s.guard_id);
+                assert!(
+                    ids.insert(s.guard_id),
+                    "{}: guard id {} twice",
+                    e.name,
+                    s.guard_id
+                );
                 assert!(!s.answers.is_empty(), "{}", e.name);
             }
         }
@@ -312,9 +318,15 @@ mod tests {
         // Quake III's words before A2S's bare FF FF FF FF.
         let pos = |p| order.iter().position(|q| *q == p).unwrap();
         assert!(pos(Protocol::Quake3) < pos(Protocol::A2s));
-        assert_eq!(served(true, b"\xff\xff\xff\xffOGP\0"), Some(Protocol::OgpDraft));
+        assert_eq!(
+            served(true, b"\xff\xff\xff\xffOGP\0"),
+            Some(Protocol::OgpDraft)
+        );
         assert_eq!(served(false, b"\xff\xff\xff\xffOGP\0"), Some(Protocol::Ogp));
-        assert_eq!(served(false, b"\xff\xff\xff\xffgetinfo"), Some(Protocol::Quake3));
+        assert_eq!(
+            served(false, b"\xff\xff\xff\xffgetinfo"),
+            Some(Protocol::Quake3)
+        );
         assert_eq!(served(true, b"\xff\xff\xff\xffgetinfo"), None);
         assert_eq!(served(false, b"\x7f"), None);
     }

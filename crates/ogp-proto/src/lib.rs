@@ -94,12 +94,12 @@ pub mod result;
 pub(crate) mod text;
 
 pub use charset::Charset;
+pub use entries::PROTOCOLS;
 pub use error::{DecodeError, DecodeErrorKind, DecodeWarning};
 pub use model::{
     A2sInfo, AddOn, ColorEntry, ColorInfo, Limit, LimitType, MapInfo, ModInfo, Os, Player,
     PlayerAddress, Rules, ServerType, Status, Team, Text,
 };
-pub use entries::PROTOCOLS;
 pub use protocol::{Entry, Protocol};
 
 /// Internals of this crate, reachable for this workspace's own tests, benches, fuzz

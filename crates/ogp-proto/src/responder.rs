@@ -494,8 +494,7 @@ impl Responder {
     /// The challenge this responder currently issues to `ip` for the OGP v0.02 draft (for
     /// tests and tools).
     pub fn ogp_draft_challenge(&mut self, now: Instant, ip: IpAddr) -> u32 {
-        self.keys
-            .issue(now, crate::ogp_draft::GUARD_ID, ip)
+        self.keys.issue(now, crate::ogp_draft::GUARD_ID, ip)
     }
 
     /// Handles one datagram from `src` received at `now` on a listener of the configured

@@ -41,9 +41,9 @@ pub use split::{Fragment, Layout, Pushed, Reassembler, ReassemblyError, Reassemb
 use crate::charset::Charset;
 use crate::error::{DecodeError, DecodeErrorKind, DecodeWarning};
 use crate::model::Text;
+use crate::protocol::{AnswerKind as K, Entry, Serve, Signature, Tier, Transport};
 use crate::reader::Reader;
 use crate::text::{TextRuns, Unchosen};
-use crate::protocol::{AnswerKind as K, Entry, Serve, Signature, Tier, Transport};
 
 /// The challenge keys' id of A2S ([`Serve::guard_id`]).
 pub(crate) const GUARD_ID: u8 = 2;

@@ -33,8 +33,8 @@ pub use split::{split_answer, Pushed, Reassembler, ReassemblyError, SplitError};
 pub use types::Bits;
 
 use crate::error::DecodeError;
-use crate::reader::Reader;
 use crate::protocol::{AnswerKind as K, Entry, Serve, Signature, Tier, Transport};
+use crate::reader::Reader;
 
 /// The challenge keys' id of OGP v1.01 ([`Serve::guard_id`]).
 pub(crate) const GUARD_ID: u8 = 1;

@@ -42,8 +42,8 @@ pub use query::{DecodedQuery, DefaultQuery};
 pub use split::split_answer;
 
 use crate::error::DecodeError;
-use crate::reader::Reader;
 use crate::protocol::{AnswerKind as K, Entry, Serve, Signature, Tier, Transport};
+use crate::reader::Reader;
 
 /// The challenge keys' id of the OGP v0.02 draft ([`Serve::guard_id`]).
 pub(crate) const GUARD_ID: u8 = 5;
