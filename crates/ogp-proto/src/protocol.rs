@@ -2,7 +2,7 @@
 //! responder, scanner, command line, JSON output), and [`Entry`], what a protocol tells
 //! the rest of the crate about itself.
 //!
-//! A protocol is its folder plus one line in [`for_each_protocol!`]'s table below. The
+//! A protocol is its folder plus one line in `for_each_protocol!`'s table below. The
 //! folder's `mod.rs` holds its [`Entry`] (`pub const ENTRY: Entry`): names, transport,
 //! whether auto-detection tries it, the signatures that tell its datagrams apart, and
 //! what its responder answers, if it has one. Everything else is derived from the table
