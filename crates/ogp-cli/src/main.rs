@@ -48,49 +48,65 @@ struct Cli {
 /// the datagrams in hex.
 pub type Level = i8;
 
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// `-p`: a protocol of ogp-proto's table, or auto. The values, their aliases and their
+/// help come from the protocols' entries ([`ogp_proto::Entry`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Protocol {
-    /// Open Game Protocol v1.01.
-    Ogp,
-    /// Valve's A2S server queries (Source and GoldSrc engines).
-    A2s,
-    /// GQP, the text-based Gameserver Query Protocol draft.
-    Gqp,
-    /// The first OGP draft, v0.02 (served on its own port).
-    OgpDraft,
-    /// GameSpy v3 (Battlefield 2, Crysis, UT3, Minecraft…): sub-protocol B, with the 0x09
-    /// challenge when the server answers it.
-    #[value(alias = "gs3")]
-    Gamespy3,
-    /// Quake III and its family (ioquake3, OpenArena, Urban Terror, Call of Duty, ET,
-    /// DarkPlaces, Warsow, FiveM): `getinfo` with a challenge, then `getstatus`.
-    #[value(alias = "q3", alias = "q3s")]
-    Quake3,
-    /// Minecraft: Bedrock Edition (RakNet unconnected ping, UDP 19132).
-    #[value(alias = "mcbe", alias = "mcpe")]
-    Bedrock,
-    /// Minecraft: Java Edition's Server List Ping over TCP; without a port, 25565.
-    #[value(alias = "mc")]
-    Minecraft,
-    /// Query: every protocol at once (OGP, GameSpy v3, A2S, GQP, Quake III, Bedrock); the first to
-    /// answer correctly is used, and named (`--split` implies OGP).
+    /// One protocol.
+    Wire(ogp_proto::Protocol),
+    /// Query: every protocol at once; the first to answer correctly is used, and named
+    /// (`--split` implies OGP). Decode: guessed from each datagram's first bytes.
     Auto,
+}
+
+/// Every value of `-p`: the protocols in their table's order, then `auto`.
+const PROTOCOL_VALUES: [Protocol; ogp_proto::Protocol::ALL.len() + 1] = {
+    let mut out = [Protocol::Auto; ogp_proto::Protocol::ALL.len() + 1];
+    let mut i = 0;
+    while i < ogp_proto::Protocol::ALL.len() {
+        out[i] = Protocol::Wire(ogp_proto::Protocol::ALL[i]);
+        i += 1;
+    }
+    out
+};
+
+impl ValueEnum for Protocol {
+    fn value_variants<'a>() -> &'a [Self] {
+        &PROTOCOL_VALUES
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        use clap::builder::PossibleValue;
+        Some(match self {
+            Self::Wire(p) => {
+                let e = p.entry();
+                PossibleValue::new(e.name)
+                    .aliases(e.aliases.iter().copied())
+                    .help(e.help)
+            }
+            Self::Auto => {
+                let labels: Vec<&str> = ogp_proto::Protocol::AUTO
+                    .iter()
+                    .chain(&ogp_proto::Protocol::AUTO_STREAM)
+                    .map(|p| p.label())
+                    .collect();
+                PossibleValue::new("auto").help(format!(
+                    "Query: every protocol at once ({}); the first to answer correctly is \
+                     used, and named (`--split` implies OGP)",
+                    labels.join(", ")
+                ))
+            }
+        })
+    }
 }
 
 impl Protocol {
     /// The protocol on the wire; `None` for auto-detection.
     fn wire(self) -> Option<ogp_proto::Protocol> {
-        Some(match self {
-            Self::Ogp => ogp_proto::Protocol::Ogp,
-            Self::A2s => ogp_proto::Protocol::A2s,
-            Self::Gqp => ogp_proto::Protocol::Gqp,
-            Self::OgpDraft => ogp_proto::Protocol::OgpDraft,
-            Self::Gamespy3 => ogp_proto::Protocol::Gamespy3,
-            Self::Quake3 => ogp_proto::Protocol::Quake3,
-            Self::Bedrock => ogp_proto::Protocol::Bedrock,
-            Self::Minecraft => ogp_proto::Protocol::Minecraft,
-            Self::Auto => return None,
-        })
+        match self {
+            Self::Wire(p) => Some(p),
+            Self::Auto => None,
+        }
     }
 }
 
@@ -474,12 +490,14 @@ fn main() -> ExitCode {
                 charset,
                 srv,
             };
-            if protocol != Protocol::Gqp && (args.command.is_some() || args.user.is_some()) {
+            if protocol != Protocol::Wire(ogp_proto::Protocol::Gqp)
+                && (args.command.is_some() || args.user.is_some())
+            {
                 eprintln!("ogp: --command and --user are for --protocol gqp");
                 return ExitCode::from(2);
             }
             let protocol = match protocol {
-                Protocol::Auto if split.is_some() => Protocol::Ogp,
+                Protocol::Auto if split.is_some() => Protocol::Wire(ogp_proto::Protocol::Ogp),
                 p => p,
             };
             if try_query_ports && protocol != Protocol::Auto && game.is_none() {

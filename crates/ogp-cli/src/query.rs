@@ -31,17 +31,10 @@ pub struct QueryArgs {
     pub srv: bool,
 }
 
-/// Steps of a protocol's exchange that each get the attempt timeout and retries.
+/// Steps of a protocol's exchange that each get the attempt timeout and retries (its
+/// entry's; A2S: INFO, PLAYER, RULES).
 fn steps(protocol: Protocol) -> u32 {
-    match protocol {
-        // INFO, PLAYER, RULES
-        Protocol::A2s => 3,
-        // the 0x09 handshake, then the request
-        Protocol::Gamespy3 => 2,
-        // Minecraft (TCP): the status, then ping/pong
-        Protocol::Minecraft => 2,
-        _ => 1,
-    }
+    protocol.entry().steps
 }
 
 /// The timers for the arguments: the total deadline leaves room for every attempt of
@@ -55,18 +48,15 @@ pub fn timing(args: &QueryArgs, protocol: Protocol) -> Timing {
     t.connect_timeout(step).read_timeout(step)
 }
 
-/// `target` with the protocol's default port when it has none (Minecraft: 25565);
+/// `target` with the protocol's default port (its entry's) when it has none
+/// (Minecraft: 25565);
 /// `None` when it has none and the protocol has no default.
 pub fn with_default_port(target: &str, protocol: Option<Protocol>) -> Option<String> {
     if target.contains(':') {
         return Some(target.to_string());
     }
-    match protocol {
-        Some(Protocol::Minecraft) => {
-            Some(format!("{target}:{}", ogp_proto::minecraft::DEFAULT_PORT))
-        }
-        _ => None,
-    }
+    let port = protocol?.entry().default_port?;
+    Some(format!("{target}:{port}"))
 }
 
 /// The address to query: `args.target` resolved, after its SRV record when

@@ -161,13 +161,9 @@ pub fn parse_line(
             }
         }
     };
-    // Minecraft without a port: the game's default (no SRV look-up in a scan).
-    let host = match protocol {
-        Some(Protocol::Minecraft) if !host.contains(':') => {
-            crate::query::with_default_port(host, protocol).unwrap_or_else(|| host.to_string())
-        }
-        _ => host.to_string(),
-    };
+    // A protocol with a default port (Minecraft) without a port: that port (no SRV
+    // look-up in a scan).
+    let host = crate::query::with_default_port(host, protocol).unwrap_or_else(|| host.to_string());
     check_host(&host)?;
     Ok(Some((protocol, host)))
 }

@@ -20,9 +20,8 @@
 //! behind one type for I/O code that should not care which protocol it drives (the
 //! tokio client, the scanner). A machine over TCP says so ([`Transport::Stream`]) and
 //! is driven with connection events instead of datagrams (see
-//! [`QueryDriver::handle_stream`]). Adding a protocol means its folder, one line in the
-//! registry below, its [`Protocol`] name, and the first bytes that tell its datagrams
-//! apart in the [responder](crate::responder).
+//! [`QueryDriver::handle_stream`]). The variants are generated from the table of
+//! protocols in [`crate::protocol`]: adding a protocol adds its machine here.
 
 use std::net::SocketAddr;
 use std::time::Instant;
@@ -40,10 +39,11 @@ pub use crate::client_core::{
 /// from its own machine).
 pub type Answer<D = Details> = crate::client_core::Answer<D>;
 
-/// One line per protocol: its [`Protocol`] variant, its folder, and what it is called.
-/// Generates [`Options`], [`Details`], [`Machine`] and their plumbing.
+/// Generates [`Options`], [`Details`], [`Machine`] and their plumbing from the table of
+/// protocols ([`crate::protocol`]): each folder's `client::{QueryOptions, Details,
+/// QueryMachine}`.
 macro_rules! registry {
-    ($( $(#[cfg($c:meta)])? $variant:ident => $module:ident: $doc:literal; )*) => {
+    ($( $(#[cfg($c:meta)])? $variant:ident => $module:ident $(, serve($cf:ident, $rs:ident, $oc:ident))?; )*) => {
         /// Settings of a query in any protocol: the shared timers, and each protocol's
         /// own part.
         #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -53,7 +53,7 @@ macro_rules! registry {
             pub timing: Timing,
             $(
                 $(#[cfg($c)])?
-                #[doc = concat!($doc, "'s part.")]
+                #[doc = concat!("[`Protocol::", stringify!($variant), "`]'s part.")]
                 pub $module: crate::$module::client::QueryOptions,
             )*
         }
@@ -64,7 +64,7 @@ macro_rules! registry {
         pub enum Details {
             $(
                 $(#[cfg($c)])?
-                #[doc = concat!($doc, ".")]
+                #[doc = concat!("[`Protocol::", stringify!($variant), "`].")]
                 $variant(Box<crate::$module::client::Details>),
             )*
         }
@@ -75,7 +75,7 @@ macro_rules! registry {
         pub enum Machine {
             $(
                 $(#[cfg($c)])?
-                #[doc = concat!($doc, ".")]
+                #[doc = concat!("[`Protocol::", stringify!($variant), "`].")]
                 $variant(Box<crate::$module::client::QueryMachine>),
             )*
             /// A protocol this build does not speak (its cargo feature is off): the
@@ -201,17 +201,7 @@ macro_rules! registry {
     };
 }
 
-registry! {
-    Ogp => ogp: "OGP v1.01";
-    OgpDraft => ogp_draft: "The OGP v0.02 draft";
-    A2s => a2s: "Valve A2S";
-    Gamespy3 => gamespy3: "GameSpy v3";
-    #[cfg(feature = "gqp")]
-    Gqp => gqp: "GQP";
-    Quake3 => quake3: "Quake III";
-    Bedrock => bedrock: "Minecraft Bedrock";
-    Minecraft => minecraft: "Minecraft: Java Edition";
-}
+crate::protocol::for_each_protocol!(registry);
 
 impl Options {
     /// The default options with these timers.

@@ -33,17 +33,7 @@ use crate::error::{DecodeError, DecodeErrorKind};
 use crate::protocol::Protocol;
 use crate::Status;
 
-/// How a protocol's bytes travel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Transport {
-    /// Datagrams (UDP): sent with [`QueryDriver::poll_transmit`], received with
-    /// [`QueryDriver::handle_datagram`].
-    Datagram,
-    /// A byte stream (TCP): connected first, then driven with
-    /// [`QueryDriver::handle_stream`].
-    Stream,
-}
+pub use crate::protocol::Transport;
 
 /// What happened to a stream machine's connection, for [`QueryDriver::handle_stream`].
 #[derive(Debug, Clone, Copy)]

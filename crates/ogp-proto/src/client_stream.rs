@@ -32,30 +32,10 @@
 
 use std::time::{Duration, Instant};
 
-use crate::client_core::{Answer, Event, Exchange, QueryError, Timing, Transport};
+use crate::client_core::{Answer, Event, Exchange, QueryError, Timing};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::protocol::Protocol;
 use crate::reader::Reader;
-
-impl Protocol {
-    /// How this protocol's bytes travel: [`Transport::Stream`] for Minecraft: Java
-    /// Edition (TCP), [`Transport::Datagram`] for every other. The same as its
-    /// machine's [`QueryDriver::transport`], known without making one (the scanner
-    /// counts connections before it starts a target).
-    pub fn transport(self) -> Transport {
-        match self {
-            Protocol::Minecraft => Transport::Stream,
-            _ => Transport::Datagram,
-        }
-    }
-
-    /// The stream protocols auto-detection tries besides [`Protocol::AUTO`]: one
-    /// connection each, on the given port only (never on the extra query ports), ranked
-    /// after every datagram protocol. A port that accepts the connection and answers
-    /// Minecraft's handshake is Minecraft; a refused connection says nothing against
-    /// the datagram protocols, which may still answer on the same port number.
-    pub const AUTO_STREAM: [Protocol; 1] = [Protocol::Minecraft];
-}
 
 #[allow(unused_imports)] // for the documentation links
 use crate::client_core::{QueryDriver, StreamEvent};

@@ -1,8 +1,8 @@
 //! Which protocol a datagram belongs to, from its first bytes, without decoding it:
 //! `ogp decode` guesses with it, and auto-detection hands each reply only to the query
 //! machines of its protocol ([`Machine::claims`](crate::client::Machine::claims)), so
-//! that one protocol's answer is never read as another's malformed reply. It sits above
-//! the protocols (it asks each for its signature); nothing below imports it.
+//! that one protocol's answer is never read as another's malformed reply. The tests are
+//! each protocol's entry's signatures; nothing below the protocols imports it.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -10,28 +10,6 @@ use std::time::Instant;
 
 use crate::client_core::Timing;
 use crate::protocol::Protocol;
-
-/// GQP's end of a datagram (`EOT`) and of a part of a longer reply (`ETB`); known here
-/// even when the `gqp` feature is off, so that its datagrams are still recognised.
-const GQP_EOT: u8 = 0x04;
-const GQP_ETB: u8 = 0x17;
-
-/// The protocols told by their first bytes, tried in order (Quake III before A2S: both
-/// start with `FF FF FF FF`, and Quake III's words come next).
-type Signature = (fn(&[u8]) -> bool, Protocol);
-const SIGNATURES: &[Signature] = &[
-    (|d| d.starts_with(&crate::ogp::PREFIX), Protocol::Ogp),
-    (crate::quake3::is_quake3_datagram, Protocol::Quake3),
-    (crate::bedrock::is_bedrock_datagram, Protocol::Bedrock),
-    (
-        |d| d.starts_with(&crate::a2s::SINGLE) || d.starts_with(&crate::a2s::SPLIT),
-        Protocol::A2s,
-    ),
-    (
-        |d| d.starts_with(&crate::gamespy3::MAGIC),
-        Protocol::Gamespy3,
-    ),
-];
 
 /// Guesses which protocol one datagram (query or reply) belongs to from its first
 /// bytes (and, for GQP, its last byte), without decoding it:
@@ -49,23 +27,13 @@ const SIGNATURES: &[Signature] = &[
 /// * anything else ending with GQP's `EOT` or `ETB`: [`Gqp`](Protocol::Gqp).
 ///
 /// `None` when none of these fits. A `Some` is only a guess: the datagram may still
-/// fail to decode.
+/// fail to decode. The tests are the entries' [signatures](crate::protocol::Entry::signatures),
+/// tried [tier](crate::protocol::Tier) by tier.
 pub fn guess(datagram: &[u8]) -> Option<Protocol> {
-    use crate::gamespy3::kind;
-    if let Some((_, p)) = SIGNATURES.iter().find(|(is, _)| is(datagram)) {
-        return Some(*p);
-    }
-    match (datagram.first(), datagram.last()) {
-        (Some(&(kind::INFO | kind::HEARTBEAT | kind::ECHO_REPLY | kind::CHALLENGE)), _)
-            if datagram.len() >= 5 =>
-        {
-            Some(Protocol::Gamespy3)
-        }
-        (Some(&first), Some(&(GQP_EOT | GQP_ETB))) if first != 0xff && first != 0xfe => {
-            Some(Protocol::Gqp)
-        }
-        _ => None,
-    }
+    crate::entries::SIGNATURES
+        .iter()
+        .find(|(_, s)| (s.matches)(datagram))
+        .map(|(p, _)| *p)
 }
 
 /// The datagram protocols auto-detection asks ([`Protocol::AUTO`]) in the order their
@@ -252,15 +220,6 @@ mod tests {
         assert_eq!(g("00"), None);
         assert_eq!(g("ffff"), None);
         assert_eq!(g("7a7a7a"), None);
-    }
-
-    #[cfg(feature = "gqp")]
-    #[test]
-    fn gqp_ends_are_the_wire_constants() {
-        assert_eq!(
-            (GQP_EOT, GQP_ETB),
-            (crate::gqp::wire::EOT, crate::gqp::wire::ETB)
-        );
     }
 
     #[test]

@@ -24,23 +24,6 @@ use std::time::{Duration, Instant};
 use siphasher::sip::SipHasher24;
 use siphasher::sip128::{Hasher128 as _, SipHasher24 as SipHasher128};
 
-/// Protocol identifiers mixed into challenges, so that a challenge learnt over one
-/// protocol does not open another.
-pub(crate) mod protocol_id {
-    /// Open Game Protocol v1.01.
-    pub const OGP: u8 = 1;
-    /// Valve A2S.
-    pub const A2S: u8 = 2;
-    /// GameSpy v3.
-    pub const GAMESPY3: u8 = 3;
-    /// GQP.
-    pub const GQP: u8 = 4;
-    /// OGP v0.02 draft.
-    pub const OGP_DRAFT: u8 = 5;
-    /// Quake III (keys its byte budgets; the protocol has no challenge of ours).
-    pub const QUAKE3: u8 = 6;
-}
-
 /// A keyed 32-bit hash of `text` (SipHash with `key`): unpredictable ids derived from a
 /// responder's secret, such as heartbeat instance keys.
 pub(crate) fn keyed_u32(key: &[u8; 16], text: &str) -> u32 {
@@ -580,6 +563,7 @@ impl SharedTokenBucket {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::internals::protocol_id;
     use std::net::{Ipv4Addr, Ipv6Addr};
 
     fn v4(a: u8, b: u8, c: u8, d: u8) -> IpAddr {

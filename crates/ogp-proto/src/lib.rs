@@ -71,11 +71,11 @@ pub mod client;
 mod client_core;
 mod client_stream;
 pub mod detect;
+mod entries;
 pub mod error;
 #[cfg(feature = "games")]
 pub mod games;
 pub mod gamespy3;
-#[cfg(feature = "gqp")]
 pub mod gqp;
 pub mod guard;
 mod json;
@@ -94,12 +94,13 @@ pub mod result;
 pub(crate) mod text;
 
 pub use charset::Charset;
+pub use entries::PROTOCOLS;
 pub use error::{DecodeError, DecodeErrorKind, DecodeWarning};
 pub use model::{
     A2sInfo, AddOn, ColorEntry, ColorInfo, Limit, LimitType, MapInfo, ModInfo, Os, Player,
     PlayerAddress, Rules, ServerType, Status, Team, Text,
 };
-pub use protocol::Protocol;
+pub use protocol::{Entry, Protocol};
 
 /// Internals of this crate, reachable for this workspace's own tests, benches, fuzz
 /// targets and tools.
@@ -123,6 +124,17 @@ pub mod internals {
     /// Protocol identifiers mixed into challenges (see
     /// [`ChallengeKeys`](crate::guard::ChallengeKeys)).
     pub mod protocol_id {
-        pub use crate::guard::protocol_id::*;
+        /// Open Game Protocol v1.01.
+        pub const OGP: u8 = crate::ogp::GUARD_ID;
+        /// Valve A2S.
+        pub const A2S: u8 = crate::a2s::GUARD_ID;
+        /// GameSpy v3.
+        pub const GAMESPY3: u8 = crate::gamespy3::GUARD_ID;
+        /// GQP.
+        pub const GQP: u8 = crate::gqp::GUARD_ID;
+        /// OGP v0.02 draft.
+        pub const OGP_DRAFT: u8 = crate::ogp_draft::GUARD_ID;
+        /// Quake III.
+        pub const QUAKE3: u8 = crate::quake3::GUARD_ID;
     }
 }

@@ -31,18 +31,13 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::a2s::responder::{A2sConfig, A2sOutcome, A2sResponder};
 use crate::gamespy3::heartbeat::{HeartbeatConfig, Heartbeats};
-use crate::gamespy3::responder::{Gs3Config, Gs3Outcome, Gs3Responder};
-#[cfg(feature = "gqp")]
-use crate::gqp::responder::{GqpConfig, GqpOutcome, GqpResponder};
+use crate::gamespy3::responder::Gs3Responder;
 use crate::guard::{
     ChallengeKeys, RateConfig, RateDecision, RateLimiter, SharedRateLimiter, SharedTokenBucket,
     TokenBucket,
 };
-use crate::ogp::responder::{OgpConfig, OgpOutcome, OgpResponder};
 use crate::ogp::uplink::{UplinkConfig, Uplinks};
-use crate::ogp_draft::responder::{DraftConfig, DraftOutcome, DraftResponder};
 use crate::{Protocol, Status};
 
 pub use crate::responder_core::{
@@ -76,14 +71,21 @@ pub enum Listener {
     OgpDraft,
 }
 
-/// The protocols a [`Responder`] answers, one line each: the [`Protocol`] variant, the
-/// field of [`ResponderConfig`] (and of the responder) that holds it, its settings,
-/// responder and outcome types, and what it is called. **The one place a protocol's
-/// responder is registered**: the settings, the outcome, the per-protocol responders and
-/// their dispatch are generated from it (which datagrams go to which protocol is
-/// decided in [`Responder::handle_on`]).
+/// The protocols a [`Responder`] answers: those of the table of protocols
+/// ([`crate::protocol`]) with `serve(Config, Responder, Outcome)`, each with a field of
+/// [`ResponderConfig`] (and of the responder) named after its folder. The settings, the
+/// outcome, the per-protocol responders and their dispatch are generated from it (which
+/// datagrams go to which protocol is decided by the entries' request signatures).
 macro_rules! responders {
-    ($( $(#[cfg($c:meta)])? $variant:ident => $field:ident: $config:ty, $resp:ty, $outcome:ty, $doc:literal; )*) => {
+    // Keeps the served protocols of the table, then generates.
+    (@keep [$($kept:tt)*]) => { responders!(@emit $($kept)*); };
+    (@keep [$($kept:tt)*] $(#[cfg($c:meta)])? $variant:ident => $module:ident, serve($cf:ident, $rs:ident, $oc:ident); $($rest:tt)*) => {
+        responders!(@keep [$($kept)* $(#[cfg($c)])? $variant => $module: crate::$module::responder::$cf, crate::$module::responder::$rs, crate::$module::responder::$oc;] $($rest)*);
+    };
+    (@keep [$($kept:tt)*] $(#[cfg($c:meta)])? $variant:ident => $module:ident; $($rest:tt)*) => {
+        responders!(@keep [$($kept)*] $($rest)*);
+    };
+    (@emit $( $(#[cfg($c:meta)])? $variant:ident => $field:ident: $config:ty, $resp:ty, $outcome:ty; )*) => {
         /// Responder settings.
         #[derive(Clone)]
         #[non_exhaustive]
@@ -92,7 +94,7 @@ macro_rules! responders {
             pub listener: Listener,
             $(
                 $(#[cfg($c)])?
-                #[doc = concat!($doc, " settings.")]
+                #[doc = concat!("[`Protocol::", stringify!($variant), "`]'s settings.")]
                 pub $field: $config,
             )*
             /// Per-source rate limit of answers to sources that proved their address (a
@@ -180,7 +182,7 @@ macro_rules! responders {
             Banned,
             $(
                 $(#[cfg($c)])?
-                #[doc = concat!("Handled as ", $doc, ".")]
+                #[doc = concat!("Handled as [`Protocol::", stringify!($variant), "`].")]
                 $variant($outcome),
             )*
         }
@@ -221,15 +223,10 @@ macro_rules! responders {
     };
 }
 
-responders! {
-    Ogp => ogp: OgpConfig, OgpResponder, OgpOutcome, "OGP";
-    A2s => a2s: A2sConfig, A2sResponder, A2sOutcome, "Valve A2S";
-    #[cfg(feature = "gqp")]
-    Gqp => gqp: GqpConfig, GqpResponder, GqpOutcome, "GQP";
-    Gamespy3 => gamespy3: Gs3Config, Gs3Responder, Gs3Outcome, "GameSpy v3";
-    OgpDraft => ogp_draft: DraftConfig, DraftResponder, DraftOutcome, "the OGP v0.02 draft (used with [`Listener::OgpDraft`])";
-    Quake3 => quake3: crate::quake3::responder::Q3Config, crate::quake3::responder::Q3Responder, crate::quake3::responder::Q3Outcome, "Quake III (off by default)";
+macro_rules! responders_from_table {
+    ($($table:tt)*) => { responders!(@keep [] $($table)*); };
 }
+crate::protocol::for_each_protocol!(responders_from_table);
 
 /// Counters of what the responder did: plain numbers, counted where each datagram's fate
 /// is decided, copied out by [`Responder::stats`].
@@ -485,7 +482,7 @@ impl Responder {
     /// The challenge this responder currently issues to `ip` for OGP (for tests and
     /// tools).
     pub fn ogp_challenge(&mut self, now: Instant, ip: IpAddr) -> u32 {
-        self.keys.issue(now, crate::guard::protocol_id::OGP, ip)
+        self.keys.issue(now, crate::ogp::GUARD_ID, ip)
     }
 
     /// The challenge this responder currently issues to `ip` for GameSpy v3 in its real
@@ -497,8 +494,7 @@ impl Responder {
     /// The challenge this responder currently issues to `ip` for the OGP v0.02 draft (for
     /// tests and tools).
     pub fn ogp_draft_challenge(&mut self, now: Instant, ip: IpAddr) -> u32 {
-        self.keys
-            .issue(now, crate::guard::protocol_id::OGP_DRAFT, ip)
+        self.keys.issue(now, crate::ogp_draft::GUARD_ID, ip)
     }
 
     /// Handles one datagram from `src` received at `now` on a listener of the configured
@@ -573,25 +569,17 @@ impl Responder {
         out.clear();
         self.stats.received += 1;
         self.stats.received_bytes += datagram.len() as u64;
-        // The first bytes tell the protocols apart: OGP starts with FF FF FF FF "OGP\0",
-        // A2S with FF FF FF FF and a request letter ('T', 'U', 'V', 'W', 'i'); GQP with
-        // SOH or a printable command character and ends with EOT (the binary protocols
-        // start with 0xFF or 0xFE); GameSpy v3 with FE FD and a request type.
-        // A draft listener answers only the OGP v0.02 draft, whose datagrams start with
-        // the same bytes as v1.01's.
-        let protocol = match listener {
-            Listener::OgpDraft if crate::ogp::is_ogp(datagram) => Protocol::OgpDraft,
-            Listener::Standard if crate::ogp::is_ogp(datagram) => Protocol::Ogp,
-            Listener::Standard if crate::quake3::is_quake3(datagram) => Protocol::Quake3,
-            Listener::Standard if crate::a2s::is_a2s(datagram) => Protocol::A2s,
-            #[cfg(feature = "gqp")]
-            Listener::Standard if crate::gqp::is_gqp(datagram) => Protocol::Gqp,
-            Listener::Standard if crate::gamespy3::is_gamespy3(datagram) => Protocol::Gamespy3,
-            _ => {
-                self.stats.unknown += 1;
-                self.stats.breakdown.count_drop(DropReason::UnknownProtocol);
-                return Outcome::Unknown;
-            }
+        // The first bytes tell the protocols apart: each served protocol's entry's request
+        // signature, tier by tier (OGP: FF FF FF FF "OGP\0"; GameSpy v3: FE FD and a
+        // request type; Quake III: FF FF FF FF and its words; A2S: FF FF FF FF and a
+        // request letter; GQP: SOH or a printable command character, ending with EOT).
+        // A draft listener answers only the protocols served on a port of their own (the
+        // OGP v0.02 draft, whose datagrams start with the same bytes as v1.01's).
+        let Some(protocol) = crate::entries::served(listener == Listener::OgpDraft, datagram)
+        else {
+            self.stats.unknown += 1;
+            self.stats.breakdown.count_drop(DropReason::UnknownProtocol);
+            return Outcome::Unknown;
         };
         let ip = crate::guard::canonical_ip(src.ip());
         let ban = self.ban.as_ref().map_or(BanAction::Allow, |hook| hook(ip));

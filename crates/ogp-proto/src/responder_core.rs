@@ -235,31 +235,7 @@ impl DropReason {
     }
 }
 
-/// What kind of answer a protocol sent (one per answered request, however many
-/// datagrams it took). Each protocol answers with a few of them ([`AnswerKind::of`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[non_exhaustive]
-pub enum AnswerKind {
-    /// A challenge for the client to send back (A2S `41`, OGP Error 3, the GameSpy v3
-    /// `09` reply, the draft's Type 1 None, GQP's `32 challenge` token).
-    Challenge,
-    /// A ping or echo answer (OGP ping, A2A_PING, GameSpy v3 echo).
-    Ping,
-    /// An error answer (OGP errors other than 3, the draft's Banned, GQP 40/41).
-    Error,
-    /// Server information (A2S_INFO; GameSpy v3 sub-protocols A and B).
-    Info,
-    /// A2S_PLAYER.
-    Players,
-    /// A2S_RULES.
-    Rules,
-    /// GameSpy v3 sub-protocol C (the values of the asked keys).
-    Keys,
-    /// A full status answer (an OGP or draft Default Query answer).
-    Full,
-    /// GQP command replies.
-    Commands,
-}
+pub use crate::protocol::AnswerKind;
 
 impl AnswerKind {
     /// Every kind, in [`index`](Self::index) order.
@@ -306,22 +282,6 @@ impl AnswerKind {
             Self::Keys => 6,
             Self::Full => 7,
             Self::Commands => 8,
-        }
-    }
-
-    /// The kinds `protocol`'s responder answers with.
-    pub const fn of(protocol: Protocol) -> &'static [AnswerKind] {
-        use AnswerKind as K;
-        match protocol {
-            Protocol::Ogp => &[K::Challenge, K::Ping, K::Error, K::Full],
-            Protocol::OgpDraft => &[K::Challenge, K::Error, K::Full],
-            Protocol::A2s => &[K::Challenge, K::Ping, K::Info, K::Players, K::Rules],
-            Protocol::Gamespy3 => &[K::Challenge, K::Ping, K::Info, K::Keys],
-            Protocol::Gqp => &[K::Challenge, K::Error, K::Commands],
-            Protocol::Quake3 => &[K::Info, K::Full],
-            // Not served: the responder answers neither Bedrock nor Minecraft's Java
-            // Edition (TCP).
-            Protocol::Bedrock | Protocol::Minecraft => &[],
         }
     }
 }

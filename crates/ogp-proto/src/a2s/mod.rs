@@ -41,8 +41,33 @@ pub use split::{Fragment, Layout, Pushed, Reassembler, ReassemblyError, Reassemb
 use crate::charset::Charset;
 use crate::error::{DecodeError, DecodeErrorKind, DecodeWarning};
 use crate::model::Text;
+use crate::protocol::{AnswerKind as K, Entry, Serve, Signature, Tier, Transport};
 use crate::reader::Reader;
 use crate::text::{TextRuns, Unchosen};
+
+/// The challenge keys' id of A2S ([`Serve::guard_id`]).
+pub(crate) const GUARD_ID: u8 = 2;
+
+/// Valve A2S's entry (see [`Entry`]): any `FF FF FF FF` (after Quake III's words) or the
+/// split prefix; three steps (INFO, PLAYER, RULES); served.
+pub const ENTRY: Entry = Entry {
+    help: "Valve's A2S server queries (Source and GoldSrc engines).",
+    steps: 3,
+    signatures: &[Signature {
+        tier: Tier::Broad,
+        matches: |d| d.starts_with(&SINGLE) || d.starts_with(&SPLIT),
+    }],
+    serve: Some(Serve {
+        requests: Signature {
+            tier: Tier::Broad,
+            matches: is_a2s,
+        },
+        own_port: false,
+        answers: &[K::Challenge, K::Ping, K::Info, K::Players, K::Rules],
+        guard_id: GUARD_ID,
+    }),
+    ..Entry::new("a2s", "A2S", Transport::Datagram)
+};
 
 /// Prefix of a reply or request in one datagram.
 pub const SINGLE: [u8; 4] = [0xff; 4];

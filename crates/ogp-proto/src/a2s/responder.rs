@@ -45,7 +45,7 @@ use super::mapping::{
 use super::request::{Request, ASK_CHALLENGE};
 use super::split::{encode_fragment, fragment_count, payload_per_fragment, Layout};
 use super::{Challenge, PingReply, MAX_DATAGRAM, SINGLE};
-use crate::guard::{protocol_id, ChallengeKeys};
+use crate::guard::ChallengeKeys;
 use crate::responder_core::{
     ignorable_outcome, AnswerKind, Cached, Context, Incoming, ProtocolResponder, Transmits,
     Unanswered,
@@ -183,7 +183,7 @@ impl A2sResponder {
 
     /// The challenge `ip` gets now.
     pub fn challenge(keys: &mut ChallengeKeys, now: Instant, ip: IpAddr) -> u32 {
-        keys.issue(now, protocol_id::A2S, ip)
+        keys.issue(now, super::GUARD_ID, ip)
     }
 
     fn split_id(&mut self) -> u32 {
@@ -381,12 +381,12 @@ impl ProtocolResponder for A2sResponder {
         }
         let verified = |keys: &mut ChallengeKeys| {
             request.challenge().is_some_and(|c| {
-                c != 0 && c != ASK_CHALLENGE && keys.verify(now, protocol_id::A2S, ip, c)
+                c != 0 && c != ASK_CHALLENGE && keys.verify(now, super::GUARD_ID, ip, c)
             })
         };
         let send_challenge = |keys: &mut ChallengeKeys, out: &mut Transmits| {
             Challenge {
-                challenge: keys.issue(now, protocol_id::A2S, ip),
+                challenge: keys.issue(now, super::GUARD_ID, ip),
             }
             .encode(out.push_buf());
             A2sOutcome::Challenge

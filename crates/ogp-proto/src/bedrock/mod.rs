@@ -21,6 +21,19 @@ pub mod wire;
 
 pub use wire::{Advertisement, Ping, Pong, MAGIC};
 
+use crate::protocol::{Entry, Signature, Tier, Transport};
+
+/// Minecraft Bedrock's entry (see [`Entry`]): RakNet's magic; not served.
+pub const ENTRY: Entry = Entry {
+    aliases: &["mcbe", "mcpe"],
+    help: "Minecraft: Bedrock Edition (RakNet unconnected ping, UDP 19132).",
+    signatures: &[Signature {
+        tier: Tier::Magic,
+        matches: is_bedrock_datagram,
+    }],
+    ..Entry::new("bedrock", "Minecraft Bedrock", Transport::Datagram)
+};
+
 /// The port Bedrock servers listen on by default (IPv4; 19133 for IPv6).
 pub const DEFAULT_PORT: u16 = 19132;
 

@@ -53,6 +53,50 @@ pub mod kind {
     pub const CHALLENGE: u8 = 0x09;
 }
 
+use crate::protocol::{AnswerKind as K, Entry, Serve, Signature, Tier, Transport};
+
+/// The challenge keys' id of GameSpy v3 ([`Serve::guard_id`]).
+pub(crate) const GUARD_ID: u8 = 3;
+
+/// GameSpy v3's entry (see [`Entry`]): `FE FD` requests, replies told by their type
+/// byte and a session id (a weak guess); two steps (the `09` handshake, the request);
+/// served.
+pub const ENTRY: Entry = Entry {
+    aliases: &["gs3", "gs4", "gamespy4"],
+    help: "GameSpy v3 (Battlefield 2, Crysis, UT3, Minecraft…): sub-protocol B, with the \
+        0x09 challenge when the server answers it.",
+    steps: 2,
+    signatures: &[
+        Signature {
+            tier: Tier::Magic,
+            matches: |d| d.starts_with(&MAGIC),
+        },
+        Signature {
+            tier: Tier::Weak,
+            matches: is_reply,
+        },
+    ],
+    serve: Some(Serve {
+        requests: Signature {
+            tier: Tier::Magic,
+            matches: is_gamespy3,
+        },
+        own_port: false,
+        answers: &[K::Challenge, K::Ping, K::Info, K::Keys],
+        guard_id: GUARD_ID,
+    }),
+    ..Entry::new("gamespy3", "GameSpy v3", Transport::Datagram)
+};
+
+/// Whether `datagram` can be a GameSpy v3 reply or heartbeat: `00`, `03`, `05` or `09`
+/// and at least a session id.
+fn is_reply(datagram: &[u8]) -> bool {
+    matches!(
+        datagram.first(),
+        Some(&(kind::INFO | kind::HEARTBEAT | kind::ECHO_REPLY | kind::CHALLENGE))
+    ) && datagram.len() >= 5
+}
+
 /// Whether `datagram` looks like a GameSpy v3 request (`FE FD` and a known type), the
 /// test a shared port uses to tell it from OGP, A2S and GQP.
 pub fn is_gamespy3(datagram: &[u8]) -> bool {

@@ -30,7 +30,7 @@ use super::mapping::{header_value, server_pairs, status_to_info};
 use super::reply::{encode_keys_reply, encode_packets, ServerInfo};
 use super::request::{InfoKind, Request};
 use super::{kind, MAX_PACKET};
-use crate::guard::{protocol_id, ChallengeKeys};
+use crate::guard::ChallengeKeys;
 use crate::responder_core::{
     ignorable_outcome, AnswerKind, Cached, Context, Incoming, ProtocolResponder, Transmits,
     Unanswered,
@@ -137,7 +137,7 @@ impl Gs3Responder {
 
     /// The challenge `ip` gets now in [`ChallengeMode::Real`].
     pub fn challenge(keys: &mut ChallengeKeys, now: Instant, ip: std::net::IpAddr) -> u32 {
-        challenge_value(keys.issue(now, protocol_id::GAMESPY3, ip))
+        challenge_value(keys.issue(now, super::GUARD_ID, ip))
     }
 
     /// Writes `info` as packets into `out`; `None` (nothing left in `out`) when it needs
@@ -364,7 +364,7 @@ impl ProtocolResponder for Gs3Responder {
             } => {
                 if self.config.challenge == ChallengeMode::Real {
                     let ok = challenge.is_some_and(|c| {
-                        let [a, b] = keys.candidates(now, protocol_id::GAMESPY3, ip);
+                        let [a, b] = keys.candidates(now, super::GUARD_ID, ip);
                         let valid = [challenge_value(a), challenge_value(b)];
                         valid.contains(&c) || valid.contains(&c.swap_bytes())
                     });

@@ -1,7 +1,7 @@
 //! Address proof and authentication for GQP, without any per-client state (G15–G17).
 //!
 //! * **Address-proof token**: the `challenge` extension command hands out
-//!   [`ChallengeKeys::issue`] for the source IP and [`protocol_id::GQP`] as 8 lower-case
+//!   [`ChallengeKeys::issue`] for the source IP and GQP's id in the keys as 8 lower-case
 //!   hex digits. A query that carries `challenge RS <token>` with a valid token proves
 //!   that its source receives what is sent to it; only then may a reply be larger than
 //!   its query.
@@ -20,7 +20,7 @@ use std::time::Instant;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-use crate::guard::{protocol_id, ChallengeKeys};
+use crate::guard::ChallengeKeys;
 use crate::model::Text;
 
 type HmacSha256 = Hmac<Sha256>;
@@ -52,12 +52,12 @@ pub fn is_token_request(arg: &str) -> bool {
 
 /// The address-proof token for `ip` now.
 pub fn issue_token(keys: &mut ChallengeKeys, now: Instant, ip: IpAddr) -> Text {
-    format_token(keys.issue(now, protocol_id::GQP, ip))
+    format_token(keys.issue(now, super::GUARD_ID, ip))
 }
 
 /// Whether `token` (as sent) proves `ip` now.
 pub fn verify_token(keys: &mut ChallengeKeys, now: Instant, ip: IpAddr, token: &str) -> bool {
-    parse_token(token).is_some_and(|t| keys.verify(now, protocol_id::GQP, ip, t))
+    parse_token(token).is_some_and(|t| keys.verify(now, super::GUARD_ID, ip, t))
 }
 
 fn format_login_challenge(value: u64) -> Text {
@@ -71,7 +71,7 @@ pub fn issue_login_challenge(
     ip: IpAddr,
     user: &str,
 ) -> Text {
-    format_login_challenge(keys.issue_bound(now, protocol_id::GQP, ip, user.as_bytes()))
+    format_login_challenge(keys.issue_bound(now, super::GUARD_ID, ip, user.as_bytes()))
 }
 
 fn mac(password: &str, challenge: &str) -> Option<HmacSha256> {
@@ -101,7 +101,7 @@ pub fn verify_login_response(
     password: &str,
     response: &[u8],
 ) -> bool {
-    let candidates = keys.bound_candidates(now, protocol_id::GQP, ip, user.as_bytes());
+    let candidates = keys.bound_candidates(now, super::GUARD_ID, ip, user.as_bytes());
     let mut ok = false;
     for c in candidates {
         let challenge = format_login_challenge(c);

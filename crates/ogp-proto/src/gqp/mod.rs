@@ -19,17 +19,77 @@
 //! bytes out. No function panics on any input, and decoders allocate at most a small
 //! multiple of their (capped) input.
 
+//! The folder's entry ([`ENTRY`]) is built without the `gqp` feature too, so that the
+//! name parses and GQP datagrams are still recognised; the codec, client and responder
+//! need the feature.
+
+#[cfg(feature = "gqp")]
 pub mod auth;
+#[cfg(feature = "gqp")]
 pub mod client;
+#[cfg(feature = "gqp")]
 pub mod model;
+#[cfg(feature = "gqp")]
 pub mod responder;
+#[cfg(feature = "gqp")]
 pub mod wire;
 
+use crate::protocol::{Entry, Signature, Tier, Transport};
+
+/// The challenge keys' id of GQP (see [`crate::protocol::Serve::guard_id`]).
+#[cfg_attr(not(feature = "gqp"), allow(dead_code))]
+pub(crate) const GUARD_ID: u8 = 4;
+
+/// GQP's end of a datagram (`EOT`) and of a part of a longer reply (`ETB`), known here
+/// without the feature.
+const EOT: u8 = 0x04;
+const ETB: u8 = 0x17;
+
+/// GQP's entry (see [`Entry`]): text ending with `EOT` or `ETB` (a weak guess, the last
+/// tried); served with the `gqp` feature.
+pub const ENTRY: Entry = Entry {
+    help: "GQP, the text-based Gameserver Query Protocol draft.",
+    signatures: &[Signature {
+        tier: Tier::Weak,
+        matches: is_gqp_datagram,
+    }],
+    serve: SERVE,
+    ..Entry::new("gqp", "GQP", Transport::Datagram)
+};
+
+#[cfg(feature = "gqp")]
+const SERVE: Option<crate::protocol::Serve> = Some(crate::protocol::Serve {
+    requests: Signature {
+        tier: Tier::Weak,
+        matches: is_gqp,
+    },
+    own_port: false,
+    answers: &[
+        crate::protocol::AnswerKind::Challenge,
+        crate::protocol::AnswerKind::Error,
+        crate::protocol::AnswerKind::Commands,
+    ],
+    guard_id: GUARD_ID,
+});
+#[cfg(not(feature = "gqp"))]
+const SERVE: Option<crate::protocol::Serve> = None;
+
+/// Whether `datagram` can be a GQP query or reply: it ends with `EOT` or `ETB` and does
+/// not start like the binary protocols (`FF`, `FE`).
+fn is_gqp_datagram(datagram: &[u8]) -> bool {
+    matches!(
+        (datagram.first(), datagram.last()),
+        (Some(&first), Some(&(EOT | ETB))) if first != 0xff && first != 0xfe
+    )
+}
+
+#[cfg(feature = "gqp")]
 pub use wire::{
     decode_query, decode_reply, encode_query, encode_reply, render_query, render_replies, Charset,
     Command, Compression, Encoding, FrameError, Query, Record, Reply, ReplyDatagram, StatusCode,
 };
 
+#[cfg(feature = "gqp")]
 /// Whether a datagram can be GQP, for a listener shared with the binary protocols (G20):
 /// it starts with `SOH` (an encoding header) or a printable ASCII byte (the first
 /// command's name), and its last byte is `EOT`. The binary protocols start with `0xFF`
@@ -45,9 +105,14 @@ pub fn is_gqp(datagram: &[u8]) -> bool {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "gqp"))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ends_are_the_wire_constants() {
+        assert_eq!((EOT, ETB), (wire::EOT, wire::ETB));
+    }
 
     #[test]
     fn tells_gqp_from_the_binary_protocols() {

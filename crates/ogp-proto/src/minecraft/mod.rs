@@ -22,3 +22,16 @@ pub mod srv;
 pub mod wire;
 
 pub use client::DEFAULT_PORT;
+
+use crate::protocol::{Entry, Transport};
+
+/// Minecraft: Java Edition's entry (see [`Entry`]): TCP, tried by auto-detection with one
+/// connection ([`Protocol::AUTO_STREAM`](crate::Protocol::AUTO_STREAM)), port 25565 when
+/// none is given; two steps (the status, then ping/pong); not served.
+pub const ENTRY: Entry = Entry {
+    aliases: &["mc"],
+    help: "Minecraft: Java Edition's Server List Ping over TCP; without a port, 25565.",
+    default_port: Some(DEFAULT_PORT),
+    steps: 2,
+    ..Entry::new("minecraft", "Minecraft", Transport::Stream)
+};

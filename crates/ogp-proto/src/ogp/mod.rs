@@ -33,7 +33,30 @@ pub use split::{split_answer, Pushed, Reassembler, ReassemblyError, SplitError};
 pub use types::Bits;
 
 use crate::error::DecodeError;
+use crate::protocol::{AnswerKind as K, Entry, Serve, Signature, Tier, Transport};
 use crate::reader::Reader;
+
+/// The challenge keys' id of OGP v1.01 ([`Serve::guard_id`]).
+pub(crate) const GUARD_ID: u8 = 1;
+
+/// OGP v1.01's entry (see [`Entry`]): told by its prefix, auto-detected first, served.
+pub const ENTRY: Entry = Entry {
+    help: "Open Game Protocol v1.01.",
+    signatures: &[Signature {
+        tier: Tier::Magic,
+        matches: is_ogp,
+    }],
+    serve: Some(Serve {
+        requests: Signature {
+            tier: Tier::Magic,
+            matches: is_ogp,
+        },
+        own_port: false,
+        answers: &[K::Challenge, K::Ping, K::Error, K::Full],
+        guard_id: GUARD_ID,
+    }),
+    ..Entry::new("ogp", "OGP", Transport::Datagram)
+};
 
 /// Largest query a responder should read (the reference SDK ignores anything larger).
 pub const MAX_QUERY_SIZE: usize = 500;

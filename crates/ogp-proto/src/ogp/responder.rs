@@ -27,7 +27,7 @@ use super::header::{Header, PacketType};
 use super::query::{player_fields, request, DefaultQuery};
 use super::split::{split_answer_into, MIN_MAX_BYTES_PER_PACKET};
 use super::{encode_error, encode_resendable_copy, ErrorValue, MAX_QUERY_SIZE};
-use crate::guard::{protocol_id, ChallengeKeys};
+use crate::guard::ChallengeKeys;
 use crate::responder_core::{
     ignorable_outcome, AnswerKind, Context, Incoming, ProtocolResponder, Transmits, Unanswered,
 };
@@ -299,7 +299,7 @@ impl ProtocolResponder for OgpResponder {
             encode_error(&ah, ErrorValue::BANNED, &[], out.push_buf());
             return OgpOutcome::Error(ErrorValue::BANNED);
         }
-        let current = |keys: &mut ChallengeKeys| keys.issue(now, protocol_id::OGP, ip);
+        let current = |keys: &mut ChallengeKeys| keys.issue(now, super::GUARD_ID, ip);
         if qh.challenge.is_some() {
             ah.challenge = Some(current(keys));
         }
@@ -323,7 +323,7 @@ impl ProtocolResponder for OgpResponder {
         let body = datagram.get(body_at..).unwrap_or_default();
         let verified = qh
             .challenge
-            .is_some_and(|c| keys.verify(now, protocol_id::OGP, ip, c));
+            .is_some_and(|c| keys.verify(now, super::GUARD_ID, ip, c));
         if self.config.require_challenge && !verified {
             let challenge = current(keys);
             ah.challenge = Some(challenge);

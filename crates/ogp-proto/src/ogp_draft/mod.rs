@@ -42,7 +42,31 @@ pub use query::{DecodedQuery, DefaultQuery};
 pub use split::split_answer;
 
 use crate::error::DecodeError;
+use crate::protocol::{AnswerKind as K, Entry, Serve, Signature, Tier, Transport};
 use crate::reader::Reader;
+
+/// The challenge keys' id of the OGP v0.02 draft ([`Serve::guard_id`]).
+pub(crate) const GUARD_ID: u8 = 5;
+
+/// The OGP v0.02 draft's entry (see [`Entry`]). Its datagrams cannot be told apart from
+/// v1.01's by their first bytes, so it has no signature of its own, is never
+/// auto-detected by a query nor guessed by [`detect::guess`](crate::detect::guess), and
+/// is served on a port of its own.
+pub const ENTRY: Entry = Entry {
+    aliases: &["ogp_draft"],
+    help: "The first OGP draft, v0.02 (served on its own port).",
+    auto: false,
+    serve: Some(Serve {
+        requests: Signature {
+            tier: Tier::Magic,
+            matches: crate::ogp::is_ogp,
+        },
+        own_port: true,
+        answers: &[K::Challenge, K::Error, K::Full],
+        guard_id: GUARD_ID,
+    }),
+    ..Entry::new("ogp-draft", "OGP v0.02", Transport::Datagram)
+};
 
 /// Largest query a responder reads (as for v1.01).
 pub const MAX_QUERY_SIZE: usize = crate::ogp::MAX_QUERY_SIZE;

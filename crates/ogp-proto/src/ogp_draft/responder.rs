@@ -29,7 +29,6 @@ use super::header::{Header, PacketType, MAX_MAX_BYTES_PER_PACKET, MIN_MAX_BYTES_
 use super::query::DefaultQuery;
 use super::split::split_answer_into;
 use super::{decode_header, MAX_QUERY_SIZE};
-use crate::guard::protocol_id;
 use crate::ogp::responder::{emit_within, fit_answer, Fitted};
 use crate::ogp::Bits;
 use crate::reader::Reader;
@@ -219,10 +218,10 @@ impl ProtocolResponder for DraftResponder {
             Some(m) => Some(m.min(MAX_MAX_BYTES_PER_PACKET)),
             None => None,
         };
-        let current = keys.issue(now, protocol_id::OGP_DRAFT, ip);
+        let current = keys.issue(now, super::GUARD_ID, ip);
         let verified = qh
             .challenge
-            .is_some_and(|c| keys.verify(now, protocol_id::OGP_DRAFT, ip, c));
+            .is_some_and(|c| keys.verify(now, super::GUARD_ID, ip, c));
         if qh.packet_type == PacketType::NONE || (self.config.require_challenge && !verified) {
             ah.challenge = Some(current);
             ah.encode(out.push_buf());

@@ -32,6 +32,34 @@ pub use wire::{
 /// The first four bytes of every connectionless datagram.
 pub const PREFIX: [u8; 4] = [0xff; 4];
 
+use crate::protocol::{AnswerKind as K, Entry, Serve, Signature, Tier, Transport};
+
+/// The challenge keys' id of Quake III ([`Serve::guard_id`]): it keys the byte budgets
+/// (the protocol has no challenge of ours).
+pub(crate) const GUARD_ID: u8 = 6;
+
+/// Quake III's entry (see [`Entry`]): `FF FF FF FF` and its words; served (off by
+/// default).
+pub const ENTRY: Entry = Entry {
+    aliases: &["q3", "q3s"],
+    help: "Quake III and its family (ioquake3, OpenArena, Urban Terror, Call of Duty, ET, \
+        DarkPlaces, Warsow, FiveM): `getinfo` with a challenge, then `getstatus`.",
+    signatures: &[Signature {
+        tier: Tier::Magic,
+        matches: is_quake3_datagram,
+    }],
+    serve: Some(Serve {
+        requests: Signature {
+            tier: Tier::Magic,
+            matches: is_quake3,
+        },
+        own_port: false,
+        answers: &[K::Info, K::Full],
+        guard_id: GUARD_ID,
+    }),
+    ..Entry::new("quake3", "Quake III", Transport::Datagram)
+};
+
 /// Whether `datagram` is a Quake III query (`FF FF FF FF` then `getinfo` or
 /// `getstatus`), the test a shared port uses to tell it from A2S, whose requests start
 /// with the same four bytes.

@@ -26,7 +26,7 @@ use std::time::Instant;
 
 use super::mapping::status_to_reply;
 use super::wire::{decode_request, Command, Reply};
-use crate::guard::{protocol_id, RateConfig, RateDecision, RateLimiter, TokenBucket};
+use crate::guard::{RateConfig, RateDecision, RateLimiter, TokenBucket};
 use crate::responder_core::{
     ignorable_outcome, AnswerKind, Cached, Context, DropReason, Incoming, ProtocolResponder,
     Unanswered,
@@ -140,8 +140,8 @@ impl Q3Responder {
         let config = self.config;
         let b = self.budgets.get_or_insert_with(|| {
             let any = IpAddr::V4(Ipv4Addr::UNSPECIFIED);
-            let lo = keys.issue_bound(now, protocol_id::QUAKE3, any, b"quake3 budget 0");
-            let hi = keys.issue_bound(now, protocol_id::QUAKE3, any, b"quake3 budget 1");
+            let lo = keys.issue_bound(now, super::GUARD_ID, any, b"quake3 budget 0");
+            let hi = keys.issue_bound(now, super::GUARD_ID, any, b"quake3 budget 1");
             let mut secret = [0u8; 16];
             for (d, s) in secret
                 .iter_mut()
