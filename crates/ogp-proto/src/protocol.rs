@@ -11,7 +11,7 @@
 //! [`Machine`](crate::client::Machine), [`Options`](crate::client::Options) and
 //! [`Details`](crate::client::Details), the [responder](crate::responder)'s settings,
 //! outcomes and dispatch, [`detect::guess`](crate::detect::guess), the answer kinds and
-//! the challenge keys' protocol ids. `docs/architecture.md` ("Adding a protocol") shows
+//! the challenge keys' protocol ids. `docs/protocols.md` ("Adding a protocol") shows
 //! an entry and the lines outside the folder.
 //!
 //! This module sits below the protocols: the table names each folder by its identifier
