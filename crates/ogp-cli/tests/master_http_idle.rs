@@ -121,7 +121,8 @@ fn a_slow_reader_of_a_big_listing_keeps_its_place_over_an_idle_connection() {
     slow.write_all(get(BIG_PAGE, false).as_bytes()).unwrap();
     // the master has written what the kernels hold (its answer has begun to come), and
     // holds the rest
-    slow.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
     assert_eq!(slow.peek(&mut [0u8; 1]).ok(), Some(1), "no answer began");
     std::thread::sleep(Duration::from_millis(100));
     // then a client asks, is answered, and keeps its connection idle
