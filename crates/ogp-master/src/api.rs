@@ -61,7 +61,9 @@ type Shr = Arc<Shared>;
 /// `http_max_body_bytes` is refused with 413. Which connections are kept is decided by
 /// [`ogp_proto::master::connections`]: a new one is always taken, and when it finds its
 /// source's, its prefix's or the total cap full, the connection of that group that has
-/// gone longest without a request is closed.
+/// gone longest without a request is closed, idle ones first: a connection is idle once
+/// its answer is written to the socket and no byte of a next request has come
+/// ([`Watched`] tells).
 pub(crate) async fn serve(shared: Shr, listener: TcpListener, mut stop: watch::Receiver<bool>) {
     let mut secret = [0u8; 16];
     let _ = getrandom::fill(&mut secret);
