@@ -112,6 +112,24 @@ fn download(s: &mut TcpStream) -> (usize, Option<usize>) {
     }
 }
 
+/// A third connection asks (from 127.0.0.4, with `Connection: close`) while the two
+/// places are taken: its answer's status code, and when `idle` was closed.
+fn a_third_connection(
+    rt: &tokio::runtime::Runtime,
+    m: &Master,
+    idle: &mut TcpStream,
+) -> (Option<u16>, Option<Duration>) {
+    let mut third = connect_from(rt, [127, 0, 0, 4], m.http);
+    third
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    third
+        .write_all(get("/api/v1/stats", true).as_bytes())
+        .unwrap();
+    let got = read_answer(&mut third).map(|a| a.0);
+    (got, closed_within(idle, Duration::from_secs(2)))
+}
+
 #[test]
 fn a_slow_reader_of_a_big_listing_keeps_its_place_over_an_idle_connection() {
     let (m, _dir) = start("http-idle-slow", "http_max_connections = 2\n");
@@ -130,15 +148,7 @@ fn a_slow_reader_of_a_big_listing_keeps_its_place_over_an_idle_connection() {
     assert_eq!(ask(&mut idle, "/api/v1/stats"), Some(200));
     std::thread::sleep(Duration::from_millis(100));
     // a third connection needs a place: the idle one gives it
-    let mut third = connect_from(&rt, [127, 0, 0, 4], m.http);
-    third
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    third
-        .write_all(get("/api/v1/stats", true).as_bytes())
-        .unwrap();
-    let third_got = read_answer(&mut third).map(|a| a.0);
-    let idle_closed = closed_within(&mut idle, Duration::from_secs(2));
+    let (third_got, idle_closed) = a_third_connection(&rt, &m, &mut idle);
     // the slow reader now reads its answer, whole
     let t = Instant::now();
     let (got, announced) = download(&mut slow);
@@ -171,15 +181,7 @@ fn a_connection_that_sent_half_its_next_request_is_not_idle() {
     half.write_all(first.as_bytes()).unwrap();
     std::thread::sleep(Duration::from_millis(200));
     // a third connection needs a place: the idle one gives it
-    let mut third = connect_from(&rt, [127, 0, 0, 4], m.http);
-    third
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    third
-        .write_all(get("/api/v1/stats", true).as_bytes())
-        .unwrap();
-    let third_got = read_answer(&mut third).map(|a| a.0);
-    let idle_closed = closed_within(&mut idle, Duration::from_secs(2));
+    let (third_got, idle_closed) = a_third_connection(&rt, &m, &mut idle);
     // the first client's request ends, and is answered
     half.write_all(rest.as_bytes()).unwrap();
     let half_got = read_answer(&mut half).map(|a| a.0);

@@ -482,6 +482,18 @@ mod tests {
         assert!(c.is_open(d.id));
     }
 
+    /// What `n` newcomers from networks of their own displace, in turn; each asks at
+    /// once, so they rank behind every connection without a whole request.
+    fn displaced_by_newcomers(c: &mut Connections, n: u8) -> Vec<Option<ConnectionId>> {
+        (0..n)
+            .map(|i| {
+                let d = c.admit(IpAddr::from([10, 9, i, 1]));
+                c.request(d.id);
+                d.displaced.map(|x| x.0)
+            })
+            .collect()
+    }
+
     #[test]
     fn idle_kept_alive_connections_go_first_then_half_sent_then_answering() {
         let mut c = Connections::new(ConnectionLimits::new(10, 10, 4));
@@ -493,16 +505,8 @@ mod tests {
         c.request(idle);
         c.answered(idle);
         c.flushed(idle);
-        let order: Vec<_> = (0..4)
-            .map(|i| {
-                let d = c.admit(IpAddr::from([10, 9, i, 1]));
-                // the newcomers ask at once, so they rank behind the half-sent ones
-                c.request(d.id);
-                d.displaced.map(|x| x.0)
-            })
-            .collect();
         assert_eq!(
-            order,
+            displaced_by_newcomers(&mut c, 4),
             vec![Some(idle), Some(half_old), Some(half_new), Some(answering)]
         );
     }
@@ -517,52 +521,48 @@ mod tests {
         let mut c = Connections::new(ConnectionLimits::new(10, 10, 10));
         let a = admit(&mut c, "10.0.0.1");
         assert_eq!(stage(&c, a), Some(Stage::Waiting));
-        // bytes of the first request, its head, its body
-        c.received(a);
-        assert_eq!(stage(&c, a), Some(Stage::Waiting));
-        c.request(a);
-        c.flushed(a); // the head of a streamed answer: not the end
-        assert_eq!(stage(&c, a), Some(Stage::Answering));
-        // made, not written: a slow reader
-        c.answered(a);
-        assert_eq!(stage(&c, a), Some(Stage::Sending));
-        c.flushed(a);
-        assert_eq!(stage(&c, a), Some(Stage::Idle));
-        c.flushed(a);
-        assert_eq!(stage(&c, a), Some(Stage::Idle));
-        // the first byte of the next request
-        c.received(a);
-        assert_eq!(stage(&c, a), Some(Stage::Waiting));
-        // a next request that came while the answer was written
-        c.request(a);
-        c.answered(a);
-        c.received(a);
-        assert_eq!(stage(&c, a), Some(Stage::Sending));
-        c.flushed(a);
-        assert_eq!(stage(&c, a), Some(Stage::Waiting));
-        // bytes after the head (a body, or a pipelined request): not idle after it
-        c.request(a);
-        c.received(a);
-        c.answered(a);
-        c.flushed(a);
-        assert_eq!(stage(&c, a), Some(Stage::Waiting));
-        // a pipelined request parsed before the previous answer is written
-        c.request(a);
-        c.answered(a);
-        c.request(a);
-        assert_eq!(stage(&c, a), Some(Stage::Answering));
-        c.flushed(a);
-        assert_eq!(stage(&c, a), Some(Stage::Answering));
-        // held on purpose: idle whatever the client sends, until answered and written
-        c.hold(a);
-        assert_eq!(stage(&c, a), Some(Stage::Idle));
-        c.received(a);
-        c.flushed(a);
-        assert_eq!(stage(&c, a), Some(Stage::Idle));
-        c.answered(a);
-        assert_eq!(stage(&c, a), Some(Stage::Sending));
-        c.flushed(a);
-        assert_eq!(stage(&c, a), Some(Stage::Idle));
+        use Stage::{Answering, Idle, Sending, Waiting};
+        type Event = fn(&mut Connections, ConnectionId);
+        let (rx, req, ans, fl, hold): (Event, Event, Event, Event, Event) = (
+            Connections::received,
+            Connections::request,
+            Connections::answered,
+            Connections::flushed,
+            Connections::hold,
+        );
+        let script: &[(&str, &[Event], Stage)] = &[
+            ("bytes of a first request", &[rx], Waiting),
+            // a flush after the head of a streamed answer is not its end
+            ("its head, a flush", &[req, fl], Answering),
+            ("answer made, not written: a slow reader", &[ans], Sending),
+            ("written", &[fl, fl], Idle),
+            ("the first byte of the next request", &[rx], Waiting),
+            (
+                "bytes while the answer is written",
+                &[req, ans, rx],
+                Sending,
+            ),
+            ("then written: not idle", &[fl], Waiting),
+            (
+                "bytes after the head (a body or more)",
+                &[req, rx, ans, fl],
+                Waiting,
+            ),
+            (
+                "a pipelined request parsed first",
+                &[req, ans, req, fl],
+                Answering,
+            ),
+            ("held on purpose, whatever comes", &[hold, rx, fl], Idle),
+            ("then answered", &[ans], Sending),
+            ("and written", &[fl], Idle),
+        ];
+        for (what, events, expected) in script {
+            for e in *events {
+                e(&mut c, a);
+            }
+            assert_eq!(stage(&c, a), Some(*expected), "{what}");
+        }
         // a connection with nothing asked cannot be held or answered
         let b = admit(&mut c, "10.0.0.2");
         c.hold(b);
@@ -590,15 +590,8 @@ mod tests {
         c.received(next);
         let answering = admit(&mut c, "10.0.3.1");
         c.request(answering);
-        let order: Vec<_> = (0..4)
-            .map(|i| {
-                let d = c.admit(IpAddr::from([10, 9, i, 1]));
-                c.request(d.id);
-                d.displaced.map(|x| x.0)
-            })
-            .collect();
         assert_eq!(
-            order,
+            displaced_by_newcomers(&mut c, 4),
             vec![Some(idle), Some(slow), Some(next), Some(answering)]
         );
     }
