@@ -19,7 +19,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::master::{connect_from, http_get, metric, runtime, try_connect_from, wait_for, Master};
+use common::master::{
+    connect_from, http_get, metric, read_answer, runtime, try_connect_from, wait_for, Master,
+};
 use common::TempDir;
 
 const TOKEN: &str = "caps-test-token-0123456789abcdef";
@@ -30,42 +32,6 @@ fn start(label: &str, config: &str) -> (Master, TempDir) {
     let db = format!("sqlite://{}", dir.0.join("m.db").display());
     let m = Master::with_config(&dir.0, "master", config, &["--db", &db]);
     (m, dir)
-}
-
-/// One answer read from a kept-alive connection: the status code, the head (lower
-/// case) and the body; `None` when the connection ended first.
-fn read_answer(s: &mut TcpStream) -> Option<(u16, String, String)> {
-    let mut raw = Vec::new();
-    let mut buf = [0u8; 4096];
-    let head_end = loop {
-        if let Some(i) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-        match s.read(&mut buf) {
-            Ok(0) | Err(_) => return None,
-            Ok(n) => raw.extend_from_slice(&buf[..n]),
-        }
-        assert!(raw.len() < 65_536, "an answer's head over 64 KiB");
-    };
-    let head = String::from_utf8_lossy(&raw[..head_end]).to_ascii_lowercase();
-    let len: usize = head
-        .lines()
-        .find_map(|l| l.strip_prefix("content-length:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0);
-    while raw.len() < head_end + len {
-        match s.read(&mut buf) {
-            Ok(0) | Err(_) => return None,
-            Ok(n) => raw.extend_from_slice(&buf[..n]),
-        }
-    }
-    let code = head
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = String::from_utf8_lossy(&raw[head_end..head_end + len]).into_owned();
-    Some((code, head, body))
 }
 
 /// A `DELETE /api/v1/servers/…` with `token`, kept alive.

@@ -61,7 +61,9 @@ type Shr = Arc<Shared>;
 /// `http_max_body_bytes` is refused with 413. Which connections are kept is decided by
 /// [`ogp_proto::master::connections`]: a new one is always taken, and when it finds its
 /// source's, its prefix's or the total cap full, the connection of that group that has
-/// gone longest without a request is closed.
+/// gone longest without a request is closed, idle ones first: a connection is idle once
+/// its answer is written to the socket and no byte of a next request has come
+/// ([`Watched`] tells).
 pub(crate) async fn serve(shared: Shr, listener: TcpListener, mut stop: watch::Receiver<bool>) {
     let mut secret = [0u8; 16];
     let _ = getrandom::fill(&mut secret);
@@ -131,7 +133,10 @@ pub(crate) async fn serve(shared: Shr, listener: TcpListener, mut stop: watch::R
         let _ = stream.set_nodelay(true);
         let mut io = TimeoutStream::new(stream);
         io.set_write_timeout(Some(write_timeout));
-        let io = TokioIo::new(Box::pin(io));
+        let io = TokioIo::new(Watched {
+            inner: Box::pin(io),
+            tracker: permit.tracker(),
+        });
         let service = tracked_service(app.clone(), permit.tracker(), peer);
         let conn = builder.serve_connection(io, service);
         let conn = graceful.watch(conn);
@@ -219,12 +224,24 @@ struct Tracker {
 }
 
 impl Tracker {
+    fn received(&self) {
+        lock(&self.table).connections.received(self.id);
+    }
+
     fn request(&self) {
         lock(&self.table).connections.request(self.id);
     }
 
     fn answered(&self) {
         lock(&self.table).connections.answered(self.id);
+    }
+
+    fn flushed(&self) {
+        lock(&self.table).connections.flushed(self.id);
+    }
+
+    fn hold(&self) {
+        lock(&self.table).connections.hold(self.id);
     }
 
     fn release(&self) {
@@ -238,8 +255,72 @@ impl Tracker {
     }
 }
 
+/// A connection's socket as hyper reads and writes it, telling the table when bytes come
+/// from the client and when everything hyper wrote is on the socket (hyper flushes only
+/// once its buffer is written): so a connection is idle once its answer is written, not
+/// once hyper has buffered it, and no longer idle at the first byte of a next request.
+struct Watched<T> {
+    inner: std::pin::Pin<Box<T>>,
+    tracker: Tracker,
+}
+
+impl<T: tokio::io::AsyncRead> tokio::io::AsyncRead for Watched<T> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let r = self.inner.as_mut().poll_read(cx, buf);
+        if matches!(r, std::task::Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            self.tracker.received();
+        }
+        r
+    }
+}
+
+impl<T: tokio::io::AsyncWrite> tokio::io::AsyncWrite for Watched<T> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        self.inner.as_mut().poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        self.inner.as_mut().poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let r = self.inner.as_mut().poll_flush(cx);
+        if matches!(r, std::task::Poll::Ready(Ok(()))) {
+            self.tracker.flushed();
+        }
+        r
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        self.inner.as_mut().poll_shutdown(cx)
+    }
+}
+
 /// The router as one connection's hyper service: each request is reported to the table
-/// when its head is in and again when its answer's body is sent (or dropped), and carries
+/// when its head is in and again when its answer's body is made (or dropped), and carries
 /// the peer's address for the handlers.
 fn tracked_service(
     app: Router,
@@ -278,8 +359,9 @@ struct Peer {
     tracker: Tracker,
 }
 
-/// Marks its connection's answer sent when dropped (hyper drops an answer's body once it
-/// is written, or when the connection ends).
+/// Marks its connection's answer made when dropped (hyper drops an answer's body once it
+/// has taken all of it into its buffer, or when the connection ends); [`Watched`] tells
+/// when it is written.
 struct Answering(Tracker);
 
 impl Drop for Answering {
@@ -639,7 +721,7 @@ async fn refusal(
         .inc();
     let r = match answer {
         WrongTokenAnswer::TooMany { retry_after_secs } => {
-            peer.tracker.answered();
+            peer.tracker.hold();
             tokio::time::sleep(too_many_delay(retry_after_secs)).await;
             let mut r = error(
                 StatusCode::TOO_MANY_REQUESTS,

@@ -129,9 +129,10 @@ pub struct MasterConfig {
     /// request (default 128).
     pub http_max_connections_per_prefix: usize,
     /// HTTP: connections open at once in all; a new one over it displaces the connection
-    /// that has gone longest without a request: idle kept-alive ones first, then
-    /// half-sent requests, then answers in progress (default 512; keep it well below the
-    /// open-file limit).
+    /// that has gone longest without a request: idle kept-alive ones first (answer
+    /// written to the socket, nothing of a next request), then answers still being
+    /// written to slow readers, then half-sent requests, then answers in progress
+    /// (default 512; keep it well below the open-file limit).
     pub http_max_connections: usize,
     /// Servers the operator adds (`[[server]]` tables: `addr`, `protocol`, optional
     /// `name` and `note`): polled without registering, listed after their first good

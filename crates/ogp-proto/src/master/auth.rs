@@ -106,7 +106,8 @@ struct Pending {
     shown: IpAddr,
     count: u64,
     limited: u64,
-    reported: Instant,
+    /// When its last report was due; `None` before its first (due at once).
+    reported: Option<Instant>,
 }
 
 /// The wrong-token guard (see the module docs).
@@ -176,7 +177,7 @@ impl WrongTokens {
                 shown: canonical_ip(ip),
                 count: 0,
                 limited: 0,
-                reported: now.checked_sub(every).unwrap_or(now),
+                reported: None,
             })),
             None => None,
         };
@@ -190,7 +191,7 @@ impl WrongTokens {
                     shown: Self::ALL,
                     count: 0,
                     limited: 0,
-                    reported: now.checked_sub(every).unwrap_or(now),
+                    reported: None,
                 }),
                 None,
             ),
@@ -209,19 +210,21 @@ impl WrongTokens {
         every: Duration,
         source: Option<IpAddr>,
     ) -> Option<WrongTokenReport> {
-        let since = now.saturating_duration_since(p.reported);
-        if p.count == 0 || since < every {
+        // never reported: due at once (not "a minute ago", which the clock may not
+        // hold: a monotonic clock that starts at boot has no instant before it)
+        let since = p.reported.map(|r| now.saturating_duration_since(r));
+        if p.count == 0 || since.is_some_and(|s| s < every) {
             return None;
         }
         let r = WrongTokenReport {
             source,
             count: p.count,
             limited: p.limited,
-            first: since >= every.saturating_mul(2) || p.count == 1,
+            first: since.is_none_or(|s| s >= every.saturating_mul(2)) || p.count == 1,
         };
         p.count = 0;
         p.limited = 0;
-        p.reported = now;
+        p.reported = Some(now);
         Some(r)
     }
 
@@ -236,7 +239,9 @@ impl WrongTokens {
             if let Some(r) = Self::due(p, now, every, Some(shown)) {
                 out.push(WrongTokenReport { first: false, ..r });
             }
-            p.count > 0 || now.saturating_duration_since(p.reported) < every
+            p.count > 0
+                || p.reported
+                    .is_some_and(|r| now.saturating_duration_since(r) < every)
         });
         if let Some(p) = &mut self.beyond {
             if let Some(r) = Self::due(p, now, every, None) {
@@ -377,5 +382,52 @@ mod tests {
         assert_eq!(rest, 1_000_000 - WrongTokens::REPORTED_SOURCES as u64 - 1);
         let _ = w.sweep(t0 + Duration::from_secs(200));
         assert_eq!(w.reported_sources(), 0);
+    }
+
+    /// The earliest instant the clock can stand for: a process started at boot on a
+    /// platform whose clock starts there has the same (no instant a minute before it).
+    fn the_clocks_origin() -> Instant {
+        let mut t = Instant::now();
+        let mut step = Duration::from_secs(1 << 62);
+        while !step.is_zero() {
+            match t.checked_sub(step) {
+                Some(x) => t = x,
+                None => step /= 2,
+            }
+        }
+        t
+    }
+
+    #[test]
+    fn a_first_wrong_token_in_the_clocks_first_minute_is_reported_at_once() {
+        let origin = the_clocks_origin();
+        let t0 = origin + Duration::from_secs(5);
+        assert_eq!(t0.checked_sub(Duration::from_secs(60)), None);
+        let mut w = WrongTokens::new(WrongTokenLimits::default(), [7; 16], origin);
+        let a = ip("198.51.100.7");
+        let (_, r) = w.wrong(t0, a);
+        assert_eq!(
+            r,
+            Some(WrongTokenReport {
+                source: Some(a),
+                count: 1,
+                limited: 0,
+                first: true
+            })
+        );
+        // then once a minute, as anywhere else on the clock
+        for s in 6..65 {
+            let (_, r) = w.wrong(origin + Duration::from_secs(s), a);
+            assert_eq!(r, None, "at {s} s");
+        }
+        let (_, r) = w.wrong(origin + Duration::from_secs(65), a);
+        assert_eq!(r.map(|r| (r.count, r.first)), Some((60, false)));
+        // the sources beyond the report table too: their first is reported at once
+        let mut w = WrongTokens::new(WrongTokenLimits::default(), [7; 16], origin);
+        for i in 0..WrongTokens::REPORTED_SOURCES as u32 {
+            let _ = w.wrong(t0, IpAddr::from((0x0b00_0000 + i).to_be_bytes()));
+        }
+        let (_, r) = w.wrong(t0, ip("192.0.2.1"));
+        assert_eq!(r.map(|r| (r.source, r.count)), Some((None, 1)));
     }
 }

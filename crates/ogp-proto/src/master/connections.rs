@@ -8,28 +8,37 @@
 //! prefix's, else the total), it **displaces** one connection of that group: one that
 //! has gone longest without a request, by stage first:
 //!
-//! 1. connections kept alive after an answer and idle since (they cost their client
-//!    nothing to lose: HTTP lets a server close an idle connection at any time);
-//! 2. connections that have not sent a whole request yet (new, or sending slowly);
-//! 3. connections being answered.
+//! 1. idle connections: kept alive after an answer whose last bytes are written to the
+//!    socket, with no byte of a next request since (they cost their client nothing to
+//!    lose: HTTP lets a server close an idle connection at any time);
+//! 2. connections whose answer is made but not all written yet: a client that reads
+//!    slowly (a big listing on a slow link);
+//! 3. connections that have not sent a whole request yet (new, sending slowly, or with
+//!    part of their next request in);
+//! 4. connections being answered.
 //!
 //! Within the first stage present in the group, the connection taken is one of the
 //! network (prefix) holding the most connections, then of the source holding the most,
-//! and the oldest among equals (the longest idle, the oldest half-sent, the request that
-//! came first). So a flood of half-sent requests only ever pushes out idle connections
-//! and its own older half-sent requests: a client that holds fewer connections than the
-//! flood's networks is not displaced while it sends its request, and once its request
-//! is in it ranks behind every connection still waiting for one. Only a flood from more
-//! networks than the total cap, each holding as few connections as the client, races
-//! it, oldest first. The caps bound what one source or one network holds and what the
-//! server holds in all.
+//! and the oldest among equals (the longest idle, the answer made first, the oldest
+//! half-sent, the request that came first). So a flood of half-sent requests only ever
+//! pushes out idle connections, slow readers and its own older half-sent requests: a
+//! client that holds fewer connections than the flood's networks is not displaced while
+//! it sends its request, and once its request is in it ranks behind every connection
+//! still waiting for one. Only a flood from more networks than the total cap, each
+//! holding as few connections as the client, races it, oldest first. Slow readers rank
+//! before clients sending a request, not after: a slow reader costs its attacker one
+//! request for a big page, so a flood of them ranked behind would race every client
+//! while it sends its request. The caps bound what one source or one network holds and
+//! what the server holds in all.
 //!
 //! Sans-IO: the caller accepts, asks [`Connections::admit`] (and closes the connection
-//! it names as displaced), reports [`Connections::request`] when a request's head is in
-//! and [`Connections::answered`] when its answer is sent, and
-//! [`Connections::release`] when a connection ends. Order is by a counter of these
-//! events, not by a clock. The table holds one entry per open connection and one per
-//! source and prefix with a connection open: never more than `total` of each.
+//! it names as displaced), reports [`Connections::received`] when bytes come from the
+//! client, [`Connections::request`] when a request's head is in,
+//! [`Connections::answered`] when its answer is made (all of it handed to the writer),
+//! [`Connections::flushed`] whenever everything handed to the writer is written to the
+//! socket, and [`Connections::release`] when a connection ends. Order is by a counter
+//! of these events, not by a clock. The table holds one entry per open connection and
+//! one per source and prefix with a connection open: never more than `total` of each.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, HashMap};
@@ -113,12 +122,42 @@ pub struct Admission {
 /// Where a connection stands, in the order connections are displaced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Stage {
-    /// Answered, kept alive, idle since.
+    /// Answered, everything written, kept alive, idle since (or held on purpose).
     Idle,
+    /// The answer is made, and not all written yet: the client reads slowly.
+    Sending,
     /// No whole request yet.
     Waiting,
     /// A request is being answered.
     Answering,
+}
+
+/// What a connection is doing, as the events tell it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// No whole request yet.
+    Reading,
+    /// A request is being answered; whether bytes came from the client since its head
+    /// (its body, or the start of a next request).
+    Answering { input: bool },
+    /// The answer is made, not all written; whether bytes came from the client since
+    /// its request's head.
+    Sending { input: bool },
+    /// Everything written, nothing of a next request.
+    Idle,
+    /// Held on purpose by its answerer, ranked with idle ones until it is answered.
+    Held,
+}
+
+impl Phase {
+    fn stage(self) -> Stage {
+        match self {
+            Self::Reading => Stage::Waiting,
+            Self::Answering { .. } => Stage::Answering,
+            Self::Sending { .. } => Stage::Sending,
+            Self::Idle | Self::Held => Stage::Idle,
+        }
+    }
 }
 
 /// The order of displacement: stage, then the event counter when it entered it.
@@ -143,6 +182,7 @@ fn holder<K>(ranks: &BTreeSet<Rank>, key: K) -> Option<Holder<K>> {
 struct Conn {
     source: SourceKey,
     prefix: IpAddr,
+    phase: Phase,
     rank: Rank,
 }
 
@@ -223,6 +263,7 @@ impl Connections {
         let c = Conn {
             source,
             prefix,
+            phase: Phase::Reading,
             rank: (Stage::Waiting, n, id),
         };
         self.insert(c);
@@ -300,24 +341,77 @@ impl Connections {
         Some(c)
     }
 
-    fn restage(&mut self, id: ConnectionId, stage: Stage) {
+    /// Moves `id` to the phase `to` gives for its phase (`None`: stays); a change of
+    /// stage ranks it as entering its new stage now.
+    fn step(&mut self, id: ConnectionId, to: impl FnOnce(Phase) -> Option<Phase>) {
+        let Some(c) = self.conns.get_mut(&id) else {
+            return;
+        };
+        let Some(phase) = to(c.phase) else {
+            return;
+        };
+        if phase.stage() == c.phase.stage() {
+            c.phase = phase;
+            return;
+        }
         let n = self.next();
         if let Some(mut c) = self.remove(id) {
-            c.rank = (stage, n, id);
+            c.phase = phase;
+            c.rank = (phase.stage(), n, id);
             self.insert(c);
         }
+    }
+
+    /// Bytes came in on `id` from its client. On an idle connection they are the start
+    /// of its next request: it is no longer idle, and ranks with the connections that
+    /// have not sent a whole request. While a request is answered or its answer written,
+    /// they are noted (the request's body, or the start of a next one: after the answer
+    /// the connection is not idle). Cheap when nothing changes: call it on every read.
+    pub fn received(&mut self, id: ConnectionId) {
+        self.step(id, |p| match p {
+            Phase::Idle => Some(Phase::Reading),
+            Phase::Answering { input: false } => Some(Phase::Answering { input: true }),
+            Phase::Sending { input: false } => Some(Phase::Sending { input: true }),
+            _ => None,
+        });
     }
 
     /// A whole request head came in on `id`: it is being answered, and is displaced
     /// only after every connection that is not.
     pub fn request(&mut self, id: ConnectionId) {
-        self.restage(id, Stage::Answering);
+        self.step(id, |_| Some(Phase::Answering { input: false }));
     }
 
-    /// The answer on `id` is sent; the connection is kept alive and idle, first in line
-    /// to be displaced.
+    /// The answer on `id` is made: all of it is handed to the writer. Until the writer
+    /// has written it ([`Connections::flushed`]), the connection ranks with slow
+    /// readers.
     pub fn answered(&mut self, id: ConnectionId) {
-        self.restage(id, Stage::Idle);
+        self.step(id, |p| match p {
+            Phase::Answering { input } => Some(Phase::Sending { input }),
+            Phase::Held => Some(Phase::Sending { input: false }),
+            _ => None,
+        });
+    }
+
+    /// Everything handed to the writer on `id` is written to the socket. After its
+    /// answer was made, the connection is idle, first in line to be displaced; or, when
+    /// bytes of a next request came meanwhile, waiting for the rest of it. Nothing
+    /// otherwise: call it on every flush.
+    pub fn flushed(&mut self, id: ConnectionId) {
+        self.step(id, |p| match p {
+            Phase::Sending { input: false } => Some(Phase::Idle),
+            Phase::Sending { input: true } => Some(Phase::Reading),
+            _ => None,
+        });
+    }
+
+    /// The answerer of `id` holds it on purpose (a refusal delayed on purpose): it ranks
+    /// with idle connections, whatever the client sends, until its answer is made.
+    pub fn hold(&mut self, id: ConnectionId) {
+        self.step(id, |p| match p {
+            Phase::Answering { .. } => Some(Phase::Held),
+            _ => None,
+        });
     }
 
     /// Ends a connection (nothing if it was displaced already).
@@ -388,6 +482,18 @@ mod tests {
         assert!(c.is_open(d.id));
     }
 
+    /// What `n` newcomers from networks of their own displace, in turn; each asks at
+    /// once, so they rank behind every connection without a whole request.
+    fn displaced_by_newcomers(c: &mut Connections, n: u8) -> Vec<Option<ConnectionId>> {
+        (0..n)
+            .map(|i| {
+                let d = c.admit(IpAddr::from([10, 9, i, 1]));
+                c.request(d.id);
+                d.displaced.map(|x| x.0)
+            })
+            .collect()
+    }
+
     #[test]
     fn idle_kept_alive_connections_go_first_then_half_sent_then_answering() {
         let mut c = Connections::new(ConnectionLimits::new(10, 10, 4));
@@ -398,18 +504,114 @@ mod tests {
         c.request(answering);
         c.request(idle);
         c.answered(idle);
-        let order: Vec<_> = (0..4)
-            .map(|i| {
-                let d = c.admit(IpAddr::from([10, 9, i, 1]));
-                // the newcomers ask at once, so they rank behind the half-sent ones
-                c.request(d.id);
-                d.displaced.map(|x| x.0)
-            })
-            .collect();
+        c.flushed(idle);
         assert_eq!(
-            order,
+            displaced_by_newcomers(&mut c, 4),
             vec![Some(idle), Some(half_old), Some(half_new), Some(answering)]
         );
+    }
+
+    /// The stage of `id` as the table ranks it.
+    fn stage(c: &Connections, id: ConnectionId) -> Option<Stage> {
+        c.conns.get(&id).map(|x| x.rank.0)
+    }
+
+    #[test]
+    fn idle_means_everything_written_and_nothing_of_a_next_request() {
+        let mut c = Connections::new(ConnectionLimits::new(10, 10, 10));
+        let a = admit(&mut c, "10.0.0.1");
+        assert_eq!(stage(&c, a), Some(Stage::Waiting));
+        use Stage::{Answering, Idle, Sending, Waiting};
+        type Event = fn(&mut Connections, ConnectionId);
+        let (rx, req, ans, fl, hold): (Event, Event, Event, Event, Event) = (
+            Connections::received,
+            Connections::request,
+            Connections::answered,
+            Connections::flushed,
+            Connections::hold,
+        );
+        let script: &[(&str, &[Event], Stage)] = &[
+            ("bytes of a first request", &[rx], Waiting),
+            // a flush after the head of a streamed answer is not its end
+            ("its head, a flush", &[req, fl], Answering),
+            ("answer made, not written: a slow reader", &[ans], Sending),
+            ("written", &[fl, fl], Idle),
+            ("the first byte of the next request", &[rx], Waiting),
+            (
+                "bytes while the answer is written",
+                &[req, ans, rx],
+                Sending,
+            ),
+            ("then written: not idle", &[fl], Waiting),
+            (
+                "bytes after the head (a body or more)",
+                &[req, rx, ans, fl],
+                Waiting,
+            ),
+            (
+                "a pipelined request parsed first",
+                &[req, ans, req, fl],
+                Answering,
+            ),
+            ("held on purpose, whatever comes", &[hold, rx, fl], Idle),
+            ("then answered", &[ans], Sending),
+            ("and written", &[fl], Idle),
+        ];
+        for (what, events, expected) in script {
+            for e in *events {
+                e(&mut c, a);
+            }
+            assert_eq!(stage(&c, a), Some(*expected), "{what}");
+        }
+        // a connection with nothing asked cannot be held or answered
+        let b = admit(&mut c, "10.0.0.2");
+        c.hold(b);
+        c.answered(b);
+        c.flushed(b);
+        assert_eq!(stage(&c, b), Some(Stage::Waiting));
+    }
+
+    #[test]
+    fn a_slow_reader_goes_after_idle_connections_and_before_half_sent_requests() {
+        let mut c = Connections::new(ConnectionLimits::new(10, 10, 4));
+        // the slow reader's answer was made first
+        let slow = admit(&mut c, "10.0.0.1");
+        c.request(slow);
+        c.answered(slow);
+        let idle = admit(&mut c, "10.0.1.1");
+        c.request(idle);
+        c.answered(idle);
+        c.flushed(idle);
+        // half of a second request: not idle
+        let next = admit(&mut c, "10.0.2.1");
+        c.request(next);
+        c.answered(next);
+        c.flushed(next);
+        c.received(next);
+        let answering = admit(&mut c, "10.0.3.1");
+        c.request(answering);
+        assert_eq!(
+            displaced_by_newcomers(&mut c, 4),
+            vec![Some(idle), Some(slow), Some(next), Some(answering)]
+        );
+    }
+
+    /// 20,000 slow readers from 20,000 sources in 256 networks (each asks at once for a
+    /// big page and reads nothing): a client that has not sent its whole request yet is
+    /// never displaced for them, and the table holds its caps.
+    #[test]
+    fn a_flood_of_slow_readers_does_not_race_a_client_sending_its_request() {
+        let mut c = Connections::new(ConnectionLimits::new(32, 128, 512));
+        let client = admit(&mut c, "192.0.2.1");
+        for i in 0..20_000u32 {
+            let d = c.admit(IpAddr::from((i % 65_536 + (10 << 24)).to_be_bytes()));
+            assert_ne!(d.displaced.map(|x| x.0), Some(client), "at {i}");
+            c.request(d.id);
+            c.answered(d.id);
+            assert!(c.open() <= 512);
+        }
+        assert!(c.is_open(client));
+        assert!(c.sources() <= 512 && c.prefixes() <= 512);
     }
 
     #[test]
@@ -529,7 +731,16 @@ mod tests {
                 }
                 7 | 8 => {
                     if let Some(&id) = open.get(rnd(open.len().max(1) as u64) as usize) {
-                        c.answered(id);
+                        match rnd(5) {
+                            0 => c.answered(id),
+                            1 => c.flushed(id),
+                            2 => c.received(id),
+                            3 => c.hold(id),
+                            _ => {
+                                c.answered(id);
+                                c.flushed(id);
+                            }
+                        }
                     }
                 }
                 _ => {
