@@ -11,13 +11,15 @@
 //!   running them, for the interop tests of `ogp-cli` and `ogp-ffi`;
 //! * [`postgres`]: a throwaway PostgreSQL cluster;
 //! * [`gameservers`]: real game servers on loopback (OpenArena);
-//! * [`slp`]: a lightweight Minecraft Server List Ping responder (tokio).
+//! * [`slp`]: a lightweight Minecraft Server List Ping responder (tokio);
+//! * [`replay`]: a loopback UDP server that answers with recorded datagrams (captures).
 
 mod captures;
 pub mod gameservers;
 pub mod interop;
 mod normalise;
 pub mod postgres;
+pub mod replay;
 mod samples;
 pub mod slp;
 mod strategy;
