@@ -48,16 +48,37 @@
 //! first pass, while its prefixes were new, come free within a second.
 //!
 //! Probes: a registration that finds no place (its prefix's share or the pool used up)
-//! is not lost. Nothing is kept, but its source is sent the verification's first query
-//! at once ([`Admission::Probed`]), with an id that is a keyed hash of our secret, its
-//! address, the protocol and a 5-second epoch, no larger than the registration, within
-//! [`RegistrarConfig::probes`] a second. A datagram from an address with no
-//! verification in progress is tried as the answer to such a probe (within
-//! [`RegistrarConfig::probe_answers`] a second): the probe's machine is made again from
-//! the id and fed it. A complete answer (Quake III's `infoResponse` with our challenge)
-//! verifies the server at once; a challenge starts the verification there, in
-//! [`RegistrarConfig::answered_pending`] places of its own. A forged source never
-//! answers; a real server does within a round trip, however full the pools are.
+//! is not lost. Its source is sent the verification's first query at once
+//! ([`Admission::Probed`]), with an id that is a keyed hash of our secret, its address,
+//! the protocol and a 5-second window, no larger than the registration, within
+//! [`RegistrarConfig::probes`] a second; what is kept is a record of the probe (a keyed
+//! 64-bit tag and the time, [`RegistrarConfig::max_probe_records`] a window). A datagram
+//! from an address with no verification in progress is tried as the answer to such a
+//! probe only if that address was probed in the last 5 s and has not answered yet (a
+//! lookup: junk and made-up answers from addresses never probed cost nothing more and
+//! spend no budget): the probe's machine is made again from the id and fed it, and an
+//! answer it takes is charged to its prefix ([`RegistrarConfig::probe_answers_per_prefix`])
+//! and to all ([`RegistrarConfig::probe_answers`]). A complete answer (Quake III's
+//! `infoResponse` with our challenge) verifies the server at once; a challenge starts
+//! the verification there, in [`RegistrarConfig::answered_pending`] places of its own.
+//! One answer per address and window: a replayed answer verifies nothing again. A
+//! forged source never answers; a real server does within a round trip, however full
+//! the pools are.
+//!
+//! OGP's probe carries no id of ours: OGP v1.01 carries one only in the RequestID
+//! header field, which makes the probe 15 bytes, more than the 13-byte uplink it
+//! answers (the amplification rule), so the probe stays the bare 11-byte one and the
+//! record is what proves that we probed the address. A challenge answer forged in the
+//! name of an address we did not probe starts nothing; one forged in the name of an
+//! address we did probe (the forger having spoofed its uplink, within that address's
+//! registration budget) starts one verification, whose queries stay within what came
+//! from the address, and lists nothing (the challenged query's answer must echo our
+//! RequestID).
+//!
+//! Verifications are kept by canonical address ([`super::addr::canonical`]): one server
+//! reached through an IPv4 socket and a dual-stack one (`[::ffff:a.b.c.d]`) is one
+//! verification and one probe record; its queries go out from the socket its first
+//! registration came on, to the address as that socket gave it.
 //!
 //! A master with several sockets keeps one registrar for all (its caps are the
 //! process's) and tells it which socket each datagram came on
@@ -358,10 +379,10 @@ pub enum Admission {
     /// A verification started, or one in progress got the bytes as credit.
     Verifying,
     /// No verification could start now (why: its prefix's share or the pool is used
-    /// up), so nothing is kept, but its source was sent the verification's first query
-    /// (no larger than the registration) with an id keyed by our secret: a real server's
-    /// answer starts the verification then ([`Registrar::handle_reply_on`]). A forged
-    /// source never answers.
+    /// up), so only a record of the probe is kept, and its source was sent the
+    /// verification's first query (no larger than the registration) with an id keyed by
+    /// our secret: a real server's answer, within 5 s, starts the verification then
+    /// ([`Registrar::handle_reply_on`]). A forged source never answers.
     Probed(DropReason),
     /// Dropped.
     Dropped(DropReason),
