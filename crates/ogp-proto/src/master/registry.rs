@@ -1966,6 +1966,20 @@ mod tests {
 
     const Q3_HEARTBEAT: &[u8] = b"\xff\xff\xff\xffheartbeat QuakeArena-1\n";
 
+    /// A [`full_registrar`] that probed a Quake III server, 93.184.216.40:27960, at
+    /// `sent`: the registrar, the server and its answer to the probe.
+    fn probed_quake3_server(
+        secret: [u8; 16],
+        t0: Instant,
+        sent: Instant,
+        tweak: impl FnOnce(&mut RegistrarConfig),
+    ) -> (Registrar, SocketAddr, Vec<u8>) {
+        let mut reg = full_registrar(secret, t0, tweak);
+        let server: SocketAddr = "93.184.216.40:27960".parse().unwrap();
+        let answer = answer_of(&probed(&mut reg, sent, server, Q3_HEARTBEAT), sent);
+        (reg, server, answer)
+    }
+
     /// The verdicts waiting: (verified, failed).
     fn verdicts(reg: &mut Registrar) -> (usize, usize) {
         let mut n = (0, 0);
@@ -2079,9 +2093,7 @@ mod tests {
     #[test]
     fn junk_from_spoofed_sources_leaves_the_tries_to_real_answers() {
         let t0 = Instant::now();
-        let mut reg = full_registrar([9; 16], t0, |_| {});
-        let server: SocketAddr = "93.184.216.40:27960".parse().unwrap();
-        let answer = answer_of(&probed(&mut reg, t0, server, Q3_HEARTBEAT), t0);
+        let (mut reg, server, answer) = probed_quake3_server([9; 16], t0, t0, |_| {});
         let junk = info_response(Some("0badcafe"));
         for i in 0..50_000u32 {
             let now = t0 + Duration::from_micros(u64::from(i) * 2);
@@ -2145,9 +2157,7 @@ mod tests {
     #[test]
     fn a_replayed_answer_to_a_probe_verifies_once() {
         let t0 = Instant::now();
-        let mut reg = full_registrar([11; 16], t0, |_| {});
-        let server: SocketAddr = "93.184.216.40:27960".parse().unwrap();
-        let answer = answer_of(&probed(&mut reg, t0, server, Q3_HEARTBEAT), t0);
+        let (mut reg, server, answer) = probed_quake3_server([11; 16], t0, t0, |_| {});
         let mut taken = 0;
         for i in 0..1000u64 {
             let now = t0 + Duration::from_millis(i);
@@ -2171,12 +2181,10 @@ mod tests {
             (4_900, 5_100, false),
         ] {
             let t0 = Instant::now();
-            let mut reg = full_registrar([12; 16], t0, |c| {
+            let sent = t0 + Duration::from_millis(sent_ms);
+            let (mut reg, server, answer) = probed_quake3_server([12; 16], t0, sent, |c| {
                 c.evict_after = Duration::from_secs(60);
             });
-            let server: SocketAddr = "93.184.216.40:27960".parse().unwrap();
-            let sent = t0 + Duration::from_millis(sent_ms);
-            let answer = answer_of(&probed(&mut reg, sent, server, Q3_HEARTBEAT), t0);
             let now = sent + Duration::from_millis(age_ms);
             assert_eq!(
                 reg.handle_reply(now, server, &answer),
@@ -2190,14 +2198,14 @@ mod tests {
     /// (`[::ffff:a.b.c.d]`) is one verification, answered through either (before: two).
     #[test]
     fn a_server_through_an_ipv4_and_a_dual_stack_socket_is_verified_once() {
-        let t0 = Instant::now();
-        let mut reg = Registrar::new(RegistrarConfig::default().allow_private(true), [1; 16], t0);
         let v4: SocketAddr = "127.0.0.2:27960".parse().unwrap();
         let mapped: SocketAddr = "[::ffff:127.0.0.2]:27960".parse().unwrap();
         let Ok(Inbound::Registration(r)) = classify(Q3_HEARTBEAT) else {
             panic!()
         };
         let n = Q3_HEARTBEAT.len();
+        let t0 = Instant::now();
+        let mut reg = Registrar::new(RegistrarConfig::default().allow_private(true), [1; 16], t0);
         assert_eq!(
             reg.register_on(t0, 0, v4, &r, n, Known::default()),
             Admission::Verifying
