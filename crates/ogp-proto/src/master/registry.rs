@@ -297,7 +297,8 @@ pub struct RegistrarConfig {
     pub answered_pending: usize,
     /// Probes remembered per 5-second window (default 131,072: more than the
     /// [`probes`](Self::probes) a window can send, 70,000 by default); a probe beyond is
-    /// not sent. Two windows are kept, at about 32 bytes a record: 8 MiB at most.
+    /// not sent. Two windows are kept: at most two tables of 262,144 slots of 17 bytes
+    /// (8.5 MiB).
     pub max_probe_records: usize,
 }
 
