@@ -48,16 +48,37 @@
 //! first pass, while its prefixes were new, come free within a second.
 //!
 //! Probes: a registration that finds no place (its prefix's share or the pool used up)
-//! is not lost. Nothing is kept, but its source is sent the verification's first query
-//! at once ([`Admission::Probed`]), with an id that is a keyed hash of our secret, its
-//! address, the protocol and a 5-second epoch, no larger than the registration, within
-//! [`RegistrarConfig::probes`] a second. A datagram from an address with no
-//! verification in progress is tried as the answer to such a probe (within
-//! [`RegistrarConfig::probe_answers`] a second): the probe's machine is made again from
-//! the id and fed it. A complete answer (Quake III's `infoResponse` with our challenge)
-//! verifies the server at once; a challenge starts the verification there, in
-//! [`RegistrarConfig::answered_pending`] places of its own. A forged source never
-//! answers; a real server does within a round trip, however full the pools are.
+//! is not lost. Its source is sent the verification's first query at once
+//! ([`Admission::Probed`]), with an id that is a keyed hash of our secret, its address,
+//! the protocol and a 5-second window, no larger than the registration, within
+//! [`RegistrarConfig::probes`] a second; what is kept is a record of the probe (a keyed
+//! 64-bit tag and the time, [`RegistrarConfig::max_probe_records`] a window). A datagram
+//! from an address with no verification in progress is tried as the answer to such a
+//! probe only if that address was probed in the last 5 s and has not answered yet (a
+//! lookup: junk and made-up answers from addresses never probed cost nothing more and
+//! spend no budget): the probe's machine is made again from the id and fed it, and an
+//! answer it takes is charged to its prefix ([`RegistrarConfig::probe_answers_per_prefix`])
+//! and to all ([`RegistrarConfig::probe_answers`]). A complete answer (Quake III's
+//! `infoResponse` with our challenge) verifies the server at once; a challenge starts
+//! the verification there, in [`RegistrarConfig::answered_pending`] places of its own.
+//! One answer per address and window: a replayed answer verifies nothing again. A
+//! forged source never answers; a real server does within a round trip, however full
+//! the pools are.
+//!
+//! OGP's probe carries no id of ours: OGP v1.01 carries one only in the RequestID
+//! header field, which makes the probe 15 bytes, more than the 13-byte uplink it
+//! answers (the amplification rule), so the probe stays the bare 11-byte one and the
+//! record is what proves that we probed the address. A challenge answer forged in the
+//! name of an address we did not probe starts nothing; one forged in the name of an
+//! address we did probe (the forger having spoofed its uplink, within that address's
+//! registration budget) starts one verification, whose queries stay within what came
+//! from the address, and lists nothing (the challenged query's answer must echo our
+//! RequestID).
+//!
+//! Verifications are kept by canonical address ([`super::addr::canonical`]): one server
+//! reached through an IPv4 socket and a dual-stack one (`[::ffff:a.b.c.d]`) is one
+//! verification and one probe record; its queries go out from the socket its first
+//! registration came on, to the address as that socket gave it.
 //!
 //! A master with several sockets keeps one registrar for all (its caps are the
 //! process's) and tells it which socket each datagram came on
@@ -72,6 +93,7 @@ use std::time::{Duration, Instant};
 
 use siphasher::sip::SipHasher24;
 
+use super::addr::canonical;
 use super::dpmaster::{self, ServersRequest};
 use super::valve::ListRequest;
 use crate::client::{Answer, Machine, Options};
@@ -201,6 +223,23 @@ pub fn prefix_of(ip: IpAddr) -> IpAddr {
     }
 }
 
+/// The key answers to probes are charged to: an IPv4 /24 (as its address with the host
+/// bits cleared), or an IPv6 address, which the [`RateLimiter`] keys by its /64.
+fn answer_prefix(ip: IpAddr) -> IpAddr {
+    match ip.to_canonical() {
+        v4 @ IpAddr::V4(_) => prefix_of(v4),
+        v6 => v6,
+    }
+}
+
+/// What a probe's machine made of an answer it took.
+enum Taken {
+    /// The whole answer: the server is verified.
+    Complete(Box<Answer>),
+    /// A challenge: the verification goes on with this next query.
+    Challenge(Vec<u8>),
+}
+
 /// Settings of a [`Registrar`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -245,13 +284,22 @@ pub struct RegistrarConfig {
     /// a verification now (default 10,000, burst 20,000; each no larger than its
     /// registration): see [`Admission::Probed`].
     pub probes: RateConfig,
-    /// Datagrams a second from addresses with no verification in progress that are
-    /// tried as answers to probes (default 10,000, burst 20,000: as many as probes go
-    /// out; each try costs two machines' first steps at most).
+    /// Answers to probes taken a second, all sources together (default 10,000, burst
+    /// 20,000: as many as probes go out). Charged only for an answer that matches a
+    /// probe we sent and carries its id: junk and made-up answers spend nothing.
     pub probe_answers: RateConfig,
+    /// Answers to probes taken a second per source prefix (IPv4 /24, IPv6 /64), within
+    /// [`probe_answers`](Self::probe_answers): default 100, burst 256, so that one
+    /// prefix cannot take the tries of all.
+    pub probe_answers_per_prefix: RateConfig,
     /// Verifications in progress that an answered probe started, beyond
     /// [`max_pending`](Self::max_pending) (default 256).
     pub answered_pending: usize,
+    /// Probes remembered per 5-second window (default 131,072: more than the
+    /// [`probes`](Self::probes) a window can send, 70,000 by default); a probe beyond is
+    /// not sent. Two windows are kept: at most two tables of 262,144 slots of 17 bytes
+    /// (8.5 MiB).
+    pub max_probe_records: usize,
 }
 
 impl Default for RegistrarConfig {
@@ -271,7 +319,9 @@ impl Default for RegistrarConfig {
             evict_after: Duration::from_secs(1),
             probes: RateConfig::new(10_000.0, 20_000.0),
             probe_answers: RateConfig::new(10_000.0, 20_000.0),
+            probe_answers_per_prefix: RateConfig::new(100.0, 256.0),
             answered_pending: 256,
+            max_probe_records: 1 << 17,
         }
     }
 }
@@ -330,10 +380,10 @@ pub enum Admission {
     /// A verification started, or one in progress got the bytes as credit.
     Verifying,
     /// No verification could start now (why: its prefix's share or the pool is used
-    /// up), so nothing is kept, but its source was sent the verification's first query
-    /// (no larger than the registration) with an id keyed by our secret: a real server's
-    /// answer starts the verification then ([`Registrar::handle_reply_on`]). A forged
-    /// source never answers.
+    /// up), so only a record of the probe is kept, and its source was sent the
+    /// verification's first query (no larger than the registration) with an id keyed by
+    /// our secret: a real server's answer, within 5 s, starts the verification then
+    /// ([`Registrar::handle_reply_on`]). A forged source never answers.
     Probed(DropReason),
     /// Dropped.
     Dropped(DropReason),
@@ -441,14 +491,74 @@ struct Pending {
     started: Instant,
     /// The caller's socket it arrived on, where its queries go out from.
     local: usize,
+    /// The address its queries go to, as that socket gave it (the table's key is its
+    /// canonical form: an IPv4-mapped address as its IPv4).
+    peer: SocketAddr,
 }
 
 /// Probes waiting to be handed out (the caller takes them after each call, so this holds
 /// a few; a caller that does not loses the ones beyond).
 const OUTBOX: usize = 1024;
 
-/// A probe's id is good for the epoch it was sent in and the next: 5 to 10 s.
-const PROBE_EPOCH: Duration = Duration::from_secs(5);
+/// The window of a probe's id: its id is the same for every probe of an address (in a
+/// protocol) within a window, and the registrar remembers the probes of the current
+/// window and the last.
+const PROBE_WINDOW_MS: u64 = 5_000;
+
+/// How long after its probe an answer is taken: 5 s (checked exactly, against the
+/// probe's record).
+const PROBE_LIFETIME_MS: u64 = 5_000;
+
+/// What the registrar remembers of a probe it sent.
+#[derive(Debug, Clone, Copy)]
+struct ProbeRecord {
+    /// Milliseconds into its window when it was sent (the last time, if sent again).
+    sent_ms: u16,
+    /// An answer was taken: no other is within the window.
+    answered: bool,
+}
+
+/// The probes sent in the current window and the last, by tag (a keyed 64-bit hash of
+/// the window, the protocol and the canonical address): an answer is tried only from an
+/// address probed within [`PROBE_LIFETIME_MS`], once.
+#[derive(Debug, Default)]
+struct ProbeRecords {
+    window: u64,
+    current: HashMap<u64, ProbeRecord>,
+    previous: HashMap<u64, ProbeRecord>,
+}
+
+impl ProbeRecords {
+    /// Moves on to `window` (the previous window's records are dropped with it).
+    fn rotate(&mut self, window: u64) {
+        if window == self.window {
+            return;
+        }
+        self.previous = if window == self.window.saturating_add(1) {
+            std::mem::take(&mut self.current)
+        } else {
+            HashMap::new()
+        };
+        self.current = HashMap::new();
+        self.window = window;
+    }
+
+    /// The record of `tag`, made in `window` (the current one or the last).
+    fn get_mut(&mut self, window: u64, tag: u64) -> Option<&mut ProbeRecord> {
+        if window == self.window {
+            self.current.get_mut(&tag)
+        } else if window.checked_add(1) == Some(self.window) {
+            self.previous.get_mut(&tag)
+        } else {
+            None
+        }
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.current.len().saturating_add(self.previous.len())
+    }
+}
 
 /// Verifies registrations (see the module docs). Sans-IO: the caller passes in what
 /// arrived and the time, sends what [`poll_transmit`](Self::poll_transmit) hands out
@@ -471,6 +581,10 @@ pub struct Registrar {
     reserve_starts: TokenBucket,
     probes: TokenBucket,
     probe_answers: TokenBucket,
+    /// Answers to probes taken per source prefix (IPv4 /24, IPv6 /64).
+    prefix_answers: RateLimiter,
+    /// The probes of this window and the last.
+    records: ProbeRecords,
     /// Verifications in progress per prefix (entries removed at zero).
     per_prefix: HashMap<IpAddr, usize>,
     /// Verifications in progress in each [`Pool`].
@@ -478,6 +592,9 @@ pub struct Registrar {
     /// Verifications of each [`Pool`], oldest first (entries of finished ones are
     /// skipped when they come up): the candidates for eviction.
     order: [VecDeque<(Instant, SocketAddr)>; 3],
+    /// Verifications in progress, by canonical address (as are `order`, `ready` and
+    /// `timers`): one server reached through an IPv4 socket and a dual-stack one is one
+    /// verification.
     pending: HashMap<SocketAddr, Pending>,
     ready: VecDeque<SocketAddr>,
     /// Probes and first queries after an answered probe, due now.
@@ -489,7 +606,7 @@ pub struct Registrar {
     verdicts: VecDeque<Verdict>,
     ids: SipHasher24,
     counter: u64,
-    /// Where the probes' epochs count from.
+    /// Where the probes' windows count from.
     base: Instant,
     stats: RegistrarStats,
 }
@@ -524,6 +641,13 @@ impl Registrar {
             reserve_starts: TokenBucket::new(config.reserve, now),
             probes: TokenBucket::new(config.probes, now),
             probe_answers: TokenBucket::new(config.probe_answers, now),
+            prefix_answers: RateLimiter::new(
+                config.probe_answers_per_prefix,
+                capacity,
+                secret,
+                now,
+            ),
+            records: ProbeRecords::default(),
             per_prefix: HashMap::new(),
             in_pool: [0; 3],
             order: [VecDeque::new(), VecDeque::new(), VecDeque::new()],
@@ -654,23 +778,37 @@ impl Registrar {
         (h.finish() as u32).max(1)
     }
 
-    fn epoch(&self, now: Instant) -> u64 {
-        now.saturating_duration_since(self.base).as_secs() / PROBE_EPOCH.as_secs().max(1)
+    /// The probes' window at `now`, and the milliseconds into it.
+    fn clock(&self, now: Instant) -> (u64, u64) {
+        let ms =
+            u64::try_from(now.saturating_duration_since(self.base).as_millis()).unwrap_or(u64::MAX);
+        (ms / PROBE_WINDOW_MS, ms % PROBE_WINDOW_MS)
     }
 
-    /// The id of a probe of `addr` in `protocol` sent in `epoch`: keyed by our secret,
-    /// so that only who sees the probe can answer it.
-    fn probe_id(&self, epoch: u64, protocol: Protocol, addr: SocketAddr) -> u32 {
+    /// A keyed hash of `what`, a probe's window, its protocol and its (canonical)
+    /// address.
+    fn probe_hash(&self, what: &[u8], window: u64, protocol: Protocol, addr: SocketAddr) -> u64 {
         let mut h = self.ids;
-        h.write(b"probe");
+        h.write(what);
         h.write(protocol.name().as_bytes());
-        h.write_u64(epoch);
+        h.write_u64(window);
         match addr.ip().to_canonical() {
             IpAddr::V4(v4) => h.write(&v4.octets()),
             IpAddr::V6(v6) => h.write(&v6.octets()),
         }
         h.write_u16(addr.port());
-        (h.finish() as u32).max(1)
+        h.finish()
+    }
+
+    /// The id of a probe of `addr` in `protocol` sent in `window`: keyed by our secret,
+    /// so that only who sees the probe can answer it.
+    fn probe_id(&self, window: u64, protocol: Protocol, addr: SocketAddr) -> u32 {
+        (self.probe_hash(b"probe", window, protocol, addr) as u32).max(1)
+    }
+
+    /// The tag of its record (64 bits: nobody can aim at another address's record).
+    fn probe_tag(&self, window: u64, protocol: Protocol, addr: SocketAddr) -> u64 {
+        self.probe_hash(b"record", window, protocol, addr)
     }
 
     /// A registration of `len` bytes from `from` (on the caller's only socket: see
@@ -704,10 +842,11 @@ impl Registrar {
             return self.drop_for(DropReason::RateLimited);
         }
         let len = u64::try_from(len).unwrap_or(u64::MAX);
-        if let Some(p) = self.pending.get_mut(&from) {
+        let key = canonical(from);
+        if let Some(p) = self.pending.get_mut(&key) {
             p.received = p.received.saturating_add(len);
             self.stats.received_bytes = self.stats.received_bytes.saturating_add(len);
-            self.ready.push_back(from);
+            self.ready.push_back(key);
             return Admission::Verifying;
         }
         if known.listed {
@@ -754,7 +893,7 @@ impl Registrar {
         let id = self.next_id();
         let machine = Machine::new(registration.protocol(), &self.options, id, now);
         self.start(
-            from,
+            key,
             Pending {
                 machine,
                 game: registration.game(),
@@ -767,20 +906,22 @@ impl Registrar {
                 pool,
                 started: now,
                 local,
+                peer: from,
             },
         );
         if pool == Pool::Reserve {
             self.stats.reserved += 1;
         }
         self.stats.received_bytes = self.stats.received_bytes.saturating_add(len);
-        self.ready.push_back(from);
+        self.ready.push_back(key);
         Admission::Verifying
     }
 
-    /// Puts a verification in the table, its pool's order and the counts.
-    fn start(&mut self, from: SocketAddr, p: Pending) {
+    /// Puts a verification in the table under `key` (its canonical address), its pool's
+    /// order and the counts.
+    fn start(&mut self, key: SocketAddr, p: Pending) {
         let (pool, started, prefix) = (p.pool, p.started, p.prefix);
-        self.pending.insert(from, p);
+        self.pending.insert(key, p);
         let limit = self
             .config
             .max_pending
@@ -789,7 +930,7 @@ impl Registrar {
             .saturating_add(1024);
         let pending = &self.pending;
         if let Some(order) = self.order.get_mut(pool.index()) {
-            order.push_back((started, from));
+            order.push_back((started, key));
             if order.len() > limit {
                 order.retain(|(t, a)| {
                     pending
@@ -803,15 +944,17 @@ impl Registrar {
         }
         *self.per_prefix.entry(prefix).or_insert(0) += 1;
         self.stats.started += 1;
-        self.arm(from);
+        self.arm(key);
     }
 
     /// A registration that cannot start a verification now (`reason`: its prefix's share
     /// or the pool is used up): its source is sent the verification's first query
-    /// anyway, with an id keyed by our secret, the time and its address, and nothing is
-    /// kept. A real server answers it, and its answer starts the verification
-    /// ([`handle_reply_on`](Self::handle_reply_on)); a forged source never answers. No
-    /// larger than the registration, like every query toward an unverified address.
+    /// anyway, with an id keyed by our secret, the window and its address, and only a
+    /// record of the probe is kept (a tag and the time). A real server answers it, and
+    /// its answer starts the verification ([`handle_reply_on`](Self::handle_reply_on));
+    /// a forged source never answers. No larger than the registration, like every query
+    /// toward an unverified address. Not sent again to an address whose answer was
+    /// taken within the window.
     fn probe(
         &mut self,
         now: Instant,
@@ -822,11 +965,20 @@ impl Registrar {
         reason: DropReason,
     ) -> Admission {
         self.count_drop(reason);
-        if self.outbox.len() >= OUTBOX || self.probes.check(now) == RateDecision::Limited {
+        let protocol = registration.protocol();
+        let (window, ms) = self.clock(now);
+        self.records.rotate(window);
+        let tag = self.probe_tag(window, protocol, from);
+        let known = self.records.current.get(&tag).copied();
+        let room = known.is_some() || self.records.current.len() < self.config.max_probe_records;
+        if known.is_some_and(|r| r.answered)
+            || !room
+            || self.outbox.len() >= OUTBOX
+            || self.probes.check(now) == RateDecision::Limited
+        {
             return Admission::Dropped(reason);
         }
-        let protocol = registration.protocol();
-        let id = self.probe_id(self.epoch(now), protocol, from);
+        let id = self.probe_id(window, protocol, from);
         let mut m = Machine::new(protocol, &self.options, id, now);
         let Some(d) = m.poll_transmit(now) else {
             return Admission::Dropped(reason);
@@ -836,6 +988,11 @@ impl Registrar {
             self.stats.withheld += 1;
             return Admission::Dropped(reason);
         }
+        let record = ProbeRecord {
+            sent_ms: u16::try_from(ms).unwrap_or(u16::MAX),
+            answered: false,
+        };
+        self.records.current.insert(tag, record);
         self.outbox.push_back((local, from, d));
         self.stats.probed += 1;
         self.stats.sent_bytes = self.stats.sent_bytes.saturating_add(n);
@@ -860,7 +1017,8 @@ impl Registrar {
         from: SocketAddr,
         datagram: &[u8],
     ) -> bool {
-        let Some(p) = self.pending.get_mut(&from) else {
+        let key = canonical(from);
+        let Some(p) = self.pending.get_mut(&key) else {
             return self.answer_to_probe(now, local, from, datagram);
         };
         let len = u64::try_from(datagram.len()).unwrap_or(u64::MAX);
@@ -868,17 +1026,21 @@ impl Registrar {
         p.replies = p.replies.saturating_add(1);
         self.stats.received_bytes = self.stats.received_bytes.saturating_add(len);
         p.machine.handle_datagram(now, datagram);
-        self.ready.push_back(from);
-        self.settle(from);
-        self.arm(from);
+        self.ready.push_back(key);
+        self.settle(key);
+        self.arm(key);
         true
     }
 
-    /// Whether `datagram` answers a probe we sent `from` in this epoch or the last: the
-    /// probe's machine is made again from its id and takes it. A complete answer (Quake
-    /// III's `infoResponse` with our challenge) verifies the server at once; a challenge
-    /// starts the verification from there, in the places kept for answered probes
-    /// ([`RegistrarConfig::answered_pending`]).
+    /// Whether `datagram` answers a probe we sent `from` within the last 5 s, whose
+    /// answer was not taken yet: checked first against the probe's record (a lookup: a
+    /// datagram from an address we did not probe costs nothing more and spends no
+    /// budget), then by the probe's machine, made again from its id, which takes it or
+    /// not; only then is it charged to its prefix's and the overall answers. A complete
+    /// answer (Quake III's `infoResponse` with our challenge) verifies the server at
+    /// once; a challenge starts the verification from there, in the places kept for
+    /// answered probes ([`RegistrarConfig::answered_pending`]). Either way the record is
+    /// spent: one answer per address and window.
     fn answer_to_probe(
         &mut self,
         now: Instant,
@@ -893,78 +1055,118 @@ impl Registrar {
         if !self.config.allow_private && !is_global(from.ip()) {
             return false;
         }
+        let (window, ms) = self.clock(now);
+        self.records.rotate(window);
         let prefix = prefix_of(from.ip());
         if self.per_prefix.get(&prefix).copied().unwrap_or(0) >= self.config.max_pending_per_prefix
-            || self.probe_answers.check(now) == RateDecision::Limited
         {
             return false;
         }
-        let epoch = self.epoch(now);
-        let epochs = [Some(epoch), epoch.checked_sub(1)];
-        for e in epochs.into_iter().flatten() {
-            let id = self.probe_id(e, protocol, from);
+        for w in [Some(window), window.checked_sub(1)].into_iter().flatten() {
+            let tag = self.probe_tag(w, protocol, from);
+            let Some(record) = self.records.get_mut(w, tag) else {
+                continue;
+            };
+            let age = (window - w)
+                .saturating_mul(PROBE_WINDOW_MS)
+                .saturating_add(ms)
+                .saturating_sub(u64::from(record.sent_ms));
+            if record.answered || age > PROBE_LIFETIME_MS {
+                continue;
+            }
+            let id = self.probe_id(w, protocol, from);
             let mut m = Machine::new(protocol, &self.options, id, now);
             let Some(probe) = m.poll_transmit(now) else {
                 continue;
             };
             m.handle_datagram(now, datagram);
             let next = m.poll_transmit(now);
-            let len = u64::try_from(datagram.len()).unwrap_or(u64::MAX);
-            match (m.take_result(), next) {
-                (Some(Ok(mut answer)), _) => {
-                    self.stats.answered += 1;
-                    self.stats.verified += 1;
-                    self.stats.received_bytes = self.stats.received_bytes.saturating_add(len);
-                    answer.addr = Some(from);
-                    self.verdicts.push_back(Verdict::Verified {
-                        addr: from,
-                        game: None,
-                        answer: Box::new(answer),
-                    });
-                    return true;
-                }
-                (None, Some(next)) => {
-                    let full = self.in_pool(Pool::Answered) >= self.config.answered_pending;
-                    if full && !self.can_evict(now, Pool::Answered) {
-                        self.count_drop(DropReason::Busy);
-                        return true;
-                    }
-                    if full {
-                        self.evict(Pool::Answered);
-                    }
-                    self.stats.answered += 1;
-                    self.stats.received_bytes = self.stats.received_bytes.saturating_add(len);
-                    // The probe was paid for by the registration; the rest is this answer.
-                    let probe = u64::try_from(probe.len()).unwrap_or(u64::MAX);
-                    let mut p = Pending {
-                        machine: m,
-                        game: None,
-                        received: probe.saturating_add(len),
-                        sent: probe,
-                        withheld: 0,
-                        replies: 1,
-                        start_replies: 1,
-                        prefix,
-                        pool: Pool::Answered,
-                        started: now,
-                        local,
-                    };
-                    let n = u64::try_from(next.len()).unwrap_or(u64::MAX);
-                    if p.sent.saturating_add(n) <= p.received && self.outbox.len() < OUTBOX {
-                        p.sent = p.sent.saturating_add(n);
-                        self.stats.sent_bytes = self.stats.sent_bytes.saturating_add(n);
-                        self.outbox.push_back((local, from, next));
-                    } else {
-                        p.withheld = p.withheld.saturating_add(1);
-                        self.stats.withheld += 1;
-                    }
-                    self.start(from, p);
-                    return true;
-                }
-                _ => {}
-            }
+            let taken = match (m.take_result(), next) {
+                (Some(Ok(answer)), _) => Taken::Complete(Box::new(answer)),
+                (None, Some(next)) => Taken::Challenge(next),
+                _ => continue,
+            };
+            return self.take_answer(now, local, from, (w, tag), m, probe, taken, datagram);
         }
         false
+    }
+
+    /// An answer to a probe that its machine took: charged to the source's prefix and
+    /// to the answers of all, its record spent, and the server verified or its
+    /// verification started (`m`, which sent `probe`, holds it).
+    #[allow(clippy::too_many_arguments)]
+    fn take_answer(
+        &mut self,
+        now: Instant,
+        local: usize,
+        from: SocketAddr,
+        (window, tag): (u64, u64),
+        m: Machine,
+        probe: Vec<u8>,
+        taken: Taken,
+        datagram: &[u8],
+    ) -> bool {
+        let key = canonical(from);
+        let prefix = prefix_of(key.ip());
+        if self.prefix_answers.check(now, answer_prefix(key.ip())) == RateDecision::Limited
+            || self.probe_answers.check(now) == RateDecision::Limited
+        {
+            return false;
+        }
+        let full = self.in_pool(Pool::Answered) >= self.config.answered_pending;
+        if matches!(taken, Taken::Challenge(_)) && full && !self.can_evict(now, Pool::Answered) {
+            self.count_drop(DropReason::Busy);
+            return true;
+        }
+        if let Some(r) = self.records.get_mut(window, tag) {
+            r.answered = true;
+        }
+        self.stats.answered += 1;
+        let len = u64::try_from(datagram.len()).unwrap_or(u64::MAX);
+        self.stats.received_bytes = self.stats.received_bytes.saturating_add(len);
+        let next = match taken {
+            Taken::Complete(mut answer) => {
+                self.stats.verified += 1;
+                answer.addr = Some(key);
+                self.verdicts.push_back(Verdict::Verified {
+                    addr: key,
+                    game: None,
+                    answer,
+                });
+                return true;
+            }
+            Taken::Challenge(next) => next,
+        };
+        if full {
+            self.evict(Pool::Answered);
+        }
+        // The probe was paid for by the registration; the rest is this answer.
+        let probe = u64::try_from(probe.len()).unwrap_or(u64::MAX);
+        let mut p = Pending {
+            machine: m,
+            game: None,
+            received: probe.saturating_add(len),
+            sent: probe,
+            withheld: 0,
+            replies: 1,
+            start_replies: 1,
+            prefix,
+            pool: Pool::Answered,
+            started: now,
+            local,
+            peer: from,
+        };
+        let n = u64::try_from(next.len()).unwrap_or(u64::MAX);
+        if p.sent.saturating_add(n) <= p.received && self.outbox.len() < OUTBOX {
+            p.sent = p.sent.saturating_add(n);
+            self.stats.sent_bytes = self.stats.sent_bytes.saturating_add(n);
+            self.outbox.push_back((local, from, next));
+        } else {
+            p.withheld = p.withheld.saturating_add(1);
+            self.stats.withheld += 1;
+        }
+        self.start(key, p);
+        true
     }
 
     /// The next verification datagram to send now, with its destination (on the
@@ -997,7 +1199,7 @@ impl Registrar {
             }
             p.sent = p.sent.saturating_add(len);
             self.stats.sent_bytes = self.stats.sent_bytes.saturating_add(len);
-            return Some((p.local, addr, d));
+            return Some((p.local, p.peer, d));
         }
         None
     }
@@ -1711,150 +1913,361 @@ mod tests {
         }
     }
 
-    /// Answers to probes prove nothing by themselves: garbage, replies of another
-    /// protocol and stale or made-up Quake III answers from addresses never probed start
-    /// nothing, and a forged OGP challenge answer (the OGP probe carries no id of ours)
-    /// starts a verification that lists nothing, its query no larger than what came.
-    #[test]
-    fn made_up_answers_to_probes_start_nothing_or_list_nothing() {
-        let t0 = Instant::now();
-        let cfg = RegistrarConfig {
+    /// A registrar whose two places (`max_pending` 2, no reserve) two forged uplinks
+    /// from 93.184.100.0/24 took at `t0`, so that a registration from elsewhere within
+    /// the next second (before they can be evicted) is probed; `tweak` changes the
+    /// settings first.
+    fn full_registrar(
+        secret: [u8; 16],
+        t0: Instant,
+        tweak: impl FnOnce(&mut RegistrarConfig),
+    ) -> Registrar {
+        let mut cfg = RegistrarConfig {
             max_pending: 2,
             reserve_pending: 0,
             ..RegistrarConfig::default()
         };
-        let mut reg = Registrar::new(cfg, [8; 16], t0);
+        tweak(&mut cfg);
+        let mut reg = Registrar::new(cfg, secret, t0);
+        let r = Registration::OgpUplink { game_id: 7 };
+        for i in 1..=2u8 {
+            let a = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(93, 184, 100, i)), 1);
+            assert_eq!(
+                reg.register(t0, a, &r, 13, Known::default()),
+                Admission::Verifying
+            );
+        }
+        while reg.poll_transmit(t0).is_some() {}
+        reg
+    }
+
+    /// Registers `d` from `from` at `now` on a full registrar: the probe it sent back.
+    fn probed(reg: &mut Registrar, now: Instant, from: SocketAddr, d: &[u8]) -> Vec<u8> {
+        let Ok(Inbound::Registration(r)) = classify(d) else {
+            panic!("{d:?}")
+        };
+        let a = reg.register(now, from, &r, d.len(), Known::default());
+        assert!(matches!(a, Admission::Probed(_)), "{from}: {a:?}");
+        let (to, probe) = reg.poll_transmit(now).expect("a probe");
+        assert_eq!(to, from);
+        probe
+    }
+
+    /// What a server (this crate's responder, Quake III on) answers to `probe`.
+    fn answer_of(probe: &[u8], now: Instant) -> Vec<u8> {
+        let mut config = ResponderConfig::default();
+        config.quake3.enabled = true;
+        let mut responder = Responder::new(config, [3; 32], now);
+        let master: SocketAddr = "192.0.2.1:27900".parse().unwrap();
+        let mut out = Transmits::default();
+        responder.handle(now, master, probe, &status(), &mut out);
+        let answer = out.iter().next().expect("an answer").to_vec();
+        answer
+    }
+
+    const Q3_HEARTBEAT: &[u8] = b"\xff\xff\xff\xffheartbeat QuakeArena-1\n";
+
+    /// A [`full_registrar`] that probed a Quake III server, 93.184.216.40:27960, at
+    /// `sent`: the registrar, the server and its answer to the probe.
+    fn probed_quake3_server(
+        secret: [u8; 16],
+        t0: Instant,
+        sent: Instant,
+        tweak: impl FnOnce(&mut RegistrarConfig),
+    ) -> (Registrar, SocketAddr, Vec<u8>) {
+        let mut reg = full_registrar(secret, t0, tweak);
+        let server: SocketAddr = "93.184.216.40:27960".parse().unwrap();
+        let answer = answer_of(&probed(&mut reg, sent, server, Q3_HEARTBEAT), sent);
+        (reg, server, answer)
+    }
+
+    /// The verdicts waiting: (verified, failed).
+    fn verdicts(reg: &mut Registrar) -> (usize, usize) {
+        let mut n = (0, 0);
+        while let Some(v) = reg.poll_verdict() {
+            match v {
+                Verdict::Verified { .. } => n.0 += 1,
+                Verdict::Failed { .. } => n.1 += 1,
+            }
+        }
+        n
+    }
+
+    /// Answers to probes prove nothing by themselves: garbage, replies of another
+    /// protocol, stale or made-up Quake III answers and a real server's OGP challenge
+    /// (the bare OGP probe carries no id of ours), from an address never probed, start
+    /// nothing and cost no query.
+    #[test]
+    fn made_up_answers_to_probes_start_nothing() {
+        let t0 = Instant::now();
+        let mut reg = full_registrar([8; 16], t0, |_| {});
         let never: SocketAddr = "93.184.216.40:27960".parse().unwrap();
+        let elsewhere: SocketAddr = "93.184.2.1:27015".parse().unwrap();
+        let challenge = answer_of(&probed(&mut reg, t0, elsewhere, &uplink()), t0);
         for d in [
             &b"\xff\xff\xff\xffinfoResponse\n\\challenge\\0000abcd\\gamename\\Q"[..],
             &info_response(Some("12345678")),
             b"junk",
             b"",
+            &challenge,
         ] {
             assert!(!reg.handle_reply(t0, never, d), "{d:?}");
         }
-        assert_eq!((reg.stats().answered, reg.pending()), (0, 0));
-        // a forged OGP challenge answer from an address never probed: a real server's
-        // answer to the probe of a registration the full pool could not take, sent as
-        // if from `never`
-        let r = Registration::OgpUplink { game_id: 7 };
-        for i in 0..3u8 {
-            let a = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(93, 184, i, 1)), 27015);
-            reg.register(t0, a, &r, 13, Known::default());
-        }
-        let mut probe = None;
-        while let Some((to, d)) = reg.poll_transmit(t0) {
-            if to.ip() == IpAddr::V4(Ipv4Addr::new(93, 184, 2, 1)) {
-                probe = Some(d);
-            }
-        }
-        let probe = probe.expect("the third registration was probed");
-        assert_eq!(probe.len(), 11);
-        let mut responder = Responder::new(ResponderConfig::default(), [3; 32], t0);
-        let master: SocketAddr = "192.0.2.1:27900".parse().unwrap();
-        let mut out = Transmits::default();
-        responder.handle(t0, master, &probe, &status(), &mut out);
-        let challenge = out.iter().next().expect("a challenge").to_vec();
-        let before = reg.stats().sent_bytes;
-        let taken = reg.handle_reply(t0, never, &challenge);
-        let mut sent = 0;
-        while let Some((to, d)) = reg.poll_transmit(t0) {
-            assert_eq!(to, never);
-            sent += d.len();
-        }
-        assert!(
-            sent <= challenge.len(),
-            "{sent} bytes for {}",
-            challenge.len()
-        );
-        assert_eq!(reg.stats().sent_bytes - before, sent as u64);
-        // taken (the limit the module docs name), and it ends unverified
-        assert!(taken && reg.stats().answered == 1);
-        for _ in 0..20 {
-            if let Some(t) = reg.poll_timeout() {
-                reg.handle_timeout(t);
-            }
-        }
-        while let Some(v) = reg.poll_verdict() {
-            assert!(!matches!(v, Verdict::Verified { .. }), "{v:?}");
-        }
-        assert_eq!(reg.stats().verified, 0);
-        let s = reg.stats();
-        assert!(s.sent_bytes <= s.received_bytes, "{s:?}");
+        assert!(reg.poll_transmit(t0).is_none());
+        assert_eq!((reg.stats().answered, reg.pending()), (0, 2));
     }
 
-    /// Attacks on the probes: one victim spoofed 1,000 times with the pool full gets at
-    /// most one 11-byte probe per 13-byte uplink its per-source budget lets in; and
-    /// forged OGP challenge answers from 10,000 prefixes (the one answer a probe cannot
-    /// tell, having no id of ours) hold at most the answered probes' places, list
-    /// nothing, and are never sent more than they sent.
+    /// Issue 36 (b): attacks on the probes. One victim spoofed 1,000 times with the pool
+    /// full gets at most one 11-byte probe per 13-byte uplink its per-source budget lets
+    /// in; a real OGP challenge answer forged from 10,000 spoofed sources (each in a /24
+    /// of its own) within 3 s starts nothing and makes us send them nothing (before:
+    /// each started a verification in the 256 answered places, and its challenged query
+    /// went to the address of the attacker's choosing, 1:1); forged from the victim,
+    /// which was probed, it starts one verification, whose query stays within what the
+    /// victim's address sent.
     #[test]
-    fn probes_keep_the_victim_bounds_and_forged_answers_hold_bounded_places() {
+    fn probes_keep_the_victim_bounds_and_forged_answers_start_nothing() {
         let t0 = Instant::now();
-        let cfg = RegistrarConfig {
-            max_pending: 2,
-            ..RegistrarConfig::default()
-        };
-        let mut reg = Registrar::new(cfg, [2; 16], t0);
+        let mut reg = full_registrar([2; 16], t0, |_| {});
         let r = Registration::OgpUplink { game_id: 7 };
-        for i in 0..2u8 {
-            let a = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(93, 184, 100, i)), 1);
-            reg.register(t0, a, &r, 13, Known::default());
-        }
-        while reg.poll_transmit(t0).is_some() {}
         let victim: SocketAddr = "93.184.216.34:27015".parse().unwrap();
         let (mut probes, mut bytes) = (0u64, 0u64);
+        let mut probe = Vec::new();
         for _ in 0..1000 {
             reg.register(t0, victim, &r, 13, Known::default());
             while let Some((to, d)) = reg.poll_transmit(t0) {
                 assert_eq!(to, victim);
                 probes += 1;
                 bytes += d.len() as u64;
+                probe = d;
             }
         }
         assert!(
             probes <= 128,
             "{probes} datagrams for one source's burst of 128"
         );
-        // a real challenge answer, replayed as if from 10,000 prefixes
-        let mut responder = Responder::new(ResponderConfig::default(), [3; 32], t0);
-        let mut out = Transmits::default();
-        let master: SocketAddr = "192.0.2.1:27900".parse().unwrap();
-        responder.handle(
-            t0,
-            master,
-            b"\xff\xff\xff\xffOGP\x00\x03\x01\x00\x00\x00",
-            &status(),
-            &mut out,
-        );
-        let challenge = out.iter().next().expect("a challenge").to_vec();
+        let challenge = answer_of(&probe, t0);
         let mut now = t0;
+        let mut elsewhere = 0u64;
         for i in 0..10_000u32 {
             if i % 1000 == 0 {
                 now += Duration::from_millis(300);
                 reg.handle_timeout(now);
             }
-            let from = spread(i);
-            reg.handle_reply(now, from, &challenge);
-            while let Some((to, d)) = reg.poll_transmit(now) {
-                if to == victim {
-                    // its verification's retries, within what it sent
-                    bytes += d.len() as u64;
-                    continue;
-                }
-                assert_eq!(to, from);
-                assert!(d.len() <= challenge.len());
+            reg.handle_reply(now, spread(i), &challenge);
+            while let Some((to, _)) = reg.poll_transmit(now) {
+                assert_ne!(to, victim);
+                elsewhere += 1;
             }
-            assert!(reg.pending() <= 2 + 256, "{}", reg.pending());
+            assert!(reg.pending() <= 2, "{}", reg.pending());
         }
+        assert_eq!(elsewhere, 0, "queries sent to forged sources");
+        assert_eq!(reg.stats().answered, 0);
+        // forged from the victim itself: one verification, its query no larger
+        for _ in 0..100 {
+            reg.handle_reply(now, victim, &challenge);
+            while let Some((to, d)) = reg.poll_transmit(now) {
+                assert_eq!(to, victim);
+                bytes += d.len() as u64;
+            }
+        }
+        assert_eq!(reg.stats().answered, 1);
         // the victim: no more than the 13-byte uplinks its budget let in (a burst of
-        // 128, then 4 a second)
-        assert!(bytes <= (128 + 4 * 3) * 13, "{bytes} bytes to the victim");
-        while reg.poll_verdict().is_some() {}
+        // 128) and the 100 forged answers in its name
+        let forged = 100 * challenge.len() as u64;
+        assert!(bytes <= 128 * 13 + forged, "{bytes} bytes to the victim");
+        for _ in 0..20 {
+            if let Some(t) = reg.poll_timeout() {
+                reg.handle_timeout(t);
+            }
+        }
+        assert_eq!(verdicts(&mut reg).0, 0);
         let s = reg.stats();
         assert_eq!(s.verified, 0);
-        assert!(s.answered > 256 && s.evicted > 0, "{s:?}");
         assert!(s.sent_bytes <= s.received_bytes, "{s:?}");
+    }
+
+    /// Issue 36 (c): made-up answers (a Quake III `infoResponse` with a wrong challenge)
+    /// from 50,000 spoofed sources never probed, in 0.1 s, do not spend the tries: the
+    /// real server's answer is still taken (before: the first 20,000 spent the bucket's
+    /// burst, and the real answer was dropped).
+    #[test]
+    fn junk_from_spoofed_sources_leaves_the_tries_to_real_answers() {
+        let t0 = Instant::now();
+        let (mut reg, server, answer) = probed_quake3_server([9; 16], t0, t0, |_| {});
+        let junk = info_response(Some("0badcafe"));
+        for i in 0..50_000u32 {
+            let now = t0 + Duration::from_micros(u64::from(i) * 2);
+            assert!(!reg.handle_reply(now, spread(i), &junk));
+        }
+        let now = t0 + Duration::from_millis(100);
+        assert!(reg.handle_reply(now, server, &answer));
+        assert_eq!(verdicts(&mut reg), (1, 0));
+    }
+
+    /// Issue 36 (c): answers are charged per prefix (IPv4 /24, IPv6 /64), so that one
+    /// prefix's 2,000 answering addresses cannot spend the tries of all (here 500): a
+    /// server of another prefix (for IPv6, the next /64 of the same /48) is still
+    /// verified. Before, the prefix's first 500 answers spent them all.
+    #[test]
+    fn one_prefix_cannot_spend_the_answers_of_all() {
+        let flood_v4 = |i: u16| {
+            let ip = Ipv4Addr::new(11, 1, 1, (i % 254 + 1) as u8);
+            SocketAddr::new(IpAddr::V4(ip), 1024 + i / 254)
+        };
+        let flood_v6 = |i: u16| {
+            let ip = Ipv6Addr::new(0x2a00, 0x1450, 0x4001, 0x81c, 0, 0, 0, i + 1);
+            SocketAddr::new(IpAddr::V6(ip), 27960)
+        };
+        let cases: [(&dyn Fn(u16) -> SocketAddr, &str); 2] = [
+            (&flood_v4, "93.184.216.40:27960"),
+            (&flood_v6, "[2a00:1450:4001:81d::1]:27960"),
+        ];
+        for (flood, other) in cases {
+            let t0 = Instant::now();
+            let mut reg = full_registrar([10; 16], t0, |c| {
+                c.per_source = RateConfig::new(1e6, 1e6);
+                c.probe_answers = RateConfig::new(500.0, 500.0);
+            });
+            let other: SocketAddr = other.parse().unwrap();
+            let answer = answer_of(&probed(&mut reg, t0, other, Q3_HEARTBEAT), t0);
+            // each a server's `infoResponse` with the challenge of its `getinfo`
+            let answers: Vec<(SocketAddr, Vec<u8>)> = (0..2000)
+                .map(|i| {
+                    let a = flood(i);
+                    let getinfo = probed(&mut reg, t0, a, Q3_HEARTBEAT);
+                    let q = crate::quake3::decode_request(&getinfo).unwrap();
+                    (a, info_response(q.challenge.as_deref()))
+                })
+                .collect();
+            let now = t0 + Duration::from_millis(10);
+            let taken = answers
+                .iter()
+                .filter(|(a, d)| reg.handle_reply(now, *a, d))
+                .count();
+            assert!(taken <= 300, "{other}: {taken} taken from one prefix");
+            assert!(reg.handle_reply(now, other, &answer), "{other}");
+            let (verified, _) = verdicts(&mut reg);
+            assert_eq!(verified, taken + 1, "{other}");
+        }
+    }
+
+    /// Issue 36 (d): a valid Quake III answer to a probe, replayed 1,000 times within a
+    /// second, verifies the server once (before: 1,000 verifications, each a database
+    /// write and a poll).
+    #[test]
+    fn a_replayed_answer_to_a_probe_verifies_once() {
+        let t0 = Instant::now();
+        let (mut reg, server, answer) = probed_quake3_server([11; 16], t0, t0, |_| {});
+        let mut taken = 0;
+        for i in 0..1000u64 {
+            let now = t0 + Duration::from_millis(i);
+            taken += usize::from(reg.handle_reply(now, server, &answer));
+        }
+        assert_eq!((taken, verdicts(&mut reg)), (1, (1, 0)));
+        assert_eq!(reg.stats().verified, 1);
+    }
+
+    /// Issue 36 (e): an answer is taken up to 5 s after its probe, as the docs say, and
+    /// not later, wherever the probe falls in the id's 5-second window (before: up to
+    /// 10 s, by window).
+    #[test]
+    fn an_answer_to_a_probe_is_taken_for_five_seconds() {
+        for (sent_ms, age_ms, taken) in [
+            (100, 0, true),
+            (100, 4_900, true),
+            (4_900, 5_000, true),
+            (100, 5_100, false),
+            (100, 9_000, false),
+            (4_900, 5_100, false),
+        ] {
+            let t0 = Instant::now();
+            let sent = t0 + Duration::from_millis(sent_ms);
+            let (mut reg, server, answer) = probed_quake3_server([12; 16], t0, sent, |c| {
+                c.evict_after = Duration::from_secs(60);
+            });
+            let now = sent + Duration::from_millis(age_ms);
+            assert_eq!(
+                reg.handle_reply(now, server, &answer),
+                taken,
+                "sent {sent_ms} ms in, answered {age_ms} ms after"
+            );
+        }
+    }
+
+    /// Issue 36 (f): one server registering through an IPv4 socket and a dual-stack one
+    /// (`[::ffff:a.b.c.d]`) is one verification, answered through either (before: two).
+    #[test]
+    fn a_server_through_an_ipv4_and_a_dual_stack_socket_is_verified_once() {
+        let v4: SocketAddr = "127.0.0.2:27960".parse().unwrap();
+        let mapped: SocketAddr = "[::ffff:127.0.0.2]:27960".parse().unwrap();
+        let Ok(Inbound::Registration(r)) = classify(Q3_HEARTBEAT) else {
+            panic!()
+        };
+        let n = Q3_HEARTBEAT.len();
+        let t0 = Instant::now();
+        let mut reg = Registrar::new(RegistrarConfig::default().allow_private(true), [1; 16], t0);
+        assert_eq!(
+            reg.register_on(t0, 0, v4, &r, n, Known::default()),
+            Admission::Verifying
+        );
+        assert_eq!(
+            reg.register_on(t0, 1, mapped, &r, n, Known::default()),
+            Admission::Verifying
+        );
+        assert_eq!((reg.pending(), reg.stats().started), (1, 1));
+        // the query goes out once, from the socket the first registration came on
+        let (local, to, getinfo) = reg.poll_transmit_on(t0).expect("a getinfo");
+        assert_eq!((local, to), (0, v4));
+        assert!(reg.poll_transmit_on(t0).is_none());
+        // its answer comes back through the dual-stack socket
+        assert!(reg.handle_reply_on(t0, 1, mapped, &answer_of(&getinfo, t0)));
+        match reg.poll_verdict() {
+            Some(Verdict::Verified { addr, .. }) => assert_eq!(addr, v4),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!((reg.pending(), verdicts(&mut reg)), (0, (0, 0)));
+        // probed: the two forms are one record and one answer
+        let mut reg = full_registrar([13; 16], t0, |c| c.allow_private = true);
+        let probe = probed(&mut reg, t0, v4, Q3_HEARTBEAT);
+        let answer = answer_of(&probe, t0);
+        assert!(reg.handle_reply_on(t0, 1, mapped, &answer));
+        assert!(!reg.handle_reply_on(t0, 0, v4, &answer));
+        assert_eq!(verdicts(&mut reg), (1, 0));
+    }
+
+    /// What the probes keep is capped: forged uplinks from 30,000 spoofed sources over
+    /// 12 s (each in a /24 of its own), with room for 1,000 records a window, leave at
+    /// most 2,000 records (this window's and the last's) and send no probe beyond
+    /// 1,000 a window; a real server probed in a window with room is verified by its
+    /// answer.
+    #[test]
+    fn probe_records_are_capped_under_a_flood_from_many_sources() {
+        let t0 = Instant::now();
+        let mut reg = full_registrar([14; 16], t0, |c| {
+            c.max_probe_records = 1000;
+            c.evict_after = Duration::from_secs(3600);
+        });
+        let r = Registration::OgpUplink { game_id: 7 };
+        let mut per_window: HashMap<u64, u64> = HashMap::new();
+        let mut most = 0;
+        for i in 0..30_000u32 {
+            let now = t0 + Duration::from_micros(u64::from(i) * 400);
+            reg.register(now, spread(i), &r, 13, Known::default());
+            while reg.poll_transmit(now).is_some() {
+                *per_window.entry(reg.clock(now).0).or_default() += 1;
+            }
+            most = most.max(reg.records.len());
+        }
+        assert!(most <= 2000, "{most} records");
+        assert!(per_window.values().all(|&n| n <= 1000), "{per_window:?}");
+        assert!(per_window.values().filter(|&&n| n == 1000).count() >= 2);
+        // a new window has room again: a real server is probed and verified
+        let now = t0 + Duration::from_secs(15);
+        let server: SocketAddr = "93.184.216.40:27960".parse().unwrap();
+        let answer = answer_of(&probed(&mut reg, now, server, Q3_HEARTBEAT), now);
+        assert!(reg.handle_reply(now, server, &answer));
+        assert_eq!(verdicts(&mut reg), (1, 0));
     }
 
     #[test]
