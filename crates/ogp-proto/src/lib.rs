@@ -74,6 +74,7 @@ pub mod detect;
 pub mod error;
 #[cfg(feature = "games")]
 pub mod games;
+pub mod gamespy1;
 pub mod gamespy3;
 #[cfg(feature = "gqp")]
 pub mod gqp;
