@@ -74,7 +74,12 @@ fn every_datagram_decodes_and_encodes_back_to_its_bytes() {
         for (i, bytes) in parts(name, n).iter().enumerate() {
             let d = decode_packet(bytes).unwrap_or_else(|e| panic!("{name}.{}: {e}", i + 1));
             let latin1 = (name, i) == ("bf1942_1", 1) || (name, i) == ("ut_1", 1);
-            assert_eq!(d.warnings.len(), usize::from(latin1), "{name}: {:?}", d.warnings);
+            assert_eq!(
+                d.warnings.len(),
+                usize::from(latin1),
+                "{name}: {:?}",
+                d.warnings
+            );
             assert_eq!(d.packet.query_id.map(|q| usize::from(q.part)), Some(i + 1));
             assert_eq!(d.packet.is_final, i + 1 == n, "{name}.{}", i + 1);
             assert!(is_gamespy1_reply(bytes), "{name}");
@@ -141,7 +146,11 @@ fn every_capture_maps_to_the_expected_status_and_json() {
         let s = status_of(name, n);
         let e = expected(name);
         assert_eq!(s.host_name.as_deref(), Some(e.host), "{name}");
-        assert_eq!(s.map.as_ref().map(|m| m.name.as_str()), Some(e.map), "{name}");
+        assert_eq!(
+            s.map.as_ref().map(|m| m.name.as_str()),
+            Some(e.map),
+            "{name}"
+        );
         assert_eq!(s.game_name.as_deref(), Some(e.game), "{name}");
         assert_eq!(s.game_version.as_deref(), Some(e.version), "{name}");
         assert_eq!(s.player_count, Some(e.count), "{name}");
@@ -204,14 +213,20 @@ fn each_dialect_maps_its_player_keys() {
     let p = s.players.as_ref().unwrap();
     let spec = &p[2];
     assert_eq!(spec.name.as_deref(), Some("Resident Evil±"));
-    assert_eq!((spec.frags, spec.ping, spec.team), (Some(719), Some(86), Some(-1)));
+    assert_eq!(
+        (spec.frags, spec.ping, spec.team),
+        (Some(719), Some(86), Some(-1))
+    );
     assert_eq!(spec.model.as_deref(), Some("Spectator"));
     assert_eq!(spec.extra.get("skin").map(|v| v.as_str()), Some("None"));
     assert_eq!(spec.extra.get("face").map(|v| v.as_str()), Some(""));
     assert_eq!(p[0].team, Some(1));
     assert_eq!(p[0].extra.get("ngsecret").map(|v| v.as_str()), Some("true"));
     let rules = s.rules.as_ref().unwrap();
-    assert_eq!(rules.get("maptitle"), Some("W00tabulous !@Fixed [Fixed by: Nugglan]"));
+    assert_eq!(
+        rules.get("maptitle"),
+        Some("W00tabulous !@Fixed [Fixed by: Nugglan]")
+    );
     assert_eq!(rules.get("gamever"), Some("451"));
 
     // MoHAA: colour codes in the host name, sparse indexes kept as slots.
@@ -312,7 +327,12 @@ fn the_client_returns_what_came_when_a_part_is_lost() {
 }
 
 fn multi_part() -> impl Strategy<Value = (&'static str, usize)> {
-    prop::sample::select(vec![("bf1942_1", 3), ("bf1942_3", 2), ("ut_1", 3), ("ut_2", 3)])
+    prop::sample::select(vec![
+        ("bf1942_1", 3),
+        ("bf1942_3", 2),
+        ("ut_1", 3),
+        ("ut_2", 3),
+    ])
 }
 
 proptest! {

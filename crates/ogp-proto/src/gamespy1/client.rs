@@ -235,14 +235,13 @@ impl QueryDriver for QueryMachine {
                 return self.x.dropped(bytes, "a part of another reply");
             }
             self.restarts += 1;
-            let old = std::mem::replace(
-                &mut self.reasm,
-                Reassembler::with_limits(self.opts.limits),
-            );
+            let old =
+                std::mem::replace(&mut self.reasm, Reassembler::with_limits(self.opts.limits));
             if self.aside.as_ref().is_none_or(|a| old.held() >= a.held()) {
                 self.aside = Some(old);
             }
-            self.x.event(Event::Note("a newer reply replaces the parts held"));
+            self.x
+                .event(Event::Note("a newer reply replaces the parts held"));
             pushed = self.reasm.push(decoded.packet, bytes);
         }
         match pushed {
@@ -314,7 +313,10 @@ mod tests {
         run(
             &mut m,
             t0,
-            &[b"\\hostname\\h\\queryid\\4.1", b"\\player_2\\c\\queryid\\4.3\\final\\"],
+            &[
+                b"\\hostname\\h\\queryid\\4.1",
+                b"\\player_2\\c\\queryid\\4.3\\final\\",
+            ],
         );
         let mut now = t0;
         for _ in 0..10 {
@@ -368,7 +370,11 @@ mod tests {
             .attempt_timeout(Duration::from_millis(100))
             .retries(1);
         let mut m = QueryMachine::new(QueryOptions::default(), timing, 1, t0);
-        run(&mut m, t0, &[b"\xff\xff\xff\xffinfoResponse\n", b"\\queryid\\x"]);
+        run(
+            &mut m,
+            t0,
+            &[b"\xff\xff\xff\xffinfoResponse\n", b"\\queryid\\x"],
+        );
         while let Some(t) = m.poll_timeout() {
             m.handle_timeout(t);
             while m.poll_transmit(t).is_some() {}

@@ -99,7 +99,11 @@ pub fn decode_heartbeat(datagram: &[u8]) -> Result<Heartbeat, DecodeError> {
                     .flatten()
                     .filter(|&n| n != 0);
                 if port.is_none() {
-                    return Err(DecodeError::invalid(p.at, "port", "not a port (1 to 65535)"));
+                    return Err(DecodeError::invalid(
+                        p.at,
+                        "port",
+                        "not a port (1 to 65535)",
+                    ));
                 }
             }
             "gamename" if game.is_none() => {
@@ -113,9 +117,11 @@ pub fn decode_heartbeat(datagram: &[u8]) -> Result<Heartbeat, DecodeError> {
                 game = Some(p.value);
             }
             "statechanged" if state_changed.is_none() => {
-                let n = p.value.trim().parse::<u32>().map_err(|_| {
-                    DecodeError::invalid(p.at, "statechanged", "not a number")
-                })?;
+                let n = p
+                    .value
+                    .trim()
+                    .parse::<u32>()
+                    .map_err(|_| DecodeError::invalid(p.at, "statechanged", "not a number"))?;
                 state_changed = Some(n);
             }
             _ => extra.push((p.key, p.value)),
@@ -144,8 +150,8 @@ mod tests {
     fn heartbeats_decode_and_encode() {
         let h = decode_heartbeat(b"\\heartbeat\\7778\\gamename\\ut").unwrap();
         assert_eq!(h, Heartbeat::new(7778, "ut"));
-        let h = decode_heartbeat(b"\\heartbeat\\23000\\gamename\\bfield1942\\statechanged\\1")
-            .unwrap();
+        let h =
+            decode_heartbeat(b"\\heartbeat\\23000\\gamename\\bfield1942\\statechanged\\1").unwrap();
         assert_eq!((h.port, h.state_changed), (23000, Some(1)));
         let mut out = Vec::new();
         h.encode(&mut out);
@@ -166,7 +172,10 @@ mod tests {
             (b"\\heartbeat\\-1\\gamename\\ut", "port"),
             (b"\\heartbeat\\7778", "gamename"),
             (b"\\heartbeat\\7778\\gamename\\", "gamename"),
-            (b"\\heartbeat\\7778\\gamename\\ut\\statechanged\\x", "statechanged"),
+            (
+                b"\\heartbeat\\7778\\gamename\\ut\\statechanged\\x",
+                "statechanged",
+            ),
             (b"\\status\\", "heartbeat"),
         ] {
             let e = decode_heartbeat(bytes).unwrap_err();

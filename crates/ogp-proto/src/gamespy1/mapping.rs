@@ -305,7 +305,9 @@ pub fn status_to_pairs(status: &Status) -> Vec<(Text, Text)> {
     put("reservedslots", dec(status.reserved_slots));
     put(
         "password",
-        status.password.map(|p| Text::from(if p { "1" } else { "0" })),
+        status
+            .password
+            .map(|p| Text::from(if p { "1" } else { "0" })),
     );
     for (k, v) in status.rules.iter().flat_map(|r| r.iter()) {
         if !reserved(k, v) {
@@ -373,7 +375,10 @@ mod tests {
         .status;
         let p = &bf.players.as_ref().unwrap()[0];
         assert_eq!(p.team, Some(1));
-        assert_eq!(bf.teams.as_ref().unwrap()[1].name.as_deref(), Some("allied"));
+        assert_eq!(
+            bf.teams.as_ref().unwrap()[1].name.as_deref(),
+            Some("allied")
+        );
         let ut = reply_to_status(&pairs(&[
             ("gamename", "ut"),
             ("player_3", "spec"),

@@ -71,7 +71,9 @@ pub(crate) const PROTOCOL: Protocol = Protocol::Gamespy3;
 pub const PROBE: &[u8] = b"\\status\\";
 
 /// The query words a server answers.
-const WORDS: [&str; 7] = ["status", "basic", "info", "rules", "players", "teams", "echo"];
+const WORDS: [&str; 7] = [
+    "status", "basic", "info", "rules", "players", "teams", "echo",
+];
 
 /// Whether `datagram` is a GameSpy v1 query (`\` and a query word), the test a shared
 /// port uses to tell it from the binary protocols.

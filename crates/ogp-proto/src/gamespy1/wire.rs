@@ -314,11 +314,7 @@ pub fn decode_packet_with(datagram: &[u8], limits: &PacketLimits) -> Result<Deco
     }
     let mut warnings = Vec::new();
     // Two pairs more than the cap: `queryid` and `final` are not counted.
-    let raw = decode_pairs(
-        datagram,
-        limits.max_pairs.saturating_add(2),
-        &mut warnings,
-    )?;
+    let raw = decode_pairs(datagram, limits.max_pairs.saturating_add(2), &mut warnings)?;
     let mut packet = Packet::default();
     for p in raw {
         if p.key.eq_ignore_ascii_case("queryid") {
@@ -515,7 +511,9 @@ mod tests {
 
     #[test]
     fn caps_hold() {
-        let many: Vec<u8> = (0..2000).flat_map(|i| format!("\\k{i}\\v").into_bytes()).collect();
+        let many: Vec<u8> = (0..2000)
+            .flat_map(|i| format!("\\k{i}\\v").into_bytes())
+            .collect();
         let e = decode_packet(&many).unwrap_err();
         assert!(matches!(e.kind, DecodeErrorKind::TooLarge { .. }), "{e}");
         let big = vec![b'\\'; 9000];
