@@ -22,7 +22,7 @@
 //!
 //! ## What the registry entry must carry (not registered yet)
 //!
-//! GameSpy v1 is not in [`Protocol`](crate::Protocol) yet: the entry that plugs it into
+//! GameSpy v1 is not in [`Protocol`] yet: the entry that plugs it into
 //! the client registry, detection, `decode` and the command line is one line elsewhere.
 //! Until then [`client::QueryMachine`] reports its answers and errors under a
 //! placeholder protocol (`PROTOCOL` below, the one line to change). The entry carries:
