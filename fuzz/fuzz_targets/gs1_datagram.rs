@@ -14,7 +14,7 @@
 use std::time::Instant;
 
 use ogp_fuzz::{answer_every_send, check_error};
-use ogp_proto::client::{QueryDriver, Timing};
+use ogp_proto::client::Timing;
 use ogp_proto::gamespy1::client::{QueryMachine, QueryOptions};
 use ogp_proto::gamespy1::{
     decode_heartbeat, decode_packet, decode_packet_with, decode_query, reply_to_status,
@@ -47,7 +47,10 @@ pub fn run(data: &[u8]) {
         Ok(h) => {
             let mut b = Vec::new();
             h.encode(&mut b);
-            assert_eq!(decode_heartbeat(&b).expect("re-encoded heartbeat"), h);
+            match decode_heartbeat(&b) {
+                Ok(again) => assert_eq!(again, h),
+                Err(e) => assert!(b.len() > len, "re-encoded heartbeat: {e}"),
+            }
         }
         Err(e) => check_error(&e, 0, len),
     }

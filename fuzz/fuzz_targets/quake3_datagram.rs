@@ -15,7 +15,7 @@
 use std::time::Instant;
 
 use ogp_fuzz::{answer_every_send, check_error};
-use ogp_proto::client::{QueryDriver, Timing};
+use ogp_proto::client::Timing;
 use ogp_proto::quake3::client::{QueryMachine, QueryOptions};
 use ogp_proto::quake3::mapping::{reply_to_status, status_to_reply};
 use ogp_proto::quake3::{decode_reply_with, decode_request, DecodeLimits};

@@ -14,7 +14,7 @@
 //! | `slot_max` | `maxplayers` |
 //! | `reserved_slots` | `reservedslots` (Battlefield 1942) |
 //! | `password` | `password` (`0`/`1`, `False`/`True`) |
-//! | `rules` | every other key without an index, in wire order (a standard key sent twice, as Unreal Tournament sends `gamever`, keeps its second value here) |
+//! | `rules` | every other key without an index, in wire order; a key sent twice (Unreal Tournament sends `gamever` and `minnetver` twice) is one rule with the last value, at its first place (a standard key's second value is a rule) |
 //!
 //! Keys of the form `BASE_N` (`N` up to 9 digits) describe player `N`, or team `N` when
 //! `BASE` starts with `team` and is not `team` itself (`teamname_N`). Players are listed
@@ -116,6 +116,7 @@ pub fn reply_to_status(pairs: &[(Text, Text)]) -> Mapped {
     let colors = has_colors(game);
     let mut s = Status::default();
     let mut rules: Vec<(Text, Text)> = Vec::new();
+    let mut rule_at: BTreeMap<Text, usize> = BTreeMap::new();
     let mut players: BTreeMap<u32, Player> = BTreeMap::new();
     let mut teams: BTreeMap<u32, Team> = BTreeMap::new();
     for (k, v) in pairs {
@@ -139,7 +140,19 @@ pub fn reply_to_status(pairs: &[(Text, Text)]) -> Mapped {
             continue;
         }
         if !set_server(&mut s, k, v, colors) {
-            rules.push((k.clone(), v.clone()));
+            // A key sent twice keeps its first place and its last value (the state
+            // file's rules are a map).
+            match rule_at.get(k) {
+                Some(&i) => {
+                    if let Some(slot) = rules.get_mut(i) {
+                        slot.1 = v.clone();
+                    }
+                }
+                None => {
+                    rule_at.insert(k.clone(), rules.len());
+                    rules.push((k.clone(), v.clone()));
+                }
+            }
         }
     }
     if !rules.is_empty() {

@@ -176,8 +176,11 @@ impl Packet {
 
     /// Appends the datagram to `out`: the pairs (`\` dropped from keys and values), then
     /// `\final\` when it is the last part, then `\queryid\ID.PART` (Battlefield 1942's
-    /// order).
+    /// order). An empty packet is a lone `\`, which decodes to an empty packet again.
     pub fn encode(&self, out: &mut Vec<u8>) {
+        if self.pairs.is_empty() && !self.is_final && self.query_id.is_none() {
+            out.push(b'\\');
+        }
         for (k, v) in &self.pairs {
             put_pair(out, k, v);
         }
@@ -493,6 +496,12 @@ mod tests {
         assert!(d.packet.is_final);
         assert_eq!(d.packet.query_id, Some(QueryId { id: 20, part: 3 }));
         assert!(d.warnings.is_empty());
+        // An empty packet (found by the fuzzer) encodes to bytes that decode to it.
+        let d = decode_packet(b"\\").unwrap();
+        assert_eq!(
+            decode_packet(&d.packet.to_bytes()).unwrap().packet,
+            d.packet
+        );
         let d = decode_packet(b"\\a\\1\\queryid\\7").unwrap();
         assert_eq!(d.packet.query_id, Some(QueryId { id: 7, part: 1 }));
         for bad in [
