@@ -20,6 +20,7 @@ mod dpmaster_page;
 mod dpmaster_request;
 mod gqp_query;
 mod gqp_reply;
+mod gs1_datagram;
 mod gs3_datagram;
 mod master_registry;
 mod minecraft_stream;
@@ -59,6 +60,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("dpmaster_request", dpmaster_request::run),
     ("dpmaster_page", dpmaster_page::run),
     ("minecraft_stream", minecraft_stream::run),
+    ("gs1_datagram", gs1_datagram::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

@@ -146,3 +146,22 @@ pub fn check_gqp_error(e: &ogp_proto::gqp::FrameError, len: usize, max_decoded: 
         }
     }
 }
+
+/// Drives a client machine whose server answers every datagram it sends with `reply`:
+/// sends, feeds the reply, advances its timers, for at most 8 rounds. Panics when the
+/// machine has not ended by then.
+pub fn answer_every_send<M: ogp_proto::client::QueryDriver>(m: &mut M, reply: &[u8]) {
+    let mut t = std::time::Instant::now();
+    for _ in 0..8 {
+        while m.poll_transmit(t).is_some() {
+            m.handle_datagram(t, reply);
+        }
+        if m.take_result().is_some() {
+            return;
+        }
+        let Some(next) = m.poll_timeout() else { return };
+        t = next;
+        m.handle_timeout(t);
+    }
+    panic!("the client did not end");
+}
