@@ -74,9 +74,17 @@ pub fn probe_order(port: u16) -> [Protocol; Protocol::AUTO.len()] {
 /// [`Timing::attempts_total`], whatever each protocol's own steps and fallbacks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rounds {
+    /// When the detection started.
+    begin: Instant,
     /// When each round starts (the first at the start), then the end.
     starts: Vec<Instant>,
 }
+
+/// The shortest round (an attempt timeout of 0 still sends).
+const MIN_ROUND: std::time::Duration = std::time::Duration::from_millis(1);
+/// The longest round: a day (longer attempt timeouts are clamped, so that the rounds
+/// stay on the clock).
+const MAX_ROUND: std::time::Duration = std::time::Duration::from_secs(86_400);
 
 impl Rounds {
     /// The rounds of a detection starting at `now` (at most 65: retries are capped at
@@ -90,15 +98,17 @@ impl Rounds {
             // A zero step (an attempt timeout of 0, or one grown to 0 ms by rounding)
             // would put every round at `now`, and a step past the clock's range would
             // repeat `t`: either way no round would ever run and no probe go out. At
-            // least a millisecond, and no rounds past the clock's end.
-            let Some(next) = t.checked_add(step.max(std::time::Duration::from_millis(1))) else {
+            // least a millisecond; and at most a day (an attempt timeout of
+            // `Duration::MAX` still gives its rounds), no rounds past the clock's end.
+            let step_now = step.clamp(MIN_ROUND, MAX_ROUND);
+            let Some(next) = t.checked_add(step_now) else {
                 break;
             };
             t = next;
             starts.push(t);
             step = crate::client_core::grow(step, timing.backoff_percent);
         }
-        Self { starts }
+        Self { begin: now, starts }
     }
 
     /// The round running at `now` (0 for the first); `None` before the start and from
@@ -118,7 +128,8 @@ impl Rounds {
 
     /// When the last round ends.
     pub fn end(&self) -> Instant {
-        self.starts.last().copied().unwrap_or_else(Instant::now)
+        // `starts` always holds the start (`new`); the fallback is never taken
+        self.starts.last().copied().unwrap_or(self.begin)
     }
 
     /// How many rounds there are.
@@ -144,6 +155,21 @@ mod tests {
         assert_eq!(r.count(), 3);
         assert_eq!(r.current(t0), Some(0));
         assert!(r.end() > t0);
+    }
+
+    /// An attempt timeout past the clock's range (`Duration::MAX`) still gives its
+    /// rounds, each a day at most: before, the first step overflowed and no round ran.
+    #[test]
+    fn an_overflowing_attempt_timeout_still_runs_its_rounds() {
+        let t0 = Instant::now();
+        let r = Rounds::new(
+            &Timing::default().attempt_timeout(Duration::MAX).retries(2),
+            t0,
+        );
+        assert_eq!(r.count(), 3);
+        assert_eq!(r.current(t0), Some(0));
+        assert_eq!(r.next(t0), Some(t0 + MAX_ROUND));
+        assert_eq!(r.end(), t0 + MAX_ROUND * 3);
     }
 
     #[test]
