@@ -16,8 +16,9 @@ use std::sync::Arc;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-/// The smallest budget: two frames of the largest size a stream machine holds
-/// (Minecraft's legacy kick, 131,073 bytes); a budget smaller than one frame would
+/// The smallest budget: 256 KiB (262,144 bytes), about two frames of the largest size a
+/// stream machine holds (Minecraft's legacy kick, 131,073 bytes: two take 262,146, so the
+/// second waits for a few bytes of the first); a budget smaller than one frame would
 /// starve every large reply.
 pub const MIN_BUDGET: usize = 256 << 10;
 
