@@ -1006,6 +1006,7 @@ fn bare_comparison(
     println!("baseline: {n} A2S targets, ogp scan --rate 1000000 against ogp-load scan-bare, alternately");
     for &m in &args.max_in_flight {
         let (mut ours, mut bare): (Option<Run>, Option<Run>) = (None, None);
+        let (mut least_cpu, mut bare_cpu): (Option<Duration>, Option<Duration>) = (None, None);
         for _ in 0..args.bare_runs.max(1) {
             let mut c = Command::new(ogp);
             c.arg("scan")
@@ -1015,6 +1016,7 @@ fn bare_comparison(
                 .env_remove("OGP_LOG");
             let r = run_child(c, n, limit, ogp_answer, farm)?;
             print_run(&format!("ogp scan --max-in-flight {m}"), &r);
+            least_cpu = least(least_cpu, r.cpu);
             if ours.as_ref().is_none_or(|b| r.seconds < b.seconds) {
                 ours = Some(r);
             }
@@ -1024,6 +1026,7 @@ fn bare_comparison(
                 .args(["--max-in-flight", &m.to_string()]);
             let r = run_child(c, n, limit, |l| l.starts_with("ok "), farm)?;
             print_run(&format!("bare scanner, in flight {m}"), &r);
+            bare_cpu = least(bare_cpu, r.cpu);
             if bare.as_ref().is_none_or(|b| r.seconds < b.seconds) {
                 bare = Some(r);
             }
@@ -1038,8 +1041,28 @@ fn bare_comparison(
                 b.answered
             );
         }
+        // On a machine shared with other work the wall times move by more than the
+        // gap; the CPU each scanner spent is steadier (least of its runs).
+        if let (Some(o), Some(b)) = (least_cpu, bare_cpu) {
+            println!(
+                "  CPU at {m} in flight, least of each: ogp scan {:.3} s / bare {:.3} s = {:.2}x ({:.1} / {:.1} µs per target)",
+                o.as_secs_f64(),
+                b.as_secs_f64(),
+                o.as_secs_f64() / b.as_secs_f64().max(1e-6),
+                o.as_secs_f64() * 1e6 / n.max(1) as f64,
+                b.as_secs_f64() * 1e6 / n.max(1) as f64,
+            );
+        }
     }
     Ok(())
+}
+
+/// The lesser of two CPU times, either of which may be unknown.
+fn least(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 /// Options of the hidden `ogp-load scan-bare`: the baseline scanner.

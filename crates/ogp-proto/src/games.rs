@@ -12,7 +12,7 @@
 //!
 //! Sans-IO like the rest of the crate: nothing here touches the network.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -243,6 +243,96 @@ struct RawGame {
 pub struct Catalogue {
     games: Vec<Game>,
     sources: BTreeMap<String, String>,
+    /// The games by identifying value, for [`Catalogue::identify`].
+    index: Index,
+}
+
+/// The games (their places in `games`, in catalogue order) by each identifying value of
+/// their `match` ([`Rule`]); text values in ASCII lower case, as they are compared.
+/// Only a game listed under one of an answer's values can be named by it, so
+/// `identify` scores those few instead of every game (13,000 instructions a result
+/// went to the whole list, for each target of a scan).
+#[derive(Debug, Clone, Default)]
+struct Index {
+    a2s_app_id: HashMap<u32, Vec<usize>>,
+    a2s_folder: HashMap<String, Vec<usize>>,
+    gamespy_gamename: HashMap<String, Vec<usize>>,
+    quake3_gamename: HashMap<String, Vec<usize>>,
+    ogp_game_id: HashMap<u16, Vec<usize>>,
+    by_protocol: Vec<(Protocol, usize)>,
+}
+
+impl Index {
+    fn of(games: &[Game]) -> Self {
+        fn add<K: std::hash::Hash + Eq>(map: &mut HashMap<K, Vec<usize>>, k: K, i: usize) {
+            let v = map.entry(k).or_default();
+            if v.last() != Some(&i) {
+                v.push(i);
+            }
+        }
+        let mut x = Self::default();
+        for (i, g) in games.iter().enumerate() {
+            let m = &g.matches;
+            for id in &m.a2s_app_id {
+                add(&mut x.a2s_app_id, *id, i);
+            }
+            for f in &m.a2s_folder {
+                add(&mut x.a2s_folder, f.to_ascii_lowercase(), i);
+            }
+            for n in &m.gamespy_gamename {
+                add(&mut x.gamespy_gamename, n.to_ascii_lowercase(), i);
+            }
+            for n in &m.quake3_gamename {
+                add(&mut x.quake3_gamename, n.to_ascii_lowercase(), i);
+            }
+            for id in &m.ogp_game_id {
+                add(&mut x.ogp_game_id, *id, i);
+            }
+            if m.by_protocol {
+                x.by_protocol.push((g.protocol, i));
+            }
+        }
+        x
+    }
+
+    /// The games one of whose identifying values the answer carries, in catalogue
+    /// order: a superset of those `Facts::score` scores.
+    fn candidates(&self, f: &Facts<'_>) -> Vec<usize> {
+        fn text<'m>(
+            map: &'m HashMap<String, Vec<usize>>,
+            v: Option<&str>,
+        ) -> impl Iterator<Item = &'m usize> {
+            v.filter(|v| !v.is_empty())
+                .and_then(|v| map.get(&v.to_ascii_lowercase()))
+                .into_iter()
+                .flatten()
+        }
+        let mut out: Vec<usize> = f
+            .a2s_app_id
+            .and_then(|id| self.a2s_app_id.get(&id))
+            .into_iter()
+            .flatten()
+            .chain(text(&self.a2s_folder, f.a2s_folder))
+            .chain(text(&self.gamespy_gamename, f.gamespy_gamename))
+            .chain(text(&self.quake3_gamename, f.quake3_gamename))
+            .chain(
+                f.ogp_game_id
+                    .and_then(|id| self.ogp_game_id.get(&id))
+                    .into_iter()
+                    .flatten(),
+            )
+            .copied()
+            .chain(
+                self.by_protocol
+                    .iter()
+                    .filter(|(p, _)| f.protocol == Some(*p))
+                    .map(|(_, i)| *i),
+            )
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
 }
 
 fn err(s: String) -> CatalogueError {
@@ -329,6 +419,7 @@ impl Catalogue {
             });
         }
         Ok(Self {
+            index: Index::of(&games),
             games,
             sources: raw.sources,
         })
@@ -397,25 +488,37 @@ impl Catalogue {
     /// The highest score wins, then the strongest rule, then catalogue order.
     pub fn identify(&self, protocol: Protocol, status: &Status) -> Option<Identified<'_>> {
         let facts = Facts::of(protocol, status);
-        let mut best: Option<(i32, Rule, &Game)> = None;
-        for g in &self.games {
-            let Some((score, rule)) = facts.score(&g.matches, g.protocol) else {
-                continue;
-            };
-            let better = match best {
-                None => true,
-                Some((s, r, _)) => score > s || (score == s && rule < r),
-            };
-            if better {
-                best = Some((score, rule, g));
-            }
-        }
-        best.map(|(_, rule, game)| Identified { game, rule })
+        // Only games listed under one of the answer's values can score (in catalogue
+        // order, so ties still go to the first).
+        let candidates = self.index.candidates(&facts);
+        best(
+            &facts,
+            candidates.into_iter().filter_map(|i| self.games.get(i)),
+        )
     }
 }
 
+/// The best-scoring game of `games` for these facts: the highest score, then the
+/// strongest rule, then the first.
+fn best<'g>(facts: &Facts<'_>, games: impl Iterator<Item = &'g Game>) -> Option<Identified<'g>> {
+    let mut best: Option<(i32, Rule, &Game)> = None;
+    for g in games {
+        let Some((score, rule)) = facts.score(&g.matches, g.protocol) else {
+            continue;
+        };
+        let better = match best {
+            None => true,
+            Some((s, r, _)) => score > s || (score == s && rule < r),
+        };
+        if better {
+            best = Some((score, rule, g));
+        }
+    }
+    best.map(|(_, rule, game)| Identified { game, rule })
+}
+
 /// What an answer says of its game, for its protocol.
-#[derive(Default)]
+#[derive(Default, Clone, Copy)]
 struct Facts<'a> {
     a2s_app_id: Option<u32>,
     a2s_folder: Option<&'a str>,
@@ -553,4 +656,105 @@ fn built_in() -> &'static (Catalogue, Option<CatalogueError>) {
         Ok(c) => (c, None),
         Err(e) => (Catalogue::default(), Some(e)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The index names the same game as scoring every game: for every identifying
+    /// value of every game of the built-in catalogue (as listed and upper-cased), alone
+    /// and with each tie-breaking value of that game, and for values no game lists, in
+    /// each protocol.
+    #[test]
+    fn the_index_names_what_scoring_every_game_names() {
+        let c = catalogue();
+        assert!(catalogue_error().is_none());
+        let protocols = [
+            Protocol::A2s,
+            Protocol::Gamespy3,
+            Protocol::Quake3,
+            Protocol::Ogp,
+            Protocol::Minecraft,
+            Protocol::Bedrock,
+        ];
+        let mut checked = 0;
+        let mut named = 0;
+        let mut check = |f: &Facts<'_>| {
+            let all = best(f, c.games.iter()).map(|i| (i.game.id.as_str(), i.rule));
+            let indexed = best(f, c.index.candidates(f).into_iter().map(|i| &c.games[i]))
+                .map(|i| (i.game.id.as_str(), i.rule));
+            assert_eq!(all, indexed);
+            checked += 1;
+            named += usize::from(all.is_some());
+        };
+        let upper = |v: &[String]| -> Vec<String> {
+            v.iter()
+                .flat_map(|s| [s.clone(), s.to_ascii_uppercase()])
+                .collect()
+        };
+        for g in c.games() {
+            let m = &g.matches;
+            let (folders, gamespy, quake3) = (
+                upper(&m.a2s_folder),
+                upper(&m.gamespy_gamename),
+                upper(&m.quake3_gamename),
+            );
+            for p in protocols {
+                let base = Facts::default().with_protocol(p);
+                check(&base);
+                let games = m.a2s_game.iter().map(|s| Some(s.as_str())).chain([None]);
+                for game in games {
+                    for id in m.a2s_app_id.iter().copied().chain([0xFF_FFFF]) {
+                        check(&Facts {
+                            a2s_app_id: Some(id),
+                            a2s_game: game,
+                            ..base
+                        });
+                    }
+                    for f in &folders {
+                        check(&Facts {
+                            a2s_folder: Some(f),
+                            a2s_game: game,
+                            ..base
+                        });
+                    }
+                }
+                for n in &gamespy {
+                    for v in m.gamespy_gamevariant.iter().map(String::as_str) {
+                        check(&Facts {
+                            gamespy_gamename: Some(n),
+                            gamespy_gamevariant: Some(v),
+                            ..base
+                        });
+                    }
+                    check(&Facts {
+                        gamespy_gamename: Some(n),
+                        ..base
+                    });
+                }
+                for n in &quake3 {
+                    for v in m.quake3_protocol.iter().copied() {
+                        check(&Facts {
+                            quake3_gamename: Some(n),
+                            quake3_protocol: Some(v),
+                            ..base
+                        });
+                    }
+                    check(&Facts {
+                        quake3_gamename: Some(n),
+                        ..base
+                    });
+                }
+                for id in m.ogp_game_id.iter().copied().chain([u16::MAX]) {
+                    check(&Facts {
+                        ogp_game_id: Some(id),
+                        ..base
+                    });
+                }
+            }
+        }
+        assert!(checked > 4_000, "{checked}");
+        assert!(named > 1_000, "{named}");
+    }
 }

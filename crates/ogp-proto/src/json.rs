@@ -17,16 +17,50 @@ use crate::text::is_terminal_control;
 /// [`is_terminal_control`] in strings (and keys) escaped as `\uXXXX`.
 struct TerminalSafe<F>(F);
 
+/// Whether `b` can start the UTF-8 form of a character of [`is_terminal_control`]: C0
+/// and DEL are ASCII, C1 is `C2 80`–`C2 9F`, U+061C is `D8 9C`, and the rest (U+200E/F,
+/// U+2028–U+202E, U+2066–U+2069) start with `E2`. Every other byte starts no such
+/// character, so a fragment without these is written as it is (the test
+/// `lead_bytes_cover_every_terminal_control` checks every character against this).
+const fn may_start_control(b: u8) -> bool {
+    b < 0x20 || matches!(b, 0x7f | 0xc2 | 0xd8 | 0xe2)
+}
+
 /// Writes `fragment`, escaping the characters serde_json leaves raw that act on a
-/// terminal.
+/// terminal. Most fragments hold none: the bytes are scanned for the few that can start
+/// one, and only the characters at those places are decoded.
 fn write_safe<W: ?Sized + io::Write>(w: &mut W, fragment: &str) -> io::Result<()> {
+    // Without a branch per byte (the compiler makes it a vector loop): most fragments
+    // have none of those bytes and are written at once.
+    if !fragment
+        .bytes()
+        .fold(false, |seen, b| seen | may_start_control(b))
+    {
+        return w.write_all(fragment.as_bytes());
+    }
     let mut rest = fragment;
-    while let Some((at, c)) = rest.char_indices().find(|(_, c)| is_terminal_control(*c)) {
+    let mut from = 0;
+    while let Some(at) = rest
+        .as_bytes()
+        .iter()
+        .skip(from)
+        .position(|b| may_start_control(*b))
+        .map(|k| from + k)
+    {
+        // `at` holds ASCII or a lead byte: a character starts there.
+        let Some(c) = rest.get(at..).and_then(|t| t.chars().next()) else {
+            break;
+        };
+        if !is_terminal_control(c) {
+            from = at + c.len_utf8();
+            continue;
+        }
         let (clean, tail) = rest.split_at(at);
         w.write_all(clean.as_bytes())?;
         // Every such character is in the Basic Multilingual Plane: one \uXXXX.
         write!(w, "\\u{:04x}", u32::from(c))?;
         rest = tail.get(c.len_utf8()..).unwrap_or_default();
+        from = 0;
     }
     w.write_all(rest.as_bytes())
 }
@@ -100,4 +134,44 @@ pub fn to_json<T: Serialize + ?Sized>(v: &T) -> serde_json::Result<String> {
 /// `v` as pretty JSON (serde_json's `to_string_pretty`), escaped as [`to_json`].
 pub fn to_json_pretty<T: Serialize + ?Sized>(v: &T) -> serde_json::Result<String> {
     write_with(v, PrettyFormatter::new())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The byte scan of `write_safe` finds every character it must escape: each
+    /// character of `is_terminal_control` starts with a byte `may_start_control` names.
+    #[test]
+    fn lead_bytes_cover_every_terminal_control() {
+        let mut n = 0;
+        for c in (0..=0x10_FFFF_u32).filter_map(char::from_u32) {
+            if is_terminal_control(c) {
+                let mut buf = [0u8; 4];
+                let lead = c.encode_utf8(&mut buf).as_bytes()[0];
+                assert!(may_start_control(lead), "{:04x}", u32::from(c));
+                n += 1;
+            }
+        }
+        assert!(n > 60, "{n}");
+    }
+
+    /// Escapes at the start, the end, next to each other and after characters that
+    /// share a lead byte without being controls (`é` is C3, `–` and `✓` are E2).
+    #[test]
+    fn write_safe_escapes_only_the_controls() {
+        let cases = [
+            ("plain", "plain"),
+            ("\u{202e}x", "\\u202ex"),
+            ("x\u{7f}", "x\\u007f"),
+            ("\u{85}\u{2028}", "\\u0085\\u2028"),
+            ("a – b ✓ é\u{61c}ü", "a – b ✓ é\\u061cü"),
+            ("\u{00a0}\u{2030}\u{2069}", "\u{00a0}\u{2030}\\u2069"),
+        ];
+        for (input, want) in cases {
+            let mut out = Vec::new();
+            write_safe(&mut out, input).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), want, "{input:?}");
+        }
+    }
 }

@@ -905,9 +905,11 @@ impl Engine {
         let g = e.gen;
         // Several protocols at this address (auto-detection): the datagram goes to the
         // machines of its own protocol when its first bytes tell, else to all of them.
-        let claimed = e.probes.iter().any(|p| {
-            p.addr == src && !p.stream && p.machine.as_ref().is_some_and(|m| m.claims(datagram))
-        });
+        // One probe (a protocol given) takes every datagram of its address unasked.
+        let claimed = e.probes.len() > 1
+            && e.probes.iter().any(|p| {
+                p.addr == src && !p.stream && p.machine.as_ref().is_some_and(|m| m.claims(datagram))
+            });
         for p in e.probes.iter_mut().filter(|p| p.addr == src && !p.stream) {
             if let Some(m) = p.machine.as_mut() {
                 if !claimed || m.claims(datagram) {
