@@ -158,3 +158,70 @@ pub fn describe(inputs: &[Input]) -> Result<Vec<Msg>> {
     msgs.extend(reply.finish());
     Ok(msgs)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inputs(datagrams: &[&[u8]]) -> Vec<Input> {
+        datagrams
+            .iter()
+            .enumerate()
+            .map(|(i, d)| Input {
+                name: format!("d{i}"),
+                bytes: d.to_vec(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn parts_in_any_order_make_one_answer_and_a_lost_part_is_said() {
+        let m = describe(&inputs(&[
+            b"\\status\\",
+            b"\\player_1\\b\\queryid\\7.2\\final\\",
+            b"\\hostname\\h\\player_0\\a\\queryid\\7.1",
+            b"\\hostname\\x\\queryid\\8.1",
+            b"\\heartbeat\\7778\\gamename\\ut",
+        ]))
+        .unwrap();
+        let kinds: Vec<&str> = m.iter().map(|m| m.kind).collect();
+        assert_eq!(kinds, ["query", "answer", "heartbeat", "answer"]);
+        assert_eq!(
+            m[1].status
+                .as_ref()
+                .unwrap()
+                .players
+                .as_ref()
+                .unwrap()
+                .len(),
+            2
+        );
+        assert_eq!(m[1].fields["complete"], true);
+        assert_eq!(m[3].fields["complete"], false);
+        assert_eq!(
+            m[3].warnings,
+            ["incomplete reply: the final part never came"]
+        );
+    }
+
+    /// Hostile parts: past the part cap, a second final part, garbage. Errors, never a
+    /// panic; control characters stay in the data (the printer sanitizes lines).
+    #[test]
+    fn hostile_parts_are_errors() {
+        for bad in [&b"\\a\\b\\queryid\\1.17"[..], b"\\queryid\\x"] {
+            assert!(describe(&inputs(&[bad])).is_err(), "{bad:?}");
+        }
+        let e = describe(&inputs(&[
+            b"\\a\\b\\queryid\\1.2\\final\\",
+            b"\\a\\c\\queryid\\1.3\\final\\",
+        ]))
+        .err()
+        .unwrap();
+        assert!(format!("{e:#}").contains("do not fit"), "{e:#}");
+        let m = describe(&inputs(&[b"\\hostname\\\x1b[31mred\\final\\"])).unwrap();
+        assert_eq!(
+            m[0].status.as_ref().unwrap().host_name.as_deref(),
+            Some("\u{1b}[31mred")
+        );
+    }
+}

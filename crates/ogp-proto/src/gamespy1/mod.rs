@@ -141,6 +141,19 @@ mod tests {
         assert!(!is_gamespy1_reply(b"\xff\xff\xff\xffinfoResponse\n\\a\\b"));
     }
 
+    /// The catalogue's GameSpy v1 games put its probe first on their query ports.
+    #[cfg(feature = "games")]
+    #[test]
+    fn its_probe_goes_first_on_its_games_ports() {
+        for port in [7778, 23000, 12300, 25601] {
+            assert_eq!(
+                crate::detect::probe_order(port)[0],
+                Protocol::Gamespy1,
+                "{port}"
+            );
+        }
+    }
+
     /// Detection names GameSpy v1 for its probe and replies (a heartbeat too), and no
     /// other protocol's probe or reply as GameSpy v1.
     #[test]
