@@ -67,6 +67,20 @@ struct Seen {
     players: Vec<(String, i64, i64)>,
 }
 
+/// A client's view from its JSON: `keys` name the host name, map, player count and max
+/// players fields of `v`.
+fn seen(v: &Value, keys: [&str; 4], gamename: &Value, players: Vec<(String, i64, i64)>) -> Seen {
+    let [host, map, numplayers, maxplayers] = keys;
+    Seen {
+        host: str_of(&v[host]),
+        map: str_of(&v[map]),
+        numplayers: num(&v[numplayers]),
+        maxplayers: num(&v[maxplayers]),
+        gamename: str_of(gamename),
+        players,
+    }
+}
+
 fn num(v: &Value) -> Option<i64> {
     int_of(v).or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
 }
@@ -197,14 +211,12 @@ fn qstat_gps_reads_the_captures_as_we_do() {
                 })
                 .collect();
             players.reverse();
-            Some(Seen {
-                host: str_of(&v["name"]),
-                map: str_of(&v["map"]),
-                numplayers: num(&v["numplayers"]),
-                maxplayers: num(&v["maxplayers"]),
-                gamename: str_of(&v["rules"]["gamename"]),
+            Some(seen(
+                v,
+                ["name", "map", "numplayers", "maxplayers"],
+                &v["rules"]["gamename"],
                 players,
-            })
+            ))
         },
         |name, want, kills| {
             let bf = name.starts_with("bf1942");
@@ -235,13 +247,11 @@ fn gamedig_gamespy1_reads_the_captures_as_we_do() {
             );
             let v = parse_json(&ran, "gamedig", name);
             r.eq(format!("{name}: error"), v.get("error").cloned(), None);
-            Some(Seen {
-                host: str_of(&v["name"]),
-                map: str_of(&v["map"]),
-                numplayers: num(&v["numplayers"]),
-                maxplayers: num(&v["maxplayers"]),
-                gamename: str_of(&v["raw"]["gamename"]),
-                players: v["players"]
+            Some(seen(
+                &v,
+                ["name", "map", "numplayers", "maxplayers"],
+                &v["raw"]["gamename"],
+                v["players"]
                     .as_array()
                     .cloned()
                     .unwrap_or_default()
@@ -257,7 +267,7 @@ fn gamedig_gamespy1_reads_the_captures_as_we_do() {
                         )
                     })
                     .collect(),
-            })
+            ))
         },
         |_, want, _| first_numplayers(trimmed_host(want)),
     );
@@ -278,13 +288,11 @@ fn opengsq_gamespy1_reads_the_captures_as_we_do() {
             let v = parse_json(&ran, "opengsq", name);
             r.eq(format!("{name}: error"), v["error"].clone(), Value::Null);
             let info = &v["info"];
-            Some(Seen {
-                host: str_of(&info["hostname"]),
-                map: str_of(&info["mapname"]),
-                numplayers: num(&info["numplayers"]),
-                maxplayers: num(&info["maxplayers"]),
-                gamename: str_of(&info["gamename"]),
-                players: v["players"]
+            Some(seen(
+                info,
+                ["hostname", "mapname", "numplayers", "maxplayers"],
+                &info["gamename"],
+                v["players"]
                     .as_array()
                     .cloned()
                     .unwrap_or_default()
@@ -299,7 +307,7 @@ fn opengsq_gamespy1_reads_the_captures_as_we_do() {
                         )
                     })
                     .collect(),
-            })
+            ))
         },
         |_, want, _| {
             let mut want = trimmed_host(want);
