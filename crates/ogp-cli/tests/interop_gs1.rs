@@ -319,14 +319,20 @@ fn opengsq_gamespy1_reads_the_captures_as_we_do() {
     );
 }
 
-/// The replay answers as the captured server did: one reply per query, quickly.
+/// The replay answers as the captured server did: one whole reply (three parts) per
+/// query, read by one query (a second only if the machine is too loaded to answer the
+/// first in its attempt time).
 #[test]
-fn the_replay_answers_ogp_within_a_second() {
+fn the_replay_answers_ogp_with_the_whole_reply() {
     let server = replay("ut_1");
     let start = std::time::Instant::now();
     let (seen, _) = ours(server.addr().port());
     assert_eq!(seen.gamename.as_deref(), Some("ut"));
     assert_eq!(seen.players.len(), 11);
     assert!(start.elapsed() < Duration::from_secs(5));
-    assert_eq!(server.received(), 1);
+    assert!(
+        (1..=2).contains(&server.received()),
+        "{}",
+        server.received()
+    );
 }
