@@ -114,11 +114,37 @@ pub fn parse_protocol(s: &str) -> std::result::Result<Wanted, String> {
 
 /// qstat server types we know but do not speak.
 const QSTAT_OTHER: &[&str] = &[
-    "qs", "q2s", "q4s", "hws", "qws", "h2s", "hrs", "hls", "hl2s", "hlqs", "sns", "sgs", "tbs",
-    "ts2", "ts3", "uns", "ut2s", "ut2004s", "ams", "efs", "jk3s", "rws", "rss", "sms", "gps",
-    "gs2", "gsm", "mhs", "cods", "bfs", "bfbc2", "etqws", "wics", "tm", "fls", "dm3s", "mas",
-    "mumble", "terraria", "crs", "ottds", "tf", "wop", "ventrilo", "sas", "starmade",
+    "qs", "q2s", "q4s", "hws", "qws", "h2s", "hrs", "hls", "hl2s", "hlqs", "sns", "tbs", "ts2",
+    "ts3", "ut2s", "ut2004s", "ams", "efs", "jk3s", "rws", "rss", "gs2", "gsm", "mhs", "cods",
+    "bfs", "bfbc2", "etqws", "wics", "tm", "fls", "dm3s", "mumble", "terraria", "ottds", "tf",
+    "wop", "ventrilo", "sas", "starmade",
 ];
+
+/// qstat's game types that send GameSpy v1's `\status\` (its own `gps` is an alias of
+/// the protocol): Unreal, Shogo, Descent 3, and the `extend GPS` types of its
+/// `qstat.cfg` (C&C Renegade, MoHAA, Serious Sam, netPanzer). Seen on loopback: qstat
+/// 2.17 sends `\status\` for each.
+const QSTAT_GAMESPY1: &[&str] = &["uns", "sgs", "d3g", "crs", "mas", "sms", "netp"];
+
+/// A list line's protocol word: our names and aliases, `auto`, or a qstat game type.
+fn list_protocol(name: &str) -> std::result::Result<Option<Protocol>, String> {
+    let unknown = match Protocol::parse_or_auto(name) {
+        Ok(p) => return Ok(p),
+        Err(e) => e,
+    };
+    let lower = name.to_ascii_lowercase();
+    if QSTAT_GAMESPY1.contains(&lower.as_str()) {
+        return Ok(Some(Protocol::Gamespy1));
+    }
+    if QSTAT_OTHER.contains(&lower.as_str()) {
+        let ours: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).collect();
+        return Err(format!(
+            "qstat type {name} is not supported ({}, auto)",
+            ours.join(", ")
+        ));
+    }
+    Err(unknown.to_string())
+}
 
 /// One list line: `Ok(None)` for blanks and comments, the target, or why it is bad.
 pub fn parse_line(
@@ -148,18 +174,7 @@ pub fn parse_line(
             let (target, _) = crate::games::target_for(game, host)?;
             return Ok(Some((Some(game.protocol), target)));
         }
-        Some(host) => {
-            let name = first.trim_start_matches('-');
-            match Protocol::parse_or_auto(name) {
-                Ok(p) => (p, host),
-                Err(_) if QSTAT_OTHER.contains(&name.to_ascii_lowercase().as_str()) => {
-                    return Err(format!(
-                        "qstat type {first} is not supported (ogp, a2s, gamespy3, gqp, ogp-draft, quake3, bedrock, minecraft, auto)"
-                    ));
-                }
-                Err(e) => return Err(e.to_string()),
-            }
-        }
+        Some(host) => (list_protocol(first.trim_start_matches('-'))?, host),
     };
     // A protocol with a default port (Minecraft) without a port: that port (no SRV
     // look-up in a scan).
@@ -789,5 +804,15 @@ mod tests {
             parse_line("Q3S 127.0.0.1:27960", auto),
             Ok(Some((Some(Protocol::Quake3), "127.0.0.1:27960".into())))
         );
+        // and its GameSpy v1 types: the protocol's and the games'
+        for t in ["GPS", "gamespy1", "UNS", "-sms", "netp"] {
+            assert_eq!(
+                parse_line(&format!("{t} 127.0.0.1:7778"), auto),
+                Ok(Some((Some(Protocol::Gamespy1), "127.0.0.1:7778".into()))),
+                "{t}"
+            );
+        }
+        let e = parse_line("SNS 127.0.0.1:22450", auto).unwrap_err();
+        assert!(e.contains("not supported") && e.contains("gamespy1"), "{e}");
     }
 }

@@ -3,6 +3,9 @@
 //! rounds), so the port gets at most one datagram per protocol per round and one TCP
 //! connection (Minecraft), and `ogp query` ends after one protocol's attempts, not after
 //! the slowest protocol's steps. The error names what was tried over each transport.
+//! With GameSpy v1 (seven datagram protocols): 28 datagrams in a scan (4 rounds), 21 in
+//! `ogp query` (3 rounds), where six protocols sent 24 and 18; a GameSpy v1 server that
+//! answers costs one datagram per protocol (7) and is read in one round.
 //!
 //! Before: 33 datagrams and one connection in `ogp scan` (GameSpy v3's fallback and
 //! Quake III's second step sent on their own schedules), and `ogp query` took 9.5 s with
@@ -170,7 +173,7 @@ const CASES: [(Tcp, &str); 2] = [
 ];
 
 const TRIED_UDP: &str =
-    "no answer over UDP (OGP, GameSpy v3, A2S, GQP, Quake III, Minecraft Bedrock); TCP: ";
+    "no answer over UDP (OGP, GameSpy v3, A2S, GQP, Quake III, Minecraft Bedrock, GameSpy v1); TCP: ";
 
 #[test]
 fn a_silent_port_costs_a_scan_one_datagram_per_protocol_per_round() {
@@ -228,4 +231,60 @@ fn a_silent_port_ends_ogp_query_after_one_protocol_s_attempts() {
         );
         assert!(took < Duration::from_millis(3500), "took {took:?}");
     }
+}
+
+/// The datagrams of a GameSpy v1 capture (`ogp-proto/tests/data/gamespy1/NAME.N.bin`).
+fn gamespy1_capture(name: &str) -> Vec<Vec<u8>> {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../ogp-proto/tests/data/gamespy1");
+    (1..=16)
+        .map_while(|n| std::fs::read(dir.join(format!("{name}.{n}.bin"))).ok())
+        .collect()
+}
+
+/// A GameSpy v1 server (a real Unreal Tournament reply, replayed) is found by
+/// auto-detection in its first round: one datagram per protocol, the answer read from
+/// its three parts, and `ogp query` done as soon as it is (GameSpy v1 ranks last, but
+/// the others' silence is not waited out).
+#[test]
+fn an_answering_gamespy1_server_is_found_in_one_round() {
+    let parts = gamespy1_capture("ut_1");
+    assert_eq!(parts.len(), 3);
+    let counts = Arc::new(Mutex::new(BTreeMap::<String, usize>::new()));
+    let first = Arc::new(Mutex::new(None::<Instant>));
+    let server = {
+        let (counts, first) = (counts.clone(), first.clone());
+        ogp_testkit::replay::Replay::start(move |request: &[u8]| {
+            first.lock().unwrap().get_or_insert_with(Instant::now);
+            let p = ogp_proto::detect::guess(request).map_or("unknown", Protocol::name);
+            *counts.lock().unwrap().entry(p.to_string()).or_insert(0) += 1;
+            if request == ogp_proto::gamespy1::PROBE {
+                parts.clone()
+            } else {
+                Vec::new()
+            }
+        })
+    };
+    let target = server.addr().to_string();
+    let (out, err, end) = ogp(&["query", "--json", &target], "");
+    let took = first
+        .lock()
+        .unwrap()
+        .map_or(Duration::ZERO, |f| end.saturating_duration_since(f));
+    std::thread::sleep(Duration::from_millis(100));
+    let counts = counts.lock().unwrap().clone();
+    eprintln!(
+        "gamespy1 answering: {} datagrams {counts:?}, {:.3} s",
+        counts.values().sum::<usize>(),
+        took.as_secs_f64()
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out} {err}"));
+    assert_eq!(v["protocol"], "gamespy1", "{v}");
+    assert_eq!(v["datagrams"], 3, "{v}");
+    assert_eq!(v["status"]["game_name"], "ut", "{v}");
+    assert_eq!(v["status"]["player_count"], 11, "{v}");
+    check_counts(&counts, 1);
+    // One round, not the silent protocols' 2.3 s of attempts.
+    assert!(took < Duration::from_millis(1500), "took {took:?}");
 }

@@ -24,6 +24,8 @@ use crate::protocol::Protocol;
 /// * any other `FF FF FF FF`, or the split prefix `FE FF FF FF`: [`A2s`](Protocol::A2s);
 /// * `FE FD` (a request), or `00` / `03` / `05` / `09` followed by at least a session
 ///   id (a reply or heartbeat): [`Gamespy3`](Protocol::Gamespy3);
+/// * `\` and a query word (`\status\`), or `\key\value` pairs with a `queryid`,
+///   `final`, `gamename`, `hostname` or `echo` key: [`Gamespy1`](Protocol::Gamespy1);
 /// * anything else ending with GQP's `EOT` or `ETB`: [`Gqp`](Protocol::Gqp).
 ///
 /// `None` when none of these fits. A `Some` is only a guess: the datagram may still

@@ -257,7 +257,7 @@ mod tests {
         assert_eq!(Protocol::parse_or_auto("Auto"), Ok(None));
         assert_eq!(
             "quake4".parse::<Protocol>().unwrap_err().to_string(),
-            "unknown protocol \"quake4\" (expected ogp, gamespy3, a2s, gqp, ogp-draft, quake3, bedrock, minecraft, or auto)"
+            "unknown protocol \"quake4\" (expected ogp, gamespy3, a2s, gqp, ogp-draft, quake3, bedrock, minecraft, gamespy1, or auto)"
         );
         assert_eq!(
             Protocol::AUTO,
@@ -267,7 +267,8 @@ mod tests {
                 Protocol::A2s,
                 Protocol::Gqp,
                 Protocol::Quake3,
-                Protocol::Bedrock
+                Protocol::Bedrock,
+                Protocol::Gamespy1
             ]
         );
         assert_eq!(Protocol::AUTO_STREAM, [Protocol::Minecraft]);
@@ -280,6 +281,7 @@ mod tests {
         assert_eq!(Protocol::Quake3.rank(), 4);
         assert_eq!(Protocol::Ogp.rank(), 0);
         assert_eq!("MCPE".parse::<Protocol>(), Ok(Protocol::Bedrock));
+        assert_eq!("GPS".parse::<Protocol>(), Ok(Protocol::Gamespy1));
     }
 
     /// Names and aliases are lower case and no two entries share one (the first would

@@ -571,6 +571,11 @@ impl<'a> Facts<'a> {
                 gamespy_gamevariant: s.mod_info.as_ref().map(|m| m.name.as_str()),
                 ..Self::default()
             },
+            // GameSpy v1's `gamename` (`ut`, `bfield1942`, `mohaa`…), the master's name
+            Protocol::Gamespy1 => Self {
+                gamespy_gamename: game,
+                ..Self::default()
+            },
             Protocol::Quake3 => Self {
                 quake3_gamename: game,
                 quake3_protocol: s

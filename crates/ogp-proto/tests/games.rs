@@ -100,7 +100,12 @@ fn the_built_in_catalogue_is_valid_and_holds_at_least_150_games() {
         assert!(!g.name.is_empty());
     }
     // every protocol family the issue names has games
-    for p in [Protocol::A2s, Protocol::Gamespy3, Protocol::Quake3] {
+    for p in [
+        Protocol::A2s,
+        Protocol::Gamespy3,
+        Protocol::Quake3,
+        Protocol::Gamespy1,
+    ] {
         assert!(
             c.games().iter().filter(|g| g.protocol == p).count() >= 9,
             "{p}"
@@ -384,6 +389,56 @@ fn quake3_captures_are_identified_by_gamename() {
             "{file}"
         );
     }
+}
+
+/// The status of a GameSpy v1 capture (`gamespy1/NAME.N.bin`, every part).
+fn gs1_status(name: &str) -> Status {
+    let mut r = ogp_proto::gamespy1::Reassembler::new();
+    for n in 1.. {
+        let Ok(bytes) = std::fs::read(data(&format!("gamespy1/{name}.{n}.bin"))) else {
+            break;
+        };
+        let d = ogp_proto::gamespy1::decode_packet(&bytes).unwrap();
+        r.push(d.packet, bytes.len()).unwrap();
+    }
+    assert!(r.is_complete(), "{name}");
+    ogp_proto::gamespy1::reply_to_status(&r.take_pairs()).status
+}
+
+#[test]
+fn gamespy1_captures_are_identified_by_gamename() {
+    let c = catalogue();
+    for (file, id) in [
+        ("ut_1", "unrealtournament"),
+        ("ut_2", "unrealtournament"),
+        ("ut_3", "unrealtournament"),
+        ("bf1942_1", "battlefield1942"),
+        ("bf1942_3", "battlefield1942"),
+        ("mohaa_1", "mohaa"),
+    ] {
+        let got = c
+            .identify(Protocol::Gamespy1, &gs1_status(file))
+            .unwrap_or_else(|| panic!("{file}"));
+        assert_eq!(
+            (got.game.id.as_str(), got.rule),
+            (id, Rule::GamespyGamename),
+            "{file}"
+        );
+    }
+    // node-gamedig's 71 GameSpy v1 games, with their query ports
+    let gs1: Vec<_> = c
+        .games()
+        .iter()
+        .filter(|g| g.protocol == Protocol::Gamespy1)
+        .collect();
+    assert_eq!(gs1.len(), 71);
+    let port = |id: &str| c.get(id).unwrap().query_port(None);
+    assert_eq!(port("ut"), Some(7778));
+    assert_eq!(port("bf1942"), Some(23000));
+    assert_eq!(port("mohaa"), Some(12300));
+    assert_eq!(port("deusex"), Some(7792));
+    assert_eq!(port("serioussam"), Some(25601));
+    assert_eq!(port("rs3rs"), Some(8777));
 }
 
 #[test]

@@ -20,14 +20,13 @@
 //! ([`wire::PacketLimits`]: 8 KiB and 1,024 pairs a datagram;
 //! [`reassembly::ReassemblyLimits`]: 16 parts, 64 KiB and 4,096 pairs a reply).
 //!
-//! ## What the registry entry must carry (not registered yet)
+//! ## Its entry
 //!
-//! GameSpy v1 is not in [`Protocol`] yet: the entry that plugs it into
-//! the client registry, detection, `decode` and the command line is one line elsewhere.
-//! Until then [`client::QueryMachine`] reports its answers and errors under a
-//! placeholder protocol (`PROTOCOL` below, the one line to change). The entry carries:
+//! [`ENTRY`] plugs GameSpy v1 into the client registry, detection, `decode` and the
+//! command line:
 //!
-//! * **name** `gamespy1`, label `GameSpy v1`, aliases `gs1`, `gamespy`; auto-detected.
+//! * **name** `gamespy1`, label `GameSpy v1`, aliases `gps` (qstat's type), `gs1`,
+//!   `gamespy`; auto-detected.
 //! * **client**: `gamespy1::client::QueryMachine` (`QueryOptions`, `Details`), started
 //!   with `start_query!(QueryOptions)` (the query id picks the echo text).
 //! * **probe**: [`PROBE`], `\status\` (8 bytes). Every GameSpy v1 server answers it;
@@ -61,11 +60,30 @@ pub use wire::{
     QueryId,
 };
 
-use crate::protocol::Protocol;
+use crate::protocol::{Entry, Protocol, Signature, Tier, Transport};
 
-/// The protocol answers and errors are reported under, until GameSpy v1 has its
-/// [`Protocol`] entry (then `Protocol::Gamespy1`: the one line plugging in changes here).
-pub(crate) const PROTOCOL: Protocol = Protocol::Gamespy3;
+/// The protocol answers and errors are reported under.
+pub(crate) const PROTOCOL: Protocol = Protocol::Gamespy1;
+
+/// GameSpy v1's entry (see [`Entry`]): `\status\` and its `\key\value` reply parts,
+/// both told apart by their first byte `\` (no other protocol's datagrams start with
+/// it); a client only.
+pub const ENTRY: Entry = Entry {
+    aliases: &["gps", "gs1", "gamespy"],
+    help: "GameSpy v1 (Unreal Tournament, Battlefield 1942, MoHAA, Serious Sam, Deus Ex…): \
+        `\\status\\` over UDP, the reply's `\\key\\value` parts put back together.",
+    signatures: &[
+        Signature {
+            tier: Tier::Magic,
+            matches: is_gamespy1_reply,
+        },
+        Signature {
+            tier: Tier::Magic,
+            matches: is_gamespy1,
+        },
+    ],
+    ..Entry::new("gamespy1", "GameSpy v1", Transport::Datagram)
+};
 
 /// The auto-detection probe: `\status\`.
 pub const PROBE: &[u8] = b"\\status\\";
@@ -121,5 +139,44 @@ mod tests {
         assert!(is_gamespy1_reply(b"\\echo\\x\\final\\"));
         assert!(!is_gamespy1_reply(b"\\status\\"));
         assert!(!is_gamespy1_reply(b"\xff\xff\xff\xffinfoResponse\n\\a\\b"));
+    }
+
+    /// The catalogue's GameSpy v1 games put its probe first on their query ports.
+    #[cfg(feature = "games")]
+    #[test]
+    fn its_probe_goes_first_on_its_games_ports() {
+        for port in [7778, 23000, 12300, 25601] {
+            assert_eq!(
+                crate::detect::probe_order(port)[0],
+                Protocol::Gamespy1,
+                "{port}"
+            );
+        }
+    }
+
+    /// Detection names GameSpy v1 for its probe and replies (a heartbeat too), and no
+    /// other protocol's probe or reply as GameSpy v1.
+    #[test]
+    fn detection_tells_gamespy1_apart() {
+        use crate::detect::guess;
+        for d in [
+            PROBE,
+            b"\\echo\\0000abcd",
+            b"\\hostname\\h\\queryid\\4.1",
+            b"\\final\\\\queryid\\4.2",
+            b"\\heartbeat\\7778\\gamename\\ut",
+        ] {
+            assert_eq!(guess(d), Some(Protocol::Gamespy1), "{d:?}");
+        }
+        for d in [
+            &b"\xff\xff\xff\xffTSource Engine Query\0"[..],
+            b"\xff\xff\xff\xffgetinfo xxx",
+            b"\xff\xff\xff\xffstatusResponse\n\\sv_hostname\\x\n",
+            b"\xfe\xfd\x09\x01\x02\x03\x04",
+            b"\x00\x01\x02\x03\x04hostname\0x\0",
+            b"\\unknownword\\",
+        ] {
+            assert_ne!(guess(d), Some(Protocol::Gamespy1), "{d:?}");
+        }
     }
 }
