@@ -19,9 +19,7 @@ use ogp_proto::master::dpmaster::{self, Listing, ServersRequest};
 use ogp_proto::master::registry::{
     classify, Admission, Inbound, Known, Registrar, RegistrarConfig, Registration, Verdict,
 };
-use ogp_proto::master::valve::{
-    encode_page, Filter, ListAdmission, ListBudget, ListBudgetConfig, ListRequest,
-};
+use ogp_proto::master::valve::{encode_page, Filter, ListAdmission, ListBudget, ListRequest};
 use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, watch};
 
@@ -173,11 +171,7 @@ pub(crate) async fn run(
     let mut secret = [0u8; 16];
     let _ = getrandom::fill(&mut secret);
     let socks: Vec<Arc<UdpSocket>> = socks.into_iter().map(Arc::new).collect();
-    let budgets = ListBudgetConfig::new(
-        shared.config.list_bytes_per_second,
-        shared.config.list_total_bytes_per_second,
-    );
-    let list_budget = ListBudget::new(budgets, secret, now);
+    let list_budget = shared.list_budget.clone();
     let (to_registrar, from_sockets) = mpsc::channel(REGISTRAR_QUEUE);
     let queued = Queued::default();
     let mut receivers = tokio::task::JoinSet::new();
@@ -412,7 +406,8 @@ fn handle(shared: &Shared, registrar: &mut Registrar, tx: &mpsc::Sender<Write>, 
             len,
         } => {
             // the list holds an IPv4-mapped source (a dual-stack socket's) as its IPv4
-            let key = canonical(from);
+            // a GameSpy v1 heartbeat names its query port
+            let key = canonical(r.query_addr(from));
             let known = match shared.list.read() {
                 // a GameSpy v1 server listed without its game (verified through a
                 // probe, which keeps no game) is verified again to learn it

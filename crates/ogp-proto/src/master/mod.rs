@@ -21,6 +21,7 @@ pub mod auth;
 pub mod budget;
 pub mod connections;
 pub mod dpmaster;
+pub mod gsmaster;
 pub mod list_client;
 pub mod registry;
 pub mod valve;

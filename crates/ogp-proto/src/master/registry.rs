@@ -250,6 +250,17 @@ impl Registration {
         }
     }
 
+    /// The address to verify and list for a registration from `from`: `from` itself,
+    /// but for a GameSpy v1 heartbeat its source IP with the query port it names (Unreal
+    /// Tournament sends its heartbeats from a socket of their own, not from the query
+    /// port, as the GameSpy masters and their successors expect).
+    pub fn query_addr(&self, from: SocketAddr) -> SocketAddr {
+        match self {
+            Self::Gamespy1(h) => SocketAddr::new(from.ip(), h.port),
+            _ => from,
+        }
+    }
+
     /// The metrics' and logs' name of the registration's protocol.
     pub fn protocol_name(&self) -> &'static str {
         self.via().name()
@@ -961,6 +972,7 @@ impl Registrar {
         len: usize,
         known: Known,
     ) -> Admission {
+        let from = registration.query_addr(from);
         if !self.config.allow_private && !is_global(from.ip()) {
             return self.drop_for(DropReason::Private);
         }
@@ -2518,8 +2530,9 @@ mod tests {
         assert_eq!(queries.len(), 1);
         assert_eq!(queries[0].len(), 14, "{:?}", queries[0]);
         assert!(s.sent_bytes <= s.received_bytes, "{s:?}");
-        // the shortest heartbeat (23 bytes) still pays for the echo
-        let (v, queries, _) = run_gamespy1(b"\\heartbeat\\1\\gamename\\a", echo_back);
+        // a short heartbeat (26 bytes; the shortest, with a one-digit port, is 23) still
+        // pays for the echo
+        let (v, queries, _) = run_gamespy1(b"\\heartbeat\\7778\\gamename\\a", echo_back);
         assert!(matches!(v, Some(Verdict::Verified { .. })), "{v:?}");
         assert_eq!(queries[0].len(), 14);
     }
@@ -2557,6 +2570,16 @@ mod tests {
         }
         // a GameSpy v1 query or reply is no registration
         assert_eq!(classify(b"\\status\\"), Ok(Inbound::Other));
+        // the echo goes to the query port the heartbeat names, at its source IP
+        let t0 = Instant::now();
+        let mut reg = Registrar::new(RegistrarConfig::default().allow_private(true), [8; 16], t0);
+        let Ok(Inbound::Registration(r)) = classify(hb) else {
+            panic!()
+        };
+        let uplink_socket: SocketAddr = "127.0.0.2:5555".parse().unwrap();
+        reg.register(t0, uplink_socket, &r, hb.len(), Known::default());
+        let (to, _) = reg.poll_transmit(t0).unwrap();
+        assert_eq!(to, "127.0.0.2:7778".parse().unwrap());
     }
 
     #[test]
