@@ -118,6 +118,16 @@ fn a_gamespy1_heartbeat_is_verified_and_on_the_gamespy_list() {
         String::from_utf8_lossy(&answer),
         format!("\\ip\\{}\\final\\", server.addr())
     );
+    // `ogp list --gs1` reads it too
+    let ran = run(
+        Command::new(common::BIN).args(["list", &tcp.to_string(), "--gs1", "ut"]),
+        Duration::from_secs(20),
+    );
+    assert_eq!(ran.code, Some(0), "{}", ran.describe());
+    assert_eq!(
+        String::from_utf8_lossy(&ran.stdout),
+        format!("gamespy1 {}\n", server.addr())
+    );
     let other = QSTAT_REQUEST.replace_game("bfield1942");
     assert_eq!(list(tcp, &other).1, b"\\final\\");
     assert!(server.received() >= 1, "the echo reached the query port");
@@ -300,4 +310,79 @@ fn qstat_gsm_reads_the_gamespy_list() {
         .unwrap_or_else(|| panic!("no row for the server: {}", ran.describe()));
     assert!(row.starts_with("GPS"), "{row}");
     assert!(row.contains("GS1 test"), "{row}");
+}
+
+/// A fake GameSpy master on loopback TCP: each connection gets `greeting`, then, once
+/// the client's request has come, `list`, and is held open for `hold` (or closed at
+/// once).
+fn fake_master(
+    greeting: &'static [u8],
+    list: &'static [u8],
+    hold: Duration,
+) -> (SocketAddr, std::thread::JoinHandle<()>) {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let t = std::thread::spawn(move || {
+        if let Ok((mut s, _)) = l.accept() {
+            let _ = s.write_all(greeting);
+            if !list.is_empty() {
+                let mut buf = [0u8; 512];
+                let _ = s.read(&mut buf);
+                let _ = s.write_all(list);
+            }
+            std::thread::sleep(hold);
+        }
+    });
+    (addr, t)
+}
+
+/// `ogp list --gs1` against hostile masters: silent, one that closes before `\final\`,
+/// one that stops sending, one that sends junk: each an error line and exit 1, within
+/// the page timeout.
+#[test]
+fn ogp_list_gs1_ends_against_hostile_masters() {
+    const GREETING: &[u8] = b"\\basic\\\\secure\\ABCDEF";
+    for (greeting, list, hold, says) in [
+        (
+            &b""[..],
+            &b""[..],
+            Duration::from_secs(3),
+            "sent nothing for 500 ms",
+        ),
+        (
+            GREETING,
+            &b"\\ip\\1.2.3.4:1"[..],
+            Duration::ZERO,
+            "closed the connection",
+        ),
+        (
+            GREETING,
+            b"\\ip\\1.2.3.4:1",
+            Duration::from_secs(3),
+            "sent nothing for 500 ms",
+        ),
+        (
+            GREETING,
+            b"\\ip\\junk\\final\\",
+            Duration::from_secs(1),
+            "not IPv4:PORT",
+        ),
+    ] {
+        let (addr, t) = fake_master(greeting, list, hold);
+        let ran = run(
+            Command::new(common::BIN).args([
+                "list",
+                &addr.to_string(),
+                "--gs1",
+                "ut",
+                "--page-timeout",
+                "500",
+            ]),
+            Duration::from_secs(20),
+        );
+        assert_eq!(ran.code, Some(1), "{}", ran.describe());
+        assert!(ran.stderr.contains(says), "{says}: {}", ran.describe());
+        assert!(ran.took < Duration::from_secs(3), "{}", ran.describe());
+        t.join().unwrap();
+    }
 }
