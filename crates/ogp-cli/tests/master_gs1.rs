@@ -111,6 +111,13 @@ fn a_gamespy1_heartbeat_is_verified_and_on_the_gamespy_list() {
         listed(&m, server.addr())
     });
     eprintln!("listed {took:?} after its heartbeat");
+    // the API shows it like the others, named by its heartbeat's game
+    let item = m
+        .servers()
+        .into_iter()
+        .find(|s| s["addr"].as_str() == Some(&server.addr().to_string()))
+        .unwrap();
+    assert_eq!(item["game"], "ut", "{item}");
     let (greeting, answer) = list(tcp, QSTAT_REQUEST);
     assert!(greeting.starts_with(b"\\basic\\\\secure\\"), "{greeting:?}");
     assert!(greeting[15..].iter().all(u8::is_ascii_uppercase));

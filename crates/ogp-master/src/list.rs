@@ -144,7 +144,8 @@ impl Entry {
             last_seen: r.last_seen,
             name_lc: name.to_lowercase().into(),
             name,
-            game_name: boxed(game_of(&s)),
+            // a GameSpy v1 server's heartbeat names its game before its first poll does
+            game_name: boxed(game_of(&s)).or_else(|| boxed(r.gs1_game.as_deref())),
             mod_id: boxed(mod_id_of(&s)),
             mod_name: boxed(
                 s.mod_info
@@ -756,6 +757,9 @@ mod tests {
         assert_eq!(list.gs1_servers("bfield1942").len(), 1);
         assert!(list.gs1_servers("quake3").is_empty());
         assert!(list.has_gs1_game("1.2.3.4:7778".parse().unwrap()));
+        // the API names the heartbeat's game while the status does not
+        let item = list.get("1.2.3.4:7778".parse().unwrap()).unwrap().item();
+        assert_eq!(item.game.as_deref(), Some("ut"));
         assert!(!list.has_gs1_game("1.2.3.8:7778".parse().unwrap()));
     }
 }

@@ -419,6 +419,11 @@ mod tests {
 
     #[test]
     fn validate_is_eight_base64_characters_that_depend_on_key_and_challenge() {
+        // vectors from a separate transcription (Python) of the published description of
+        // gsmsalg's enctype 0 (the key schedule, the stream, the base64 alphabet)
+        assert_eq!(validate(b"ABCDEF", b"Z5Nfb0"), "5OOIQ5Ha");
+        assert_eq!(validate(b"TXKOAT", b"Z5Nfb0"), "wptAmKCn");
+        assert_eq!(validate(b"ABCDEF", b"DAncRK"), "7qaTlhDT");
         let v = validate(b"ABCDEF", b"Z5Nfb0");
         assert_eq!(v.len(), 8);
         assert!(v
