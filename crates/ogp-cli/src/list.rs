@@ -283,7 +283,7 @@ fn gs1(
     let mut client = GsListClient::new(game, game, args.gs1_key.as_deref(), limits, start);
     let wait = client.next_wake().saturating_duration_since(start);
     let mut sock = TcpStream::connect_timeout(&addr, wait.max(Duration::from_millis(1)))
-        .with_context(|| format!("{name}"))?;
+        .with_context(|| name.to_string())?;
     let mut buf = vec![0u8; 16384];
     let (servers, skipped) = loop {
         let wait = client.next_wake().saturating_duration_since(Instant::now());
@@ -308,7 +308,7 @@ fn gs1(
             .handle_bytes(Instant::now(), buf.get(..n).unwrap_or_default())
             .map_err(|e| anyhow!("{name}: {e}"))?
         {
-            GsProgress::Send(d) => sock.write_all(&d).with_context(|| format!("{name}"))?,
+            GsProgress::Send(d) => sock.write_all(&d).with_context(|| name.to_string())?,
             GsProgress::Done { servers, skipped } => break (servers, skipped),
             _ => {}
         }

@@ -1,7 +1,8 @@
-//! The OGP master server: it collects OGP uplinks and GameSpy v3 heartbeats, verifies
-//! every server by querying it back, polls the listed ones, stores them (SQLite, or
-//! PostgreSQL shared by several instances) and serves the list over Valve's UDP list
-//! protocol and an HTTP API.
+//! The OGP master server: it collects OGP uplinks, GameSpy v1 and v3 and Quake III
+//! heartbeats, verifies every server by querying it back, polls the listed ones, stores
+//! them (SQLite, or PostgreSQL shared by several instances) and serves the list over
+//! Valve's UDP list protocol, dpmaster's, the GameSpy master's over TCP (opt-in) and an
+//! HTTP API.
 //!
 //! ```no_run
 //! # async fn run() -> anyhow::Result<()> {
@@ -103,7 +104,9 @@ pub struct MasterConfig {
     pub max_pending_verifications_per_prefix: usize,
     /// Bytes of list replies per second per source IP address (default 65536, burst four
     /// times that): what spoofed list requests can make us send to one address is
-    /// bounded by it. Every reply is counted as a full page (1,392 bytes).
+    /// bounded by it. Every reply is counted as a full page (Valve's 1,392 bytes,
+    /// dpmaster's 1,400; the GameSpy master list over TCP shares it, a 1,400-byte page
+    /// at a time).
     pub list_bytes_per_second: u32,
     /// Bytes of list replies per second to all source addresses together (default
     /// 1048576, burst four times that): what spoofed list requests can make us send in

@@ -276,37 +276,37 @@ pub fn validate(challenge: &[u8], key: &[u8]) -> String {
         return String::new();
     }
     // the table, put in order and then swapped by the key
-    let mut table: [u8; 256] = std::array::from_fn(|i| i as u8);
+    let mut table: [u8; 256] = std::array::from_fn(|i| u8::try_from(i).unwrap_or(0));
+    let at = |t: &[u8; 256], i: u8| t.get(usize::from(i)).copied().unwrap_or(0);
     let mut a: u8 = 0;
-    for i in 0..256 {
-        let k = key.get(i % key.len()).copied().unwrap_or(0);
-        a = a.wrapping_add(table[i]).wrapping_add(k);
-        table.swap(i, usize::from(a));
+    for (i, k) in (0..=255u8).zip(key.iter().copied().cycle()) {
+        a = a.wrapping_add(at(&table, i)).wrapping_add(k);
+        table.swap(usize::from(i), usize::from(a));
     }
     // the challenge through the stream
     let (mut a, mut b) = (0u8, 0u8);
     let mut enc: Vec<u8> = Vec::with_capacity(challenge.len().saturating_add(2));
     for &c in challenge {
         a = a.wrapping_add(c).wrapping_add(1);
-        let x = table[usize::from(a)];
+        let x = at(&table, a);
         b = b.wrapping_add(x);
-        let y = table[usize::from(b)];
-        table[usize::from(b)] = x;
-        table[usize::from(a)] = y;
-        enc.push(c ^ table[usize::from(x.wrapping_add(y))]);
+        let y = at(&table, b);
+        table.swap(usize::from(a), usize::from(b));
+        enc.push(c ^ at(&table, x.wrapping_add(y)));
     }
     while enc.len() % 3 != 0 {
         enc.push(0);
     }
     const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let sym = |v: u8| char::from(B64[usize::from(v & 63)]);
+    let sym = |v: u8| char::from(B64.get(usize::from(v & 63)).copied().unwrap_or(b'A'));
     let mut out = String::with_capacity(enc.len() / 3 * 4);
     for t in enc.chunks_exact(3) {
-        let (x, y, z) = (t[0], t[1], t[2]);
-        out.push(sym(x >> 2));
-        out.push(sym(((x & 3) << 4) | (y >> 4)));
-        out.push(sym(((y & 15) << 2) | (z >> 6)));
-        out.push(sym(z & 63));
+        if let [x, y, z] = *t {
+            out.push(sym(x >> 2));
+            out.push(sym(((x & 3) << 4) | (y >> 4)));
+            out.push(sym(((y & 15) << 2) | (z >> 6)));
+            out.push(sym(z & 63));
+        }
     }
     out
 }

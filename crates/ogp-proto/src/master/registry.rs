@@ -1,5 +1,5 @@
 //! What a master does with what servers send it, sans-IO: registrations (OGP uplinks,
-//! GameSpy v3 heartbeats, Quake III / DarkPlaces heartbeats) in, verification queries out, verdicts back.
+//! GameSpy v1 and v3 heartbeats, Quake III / DarkPlaces heartbeats) in, verification queries out, verdicts back.
 //!
 //! ```
 //! # use std::time::Instant;
