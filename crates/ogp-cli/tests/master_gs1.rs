@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::master::{closed_within, connect_from, runtime, wait_for, wait_until, Master};
+use common::master::{closed_within, connect_from, counter, runtime, wait_for, wait_until, Master};
 use common::{run, TempDir};
 use ogp_testkit::replay::Replay;
 
@@ -81,15 +81,6 @@ fn list(tcp: SocketAddr, request: &[u8]) -> (Vec<u8>, Vec<u8>) {
     let mut answer = Vec::new();
     let _ = s.read_to_end(&mut answer);
     (greeting.to_vec(), answer)
-}
-
-/// The sum of the metric lines of `name` that contain `with`.
-fn counter(m: &Master, name: &str, with: &str) -> u64 {
-    let (_, text) = m.get("/metrics");
-    text.lines()
-        .filter(|l| l.starts_with(name) && l.contains(with))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum::<f64>() as u64
 }
 
 fn listed(m: &Master, addr: SocketAddr) -> bool {

@@ -40,7 +40,7 @@ use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::list::{rfc3339, Query};
 use crate::metrics::{label, labels};
-use crate::slots::{lock, Permit, Table, Tracker};
+use crate::slots::{accept, lock, Permit, Table, Tracker};
 use crate::Shared;
 
 /// Most items per page (with `view=summary`: [`MAX_SUMMARY_LIMIT`]).
@@ -97,18 +97,9 @@ pub(crate) async fn serve(shared: Shr, listener: TcpListener, mut stop: watch::R
     let mut sweep = tokio::time::interval(Duration::from_secs(5));
     loop {
         let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(x) => x,
-                Err(e) => {
-                    // out of file descriptors, or a connection reset before it was taken:
-                    // wait a little rather than spin, and say so at most once a second
-                    if last_error_log.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
-                        tracing::warn!("HTTP accept: {e}");
-                        last_error_log = Some(Instant::now());
-                    }
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                    continue;
-                }
+            accepted = accept(&listener, "HTTP", &mut last_error_log) => match accepted {
+                Some(x) => x,
+                None => continue,
             },
             _ = stop.changed() => break,
             _ = sweep.tick() => {

@@ -27,7 +27,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::metrics::{label, labels};
-use crate::slots::{Permit, Table, Tracker};
+use crate::slots::{accept, Permit, Table, Tracker};
 use crate::Shared;
 
 /// Serves the GameSpy master list on `listener` until `stop`.
@@ -51,16 +51,9 @@ pub(crate) async fn serve(
     let mut last_error_log: Option<Instant> = None;
     loop {
         let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(x) => x,
-                Err(e) => {
-                    if last_error_log.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
-                        tracing::warn!("GameSpy master list accept: {e}");
-                        last_error_log = Some(Instant::now());
-                    }
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                    continue;
-                }
+            accepted = accept(&listener, "GameSpy master list", &mut last_error_log) => match accepted {
+                Some(x) => x,
+                None => continue,
             },
             _ = stop.changed() => break,
         };

@@ -4,11 +4,13 @@
 //! connections open.
 
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use ogp_proto::master::connections::{Cap, ConnectionId, Connections};
 use prometheus_client::metrics::gauge::Gauge;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -104,4 +106,25 @@ impl Tracker {
 
 pub(crate) fn open_gauge(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// The next connection of `listener`, or `None` after an error (out of file
+/// descriptors, a connection reset before it was taken): then it waits a little rather
+/// than spin, and says so at most once a second (`last_error`), naming `what`.
+pub(crate) async fn accept(
+    listener: &TcpListener,
+    what: &str,
+    last_error: &mut Option<Instant>,
+) -> Option<(TcpStream, SocketAddr)> {
+    match listener.accept().await {
+        Ok(x) => Some(x),
+        Err(e) => {
+            if last_error.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+                tracing::warn!("{what} accept: {e}");
+                *last_error = Some(Instant::now());
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            None
+        }
+    }
 }
