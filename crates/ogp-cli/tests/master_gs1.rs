@@ -345,7 +345,7 @@ fn ogp_list_gs1_ends_against_hostile_masters() {
         (
             &b""[..],
             &b""[..],
-            Duration::from_secs(3),
+            Duration::from_secs(1),
             "sent nothing for 500 ms",
         ),
         (
@@ -357,7 +357,7 @@ fn ogp_list_gs1_ends_against_hostile_masters() {
         (
             GREETING,
             b"\\ip\\1.2.3.4:1",
-            Duration::from_secs(3),
+            Duration::from_secs(1),
             "sent nothing for 500 ms",
         ),
         (
