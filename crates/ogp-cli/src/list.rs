@@ -1,19 +1,21 @@
 //! `ogp list`: a server list from a master, over Valve's UDP list protocol
-//! (`HOST:PORT`), dpmaster's (`HOST:PORT --dp GAME PROTOCOL`) or our HTTP API
+//! (`HOST:PORT`), dpmaster's (`HOST:PORT --dp GAME PROTOCOL`), the GameSpy master's
+//! over TCP (`HOST:PORT --gs1 GAME`) or our HTTP API
 //! (`http://HOST:PORT`), one server per line in the
 //! format `ogp scan` reads, or NDJSON. What a page is, when the list has ended, the
 //! deadlines and the budgets are ogp-proto's `master::list_client`; this moves bytes and
 //! prints.
 
-use std::io::Write;
-use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
 use ogp_proto::master::dpmaster::ServersRequest;
 use ogp_proto::master::list_client::{
-    DpListClient, HttpListClient, ListLimits, UdpListClient, UdpListProtocol, ValveListClient,
+    DpListClient, GsListClient, GsProgress, HttpListClient, ListLimits, UdpListClient,
+    UdpListProtocol, ValveListClient,
 };
 use serde_json::{json, Value};
 
@@ -26,7 +28,8 @@ const MAX_SKIP_WARNINGS: usize = 10;
 #[derive(Debug, clap::Args)]
 pub struct ListArgs {
     /// The master: HOST:PORT (Valve's master protocol over UDP; with --dp, the DP master
-    /// protocol of dpmaster) or http://HOST:PORT (an ogp master's HTTP API).
+    /// protocol of dpmaster; with --gs1, the GameSpy master protocol over TCP) or
+    /// http://HOST:PORT (an ogp master's HTTP API).
     #[arg(value_name = "MASTER")]
     master: String,
     /// Valve: the filter string, e.g. '\gamedir\tf\empty\1'. HTTP: the API's query
@@ -42,6 +45,16 @@ pub struct ListArgs {
     /// `gametype=X`, `ffa`, …).
     #[arg(long, num_args = 2, value_names = ["GAME", "PROTOCOL"])]
     dp: Option<Vec<String>>,
+    /// The master speaks the GameSpy master protocol over TCP (the GameSpy v1 games'
+    /// masters, port 28900, and `ogp master --gs1-list`): ask it for GAME's servers
+    /// (its `gamename`: `ut`, `bfield1942`, `mohaa`…).
+    #[arg(long, value_name = "GAME", conflicts_with = "dp")]
+    gs1: Option<String>,
+    /// With --gs1: the secret key of GAME, to answer the master's challenge (`validate`)
+    /// as the game does; without it the answer is `00000000`, which only masters that do
+    /// not check take (ours does not).
+    #[arg(long, value_name = "KEY", requires = "gs1")]
+    gs1_key: Option<String>,
     /// Stop after this many servers.
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
@@ -120,6 +133,8 @@ pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
             "{}: only http:// URLs (or HOST:PORT for Valve's UDP protocol)",
             sanitize(&args.master)
         )
+    } else if let Some(game) = &args.gs1 {
+        gs1(args, game, limits, limit, &mut out, &mut skips)
     } else if let Some(dp_args) = &args.dp {
         dp_request(dp_args, &args.filter).and_then(|request| {
             let start = |now| DpListClient::new(request, limits, now);
@@ -246,6 +261,73 @@ fn udp<P: UdpListProtocol>(
             return Ok(count);
         }
     }
+}
+
+/// A GameSpy master's list over TCP.
+fn gs1(
+    args: &ListArgs,
+    game: &str,
+    limits: ListLimits,
+    limit: usize,
+    out: &mut impl Write,
+    skips: &mut Skips,
+) -> anyhow::Result<usize> {
+    let name = sanitize(&args.master);
+    let addr: SocketAddr = args
+        .master
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve {name}"))?
+        .next()
+        .ok_or_else(|| anyhow!("{name} has no address"))?;
+    let start = Instant::now();
+    let mut client = GsListClient::new(game, game, args.gs1_key.as_deref(), limits, start);
+    let wait = client.next_wake().saturating_duration_since(start);
+    let mut sock = TcpStream::connect_timeout(&addr, wait.max(Duration::from_millis(1)))
+        .with_context(|| name.to_string())?;
+    let mut buf = vec![0u8; 16384];
+    let (servers, skipped) = loop {
+        let wait = client.next_wake().saturating_duration_since(Instant::now());
+        if wait.is_zero() {
+            bail!("{name}: {}", client.timed_out(Instant::now()));
+        }
+        sock.set_read_timeout(Some(wait))?;
+        let n = match sock.read(&mut buf) {
+            Ok(0) => bail!("{name}: {}", client.handle_closed()),
+            Ok(n) => n,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                continue
+            }
+            Err(e) => bail!("{name}: {e}"),
+        };
+        match client
+            .handle_bytes(Instant::now(), buf.get(..n).unwrap_or_default())
+            .map_err(|e| anyhow!("{name}: {e}"))?
+        {
+            GsProgress::Send(d) => sock.write_all(&d).with_context(|| name.to_string())?,
+            GsProgress::Done { servers, skipped } => break (servers, skipped),
+            _ => {}
+        }
+    };
+    for (a, why) in &skipped {
+        skips.skip(&args.master, &a.to_string(), why);
+    }
+    let mut count = 0;
+    for a in servers.iter().take(limit) {
+        let addr = a.to_string();
+        print(
+            out,
+            args.json,
+            &addr,
+            &json!({ "addr": addr, "protocols": ["gamespy1"] }),
+        )?;
+        count += 1;
+    }
+    Ok(count)
 }
 
 fn http(

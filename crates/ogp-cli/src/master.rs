@@ -25,7 +25,7 @@ pub struct MasterArgs {
     /// TOML config file; flags given as well win over it.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// UDP address for registrations (OGP uplinks, GameSpy v3 and Quake III / DarkPlaces
+    /// UDP address for registrations (OGP uplinks, GameSpy v1 and v3 and Quake III / DarkPlaces
     /// heartbeats) and list requests (Valve's, and the DP master protocol's `getservers`)
     /// (repeatable) [default: 0.0.0.0:27900].
     #[arg(long, value_name = "ADDR:PORT")]
@@ -41,6 +41,10 @@ pub struct MasterArgs {
     /// List servers on loopback and private addresses too (LANs and tests).
     #[arg(long)]
     allow_private: bool,
+    /// TCP address of the GameSpy master list (`\\list\\` of GameSpy v1 games' browsers
+    /// and `quakestat -gsm`; the classic port is 28900) [default: off].
+    #[arg(long, value_name = "ADDR:PORT")]
+    gs1_list: Option<SocketAddr>,
     /// Seconds between polls of each listed server [default: 60].
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
     poll_interval: Option<u64>,
@@ -88,6 +92,9 @@ fn config(args: &MasterArgs) -> anyhow::Result<MasterConfig> {
     if let Some(p) = args.poll_interval {
         c.poll_interval_secs = p;
     }
+    if let Some(a) = args.gs1_list {
+        c.gs1_list = Some(a);
+    }
     Ok(c)
 }
 
@@ -108,6 +115,9 @@ pub fn run(args: &MasterArgs) -> anyhow::Result<ExitCode> {
         let master = Master::start(config.clone()).await?;
         for a in master.udp_addrs() {
             tracing::info!("UDP on {a} (registrations, Valve list requests)");
+        }
+        if let Some(a) = master.gs1_list_addr() {
+            tracing::info!("GameSpy master list on TCP {a}");
         }
         if let Some(a) = master.http_addr() {
             tracing::info!("HTTP on http://{a}/ (page, /api/v1/servers, /metrics)");

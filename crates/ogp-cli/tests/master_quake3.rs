@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use common::master::{wait_for, wait_until, Flood, Master};
+use common::master::{counter, wait_for, wait_until, Flood, Master};
 use common::{run, TempDir, BIN};
 use ogp_proto::master::dpmaster::decode_page;
 use ogp_testkit::gameservers::{OpenArena, OpenArenaConfig};
@@ -23,15 +23,6 @@ fn master(dir: &Path, settings: &str) -> Master {
     let db = format!("sqlite://{}", dir.join("master.db").display());
     let config = format!("allow_private = true\ndb = \"{db}\"\n{settings}\n");
     Master::with_config(dir, "master", &config, &[])
-}
-
-/// The sum of the metric lines of `name` that contain `with`.
-fn counter(m: &Master, name: &str, with: &str) -> u64 {
-    let (_, text) = m.get("/metrics");
-    text.lines()
-        .filter(|l| l.starts_with(name) && l.contains(with))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum::<f64>() as u64
 }
 
 /// How a fake DarkPlaces server answers `getinfo`.

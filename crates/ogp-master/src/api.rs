@@ -27,11 +27,11 @@ use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use ogp_proto::master::addr::canonical;
 use ogp_proto::master::auth::{WrongTokenAnswer, WrongTokenLimits, WrongTokens};
-use ogp_proto::master::connections::{Cap, ConnectionId, ConnectionLimits, Connections};
+use ogp_proto::master::connections::{ConnectionLimits, Connections};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
-use tokio::sync::{oneshot, watch};
+use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio_io_timeout::TimeoutStream;
 use tower_http::compression::CompressionLayer;
@@ -40,6 +40,7 @@ use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::list::{rfc3339, Query};
 use crate::metrics::{label, labels};
+use crate::slots::{accept, lock, Permit, Table, Tracker};
 use crate::Shared;
 
 /// Most items per page (with `view=summary`: [`MAX_SUMMARY_LIMIT`]).
@@ -96,18 +97,9 @@ pub(crate) async fn serve(shared: Shr, listener: TcpListener, mut stop: watch::R
     let mut sweep = tokio::time::interval(Duration::from_secs(5));
     loop {
         let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(x) => x,
-                Err(e) => {
-                    // out of file descriptors, or a connection reset before it was taken:
-                    // wait a little rather than spin, and say so at most once a second
-                    if last_error_log.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
-                        tracing::warn!("HTTP accept: {e}");
-                        last_error_log = Some(Instant::now());
-                    }
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                    continue;
-                }
+            accepted = accept(&listener, "HTTP", &mut last_error_log) => match accepted {
+                Some(x) => x,
+                None => continue,
             },
             _ = stop.changed() => break,
             _ = sweep.tick() => {
@@ -122,7 +114,7 @@ pub(crate) async fn serve(shared: Shr, listener: TcpListener, mut stop: watch::R
         // the tasks of connections that ended, without a turn of the loop each: under a
         // flood of newcomers, displaced connections end as fast as others come
         while connections.try_join_next().is_some() {}
-        let (permit, displaced) = Permit::take(&table, peer.ip(), &shared);
+        let (permit, displaced) = Permit::take(&table, peer.ip(), &shared.metrics.http_connections);
         if let Some(cap) = displaced {
             shared
                 .metrics
@@ -160,99 +152,6 @@ pub(crate) async fn serve(shared: Shr, listener: TcpListener, mut stop: watch::R
         () = tokio::time::sleep(Duration::from_secs(3)) => {}
     }
     // what is left is aborted when `connections` is dropped
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// The connections kept, and how to close each: dropping its closer.
-struct Table {
-    connections: Connections,
-    closers: HashMap<ConnectionId, oneshot::Sender<()>>,
-}
-
-/// A connection taken into the table: its tracker, and what resolves when it is
-/// displaced.
-struct Permit {
-    tracker: Tracker,
-    closed: oneshot::Receiver<()>,
-}
-
-impl Permit {
-    /// Takes a connection from `ip`, closing the one it displaces; the cap that was full
-    /// when one was displaced.
-    fn take(table: &Arc<Mutex<Table>>, ip: std::net::IpAddr, shared: &Shr) -> (Self, Option<Cap>) {
-        let (tx, rx) = oneshot::channel();
-        let mut t = lock(table);
-        let admission = t.connections.admit(ip);
-        let displaced = admission.displaced.map(|(victim, cap)| {
-            // dropping the closer ends the victim's task, which drops its connection
-            t.closers.remove(&victim);
-            cap
-        });
-        t.closers.insert(admission.id, tx);
-        shared
-            .metrics
-            .http_connections
-            .set(open_gauge(t.connections.open()));
-        let tracker = Tracker {
-            table: table.clone(),
-            id: admission.id,
-            shared: shared.clone(),
-        };
-        (
-            Self {
-                tracker,
-                closed: rx,
-            },
-            displaced,
-        )
-    }
-
-    fn tracker(&self) -> Tracker {
-        self.tracker.clone()
-    }
-}
-
-/// Tells the table what a connection does: a request came, its answer went, it ended.
-#[derive(Clone)]
-struct Tracker {
-    table: Arc<Mutex<Table>>,
-    id: ConnectionId,
-    shared: Shr,
-}
-
-impl Tracker {
-    fn received(&self) {
-        lock(&self.table).connections.received(self.id);
-    }
-
-    fn request(&self) {
-        lock(&self.table).connections.request(self.id);
-    }
-
-    fn answered(&self) {
-        lock(&self.table).connections.answered(self.id);
-    }
-
-    fn flushed(&self) {
-        lock(&self.table).connections.flushed(self.id);
-    }
-
-    fn hold(&self) {
-        lock(&self.table).connections.hold(self.id);
-    }
-
-    fn release(&self) {
-        let mut t = lock(&self.table);
-        t.connections.release(self.id);
-        t.closers.remove(&self.id);
-        self.shared
-            .metrics
-            .http_connections
-            .set(open_gauge(t.connections.open()));
-    }
 }
 
 /// A connection's socket as hyper reads and writes it, telling the table when bytes come
@@ -398,10 +297,6 @@ impl axum::body::HttpBody for TrackedBody {
     fn size_hint(&self) -> hyper::body::SizeHint {
         self.inner.size_hint()
     }
-}
-
-fn open_gauge(n: usize) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 fn router(shared: Shr, wrong_tokens: Arc<Mutex<WrongTokens>>) -> Router {

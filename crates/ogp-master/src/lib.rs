@@ -1,7 +1,8 @@
-//! The OGP master server: it collects OGP uplinks and GameSpy v3 heartbeats, verifies
-//! every server by querying it back, polls the listed ones, stores them (SQLite, or
-//! PostgreSQL shared by several instances) and serves the list over Valve's UDP list
-//! protocol and an HTTP API.
+//! The OGP master server: it collects OGP uplinks, GameSpy v1 and v3 and Quake III
+//! heartbeats, verifies every server by querying it back, polls the listed ones, stores
+//! them (SQLite, or PostgreSQL shared by several instances) and serves the list over
+//! Valve's UDP list protocol, dpmaster's, the GameSpy master's over TCP (opt-in) and an
+//! HTTP API.
 //!
 //! ```no_run
 //! # async fn run() -> anyhow::Result<()> {
@@ -29,9 +30,11 @@ use tokio::task::JoinSet;
 mod added;
 pub mod api;
 mod assets;
+mod gs1;
 pub mod list;
 pub mod metrics;
 mod poller;
+mod slots;
 pub mod store;
 mod udp;
 
@@ -51,6 +54,23 @@ pub struct MasterConfig {
     /// HTTP address for the API, the page and `/metrics` (default `127.0.0.1:8080`);
     /// `None`: no HTTP.
     pub http: Option<SocketAddr>,
+    /// TCP address of the GameSpy master list (the classic port is 28900; default
+    /// `None`: off): `\\list\\` requests of GameSpy v1 games' browsers and `quakestat
+    /// -gsm`, answered with the servers their heartbeats listed.
+    pub gs1_list: Option<SocketAddr>,
+    /// GameSpy master list: time for a connection's whole exchange, from its accept to
+    /// the last byte of its list (default 10,000 ms); idle, half-sent and slowly read
+    /// connections are closed then.
+    pub gs1_timeout_ms: u64,
+    /// GameSpy master list: connections open at once from one address (IPv6: /64); a
+    /// new one over it displaces one of that address's (default 8).
+    pub gs1_max_connections_per_ip: usize,
+    /// GameSpy master list: connections open at once from one network (IPv4 /24, IPv6
+    /// /48), displacing as above (default 32).
+    pub gs1_max_connections_per_prefix: usize,
+    /// GameSpy master list: connections open at once in all, displacing as above
+    /// (default 256).
+    pub gs1_max_connections: usize,
     /// The database: `sqlite://PATH` (default `sqlite://ogp-master.db`) or
     /// `postgres://USER@HOST/DB`.
     pub db: String,
@@ -84,7 +104,9 @@ pub struct MasterConfig {
     pub max_pending_verifications_per_prefix: usize,
     /// Bytes of list replies per second per source IP address (default 65536, burst four
     /// times that): what spoofed list requests can make us send to one address is
-    /// bounded by it. Every reply is counted as a full page (1,392 bytes).
+    /// bounded by it. Every reply is counted as a full page (Valve's 1,392 bytes,
+    /// dpmaster's 1,400; the GameSpy master list over TCP shares it, a 1,400-byte page
+    /// at a time).
     pub list_bytes_per_second: u32,
     /// Bytes of list replies per second to all source addresses together (default
     /// 1048576, burst four times that): what spoofed list requests can make us send in
@@ -151,6 +173,11 @@ impl Default for MasterConfig {
         Self {
             udp: vec![SocketAddr::from(([0, 0, 0, 0], 27900))],
             http: Some(SocketAddr::from(([127, 0, 0, 1], 8080))),
+            gs1_list: None,
+            gs1_timeout_ms: 10_000,
+            gs1_max_connections_per_ip: 8,
+            gs1_max_connections_per_prefix: 32,
+            gs1_max_connections: 256,
             db: "sqlite://ogp-master.db".into(),
             allow_private: false,
             poll_interval_secs: 60,
@@ -245,6 +272,9 @@ pub(crate) struct Shared {
     pub(crate) writing: tokio::sync::Mutex<()>,
     /// Wakes the poller before its next tick: servers were just listed, due at once.
     pub(crate) poll_now: tokio::sync::Notify,
+    /// The byte budgets of every list answer (UDP and TCP), per source and in total: its
+    /// clones share its buckets.
+    pub(crate) list_budget: ogp_proto::master::budget::ListBudget,
 }
 
 impl Shared {
@@ -304,6 +334,7 @@ pub struct Master {
     shared: Arc<Shared>,
     udp: Vec<SocketAddr>,
     http: Option<SocketAddr>,
+    gs1_list: Option<SocketAddr>,
     stop: watch::Sender<bool>,
     tasks: JoinSet<()>,
 }
@@ -348,6 +379,18 @@ impl Master {
             config: config.clone(),
             writing: tokio::sync::Mutex::new(()),
             poll_now: tokio::sync::Notify::new(),
+            list_budget: {
+                let mut secret = [0u8; 16];
+                let _ = getrandom::fill(&mut secret);
+                ogp_proto::master::budget::ListBudget::new(
+                    ogp_proto::master::budget::ListBudgetConfig::new(
+                        config.list_bytes_per_second,
+                        config.list_total_bytes_per_second,
+                    ),
+                    secret,
+                    std::time::Instant::now(),
+                )
+            },
         });
         shared
             .store
@@ -378,12 +421,23 @@ impl Master {
             }
             None => None,
         };
+        let gs1_list = match config.gs1_list {
+            Some(addr) => {
+                let listener = http_listener(addr)
+                    .with_context(|| format!("binding the GameSpy master list {addr}"))?;
+                let bound = listener.local_addr()?;
+                tasks.spawn(gs1::serve(shared.clone(), listener, stop_rx.clone()));
+                Some(bound)
+            }
+            None => None,
+        };
         tasks.spawn(poller::run(shared.clone(), stop_rx.clone()));
         tasks.spawn(housekeeping(shared.clone(), stop_rx));
         Ok(Self {
             shared,
             udp,
             http,
+            gs1_list,
             stop,
             tasks,
         })
@@ -397,6 +451,11 @@ impl Master {
     /// The bound HTTP address.
     pub fn http_addr(&self) -> Option<SocketAddr> {
         self.http
+    }
+
+    /// The bound TCP address of the GameSpy master list.
+    pub fn gs1_list_addr(&self) -> Option<SocketAddr> {
+        self.gs1_list
     }
 
     /// This instance's name in poll leases.

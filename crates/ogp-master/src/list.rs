@@ -43,6 +43,8 @@ pub struct Entry {
     view: View,
     /// What `getservers` looks at (Quake III servers only).
     listing: Option<Listing>,
+    /// The game a GameSpy v1 heartbeat named: on the GameSpy master list under it.
+    gs1_game: Option<Box<str>>,
     updated: i64,
 }
 
@@ -142,7 +144,8 @@ impl Entry {
             last_seen: r.last_seen,
             name_lc: name.to_lowercase().into(),
             name,
-            game_name: boxed(game_of(&s)),
+            // a GameSpy v1 server's heartbeat names its game before its first poll does
+            game_name: boxed(game_of(&s)).or_else(|| boxed(r.gs1_game.as_deref())),
             mod_id: boxed(mod_id_of(&s)),
             mod_name: boxed(
                 s.mod_info
@@ -157,6 +160,7 @@ impl Entry {
             password: s.password,
             view: View::of(addr, &s),
             listing,
+            gs1_game: r.gs1_game.as_deref().map(Box::<str>::from),
             updated: r.updated,
         };
         Some((addr, Some(e), r.updated))
@@ -453,6 +457,30 @@ impl List {
             })
             .collect()
     }
+
+    /// The servers a GameSpy master list request for `game` asks for, in list order:
+    /// up IPv4 servers registered by a GameSpy v1 heartbeat naming `game` (any case).
+    pub fn gs1_servers(&self, game: &str) -> Vec<SocketAddrV4> {
+        self.entries
+            .values()
+            .filter(|e| e.up)
+            .filter(|e| {
+                e.gs1_game
+                    .as_deref()
+                    .is_some_and(|g| g.eq_ignore_ascii_case(game))
+            })
+            .filter_map(|e| match canonical(e.addr) {
+                SocketAddr::V4(v4) => Some(v4),
+                SocketAddr::V6(_) => None,
+            })
+            .collect()
+    }
+
+    /// Whether `addr` is listed with the GameSpy master list's game (a server verified
+    /// through a probe is listed without it, and verified again at its next heartbeat).
+    pub fn has_gs1_game(&self, addr: SocketAddr) -> bool {
+        self.get(addr).is_some_and(|e| e.gs1_game.is_some())
+    }
 }
 
 #[cfg(test)]
@@ -477,6 +505,7 @@ mod tests {
             game_hint: None,
             list_protocol: None,
             list_gametype: None,
+            gs1_game: None,
         }
     }
 
@@ -699,5 +728,38 @@ mod tests {
         l.apply(vec![gone]);
         assert_eq!((l.len(), l.high_water), (500, 9));
         assert_eq!(l.on_ip("127.0.0.1".parse().unwrap()), 1);
+    }
+
+    #[test]
+    fn the_gamespy_list_holds_up_ipv4_servers_of_its_game() {
+        let mut rows = Vec::new();
+        for (addr, game, up) in [
+            ("1.2.3.4:7778", Some("ut"), true),
+            ("1.2.3.5:7778", Some("UT"), true),
+            ("1.2.3.6:7778", Some("ut"), false),
+            ("1.2.3.7:23000", Some("bfield1942"), true),
+            ("1.2.3.8:7778", None, true),
+            ("[2001:4860::1]:7778", Some("ut"), true),
+        ] {
+            let mut r = row(addr, "x", 1, "gamespy3");
+            r.gs1_game = game.map(str::to_owned);
+            r.up = up;
+            rows.push(r);
+        }
+        let mut list = List::default();
+        list.apply(rows);
+        let got: Vec<String> = list
+            .gs1_servers("Ut")
+            .iter()
+            .map(|a| a.to_string())
+            .collect();
+        assert_eq!(got, ["1.2.3.4:7778", "1.2.3.5:7778"]);
+        assert_eq!(list.gs1_servers("bfield1942").len(), 1);
+        assert!(list.gs1_servers("quake3").is_empty());
+        assert!(list.has_gs1_game("1.2.3.4:7778".parse().unwrap()));
+        // the API names the heartbeat's game while the status does not
+        let item = list.get("1.2.3.4:7778".parse().unwrap()).unwrap().item();
+        assert_eq!(item.game.as_deref(), Some("ut"));
+        assert!(!list.has_gs1_game("1.2.3.8:7778".parse().unwrap()));
     }
 }

@@ -30,9 +30,15 @@ pub struct Metrics {
     /// HTTP connections closed to make room for a new one, by the cap the new one found
     /// full (source, prefix, total).
     pub http_displaced: Family<Labels, Counter>,
-    /// List requests by protocol (valve, dpmaster) and outcome (served, rate_limited,
-    /// over_total_budget, bad_filter; dpmaster also pages_cut: the budget ran out after
-    /// some pages).
+    /// GameSpy master list (TCP) connections open now.
+    pub gs1_connections: Gauge,
+    /// GameSpy master list connections closed to make room for a new one, by the cap it
+    /// found full (source, prefix, total).
+    pub gs1_displaced: Family<Labels, Counter>,
+    /// List requests by protocol (valve, dpmaster, gamespy) and outcome (served,
+    /// rate_limited, over_total_budget, bad_filter; dpmaster and gamespy also pages_cut:
+    /// the budget ran out after some pages; gamespy also refused: a bad request, and
+    /// timeout: no whole request, or the list not read, in time).
     pub list_requests: Family<Labels, Counter>,
     /// Datagrams on the UDP port that were nothing we read (malformed, unknown source).
     pub dropped: Family<Labels, Counter>,
@@ -69,6 +75,8 @@ impl Default for Metrics {
         let http_requests = Family::<Labels, Counter>::default();
         let http_connections = Gauge::default();
         let http_displaced = Family::<Labels, Counter>::default();
+        let gs1_connections = Gauge::default();
+        let gs1_displaced = Family::<Labels, Counter>::default();
         let list_requests = Family::<Labels, Counter>::default();
         let dropped = Family::<Labels, Counter>::default();
         let db_seconds =
@@ -104,6 +112,16 @@ impl Default for Metrics {
             "http_displaced_connections",
             "HTTP connections closed to make room for a new one, by the cap it found full",
             http_displaced.clone(),
+        );
+        registry.register(
+            "gs1_connections",
+            "GameSpy master list (TCP) connections open now",
+            gs1_connections.clone(),
+        );
+        registry.register(
+            "gs1_displaced_connections",
+            "GameSpy master list connections closed to make room for a new one, by the cap it found full",
+            gs1_displaced.clone(),
         );
         registry.register(
             "list_requests",
@@ -146,6 +164,8 @@ impl Default for Metrics {
             http_requests,
             http_connections,
             http_displaced,
+            gs1_connections,
+            gs1_displaced,
             list_requests,
             dropped,
             db_seconds,

@@ -69,6 +69,11 @@ ALTER TABLE servers ADD COLUMN operator TEXT;
 ALTER TABLE servers ADD COLUMN operator_name TEXT;
 ALTER TABLE servers ADD COLUMN note TEXT;
 ",
+    // The game a GameSpy v1 heartbeat named: such servers are on the GameSpy master list
+    // (TCP) under it.
+    "
+ALTER TABLE servers ADD COLUMN gs1_game TEXT;
+",
 ];
 
 /// A server's row key: its address, an IPv4-mapped one as its IPv4 (one server, one
@@ -91,6 +96,9 @@ pub struct Verified {
     /// number, game type of its `infoResponse`); stored as `game_hint`, `list_protocol`
     /// and `list_gametype`.
     pub listing: Option<Listing>,
+    /// Registered by a GameSpy v1 heartbeat: the game (its `gamename`, lowercase) it is
+    /// on the GameSpy master list under; stored as `gs1_game`.
+    pub gs1_game: Option<String>,
     /// Round trip of the verification.
     pub ping_ms: f64,
     /// What the verification answer said.
@@ -214,6 +222,8 @@ pub struct ListRow {
     pub list_protocol: Option<i64>,
     /// Quake III: the game type it is listed under.
     pub list_gametype: Option<String>,
+    /// GameSpy v1: the game it is on the GameSpy master list under.
+    pub gs1_game: Option<String>,
 }
 
 impl ListRow {
@@ -643,10 +653,10 @@ impl Store {
     /// Lists verified servers (or lists them again), due for a full poll at once; one
     /// transaction.
     pub async fn upsert_verified(&self, batch: &[Verified], now: i64) -> Result<()> {
-        let sql = "INSERT INTO servers (addr, ip, registered_via, game_hint, protocols, up, removed, ping_ms, players, status, summary, first_seen, last_seen, last_registration, next_poll, updated, list_protocol, list_gametype)
-            VALUES ($1, $2, $3, $4, $3, 1, 0, $5, $6, $7, $8, $9, $9, $9, $9, $9, $10, $11)
+        let sql = "INSERT INTO servers (addr, ip, registered_via, game_hint, protocols, up, removed, ping_ms, players, status, summary, first_seen, last_seen, last_registration, next_poll, updated, list_protocol, list_gametype, gs1_game)
+            VALUES ($1, $2, $3, $4, $3, 1, 0, $5, $6, $7, $8, $9, $9, $9, $9, $9, $10, $11, $12)
             ON CONFLICT (addr) DO UPDATE SET registered_via = excluded.registered_via, game_hint = excluded.game_hint,
-              list_protocol = excluded.list_protocol, list_gametype = excluded.list_gametype,
+              list_protocol = excluded.list_protocol, list_gametype = excluded.list_gametype, gs1_game = excluded.gs1_game,
               up = 1, removed = 0, fails = 0, ping_ms = excluded.ping_ms, last_seen = excluded.last_seen,
               last_registration = excluded.last_registration, next_poll = excluded.next_poll, updated = excluded.updated,
               status = COALESCE(servers.status, excluded.status), summary = COALESCE(servers.summary, excluded.summary)";
@@ -666,6 +676,7 @@ impl Store {
                     now,
                     v.listing.as_ref().and_then(|l| l.protocol).map(i64::from),
                     v.listing.as_ref().and_then(|l| l.gametype.clone()),
+                    v.gs1_game.clone(),
                 ],
             )]);
         }
@@ -955,7 +966,7 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<ListRow>> {
         let sql =
-            "SELECT addr, protocols, up, removed, ping_ms, last_seen, summary, updated, game_hint, list_protocol, list_gametype FROM servers
+            "SELECT addr, protocols, up, removed, ping_ms, last_seen, summary, updated, game_hint, list_protocol, list_gametype, gs1_game FROM servers
             WHERE updated > $1 AND addr > $2 ORDER BY addr LIMIT $3";
         match self {
             Self::Sqlite(_, _, c) => {
@@ -975,6 +986,7 @@ impl Store {
                                 game_hint: r.get(8)?,
                                 list_protocol: r.get(9)?,
                                 list_gametype: r.get(10)?,
+                                gs1_game: r.get(11)?,
                             })
                         })?
                         .collect::<Result<Vec<_>, _>>()?;
@@ -1000,6 +1012,7 @@ impl Store {
                     game_hint: r.get(8),
                     list_protocol: r.get(9),
                     list_gametype: r.get(10),
+                    gs1_game: r.get(11),
                 })
                 .collect()),
         }
@@ -1128,6 +1141,7 @@ mod sqlite_tests {
             addr,
             via: Protocol::Quake3,
             game_hint: listing.as_ref().and_then(|l| l.game.clone()),
+            gs1_game: listing.as_ref().map(|_| "ut".to_owned()),
             listing,
             ping_ms: 1.0,
             status: Status::default(),
@@ -1154,6 +1168,14 @@ mod sqlite_tests {
         };
         assert_eq!(of(q3), Some(l));
         assert_eq!(of(other), None);
+        // the GameSpy v1 game (migration 5) round-trips the same way
+        let gs1 = |a: SocketAddr| {
+            rows.iter()
+                .find(|r| r.addr == a.to_string())
+                .and_then(|r| r.gs1_game.clone())
+        };
+        assert_eq!(gs1(q3).as_deref(), Some("ut"));
+        assert_eq!(gs1(other), None);
     }
 }
 

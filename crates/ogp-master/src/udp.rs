@@ -19,9 +19,7 @@ use ogp_proto::master::dpmaster::{self, Listing, ServersRequest};
 use ogp_proto::master::registry::{
     classify, Admission, Inbound, Known, Registrar, RegistrarConfig, Registration, Verdict,
 };
-use ogp_proto::master::valve::{
-    encode_page, Filter, ListAdmission, ListBudget, ListBudgetConfig, ListRequest,
-};
+use ogp_proto::master::valve::{encode_page, Filter, ListAdmission, ListBudget, ListRequest};
 use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, watch};
 
@@ -173,11 +171,7 @@ pub(crate) async fn run(
     let mut secret = [0u8; 16];
     let _ = getrandom::fill(&mut secret);
     let socks: Vec<Arc<UdpSocket>> = socks.into_iter().map(Arc::new).collect();
-    let budgets = ListBudgetConfig::new(
-        shared.config.list_bytes_per_second,
-        shared.config.list_total_bytes_per_second,
-    );
-    let list_budget = ListBudget::new(budgets, secret, now);
+    let list_budget = shared.list_budget.clone();
     let (to_registrar, from_sockets) = mpsc::channel(REGISTRAR_QUEUE);
     let queued = Queued::default();
     let mut receivers = tokio::task::JoinSet::new();
@@ -320,18 +314,29 @@ fn verdict(
     v: Verdict,
 ) {
     match v {
-        Verdict::Verified { addr, game, answer } => {
+        Verdict::Verified {
+            addr,
+            game,
+            answer,
+            gamespy1,
+        } => {
             let protocol = answer.protocol;
-            let listing = Listing::of(&answer);
+            let name = if gamespy1 {
+                "gamespy1"
+            } else {
+                protocol.name()
+            };
+            let listing = answer.details.as_ref().and_then(Listing::of_details);
             let game = game.or_else(|| listing.as_ref().and_then(|l| l.game.clone()));
             shared
                 .metrics
                 .verifications
-                .get_or_create(&labels("protocol", protocol.name(), "outcome", "verified"))
+                .get_or_create(&labels("protocol", name, "outcome", "verified"))
                 .inc();
             let v = Verified {
                 addr: canonical(addr),
                 via: protocol,
+                gs1_game: game.clone().filter(|_| gamespy1),
                 game_hint: game,
                 listing,
                 ping_ms: answer.ping_ms,
@@ -401,10 +406,14 @@ fn handle(shared: &Shared, registrar: &mut Registrar, tx: &mpsc::Sender<Write>, 
             len,
         } => {
             // the list holds an IPv4-mapped source (a dual-stack socket's) as its IPv4
-            let key = canonical(from);
+            // a GameSpy v1 heartbeat names its query port
+            let key = canonical(r.query_addr(from));
             let known = match shared.list.read() {
+                // a GameSpy v1 server listed without its game (verified through a
+                // probe, which keeps no game) is verified again to learn it
                 Ok(l) => Known {
-                    listed: l.contains(key),
+                    listed: l.contains(key)
+                        && (!matches!(r, Registration::Gamespy1(_)) || l.has_gs1_game(key)),
                     servers_on_ip: l.on_ip(key.ip()),
                 },
                 Err(_) => return,
@@ -430,7 +439,7 @@ fn handle(shared: &Shared, registrar: &mut Registrar, tx: &mpsc::Sender<Write>, 
             };
             metrics
                 .registrations
-                .get_or_create(&labels("protocol", r.protocol().name(), "outcome", outcome))
+                .get_or_create(&labels("protocol", r.protocol_name(), "outcome", outcome))
                 .inc();
         }
         ToRegistrar::Reply {

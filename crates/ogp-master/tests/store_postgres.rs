@@ -16,6 +16,7 @@ fn verified(addr: SocketAddr, hint: &str) -> Verified {
         via: Protocol::Ogp,
         game_hint: Some(hint.to_owned()),
         listing: None,
+        gs1_game: None,
         ping_ms: 1.0,
         status,
     }

@@ -403,6 +403,16 @@ pub fn still_open(s: &TcpStream) -> bool {
     open
 }
 
+/// The sum of the `/metrics` lines of `name` that contain `with`.
+#[allow(dead_code)]
+pub fn counter(m: &Master, name: &str, with: &str) -> u64 {
+    let (_, text) = m.get("/metrics");
+    text.lines()
+        .filter(|l| l.starts_with(name) && l.contains(with))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum::<f64>() as u64
+}
+
 /// A gauge or counter's value in the `/metrics` text (the line that starts with `name`
 /// and a space).
 #[allow(dead_code)]

@@ -361,7 +361,12 @@ impl Listing {
     /// The listing of a Quake III answer (its `infoResponse`); `None` for another
     /// protocol's answer or one without an `infoResponse`.
     pub fn of(answer: &Answer) -> Option<Self> {
-        let Details::Quake3(d) = &answer.details else {
+        Self::of_details(&answer.details)
+    }
+
+    /// The listing of a Quake III answer's details (`None` for another protocol's).
+    pub fn of_details(details: &Details) -> Option<Self> {
+        let Details::Quake3(d) = details else {
             return None;
         };
         let info = d.info.as_ref()?;

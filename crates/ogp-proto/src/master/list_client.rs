@@ -1,6 +1,7 @@
 //! The client side of server lists (what `ogp list` runs), sans-IO: Valve's UDP list
-//! protocol ([`ValveListClient`]), dpmaster's ([`DpListClient`]) and our master's HTTP
-//! API ([`HttpListClient`]), all bounded against a hostile master.
+//! protocol ([`ValveListClient`]), dpmaster's ([`DpListClient`]), the GameSpy master's
+//! over TCP ([`GsListClient`]) and our master's HTTP API ([`HttpListClient`]), all
+//! bounded against a hostile master.
 //!
 //! * **One deadline for the whole run** ([`ListLimits::deadline`]) and one per page
 //!   ([`ListLimits::page_timeout`]) that is set when the request is sent: datagrams that
@@ -150,6 +151,18 @@ pub enum ListError {
         /// The limit.
         max: usize,
     },
+    /// The master closed the connection before the list's end (`\\final\\`), or
+    /// before its greeting's challenge (GameSpy, over TCP).
+    Unfinished {
+        /// Bytes of the list read.
+        bytes: usize,
+    },
+    /// The master sent nothing for a page timeout before the list's end (GameSpy, over
+    /// TCP).
+    Quiet {
+        /// The page timeout.
+        waited: Duration,
+    },
     /// An HTTP page that is not what the API sends.
     Malformed {
         /// The page (1, 2, …).
@@ -196,6 +209,15 @@ impl fmt::Display for ListError {
                 "the list stopped after {pages} pages without its end marker (EOT)"
             ),
             Self::TooManyServers { max } => write!(f, "more than {max} servers"),
+            Self::Unfinished { bytes } => write!(
+                f,
+                "the master closed the connection before the list's end (\\final\\; {bytes} bytes read)"
+            ),
+            Self::Quiet { waited } => write!(
+                f,
+                "the master sent nothing for {} ms before the list's end (\\final\\)",
+                waited.as_millis()
+            ),
             Self::Malformed { page, reason } => write!(f, "page {page}: {reason}"),
         }
     }
@@ -834,6 +856,175 @@ impl<'de> Visitor<'de> for Entries {
     }
 }
 
+/// What a [`GsListClient`] made of bytes from the master.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GsProgress {
+    /// Nothing to do yet: wait for more bytes (until [`GsListClient::next_wake`]).
+    More,
+    /// The greeting is whole: send these bytes (the validate and list messages).
+    Send(Vec<u8>),
+    /// The list has ended: its servers (distinct, in the master's order) and the
+    /// entries skipped as no server, with why.
+    Done {
+        /// The servers.
+        servers: Vec<SocketAddrV4>,
+        /// Entries that are no server ([`invalid_reason`]).
+        skipped: Vec<(SocketAddrV4, &'static str)>,
+    },
+}
+
+/// The most bytes of a GameSpy greeting before its challenge.
+const MAX_GREETING: usize = 1024;
+
+/// The client of a GameSpy master's list over TCP ([`super::gsmaster`]): reads the
+/// greeting, answers its challenge with `\\validate\\` and asks for one game's list,
+/// then reads the `\\ip\\A:P…\\final\\` answer. Bounded: the whole run within
+/// [`ListLimits::deadline`], silence within [`ListLimits::page_timeout`], the greeting
+/// within 1 KiB, the answer within [`ListLimits::max_page_bytes`] and
+/// [`ListLimits::max_servers`] entries; a connection closed before `\\final\\` is
+/// [`ListError::Unfinished`].
+#[derive(Debug)]
+pub struct GsListClient {
+    request: super::gsmaster::ListRequest,
+    key: Option<Vec<u8>>,
+    limits: ListLimits,
+    started: Instant,
+    last: Instant,
+    greeted: bool,
+    buf: Vec<u8>,
+}
+
+impl GsListClient {
+    /// A client asking for `game`'s servers as a client of `client_game`, answering the
+    /// challenge with `key` (the client game's secret key; without one, with `00000000`,
+    /// which a master that does not check, ours included, takes), starting at `now`
+    /// (when the connection was opened).
+    pub fn new(
+        game: &str,
+        client_game: &str,
+        key: Option<&str>,
+        limits: ListLimits,
+        now: Instant,
+    ) -> Self {
+        Self {
+            request: super::gsmaster::ListRequest::new(game, client_game, "00000000"),
+            key: key.map(|k| k.as_bytes().to_vec()),
+            limits,
+            started: now,
+            last: now,
+            greeted: false,
+            buf: Vec::new(),
+        }
+    }
+
+    /// When to give up waiting for bytes: the page timeout after the last bytes, or the
+    /// run's deadline, whichever comes first.
+    pub fn next_wake(&self) -> Instant {
+        let deadline = self.started.checked_add(self.limits.deadline);
+        let silence = self.last.checked_add(self.limits.page_timeout);
+        match (deadline, silence) {
+            (Some(d), Some(s)) => d.min(s),
+            (Some(t), None) | (None, Some(t)) => t,
+            (None, None) => self.last,
+        }
+    }
+
+    /// Nothing came by [`next_wake`](Self::next_wake): the error to end with.
+    pub fn timed_out(&self, now: Instant) -> ListError {
+        if now.saturating_duration_since(self.started) >= self.limits.deadline {
+            ListError::Deadline {
+                deadline: self.limits.deadline,
+                pages: 0,
+            }
+        } else {
+            ListError::Quiet {
+                waited: self.limits.page_timeout,
+            }
+        }
+    }
+
+    /// The master closed the connection.
+    pub fn handle_closed(&self) -> ListError {
+        ListError::Unfinished {
+            bytes: self.buf.len(),
+        }
+    }
+
+    /// Bytes from the master.
+    pub fn handle_bytes(&mut self, now: Instant, bytes: &[u8]) -> Result<GsProgress, ListError> {
+        self.last = now;
+        if now.saturating_duration_since(self.started) >= self.limits.deadline {
+            return Err(self.timed_out(now));
+        }
+        let cap = if self.greeted {
+            self.limits.max_page_bytes
+        } else {
+            MAX_GREETING
+        };
+        if bytes.len() > cap.saturating_sub(self.buf.len()) {
+            return Err(ListError::PageTooLarge { page: 1, max: cap });
+        }
+        self.buf.extend_from_slice(bytes);
+        if !self.greeted {
+            return Ok(self.greeting());
+        }
+        let list = match super::gsmaster::decode_list(&self.buf) {
+            Ok(None) => return Ok(GsProgress::More),
+            Ok(Some(list)) => list,
+            Err(e) => {
+                return Err(ListError::Malformed {
+                    page: 1,
+                    reason: e.to_string(),
+                })
+            }
+        };
+        let mut seen = HashSet::new();
+        let (mut servers, mut skipped) = (Vec::new(), Vec::new());
+        for a in list {
+            if let Some(why) = invalid_reason(SocketAddr::V4(a)) {
+                skipped.push((a, why));
+            } else if seen.insert(a) {
+                if servers.len() >= self.limits.max_servers {
+                    return Err(ListError::TooManyServers {
+                        max: self.limits.max_servers,
+                    });
+                }
+                servers.push(a);
+            }
+        }
+        Ok(GsProgress::Done { servers, skipped })
+    }
+
+    /// The greeting so far: once `\\secure\\` and its six letters are in, the request.
+    fn greeting(&mut self) -> GsProgress {
+        const SECURE: &[u8] = b"\\secure\\";
+        let Some(at) = self
+            .buf
+            .windows(SECURE.len())
+            .position(|w| w.eq_ignore_ascii_case(SECURE))
+        else {
+            return GsProgress::More;
+        };
+        let start = at.saturating_add(SECURE.len());
+        let Some(challenge) = self
+            .buf
+            .get(start..start.saturating_add(super::gsmaster::CHALLENGE_LEN))
+        else {
+            return GsProgress::More;
+        };
+        let mut request = self.request.clone();
+        if let Some(key) = &self.key {
+            request.validate = super::gsmaster::validate(challenge, key).into();
+        }
+        self.greeted = true;
+        self.buf.clear();
+        let mut out = Vec::new();
+        request.encode(&mut out);
+        GsProgress::Send(out)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1196,6 +1387,81 @@ mod tests {
         assert!(matches!(
             c.next_request(t0 + Duration::from_secs(61)),
             Err(ListError::Deadline { .. })
+        ));
+    }
+
+    #[test]
+    fn gamespy_lists_are_read_within_their_bounds() {
+        let t0 = Instant::now();
+        let limits = ListLimits::new(Duration::from_secs(10), Duration::from_secs(2));
+        let mut c = GsListClient::new("ut", "ut", Some("Z5Nfb0"), limits, t0);
+        // the greeting in two pieces, then the request with the key's response
+        assert_eq!(
+            c.handle_bytes(t0, b"\\basic\\\\secure\\ABC"),
+            Ok(GsProgress::More)
+        );
+        let GsProgress::Send(req) = c.handle_bytes(t0, b"DEF").unwrap() else {
+            panic!()
+        };
+        let want = super::super::gsmaster::validate(b"ABCDEF", b"Z5Nfb0");
+        let text = String::from_utf8(req).unwrap();
+        assert!(
+            text.contains(&format!("\\validate\\{want}\\final\\")),
+            "{text}"
+        );
+        assert!(text.ends_with("\\list\\\\gamename\\ut\\final\\"), "{text}");
+        // the list in pieces, a duplicate and a broadcast entry
+        assert_eq!(
+            c.handle_bytes(t0, b"\\ip\\1.2.3.4:7778\\ip\\1.2.3.4:7778"),
+            Ok(GsProgress::More)
+        );
+        assert_eq!(
+            c.handle_bytes(t0, b"\\ip\\255.255.255.255:1\\final\\"),
+            Ok(GsProgress::Done {
+                servers: vec!["1.2.3.4:7778".parse().unwrap()],
+                skipped: vec![(
+                    "255.255.255.255:1".parse().unwrap(),
+                    "the broadcast address"
+                )],
+            })
+        );
+        // without a key: the placeholder response
+        let mut c = GsListClient::new("ut", "gamespy2", None, limits, t0);
+        let GsProgress::Send(req) = c.handle_bytes(t0, b"\\basic\\\\secure\\ABCDEF").unwrap()
+        else {
+            panic!()
+        };
+        assert!(req.starts_with(b"\\gamename\\gamespy2\\location\\0\\validate\\00000000\\final\\"));
+        // junk, an endless greeting, an endless list, a close, silence
+        assert!(matches!(
+            c.handle_bytes(t0, b"\\ip\\nonsense\\final\\"),
+            Err(ListError::Malformed { .. })
+        ));
+        let mut c = GsListClient::new("ut", "ut", None, limits, t0);
+        assert!(matches!(
+            c.handle_bytes(t0, &[b'x'; 2000]),
+            Err(ListError::PageTooLarge { max: 1024, .. })
+        ));
+        let mut small = limits;
+        small.max_page_bytes = 100;
+        let mut c = GsListClient::new("ut", "ut", None, small, t0);
+        c.handle_bytes(t0, b"\\basic\\\\secure\\ABCDEF").unwrap();
+        assert!(c.handle_bytes(t0, &[b'x'; 60]).is_ok());
+        assert!(matches!(
+            c.handle_bytes(t0, &[b'x'; 60]),
+            Err(ListError::PageTooLarge { max: 100, .. })
+        ));
+        assert_eq!(c.handle_closed(), ListError::Unfinished { bytes: 60 });
+        assert_eq!(c.next_wake(), t0 + Duration::from_secs(2));
+        assert_eq!(
+            c.timed_out(t0 + Duration::from_secs(2)),
+            ListError::Quiet {
+                waited: Duration::from_secs(2)
+            }
+        );
+        assert!(matches!(
+            c.timed_out(t0 + Duration::from_secs(10)),
+            ListError::Deadline { .. }
         ));
     }
 }

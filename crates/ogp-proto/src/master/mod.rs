@@ -5,7 +5,9 @@
 //! and a [`filter`](valve::Filter), answered by pages of IPv4 addresses ending in
 //! `0.0.0.0:0`. [`dpmaster`] is the Quake III family's (heartbeats verified by
 //! `getinfo`, `getservers` / `getserversExt` answered by pages ending in `EOT`).
-//! [`budget`] bounds the bytes of list answers of both, per source and in total. What
+//! [`gsmaster`] is the GameSpy master's list over TCP (the challenge, the client's
+//! `validate` and `\\list\\`, the `\\ip\\` answer; gsmsalg).
+//! [`budget`] bounds the bytes of list answers of all three, per source and in total. What
 //! servers send to masters (OGP uplinks, GameSpy heartbeats) is in [`crate::announce`] and the protocols' folders; [`registry`] is what a master does
 //! with them: classify, rate-limit, verify by querying back without amplifying.
 //! [`connections`] decides which connections a master's HTTP server keeps (caps per
@@ -21,6 +23,7 @@ pub mod auth;
 pub mod budget;
 pub mod connections;
 pub mod dpmaster;
+pub mod gsmaster;
 pub mod list_client;
 pub mod registry;
 pub mod valve;

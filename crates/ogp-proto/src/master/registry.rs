@@ -1,5 +1,5 @@
 //! What a master does with what servers send it, sans-IO: registrations (OGP uplinks,
-//! GameSpy v3 heartbeats, Quake III / DarkPlaces heartbeats) in, verification queries out, verdicts back.
+//! GameSpy v1 and v3 heartbeats, Quake III / DarkPlaces heartbeats) in, verification queries out, verdicts back.
 //!
 //! ```
 //! # use std::time::Instant;
@@ -96,9 +96,11 @@ use siphasher::sip::SipHasher24;
 use super::addr::canonical;
 use super::dpmaster::{self, ServersRequest};
 use super::valve::ListRequest;
+use crate::client::Details;
 use crate::client::{Answer, Machine, Options};
 use crate::client_core::{QueryDriver, QueryError, Timing};
 use crate::error::DecodeError;
+use crate::gamespy1;
 use crate::gamespy3::heartbeat::{Heartbeat, StateChanged};
 use crate::guard::{RateConfig, RateDecision, RateLimiter, TokenBucket};
 use crate::ogp::query::DefaultQuery;
@@ -134,7 +136,108 @@ pub enum Registration {
     /// A Quake III / DarkPlaces heartbeat (`heartbeat QuakeArena-1`, `heartbeat
     /// DarkPlaces`…), verified by `getinfo`.
     Quake3(dpmaster::Heartbeat),
+    /// A GameSpy v1 heartbeat (`\heartbeat\PORT\gamename\NAME`), verified by
+    /// `\echo\` with our random text from the master's socket to its source address,
+    /// and listed on the GameSpy master list under its `gamename`.
+    Gamespy1(Box<gamespy1::Heartbeat>),
 }
+
+/// How a registration is verified: by a protocol of the table's machine, or by the
+/// GameSpy v1 echo (its own kind until GameSpy v1 has its entry in the table; its
+/// answers are reported under `gamespy1::PROTOCOL`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Via {
+    Table(Protocol),
+    Gamespy1,
+}
+
+impl Via {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Table(p) => p.name(),
+            Self::Gamespy1 => "gamespy1",
+        }
+    }
+}
+
+/// A verification's query machine.
+#[derive(Debug)]
+enum Verifier {
+    Table(Machine),
+    /// GameSpy v1: `\echo\` with eight hexadecimal digits of our random id, which the
+    /// answer must carry back (`\status\` has no challenge: anyone could forge its
+    /// answer). 14 bytes, less than the shortest heartbeat (23).
+    Gamespy1(Box<gamespy1::client::QueryMachine>),
+}
+
+impl Verifier {
+    fn new(via: Via, options: &Options, id: u32, now: Instant) -> Self {
+        match via {
+            Via::Table(p) => Self::Table(Machine::new(p, options, id, now)),
+            Via::Gamespy1 => Self::Gamespy1(Box::new(gamespy1::client::QueryMachine::new(
+                gamespy1::client::QueryOptions::asking(gamespy1::Query::Echo("".into())),
+                options.timing,
+                id,
+                now,
+            ))),
+        }
+    }
+
+    fn protocol(&self) -> Protocol {
+        match self {
+            Self::Table(m) => m.protocol(),
+            Self::Gamespy1(_) => gamespy1::PROTOCOL,
+        }
+    }
+
+    fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
+        match self {
+            Self::Table(m) => m.poll_transmit(now),
+            Self::Gamespy1(m) => m.poll_transmit(now),
+        }
+    }
+
+    fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {
+        match self {
+            Self::Table(m) => m.handle_datagram(now, datagram),
+            Self::Gamespy1(m) => m.handle_datagram(now, datagram),
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        match self {
+            Self::Table(m) => m.poll_timeout(),
+            Self::Gamespy1(m) => m.poll_timeout(),
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        match self {
+            Self::Table(m) => m.handle_timeout(now),
+            Self::Gamespy1(m) => m.handle_timeout(now),
+        }
+    }
+
+    fn last_dropped(&self) -> Option<&'static str> {
+        match self {
+            Self::Table(m) => m.last_dropped(),
+            Self::Gamespy1(m) => m.last_dropped(),
+        }
+    }
+
+    /// The result: the table's answers with their details, GameSpy v1's without (its
+    /// status comes from the poll that follows the listing).
+    fn take_result(&mut self) -> Option<Result<Verification, QueryError>> {
+        match self {
+            Self::Table(m) => Some(m.take_result()?.map(|a| a.map_details(Some))),
+            Self::Gamespy1(m) => Some(m.take_result()?.map(|a| a.map_details(|_| None))),
+        }
+    }
+}
+
+/// A verification's answer: status, ping, protocol, and the protocol's details where
+/// its machine has them in [`Details`] (GameSpy v1's echo: none).
+pub type Verification = Answer<Option<Details>>;
 
 impl Registration {
     /// The protocol the server registered with (and is verified in).
@@ -143,6 +246,30 @@ impl Registration {
             Self::OgpUplink { .. } => Protocol::Ogp,
             Self::Heartbeat(_) => Protocol::Gamespy3,
             Self::Quake3(_) => Protocol::Quake3,
+            Self::Gamespy1(_) => gamespy1::PROTOCOL,
+        }
+    }
+
+    /// The address to verify and list for a registration from `from`: `from` itself,
+    /// but for a GameSpy v1 heartbeat its source IP with the query port it names (Unreal
+    /// Tournament sends its heartbeats from a socket of their own, not from the query
+    /// port, as the GameSpy masters and their successors expect).
+    pub fn query_addr(&self, from: SocketAddr) -> SocketAddr {
+        match self {
+            Self::Gamespy1(h) => SocketAddr::new(from.ip(), h.port),
+            _ => from,
+        }
+    }
+
+    /// The metrics' and logs' name of the registration's protocol.
+    pub fn protocol_name(&self) -> &'static str {
+        self.via().name()
+    }
+
+    fn via(&self) -> Via {
+        match self {
+            Self::Gamespy1(_) => Via::Gamespy1,
+            other => Via::Table(other.protocol()),
         }
     }
 
@@ -152,6 +279,7 @@ impl Registration {
         match self {
             Self::Heartbeat(h) => h.state_changed == Some(StateChanged::Exiting),
             Self::Quake3(h) => h.shutdown(),
+            Self::Gamespy1(h) => h.state_changed == Some(2),
             Self::OgpUplink { .. } => false,
         }
     }
@@ -165,6 +293,8 @@ impl Registration {
         match self {
             Self::OgpUplink { .. } | Self::Quake3(_) => true,
             Self::Heartbeat(h) => !matches!(h.state_changed, None | Some(StateChanged::Regular)),
+            // the games send 1 on a change (map, players) and 2 when shutting down
+            Self::Gamespy1(h) => h.state_changed.is_some_and(|n| n != 0),
         }
     }
 
@@ -176,6 +306,7 @@ impl Registration {
             Self::OgpUplink { game_id: 0 } | Self::Quake3(_) => None,
             Self::OgpUplink { game_id } => Some(game_id.to_string()),
             Self::Heartbeat(h) => h.game_name.as_ref().map(|g| g.to_string()),
+            Self::Gamespy1(h) => Some(h.game_name.to_ascii_lowercase().to_string()),
         }
     }
 }
@@ -185,6 +316,8 @@ impl Registration {
 pub fn classify(datagram: &[u8]) -> Result<Inbound, DecodeError> {
     match datagram.first() {
         Some(&0x31) => ListRequest::decode(datagram).map(Inbound::List),
+        Some(&b'\\') if gamespy1::is_heartbeat(datagram) => gamespy1::decode_heartbeat(datagram)
+            .map(|h| Inbound::Registration(Registration::Gamespy1(Box::new(h)))),
         Some(&0x03) => Heartbeat::decode(datagram)
             .map(|h| Inbound::Registration(Registration::Heartbeat(Box::new(h)))),
         Some(&0xFF) if dpmaster::is_heartbeat(datagram) => dpmaster::Heartbeat::decode(datagram)
@@ -235,7 +368,7 @@ fn answer_prefix(ip: IpAddr) -> IpAddr {
 /// What a probe's machine made of an answer it took.
 enum Taken {
     /// The whole answer: the server is verified.
-    Complete(Box<Answer>),
+    Complete(Box<Verification>),
     /// A challenge: the verification goes on with this next query.
     Challenge(Vec<u8>),
 }
@@ -398,8 +531,12 @@ pub enum Verdict {
         addr: SocketAddr,
         /// The game as registered ([`Registration::game`]).
         game: Option<String>,
-        /// Its answer (status, ping, protocol).
-        answer: Box<Answer>,
+        /// Its answer (status, ping, protocol; the protocol's details but for GameSpy
+        /// v1's echo).
+        answer: Box<Verification>,
+        /// Registered by a GameSpy v1 heartbeat: listed on the GameSpy master list under
+        /// `game`.
+        gamespy1: bool,
     },
     /// No correct answer: list nothing.
     Failed {
@@ -477,7 +614,7 @@ impl Pool {
 
 #[derive(Debug)]
 struct Pending {
-    machine: Machine,
+    machine: Verifier,
     game: Option<String>,
     received: u64,
     sent: u64,
@@ -787,7 +924,7 @@ impl Registrar {
 
     /// A keyed hash of `what`, a probe's window, its protocol and its (canonical)
     /// address.
-    fn probe_hash(&self, what: &[u8], window: u64, protocol: Protocol, addr: SocketAddr) -> u64 {
+    fn probe_hash(&self, what: &[u8], window: u64, protocol: Via, addr: SocketAddr) -> u64 {
         let mut h = self.ids;
         h.write(what);
         h.write(protocol.name().as_bytes());
@@ -802,12 +939,12 @@ impl Registrar {
 
     /// The id of a probe of `addr` in `protocol` sent in `window`: keyed by our secret,
     /// so that only who sees the probe can answer it.
-    fn probe_id(&self, window: u64, protocol: Protocol, addr: SocketAddr) -> u32 {
+    fn probe_id(&self, window: u64, protocol: Via, addr: SocketAddr) -> u32 {
         (self.probe_hash(b"probe", window, protocol, addr) as u32).max(1)
     }
 
     /// The tag of its record (64 bits: nobody can aim at another address's record).
-    fn probe_tag(&self, window: u64, protocol: Protocol, addr: SocketAddr) -> u64 {
+    fn probe_tag(&self, window: u64, protocol: Via, addr: SocketAddr) -> u64 {
         self.probe_hash(b"record", window, protocol, addr)
     }
 
@@ -835,6 +972,7 @@ impl Registrar {
         len: usize,
         known: Known,
     ) -> Admission {
+        let from = registration.query_addr(from);
         if !self.config.allow_private && !is_global(from.ip()) {
             return self.drop_for(DropReason::Private);
         }
@@ -891,7 +1029,7 @@ impl Registrar {
             return self.probe(now, local, from, registration, len, DropReason::Busy);
         };
         let id = self.next_id();
-        let machine = Machine::new(registration.protocol(), &self.options, id, now);
+        let machine = Verifier::new(registration.via(), &self.options, id, now);
         self.start(
             key,
             Pending {
@@ -965,7 +1103,7 @@ impl Registrar {
         reason: DropReason,
     ) -> Admission {
         self.count_drop(reason);
-        let protocol = registration.protocol();
+        let protocol = registration.via();
         let (window, ms) = self.clock(now);
         self.records.rotate(window);
         let tag = self.probe_tag(window, protocol, from);
@@ -979,7 +1117,7 @@ impl Registrar {
             return Admission::Dropped(reason);
         }
         let id = self.probe_id(window, protocol, from);
-        let mut m = Machine::new(protocol, &self.options, id, now);
+        let mut m = Verifier::new(protocol, &self.options, id, now);
         let Some(d) = m.poll_transmit(now) else {
             return Admission::Dropped(reason);
         };
@@ -1049,7 +1187,8 @@ impl Registrar {
         datagram: &[u8],
     ) -> bool {
         let protocol = match crate::detect::guess(datagram) {
-            Some(p @ (Protocol::Ogp | Protocol::Gamespy3 | Protocol::Quake3)) => p,
+            _ if datagram.first() == Some(&b'\\') => Via::Gamespy1,
+            Some(p @ (Protocol::Ogp | Protocol::Gamespy3 | Protocol::Quake3)) => Via::Table(p),
             _ => return false,
         };
         if !self.config.allow_private && !is_global(from.ip()) {
@@ -1075,7 +1214,7 @@ impl Registrar {
                 continue;
             }
             let id = self.probe_id(w, protocol, from);
-            let mut m = Machine::new(protocol, &self.options, id, now);
+            let mut m = Verifier::new(protocol, &self.options, id, now);
             let Some(probe) = m.poll_transmit(now) else {
                 continue;
             };
@@ -1101,7 +1240,7 @@ impl Registrar {
         local: usize,
         from: SocketAddr,
         (window, tag): (u64, u64),
-        m: Machine,
+        m: Verifier,
         probe: Vec<u8>,
         taken: Taken,
         datagram: &[u8],
@@ -1124,6 +1263,7 @@ impl Registrar {
         self.stats.answered += 1;
         let len = u64::try_from(datagram.len()).unwrap_or(u64::MAX);
         self.stats.received_bytes = self.stats.received_bytes.saturating_add(len);
+        let gamespy1 = matches!(m, Verifier::Gamespy1(_));
         let next = match taken {
             Taken::Complete(mut answer) => {
                 self.stats.verified += 1;
@@ -1132,6 +1272,7 @@ impl Registrar {
                     addr: key,
                     game: None,
                     answer,
+                    gamespy1,
                 });
                 return true;
             }
@@ -1273,6 +1414,7 @@ impl Registrar {
             return;
         };
         let protocol = p.machine.protocol();
+        let gamespy1 = matches!(p.machine, Verifier::Gamespy1(_));
         let Some(p) = self.remove(addr) else {
             return;
         };
@@ -1284,6 +1426,7 @@ impl Registrar {
                     addr,
                     game: p.game,
                     answer: Box::new(answer),
+                    gamespy1,
                 }
             }
             Err(error) => {
@@ -1436,7 +1579,9 @@ mod tests {
         );
         let (v, _) = run(&mut reg, server, t0);
         match v {
-            Some(Verdict::Verified { addr, game, answer }) => {
+            Some(Verdict::Verified {
+                addr, game, answer, ..
+            }) => {
                 assert_eq!(addr, server);
                 assert_eq!(game.as_deref(), Some("7"));
                 assert_eq!(answer.status.host_name.as_deref(), Some("Verified"));
@@ -1603,7 +1748,11 @@ mod tests {
         match v {
             Some(Verdict::Verified { answer, game, .. }) => {
                 assert_eq!(game, None);
-                let l = dpmaster::Listing::of(&answer).unwrap();
+                let l = answer
+                    .details
+                    .as_ref()
+                    .and_then(dpmaster::Listing::of_details)
+                    .unwrap();
                 assert_eq!(
                     (l.game.as_deref(), l.protocol),
                     (Some("Quake3Arena"), Some(71))
@@ -2304,6 +2453,170 @@ mod tests {
         }
         for a in ["8.8.8.8", "203.0.114.2", "2a00:1450::1", "::ffff:8.8.4.4"] {
             assert!(is_global(a.parse().unwrap()), "{a}");
+        }
+    }
+
+    /// A GameSpy v1 server's answers: `\echo\TEXT` back as the games send it (with a
+    /// query id and `\final\`), or what `lie` makes of the query.
+    fn run_gamespy1(
+        heartbeat: &[u8],
+        lie: impl Fn(&[u8]) -> Option<Vec<u8>>,
+    ) -> (Option<Verdict>, Vec<Vec<u8>>, RegistrarStats) {
+        let t0 = Instant::now();
+        let mut reg = Registrar::new(RegistrarConfig::default().allow_private(true), [5; 16], t0);
+        let server: SocketAddr = "127.0.0.2:7778".parse().unwrap();
+        let Ok(Inbound::Registration(r)) = classify(heartbeat) else {
+            panic!("{heartbeat:?}")
+        };
+        assert_eq!(r.protocol_name(), "gamespy1");
+        assert_eq!(
+            reg.register(t0, server, &r, heartbeat.len(), Known::default()),
+            Admission::Verifying
+        );
+        let mut now = t0;
+        let mut queries = Vec::new();
+        for _ in 0..50 {
+            while let Some((to, d)) = reg.poll_transmit(now) {
+                assert_eq!(to, server);
+                if let Some(a) = lie(&d) {
+                    assert!(reg.handle_reply(now, server, &a));
+                }
+                queries.push(d);
+            }
+            if let Some(v) = reg.poll_verdict() {
+                return (Some(v), queries, reg.stats());
+            }
+            match reg.poll_timeout() {
+                Some(t) => {
+                    now = t.max(now);
+                    reg.handle_timeout(now);
+                }
+                None => break,
+            }
+        }
+        (reg.poll_verdict(), queries, reg.stats())
+    }
+
+    fn echo_back(q: &[u8]) -> Option<Vec<u8>> {
+        let text = q.strip_prefix(b"\\echo\\")?;
+        Some([b"\\echo\\", text, b"\\final\\\\queryid\\7.1"].concat())
+    }
+
+    #[test]
+    fn a_gamespy1_heartbeat_is_verified_by_its_echo_within_its_byte_budget() {
+        let hb = b"\\heartbeat\\7778\\gamename\\UT\\statechanged\\1";
+        match classify(hb) {
+            Ok(Inbound::Registration(r)) => {
+                assert_eq!(r.game().as_deref(), Some("ut"));
+                assert!(r.wants_poll() && !r.exiting());
+            }
+            other => panic!("{other:?}"),
+        }
+        let (v, queries, s) = run_gamespy1(hb, echo_back);
+        match v {
+            Some(Verdict::Verified {
+                game,
+                gamespy1,
+                answer,
+                ..
+            }) => {
+                assert_eq!(game.as_deref(), Some("ut"));
+                assert!(gamespy1);
+                assert_eq!(answer.protocol, gamespy1::PROTOCOL);
+            }
+            other => panic!("{other:?}"),
+        }
+        // one `\echo\` with 8 hex digits: 14 bytes toward a 42-byte heartbeat
+        assert_eq!(queries.len(), 1);
+        assert_eq!(queries[0].len(), 14, "{:?}", queries[0]);
+        assert!(s.sent_bytes <= s.received_bytes, "{s:?}");
+        // a short heartbeat (26 bytes; the shortest, with a one-digit port, is 23) still
+        // pays for the echo
+        let (v, queries, _) = run_gamespy1(b"\\heartbeat\\7778\\gamename\\a", echo_back);
+        assert!(matches!(v, Some(Verdict::Verified { .. })), "{v:?}");
+        assert_eq!(queries[0].len(), 14);
+    }
+
+    #[test]
+    fn a_lying_gamespy1_server_is_not_verified() {
+        let hb = b"\\heartbeat\\7778\\gamename\\ut";
+        // a status with no echo, a wrong echo, junk: none is taken
+        for lie in [
+            |_: &[u8]| Some(b"\\gamename\\ut\\hostname\\x\\final\\".to_vec()),
+            |_: &[u8]| Some(b"\\echo\\00000000\\final\\".to_vec()),
+            |_: &[u8]| Some(b"\xff\xff\xff\xffjunk".to_vec()),
+        ] {
+            let (v, _, s) = run_gamespy1(hb, lie);
+            assert!(matches!(v, Some(Verdict::Failed { .. })), "{v:?}");
+            assert!(s.sent_bytes <= s.received_bytes, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn a_spoofed_gamespy1_heartbeat_costs_the_victim_one_echo_and_lists_nothing() {
+        let hb = b"\\heartbeat\\7778\\gamename\\ut";
+        let (v, queries, s) = run_gamespy1(hb, |_| None);
+        assert!(matches!(v, Some(Verdict::Failed { .. })), "{v:?}");
+        // one 14-byte echo for a 27-byte heartbeat: no retry without more bytes from it
+        assert_eq!(queries.iter().map(Vec::len).collect::<Vec<_>>(), [14]);
+        assert!(s.sent_bytes <= s.received_bytes, "{s:?}");
+        // malformed heartbeats are errors, not registrations
+        for bad in [
+            &b"\\heartbeat\\0\\gamename\\ut"[..],
+            b"\\heartbeat\\7778",
+            b"\\heartbeat\\7778\\gamename\\",
+        ] {
+            assert!(classify(bad).is_err(), "{bad:?}");
+        }
+        // a GameSpy v1 query or reply is no registration
+        assert_eq!(classify(b"\\status\\"), Ok(Inbound::Other));
+        // the echo goes to the query port the heartbeat names, at its source IP
+        let t0 = Instant::now();
+        let mut reg = Registrar::new(RegistrarConfig::default().allow_private(true), [8; 16], t0);
+        let Ok(Inbound::Registration(r)) = classify(hb) else {
+            panic!()
+        };
+        let uplink_socket: SocketAddr = "127.0.0.2:5555".parse().unwrap();
+        reg.register(t0, uplink_socket, &r, hb.len(), Known::default());
+        let (to, _) = reg.poll_transmit(t0).unwrap();
+        assert_eq!(to, "127.0.0.2:7778".parse().unwrap());
+    }
+
+    #[test]
+    fn a_probed_gamespy1_server_is_verified_by_its_echo() {
+        let t0 = Instant::now();
+        let mut config = RegistrarConfig::default().allow_private(true);
+        config.max_pending = 0;
+        let mut reg = Registrar::new(config, [6; 16], t0);
+        let server: SocketAddr = "127.0.0.3:7778".parse().unwrap();
+        let hb = b"\\heartbeat\\7778\\gamename\\ut";
+        let Ok(Inbound::Registration(r)) = classify(hb) else {
+            panic!()
+        };
+        assert!(matches!(
+            reg.register(t0, server, &r, hb.len(), Known::default()),
+            Admission::Probed(_)
+        ));
+        let (to, probe) = reg.poll_transmit(t0).unwrap();
+        assert_eq!((to, probe.len()), (server, 14));
+        // a wrong echo from it is not taken; the right one verifies it, once
+        assert!(!reg.handle_reply(t0, server, b"\\echo\\0badf00d\\final\\"));
+        let answer = echo_back(&probe).unwrap();
+        probe_answer_verifies(&mut reg, server, &answer);
+        assert!(
+            !reg.handle_reply(t0, server, &answer),
+            "a replay verifies nothing"
+        );
+    }
+
+    fn probe_answer_verifies(reg: &mut Registrar, server: SocketAddr, answer: &[u8]) {
+        assert!(reg.handle_reply(Instant::now(), server, answer));
+        match reg.poll_verdict() {
+            Some(Verdict::Verified { gamespy1, addr, .. }) => {
+                assert!(gamespy1);
+                assert_eq!(addr, server);
+            }
+            other => panic!("{other:?}"),
         }
     }
 }
