@@ -143,8 +143,9 @@ pub enum Registration {
 }
 
 /// How a registration is verified: by a protocol of the table's machine, or by the
-/// GameSpy v1 echo (its own kind until GameSpy v1 has its entry in the table; its
-/// answers are reported under `gamespy1::PROTOCOL`).
+/// GameSpy v1 echo (`\echo\` with our random text: the protocol's client asks `\status\`,
+/// whose answer carries nothing of ours that a spoofer could not forge; its answers are
+/// reported as `gamespy1`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Via {
     Table(Protocol),
