@@ -41,6 +41,7 @@ macro_rules! for_each_protocol {
             Quake3 => quake3, serve(Q3Config, Q3Responder, Q3Outcome);
             Bedrock => bedrock;
             Minecraft => minecraft;
+            Unreal2 => unreal2;
         }
     };
 }
