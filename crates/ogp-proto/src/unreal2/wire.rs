@@ -302,6 +302,19 @@ pub struct PlayerEntry {
     pub stats_id: u32,
 }
 
+impl PlayerEntry {
+    /// An entry with these fields.
+    pub fn new(id: u32, name: impl Into<Text>, ping: u32, score: i32, stats_id: u32) -> Self {
+        Self {
+            id,
+            name: name.into(),
+            ping,
+            score,
+            stats_id,
+        }
+    }
+}
+
 /// A reply datagram, decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
