@@ -315,9 +315,8 @@ impl PlayerEntry {
     }
 }
 
-/// A reply datagram, decoded.
+/// A reply datagram, decoded (the protocol has these three kinds and no other).
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum Reply {
     /// Server information.
     Info(Info),
