@@ -1255,7 +1255,8 @@ fn unreal2_msg(input: &Input) -> Result<Msg> {
                 plural(r.len(), "rule", "rules"),
                 plural(mutators, "mutator", "mutators")
             );
-            let fields = json!({"reply": "rules", "rules": r.len(), "mutators": mutators, "size": size});
+            let fields =
+                json!({"reply": "rules", "rules": r.len(), "mutators": mutators, "size": size});
             (line, fields, mapping::to_status(None, Some(r), None))
         }
         wire::Reply::Players(p) => {

@@ -115,9 +115,9 @@ pub fn parse_protocol(s: &str) -> std::result::Result<Wanted, String> {
 /// qstat server types we know but do not speak.
 const QSTAT_OTHER: &[&str] = &[
     "qs", "q2s", "q4s", "hws", "qws", "h2s", "hrs", "hls", "hl2s", "hlqs", "sns", "sgs", "tbs",
-    "ts2", "ts3", "uns", "ut2s", "ut2004s", "ams", "efs", "jk3s", "rws", "rss", "sms", "gps",
-    "gs2", "gsm", "mhs", "cods", "bfs", "bfbc2", "etqws", "wics", "tm", "fls", "dm3s", "mas",
-    "mumble", "terraria", "crs", "ottds", "tf", "wop", "ventrilo", "sas", "starmade",
+    "ts2", "ts3", "uns", "ams", "efs", "jk3s", "rws", "rss", "sms", "gps", "gs2", "gsm", "mhs",
+    "cods", "bfs", "bfbc2", "etqws", "wics", "tm", "fls", "dm3s", "mas", "mumble", "terraria",
+    "crs", "ottds", "tf", "wop", "ventrilo", "sas", "starmade",
 ];
 
 /// One list line: `Ok(None)` for blanks and comments, the target, or why it is bad.
@@ -154,7 +154,7 @@ pub fn parse_line(
                 Ok(p) => (p, host),
                 Err(_) if QSTAT_OTHER.contains(&name.to_ascii_lowercase().as_str()) => {
                     return Err(format!(
-                        "qstat type {first} is not supported (ogp, a2s, gamespy3, gqp, ogp-draft, quake3, bedrock, minecraft, auto)"
+                        "qstat type {first} is not supported (ogp, a2s, gamespy3, gqp, ogp-draft, quake3, bedrock, minecraft, unreal2, auto)"
                     ));
                 }
                 Err(e) => return Err(e.to_string()),

@@ -121,8 +121,15 @@ fn killing_floor_through_the_client() {
     let took = replay(&mut m, &c);
     let a = m.take_result().unwrap().unwrap();
     let s = &a.status;
-    assert_eq!(s.host_name.as_deref(), Some("WWW.CUZUS.ORG - BOSS RAGE - V1065"));
-    assert!(s.host_name_raw.as_deref().unwrap().starts_with("\x1b\u{fe}@@WWW"));
+    assert_eq!(
+        s.host_name.as_deref(),
+        Some("WWW.CUZUS.ORG - BOSS RAGE - V1065")
+    );
+    assert!(s
+        .host_name_raw
+        .as_deref()
+        .unwrap()
+        .starts_with("\x1b\u{fe}@@WWW"));
     assert_eq!(s.map.as_ref().unwrap().name, "KF-No-Mercy_TA");
     assert_eq!(s.game_type.as_deref(), Some("SRGameType"));
     assert_eq!(s.game_version.as_deref(), Some("1065"));
@@ -224,7 +231,11 @@ fn endless_players_are_capped() {
     let held = a.details.players.as_ref().unwrap().len();
     assert!(held <= DecodeLimits::default().max_players, "{held}");
     assert!(a.details.datagrams[2] <= DecodeLimits::default().max_datagrams);
-    assert!(a.warnings.iter().any(|w| w.contains("dropped")), "{:?}", a.warnings);
+    assert!(
+        a.warnings.iter().any(|w| w.contains("dropped")),
+        "{:?}",
+        a.warnings
+    );
     assert_eq!(a.details.missing, [Kind::Rules]);
 }
 

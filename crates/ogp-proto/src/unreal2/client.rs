@@ -231,7 +231,8 @@ impl QueryMachine {
                 let room = l.max_rules.saturating_sub(all.len());
                 if r.len() > room {
                     full = true;
-                    self.x.warn([format!("rules past the first {} dropped", l.max_rules)]);
+                    self.x
+                        .warn([format!("rules past the first {} dropped", l.max_rules)]);
                 }
                 all.extend(r.into_iter().take(room));
             }
@@ -300,8 +301,7 @@ impl QueryDriver for QueryMachine {
     fn handle_timeout(&mut self, now: Instant) {
         let Some(step) = self.step else { return };
         let out_of_time = now >= self.x.timer.deadline();
-        if self.settle_at.is_some_and(|s| now >= s) || (self.settle_at.is_some() && out_of_time)
-        {
+        if self.settle_at.is_some_and(|s| now >= s) || (self.settle_at.is_some() && out_of_time) {
             // What came is the reply (out of time while gathering: the next steps are
             // left out).
             self.advance(step, now);
@@ -310,7 +310,8 @@ impl QueryDriver for QueryMachine {
             }
             return;
         }
-        if self.settle_at.is_none() && !out_of_time && self.step_deadline.is_some_and(|d| now >= d) {
+        if self.settle_at.is_none() && !out_of_time && self.step_deadline.is_some_and(|d| now >= d)
+        {
             // This step's share is spent: the next one gets its own.
             return self.skipped(step, false, now);
         }
@@ -330,7 +331,9 @@ impl QueryDriver for QueryMachine {
         }
         let hash = fnv(datagram);
         if self.seen.contains(&hash) {
-            return self.x.dropped(bytes, "the same as a datagram already taken");
+            return self
+                .x
+                .dropped(bytes, "the same as a datagram already taken");
         }
         let reply = match decode_reply(datagram, &self.opts.limits) {
             Ok(r) => r,
@@ -439,8 +442,15 @@ mod tests {
         });
         let a = m.take_result().unwrap().unwrap();
         assert_eq!(a.status.host_name.as_deref(), Some("Red name"));
-        assert_eq!(a.status.host_name_raw.as_deref(), Some("\x1b\u{fe}@@Red name"));
-        assert_eq!(a.details.rules.as_ref().unwrap().len(), 2, "the duplicate is dropped");
+        assert_eq!(
+            a.status.host_name_raw.as_deref(),
+            Some("\x1b\u{fe}@@Red name")
+        );
+        assert_eq!(
+            a.details.rules.as_ref().unwrap().len(),
+            2,
+            "the duplicate is dropped"
+        );
         assert_eq!(a.details.datagrams, [1, 2, 1]);
         assert_eq!(a.status.players.as_ref().unwrap().len(), 1);
         assert_eq!(a.status.addons.as_ref().unwrap().len(), 1);

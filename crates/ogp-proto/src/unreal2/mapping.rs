@@ -123,7 +123,8 @@ fn player(e: &PlayerEntry) -> Player {
     p.score = Some(e.score);
     p.bot = Some(e.ping == 0);
     if e.stats_id != 0 {
-        p.extra.insert("stats_id".into(), e.stats_id.to_string().into());
+        p.extra
+            .insert("stats_id".into(), e.stats_id.to_string().into());
     }
     p
 }

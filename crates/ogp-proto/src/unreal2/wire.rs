@@ -159,9 +159,12 @@ fn string(r: &mut Reader<'_>, field: &'static str) -> Result<(Text, bool), Decod
             r.u8(field)?;
         }
         let bytes = r.take(units.saturating_mul(2), field)?;
-        let codes = bytes
-            .chunks_exact(2)
-            .map(|c| u16::from_le_bytes([c.first().copied().unwrap_or(0), c.get(1).copied().unwrap_or(0)]));
+        let codes = bytes.chunks_exact(2).map(|c| {
+            u16::from_le_bytes([
+                c.first().copied().unwrap_or(0),
+                c.get(1).copied().unwrap_or(0),
+            ])
+        });
         for c in char::decode_utf16(codes) {
             out.push(c.unwrap_or(char::REPLACEMENT_CHARACTER));
         }
@@ -420,13 +423,21 @@ pub fn put_string(out: &mut Vec<u8>, s: &str) {
     let chars: Vec<char> = s.chars().take(126).collect();
     if chars.iter().all(|&c| u32::from(c) < 0x100) {
         out.push(u8::try_from(chars.len() + 1).unwrap_or(0));
-        out.extend(chars.iter().map(|&c| u8::try_from(u32::from(c)).unwrap_or(b'?')));
+        out.extend(
+            chars
+                .iter()
+                .map(|&c| u8::try_from(u32::from(c)).unwrap_or(b'?')),
+        );
         out.push(0);
     } else {
-        let units: Vec<u16> = chars.iter().flat_map(|c| {
-            let mut b = [0u16; 2];
-            c.encode_utf16(&mut b).to_vec()
-        }).take(126).collect();
+        let units: Vec<u16> = chars
+            .iter()
+            .flat_map(|c| {
+                let mut b = [0u16; 2];
+                c.encode_utf16(&mut b).to_vec()
+            })
+            .take(126)
+            .collect();
         out.push(0x80 | u8::try_from(units.len() + 1).unwrap_or(0));
         for u in units {
             out.extend_from_slice(&u.to_le_bytes());
