@@ -255,3 +255,34 @@ fn silence_is_a_timeout() {
         other => panic!("{other:?}"),
     }
 }
+
+/// The catalogue names the capture's server Killing Floor by its game type, UT2004 by
+/// its own, and puts every Unreal 2 game's query port one above its game port.
+#[test]
+fn the_catalogue_names_the_game() {
+    use ogp_proto::games::{catalogue, Rule};
+    let c = capture("cuzus-killingfloor.json");
+    let mut m = QueryMachine::new(QueryOptions::default(), Default::default(), Instant::now());
+    replay(&mut m, &c);
+    let a = m.take_result().unwrap().unwrap();
+    let g = catalogue().identify(Protocol::Unreal2, &a.status).unwrap();
+    assert_eq!(
+        (g.game.id.as_str(), g.rule),
+        ("killingfloor", Rule::Unreal2Gametype)
+    );
+    let mut s = a.status.clone();
+    s.game_type = Some("xDeathMatch".into());
+    let g = catalogue().identify(Protocol::Unreal2, &s).unwrap();
+    assert_eq!(g.game.id, "unrealtournament2004");
+    // another protocol's answer with the same game type names nothing
+    assert!(catalogue().identify(Protocol::Quake3, &s).is_none());
+    let u2: Vec<_> = catalogue()
+        .games()
+        .iter()
+        .filter(|g| g.protocol == Protocol::Unreal2)
+        .collect();
+    assert_eq!(u2.len(), 7);
+    for g in u2 {
+        assert_eq!(g.query_port(None), Some(g.port + 1), "{}", g.id);
+    }
+}
