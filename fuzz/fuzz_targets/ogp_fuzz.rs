@@ -31,6 +31,7 @@ mod ogp_split;
 mod quake3_datagram;
 mod responder;
 mod state_json;
+mod unreal2_datagram;
 mod valve_master;
 
 /// A target's entry point: one input.
@@ -59,6 +60,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("dpmaster_request", dpmaster_request::run),
     ("dpmaster_page", dpmaster_page::run),
     ("minecraft_stream", minecraft_stream::run),
+    ("unreal2_datagram", unreal2_datagram::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.
