@@ -81,17 +81,6 @@ pub fn run(data: &[u8]) {
         5,
         now,
     );
-    let mut t = now;
-    for _ in 0..8 {
-        while m.poll_transmit(t).is_some() {
-            m.handle_datagram(t, datagram);
-        }
-        if m.take_result().is_some() {
-            return;
-        }
-        let Some(next) = m.poll_timeout() else { return };
-        t = next;
-        m.handle_timeout(t);
-    }
-    panic!("the client did not end");
+    let ended = ogp_fuzz::drive_client(&mut m, 8, |m, t| m.handle_datagram(t, datagram));
+    assert!(ended || m.poll_timeout().is_none(), "the client did not end");
 }

@@ -88,18 +88,9 @@ pub fn run(data: &[u8]) {
     let mut opts = QueryOptions::default();
     opts.limits = limits;
     let mut m = QueryMachine::new(opts, Timing::default().retries(0), now);
-    let mut t = now;
-    for _ in 0..16 {
-        while m.poll_transmit(t).is_some() {
-            m.handle_datagram(t, datagram);
-            m.handle_datagram(t, datagram);
-        }
-        if m.take_result().is_some() {
-            return;
-        }
-        let Some(next) = m.poll_timeout() else { return };
-        t = next;
-        m.handle_timeout(t);
-    }
-    panic!("the client did not end in 16 rounds");
+    let ended = ogp_fuzz::drive_client(&mut m, 16, |m, t| {
+        m.handle_datagram(t, datagram);
+        m.handle_datagram(t, datagram);
+    });
+    assert!(ended, "the client did not end in 16 rounds");
 }

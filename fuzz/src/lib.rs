@@ -146,3 +146,27 @@ pub fn check_gqp_error(e: &ogp_proto::gqp::FrameError, len: usize, max_decoded: 
         }
     }
 }
+
+/// Drives a client machine for at most `rounds` timer rounds, calling `answer` after each
+/// datagram it sends (to feed it replies); true when it ended with a result.
+pub fn drive_client<M: ogp_proto::client::QueryDriver>(
+    m: &mut M,
+    rounds: usize,
+    mut answer: impl FnMut(&mut M, std::time::Instant),
+) -> bool {
+    let mut t = std::time::Instant::now();
+    for _ in 0..rounds {
+        while m.poll_transmit(t).is_some() {
+            answer(m, t);
+        }
+        if m.take_result().is_some() {
+            return true;
+        }
+        let Some(next) = m.poll_timeout() else {
+            return false;
+        };
+        t = next;
+        m.handle_timeout(t);
+    }
+    false
+}

@@ -86,6 +86,25 @@ fn ogp_query_json(args: &[&str], target: &str) -> Value {
     parse_json(&ran, "ogp query", target)
 }
 
+/// The players of a client's JSON array `v` as (name, score, ping), each read at its JSON
+/// pointer (`/name`, `/raw/score`).
+fn players_at(v: &Value, name: &str, score: &str, ping: &str) -> Vec<(String, i64, i64)> {
+    let at = |p: &Value, ptr: &str| p.pointer(ptr).cloned().unwrap_or(Value::Null);
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .map(|p| {
+                    (
+                        str_of(&at(p, name)).unwrap_or_default(),
+                        int_of(&at(p, score)).unwrap_or(i64::MIN),
+                        int_of(&at(p, ping)).unwrap_or(i64::MIN),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// What the capture says, as our JSON must say it.
 fn check_ours(v: &Value, what: &str) {
     let s = &v["status"];
@@ -111,18 +130,7 @@ fn check_ours(v: &Value, what: &str) {
         "{what}"
     );
     assert_eq!(s["rules"]["wave_total"], "10", "{what}");
-    let players: Vec<(String, i64, i64)> = s["players"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| {
-            (
-                str_of(&p["name"]).unwrap(),
-                int_of(&p["score"]).unwrap(),
-                int_of(&p["ping"]).unwrap(),
-            )
-        })
-        .collect();
+    let players = players_at(&s["players"], "/name", "/score", "/ping");
     assert_eq!(
         players,
         [("_Mary911".into(), 2297, 100), ("_27".into(), 2093, 100)],
@@ -172,18 +180,7 @@ fn third_party_clients_agree_with_ours() {
     let ours = ogp_query_json(&["-p", "unreal2"], &r.addr().to_string());
     check_ours(&ours, "ours");
     let s = &ours["status"];
-    let our_players: Vec<(String, i64, i64)> = s["players"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| {
-            (
-                str_of(&p["name"]).unwrap(),
-                int_of(&p["score"]).unwrap(),
-                int_of(&p["ping"]).unwrap(),
-            )
-        })
-        .collect();
+    let our_players = players_at(&s["players"], "/name", "/score", "/ping");
     let our_rule = |k: &str| str_of(&s["rules"][k]);
 
     // qstat
@@ -252,20 +249,7 @@ fn third_party_clients_agree_with_ours() {
             mutators.get(..ours_m.len()).map(<[String]>::to_vec),
             Some(ours_m),
         );
-        let players: Vec<(String, i64, i64)> = v["players"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .map(|p| {
-                        (
-                            str_of(&p["name"]).unwrap_or_default(),
-                            int_of(&p["score"]).unwrap_or(i64::MIN),
-                            int_of(&p["ping"]).unwrap_or(i64::MIN),
-                        )
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let players = players_at(&v["players"], "/name", "/score", "/ping");
         rep.eq(
             format!("{kind}: players (any order)"),
             sorted(players),
@@ -347,20 +331,7 @@ fn third_party_clients_agree_with_ours() {
             our_rule(k),
         );
     }
-    let players: Vec<(String, i64, i64)> = v["players"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|p| {
-                    (
-                        str_of(&p["name"]).unwrap_or_default(),
-                        int_of(&p["raw"]["score"]).unwrap_or(i64::MIN),
-                        int_of(&p["raw"]["ping"]).unwrap_or(i64::MIN),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let players = players_at(&v["players"], "/name", "/raw/score", "/raw/ping");
     rep.eq("gamedig: players".into(), players, our_players.clone());
     rep.finish("gamedig");
 
@@ -423,20 +394,7 @@ fn third_party_clients_agree_with_ours() {
             our_rule(k),
         );
     }
-    let players: Vec<(String, i64, i64)> = v["players"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|p| {
-                    (
-                        str_of(&p["name"]).unwrap_or_default(),
-                        int_of(&p["score"]).unwrap_or(i64::MIN),
-                        int_of(&p["ping"]).unwrap_or(i64::MIN),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let players = players_at(&v["players"], "/name", "/score", "/ping");
     rep.eq("opengsq: players".into(), players, our_players);
     rep.finish("opengsq");
 }

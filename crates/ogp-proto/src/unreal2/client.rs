@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use super::mapping::to_status;
 use super::wire::{decode_reply, header, DecodeLimits, Info, Kind, PlayerEntry, Reply, Request};
-use crate::client_core::{Answer, Event, Exchange, QueryDriver, QueryError, Timeout, Timing};
+use crate::client_core::{Event, Exchange, QueryDriver, QueryError, Timeout, Timing};
 use crate::error::DecodeErrorKind;
 use crate::protocol::Protocol;
 use crate::text::Text;
@@ -136,18 +136,11 @@ impl QueryMachine {
     /// each step after it (a silent step does not starve the next). The last step runs
     /// to the query's deadline.
     fn share_deadline(&mut self, now: Instant) {
-        let mut left = 0u32;
-        let mut s = self.step;
-        while let Some(k) = s {
-            left = left.saturating_add(1);
-            s = self.next_step(Some(k));
-        }
-        let rest = self.x.timer.deadline().saturating_duration_since(now);
-        self.step_deadline = if left > 1 {
-            now.checked_add(rest / left)
-        } else {
-            None
-        };
+        let left = Kind::ALL
+            .into_iter()
+            .filter(|k| self.step.is_some_and(|s| *k >= s) && self.wanted(*k))
+            .count();
+        self.step_deadline = self.x.step_share(now, u32::try_from(left).unwrap_or(1));
     }
 
     fn advance(&mut self, done: Kind, now: Instant) {
@@ -278,24 +271,12 @@ impl QueryDriver for QueryMachine {
         })
     }
 
-    fn take_result(&mut self) -> Option<Result<Answer<Details>, QueryError>> {
-        self.x.take_result()
-    }
-
-    fn last_dropped(&self) -> Option<&'static str> {
-        self.x.last_dropped()
-    }
+    crate::client_core::exchange_driver!(results);
 
     fn poll_transmit_into(&mut self, now: Instant, d: &mut Vec<u8>) -> bool {
-        let (Some(step), Some(req)) = (self.step, self.request()) else {
-            return false;
-        };
-        if !self.x.due_datagram(d) {
-            return false;
-        }
-        req.encode(d);
-        self.x.sent_query(now, d, step.word(), None, None);
-        true
+        let Some(step) = self.step else { return false };
+        let encode = |d: &mut Vec<u8>| Request::new(step).encode(d);
+        self.x.transmit_query(now, d, step.word(), None, encode)
     }
 
     fn handle_timeout(&mut self, now: Instant) {
