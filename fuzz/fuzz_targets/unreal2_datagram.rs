@@ -8,7 +8,8 @@
 //! reply holds at most `max_rules` rules or `max_players` players, and, when its text
 //! is Latin-1 and its strings fit one length byte as we write them, re-encodes to bytes
 //! that decode to the same reply; the tail's unread bytes are within it; the status
-//! survives its JSON state file; the client machine fed the datagram as every reply
+//! survives its JSON state file (a repeated rule key's values grouped, as JSON keeps
+//! them); the client machine fed the datagram as every reply
 //! ends.
 
 use std::time::Instant;
@@ -80,7 +81,11 @@ pub fn run(data: &[u8]) {
                 }
             };
             let json = Status::from_json(&status.to_json_pretty()).expect("state file");
-            assert_eq!(json, status, "status changed through JSON");
+            // A key sent more than once (`Mutator`) comes back with its values moved up to
+            // its first place (docs/json.md): the one change JSON makes.
+            let mut want = status.clone();
+            want.rules = status.rules.as_ref().map(|r| r.grouped());
+            assert_eq!(json, want, "status changed through JSON");
         }
         Err(e) => check_error(&e, 0, len),
     }

@@ -8,7 +8,8 @@
 //! [`DecodeLimits::max_datagrams`]. The players step ends at once when it lists as
 //! many players as the information reply counted, and is not asked at all when that
 //! count is 0 (servers with nobody on send no players reply). A datagram equal to one
-//! already taken (the answer to a resent request) is dropped.
+//! already taken (the answer to a resent request) is dropped; one over a cap of ours
+//! ([`DecodeLimits`]) ends its step with what came before it, and a warning.
 //!
 //! The protocol has no challenge nor request id: any source that sees the query can
 //! answer it, as for Quake III. A step that gets no reply after its retries is left out
@@ -327,7 +328,12 @@ impl QueryDriver for QueryMachine {
                         e.field
                     )]);
                     self.x.dropped(bytes, "over a limit of ours");
-                    return self.skipped(step, false, now);
+                    // The server would send the same again: the step ends with what came.
+                    let got = self.d.datagrams.get(usize::from(step.byte())) > Some(&0);
+                    return match got {
+                        true => self.advance(step, now),
+                        false => self.skipped(step, false, now),
+                    };
                 }
                 return self.x.dropped(bytes, "does not decode");
             }
@@ -437,6 +443,32 @@ mod tests {
         assert_eq!(a.status.addons.as_ref().unwrap().len(), 1);
         // one settle wait (rules), none for players: they were all there
         assert_eq!(end.duration_since(t0), Duration::from_millis(100));
+    }
+
+    #[test]
+    fn an_oversized_datagram_ends_its_step_with_what_came() {
+        let t0 = Instant::now();
+        let mut opts = QueryOptions::default();
+        opts.limits.max_rules = 2;
+        let mut m = QueryMachine::new(opts, Timing::default(), t0);
+        let pair = |k: &str| (Text::from(k), Text::from("v"));
+        run(&mut m, t0, |req| match req.get(4) {
+            Some(0) => vec![info(0)],
+            _ => {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                encode_rules(0x80, &[pair("a")], &mut a);
+                encode_rules(0x80, &[pair("b"), pair("c"), pair("d")], &mut b);
+                vec![a, b]
+            }
+        });
+        let a = m.take_result().unwrap().unwrap();
+        assert_eq!(a.details.rules.as_deref(), Some(&[pair("a")][..]));
+        assert!(a.details.missing.is_empty());
+        assert!(
+            a.warnings.iter().any(|w| w.contains("over our limit of 2")),
+            "{:?}",
+            a.warnings
+        );
     }
 
     #[test]
