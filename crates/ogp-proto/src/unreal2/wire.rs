@@ -420,8 +420,13 @@ pub fn decode_reply(datagram: &[u8], limits: &DecodeLimits) -> Result<Reply, Dec
 /// Writes a string: Latin-1 when every character fits, else UCS-2; the trailing NUL
 /// counted; cut at 126 characters.
 pub fn put_string(out: &mut Vec<u8>, s: &str) {
+    put_string_as(out, s, false);
+}
+
+/// [`put_string`], in UCS-2 also when every character fits Latin-1 if `ucs2`.
+fn put_string_as(out: &mut Vec<u8>, s: &str, ucs2: bool) {
     let chars: Vec<char> = s.chars().take(126).collect();
-    if chars.iter().all(|&c| u32::from(c) < 0x100) {
+    if !ucs2 && chars.iter().all(|&c| u32::from(c) < 0x100) {
         out.push(u8::try_from(chars.len() + 1).unwrap_or(0));
         out.extend(
             chars
@@ -447,7 +452,8 @@ pub fn put_string(out: &mut Vec<u8>, s: &str) {
 }
 
 impl Info {
-    /// The whole reply datagram (header `80 00 00 00 00`), tail as kept.
+    /// The whole reply datagram (its version and `00`), the server name in UCS-2 when it
+    /// came so, the tail as kept.
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.version.to_le_bytes());
         out.push(Kind::Info.byte());
@@ -455,7 +461,7 @@ impl Info {
         put_string(out, &self.ip);
         out.extend_from_slice(&self.game_port.to_le_bytes());
         out.extend_from_slice(&self.query_port.to_le_bytes());
-        put_string(out, &self.server_name);
+        put_string_as(out, &self.server_name, self.server_name_ucs2);
         put_string(out, &self.map);
         put_string(out, &self.game_type);
         out.extend_from_slice(&self.players.to_le_bytes());
