@@ -15,11 +15,20 @@ use ogp_proto::unreal2::PlayerEntry;
 use proptest::prelude::*;
 
 /// Text as servers send it: Latin-1 or wider, with colour codes; no NUL (a string ends
-/// there), at most 120 characters (one length byte of UCS-2).
+/// there), at most 120 UTF-16 units (one length byte of UCS-2).
 fn text() -> impl Strategy<Value = String> {
     proptest::string::string_regex("(\u{1b}[\u{1}-\u{ff}]{3}|[^\u{0}\u{1}]){0,40}")
         .unwrap()
-        .prop_map(|s| s.chars().take(120).collect::<String>())
+        // at most 120 UTF-16 units: what one UCS-2 length byte carries, with its NUL
+        .prop_map(|s| {
+            let mut units = 0;
+            s.chars()
+                .take_while(|c| {
+                    units += c.len_utf16();
+                    units <= 120
+                })
+                .collect::<String>()
+        })
         // a UCS-2 string that starts with a unit whose low byte is 01 reads as the stray
         // 01 some servers send (gamedig's rule, which we follow): not generated
         .prop_filter("no leading xx01 unit in UCS-2", |s| {
