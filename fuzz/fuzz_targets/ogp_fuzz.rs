@@ -32,6 +32,7 @@ mod ogp_split;
 mod quake3_datagram;
 mod responder;
 mod state_json;
+mod unreal2_datagram;
 mod valve_master;
 
 /// A target's entry point: one input.
@@ -61,6 +62,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("dpmaster_page", dpmaster_page::run),
     ("minecraft_stream", minecraft_stream::run),
     ("gs1_datagram", gs1_datagram::run),
+    ("unreal2_datagram", unreal2_datagram::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

@@ -147,21 +147,34 @@ pub fn check_gqp_error(e: &ogp_proto::gqp::FrameError, len: usize, max_decoded: 
     }
 }
 
-/// Drives a client machine whose server answers every datagram it sends with `reply`:
-/// sends, feeds the reply, advances its timers, for at most 8 rounds. Panics when the
-/// machine has not ended by then.
-pub fn answer_every_send<M: ogp_proto::client::QueryDriver>(m: &mut M, reply: &[u8]) {
+/// Drives a client machine for at most `rounds` timer rounds, calling `answer` after each
+/// datagram it sends (to feed it replies); true when it ended with a result.
+pub fn drive_client<M: ogp_proto::client::QueryDriver>(
+    m: &mut M,
+    rounds: usize,
+    mut answer: impl FnMut(&mut M, std::time::Instant),
+) -> bool {
     let mut t = std::time::Instant::now();
-    for _ in 0..8 {
+    for _ in 0..rounds {
         while m.poll_transmit(t).is_some() {
-            m.handle_datagram(t, reply);
+            answer(m, t);
         }
         if m.take_result().is_some() {
-            return;
+            return true;
         }
-        let Some(next) = m.poll_timeout() else { return };
+        let Some(next) = m.poll_timeout() else {
+            return false;
+        };
         t = next;
         m.handle_timeout(t);
     }
-    panic!("the client did not end");
+    false
+}
+
+/// Drives a client machine whose server answers every datagram it sends with `reply`,
+/// for at most 8 rounds ([`drive_client`]). Panics when the machine has not ended by
+/// then.
+pub fn answer_every_send<M: ogp_proto::client::QueryDriver>(m: &mut M, reply: &[u8]) {
+    let ended = drive_client(m, 8, |m, t| m.handle_datagram(t, reply));
+    assert!(ended || m.poll_timeout().is_none(), "the client did not end");
 }

@@ -126,6 +126,7 @@ fn decode_group(protocol: Protocol, inputs: &[Input], charset: Charset) -> Resul
         Protocol::Quake3 => inputs.iter().map(quake3_msg).collect(),
         Protocol::Bedrock => inputs.iter().map(bedrock_msg).collect(),
         Protocol::Gamespy1 => gs1::describe(inputs),
+        Protocol::Unreal2 => inputs.iter().map(unreal2_msg).collect(),
         _ => ogp_msgs(inputs),
     }
 }
@@ -160,8 +161,8 @@ fn print(msgs: &[Msg], json: bool) -> Result<()> {
 /// What `-p auto` looks for, for the error message.
 const TRIED: &str = "tried OGP v1.01 and the v0.02 draft (FF FF FF FF \"OGP\\0\"), A2S \
     (FF FF FF FF, or FE FF FF FF split), GameSpy v3 (FE FD request, or 00/03/05/09 reply \
-    with a session id), GQP (text ending with EOT or ETB) and GameSpy v1 (\\key\\value \
-    text); name one with -p";
+    with a session id), GQP (text ending with EOT or ETB), GameSpy v1 (\\key\\value \
+    text) and Unreal 2 (70-9F 00 00 00 then 00, 01 or 02); name one with -p";
 
 /// Splits the inputs into runs of one protocol: all of them with `-p`, else each
 /// datagram's guessed protocol.
@@ -1207,4 +1208,67 @@ fn gqp_msg(input: &Input) -> Result<Msg> {
             Ok(_) => bail!("{}: {e}", input.name),
         },
     }
+}
+
+/// An Unreal 2 request, or one datagram of a reply (mapped to the status model on its
+/// own: a rules or players datagram may be one of several).
+fn unreal2_msg(input: &Input) -> Result<Msg> {
+    use ogp_proto::unreal2::{mapping, wire};
+    const P: Protocol = Protocol::Unreal2;
+    let size = input.bytes.len();
+    if let Some(q) = wire::decode_request(&input.bytes) {
+        let line = format!(
+            "Unreal 2 {} request, version {:#x} ({size} bytes)",
+            q.kind, q.version
+        );
+        let fields = json!({"request": q.kind.word(), "version": q.version, "size": size});
+        return Ok(Msg::new(P, "query", line, fields));
+    }
+    let reply = wire::decode_reply(&input.bytes, &wire::DecodeLimits::default())
+        .with_context(|| input.name.clone())?;
+    let (line, fields, status) = match &reply {
+        wire::Reply::Info(i) => {
+            let e = i.extra(None);
+            let line = format!(
+                "Unreal 2 server info, version {:#x}{} ({size} bytes)",
+                i.version,
+                if e.waves.is_some() {
+                    ", Killing Floor's wave fields"
+                } else {
+                    ""
+                }
+            );
+            let fields = json!({
+                "reply": "server info",
+                "version": i.version,
+                "killing_floor_layout": e.waves.is_some(),
+                "unread": e.unread,
+                "size": size,
+            });
+            (line, fields, mapping::to_status(Some(i), None, None))
+        }
+        wire::Reply::Rules(r) => {
+            let mutators = r
+                .iter()
+                .filter(|(k, _)| k.eq_ignore_ascii_case("mutator"))
+                .count();
+            let line = format!(
+                "Unreal 2 rules: {}, {} ({size} bytes)",
+                plural(r.len(), "rule", "rules"),
+                plural(mutators, "mutator", "mutators")
+            );
+            let fields =
+                json!({"reply": "rules", "rules": r.len(), "mutators": mutators, "size": size});
+            (line, fields, mapping::to_status(None, Some(r), None))
+        }
+        wire::Reply::Players(p) => {
+            let line = format!(
+                "Unreal 2 players: {} ({size} bytes)",
+                plural(p.len(), "entry", "entries")
+            );
+            let fields = json!({"reply": "players", "entries": p.len(), "size": size});
+            (line, fields, mapping::to_status(None, None, Some(p)))
+        }
+    };
+    Ok(Msg::answer(P, line, fields, status))
 }

@@ -115,7 +115,7 @@ pub fn parse_protocol(s: &str) -> std::result::Result<Wanted, String> {
 /// qstat server types we know but do not speak.
 const QSTAT_OTHER: &[&str] = &[
     "qs", "q2s", "q4s", "hws", "qws", "h2s", "hrs", "hls", "hl2s", "hlqs", "sns", "tbs", "ts2",
-    "ts3", "ut2s", "ut2004s", "ams", "efs", "jk3s", "rws", "rss", "gs2", "gsm", "mhs", "cods",
+    "ts3", "ams", "efs", "jk3s", "rws", "rss", "gs2", "gsm", "mhs", "cods",
     "bfs", "bfbc2", "etqws", "wics", "tm", "fls", "dm3s", "mumble", "terraria", "ottds", "tf",
     "wop", "ventrilo", "sas", "starmade",
 ];

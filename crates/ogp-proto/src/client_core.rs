@@ -128,7 +128,8 @@ pub trait QueryDriver {
 }
 
 /// The [`QueryDriver`] methods every machine answers from its `Exchange` (a field `x`):
-/// `poll_timeout`, `take_result` and `last_dropped`, and with `give_up_on_timeout` a `handle_timeout`
+/// `poll_timeout`, `take_result` and `last_dropped` (with `results`: the last two only, for
+/// a machine with timers of its own), and with `give_up_on_timeout` a `handle_timeout`
 /// that gives up when the timers say so.
 macro_rules! exchange_driver {
     () => {
@@ -136,6 +137,9 @@ macro_rules! exchange_driver {
             self.x.poll_timeout()
         }
 
+        $crate::client_core::exchange_driver!(results);
+    };
+    (results) => {
         fn take_result(
             &mut self,
         ) -> Option<
@@ -1088,6 +1092,34 @@ impl<D> Exchange<D> {
             id,
         };
         self.sent(now, event);
+    }
+
+    /// Encodes a due query into `out` with `encode` and records it as an attempt sent
+    /// at `now` ([`sent_query`](Self::sent_query)); false when none is due.
+    pub(crate) fn transmit_query(
+        &mut self,
+        now: Instant,
+        out: &mut Vec<u8>,
+        what: &'static str,
+        challenge: Option<u32>,
+        encode: impl FnOnce(&mut Vec<u8>),
+    ) -> bool {
+        if !self.due_datagram(out) {
+            return false;
+        }
+        encode(out);
+        self.sent_query(now, out, what, challenge, None);
+        true
+    }
+
+    /// When the current step of a query with `steps_left` steps (it included) gives way
+    /// to the next: an equal share of the time left at `now`, so that a silent step does
+    /// not starve the ones after it; `None` for the last step (it runs to the deadline).
+    pub(crate) fn step_share(&self, now: Instant, steps_left: u32) -> Option<Instant> {
+        let rest = self.timer.deadline().saturating_duration_since(now);
+        (steps_left > 1)
+            .then(|| now.checked_add(rest / steps_left))
+            .flatten()
     }
 
     /// Records a datagram sent along with an attempt (no timer of its own).

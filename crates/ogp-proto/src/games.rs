@@ -107,6 +107,9 @@ pub struct Match {
     /// OGP: GameIDs.
     #[serde(default)]
     pub ogp_game_id: Vec<u16>,
+    /// Unreal 2: game types of the server information (`xDeathMatch`, `KFGameType`).
+    #[serde(default)]
+    pub unreal2_gametype: Vec<String>,
     /// Any answer in the game's own protocol names it: the protocol is spoken by this
     /// game alone (Minecraft's Server List Ping, Bedrock's RakNet ping).
     #[serde(default)]
@@ -127,6 +130,8 @@ pub enum Rule {
     Quake3Gamename,
     /// The OGP GameID.
     OgpGameId,
+    /// The Unreal 2 game type.
+    Unreal2Gametype,
     /// The protocol itself, spoken by this game alone.
     Protocol,
 }
@@ -134,7 +139,7 @@ pub enum Rule {
 impl Rule {
     /// The rule's name in JSON and in the catalogue's `match`: `a2s_app_id`,
     /// `a2s_folder`, `gamespy_gamename`, `quake3_gamename`, `ogp_game_id`,
-    /// `by_protocol`.
+    /// `unreal2_gametype`, `by_protocol`.
     pub const fn name(self) -> &'static str {
         match self {
             Self::A2sAppId => "a2s_app_id",
@@ -142,6 +147,7 @@ impl Rule {
             Self::GamespyGamename => "gamespy_gamename",
             Self::Quake3Gamename => "quake3_gamename",
             Self::OgpGameId => "ogp_game_id",
+            Self::Unreal2Gametype => "unreal2_gametype",
             Self::Protocol => "by_protocol",
         }
     }
@@ -528,6 +534,7 @@ struct Facts<'a> {
     quake3_gamename: Option<&'a str>,
     quake3_protocol: Option<u32>,
     ogp_game_id: Option<u16>,
+    unreal2_gametype: Option<&'a str>,
     protocol: Option<Protocol>,
 }
 
@@ -589,6 +596,10 @@ impl<'a> Facts<'a> {
                 ogp_game_id: s.game_id,
                 ..Self::default()
             },
+            Protocol::Unreal2 => Self {
+                unreal2_gametype: s.game_type.as_deref(),
+                ..Self::default()
+            },
             _ => Self::default(),
         }
         .with_protocol(protocol)
@@ -614,6 +625,10 @@ impl<'a> Facts<'a> {
                 text_point(&m.quake3_gamename, self.quake3_gamename),
             ),
             (Rule::OgpGameId, num_point(&m.ogp_game_id, self.ogp_game_id)),
+            (
+                Rule::Unreal2Gametype,
+                text_point(&m.unreal2_gametype, self.unreal2_gametype),
+            ),
             (
                 Rule::Protocol,
                 // only for: an answer in another protocol says nothing against it

@@ -93,6 +93,7 @@ pub mod responder;
 mod responder_core;
 pub mod result;
 pub(crate) mod text;
+pub mod unreal2;
 
 pub use charset::Charset;
 pub use entries::PROTOCOLS;

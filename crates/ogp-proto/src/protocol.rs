@@ -42,6 +42,7 @@ macro_rules! for_each_protocol {
             Bedrock => bedrock;
             Minecraft => minecraft;
             Gamespy1 => gamespy1;
+            Unreal2 => unreal2;
         }
     };
 }

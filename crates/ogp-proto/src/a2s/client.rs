@@ -343,13 +343,8 @@ impl QueryDriver for QueryMachine {
         let (Some(step), Some(req)) = (self.step, self.request()) else {
             return false;
         };
-        if !self.x.due_datagram(d) {
-            return false;
-        }
-        req.encode(d);
         self.x
-            .sent_query(now, d, step.name(), req.challenge(), None);
-        true
+            .transmit_query(now, d, step.name(), req.challenge(), |d| req.encode(d))
     }
 
     fn handle_timeout(&mut self, now: Instant) {

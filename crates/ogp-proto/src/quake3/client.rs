@@ -25,7 +25,7 @@ use super::wire::{
     decode_reply_with, reply_kind, Command, DecodeLimits, Reply, ReplyKind, Request,
 };
 use crate::client_core::QueryError;
-use crate::client_core::{Answer, Event, Exchange, QueryDriver, Timeout, Timing};
+use crate::client_core::{Event, Exchange, QueryDriver, Timeout, Timing};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::protocol::Protocol;
 use crate::text::Text;
@@ -177,12 +177,7 @@ impl QueryMachine {
             left = left.saturating_add(1);
             s = self.next_step(Some(c));
         }
-        let rest = self.x.timer.deadline().saturating_duration_since(now);
-        self.step_deadline = if left > 1 {
-            now.checked_add(rest / left)
-        } else {
-            None
-        };
+        self.step_deadline = self.x.step_share(now, left);
     }
 
     fn advance(&mut self, done: Command, now: Instant) {
@@ -262,24 +257,14 @@ impl QueryDriver for QueryMachine {
         Some(self.step_deadline.map_or(t, |d| d.min(t)))
     }
 
-    fn take_result(&mut self) -> Option<Result<Answer<Details>, QueryError>> {
-        self.x.take_result()
-    }
-
-    fn last_dropped(&self) -> Option<&'static str> {
-        self.x.last_dropped()
-    }
+    crate::client_core::exchange_driver!(results);
 
     fn poll_transmit_into(&mut self, now: Instant, d: &mut Vec<u8>) -> bool {
         let (Some(step), Some(req)) = (self.step, self.request()) else {
             return false;
         };
-        if !self.x.due_datagram(d) {
-            return false;
-        }
-        req.encode(d);
-        self.x.sent_query(now, d, step.word(), None, None);
-        true
+        self.x
+            .transmit_query(now, d, step.word(), None, |d| req.encode(d))
     }
 
     fn handle_timeout(&mut self, now: Instant) {
