@@ -1,0 +1,254 @@
+//! The master's HTTP answers in memory (issue 36 hardening): `ogp master` runs as a child
+//! with a list of servers with big statuses, and slow readers on other loopback
+//! addresses (all of 127.0.0.0/8 is loopback on Linux) ask for its biggest page.
+//!
+//! A listing page stops at [`ogp_master::api::MAX_PAGE_BYTES`] of JSON and names the
+//! next server in `next`; the answers made and not yet written share one budget
+//! (`http_answer_bytes`), and a big answer must be read at a least rate
+//! (`http_answer_rate`) however its client keeps reading a little.
+
+mod common;
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use common::master::{http_get, metric, runtime, slow_reader, wait_for, Master};
+use common::TempDir;
+use ogp_master::api::MAX_PAGE_BYTES;
+use serde_json::Value;
+
+/// Servers in the list.
+const SERVERS: u32 = 2000;
+/// Bytes of padding in each server's status: a page of 1000 of them is about 16 MB
+/// without the bound.
+const STATUS_BYTES: usize = 16_000;
+
+const BIG_PAGE: &str = "/api/v1/servers?limit=1000";
+
+/// `ogp master` with `config` (TOML) and [`SERVERS`] simulated servers with big statuses
+/// in its database, once its list holds them.
+fn start(label: &str, config: &str) -> (Master, TempDir) {
+    let dir = TempDir::new(label);
+    let db = format!("sqlite://{}", dir.0.join("m.db").display());
+    runtime().block_on(async {
+        let store = ogp_master::store::Store::open(&db).await.unwrap();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64;
+        store
+            .insert_simulated_with(SERVERS, now, STATUS_BYTES)
+            .await
+            .unwrap();
+    });
+    let config = format!("allow_private = true\n{config}");
+    let m = Master::with_config(&dir.0, "master", &config, &["--db", &db]);
+    wait_for("the list", Duration::from_secs(20), || {
+        let (_, body) = m.get("/api/v1/stats");
+        body.contains(&format!("\"servers\":{SERVERS}"))
+    });
+    (m, dir)
+}
+
+/// `VmRSS` of the master process, in KiB.
+fn rss_kib(m: &Master) -> u64 {
+    std::fs::read_to_string(format!("/proc/{}/status", m.child.0.id()))
+        .expect("/proc status of the master")
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("a VmRSS line")
+}
+
+fn get(path: &str) -> String {
+    format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n")
+}
+
+/// Reads at most `n` bytes that are there now: how many, or `None` once the master
+/// has closed the connection.
+fn read_some(s: &mut TcpStream, n: usize) -> Option<usize> {
+    let mut buf = vec![0u8; n];
+    s.set_nonblocking(true).ok()?;
+    let r = match s.read(&mut buf) {
+        Ok(0) => None,
+        Ok(k) => Some(k),
+        Err(e) if e.kind() == ErrorKind::WouldBlock => Some(0),
+        Err(_) => None,
+    };
+    let _ = s.set_nonblocking(false);
+    r
+}
+
+#[test]
+fn a_page_stops_at_its_byte_bound_and_next_visits_every_server_once() {
+    let (m, _dir) = start("http-bytes-pages", "");
+    let mut seen = std::collections::BTreeSet::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = Vec::new();
+    for _ in 0..200 {
+        let path = match &cursor {
+            Some(c) => format!("{BIG_PAGE}&cursor={c}"),
+            None => BIG_PAGE.to_owned(),
+        };
+        let (code, body) = http_get(m.http, &path);
+        assert_eq!(code, 200, "{path}");
+        assert!(
+            body.len() <= MAX_PAGE_BYTES,
+            "a page of {} bytes",
+            body.len()
+        );
+        let v: Value = serde_json::from_str(&body).unwrap();
+        let servers = v["servers"].as_array().unwrap();
+        assert!(!servers.is_empty());
+        for s in servers {
+            let addr = s["addr"].as_str().unwrap().to_owned();
+            assert!(
+                s["status"]["rules"].is_object() || s["status"]["rules"].is_array(),
+                "{addr}: no status"
+            );
+            assert!(seen.insert(addr), "a server listed twice");
+        }
+        assert_eq!(v["total"], SERVERS);
+        pages.push((servers.len(), body.len()));
+        match v["next"].as_str() {
+            Some(n) => cursor = Some(n.to_owned()),
+            None => break,
+        }
+    }
+    eprintln!("pages (servers, bytes): {pages:?}");
+    assert_eq!(seen.len(), SERVERS as usize);
+    // each page but the last is full: the next server would not have fitted
+    assert!(pages.len() >= 2 && pages[0].1 > MAX_PAGE_BYTES - 2 * STATUS_BYTES);
+}
+
+/// The attack: [`ATTACKERS`] sources in networks of their own each ask for the biggest
+/// page on a connection with a small window, then read 1 byte a second; meanwhile a
+/// client on 127.0.0.1 asks for the same page. Before the bound, each answer was the
+/// whole page (about 16 MB here), held until its reader took it; now the answers held
+/// are at most `http_answer_bytes` (64 MiB, the default) in all.
+const ATTACKERS: u8 = 32;
+
+/// How much the master's VmRSS may grow under the attack, in KiB: the answer budget
+/// (64 MiB), a page being made beyond it per connection being answered at once, and
+/// the allocator's slack.
+const RSS_GROWTH_BOUND_KIB: u64 = 128 * 1024;
+
+#[test]
+fn slow_readers_of_the_biggest_page_from_many_sources_hold_bounded_memory() {
+    let _ = rlimit::increase_nofile_limit(4096);
+    let (m, _dir) = start("http-bytes-flood", "");
+    // one page read whole first, so that what the first page costs is in the baseline
+    let (code, _) = http_get(m.http, BIG_PAGE);
+    assert_eq!(code, 200);
+    let base = rss_kib(&m);
+    let rt = runtime();
+    let t0 = Instant::now();
+    let mut readers: Vec<Option<TcpStream>> = (0..ATTACKERS)
+        .map(|i| {
+            let mut s = slow_reader(&rt, [127, 80, i, 2], m.http);
+            s.write_all(get(BIG_PAGE).as_bytes()).unwrap();
+            Some(s)
+        })
+        .collect();
+    // every answer has begun to come (or its connection was closed for room)
+    let mut peak = base;
+    let mut closed = 0;
+    for r in readers.iter_mut() {
+        if let Some(s) = r {
+            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            if s.peek(&mut [0u8; 1]).map_or(true, |n| n == 0) {
+                *r = None;
+                closed += 1;
+            }
+        }
+        peak = peak.max(rss_kib(&m));
+    }
+    // then each reads 1 byte a second, for 3 seconds, while the memory is watched
+    for _ in 0..3 {
+        for r in readers.iter_mut() {
+            if let Some(s) = r {
+                if read_some(s, 1).is_none() {
+                    *r = None;
+                    closed += 1;
+                }
+            }
+        }
+        for _ in 0..10 {
+            peak = peak.max(rss_kib(&m));
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    // a new client still gets its page, whole
+    let t = Instant::now();
+    let (code, body) = http_get(m.http, BIG_PAGE);
+    let took = t.elapsed();
+    peak = peak.max(rss_kib(&m));
+    let servers = serde_json::from_str::<Value>(&body)
+        .ok()
+        .and_then(|v| v["servers"].as_array().map(Vec::len));
+    let (_, text) = http_get(m.http, "/metrics");
+    let taken = metric(
+        &text,
+        "ogp_master_http_displaced_connections_total{cap=\"answer_bytes\"}",
+    )
+    .unwrap_or(0.0);
+    eprintln!(
+        "{ATTACKERS} slow readers of {BIG_PAGE} ({} bytes a page): VmRSS {base} KiB before, \
+         peak {peak} KiB (+{} KiB) over {:?}; {closed} of their connections closed, {taken} \
+         for answer bytes; a new client: {code}, {servers:?} servers, {} bytes in {took:?}",
+        body.len(),
+        peak - base,
+        t0.elapsed(),
+        body.len(),
+    );
+    assert_eq!(code, 200);
+    assert!(servers.is_some_and(|n| n > 0), "the new client's page");
+    assert!(
+        peak - base <= RSS_GROWTH_BOUND_KIB,
+        "VmRSS grew by {} KiB (bound {RSS_GROWTH_BOUND_KIB} KiB)",
+        peak - base
+    );
+    drop(readers);
+}
+
+/// A client that keeps reading a little (2 KiB every 100 ms, so that the master's
+/// writes never stall for its write timeout of 1 s) is closed once its answer is not
+/// written at `http_answer_rate` (256 KiB/s here: a page of 1 MiB has 4 s).
+#[test]
+fn a_reader_that_reads_a_little_now_and_then_is_closed_at_the_least_rate() {
+    let (m, _dir) = start(
+        "http-bytes-rate",
+        "http_idle_timeout_ms = 1000\nhttp_answer_rate = 262144\n",
+    );
+    let rt = runtime();
+    let mut s = slow_reader(&rt, [127, 0, 0, 2], m.http);
+    s.write_all(get(BIG_PAGE).as_bytes()).unwrap();
+    let t = Instant::now();
+    let mut got = 0usize;
+    let mut closed_after = None;
+    while t.elapsed() < Duration::from_secs(12) {
+        match read_some(&mut s, 2048) {
+            Some(n) => got += n,
+            None => {
+                closed_after = Some(t.elapsed());
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (_, text) = http_get(m.http, "/metrics");
+    let overdue = metric(
+        &text,
+        "ogp_master_http_displaced_connections_total{cap=\"answer_rate\"}",
+    )
+    .unwrap_or(0.0);
+    eprintln!("read {got} bytes; closed after {closed_after:?}; {overdue} closed for the rate");
+    let closed = closed_after.expect("the slow reader was kept 12 s");
+    assert!(
+        closed >= Duration::from_secs(3) && closed <= Duration::from_secs(8),
+        "{closed:?}"
+    );
+    assert!(got < MAX_PAGE_BYTES, "{got}: the whole page was read");
+    assert_eq!(overdue, 1.0);
+}
