@@ -127,12 +127,14 @@ fn a_page_stops_at_its_byte_bound_and_next_visits_every_server_once() {
 /// client on 127.0.0.1 asks for the same page. Before the bound, each answer was the
 /// whole page (about 16 MB here), held until its reader took it; now the answers held
 /// are at most `http_answer_bytes` (64 MiB, the default) in all.
-const ATTACKERS: u8 = 32;
+const ATTACKERS: u8 = 128;
 
 /// How much the master's VmRSS may grow under the attack, in KiB: the answer budget
-/// (64 MiB), a page being made beyond it per connection being answered at once, and
-/// the allocator's slack.
-const RSS_GROWTH_BOUND_KIB: u64 = 128 * 1024;
+/// (64 MiB), and 128 MiB for the statuses read for pages being made and the memory the
+/// allocator keeps (its arenas of many threads) once answers are dropped. Measured:
+/// +189 to +210 MiB with 96 to 192 attackers (it does not grow with them); before the
+/// bound, +716 MiB with 32.
+const RSS_GROWTH_BOUND_KIB: u64 = 192 * 1024;
 
 #[test]
 fn slow_readers_of_the_biggest_page_from_many_sources_hold_bounded_memory() {
@@ -187,15 +189,10 @@ fn slow_readers_of_the_biggest_page_from_many_sources_hold_bounded_memory() {
     let servers = serde_json::from_str::<Value>(&body)
         .ok()
         .and_then(|v| v["servers"].as_array().map(Vec::len));
-    let (_, text) = http_get(m.http, "/metrics");
-    let taken = metric(
-        &text,
-        "ogp_master_http_displaced_connections_total{cap=\"answer_bytes\"}",
-    )
-    .unwrap_or(0.0);
+    let taken = displaced(&m, "answer_bytes");
     eprintln!(
         "{ATTACKERS} slow readers of {BIG_PAGE} ({} bytes a page): VmRSS {base} KiB before, \
-         peak {peak} KiB (+{} KiB) over {:?}; {closed} of their connections closed, {taken} \
+         peak {peak} KiB (+{} KiB) over {:?}; {closed} of them saw their end, {taken} closed \
          for answer bytes; a new client: {code}, {servers:?} servers, {} bytes in {took:?}",
         body.len(),
         peak - base,
@@ -212,14 +209,26 @@ fn slow_readers_of_the_biggest_page_from_many_sources_hold_bounded_memory() {
     drop(readers);
 }
 
-/// A client that keeps reading a little (2 KiB every 100 ms, so that the master's
-/// writes never stall for its write timeout of 1 s) is closed once its answer is not
-/// written at `http_answer_rate` (256 KiB/s here: a page of 1 MiB has 4 s).
+/// `ogp_master_http_displaced_connections_total{cap="CAP"}` now.
+fn displaced(m: &Master, cap: &str) -> f64 {
+    let (_, text) = http_get(m.http, "/metrics");
+    metric(
+        &text,
+        &format!("ogp_master_http_displaced_connections_total{{cap=\"{cap}\"}}"),
+    )
+    .unwrap_or(0.0)
+}
+
+/// A client that keeps reading a little (8 KiB every 100 ms, so that the master's
+/// writes do not stall for its write timeout of 3 s) is closed once its answer is not
+/// written at `http_answer_rate` (256 KiB/s here: a page of 1 MiB has 4 s). The kernels
+/// still hold what the master wrote: once it has closed, the client reads that fast and
+/// meets the end of the answer, cut.
 #[test]
 fn a_reader_that_reads_a_little_now_and_then_is_closed_at_the_least_rate() {
     let (m, _dir) = start(
         "http-bytes-rate",
-        "http_idle_timeout_ms = 1000\nhttp_answer_rate = 262144\n",
+        "http_idle_timeout_ms = 3000\nhttp_answer_rate = 262144\n",
     );
     let rt = runtime();
     let mut s = slow_reader(&rt, [127, 0, 0, 2], m.http);
@@ -227,28 +236,48 @@ fn a_reader_that_reads_a_little_now_and_then_is_closed_at_the_least_rate() {
     let t = Instant::now();
     let mut got = 0usize;
     let mut closed_after = None;
-    while t.elapsed() < Duration::from_secs(12) {
-        match read_some(&mut s, 2048) {
+    let mut ended = false;
+    for i in 0..120u32 {
+        match read_some(&mut s, 8192) {
             Some(n) => got += n,
             None => {
-                closed_after = Some(t.elapsed());
+                ended = true;
+                if displaced(&m, "answer_rate") >= 1.0 {
+                    closed_after = Some(t.elapsed());
+                }
                 break;
             }
         }
+        if i % 5 == 4 && displaced(&m, "answer_rate") >= 1.0 {
+            closed_after = Some(t.elapsed());
+            break;
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
-    let (_, text) = http_get(m.http, "/metrics");
-    let overdue = metric(
-        &text,
-        "ogp_master_http_displaced_connections_total{cap=\"answer_rate\"}",
-    )
-    .unwrap_or(0.0);
-    eprintln!("read {got} bytes; closed after {closed_after:?}; {overdue} closed for the rate");
+    // what the kernels hold, read fast: the end comes
+    let mut drained = 0;
+    if !ended {
+        s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+        let mut buf = vec![0u8; 1 << 16];
+        while let Ok(n) = s.read(&mut buf) {
+            if n == 0 {
+                ended = true;
+                break;
+            }
+            drained += n;
+        }
+    }
+    eprintln!(
+        "read {got} bytes slowly; the master closed after {closed_after:?}; then {drained} \
+         bytes held by the kernels; ended: {ended} after {:?}; {} closed for the rate",
+        t.elapsed(),
+        displaced(&m, "answer_rate")
+    );
     let closed = closed_after.expect("the slow reader was kept 12 s");
     assert!(
-        closed >= Duration::from_secs(3) && closed <= Duration::from_secs(8),
+        closed >= Duration::from_secs(3) && closed <= Duration::from_secs(7),
         "{closed:?}"
     );
-    assert!(got < MAX_PAGE_BYTES, "{got}: the whole page was read");
-    assert_eq!(overdue, 1.0);
+    assert!(ended, "the connection did not end");
+    assert!(got + drained < MAX_PAGE_BYTES, "the whole page was read");
 }

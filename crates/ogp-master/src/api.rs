@@ -53,7 +53,7 @@ pub const MAX_SUMMARY_LIMIT: usize = 5000;
 pub const MAX_PAGE_BYTES: usize = 1 << 20;
 /// Statuses read from the database at a time while a page is made: what a page holds
 /// beyond [`MAX_PAGE_BYTES`] while it is made.
-const STATUS_CHUNK: usize = 50;
+const STATUS_CHUNK: usize = 16;
 
 const OPENAPI: &str = include_str!("../openapi.json");
 
