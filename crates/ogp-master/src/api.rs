@@ -71,7 +71,10 @@ type Shr = Arc<Shared>;
 /// source's, its prefix's or the total cap full, the connection of that group that has
 /// gone longest without a request is closed, idle ones first: a connection is idle once
 /// its answer is written to the socket and no byte of a next request has come
-/// ([`Watched`] tells).
+/// ([`Watched`] tells). Big answers reserve their bytes from one budget for the process
+/// (`http_answer_bytes`: a listing page [`MAX_PAGE_BYTES`] while it is made, then its
+/// size), given back once written or closed, and must be written at
+/// `http_answer_rate`; a connection that is not is closed.
 pub(crate) async fn serve(shared: Shr, listener: TcpListener, mut stop: watch::Receiver<bool>) {
     let mut secret = [0u8; 16];
     let _ = getrandom::fill(&mut secret);
