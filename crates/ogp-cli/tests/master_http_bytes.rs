@@ -10,7 +10,7 @@
 mod common;
 
 use std::io::{ErrorKind, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use common::master::{http_get, metric, runtime, slow_reader, wait_for, Master};
