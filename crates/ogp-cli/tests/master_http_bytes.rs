@@ -8,12 +8,13 @@
 //! (`http_answer_rate`) however its client keeps reading a little.
 
 mod common;
+mod simulated;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use common::master::{http_get, metric, runtime, slow_reader, wait_for, Master};
+use common::master::{http_get, metric, runtime, slow_reader, Master};
 use common::TempDir;
 use ogp_master::api::MAX_PAGE_BYTES;
 use serde_json::Value;
@@ -29,26 +30,7 @@ const BIG_PAGE: &str = "/api/v1/servers?limit=1000";
 /// `ogp master` with `config` (TOML) and [`SERVERS`] simulated servers with big statuses
 /// in its database, once its list holds them.
 fn start(label: &str, config: &str) -> (Master, TempDir) {
-    let dir = TempDir::new(label);
-    let db = format!("sqlite://{}", dir.0.join("m.db").display());
-    runtime().block_on(async {
-        let store = ogp_master::store::Store::open(&db).await.unwrap();
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis() as i64;
-        store
-            .insert_simulated_with(SERVERS, now, STATUS_BYTES)
-            .await
-            .unwrap();
-    });
-    let config = format!("allow_private = true\n{config}");
-    let m = Master::with_config(&dir.0, "master", &config, &["--db", &db]);
-    wait_for("the list", Duration::from_secs(20), || {
-        let (_, body) = m.get("/api/v1/stats");
-        body.contains(&format!("\"servers\":{SERVERS}"))
-    });
-    (m, dir)
+    simulated::with_simulated(label, config, SERVERS, STATUS_BYTES)
 }
 
 /// `VmRSS` of the master process, in KiB.

@@ -10,6 +10,7 @@
 //! sends its request.
 
 mod common;
+mod simulated;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -31,23 +32,7 @@ const BIG_PAGE: &str = "/api/v1/servers?view=summary&limit=5000";
 /// `ogp master` with `config` (TOML) and [`SERVERS`] simulated servers in its database,
 /// once its list holds them.
 fn start(label: &str, config: &str) -> (Master, TempDir) {
-    let dir = TempDir::new(label);
-    let db = format!("sqlite://{}", dir.0.join("m.db").display());
-    runtime().block_on(async {
-        let store = ogp_master::store::Store::open(&db).await.unwrap();
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis() as i64;
-        store.insert_simulated(SERVERS, now).await.unwrap();
-    });
-    let config = format!("allow_private = true\n{config}");
-    let m = Master::with_config(&dir.0, "master", &config, &["--db", &db]);
-    wait_for("the list", Duration::from_secs(20), || {
-        let (_, body) = m.get("/api/v1/stats");
-        body.contains(&format!("\"servers\":{SERVERS}"))
-    });
-    (m, dir)
+    simulated::with_simulated(label, config, SERVERS, 0)
 }
 
 fn get(path: &str, close: bool) -> String {
