@@ -114,8 +114,8 @@ const ATTACKERS: u8 = 128;
 /// How much the master's VmRSS may grow under the attack, in KiB: the answer budget
 /// (64 MiB), and 192 MiB for the statuses read for pages being made and the memory the
 /// allocator keeps (its arenas of many threads) once answers are dropped. Measured:
-/// +119 to +205 MiB with 96 to 192 attackers in six runs (it does not grow with them); before the
-/// bound, +2,341 MiB with 128 and +700 MiB with 32.
+/// +119 to +205 MiB with 96 to 192 attackers in six runs (it does not grow with them);
+/// before the bound, +2,341 MiB with 128 and +700 MiB with 32.
 const RSS_GROWTH_BOUND_KIB: u64 = 256 * 1024;
 
 #[test]
