@@ -10,6 +10,7 @@
 //! sends its request.
 
 mod common;
+mod simulated;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -18,7 +19,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::master::{
-    closed_within, connect_from, http_get, metric, read_answer, runtime, wait_for, Master,
+    closed_within, connect_from, http_get, metric, read_answer, runtime, slow_reader, wait_for,
+    Master,
 };
 use common::TempDir;
 
@@ -30,43 +32,7 @@ const BIG_PAGE: &str = "/api/v1/servers?view=summary&limit=5000";
 /// `ogp master` with `config` (TOML) and [`SERVERS`] simulated servers in its database,
 /// once its list holds them.
 fn start(label: &str, config: &str) -> (Master, TempDir) {
-    let dir = TempDir::new(label);
-    let db = format!("sqlite://{}", dir.0.join("m.db").display());
-    runtime().block_on(async {
-        let store = ogp_master::store::Store::open(&db).await.unwrap();
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis() as i64;
-        store.insert_simulated(SERVERS, now).await.unwrap();
-    });
-    let config = format!("allow_private = true\n{config}");
-    let m = Master::with_config(&dir.0, "master", &config, &["--db", &db]);
-    wait_for("the list", Duration::from_secs(20), || {
-        let (_, body) = m.get("/api/v1/stats");
-        body.contains(&format!("\"servers\":{SERVERS}"))
-    });
-    (m, dir)
-}
-
-/// A connection from `from` whose client reads slowly: a receive buffer of 4 KiB and
-/// segments of 536 bytes, so that the kernels hold about 100 KB of an answer it has
-/// not read and the master keeps the rest.
-fn slow_reader(rt: &tokio::runtime::Runtime, from: [u8; 4], to: SocketAddr) -> TcpStream {
-    let s = rt.block_on(async {
-        let sock = tokio::net::TcpSocket::new_v4()?;
-        sock.set_recv_buffer_size(4096)?;
-        nix::sys::socket::setsockopt(&sock, nix::sys::socket::sockopt::TcpMaxSeg, &536)
-            .map_err(std::io::Error::from)?;
-        sock.bind(SocketAddr::from((from, 0)))?;
-        let s = tokio::time::timeout(Duration::from_secs(10), sock.connect(to))
-            .await
-            .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "connect"))??;
-        s.into_std()
-    });
-    let s = s.expect("a slow reader's connection");
-    s.set_nonblocking(false).unwrap();
-    s
+    simulated::with_simulated(label, config, SERVERS, 0)
 }
 
 fn get(path: &str, close: bool) -> String {

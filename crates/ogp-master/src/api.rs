@@ -40,13 +40,21 @@ use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::list::{rfc3339, Query};
 use crate::metrics::{label, labels};
-use crate::slots::{accept, lock, Permit, Table, Tracker};
+use crate::slots::{accept, lock, open_gauge, Permit, Table, Tracker};
 use crate::Shared;
 
 /// Most items per page (with `view=summary`: [`MAX_SUMMARY_LIMIT`]).
 pub const MAX_LIMIT: usize = 1000;
 /// Most items per page without statuses.
 pub const MAX_SUMMARY_LIMIT: usize = 5000;
+/// Most bytes of a listing page's JSON (before compression): a page stops adding servers
+/// before it would pass this bound (it holds one server at least) and names the next
+/// one in `next`. It is also what a page reserves of `http_answer_bytes` while it is
+/// made.
+pub const MAX_PAGE_BYTES: usize = 1 << 20;
+/// Statuses read from the database at a time while a page is made: what a page holds
+/// beyond [`MAX_PAGE_BYTES`] while it is made.
+const STATUS_CHUNK: usize = 16;
 
 const OPENAPI: &str = include_str!("../openapi.json");
 
@@ -64,7 +72,10 @@ type Shr = Arc<Shared>;
 /// source's, its prefix's or the total cap full, the connection of that group that has
 /// gone longest without a request is closed, idle ones first: a connection is idle once
 /// its answer is written to the socket and no byte of a next request has come
-/// ([`Watched`] tells).
+/// ([`Watched`] tells). Big answers reserve their bytes from one budget for the process
+/// (`http_answer_bytes`: a listing page [`MAX_PAGE_BYTES`] while it is made, then its
+/// size), given back once written or closed, and must be written at
+/// `http_answer_rate`; a connection that is not is closed.
 pub(crate) async fn serve(shared: Shr, listener: TcpListener, mut stop: watch::Receiver<bool>) {
     let mut secret = [0u8; 16];
     let _ = getrandom::fill(&mut secret);
@@ -75,11 +86,14 @@ pub(crate) async fn serve(shared: Shr, listener: TcpListener, mut stop: watch::R
     )));
     let app = router(shared.clone(), wrong_tokens.clone());
     let config = &shared.config;
+    let write_timeout = Duration::from_millis(config.http_idle_timeout_ms.max(1));
     let limits = ConnectionLimits::new(
         config.http_max_connections_per_ip,
         config.http_max_connections_per_prefix,
         config.http_max_connections,
-    );
+    )
+    .with_answer_bytes(config.http_answer_bytes)
+    .with_answer_rate(write_timeout, config.http_answer_rate);
     let table = Arc::new(Mutex::new(Table {
         connections: Connections::new(limits),
         closers: HashMap::new(),
@@ -90,11 +104,12 @@ pub(crate) async fn serve(shared: Shr, listener: TcpListener, mut stop: watch::R
         .header_read_timeout(Duration::from_millis(config.http_header_timeout_ms.max(1)))
         .max_buf_size(config.http_max_header_bytes.max(8192))
         .keep_alive(true);
-    let write_timeout = Duration::from_millis(config.http_idle_timeout_ms.max(1));
     let graceful = GracefulShutdown::new();
     let mut connections = JoinSet::new();
     let mut last_error_log: Option<Instant> = None;
     let mut sweep = tokio::time::interval(Duration::from_secs(5));
+    let mut overdue = tokio::time::interval(Duration::from_millis(250));
+    overdue.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let (stream, peer) = tokio::select! {
             accepted = accept(&listener, "HTTP", &mut last_error_log) => match accepted {
@@ -108,6 +123,10 @@ pub(crate) async fn serve(shared: Shr, listener: TcpListener, mut stop: watch::R
                 for r in reports {
                     tracing::warn!("{r}");
                 }
+                continue;
+            }
+            _ = overdue.tick() => {
+                close_overdue(&table, &shared);
                 continue;
             }
         };
@@ -152,6 +171,30 @@ pub(crate) async fn serve(shared: Shr, listener: TcpListener, mut stop: watch::R
         () = tokio::time::sleep(Duration::from_secs(3)) => {}
     }
     // what is left is aborted when `connections` is dropped
+}
+
+/// Closes the connections whose big answers are not written at the least rate
+/// (`http_answer_rate`), counted as displaced by `answer_rate`.
+fn close_overdue(table: &Mutex<Table>, shared: &Shared) {
+    let mut t = lock(table);
+    let now = Instant::now();
+    let mut n = 0u64;
+    while let Some(id) = t.connections.overdue(now) {
+        // dropping the closer ends the connection's task, which drops its answer
+        t.closers.remove(&id);
+        n += 1;
+    }
+    if n > 0 {
+        shared
+            .metrics
+            .http_displaced
+            .get_or_create(&label("cap", "answer_rate"))
+            .inc_by(n);
+        shared
+            .metrics
+            .http_connections
+            .set(open_gauge(t.connections.open()));
+    }
 }
 
 /// A connection's socket as hyper reads and writes it, telling the table when bytes come
@@ -464,8 +507,35 @@ fn serde_urlencoded_like(raw: &str) -> Result<ListParams, String> {
         .map_err(|e| e.body_text())
 }
 
+/// Reserves `bytes` of `http_answer_bytes` for `peer`'s answer, waiting up to a second
+/// for answers being made to give theirs; 503 with `Retry-After: 1` when they do not.
+async fn reserve(shared: &Shared, peer: &Peer, bytes: usize) -> Result<(), Response> {
+    for _ in 0..20 {
+        let (granted, displaced) = peer.tracker.reserve(bytes);
+        if displaced > 0 {
+            shared
+                .metrics
+                .http_displaced
+                .get_or_create(&label("cap", "answer_bytes"))
+                .inc_by(displaced as u64);
+        }
+        if granted {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut r = error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "too many big answers being sent: try again later",
+    );
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    Err(r)
+}
+
 async fn servers(
     State(shared): State<Shr>,
+    Extension(peer): Extension<Peer>,
     RawQuery(raw): RawQuery,
     headers: HeaderMap,
 ) -> Response {
@@ -481,50 +551,71 @@ async fn servers(
     if not_modified(&headers, &etag) {
         return StatusCode::NOT_MODIFIED.into_response();
     }
-    // Statuses are spliced in as the database holds them (valid JSON written by us),
-    // without parsing and writing them again.
-    let mut statuses: BTreeMap<String, String> = BTreeMap::new();
-    if !summary {
-        let addrs = page.entries.iter().map(|e| e.addr.to_string()).collect();
-        let t = std::time::Instant::now();
-        match shared.store.statuses(addrs).await {
-            Ok(rows) => statuses.extend(rows),
-            Err(e) => {
-                tracing::warn!("reading statuses: {e:#}");
-                return error(StatusCode::SERVICE_UNAVAILABLE, "database unavailable");
-            }
-        }
-        shared.metrics.db("statuses", t);
+    if let Err(r) = reserve(&shared, &peer, MAX_PAGE_BYTES).await {
+        return r;
     }
-    let mut body =
-        String::with_capacity(256 + page.entries.len() * if summary { 256 } else { 4096 });
+    let mut body = String::with_capacity(
+        MAX_PAGE_BYTES.min(256 + page.entries.len() * if summary { 256 } else { 4096 }),
+    );
     body.push_str("{\"servers\":[");
-    for (i, e) in page.entries.iter().enumerate() {
-        if i > 0 {
-            body.push(',');
-        }
-        let item = e.item();
-        let json = json_text(&item);
-        match json.strip_suffix('}') {
-            Some(open) if !summary => {
-                body.push_str(open);
-                body.push_str(",\"status\":");
-                body.push_str(statuses.get(&item.addr).map_or("null", String::as_str));
-                body.push('}');
+    let mut next = page.next;
+    let mut item_text = String::new();
+    let mut last_addr = String::new();
+    'chunks: for (c, chunk) in page.entries.chunks(STATUS_CHUNK).enumerate() {
+        // Statuses are spliced in as the database holds them (valid JSON written by
+        // us), without parsing and writing them again; read a few at a time, so that
+        // a page of big statuses stops at its bound without reading the rest.
+        let mut statuses: BTreeMap<String, String> = BTreeMap::new();
+        if !summary {
+            let addrs = chunk.iter().map(|e| e.addr.to_string()).collect();
+            let t = std::time::Instant::now();
+            match shared.store.statuses(addrs).await {
+                Ok(rows) => statuses.extend(rows),
+                Err(e) => {
+                    tracing::warn!("reading statuses: {e:#}");
+                    return error(StatusCode::SERVICE_UNAVAILABLE, "database unavailable");
+                }
             }
-            _ => body.push_str(&json),
+            shared.metrics.db("statuses", t);
+        }
+        for (i, e) in chunk.iter().enumerate() {
+            let item = e.item();
+            let json = json_text(&item);
+            item_text.clear();
+            match json.strip_suffix('}') {
+                Some(open) if !summary => {
+                    item_text.push_str(open);
+                    item_text.push_str(",\"status\":");
+                    item_text.push_str(statuses.get(&item.addr).map_or("null", String::as_str));
+                    item_text.push('}');
+                }
+                _ => item_text.push_str(&json),
+            }
+            let first = c == 0 && i == 0;
+            if !first && body.len() + 1 + item_text.len() > MAX_PAGE_BYTES {
+                // the page is full: the next one starts after the last server here
+                next = Some(last_addr.clone());
+                break 'chunks;
+            }
+            if !first {
+                body.push(',');
+            }
+            body.push_str(&item_text);
+            last_addr = item.addr;
         }
     }
     body.push_str("],\"next\":");
-    body.push_str(&json_text(&page.next));
+    body.push_str(&json_text(&next));
     body.push_str(",\"total\":");
     body.push_str(&page.total.to_string());
     body.push('}');
+    peer.tracker.resize(body.len());
     json_response(body, Some(etag))
 }
 
 async fn server(
     State(shared): State<Shr>,
+    Extension(peer): Extension<Peer>,
     Path(addr): Path<String>,
     headers: HeaderMap,
 ) -> Response {
@@ -570,7 +661,12 @@ async fn server(
             .collect();
         o.insert("history".into(), Value::Array(points));
     }
-    json_response(json_text(&v), Some(etag))
+    let text = json_text(&v);
+    drop(v);
+    if let Err(r) = reserve(&shared, &peer, text.len()).await {
+        return r;
+    }
+    json_response(text, Some(etag))
 }
 
 /// How long a wrong token over its address's budget waits for its 429 (the

@@ -156,6 +156,20 @@ pub struct MasterConfig {
     /// written to slow readers, then half-sent requests, then answers in progress
     /// (default 512; keep it well below the open-file limit).
     pub http_max_connections: usize,
+    /// HTTP: bytes of answers made in memory and not yet written to their clients, in
+    /// all (default 67108864, 64 MiB). A listing page reserves its bound
+    /// ([`api::MAX_PAGE_BYTES`]) before it is made; when the budget is spent, the
+    /// answers of the slowest readers (made first, not all written yet) are dropped
+    /// and their connections closed to make room, and when answers still being made
+    /// hold the rest the request gets 503 with `Retry-After: 1`. Answers of at most 64
+    /// KiB (errors, stats, health) always pass. The bytes are given back once an
+    /// answer is written to the socket, or its connection closes.
+    pub http_answer_bytes: usize,
+    /// HTTP: the least rate, in bytes a second, at which a client must read a big
+    /// answer (default 32768): an answer reserved from `http_answer_bytes` must be
+    /// written within max(`http_idle_timeout_ms`, its size / this rate), else its
+    /// connection is closed, however the client keeps reading a little.
+    pub http_answer_rate: u64,
     /// Servers the operator adds (`[[server]]` tables: `addr`, `protocol`, optional
     /// `name` and `note`): polled without registering, listed after their first good
     /// poll. Minecraft servers never register, so this is how they are listed.
@@ -205,6 +219,8 @@ impl Default for MasterConfig {
             http_max_connections_per_ip: 32,
             http_max_connections_per_prefix: 128,
             http_max_connections: 512,
+            http_answer_bytes: 64 << 20,
+            http_answer_rate: 32 * 1024,
             servers: Vec::new(),
             api_token: None,
             max_added_servers: 1000,

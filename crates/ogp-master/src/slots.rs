@@ -96,6 +96,28 @@ impl Tracker {
         lock(&self.table).connections.hold(self.id);
     }
 
+    /// Reserves `bytes` of `http_answer_bytes` for this connection's answer, closing the
+    /// slow readers whose bytes it takes: whether they are reserved, and how many
+    /// connections were closed for them.
+    pub(crate) fn reserve(&self, bytes: usize) -> (bool, usize) {
+        let mut t = lock(&self.table);
+        let r = t.connections.reserve(self.id, bytes, Instant::now());
+        for v in &r.displaced {
+            t.closers.remove(v);
+        }
+        if !r.displaced.is_empty() {
+            self.gauge.set(open_gauge(t.connections.open()));
+        }
+        (r.granted, r.displaced.len())
+    }
+
+    /// The answer reserved for is made: `bytes` long.
+    pub(crate) fn resize(&self, bytes: usize) {
+        lock(&self.table)
+            .connections
+            .resize(self.id, bytes, Instant::now());
+    }
+
     pub(crate) fn release(&self) {
         let mut t = lock(&self.table);
         t.connections.release(self.id);

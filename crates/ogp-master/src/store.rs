@@ -1090,6 +1090,12 @@ impl Store {
     /// Inserts `n` listed servers that nobody polls (next poll far away), for benchmarks
     /// of the list paths: 10.x.y.z addresses with varied names, games, maps and players.
     pub async fn insert_simulated(&self, n: u32, now: i64) -> Result<()> {
+        self.insert_simulated_with(n, now, 0).await
+    }
+
+    /// [`Store::insert_simulated`], each status with a rule of `rule_bytes` bytes more
+    /// (big statuses, for tests of big listings).
+    pub async fn insert_simulated_with(&self, n: u32, now: i64, rule_bytes: usize) -> Result<()> {
         let mut rows = Vec::with_capacity(n as usize);
         for i in 0..n {
             let addr = SocketAddr::from(([10, (i >> 16) as u8, (i >> 8) as u8, i as u8], 27015));
@@ -1104,22 +1110,30 @@ impl Store {
             status.player_count = Some(i % 33);
             status.slot_max = Some(32);
             status.password = Some(i % 10 == 0);
-            let summary = ogp_proto::result::to_json(&status)?;
-            rows.push((addr, i64::from(i % 33), summary));
+            if rule_bytes > 0 {
+                status.rules = Some(ogp_proto::Rules(vec![(
+                    "padding".into(),
+                    "x".repeat(rule_bytes).into(),
+                )]));
+            }
+            let summary = ogp_proto::result::to_json(&summary_of(&status))?;
+            let status = ogp_proto::result::to_json(&status)?;
+            rows.push((addr, i64::from(i % 33), status, summary));
         }
         let sql = "INSERT INTO servers (addr, ip, registered_via, protocols, up, removed, ping_ms, players, status, summary, first_seen, last_seen, last_registration, next_poll, updated)
-            VALUES ($1, $2, 'a2s', 'a2s', 1, 0, 1.0, $3, $4, $4, $5, $5, $6, $6, $5) ON CONFLICT (addr) DO NOTHING";
+            VALUES ($1, $2, 'a2s', 'a2s', 1, 0, 1.0, $3, $4, $7, $5, $5, $6, $6, $5) ON CONFLICT (addr) DO NOTHING";
         let far = now + 86_400_000 * 365;
         let steps = rows
             .into_iter()
-            .map(|(addr, players, summary)| {
+            .map(|(addr, players, status, summary)| {
                 let params = params![
                     addr.to_string(),
                     addr.ip().to_string(),
                     players,
-                    summary,
+                    status,
                     now,
-                    far
+                    far,
+                    summary
                 ];
                 (sql, params)
             })

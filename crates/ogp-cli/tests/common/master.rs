@@ -320,6 +320,27 @@ pub fn try_connect_from(
     Ok(s)
 }
 
+/// A connection from `from` whose client reads slowly: a receive buffer of 4 KiB and
+/// segments of 536 bytes, so that the kernels hold about 100 KB of an answer it has
+/// not read and the master keeps the rest.
+#[allow(dead_code)]
+pub fn slow_reader(rt: &tokio::runtime::Runtime, from: [u8; 4], to: SocketAddr) -> TcpStream {
+    let s = rt.block_on(async {
+        let sock = tokio::net::TcpSocket::new_v4()?;
+        sock.set_recv_buffer_size(4096)?;
+        nix::sys::socket::setsockopt(&sock, nix::sys::socket::sockopt::TcpMaxSeg, &536)
+            .map_err(std::io::Error::from)?;
+        sock.bind(SocketAddr::from((from, 0)))?;
+        let s = tokio::time::timeout(Duration::from_secs(10), sock.connect(to))
+            .await
+            .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "connect"))??;
+        s.into_std()
+    });
+    let s = s.expect("a slow reader's connection");
+    s.set_nonblocking(false).unwrap();
+    s
+}
+
 /// A single-threaded tokio runtime for [`connect_from`].
 #[allow(dead_code)]
 pub fn runtime() -> tokio::runtime::Runtime {

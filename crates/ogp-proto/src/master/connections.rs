@@ -39,10 +39,28 @@
 //! socket, and [`Connections::release`] when a connection ends. Order is by a counter
 //! of these events, not by a clock. The table holds one entry per open connection and
 //! one per source and prefix with a connection open: never more than `total` of each.
+//!
+//! ## Answer bytes
+//!
+//! An answer made whole in memory is held until its client has read it. The table
+//! keeps a process-wide budget of such bytes ([`ConnectionLimits::answer_bytes`]): the
+//! answerer asks [`Connections::reserve`] before it makes a big answer (and
+//! [`Connections::resize`] once it knows its size); the bytes are given back when the
+//! connection reports its answer written ([`Connections::flushed`]) or ends. An answer
+//! of at most [`SMALL_ANSWER`] bytes always passes. One that does not fit takes the
+//! bytes of the slow readers first (connections whose answers are made and not all
+//! written, the answer made first lost first; [`Reservation::displaced`] names them, to
+//! close), and is refused when answers still being made hold the rest.
+//!
+//! A reserved answer must also be written at a minimum rate: within
+//! max([`ConnectionLimits::answer_time`], its size / [`ConnectionLimits::answer_rate`])
+//! of its reservation, else [`Connections::overdue`] names its connection, to close. So
+//! a client that reads a little now and then cannot keep its answer for long.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, HashMap};
 use std::net::IpAddr;
+use std::time::{Duration, Instant};
 
 use crate::guard::source_key;
 use crate::master::registry::prefix_of;
@@ -57,7 +75,18 @@ pub struct ConnectionLimits {
     pub per_prefix: usize,
     /// Connections open at once in all; at least 1.
     pub total: usize,
+    /// Bytes of answers reserved and not yet written, in all (answers of at most
+    /// [`SMALL_ANSWER`] bytes pass even when it is spent).
+    pub answer_bytes: usize,
+    /// The least time a reserved answer has to be written.
+    pub answer_time: Duration,
+    /// The least rate, in bytes a second, at which a reserved answer must be written
+    /// (after [`ConnectionLimits::answer_time`]); at least 1.
+    pub answer_rate: u64,
 }
+
+/// An answer of at most this many bytes always gets its reservation.
+pub const SMALL_ANSWER: usize = 64 * 1024;
 
 impl ConnectionLimits {
     /// Caps of `per_source` connections per source, `per_prefix` per prefix and `total`
@@ -67,8 +96,46 @@ impl ConnectionLimits {
             per_source: per_source.max(1),
             per_prefix: per_prefix.max(1),
             total: total.max(1),
+            answer_bytes: 64 << 20,
+            answer_time: Duration::from_secs(30),
+            answer_rate: 32 * 1024,
         }
     }
+
+    /// With a budget of `bytes` of answers reserved and not yet written.
+    pub fn with_answer_bytes(mut self, bytes: usize) -> Self {
+        self.answer_bytes = bytes;
+        self
+    }
+
+    /// A reserved answer must be written within max(`time`, its size / `rate` bytes a
+    /// second) (a `rate` of 0 is taken as 1).
+    pub fn with_answer_rate(mut self, time: Duration, rate: u64) -> Self {
+        self.answer_time = time;
+        self.answer_rate = rate.max(1);
+        self
+    }
+
+    /// How long an answer of `bytes` may take to be written.
+    pub fn answer_deadline(&self, bytes: usize) -> Duration {
+        let bytes = u64::try_from(bytes).unwrap_or(u64::MAX);
+        let secs = bytes / self.answer_rate.max(1);
+        let rest = bytes % self.answer_rate.max(1);
+        let nanos = rest.saturating_mul(1_000_000_000) / self.answer_rate.max(1);
+        let by_rate = Duration::from_secs(secs).saturating_add(Duration::from_nanos(nanos));
+        self.answer_time.max(by_rate)
+    }
+}
+
+/// What [`Connections::reserve`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use = "displaced connections must be closed, and a refusal answered"]
+pub struct Reservation {
+    /// Whether the bytes are reserved: `false` when answers still being made hold too
+    /// much of the budget (answer 503, to be tried again).
+    pub granted: bool,
+    /// Slow readers whose answers' bytes were taken: close them now.
+    pub displaced: Vec<ConnectionId>,
 }
 
 /// The cap a new connection found full.
@@ -184,6 +251,16 @@ struct Conn {
     prefix: IpAddr,
     phase: Phase,
     rank: Rank,
+    /// Answer bytes reserved and not yet written, and since when (the reservation's
+    /// event counter, and its deadline).
+    held: Option<Held>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    bytes: usize,
+    since: u64,
+    deadline: Instant,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -205,6 +282,12 @@ pub struct Connections {
     by_prefix: HashMap<IpAddr, Prefix>,
     /// The prefixes as holders.
     prefixes: BTreeSet<Holder<IpAddr>>,
+    /// Answer bytes reserved and not yet written, in all.
+    held: usize,
+    /// The connections holding answer bytes, by reservation.
+    holders: BTreeSet<(u64, ConnectionId)>,
+    /// The same, by deadline.
+    deadlines: BTreeSet<(Instant, ConnectionId)>,
 }
 
 impl Connections {
@@ -217,6 +300,9 @@ impl Connections {
             by_source: HashMap::new(),
             by_prefix: HashMap::new(),
             prefixes: BTreeSet::new(),
+            held: 0,
+            holders: BTreeSet::new(),
+            deadlines: BTreeSet::new(),
         }
     }
 
@@ -265,6 +351,7 @@ impl Connections {
             prefix,
             phase: Phase::Reading,
             rank: (Stage::Waiting, n, id),
+            held: None,
         };
         self.insert(c);
         Admission { id, displaced }
@@ -328,7 +415,14 @@ impl Connections {
         self.conns.insert(c.rank.2, c);
     }
 
+    /// Drops `id` from the table, giving back its answer bytes.
     fn remove(&mut self, id: ConnectionId) -> Option<Conn> {
+        self.give_back(id);
+        self.take(id)
+    }
+
+    /// Takes `id` out of the table and its indexes (its answer bytes stay counted).
+    fn take(&mut self, id: ConnectionId) -> Option<Conn> {
         let c = self.conns.remove(&id)?;
         self.unindex(c.source, c.prefix);
         if let Some(s) = self.by_source.get_mut(&c.source) {
@@ -355,7 +449,7 @@ impl Connections {
             return;
         }
         let n = self.next();
-        if let Some(mut c) = self.remove(id) {
+        if let Some(mut c) = self.take(id) {
             c.phase = phase;
             c.rank = (phase.stage(), n, id);
             self.insert(c);
@@ -398,11 +492,119 @@ impl Connections {
     /// bytes of a next request came meanwhile, waiting for the rest of it. Nothing
     /// otherwise: call it on every flush.
     pub fn flushed(&mut self, id: ConnectionId) {
+        if self
+            .conns
+            .get(&id)
+            .is_some_and(|c| matches!(c.phase, Phase::Sending { .. }))
+        {
+            self.give_back(id);
+        }
         self.step(id, |p| match p {
             Phase::Sending { input: false } => Some(Phase::Idle),
             Phase::Sending { input: true } => Some(Phase::Reading),
             _ => None,
         });
+    }
+
+    /// Takes `c`'s answer bytes out of the budget and the indexes.
+    fn give_back(&mut self, id: ConnectionId) -> Option<Held> {
+        let h = self.conns.get_mut(&id)?.held.take()?;
+        self.held = self.held.saturating_sub(h.bytes);
+        self.holders.remove(&(h.since, id));
+        self.deadlines.remove(&(h.deadline, id));
+        Some(h)
+    }
+
+    /// Reserves `bytes` of answer for the request `id` is answering (added to what it
+    /// holds already), due to be written within [`ConnectionLimits::answer_deadline`]
+    /// from `now`. An answer of at most [`SMALL_ANSWER`] bytes always passes; a bigger
+    /// one that does not fit displaces slow readers, the answer made first first, and
+    /// is refused when what is left is held by answers still being made. A connection
+    /// that is not answering a request gets nothing.
+    pub fn reserve(&mut self, id: ConnectionId, bytes: usize, now: Instant) -> Reservation {
+        let mut displaced = Vec::new();
+        let answering = self
+            .conns
+            .get(&id)
+            .is_some_and(|c| matches!(c.phase, Phase::Answering { .. } | Phase::Held));
+        if !answering {
+            return Reservation {
+                granted: false,
+                displaced,
+            };
+        }
+        let budget = self.limits.answer_bytes;
+        let fits = |held: usize| {
+            bytes <= SMALL_ANSWER || held.checked_add(bytes).is_some_and(|t| t <= budget)
+        };
+        while !fits(self.held) {
+            let victim = self.holders.iter().map(|h| h.1).find(|v| {
+                self.conns
+                    .get(v)
+                    .is_some_and(|c| c.phase.stage() == Stage::Sending)
+            });
+            let Some(v) = victim else {
+                return Reservation {
+                    granted: false,
+                    displaced,
+                };
+            };
+            self.remove(v);
+            displaced.push(v);
+        }
+        let n = self.next();
+        let total = self
+            .give_back(id)
+            .map_or(0, |h| h.bytes)
+            .saturating_add(bytes);
+        self.hold_bytes(id, total, n, now);
+        Reservation {
+            granted: true,
+            displaced,
+        }
+    }
+
+    /// Records that `id` holds `bytes` of answer since the event `since`.
+    fn hold_bytes(&mut self, id: ConnectionId, bytes: usize, since: u64, now: Instant) {
+        let deadline = now + self.limits.answer_deadline(bytes);
+        let Some(c) = self.conns.get_mut(&id) else {
+            return;
+        };
+        c.held = Some(Held {
+            bytes,
+            since,
+            deadline,
+        });
+        self.held = self.held.saturating_add(bytes);
+        self.holders.insert((since, id));
+        self.deadlines.insert((deadline, id));
+    }
+
+    /// Sets the bytes `id` holds to `bytes`, once its answer's size is known (from the
+    /// estimate it reserved); its deadline counts from `now`. Nothing when it holds
+    /// none.
+    pub fn resize(&mut self, id: ConnectionId, bytes: usize, now: Instant) {
+        if let Some(h) = self.give_back(id) {
+            self.hold_bytes(id, bytes, h.since, now);
+        }
+    }
+
+    /// Bytes of answers reserved and not yet written, in all.
+    pub fn answer_bytes(&self) -> usize {
+        self.held
+    }
+
+    /// The first connection whose reserved answer is not written by its deadline at
+    /// `now`, dropped from the table: close it. Call it until `None`.
+    pub fn overdue(&mut self, now: Instant) -> Option<ConnectionId> {
+        let &(deadline, id) = self.deadlines.first()?;
+        if deadline > now {
+            return None;
+        }
+        self.remove(id);
+        // a stale entry (should not be) goes too
+        self.deadlines.remove(&(deadline, id));
+        Some(id)
     }
 
     /// The answerer of `id` holds it on purpose (a refusal delayed on purpose): it ranks
@@ -736,6 +938,13 @@ mod tests {
                             1 => c.flushed(id),
                             2 => c.received(id),
                             3 => c.hold(id),
+                            4 if step % 3 == 0 => {
+                                let bytes = (rnd(4) as usize) << 18;
+                                let r = c.reserve(id, bytes, Instant::now());
+                                for v in r.displaced {
+                                    assert!(!c.is_open(v));
+                                }
+                            }
                             _ => {
                                 c.answered(id);
                                 c.flushed(id);
@@ -760,7 +969,138 @@ mod tests {
                 (holders, c.prefixes.len()),
                 (c.by_source.len(), c.by_prefix.len())
             );
+            let held: Vec<Held> = c.conns.values().filter_map(|x| x.held).collect();
+            assert_eq!(
+                c.answer_bytes(),
+                held.iter().map(|h| h.bytes).sum::<usize>()
+            );
+            assert_eq!(
+                (c.holders.len(), c.deadlines.len()),
+                (held.len(), held.len())
+            );
         }
+    }
+
+    const MIB: usize = 1 << 20;
+
+    /// A table with a budget of 4 MiB of answers, and `n` connections from networks of
+    /// their own, each with a request in.
+    fn answering(n: u8) -> (Connections, Vec<ConnectionId>) {
+        let limits = ConnectionLimits::new(10, 10, 100).with_answer_bytes(4 * MIB);
+        let mut c = Connections::new(limits);
+        let ids = (0..n)
+            .map(|i| {
+                let id = admit(&mut c, &format!("10.0.{i}.1"));
+                c.request(id);
+                id
+            })
+            .collect();
+        (c, ids)
+    }
+
+    #[test]
+    fn answers_share_a_budget_given_back_when_written_or_closed() {
+        let (mut c, ids) = answering(8);
+        let now = Instant::now();
+        for &id in &ids[..4] {
+            assert_eq!(
+                c.reserve(id, MIB, now),
+                Reservation {
+                    granted: true,
+                    displaced: vec![]
+                }
+            );
+        }
+        assert_eq!(c.answer_bytes(), 4 * MIB);
+        // the four are still being made: nothing to take, the fifth is refused
+        let r = c.reserve(ids[4], MIB, now);
+        assert!(!r.granted && r.displaced.is_empty());
+        // small answers always pass
+        assert!(c.reserve(ids[5], SMALL_ANSWER, now).granted);
+        assert_eq!(c.answer_bytes(), 4 * MIB + SMALL_ANSWER);
+        // an answer written gives its bytes back; a connection closed too
+        c.answered(ids[0]);
+        c.flushed(ids[0]);
+        c.release(ids[1]);
+        assert_eq!(c.answer_bytes(), 2 * MIB + SMALL_ANSWER);
+        // a flush before the answer is made (after its head) gives nothing back
+        c.flushed(ids[2]);
+        assert_eq!(c.answer_bytes(), 2 * MIB + SMALL_ANSWER);
+        // a connection that asked nothing gets nothing
+        let idle = ids[0];
+        assert!(!c.reserve(idle, 10, now).granted);
+        // the estimate, then the size made
+        assert!(c.reserve(ids[4], MIB, now).granted);
+        c.resize(ids[4], 100, now);
+        assert_eq!(c.answer_bytes(), MIB + SMALL_ANSWER + 100 + MIB);
+    }
+
+    #[test]
+    fn a_big_answer_that_does_not_fit_takes_the_bytes_of_the_oldest_slow_readers() {
+        let (mut c, ids) = answering(8);
+        let now = Instant::now();
+        for &id in &ids[..4] {
+            assert!(c.reserve(id, MIB, now).granted);
+        }
+        // three answers made, not written: slow readers; the fourth is still being made
+        for &id in &ids[..3] {
+            c.answered(id);
+        }
+        let r = c.reserve(ids[4], 2 * MIB, now);
+        assert_eq!(
+            r,
+            Reservation {
+                granted: true,
+                displaced: vec![ids[0], ids[1]]
+            }
+        );
+        assert!(!c.is_open(ids[0]) && !c.is_open(ids[1]) && c.is_open(ids[2]));
+        assert_eq!(c.answer_bytes(), 4 * MIB);
+        // more than the slow readers hold: they go, and it is refused all the same
+        let r = c.reserve(ids[5], 3 * MIB, now);
+        assert_eq!(
+            r,
+            Reservation {
+                granted: false,
+                displaced: vec![ids[2]]
+            }
+        );
+        assert_eq!(c.answer_bytes(), 3 * MIB);
+        // more than the whole budget is never granted
+        c.release(ids[3]);
+        c.release(ids[4]);
+        assert!(!c.reserve(ids[6], 4 * MIB + 1, now).granted);
+        assert_eq!(c.answer_bytes(), 0);
+    }
+
+    #[test]
+    fn an_answer_not_written_at_the_minimum_rate_is_overdue() {
+        let limits =
+            ConnectionLimits::new(10, 10, 100).with_answer_rate(Duration::from_secs(2), 32 * 1024);
+        assert_eq!(limits.answer_deadline(1000), Duration::from_secs(2));
+        assert_eq!(limits.answer_deadline(MIB), Duration::from_secs(32));
+        assert_eq!(limits.answer_deadline(48 * 1024), Duration::from_secs(2));
+        assert_eq!(
+            limits.answer_deadline(80 * 1024),
+            Duration::from_millis(2500)
+        );
+        assert!(limits.answer_deadline(usize::MAX).as_secs() > 1 << 40);
+        let mut c = Connections::new(limits);
+        let t = Instant::now();
+        let (slow, fast) = (admit(&mut c, "10.0.0.1"), admit(&mut c, "10.0.1.1"));
+        for id in [slow, fast] {
+            c.request(id);
+            assert!(c.reserve(id, MIB, t).granted);
+            c.answered(id);
+        }
+        // the fast one is written; the slow one is not, however it keeps reading
+        c.flushed(fast);
+        c.received(slow);
+        assert_eq!(c.overdue(t + Duration::from_secs(31)), None);
+        assert_eq!(c.overdue(t + Duration::from_secs(32)), Some(slow));
+        assert_eq!(c.overdue(t + Duration::from_secs(99)), None);
+        assert!(!c.is_open(slow) && c.is_open(fast));
+        assert_eq!(c.answer_bytes(), 0);
     }
 
     #[test]
