@@ -914,7 +914,10 @@ fn quake3_ogp_correct(line: &str) -> Option<SocketAddr> {
 /// A qstat `-raw , -nh` server line of `kind`
 /// (`KIND,ADDR,NAME,MAP,MAX,PLAYERS,PING,RETRIES`): the address, name, map, max players
 /// and players. The name may hold commas: the fields after it are taken from the end.
-fn qstat_server_line<'a>(line: &'a str, kind: &str) -> Option<(SocketAddr, &'a str, &'a str, u64, u64)> {
+fn qstat_server_line<'a>(
+    line: &'a str,
+    kind: &str,
+) -> Option<(SocketAddr, &'a str, &'a str, u64, u64)> {
     let rest = line.strip_prefix(kind)?.strip_prefix(',')?;
     let (addr, rest) = rest.split_once(',')?;
     let mut back = rest.rsplitn(6, ',');
@@ -926,7 +929,13 @@ fn qstat_server_line<'a>(line: &'a str, kind: &str) -> Option<(SocketAddr, &'a s
         back.next()?,
         back.next()?,
     );
-    Some((addr.parse().ok()?, name, map, max.parse().ok()?, players.parse().ok()?))
+    Some((
+        addr.parse().ok()?,
+        name,
+        map,
+        max.parse().ok()?,
+        players.parse().ok()?,
+    ))
 }
 
 /// A qstat `-raw , -nh` line that reports a Quake III target as served. qstat rewrites
@@ -986,9 +995,10 @@ fn gs1_ogp_correct(line: &str) -> Option<SocketAddr> {
     let (addr, v) = ogp_ok(line, "gamespy1")?;
     let want = gs1_expected(addr)?;
     let st = &v["status"];
-    let incomplete = v["warnings"]
-        .as_array()
-        .is_some_and(|w| w.iter().any(|w| w.as_str().is_some_and(|w| w.contains("incomplete"))));
+    let incomplete = v["warnings"].as_array().is_some_and(|w| {
+        w.iter()
+            .any(|w| w.as_str().is_some_and(|w| w.contains("incomplete")))
+    });
     (!incomplete
         && st["map"]["name"].as_str() == Some(want.map.as_str())
         && st["slot_max"].as_u64() == Some(want.max)
@@ -1059,9 +1069,7 @@ fn run_checked(
         cmd,
         n,
         limit,
-        move |l| {
-            correct(l).is_some_and(|a| into.lock().is_ok_and(|mut s| s.insert(a)))
-        },
+        move |l| correct(l).is_some_and(|a| into.lock().is_ok_and(|mut s| s.insert(a))),
         farm,
     )?;
     let seen = std::mem::take(&mut *seen.lock().map_err(|_| anyhow::anyhow!("poisoned"))?);
@@ -1111,7 +1119,10 @@ fn family_scans(
                 writeln!(a, "{name} {}:{port}", c.ip)?;
                 writeln!(q, "{} {}:{port}", family.qstat_kind, c.ip)?;
                 if let Ok(p) = u16::try_from(port) {
-                    index.insert(SocketAddr::new(IpAddr::V4(c.ip), p), c.offset + u64::from(j));
+                    index.insert(
+                        SocketAddr::new(IpAddr::V4(c.ip), p),
+                        c.offset + u64::from(j),
+                    );
                 }
                 n += 1;
             }
@@ -1226,9 +1237,7 @@ mod tests {
         assert_eq!(quake3_ogp_correct(ogp), "127.78.0.1:10000".parse().ok());
         assert!(quake3_ogp_correct(&ogp.replace("Harbor", "Canyon")).is_none());
         assert!(quake3_ogp_correct(&ogp.replace(r#",{"name":"Zoë"}"#, "")).is_none());
-        assert!(quake3_ogp_correct(
-            &ogp.replace("\"ok\":true", "\"ok\":false")
-        ).is_none());
+        assert!(quake3_ogp_correct(&ogp.replace("\"ok\":true", "\"ok\":false")).is_none());
         let qstat = "Q3S,127.78.0.1:10000,Demo Arena #1 B(1 CnC/cC6dC) B1,Harbor,26,3,0,0";
         assert_eq!(quake3_qstat_correct(qstat), "127.78.0.1:10000".parse().ok());
         assert!(quake3_qstat_correct(&qstat.replace(",3,0,0", ",2,0,0")).is_none());
@@ -1267,12 +1276,14 @@ mod tests {
         assert!(gs1_qstat_correct("GPS,127.80.0.1:10000,DOWN").is_none());
         let ogp = r#"{"protocol":"gamespy1","addr":"127.80.0.1:10000","ok":true,"status":{"map":{"name":"berlin"},"slot_max":36,"player_count":17},"warnings":[]}"#;
         assert_eq!(gs1_ogp_correct(ogp), Some(a));
-        assert!(gs1_ogp_correct(&ogp.replace("\"player_count\":17", "\"player_count\":18")).is_none());
+        assert!(
+            gs1_ogp_correct(&ogp.replace("\"player_count\":17", "\"player_count\":18")).is_none()
+        );
         assert!(gs1_ogp_correct(&ogp.replace("berlin", "kursk")).is_none());
-        assert!(gs1_ogp_correct(
-            &ogp.replace("[]", r#"["incomplete reply: part 2 of 3 lost"]"#)
-        )
-        .is_none());
+        assert!(
+            gs1_ogp_correct(&ogp.replace("[]", r#"["incomplete reply: part 2 of 3 lost"]"#))
+                .is_none()
+        );
         assert!(gs1_ogp_correct(&ogp.replace("gamespy1", "quake3")).is_none());
     }
 }
