@@ -244,30 +244,44 @@ fn gs1_capture(index: u64) -> &'static [&'static [u8]] {
 /// `scan-serve --mix gamespy1`: each socket answers every `\status\` datagram with its
 /// capture's datagrams, in order (as the servers sent them); anything else is ignored.
 fn serve_gs1(args: &ServeArgs) -> Result<()> {
+    serve_each(args.ip, args.count, args.offset, |addr, index| async move {
+        let parts = gs1_capture(index);
+        let sock = tokio::net::UdpSocket::bind(addr).await?;
+        Ok(tokio::spawn(async move {
+            let mut buf = [0u8; 1500];
+            loop {
+                let Ok((n, from)) = sock.recv_from(&mut buf).await else {
+                    tokio::task::yield_now().await;
+                    continue;
+                };
+                if buf.get(..n).is_some_and(|q| q.starts_with(b"\\status\\")) {
+                    for p in parts {
+                        let _ = sock.send_to(p, from).await;
+                    }
+                }
+            }
+        }))
+    })
+}
+
+/// In a child: `count` servers on `ip`, ports 10000 and up, each bound and spawned by
+/// `start(ADDR, INDEX)` (INDEX: its place in the whole list, from `offset`); says
+/// `ready <bound> <failed,…>`, serves until standard input closes, then stops them.
+pub(crate) fn serve_each<F, Fut>(ip: Ipv4Addr, count: u32, offset: u64, start: F) -> Result<()>
+where
+    F: Fn(SocketAddr, u64) -> Fut,
+    Fut: std::future::Future<Output = std::io::Result<tokio::task::JoinHandle<()>>>,
+{
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     rt.block_on(async {
-        let mut tasks = Vec::with_capacity(args.count as usize);
+        let mut tasks = Vec::with_capacity(count as usize);
         let mut failed = Vec::new();
-        for j in 0..args.count {
+        for j in 0..count {
             let port = u16::try_from(u32::from(FIRST_PORT) + j).unwrap_or(u16::MAX);
-            let parts = gs1_capture(args.offset + u64::from(j));
-            match tokio::net::UdpSocket::bind(SocketAddr::new(IpAddr::V4(args.ip), port)).await {
-                Ok(sock) => tasks.push(tokio::spawn(async move {
-                    let mut buf = [0u8; 1500];
-                    loop {
-                        let Ok((n, from)) = sock.recv_from(&mut buf).await else {
-                            tokio::task::yield_now().await;
-                            continue;
-                        };
-                        if buf.get(..n).is_some_and(|q| q.starts_with(b"\\status\\")) {
-                            for p in parts {
-                                let _ = sock.send_to(p, from).await;
-                            }
-                        }
-                    }
-                })),
+            match start(SocketAddr::new(IpAddr::V4(ip), port), offset + u64::from(j)).await {
+                Ok(t) => tasks.push(t),
                 Err(_) => failed.push(j.to_string()),
             }
         }
