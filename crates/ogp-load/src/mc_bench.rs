@@ -17,7 +17,7 @@
 //! Every loop is bounded in count and time; children are killed when dropped.
 
 use std::io::Write as _;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
@@ -27,8 +27,7 @@ use anyhow::Result;
 
 use crate::common;
 use crate::scan_bench::{
-    find_ogp, ogp_answer, print_run, ready_until_stdin_closes, run_child, start_children,
-    RemoveDir, Responders, Run,
+    find_ogp, ogp_answer, print_run, run_child, start_children, RemoveDir, Responders, Run,
 };
 
 /// First port of every server child.
@@ -87,33 +86,17 @@ const MC_NET: u8 = 79;
 pub fn serve(args: &ServeArgs) -> Result<()> {
     // A listener and an accepted connection each hold a descriptor.
     let _ = ogp_net::scan::raise_open_file_limit(args.count as usize * 2);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    rt.block_on(async {
-        let mut tasks = Vec::with_capacity(args.count as usize);
-        let mut failed = Vec::new();
-        for j in 0..args.count {
-            let port = u16::try_from(u32::from(FIRST_PORT) + j).unwrap_or(u16::MAX);
-            let addr = SocketAddr::new(IpAddr::V4(args.ip), port);
-            let json: Arc<str> = ogp_testkit::slp::status_json(
-                &format!("bench server {}", args.offset + u64::from(j)),
-                u32::try_from(args.offset + u64::from(j)).unwrap_or(u32::MAX),
-                100_000,
-                "1.20.1",
-                763,
-            )
-            .into();
-            match tokio::net::TcpListener::bind(addr).await {
-                Ok(l) => tasks.push(tokio::spawn(ogp_testkit::slp::serve(l, json))),
-                Err(_) => failed.push(j.to_string()),
-            }
-        }
-        ready_until_stdin_closes(tasks.len(), &failed).await?;
-        for t in tasks {
-            t.abort();
-        }
-        Ok(())
+    crate::scan_bench::serve_each(args.ip, args.count, args.offset, |addr, index| async move {
+        let json: Arc<str> = ogp_testkit::slp::status_json(
+            &format!("bench server {index}"),
+            u32::try_from(index).unwrap_or(u32::MAX),
+            100_000,
+            "1.20.1",
+            763,
+        )
+        .into();
+        let l = tokio::net::TcpListener::bind(addr).await?;
+        Ok(tokio::spawn(ogp_testkit::slp::serve(l, json)))
     })
 }
 

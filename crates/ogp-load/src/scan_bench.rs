@@ -20,6 +20,15 @@
 //! its settings allow: the same `-maxsim` and `-sendinterval` values), and each line of
 //! each scanner's output checked against the served status: a target counts as answered
 //! only when its host name, map, max players and player count are reported as served.
+//!
+//! GameSpy v1 (`--gs1-targets`, 10,000 by default): a farm of its own (children on
+//! 127.80.k.1), each socket answering `\status\` with a real server's reply replayed from
+//! the captures of `crates/ogp-proto/tests/data/gamespy1/` (Battlefield 1942 and Unreal
+//! Tournament, two or three datagrams each, in turn), a list of `gamespy1 ADDR` for
+//! `ogp scan` and of `GPS ADDR` for qstat (`-gps`, at the same settings as Quake III),
+//! each line checked against the capture its address replays (map, max players, player
+//! count; for `ogp scan` also no part missing), and the answered addresses of the best
+//! runs compared.
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -91,6 +100,11 @@ pub struct Args {
     /// their own, scanned by `ogp scan` and by qstat `-q3s`, each result checked.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(0..=200_000))]
     pub quake3_targets: u32,
+    /// GameSpy v1 targets (0–200,000; 0 skips the GameSpy v1 comparison): a farm of
+    /// their own replaying real servers' multi-datagram replies to `\status\`, scanned by
+    /// `ogp scan` and by qstat `-gps`, each result checked.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(0..=200_000))]
+    pub gs1_targets: u32,
     /// A2S targets of the baseline comparison (0 skips it): `ogp scan --rate 1000000`
     /// against the bare batched scanner (`scan-bare`: the same four round trips per
     /// target, one socket, `recvmmsg`/`sendmmsg`, nothing parsed), alternately, at each
@@ -144,6 +158,8 @@ fn protocol_of(mix: &[Option<Protocol>], index: u64) -> Option<Protocol> {
 /// The second octet of the mixed farm's addresses, and of the Quake III farm's.
 const MIXED_NET: u8 = 77;
 const QUAKE3_NET: u8 = 78;
+/// The GameSpy v1 farm's (127.79 is the Minecraft benchmark's).
+const GS1_NET: u8 = 80;
 
 pub(crate) fn child_ip(net: u8, k: u32) -> Ipv4Addr {
     Ipv4Addr::new(
@@ -158,6 +174,9 @@ pub(crate) fn child_ip(net: u8, k: u32) -> Ipv4Addr {
 /// serves until standard input closes (or an hour passes).
 pub fn serve(args: &ServeArgs) -> Result<()> {
     let mix = parse_mix(&args.mix)?;
+    if mix == [Some(Protocol::Gamespy1)] {
+        return serve_gs1(args);
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -188,6 +207,88 @@ pub fn serve(args: &ServeArgs) -> Result<()> {
         }
         ready_until_stdin_closes(handles.len(), &failed).await?;
         drop(handles);
+        Ok(())
+    })
+}
+
+/// The GameSpy v1 captures the farm replays, in turn: real servers' replies to
+/// `\status\`, several datagrams each (see the captures' SOURCES.md).
+const GS1_CAPTURES: [&[&[u8]]; 4] = [
+    &[
+        include_bytes!("../../ogp-proto/tests/data/gamespy1/bf1942_1.1.bin"),
+        include_bytes!("../../ogp-proto/tests/data/gamespy1/bf1942_1.2.bin"),
+        include_bytes!("../../ogp-proto/tests/data/gamespy1/bf1942_1.3.bin"),
+    ],
+    &[
+        include_bytes!("../../ogp-proto/tests/data/gamespy1/ut_1.1.bin"),
+        include_bytes!("../../ogp-proto/tests/data/gamespy1/ut_1.2.bin"),
+        include_bytes!("../../ogp-proto/tests/data/gamespy1/ut_1.3.bin"),
+    ],
+    &[
+        include_bytes!("../../ogp-proto/tests/data/gamespy1/bf1942_3.1.bin"),
+        include_bytes!("../../ogp-proto/tests/data/gamespy1/bf1942_3.2.bin"),
+    ],
+    &[
+        include_bytes!("../../ogp-proto/tests/data/gamespy1/ut_2.1.bin"),
+        include_bytes!("../../ogp-proto/tests/data/gamespy1/ut_2.2.bin"),
+        include_bytes!("../../ogp-proto/tests/data/gamespy1/ut_2.3.bin"),
+    ],
+];
+
+/// The capture target `index` replays.
+fn gs1_capture(index: u64) -> &'static [&'static [u8]] {
+    let n = GS1_CAPTURES.len() as u64;
+    GS1_CAPTURES[usize::try_from(index % n).unwrap_or(0)]
+}
+
+/// `scan-serve --mix gamespy1`: each socket answers every `\status\` datagram with its
+/// capture's datagrams, in order (as the servers sent them); anything else is ignored.
+fn serve_gs1(args: &ServeArgs) -> Result<()> {
+    serve_each(args.ip, args.count, args.offset, |addr, index| async move {
+        let parts = gs1_capture(index);
+        let sock = tokio::net::UdpSocket::bind(addr).await?;
+        Ok(tokio::spawn(async move {
+            let mut buf = [0u8; 1500];
+            loop {
+                let Ok((n, from)) = sock.recv_from(&mut buf).await else {
+                    tokio::task::yield_now().await;
+                    continue;
+                };
+                if buf.get(..n).is_some_and(|q| q.starts_with(b"\\status\\")) {
+                    for p in parts {
+                        let _ = sock.send_to(p, from).await;
+                    }
+                }
+            }
+        }))
+    })
+}
+
+/// In a child: `count` servers on `ip`, ports 10000 and up, each bound and spawned by
+/// `start(ADDR, INDEX)` (INDEX: its place in the whole list, from `offset`); says
+/// `ready <bound> <failed,…>`, serves until standard input closes, then stops them.
+pub(crate) fn serve_each<F, Fut>(ip: Ipv4Addr, count: u32, offset: u64, start: F) -> Result<()>
+where
+    F: Fn(SocketAddr, u64) -> Fut,
+    Fut: std::future::Future<Output = std::io::Result<tokio::task::JoinHandle<()>>>,
+{
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let mut tasks = Vec::with_capacity(count as usize);
+        let mut failed = Vec::new();
+        for j in 0..count {
+            let port = u16::try_from(u32::from(FIRST_PORT) + j).unwrap_or(u16::MAX);
+            match start(SocketAddr::new(IpAddr::V4(ip), port), offset + u64::from(j)).await {
+                Ok(t) => tasks.push(t),
+                Err(_) => failed.push(j.to_string()),
+            }
+        }
+        ready_until_stdin_closes(tasks.len(), &failed).await?;
+        for t in tasks {
+            t.abort();
+        }
         Ok(())
     })
 }
@@ -354,7 +455,7 @@ pub(crate) fn run_child(
     mut cmd: Command,
     targets: u64,
     limit: Duration,
-    is_answer: fn(&str) -> bool,
+    mut is_answer: impl FnMut(&str) -> bool + Send + 'static,
     farm: &[u32],
 ) -> Result<Run> {
     let cpu0 = children_cpu();
@@ -489,7 +590,7 @@ pub fn run(args: &Args) -> Result<()> {
     common::print_command(
         "scan",
         &format!(
-            "--targets {} --mix {mix_arg} --rate {} --max-in-flight {} --per-process {} --maxsim {} --sendinterval {} --defaults-targets {} --quake3-targets {}{}",
+            "--targets {} --mix {mix_arg} --rate {} --max-in-flight {} --per-process {} --maxsim {} --sendinterval {} --defaults-targets {} --quake3-targets {} --gs1-targets {}{}",
             args.targets,
             args.rate,
             join(&args.max_in_flight),
@@ -498,6 +599,7 @@ pub fn run(args: &Args) -> Result<()> {
             join(&args.sendinterval),
             args.defaults_targets,
             args.quake3_targets,
+            args.gs1_targets,
             if args.no_qstat { " --no-qstat" } else { "" },
         ),
     );
@@ -688,11 +790,13 @@ pub fn run(args: &Args) -> Result<()> {
             }
         }
     }
-    let quake3 = if args.quake3_targets > 0 {
-        Some(quake3_scans(args, &ogp, &dir, limit)?)
-    } else {
-        None
-    };
+    let mut families = Vec::new();
+    if args.quake3_targets > 0 {
+        families.push(family_scans(args, &ogp, &dir, limit, &QUAKE3)?);
+    }
+    if args.gs1_targets > 0 {
+        families.push(family_scans(args, &ogp, &dir, limit, &GAMESPY1)?);
+    }
     common::print_load("after");
     println!("summary:");
     print_run(
@@ -740,21 +844,30 @@ pub fn run(args: &Args) -> Result<()> {
         mb(peak_mixed),
         mixed_run.targets
     );
-    if let Some(Quake3Runs {
+    for FamilyRuns {
+        family,
         ours_m,
         ours,
+        ours_seen,
         theirs,
-    }) = &quake3
+    } in &families
     {
+        let name = family.label;
         print_run(
-            &format!("  best: ogp scan --max-in-flight {ours_m}, Quake III list"),
+            &format!("  best: ogp scan --max-in-flight {ours_m}, {name} list"),
             ours,
         );
-        if let Some((label, q)) = theirs {
+        if let Some((label, q, seen)) = theirs {
             print_run(&format!("  best: {label}"), q);
             println!(
-                "  ratio, Quake III, each at its best: {:.2}x correctly reported targets/s (target >= 1x)",
+                "  ratio, {name}, each at its best: {:.2}x correctly reported targets/s (target >= 1x)",
                 ours.answered_per_second() / q.answered_per_second().max(1e-9)
+            );
+            println!(
+                "  {name}, best runs: {} targets reported correctly by both, {} by ogp scan only, {} by qstat only",
+                ours_seen.intersection(seen).count(),
+                ours_seen.difference(seen).count(),
+                seen.difference(ours_seen).count(),
             );
         }
     }
@@ -790,80 +903,258 @@ fn served() -> Result<&'static Served> {
     Ok(SERVED.get_or_init(|| s))
 }
 
-/// An `ogp scan --json` line that reports a Quake III target as served.
-fn quake3_ogp_correct(line: &str) -> bool {
-    let (Some(s), Ok(v)) = (
-        SERVED.get(),
-        serde_json::from_str::<serde_json::Value>(line),
-    ) else {
-        return false;
-    };
+/// The `addr` of an `ogp scan --json` line that says `ok` for `protocol`, and the line.
+fn ogp_ok(line: &str, protocol: &str) -> Option<(SocketAddr, serde_json::Value)> {
+    let v = serde_json::from_str::<serde_json::Value>(line).ok()?;
+    if v["ok"] != true || v["protocol"] != protocol {
+        return None;
+    }
+    let addr = v["addr"].as_str()?.parse().ok()?;
+    Some((addr, v))
+}
+
+/// An `ogp scan --json` line that reports a Quake III target as served: its address.
+fn quake3_ogp_correct(line: &str) -> Option<SocketAddr> {
+    let s = SERVED.get()?;
+    let (addr, v) = ogp_ok(line, "quake3")?;
     let st = &v["status"];
-    v["ok"] == true
-        && v["protocol"] == "quake3"
-        && st["host_name"].as_str() == Some(s.host.as_str())
+    (st["host_name"].as_str() == Some(s.host.as_str())
         && st["map"]["name"].as_str() == Some(s.map.as_str())
         && st["slot_max"].as_u64() == Some(s.slot_max)
-        && st["players"].as_array().map(|p| p.len() as u64) == Some(s.players)
+        && st["players"].as_array().map(|p| p.len() as u64) == Some(s.players))
+    .then_some(addr)
 }
 
-/// A qstat `-raw , -nh` server line (`Q3S,ADDR,NAME,MAP,MAX,PLAYERS,PING,RETRIES`) that
-/// reports a target as served. qstat rewrites bytes ≥ 0x80 of the name (its Quake III
-/// character set), so the name is compared up to its first non-ASCII character.
-fn quake3_qstat_correct(line: &str) -> bool {
-    let Some(s) = SERVED.get() else {
-        return false;
-    };
-    let f: Vec<&str> = line.split(',').collect();
+/// A qstat `-raw , -nh` server line of `kind`
+/// (`KIND,ADDR,NAME,MAP,MAX,PLAYERS,PING,RETRIES`): the address, name, map, max players
+/// and players. The name may hold commas: the fields after it are taken from the end.
+fn qstat_server_line<'a>(
+    line: &'a str,
+    kind: &str,
+) -> Option<(SocketAddr, &'a str, &'a str, u64, u64)> {
+    let rest = line.strip_prefix(kind)?.strip_prefix(',')?;
+    let (addr, rest) = rest.split_once(',')?;
+    let mut back = rest.rsplitn(6, ',');
+    let (_retries, _ping, players, max, map, name) = (
+        back.next()?,
+        back.next()?,
+        back.next()?,
+        back.next()?,
+        back.next()?,
+        back.next()?,
+    );
+    Some((
+        addr.parse().ok()?,
+        name,
+        map,
+        max.parse().ok()?,
+        players.parse().ok()?,
+    ))
+}
+
+/// A qstat `-raw , -nh` line that reports a Quake III target as served. qstat rewrites
+/// bytes ≥ 0x80 of the name (its Quake III character set), so the name is compared up to
+/// its first non-ASCII character.
+fn quake3_qstat_correct(line: &str) -> Option<SocketAddr> {
+    let s = SERVED.get()?;
+    let (addr, name, map, max, players) = qstat_server_line(line, "Q3S")?;
     let ascii_prefix: String = s.host.chars().take_while(char::is_ascii).collect();
-    f.len() >= 8
-        && f[0] == "Q3S"
-        && f[2].starts_with(&ascii_prefix)
-        && f[3] == s.map
-        && f[4].parse::<u64>().ok() == Some(s.max_clients)
-        && f[5].parse::<u64>().ok() == Some(s.players)
+    (name.starts_with(&ascii_prefix)
+        && map == s.map
+        && max == s.max_clients
+        && players == s.players)
+        .then_some(addr)
 }
 
-/// The best Quake III runs: `ogp scan` (with its `--max-in-flight`) and qstat (with its
-/// settings), if qstat ran.
-struct Quake3Runs {
+/// What a GameSpy v1 capture says, as both scanners must report it: `mapname`,
+/// `maxplayers`, `numplayers`.
+#[derive(Debug, PartialEq)]
+struct Gs1Served {
+    map: String,
+    max: u64,
+    players: u64,
+}
+
+/// The values of a capture's first datagram (`\key\value\…`).
+fn gs1_served(parts: &[&[u8]]) -> Option<Gs1Served> {
+    let first = String::from_utf8_lossy(parts.first()?);
+    let mut words = first.split('\\').skip(1);
+    let (mut map, mut max, mut players) = (None, None, None);
+    while let (Some(k), Some(v)) = (words.next(), words.next()) {
+        match k {
+            "mapname" => map = Some(v.to_string()),
+            "maxplayers" => max = v.trim().parse().ok(),
+            "numplayers" => players = v.trim().parse().ok(),
+            _ => {}
+        }
+    }
+    Some(Gs1Served {
+        map: map?,
+        max: max?,
+        players: players?,
+    })
+}
+
+/// The GameSpy v1 farm: each target's address and the index of the capture it replays.
+static GS1_TARGETS: std::sync::OnceLock<std::collections::HashMap<SocketAddr, u64>> =
+    std::sync::OnceLock::new();
+
+fn gs1_expected(addr: SocketAddr) -> Option<Gs1Served> {
+    gs1_served(gs1_capture(*GS1_TARGETS.get()?.get(&addr)?))
+}
+
+/// An `ogp scan --json` line that reports a GameSpy v1 target as its capture says, with
+/// no part missing: its address.
+fn gs1_ogp_correct(line: &str) -> Option<SocketAddr> {
+    let (addr, v) = ogp_ok(line, "gamespy1")?;
+    let want = gs1_expected(addr)?;
+    let st = &v["status"];
+    let incomplete = v["warnings"].as_array().is_some_and(|w| {
+        w.iter()
+            .any(|w| w.as_str().is_some_and(|w| w.contains("incomplete")))
+    });
+    (!incomplete
+        && st["map"]["name"].as_str() == Some(want.map.as_str())
+        && st["slot_max"].as_u64() == Some(want.max)
+        && st["player_count"].as_u64() == Some(want.players))
+    .then_some(addr)
+}
+
+/// A qstat `-gps -raw , -nh` line that reports a GameSpy v1 target as its capture says.
+fn gs1_qstat_correct(line: &str) -> Option<SocketAddr> {
+    let (addr, _name, map, max, players) = qstat_server_line(line, "GPS")?;
+    let want = gs1_expected(addr)?;
+    (map == want.map && max == want.max && players == want.players).then_some(addr)
+}
+
+/// A protocol compared on a farm of its own: `ogp scan` and qstat on the same targets,
+/// each line checked.
+struct Family {
+    /// For output: `Quake III`.
+    label: &'static str,
+    /// The farm's `--mix` and the word of `ogp scan`'s list.
+    protocol: &'static str,
+    /// qstat's word in its list file, and its flag (for output).
+    qstat_kind: &'static str,
+    qstat_flag: &'static str,
+    /// The second octet of the farm's addresses.
+    net: u8,
+    targets: fn(&Args) -> u32,
+    ours_correct: fn(&str) -> Option<SocketAddr>,
+    qstat_correct: fn(&str) -> Option<SocketAddr>,
+}
+
+static QUAKE3: Family = Family {
+    label: "Quake III",
+    protocol: "quake3",
+    qstat_kind: "Q3S",
+    qstat_flag: "-q3s",
+    net: QUAKE3_NET,
+    targets: |a| a.quake3_targets,
+    ours_correct: quake3_ogp_correct,
+    qstat_correct: quake3_qstat_correct,
+};
+
+static GAMESPY1: Family = Family {
+    label: "GameSpy v1",
+    protocol: "gamespy1",
+    qstat_kind: "GPS",
+    qstat_flag: "-gps",
+    net: GS1_NET,
+    targets: |a| a.gs1_targets,
+    ours_correct: gs1_ogp_correct,
+    qstat_correct: gs1_qstat_correct,
+};
+
+/// The targets a run reported correctly.
+type Seen = std::collections::HashSet<SocketAddr>;
+
+/// Runs a scanner and keeps the addresses `correct` accepts.
+fn run_checked(
+    cmd: Command,
+    n: u64,
+    limit: Duration,
+    correct: fn(&str) -> Option<SocketAddr>,
+    farm: &[u32],
+) -> Result<(Run, Seen)> {
+    let seen = Arc::new(std::sync::Mutex::new(Seen::new()));
+    let into = Arc::clone(&seen);
+    let r = run_child(
+        cmd,
+        n,
+        limit,
+        move |l| correct(l).is_some_and(|a| into.lock().is_ok_and(|mut s| s.insert(a))),
+        farm,
+    )?;
+    let seen = std::mem::take(&mut *seen.lock().map_err(|_| anyhow::anyhow!("poisoned"))?);
+    Ok((r, seen))
+}
+
+/// The best runs of one family: `ogp scan` (with its `--max-in-flight`) and qstat (with
+/// its settings), if qstat ran, each with the targets it reported correctly.
+struct FamilyRuns {
+    family: &'static Family,
     ours_m: u32,
     ours: Run,
-    theirs: Option<(String, Run)>,
+    ours_seen: Seen,
+    theirs: Option<(String, Run, Seen)>,
 }
 
-/// The Quake III comparison: its farm, its lists, `ogp scan` at each `--max-in-flight`
-/// and qstat `-q3s` at each `-maxsim` and `-sendinterval`; the best run of each.
-fn quake3_scans(args: &Args, ogp: &Path, dir: &Path, limit: Duration) -> Result<Quake3Runs> {
+/// One family's comparison: its farm, its lists, `ogp scan` at each `--max-in-flight`
+/// and qstat at each `-maxsim` and `-sendinterval`; the best run of each.
+fn family_scans(
+    args: &Args,
+    ogp: &Path,
+    dir: &Path,
+    limit: Duration,
+    family: &'static Family,
+) -> Result<FamilyRuns> {
     served()?;
+    let name = family.protocol;
     let t = Instant::now();
-    let children = start_responders(args, "quake3", args.quake3_targets, QUAKE3_NET)?;
+    let children = start_responders(args, name, (family.targets)(args), family.net)?;
     println!(
-        "quake3: {} responder child process(es) ready in {:.1} s",
+        "{name}: {} responder child process(es) ready in {:.1} s",
         children.len(),
         t.elapsed().as_secs_f64()
     );
-    let (ours_list, qstat_list) = (dir.join("quake3.txt"), dir.join("quake3-qstat.txt"));
+    let (ours_list, qstat_list) = (
+        dir.join(format!("{name}.txt")),
+        dir.join(format!("{name}-qstat.txt")),
+    );
     let mut n = 0u64;
+    let mut index = std::collections::HashMap::new();
     {
         let mut a = std::io::BufWriter::new(std::fs::File::create(&ours_list)?);
         let mut q = std::io::BufWriter::new(std::fs::File::create(&qstat_list)?);
         for c in &children {
             for j in (0..c.count).filter(|j| !c.failed.contains(j)) {
                 let port = u32::from(FIRST_PORT) + j;
-                writeln!(a, "quake3 {}:{port}", c.ip)?;
-                writeln!(q, "Q3S {}:{port}", c.ip)?;
+                writeln!(a, "{name} {}:{port}", c.ip)?;
+                writeln!(q, "{} {}:{port}", family.qstat_kind, c.ip)?;
+                if let Ok(p) = u16::try_from(port) {
+                    index.insert(
+                        SocketAddr::new(IpAddr::V4(c.ip), p),
+                        c.offset + u64::from(j),
+                    );
+                }
                 n += 1;
             }
         }
         a.flush()?;
         q.flush()?;
     }
+    if family.protocol == GAMESPY1.protocol {
+        ensure!(
+            GS1_TARGETS.set(index).is_ok(),
+            "the GameSpy v1 farm was started twice"
+        );
+    }
     let farm: Vec<u32> = children.iter().map(|c| c.kid.0.id()).collect();
-    let mut ours: Option<(u32, Run)> = None;
+    let mut ours: Option<(u32, Run, Seen)> = None;
     for &m in &args.max_in_flight {
         println!(
-            "quake3 scanner: {} scan --json LIST --rate {} --max-in-flight {m}",
+            "{name} scanner: {} scan --json LIST --rate {} --max-in-flight {m}",
             ogp.display(),
             args.rate
         );
@@ -874,18 +1165,18 @@ fn quake3_scans(args: &Args, ogp: &Path, dir: &Path, limit: Duration) -> Result<
             .args(["--rate", &args.rate.to_string()])
             .args(["--max-in-flight", &m.to_string()])
             .env_remove("OGP_LOG");
-        let r = run_child(c, n, limit, quake3_ogp_correct, &farm)?;
-        print_run("ogp scan, Quake III list", &r);
+        let (r, seen) = run_checked(c, n, limit, family.ours_correct, &farm)?;
+        print_run(&format!("ogp scan, {} list", family.label), &r);
         println!("  {}", r.summary);
         if ours
             .as_ref()
-            .is_none_or(|(_, b)| r.answered_per_second() > b.answered_per_second())
+            .is_none_or(|(_, b, _)| r.answered_per_second() > b.answered_per_second())
         {
-            ours = Some((m, r));
+            ours = Some((m, r, seen));
         }
     }
-    let (ours_m, ours) = ours.context("--max-in-flight names no value")?;
-    let mut theirs: Option<(String, Run)> = None;
+    let (ours_m, ours, ours_seen) = ours.context("--max-in-flight names no value")?;
+    let mut theirs: Option<(String, Run, Seen)> = None;
     if !args.no_qstat {
         for &si in &args.sendinterval {
             for &m in &args.maxsim {
@@ -894,12 +1185,12 @@ fn quake3_scans(args: &Args, ogp: &Path, dir: &Path, limit: Duration) -> Result<
                     .arg(&qstat_list)
                     .args(["-maxsim", &m.to_string(), "-sendinterval", &si.to_string()])
                     .args(["-retry", "1", "-interval", "0.3", "-raw", ",", "-nh"]);
-                let label = format!("qstat -q3s -maxsim {m} -sendinterval {si}");
+                let label = format!("qstat {} -maxsim {m} -sendinterval {si}", family.qstat_flag);
                 println!(
-                    "quake3 qstat: {} -f LIST -maxsim {m} -sendinterval {si} -retry 1 -interval 0.3 -raw , -nh",
+                    "{name} qstat: {} -f LIST -maxsim {m} -sendinterval {si} -retry 1 -interval 0.3 -raw , -nh",
                     args.qstat_bin.display()
                 );
-                let r = match run_child(c, n, limit, quake3_qstat_correct, &farm) {
+                let (r, seen) = match run_checked(c, n, limit, family.qstat_correct, &farm) {
                     Ok(r) => r,
                     Err(e) => {
                         println!("  {label} failed: {e:#}");
@@ -909,17 +1200,19 @@ fn quake3_scans(args: &Args, ogp: &Path, dir: &Path, limit: Duration) -> Result<
                 print_run(&label, &r);
                 if theirs
                     .as_ref()
-                    .is_none_or(|(_, b)| r.answered_per_second() > b.answered_per_second())
+                    .is_none_or(|(_, b, _)| r.answered_per_second() > b.answered_per_second())
                 {
-                    theirs = Some((label, r));
+                    theirs = Some((label, r, seen));
                 }
             }
         }
     }
     drop(children);
-    Ok(Quake3Runs {
+    Ok(FamilyRuns {
+        family,
         ours_m,
         ours,
+        ours_seen,
         theirs,
     })
 }
@@ -954,19 +1247,58 @@ mod tests {
     #[test]
     fn quake3_lines_count_only_when_they_report_the_served_status() {
         served().unwrap();
-        let ogp = r#"{"schema":1,"protocol":"quake3","ok":true,"status":{"host_name":"Demo Arena #1 – Ünïcödé ✓","map":{"name":"Harbor"},"slot_max":24,"players":[{"name":"Alice"},{"name":"Bob the Bot"},{"name":"Zoë"}]}}"#;
-        assert!(quake3_ogp_correct(ogp));
-        assert!(!quake3_ogp_correct(&ogp.replace("Harbor", "Canyon")));
-        assert!(!quake3_ogp_correct(&ogp.replace(r#",{"name":"Zoë"}"#, "")));
-        assert!(!quake3_ogp_correct(
-            &ogp.replace("\"ok\":true", "\"ok\":false")
-        ));
+        let ogp = r#"{"schema":1,"protocol":"quake3","addr":"127.78.0.1:10000","ok":true,"status":{"host_name":"Demo Arena #1 – Ünïcödé ✓","map":{"name":"Harbor"},"slot_max":24,"players":[{"name":"Alice"},{"name":"Bob the Bot"},{"name":"Zoë"}]}}"#;
+        assert_eq!(quake3_ogp_correct(ogp), "127.78.0.1:10000".parse().ok());
+        assert!(quake3_ogp_correct(&ogp.replace("Harbor", "Canyon")).is_none());
+        assert!(quake3_ogp_correct(&ogp.replace(r#",{"name":"Zoë"}"#, "")).is_none());
+        assert!(quake3_ogp_correct(&ogp.replace("\"ok\":true", "\"ok\":false")).is_none());
         let qstat = "Q3S,127.78.0.1:10000,Demo Arena #1 B(1 CnC/cC6dC) B1,Harbor,26,3,0,0";
-        assert!(quake3_qstat_correct(qstat));
-        assert!(!quake3_qstat_correct(&qstat.replace(",3,0,0", ",2,0,0")));
-        assert!(!quake3_qstat_correct(&qstat.replace("Harbor", "Canyon")));
-        assert!(!quake3_qstat_correct("Q3S,127.78.0.1:10000,DOWN"));
-        assert!(!quake3_qstat_correct("Alice,1200,35"));
+        assert_eq!(quake3_qstat_correct(qstat), "127.78.0.1:10000".parse().ok());
+        assert!(quake3_qstat_correct(&qstat.replace(",3,0,0", ",2,0,0")).is_none());
+        assert!(quake3_qstat_correct(&qstat.replace("Harbor", "Canyon")).is_none());
+        assert!(quake3_qstat_correct("Q3S,127.78.0.1:10000,DOWN").is_none());
+        assert!(quake3_qstat_correct("Alice,1200,35").is_none());
+    }
+
+    /// Every capture the GameSpy v1 farm replays has several datagrams and the values
+    /// the checks compare; a line counts only when it reports its own target's capture.
+    #[test]
+    fn gs1_lines_count_only_when_they_report_the_capture() {
+        let want: Vec<Gs1Served> = GS1_CAPTURES
+            .iter()
+            .map(|c| {
+                assert!(c.len() >= 2);
+                gs1_served(c).unwrap()
+            })
+            .collect();
+        assert_eq!(
+            want[0],
+            Gs1Served {
+                map: "berlin".into(),
+                max: 36,
+                players: 17
+            }
+        );
+        let a: SocketAddr = "127.80.0.1:10000".parse().unwrap();
+        let b: SocketAddr = "127.80.0.1:10001".parse().unwrap();
+        let _ = GS1_TARGETS.set([(a, 0), (b, 1)].into_iter().collect());
+        let qstat = "GPS,127.80.0.1:10000,SiMPLE | BF1942, [USA],berlin,36,17,30,0";
+        assert_eq!(gs1_qstat_correct(qstat), Some(a));
+        assert!(gs1_qstat_correct(&qstat.replace(",17,", ",16,")).is_none());
+        assert!(gs1_qstat_correct(&qstat.replace(":10000", ":10001")).is_none());
+        assert!(gs1_qstat_correct(&qstat.replace(":10000", ":10002")).is_none());
+        assert!(gs1_qstat_correct("GPS,127.80.0.1:10000,DOWN").is_none());
+        let ogp = r#"{"protocol":"gamespy1","addr":"127.80.0.1:10000","ok":true,"status":{"map":{"name":"berlin"},"slot_max":36,"player_count":17},"warnings":[]}"#;
+        assert_eq!(gs1_ogp_correct(ogp), Some(a));
+        assert!(
+            gs1_ogp_correct(&ogp.replace("\"player_count\":17", "\"player_count\":18")).is_none()
+        );
+        assert!(gs1_ogp_correct(&ogp.replace("berlin", "kursk")).is_none());
+        assert!(
+            gs1_ogp_correct(&ogp.replace("[]", r#"["incomplete reply: part 2 of 3 lost"]"#))
+                .is_none()
+        );
+        assert!(gs1_ogp_correct(&ogp.replace("gamespy1", "quake3")).is_none());
     }
 }
 
