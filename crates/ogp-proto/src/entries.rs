@@ -257,7 +257,7 @@ mod tests {
         assert_eq!(Protocol::parse_or_auto("Auto"), Ok(None));
         assert_eq!(
             "quake4".parse::<Protocol>().unwrap_err().to_string(),
-            "unknown protocol \"quake4\" (expected ogp, gamespy3, a2s, gqp, ogp-draft, quake3, bedrock, minecraft, or auto)"
+            "unknown protocol \"quake4\" (expected ogp, gamespy3, a2s, gqp, ogp-draft, quake3, bedrock, minecraft, gamespy2, ase, or auto)"
         );
         assert_eq!(
             Protocol::AUTO,
@@ -267,7 +267,9 @@ mod tests {
                 Protocol::A2s,
                 Protocol::Gqp,
                 Protocol::Quake3,
-                Protocol::Bedrock
+                Protocol::Bedrock,
+                Protocol::Gamespy2,
+                Protocol::Ase
             ]
         );
         assert_eq!(Protocol::AUTO_STREAM, [Protocol::Minecraft]);

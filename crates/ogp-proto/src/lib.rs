@@ -63,6 +63,7 @@
 )]
 
 pub mod a2s;
+pub mod ase;
 pub mod announce;
 pub mod bedrock;
 mod bounded;
@@ -75,6 +76,7 @@ mod entries;
 pub mod error;
 #[cfg(feature = "games")]
 pub mod games;
+pub mod gamespy2;
 pub mod gamespy3;
 pub mod gqp;
 pub mod guard;

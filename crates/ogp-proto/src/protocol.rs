@@ -41,6 +41,8 @@ macro_rules! for_each_protocol {
             Quake3 => quake3, serve(Q3Config, Q3Responder, Q3Outcome);
             Bedrock => bedrock;
             Minecraft => minecraft;
+            Gamespy2 => gamespy2;
+            Ase => ase;
         }
     };
 }
