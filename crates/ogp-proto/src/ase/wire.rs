@@ -159,14 +159,15 @@ pub fn decode_reply_with(datagram: &[u8], charset: Charset) -> Result<Reply, Dec
                 }
             }
         }
-        if cut {
-            break;
-        }
         if reply.players.len() < MAX_PLAYERS {
+            // A cut record keeps the fields read before the end.
             reply.players.push(p);
         } else if !dropped {
             dropped = true;
             s.note(r.offset(), "player", "players past the cap dropped");
+        }
+        if cut {
+            break;
         }
     }
     reply.warnings = s.finish();
@@ -317,15 +318,17 @@ mod tests {
         let r = decode_reply(b"EYE1\x01\x01\x01\x01\x01\x01\x01\x01\x00").unwrap();
         assert!(r.server_name.is_empty() && r.rules.is_empty());
         assert_eq!(r.warnings.len(), 1);
-        // a player whose flags announce a field that is not there: the others are kept
+        // a player whose flags announce a field that is not there: kept, without it
         let mut d = Vec::new();
         sample().encode(&mut d);
-        d.push(flag::NAME);
+        d.extend_from_slice(&[flag::NAME | flag::PING, 3, b'a', b'b', 9]);
         let r = decode_reply(&d).unwrap();
-        assert_eq!(r.players, sample().players);
+        assert_eq!(r.players[0], sample().players[0]);
+        assert_eq!(r.players[1].name.as_deref(), Some("ab"));
+        assert_eq!(r.players[1].ping, None);
         assert_eq!(r.warnings[0].message, "the datagram ends inside a player record");
         // unknown flag bits carry nothing
-        d.pop();
+        d.truncate(d.len() - 5);
         d.push(0xc0);
         let r = decode_reply(&d).unwrap();
         assert_eq!(r.players.len(), 2);
