@@ -15,6 +15,7 @@ use serde_json::{json, Map, Value};
 
 use crate::render::{self, sanitize};
 
+mod gs2_ase;
 mod gs3;
 
 /// One input datagram and where it came from (for messages).
@@ -124,6 +125,8 @@ fn decode_group(protocol: Protocol, inputs: &[Input], charset: Charset) -> Resul
         Protocol::Gqp => inputs.iter().map(gqp_msg).collect(),
         Protocol::Quake3 => inputs.iter().map(quake3_msg).collect(),
         Protocol::Bedrock => inputs.iter().map(bedrock_msg).collect(),
+        Protocol::Gamespy2 => inputs.iter().map(|i| gs2_ase::gamespy2_msg(i, charset)).collect(),
+        Protocol::Ase => inputs.iter().map(|i| gs2_ase::ase_msg(i, charset)).collect(),
         _ => ogp_msgs(inputs),
     }
 }
@@ -158,7 +161,8 @@ fn print(msgs: &[Msg], json: bool) -> Result<()> {
 /// What `-p auto` looks for, for the error message.
 const TRIED: &str = "tried OGP v1.01 and the v0.02 draft (FF FF FF FF \"OGP\\0\"), A2S \
     (FF FF FF FF, or FE FF FF FF split), GameSpy v3 (FE FD request, or 00/03/05/09 reply \
-    with a session id) and GQP (text ending with EOT or ETB); name one with -p";
+    with a session id), GQP (text ending with EOT or ETB), GameSpy v2 (a 10-byte FE FD 00 \
+    request, or 00, an id and a key without splitnum) and ASE (EYE1, or s); name one with -p";
 
 /// Splits the inputs into runs of one protocol: all of them with `-p`, else each
 /// datagram's guessed protocol.

@@ -116,7 +116,7 @@ pub fn parse_protocol(s: &str) -> std::result::Result<Wanted, String> {
 const QSTAT_OTHER: &[&str] = &[
     "qs", "q2s", "q4s", "hws", "qws", "h2s", "hrs", "hls", "hl2s", "hlqs", "sns", "sgs", "tbs",
     "ts2", "ts3", "uns", "ut2s", "ut2004s", "ams", "efs", "jk3s", "rws", "rss", "sms", "gps",
-    "gs2", "gsm", "mhs", "cods", "bfs", "bfbc2", "etqws", "wics", "tm", "fls", "dm3s", "mas",
+    "gsm", "mhs", "cods", "bfs", "bfbc2", "etqws", "wics", "tm", "fls", "dm3s", "mas",
     "mumble", "terraria", "crs", "ottds", "tf", "wop", "ventrilo", "sas", "starmade",
 ];
 
@@ -154,7 +154,7 @@ pub fn parse_line(
                 Ok(p) => (p, host),
                 Err(_) if QSTAT_OTHER.contains(&name.to_ascii_lowercase().as_str()) => {
                     return Err(format!(
-                        "qstat type {first} is not supported (ogp, a2s, gamespy3, gqp, ogp-draft, quake3, bedrock, minecraft, auto)"
+                        "qstat type {first} is not supported (ogp, a2s, gamespy3, gqp, ogp-draft, quake3, bedrock, minecraft, gamespy2, ase, auto)"
                     ));
                 }
                 Err(e) => return Err(e.to_string()),
@@ -788,6 +788,15 @@ mod tests {
         assert_eq!(
             parse_line("Q3S 127.0.0.1:27960", auto),
             Ok(Some((Some(Protocol::Quake3), "127.0.0.1:27960".into())))
+        );
+        // and its GameSpy v2 and All-Seeing Eye types
+        assert_eq!(
+            parse_line("-gs2 127.0.0.1:2302", auto),
+            Ok(Some((Some(Protocol::Gamespy2), "127.0.0.1:2302".into())))
+        );
+        assert_eq!(
+            parse_line("EYE 127.0.0.1:22126", auto),
+            Ok(Some((Some(Protocol::Ase), "127.0.0.1:22126".into())))
         );
     }
 }

@@ -23,14 +23,22 @@ pub use wire::{decode_reply, decode_reply_with, AsePlayer, Reply, MAGIC, REQUEST
 
 use crate::protocol::{Entry, Signature, Tier, Transport};
 
-/// ASE's entry (see [`Entry`]): replies start with `EYE1`; not served.
+/// ASE's entry (see [`Entry`]): replies start with `EYE1`, the request is `s`; not
+/// served.
 pub const ENTRY: Entry = Entry {
     aliases: &["eye", "allseeingeye"],
     help: "ASE, the All-Seeing Eye (Multi Theft Auto on game port + 123, Far Cry…): \
         `s`, answered by EYE1 and length-prefixed fields.",
-    signatures: &[Signature {
-        tier: Tier::Magic,
-        matches: |d| d.starts_with(&MAGIC),
-    }],
-    ..Entry::new("ase", "ASE (All-Seeing Eye)", Transport::Datagram)
+    signatures: &[
+        Signature {
+            tier: Tier::Magic,
+            matches: |d| d.starts_with(&MAGIC),
+        },
+        // The request, one byte: a guess of the last resort.
+        Signature {
+            tier: Tier::Weak,
+            matches: |d| d == REQUEST,
+        },
+    ],
+    ..Entry::new("ase", "ASE", Transport::Datagram)
 };

@@ -9,8 +9,9 @@
 //! * [`client`]: one request, resent by the shared timers, answered only by a reply
 //!   that echoes our id.
 //!
-//! The request is byte for byte GameSpy v3's sub-protocol A (`FE FD 00 <id> FF FF FF`);
-//! the replies differ: GameSpy v3 writes `splitnum` after the id, GameSpy v2 does not.
+//! The request is GameSpy v3's sub-protocol A without its fourth flag byte (`FE FD 00
+//! <id> FF FF FF`, 10 bytes); the replies differ: GameSpy v3 writes `splitnum` after the
+//! id, GameSpy v2 does not.
 //! No responder. Every decoder here is total: on any input it returns a value or a
 //! [`DecodeError`](crate::DecodeError), never panics, and allocates at most a small
 //! multiple of its input.
@@ -23,19 +24,34 @@ pub use wire::{decode_reply, decode_reply_with, Reply, Request};
 
 use crate::protocol::{Entry, Signature, Tier, Transport};
 
-/// GameSpy v2's entry (see [`Entry`]): replies told by their first key after the id
-/// (no `splitnum`); requests are GameSpy v3's sub-protocol A and decode as such; not
-/// served.
+/// GameSpy v2's entry (see [`Entry`]): requests told by their length (10 bytes),
+/// replies by their first key after the id (no `splitnum`); not served.
 pub const ENTRY: Entry = Entry {
     aliases: &["gs2"],
     help: "GameSpy v2 (Halo, Battlefield Vietnam, SWAT 4, Soldier of Fortune II…): \
         FE FD 00, one reply with server, player and team sections.",
-    signatures: &[Signature {
-        tier: Tier::Magic,
-        matches: is_reply,
-    }],
+    signatures: &[
+        Signature {
+            tier: Tier::Magic,
+            matches: is_reply,
+        },
+        Signature {
+            tier: Tier::Magic,
+            matches: is_request,
+        },
+    ],
     ..Entry::new("gamespy2", "GameSpy v2", Transport::Datagram)
 };
+
+/// Whether `datagram` is a GameSpy v2 request: `FE FD 00`, an id and three section
+/// bytes (`00` or `FF`), 10 bytes in all (GameSpy v3's requests are longer).
+pub fn is_request(datagram: &[u8]) -> bool {
+    datagram.len() == wire::REQUEST_LEN
+        && datagram.starts_with(&wire::REQUEST_MAGIC)
+        && datagram
+            .get(7..)
+            .is_some_and(|s| s.iter().all(|&b| b == 0 || b == 0xff))
+}
 
 /// Whether `datagram` looks like a GameSpy v2 reply: `00`, a 4-byte id, then not
 /// GameSpy v3's `splitnum` but a key of printable ASCII ended by a NUL (`hostname`), or
