@@ -125,8 +125,14 @@ fn decode_group(protocol: Protocol, inputs: &[Input], charset: Charset) -> Resul
         Protocol::Gqp => inputs.iter().map(gqp_msg).collect(),
         Protocol::Quake3 => inputs.iter().map(quake3_msg).collect(),
         Protocol::Bedrock => inputs.iter().map(bedrock_msg).collect(),
-        Protocol::Gamespy2 => inputs.iter().map(|i| gs2_ase::gamespy2_msg(i, charset)).collect(),
-        Protocol::Ase => inputs.iter().map(|i| gs2_ase::ase_msg(i, charset)).collect(),
+        Protocol::Gamespy2 => inputs
+            .iter()
+            .map(|i| gs2_ase::gamespy2_msg(i, charset))
+            .collect(),
+        Protocol::Ase => inputs
+            .iter()
+            .map(|i| gs2_ase::ase_msg(i, charset))
+            .collect(),
         _ => ogp_msgs(inputs),
     }
 }

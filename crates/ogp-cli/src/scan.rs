@@ -116,8 +116,8 @@ pub fn parse_protocol(s: &str) -> std::result::Result<Wanted, String> {
 const QSTAT_OTHER: &[&str] = &[
     "qs", "q2s", "q4s", "hws", "qws", "h2s", "hrs", "hls", "hl2s", "hlqs", "sns", "sgs", "tbs",
     "ts2", "ts3", "uns", "ut2s", "ut2004s", "ams", "efs", "jk3s", "rws", "rss", "sms", "gps",
-    "gsm", "mhs", "cods", "bfs", "bfbc2", "etqws", "wics", "tm", "fls", "dm3s", "mas",
-    "mumble", "terraria", "crs", "ottds", "tf", "wop", "ventrilo", "sas", "starmade",
+    "gsm", "mhs", "cods", "bfs", "bfbc2", "etqws", "wics", "tm", "fls", "dm3s", "mas", "mumble",
+    "terraria", "crs", "ottds", "tf", "wop", "ventrilo", "sas", "starmade",
 ];
 
 /// One list line: `Ok(None)` for blanks and comments, the target, or why it is bad.

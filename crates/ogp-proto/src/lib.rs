@@ -63,8 +63,8 @@
 )]
 
 pub mod a2s;
-pub mod ase;
 pub mod announce;
+pub mod ase;
 pub mod bedrock;
 mod bounded;
 mod charset;

@@ -32,7 +32,10 @@ fn check(e: &Value, s: &Status) {
     assert_eq!(s.game_name.as_deref().map(str::to_owned), text("game_name"));
     assert_eq!(s.game_type.as_deref().map(str::to_owned), text("game_type"));
     assert_eq!(s.map.as_ref().map(|m| m.name.to_string()), text("map"));
-    assert_eq!(s.game_version.as_deref().map(str::to_owned), text("game_version"));
+    assert_eq!(
+        s.game_version.as_deref().map(str::to_owned),
+        text("game_version")
+    );
     assert_eq!(s.connect_port.map(u32::from), num("connect_port"));
     assert_eq!(s.password, e["password"].as_bool());
     assert_eq!(s.player_count, num("player_count"));

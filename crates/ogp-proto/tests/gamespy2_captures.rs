@@ -38,7 +38,10 @@ fn halo() -> (Value, ServerInfo) {
     let roster = decode_reply(&datagram(&c, "roster")).unwrap();
     assert_eq!(roster.id, u32::from_be_bytes(*b"CORX"));
     assert!(roster.info.server.is_empty());
-    assert_eq!((roster.player_count, roster.team_count), (Some(13), Some(2)));
+    assert_eq!(
+        (roster.player_count, roster.team_count),
+        (Some(13), Some(2))
+    );
     // the only warning: the Latin-1 player name
     assert!(details.warnings.is_empty(), "{:?}", details.warnings);
     assert_eq!(roster.warnings.len(), 1, "{:?}", roster.warnings);
@@ -57,7 +60,10 @@ fn check(e: &Value, s: &Status) {
     assert_eq!(s.host_name.as_deref().map(str::to_owned), text("host_name"));
     assert_eq!(s.map.as_ref().map(|m| m.name.to_string()), text("map"));
     assert_eq!(s.game_type.as_deref().map(str::to_owned), text("game_type"));
-    assert_eq!(s.game_version.as_deref().map(str::to_owned), text("game_version"));
+    assert_eq!(
+        s.game_version.as_deref().map(str::to_owned),
+        text("game_version")
+    );
     assert_eq!(s.mod_info.as_ref().map(|m| m.name.to_string()), text("mod"));
     assert_eq!(s.connect_port.map(u32::from), num("connect_port"));
     assert_eq!(s.player_count, num("player_count"));

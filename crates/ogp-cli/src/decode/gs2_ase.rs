@@ -33,8 +33,8 @@ pub fn gamespy2_msg(input: &Input, charset: Charset) -> Result<Msg> {
         let fields = json!({"id": r.id, "server": r.server, "players": r.players, "teams": r.teams, "size": size});
         return Ok(Msg::new(P, "query", line, fields));
     }
-    let d = gamespy2::decode_reply_with(&input.bytes, charset)
-        .with_context(|| input.name.clone())?;
+    let d =
+        gamespy2::decode_reply_with(&input.bytes, charset).with_context(|| input.name.clone())?;
     let status = gamespy2::mapping::info_to_status(&d.info);
     let rows = |cols: &[ogp_proto::gamespy3::Column]| cols.iter().map(|c| c.values.len()).max();
     let line = format!(

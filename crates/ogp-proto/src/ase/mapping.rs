@@ -144,7 +144,10 @@ mod tests {
         let teams: Vec<_> = s.teams.unwrap().into_iter().map(|t| t.name).collect();
         assert_eq!(teams, [Some("Red".into()), Some("Blue".into())]);
         let ps = s.players.unwrap();
-        assert_eq!(ps.iter().map(|p| p.team).collect::<Vec<_>>(), [Some(0), Some(1), Some(0)]);
+        assert_eq!(
+            ps.iter().map(|p| p.team).collect::<Vec<_>>(),
+            [Some(0), Some(1), Some(0)]
+        );
         assert_eq!(ps[2].score, Some(-2));
         assert_eq!(ps[1].score, None);
         assert_eq!(ps[1].extra.get("score").map(Text::as_str), Some("n/a"));

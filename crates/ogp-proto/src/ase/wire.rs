@@ -152,7 +152,11 @@ pub fn decode_reply_with(datagram: &[u8], charset: Charset) -> Result<Reply, Dec
                     Ok(t) => *slot = Some(t),
                     Err(e) => {
                         // A datagram cut inside the last record: keep the others.
-                        s.note(e.offset, "player", "the datagram ends inside a player record");
+                        s.note(
+                            e.offset,
+                            "player",
+                            "the datagram ends inside a player record",
+                        );
                         cut = true;
                         break;
                     }
@@ -326,7 +330,10 @@ mod tests {
         assert_eq!(r.players[0], sample().players[0]);
         assert_eq!(r.players[1].name.as_deref(), Some("ab"));
         assert_eq!(r.players[1].ping, None);
-        assert_eq!(r.warnings[0].message, "the datagram ends inside a player record");
+        assert_eq!(
+            r.warnings[0].message,
+            "the datagram ends inside a player record"
+        );
         // unknown flag bits carry nothing
         d.truncate(d.len() - 5);
         d.push(0xc0);

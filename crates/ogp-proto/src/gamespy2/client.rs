@@ -143,7 +143,10 @@ mod tests {
         let a = m.take_result().unwrap().unwrap();
         assert_eq!(a.protocol, Protocol::Gamespy2);
         assert_eq!(a.status.host_name.as_deref(), Some("Blood Gulch"));
-        assert_eq!((a.status.player_count, a.status.slot_max), (Some(1), Some(16)));
+        assert_eq!(
+            (a.status.player_count, a.status.slot_max),
+            (Some(1), Some(16))
+        );
         assert_eq!(a.status.players.unwrap().len(), 1);
     }
 

@@ -36,19 +36,17 @@ pub fn zero_based(info: &ServerInfo) -> bool {
     let Some(raw) = info.players.iter().find(|c| c.key == "team_") else {
         return false;
     };
-    let teams = info
-        .teams
-        .iter()
-        .map(|c| c.values.len())
-        .max()
-        .unwrap_or(0);
+    let teams = info.teams.iter().map(|c| c.values.len()).max().unwrap_or(0);
     let values: Vec<i64> = raw
         .values
         .iter()
         .filter_map(|v| v.trim_ascii().parse().ok())
         .collect();
     values.contains(&0)
-        && (teams == 0 || values.iter().all(|&v| v < i64::try_from(teams).unwrap_or(i64::MAX)))
+        && (teams == 0
+            || values
+                .iter()
+                .all(|&v| v < i64::try_from(teams).unwrap_or(i64::MAX)))
 }
 
 #[cfg(test)]

@@ -143,7 +143,12 @@ pub fn decode_reply_with(datagram: &[u8], charset: Charset) -> Result<Reply, Dec
             if reply.info.server.len() < MAX_KEYS {
                 reply.info.server.push((key, value));
             } else if reply.info.server.len() == MAX_KEYS {
-                warn(&mut reply, r.offset(), "server", "server keys past the cap dropped");
+                warn(
+                    &mut reply,
+                    r.offset(),
+                    "server",
+                    "server keys past the cap dropped",
+                );
             }
         }
     }
@@ -162,7 +167,12 @@ pub fn decode_reply_with(datagram: &[u8], charset: Charset) -> Result<Reply, Dec
         r.u8("end")?;
     }
     if !r.is_empty() {
-        warn(&mut reply, r.offset(), "end", "bytes after the team section ignored");
+        warn(
+            &mut reply,
+            r.offset(),
+            "end",
+            "bytes after the team section ignored",
+        );
     }
     if let Some(at) = latin1 {
         reply.warnings.push(DecodeWarning {
@@ -315,7 +325,10 @@ pub fn encode_sections(request: &Request, info: &ServerInfo, out: &mut Vec<u8>) 
         }
         out.push(0);
     }
-    let asked = [(request.players, &info.players), (request.teams, &info.teams)];
+    let asked = [
+        (request.players, &info.players),
+        (request.teams, &info.teams),
+    ];
     for cols in asked.into_iter().filter(|(on, _)| *on).map(|(_, c)| c) {
         let rows = cols
             .iter()
