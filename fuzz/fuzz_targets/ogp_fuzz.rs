@@ -14,12 +14,14 @@ use std::sync::OnceLock;
 mod a2s_reply;
 mod a2s_request;
 mod a2s_split;
+mod ase_datagram;
 mod bedrock_datagram;
 mod client_machines;
 mod dpmaster_page;
 mod dpmaster_request;
 mod gqp_query;
 mod gqp_reply;
+mod gs2_datagram;
 mod gs3_datagram;
 mod master_registry;
 mod minecraft_stream;
@@ -59,6 +61,8 @@ const TARGETS: &[(&str, Target)] = &[
     ("dpmaster_request", dpmaster_request::run),
     ("dpmaster_page", dpmaster_page::run),
     ("minecraft_stream", minecraft_stream::run),
+    ("gs2_datagram", gs2_datagram::run),
+    ("ase_datagram", ase_datagram::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.
