@@ -9,9 +9,9 @@
 //!     empty key, then `count` rows of one `value 00` per column.
 //!
 //! Servers vary (the facts qstat, gamedig, opengsq and GameQ agree on): some leave the
-//! leading `00` out, America's Army leaves the count out (then the next byte is a key's
-//! first letter, and rows are read until one starts with an empty value), and a section
-//! may stop early. Each such case is read and noted in [`Reply::warnings`]. Strings are
+//! leading `00` out, America's Army leaves the count out (then the next bytes are a usual
+//! first key such as `player_`, and rows are read until one starts with an empty value),
+//! and a section may stop early. Each such case is read and noted in [`Reply::warnings`]. Strings are
 //! read as UTF-8 when they are, else in the chosen charset (Latin-1 by default).
 
 use crate::charset::Charset;
@@ -208,16 +208,21 @@ fn string(
     Ok(text)
 }
 
-/// Whether the next byte starts a column key rather than being a count: a letter, and
-/// the string it starts ends in `_` or `_t` (`player_`, `team_t`).
+/// The column keys a section may start with when its count is left out.
+const FIRST_KEYS: [&[u8]; 10] = [
+    b"player_", b"score_", b"ping_", b"team_", b"deaths_", b"kills_", b"pid_", b"skill_",
+    b"team_t", b"score_t",
+];
+
+/// Whether the next byte starts a column key rather than being a count: the string from
+/// it is one of the usual first keys ([`FIRST_KEYS`]: `player_`, `team_t`…). A count is
+/// a byte like any other (66 players is `B`), so any other string after a letter is a
+/// count followed by its first key.
 fn starts_key(r: &Reader<'_>) -> bool {
     let rest = r.peek_rest();
-    if !rest.first().is_some_and(u8::is_ascii_alphabetic) {
-        return false;
-    }
     let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
     let key = rest.get(..end).unwrap_or_default();
-    key.ends_with(b"_") || key.ends_with(b"_t")
+    FIRST_KEYS.contains(&key)
 }
 
 /// One player or team section: columns and the announced count.
@@ -410,6 +415,21 @@ mod tests {
         let d = b"\x00\x00\x00\x00\x01hostname\x00x\x00\x00\x01player_\x00\x00a\x00";
         let r = decode_reply(d).unwrap();
         assert_eq!(r.info.players[0].values, ["a"]);
+    }
+
+    #[test]
+    fn a_count_that_is_a_letter_is_a_count() {
+        // 66 players: the count byte is `B`, then the key `a_`
+        let info = ServerInfo {
+            server: vec![("k".into(), "v".into())],
+            players: vec![col("a_", &["x"; 66])],
+            teams: Vec::new(),
+        };
+        let mut d = Vec::new();
+        encode_reply(1, &info, &mut d);
+        let r = decode_reply(&d).unwrap();
+        assert_eq!(r.player_count, Some(66));
+        assert_eq!(r.info.players, info.players);
     }
 
     #[test]
