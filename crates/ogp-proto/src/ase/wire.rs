@@ -312,6 +312,27 @@ mod tests {
     }
 
     #[test]
+    fn a_hostile_reply_is_held_to_the_caps() {
+        let mut head = Vec::new();
+        Reply::default().encode(&mut head);
+        head.pop(); // the rules' empty key
+                    // 64 KiB of two-byte rules: MAX_RULES kept
+        let mut d = head.clone();
+        while d.len() < 65_000 {
+            d.extend_from_slice(&[2, b'k', 1]);
+        }
+        let r = decode_reply(&d).unwrap();
+        assert_eq!(r.rules.len(), MAX_RULES);
+        // 64 KiB of one-byte player records (no flags): MAX_PLAYERS kept
+        let mut d = head;
+        d.push(1);
+        d.resize(65_000, 0);
+        let r = decode_reply(&d).unwrap();
+        assert_eq!(r.players.len(), MAX_PLAYERS);
+        assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    }
+
+    #[test]
     fn bad_input_is_an_error_never_a_panic() {
         assert!(decode_reply(b"EYE").is_err());
         assert!(decode_reply(b"EYE2\x01").is_err());

@@ -433,6 +433,39 @@ mod tests {
     }
 
     #[test]
+    fn a_hostile_reply_is_held_to_the_caps() {
+        // 64 KiB of one-byte keys and values: at most MAX_KEYS server keys are kept
+        let mut d = b"\x00\x00\x00\x00\x00".to_vec();
+        while d.len() < 65_000 {
+            d.extend_from_slice(b"k\x00v\x00");
+        }
+        d.push(0);
+        let r = decode_reply(&d).unwrap();
+        assert_eq!(r.info.server.len(), MAX_KEYS);
+        assert!(r.warnings.iter().any(|w| w.message.contains("cap")));
+        // thousands of columns: MAX_COLUMNS kept, the others' values read and dropped
+        let mut d = b"\x00\x00\x00\x00\x00k\x00v\x00\x00\x00\x02".to_vec();
+        for i in 0..5000 {
+            d.extend_from_slice(format!("c{i}_\0").as_bytes());
+        }
+        d.push(0);
+        for _ in 0..2 * 5000 {
+            d.extend_from_slice(b"x\x00");
+        }
+        let r = decode_reply(&d).unwrap();
+        assert_eq!(r.info.players.len(), MAX_COLUMNS);
+        assert!(r.info.players.iter().all(|c| c.values.len() == 2));
+        // no count and endless rows of one-byte values: MAX_ROWS rows at most
+        let mut d = b"\x00\x00\x00\x00\x00k\x00v\x00\x00\x00player_\x00\x00".to_vec();
+        for _ in 0..30_000 {
+            d.extend_from_slice(b"x\x00");
+        }
+        let r = decode_reply(&d).unwrap();
+        assert_eq!(r.info.players[0].values.len(), MAX_ROWS);
+        assert!(r.warnings.iter().any(|w| w.message.contains("ignored")));
+    }
+
+    #[test]
     fn bad_input_is_an_error_or_a_warning_never_a_panic() {
         assert!(decode_reply(b"").is_err());
         assert!(decode_reply(b"\x01\x00\x00\x00\x00").is_err());
