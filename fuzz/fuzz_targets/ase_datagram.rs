@@ -35,7 +35,10 @@ pub fn run(datagram: &[u8]) {
             assert!(teams <= MAX_TEAMS);
             for p in status.players.iter().flatten() {
                 if let Some(t) = p.team {
-                    assert!(usize::try_from(t).is_ok_and(|t| t < teams), "team {t} of {teams}");
+                    assert!(
+                        usize::try_from(t).is_ok_and(|t| t < teams),
+                        "team {t} of {teams}"
+                    );
                 }
             }
             let latin1 = r.warnings.iter().any(|w| w.message.contains("Latin-1"));

@@ -66,13 +66,22 @@ pub fn run(datagram: &[u8]) {
             }
             let full = |cols: &[ogp_proto::gamespy3::Column], count: Option<u8>| {
                 count.is_some_and(|n| cols.iter().all(|c| c.values.len() == usize::from(n)))
-                    && cols.iter().all(|c| !c.key.is_empty() && !c.key.contains('\0'))
+                    && cols
+                        .iter()
+                        .all(|c| !c.key.is_empty() && !c.key.contains('\0'))
             };
             let clean = |s: &str| !s.is_empty() && !s.contains('\0');
             if full(&info.players, r.player_count)
                 && full(&info.teams, r.team_count)
-                && info.server.iter().all(|(k, v)| clean(k) && !v.contains('\0'))
-                && info.players.iter().chain(&info.teams).all(|c| c.values.iter().all(|v| !v.contains('\0')))
+                && info
+                    .server
+                    .iter()
+                    .all(|(k, v)| clean(k) && !v.contains('\0'))
+                && info
+                    .players
+                    .iter()
+                    .chain(&info.teams)
+                    .all(|c| c.values.iter().all(|v| !v.contains('\0')))
                 && !info.server.is_empty()
                 && info.server.len() < MAX_KEYS
             {
@@ -87,7 +96,12 @@ pub fn run(datagram: &[u8]) {
         Err(e) => check_error(&e, 0, len),
     }
     let now = Instant::now();
-    let mut m = QueryMachine::new(QueryOptions::default(), Timing::default().retries(0), 5, now);
+    let mut m = QueryMachine::new(
+        QueryOptions::default(),
+        Timing::default().retries(0),
+        5,
+        now,
+    );
     let mut reply = datagram.to_vec();
     if let Some(id) = reply.get_mut(1..5) {
         id.copy_from_slice(&5u32.to_be_bytes());
