@@ -1,7 +1,7 @@
 //! A GameSpy v2 reply to the shared [`Status`]: its keys are GameSpy v3's (`hostname`,
 //! `mapname`, `numplayers`, `maxplayers`, `gametype`, `gamever`, `hostport`,
 //! `password`…; `player_`, `score_`, `ping_`, `team_`, `deaths_`…; `team_t`,
-//! `score_t`…), so [`gamespy3::mapping::info_to_status`] reads them (documented key by
+//! `score_t`…), so [`gamespy3::mapping::info_to_status`](crate::gamespy3::mapping::info_to_status) reads them (documented key by
 //! key there and in `docs/gamespy3.md`), with one difference: the player's `team_`.
 //!
 //! Battlefield 2 (GameSpy v3) counts teams from 1 (`team_` 1 is the first `team_t`);
