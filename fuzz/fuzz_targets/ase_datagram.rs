@@ -11,11 +11,11 @@
 
 use std::time::Instant;
 
-use ogp_fuzz::check_error;
+use ogp_fuzz::{check_error, drive};
 use ogp_proto::ase::client::{QueryMachine, QueryOptions};
 use ogp_proto::ase::mapping::{reply_to_status, MAX_TEAMS};
 use ogp_proto::ase::wire::{decode_reply, MAX_PLAYERS, MAX_RULES};
-use ogp_proto::client::{QueryDriver, Timing};
+use ogp_proto::client::Timing;
 use ogp_proto::Status;
 
 /// One input of the `ase_datagram` target.
@@ -62,16 +62,5 @@ pub fn run(datagram: &[u8]) {
     }
     let now = Instant::now();
     let mut m = QueryMachine::new(QueryOptions::default(), Timing::default().retries(0), now);
-    let mut t = now;
-    for _ in 0..8 {
-        while m.poll_transmit(t).is_some() {
-            m.handle_datagram(t, datagram);
-        }
-        if m.take_result().is_some() {
-            break;
-        }
-        let Some(next) = m.poll_timeout() else { break };
-        t = next;
-        m.handle_timeout(t);
-    }
+    drive(&mut m, now, datagram);
 }

@@ -14,8 +14,8 @@
 
 use std::time::Instant;
 
-use ogp_fuzz::check_error;
-use ogp_proto::client::{QueryDriver, Timing};
+use ogp_fuzz::{check_error, drive};
+use ogp_proto::client::Timing;
 use ogp_proto::gamespy2::client::{QueryMachine, QueryOptions};
 use ogp_proto::gamespy2::mapping::{info_to_status, zero_based};
 use ogp_proto::gamespy2::wire::{
@@ -109,16 +109,5 @@ pub fn run(datagram: &[u8]) {
     if let Some(id) = reply.get_mut(1..5) {
         id.copy_from_slice(&5u32.to_be_bytes());
     }
-    let mut t = now;
-    for _ in 0..8 {
-        while m.poll_transmit(t).is_some() {
-            m.handle_datagram(t, &reply);
-        }
-        if m.take_result().is_some() {
-            break;
-        }
-        let Some(next) = m.poll_timeout() else { break };
-        t = next;
-        m.handle_timeout(t);
-    }
+    drive(&mut m, now, &reply);
 }

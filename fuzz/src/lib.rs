@@ -146,3 +146,21 @@ pub fn check_gqp_error(e: &ogp_proto::gqp::FrameError, len: usize, max_decoded: 
         }
     }
 }
+
+/// Drives a client machine started at `now` to its end, answering every datagram it
+/// sends with `reply` (at most eight timer rounds: a machine that ends neither by the
+/// reply nor by its timers within them is a bug the caller's assertions catch).
+pub fn drive<M: ogp_proto::client::QueryDriver>(m: &mut M, now: std::time::Instant, reply: &[u8]) {
+    let mut t = now;
+    for _ in 0..8 {
+        while m.poll_transmit(t).is_some() {
+            m.handle_datagram(t, reply);
+        }
+        if m.take_result().is_some() {
+            return;
+        }
+        let Some(next) = m.poll_timeout() else { return };
+        t = next;
+        m.handle_timeout(t);
+    }
+}

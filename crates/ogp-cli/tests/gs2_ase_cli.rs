@@ -17,17 +17,6 @@ use serde_json::Value;
 
 const LIMIT: Duration = Duration::from_secs(20);
 
-const HOSTILE: &str = "evil\u{1b}[2J\u{1b}[31mred\u{9b}H\u{202e}desrever\u{2066}x\u{7}";
-
-fn unsafe_chars(s: &str) -> Vec<char> {
-    s.chars()
-        .filter(|c| {
-            c.is_control() && *c != '\n'
-                || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}')
-        })
-        .collect()
-}
-
 fn gs2_server() -> Replay {
     let info = ServerInfo {
         server: vec![

@@ -158,6 +158,59 @@ fn text(v: &Value) -> Option<String> {
     str_of(v)
 }
 
+/// Name and score of each team of a JSON list.
+fn teams(list: &Value, name: &str, score: &str) -> Vec<(String, i64)> {
+    players(list, name, score, "")
+        .into_iter()
+        .map(|(n, s, _)| (n, s))
+        .collect()
+}
+
+/// Players with an empty score (ASE) read as 0, as qstat and opengsq read them.
+fn zero_for_empty(mut p: Vec<(String, i64, i64)>) -> Vec<(String, i64, i64)> {
+    for x in &mut p {
+        if x.1 == i64::MIN {
+            x.1 = 0;
+        }
+    }
+    p
+}
+
+/// gamedig's JSON for `protocol-KIND` on the loopback `port`.
+fn gamedig(kind: &str, port: u16, label: &str) -> Value {
+    let ran = run(
+        Command::new("node")
+            .arg(gamedig_js())
+            .args(["--type", &format!("protocol-{kind}"), "--givenPortOnly"])
+            .args(["--socketTimeout", "1500", "--maxRetries", "1"])
+            .arg(format!("127.0.0.1:{port}")),
+        CLIENT_LIMIT,
+    );
+    parse_json(&ran, &format!("gamedig protocol-{kind}"), label)
+}
+
+/// The JSON that `script` (opengsq, run by the venv's Python) prints for the loopback
+/// `port`.
+fn opengsq(script: &str, port: u16, label: &str) -> Value {
+    let py = venv_python("opengsq.protocols", "opengsq", OPENGSQ);
+    let ran = run(
+        Command::new(py).args(["-c", script, "127.0.0.1", &port.to_string()]),
+        CLIENT_LIMIT,
+    );
+    parse_json(&ran, "opengsq", label)
+}
+
+/// The same field of every player of a JSON list, as sent.
+fn column(list: &Value, path: &[&str]) -> Vec<Value> {
+    list.as_array()
+        .map(|a| {
+            a.iter()
+                .map(|p| path.iter().fold(p, |v, k| &v[*k]).clone())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Our players as (name, score, ping), names through `f`.
 fn our_players(s: &Value, f: impl Fn(&str) -> String) -> Vec<(String, i64, i64)> {
     players(&s["players"], "name", "score", "ping")
@@ -229,13 +282,11 @@ fn qstat_gs2_reads_the_halo_capture() {
         })
         .collect();
     want_team.reverse();
-    let got_team: Vec<Value> = v["players"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["team"].clone())
-        .collect();
-    r.list("player teams".into(), &got_team, &want_team);
+    r.list(
+        "player teams".into(),
+        &column(&v["players"], &["team"]),
+        &want_team,
+    );
     r.finish("qstat -gs2");
 }
 
@@ -247,15 +298,7 @@ fn gamedig_gamespy2_reads_the_halo_capture() {
     let server = halo_server();
     let port = server.addr().port();
     let ours = ours_halo(port);
-    let ran = run(
-        Command::new("node")
-            .arg(gamedig_js())
-            .args(["--type", "protocol-gamespy2", "--givenPortOnly"])
-            .args(["--socketTimeout", "1500", "--maxRetries", "1"])
-            .arg(format!("127.0.0.1:{port}")),
-        CLIENT_LIMIT,
-    );
-    let v = parse_json(&ran, "gamedig protocol-gamespy2", "halo");
+    let v = gamedig("gamespy2", port, "halo");
     let mut r = Report::default();
     r.eq("error".into(), v.get("error").cloned(), None);
     r.eq(
@@ -290,31 +333,17 @@ fn gamedig_gamespy2_reads_the_halo_capture() {
         &players(&v["players"], "name", "raw.score", "raw.ping"),
         &want,
     );
-    let teams = |list: &Value, name: &str, score: &str| -> Vec<(String, i64)> {
-        players(list, name, score, "")
-            .into_iter()
-            .map(|(n, s, _)| (n, s))
-            .collect()
-    };
     r.list(
         "teams".into(),
         &teams(&v["raw"]["teams"], "name", "score_t"),
         &teams(&ours["teams"], "name", "score"),
     );
     // gamedig keeps team_ as sent: our index, 0-based for Halo
-    let raw_team: Vec<Value> = v["players"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["raw"]["team"].clone())
-        .collect();
-    let our_team: Vec<Value> = ours["players"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["team"].clone())
-        .collect();
-    r.list("player teams".into(), &raw_team, &our_team);
+    r.list(
+        "player teams".into(),
+        &column(&v["players"], &["raw", "team"]),
+        &column(&ours["players"], &["team"]),
+    );
     r.finish("gamedig protocol-gamespy2");
 }
 
@@ -374,12 +403,6 @@ fn opengsq_gamespy2_reads_the_halo_capture() {
         &players(&v["players"], "player", "score", "ping"),
         &our_players(&ours, utf8_only),
     );
-    let teams = |list: &Value, name: &str, score: &str| -> Vec<(String, i64)> {
-        players(list, name, score, "")
-            .into_iter()
-            .map(|(n, s, _)| (n, s))
-            .collect()
-    };
     r.list(
         "teams".into(),
         &teams(&v["teams"], "team", "score"),
@@ -435,14 +458,6 @@ fn qstat_eye_reads_the_mta_capture() {
     for (k, val) in ours["rules"].as_object().into_iter().flatten() {
         r.eq(format!("rule {k}"), text(&v["rules"][k]), text(val));
     }
-    let zero_for_empty = |mut p: Vec<(String, i64, i64)>| {
-        for x in &mut p {
-            if x.1 == i64::MIN {
-                x.1 = 0;
-            }
-        }
-        p
-    };
     r.list(
         "players".into(),
         &players(&v["players"], "name", "score", "ping"),
@@ -459,15 +474,7 @@ fn gamedig_ase_reads_the_mta_capture() {
     let server = mta_server();
     let port = server.addr().port();
     let ours = ours_mta(port);
-    let ran = run(
-        Command::new("node")
-            .arg(gamedig_js())
-            .args(["--type", "protocol-ase", "--givenPortOnly"])
-            .args(["--socketTimeout", "1500", "--maxRetries", "1"])
-            .arg(format!("127.0.0.1:{port}")),
-        CLIENT_LIMIT,
-    );
-    let v = parse_json(&ran, "gamedig protocol-ase", "mta");
+    let v = gamedig("ase", port, "mta");
     let mut r = Report::default();
     r.eq("error".into(), v.get("error").cloned(), None);
     r.eq(
@@ -532,12 +539,7 @@ fn opengsq_ase_reads_the_mta_capture() {
     let server = mta_server();
     let port = server.addr().port();
     let ours = ours_mta(port);
-    let py = venv_python("opengsq.protocols", "opengsq", OPENGSQ);
-    let ran = run(
-        Command::new(py).args(["-c", OPENGSQ_ASE, "127.0.0.1", &port.to_string()]),
-        CLIENT_LIMIT,
-    );
-    let v = parse_json(&ran, "opengsq ASE", "mta");
+    let v = opengsq(OPENGSQ_ASE, port, "mta");
     let mut r = Report::default();
     r.eq("error".into(), v["error"].clone(), Value::Null);
     r.eq(
@@ -579,14 +581,6 @@ fn opengsq_ase_reads_the_mta_capture() {
     for (k, val) in ours["rules"].as_object().into_iter().flatten() {
         r.eq(format!("rule {k}"), text(&v["rules"][k]), text(val));
     }
-    let zero_for_empty = |mut p: Vec<(String, i64, i64)>| {
-        for x in &mut p {
-            if x.1 == i64::MIN {
-                x.1 = 0;
-            }
-        }
-        p
-    };
     r.list(
         "players".into(),
         &players(&v["players"], "name", "score", "ping"),

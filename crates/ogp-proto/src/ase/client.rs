@@ -95,7 +95,7 @@ crate::client_core::start_query!(QueryOptions, no_id);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client_core::QueryError;
+    use crate::client_core::{drive_to_end, QueryError};
 
     #[test]
     fn the_first_eye1_reply_is_the_answer() {
@@ -125,20 +125,7 @@ mod tests {
     fn silence_times_out() {
         let t0 = Instant::now();
         let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), t0);
-        let mut d = Vec::new();
-        let mut now = t0;
-        for _ in 0..100 {
-            while m.poll_transmit_into(now, &mut d) {
-                d.clear();
-            }
-            match m.poll_timeout() {
-                Some(t) => {
-                    now = t;
-                    m.handle_timeout(now);
-                }
-                None => break,
-            }
-        }
+        assert_eq!(drive_to_end(&mut m, t0, None), 3);
         assert!(matches!(
             m.take_result(),
             Some(Err(QueryError::NoAnswer { .. }))

@@ -107,7 +107,7 @@ crate::client_core::start_query!(QueryOptions);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client_core::QueryError;
+    use crate::client_core::{drive_to_end, QueryError};
     use crate::gamespy2::wire::encode_reply;
     use crate::gamespy3::{Column, ServerInfo};
 
@@ -154,24 +154,8 @@ mod tests {
     fn silence_times_out_and_a_broken_reply_is_reported() {
         let t0 = Instant::now();
         let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), 7, t0);
-        let mut d = Vec::new();
-        let mut now = t0;
-        let mut sent = 0;
-        for _ in 0..100 {
-            while m.poll_transmit_into(now, &mut d) {
-                d.clear();
-                sent += 1;
-                m.handle_datagram(now, b"\x00\x00\x00\x00\x07hostname");
-            }
-            match m.poll_timeout() {
-                Some(t) => {
-                    now = t;
-                    m.handle_timeout(now);
-                }
-                None => break,
-            }
-        }
-        assert_eq!(sent, 3);
+        let broken = b"\x00\x00\x00\x00\x07hostname";
+        assert_eq!(drive_to_end(&mut m, t0, Some(broken)), 3);
         assert!(matches!(
             m.take_result(),
             Some(Err(QueryError::Malformed { .. }))
