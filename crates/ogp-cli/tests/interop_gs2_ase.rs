@@ -200,6 +200,54 @@ fn opengsq(script: &str, port: u16, label: &str) -> Value {
     parse_json(&ran, "opengsq", label)
 }
 
+/// What gamedig's normalised result says that ours says too: no error, host name, map,
+/// password, max players, players, version.
+fn gamedig_header(r: &mut Report, v: &Value, ours: &Value) {
+    r.eq("error".into(), v.get("error").cloned(), None);
+    r.eq(
+        "host name".into(),
+        text(&v["name"]),
+        text(&ours["host_name"]),
+    );
+    r.eq("map".into(), text(&v["map"]), text(&ours["map"]["name"]));
+    let same = [
+        ("password", "password"),
+        ("maxplayers", "slot_max"),
+        ("numplayers", "player_count"),
+    ];
+    for (theirs, our) in same {
+        r.eq(theirs.into(), v[theirs].clone(), ours[our].clone());
+    }
+    r.eq(
+        "version".into(),
+        text(&v["version"]),
+        text(&ours["game_version"]),
+    );
+}
+
+/// What qstat's JSON says that ours says too (`host` is the host name qstat shows):
+/// online, host name, map, game type, players, max players.
+fn qstat_header(r: &mut Report, v: &Value, ours: &Value, host: Option<String>) {
+    r.eq("status".into(), text(&v["status"]), Some("online".into()));
+    r.eq("host name".into(), text(&v["name"]), host);
+    r.eq("map".into(), text(&v["map"]), text(&ours["map"]["name"]));
+    r.eq(
+        "game type".into(),
+        text(&v["gametype"]),
+        text(&ours["game_type"]),
+    );
+    r.eq(
+        "players".into(),
+        v["numplayers"].clone(),
+        ours["player_count"].clone(),
+    );
+    r.eq(
+        "max players".into(),
+        v["maxplayers"].clone(),
+        ours["slot_max"].clone(),
+    );
+}
+
 /// The same field of every player of a JSON list, as sent.
 fn column(list: &Value, path: &[&str]) -> Vec<Value> {
     list.as_array()
@@ -230,26 +278,9 @@ fn qstat_gs2_reads_the_halo_capture() {
     let v = parse_json(&qstat_run("-gs2", port), "qstat -gs2", "halo");
     let v = &v[0];
     let mut r = Report::default();
-    r.eq("status".into(), text(&v["status"]), Some("online".into()));
     let host = ours["host_name"].as_str().unwrap_or_default();
     let no_controls: String = host.chars().filter(|c| !c.is_control()).collect();
-    r.eq("host name".into(), text(&v["name"]), Some(no_controls));
-    r.eq("map".into(), text(&v["map"]), text(&ours["map"]["name"]));
-    r.eq(
-        "game type".into(),
-        text(&v["gametype"]),
-        text(&ours["game_type"]),
-    );
-    r.eq(
-        "players".into(),
-        v["numplayers"].clone(),
-        ours["player_count"].clone(),
-    );
-    r.eq(
-        "max players".into(),
-        v["maxplayers"].clone(),
-        ours["slot_max"].clone(),
-    );
+    qstat_header(&mut r, v, &ours, Some(no_controls));
     r.eq(
         "rule gamever".into(),
         text(&v["rules"]["gamever"]),
@@ -300,33 +331,7 @@ fn gamedig_gamespy2_reads_the_halo_capture() {
     let ours = ours_halo(port);
     let v = gamedig("gamespy2", port, "halo");
     let mut r = Report::default();
-    r.eq("error".into(), v.get("error").cloned(), None);
-    r.eq(
-        "host name".into(),
-        text(&v["name"]),
-        text(&ours["host_name"]),
-    );
-    r.eq("map".into(), text(&v["map"]), text(&ours["map"]["name"]));
-    r.eq(
-        "password".into(),
-        v["password"].clone(),
-        ours["password"].clone(),
-    );
-    r.eq(
-        "max players".into(),
-        v["maxplayers"].clone(),
-        ours["slot_max"].clone(),
-    );
-    r.eq(
-        "players".into(),
-        v["numplayers"].clone(),
-        ours["player_count"].clone(),
-    );
-    r.eq(
-        "version".into(),
-        text(&v["version"]),
-        text(&ours["game_version"]),
-    );
+    gamedig_header(&mut r, &v, &ours);
     let want = our_players(&ours, str::to_owned);
     r.list(
         "players".into(),
@@ -423,28 +428,7 @@ fn qstat_eye_reads_the_mta_capture() {
     let v = parse_json(&qstat_run("-eye", port - 123), "qstat -eye", "mta");
     let v = &v[0];
     let mut r = Report::default();
-    r.eq("status".into(), text(&v["status"]), Some("online".into()));
-    r.eq(
-        "host name".into(),
-        text(&v["name"]),
-        text(&ours["host_name"]),
-    );
-    r.eq("map".into(), text(&v["map"]), text(&ours["map"]["name"]));
-    r.eq(
-        "game type".into(),
-        text(&v["gametype"]),
-        text(&ours["game_type"]),
-    );
-    r.eq(
-        "players".into(),
-        v["numplayers"].clone(),
-        ours["player_count"].clone(),
-    );
-    r.eq(
-        "max players".into(),
-        v["maxplayers"].clone(),
-        ours["slot_max"].clone(),
-    );
+    qstat_header(&mut r, v, &ours, text(&ours["host_name"]));
     r.eq(
         "game name".into(),
         text(&v["rules"]["gamename"]),
@@ -476,33 +460,7 @@ fn gamedig_ase_reads_the_mta_capture() {
     let ours = ours_mta(port);
     let v = gamedig("ase", port, "mta");
     let mut r = Report::default();
-    r.eq("error".into(), v.get("error").cloned(), None);
-    r.eq(
-        "host name".into(),
-        text(&v["name"]),
-        text(&ours["host_name"]),
-    );
-    r.eq("map".into(), text(&v["map"]), text(&ours["map"]["name"]));
-    r.eq(
-        "password".into(),
-        v["password"].clone(),
-        ours["password"].clone(),
-    );
-    r.eq(
-        "max players".into(),
-        v["maxplayers"].clone(),
-        ours["slot_max"].clone(),
-    );
-    r.eq(
-        "players".into(),
-        v["numplayers"].clone(),
-        ours["player_count"].clone(),
-    );
-    r.eq(
-        "version".into(),
-        text(&v["version"]),
-        text(&ours["game_version"]),
-    );
+    gamedig_header(&mut r, &v, &ours);
     r.eq(
         "game name".into(),
         text(&v["raw"]["gamename"]),
