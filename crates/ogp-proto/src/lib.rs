@@ -36,7 +36,7 @@
 //! socket loop, a scanner driving thousands of queries, a fuzzer and a C API.
 //!
 //! Each protocol is a folder ([`ogp`], [`a2s`], [`gamespy3`], [`gqp`], [`ogp_draft`],
-//! [`quake3`], [`bedrock`])
+//! [`quake3`], [`bedrock`], [`gamespy2`], [`ase`])
 //! with its wire format, its responder ([`responder::ProtocolResponder`]) and its client
 //! (on the shared core of [`client`]: timers, retries, challenge resends, one
 //! [`client::Answer`] and one [`client::QueryError`]).
