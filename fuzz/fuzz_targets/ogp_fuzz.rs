@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 mod a2s_reply;
 mod a2s_request;
 mod a2s_split;
+mod ase_datagram;
 mod bedrock_datagram;
 mod client_machines;
 mod dpmaster_page;
@@ -21,6 +22,7 @@ mod dpmaster_request;
 mod gqp_query;
 mod gqp_reply;
 mod gs1_datagram;
+mod gs2_datagram;
 mod gs3_datagram;
 mod master_registry;
 mod minecraft_stream;
@@ -63,6 +65,8 @@ const TARGETS: &[(&str, Target)] = &[
     ("minecraft_stream", minecraft_stream::run),
     ("gs1_datagram", gs1_datagram::run),
     ("unreal2_datagram", unreal2_datagram::run),
+    ("gs2_datagram", gs2_datagram::run),
+    ("ase_datagram", ase_datagram::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

@@ -16,6 +16,7 @@ use serde_json::{json, Map, Value};
 use crate::render::{self, sanitize};
 
 mod gs1;
+mod gs2_ase;
 mod gs3;
 
 /// One input datagram and where it came from (for messages).
@@ -127,6 +128,14 @@ fn decode_group(protocol: Protocol, inputs: &[Input], charset: Charset) -> Resul
         Protocol::Bedrock => inputs.iter().map(bedrock_msg).collect(),
         Protocol::Gamespy1 => gs1::describe(inputs),
         Protocol::Unreal2 => inputs.iter().map(unreal2_msg).collect(),
+        Protocol::Gamespy2 => inputs
+            .iter()
+            .map(|i| gs2_ase::gamespy2_msg(i, charset))
+            .collect(),
+        Protocol::Ase => inputs
+            .iter()
+            .map(|i| gs2_ase::ase_msg(i, charset))
+            .collect(),
         _ => ogp_msgs(inputs),
     }
 }
@@ -162,7 +171,8 @@ fn print(msgs: &[Msg], json: bool) -> Result<()> {
 const TRIED: &str = "tried OGP v1.01 and the v0.02 draft (FF FF FF FF \"OGP\\0\"), A2S \
     (FF FF FF FF, or FE FF FF FF split), GameSpy v3 (FE FD request, or 00/03/05/09 reply \
     with a session id), GQP (text ending with EOT or ETB), GameSpy v1 (\\key\\value \
-    text) and Unreal 2 (70-9F 00 00 00 then 00, 01 or 02); name one with -p";
+    text), Unreal 2 (70-9F 00 00 00 then 00, 01 or 02), GameSpy v2 (a 10-byte FE FD 00 \
+    request, or 00, an id and a key without splitnum) and ASE (EYE1, or s); name one with -p";
 
 /// Splits the inputs into runs of one protocol: all of them with `-p`, else each
 /// datagram's guessed protocol.

@@ -126,6 +126,7 @@ pub fn run(filter: Option<&str>, as_json: bool) -> anyhow::Result<ExitCode> {
                         "quake3_protocol": m.quake3_protocol,
                         "ogp_game_id": m.ogp_game_id,
                         "unreal2_gametype": m.unreal2_gametype,
+                        "ase_gamename": m.ase_gamename,
                     },
                     "notes": g.notes,
                     "sources": g.sources.iter()

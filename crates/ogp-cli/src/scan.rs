@@ -115,7 +115,7 @@ pub fn parse_protocol(s: &str) -> std::result::Result<Wanted, String> {
 /// qstat server types we know but do not speak.
 const QSTAT_OTHER: &[&str] = &[
     "qs", "q2s", "q4s", "hws", "qws", "h2s", "hrs", "hls", "hl2s", "hlqs", "sns", "tbs", "ts2",
-    "ts3", "ams", "efs", "jk3s", "rws", "rss", "gs2", "gsm", "mhs", "cods",
+    "ts3", "ams", "efs", "jk3s", "rws", "rss", "gsm", "mhs", "cods",
     "bfs", "bfbc2", "etqws", "wics", "tm", "fls", "dm3s", "mumble", "terraria", "ottds", "tf",
     "wop", "ventrilo", "sas", "starmade",
 ];
@@ -814,5 +814,14 @@ mod tests {
         }
         let e = parse_line("SNS 127.0.0.1:22450", auto).unwrap_err();
         assert!(e.contains("not supported") && e.contains("gamespy1"), "{e}");
+        // and its GameSpy v2 and All-Seeing Eye types
+        assert_eq!(
+            parse_line("-gs2 127.0.0.1:2302", auto),
+            Ok(Some((Some(Protocol::Gamespy2), "127.0.0.1:2302".into())))
+        );
+        assert_eq!(
+            parse_line("EYE 127.0.0.1:22126", auto),
+            Ok(Some((Some(Protocol::Ase), "127.0.0.1:22126".into())))
+        );
     }
 }

@@ -3,9 +3,10 @@
 //! rounds), so the port gets at most one datagram per protocol per round and one TCP
 //! connection (Minecraft), and `ogp query` ends after one protocol's attempts, not after
 //! the slowest protocol's steps. The error names what was tried over each transport.
-//! With GameSpy v1 and Unreal 2 (eight datagram protocols): 32 datagrams in a scan (4
-//! rounds), 24 in `ogp query` (3 rounds), where six protocols sent 24 and 18; a GameSpy v1
-//! server that answers costs one datagram per protocol (8) and is read in one round.
+//! With GameSpy v1, Unreal 2, GameSpy v2 and ASE (ten datagram protocols): 40 datagrams in
+//! a scan (4 rounds), 30 in `ogp query` (3 rounds), where six protocols sent 24 and 18; a
+//! GameSpy v1 server that answers costs one datagram per protocol (10) and is read in one
+//! round.
 //!
 //! Before: 33 datagrams and one connection in `ogp scan` (GameSpy v3's fallback and
 //! Quake III's second step sent on their own schedules), and `ogp query` took 9.5 s with
@@ -173,7 +174,7 @@ const CASES: [(Tcp, &str); 2] = [
 ];
 
 const TRIED_UDP: &str =
-    "no answer over UDP (OGP, GameSpy v3, A2S, GQP, Quake III, Minecraft Bedrock, GameSpy v1, Unreal 2); TCP: ";
+    "no answer over UDP (OGP, GameSpy v3, A2S, GQP, Quake III, Minecraft Bedrock, GameSpy v1, Unreal 2, GameSpy v2, ASE); TCP: ";
 
 #[test]
 fn a_silent_port_costs_a_scan_one_datagram_per_protocol_per_round() {

@@ -13,17 +13,6 @@ use serde_json::json;
 
 const LIMIT: Duration = Duration::from_secs(20);
 
-const HOSTILE: &str = "evil\u{1b}[2J\u{1b}[31mred\u{9b}H\u{202e}desrever\u{2066}x\u{7}";
-
-fn unsafe_chars(s: &str) -> Vec<char> {
-    s.chars()
-        .filter(|c| {
-            c.is_control() && *c != '\n'
-                || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}')
-        })
-        .collect()
-}
-
 fn served() -> Served {
     let state = json!({
         "game_name": "hostile", "host_name": HOSTILE, "player_count": 1, "slot_max": 8,

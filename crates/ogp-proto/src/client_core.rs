@@ -1347,6 +1347,31 @@ macro_rules! start_query {
 }
 pub(crate) use start_query;
 
+/// Test support: drives `m` from `now` through its timers to its end (at most 100
+/// rounds), answering every datagram it sends with `reply` when there is one; returns
+/// the datagrams sent.
+#[cfg(test)]
+pub(crate) fn drive_to_end<M: QueryDriver>(m: &mut M, now: Instant, reply: Option<&[u8]>) -> usize {
+    let (mut t, mut sent, mut d) = (now, 0, Vec::new());
+    for _ in 0..100 {
+        while m.poll_transmit_into(t, &mut d) {
+            d.clear();
+            sent += 1;
+            if let Some(r) = reply {
+                m.handle_datagram(t, r);
+            }
+        }
+        match m.poll_timeout() {
+            Some(next) => {
+                t = next;
+                m.handle_timeout(t);
+            }
+            None => break,
+        }
+    }
+    sent
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -92,10 +92,10 @@ pub struct Match {
     /// A2S: game descriptions; only breaks ties.
     #[serde(default)]
     pub a2s_game: Vec<String>,
-    /// GameSpy v3: `gamename` values.
+    /// GameSpy v2 and v3: `gamename` values.
     #[serde(default)]
     pub gamespy_gamename: Vec<String>,
-    /// GameSpy v3: `gamevariant` values; only breaks ties.
+    /// GameSpy v2 and v3: `gamevariant` values; only breaks ties.
     #[serde(default)]
     pub gamespy_gamevariant: Vec<String>,
     /// Quake III: `gamename` (or `com_gamename`, `fs_game`) values.
@@ -110,6 +110,9 @@ pub struct Match {
     /// Unreal 2: game types of the server information (`xDeathMatch`, `KFGameType`).
     #[serde(default)]
     pub unreal2_gametype: Vec<String>,
+    /// ASE: the game name field (`mta`).
+    #[serde(default)]
+    pub ase_gamename: Vec<String>,
     /// Any answer in the game's own protocol names it: the protocol is spoken by this
     /// game alone (Minecraft's Server List Ping, Bedrock's RakNet ping).
     #[serde(default)]
@@ -124,7 +127,7 @@ pub enum Rule {
     A2sAppId,
     /// The A2S game directory.
     A2sFolder,
-    /// The GameSpy v3 `gamename`.
+    /// The GameSpy v2 or v3 `gamename`.
     GamespyGamename,
     /// The Quake III `gamename`.
     Quake3Gamename,
@@ -132,6 +135,8 @@ pub enum Rule {
     OgpGameId,
     /// The Unreal 2 game type.
     Unreal2Gametype,
+    /// The ASE game name.
+    AseGamename,
     /// The protocol itself, spoken by this game alone.
     Protocol,
 }
@@ -139,7 +144,7 @@ pub enum Rule {
 impl Rule {
     /// The rule's name in JSON and in the catalogue's `match`: `a2s_app_id`,
     /// `a2s_folder`, `gamespy_gamename`, `quake3_gamename`, `ogp_game_id`,
-    /// `unreal2_gametype`, `by_protocol`.
+    /// `unreal2_gametype`, `ase_gamename`, `by_protocol`.
     pub const fn name(self) -> &'static str {
         match self {
             Self::A2sAppId => "a2s_app_id",
@@ -148,6 +153,7 @@ impl Rule {
             Self::Quake3Gamename => "quake3_gamename",
             Self::OgpGameId => "ogp_game_id",
             Self::Unreal2Gametype => "unreal2_gametype",
+            Self::AseGamename => "ase_gamename",
             Self::Protocol => "by_protocol",
         }
     }
@@ -535,6 +541,7 @@ struct Facts<'a> {
     quake3_protocol: Option<u32>,
     ogp_game_id: Option<u16>,
     unreal2_gametype: Option<&'a str>,
+    ase_gamename: Option<&'a str>,
     protocol: Option<Protocol>,
 }
 
@@ -572,6 +579,15 @@ impl<'a> Facts<'a> {
                     ..Self::default()
                 }
             }
+            Protocol::Gamespy2 => Self {
+                gamespy_gamename: game,
+                gamespy_gamevariant: s.mod_info.as_ref().map(|m| m.name.as_str()),
+                ..Self::default()
+            },
+            Protocol::Ase => Self {
+                ase_gamename: game,
+                ..Self::default()
+            },
             Protocol::Gamespy3 => Self {
                 // Minecraft's query has no gamename; its `game_id` is one
                 gamespy_gamename: game.or_else(|| s.rules.as_ref()?.get("game_id")),
@@ -628,6 +644,8 @@ impl<'a> Facts<'a> {
             (
                 Rule::Unreal2Gametype,
                 text_point(&m.unreal2_gametype, self.unreal2_gametype),
+                Rule::AseGamename,
+                text_point(&m.ase_gamename, self.ase_gamename),
             ),
             (
                 Rule::Protocol,

@@ -36,7 +36,7 @@
 //! socket loop, a scanner driving thousands of queries, a fuzzer and a C API.
 //!
 //! Each protocol is a folder ([`ogp`], [`a2s`], [`gamespy3`], [`gqp`], [`ogp_draft`],
-//! [`quake3`], [`bedrock`]; [`gamespy1`], whose client is not registered yet)
+//! [`quake3`], [`bedrock`], [`gamespy1`], [`unreal2`], [`gamespy2`], [`ase`])
 //! with its wire format, its responder ([`responder::ProtocolResponder`]) and its client
 //! (on the shared core of [`client`]: timers, retries, challenge resends, one
 //! [`client::Answer`] and one [`client::QueryError`]).
@@ -64,6 +64,7 @@
 
 pub mod a2s;
 pub mod announce;
+pub mod ase;
 pub mod bedrock;
 mod bounded;
 mod charset;
@@ -76,6 +77,7 @@ pub mod error;
 #[cfg(feature = "games")]
 pub mod games;
 pub mod gamespy1;
+pub mod gamespy2;
 pub mod gamespy3;
 pub mod gqp;
 pub mod guard;

@@ -43,6 +43,8 @@ macro_rules! for_each_protocol {
             Minecraft => minecraft;
             Gamespy1 => gamespy1;
             Unreal2 => unreal2;
+            Gamespy2 => gamespy2;
+            Ase => ase;
         }
     };
 }

@@ -472,3 +472,36 @@ fn filter_finds_by_name_id_and_protocol() {
     );
     assert_eq!(c.filter("").count(), c.games().len());
 }
+
+#[test]
+fn ase_game_names_identify_multi_theft_auto() {
+    let c = catalogue();
+    let capture: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/ase/gameq-mta-2.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let hex = capture["responses"]["reply"][0].as_str().unwrap();
+    let bytes: Vec<u8> = (0..hex.len() / 2)
+        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    let r = ogp_proto::ase::decode_reply(&bytes).unwrap();
+    let s = ogp_proto::ase::mapping::reply_to_status(&r);
+    let got = c.identify(Protocol::Ase, &s).unwrap();
+    assert_eq!(
+        (got.game.id.as_str(), got.rule),
+        ("gtasamta", Rule::AseGamename)
+    );
+    // the same game name in another protocol's answer says nothing
+    assert!(c.identify(Protocol::Gamespy3, &s).is_none());
+    // an ASE game with another name is not Multi Theft Auto
+    let mut other = s.clone();
+    other.game_name = Some("farcry".into());
+    assert!(c.identify(Protocol::Ase, &other).is_none());
+    // MTA's ASE port is its game port + 123
+    let g = c.get("mtasa").unwrap();
+    assert_eq!(g.query_port(None), Some(22126));
+}

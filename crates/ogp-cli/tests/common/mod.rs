@@ -211,3 +211,18 @@ pub fn serve_with(
     }
     panic!("ogp serve did not start");
 }
+
+/// Host, map and player name text of a hostile server: escape sequences (clear screen,
+/// recolour), a C1 control, bidirectional overrides and a bell.
+pub const HOSTILE: &str = "evil\u{1b}[2J\u{1b}[31mred\u{9b}H\u{202e}desrever\u{2066}x\u{7}";
+
+/// The characters of `s` that would act on a terminal (controls but the newline, and the
+/// bidirectional controls): none may reach human output.
+pub fn unsafe_chars(s: &str) -> Vec<char> {
+    s.chars()
+        .filter(|c| {
+            c.is_control() && *c != '\n'
+                || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}')
+        })
+        .collect()
+}

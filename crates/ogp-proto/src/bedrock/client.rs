@@ -124,7 +124,7 @@ crate::client_core::start_query!(QueryOptions);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client_core::QueryError;
+    use crate::client_core::{drive_to_end, QueryError};
 
     fn pong(time: u64) -> Vec<u8> {
         let mut out = Vec::new();
@@ -161,20 +161,7 @@ mod tests {
     fn silence_times_out() {
         let t0 = Instant::now();
         let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), 7, t0);
-        let mut d = Vec::new();
-        let mut now = t0;
-        for _ in 0..100 {
-            while m.poll_transmit_into(now, &mut d) {
-                d.clear();
-            }
-            match m.poll_timeout() {
-                Some(t) => {
-                    now = t;
-                    m.handle_timeout(now);
-                }
-                None => break,
-            }
-        }
+        drive_to_end(&mut m, t0, None);
         assert!(matches!(
             m.take_result(),
             Some(Err(QueryError::NoAnswer { .. }))

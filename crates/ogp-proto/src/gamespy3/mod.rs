@@ -69,7 +69,7 @@ pub const ENTRY: Entry = Entry {
     signatures: &[
         Signature {
             tier: Tier::Magic,
-            matches: |d| d.starts_with(&MAGIC),
+            matches: is_request_magic,
         },
         Signature {
             tier: Tier::Weak,
@@ -87,6 +87,13 @@ pub const ENTRY: Entry = Entry {
     }),
     ..Entry::new("gamespy3", "GameSpy v3", Transport::Datagram)
 };
+
+/// Whether `datagram` starts with `FE FD` and is not a GameSpy v2 request: `FE FD 00`,
+/// an id and three section bytes, 10 bytes in all, a length no GameSpy v3 request has
+/// (sub-protocol A and B end with a fourth byte, C with two `00`).
+fn is_request_magic(datagram: &[u8]) -> bool {
+    datagram.starts_with(&MAGIC) && !(datagram.len() == 10 && datagram.get(2) == Some(&0))
+}
 
 /// Whether `datagram` can be a GameSpy v3 reply or heartbeat: `00`, `03`, `05` or `09`
 /// and at least a session id.
