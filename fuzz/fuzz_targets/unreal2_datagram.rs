@@ -54,7 +54,10 @@ pub fn run(data: &[u8]) {
                     // A UCS-2 name whose first unit ends in 01 reads back as the stray 01
                     // some servers send (the protocol cannot tell them apart).
                     let stray = i.server_name_ucs2
-                        && i.server_name.chars().next().is_some_and(|c| u32::from(c) & 0xff == 1);
+                        && i.server_name
+                            .chars()
+                            .next()
+                            .is_some_and(|c| u32::from(c) & 0xff == 1);
                     if !stray
                         && [&i.ip, &i.server_name, &i.map, &i.game_type]
                             .iter()

@@ -176,5 +176,8 @@ pub fn drive_client<M: ogp_proto::client::QueryDriver>(
 /// then.
 pub fn answer_every_send<M: ogp_proto::client::QueryDriver>(m: &mut M, reply: &[u8]) {
     let ended = drive_client(m, 8, |m, t| m.handle_datagram(t, reply));
-    assert!(ended || m.poll_timeout().is_none(), "the client did not end");
+    assert!(
+        ended || m.poll_timeout().is_none(),
+        "the client did not end"
+    );
 }

@@ -271,6 +271,8 @@ struct Index {
     gamespy_gamename: HashMap<String, Vec<usize>>,
     quake3_gamename: HashMap<String, Vec<usize>>,
     ogp_game_id: HashMap<u16, Vec<usize>>,
+    unreal2_gametype: HashMap<String, Vec<usize>>,
+    ase_gamename: HashMap<String, Vec<usize>>,
     by_protocol: Vec<(Protocol, usize)>,
 }
 
@@ -300,6 +302,12 @@ impl Index {
             for id in &m.ogp_game_id {
                 add(&mut x.ogp_game_id, *id, i);
             }
+            for t in &m.unreal2_gametype {
+                add(&mut x.unreal2_gametype, t.to_ascii_lowercase(), i);
+            }
+            for n in &m.ase_gamename {
+                add(&mut x.ase_gamename, n.to_ascii_lowercase(), i);
+            }
             if m.by_protocol {
                 x.by_protocol.push((g.protocol, i));
             }
@@ -327,6 +335,8 @@ impl Index {
             .chain(text(&self.a2s_folder, f.a2s_folder))
             .chain(text(&self.gamespy_gamename, f.gamespy_gamename))
             .chain(text(&self.quake3_gamename, f.quake3_gamename))
+            .chain(text(&self.unreal2_gametype, f.unreal2_gametype))
+            .chain(text(&self.ase_gamename, f.ase_gamename))
             .chain(
                 f.ogp_game_id
                     .and_then(|id| self.ogp_game_id.get(&id))
@@ -644,6 +654,8 @@ impl<'a> Facts<'a> {
             (
                 Rule::Unreal2Gametype,
                 text_point(&m.unreal2_gametype, self.unreal2_gametype),
+            ),
+            (
                 Rule::AseGamename,
                 text_point(&m.ase_gamename, self.ase_gamename),
             ),
@@ -715,6 +727,10 @@ mod tests {
             Protocol::Ogp,
             Protocol::Minecraft,
             Protocol::Bedrock,
+            Protocol::Gamespy1,
+            Protocol::Unreal2,
+            Protocol::Gamespy2,
+            Protocol::Ase,
         ];
         let mut checked = 0;
         let mut named = 0;
@@ -738,6 +754,7 @@ mod tests {
                 upper(&m.gamespy_gamename),
                 upper(&m.quake3_gamename),
             );
+            let (unreal2, ase) = (upper(&m.unreal2_gametype), upper(&m.ase_gamename));
             for p in protocols {
                 let base = Facts::default().with_protocol(p);
                 check(&base);
@@ -787,6 +804,18 @@ mod tests {
                 for id in m.ogp_game_id.iter().copied().chain([u16::MAX]) {
                     check(&Facts {
                         ogp_game_id: Some(id),
+                        ..base
+                    });
+                }
+                for t in unreal2.iter().map(String::as_str).chain(["NoSuchGameType"]) {
+                    check(&Facts {
+                        unreal2_gametype: Some(t),
+                        ..base
+                    });
+                }
+                for n in ase.iter().map(String::as_str).chain(["nosuchgame"]) {
+                    check(&Facts {
+                        ase_gamename: Some(n),
                         ..base
                     });
                 }
