@@ -96,9 +96,12 @@ fn the_discovery_queries_of_every_protocol_go_out_together() {
         .unwrap();
     while t.elapsed() < Duration::from_secs(3) {
         if let Ok(n) = silent.recv(&mut buf) {
-            // GameSpy v3's challenge and its later challenge-less query are one kind
+            // GameSpy v3's challenge and its later challenge-less query are one kind, and
+            // so are Unreal 2's info query and its later steps (`79 00 00 00` + the step)
             let len = if buf[..n].starts_with(&[0xfe, 0xfd]) {
                 2
+            } else if buf[..n].starts_with(&[0x79, 0, 0, 0]) {
+                4
             } else {
                 6
             };
