@@ -78,7 +78,7 @@
 // The target is not `host:port`, or the host name did not resolve.
 #define OGP_ERR_RESOLVE -11
 
-// Find out: every auto-detectable protocol at once (OGP, GameSpy v3, A2S, GQP), the
+// Find out: every auto-detectable protocol at once (all but the OGP v0.02 draft), the
 // first correct answer wins.
 #define OGP_PROTO_AUTO -1
 
@@ -96,6 +96,27 @@
 
 // The OGP v0.02 draft (never auto-detected).
 #define OGP_PROTO_OGP_DRAFT 4
+
+// The Quake III family (`getinfo`, then `getstatus`).
+#define OGP_PROTO_QUAKE3 5
+
+// Minecraft: Bedrock Edition's RakNet ping.
+#define OGP_PROTO_BEDROCK 6
+
+// Minecraft: Java Edition's Server List Ping (TCP).
+#define OGP_PROTO_MINECRAFT 7
+
+// GameSpy v1.
+#define OGP_PROTO_GAMESPY1 8
+
+// The Unreal 2 engine's query (UT2003/2004, Killing Floor…).
+#define OGP_PROTO_UNREAL2 9
+
+// GameSpy v2.
+#define OGP_PROTO_GAMESPY2 10
+
+// ASE, the All-Seeing Eye.
+#define OGP_PROTO_ASE 11
 
 // `ogp_responder_poll`'s `*out_wait_ms` when nothing is scheduled.
 #define OGP_WAIT_NONE UINT32_MAX

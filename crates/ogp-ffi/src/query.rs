@@ -12,7 +12,7 @@ use crate::error::{
     OGP_ERR_REFUSED, OGP_ERR_REJECTED, OGP_ERR_RESOLVE, OGP_ERR_TIMEOUT, OGP_OK,
 };
 
-/// Find out: every auto-detectable protocol at once (OGP, GameSpy v3, A2S, GQP), the
+/// Find out: every auto-detectable protocol at once (all but the OGP v0.02 draft), the
 /// first correct answer wins.
 pub const OGP_PROTO_AUTO: c_int = -1;
 /// Open Game Protocol v1.01.
@@ -25,6 +25,20 @@ pub const OGP_PROTO_A2S: c_int = 2;
 pub const OGP_PROTO_GQP: c_int = 3;
 /// The OGP v0.02 draft (never auto-detected).
 pub const OGP_PROTO_OGP_DRAFT: c_int = 4;
+/// The Quake III family (`getinfo`, then `getstatus`).
+pub const OGP_PROTO_QUAKE3: c_int = 5;
+/// Minecraft: Bedrock Edition's RakNet ping.
+pub const OGP_PROTO_BEDROCK: c_int = 6;
+/// Minecraft: Java Edition's Server List Ping (TCP).
+pub const OGP_PROTO_MINECRAFT: c_int = 7;
+/// GameSpy v1.
+pub const OGP_PROTO_GAMESPY1: c_int = 8;
+/// The Unreal 2 engine's query (UT2003/2004, Killing Floor…).
+pub const OGP_PROTO_UNREAL2: c_int = 9;
+/// GameSpy v2.
+pub const OGP_PROTO_GAMESPY2: c_int = 10;
+/// ASE, the All-Seeing Eye.
+pub const OGP_PROTO_ASE: c_int = 11;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -34,6 +48,13 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_A2S => Some(Protocol::A2s),
         OGP_PROTO_GQP => Some(Protocol::Gqp),
         OGP_PROTO_OGP_DRAFT => Some(Protocol::OgpDraft),
+        OGP_PROTO_QUAKE3 => Some(Protocol::Quake3),
+        OGP_PROTO_BEDROCK => Some(Protocol::Bedrock),
+        OGP_PROTO_MINECRAFT => Some(Protocol::Minecraft),
+        OGP_PROTO_GAMESPY1 => Some(Protocol::Gamespy1),
+        OGP_PROTO_UNREAL2 => Some(Protocol::Unreal2),
+        OGP_PROTO_GAMESPY2 => Some(Protocol::Gamespy2),
+        OGP_PROTO_ASE => Some(Protocol::Ase),
         _ => return None,
     })
 }
@@ -121,4 +142,27 @@ pub unsafe extern "C" fn ogp_query(
         }
         Ok(code)
     })
+}
+
+#[cfg(test)]
+mod protocol_numbers {
+    use super::*;
+
+    /// Every protocol of the table has a number (a new one must get its own, fixed: the
+    /// numbers are an ABI), and no two numbers name one protocol.
+    #[test]
+    fn every_protocol_has_one_number() {
+        let mut named = Vec::new();
+        for n in 0..64 {
+            if let Some(Some(p)) = protocol(n) {
+                assert!(!named.contains(&p), "{p:?} twice");
+                named.push(p);
+            }
+        }
+        for p in Protocol::ALL {
+            assert!(named.contains(p), "{p:?} has no OGP_PROTO_ number");
+        }
+        assert_eq!(protocol(OGP_PROTO_AUTO), Some(None));
+        assert_eq!(protocol(12), None);
+    }
 }

@@ -198,6 +198,9 @@ fn lookup_by_id_and_alias_and_closest_ids() {
     assert_eq!(c.get("Battlefield2").unwrap().id, "bf2");
     assert_eq!(c.get("7D2D").unwrap().id, "7dtd");
     assert!(c.get("bf3000").is_none());
+    // gamedig's current ids of games we list under other ids
+    assert_eq!(c.get("mbe").unwrap().id, "minecraftbe");
+    assert_eq!(c.get("prb2").unwrap().id, "prbf2");
     let close: Vec<&str> = c
         .closest("valhiem", 3)
         .iter()
