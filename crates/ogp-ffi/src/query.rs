@@ -160,7 +160,7 @@ mod protocol_numbers {
             }
         }
         for p in Protocol::ALL {
-            assert!(named.contains(p), "{p:?} has no OGP_PROTO_ number");
+            assert!(named.contains(&p), "{p:?} has no OGP_PROTO_ number");
         }
         assert_eq!(protocol(OGP_PROTO_AUTO), Some(None));
         assert_eq!(protocol(12), None);
