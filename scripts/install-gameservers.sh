@@ -22,13 +22,33 @@ INSTALLER=install-gameservers
 # shellcheck source=install-lib.sh
 . scripts/install-lib.sh
 
-# --- OpenArena (Debian) ---------------------------------------------------------------
-OPENARENA=/usr/games/openarena-server
-if [ ! -x "$OPENARENA" ]; then
-  apt_install openarena-server
+# --- Debian's servers: one apt-get for every family's missing packages ---------------
+# Each family has a file in scripts/gameservers.d/ (sourced here, in name order) that adds
+# "PACKAGE=PATH" lines to DEBIAN_SERVERS (PATH proves the package installed) and may add
+# the name of a function to AFTER_APT, run once every package is in (downloads that are
+# not plain Debian installs, generated files, links).
+DEBIAN_SERVERS=("openarena-server=/usr/games/openarena-server")
+AFTER_APT=()
+for family in scripts/gameservers.d/*.sh; do
+  [ -e "$family" ] || continue
+  # shellcheck source=/dev/null
+  . "$family"
+done
+missing=()
+for line in "${DEBIAN_SERVERS[@]}"; do
+  [ -e "${line#*=}" ] || missing+=("${line%%=*}")
+done
+if [ "${#missing[@]}" != 0 ]; then
+  apt_install "${missing[@]}"
 fi
-[ -x "$OPENARENA" ] || die "openarena-server is installed but $OPENARENA is missing"
-echo "openarena-server $(dpkg-query -W -f '${Version}' openarena-server 2>/dev/null || echo '?') ($OPENARENA)"
+for line in "${DEBIAN_SERVERS[@]}"; do
+  pkg=${line%%=*} path=${line#*=}
+  [ -e "$path" ] || die "$pkg is installed but $path is missing"
+  echo "$pkg $(dpkg-query -W -f '${Version}' "$pkg" 2>/dev/null || echo '?') ($path)"
+done
+for hook in "${AFTER_APT[@]}"; do
+  "$hook"
+done
 
 # --- minecraft-protocol (npm) ---------------------------------------------------------
 MC_PROTOCOL_VERSION=1.68.0

@@ -7,6 +7,10 @@
 //!   (`dedicated 2`, `shared/docs/reach.md`);
 //! * [`Minecraft`]: npm `minecraft-protocol`'s server, a real Minecraft: Java Edition
 //!   server implementation answering the Server List Ping.
+//!
+//! The families of issue #38 have a file each in this folder (declared below), with the
+//! same shape: a config with a constructor, a `start` that waits until the server answers
+//! on loopback, and a `Drop` that stops it.
 
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, UdpSocket};
@@ -16,6 +20,14 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::interop::{missing_peer, TempDir};
+
+pub mod cube2;
+pub mod doom;
+pub mod minetest;
+pub mod mumble;
+pub mod openttd;
+pub mod quakeworld;
+pub mod teeworlds;
 
 /// Where the Debian package puts the dedicated server.
 pub const OPENARENA_SERVER: &str = "/usr/games/openarena-server";

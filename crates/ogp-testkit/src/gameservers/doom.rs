@@ -1,0 +1,1 @@
+//! Chocolate Doom (`chocolate-server`) on loopback (issue #38): not yet.

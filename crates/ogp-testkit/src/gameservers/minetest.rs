@@ -1,0 +1,1 @@
+//! Minetest / Luanti (`minetest-server`) on loopback (issue #38): not yet.

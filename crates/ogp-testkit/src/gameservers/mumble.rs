@@ -1,0 +1,1 @@
+//! Mumble (`mumble-server`) on loopback (issue #38): not yet.

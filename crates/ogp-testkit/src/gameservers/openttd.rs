@@ -1,0 +1,1 @@
+//! OpenTTD (`openttd`) on loopback (issue #38): not yet.

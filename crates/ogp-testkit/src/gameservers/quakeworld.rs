@@ -1,0 +1,1 @@
+//! QuakeWorld (`mvdsv` + `ktx`) on loopback (issue #38): not yet.
