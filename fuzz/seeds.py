@@ -6,8 +6,8 @@
 
 Sources: crates/ogp-proto/tests/data/ogp/{sdk,synthetic}/*.bin (raw UDP payloads of the
 reference SDK and hand-made answers), crates/ogp-proto/tests/data/state.json, the GQP
-draft's examples (crates/ogp-proto/tests/gqp.rs), the v0.02 draft's tables
-(crates/ogp-proto/tests/ogp_draft.rs), and the A2S and GameSpy v3 captures of real servers
+draft's examples (crates/ogp-proto/tests/protocols/gqp.rs), the v0.02 draft's tables
+(crates/ogp-proto/tests/protocols/ogp_draft.rs), and the A2S and GameSpy v3 captures of real servers
 (crates/ogp-proto/tests/data/{a2s,gamespy3}/*.json, the same files as shared/captures/).
 `fuzz/examples/gen_seeds.rs` adds what needs the encoders: the GQP, draft and A2S clients'
 queries and a responder's answers to them, and the A2S captures' split replies

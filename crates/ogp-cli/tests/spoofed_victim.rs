@@ -3,7 +3,7 @@
 //! source: 20 answers/s, burst 40, for answers to a valid challenge; answers that prove
 //! nothing but give a spoofer nothing either, challenges and answers no larger than their
 //! request, only against the overall budget of 10,000/s). The same scenarios in simulated
-//! time, against the sans-IO responder, are `ogp-proto/tests/spoofed_victim.rs`.
+//! time, against the sans-IO responder, are `ogp-proto/tests/protocols/spoofed_victim.rs`.
 //!
 //! Why no raw socket is needed: the responder keys every budget on the source IP alone
 //! (the port plays no part), so on loopback a second ordinary UDP socket bound to the

@@ -5,7 +5,7 @@
 //! right challenge gets `41 <C>`) and sends the captured datagrams of each reply, split
 //! fragments **reversed and with the last one duplicated**. The client's status must
 //! carry what the same datagrams decode to offline (the offline decoding is checked
-//! against the origins' own expectations in `ogp-proto/tests/a2s_captures.rs`).
+//! against the origins' own expectations in `ogp-proto/tests/protocols/a2s_captures.rs`).
 
 use std::net::SocketAddr;
 use std::time::Duration;

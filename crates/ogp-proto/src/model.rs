@@ -598,6 +598,51 @@ impl<K: Into<Text>, V: Into<Text>> FromIterator<(K, V)> for Rules {
     }
 }
 
+/// Most pairs checked for repeated keys with [`SeenKeys`] and a linear search; longer
+/// lists are sorted (a list of keys that all look alike would cost quadratic time).
+pub(crate) const FEW_KEYS: usize = 64;
+
+/// Whether no key comes twice in `pairs`.
+pub(crate) fn names_each_key_once(pairs: &[(Text, Text)]) -> bool {
+    if pairs.len() <= FEW_KEYS {
+        let mut seen = SeenKeys::default();
+        return pairs.iter().enumerate().all(|(i, (k, _))| {
+            !seen.mark(k) || !pairs.iter().take(i).any(|(earlier, _)| earlier == k)
+        });
+    }
+    let mut keys: Vec<&str> = pairs.iter().map(|(k, _)| k.as_str()).collect();
+    keys.sort_unstable();
+    keys.windows(2).all(|w| w.first() != w.get(1))
+}
+
+/// The keys seen so far, as a filter: "surely not seen" or "maybe" (by length and the
+/// first, middle and last bytes), so that a list of distinct keys is checked without
+/// comparing strings or hashing them whole.
+#[derive(Default)]
+pub(crate) struct SeenKeys([u64; 4]);
+
+impl SeenKeys {
+    /// Marks `key` seen; false when it surely was not seen before.
+    pub(crate) fn mark(&mut self, key: &str) -> bool {
+        let b = key.as_bytes();
+        let byte = |i: usize| u32::from(b.get(i).copied().unwrap_or(0));
+        let h = (b.len() as u32).wrapping_mul(0x9e37_79b9)
+            ^ byte(0).wrapping_mul(0x85eb_ca6b)
+            ^ byte(b.len() / 2).wrapping_mul(0xc2b2_ae35)
+            ^ byte(b.len().wrapping_sub(1)).wrapping_mul(0x27d4_eb2f);
+        let bit = (h >> 24) as usize; // 0..256
+        let mask = 1u64 << (bit % 64);
+        match self.0.get_mut(bit / 64) {
+            Some(word) => {
+                let was = *word & mask != 0;
+                *word |= mask;
+                was
+            }
+            None => true,
+        }
+    }
+}
+
 /// One key's values as serialized: a string when there is one, else an array.
 struct RuleValuesOut<'a>(&'a [&'a str]);
 
@@ -612,6 +657,11 @@ impl Serialize for RuleValuesOut<'_> {
 
 impl Serialize for Rules {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // Most rule lists name each key once: written as they are, without grouping (a
+        // hash map and a vector per key: a fifth of a GameSpy v1 scan's JSON).
+        if names_each_key_once(&self.0) {
+            return s.collect_map(self.0.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        }
         let groups = self.by_key();
         s.collect_map(groups.iter().map(|(k, v)| (k, RuleValuesOut(v))))
     }

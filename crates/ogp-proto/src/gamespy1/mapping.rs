@@ -74,7 +74,12 @@ fn has_colors(game: Option<&str>) -> bool {
 
 /// `BASE_N` split into `BASE` and `N`.
 fn indexed(key: &str) -> Option<(&str, u32)> {
-    let (base, n) = key.rsplit_once('_')?;
+    // A key ends in a digit to be indexed: most rules are left at the first byte.
+    if !key.as_bytes().last()?.is_ascii_digit() {
+        return None;
+    }
+    let at = memchr::memrchr(b'_', key.as_bytes())?;
+    let (base, n) = (key.get(..at)?, key.get(at + 1..)?);
     if base.is_empty() || n.is_empty() || n.len() > 9 || !n.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -100,6 +105,19 @@ fn num<T: std::str::FromStr>(v: &str) -> Option<T> {
     v.trim().parse().ok()
 }
 
+/// `key` in lower case, in `buf` (without allocating: the keys matched by name are short;
+/// a longer one matches none of them).
+fn lower<'a>(key: &str, buf: &'a mut [u8; 16]) -> &'a [u8] {
+    match buf.get_mut(..key.len()) {
+        Some(dst) => {
+            dst.copy_from_slice(key.as_bytes());
+            dst.make_ascii_lowercase();
+            dst
+        }
+        None => &[],
+    }
+}
+
 /// Plain text and, when it had colour codes, the raw text.
 fn plain_and_raw(v: &Text, colors: bool) -> (Text, Option<Text>) {
     if colors && color::has_colors(v) {
@@ -116,7 +134,6 @@ pub fn reply_to_status(pairs: &[(Text, Text)]) -> Mapped {
     let colors = has_colors(game);
     let mut s = Status::default();
     let mut rules: Vec<(Text, Text)> = Vec::new();
-    let mut rule_at: BTreeMap<Text, usize> = BTreeMap::new();
     let mut players: BTreeMap<u32, Player> = BTreeMap::new();
     let mut teams: BTreeMap<u32, Team> = BTreeMap::new();
     for (k, v) in pairs {
@@ -140,37 +157,30 @@ pub fn reply_to_status(pairs: &[(Text, Text)]) -> Mapped {
             continue;
         }
         if !set_server(&mut s, k, v, colors) {
-            // A key sent twice keeps its first place and its last value (the state
-            // file's rules are a map).
-            match rule_at.get(k) {
-                Some(&i) => {
-                    if let Some(slot) = rules.get_mut(i) {
-                        slot.1 = v.clone();
-                    }
-                }
-                None => {
-                    rule_at.insert(k.clone(), rules.len());
-                    rules.push((k.clone(), v.clone()));
-                }
-            }
+            rules.push((k.clone(), v.clone()));
         }
+    }
+    // A key sent twice keeps its first place and its last value (the state file's rules
+    // are a map).
+    if !crate::model::names_each_key_once(&rules) {
+        rules = first_place_last_value(rules);
     }
     if !rules.is_empty() {
         s.rules = Some(Rules(rules));
     }
     let mut duplicates = 0;
     if !players.is_empty() {
-        let mut seen: Vec<&Text> = Vec::new();
+        let mut seen: Vec<Text> = Vec::new();
         let mut list = Vec::with_capacity(players.len());
-        for p in players.values() {
+        for p in players.into_values() {
             if let Some(h) = p.extra.get("keyhash").filter(|h| !h.is_empty()) {
-                if seen.contains(&h) {
+                if seen.contains(h) {
                     duplicates += 1;
                     continue;
                 }
-                seen.push(h);
+                seen.push(h.clone());
             }
-            list.push(p.clone());
+            list.push(p);
         }
         s.players = Some(list);
     }
@@ -183,36 +193,70 @@ pub fn reply_to_status(pairs: &[(Text, Text)]) -> Mapped {
     }
 }
 
+/// Each key once, at its first place, with its last value.
+fn first_place_last_value(rules: Vec<(Text, Text)>) -> Vec<(Text, Text)> {
+    let mut out: Vec<(Text, Text)> = Vec::with_capacity(rules.len());
+    if rules.len() <= crate::model::FEW_KEYS {
+        let mut seen = crate::model::SeenKeys::default();
+        for (k, v) in rules {
+            if seen.mark(&k) {
+                if let Some(slot) = out.iter_mut().find(|(earlier, _)| *earlier == k) {
+                    slot.1 = v;
+                    continue;
+                }
+            }
+            out.push((k, v));
+        }
+        return out;
+    }
+    let mut at: BTreeMap<Text, usize> = BTreeMap::new();
+    for (k, v) in rules {
+        match at.get(&k) {
+            Some(&i) => {
+                if let Some(slot) = out.get_mut(i) {
+                    slot.1 = v;
+                }
+            }
+            None => {
+                at.insert(k.clone(), out.len());
+                out.push((k, v));
+            }
+        }
+    }
+    out
+}
+
 /// Sets the status field of a standard key seen first; false when the pair is a rule.
 fn set_server(s: &mut Status, k: &str, v: &Text, colors: bool) -> bool {
-    match k.to_ascii_lowercase().as_str() {
-        "hostname" if s.host_name.is_none() => {
+    let mut buf = [0u8; 16];
+    match lower(k, &mut buf) {
+        b"hostname" if s.host_name.is_none() => {
             let (plain, raw) = plain_and_raw(v, colors);
             s.host_name = Some(plain);
             s.host_name_raw = raw;
         }
-        "gamename" if s.game_name.is_none() => s.game_name = Some(v.clone()),
-        "gamever" if s.game_version.is_none() => s.game_version = Some(v.clone()),
-        "mapname" if s.map.is_none() => s.map = Some(MapInfo::named(v.clone())),
-        "gametype" if s.game_type.is_none() => s.game_type = Some(v.clone()),
-        "gamemode" if s.game_mode.is_none() => s.game_mode = Some(v.clone()),
-        "hostport" if s.connect_port.is_none() => match num(v) {
+        b"gamename" if s.game_name.is_none() => s.game_name = Some(v.clone()),
+        b"gamever" if s.game_version.is_none() => s.game_version = Some(v.clone()),
+        b"mapname" if s.map.is_none() => s.map = Some(MapInfo::named(v.clone())),
+        b"gametype" if s.game_type.is_none() => s.game_type = Some(v.clone()),
+        b"gamemode" if s.game_mode.is_none() => s.game_mode = Some(v.clone()),
+        b"hostport" if s.connect_port.is_none() => match num(v) {
             Some(p) => s.connect_port = Some(p),
             None => return false,
         },
-        "numplayers" if s.player_count.is_none() => match num(v) {
+        b"numplayers" if s.player_count.is_none() => match num(v) {
             Some(n) => s.player_count = Some(n),
             None => return false,
         },
-        "maxplayers" if s.slot_max.is_none() => match num(v) {
+        b"maxplayers" if s.slot_max.is_none() => match num(v) {
             Some(n) => s.slot_max = Some(n),
             None => return false,
         },
-        "reservedslots" if s.reserved_slots.is_none() => match num(v) {
+        b"reservedslots" if s.reserved_slots.is_none() => match num(v) {
             Some(n) => s.reserved_slots = Some(n),
             None => return false,
         },
-        "password" if s.password.is_none() => match parse_bool(v) {
+        b"password" if s.password.is_none() => match parse_bool(v) {
             Some(b) => s.password = Some(b),
             None => return false,
         },
@@ -222,23 +266,23 @@ fn set_server(s: &mut Status, k: &str, v: &Text, colors: bool) -> bool {
 }
 
 fn set_player(p: &mut Player, base: &str, v: &Text, bf: bool, colors: bool) {
-    let lower = base.to_ascii_lowercase();
-    let ok = match lower.as_str() {
-        "player" | "playername" | "name" => {
+    let mut buf = [0u8; 16];
+    let ok = match lower(base, &mut buf) {
+        b"player" | b"playername" | b"name" => {
             let (plain, raw) = plain_and_raw(v, colors);
             p.name = Some(plain);
             p.name_raw = raw;
             true
         }
-        "frags" => num(v).map(|n| p.frags = Some(n)).is_some(),
-        "score" => num(v).map(|n| p.score = Some(n)).is_some(),
-        "ping" => num(v).map(|n| p.ping = Some(n)).is_some(),
-        "deaths" => num(v).map(|n| p.deaths = Some(n)).is_some(),
-        "kills" => num(v).map(|n| p.kills = Some(n)).is_some(),
-        "team" => num::<i32>(v)
+        b"frags" => num(v).map(|n| p.frags = Some(n)).is_some(),
+        b"score" => num(v).map(|n| p.score = Some(n)).is_some(),
+        b"ping" => num(v).map(|n| p.ping = Some(n)).is_some(),
+        b"deaths" => num(v).map(|n| p.deaths = Some(n)).is_some(),
+        b"kills" => num(v).map(|n| p.kills = Some(n)).is_some(),
+        b"team" => num::<i32>(v)
             .map(|t| p.team = Some(team_from_wire(t, bf)))
             .is_some(),
-        "mesh" => {
+        b"mesh" => {
             p.model = Some(v.clone());
             true
         }
@@ -432,5 +476,32 @@ mod tests {
         let u = reply_to_status(&pairs(&[("gamename", "ut"), ("hostname", "^_^")])).status;
         assert_eq!(u.host_name.as_deref(), Some("^_^"));
         assert_eq!(reply_to_status(&status_to_pairs(&m)).status, m);
+    }
+
+    proptest::proptest! {
+        /// Rules keep each key once, at its first place, with its last value, and the
+        /// repeated-key check agrees with a map, on both sides of `FEW_KEYS`.
+        #[test]
+        fn rules_keep_first_place_and_last_value(
+            keys in proptest::collection::vec("[a-c]{0,3}", 0..140)
+        ) {
+            let rules: Vec<(Text, Text)> = keys
+                .iter()
+                .enumerate()
+                .map(|(i, k)| (Text::from(k.as_str()), Text::from(i.to_string())))
+                .collect();
+            let mut want: Vec<(Text, Text)> = Vec::new();
+            for (k, v) in &rules {
+                match want.iter_mut().find(|(w, _)| w == k) {
+                    Some(slot) => slot.1 = v.clone(),
+                    None => want.push((k.clone(), v.clone())),
+                }
+            }
+            proptest::prop_assert_eq!(
+                crate::model::names_each_key_once(&rules),
+                want.len() == rules.len()
+            );
+            proptest::prop_assert_eq!(first_place_last_value(rules), want);
+        }
     }
 }

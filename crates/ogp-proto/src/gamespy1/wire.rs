@@ -318,7 +318,10 @@ pub fn decode_packet_with(datagram: &[u8], limits: &PacketLimits) -> Result<Deco
     let mut warnings = Vec::new();
     // Two pairs more than the cap: `queryid` and `final` are not counted.
     let raw = decode_pairs(datagram, limits.max_pairs.saturating_add(2), &mut warnings)?;
-    let mut packet = Packet::default();
+    let mut packet = Packet {
+        pairs: Vec::with_capacity(raw.len()),
+        ..Packet::default()
+    };
     for p in raw {
         if p.key.eq_ignore_ascii_case("queryid") {
             if packet.query_id.is_some() {
@@ -392,7 +395,12 @@ pub(crate) fn decode_pairs(
     if r.u8("packet")? != b'\\' {
         return Err(DecodeError::new(0, "packet", DecodeErrorKind::BadMagic));
     }
-    let mut pairs = Vec::new();
+    // The UTF-8 is checked once for the datagram, not once per field: a field inside the
+    // valid part is a slice of it (the separators are ASCII, so its ends are character
+    // boundaries); a field with a bad byte is read as Latin-1, and the check starts again
+    // at the next field.
+    let mut utf8 = Utf8Run::new(datagram);
+    let mut pairs = Vec::with_capacity(64.min(max));
     while !r.is_empty() {
         let at = r.offset();
         let key = take_field(&mut r);
@@ -415,22 +423,63 @@ pub(crate) fn decode_pairs(
                 DecodeErrorKind::TooLarge { limit: max as u64 },
             ));
         }
-        let key = text(key, at, "key", warnings);
+        let key = text(&mut utf8, key, at, "key", warnings);
         if !had_sep && !key.eq_ignore_ascii_case("final") {
             warn(warnings, at, "key", "a key without a value");
         }
-        let value = text(value, vat, "value", warnings);
+        let value = text(&mut utf8, value, vat, "value", warnings);
         pairs.push(RawPair { key, value, at });
     }
     Ok(pairs)
 }
 
+/// The UTF-8 run of a datagram that a field is read from: `text` is valid UTF-8 and starts
+/// at offset `start`.
+struct Utf8Run<'a> {
+    datagram: &'a [u8],
+    start: usize,
+    text: &'a str,
+}
+
+impl<'a> Utf8Run<'a> {
+    fn new(datagram: &'a [u8]) -> Self {
+        let mut run = Self {
+            datagram,
+            start: 0,
+            text: "",
+        };
+        run.restart(0);
+        run
+    }
+
+    /// The run becomes the longest UTF-8 prefix of the datagram from `at` on.
+    fn restart(&mut self, at: usize) {
+        let bytes = self.datagram.get(at..).unwrap_or_default();
+        self.start = at;
+        self.text = match std::str::from_utf8(bytes) {
+            Ok(s) => s,
+            Err(e) => bytes
+                .get(..e.valid_up_to())
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .unwrap_or_default(),
+        };
+    }
+
+    /// The field of `len` bytes at `at` as text when it is UTF-8.
+    fn field(&mut self, at: usize, len: usize) -> Option<&'a str> {
+        let end = at.checked_add(len)?;
+        if at < self.start || end > self.start + self.text.len() {
+            // Past the run (after a bad byte): check again from this field on.
+            self.restart(at);
+        }
+        self.text
+            .get(at.checked_sub(self.start)?..end.checked_sub(self.start)?)
+    }
+}
+
 fn take_field<'a>(r: &mut Reader<'a>) -> &'a [u8] {
-    let n = r
-        .peek_rest()
-        .iter()
-        .position(|&b| b == b'\\')
-        .unwrap_or(r.remaining());
+    let rest = r.peek_rest();
+    let n = memchr::memchr(b'\\', rest).unwrap_or(rest.len());
     r.take(n, "field").unwrap_or_default()
 }
 
@@ -447,7 +496,18 @@ fn warn(warnings: &mut Vec<DecodeWarning>, offset: usize, field: &'static str, m
     }
 }
 
-fn text(bytes: &[u8], at: usize, field: &'static str, warnings: &mut Vec<DecodeWarning>) -> Text {
+/// The text of the field `bytes` at offset `at`: UTF-8 when it is (a slice of the datagram's
+/// UTF-8 run), otherwise Latin-1 (with a warning).
+fn text(
+    utf8: &mut Utf8Run<'_>,
+    bytes: &[u8],
+    at: usize,
+    field: &'static str,
+    warnings: &mut Vec<DecodeWarning>,
+) -> Text {
+    if let Some(s) = utf8.field(at, bytes.len()) {
+        return Text::from(s);
+    }
     let (t, guessed) = decode_utf8_or_latin1(Err(bytes));
     if guessed {
         warn(warnings, at, field, "not UTF-8: read as Latin-1");
@@ -553,5 +613,51 @@ mod tests {
         let (packets, left) = split_reply(&pairs, 9, 300, 2);
         assert_eq!(packets.len(), 2);
         assert!(left > 0);
+    }
+
+    use proptest::strategy::Strategy as _;
+
+    proptest::proptest! {
+        /// Reading each field from the datagram's UTF-8 run gives what decoding each field
+        /// alone gives (UTF-8, else Latin-1), warnings included, whatever the bytes.
+        #[test]
+        fn utf8_runs_read_each_field_as_alone(
+            body in proptest::collection::vec(
+                proptest::prop_oneof![
+                    4 => proptest::char::range('a', 'z').prop_map(|c| c as u8),
+                    2 => proptest::strategy::Just(b'\\'),
+                    1 => proptest::num::u8::ANY,
+                    1 => proptest::sample::select(vec![0xc3u8, 0xa9, 0xe2, 0x80, 0xff]),
+                ],
+                0..80,
+            )
+        ) {
+            let mut datagram = vec![b'\\'];
+            datagram.extend(&body);
+            let mut warnings = Vec::new();
+            let Ok(got) = decode_pairs(&datagram, 1000, &mut warnings) else {
+                return Ok(());
+            };
+            // The reference: every field decoded on its own.
+            let mut want_warnings = Vec::new();
+            let alone = |bytes: &[u8], at: usize, field, w: &mut Vec<DecodeWarning>| {
+                let (t, guessed) = decode_utf8_or_latin1(Err(bytes));
+                if guessed {
+                    warn(w, at, field, "not UTF-8: read as Latin-1");
+                }
+                t
+            };
+            for p in &got {
+                let key_len = datagram[p.at..].iter().position(|&b| b == b'\\').unwrap_or(datagram.len() - p.at);
+                let key = alone(&datagram[p.at..p.at + key_len], p.at, "key", &mut want_warnings);
+                proptest::prop_assert_eq!(&p.key, &key);
+                let vat = (p.at + key_len + 1).min(datagram.len());
+                let value_len = datagram[vat..].iter().position(|&b| b == b'\\').unwrap_or(datagram.len() - vat);
+                let value = alone(&datagram[vat..vat + value_len], vat, "value", &mut want_warnings);
+                proptest::prop_assert_eq!(&p.value, &value);
+            }
+            let latin1 = |w: &[DecodeWarning]| w.iter().filter(|w| w.message.starts_with("not UTF-8")).count();
+            proptest::prop_assert_eq!(latin1(&warnings), latin1(&want_warnings).min(MAX_PACKET_WARNINGS));
+        }
     }
 }

@@ -8,7 +8,7 @@ use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 use ogp_proto::{LimitType, ModInfo, Os, Player, PlayerAddress, Rules, ServerType, Status};
 use serde_json::{json, Value};
 
-const STATE_JSON: &str = include_str!("data/state.json");
+const STATE_JSON: &str = include_str!("../data/state.json");
 
 /// The same status as `data/state.json`, written by hand in TOML the way a user would:
 /// rule values as bare numbers where they are numbers.

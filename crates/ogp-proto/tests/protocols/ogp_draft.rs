@@ -131,7 +131,7 @@ const EVERYTHING: &str = "0a ff0f";
 
 /// The project's sample state file.
 fn demo_state() -> Status {
-    Status::from_json(include_str!("data/state.json")).expect("state.json parses")
+    Status::from_json(include_str!("../data/state.json")).expect("state.json parses")
 }
 
 /// The sample state with `n` players with names of `name_len` characters.
