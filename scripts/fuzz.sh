@@ -15,8 +15,8 @@
 # stable rustc options (-Cpasses=sancov-module plus LLVM's sanitizer-coverage options);
 # libfuzzer-sys compiles libFuzzer itself with the C++ compiler (g++/clang++).
 # Environment: FUZZ_JOBS (cargo -j), FUZZ_TRIPLE (default: the host triple),
-# FUZZ_EXTRA_RUSTFLAGS (appended to the instrumentation flags), FUZZ_LOCKED=1 (cargo
-# --locked), FUZZ_REBUILD=0 (run/smoke skip the cargo build when the binaries exist),
+# FUZZ_EXTRA_RUSTFLAGS (appended to the instrumentation flags), FUZZ_TARGET_DIR
+# (fuzz/target), FUZZ_LOCKED=1 (cargo --locked), FUZZ_REBUILD=0 (run/smoke skip the cargo build when the binaries exist),
 # FUZZ_CODEGEN_UNITS (1, as cargo-fuzz; the test command's smoke build uses 16: about half
 # the build time, for a few percent of executions per second), FUZZ_SMOKE_JOBS (targets
 # smoked at once in `smoke`; default one per core).
@@ -29,7 +29,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 FUZZ="$ROOT/fuzz"
-TARGET_DIR="$FUZZ/target"
+TARGET_DIR="${FUZZ_TARGET_DIR:-$FUZZ/target}"
 TARGETS=(ogp_datagram ogp_answer_body ogp_query_body ogp_split state_json
          gqp_query gqp_reply ogp_draft_datagram responder client_machines gs3_datagram
          a2s_reply a2s_split a2s_request valve_master master_registry
