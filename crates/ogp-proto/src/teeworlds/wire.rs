@@ -143,9 +143,8 @@ pub struct More {
     pub warnings: Vec<DecodeWarning>,
 }
 
-/// A decoded 0.6 / DDNet reply.
+/// A decoded 0.6 / DDNet reply (exhaustive: 0.6's replies are fixed).
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum Reply6 {
     /// `inf3` or `iext`.
     Info(Kind, Info),
