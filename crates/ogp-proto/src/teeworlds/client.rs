@@ -177,7 +177,7 @@ impl QueryDriver for QueryMachine {
                     bytes,
                     datagrams: 1,
                 });
-                self.info = Some(info);
+                self.info = Some(*info);
                 self.more.clear();
                 self.finish(Kind::Info6, false);
             }
@@ -196,7 +196,7 @@ impl QueryDriver for QueryMachine {
                     bytes,
                     datagrams: 1,
                 });
-                self.info = Some(info);
+                self.info = Some(*info);
                 self.x.timer.stop();
                 let deadline = self.x.timer.deadline();
                 self.complete_by = Some(

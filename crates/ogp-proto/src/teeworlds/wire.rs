@@ -146,8 +146,8 @@ pub struct More {
 /// A decoded 0.6 / DDNet reply (exhaustive: 0.6's replies are fixed).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reply6 {
-    /// `inf3` or `iext`.
-    Info(Kind, Info),
+    /// `inf3` or `iext` (boxed: an info is much larger than a continuation).
+    Info(Kind, Box<Info>),
     /// `iex+`.
     More(More),
 }
@@ -268,7 +268,7 @@ pub fn decode_reply6(datagram: &[u8]) -> Result<Reply6, DecodeError> {
     }
     info.clients = clients6(&mut r, extended, &mut w)?;
     info.warnings = w;
-    Ok(Reply6::Info(kind, info))
+    Ok(Reply6::Info(kind, Box::new(info)))
 }
 
 /// Reads a 0.7 `inf3` addressed to our token `ours` (`None`: any) and returns it with
@@ -648,7 +648,7 @@ mod tests {
         assert!(is_reply6(&d));
         assert_eq!(
             decode_reply6(&d).unwrap(),
-            Reply6::Info(Kind::Extended, info.clone())
+            Reply6::Info(Kind::Extended, Box::new(info.clone()))
         );
         let mut d = Vec::new();
         let seven = Info {
