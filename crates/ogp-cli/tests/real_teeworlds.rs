@@ -211,3 +211,84 @@ fn teeworlds07_read_by_ogp_with_connected_clients() {
     );
     r.finish("ogp query on Teeworlds 0.7");
 }
+
+// ------------------------------------------------------------------------------------
+// `ogp list --ddnet`: DDNet's HTTP server list, from a loopback server serving a
+// document of the recorded shape (no real master is reached from the tests).
+
+/// Serves `body` with `status` to each of `n` connections on a loopback port.
+fn http_once(status: &'static str, body: Vec<u8>, n: usize) -> u16 {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for _ in 0..n {
+            let Ok((mut s, _)) = l.accept() else { return };
+            let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(2)));
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let head = format!(
+                "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = s.write_all(head.as_bytes());
+            let _ = s.write_all(&body);
+        }
+    });
+    port
+}
+
+const DDNET_LIST: &str = r#"{"servers":[
+ {"addresses":["tw-0.6+udp://198.51.100.7:8303","tw-0.7+udp://198.51.100.7:8303","ddnet+quic://198.51.100.7:8303"],
+  "location":"eu:de",
+  "info":{"max_clients":64,"max_players":64,"passworded":false,"game_type":"DDraceNetwork","name":"DDNet GER1 - Novice",
+          "map":{"name":"Tutorial","sha256":"ab","size":1082711},"version":"0.6.4, 18.9","client_score_kind":"time",
+          "clients":[{"name":"nameless tee","clan":"","country":-1,"score":-9999,"is_player":true,"skin":{"name":"default"},"afk":false,"team":0}]}},
+ {"addresses":["tw-0.6+udp://[2001:db8::7]:8304"],"location":"na:us","info":{"name":"x","map":{"name":"y"}}},
+ {"addresses":["tw-0.6+udp://0.0.0.0:8303"]}
+]}"#;
+
+#[test]
+fn ogp_list_reads_ddnets_http_server_list() {
+    let port = http_once("200 OK", DDNET_LIST.as_bytes().to_vec(), 1);
+    let ran = ogp_run(
+        &[
+            "list",
+            "--ddnet",
+            &format!("http://127.0.0.1:{port}/ddnet/15/servers.json"),
+        ],
+        std::time::Duration::from_secs(20),
+    );
+    let out = String::from_utf8_lossy(&ran.stdout);
+    assert_eq!(ran.code, Some(0), "{}", ran.describe());
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        [
+            "teeworlds 198.51.100.7:8303",
+            "teeworlds7 198.51.100.7:8303",
+            "teeworlds [2001:db8::7]:8304",
+        ],
+        "{}",
+        ran.describe()
+    );
+}
+
+#[test]
+fn ogp_list_refuses_a_hostile_ddnet_list() {
+    // Not the shape; more addresses per server than we keep; an oversize document.
+    let many = format!(
+        r#"{{"servers":[{{"addresses":[{}]}}]}}"#,
+        vec![r#""tw-0.6+udp://198.51.100.7:1""#; 17].join(",")
+    );
+    let mut big = b"{\"servers\":[".to_vec();
+    big.resize(33 << 20, b' ');
+    for body in [b"{\"servers\":7}".to_vec(), many.into_bytes(), big] {
+        let port = http_once("200 OK", body, 1);
+        let ran = ogp_run(
+            &["list", "--ddnet", &format!("http://127.0.0.1:{port}/")],
+            std::time::Duration::from_secs(20),
+        );
+        assert_eq!(ran.code, Some(1), "{}", ran.describe());
+        assert!(ran.stdout.is_empty(), "{}", ran.describe());
+    }
+}
