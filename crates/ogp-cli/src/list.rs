@@ -377,14 +377,9 @@ fn http(
             Ok(()) => anyhow!("{shown}: {e}"),
         };
         let mut res = req.call().map_err(|e| failed(&e))?;
-        let mut body = Vec::new();
         // at most one byte more than a page may have: a larger one shows as such
-        let limit_bytes = u64::try_from(next.max_bytes).unwrap_or(u64::MAX);
-        std::io::Read::read_to_end(
-            &mut std::io::Read::take(res.body_mut().as_reader(), limit_bytes),
-            &mut body,
-        )
-        .map_err(|e| failed(&e))?;
+        let body =
+            read_capped(res.body_mut().as_reader(), next.max_bytes).map_err(|e| failed(&e))?;
         let page = client
             .handle_page(&body)
             .map_err(|e| anyhow!("{name}: {e}"))?;
@@ -431,11 +426,9 @@ fn ddnet(
         .build()
         .call()
         .map_err(|e| anyhow!("{shown}: {e}"))?;
-    let mut body = Vec::new();
-    let cap = u64::try_from(ddnet::MAX_BYTES).unwrap_or(u64::MAX) + 1;
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(res.body_mut().as_reader(), cap),
-        &mut body,
+    let body = read_capped(
+        res.body_mut().as_reader(),
+        ddnet::MAX_BYTES.saturating_add(1),
     )
     .map_err(|e| anyhow!("{shown}: {e}"))?;
     let list = ddnet::decode_list(&body).map_err(|e| anyhow!("{shown}: {e}"))?;
@@ -455,4 +448,12 @@ fn ddnet(
         count += 1;
     }
     Ok(count)
+}
+
+/// At most `max` bytes of a response body.
+fn read_capped(body: impl Read, max: usize) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    body.take(u64::try_from(max).unwrap_or(u64::MAX))
+        .read_to_end(&mut out)?;
+    Ok(out)
 }

@@ -17,28 +17,9 @@
 
 mod common;
 
-use std::process::Command;
-
 use common::*;
 use ogp_testkit::gameservers::teeworlds::{Flavor, Teeworlds, TeeworldsConfig};
 use serde_json::Value;
-
-fn ogp_query_json(args: &[&str], target: &str) -> Value {
-    let out = Command::new(BIN)
-        .arg("query")
-        .args(args)
-        .args(["--json", "--timeout", "2000", target])
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run ogp query");
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "ogp query {args:?} {target}: not JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
 
 fn check(r: &mut Report, what: &str, v: &Value, protocol: &str, config: &TeeworldsConfig) {
     r.eq(format!("{what}: ok"), v["ok"].as_bool(), Some(true));

@@ -169,14 +169,7 @@ impl QueryDriver for QueryMachine {
                 if info.token != i64::from(self.token & 0xff) {
                     return self.x.dropped(bytes, "wrong token (not the one we sent)");
                 }
-                self.x.warn(info.warnings.iter());
-                self.x.received(1, bytes);
-                self.x.ping(now);
-                self.x.event(Event::Reply {
-                    what: "inf3",
-                    bytes,
-                    datagrams: 1,
-                });
+                crate::teeworlds::took_info(&mut self.x, now, "inf3", bytes, &info);
                 self.info = Some(*info);
                 self.more.clear();
                 self.finish(Kind::Info6, false);
@@ -188,14 +181,7 @@ impl QueryDriver for QueryMachine {
                 if self.info.is_some() {
                     return self.x.dropped(bytes, "a second iext");
                 }
-                self.x.warn(info.warnings.iter());
-                self.x.received(1, bytes);
-                self.x.ping(now);
-                self.x.event(Event::Reply {
-                    what: "iext",
-                    bytes,
-                    datagrams: 1,
-                });
+                crate::teeworlds::took_info(&mut self.x, now, "iext", bytes, &info);
                 self.info = Some(*info);
                 self.x.timer.stop();
                 let deadline = self.x.timer.deadline();

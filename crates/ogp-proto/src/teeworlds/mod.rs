@@ -24,7 +24,29 @@ pub mod wire;
 
 pub use wire::{decode_reply6, decode_reply7, Client, Info, Kind, More, Reply6};
 
+use std::time::Instant;
+
+use crate::client_core::{Event, Exchange};
 use crate::protocol::{Entry, Signature, Tier, Transport};
+
+/// Takes an info reply (`what`: `inf3`, `iext`) of `bytes` that came at `now` as the
+/// answer's first datagram: its warnings, the count, the ping and the event.
+pub(crate) fn took_info<D>(
+    x: &mut Exchange<D>,
+    now: Instant,
+    what: &'static str,
+    bytes: usize,
+    info: &Info,
+) {
+    x.warn(info.warnings.iter());
+    x.received(1, bytes);
+    x.ping(now);
+    x.event(Event::Reply {
+        what,
+        bytes,
+        datagrams: 1,
+    });
+}
 
 /// The port servers use unless told otherwise.
 pub const DEFAULT_PORT: u16 = 8303;

@@ -8,7 +8,6 @@
 //! connection (token handshake, then `CONNECT`), which 0.7 servers list as a client
 //! named `(connecting)`, a spectator, until it times out.
 
-use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -133,29 +132,7 @@ impl Teeworlds {
             let mut child = cmd
                 .spawn()
                 .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
-            let (tx, rx) = mpsc::channel();
-            for pipe in [
-                child
-                    .stdout
-                    .take()
-                    .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
-                child
-                    .stderr
-                    .take()
-                    .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
-            ]
-            .into_iter()
-            .flatten()
-            {
-                let tx = tx.clone();
-                std::thread::spawn(move || {
-                    for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-                        if tx.send(line).is_err() {
-                            break;
-                        }
-                    }
-                });
-            }
+            let rx = super::console_lines(&mut child);
             let mut s = Self {
                 _stdin: child.stdin.take(),
                 child: Some(child),

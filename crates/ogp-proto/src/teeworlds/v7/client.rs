@@ -130,14 +130,7 @@ impl QueryDriver for QueryMachine {
         if theirs != expected || info.token != i64::from(self.info_token) {
             return self.x.dropped(bytes, "wrong token (not the one we sent)");
         }
-        self.x.warn(info.warnings.iter());
-        self.x.received(1, bytes);
-        self.x.ping(now);
-        self.x.event(Event::Reply {
-            what: "inf3",
-            bytes,
-            datagrams: 1,
-        });
+        crate::teeworlds::took_info(&mut self.x, now, "inf3", bytes, &info);
         let status = info_to_status(&info, &[]);
         self.x.succeed(
             status,
