@@ -15,6 +15,7 @@ mod a2s_reply;
 mod a2s_request;
 mod a2s_split;
 mod ase_datagram;
+mod teeworlds_datagram;
 mod bedrock_datagram;
 mod client_machines;
 mod dpmaster_page;
@@ -67,6 +68,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("unreal2_datagram", unreal2_datagram::run),
     ("gs2_datagram", gs2_datagram::run),
     ("ase_datagram", ase_datagram::run),
+    ("teeworlds_datagram", teeworlds_datagram::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

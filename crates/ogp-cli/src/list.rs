@@ -1,6 +1,7 @@
 //! `ogp list`: a server list from a master, over Valve's UDP list protocol
 //! (`HOST:PORT`), dpmaster's (`HOST:PORT --dp GAME PROTOCOL`), the GameSpy master's
-//! over TCP (`HOST:PORT --gs1 GAME`) or our HTTP API
+//! over TCP (`HOST:PORT --gs1 GAME`), DDNet's HTTP server list (`http://… --ddnet`)
+//! or our HTTP API
 //! (`http://HOST:PORT`), one server per line in the
 //! format `ogp scan` reads, or NDJSON. What a page is, when the list has ended, the
 //! deadlines and the budgets are ogp-proto's `master::list_client`; this moves bytes and
@@ -12,6 +13,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
+use ogp_proto::master::ddnet;
 use ogp_proto::master::dpmaster::ServersRequest;
 use ogp_proto::master::list_client::{
     DpListClient, GsListClient, GsProgress, HttpListClient, ListLimits, UdpListClient,
@@ -55,6 +57,12 @@ pub struct ListArgs {
     /// not check take (ours does not).
     #[arg(long, value_name = "KEY", requires = "gs1")]
     gs1_key: Option<String>,
+    /// MASTER is the URL of DDNet's HTTP server list (the document
+    /// https://master1.ddnet.org/ddnet/15/servers.json serves; http:// only here): its
+    /// `tw-0.6+udp` addresses are listed as `teeworlds`, its `tw-0.7+udp` ones as
+    /// `teeworlds7`.
+    #[arg(long, conflicts_with_all = ["dp", "gs1"])]
+    ddnet: bool,
     /// Stop after this many servers.
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
@@ -126,7 +134,9 @@ pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut skips = Skips::default();
-    let result = if args.master.starts_with("http://") {
+    let result = if args.ddnet {
+        ddnet(args, limits, limit, &mut out, &mut skips)
+    } else if args.master.starts_with("http://") {
         http(args, limits, limit, &mut out, &mut skips)
     } else if args.master.contains("://") {
         bail!(
@@ -367,14 +377,9 @@ fn http(
             Ok(()) => anyhow!("{shown}: {e}"),
         };
         let mut res = req.call().map_err(|e| failed(&e))?;
-        let mut body = Vec::new();
         // at most one byte more than a page may have: a larger one shows as such
-        let limit_bytes = u64::try_from(next.max_bytes).unwrap_or(u64::MAX);
-        std::io::Read::read_to_end(
-            &mut std::io::Read::take(res.body_mut().as_reader(), limit_bytes),
-            &mut body,
-        )
-        .map_err(|e| failed(&e))?;
+        let body =
+            read_capped(res.body_mut().as_reader(), next.max_bytes).map_err(|e| failed(&e))?;
         let page = client
             .handle_page(&body)
             .map_err(|e| anyhow!("{name}: {e}"))?;
@@ -394,4 +399,61 @@ fn http(
         }
     }
     Ok(count)
+}
+
+/// DDNet's HTTP server list: one document, read within the page timeout (five times,
+/// as for the HTTP API) and [`ddnet::MAX_BYTES`].
+fn ddnet(
+    args: &ListArgs,
+    limits: ListLimits,
+    limit: usize,
+    out: &mut impl Write,
+    skips: &mut Skips,
+) -> anyhow::Result<usize> {
+    if !args.master.starts_with("http://") {
+        bail!("{}: --ddnet takes an http:// URL", sanitize(&args.master));
+    }
+    let shown = sanitize(&args.master);
+    let agent: ureq::Agent = ureq::Agent::config_builder().build().into();
+    let timeout = limits
+        .page_timeout
+        .saturating_mul(5)
+        .min(Duration::from_millis(args.timeout));
+    let mut res = agent
+        .get(&args.master)
+        .config()
+        .timeout_global(Some(timeout))
+        .build()
+        .call()
+        .map_err(|e| anyhow!("{shown}: {e}"))?;
+    let body = read_capped(
+        res.body_mut().as_reader(),
+        ddnet::MAX_BYTES.saturating_add(1),
+    )
+    .map_err(|e| anyhow!("{shown}: {e}"))?;
+    let list = ddnet::decode_list(&body).map_err(|e| anyhow!("{shown}: {e}"))?;
+    for (a, why) in &list.skipped {
+        skips.skip(&args.master, a, why);
+    }
+    let mut count = 0;
+    for s in list.servers.iter().take(limit) {
+        let item = json!({
+            "addr": s.addr.to_string(),
+            "protocols": [s.protocol.name()],
+            "name": s.name.as_deref(),
+            "map": s.map.as_deref(),
+            "location": s.location.as_deref(),
+        });
+        print(out, args.json, &s.addr.to_string(), &item)?;
+        count += 1;
+    }
+    Ok(count)
+}
+
+/// At most `max` bytes of a response body.
+fn read_capped(body: impl Read, max: usize) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    body.take(u64::try_from(max).unwrap_or(u64::MAX))
+        .read_to_end(&mut out)?;
+    Ok(out)
 }

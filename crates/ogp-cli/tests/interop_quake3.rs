@@ -339,24 +339,6 @@ fn opengsq_quake3_reads_ogp_serve() {
 // ------------------------------------------------------------------------------------
 // A real OpenArena server, read by ogp query
 
-/// `ogp query ARGS --json TARGET`: the JSON result (also when the query failed).
-fn ogp_query_json(args: &[&str], target: &str) -> Value {
-    let out = Command::new(BIN)
-        .arg("query")
-        .args(args)
-        .args(["--json", "--timeout", "2000", target])
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run ogp query");
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "ogp query {args:?} {target}: not JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
-
 /// Host name (raw and plain), map and max players of a real OpenArena server, read by
 /// `ogp query -p quake3` and by auto-detection.
 #[test]

@@ -77,15 +77,6 @@ fn replay() -> Replay {
     replay_on("127.0.0.1:0".parse().unwrap())
 }
 
-/// `ogp query ARGS --json TARGET`.
-fn ogp_query_json(args: &[&str], target: &str) -> Value {
-    let mut all = vec!["query"];
-    all.extend_from_slice(args);
-    all.extend_from_slice(&["--json", "--timeout", "2000", target]);
-    let ran = ogp_run(&all, CLIENT_LIMIT);
-    parse_json(&ran, "ogp query", target)
-}
-
 /// The players of a client's JSON array `v` as (name, score, ping), each read at its JSON
 /// pointer (`/name`, `/raw/score`).
 fn players_at(v: &Value, name: &str, score: &str, ping: &str) -> Vec<(String, i64, i64)> {

@@ -118,6 +118,12 @@
 // ASE, the All-Seeing Eye.
 #define OGP_PROTO_ASE 11
 
+// Teeworlds 0.6 and DDNet.
+#define OGP_PROTO_TEEWORLDS 12
+
+// Teeworlds 0.7.
+#define OGP_PROTO_TEEWORLDS7 13
+
 // `ogp_responder_poll`'s `*out_wait_ms` when nothing is scheduled.
 #define OGP_WAIT_NONE UINT32_MAX
 

@@ -39,6 +39,10 @@ pub const OGP_PROTO_UNREAL2: c_int = 9;
 pub const OGP_PROTO_GAMESPY2: c_int = 10;
 /// ASE, the All-Seeing Eye.
 pub const OGP_PROTO_ASE: c_int = 11;
+/// Teeworlds 0.6 and DDNet.
+pub const OGP_PROTO_TEEWORLDS: c_int = 12;
+/// Teeworlds 0.7.
+pub const OGP_PROTO_TEEWORLDS7: c_int = 13;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -55,6 +59,8 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_UNREAL2 => Some(Protocol::Unreal2),
         OGP_PROTO_GAMESPY2 => Some(Protocol::Gamespy2),
         OGP_PROTO_ASE => Some(Protocol::Ase),
+        OGP_PROTO_TEEWORLDS => Some(Protocol::Teeworlds),
+        OGP_PROTO_TEEWORLDS7 => Some(Protocol::Teeworlds7),
         _ => return None,
     })
 }
@@ -163,6 +169,6 @@ mod protocol_numbers {
             assert!(named.contains(&p), "{p:?} has no OGP_PROTO_ number");
         }
         assert_eq!(protocol(OGP_PROTO_AUTO), Some(None));
-        assert_eq!(protocol(12), None);
+        assert_eq!(protocol(14), None);
     }
 }

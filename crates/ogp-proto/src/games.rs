@@ -380,7 +380,9 @@ impl Catalogue {
             return Err(err(format!("more than {MAX_GAMES} games")));
         }
         let mut names = HashSet::new();
-        let mut matches: Vec<&Match> = Vec::new();
+        // A match and, for a match by protocol, the protocol (two games matched by
+        // different protocols alone are told apart by the answer's protocol).
+        let mut matches: Vec<(&Match, Option<&str>)> = Vec::new();
         let mut games = Vec::with_capacity(raw.game.len());
         for g in &raw.game {
             let id = &g.id;
@@ -420,12 +422,16 @@ impl Catalogue {
                 return Err(err(format!("{id}: source {s:?} is not in [sources]")));
             }
             if g.matches != Match::default() {
-                if matches.contains(&&g.matches) {
+                let key = (
+                    &g.matches,
+                    g.matches.by_protocol.then_some(g.protocol.as_str()),
+                );
+                if matches.contains(&key) {
                     return Err(err(format!(
                         "{id}: its match is another game's: answers could not tell them apart"
                     )));
                 }
-                matches.push(&g.matches);
+                matches.push(key);
             }
             games.push(Game {
                 id: id.clone(),
@@ -731,6 +737,8 @@ mod tests {
             Protocol::Unreal2,
             Protocol::Gamespy2,
             Protocol::Ase,
+            Protocol::Teeworlds,
+            Protocol::Teeworlds7,
         ];
         let mut checked = 0;
         let mut named = 0;

@@ -94,7 +94,9 @@ pub(crate) mod reader;
 pub mod responder;
 mod responder_core;
 pub mod result;
+pub mod teeworlds;
 pub(crate) mod text;
+pub use teeworlds::v7 as teeworlds7;
 pub mod unreal2;
 
 pub use charset::Charset;

@@ -16,12 +16,14 @@
 //! tokens (limited per source, reported once a minute). [`list_client`] is the client's side of the lists
 //! (`ogp list`), bounded against a hostile master. [`addr`] judges which addresses a
 //! master may list and poll (global ones only, whatever IPv6 form carries them) and
-//! stores an IPv4-mapped address as its IPv4.
+//! stores an IPv4-mapped address as its IPv4. [`ddnet`] reads DDNet's HTTP server list
+//! (Teeworlds 0.6 and 0.7 addresses).
 
 pub mod addr;
 pub mod auth;
 pub mod budget;
 pub mod connections;
+pub mod ddnet;
 pub mod dpmaster;
 pub mod gsmaster;
 pub mod list_client;
