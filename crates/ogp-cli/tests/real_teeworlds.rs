@@ -9,7 +9,7 @@
 //! with no country: the test opens two such connections and reads them as players.
 //! DDNet lists clients only further into the connection, so its player lists (and
 //! `iex+` continuations) are proven from captures in
-//! `crates/ogp-proto/tests/teeworlds_captures.rs`. qstat `-tees` gets no answer from
+//! `crates/ogp-proto/tests/protocols/teeworlds_captures.rs`. qstat `-tees` gets no answer from
 //! 0.7 servers (it speaks 0.6 only): asserted as such.
 //!
 //! Like the other interop tests, these run only with `OGP_INTEROP=1` (set by

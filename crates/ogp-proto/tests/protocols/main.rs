@@ -31,6 +31,7 @@ mod quake3_props;
 mod quake3_responder;
 mod spoofed_victim;
 mod stats;
+mod teeworlds_captures;
 mod transmit_allocs;
 mod unreal2_captures;
 mod unreal2_props;
