@@ -88,6 +88,7 @@ pub mod minecraft;
 pub mod model;
 pub mod ogp;
 pub mod ogp_draft;
+pub mod openttd;
 pub mod protocol;
 pub mod quake3;
 pub(crate) mod reader;
