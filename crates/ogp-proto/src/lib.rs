@@ -72,6 +72,7 @@ pub mod client;
 mod client_core;
 mod client_stream;
 pub mod detect;
+pub mod doom3;
 mod entries;
 pub mod error;
 #[cfg(feature = "games")]

@@ -46,6 +46,7 @@ macro_rules! for_each_protocol {
             Gamespy2 => gamespy2;
             Ase => ase;
             Openttd => openttd;
+            Doom3 => doom3;
         }
     };
 }
