@@ -86,6 +86,7 @@ mod json;
 pub mod limits;
 pub mod master;
 pub mod minecraft;
+pub mod minetest;
 pub mod model;
 pub mod ogp;
 pub mod ogp_draft;

@@ -47,6 +47,7 @@ macro_rules! for_each_protocol {
             Ase => ase;
             Openttd => openttd;
             Doom3 => doom3;
+            Minetest => minetest;
         }
     };
 }
