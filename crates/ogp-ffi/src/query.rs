@@ -39,6 +39,12 @@ pub const OGP_PROTO_UNREAL2: c_int = 9;
 pub const OGP_PROTO_GAMESPY2: c_int = 10;
 /// ASE, the All-Seeing Eye.
 pub const OGP_PROTO_ASE: c_int = 11;
+/// OpenTTD's game info over TCP.
+pub const OGP_PROTO_OPENTTD: c_int = 24;
+/// The Doom 3 engine (Doom 3, Quake 4, Prey, ET:QW).
+pub const OGP_PROTO_DOOM3: c_int = 25;
+/// Minetest / Luanti's handshake.
+pub const OGP_PROTO_MINETEST: c_int = 26;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -55,6 +61,9 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_UNREAL2 => Some(Protocol::Unreal2),
         OGP_PROTO_GAMESPY2 => Some(Protocol::Gamespy2),
         OGP_PROTO_ASE => Some(Protocol::Ase),
+        OGP_PROTO_OPENTTD => Some(Protocol::Openttd),
+        OGP_PROTO_DOOM3 => Some(Protocol::Doom3),
+        OGP_PROTO_MINETEST => Some(Protocol::Minetest),
         _ => return None,
     })
 }
@@ -164,5 +173,9 @@ mod protocol_numbers {
         }
         assert_eq!(protocol(OGP_PROTO_AUTO), Some(None));
         assert_eq!(protocol(12), None);
+        assert_eq!(protocol(24), Some(Some(Protocol::Openttd)));
+        assert_eq!(protocol(25), Some(Some(Protocol::Doom3)));
+        assert_eq!(protocol(26), Some(Some(Protocol::Minetest)));
+        assert_eq!(protocol(27), None);
     }
 }
