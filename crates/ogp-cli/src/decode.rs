@@ -15,6 +15,7 @@ use serde_json::{json, Map, Value};
 
 use crate::render::{self, sanitize};
 
+mod d3_ottd_mt;
 mod gs1;
 mod gs2_ase;
 mod gs3;
@@ -136,6 +137,9 @@ fn decode_group(protocol: Protocol, inputs: &[Input], charset: Charset) -> Resul
             .iter()
             .map(|i| gs2_ase::ase_msg(i, charset))
             .collect(),
+        Protocol::Doom3 => inputs.iter().map(d3_ottd_mt::doom3_msg).collect(),
+        Protocol::Openttd => inputs.iter().map(d3_ottd_mt::openttd_msg).collect(),
+        Protocol::Minetest => inputs.iter().map(d3_ottd_mt::minetest_msg).collect(),
         _ => ogp_msgs(inputs),
     }
 }
@@ -172,7 +176,9 @@ const TRIED: &str = "tried OGP v1.01 and the v0.02 draft (FF FF FF FF \"OGP\\0\"
     (FF FF FF FF, or FE FF FF FF split), GameSpy v3 (FE FD request, or 00/03/05/09 reply \
     with a session id), GQP (text ending with EOT or ETB), GameSpy v1 (\\key\\value \
     text), Unreal 2 (70-9F 00 00 00 then 00, 01 or 02), GameSpy v2 (a 10-byte FE FD 00 \
-    request, or 00, an id and a key without splitnum) and ASE (EYE1, or s); name one with -p";
+    request, or 00, an id and a key without splitnum), ASE (EYE1, or s), the Doom 3 engine \
+    (FF FF getInfo or infoResponse) and Minetest (4F 45 74 03); name one with -p (OpenTTD \
+    with -p openttd)";
 
 /// Splits the inputs into runs of one protocol: all of them with `-p`, else each
 /// datagram's guessed protocol.
