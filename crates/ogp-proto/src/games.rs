@@ -98,7 +98,8 @@ pub struct Match {
     /// GameSpy v2 and v3: `gamevariant` values; only breaks ties.
     #[serde(default)]
     pub gamespy_gamevariant: Vec<String>,
-    /// Quake III: `gamename` (or `com_gamename`, `fs_game`) values.
+    /// Quake III: `gamename` (or `com_gamename`, `fs_game`) values; the Doom 3 engine's
+    /// `gamename` rule too.
     #[serde(default)]
     pub quake3_gamename: Vec<String>,
     /// Quake III: `protocol` numbers; only breaks ties.
@@ -380,7 +381,9 @@ impl Catalogue {
             return Err(err(format!("more than {MAX_GAMES} games")));
         }
         let mut names = HashSet::new();
-        let mut matches: Vec<&Match> = Vec::new();
+        // `by_protocol` alone names a game only among its protocol's: two single-game
+        // protocols' games do not share it. Any other match is compared across all.
+        let mut matches: Vec<(Option<Protocol>, &Match)> = Vec::new();
         let mut games = Vec::with_capacity(raw.game.len());
         for g in &raw.game {
             let id = &g.id;
@@ -420,12 +423,17 @@ impl Catalogue {
                 return Err(err(format!("{id}: source {s:?} is not in [sources]")));
             }
             if g.matches != Match::default() {
-                if matches.contains(&&g.matches) {
+                let only_protocol = Match {
+                    by_protocol: true,
+                    ..Match::default()
+                };
+                let scope = (g.matches == only_protocol).then_some(protocol);
+                if matches.contains(&(scope, &g.matches)) {
                     return Err(err(format!(
                         "{id}: its match is another game's: answers could not tell them apart"
                     )));
                 }
-                matches.push(&g.matches);
+                matches.push((scope, &g.matches));
             }
             games.push(Game {
                 id: id.clone(),
@@ -626,6 +634,12 @@ impl<'a> Facts<'a> {
                 unreal2_gametype: s.game_type.as_deref(),
                 ..Self::default()
             },
+            // The Doom 3 engine's `gamename` rule (`baseDOOM-1`, `Q4MP 1.4.2`), read as
+            // Quake III's
+            Protocol::Doom3 => Self {
+                quake3_gamename: s.rules.as_ref().and_then(|r| r.get("gamename")),
+                ..Self::default()
+            },
             _ => Self::default(),
         }
         .with_protocol(protocol)
@@ -731,6 +745,9 @@ mod tests {
             Protocol::Unreal2,
             Protocol::Gamespy2,
             Protocol::Ase,
+            Protocol::Openttd,
+            Protocol::Doom3,
+            Protocol::Minetest,
         ];
         let mut checked = 0;
         let mut named = 0;
