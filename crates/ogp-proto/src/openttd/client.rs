@@ -290,7 +290,7 @@ mod tests {
             let next = now + Duration::from_millis(500);
             if next < due {
                 now = next;
-                m.handle_stream(now, StreamEvent::Received(&[b'x']));
+                m.handle_stream(now, StreamEvent::Received(b"x"));
                 drips += 1;
                 assert!(m.stream_buffer(0) <= MAX_PACKET);
             } else {
