@@ -18,7 +18,6 @@
 mod common;
 
 use std::process::Command;
-use std::time::Duration;
 
 use common::*;
 use ogp_proto::doom3::wire::{D3Player, Dialect, InfoResponse, Tail, REQUEST_PREFIX};
@@ -113,20 +112,11 @@ fn etqw_reply() -> Vec<u8> {
     out
 }
 
-fn ogp_json(args: &[&str], port: u16) -> Value {
-    let target = format!("127.0.0.1:{port}");
-    let mut all = vec!["query", "--json"];
-    all.extend_from_slice(args);
-    all.push(&target);
-    let ran = ogp_run(&all, Duration::from_secs(20));
-    parse_json(&ran, "ogp query", &target)
-}
-
 /// Our status, by `-p doom3` and by auto-detection (the same).
 fn ours(port: u16) -> Value {
-    let v = ogp_json(&["-p", "doom3"], port);
+    let v = ogp_query_json(&["-p", "doom3"], port);
     assert_eq!(v["ok"], true, "{v}");
-    let auto = ogp_json(&[], port);
+    let auto = ogp_query_json(&[], port);
     assert_eq!(auto["protocol"], "doom3", "{auto}");
     assert_eq!(auto["status"], v["status"]);
     v["status"].clone()

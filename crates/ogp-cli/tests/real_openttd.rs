@@ -12,21 +12,9 @@
 
 mod common;
 
-use std::process::Command;
-use std::time::Duration;
-
 use common::*;
 use ogp_testkit::gameservers::openttd::{Openttd, OpenttdConfig};
 use serde_json::Value;
-
-fn ogp_json(args: &[&str], port: u16) -> Value {
-    let target = format!("127.0.0.1:{port}");
-    let mut all = vec!["query", "--json"];
-    all.extend_from_slice(args);
-    all.push(&target);
-    let ran = ogp_run(&all, Duration::from_secs(20));
-    parse_json(&ran, "ogp query", &target)
-}
 
 fn rule(s: &Value, key: &str) -> Option<String> {
     s["rules"]
@@ -50,7 +38,7 @@ fn ogp_query_and_gamedig_read_a_real_openttd_server() {
     config.password = "secret".into();
     let server = Openttd::start(&config);
 
-    let v = ogp_json(&["-p", "openttd"], server.port);
+    let v = ogp_query_json(&["-p", "openttd"], server.port);
     assert_eq!(v["ok"], true, "{v}");
     assert_eq!(v["protocol"], "openttd", "{v}");
     let s = &v["status"];
@@ -67,18 +55,10 @@ fn ogp_query_and_gamedig_read_a_real_openttd_server() {
     assert_eq!(rule(s, "companies").as_deref(), Some("0"), "{s}");
     assert_eq!(rule(s, "version").as_deref(), Some("6"), "{s}");
     // An alias works too, as does qstat's name for the type.
-    let alias = ogp_json(&["-p", "ottds"], server.port);
+    let alias = ogp_query_json(&["-p", "ottds"], server.port);
     assert_eq!(alias["status"]["host_name"], s["host_name"]);
 
-    let ran = run(
-        Command::new("node")
-            .arg(gamedig_js())
-            .args(["--type", "openttd", "--givenPortOnly"])
-            .args(["--socketTimeout", "3000", "--maxRetries", "1"])
-            .arg(format!("127.0.0.1:{}", server.port)),
-        CLIENT_LIMIT,
-    );
-    let g = parse_json(&ran, "gamedig openttd", "openttd");
+    let g = gamedig_json("openttd", server.port, "openttd");
     let mut r = Report::default();
     r.eq("name".into(), str_of(&g["name"]), str_of(&s["host_name"]));
     r.eq(
