@@ -35,7 +35,8 @@ TARGETS=(ogp_datagram ogp_answer_body ogp_query_body ogp_split state_json
          a2s_reply a2s_split a2s_request valve_master master_registry
          quake3_datagram bedrock_datagram dpmaster_request dpmaster_page minecraft_stream
          gs1_datagram unreal2_datagram gs2_datagram ase_datagram
-         teeworlds_datagram)
+         teeworlds_datagram
+         openttd_stream doom3_datagram minetest_datagram)
 
 TRIPLE="${FUZZ_TRIPLE:-$(rustc -vV | sed -n 's/^host: //p')}"
 

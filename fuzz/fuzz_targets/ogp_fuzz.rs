@@ -19,6 +19,7 @@ mod teeworlds_datagram;
 mod bedrock_datagram;
 mod client_machines;
 mod dpmaster_page;
+mod doom3_datagram;
 mod dpmaster_request;
 mod gqp_query;
 mod gqp_reply;
@@ -27,11 +28,13 @@ mod gs2_datagram;
 mod gs3_datagram;
 mod master_registry;
 mod minecraft_stream;
+mod minetest_datagram;
 mod ogp_answer_body;
 mod ogp_datagram;
 mod ogp_draft_datagram;
 mod ogp_query_body;
 mod ogp_split;
+mod openttd_stream;
 mod quake3_datagram;
 mod responder;
 mod state_json;
@@ -69,6 +72,9 @@ const TARGETS: &[(&str, Target)] = &[
     ("gs2_datagram", gs2_datagram::run),
     ("ase_datagram", ase_datagram::run),
     ("teeworlds_datagram", teeworlds_datagram::run),
+    ("openttd_stream", openttd_stream::run),
+    ("doom3_datagram", doom3_datagram::run),
+    ("minetest_datagram", minetest_datagram::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

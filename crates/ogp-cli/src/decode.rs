@@ -15,6 +15,7 @@ use serde_json::{json, Map, Value};
 
 use crate::render::{self, sanitize};
 
+mod d3_ottd_mt;
 mod gs1;
 mod gs2_ase;
 mod gs3;
@@ -139,6 +140,9 @@ fn decode_group(protocol: Protocol, inputs: &[Input], charset: Charset) -> Resul
             .collect(),
         Protocol::Teeworlds => inputs.iter().map(teeworlds::v6_msg).collect(),
         Protocol::Teeworlds7 => inputs.iter().map(teeworlds::v7_msg).collect(),
+        Protocol::Doom3 => inputs.iter().map(d3_ottd_mt::doom3_msg).collect(),
+        Protocol::Openttd => inputs.iter().map(d3_ottd_mt::openttd_msg).collect(),
+        Protocol::Minetest => inputs.iter().map(d3_ottd_mt::minetest_msg).collect(),
         _ => ogp_msgs(inputs),
     }
 }
@@ -177,7 +181,8 @@ const TRIED: &str = "tried OGP v1.01 and the v0.02 draft (FF FF FF FF \"OGP\\0\"
     text), Unreal 2 (70-9F 00 00 00 then 00, 01 or 02), GameSpy v2 (a 10-byte FE FD 00 \
     request, or 00, an id and a key without splitnum), ASE (EYE1, or s), Teeworlds 0.6 \
     (FF×10 or xe…, then inf3, iext, iex+ or gie3) and Teeworlds 0.7 (21, two tokens, \
-    then inf3 or gie3; 04 00 00 token packets); name one with -p";
+    then inf3 or gie3; 04 00 00 token packets), the Doom 3 engine (FF FF getInfo or \
+    infoResponse) and Minetest (4F 45 74 03); name one with -p (OpenTTD with -p openttd)";
 
 /// Splits the inputs into runs of one protocol: all of them with `-p`, else each
 /// datagram's guessed protocol.

@@ -112,12 +112,12 @@ pub fn parse_protocol(s: &str) -> std::result::Result<Wanted, String> {
     Ok(Wanted(p))
 }
 
-/// qstat server types we know but do not speak.
+/// qstat server types we know but do not speak (its `dm3s`, `q4s`, `preys`, `etqws` and
+/// `ottds` are aliases of our `doom3` and `openttd`).
 const QSTAT_OTHER: &[&str] = &[
-    "qs", "q2s", "q4s", "hws", "qws", "h2s", "hrs", "hls", "hl2s", "hlqs", "sns", "tbs", "ts2",
-    "ts3", "ams", "efs", "jk3s", "rws", "rss", "gsm", "mhs", "cods", "bfs", "bfbc2", "etqws",
-    "wics", "tm", "fls", "dm3s", "mumble", "terraria", "ottds", "tf", "wop", "ventrilo", "sas",
-    "starmade",
+    "qs", "q2s", "hws", "qws", "h2s", "hrs", "hls", "hl2s", "hlqs", "sns", "tbs", "ts2", "ts3",
+    "ams", "efs", "jk3s", "rws", "rss", "gsm", "mhs", "cods", "bfs", "bfbc2", "wics", "tm", "fls",
+    "mumble", "terraria", "tf", "wop", "ventrilo", "sas", "starmade",
 ];
 
 /// qstat's game types that send GameSpy v1's `\status\` (its own `gps` is an alias of

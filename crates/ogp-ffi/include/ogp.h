@@ -123,6 +123,14 @@
 
 // Teeworlds 0.7.
 #define OGP_PROTO_TEEWORLDS7 13
+// OpenTTD's game info over TCP.
+#define OGP_PROTO_OPENTTD 24
+
+// The Doom 3 engine (Doom 3, Quake 4, Prey, ET:QW).
+#define OGP_PROTO_DOOM3 25
+
+// Minetest / Luanti's handshake.
+#define OGP_PROTO_MINETEST 26
 
 // `ogp_responder_poll`'s `*out_wait_ms` when nothing is scheduled.
 #define OGP_WAIT_NONE UINT32_MAX

@@ -43,6 +43,12 @@ pub const OGP_PROTO_ASE: c_int = 11;
 pub const OGP_PROTO_TEEWORLDS: c_int = 12;
 /// Teeworlds 0.7.
 pub const OGP_PROTO_TEEWORLDS7: c_int = 13;
+/// OpenTTD's game info over TCP.
+pub const OGP_PROTO_OPENTTD: c_int = 24;
+/// The Doom 3 engine (Doom 3, Quake 4, Prey, ET:QW).
+pub const OGP_PROTO_DOOM3: c_int = 25;
+/// Minetest / Luanti's handshake.
+pub const OGP_PROTO_MINETEST: c_int = 26;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -61,6 +67,9 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_ASE => Some(Protocol::Ase),
         OGP_PROTO_TEEWORLDS => Some(Protocol::Teeworlds),
         OGP_PROTO_TEEWORLDS7 => Some(Protocol::Teeworlds7),
+        OGP_PROTO_OPENTTD => Some(Protocol::Openttd),
+        OGP_PROTO_DOOM3 => Some(Protocol::Doom3),
+        OGP_PROTO_MINETEST => Some(Protocol::Minetest),
         _ => return None,
     })
 }
@@ -169,6 +178,10 @@ mod protocol_numbers {
             assert!(named.contains(&p), "{p:?} has no OGP_PROTO_ number");
         }
         assert_eq!(protocol(OGP_PROTO_AUTO), Some(None));
-        assert_eq!(protocol(14), None);
+        assert_eq!(protocol(12), Some(Some(Protocol::Teeworlds)));
+        assert_eq!(protocol(24), Some(Some(Protocol::Openttd)));
+        assert_eq!(protocol(25), Some(Some(Protocol::Doom3)));
+        assert_eq!(protocol(26), Some(Some(Protocol::Minetest)));
+        assert_eq!(protocol(27), None);
     }
 }

@@ -256,8 +256,8 @@ mod tests {
         assert_eq!("GS4".parse::<Protocol>(), Ok(Protocol::Gamespy3));
         assert_eq!(Protocol::parse_or_auto("Auto"), Ok(None));
         assert_eq!(
-            "quake4".parse::<Protocol>().unwrap_err().to_string(),
-            "unknown protocol \"quake4\" (expected ogp, gamespy3, a2s, gqp, ogp-draft, quake3, bedrock, minecraft, gamespy1, unreal2, gamespy2, ase, teeworlds, teeworlds7, or auto)"
+            "quake9".parse::<Protocol>().unwrap_err().to_string(),
+            "unknown protocol \"quake9\" (expected ogp, gamespy3, a2s, gqp, ogp-draft, quake3, bedrock, minecraft, gamespy1, unreal2, gamespy2, ase, openttd, doom3, minetest, or auto)"
         );
         assert_eq!(
             Protocol::AUTO,
@@ -274,8 +274,10 @@ mod tests {
                 Protocol::Ase,
                 Protocol::Teeworlds,
                 Protocol::Teeworlds7,
+                Protocol::Doom3,
             ]
         );
+        assert_eq!("quake4".parse::<Protocol>(), Ok(Protocol::Doom3));
         assert_eq!(Protocol::AUTO_STREAM, [Protocol::Minecraft]);
         for (i, p) in Protocol::ALL.into_iter().enumerate() {
             assert_eq!(p.index(), i);

@@ -98,7 +98,8 @@ pub struct Match {
     /// GameSpy v2 and v3: `gamevariant` values; only breaks ties.
     #[serde(default)]
     pub gamespy_gamevariant: Vec<String>,
-    /// Quake III: `gamename` (or `com_gamename`, `fs_game`) values.
+    /// Quake III: `gamename` (or `com_gamename`, `fs_game`) values; the Doom 3 engine's
+    /// `gamename` rule too.
     #[serde(default)]
     pub quake3_gamename: Vec<String>,
     /// Quake III: `protocol` numbers; only breaks ties.
@@ -632,6 +633,12 @@ impl<'a> Facts<'a> {
                 unreal2_gametype: s.game_type.as_deref(),
                 ..Self::default()
             },
+            // The Doom 3 engine's `gamename` rule (`baseDOOM-1`, `Q4MP 1.4.2`), read as
+            // Quake III's
+            Protocol::Doom3 => Self {
+                quake3_gamename: s.rules.as_ref().and_then(|r| r.get("gamename")),
+                ..Self::default()
+            },
             _ => Self::default(),
         }
         .with_protocol(protocol)
@@ -739,6 +746,9 @@ mod tests {
             Protocol::Ase,
             Protocol::Teeworlds,
             Protocol::Teeworlds7,
+            Protocol::Openttd,
+            Protocol::Doom3,
+            Protocol::Minetest,
         ];
         let mut checked = 0;
         let mut named = 0;

@@ -47,6 +47,9 @@ macro_rules! for_each_protocol {
             Ase => ase;
             Teeworlds => teeworlds;
             Teeworlds7 => teeworlds7;
+            Openttd => openttd;
+            Doom3 => doom3;
+            Minetest => minetest;
         }
     };
 }

@@ -36,6 +36,30 @@ pub fn ogp_run(args: &[&str], limit: Duration) -> Ran {
 }
 
 /// [`ogp_run`] with `input` on standard input.
+/// `ogp query --json ARGS 127.0.0.1:PORT`, its one result object.
+pub fn ogp_query_json(args: &[&str], port: u16) -> serde_json::Value {
+    let target = format!("127.0.0.1:{port}");
+    let mut all = vec!["query", "--json"];
+    all.extend_from_slice(args);
+    all.push(&target);
+    let ran = ogp_run(&all, Duration::from_secs(20));
+    parse_json(&ran, "ogp query", &target)
+}
+
+/// gamedig's JSON for its type `kind` (`openttd`, `protocol-ase`…) on the loopback
+/// `port`, that port only, one retry.
+pub fn gamedig_json(kind: &str, port: u16, label: &str) -> serde_json::Value {
+    let ran = run(
+        std::process::Command::new("node")
+            .arg(gamedig_js())
+            .args(["--type", kind, "--givenPortOnly"])
+            .args(["--socketTimeout", "3000", "--maxRetries", "1"])
+            .arg(format!("127.0.0.1:{port}")),
+        CLIENT_LIMIT,
+    );
+    parse_json(&ran, &format!("gamedig {kind}"), label)
+}
+
 pub fn ogp_run_with_input(args: &[&str], input: Option<&[u8]>, limit: Duration) -> Ran {
     run_with_input(
         Command::new(ogp_bin())

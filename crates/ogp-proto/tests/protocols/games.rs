@@ -148,7 +148,7 @@ sources = ["s"]"#;
         ),
         (format!("id = \"Two\"\n{base}"), "lower-case"),
         (
-            format!("id = \"two\"\n{}", base.replace("gamespy3", "quake4")),
+            format!("id = \"two\"\n{}", base.replace("gamespy3", "quake9")),
             "unknown protocol",
         ),
         (
