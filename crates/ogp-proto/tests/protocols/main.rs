@@ -10,6 +10,7 @@ mod answer_cache;
 mod ase_captures;
 mod bedrock_captures;
 mod bedrock_props;
+mod doom3_captures;
 mod games;
 mod gamespy1_captures;
 mod gamespy2_captures;
