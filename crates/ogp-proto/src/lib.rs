@@ -36,7 +36,7 @@
 //! socket loop, a scanner driving thousands of queries, a fuzzer and a C API.
 //!
 //! Each protocol is a folder ([`ogp`], [`a2s`], [`gamespy3`], [`gqp`], [`ogp_draft`],
-//! [`quake3`], [`bedrock`], [`gamespy1`], [`unreal2`], [`gamespy2`], [`ase`])
+//! [`quake3`], [`bedrock`], [`gamespy1`], [`unreal2`], [`gamespy2`], [`ase`], [`mumble`], [`doom`])
 //! with its wire format, its responder ([`responder::ProtocolResponder`]) and its client
 //! (on the shared core of [`client`]: timers, retries, challenge resends, one
 //! [`client::Answer`] and one [`client::QueryError`]).
@@ -72,6 +72,7 @@ pub mod client;
 mod client_core;
 mod client_stream;
 pub mod detect;
+pub mod doom;
 mod entries;
 pub mod error;
 #[cfg(feature = "games")]
@@ -86,6 +87,7 @@ pub mod limits;
 pub mod master;
 pub mod minecraft;
 pub mod model;
+pub mod mumble;
 pub mod ogp;
 pub mod ogp_draft;
 pub mod protocol;

@@ -1,0 +1,4 @@
+# Chocolate Doom (issue #38): chocolate-server answers Doom's network query
+# (NET_PACKET_TYPE_QUERY); the chocolate-doom client's `-query HOST:PORT` is the reader
+# the tests compare with (run with SDL_VIDEODRIVER=dummy). One Debian package has both.
+DEBIAN_SERVERS+=("chocolate-doom=/usr/games/chocolate-server")
