@@ -47,6 +47,7 @@ macro_rules! for_each_protocol {
             Ase => ase;
             Mumble => mumble;
             Doom => doom;
+            Samp => samp;
         }
     };
 }
