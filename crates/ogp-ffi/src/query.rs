@@ -39,6 +39,12 @@ pub const OGP_PROTO_UNREAL2: c_int = 9;
 pub const OGP_PROTO_GAMESPY2: c_int = 10;
 /// ASE, the All-Seeing Eye.
 pub const OGP_PROTO_ASE: c_int = 11;
+/// Mumble's UDP ping.
+pub const OGP_PROTO_MUMBLE: c_int = 20;
+/// Chocolate Doom's query.
+pub const OGP_PROTO_DOOM: c_int = 21;
+/// SA-MP and open.mp.
+pub const OGP_PROTO_SAMP: c_int = 22;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -55,6 +61,9 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_UNREAL2 => Some(Protocol::Unreal2),
         OGP_PROTO_GAMESPY2 => Some(Protocol::Gamespy2),
         OGP_PROTO_ASE => Some(Protocol::Ase),
+        OGP_PROTO_MUMBLE => Some(Protocol::Mumble),
+        OGP_PROTO_DOOM => Some(Protocol::Doom),
+        OGP_PROTO_SAMP => Some(Protocol::Samp),
         _ => return None,
     })
 }

@@ -113,7 +113,7 @@ impl QueryDriver for QueryMachine {
         self.x.received(1, bytes);
         self.x.ping(now);
         self.x.event(Event::Reply {
-            what: "query response",
+            what: "query",
             bytes,
             datagrams: 1,
         });

@@ -101,7 +101,7 @@ impl QueryDriver for QueryMachine {
         self.x.received(1, bytes);
         self.x.ping(now);
         self.x.event(Event::Reply {
-            what: "ping reply",
+            what: "ping",
             bytes,
             datagrams: 1,
         });

@@ -21,15 +21,21 @@ pub use wire::{decode_reply, Reply, Request, REPLY_LEN, REQUEST_LEN};
 
 use crate::protocol::{Entry, Signature, Tier, Transport};
 
-/// Mumble's entry (see [`Entry`]): a reply is 24 bytes whose version's first byte is 0,
-/// a request 12 bytes starting with four zeros; both only a guess of the last resort
-/// (the ping has no magic). Default port 64738; not served.
+/// Mumble's entry (see [`Entry`]): the ping has no magic, but our pings end their ident
+/// with `ogp!` ([`Request::new`]), so a 24-byte reply that echoes it is surely Mumble's;
+/// any other 24-byte reply whose version's first byte is 0, and a 12-byte request
+/// starting with four zeros, are only a guess of the last resort (after GameSpy v3's
+/// replies, which also start with `00`). Default port 64738; not served.
 pub const ENTRY: Entry = Entry {
     aliases: &["mumbleping", "murmur"],
     help: "Mumble's UDP ping (port 64738): 12 bytes with an ident, answered by the \
         version, users, max users and bandwidth.",
     default_port: Some(64738),
     signatures: &[
+        Signature {
+            tier: Tier::Magic,
+            matches: |d| d.len() == REPLY_LEN && d.get(8..12) == Some(wire::OUR_IDENT_TAIL),
+        },
         Signature {
             tier: Tier::Weak,
             matches: |d| d.len() == REPLY_LEN && d.first() == Some(&0),

@@ -16,6 +16,9 @@ pub const REQUEST_LEN: usize = 12;
 /// The reply's length.
 pub const REPLY_LEN: usize = 24;
 
+/// The last four bytes of the ident of our pings ([`Request::new`]).
+pub const OUR_IDENT_TAIL: &[u8] = b"ogp!";
+
 /// A ping: its ident, echoed by the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Request {
@@ -29,7 +32,7 @@ impl Request {
         let mut ident = [0u8; 8];
         let (a, b) = ident.split_at_mut(4);
         a.copy_from_slice(&id.to_be_bytes());
-        b.copy_from_slice(b"ogp!");
+        b.copy_from_slice(OUR_IDENT_TAIL);
         Self { ident }
     }
 
