@@ -10,7 +10,7 @@
 //! |---|---|
 //! | `host_name` | the description |
 //! | `game_version` | the version |
-//! | `game_name` | the mission's game (`doom`, `doom2`, `tnt`, `plutonia`, `chex`, `hacx`, `heretic`, `hexen`, `strife`), unset for `none` or an unknown byte |
+//! | `game_name` | the mission's game (`doom`, `doom2`, `tnt`, `plutonia`, `chex`, `hacx`, `heretic`, `hexen`, `strife`), unset for `none`, an unknown byte, or while the mode is `indetermined` (no game chosen: the first client to join chooses it) |
 //! | `game_mode` | the game mode (`shareware`, `registered`, `commercial`, `retail`, `indetermined`) |
 //! | `player_count`, `slot_max` | players, max players |
 //! | `rules` | `state` (`waiting` or `in game`, else the number), `protocols` (the names, comma-separated) |
@@ -52,9 +52,10 @@ pub fn reply_to_status(reply: &Reply) -> Status {
     Status {
         host_name: Some(reply.description.clone()),
         game_version: (!reply.version.is_empty()).then(|| reply.version.clone()),
+        // No game chosen yet (no client has joined): the mission byte means nothing.
         game_name: reply
             .mission_name()
-            .filter(|m| *m != "none")
+            .filter(|m| *m != "none" && reply.mode_name() != Some("indetermined"))
             .map(Text::from),
         game_mode: reply.mode_name().map(Text::from),
         player_count: Some(u32::from(reply.players)),
