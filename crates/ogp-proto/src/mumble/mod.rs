@@ -22,7 +22,8 @@ pub use wire::{decode_reply, Reply, Request, REPLY_LEN, REQUEST_LEN};
 use crate::protocol::{Entry, Signature, Tier, Transport};
 
 /// Mumble's entry (see [`Entry`]): the ping has no magic, but our pings end their ident
-/// with `ogp!` ([`Request::new`]), so a 24-byte reply that echoes it is surely Mumble's;
+/// with `ogp!` ([`Request::new`]), so such a 12-byte ping, and a 24-byte reply that
+/// echoes it, are surely Mumble's;
 /// any other 24-byte reply whose version's first byte is 0, and a 12-byte request
 /// starting with four zeros, are only a guess of the last resort (after GameSpy v3's
 /// replies, which also start with `00`). Default port 64738; not served.
@@ -35,6 +36,14 @@ pub const ENTRY: Entry = Entry {
         Signature {
             tier: Tier::Magic,
             matches: |d| d.len() == REPLY_LEN && d.get(8..12) == Some(wire::OUR_IDENT_TAIL),
+        },
+        Signature {
+            tier: Tier::Magic,
+            matches: |d| {
+                d.len() == REQUEST_LEN
+                    && d.starts_with(&[0; 4])
+                    && d.get(8..12) == Some(wire::OUR_IDENT_TAIL)
+            },
         },
         Signature {
             tier: Tier::Weak,
