@@ -380,7 +380,7 @@ impl Catalogue {
             return Err(err(format!("more than {MAX_GAMES} games")));
         }
         let mut names = HashSet::new();
-        let mut matches: Vec<&Match> = Vec::new();
+        let mut matches: Vec<(Option<Protocol>, &Match)> = Vec::new();
         let mut games = Vec::with_capacity(raw.game.len());
         for g in &raw.game {
             let id = &g.id;
@@ -420,12 +420,15 @@ impl Catalogue {
                 return Err(err(format!("{id}: source {s:?} is not in [sources]")));
             }
             if g.matches != Match::default() {
-                if matches.contains(&&g.matches) {
+                // `by_protocol` names a game within its protocol: the same match in two
+                // protocols is told apart by the protocol answering
+                let key = (g.matches.by_protocol.then_some(protocol), &g.matches);
+                if matches.contains(&key) {
                     return Err(err(format!(
                         "{id}: its match is another game's: answers could not tell them apart"
                     )));
                 }
-                matches.push(&g.matches);
+                matches.push(key);
             }
             games.push(Game {
                 id: id.clone(),
@@ -731,6 +734,9 @@ mod tests {
             Protocol::Unreal2,
             Protocol::Gamespy2,
             Protocol::Ase,
+            Protocol::Mumble,
+            Protocol::Doom,
+            Protocol::Samp,
         ];
         let mut checked = 0;
         let mut named = 0;

@@ -47,3 +47,23 @@ fn the_client_reads_the_joined_server() {
     assert_eq!(s.game_mode.as_deref(), Some("commercial"));
     assert_eq!(s.host_name.as_deref(), Some("Test Doom"));
 }
+
+#[test]
+fn the_catalogue_names_chocolate_doom_and_mumble_from_their_answers() {
+    use ogp_proto::games::{catalogue, Rule};
+    let s = ogp_proto::doom::client::reply_to_status(&decode_reply(&reply("empty")).unwrap());
+    let got = catalogue().identify(ogp_proto::Protocol::Doom, &s).unwrap();
+    assert_eq!(
+        (got.game.id.as_str(), got.rule),
+        ("chocolatedoom", Rule::Protocol)
+    );
+    let m = ogp_proto::mumble::decode_reply(
+        &from_hex("000103044142434445464748000000000000000c00011940").unwrap(),
+    )
+    .unwrap();
+    let s = ogp_proto::mumble::client::reply_to_status(&m);
+    let got = catalogue()
+        .identify(ogp_proto::Protocol::Mumble, &s)
+        .unwrap();
+    assert_eq!(got.game.id.as_str(), "mumble");
+}

@@ -125,3 +125,16 @@ fn the_valrise_server_says_what_opengsq_decoded() {
         b => panic!("{b:?}"),
     }
 }
+
+#[test]
+fn the_catalogue_names_sa_mp_from_an_answer() {
+    use ogp_proto::games::{catalogue, Rule};
+    let a = query(&capture("gameq-gfzone-1.json"), false);
+    let got = catalogue()
+        .identify(ogp_proto::Protocol::Samp, &a.status)
+        .unwrap();
+    assert_eq!((got.game.id.as_str(), got.rule), ("gtasam", Rule::Protocol));
+    assert!(catalogue()
+        .identify(ogp_proto::Protocol::Gamespy3, &a.status)
+        .is_none());
+}
