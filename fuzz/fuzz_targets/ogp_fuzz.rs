@@ -18,6 +18,7 @@ mod ase_datagram;
 mod bedrock_datagram;
 mod client_machines;
 mod dpmaster_page;
+mod doom_datagram;
 mod dpmaster_request;
 mod gqp_query;
 mod gqp_reply;
@@ -26,12 +27,14 @@ mod gs2_datagram;
 mod gs3_datagram;
 mod master_registry;
 mod minecraft_stream;
+mod mumble_datagram;
 mod ogp_answer_body;
 mod ogp_datagram;
 mod ogp_draft_datagram;
 mod ogp_query_body;
 mod ogp_split;
 mod quake3_datagram;
+mod samp_datagram;
 mod responder;
 mod state_json;
 mod unreal2_datagram;
@@ -67,6 +70,9 @@ const TARGETS: &[(&str, Target)] = &[
     ("unreal2_datagram", unreal2_datagram::run),
     ("gs2_datagram", gs2_datagram::run),
     ("ase_datagram", ase_datagram::run),
+    ("mumble_datagram", mumble_datagram::run),
+    ("doom_datagram", doom_datagram::run),
+    ("samp_datagram", samp_datagram::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.
