@@ -39,8 +39,8 @@ fn chocolate_query(port: u16) -> (i64, i64, Option<String>, String) {
     let stdout = String::from_utf8_lossy(&ran.stdout).into_owned();
     let line = stdout
         .lines()
-        .filter(|l| l.contains(&target) && !l.contains("Querying"))
-        .last()
+        .rev()
+        .find(|l| l.contains(&target) && !l.contains("Querying"))
         .unwrap_or_else(|| panic!("no line for {target}: {}", ran.describe()));
     // "   1 127.0.0.1:P       1/4 (doom2) NAME"
     let rest = line
@@ -118,4 +118,45 @@ fn a_real_chocolate_doom_server_read_by_ogp_and_chocolate_doom() {
     assert_eq!(s["game_name"], "doom2", "{s}");
     assert_eq!(s["game_mode"], "commercial", "{s}");
     agree("one player", &v, port);
+}
+
+/// A hostile Chocolate Doom server (replayed): escape sequences and bidirectional
+/// controls in its description and version, a count byte announcing 255 protocols and
+/// 60 KiB of names after it. The query reads it within our caps, JSON keeps the text as
+/// sent, and human output passes no control character to the terminal.
+#[test]
+fn a_hostile_doom_server_reaches_no_terminal() {
+    if !enabled("a_hostile_doom_server_reaches_no_terminal") {
+        return;
+    }
+    let mut reply = vec![0, 0x0e];
+    reply.extend_from_slice(format!("Chocolate {HOSTILE}\0").as_bytes());
+    reply.extend_from_slice(&[1, 3, 4, 2, 1]);
+    reply.extend_from_slice(format!("{HOSTILE}\0").as_bytes());
+    reply.push(255);
+    while reply.len() < 60_000 {
+        reply.extend_from_slice(b"PROTOCOL\0");
+    }
+    let replay = ogp_testkit::replay::Replay::start(move |req| {
+        if req == [0, 0x0d] {
+            vec![reply.clone()]
+        } else {
+            Vec::new()
+        }
+    });
+    let port = replay.addr().port();
+    let v = ogp_json(&["-p", "doom"], port);
+    assert_eq!(v["status"]["host_name"], HOSTILE, "{v}");
+    let protocols = str_of(&v["status"]["rules"]["protocols"]).unwrap_or_default();
+    assert_eq!(
+        protocols.split(',').count(),
+        ogp_proto::doom::wire::MAX_PROTOCOLS
+    );
+    let target = format!("127.0.0.1:{port}");
+    for args in [&["query", "-p", "doom", &target][..], &["query", &target]] {
+        let ran = ogp_run(args, Duration::from_secs(20));
+        let text = out(&ran);
+        assert!(text.contains("evil"), "{}", ran.describe());
+        assert!(unsafe_chars(&text).is_empty(), "{args:?}: {text:?}");
+    }
 }

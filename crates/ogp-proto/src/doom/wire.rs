@@ -96,8 +96,8 @@ impl Reply {
     }
 }
 
-/// Whether `d` looks like a reply: the type, then a version of printable ASCII that
-/// ends with a NUL within its first 64 bytes.
+/// Whether `d` looks like a reply: the type, then a version that starts with three
+/// printable ASCII bytes and ends with a NUL within its first 64 bytes.
 pub fn looks_like_reply(d: &[u8]) -> bool {
     let Some(rest) = d.strip_prefix(&REPLY_TYPE) else {
         return false;
@@ -105,7 +105,7 @@ pub fn looks_like_reply(d: &[u8]) -> bool {
     let head = rest.get(..rest.len().min(64)).unwrap_or_default();
     match memchr::memchr(0, head) {
         Some(n) if n >= 3 => head
-            .get(..n)
+            .get(..3)
             .is_some_and(|v| v.iter().all(|b| (0x20..0x7f).contains(b))),
         _ => false,
     }

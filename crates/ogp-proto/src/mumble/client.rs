@@ -154,6 +154,53 @@ mod tests {
     }
 
     #[test]
+    fn spoofed_and_oversized_replies_do_not_answer() {
+        // 10,000 replies with other idents, then 64 KiB ones: dropped; the query times out
+        let t0 = Instant::now();
+        let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), 9, t0);
+        let mut d = Vec::new();
+        assert!(m.poll_transmit_into(t0, &mut d));
+        let mut r = Vec::new();
+        for id in 0..10_000u32 {
+            r.clear();
+            Reply {
+                ident: Request::new(id.wrapping_add(10)).ident,
+                ..Reply::default()
+            }
+            .encode(&mut r);
+            m.handle_datagram(t0, &r);
+        }
+        let mut big = Vec::new();
+        Reply {
+            ident: Request::new(9).ident,
+            users: u32::MAX,
+            ..Reply::default()
+        }
+        .encode(&mut big);
+        big.resize(65_507, 0xff);
+        m.handle_datagram(t0, &big);
+        // the oversized one with our ident is read for its 24 bytes, with a warning
+        let a = m.take_result().unwrap().unwrap();
+        assert_eq!(a.status.player_count, Some(u32::MAX));
+        assert_eq!(a.warnings.len(), 1);
+        let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), 9, t0);
+        for id in 0..1000u32 {
+            r.clear();
+            Reply {
+                ident: Request::new(id.wrapping_add(10)).ident,
+                ..Reply::default()
+            }
+            .encode(&mut r);
+            m.handle_datagram(t0, &r);
+        }
+        assert_eq!(drive_to_end(&mut m, t0, Some(&r)), 3);
+        assert!(matches!(
+            m.take_result(),
+            Some(Err(QueryError::NoAnswer { .. }))
+        ));
+    }
+
+    #[test]
     fn silence_times_out() {
         let t0 = Instant::now();
         let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), 1, t0);

@@ -494,6 +494,43 @@ mod tests {
     }
 
     #[test]
+    fn a_flooding_server_is_taken_once_per_request() {
+        // every request answered 200 times, with a reply to every opcode each time
+        let t0 = Instant::now();
+        let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), t0);
+        let mut d = Vec::new();
+        let mut sent = 0;
+        let mut now = t0;
+        for _ in 0..20 {
+            while m.poll_transmit_into(now, &mut d) {
+                sent += 1;
+                for _ in 0..200 {
+                    for op in [b'i', b'r', b'c', b'o', b'd', b'p'] {
+                        let mut req = d.clone();
+                        req[10] = op;
+                        if let Some(r) = server(&req, true, 5) {
+                            m.handle_datagram(now, &r);
+                        }
+                    }
+                }
+            }
+            match m.poll_timeout() {
+                Some(t) => {
+                    now = t;
+                    m.handle_timeout(now);
+                }
+                None => break,
+            }
+        }
+        let a = m.take_result().unwrap().unwrap();
+        // one of each reply taken: i, r, c, o (the flood answered r, c and o before they
+        // were asked: the header carries no id, so they are taken as the replies)
+        assert_eq!((sent, a.datagrams), (1, 4));
+        assert_eq!(a.status.players.map(|p| p.len()), Some(5));
+        assert!(now < t0 + Duration::from_secs(1));
+    }
+
+    #[test]
     fn silence_times_out() {
         let t0 = Instant::now();
         let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), t0);
