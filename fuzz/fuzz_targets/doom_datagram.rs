@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use ogp_fuzz::{answer_every_send, check_error};
+use ogp_fuzz::{answer_every_send, check_error, check_warnings};
 use ogp_proto::client::Timing;
 use ogp_proto::doom::client::{reply_to_status, QueryMachine, QueryOptions};
 use ogp_proto::doom::decode_reply;
@@ -22,9 +22,7 @@ pub fn run(datagram: &[u8]) {
     let len = datagram.len();
     match decode_reply(datagram) {
         Ok(r) => {
-            for w in &r.warnings {
-                assert!(w.offset <= len, "warning at {} of {len}: {w}", w.offset);
-            }
+            check_warnings(&r.warnings, len);
             let names = r.protocols.as_ref().map_or(0, Vec::len);
             assert!(names <= MAX_PROTOCOLS && names <= len);
             let nul_free = !r.version.contains('\0') && !r.description.contains('\0');

@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use ogp_fuzz::{answer_every_send, check_error};
+use ogp_fuzz::{answer_every_send, check_error, check_warnings};
 use ogp_proto::client::Timing;
 use ogp_proto::mumble::client::{reply_to_status, QueryMachine, QueryOptions};
 use ogp_proto::mumble::{decode_reply, REPLY_LEN};
@@ -19,9 +19,7 @@ pub fn run(datagram: &[u8]) {
     let len = datagram.len();
     match decode_reply(datagram) {
         Ok(r) => {
-            for w in &r.warnings {
-                assert!(w.offset <= len, "warning at {} of {len}: {w}", w.offset);
-            }
+            check_warnings(&r.warnings, len);
             if len == REPLY_LEN {
                 let mut b = Vec::new();
                 r.encode(&mut b);

@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use ogp_fuzz::{answer_every_send, check_error};
+use ogp_fuzz::{answer_every_send, check_error, check_warnings};
 use ogp_proto::client::Timing;
 use ogp_proto::samp::client::{to_status, Details, QueryMachine, QueryOptions};
 use ogp_proto::samp::wire::{decode_reply, Body, MAX_PLAYERS, MAX_RULES};
@@ -21,9 +21,7 @@ pub fn run(datagram: &[u8]) {
     let len = datagram.len();
     match decode_reply(datagram) {
         Ok(r) => {
-            for w in &r.warnings {
-                assert!(w.offset <= len, "warning at {} of {len}: {w}", w.offset);
-            }
+            check_warnings(&r.warnings, len);
             let mut d = Details::default();
             match &r.body {
                 Body::Rules(rules) => {

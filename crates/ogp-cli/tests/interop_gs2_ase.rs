@@ -28,7 +28,6 @@
 mod common;
 
 use std::process::Command;
-use std::time::Duration;
 
 use common::*;
 use ogp_proto::gamespy2::wire::Request;
@@ -93,16 +92,6 @@ fn mta_server() -> Replay {
     })
 }
 
-/// `ogp query ARGS --json 127.0.0.1:PORT`.
-fn ogp_json(args: &[&str], port: u16) -> Value {
-    let target = format!("127.0.0.1:{port}");
-    let mut all = vec!["query", "--json"];
-    all.extend_from_slice(args);
-    all.push(&target);
-    let ran = ogp_run(&all, Duration::from_secs(20));
-    parse_json(&ran, "ogp query", &target)
-}
-
 /// Name, score and ping of each player of a JSON list (`i64::MIN`: missing).
 fn players(v: &Value, name: &str, score: &str, ping: &str) -> Vec<(String, i64, i64)> {
     let field =
@@ -130,25 +119,25 @@ fn players(v: &Value, name: &str, score: &str, ping: &str) -> Vec<(String, i64, 
 
 /// What our JSON says of the Halo capture, checked against the capture's own values.
 fn ours_halo(port: u16) -> Value {
-    let v = ogp_json(&["-p", "gamespy2"], port);
+    let v = ogp_query_json(&["-p", "gamespy2"], port);
     assert_eq!(v["ok"], true, "{v}");
     let s = v["status"].clone();
     assert_eq!(s["map"]["name"], "bloodgulch");
     assert_eq!(s["players"].as_array().map(Vec::len), Some(13));
     // auto-detection finds it too, and says the same
-    let auto = ogp_json(&[], port);
+    let auto = ogp_query_json(&[], port);
     assert_eq!(auto["protocol"], "gamespy2", "{auto}");
     assert_eq!(auto["status"], s);
     s
 }
 
 fn ours_mta(port: u16) -> Value {
-    let v = ogp_json(&["-p", "ase"], port);
+    let v = ogp_query_json(&["-p", "ase"], port);
     assert_eq!(v["ok"], true, "{v}");
     let s = v["status"].clone();
     assert_eq!(s["players"].as_array().map(Vec::len), Some(122));
     assert_eq!(v["game_id"], "gtasamta", "{v}");
-    let auto = ogp_json(&[], port);
+    let auto = ogp_query_json(&[], port);
     assert_eq!(auto["protocol"], "ase", "{auto}");
     assert_eq!(auto["status"], s);
     s

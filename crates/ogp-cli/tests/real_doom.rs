@@ -17,15 +17,6 @@ use common::*;
 use ogp_testkit::gameservers::doom::{ChocolateDoom, CHOCOLATE_DOOM};
 use serde_json::Value;
 
-fn ogp_json(args: &[&str], port: u16) -> Value {
-    let target = format!("127.0.0.1:{port}");
-    let mut all = vec!["query", "--json"];
-    all.extend_from_slice(args);
-    all.push(&target);
-    let ran = ogp_run(&all, Duration::from_secs(20));
-    parse_json(&ran, "ogp query", &target)
-}
-
 /// `chocolate-doom -query`'s line for the server: players, max, game, description.
 fn chocolate_query(port: u16) -> (i64, i64, Option<String>, String) {
     let target = format!("127.0.0.1:{port}");
@@ -92,7 +83,7 @@ fn a_real_chocolate_doom_server_read_by_ogp_and_chocolate_doom() {
     let mut server = ChocolateDoom::start("OGP Doom test");
     let port = server.port;
     for args in [&["-p", "doom"][..], &[]] {
-        let v = ogp_json(args, port);
+        let v = ogp_query_json(args, port);
         assert_eq!(v["ok"], true, "{args:?}: {v}");
         assert_eq!(v["protocol"], "doom", "{args:?}: {v}");
         let s = &v["status"];
@@ -106,10 +97,10 @@ fn a_real_chocolate_doom_server_read_by_ogp_and_chocolate_doom() {
         );
         assert_eq!(s["rules"]["state"], "waiting");
     }
-    agree("empty", &ogp_json(&["-p", "doom"], port), port);
+    agree("empty", &ogp_query_json(&["-p", "doom"], port), port);
 
     server.join_player();
-    let v = ogp_json(&[], port);
+    let v = ogp_query_json(&[], port);
     assert_eq!(v["protocol"], "doom", "{v}");
     let s = &v["status"];
     assert_eq!(s["player_count"], 1, "{s}");
@@ -145,7 +136,7 @@ fn a_hostile_doom_server_reaches_no_terminal() {
         }
     });
     let port = replay.addr().port();
-    let v = ogp_json(&["-p", "doom"], port);
+    let v = ogp_query_json(&["-p", "doom"], port);
     assert_eq!(v["status"]["host_name"], HOSTILE, "{v}");
     let protocols = str_of(&v["status"]["rules"]["protocols"]).unwrap_or_default();
     assert_eq!(

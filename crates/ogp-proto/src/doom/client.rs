@@ -18,7 +18,7 @@
 use std::time::Instant;
 
 use super::wire::{decode_reply, Reply, REPLY_TYPE, REQUEST};
-use crate::client_core::{exchange_driver, Event, Exchange, QueryDriver, Timing};
+use crate::client_core::{exchange_driver, Exchange, QueryDriver, Timing};
 use crate::model::{Rules, Text};
 use crate::protocol::Protocol;
 use crate::Status;
@@ -105,19 +105,10 @@ impl QueryDriver for QueryMachine {
         }
         let reply = match decode_reply(datagram) {
             Ok(r) => r,
-            Err(e) => {
-                self.x.malformed(e);
-                return self.x.dropped(bytes, "does not decode");
-            }
+            Err(e) => return self.x.undecodable(e, bytes, "does not decode"),
         };
-        self.x.warn(reply.warnings.iter());
-        self.x.received(1, bytes);
-        self.x.ping(now);
-        self.x.event(Event::Reply {
-            what: "query",
-            bytes,
-            datagrams: 1,
-        });
+        self.x
+            .took_reply(now, bytes, "query", reply.warnings.iter());
         let status = reply_to_status(&reply);
         self.x.succeed(status, Details { reply });
     }

@@ -17,7 +17,7 @@
 use std::time::Instant;
 
 use super::wire::{decode_reply, Reply, Request};
-use crate::client_core::{exchange_driver, Event, Exchange, QueryDriver, Timing};
+use crate::client_core::{exchange_driver, Exchange, QueryDriver, Timing};
 use crate::model::Rules;
 use crate::protocol::Protocol;
 use crate::Status;
@@ -89,22 +89,12 @@ impl QueryDriver for QueryMachine {
         let bytes = datagram.len();
         let reply = match decode_reply(datagram) {
             Ok(r) => r,
-            Err(e) => {
-                self.x.malformed(e);
-                return self.x.dropped(bytes, "not a ping reply");
-            }
+            Err(e) => return self.x.undecodable(e, bytes, "not a ping reply"),
         };
         if reply.ident != self.request.ident {
             return self.x.dropped(bytes, "not a reply with our ident");
         }
-        self.x.warn(reply.warnings.iter());
-        self.x.received(1, bytes);
-        self.x.ping(now);
-        self.x.event(Event::Reply {
-            what: "ping",
-            bytes,
-            datagrams: 1,
-        });
+        self.x.took_reply(now, bytes, "ping", reply.warnings.iter());
         let status = reply_to_status(&reply);
         self.x.succeed(status, Details { reply });
     }

@@ -316,14 +316,8 @@ impl QueryDriver for QueryMachine {
                 return self.x.dropped(bytes, "does not decode");
             }
         };
-        self.x.warn(reply.warnings.iter());
-        self.x.received(1, bytes);
-        self.x.ping(now);
-        self.x.event(Event::Reply {
-            what: Self::word(header.opcode),
-            bytes,
-            datagrams: 1,
-        });
+        self.x
+            .took_reply(now, bytes, Self::word(header.opcode), reply.warnings.iter());
         match reply.body {
             Body::Info(info) => {
                 self.got_info = true;
