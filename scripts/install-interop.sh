@@ -90,3 +90,25 @@ got=$(py_versions)
 echo "python-a2s $PYTHON_A2S_VERSION ($PY, $("$PY" --version 2>&1))"
 echo "opengsq $OPENGSQ_VERSION ($PY)"
 echo "mcstatus $MCSTATUS_VERSION ($PY)"
+
+# --- SA-MP readers: npm samp-query and PyPI samp-client (interop_samp.rs) -------------
+SAMP_QUERY_VERSION=0.1.5
+SAMP_CLIENT_VERSION=3.0.1
+if [ "$(npm_version samp-query)" != "$SAMP_QUERY_VERSION" ]; then
+  note "npm install samp-query@$SAMP_QUERY_VERSION into $NPM_PREFIX"
+  npm install --prefix "$NPM_PREFIX" --no-audit --no-fund --loglevel=error \
+    "samp-query@$SAMP_QUERY_VERSION" >&2 || die "npm install samp-query@$SAMP_QUERY_VERSION failed"
+fi
+got=$(npm_version samp-query)
+[ "$got" = "$SAMP_QUERY_VERSION" ] || die "samp-query: wanted $SAMP_QUERY_VERSION, found '${got:-nothing}'"
+echo "samp-query $got ($NPM_PREFIX/node_modules/samp-query)"
+samp_client_version() {
+  "$PY" -c 'from importlib.metadata import version; print(version("samp-client"))' 2>/dev/null || true
+}
+if [ "$(samp_client_version)" != "$SAMP_CLIENT_VERSION" ]; then
+  venv_pip "$VENV" "samp-client==$SAMP_CLIENT_VERSION"
+  "$PY" -c 'import samp_client.client' || die "samp-client installed but does not import"
+fi
+got=$(samp_client_version)
+[ "$got" = "$SAMP_CLIENT_VERSION" ] || die "samp-client: wanted $SAMP_CLIENT_VERSION, found '${got:-nothing}'"
+echo "samp-client $got ($PY)"

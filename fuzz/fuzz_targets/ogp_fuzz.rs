@@ -20,6 +20,7 @@ mod bedrock_datagram;
 mod client_machines;
 mod dpmaster_page;
 mod doom3_datagram;
+mod doom_datagram;
 mod dpmaster_request;
 mod gqp_query;
 mod gqp_reply;
@@ -29,6 +30,7 @@ mod gs3_datagram;
 mod master_registry;
 mod minecraft_stream;
 mod minetest_datagram;
+mod mumble_datagram;
 mod ogp_answer_body;
 mod ogp_datagram;
 mod ogp_draft_datagram;
@@ -36,6 +38,7 @@ mod ogp_query_body;
 mod ogp_split;
 mod openttd_stream;
 mod quake3_datagram;
+mod samp_datagram;
 mod responder;
 mod state_json;
 mod unreal2_datagram;
@@ -75,6 +78,9 @@ const TARGETS: &[(&str, Target)] = &[
     ("openttd_stream", openttd_stream::run),
     ("doom3_datagram", doom3_datagram::run),
     ("minetest_datagram", minetest_datagram::run),
+    ("mumble_datagram", mumble_datagram::run),
+    ("doom_datagram", doom_datagram::run),
+    ("samp_datagram", samp_datagram::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

@@ -58,6 +58,13 @@ pub fn check_pages<A: PartialEq + std::fmt::Debug>(
 }
 
 /// Asserts that a decode error points into the input (or just past its end).
+/// Every warning of a decode of `len` bytes points into them.
+pub fn check_warnings(warnings: &[ogp_proto::DecodeWarning], len: usize) {
+    for w in warnings {
+        assert!(w.offset <= len, "warning at {} of {len}: {w}", w.offset);
+    }
+}
+
 pub fn check_error(e: &DecodeError, base: usize, len: usize) {
     assert!(
         e.offset >= base && e.offset <= base + len,

@@ -20,6 +20,7 @@ mod gs1;
 mod gs2_ase;
 mod gs3;
 mod teeworlds;
+mod small_udp;
 
 /// One input datagram and where it came from (for messages).
 pub struct Input {
@@ -143,6 +144,12 @@ fn decode_group(protocol: Protocol, inputs: &[Input], charset: Charset) -> Resul
         Protocol::Doom3 => inputs.iter().map(d3_ottd_mt::doom3_msg).collect(),
         Protocol::Openttd => inputs.iter().map(d3_ottd_mt::openttd_msg).collect(),
         Protocol::Minetest => inputs.iter().map(d3_ottd_mt::minetest_msg).collect(),
+        Protocol::Mumble => inputs.iter().map(small_udp::mumble_msg).collect(),
+        Protocol::Doom => inputs.iter().map(small_udp::doom_msg).collect(),
+        Protocol::Samp => inputs
+            .iter()
+            .map(|i| small_udp::samp_msg(i, charset))
+            .collect(),
         _ => ogp_msgs(inputs),
     }
 }
@@ -182,7 +189,9 @@ const TRIED: &str = "tried OGP v1.01 and the v0.02 draft (FF FF FF FF \"OGP\\0\"
     request, or 00, an id and a key without splitnum), ASE (EYE1, or s), Teeworlds 0.6 \
     (FF×10 or xe…, then inf3, iext, iex+ or gie3) and Teeworlds 0.7 (21, two tokens, \
     then inf3 or gie3; 04 00 00 token packets), the Doom 3 engine (FF FF getInfo or \
-    infoResponse) and Minetest (4F 45 74 03); name one with -p (OpenTTD with -p openttd)";
+    infoResponse), Minetest (4F 45 74 03), Chocolate Doom (00 0E and a version, or 00 0D), SA-MP \
+    (SAMP) and Mumble (a 24-byte reply, or a 12-byte ping); name one with -p (OpenTTD with \
+    -p openttd)";
 
 /// Splits the inputs into runs of one protocol: all of them with `-p`, else each
 /// datagram's guessed protocol.

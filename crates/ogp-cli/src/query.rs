@@ -118,6 +118,7 @@ pub fn set_handshake_host(o: &mut Options, target: &str) {
 pub fn set_charset(o: &mut Options, charset: Charset) {
     o.a2s.charset = charset;
     o.gamespy3.charset = charset;
+    o.samp.charset = charset;
 }
 
 /// Resolves `target` and queries it in `protocol`.

@@ -131,6 +131,14 @@
 
 // Minetest / Luanti's handshake.
 #define OGP_PROTO_MINETEST 26
+// Mumble's UDP ping.
+#define OGP_PROTO_MUMBLE 20
+
+// Chocolate Doom's query.
+#define OGP_PROTO_DOOM 21
+
+// SA-MP and open.mp.
+#define OGP_PROTO_SAMP 22
 
 // `ogp_responder_poll`'s `*out_wait_ms` when nothing is scheduled.
 #define OGP_WAIT_NONE UINT32_MAX

@@ -49,6 +49,12 @@ pub const OGP_PROTO_OPENTTD: c_int = 24;
 pub const OGP_PROTO_DOOM3: c_int = 25;
 /// Minetest / Luanti's handshake.
 pub const OGP_PROTO_MINETEST: c_int = 26;
+/// Mumble's UDP ping.
+pub const OGP_PROTO_MUMBLE: c_int = 20;
+/// Chocolate Doom's query.
+pub const OGP_PROTO_DOOM: c_int = 21;
+/// SA-MP and open.mp.
+pub const OGP_PROTO_SAMP: c_int = 22;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -70,6 +76,9 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_OPENTTD => Some(Protocol::Openttd),
         OGP_PROTO_DOOM3 => Some(Protocol::Doom3),
         OGP_PROTO_MINETEST => Some(Protocol::Minetest),
+        OGP_PROTO_MUMBLE => Some(Protocol::Mumble),
+        OGP_PROTO_DOOM => Some(Protocol::Doom),
+        OGP_PROTO_SAMP => Some(Protocol::Samp),
         _ => return None,
     })
 }

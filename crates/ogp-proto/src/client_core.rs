@@ -1176,6 +1176,33 @@ impl<D> Exchange<D> {
         self.bytes = self.bytes.saturating_add(bytes);
     }
 
+    /// Takes one whole reply of `bytes` in one datagram, at `now`: its `warnings`, the
+    /// count, the ping and the [`Event::Reply`] saying `what` it is (the single-reply
+    /// protocols' common step before they succeed).
+    pub(crate) fn took_reply<W: fmt::Display>(
+        &mut self,
+        now: Instant,
+        bytes: usize,
+        what: &'static str,
+        warnings: impl IntoIterator<Item = W>,
+    ) {
+        self.warn(warnings);
+        self.received(1, bytes);
+        self.ping(now);
+        self.event(Event::Reply {
+            what,
+            bytes,
+            datagrams: 1,
+        });
+    }
+
+    /// Drops a datagram of `bytes` that does not decode, keeping `e` as the query's
+    /// error should nothing better come.
+    pub(crate) fn undecodable(&mut self, e: DecodeError, bytes: usize, why: &'static str) {
+        self.malformed(e);
+        self.dropped(bytes, why);
+    }
+
     /// Takes the round trip of the current attempt as the ping, if none was taken yet;
     /// the server is heard from ([`heard`](Self::heard)).
     pub(crate) fn ping(&mut self, now: Instant) {

@@ -275,6 +275,9 @@ mod tests {
                 Protocol::Teeworlds,
                 Protocol::Teeworlds7,
                 Protocol::Doom3,
+                Protocol::Mumble,
+                Protocol::Doom,
+                Protocol::Samp,
             ]
         );
         assert_eq!("quake4".parse::<Protocol>(), Ok(Protocol::Doom3));

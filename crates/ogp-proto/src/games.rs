@@ -749,6 +749,9 @@ mod tests {
             Protocol::Openttd,
             Protocol::Doom3,
             Protocol::Minetest,
+            Protocol::Mumble,
+            Protocol::Doom,
+            Protocol::Samp,
         ];
         let mut checked = 0;
         let mut named = 0;

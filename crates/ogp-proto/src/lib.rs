@@ -36,7 +36,7 @@
 //! socket loop, a scanner driving thousands of queries, a fuzzer and a C API.
 //!
 //! Each protocol is a folder ([`ogp`], [`a2s`], [`gamespy3`], [`gqp`], [`ogp_draft`],
-//! [`quake3`], [`bedrock`], [`gamespy1`], [`unreal2`], [`gamespy2`], [`ase`])
+//! [`quake3`], [`bedrock`], [`gamespy1`], [`unreal2`], [`gamespy2`], [`ase`], [`mumble`], [`doom`], [`samp`])
 //! with its wire format, its responder ([`responder::ProtocolResponder`]) and its client
 //! (on the shared core of [`client`]: timers, retries, challenge resends, one
 //! [`client::Answer`] and one [`client::QueryError`]).
@@ -73,6 +73,7 @@ mod client_core;
 mod client_stream;
 pub mod detect;
 pub mod doom3;
+pub mod doom;
 mod entries;
 pub mod error;
 #[cfg(feature = "games")]
@@ -88,6 +89,7 @@ pub mod master;
 pub mod minecraft;
 pub mod minetest;
 pub mod model;
+pub mod mumble;
 pub mod ogp;
 pub mod ogp_draft;
 pub mod openttd;
@@ -98,6 +100,7 @@ pub mod responder;
 mod responder_core;
 pub mod result;
 pub mod teeworlds;
+pub mod samp;
 pub(crate) mod text;
 pub use teeworlds::v7 as teeworlds7;
 pub mod unreal2;

@@ -50,6 +50,9 @@ macro_rules! for_each_protocol {
             Openttd => openttd;
             Doom3 => doom3;
             Minetest => minetest;
+            Mumble => mumble;
+            Doom => doom;
+            Samp => samp;
         }
     };
 }

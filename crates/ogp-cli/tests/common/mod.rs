@@ -111,6 +111,16 @@ pub fn raw_controls(s: &str) -> usize {
         .count()
 }
 
+/// `ogp query --json ARGS 127.0.0.1:PORT`, its JSON (a failed test when it prints none).
+pub fn ogp_query_json(args: &[&str], port: u16) -> serde_json::Value {
+    let target = format!("127.0.0.1:{port}");
+    let mut all = vec!["query", "--json"];
+    all.extend_from_slice(args);
+    all.push(&target);
+    let ran = ogp_run(&all, Duration::from_secs(20));
+    parse_json(&ran, "ogp query", &target)
+}
+
 /// Standard output of a run, decoded leniently.
 pub fn out(r: &Ran) -> String {
     String::from_utf8_lossy(&r.stdout).into_owned()

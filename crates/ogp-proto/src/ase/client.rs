@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use super::mapping::reply_to_status;
 use super::wire::{decode_reply_with, Reply, MAGIC, REQUEST};
-use crate::client_core::{exchange_driver, Event, Exchange, QueryDriver, Timing};
+use crate::client_core::{exchange_driver, Exchange, QueryDriver, Timing};
 use crate::protocol::Protocol;
 use crate::Charset;
 
@@ -72,19 +72,10 @@ impl QueryDriver for QueryMachine {
         }
         let reply = match decode_reply_with(datagram, self.charset) {
             Ok(r) => r,
-            Err(e) => {
-                self.x.malformed(e);
-                return self.x.dropped(bytes, "does not decode");
-            }
+            Err(e) => return self.x.undecodable(e, bytes, "does not decode"),
         };
-        self.x.warn(reply.warnings.iter());
-        self.x.received(1, bytes);
-        self.x.ping(now);
-        self.x.event(Event::Reply {
-            what: "EYE1 reply",
-            bytes,
-            datagrams: 1,
-        });
+        self.x
+            .took_reply(now, bytes, "EYE1 reply", reply.warnings.iter());
         let status = reply_to_status(&reply);
         self.x.succeed(status, Details { reply });
     }

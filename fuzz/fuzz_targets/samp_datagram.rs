@@ -1,0 +1,56 @@
+//! SA-MP / open.mp: the reply decoder on one datagram, the mapping, and the client
+//! machine.
+//!
+//! Input: one datagram.
+//!
+//! Asserts: no panic; errors and warnings point into the datagram; at most `MAX_RULES`
+//! rules and `MAX_PLAYERS` players, no more than the datagram's bytes allow; a reply read
+//! without a warning re-encodes to itself; the status of an information reply survives
+//! its JSON state file (rules grouped by key); the client machine fed the datagram ends.
+
+use std::time::Instant;
+
+use ogp_fuzz::{answer_every_send, check_error, check_warnings};
+use ogp_proto::client::Timing;
+use ogp_proto::samp::client::{to_status, Details, QueryMachine, QueryOptions};
+use ogp_proto::samp::wire::{decode_reply, Body, MAX_PLAYERS, MAX_RULES};
+use ogp_proto::Status;
+
+/// One input of the `samp_datagram` target.
+pub fn run(datagram: &[u8]) {
+    let len = datagram.len();
+    match decode_reply(datagram) {
+        Ok(r) => {
+            check_warnings(&r.warnings, len);
+            let mut d = Details::default();
+            match &r.body {
+                Body::Rules(rules) => {
+                    assert!(rules.len() <= MAX_RULES && rules.len() * 2 <= len);
+                    d.rules = Some(rules.clone());
+                }
+                Body::Players(p) => {
+                    assert!(p.len() <= MAX_PLAYERS && p.len() * 5 <= len);
+                    d.players = Some(p.clone());
+                }
+                Body::Info(i) => d.info = i.clone(),
+                Body::Extra(e) => d.extra = Some(e.clone()),
+                _ => {}
+            }
+            let latin1 = r.warnings.iter().any(|w| w.message.contains("Latin-1"));
+            if r.warnings.is_empty() && !latin1 {
+                let mut b = Vec::new();
+                r.encode(&mut b);
+                assert_eq!(b, datagram, "re-encodes to itself");
+            }
+            let status = to_status(&d);
+            let json = Status::from_json(&status.to_json_pretty()).expect("state file");
+            let mut grouped = status.clone();
+            grouped.rules = grouped.rules.map(|r| r.grouped());
+            assert_eq!(json, grouped, "status changed through JSON");
+        }
+        Err(e) => check_error(&e, 0, len),
+    }
+    let now = Instant::now();
+    let mut m = QueryMachine::new(QueryOptions::default(), Timing::default().retries(0), now);
+    answer_every_send(&mut m, datagram);
+}
