@@ -69,6 +69,7 @@ pub mod bedrock;
 mod bounded;
 mod charset;
 pub mod client;
+pub mod cube2;
 mod client_core;
 mod client_stream;
 pub mod detect;

@@ -45,6 +45,7 @@ macro_rules! for_each_protocol {
             Unreal2 => unreal2;
             Gamespy2 => gamespy2;
             Ase => ase;
+            Cube2 => cube2;
         }
     };
 }
