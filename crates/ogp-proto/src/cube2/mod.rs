@@ -32,17 +32,24 @@ pub const DEFAULT_PORT: u16 = 28786;
 /// The query port of a game port: the game port plus this.
 pub const QUERY_PORT_OFFSET: u16 = 1;
 
-/// Cube 2's entry (see [`Entry`]): a ping reply is recognised only by decoding it (a
-/// guess of the last resort); not served.
+/// Cube 2's entry (see [`Entry`]): an extinfo reply by its header (`00`, the command,
+/// the ack `FF` and version 105: no other protocol starts so), a ping reply only by
+/// decoding it (a guess of the last resort); not served.
 pub const ENTRY: Entry = Entry {
     aliases: &["cubes", "cube2s", "sauerbraten", "redeclipse"],
     help: "Cube 2: Sauerbraten and Red Eclipse on the game port + 1: the ping (name, map, \
         mode, players, max players), then Sauerbraten's extinfo (players, teams, uptime).",
     default_port: Some(DEFAULT_PORT),
-    signatures: &[Signature {
-        tier: Tier::Weak,
-        matches: is_cube2_datagram,
-    }],
+    signatures: &[
+        Signature {
+            tier: Tier::Magic,
+            matches: is_extinfo_reply,
+        },
+        Signature {
+            tier: Tier::Weak,
+            matches: is_cube2_datagram,
+        },
+    ],
     ..Entry::new("cube2", "Cube 2", Transport::Datagram)
 };
 
@@ -51,6 +58,12 @@ pub const ENTRY: Entry = Entry {
 /// or an extinfo reply (`00`, a command, the ack and version 105).
 pub fn is_cube2_datagram(datagram: &[u8]) -> bool {
     describe(datagram).is_some()
+}
+
+/// Whether `datagram` is a Sauerbraten extinfo reply (it decodes as one, ack and
+/// version included).
+pub fn is_extinfo_reply(datagram: &[u8]) -> bool {
+    datagram.first() == Some(&0) && matches!(describe(datagram), Some(Decoded::Ext(..)))
 }
 
 /// What a datagram seen without its request decodes as.
@@ -97,3 +110,4 @@ pub fn describe(datagram: &[u8]) -> Option<Decoded> {
     let body = rest.get(skip..)?;
     decode_ext(cmd, body, base).ok().map(|e| Decoded::Ext(cmd, e))
 }
+
