@@ -258,7 +258,8 @@ impl QueryDriver for QueryMachine {
                 for c in &missing {
                     self.x.event(Event::Skipped { what: c.word() });
                 }
-                self.x.warn(missing.iter().map(|c| format!("no reply to {}", c.word())));
+                self.x
+                    .warn(missing.iter().map(|c| format!("no reply to {}", c.word())));
                 self.d.missing = missing;
                 self.complete();
             }
@@ -406,7 +407,13 @@ mod tests {
         m.handle_datagram(t0, &player(id, 0, b"a"));
         let a = m.take_result().unwrap().unwrap();
         assert_eq!(a.status.uptime_seconds, Some(77));
-        let names: Vec<_> = a.status.players.unwrap().into_iter().map(|p| p.name.unwrap()).collect();
+        let names: Vec<_> = a
+            .status
+            .players
+            .unwrap()
+            .into_iter()
+            .map(|p| p.name.unwrap())
+            .collect();
         assert_eq!(names, ["b", "a"]);
         assert_eq!(a.status.teams.unwrap()[0].score, Some(9));
         assert!(a.details.missing.is_empty());
@@ -430,7 +437,10 @@ mod tests {
         let t0 = Instant::now();
         let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), 5, t0);
         assert_eq!(drive_to_end(&mut m, t0, None), 3);
-        assert!(matches!(m.take_result(), Some(Err(QueryError::NoAnswer { .. }))));
+        assert!(matches!(
+            m.take_result(),
+            Some(Err(QueryError::NoAnswer { .. }))
+        ));
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! | `game_mode` | the mode's name (Sauerbraten's modes from -3 `SP` to 22 `effic collect`; Red Eclipse's from 0 `demo` to 7 `gauntlet`), else its number |
 //! | `map` | the map, when not empty |
 //! | `player_count` | the clients of the ping reply |
-//! | `slot_max` | the max-clients attribute (Sauerbraten's 4th, Red Eclipse's 5th) |
+//! | `slot_max` | Sauerbraten: its 4th attribute, max clients; Red Eclipse: its 5th, the slots (players and spectators: twice `sv_serverclients` in 1.6) |
 //! | `password` | master mode 4 (password) |
 //! | `uptime_seconds` | extinfo uptime |
 //! | `rules` | every attribute by name (`protocol`, `mode`, `seconds_left`, `max_clients`, `master_mode`…; `attrN` past the known ones), `mode_name`, `master_mode_name`, Red Eclipse's `branch` |
@@ -143,7 +143,8 @@ pub fn to_status(
         host_name: Some(text(&ping.description)),
         game_name: Some(dialect.name().into()),
         game_version: version.map(Text::from),
-        game_mode: mode.map(|m| mode_name(dialect, m).map_or_else(|| m.to_string().into(), Text::from)),
+        game_mode: mode
+            .map(|m| mode_name(dialect, m).map_or_else(|| m.to_string().into(), Text::from)),
         map: (!ping.map.is_empty()).then(|| MapInfo::named(text(&ping.map))),
         player_count: u32::try_from(ping.clients).ok(),
         slot_max: attr(max_at).and_then(|v| u32::try_from(v).ok()),
@@ -156,7 +157,9 @@ pub fn to_status(
         .iter()
         .enumerate()
         .map(|(i, v)| {
-            let key = names.get(i).map_or_else(|| format!("attr{i}").into(), |n| Text::from(*n));
+            let key = names
+                .get(i)
+                .map_or_else(|| format!("attr{i}").into(), |n| Text::from(*n));
             (key, v.to_string().into())
         })
         .collect();
@@ -230,7 +233,8 @@ fn player(p: &PlayerStats, teams: &mut Vec<Team>) -> Player {
         out.extra.insert(k.into(), v.to_string().into());
     }
     let [a, b, c] = p.ip;
-    out.extra.insert("ip".into(), format!("{a}.{b}.{c}.x").into());
+    out.extra
+        .insert("ip".into(), format!("{a}.{b}.{c}.x").into());
     let team = text(&p.team);
     if !team.is_empty() {
         match teams.iter().position(|t| t.name.as_ref() == Some(&team)) {
@@ -286,7 +290,10 @@ mod tests {
         // qstat takes the 4th attribute (time left, 600) for the max players.
         assert_eq!(s.slot_max, Some(32));
         assert_eq!(s.password, Some(false));
-        assert_eq!(s.rules.as_ref().unwrap().get("game_state_time_left"), Some("0"));
+        assert_eq!(
+            s.rules.as_ref().unwrap().get("game_state_time_left"),
+            Some("0")
+        );
     }
 
     #[test]
@@ -316,7 +323,12 @@ mod tests {
                 bases: Vec::new(),
             }],
         };
-        let s = to_status(&ping, None, Some(&[p(0, b"a", b"good"), p(128, b"bot", b"evil")]), Some(&teams));
+        let s = to_status(
+            &ping,
+            None,
+            Some(&[p(0, b"a", b"good"), p(128, b"bot", b"evil")]),
+            Some(&teams),
+        );
         let ps = s.players.unwrap();
         assert_eq!(ps[0].team, Some(1));
         assert_eq!(ps[1].team, Some(0));

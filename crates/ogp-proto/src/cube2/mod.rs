@@ -108,6 +108,7 @@ pub fn describe(datagram: &[u8]) -> Option<Decoded> {
     };
     let base = r.offset() + skip;
     let body = rest.get(skip..)?;
-    decode_ext(cmd, body, base).ok().map(|e| Decoded::Ext(cmd, e))
+    decode_ext(cmd, body, base)
+        .ok()
+        .map(|e| Decoded::Ext(cmd, e))
 }
-

@@ -107,7 +107,11 @@ pub fn get_int(r: &mut Reader<'_>, field: &'static str) -> Result<i32, DecodeErr
 }
 
 /// Reads a count: a compressed integer in `0..=limit`.
-pub fn get_count(r: &mut Reader<'_>, field: &'static str, limit: usize) -> Result<usize, DecodeError> {
+pub fn get_count(
+    r: &mut Reader<'_>,
+    field: &'static str,
+    limit: usize,
+) -> Result<usize, DecodeError> {
     let at = r.offset();
     let v = get_int(r, field)?;
     let n = usize::try_from(v).map_err(|_| DecodeError::invalid(at, field, "negative count"))?;
@@ -115,7 +119,9 @@ pub fn get_count(r: &mut Reader<'_>, field: &'static str, limit: usize) -> Resul
         return Err(DecodeError::new(
             at,
             field,
-            DecodeErrorKind::TooLarge { limit: limit as u64 },
+            DecodeErrorKind::TooLarge {
+                limit: limit as u64,
+            },
         ));
     }
     Ok(n)
@@ -469,7 +475,13 @@ pub fn decode_ext(cmd: ExtCommand, body: &[u8], base: usize) -> Result<ExtReply,
                     p.ip = r.array::<3>("ip")?;
                     ExtReply::Player(p)
                 }
-                _ => return Err(DecodeError::invalid(at, "player reply type", "neither -10 nor -11")),
+                _ => {
+                    return Err(DecodeError::invalid(
+                        at,
+                        "player reply type",
+                        "neither -10 nor -11",
+                    ))
+                }
             }
         }
         ExtCommand::Teams => {
@@ -530,7 +542,22 @@ mod tests {
 
     #[test]
     fn integers_round_trip_in_each_width() {
-        for v in [0, 1, -1, 127, -126, -127, 128, -128, 260, -32768, 32767, 32768, i32::MIN, i32::MAX] {
+        for v in [
+            0,
+            1,
+            -1,
+            127,
+            -126,
+            -127,
+            128,
+            -128,
+            260,
+            -32768,
+            32767,
+            32768,
+            i32::MIN,
+            i32::MAX,
+        ] {
             let mut d = Vec::new();
             put_int(&mut d, v);
             let mut r = Reader::new(&d);
@@ -564,7 +591,10 @@ mod tests {
             get_string(&mut Reader::new(&d), "s").unwrap_err().kind,
             DecodeErrorKind::TooLarge { .. }
         ));
-        assert_eq!(text(b"\x0c3red\x0c7 \x0c[0xff0000]x\x0c(img)y\xe9\x1b"), "red xy\u{fffd}");
+        assert_eq!(
+            text(b"\x0c3red\x0c7 \x0c[0xff0000]x\x0c(img)y\xe9\x1b"),
+            "red xy\u{fffd}"
+        );
         let mut d = Vec::new();
         put_string(&mut d, b"\xe9t\xe9");
         assert_eq!(get_string(&mut Reader::new(&d), "s").unwrap(), b"\xe9t\xe9");

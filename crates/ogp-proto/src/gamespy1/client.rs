@@ -297,7 +297,11 @@ mod tests {
         // A Cube 2 server's answer to `\status\`: the request, then its ping reply.
         let now = Instant::now();
         let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), 1, now);
-        run(&mut m, now, &[b"\\status\\\x00\x05\x80\x04\x01\x00\x00\x05\x00\x00S\x00"]);
+        run(
+            &mut m,
+            now,
+            &[b"\\status\\\x00\x05\x80\x04\x01\x00\x00\x05\x00\x00S\x00"],
+        );
         assert!(m.take_result().is_none());
         assert_eq!(m.last_dropped(), Some("an echo of our request"));
     }
