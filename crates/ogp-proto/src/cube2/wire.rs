@@ -231,7 +231,6 @@ impl Dialect {
 
 /// A ping reply, as sent (strings in the engine's character set).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct PingReply {
     /// Clients on the server (Red Eclipse counts players, not bots).
     pub clients: i32,
@@ -304,7 +303,6 @@ pub fn decode_ping(body: &[u8], base: usize) -> Result<PingReply, DecodeError> {
 
 /// One player's extinfo stats (extinfo version 105), strings as sent.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct PlayerStats {
     /// Client number.
     pub cn: i32,
@@ -365,7 +363,6 @@ impl PlayerStats {
 
 /// One team's score.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct TeamScore {
     /// Team name, as sent.
     pub name: Vec<u8>,
@@ -377,7 +374,6 @@ pub struct TeamScore {
 
 /// The team-scores reply.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct Teams {
     /// Whether the mode has teams (the server sends no teams otherwise).
     pub team_mode: bool,
