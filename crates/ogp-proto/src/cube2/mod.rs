@@ -56,8 +56,20 @@ pub const ENTRY: Entry = Entry {
 /// Whether `datagram` is, as far as can be told without the request, a Cube 2 ping
 /// reply (an echoed integer, then a reply with Sauerbraten's or Red Eclipse's layout)
 /// or an extinfo reply (`00`, a command, the ack and version 105).
+/// Also our requests: the ping (`81` and a 32-bit id) and the extinfo requests with it.
 pub fn is_cube2_datagram(datagram: &[u8]) -> bool {
-    describe(datagram).is_some()
+    is_request(datagram) || describe(datagram).is_some()
+}
+
+/// Whether `datagram` is one of our requests (the ping, or an extinfo request carrying
+/// the ping's id).
+pub fn is_request(datagram: &[u8]) -> bool {
+    let ping = |d: &[u8]| matches!(d, [0x81, _, _, _, _]);
+    match datagram {
+        [0x81, ..] => ping(datagram),
+        [0x00, 0x00 | 0x02, rest @ ..] | [0x00, 0x01, 0xff, rest @ ..] => ping(rest),
+        _ => false,
+    }
 }
 
 /// Whether `datagram` is a Sauerbraten extinfo reply (it decodes as one, ack and
