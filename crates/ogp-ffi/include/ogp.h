@@ -118,6 +118,10 @@
 // ASE, the All-Seeing Eye.
 #define OGP_PROTO_ASE 11
 
+// Cube 2: Sauerbraten and Red Eclipse (the ping on the game port + 1, Sauerbraten's
+// extinfo).
+#define OGP_PROTO_CUBE2 18
+
 // `ogp_responder_poll`'s `*out_wait_ms` when nothing is scheduled.
 #define OGP_WAIT_NONE UINT32_MAX
 

@@ -39,6 +39,9 @@ pub const OGP_PROTO_UNREAL2: c_int = 9;
 pub const OGP_PROTO_GAMESPY2: c_int = 10;
 /// ASE, the All-Seeing Eye.
 pub const OGP_PROTO_ASE: c_int = 11;
+/// Cube 2: Sauerbraten and Red Eclipse (the ping on the game port + 1, Sauerbraten's
+/// extinfo).
+pub const OGP_PROTO_CUBE2: c_int = 18;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -55,6 +58,7 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_UNREAL2 => Some(Protocol::Unreal2),
         OGP_PROTO_GAMESPY2 => Some(Protocol::Gamespy2),
         OGP_PROTO_ASE => Some(Protocol::Ase),
+        OGP_PROTO_CUBE2 => Some(Protocol::Cube2),
         _ => return None,
     })
 }
@@ -164,5 +168,6 @@ mod protocol_numbers {
         }
         assert_eq!(protocol(OGP_PROTO_AUTO), Some(None));
         assert_eq!(protocol(12), None);
+        assert_eq!(protocol(18), Some(Some(Protocol::Cube2)));
     }
 }
