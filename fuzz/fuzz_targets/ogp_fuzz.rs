@@ -17,6 +17,7 @@ mod a2s_split;
 mod ase_datagram;
 mod bedrock_datagram;
 mod client_machines;
+mod cube2_datagram;
 mod dpmaster_page;
 mod dpmaster_request;
 mod gqp_query;
@@ -67,6 +68,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("unreal2_datagram", unreal2_datagram::run),
     ("gs2_datagram", gs2_datagram::run),
     ("ase_datagram", ase_datagram::run),
+    ("cube2_datagram", cube2_datagram::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

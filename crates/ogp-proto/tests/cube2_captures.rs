@@ -6,11 +6,11 @@
 
 use std::time::{Duration, Instant};
 
+use ogp_proto::client::Answer;
 use ogp_proto::client::{QueryDriver, Timing};
 use ogp_proto::cube2::client::{QueryMachine, QueryOptions, MAX_EXT_DATAGRAMS};
 use ogp_proto::cube2::wire::{self, ExtCommand, MAX_PLAYERS};
 use ogp_proto::cube2::{describe, is_cube2_datagram, Decoded};
-use ogp_proto::client::Answer;
 use ogp_proto::Protocol;
 use serde_json::Value;
 
@@ -119,12 +119,18 @@ fn players_teams_and_uptime_of_the_constructed_exchange() {
     let names: Vec<_> = ps.iter().map(|p| p.name.as_deref().unwrap()).collect();
     assert_eq!(names, ["alice", "b\u{fffd}b", "bot"]);
     let (alice, b, bot) = (&ps[0], &ps[1], &ps[2]);
-    assert_eq!((alice.frags, alice.deaths, alice.ping), (Some(12), Some(3), Some(31)));
+    assert_eq!(
+        (alice.frags, alice.deaths, alice.ping),
+        (Some(12), Some(3), Some(31))
+    );
     assert_eq!(alice.extra.get("flags").map(|v| v.as_str()), Some("2"));
     assert_eq!(alice.extra.get("accuracy").map(|v| v.as_str()), Some("41"));
     assert_eq!(alice.extra.get("privilege").map(|v| v.as_str()), Some("1"));
     assert_eq!(alice.extra.get("ip").map(|v| v.as_str()), Some("192.0.2.x"));
-    assert_eq!((b.frags, b.team_kills, b.dead), (Some(-1), Some(1), Some(true)));
+    assert_eq!(
+        (b.frags, b.team_kills, b.dead),
+        (Some(-1), Some(1), Some(true))
+    );
     assert_eq!((bot.bot, bot.id), (Some(true), Some(128)));
     assert_eq!(bot.extra.get("state").map(|v| v.as_str()), Some("5"));
     let teams = s.teams.as_ref().unwrap();
@@ -332,5 +338,22 @@ fn oversize_and_spoofed_datagrams() {
             })
             .collect();
         let _ = describe(&d);
+    }
+}
+
+#[test]
+fn the_catalogue_names_each_game_from_its_answer() {
+    use ogp_proto::games::{catalogue, Rule};
+    let c = catalogue();
+    for (file, id, query_port) in [
+        ("sauerbraten-2020.json", "sauerbraten", 28786),
+        ("redeclipse-1.6.json", "redeclipse", 28802),
+    ] {
+        let s = run(&capture(file)).status;
+        let got = c.identify(Protocol::Cube2, &s).unwrap();
+        assert_eq!((got.game.id.as_str(), got.rule), (id, Rule::Cube2Game));
+        // The same game name in another protocol's answer says nothing.
+        assert!(c.identify(Protocol::Ase, &s).is_none());
+        assert_eq!(c.get(id).unwrap().query_port(None), Some(query_port));
     }
 }
