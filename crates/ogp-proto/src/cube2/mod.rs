@@ -36,7 +36,7 @@ pub const QUERY_PORT_OFFSET: u16 = 1;
 /// the ack `FF` and version 105: no other protocol starts so), a ping reply only by
 /// decoding it (a guess of the last resort); not served.
 pub const ENTRY: Entry = Entry {
-    aliases: &["cubes", "cube2s", "sauerbraten", "redeclipse"],
+    aliases: &["cube2s", "sauerbraten", "redeclipse"],
     help: "Cube 2: Sauerbraten and Red Eclipse on the game port + 1: the ping (name, map, \
         mode, players, max players), then Sauerbraten's extinfo (players, teams, uptime).",
     default_port: Some(DEFAULT_PORT),
