@@ -13,6 +13,7 @@
 //! * [`mapping`]: the replies to the shared [`Status`](crate::Status) (documented field
 //!   by field there).
 //! * [`client`]: the ping, then extinfo, on the shared client core.
+//! * [`master`]: the masters' list lines over TCP (`list` → `addserver IP PORT …`).
 //!
 //! No responder. Every decoder here is total: on any input it returns a value or a
 //! [`DecodeError`](crate::DecodeError), never panics, and allocates at most a small
@@ -20,6 +21,7 @@
 
 pub mod client;
 pub mod mapping;
+pub mod master;
 pub mod wire;
 
 pub use wire::{decode_ext, decode_ping, Dialect, ExtCommand, ExtReply, PingReply, PlayerStats};
