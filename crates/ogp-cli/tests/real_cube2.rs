@@ -252,3 +252,60 @@ fn red_eclipse_read_by_ogp_and_qstat() {
     );
     r.finish("Red Eclipse");
 }
+
+/// Red Eclipse's master (`-ms1`, in the same process as the server, which registers
+/// with it; the master verifies it by a ping on its query port): `ogp list --cube2`
+/// lists the server at its query port, and that address answers.
+#[test]
+fn red_eclipse_master_lists_its_server() {
+    if !enabled("red_eclipse_master_lists_its_server") {
+        return;
+    }
+    let master_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free TCP port");
+    let config = Cube2Config::new(Cube2Game::RedEclipse, "Listed RE", 4).with_master(master_port);
+    let server = Cube2::start(&config);
+    let master = format!("127.0.0.1:{master_port}");
+    let want = server.query_addr().to_string();
+    // Registration and the master's ping take a moment: asked again for up to 15 s.
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    let listed = loop {
+        let ran = ogp_run(
+            &["list", &master, "--cube2", "--json"],
+            Duration::from_secs(10),
+        );
+        let lines: Vec<Value> = String::from_utf8_lossy(&ran.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        if lines
+            .iter()
+            .any(|v| str_of(&v["addr"]).as_deref() == Some(want.as_str()))
+        {
+            break lines;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{want} not listed by {master} within 15 s: {}",
+            ran.describe()
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(
+        str_of(&listed[0]["game_addr"]),
+        Some(server.addr().to_string())
+    );
+    let ran = ogp_run(&["list", &master, "--cube2"], Duration::from_secs(10));
+    assert_eq!(
+        String::from_utf8_lossy(&ran.stdout).trim(),
+        format!("cube2 {want}")
+    );
+    let v = ogp_query_json(&["-p", "cube2"], &want);
+    assert_eq!(
+        str_of(&v["status"]["host_name"]).as_deref(),
+        Some("Listed RE")
+    );
+}

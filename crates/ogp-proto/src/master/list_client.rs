@@ -1659,6 +1659,9 @@ mod tests {
         assert!(matches!(e, ListError::Deadline { .. }), "{e}");
         let c = Cube2ListClient::new(limits, t0);
         assert_eq!(c.next_wake(), t0 + limits.page_timeout);
-        assert!(matches!(c.timed_out(c.next_wake()), ListError::Quiet { .. }));
+        assert!(matches!(
+            c.timed_out(c.next_wake()),
+            ListError::Quiet { .. }
+        ));
     }
 }
