@@ -159,8 +159,8 @@ pub fn text(raw: &[u8]) -> Text {
     let mut it = raw.iter().copied();
     while let Some(b) = it.next() {
         match b {
-            0x0c => match it.next() {
-                Some(open @ (b'[' | b'(')) => {
+            0x0c => {
+                if let Some(open @ (b'[' | b'(')) = it.next() {
                     let close = if open == b'[' { b']' } else { b')' };
                     for c in it.by_ref() {
                         if c == close {
@@ -168,8 +168,7 @@ pub fn text(raw: &[u8]) -> Text {
                         }
                     }
                 }
-                _ => {}
-            },
+            }
             0x20..=0x7e => t.push(char::from(b)),
             0x00..=0x1f | 0x7f => {}
             _ => t.push('\u{fffd}'),

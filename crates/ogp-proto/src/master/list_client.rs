@@ -1621,9 +1621,11 @@ mod tests {
     #[test]
     fn a_hostile_cube2_master_is_bounded() {
         let t0 = Instant::now();
-        let mut limits = ListLimits::default();
-        limits.max_servers = 3;
-        limits.max_page_bytes = 4096;
+        let limits = ListLimits {
+            max_servers: 3,
+            max_page_bytes: 4096,
+            ..ListLimits::default()
+        };
         // An endless line.
         let mut c = Cube2ListClient::new(limits, t0);
         let e = c.handle_bytes(t0, &[b'a'; 2000]).unwrap_err();
