@@ -12,7 +12,7 @@
 //! Bounds: at most [`MAX_EXT_DATAGRAMS`] extinfo datagrams are taken (a server sending
 //! endless player datagrams ends the step with what came, and a warning); a player
 //! already taken, one the ids reply did not list or one past
-//! [`MAX_PLAYERS`](super::wire::MAX_PLAYERS) is dropped; only datagrams that add
+//! [`super::wire::MAX_PLAYERS`] is dropped; only datagrams that add
 //! something keep the query alive, so a drip of repeats cannot stretch it past its
 //! retries; the whole query stays within the timing's total timeout. Extinfo replies
 //! that do not come in time are left out (a warning); the ping alone is an answer.
