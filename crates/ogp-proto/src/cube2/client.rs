@@ -21,8 +21,8 @@ use std::time::Instant;
 
 use super::mapping::to_status;
 use super::wire::{
-    decode_ext, decode_ping, ext_request, ping_request, Dialect, ExtCommand, ExtReply, PingReply,
-    PlayerStats, Teams, MAX_PLAYERS,
+    decode_ext, decode_ping, ext_request, ping_request, put_ext, put_ping, Dialect, ExtCommand,
+    ExtReply, PingReply, PlayerStats, Teams, MAX_PLAYERS,
 };
 use crate::client_core::{Event, Exchange, QueryDriver, Timeout, Timing};
 use crate::protocol::Protocol;
@@ -78,8 +78,9 @@ pub struct QueryMachine {
     phase: Phase,
     d: Details,
     ext_datagrams: usize,
-    /// Extinfo requests of the current attempt still to send.
-    queue: Vec<ExtCommand>,
+    /// Extinfo requests of the current attempt still to send (bits of
+    /// [`ExtCommand::ALL`]'s indices).
+    queue: u8,
     x: Exchange<Details>,
 }
 
@@ -92,7 +93,7 @@ impl QueryMachine {
             phase: Phase::Ping,
             d: Details::default(),
             ext_datagrams: 0,
-            queue: Vec::new(),
+            queue: 0,
             x: Exchange::new(Protocol::Cube2, &timing, now),
         }
     }
@@ -109,20 +110,24 @@ impl QueryMachine {
         })
     }
 
+    fn is_missing(&self, c: ExtCommand) -> bool {
+        match c {
+            ExtCommand::Uptime => self.d.uptime.is_none(),
+            ExtCommand::Players => !self.players_done(),
+            ExtCommand::Teams => self.d.teams.is_none(),
+        }
+    }
+
     fn missing(&self) -> Vec<ExtCommand> {
         ExtCommand::ALL
             .into_iter()
-            .filter(|c| match c {
-                ExtCommand::Uptime => self.d.uptime.is_none(),
-                ExtCommand::Players => !self.players_done(),
-                ExtCommand::Teams => self.d.teams.is_none(),
-            })
+            .filter(|c| self.is_missing(*c))
             .collect()
     }
 
     fn complete(&mut self) {
         self.phase = Phase::Done;
-        self.queue.clear();
+        self.queue = 0;
         let mut d = std::mem::take(&mut self.d);
         if let Some(ids) = &d.player_ids {
             d.players.retain(|p| ids.contains(&p.cn));
@@ -214,9 +219,14 @@ impl QueryDriver for QueryMachine {
         if self.phase == Phase::Done {
             return false;
         }
-        if let Some(cmd) = self.queue.pop() {
+        let queued = ExtCommand::ALL
+            .into_iter()
+            .enumerate()
+            .find(|(i, _)| self.queue & (1 << i) != 0);
+        if let Some((i, cmd)) = queued {
+            self.queue &= !(1 << i);
             d.clear();
-            d.extend_from_slice(&ext_request(cmd, self.id));
+            put_ext(d, cmd, self.id);
             self.x.sent_extra(Event::Sent {
                 what: cmd.word(),
                 bytes: d.len(),
@@ -230,17 +240,23 @@ impl QueryDriver for QueryMachine {
         }
         match self.phase {
             Phase::Ping => {
-                d.extend_from_slice(&self.ping_request());
+                put_ping(d, self.id);
                 self.x.sent_query(now, d, "ping", None, Some(self.id));
             }
             _ => {
-                let mut cmds = self.missing();
-                cmds.reverse();
-                let Some(first) = cmds.pop() else {
+                let mut first = None;
+                for (i, c) in ExtCommand::ALL.into_iter().enumerate() {
+                    if self.is_missing(c) {
+                        match first {
+                            None => first = Some(c),
+                            Some(_) => self.queue |= 1 << i,
+                        }
+                    }
+                }
+                let Some(first) = first else {
                     return false;
                 };
-                self.queue = cmds;
-                d.extend_from_slice(&ext_request(first, self.id));
+                put_ext(d, first, self.id);
                 self.x.sent_query(now, d, first.word(), None, Some(self.id));
             }
         }

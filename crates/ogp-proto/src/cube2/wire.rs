@@ -180,17 +180,28 @@ pub fn text(raw: &[u8]) -> Text {
 /// The ping request carrying `id` (never 0: a first integer of 0 asks for extinfo).
 pub fn ping_request(id: u32) -> Vec<u8> {
     let mut d = Vec::with_capacity(5);
-    d.push(0x81);
-    d.extend_from_slice(&id.max(1).to_le_bytes());
+    put_ping(&mut d, id);
     d
+}
+
+/// Appends the ping request carrying `id` (as [`ping_request`]).
+pub fn put_ping(out: &mut Vec<u8>, id: u32) {
+    out.push(0x81);
+    out.extend_from_slice(&id.max(1).to_le_bytes());
 }
 
 /// The extinfo request for `cmd`, with `id` after it (the server ignores it and echoes it).
 pub fn ext_request(cmd: ExtCommand, id: u32) -> Vec<u8> {
-    let mut d = vec![EXTINFO];
-    d.extend_from_slice(cmd.bytes());
-    d.extend_from_slice(&ping_request(id));
+    let mut d = Vec::with_capacity(8);
+    put_ext(&mut d, cmd, id);
     d
+}
+
+/// Appends the extinfo request for `cmd` with `id` (as [`ext_request`]).
+pub fn put_ext(out: &mut Vec<u8>, cmd: ExtCommand, id: u32) {
+    out.push(EXTINFO);
+    out.extend_from_slice(cmd.bytes());
+    put_ping(out, id);
 }
 
 /// Which game a ping reply is from, told by its attribute layout.
