@@ -271,6 +271,17 @@ fn udp<P: UdpListProtocol>(
     }
 }
 
+/// The master's name as shown (sanitized) and its first address.
+fn resolve_master(master: &str) -> anyhow::Result<(String, SocketAddr)> {
+    let name = sanitize(master);
+    let addr = master
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve {name}"))?
+        .next()
+        .ok_or_else(|| anyhow!("{name} has no address"))?;
+    Ok((name, addr))
+}
+
 /// A GameSpy master's list over TCP.
 fn gs1(
     args: &ListArgs,
@@ -280,13 +291,7 @@ fn gs1(
     out: &mut impl Write,
     skips: &mut Skips,
 ) -> anyhow::Result<usize> {
-    let name = sanitize(&args.master);
-    let addr: SocketAddr = args
-        .master
-        .to_socket_addrs()
-        .with_context(|| format!("cannot resolve {name}"))?
-        .next()
-        .ok_or_else(|| anyhow!("{name} has no address"))?;
+    let (name, addr) = resolve_master(&args.master)?;
     let start = Instant::now();
     let mut client = GsListClient::new(game, game, args.gs1_key.as_deref(), limits, start);
     let wait = client.next_wake().saturating_duration_since(start);
@@ -346,13 +351,7 @@ fn cube2(
     out: &mut impl Write,
     skips: &mut Skips,
 ) -> anyhow::Result<usize> {
-    let name = sanitize(&args.master);
-    let addr: SocketAddr = args
-        .master
-        .to_socket_addrs()
-        .with_context(|| format!("cannot resolve {name}"))?
-        .next()
-        .ok_or_else(|| anyhow!("{name} has no address"))?;
+    let (name, addr) = resolve_master(&args.master)?;
     let mut client = Cube2ListClient::new(limits, Instant::now());
     let wait = client.next_wake().saturating_duration_since(Instant::now());
     let mut sock = TcpStream::connect_timeout(&addr, wait.max(Duration::from_millis(1)))
