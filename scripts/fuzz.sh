@@ -38,7 +38,8 @@ TARGETS=(ogp_datagram ogp_answer_body ogp_query_body ogp_split state_json
          teeworlds_datagram
          openttd_stream doom3_datagram minetest_datagram
          gs1_datagram unreal2_datagram gs2_datagram ase_datagram mumble_datagram
-         doom_datagram samp_datagram)
+         doom_datagram samp_datagram
+         gs1_datagram unreal2_datagram gs2_datagram ase_datagram cube2_datagram)
 
 TRIPLE="${FUZZ_TRIPLE:-$(rustc -vV | sed -n 's/^host: //p')}"
 

@@ -18,6 +18,7 @@ mod ase_datagram;
 mod teeworlds_datagram;
 mod bedrock_datagram;
 mod client_machines;
+mod cube2_datagram;
 mod dpmaster_page;
 mod doom3_datagram;
 mod doom_datagram;
@@ -81,6 +82,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("mumble_datagram", mumble_datagram::run),
     ("doom_datagram", doom_datagram::run),
     ("samp_datagram", samp_datagram::run),
+    ("cube2_datagram", cube2_datagram::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

@@ -16,6 +16,7 @@ use serde_json::{json, Map, Value};
 use crate::render::{self, sanitize};
 
 mod d3_ottd_mt;
+mod cube2;
 mod gs1;
 mod gs2_ase;
 mod gs3;
@@ -150,6 +151,7 @@ fn decode_group(protocol: Protocol, inputs: &[Input], charset: Charset) -> Resul
             .iter()
             .map(|i| small_udp::samp_msg(i, charset))
             .collect(),
+        Protocol::Cube2 => inputs.iter().map(cube2::msg).collect(),
         _ => ogp_msgs(inputs),
     }
 }
@@ -190,7 +192,8 @@ const TRIED: &str = "tried OGP v1.01 and the v0.02 draft (FF FF FF FF \"OGP\\0\"
     (FF×10 or xe…, then inf3, iext, iex+ or gie3) and Teeworlds 0.7 (21, two tokens, \
     then inf3 or gie3; 04 00 00 token packets), the Doom 3 engine (FF FF getInfo or \
     infoResponse), Minetest (4F 45 74 03), Chocolate Doom (00 0E and a version, or 00 0D), SA-MP \
-    (SAMP) and Mumble (a 24-byte reply, or a 12-byte ping); name one with -p (OpenTTD with \
+    (SAMP), Mumble (a 24-byte reply, or a 12-byte ping) and Cube 2 (an extinfo reply 00 NN \
+    FF 69, or a ping reply that decodes); name one with -p (OpenTTD with \
     -p openttd)";
 
 /// Splits the inputs into runs of one protocol: all of them with `-p`, else each

@@ -127,6 +127,7 @@ pub fn run(filter: Option<&str>, as_json: bool) -> anyhow::Result<ExitCode> {
                         "ogp_game_id": m.ogp_game_id,
                         "unreal2_gametype": m.unreal2_gametype,
                         "ase_gamename": m.ase_gamename,
+                        "cube2_game": m.cube2_game,
                     },
                     "notes": g.notes,
                     "sources": g.sources.iter()

@@ -1,7 +1,8 @@
 //! `ogp list`: a server list from a master, over Valve's UDP list protocol
 //! (`HOST:PORT`), dpmaster's (`HOST:PORT --dp GAME PROTOCOL`), the GameSpy master's
-//! over TCP (`HOST:PORT --gs1 GAME`), DDNet's HTTP server list (`http://… --ddnet`)
-//! or our HTTP API
+//! over TCP (`HOST:PORT --gs1 GAME`), a Cube 2 master's over TCP (`HOST:PORT --cube2`:
+//! Red Eclipse's, Sauerbraten's), DDNet's HTTP server list (`http://… --ddnet`) or our
+//! HTTP API
 //! (`http://HOST:PORT`), one server per line in the
 //! format `ogp scan` reads, or NDJSON. What a page is, when the list has ended, the
 //! deadlines and the budgets are ogp-proto's `master::list_client`; this moves bytes and
@@ -16,8 +17,8 @@ use anyhow::{anyhow, bail, Context};
 use ogp_proto::master::ddnet;
 use ogp_proto::master::dpmaster::ServersRequest;
 use ogp_proto::master::list_client::{
-    DpListClient, GsListClient, GsProgress, HttpListClient, ListLimits, UdpListClient,
-    UdpListProtocol, ValveListClient,
+    Cube2ListClient, DpListClient, GsListClient, GsProgress, HttpListClient, ListLimits,
+    UdpListClient, UdpListProtocol, ValveListClient,
 };
 use serde_json::{json, Value};
 
@@ -61,8 +62,13 @@ pub struct ListArgs {
     /// https://master1.ddnet.org/ddnet/15/servers.json serves; http:// only here): its
     /// `tw-0.6+udp` addresses are listed as `teeworlds`, its `tw-0.7+udp` ones as
     /// `teeworlds7`.
-    #[arg(long, conflicts_with_all = ["dp", "gs1"])]
+    #[arg(long, conflicts_with_all = ["dp", "gs1", "cube2"])]
     ddnet: bool,
+    /// The master is a Cube 2 master (Red Eclipse's, port 28800; Sauerbraten's, port
+    /// 28787): `list` over TCP, answered by `addserver IP PORT` lines; each server is
+    /// printed with its query port (the game port + 1).
+    #[arg(long, conflicts_with_all = ["dp", "gs1"])]
+    cube2: bool,
     /// Stop after this many servers.
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
@@ -145,6 +151,8 @@ pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
         )
     } else if let Some(game) = &args.gs1 {
         gs1(args, game, limits, limit, &mut out, &mut skips)
+    } else if args.cube2 {
+        cube2(args, limits, limit, &mut out, &mut skips)
     } else if let Some(dp_args) = &args.dp {
         dp_request(dp_args, &args.filter).and_then(|request| {
             let start = |now| DpListClient::new(request, limits, now);
@@ -273,6 +281,17 @@ fn udp<P: UdpListProtocol>(
     }
 }
 
+/// The master's name as shown (sanitized) and its first address.
+fn resolve_master(master: &str) -> anyhow::Result<(String, SocketAddr)> {
+    let name = sanitize(master);
+    let addr = master
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve {name}"))?
+        .next()
+        .ok_or_else(|| anyhow!("{name} has no address"))?;
+    Ok((name, addr))
+}
+
 /// A GameSpy master's list over TCP.
 fn gs1(
     args: &ListArgs,
@@ -282,13 +301,7 @@ fn gs1(
     out: &mut impl Write,
     skips: &mut Skips,
 ) -> anyhow::Result<usize> {
-    let name = sanitize(&args.master);
-    let addr: SocketAddr = args
-        .master
-        .to_socket_addrs()
-        .with_context(|| format!("cannot resolve {name}"))?
-        .next()
-        .ok_or_else(|| anyhow!("{name} has no address"))?;
+    let (name, addr) = resolve_master(&args.master)?;
     let start = Instant::now();
     let mut client = GsListClient::new(game, game, args.gs1_key.as_deref(), limits, start);
     let wait = client.next_wake().saturating_duration_since(start);
@@ -334,6 +347,63 @@ fn gs1(
             args.json,
             &addr,
             &json!({ "addr": addr, "protocols": ["gamespy1"] }),
+        )?;
+        count += 1;
+    }
+    Ok(count)
+}
+
+/// A Cube 2 master's list over TCP.
+fn cube2(
+    args: &ListArgs,
+    limits: ListLimits,
+    limit: usize,
+    out: &mut impl Write,
+    skips: &mut Skips,
+) -> anyhow::Result<usize> {
+    let (name, addr) = resolve_master(&args.master)?;
+    let mut client = Cube2ListClient::new(limits, Instant::now());
+    let wait = client.next_wake().saturating_duration_since(Instant::now());
+    let mut sock = TcpStream::connect_timeout(&addr, wait.max(Duration::from_millis(1)))
+        .with_context(|| name.to_string())?;
+    sock.write_all(client.request())
+        .with_context(|| name.to_string())?;
+    let mut buf = vec![0u8; 16384];
+    loop {
+        let wait = client.next_wake().saturating_duration_since(Instant::now());
+        if wait.is_zero() {
+            bail!("{name}: {}", client.timed_out(Instant::now()));
+        }
+        sock.set_read_timeout(Some(wait))?;
+        match sock.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => client
+                .handle_bytes(Instant::now(), buf.get(..n).unwrap_or_default())
+                .map_err(|e| anyhow!("{name}: {e}"))?,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => bail!("{name}: {e}"),
+        }
+    }
+    let (servers, skipped) = client.handle_closed().map_err(|e| anyhow!("{name}: {e}"))?;
+    for (a, why) in &skipped {
+        skips.skip(&args.master, &a.to_string(), why);
+    }
+    let mut count = 0;
+    for a in servers.iter().take(limit) {
+        let Some(port) = a.port().checked_add(ogp_proto::cube2::QUERY_PORT_OFFSET) else {
+            skips.skip(&args.master, &a.to_string(), "no query port above its port");
+            continue;
+        };
+        let addr = SocketAddr::new(a.ip(), port).to_string();
+        print(
+            out,
+            args.json,
+            &addr,
+            &json!({ "addr": addr, "game_addr": a.to_string(), "protocols": ["cube2"] }),
         )?;
         count += 1;
     }

@@ -174,6 +174,12 @@ pub fn parse_line(
             let (target, _) = crate::games::target_for(game, host)?;
             return Ok(Some((Some(game.protocol), target)));
         }
+        Some(host) if first.trim_start_matches('-').eq_ignore_ascii_case("cubes") => {
+            // qstat's Cube 2 type names the game port and asks its port + 1.
+            let target = cube2_query_port(host)?;
+            check_host(&target)?;
+            return Ok(Some((Some(Protocol::Cube2), target)));
+        }
         Some(host) => (list_protocol(first.trim_start_matches('-'))?, host),
     };
     // A protocol with a default port (Minecraft) without a port: that port (no SRV
@@ -181,6 +187,19 @@ pub fn parse_line(
     let host = crate::query::with_default_port(host, protocol).unwrap_or_else(|| host.to_string());
     check_host(&host)?;
     Ok(Some((protocol, host)))
+}
+
+/// `host:port` with the port one up: Cube 2's query port of a game port (qstat's `cubes`
+/// lines give the game port).
+fn cube2_query_port(host: &str) -> std::result::Result<String, String> {
+    let (name, port) = host
+        .rsplit_once(':')
+        .ok_or_else(|| format!("{host}: no port"))?;
+    let port: u16 = port.parse().map_err(|_| format!("{host}: bad port"))?;
+    let query = port
+        .checked_add(ogp_proto::cube2::QUERY_PORT_OFFSET)
+        .ok_or_else(|| format!("{host}: no query port above it"))?;
+    Ok(format!("{name}:{query}"))
 }
 
 /// `host:port`, `1.2.3.4:port` or `[v6]:port`.
@@ -823,5 +842,15 @@ mod tests {
             parse_line("EYE 127.0.0.1:22126", auto),
             Ok(Some((Some(Protocol::Ase), "127.0.0.1:22126".into())))
         );
+        // qstat's Cube 2 type gives the game port; ours takes the query port
+        assert_eq!(
+            parse_line("-cubes 127.0.0.1:28785", auto),
+            Ok(Some((Some(Protocol::Cube2), "127.0.0.1:28786".into())))
+        );
+        assert_eq!(
+            parse_line("cube2 127.0.0.1:28786", auto),
+            Ok(Some((Some(Protocol::Cube2), "127.0.0.1:28786".into())))
+        );
+        assert!(parse_line("CUBES 127.0.0.1:65535", auto).is_err());
     }
 }

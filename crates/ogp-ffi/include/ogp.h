@@ -139,6 +139,9 @@
 
 // SA-MP and open.mp.
 #define OGP_PROTO_SAMP 22
+// Cube 2: Sauerbraten and Red Eclipse (the ping on the game port + 1, Sauerbraten's
+// extinfo).
+#define OGP_PROTO_CUBE2 18
 
 // `ogp_responder_poll`'s `*out_wait_ms` when nothing is scheduled.
 #define OGP_WAIT_NONE UINT32_MAX

@@ -55,6 +55,9 @@ pub const OGP_PROTO_MUMBLE: c_int = 20;
 pub const OGP_PROTO_DOOM: c_int = 21;
 /// SA-MP and open.mp.
 pub const OGP_PROTO_SAMP: c_int = 22;
+/// Cube 2: Sauerbraten and Red Eclipse (the ping on the game port + 1, Sauerbraten's
+/// extinfo).
+pub const OGP_PROTO_CUBE2: c_int = 18;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -79,6 +82,7 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_MUMBLE => Some(Protocol::Mumble),
         OGP_PROTO_DOOM => Some(Protocol::Doom),
         OGP_PROTO_SAMP => Some(Protocol::Samp),
+        OGP_PROTO_CUBE2 => Some(Protocol::Cube2),
         _ => return None,
     })
 }
@@ -192,5 +196,7 @@ mod protocol_numbers {
         assert_eq!(protocol(25), Some(Some(Protocol::Doom3)));
         assert_eq!(protocol(26), Some(Some(Protocol::Minetest)));
         assert_eq!(protocol(27), None);
+        assert_eq!(protocol(12), None);
+        assert_eq!(protocol(18), Some(Some(Protocol::Cube2)));
     }
 }

@@ -278,6 +278,7 @@ mod tests {
                 Protocol::Mumble,
                 Protocol::Doom,
                 Protocol::Samp,
+                Protocol::Cube2,
             ]
         );
         assert_eq!("quake4".parse::<Protocol>(), Ok(Protocol::Doom3));

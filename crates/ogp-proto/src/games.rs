@@ -114,6 +114,10 @@ pub struct Match {
     /// ASE: the game name field (`mta`).
     #[serde(default)]
     pub ase_gamename: Vec<String>,
+    /// Cube 2: the game its ping reply's attribute layout names (`sauerbraten`,
+    /// `redeclipse`).
+    #[serde(default)]
+    pub cube2_game: Vec<String>,
     /// Any answer in the game's own protocol names it: the protocol is spoken by this
     /// game alone (Minecraft's Server List Ping, Bedrock's RakNet ping).
     #[serde(default)]
@@ -138,6 +142,8 @@ pub enum Rule {
     Unreal2Gametype,
     /// The ASE game name.
     AseGamename,
+    /// The Cube 2 game of the attribute layout.
+    Cube2Game,
     /// The protocol itself, spoken by this game alone.
     Protocol,
 }
@@ -145,7 +151,7 @@ pub enum Rule {
 impl Rule {
     /// The rule's name in JSON and in the catalogue's `match`: `a2s_app_id`,
     /// `a2s_folder`, `gamespy_gamename`, `quake3_gamename`, `ogp_game_id`,
-    /// `unreal2_gametype`, `ase_gamename`, `by_protocol`.
+    /// `unreal2_gametype`, `ase_gamename`, `cube2_game`, `by_protocol`.
     pub const fn name(self) -> &'static str {
         match self {
             Self::A2sAppId => "a2s_app_id",
@@ -155,6 +161,7 @@ impl Rule {
             Self::OgpGameId => "ogp_game_id",
             Self::Unreal2Gametype => "unreal2_gametype",
             Self::AseGamename => "ase_gamename",
+            Self::Cube2Game => "cube2_game",
             Self::Protocol => "by_protocol",
         }
     }
@@ -274,6 +281,7 @@ struct Index {
     ogp_game_id: HashMap<u16, Vec<usize>>,
     unreal2_gametype: HashMap<String, Vec<usize>>,
     ase_gamename: HashMap<String, Vec<usize>>,
+    cube2_game: HashMap<String, Vec<usize>>,
     by_protocol: Vec<(Protocol, usize)>,
 }
 
@@ -309,6 +317,9 @@ impl Index {
             for n in &m.ase_gamename {
                 add(&mut x.ase_gamename, n.to_ascii_lowercase(), i);
             }
+            for n in &m.cube2_game {
+                add(&mut x.cube2_game, n.to_ascii_lowercase(), i);
+            }
             if m.by_protocol {
                 x.by_protocol.push((g.protocol, i));
             }
@@ -338,6 +349,7 @@ impl Index {
             .chain(text(&self.quake3_gamename, f.quake3_gamename))
             .chain(text(&self.unreal2_gametype, f.unreal2_gametype))
             .chain(text(&self.ase_gamename, f.ase_gamename))
+            .chain(text(&self.cube2_game, f.cube2_game))
             .chain(
                 f.ogp_game_id
                     .and_then(|id| self.ogp_game_id.get(&id))
@@ -559,6 +571,7 @@ struct Facts<'a> {
     ogp_game_id: Option<u16>,
     unreal2_gametype: Option<&'a str>,
     ase_gamename: Option<&'a str>,
+    cube2_game: Option<&'a str>,
     protocol: Option<Protocol>,
 }
 
@@ -637,6 +650,8 @@ impl<'a> Facts<'a> {
             // Quake III's
             Protocol::Doom3 => Self {
                 quake3_gamename: s.rules.as_ref().and_then(|r| r.get("gamename")),
+            Protocol::Cube2 => Self {
+                cube2_game: game,
                 ..Self::default()
             },
             _ => Self::default(),
@@ -672,6 +687,7 @@ impl<'a> Facts<'a> {
                 Rule::AseGamename,
                 text_point(&m.ase_gamename, self.ase_gamename),
             ),
+            (Rule::Cube2Game, text_point(&m.cube2_game, self.cube2_game)),
             (
                 Rule::Protocol,
                 // only for: an answer in another protocol says nothing against it
@@ -752,6 +768,7 @@ mod tests {
             Protocol::Mumble,
             Protocol::Doom,
             Protocol::Samp,
+            Protocol::Cube2,
         ];
         let mut checked = 0;
         let mut named = 0;
@@ -776,6 +793,7 @@ mod tests {
                 upper(&m.quake3_gamename),
             );
             let (unreal2, ase) = (upper(&m.unreal2_gametype), upper(&m.ase_gamename));
+            let cube2 = upper(&m.cube2_game);
             for p in protocols {
                 let base = Facts::default().with_protocol(p);
                 check(&base);
@@ -837,6 +855,12 @@ mod tests {
                 for n in ase.iter().map(String::as_str).chain(["nosuchgame"]) {
                     check(&Facts {
                         ase_gamename: Some(n),
+                        ..base
+                    });
+                }
+                for n in cube2.iter().map(String::as_str).chain(["nosuchgame"]) {
+                    check(&Facts {
+                        cube2_game: Some(n),
                         ..base
                     });
                 }

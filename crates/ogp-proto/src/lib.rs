@@ -71,6 +71,7 @@ mod charset;
 pub mod client;
 mod client_core;
 mod client_stream;
+pub mod cube2;
 pub mod detect;
 pub mod doom3;
 pub mod doom;

@@ -53,6 +53,7 @@ macro_rules! for_each_protocol {
             Mumble => mumble;
             Doom => doom;
             Samp => samp;
+            Cube2 => cube2;
         }
     };
 }

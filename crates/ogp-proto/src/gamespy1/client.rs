@@ -214,6 +214,14 @@ impl QueryDriver for QueryMachine {
         if datagram.first() != Some(&b'\\') {
             return self.x.dropped(bytes, "not a GameSpy v1 reply");
         }
+        // Cube 2 servers answer any datagram after an echo of it (`\status\` and
+        // binary): a reply that starts with our request is not a GameSpy v1 reply
+        // (but for `\echo\`, whose reply rightly does).
+        let mut request = Vec::new();
+        self.opts.query.encode(self.opts.xserverquery, &mut request);
+        if !matches!(self.opts.query, Query::Echo(_)) && datagram.starts_with(&request) {
+            return self.x.dropped(bytes, "an echo of our request");
+        }
         let decoded = match decode_packet_with(datagram, &self.opts.packet) {
             Ok(d) => d,
             Err(e) => {
@@ -282,6 +290,20 @@ mod tests {
         for r in replies {
             m.handle_datagram(now, r);
         }
+    }
+
+    #[test]
+    fn an_echo_of_the_request_is_not_a_reply() {
+        // A Cube 2 server's answer to `\status\`: the request, then its ping reply.
+        let now = Instant::now();
+        let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), 1, now);
+        run(
+            &mut m,
+            now,
+            &[b"\\status\\\x00\x05\x80\x04\x01\x00\x00\x05\x00\x00S\x00"],
+        );
+        assert!(m.take_result().is_none());
+        assert_eq!(m.last_dropped(), Some("an echo of our request"));
     }
 
     #[test]

@@ -157,7 +157,7 @@ pub enum ListError {
         /// Bytes of the list read.
         bytes: usize,
     },
-    /// The master sent nothing for a page timeout before the list's end (GameSpy, over
+    /// The master sent nothing for a page timeout before the list's end (over
     /// TCP).
     Quiet {
         /// The page timeout.
@@ -215,7 +215,7 @@ impl fmt::Display for ListError {
             ),
             Self::Quiet { waited } => write!(
                 f,
-                "the master sent nothing for {} ms before the list's end (\\final\\)",
+                "the master sent nothing for {} ms before the list's end",
                 waited.as_millis()
             ),
             Self::Malformed { page, reason } => write!(f, "page {page}: {reason}"),
@@ -888,11 +888,61 @@ const MAX_GREETING: usize = 1024;
 pub struct GsListClient {
     request: super::gsmaster::ListRequest,
     key: Option<Vec<u8>>,
+    run: TcpRun,
+    greeted: bool,
+    buf: Vec<u8>,
+}
+
+/// The timers of a list read over one TCP connection (GameSpy's, Cube 2's): the whole
+/// run within [`ListLimits::deadline`], silence within [`ListLimits::page_timeout`].
+#[derive(Debug, Clone, Copy)]
+struct TcpRun {
     limits: ListLimits,
     started: Instant,
     last: Instant,
-    greeted: bool,
-    buf: Vec<u8>,
+}
+
+impl TcpRun {
+    fn new(limits: ListLimits, now: Instant) -> Self {
+        Self {
+            limits,
+            started: now,
+            last: now,
+        }
+    }
+
+    /// The page timeout after the last bytes, or the run's deadline, whichever first.
+    fn next_wake(&self) -> Instant {
+        let deadline = self.started.checked_add(self.limits.deadline);
+        let silence = self.last.checked_add(self.limits.page_timeout);
+        match (deadline, silence) {
+            (Some(d), Some(s)) => d.min(s),
+            (Some(t), None) | (None, Some(t)) => t,
+            (None, None) => self.last,
+        }
+    }
+
+    fn timed_out(&self, now: Instant) -> ListError {
+        if now.saturating_duration_since(self.started) >= self.limits.deadline {
+            ListError::Deadline {
+                deadline: self.limits.deadline,
+                pages: 0,
+            }
+        } else {
+            ListError::Quiet {
+                waited: self.limits.page_timeout,
+            }
+        }
+    }
+
+    /// Bytes came at `now`: an error once the run's deadline has passed.
+    fn heard(&mut self, now: Instant) -> Result<(), ListError> {
+        self.last = now;
+        if now.saturating_duration_since(self.started) >= self.limits.deadline {
+            return Err(self.timed_out(now));
+        }
+        Ok(())
+    }
 }
 
 impl GsListClient {
@@ -910,9 +960,7 @@ impl GsListClient {
         Self {
             request: super::gsmaster::ListRequest::new(game, client_game, "00000000"),
             key: key.map(|k| k.as_bytes().to_vec()),
-            limits,
-            started: now,
-            last: now,
+            run: TcpRun::new(limits, now),
             greeted: false,
             buf: Vec::new(),
         }
@@ -921,27 +969,12 @@ impl GsListClient {
     /// When to give up waiting for bytes: the page timeout after the last bytes, or the
     /// run's deadline, whichever comes first.
     pub fn next_wake(&self) -> Instant {
-        let deadline = self.started.checked_add(self.limits.deadline);
-        let silence = self.last.checked_add(self.limits.page_timeout);
-        match (deadline, silence) {
-            (Some(d), Some(s)) => d.min(s),
-            (Some(t), None) | (None, Some(t)) => t,
-            (None, None) => self.last,
-        }
+        self.run.next_wake()
     }
 
     /// Nothing came by [`next_wake`](Self::next_wake): the error to end with.
     pub fn timed_out(&self, now: Instant) -> ListError {
-        if now.saturating_duration_since(self.started) >= self.limits.deadline {
-            ListError::Deadline {
-                deadline: self.limits.deadline,
-                pages: 0,
-            }
-        } else {
-            ListError::Quiet {
-                waited: self.limits.page_timeout,
-            }
-        }
+        self.run.timed_out(now)
     }
 
     /// The master closed the connection.
@@ -953,12 +986,9 @@ impl GsListClient {
 
     /// Bytes from the master.
     pub fn handle_bytes(&mut self, now: Instant, bytes: &[u8]) -> Result<GsProgress, ListError> {
-        self.last = now;
-        if now.saturating_duration_since(self.started) >= self.limits.deadline {
-            return Err(self.timed_out(now));
-        }
+        self.run.heard(now)?;
         let cap = if self.greeted {
-            self.limits.max_page_bytes
+            self.run.limits.max_page_bytes
         } else {
             MAX_GREETING
         };
@@ -985,9 +1015,9 @@ impl GsListClient {
             if let Some(why) = invalid_reason(SocketAddr::V4(a)) {
                 skipped.push((a, why));
             } else if seen.insert(a) {
-                if servers.len() >= self.limits.max_servers {
+                if servers.len() >= self.run.limits.max_servers {
                     return Err(ListError::TooManyServers {
-                        max: self.limits.max_servers,
+                        max: self.run.limits.max_servers,
                     });
                 }
                 servers.push(a);
@@ -1022,6 +1052,108 @@ impl GsListClient {
         let mut out = Vec::new();
         request.encode(&mut out);
         GsProgress::Send(out)
+    }
+}
+
+/// The client of a Cube 2 master's list over TCP (Red Eclipse's and Sauerbraten's):
+/// sends `list\n`, then reads lines until the master closes the connection:
+/// `addserver IP PORT …` is a server (its game port: the query port is one up),
+/// `clearservers` and other lines are passed over. Bounded like [`GsListClient`]: the
+/// run within [`ListLimits::deadline`], silence within [`ListLimits::page_timeout`], the
+/// whole answer within [`ListLimits::max_page_bytes`], a line within
+/// [`crate::cube2::master::MAX_LINE`] bytes, at most [`ListLimits::max_servers`]
+/// distinct servers.
+#[derive(Debug)]
+pub struct Cube2ListClient {
+    run: TcpRun,
+    bytes: usize,
+    line: Vec<u8>,
+    seen: HashSet<SocketAddr>,
+    servers: Vec<SocketAddr>,
+    skipped: Vec<(SocketAddr, &'static str)>,
+}
+
+impl Cube2ListClient {
+    /// A client starting at `now` (when the connection was opened).
+    pub fn new(limits: ListLimits, now: Instant) -> Self {
+        Self {
+            run: TcpRun::new(limits, now),
+            bytes: 0,
+            line: Vec::new(),
+            seen: HashSet::new(),
+            servers: Vec::new(),
+            skipped: Vec::new(),
+        }
+    }
+
+    /// What to send once connected.
+    pub fn request(&self) -> &'static [u8] {
+        crate::cube2::master::LIST_REQUEST
+    }
+
+    /// When to give up waiting for bytes (as [`GsListClient::next_wake`]).
+    pub fn next_wake(&self) -> Instant {
+        self.run.next_wake()
+    }
+
+    /// Nothing came by [`next_wake`](Self::next_wake): the error to end with.
+    pub fn timed_out(&self, now: Instant) -> ListError {
+        self.run.timed_out(now)
+    }
+
+    /// Bytes from the master.
+    pub fn handle_bytes(&mut self, now: Instant, bytes: &[u8]) -> Result<(), ListError> {
+        self.run.heard(now)?;
+        let max = self.run.limits.max_page_bytes;
+        if bytes.len() > max.saturating_sub(self.bytes) {
+            return Err(ListError::PageTooLarge { page: 1, max });
+        }
+        self.bytes = self.bytes.saturating_add(bytes.len());
+        for &b in bytes {
+            if b == b'\n' {
+                let line = std::mem::take(&mut self.line);
+                self.take_line(&line)?;
+            } else if self.line.len() >= crate::cube2::master::MAX_LINE {
+                return Err(ListError::Malformed {
+                    page: 1,
+                    reason: format!(
+                        "a line longer than {} bytes",
+                        crate::cube2::master::MAX_LINE
+                    ),
+                });
+            } else {
+                self.line.push(b);
+            }
+        }
+        Ok(())
+    }
+
+    fn take_line(&mut self, line: &[u8]) -> Result<(), ListError> {
+        let Some(a) = crate::cube2::master::decode_line(line) else {
+            return Ok(());
+        };
+        if let Some(why) = invalid_reason(a) {
+            self.skipped.push((a, why));
+        } else if self.seen.insert(a) {
+            if self.servers.len() >= self.run.limits.max_servers {
+                return Err(ListError::TooManyServers {
+                    max: self.run.limits.max_servers,
+                });
+            }
+            self.servers.push(a);
+        }
+        Ok(())
+    }
+
+    /// The master closed the connection: the list (distinct servers with their game
+    /// ports, in the master's order) and the entries skipped as no server.
+    #[allow(clippy::type_complexity)]
+    pub fn handle_closed(
+        mut self,
+    ) -> Result<(Vec<SocketAddr>, Vec<(SocketAddr, &'static str)>), ListError> {
+        let line = std::mem::take(&mut self.line);
+        self.take_line(&line)?;
+        Ok((self.servers, self.skipped))
     }
 }
 
@@ -1462,6 +1594,76 @@ mod tests {
         assert!(matches!(
             c.timed_out(t0 + Duration::from_secs(10)),
             ListError::Deadline { .. }
+        ));
+    }
+
+    #[test]
+    fn a_cube2_list_reads_addserver_lines_until_the_close() {
+        let t0 = Instant::now();
+        let mut c = Cube2ListClient::new(ListLimits::default(), t0);
+        assert_eq!(c.request(), b"list\n");
+        // Red Eclipse 1.6's answer, cut anywhere.
+        let answer: &[u8] = b"clearservers\naddserver 127.0.0.1 40011 0 \"My RE\" \"\" \"\" \"?\"\naddserver 0.0.0.0 1 0\naddserver 192.0.2.1 28785\naddserver 127.0.0.1 40011\n";
+        for part in answer.chunks(7) {
+            c.handle_bytes(t0, part).unwrap();
+        }
+        // The last line without its newline still counts at the close.
+        c.handle_bytes(t0, b"addserver 192.0.2.2 28801").unwrap();
+        let (servers, skipped) = c.handle_closed().unwrap();
+        let want: Vec<SocketAddr> = ["127.0.0.1:40011", "192.0.2.1:28785", "192.0.2.2:28801"]
+            .iter()
+            .map(|a| a.parse().unwrap())
+            .collect();
+        assert_eq!(servers, want);
+        assert_eq!(skipped.len(), 1);
+    }
+
+    #[test]
+    fn a_hostile_cube2_master_is_bounded() {
+        let t0 = Instant::now();
+        let limits = ListLimits {
+            max_servers: 3,
+            max_page_bytes: 4096,
+            ..ListLimits::default()
+        };
+        // An endless line.
+        let mut c = Cube2ListClient::new(limits, t0);
+        let e = c.handle_bytes(t0, &[b'a'; 2000]).unwrap_err();
+        assert!(matches!(e, ListError::Malformed { .. }), "{e}");
+        // More servers than the cap.
+        let mut c = Cube2ListClient::new(limits, t0);
+        let mut lines = Vec::new();
+        for i in 1..=4u8 {
+            lines.extend_from_slice(format!("addserver 192.0.2.{i} 1\n").as_bytes());
+        }
+        let e = c.handle_bytes(t0, &lines).unwrap_err();
+        assert_eq!(e, ListError::TooManyServers { max: 3 });
+        // More bytes than the cap, a few at a time (junk lines).
+        let mut c = Cube2ListClient::new(limits, t0);
+        let mut r = Ok(());
+        for _ in 0..1000 {
+            r = c.handle_bytes(t0, b"junk junk\n");
+            if r.is_err() {
+                break;
+            }
+        }
+        assert!(matches!(r, Err(ListError::PageTooLarge { .. })), "{r:?}");
+        // A drip past the deadline, and silence.
+        let mut c = Cube2ListClient::new(limits, t0);
+        let mut t = t0;
+        let e = loop {
+            t += Duration::from_secs(1);
+            if let Err(e) = c.handle_bytes(t, b"c") {
+                break e;
+            }
+            assert!(t - t0 <= limits.deadline, "the drip outlived the deadline");
+        };
+        assert!(matches!(e, ListError::Deadline { .. }), "{e}");
+        let c = Cube2ListClient::new(limits, t0);
+        assert_eq!(c.next_wake(), t0 + limits.page_timeout);
+        assert!(matches!(
+            c.timed_out(c.next_wake()),
+            ListError::Quiet { .. }
         ));
     }
 }
