@@ -10,6 +10,7 @@ mod answer_cache;
 mod ase_captures;
 mod bedrock_captures;
 mod bedrock_props;
+mod cube2_captures;
 mod doom3_captures;
 mod doom_captures;
 mod games;
