@@ -257,7 +257,7 @@ mod tests {
         assert_eq!(Protocol::parse_or_auto("Auto"), Ok(None));
         assert_eq!(
             "quake4".parse::<Protocol>().unwrap_err().to_string(),
-            "unknown protocol \"quake4\" (expected ogp, gamespy3, a2s, gqp, ogp-draft, quake3, bedrock, minecraft, gamespy1, unreal2, gamespy2, ase, or auto)"
+            "unknown protocol \"quake4\" (expected ogp, gamespy3, a2s, gqp, ogp-draft, quake3, bedrock, minecraft, gamespy1, unreal2, gamespy2, ase, quakeworld, quake2, or auto)"
         );
         assert_eq!(
             Protocol::AUTO,
@@ -272,6 +272,8 @@ mod tests {
                 Protocol::Unreal2,
                 Protocol::Gamespy2,
                 Protocol::Ase,
+                Protocol::Quakeworld,
+                Protocol::Quake2,
             ]
         );
         assert_eq!(Protocol::AUTO_STREAM, [Protocol::Minecraft]);

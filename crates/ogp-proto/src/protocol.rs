@@ -45,6 +45,8 @@ macro_rules! for_each_protocol {
             Unreal2 => unreal2;
             Gamespy2 => gamespy2;
             Ase => ase;
+            Quakeworld => quakeworld;
+            Quake2 => quake2;
         }
     };
 }
