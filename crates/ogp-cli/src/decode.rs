@@ -18,6 +18,7 @@ use crate::render::{self, sanitize};
 mod gs1;
 mod gs2_ase;
 mod gs3;
+mod quakeworld;
 
 /// One input datagram and where it came from (for messages).
 pub struct Input {
@@ -136,6 +137,10 @@ fn decode_group(protocol: Protocol, inputs: &[Input], charset: Charset) -> Resul
             .iter()
             .map(|i| gs2_ase::ase_msg(i, charset))
             .collect(),
+        Protocol::Quakeworld | Protocol::Quake2 => inputs
+            .iter()
+            .map(|i| quakeworld::msg(i, protocol))
+            .collect(),
         _ => ogp_msgs(inputs),
     }
 }
@@ -172,7 +177,8 @@ const TRIED: &str = "tried OGP v1.01 and the v0.02 draft (FF FF FF FF \"OGP\\0\"
     (FF FF FF FF, or FE FF FF FF split), GameSpy v3 (FE FD request, or 00/03/05/09 reply \
     with a session id), GQP (text ending with EOT or ETB), GameSpy v1 (\\key\\value \
     text), Unreal 2 (70-9F 00 00 00 then 00, 01 or 02), GameSpy v2 (a 10-byte FE FD 00 \
-    request, or 00, an id and a key without splitnum) and ASE (EYE1, or s); name one with -p";
+    request, or 00, an id and a key without splitnum), ASE (EYE1, or s), QuakeWorld (FF FF FF FF \
+    n\\) and Quake 2 (FF FF FF FF print); name one with -p";
 
 /// Splits the inputs into runs of one protocol: all of them with `-p`, else each
 /// datagram's guessed protocol.

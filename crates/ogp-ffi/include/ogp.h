@@ -118,6 +118,12 @@
 // ASE, the All-Seeing Eye.
 #define OGP_PROTO_ASE 11
 
+// QuakeWorld's `status`.
+#define OGP_PROTO_QUAKEWORLD 14
+
+// Quake 2's `status`.
+#define OGP_PROTO_QUAKE2 15
+
 // `ogp_responder_poll`'s `*out_wait_ms` when nothing is scheduled.
 #define OGP_WAIT_NONE UINT32_MAX
 

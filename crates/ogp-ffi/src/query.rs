@@ -39,6 +39,10 @@ pub const OGP_PROTO_UNREAL2: c_int = 9;
 pub const OGP_PROTO_GAMESPY2: c_int = 10;
 /// ASE, the All-Seeing Eye.
 pub const OGP_PROTO_ASE: c_int = 11;
+/// QuakeWorld's `status`.
+pub const OGP_PROTO_QUAKEWORLD: c_int = 14;
+/// Quake 2's `status`.
+pub const OGP_PROTO_QUAKE2: c_int = 15;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -55,6 +59,8 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_UNREAL2 => Some(Protocol::Unreal2),
         OGP_PROTO_GAMESPY2 => Some(Protocol::Gamespy2),
         OGP_PROTO_ASE => Some(Protocol::Ase),
+        OGP_PROTO_QUAKEWORLD => Some(Protocol::Quakeworld),
+        OGP_PROTO_QUAKE2 => Some(Protocol::Quake2),
         _ => return None,
     })
 }

@@ -1,0 +1,247 @@
+//! A real QuakeWorld server (Debian's `mvdsv` with `ktx`, started by
+//! `ogp_testkit::gameservers::quakeworld` on a free loopback port with a generated map and
+//! one connected test client) read by `ogp query -p quakeworld`, by auto-detection and by
+//! `ogp scan`, and by the three readers that run here, each compared with us field by
+//! field: qstat 2.17 (`-qws`), gamedig 5.3.3 (`protocol-quake1`) and opengsq 3.7.0
+//! (`Quake1`).
+//!
+//! What each reader gives, asserted as such (their limits, not ours):
+//!
+//! | | qstat `-qws -json` | gamedig `protocol-quake1` | opengsq `Quake1` |
+//! |---|---|---|---|
+//! | map | `map` | empty (`map` reads Quake 2's `mapname`; `raw.map` has it) | `info.map` |
+//! | max players | `maxplayers` | `maxplayers` (a string) | `info.maxclients` |
+//! | players | number, name, score, ping, skin, team | id, name, score, ping, skin, colours (`raw`) | id, name, score, ping, skin, colours |
+//!
+//! One server for the whole file (started once, in the one test), a few seconds in all.
+//! Runs only with `OGP_INTEROP=1` (set by `scripts/test.sh` after
+//! `scripts/install-interop.sh` and `scripts/install-gameservers.sh`); a missing server
+//! fails the test.
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+use ogp_testkit::gameservers::quakeworld::{QuakeWorld, QuakeWorldConfig, TestClient};
+use serde_json::Value;
+
+/// `ogp query ARGS --json TARGET`: the JSON result.
+fn ogp_query_json(args: &[&str], target: &str) -> Value {
+    let out = Command::new(BIN)
+        .arg("query")
+        .args(args)
+        .args(["--json", "--timeout", "2000", target])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run ogp query");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "ogp query {args:?} {target}: not JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// A player as every reader can tell it: id, name, frags, ping, skin.
+type Seen = (i64, String, i64, i64, String);
+
+fn players(list: &Value, id: &str, score: &str, raw: bool) -> Vec<Seen> {
+    list.as_array()
+        .map(|a| {
+            a.iter()
+                .map(|p| {
+                    let r = if raw { &p["raw"] } else { p };
+                    (
+                        int_of(&r[id]).unwrap_or(i64::MIN),
+                        str_of(&p["name"]).unwrap_or_default(),
+                        int_of(&r[score]).unwrap_or(i64::MIN),
+                        int_of(&r["ping"]).unwrap_or(i64::MIN),
+                        str_of(&r["skin"])
+                            .or_else(|| str_of(&p["extra"]["skin"]))
+                            .unwrap_or_default(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn ogp_and_three_readers_agree_on_a_real_mvdsv() {
+    if !enabled("ogp_and_three_readers_agree_on_a_real_mvdsv") {
+        return;
+    }
+    let config = QuakeWorldConfig::new("QW ogp test", 6);
+    let server = QuakeWorld::start(&config);
+    let _client = TestClient::connect(server.addr(), "Tester", (4, 12), "base", "red");
+    let target = server.addr().to_string();
+    let mut r = Report::default();
+
+    // ogp: -p quakeworld and auto-detection read what the server was started with.
+    let mut ours = Vec::new();
+    for args in [&["-p", "quakeworld"][..], &[][..]] {
+        let v = ogp_query_json(args, &target);
+        let what = format!("ogp query {args:?}");
+        r.eq(format!("{what}: ok"), v["ok"].as_bool(), Some(true));
+        r.eq(
+            format!("{what}: protocol"),
+            str_of(&v["protocol"]),
+            Some("quakeworld".into()),
+        );
+        let s = &v["status"];
+        r.eq(
+            format!("{what}: host name"),
+            str_of(&s["host_name"]),
+            Some(config.hostname.clone()),
+        );
+        r.eq(
+            format!("{what}: map"),
+            str_of(&s["map"]["name"]),
+            Some(config.map.clone()),
+        );
+        r.eq(
+            format!("{what}: max players"),
+            int_of(&s["slot_max"]),
+            Some(i64::from(config.max_clients)),
+        );
+        r.eq(
+            format!("{what}: player count"),
+            int_of(&s["player_count"]),
+            Some(1),
+        );
+        let p = &s["players"][0];
+        r.eq(
+            format!("{what}: player"),
+            (
+                str_of(&p["name"]),
+                str_of(&p["extra"]["team"]),
+                str_of(&p["extra"]["topcolor"]),
+                str_of(&p["extra"]["bottomcolor"]),
+            ),
+            (
+                Some("Tester".into()),
+                Some("red".into()),
+                Some("4".into()),
+                Some("12".into()),
+            ),
+        );
+        ours = players(&s["players"], "id", "frags", false);
+    }
+
+    // qstat -qws
+    let ran = qstat_run("-qws", server.port);
+    let q = &parse_json(&ran, "qstat -qws", "mvdsv")[0];
+    r.eq(
+        "qstat: name".into(),
+        str_of(&q["name"]),
+        Some(config.hostname.clone()),
+    );
+    r.eq(
+        "qstat: map".into(),
+        str_of(&q["map"]),
+        Some(config.map.clone()),
+    );
+    r.eq(
+        "qstat: max players".into(),
+        int_of(&q["maxplayers"]),
+        Some(i64::from(config.max_clients)),
+    );
+    r.eq("qstat: players".into(), int_of(&q["numplayers"]), Some(1));
+    r.list(
+        "qstat: player lines".into(),
+        &players(&q["players"], "number", "score", false),
+        &ours,
+    );
+    r.eq(
+        "qstat: team".into(),
+        str_of(&q["players"][0]["team"]),
+        Some("red".into()),
+    );
+
+    // gamedig protocol-quake1
+    let ran = run(
+        Command::new("node")
+            .arg(gamedig_js())
+            .args(["--type", "protocol-quake1", "--givenPortOnly"])
+            .args(["--socketTimeout", "1500", "--maxRetries", "1"])
+            .arg(&target),
+        CLIENT_LIMIT,
+    );
+    let g = parse_json(&ran, "gamedig protocol-quake1", "mvdsv");
+    r.eq("gamedig: error".into(), g.get("error").cloned(), None);
+    r.eq(
+        "gamedig: name".into(),
+        str_of(&g["name"]),
+        Some(config.hostname.clone()),
+    );
+    r.eq(
+        "gamedig: map (raw)".into(),
+        str_of(&g["raw"]["map"]),
+        Some(config.map.clone()),
+    );
+    r.eq(
+        "gamedig: max players".into(),
+        str_of(&g["maxplayers"]),
+        Some(config.max_clients.to_string()),
+    );
+    r.list(
+        "gamedig: players".into(),
+        &players(&g["players"], "id", "score", true),
+        &ours,
+    );
+    r.eq(
+        "gamedig: colours".into(),
+        (
+            int_of(&g["players"][0]["raw"]["color1"]),
+            int_of(&g["players"][0]["raw"]["color2"]),
+        ),
+        (Some(4), Some(12)),
+    );
+
+    // opengsq Quake1
+    let py = venv_python("opengsq.protocols", "opengsq", OPENGSQ);
+    let ran = run(
+        Command::new(py)
+            .arg(script("tests/interop/q1_py.py"))
+            .args(["quake1", "127.0.0.1", &server.port.to_string(), "2.0"]),
+        CLIENT_LIMIT,
+    );
+    let o = parse_json(&ran, "opengsq quake1", "mvdsv");
+    r.eq("opengsq: error".into(), o["error"].clone(), Value::Null);
+    r.eq(
+        "opengsq: name".into(),
+        str_of(&o["info"]["hostname"]),
+        Some(config.hostname.clone()),
+    );
+    r.eq(
+        "opengsq: map".into(),
+        str_of(&o["info"]["map"]),
+        Some(config.map.clone()),
+    );
+    r.eq(
+        "opengsq: max players".into(),
+        str_of(&o["info"]["maxclients"]),
+        Some(config.max_clients.to_string()),
+    );
+    r.list(
+        "opengsq: players".into(),
+        &players(&o["players"], "id", "score", false),
+        &ours,
+    );
+
+    // ogp scan: one line `quakeworld HOST:PORT`.
+    let ran = ogp_run_with_input(
+        &["scan", "--no-progress", "-"],
+        Some(format!("quakeworld {target}\nqws {target}\n").as_bytes()),
+        CLIENT_LIMIT,
+    );
+    let out = String::from_utf8_lossy(&ran.stdout);
+    r.eq(
+        "ogp scan: both lines answered".into(),
+        out.matches("QW ogp test").count(),
+        2,
+    );
+    r.finish("real mvdsv");
+}
