@@ -8,7 +8,7 @@ pub mod client;
 pub use crate::quakeworld::wire::{decode_reply, decode_reply_with, DecodeLimits, Reply};
 
 use crate::protocol::{Entry, Signature, Tier, Transport};
-use crate::quakeworld::wire::{reply_dialect, Dialect};
+use crate::quakeworld::wire::{reply_dialect, request_dialect, Dialect};
 
 /// Quake 2's entry (see [`Entry`]): `FF FF FF FF status`, answered by `print`.
 pub const ENTRY: Entry = Entry {
@@ -17,13 +17,15 @@ pub const ENTRY: Entry = Entry {
         the server info and one line per player.",
     signatures: &[Signature {
         tier: Tier::Magic,
-        matches: is_quake2_reply,
+        matches: is_quake2_datagram,
     }],
     default_port: Some(27910),
     ..Entry::new("quake2", "Quake 2", Transport::Datagram)
 };
 
-/// Whether `datagram` is a Quake 2 `status` reply (`FF FF FF FF print\n`).
-pub fn is_quake2_reply(datagram: &[u8]) -> bool {
+/// Whether `datagram` is a bare `status` request (`FF FF FF FF status`) or a Quake 2
+/// reply (`FF FF FF FF print\n`).
+pub fn is_quake2_datagram(datagram: &[u8]) -> bool {
     reply_dialect(datagram) == Some(Dialect::Quake2)
+        || request_dialect(datagram) == Some(Dialect::Quake2)
 }

@@ -33,13 +33,15 @@ pub const ENTRY: Entry = Entry {
         `status 23`, answered by the server info and one line per player.",
     signatures: &[Signature {
         tier: Tier::Magic,
-        matches: is_quakeworld_reply,
+        matches: is_quakeworld_datagram,
     }],
     default_port: Some(27500),
     ..Entry::new("quakeworld", "QuakeWorld", Transport::Datagram)
 };
 
-/// Whether `datagram` is a QuakeWorld `status` reply (`FF FF FF FF n\…`).
-pub fn is_quakeworld_reply(datagram: &[u8]) -> bool {
+/// Whether `datagram` is a QuakeWorld `status` request with flags (`FF FF FF FF status
+/// 23`) or reply (`FF FF FF FF n\…`).
+pub fn is_quakeworld_datagram(datagram: &[u8]) -> bool {
     wire::reply_dialect(datagram) == Some(Dialect::QuakeWorld)
+        || wire::request_dialect(datagram) == Some(Dialect::QuakeWorld)
 }

@@ -158,10 +158,24 @@ pub fn reply_dialect(datagram: &[u8]) -> Option<Dialect> {
 
 /// Whether `datagram` is a `status` request.
 pub fn is_request(datagram: &[u8]) -> bool {
-    datagram
-        .strip_prefix(&PREFIX)
-        .and_then(|r| r.strip_prefix(b"status"))
-        .is_some_and(|r| matches!(r.first(), None | Some(b' ' | b'\n' | 0)))
+    request_dialect(datagram).is_some()
+}
+
+/// The dialect a `status` request is in: QuakeWorld's carries flags (`status 23`), a
+/// bare `status` is Quake 2's (old QuakeWorld clients send it too).
+pub fn request_dialect(datagram: &[u8]) -> Option<Dialect> {
+    let rest = datagram.strip_prefix(&PREFIX)?.strip_prefix(b"status")?;
+    let rest = match rest {
+        [b' ', rest @ ..] => rest,
+        [] | [b'\n' | 0, ..] => return Some(Dialect::Quake2),
+        _ => return None,
+    };
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    (digits > 0
+        && rest
+            .get(digits..)
+            .is_some_and(|t| t.iter().all(|b| matches!(b, b'\n' | 0 | b' '))))
+    .then_some(Dialect::QuakeWorld)
 }
 
 /// Decodes a reply with the default limits.
@@ -263,6 +277,12 @@ mod tests {
         assert_eq!(out, b"\xff\xff\xff\xffstatus 23\n");
         assert!(is_request(&out));
         assert!(!is_request(b"\xff\xff\xff\xffstatusResponse"));
+        assert_eq!(request_dialect(&out), Some(Dialect::QuakeWorld));
+        assert_eq!(
+            request_dialect(b"\xff\xff\xff\xffstatus\n"),
+            Some(Dialect::Quake2)
+        );
+        assert_eq!(request_dialect(b"\xff\xff\xff\xffstatus x"), None);
         assert_eq!(
             reply_dialect(b"\xff\xff\xff\xffn"),
             Some(Dialect::QuakeWorld)
