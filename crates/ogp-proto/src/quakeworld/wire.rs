@@ -12,7 +12,7 @@
 //! QuakeWorld's `FLAGS` (MVDSV, FTE, ezQuake's server) are a bit set: 1 server info, 2
 //! players, 4 spectators, 16 each player's team; we send `23` as qstat does, and servers
 //! older than the flags answer it as a plain `status`. A spectator's line has the frags
-//! `-9999` (or `S`) and its name starts with `\s\`. Both engines end the reply with a
+//! `-9999` (or `S`) and its name starts with `\s\`. QuakeWorld ends the reply with a
 //! NUL, and the info string and player lines are the ones Quake III's `statusResponse`
 //! carries (shared with it: [`crate::infostring`]).
 
@@ -77,7 +77,8 @@ impl Reply {
             .map(|(_, v)| v.as_str())
     }
 
-    /// Appends the datagram to `out` (with the engines' closing NUL).
+    /// Appends the datagram to `out` (QuakeWorld's with its closing NUL, which Quake 2
+    /// servers do not send).
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&PREFIX);
         out.extend_from_slice(self.dialect.reply_word());
@@ -87,7 +88,9 @@ impl Reply {
         for p in &self.players {
             encode_player(p, |i| qw && (i == 0 || i == 3), out);
         }
-        out.push(0);
+        if qw {
+            out.push(0);
+        }
     }
 
     /// The datagram in a buffer of its own.
