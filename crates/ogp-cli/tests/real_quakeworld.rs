@@ -13,6 +13,12 @@
 //! | max players | `maxplayers` | `maxplayers` (a string) | `info.maxclients` |
 //! | players | number, name, score, ping, skin, team | id, name, score, ping, skin, colours (`raw`) | id, name, score, ping, skin, colours |
 //!
+//! Quake 2 has no server here: its two captures (`crates/ogp-proto/tests/data/quake2/`,
+//! real R1Q2 servers' replies from GameQ's test data) are replayed on loopback
+//! (`ogp_testkit::replay::Replay`) to `ogp query -p quake2` and to qstat `-q2s`, gamedig
+//! `protocol-quake2` and opengsq `Quake2`, which agree on host name, map, max players
+//! and every player's name, frags and ping.
+//!
 //! One server for the whole file (started once, in the one test), a few seconds in all.
 //! Runs only with `OGP_INTEROP=1` (set by `scripts/test.sh` after
 //! `scripts/install-interop.sh` and `scripts/install-gameservers.sh`); a missing server
@@ -24,6 +30,7 @@ use std::process::Command;
 
 use common::*;
 use ogp_testkit::gameservers::quakeworld::{QuakeWorld, QuakeWorldConfig, TestClient};
+use ogp_testkit::replay::Replay;
 use serde_json::Value;
 
 /// `ogp query ARGS --json TARGET`: the JSON result.
@@ -244,4 +251,132 @@ fn ogp_and_three_readers_agree_on_a_real_mvdsv() {
         2,
     );
     r.finish("real mvdsv");
+}
+
+/// A player as the Quake 2 readers tell it: name, frags, ping.
+fn q2_players(list: &Value, frags: &str, raw: bool) -> Vec<(String, i64, i64)> {
+    list.as_array()
+        .map(|a| {
+            a.iter()
+                .map(|p| {
+                    let r = if raw { &p["raw"] } else { p };
+                    (
+                        str_of(&p["name"]).unwrap_or_default(),
+                        int_of(&r[frags]).unwrap_or(i64::MIN),
+                        int_of(&r["ping"]).unwrap_or(i64::MIN),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn quake2_captures_replayed_read_alike_by_ogp_and_three_readers() {
+    if !enabled("quake2_captures_replayed_read_alike_by_ogp_and_three_readers") {
+        return;
+    }
+    let mut r = Report::default();
+    for name in ["r1q2_tastyspleen_status.bin", "r1q2_lithium_status.bin"] {
+        let path = format!("{ROOT}/crates/ogp-proto/tests/data/quake2/{name}");
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let replay = Replay::start(move |req: &[u8]| {
+            if req.starts_with(b"\xff\xff\xff\xffstatus") {
+                vec![bytes.clone()]
+            } else {
+                Vec::new()
+            }
+        });
+        let target = replay.addr().to_string();
+        let port = replay.addr().port();
+        let v = ogp_query_json(&["-p", "quake2"], &target);
+        r.eq(format!("{name}: ogp ok"), v["ok"].as_bool(), Some(true));
+        let s = &v["status"];
+        let host = str_of(&s["host_name"]);
+        let map = str_of(&s["map"]["name"]);
+        let max = int_of(&s["slot_max"]);
+        let ours = q2_players(&s["players"], "frags", false);
+        r.eq(format!("{name}: ogp has players"), ours.is_empty(), false);
+
+        let ran = qstat_run("-q2s", port);
+        let q = &parse_json(&ran, "qstat -q2s", name)[0];
+        r.eq(
+            format!("{name}: qstat name"),
+            str_of(&q["name"]),
+            host.clone(),
+        );
+        r.eq(format!("{name}: qstat map"), str_of(&q["map"]), map.clone());
+        r.eq(format!("{name}: qstat max"), int_of(&q["maxplayers"]), max);
+        r.list(
+            format!("{name}: qstat players"),
+            &q2_players(&q["players"], "score", false),
+            &ours,
+        );
+
+        let ran = run(
+            Command::new("node")
+                .arg(gamedig_js())
+                .args(["--type", "protocol-quake2", "--givenPortOnly"])
+                .args(["--socketTimeout", "1500", "--maxRetries", "1"])
+                .arg(&target),
+            CLIENT_LIMIT,
+        );
+        let g = parse_json(&ran, "gamedig protocol-quake2", name);
+        r.eq(
+            format!("{name}: gamedig name"),
+            str_of(&g["name"]),
+            host.clone(),
+        );
+        r.eq(
+            format!("{name}: gamedig map"),
+            str_of(&g["map"]),
+            map.clone(),
+        );
+        r.eq(
+            format!("{name}: gamedig max"),
+            str_of(&g["maxplayers"]).and_then(|m| m.parse().ok()),
+            max,
+        );
+        // gamedig lists players with ping 0 as bots: none in these captures.
+        r.list(
+            format!("{name}: gamedig players"),
+            &q2_players(&g["players"], "frags", true),
+            &ours,
+        );
+
+        let py = venv_python("opengsq.protocols", "opengsq", OPENGSQ);
+        let ran = run(
+            Command::new(py)
+                .arg(script("tests/interop/q1_py.py"))
+                .args(["quake2", "127.0.0.1", &port.to_string(), "2.0"]),
+            CLIENT_LIMIT,
+        );
+        let o = parse_json(&ran, "opengsq quake2", name);
+        r.eq(
+            format!("{name}: opengsq error"),
+            o["error"].clone(),
+            Value::Null,
+        );
+        r.eq(
+            format!("{name}: opengsq name"),
+            str_of(&o["info"]["hostname"]),
+            host,
+        );
+        r.eq(
+            format!("{name}: opengsq map"),
+            str_of(&o["info"]["mapname"]),
+            map,
+        );
+        r.eq(
+            format!("{name}: opengsq max"),
+            str_of(&o["info"]["maxclients"]).and_then(|m| m.parse().ok()),
+            max,
+        );
+        r.list(
+            format!("{name}: opengsq players"),
+            &q2_players(&o["players"], "frags", false),
+            &ours,
+        );
+    }
+    r.finish("Quake 2 captures replayed");
 }

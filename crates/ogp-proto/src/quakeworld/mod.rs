@@ -5,7 +5,7 @@
 //! * [`wire`]: the `status` request and the `n` (QuakeWorld) and `print` (Quake 2)
 //!   replies: `FF FF FF FF`, the reply word, one `\key\value` line, then one line per
 //!   player; the info string and player lines are read by the parser Quake III's
-//!   `statusResponse` shares ([`crate::infostring`]), with caps on lines, variables and
+//!   `statusResponse` shares (`infostring.rs`), with caps on lines, variables and
 //!   players.
 //! * [`mapping`]: the server variables and player lines to the shared
 //!   [`Status`](crate::Status) (documented key by key there).

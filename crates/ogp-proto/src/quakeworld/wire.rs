@@ -14,7 +14,7 @@
 //! older than the flags answer it as a plain `status`. A spectator's line has the frags
 //! `-9999` (or `S`) and its name starts with `\s\`. QuakeWorld ends the reply with a
 //! NUL, and the info string and player lines are the ones Quake III's `statusResponse`
-//! carries (shared with it: [`crate::infostring`]).
+//! carries (shared with it: `infostring.rs`).
 
 use super::PREFIX;
 use crate::error::{DecodeError, DecodeErrorKind, DecodeWarning};
