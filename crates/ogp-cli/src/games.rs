@@ -127,6 +127,7 @@ pub fn run(filter: Option<&str>, as_json: bool) -> anyhow::Result<ExitCode> {
                         "ogp_game_id": m.ogp_game_id,
                         "unreal2_gametype": m.unreal2_gametype,
                         "ase_gamename": m.ase_gamename,
+                        "quake2_gamename": m.quake2_gamename,
                     },
                     "notes": g.notes,
                     "sources": g.sources.iter()

@@ -113,6 +113,9 @@ pub struct Match {
     /// ASE: the game name field (`mta`).
     #[serde(default)]
     pub ase_gamename: Vec<String>,
+    /// Quake 2: the `gamename` variable (`baseq2`), without its padding.
+    #[serde(default)]
+    pub quake2_gamename: Vec<String>,
     /// Any answer in the game's own protocol names it: the protocol is spoken by this
     /// game alone (Minecraft's Server List Ping, Bedrock's RakNet ping).
     #[serde(default)]
@@ -137,6 +140,8 @@ pub enum Rule {
     Unreal2Gametype,
     /// The ASE game name.
     AseGamename,
+    /// The Quake 2 `gamename`.
+    Quake2Gamename,
     /// The protocol itself, spoken by this game alone.
     Protocol,
 }
@@ -144,7 +149,7 @@ pub enum Rule {
 impl Rule {
     /// The rule's name in JSON and in the catalogue's `match`: `a2s_app_id`,
     /// `a2s_folder`, `gamespy_gamename`, `quake3_gamename`, `ogp_game_id`,
-    /// `unreal2_gametype`, `ase_gamename`, `by_protocol`.
+    /// `unreal2_gametype`, `ase_gamename`, `quake2_gamename`, `by_protocol`.
     pub const fn name(self) -> &'static str {
         match self {
             Self::A2sAppId => "a2s_app_id",
@@ -154,6 +159,7 @@ impl Rule {
             Self::OgpGameId => "ogp_game_id",
             Self::Unreal2Gametype => "unreal2_gametype",
             Self::AseGamename => "ase_gamename",
+            Self::Quake2Gamename => "quake2_gamename",
             Self::Protocol => "by_protocol",
         }
     }
@@ -273,6 +279,7 @@ struct Index {
     ogp_game_id: HashMap<u16, Vec<usize>>,
     unreal2_gametype: HashMap<String, Vec<usize>>,
     ase_gamename: HashMap<String, Vec<usize>>,
+    quake2_gamename: HashMap<String, Vec<usize>>,
     by_protocol: Vec<(Protocol, usize)>,
 }
 
@@ -308,6 +315,9 @@ impl Index {
             for n in &m.ase_gamename {
                 add(&mut x.ase_gamename, n.to_ascii_lowercase(), i);
             }
+            for n in &m.quake2_gamename {
+                add(&mut x.quake2_gamename, n.to_ascii_lowercase(), i);
+            }
             if m.by_protocol {
                 x.by_protocol.push((g.protocol, i));
             }
@@ -337,6 +347,7 @@ impl Index {
             .chain(text(&self.quake3_gamename, f.quake3_gamename))
             .chain(text(&self.unreal2_gametype, f.unreal2_gametype))
             .chain(text(&self.ase_gamename, f.ase_gamename))
+            .chain(text(&self.quake2_gamename, f.quake2_gamename))
             .chain(
                 f.ogp_game_id
                     .and_then(|id| self.ogp_game_id.get(&id))
@@ -380,7 +391,9 @@ impl Catalogue {
             return Err(err(format!("more than {MAX_GAMES} games")));
         }
         let mut names = HashSet::new();
-        let mut matches: Vec<&Match> = Vec::new();
+        // A match with `by_protocol` is told apart by its protocol too (QuakeWorld's and
+        // Bedrock's answers name their games alike: by their protocol alone).
+        let mut matches: Vec<(&Match, Option<Protocol>)> = Vec::new();
         let mut games = Vec::with_capacity(raw.game.len());
         for g in &raw.game {
             let id = &g.id;
@@ -420,12 +433,13 @@ impl Catalogue {
                 return Err(err(format!("{id}: source {s:?} is not in [sources]")));
             }
             if g.matches != Match::default() {
-                if matches.contains(&&g.matches) {
+                let key = (&g.matches, g.matches.by_protocol.then_some(protocol));
+                if matches.contains(&key) {
                     return Err(err(format!(
                         "{id}: its match is another game's: answers could not tell them apart"
                     )));
                 }
-                matches.push(&g.matches);
+                matches.push(key);
             }
             games.push(Game {
                 id: id.clone(),
@@ -552,6 +566,7 @@ struct Facts<'a> {
     ogp_game_id: Option<u16>,
     unreal2_gametype: Option<&'a str>,
     ase_gamename: Option<&'a str>,
+    quake2_gamename: Option<&'a str>,
     protocol: Option<Protocol>,
 }
 
@@ -626,6 +641,15 @@ impl<'a> Facts<'a> {
                 unreal2_gametype: s.game_type.as_deref(),
                 ..Self::default()
             },
+            // Quake 2's `gamename` (`baseq2`; some servers pad it with spaces)
+            Protocol::Quake2 => Self {
+                quake2_gamename: s
+                    .rules
+                    .as_ref()
+                    .and_then(|r| r.get("gamename"))
+                    .map(str::trim),
+                ..Self::default()
+            },
             _ => Self::default(),
         }
         .with_protocol(protocol)
@@ -658,6 +682,10 @@ impl<'a> Facts<'a> {
             (
                 Rule::AseGamename,
                 text_point(&m.ase_gamename, self.ase_gamename),
+            ),
+            (
+                Rule::Quake2Gamename,
+                text_point(&m.quake2_gamename, self.quake2_gamename),
             ),
             (
                 Rule::Protocol,
@@ -755,6 +783,7 @@ mod tests {
                 upper(&m.quake3_gamename),
             );
             let (unreal2, ase) = (upper(&m.unreal2_gametype), upper(&m.ase_gamename));
+            let quake2 = upper(&m.quake2_gamename);
             for p in protocols {
                 let base = Facts::default().with_protocol(p);
                 check(&base);
@@ -816,6 +845,12 @@ mod tests {
                 for n in ase.iter().map(String::as_str).chain(["nosuchgame"]) {
                     check(&Facts {
                         ase_gamename: Some(n),
+                        ..base
+                    });
+                }
+                for n in quake2.iter().map(String::as_str).chain(["nosuchgame"]) {
+                    check(&Facts {
+                        quake2_gamename: Some(n),
                         ..base
                     });
                 }

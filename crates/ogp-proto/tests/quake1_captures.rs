@@ -274,3 +274,36 @@ fn many_datagrams_are_bounded() {
     assert!(m.take_result().is_none());
     assert!(!m.poll_transmit_into(t0, &mut d));
 }
+
+/// The catalogue names the game of each capture: QuakeWorld by its protocol, Quake 2 by
+/// its `gamename` (`baseq2`, padded with spaces in the Lithium capture).
+#[test]
+fn the_catalogue_names_each_captures_game() {
+    let c = ogp_proto::games::catalogue();
+    for (name, protocol, game, rule) in [
+        (
+            "quake1/mvdsv_ktx_status23.bin",
+            Protocol::Quakeworld,
+            "quake",
+            "by_protocol",
+        ),
+        (
+            "quake2/r1q2_tastyspleen_status.bin",
+            Protocol::Quake2,
+            "quake2",
+            "quake2_gamename",
+        ),
+        (
+            "quake2/r1q2_lithium_status.bin",
+            Protocol::Quake2,
+            "quake2",
+            "quake2_gamename",
+        ),
+    ] {
+        let s = reply_to_status(&decode_reply(&capture(name)).unwrap().reply);
+        let i = c
+            .identify(protocol, &s)
+            .unwrap_or_else(|| panic!("{name}: no game"));
+        assert_eq!((i.game.id.as_str(), i.rule.name()), (game, rule), "{name}");
+    }
+}
