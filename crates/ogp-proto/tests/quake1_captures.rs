@@ -307,3 +307,11 @@ fn the_catalogue_names_each_captures_game() {
         assert_eq!((i.game.id.as_str(), i.rule.name()), (game, rule), "{name}");
     }
 }
+
+/// Auto-detection asks first the protocol whose games answer on the port: 27500
+/// (QuakeWorld), 27910 (Quake 2, Alien Arena).
+#[test]
+fn their_probes_go_first_on_their_games_ports() {
+    assert_eq!(ogp_proto::detect::probe_order(27500)[0], Protocol::Quakeworld);
+    assert_eq!(ogp_proto::detect::probe_order(27910)[0], Protocol::Quake2);
+}
