@@ -124,6 +124,9 @@
 // Quake 2's `status`.
 #define OGP_PROTO_QUAKE2 15
 
+// HexenWorld's `status`.
+#define OGP_PROTO_HEXENWORLD 17
+
 // `ogp_responder_poll`'s `*out_wait_ms` when nothing is scheduled.
 #define OGP_WAIT_NONE UINT32_MAX
 

@@ -81,6 +81,7 @@ pub mod gamespy2;
 pub mod gamespy3;
 pub mod gqp;
 pub mod guard;
+pub mod hexenworld;
 mod infostring;
 mod json;
 pub mod limits;

@@ -47,6 +47,7 @@ macro_rules! for_each_protocol {
             Ase => ase;
             Quakeworld => quakeworld;
             Quake2 => quake2;
+            Hexenworld => hexenworld;
         }
     };
 }

@@ -146,14 +146,14 @@ fn each_client_reads_its_captures_and_not_the_others() {
         let a = query(protocol, &bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(a.protocol, protocol);
         assert!(a.status.host_name.is_some(), "{name}");
-        let other = match protocol {
-            Protocol::Quakeworld => Protocol::Quake2,
-            _ => Protocol::Quakeworld,
-        };
-        assert!(
-            matches!(query(other, &bytes), Err(QueryError::NoAnswer { .. })),
-            "{name} read as {other}"
-        );
+        for other in [Protocol::Quakeworld, Protocol::Quake2, Protocol::Hexenworld] {
+            if other != protocol {
+                assert!(
+                    matches!(query(other, &bytes), Err(QueryError::NoAnswer { .. })),
+                    "{name} read as {other}"
+                );
+            }
+        }
     }
 }
 
@@ -309,9 +309,16 @@ fn the_catalogue_names_each_captures_game() {
 }
 
 /// Auto-detection asks first the protocol whose games answer on the port: 27500
-/// (QuakeWorld), 27910 (Quake 2, Alien Arena).
+/// (QuakeWorld), 27910 (Quake 2, Alien Arena), 26950 (HexenWorld).
 #[test]
 fn their_probes_go_first_on_their_games_ports() {
-    assert_eq!(ogp_proto::detect::probe_order(27500)[0], Protocol::Quakeworld);
+    assert_eq!(
+        ogp_proto::detect::probe_order(27500)[0],
+        Protocol::Quakeworld
+    );
     assert_eq!(ogp_proto::detect::probe_order(27910)[0], Protocol::Quake2);
+    assert_eq!(
+        ogp_proto::detect::probe_order(26950)[0],
+        Protocol::Hexenworld
+    );
 }

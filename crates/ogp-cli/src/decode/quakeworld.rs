@@ -1,5 +1,5 @@
-//! `ogp decode` of QuakeWorld and Quake 2 datagrams: the `status` request and the `n`
-//! (QuakeWorld) and `print` (Quake 2) replies.
+//! `ogp decode` of QuakeWorld, Quake 2 and HexenWorld datagrams: the `status` request
+//! and the `n` (QuakeWorld, HexenWorld after a fifth `FF`) and `print` (Quake 2) replies.
 
 use anyhow::{Context as _, Result};
 use ogp_proto::quakeworld::{mapping, wire};
@@ -20,6 +20,7 @@ pub fn msg(input: &Input, protocol: Protocol) -> Result<Msg> {
     let p = match d.reply.dialect {
         wire::Dialect::QuakeWorld => Protocol::Quakeworld,
         wire::Dialect::Quake2 => Protocol::Quake2,
+        wire::Dialect::HexenWorld => Protocol::Hexenworld,
     };
     let status = mapping::reply_to_status(&d.reply);
     let line = format!(

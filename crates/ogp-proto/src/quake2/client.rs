@@ -1,43 +1,23 @@
 //! The Quake 2 client: QuakeWorld's state machine ([`crate::quakeworld::client`]) in
-//! Quake 2's dialect: one `status`, the first `print` reply from the server is the
+//! Quake 2's dialect: one `status`, the first print reply from the server is the
 //! answer.
 
-use std::time::Instant;
-
-use crate::client_core::Timing;
 use crate::protocol::Protocol;
-use crate::quakeworld::client::{delegate_driver, StatusMachine};
+use crate::quakeworld::client::dialect_machine;
 pub use crate::quakeworld::client::{Details, QueryOptions};
 use crate::quakeworld::wire::Dialect;
 
-/// One Quake 2 query of one server.
-#[derive(Debug, Clone)]
-pub struct QueryMachine(StatusMachine);
-
-impl QueryMachine {
-    /// A query starting at `now` (the protocol has no id to carry).
-    pub fn new(opts: QueryOptions, timing: Timing, now: Instant) -> Self {
-        Self(StatusMachine::new(
-            Dialect::Quake2,
-            Protocol::Quake2,
-            opts,
-            timing,
-            now,
-        ))
-    }
-}
-
-delegate_driver!(QueryMachine);
-
-crate::client_core::start_query!(QueryOptions, no_id);
+dialect_machine!(Dialect::Quake2, Protocol::Quake2, "Quake 2");
 
 #[cfg(test)]
 mod tests {
+    use std::time::Instant;
+
     use super::*;
-    use crate::client_core::QueryDriver;
+    use crate::client_core::{QueryDriver, Timing};
 
     #[test]
-    fn a_print_reply_is_the_answer() {
+    fn its_reply_is_the_answer() {
         let t0 = Instant::now();
         let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), t0);
         let mut d = Vec::new();

@@ -110,10 +110,28 @@ impl QueryDriver for StatusMachine {
     }
 }
 
-/// Delegates [`QueryDriver`] to the inner [`StatusMachine`] (`.0`).
-macro_rules! delegate_driver {
-    ($t:ty) => {
-        impl $crate::client_core::QueryDriver for $t {
+/// Defines a protocol's `QueryMachine`: the [`StatusMachine`] in one dialect, started
+/// by the client core (`StartQuery`) and driven through it (`QueryDriver`).
+macro_rules! dialect_machine {
+    ($dialect:expr, $protocol:expr, $label:literal) => {
+        #[doc = concat!("One ", $label, " query of one server.")]
+        #[derive(Debug, Clone)]
+        pub struct QueryMachine($crate::quakeworld::client::StatusMachine);
+
+        impl QueryMachine {
+            /// A query starting at `now` (the protocol has no id to carry).
+            pub fn new(
+                opts: $crate::quakeworld::client::QueryOptions,
+                timing: $crate::client_core::Timing,
+                now: std::time::Instant,
+            ) -> Self {
+                Self($crate::quakeworld::client::StatusMachine::new(
+                    $dialect, $protocol, opts, timing, now,
+                ))
+            }
+        }
+
+        impl $crate::client_core::QueryDriver for QueryMachine {
             type Details = $crate::quakeworld::client::Details;
 
             fn poll_transmit_into(&mut self, now: std::time::Instant, d: &mut Vec<u8>) -> bool {
@@ -144,30 +162,13 @@ macro_rules! delegate_driver {
                 self.0.last_dropped()
             }
         }
+
+        $crate::client_core::start_query!($crate::quakeworld::client::QueryOptions, no_id);
     };
 }
-pub(crate) use delegate_driver;
+pub(crate) use dialect_machine;
 
-/// One QuakeWorld query of one server.
-#[derive(Debug, Clone)]
-pub struct QueryMachine(StatusMachine);
-
-impl QueryMachine {
-    /// A query starting at `now` (the protocol has no id to carry).
-    pub fn new(opts: QueryOptions, timing: Timing, now: Instant) -> Self {
-        Self(StatusMachine::new(
-            Dialect::QuakeWorld,
-            Protocol::Quakeworld,
-            opts,
-            timing,
-            now,
-        ))
-    }
-}
-
-delegate_driver!(QueryMachine);
-
-crate::client_core::start_query!(QueryOptions, no_id);
+dialect_machine!(Dialect::QuakeWorld, Protocol::Quakeworld, "QuakeWorld");
 
 #[cfg(test)]
 mod tests {

@@ -107,7 +107,7 @@ fn player(line: &PlayerLine, dialect: Dialect) -> Player {
         p.name_raw = Some(raw_name.into());
     }
     let (frags, ping) = match dialect {
-        Dialect::QuakeWorld => {
+        Dialect::QuakeWorld | Dialect::HexenWorld => {
             p.id = number(col(0));
             if let Some(m) = number::<u32>(col(2)) {
                 p.time = Some(m.saturating_mul(60));

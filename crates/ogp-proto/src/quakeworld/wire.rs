@@ -2,10 +2,11 @@
 //! decoded through the bounded reader and encoded back.
 //!
 //! ```text
-//! request  FF FF FF FF "status" [" " FLAGS] "\n"
+//! request  FF FF FF FF "status" [" " FLAGS] "\n"   (HexenWorld: FF FF FF FF FF "status\n")
 //! reply    FF FF FF FF "n"       "\key\value…" "\n" (PLAYER "\n")*   QuakeWorld
+//!          FF FF FF FF FF "n"    "\key\value…" "\n" (PLAYER "\n")*   HexenWorld
 //!          FF FF FF FF "print\n" "\key\value…" "\n" (PLAYER "\n")*   Quake 2
-//! PLAYER   QuakeWorld: USERID FRAGS MINUTES PING "NAME" "SKIN" TOP BOTTOM ["TEAM"]
+//! PLAYER   QuakeWorld, HexenWorld: USERID FRAGS MINUTES PING "NAME" "SKIN" TOP BOTTOM ["TEAM"]
 //!          Quake 2:    FRAGS PING "NAME"
 //! ```
 //!
@@ -36,6 +37,9 @@ pub enum Dialect {
     QuakeWorld,
     /// Quake 2 (`print` reply, `frags ping "name"`).
     Quake2,
+    /// HexenWorld (a fifth `FF` before QuakeWorld's request and reply; its player
+    /// lines as QuakeWorld's, as qstat reads them).
+    HexenWorld,
 }
 
 impl Dialect {
@@ -44,6 +48,7 @@ impl Dialect {
         match self {
             Self::QuakeWorld => b"n",
             Self::Quake2 => b"print\n",
+            Self::HexenWorld => b"\xffn",
         }
     }
 
@@ -53,6 +58,7 @@ impl Dialect {
         match self {
             Self::QuakeWorld => out.extend_from_slice(b"status 23\n"),
             Self::Quake2 => out.extend_from_slice(b"status\n"),
+            Self::HexenWorld => out.extend_from_slice(b"\xffstatus\n"),
         }
     }
 }
@@ -84,7 +90,7 @@ impl Reply {
         out.extend_from_slice(self.dialect.reply_word());
         encode_info(&self.vars, out);
         out.push(b'\n');
-        let qw = self.dialect == Dialect::QuakeWorld;
+        let qw = self.dialect != Dialect::Quake2;
         for p in &self.players {
             encode_player(p, |i| qw && (i == 0 || i == 3), out);
         }
@@ -155,6 +161,7 @@ pub fn reply_dialect(datagram: &[u8]) -> Option<Dialect> {
     // `n` then the info string (`\`), or nothing but its end (an empty server info).
     match rest {
         [b'n', b'\\' | b'\n' | 0, ..] | [b'n'] => Some(Dialect::QuakeWorld),
+        [0xff, b'n', b'\\' | b'\n' | 0, ..] | [0xff, b'n'] => Some(Dialect::HexenWorld),
         _ => None,
     }
 }
@@ -167,7 +174,11 @@ pub fn is_request(datagram: &[u8]) -> bool {
 /// The dialect a `status` request is in: QuakeWorld's carries flags (`status 23`), a
 /// bare `status` is Quake 2's (old QuakeWorld clients send it too).
 pub fn request_dialect(datagram: &[u8]) -> Option<Dialect> {
-    let rest = datagram.strip_prefix(&PREFIX)?.strip_prefix(b"status")?;
+    let rest = datagram.strip_prefix(&PREFIX)?;
+    if let Some(r) = rest.strip_prefix(b"\xffstatus") {
+        return matches!(r, [] | [b'\n' | 0, ..]).then_some(Dialect::HexenWorld);
+    }
+    let rest = rest.strip_prefix(b"status")?;
     let rest = match rest {
         [b' ', rest @ ..] => rest,
         [] | [b'\n' | 0, ..] => return Some(Dialect::Quake2),
@@ -202,7 +213,7 @@ pub fn decode_reply_with(datagram: &[u8], limits: &DecodeLimits) -> Result<Decod
     let info = info.strip_suffix(&[0]).unwrap_or(info);
     let vars = decode_info(info, base, limits.max_vars, &mut warnings)?;
     let name_end = match dialect {
-        Dialect::QuakeWorld => NameEnd::NextQuote,
+        Dialect::QuakeWorld | Dialect::HexenWorld => NameEnd::NextQuote,
         Dialect::Quake2 => NameEnd::LastQuote,
     };
     let mut players = Vec::new();
@@ -286,6 +297,24 @@ mod tests {
             Some(Dialect::Quake2)
         );
         assert_eq!(request_dialect(b"\xff\xff\xff\xffstatus x"), None);
+        let mut hw = Vec::new();
+        Dialect::HexenWorld.encode_request(&mut hw);
+        assert_eq!(hw, b"\xff\xff\xff\xff\xffstatus\n");
+        assert_eq!(request_dialect(&hw), Some(Dialect::HexenWorld));
+        assert_eq!(
+            reply_dialect(b"\xff\xff\xff\xff\xffn\\a\\b"),
+            Some(Dialect::HexenWorld)
+        );
+        let r = decode_reply(
+            b"\xff\xff\xff\xff\xffn\\hostname\\HW\n3 1 2 50 \"Paladin\" \"\" 1 2\n\x00",
+        )
+        .unwrap()
+        .reply;
+        assert_eq!(
+            (r.dialect, r.players[0].name.as_str()),
+            (Dialect::HexenWorld, "Paladin")
+        );
+        assert_eq!(decode_reply(&r.to_bytes()).unwrap().reply, r);
         assert_eq!(
             reply_dialect(b"\xff\xff\xff\xffn"),
             Some(Dialect::QuakeWorld)
