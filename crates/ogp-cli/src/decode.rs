@@ -141,6 +141,7 @@ fn decode_group(protocol: Protocol, inputs: &[Input], charset: Charset) -> Resul
             .iter()
             .map(|i| quakeworld::msg(i, protocol))
             .collect(),
+        Protocol::Netquake => inputs.iter().map(quakeworld::netquake_msg).collect(),
         _ => ogp_msgs(inputs),
     }
 }
@@ -178,7 +179,8 @@ const TRIED: &str = "tried OGP v1.01 and the v0.02 draft (FF FF FF FF \"OGP\\0\"
     with a session id), GQP (text ending with EOT or ETB), GameSpy v1 (\\key\\value \
     text), Unreal 2 (70-9F 00 00 00 then 00, 01 or 02), GameSpy v2 (a 10-byte FE FD 00 \
     request, or 00, an id and a key without splitnum), ASE (EYE1, or s), QuakeWorld (FF FF FF FF \
-    n\\), Quake 2 (FF FF FF FF print) and HexenWorld (FF FF FF FF FF n); name one with -p";
+    n\\), Quake 2 (FF FF FF FF print), HexenWorld (FF FF FF FF FF n) and NetQuake (80 00 and its \
+    length); name one with -p";
 
 /// Splits the inputs into runs of one protocol: all of them with `-p`, else each
 /// datagram's guessed protocol.

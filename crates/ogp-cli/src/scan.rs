@@ -114,9 +114,9 @@ pub fn parse_protocol(s: &str) -> std::result::Result<Wanted, String> {
 
 /// qstat server types we know but do not speak.
 const QSTAT_OTHER: &[&str] = &[
-    "qs", "q4s", "h2s", "hrs", "hls", "hl2s", "hlqs", "sns", "tbs", "ts2", "ts3", "ams", "efs",
-    "jk3s", "rws", "rss", "gsm", "mhs", "cods", "bfs", "bfbc2", "etqws", "wics", "tm", "fls",
-    "dm3s", "mumble", "terraria", "ottds", "tf", "wop", "ventrilo", "sas", "starmade",
+    "q4s", "hrs", "hls", "hl2s", "hlqs", "sns", "tbs", "ts2", "ts3", "ams", "efs", "jk3s", "rws",
+    "rss", "gsm", "mhs", "cods", "bfs", "bfbc2", "etqws", "wics", "tm", "fls", "dm3s", "mumble",
+    "terraria", "ottds", "tf", "wop", "ventrilo", "sas", "starmade",
 ];
 
 /// qstat's game types that send GameSpy v1's `\status\` (its own `gps` is an alias of

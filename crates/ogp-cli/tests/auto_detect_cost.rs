@@ -6,8 +6,8 @@
 //! With GameSpy v1, Unreal 2, GameSpy v2 and ASE (ten datagram protocols): 40 datagrams in
 //! a scan (4 rounds), 30 in `ogp query` (3 rounds), where six protocols sent 24 and 18; a
 //! GameSpy v1 server that answers costs one datagram per protocol (10) and is read in one
-//! round. With QuakeWorld, Quake 2 and HexenWorld (thirteen): 52 and 39, and 13 for the
-//! GameSpy v1 server.
+//! round. With QuakeWorld, Quake 2, HexenWorld and NetQuake (fourteen): 56 and 42, and 14
+//! for the GameSpy v1 server.
 //!
 //! Before: 33 datagrams and one connection in `ogp scan` (GameSpy v3's fallback and
 //! Quake III's second step sent on their own schedules), and `ogp query` took 9.5 s with
@@ -175,7 +175,7 @@ const CASES: [(Tcp, &str); 2] = [
 ];
 
 const TRIED_UDP: &str =
-    "no answer over UDP (OGP, GameSpy v3, A2S, GQP, Quake III, Minecraft Bedrock, GameSpy v1, Unreal 2, GameSpy v2, ASE, QuakeWorld, Quake 2, HexenWorld); TCP: ";
+    "no answer over UDP (OGP, GameSpy v3, A2S, GQP, Quake III, Minecraft Bedrock, GameSpy v1, Unreal 2, GameSpy v2, ASE, QuakeWorld, Quake 2, HexenWorld, NetQuake); TCP: ";
 
 #[test]
 fn a_silent_port_costs_a_scan_one_datagram_per_protocol_per_round() {

@@ -124,6 +124,9 @@
 // Quake 2's `status`.
 #define OGP_PROTO_QUAKE2 15
 
+// NetQuake: Quake and Hexen II servers' control queries.
+#define OGP_PROTO_NETQUAKE 16
+
 // HexenWorld's `status`.
 #define OGP_PROTO_HEXENWORLD 17
 

@@ -43,6 +43,8 @@ pub const OGP_PROTO_ASE: c_int = 11;
 pub const OGP_PROTO_QUAKEWORLD: c_int = 14;
 /// Quake 2's `status`.
 pub const OGP_PROTO_QUAKE2: c_int = 15;
+/// NetQuake: Quake and Hexen II servers' control queries.
+pub const OGP_PROTO_NETQUAKE: c_int = 16;
 /// HexenWorld's `status`.
 pub const OGP_PROTO_HEXENWORLD: c_int = 17;
 
@@ -63,6 +65,7 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_ASE => Some(Protocol::Ase),
         OGP_PROTO_QUAKEWORLD => Some(Protocol::Quakeworld),
         OGP_PROTO_QUAKE2 => Some(Protocol::Quake2),
+        OGP_PROTO_NETQUAKE => Some(Protocol::Netquake),
         OGP_PROTO_HEXENWORLD => Some(Protocol::Hexenworld),
         _ => return None,
     })

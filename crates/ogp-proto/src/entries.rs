@@ -257,7 +257,7 @@ mod tests {
         assert_eq!(Protocol::parse_or_auto("Auto"), Ok(None));
         assert_eq!(
             "quake4".parse::<Protocol>().unwrap_err().to_string(),
-            "unknown protocol \"quake4\" (expected ogp, gamespy3, a2s, gqp, ogp-draft, quake3, bedrock, minecraft, gamespy1, unreal2, gamespy2, ase, quakeworld, quake2, hexenworld, or auto)"
+            "unknown protocol \"quake4\" (expected ogp, gamespy3, a2s, gqp, ogp-draft, quake3, bedrock, minecraft, gamespy1, unreal2, gamespy2, ase, quakeworld, quake2, hexenworld, netquake, or auto)"
         );
         assert_eq!(
             Protocol::AUTO,
@@ -275,6 +275,7 @@ mod tests {
                 Protocol::Quakeworld,
                 Protocol::Quake2,
                 Protocol::Hexenworld,
+                Protocol::Netquake,
             ]
         );
         assert_eq!(Protocol::AUTO_STREAM, [Protocol::Minecraft]);

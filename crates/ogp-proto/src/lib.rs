@@ -88,6 +88,7 @@ pub mod limits;
 pub mod master;
 pub mod minecraft;
 pub mod model;
+pub mod netquake;
 pub mod ogp;
 pub mod ogp_draft;
 pub mod protocol;

@@ -48,6 +48,7 @@ macro_rules! for_each_protocol {
             Quakeworld => quakeworld;
             Quake2 => quake2;
             Hexenworld => hexenworld;
+            Netquake => netquake;
         }
     };
 }
