@@ -32,6 +32,7 @@ mod ogp_draft_datagram;
 mod ogp_query_body;
 mod ogp_split;
 mod quake3_datagram;
+mod quakeworld_datagram;
 mod responder;
 mod state_json;
 mod unreal2_datagram;
@@ -67,6 +68,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("unreal2_datagram", unreal2_datagram::run),
     ("gs2_datagram", gs2_datagram::run),
     ("ase_datagram", ase_datagram::run),
+    ("quakeworld_datagram", quakeworld_datagram::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

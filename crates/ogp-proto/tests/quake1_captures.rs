@@ -322,3 +322,114 @@ fn their_probes_go_first_on_their_games_ports() {
         Protocol::Hexenworld
     );
 }
+
+// ------------------------------------------------------------------------------------
+// NetQuake: hostile servers
+
+mod netquake {
+    use super::*;
+    use ogp_proto::netquake::client::{MAX_PLAYERS, MAX_RULES};
+    use ogp_proto::netquake::wire::{
+        decode_reply, decode_request, PlayerInfo, Reply, Request, ServerInfo,
+    };
+
+    /// Runs a NetQuake query against `answer`; the answer and the datagrams sent.
+    fn run(
+        answer: impl Fn(Request) -> Option<Reply>,
+    ) -> (Result<ogp_proto::client::Answer, QueryError>, usize) {
+        let t0 = Instant::now();
+        let mut m = Machine::new(Protocol::Netquake, &Options::default(), 1, t0);
+        let (mut t, mut sent, mut d) = (t0, 0usize, Vec::new());
+        for _ in 0..10_000 {
+            while m.poll_transmit_into(t, &mut d) {
+                sent += 1;
+                if let Some(r) = decode_request(&d).ok().and_then(&answer) {
+                    m.handle_datagram(t, &r.to_bytes());
+                }
+            }
+            if let Some(r) = m.take_result() {
+                return (r, sent);
+            }
+            t = m.poll_timeout().unwrap_or(t + Duration::from_secs(1));
+            m.handle_timeout(t);
+        }
+        panic!("the machine did not end");
+    }
+
+    fn info(players: u8) -> Reply {
+        Reply::ServerInfo(ServerInfo {
+            address: b"LOCAL".to_vec(),
+            hostname: b"evil".to_vec(),
+            map: b"e1m1".to_vec(),
+            players,
+            max_players: 255,
+            version: 3,
+        })
+    }
+
+    /// A server that says 255 players and answers every slot: at most MAX_PLAYERS player
+    /// steps; one that answers rules forever, each new: at most MAX_RULES; one that
+    /// names the same rule again: the rules end there.
+    #[test]
+    fn lying_counts_and_endless_rules_are_capped() {
+        let (a, sent) = run(|q| match q {
+            Request::ServerInfo(_) => Some(info(255)),
+            Request::PlayerInfo(n) => Some(Reply::PlayerInfo(PlayerInfo {
+                slot: n,
+                name: b"x".to_vec(),
+                ..PlayerInfo::default()
+            })),
+            Request::RuleInfo(prev) => {
+                let mut k = prev.clone();
+                k.push(b'a');
+                Some(Reply::RuleInfo(Some((k, b"1".to_vec()))))
+            }
+        });
+        let a = a.unwrap();
+        assert_eq!(a.status.players.as_ref().map(Vec::len), Some(MAX_PLAYERS));
+        assert_eq!(
+            a.status.rules.as_ref().map(|r| r.len()),
+            Some(MAX_RULES + 1)
+        );
+        assert_eq!(sent, 1 + MAX_PLAYERS + MAX_RULES + 1);
+        assert!(
+            a.warnings.iter().any(|w| w.contains("rules")),
+            "{:?}",
+            a.warnings
+        );
+        let (a, sent) = run(|q| match q {
+            Request::ServerInfo(_) => Some(info(0)),
+            Request::RuleInfo(_) => Some(Reply::RuleInfo(Some((b"loop".to_vec(), b"1".to_vec())))),
+            Request::PlayerInfo(_) => None,
+        });
+        assert_eq!(a.unwrap().status.rules.map(|r| r.len()), Some(2));
+        assert_eq!(sent, 3);
+    }
+
+    /// Replies for another slot, garbled or oversized lengths, and a server that goes
+    /// silent after its info: dropped, and the answer keeps what came.
+    #[test]
+    fn garbled_and_wrong_replies_are_dropped() {
+        let (a, _) = run(|q| match q {
+            Request::ServerInfo(_) => Some(info(2)),
+            Request::PlayerInfo(n) => Some(Reply::PlayerInfo(PlayerInfo {
+                slot: n.wrapping_add(1),
+                ..PlayerInfo::default()
+            })),
+            Request::RuleInfo(_) => None,
+        });
+        let a = a.unwrap();
+        assert_eq!(a.status.player_count, Some(2));
+        assert_eq!(a.status.players, None);
+        assert!(a
+            .warnings
+            .iter()
+            .any(|w| w.contains("no reply to player info")));
+        let mut b = info(1).to_bytes();
+        b[3] = b[3].wrapping_add(1);
+        assert_eq!(decode_reply(&b).unwrap_err().field, "header");
+        b.truncate(5);
+        assert!(decode_reply(&b).is_err());
+        assert!(decode_reply(&[0x80, 0, 0, 5, 0x83]).is_err());
+    }
+}
