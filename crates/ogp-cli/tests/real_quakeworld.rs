@@ -38,24 +38,6 @@ use ogp_testkit::gameservers::quakeworld::{QuakeWorld, QuakeWorldConfig, TestCli
 use ogp_testkit::replay::Replay;
 use serde_json::Value;
 
-/// `ogp query ARGS --json TARGET`: the JSON result.
-fn ogp_query_json(args: &[&str], target: &str) -> Value {
-    let out = Command::new(BIN)
-        .arg("query")
-        .args(args)
-        .args(["--json", "--timeout", "2000", target])
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run ogp query");
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "ogp query {args:?} {target}: not JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
-
 /// A player as every reader can tell it: id, name, frags, ping, skin.
 type Seen = (i64, String, i64, i64, String);
 

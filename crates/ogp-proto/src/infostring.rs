@@ -21,6 +21,43 @@ pub struct PlayerLine {
     pub after: Vec<Text>,
 }
 
+/// Caps on what a reply can make a decoder hold (Quake III's `statusResponse`, and
+/// QuakeWorld's, Quake 2's and HexenWorld's `status` replies: their player lines have at
+/// most 8 columns besides the name, QuakeWorld's with its team).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DecodeLimits {
+    /// Most variables (default 1,024; ioquake3's info strings hold at most 8 KiB).
+    pub max_vars: usize,
+    /// Most player lines (default 256; the engines have at most 64 to 255 slots).
+    pub max_players: usize,
+    /// Longest info line in bytes (default 16,384, ioquake3's largest message).
+    pub max_info_bytes: usize,
+    /// Longest player line in bytes (default 512).
+    pub max_player_line: usize,
+    /// Most columns besides the name on one player line (default 8).
+    pub max_columns: usize,
+}
+
+impl Default for DecodeLimits {
+    fn default() -> Self {
+        Self {
+            max_vars: 1024,
+            max_players: 256,
+            max_info_bytes: 16_384,
+            max_player_line: 512,
+            max_columns: 8,
+        }
+    }
+}
+
+impl DecodeLimits {
+    /// The default limits.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
 /// Where a quoted name ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum NameEnd {
@@ -272,4 +309,46 @@ fn put_token(out: &mut Vec<u8>, s: &str) {
     if out.len() == before {
         out.push(b'0');
     }
+}
+
+/// The value of `key` among `vars` (the first, compared without case, as the engines do).
+pub(crate) fn get<'a>(vars: &'a [(Text, Text)], key: &str) -> Option<&'a str> {
+    vars.iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(key))
+        .map(|(_, v)| v.as_str())
+}
+
+/// The player lines from `r` to its end (blank lines and NULs skipped), within
+/// `limits`.
+pub(crate) fn decode_player_lines(
+    r: &mut Reader<'_>,
+    limits: &DecodeLimits,
+    name_end: NameEnd,
+    warnings: &mut Vec<DecodeWarning>,
+) -> Result<Vec<PlayerLine>, DecodeError> {
+    let mut players = Vec::new();
+    while !r.is_empty() {
+        let at = r.offset();
+        let line = take_line(r, limits.max_player_line, "player line")?;
+        if line.iter().all(|b| b.is_ascii_whitespace() || *b == 0) {
+            continue;
+        }
+        if players.len() >= limits.max_players {
+            return Err(DecodeError::new(
+                at,
+                "player line",
+                DecodeErrorKind::TooLarge {
+                    limit: limits.max_players as u64,
+                },
+            ));
+        }
+        players.push(decode_player(
+            line,
+            at,
+            limits.max_columns,
+            name_end,
+            warnings,
+        )?);
+    }
+    Ok(players)
 }

@@ -226,3 +226,13 @@ pub fn unsafe_chars(s: &str) -> Vec<char> {
         })
         .collect()
 }
+
+/// `ogp query ARGS --json --timeout 2000 TARGET` ([`ogp_run`]): the JSON result (also
+/// when the query failed).
+pub fn ogp_query_json(args: &[&str], target: &str) -> serde_json::Value {
+    let mut all = vec!["query"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--json", "--timeout", "2000", target]);
+    let ran = ogp_run(&all, CLIENT_LIMIT);
+    parse_json(&ran, "ogp query", target)
+}

@@ -21,10 +21,11 @@ use std::fmt;
 
 use super::PREFIX;
 use crate::error::{DecodeError, DecodeErrorKind, DecodeWarning};
-pub use crate::infostring::PlayerLine;
 use crate::infostring::{
-    decode_info, decode_player, encode_info, encode_player, take_line, take_while, NameEnd,
+    decode_info, decode_player_lines, encode_info, encode_player, get, take_line, take_while,
+    NameEnd,
 };
+pub use crate::infostring::{DecodeLimits, PlayerLine};
 use crate::reader::Reader;
 use crate::text::{decode_utf8_or_latin1, Text};
 
@@ -129,10 +130,7 @@ pub struct Reply {
 impl Reply {
     /// The value of `key` (the first, compared without case, as the engines do).
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.vars
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(key))
-            .map(|(_, v)| v.as_str())
+        get(&self.vars, key)
     }
 
     /// Appends the datagram to `out`.
@@ -154,41 +152,6 @@ impl Reply {
         let mut out = Vec::with_capacity(256);
         self.encode(&mut out);
         out
-    }
-}
-
-/// Caps on what a reply can make a decoder hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct DecodeLimits {
-    /// Most variables (default 1,024; ioquake3's info strings hold at most 8 KiB).
-    pub max_vars: usize,
-    /// Most player lines (default 256; the engines have at most 64 to 255 slots).
-    pub max_players: usize,
-    /// Longest info line in bytes (default 16,384, ioquake3's largest message).
-    pub max_info_bytes: usize,
-    /// Longest player line in bytes (default 512).
-    pub max_player_line: usize,
-    /// Most columns besides the name on one player line (default 8).
-    pub max_columns: usize,
-}
-
-impl Default for DecodeLimits {
-    fn default() -> Self {
-        Self {
-            max_vars: 1024,
-            max_players: 256,
-            max_info_bytes: 16_384,
-            max_player_line: 512,
-            max_columns: 8,
-        }
-    }
-}
-
-impl DecodeLimits {
-    /// The default limits.
-    pub fn new() -> Self {
-        Self::default()
     }
 }
 
@@ -297,29 +260,7 @@ pub fn decode_reply_with(datagram: &[u8], limits: &DecodeLimits) -> Result<Decod
     let vars = decode_info(info, base, limits.max_vars, &mut warnings)?;
     let mut players = Vec::new();
     if kind == ReplyKind::Status {
-        while !r.is_empty() {
-            let at = r.offset();
-            let line = take_line(&mut r, limits.max_player_line, "player line")?;
-            if line.iter().all(|b| b.is_ascii_whitespace() || *b == 0) {
-                continue;
-            }
-            if players.len() >= limits.max_players {
-                return Err(DecodeError::new(
-                    at,
-                    "player line",
-                    DecodeErrorKind::TooLarge {
-                        limit: limits.max_players as u64,
-                    },
-                ));
-            }
-            players.push(decode_player(
-                line,
-                at,
-                limits.max_columns,
-                NameEnd::LastQuote,
-                &mut warnings,
-            )?);
-        }
+        players = decode_player_lines(&mut r, limits, NameEnd::LastQuote, &mut warnings)?;
     } else if !r.is_empty() {
         warnings.push(DecodeWarning {
             offset: r.offset(),

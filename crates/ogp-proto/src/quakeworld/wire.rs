@@ -19,10 +19,10 @@
 
 use super::PREFIX;
 use crate::error::{DecodeError, DecodeErrorKind, DecodeWarning};
-pub use crate::infostring::PlayerLine;
 use crate::infostring::{
-    decode_info, decode_player, encode_info, encode_player, take_line, take_while, NameEnd,
+    decode_info, decode_player_lines, encode_info, encode_player, get, take_line, NameEnd,
 };
+pub use crate::infostring::{DecodeLimits, PlayerLine};
 use crate::reader::Reader;
 use crate::text::Text;
 
@@ -77,10 +77,7 @@ pub struct Reply {
 impl Reply {
     /// The value of `key` (the first, compared without case, as the engines do).
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.vars
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(key))
-            .map(|(_, v)| v.as_str())
+        get(&self.vars, key)
     }
 
     /// Appends the datagram to `out` (QuakeWorld's with its closing NUL, which Quake 2
@@ -104,42 +101,6 @@ impl Reply {
         let mut out = Vec::with_capacity(256);
         self.encode(&mut out);
         out
-    }
-}
-
-/// Caps on what a reply can make a decoder hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct DecodeLimits {
-    /// Most variables (default 512; the engines' server info holds at most 512 bytes in
-    /// QuakeWorld, 1 KiB in Quake 2 and its successors).
-    pub max_vars: usize,
-    /// Most player lines (default 256; QuakeWorld has 32 slots, Quake 2 at most 256).
-    pub max_players: usize,
-    /// Longest info line in bytes (default 8,192).
-    pub max_info_bytes: usize,
-    /// Longest player line in bytes (default 512).
-    pub max_player_line: usize,
-    /// Most columns besides the name on one player line (default 12).
-    pub max_columns: usize,
-}
-
-impl Default for DecodeLimits {
-    fn default() -> Self {
-        Self {
-            max_vars: 512,
-            max_players: 256,
-            max_info_bytes: 8192,
-            max_player_line: 512,
-            max_columns: 12,
-        }
-    }
-}
-
-impl DecodeLimits {
-    /// The default limits.
-    pub fn new() -> Self {
-        Self::default()
     }
 }
 
@@ -216,32 +177,7 @@ pub fn decode_reply_with(datagram: &[u8], limits: &DecodeLimits) -> Result<Decod
         Dialect::QuakeWorld | Dialect::HexenWorld => NameEnd::NextQuote,
         Dialect::Quake2 => NameEnd::LastQuote,
     };
-    let mut players = Vec::new();
-    while !r.is_empty() {
-        let at = r.offset();
-        let line = take_line(&mut r, limits.max_player_line, "player line")?;
-        if line.iter().all(|b| b.is_ascii_whitespace() || *b == 0) {
-            continue;
-        }
-        if players.len() >= limits.max_players {
-            return Err(DecodeError::new(
-                at,
-                "player line",
-                DecodeErrorKind::TooLarge {
-                    limit: limits.max_players as u64,
-                },
-            ));
-        }
-        players.push(decode_player(
-            line,
-            at,
-            limits.max_columns,
-            name_end,
-            &mut warnings,
-        )?);
-    }
-    // Skip the blanks a server may pad with (nothing else is left).
-    take_while(&mut r, |_| true);
+    let players = decode_player_lines(&mut r, limits, name_end, &mut warnings)?;
     Ok(Decoded {
         reply: Reply {
             dialect,

@@ -10,7 +10,6 @@
 //! `getchallenge` and `connect` of a real client, after which the server lists it in
 //! `status` (with ping 999 until it sends game packets).
 
-use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -189,29 +188,7 @@ impl QuakeWorld {
                 .spawn()
                 .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
             let stdin = child.stdin.take();
-            let (tx, rx) = mpsc::channel();
-            for pipe in [
-                child
-                    .stdout
-                    .take()
-                    .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
-                child
-                    .stderr
-                    .take()
-                    .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
-            ]
-            .into_iter()
-            .flatten()
-            {
-                let tx = tx.clone();
-                std::thread::spawn(move || {
-                    for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-                        if tx.send(line).is_err() {
-                            break;
-                        }
-                    }
-                });
-            }
+            let rx = super::console_lines(&mut child);
             let mut server = Self {
                 child: Some(child),
                 _stdin: stdin,
