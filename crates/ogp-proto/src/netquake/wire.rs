@@ -61,7 +61,7 @@ pub enum Request {
 }
 
 impl Request {
-    /// Appends the datagram to `out` (a rule name is cut at a NUL and to 1,024 bytes).
+    /// Appends the datagram to `out` (a rule name is cut at a NUL).
     pub fn encode(&self, out: &mut Vec<u8>) {
         let start = out.len();
         out.extend_from_slice(&[0; 4]);
@@ -78,7 +78,7 @@ impl Request {
             }
             Self::RuleInfo(prev) => {
                 out.push(0x04);
-                out.extend(prev.iter().take_while(|&&b| b != 0).take(1024));
+                out.extend(prev.iter().take_while(|&&b| b != 0));
                 out.push(0);
             }
         }
