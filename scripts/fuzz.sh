@@ -34,12 +34,9 @@ TARGETS=(ogp_datagram ogp_answer_body ogp_query_body ogp_split state_json
          gqp_query gqp_reply ogp_draft_datagram responder client_machines gs3_datagram
          a2s_reply a2s_split a2s_request valve_master master_registry
          quake3_datagram bedrock_datagram dpmaster_request dpmaster_page minecraft_stream
-         gs1_datagram unreal2_datagram gs2_datagram ase_datagram
-         teeworlds_datagram
-         openttd_stream doom3_datagram minetest_datagram
-         gs1_datagram unreal2_datagram gs2_datagram ase_datagram mumble_datagram
-         doom_datagram samp_datagram
-         gs1_datagram unreal2_datagram gs2_datagram ase_datagram cube2_datagram)
+         gs1_datagram unreal2_datagram gs2_datagram ase_datagram teeworlds_datagram
+         openttd_stream doom3_datagram minetest_datagram mumble_datagram doom_datagram
+         samp_datagram cube2_datagram quakeworld_datagram)
 
 TRIPLE="${FUZZ_TRIPLE:-$(rustc -vV | sed -n 's/^host: //p')}"
 

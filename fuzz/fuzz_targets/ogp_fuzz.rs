@@ -40,6 +40,7 @@ mod ogp_split;
 mod openttd_stream;
 mod quake3_datagram;
 mod samp_datagram;
+mod quakeworld_datagram;
 mod responder;
 mod state_json;
 mod unreal2_datagram;
@@ -83,6 +84,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("doom_datagram", doom_datagram::run),
     ("samp_datagram", samp_datagram::run),
     ("cube2_datagram", cube2_datagram::run),
+    ("quakeworld_datagram", quakeworld_datagram::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

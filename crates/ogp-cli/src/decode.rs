@@ -22,6 +22,7 @@ mod gs2_ase;
 mod gs3;
 mod teeworlds;
 mod small_udp;
+mod quakeworld;
 
 /// One input datagram and where it came from (for messages).
 pub struct Input {
@@ -152,6 +153,11 @@ fn decode_group(protocol: Protocol, inputs: &[Input], charset: Charset) -> Resul
             .map(|i| small_udp::samp_msg(i, charset))
             .collect(),
         Protocol::Cube2 => inputs.iter().map(cube2::msg).collect(),
+        Protocol::Quakeworld | Protocol::Quake2 | Protocol::Hexenworld => inputs
+            .iter()
+            .map(|i| quakeworld::msg(i, protocol))
+            .collect(),
+        Protocol::Netquake => inputs.iter().map(quakeworld::netquake_msg).collect(),
         _ => ogp_msgs(inputs),
     }
 }
@@ -193,7 +199,8 @@ const TRIED: &str = "tried OGP v1.01 and the v0.02 draft (FF FF FF FF \"OGP\\0\"
     then inf3 or gie3; 04 00 00 token packets), the Doom 3 engine (FF FF getInfo or \
     infoResponse), Minetest (4F 45 74 03), Chocolate Doom (00 0E and a version, or 00 0D), SA-MP \
     (SAMP), Mumble (a 24-byte reply, or a 12-byte ping) and Cube 2 (an extinfo reply 00 NN \
-    FF 69, or a ping reply that decodes); name one with -p (OpenTTD with \
+    FF 69, or a ping reply that decodes), the Quake 1 family (QuakeWorld, Quake 2, HexenWorld: \
+    FF FF FF FF n or print; NetQuake: control packets 80 00); name one with -p (OpenTTD with \
     -p openttd)";
 
 /// Splits the inputs into runs of one protocol: all of them with `-p`, else each

@@ -128,6 +128,7 @@ pub fn run(filter: Option<&str>, as_json: bool) -> anyhow::Result<ExitCode> {
                         "unreal2_gametype": m.unreal2_gametype,
                         "ase_gamename": m.ase_gamename,
                         "cube2_game": m.cube2_game,
+                        "quake2_gamename": m.quake2_gamename,
                     },
                     "notes": g.notes,
                     "sources": g.sources.iter()

@@ -142,6 +142,17 @@
 // Cube 2: Sauerbraten and Red Eclipse (the ping on the game port + 1, Sauerbraten's
 // extinfo).
 #define OGP_PROTO_CUBE2 18
+// QuakeWorld's `status`.
+#define OGP_PROTO_QUAKEWORLD 14
+
+// Quake 2's `status`.
+#define OGP_PROTO_QUAKE2 15
+
+// NetQuake: Quake and Hexen II servers' control queries.
+#define OGP_PROTO_NETQUAKE 16
+
+// HexenWorld's `status`.
+#define OGP_PROTO_HEXENWORLD 17
 
 // `ogp_responder_poll`'s `*out_wait_ms` when nothing is scheduled.
 #define OGP_WAIT_NONE UINT32_MAX

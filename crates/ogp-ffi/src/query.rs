@@ -58,6 +58,14 @@ pub const OGP_PROTO_SAMP: c_int = 22;
 /// Cube 2: Sauerbraten and Red Eclipse (the ping on the game port + 1, Sauerbraten's
 /// extinfo).
 pub const OGP_PROTO_CUBE2: c_int = 18;
+/// QuakeWorld's `status`.
+pub const OGP_PROTO_QUAKEWORLD: c_int = 14;
+/// Quake 2's `status`.
+pub const OGP_PROTO_QUAKE2: c_int = 15;
+/// NetQuake: Quake and Hexen II servers' control queries.
+pub const OGP_PROTO_NETQUAKE: c_int = 16;
+/// HexenWorld's `status`.
+pub const OGP_PROTO_HEXENWORLD: c_int = 17;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -83,6 +91,10 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_DOOM => Some(Protocol::Doom),
         OGP_PROTO_SAMP => Some(Protocol::Samp),
         OGP_PROTO_CUBE2 => Some(Protocol::Cube2),
+        OGP_PROTO_QUAKEWORLD => Some(Protocol::Quakeworld),
+        OGP_PROTO_QUAKE2 => Some(Protocol::Quake2),
+        OGP_PROTO_NETQUAKE => Some(Protocol::Netquake),
+        OGP_PROTO_HEXENWORLD => Some(Protocol::Hexenworld),
         _ => return None,
     })
 }

@@ -279,6 +279,10 @@ mod tests {
                 Protocol::Doom,
                 Protocol::Samp,
                 Protocol::Cube2,
+                Protocol::Quakeworld,
+                Protocol::Quake2,
+                Protocol::Hexenworld,
+                Protocol::Netquake,
             ]
         );
         assert_eq!("quake4".parse::<Protocol>(), Ok(Protocol::Doom3));

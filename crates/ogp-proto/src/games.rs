@@ -118,6 +118,9 @@ pub struct Match {
     /// `redeclipse`).
     #[serde(default)]
     pub cube2_game: Vec<String>,
+    /// Quake 2: the `gamename` variable (`baseq2`), without its padding.
+    #[serde(default)]
+    pub quake2_gamename: Vec<String>,
     /// Any answer in the game's own protocol names it: the protocol is spoken by this
     /// game alone (Minecraft's Server List Ping, Bedrock's RakNet ping).
     #[serde(default)]
@@ -144,6 +147,8 @@ pub enum Rule {
     AseGamename,
     /// The Cube 2 game of the attribute layout.
     Cube2Game,
+    /// The Quake 2 `gamename`.
+    Quake2Gamename,
     /// The protocol itself, spoken by this game alone.
     Protocol,
 }
@@ -151,7 +156,8 @@ pub enum Rule {
 impl Rule {
     /// The rule's name in JSON and in the catalogue's `match`: `a2s_app_id`,
     /// `a2s_folder`, `gamespy_gamename`, `quake3_gamename`, `ogp_game_id`,
-    /// `unreal2_gametype`, `ase_gamename`, `cube2_game`, `by_protocol`.
+    /// `unreal2_gametype`, `ase_gamename`, `cube2_game`,
+    /// `quake2_gamename`, `by_protocol`.
     pub const fn name(self) -> &'static str {
         match self {
             Self::A2sAppId => "a2s_app_id",
@@ -162,6 +168,7 @@ impl Rule {
             Self::Unreal2Gametype => "unreal2_gametype",
             Self::AseGamename => "ase_gamename",
             Self::Cube2Game => "cube2_game",
+            Self::Quake2Gamename => "quake2_gamename",
             Self::Protocol => "by_protocol",
         }
     }
@@ -282,6 +289,7 @@ struct Index {
     unreal2_gametype: HashMap<String, Vec<usize>>,
     ase_gamename: HashMap<String, Vec<usize>>,
     cube2_game: HashMap<String, Vec<usize>>,
+    quake2_gamename: HashMap<String, Vec<usize>>,
     by_protocol: Vec<(Protocol, usize)>,
 }
 
@@ -320,6 +328,9 @@ impl Index {
             for n in &m.cube2_game {
                 add(&mut x.cube2_game, n.to_ascii_lowercase(), i);
             }
+            for n in &m.quake2_gamename {
+                add(&mut x.quake2_gamename, n.to_ascii_lowercase(), i);
+            }
             if m.by_protocol {
                 x.by_protocol.push((g.protocol, i));
             }
@@ -350,6 +361,7 @@ impl Index {
             .chain(text(&self.unreal2_gametype, f.unreal2_gametype))
             .chain(text(&self.ase_gamename, f.ase_gamename))
             .chain(text(&self.cube2_game, f.cube2_game))
+            .chain(text(&self.quake2_gamename, f.quake2_gamename))
             .chain(
                 f.ogp_game_id
                     .and_then(|id| self.ogp_game_id.get(&id))
@@ -396,6 +408,9 @@ impl Catalogue {
         // A match and, for a match by protocol, the protocol (two games matched by
         // different protocols alone are told apart by the answer's protocol).
         let mut matches: Vec<(&Match, Option<&str>)> = Vec::new();
+        // A match with `by_protocol` is told apart by its protocol too (QuakeWorld's and
+        // Bedrock's answers name their games alike: by their protocol alone).
+        let mut matches: Vec<(&Match, Option<Protocol>)> = Vec::new();
         let mut games = Vec::with_capacity(raw.game.len());
         for g in &raw.game {
             let id = &g.id;
@@ -439,6 +454,7 @@ impl Catalogue {
                     &g.matches,
                     g.matches.by_protocol.then_some(g.protocol.as_str()),
                 );
+                let key = (&g.matches, g.matches.by_protocol.then_some(protocol));
                 if matches.contains(&key) {
                     return Err(err(format!(
                         "{id}: its match is another game's: answers could not tell them apart"
@@ -572,6 +588,7 @@ struct Facts<'a> {
     unreal2_gametype: Option<&'a str>,
     ase_gamename: Option<&'a str>,
     cube2_game: Option<&'a str>,
+    quake2_gamename: Option<&'a str>,
     protocol: Option<Protocol>,
 }
 
@@ -652,6 +669,13 @@ impl<'a> Facts<'a> {
                 quake3_gamename: s.rules.as_ref().and_then(|r| r.get("gamename")),
             Protocol::Cube2 => Self {
                 cube2_game: game,
+            // Quake 2's `gamename` (`baseq2`; some servers pad it with spaces)
+            Protocol::Quake2 => Self {
+                quake2_gamename: s
+                    .rules
+                    .as_ref()
+                    .and_then(|r| r.get("gamename"))
+                    .map(str::trim),
                 ..Self::default()
             },
             _ => Self::default(),
@@ -688,6 +712,10 @@ impl<'a> Facts<'a> {
                 text_point(&m.ase_gamename, self.ase_gamename),
             ),
             (Rule::Cube2Game, text_point(&m.cube2_game, self.cube2_game)),
+            (
+                Rule::Quake2Gamename,
+                text_point(&m.quake2_gamename, self.quake2_gamename),
+            ),
             (
                 Rule::Protocol,
                 // only for: an answer in another protocol says nothing against it
@@ -794,6 +822,7 @@ mod tests {
             );
             let (unreal2, ase) = (upper(&m.unreal2_gametype), upper(&m.ase_gamename));
             let cube2 = upper(&m.cube2_game);
+            let quake2 = upper(&m.quake2_gamename);
             for p in protocols {
                 let base = Facts::default().with_protocol(p);
                 check(&base);
@@ -861,6 +890,9 @@ mod tests {
                 for n in cube2.iter().map(String::as_str).chain(["nosuchgame"]) {
                     check(&Facts {
                         cube2_game: Some(n),
+                for n in quake2.iter().map(String::as_str).chain(["nosuchgame"]) {
+                    check(&Facts {
+                        quake2_gamename: Some(n),
                         ..base
                     });
                 }

@@ -54,6 +54,10 @@ macro_rules! for_each_protocol {
             Doom => doom;
             Samp => samp;
             Cube2 => cube2;
+            Quakeworld => quakeworld;
+            Quake2 => quake2;
+            Hexenworld => hexenworld;
+            Netquake => netquake;
         }
     };
 }

@@ -21,6 +21,11 @@ use std::fmt;
 
 use super::PREFIX;
 use crate::error::{DecodeError, DecodeErrorKind, DecodeWarning};
+use crate::infostring::{
+    decode_info, decode_player_lines, encode_info, encode_player, get, take_line, take_while,
+    NameEnd,
+};
+pub use crate::infostring::{DecodeLimits, PlayerLine};
 use crate::reader::Reader;
 use crate::text::{decode_utf8_or_latin1, Text};
 
@@ -111,18 +116,6 @@ impl ReplyKind {
     }
 }
 
-/// One player line: the columns before the quoted name, the name as sent (with its
-/// colour codes), and the columns after it.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct PlayerLine {
-    /// Columns before the name (`score ping`, or `score ping team`).
-    pub before: Vec<Text>,
-    /// The name, raw.
-    pub name: Text,
-    /// Columns after the name (Warsow's team).
-    pub after: Vec<Text>,
-}
-
 /// A reply: its kind, its variables in order, its player lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reply {
@@ -137,10 +130,7 @@ pub struct Reply {
 impl Reply {
     /// The value of `key` (the first, compared without case, as the engines do).
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.vars
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(key))
-            .map(|(_, v)| v.as_str())
+        get(&self.vars, key)
     }
 
     /// Appends the datagram to `out`.
@@ -148,16 +138,11 @@ impl Reply {
         out.extend_from_slice(&PREFIX);
         out.extend_from_slice(self.kind.word().as_bytes());
         out.push(b'\n');
-        for (k, v) in &self.vars {
-            out.push(b'\\');
-            put_info(out, k);
-            out.push(b'\\');
-            put_info(out, v);
-        }
+        encode_info(&self.vars, out);
         if self.kind == ReplyKind::Status {
             out.push(b'\n');
             for p in &self.players {
-                encode_player(p, out);
+                encode_player(p, |_| false, out);
             }
         }
     }
@@ -167,76 +152,6 @@ impl Reply {
         let mut out = Vec::with_capacity(256);
         self.encode(&mut out);
         out
-    }
-}
-
-/// Appends one player line.
-pub(crate) fn encode_player(p: &PlayerLine, out: &mut Vec<u8>) {
-    for c in &p.before {
-        put_token(out, c);
-        out.push(b' ');
-    }
-    out.push(b'"');
-    // Quotes inside stay: the decoder reads the name to the last quote of the line.
-    out.extend(p.name.bytes().filter(|&b| b != b'\n'));
-    out.push(b'"');
-    for c in &p.after {
-        out.push(b' ');
-        put_token(out, c);
-    }
-    out.push(b'\n');
-}
-
-/// Info-string text: `\` and newlines cannot be carried and are dropped (anything else,
-/// NUL included, is written as the decoder keeps it).
-fn put_info(out: &mut Vec<u8>, s: &str) {
-    out.extend(s.bytes().filter(|b| !matches!(b, b'\\' | b'\n')));
-}
-
-/// A column: without the decoder's separators (space, tab, CR, quote, newline).
-fn put_token(out: &mut Vec<u8>, s: &str) {
-    let before = out.len();
-    out.extend(
-        s.bytes()
-            .filter(|b| !matches!(b, b' ' | b'"' | b'\n' | b'\t' | b'\r')),
-    );
-    if out.len() == before {
-        out.push(b'0');
-    }
-}
-
-/// Caps on what a reply can make a decoder hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct DecodeLimits {
-    /// Most variables (default 1,024; ioquake3's info strings hold at most 8 KiB).
-    pub max_vars: usize,
-    /// Most player lines (default 256; the engines have at most 64 to 255 slots).
-    pub max_players: usize,
-    /// Longest info line in bytes (default 16,384, ioquake3's largest message).
-    pub max_info_bytes: usize,
-    /// Longest player line in bytes (default 512).
-    pub max_player_line: usize,
-    /// Most columns besides the name on one player line (default 8).
-    pub max_columns: usize,
-}
-
-impl Default for DecodeLimits {
-    fn default() -> Self {
-        Self {
-            max_vars: 1024,
-            max_players: 256,
-            max_info_bytes: 16_384,
-            max_player_line: 512,
-            max_columns: 8,
-        }
-    }
-}
-
-impl DecodeLimits {
-    /// The default limits.
-    pub fn new() -> Self {
-        Self::default()
     }
 }
 
@@ -320,37 +235,6 @@ fn skip_blanks(r: &mut Reader<'_>) {
     take_while(r, |b| matches!(b, b' ' | b'\n' | b'\r' | b'\t' | 0));
 }
 
-/// Takes the bytes for which `keep` holds (at least none, at most the rest).
-fn take_while<'a>(r: &mut Reader<'a>, keep: impl Fn(u8) -> bool) -> &'a [u8] {
-    let n = r
-        .peek_rest()
-        .iter()
-        .position(|&b| !keep(b))
-        .unwrap_or(r.remaining());
-    r.take(n, "bytes").unwrap_or_default()
-}
-
-/// Takes a line (without its `\n`, which is consumed), of at most `max` bytes.
-fn take_line<'a>(
-    r: &mut Reader<'a>,
-    max: usize,
-    field: &'static str,
-) -> Result<&'a [u8], DecodeError> {
-    let at = r.offset();
-    let line = take_while(r, |b| b != b'\n');
-    if line.len() > max {
-        return Err(DecodeError::new(
-            at,
-            field,
-            DecodeErrorKind::TooLarge { limit: max as u64 },
-        ));
-    }
-    if r.peek_u8() == Some(b'\n') {
-        r.take(1, field)?;
-    }
-    Ok(line)
-}
-
 /// Decodes a reply with the default limits.
 pub fn decode_reply(datagram: &[u8]) -> Result<Decoded, DecodeError> {
     decode_reply_with(datagram, &DecodeLimits::default())
@@ -373,26 +257,10 @@ pub fn decode_reply_with(datagram: &[u8], limits: &DecodeLimits) -> Result<Decod
     let mut warnings = Vec::new();
     let base = r.offset();
     let info = take_line(&mut r, limits.max_info_bytes, "info string")?;
-    let vars = decode_info(info, base, limits, &mut warnings)?;
+    let vars = decode_info(info, base, limits.max_vars, &mut warnings)?;
     let mut players = Vec::new();
     if kind == ReplyKind::Status {
-        while !r.is_empty() {
-            let at = r.offset();
-            let line = take_line(&mut r, limits.max_player_line, "player line")?;
-            if line.iter().all(|b| b.is_ascii_whitespace() || *b == 0) {
-                continue;
-            }
-            if players.len() >= limits.max_players {
-                return Err(DecodeError::new(
-                    at,
-                    "player line",
-                    DecodeErrorKind::TooLarge {
-                        limit: limits.max_players as u64,
-                    },
-                ));
-            }
-            players.push(decode_player(line, at, limits, &mut warnings)?);
-        }
+        players = decode_player_lines(&mut r, limits, NameEnd::LastQuote, &mut warnings)?;
     } else if !r.is_empty() {
         warnings.push(DecodeWarning {
             offset: r.offset(),
@@ -408,141 +276,6 @@ pub fn decode_reply_with(datagram: &[u8], limits: &DecodeLimits) -> Result<Decod
         },
         warnings,
     })
-}
-
-fn text(bytes: &[u8], at: usize, field: &'static str, warnings: &mut Vec<DecodeWarning>) -> Text {
-    let (t, guessed) = decode_utf8_or_latin1(Err(bytes));
-    if guessed && warnings.len() < 64 {
-        warnings.push(DecodeWarning {
-            offset: at,
-            field,
-            message: "not UTF-8: read as Latin-1",
-        });
-    }
-    t
-}
-
-/// `\key\value\key\value…` (the leading `\` may be missing, as some servers send it).
-fn decode_info(
-    info: &[u8],
-    base: usize,
-    limits: &DecodeLimits,
-    warnings: &mut Vec<DecodeWarning>,
-) -> Result<Vec<(Text, Text)>, DecodeError> {
-    let mut r = Reader::with_base(info, base);
-    if r.peek_u8() == Some(b'\\') {
-        r.take(1, "info string")?;
-    }
-    let mut vars = Vec::new();
-    while !r.is_empty() {
-        let at = r.offset();
-        if vars.len() >= limits.max_vars {
-            return Err(DecodeError::new(
-                at,
-                "info key",
-                DecodeErrorKind::TooLarge {
-                    limit: limits.max_vars as u64,
-                },
-            ));
-        }
-        let key = take_while(&mut r, |b| b != b'\\');
-        let had_sep = r.peek_u8() == Some(b'\\');
-        if had_sep {
-            r.take(1, "info string")?;
-        }
-        let vat = r.offset();
-        let value = take_while(&mut r, |b| b != b'\\');
-        if r.peek_u8() == Some(b'\\') {
-            r.take(1, "info string")?;
-        }
-        if !had_sep {
-            warnings.push(DecodeWarning {
-                offset: at,
-                field: "info key",
-                message: "a key without a value",
-            });
-        }
-        vars.push((
-            text(key, at, "info key", warnings),
-            text(value, vat, "info value", warnings),
-        ));
-    }
-    Ok(vars)
-}
-
-/// What separates the columns of a player line (`\r`: a line may end with CR LF).
-fn blank(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\r')
-}
-
-fn decode_player(
-    line: &[u8],
-    at: usize,
-    limits: &DecodeLimits,
-    warnings: &mut Vec<DecodeWarning>,
-) -> Result<PlayerLine, DecodeError> {
-    let mut r = Reader::with_base(line, at);
-    let mut p = PlayerLine::default();
-    let columns = |p: &PlayerLine| p.before.len() + p.after.len();
-    loop {
-        take_while(&mut r, blank);
-        match r.peek_u8() {
-            Some(b'"') => break,
-            None => {
-                return Err(DecodeError::invalid(
-                    r.offset(),
-                    "player line",
-                    "no quoted name",
-                ))
-            }
-            Some(_) => {}
-        }
-        let cat = r.offset();
-        let col = take_while(&mut r, |b| !blank(b) && b != b'"');
-        if columns(&p) >= limits.max_columns {
-            return Err(DecodeError::new(
-                cat,
-                "player column",
-                DecodeErrorKind::TooLarge {
-                    limit: limits.max_columns as u64,
-                },
-            ));
-        }
-        p.before.push(text(col, cat, "player column", warnings));
-    }
-    r.take(1, "player name")?;
-    let nat = r.offset();
-    // The name runs to the last quote of the line: names may hold quotes in some mods.
-    let rest = r.peek_rest();
-    let Some(end) = rest.iter().rposition(|&b| b == b'"') else {
-        return Err(DecodeError::new(
-            nat,
-            "player name",
-            DecodeErrorKind::Invalid("no closing quote"),
-        ));
-    };
-    let name = r.take(end, "player name")?;
-    r.take(1, "player name")?;
-    p.name = text(name, nat, "player name", warnings);
-    loop {
-        take_while(&mut r, blank);
-        if r.is_empty() {
-            break;
-        }
-        let cat = r.offset();
-        let col = take_while(&mut r, |b| !blank(b));
-        if columns(&p) >= limits.max_columns {
-            return Err(DecodeError::new(
-                cat,
-                "player column",
-                DecodeErrorKind::TooLarge {
-                    limit: limits.max_columns as u64,
-                },
-            ));
-        }
-        p.after.push(text(col, cat, "player column", warnings));
-    }
-    Ok(p)
 }
 
 #[cfg(test)]

@@ -44,6 +44,9 @@ fn a_retry_of_every_protocol_is_sent_without_an_allocation() {
         if p == Protocol::Gamespy3 {
             // An unanswered 09 handshake falls back to asking without a challenge.
             assert_eq!(buf.get(2), Some(&0), "{p:?}: the info request, {buf:02x?}");
+        } else if p == Protocol::Netquake {
+            // Attempts alternate between Quake's and Hexen II's server-info requests.
+            assert_eq!(buf, b"\x80\x00\x00\x0e\x02HEXENII\x00\x04", "{p:?}");
         } else {
             assert_eq!(buf, first, "{p:?}: the retry is the first datagram again");
         }
