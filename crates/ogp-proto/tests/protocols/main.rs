@@ -29,6 +29,7 @@ mod ogp_captures;
 mod ogp_draft;
 mod ogp_props;
 mod ogp_responder;
+mod quake1_captures;
 mod quake3_captures;
 mod quake3_props;
 mod quake3_responder;
