@@ -43,7 +43,12 @@ pub fn run(datagram: &[u8]) {
         _ => {}
     }
     let now = std::time::Instant::now();
-    let mut m = QueryMachine::new(QueryOptions::default(), Timing::default().retries(0), 1, now);
+    let mut m = QueryMachine::new(
+        QueryOptions::default(),
+        Timing::default().retries(0),
+        1,
+        now,
+    );
     let mut replies = vec![[ping_request(1), datagram.to_vec()].concat()];
     for c in ExtCommand::ALL {
         replies.push([ext_request(c, 1), datagram.to_vec()].concat());

@@ -21,7 +21,12 @@ use ogp_proto::Status;
 /// One input of the `doom3_datagram` target.
 pub fn run(datagram: &[u8]) {
     let len = datagram.len();
-    for dialect in [None, Some(Dialect::Doom3), Some(Dialect::Quake4), Some(Dialect::Etqw)] {
+    for dialect in [
+        None,
+        Some(Dialect::Doom3),
+        Some(Dialect::Quake4),
+        Some(Dialect::Etqw),
+    ] {
         match decode_info_response(datagram, dialect) {
             Ok(r) => {
                 for w in &r.warnings {
@@ -51,6 +56,11 @@ pub fn run(datagram: &[u8]) {
         .get(15..19)
         .and_then(|b| <[u8; 4]>::try_from(b).ok())
         .map_or(0, u32::from_le_bytes);
-    let mut m = QueryMachine::new(QueryOptions::default(), Timing::default().retries(0), id, now);
+    let mut m = QueryMachine::new(
+        QueryOptions::default(),
+        Timing::default().retries(0),
+        id,
+        now,
+    );
     answer_every_send(&mut m, datagram);
 }

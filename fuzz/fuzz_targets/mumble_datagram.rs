@@ -32,6 +32,11 @@ pub fn run(datagram: &[u8]) {
         Err(e) => check_error(&e, 0, len),
     }
     let now = Instant::now();
-    let mut m = QueryMachine::new(QueryOptions::default(), Timing::default().retries(0), 1, now);
+    let mut m = QueryMachine::new(
+        QueryOptions::default(),
+        Timing::default().retries(0),
+        1,
+        now,
+    );
     answer_every_send(&mut m, datagram);
 }

@@ -14,12 +14,10 @@ use std::time::Instant;
 
 use ogp_fuzz::check_error;
 use ogp_proto::client::{QueryDriver, StreamEvent, Timing};
+use ogp_proto::internals::Reader;
 use ogp_proto::openttd::client::{QueryMachine, QueryOptions};
 use ogp_proto::openttd::mapping::game_info_to_status;
-use ogp_proto::openttd::wire::{
-    decode_game_info, split_packet, HEADER, PACKET_SERVER_GAME_INFO,
-};
-use ogp_proto::internals::Reader;
+use ogp_proto::openttd::wire::{decode_game_info, split_packet, HEADER, PACKET_SERVER_GAME_INFO};
 use ogp_proto::Status;
 
 /// One input of the `openttd_stream` target.

@@ -65,7 +65,11 @@ pub fn run(datagram: &[u8]) {
     // NetQuake's control datagrams: a reply re-encodes to itself, a request too.
     use ogp_proto::netquake::wire as nq;
     match nq::decode_reply(datagram) {
-        Ok(r) => assert_eq!(r.to_bytes(), datagram, "NetQuake reply re-encodes to itself"),
+        Ok(r) => assert_eq!(
+            r.to_bytes(),
+            datagram,
+            "NetQuake reply re-encodes to itself"
+        ),
         Err(e) => check_error(&e, 0, len),
     }
     if let Ok(q) = nq::decode_request(datagram) {

@@ -59,8 +59,18 @@ pub fn run(datagram: &[u8]) {
         Err(e) => check_error(&e, 0, len),
     }
     let now = Instant::now();
-    let mut m = QueryMachine::new(QueryOptions::default(), Timing::default().retries(0), 0x12_3456, now);
+    let mut m = QueryMachine::new(
+        QueryOptions::default(),
+        Timing::default().retries(0),
+        0x12_3456,
+        now,
+    );
     answer_every_send(&mut m, datagram);
-    let mut m = c7::QueryMachine::new(c7::QueryOptions::default(), Timing::default().retries(0), 0x1122_3344, now);
+    let mut m = c7::QueryMachine::new(
+        c7::QueryOptions::default(),
+        Timing::default().retries(0),
+        0x1122_3344,
+        now,
+    );
     answer_every_send(&mut m, datagram);
 }

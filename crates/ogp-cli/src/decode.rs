@@ -15,14 +15,14 @@ use serde_json::{json, Map, Value};
 
 use crate::render::{self, sanitize};
 
-mod d3_ottd_mt;
 mod cube2;
+mod d3_ottd_mt;
 mod gs1;
 mod gs2_ase;
 mod gs3;
-mod teeworlds;
-mod small_udp;
 mod quakeworld;
+mod small_udp;
+mod teeworlds;
 
 /// One input datagram and where it came from (for messages).
 pub struct Input {

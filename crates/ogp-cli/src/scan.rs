@@ -115,9 +115,9 @@ pub fn parse_protocol(s: &str) -> std::result::Result<Wanted, String> {
 /// qstat server types we know but do not speak (its `dm3s`, `q4s`, `preys`, `etqws` and
 /// `ottds` are aliases of our `doom3` and `openttd`, its `mumble` our protocol's name).
 const QSTAT_OTHER: &[&str] = &[
-    "hrs", "hls", "hl2s", "hlqs", "sns", "tbs", "ts2", "ts3",
-    "ams", "efs", "jk3s", "rws", "rss", "gsm", "mhs", "cods", "bfs", "bfbc2", "wics", "tm", "fls",
-    "terraria", "tf", "wop", "ventrilo", "sas", "starmade",
+    "hrs", "hls", "hl2s", "hlqs", "sns", "tbs", "ts2", "ts3", "ams", "efs", "jk3s", "rws", "rss",
+    "gsm", "mhs", "cods", "bfs", "bfbc2", "wics", "tm", "fls", "terraria", "tf", "wop", "ventrilo",
+    "sas", "starmade",
 ];
 
 /// qstat's game types that send GameSpy v1's `\status\` (its own `gps` is an alias of

@@ -405,9 +405,6 @@ impl Catalogue {
             return Err(err(format!("more than {MAX_GAMES} games")));
         }
         let mut names = HashSet::new();
-        // A match and, for a match by protocol, the protocol (two games matched by
-        // different protocols alone are told apart by the answer's protocol).
-        let mut matches: Vec<(&Match, Option<&str>)> = Vec::new();
         // A match with `by_protocol` is told apart by its protocol too (QuakeWorld's and
         // Bedrock's answers name their games alike: by their protocol alone).
         let mut matches: Vec<(&Match, Option<Protocol>)> = Vec::new();
@@ -450,10 +447,6 @@ impl Catalogue {
                 return Err(err(format!("{id}: source {s:?} is not in [sources]")));
             }
             if g.matches != Match::default() {
-                let key = (
-                    &g.matches,
-                    g.matches.by_protocol.then_some(g.protocol.as_str()),
-                );
                 let key = (&g.matches, g.matches.by_protocol.then_some(protocol));
                 if matches.contains(&key) {
                     return Err(err(format!(
@@ -667,8 +660,12 @@ impl<'a> Facts<'a> {
             // Quake III's
             Protocol::Doom3 => Self {
                 quake3_gamename: s.rules.as_ref().and_then(|r| r.get("gamename")),
+                ..Self::default()
+            },
             Protocol::Cube2 => Self {
                 cube2_game: game,
+                ..Self::default()
+            },
             // Quake 2's `gamename` (`baseq2`; some servers pad it with spaces)
             Protocol::Quake2 => Self {
                 quake2_gamename: s
@@ -890,6 +887,9 @@ mod tests {
                 for n in cube2.iter().map(String::as_str).chain(["nosuchgame"]) {
                     check(&Facts {
                         cube2_game: Some(n),
+                        ..base
+                    });
+                }
                 for n in quake2.iter().map(String::as_str).chain(["nosuchgame"]) {
                     check(&Facts {
                         quake2_gamename: Some(n),
