@@ -114,9 +114,9 @@ fn etqw_reply() -> Vec<u8> {
 
 /// Our status, by `-p doom3` and by auto-detection (the same).
 fn ours(port: u16) -> Value {
-    let v = ogp_query_json(&["-p", "doom3"], port);
+    let v = ogp_query_port_json(&["-p", "doom3"], port);
     assert_eq!(v["ok"], true, "{v}");
-    let auto = ogp_query_json(&[], port);
+    let auto = ogp_query_port_json(&[], port);
     assert_eq!(auto["protocol"], "doom3", "{auto}");
     assert_eq!(auto["status"], v["status"]);
     v["status"].clone()

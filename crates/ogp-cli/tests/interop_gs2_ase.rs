@@ -119,25 +119,25 @@ fn players(v: &Value, name: &str, score: &str, ping: &str) -> Vec<(String, i64, 
 
 /// What our JSON says of the Halo capture, checked against the capture's own values.
 fn ours_halo(port: u16) -> Value {
-    let v = ogp_query_json(&["-p", "gamespy2"], port);
+    let v = ogp_query_port_json(&["-p", "gamespy2"], port);
     assert_eq!(v["ok"], true, "{v}");
     let s = v["status"].clone();
     assert_eq!(s["map"]["name"], "bloodgulch");
     assert_eq!(s["players"].as_array().map(Vec::len), Some(13));
     // auto-detection finds it too, and says the same
-    let auto = ogp_query_json(&[], port);
+    let auto = ogp_query_port_json(&[], port);
     assert_eq!(auto["protocol"], "gamespy2", "{auto}");
     assert_eq!(auto["status"], s);
     s
 }
 
 fn ours_mta(port: u16) -> Value {
-    let v = ogp_query_json(&["-p", "ase"], port);
+    let v = ogp_query_port_json(&["-p", "ase"], port);
     assert_eq!(v["ok"], true, "{v}");
     let s = v["status"].clone();
     assert_eq!(s["players"].as_array().map(Vec::len), Some(122));
     assert_eq!(v["game_id"], "gtasamta", "{v}");
-    let auto = ogp_query_json(&[], port);
+    let auto = ogp_query_port_json(&[], port);
     assert_eq!(auto["protocol"], "ase", "{auto}");
     assert_eq!(auto["status"], s);
     s

@@ -124,8 +124,8 @@ fn three_readers_read_the_real_servers_captures_as_we_do() {
     for file in ["gameq-gfzone-1.json", "opengsq-valrise-1.json"] {
         let replay = server(bodies(&capture(file)));
         let port = replay.addr().port();
-        let ours = ogp_query_json(&["-p", "samp"], port);
-        let auto = ogp_query_json(&[], port);
+        let ours = ogp_query_port_json(&["-p", "samp"], port);
+        let auto = ogp_query_port_json(&[], port);
         assert_eq!(auto["protocol"], "samp", "{file}: {auto}");
         assert_eq!(auto["status"], ours["status"], "{file}");
         let s = &ours["status"];
@@ -308,17 +308,17 @@ fn code_pages_are_read_as_asked_and_never_reach_the_terminal_raw() {
     }
     let replay = cyrillic_server();
     let port = replay.addr().port();
-    let ru = ogp_query_json(&["-p", "samp", "--charset", "cp1251"], port);
+    let ru = ogp_query_port_json(&["-p", "samp", "--charset", "cp1251"], port);
     assert_eq!(ru["status"]["host_name"], "Сервер №1 \u{1b}[2J");
     assert_eq!(ru["status"]["rules"]["language"], "Русский");
     assert_eq!(ru["status"]["players"][0]["name"], "Петя");
     assert_eq!(ru["warnings"], serde_json::json!([]));
     // without a charset: Latin-1, with a warning
-    let auto = ogp_query_json(&["-p", "samp"], port);
+    let auto = ogp_query_port_json(&["-p", "samp"], port);
     assert_eq!(auto["status"]["players"][0]["name"], "Ïåòÿ");
     assert!(auto["warnings"].to_string().contains("Latin-1"), "{auto}");
     // samp-client reads Windows-1252: as we do when asked for it
-    let we = ogp_query_json(&["-p", "samp", "--charset", "cp1252"], port);
+    let we = ogp_query_port_json(&["-p", "samp", "--charset", "cp1252"], port);
     let c = samp_client(port);
     assert_eq!(
         str_of(&c["info"]["hostname"]),
@@ -357,7 +357,7 @@ fn an_openmp_server_is_told_by_its_o_reply() {
     }
     b.push((b'o', o));
     let replay = server(b);
-    let v = ogp_query_json(&[], replay.addr().port());
+    let v = ogp_query_port_json(&[], replay.addr().port());
     assert_eq!(v["protocol"], "samp", "{v}");
     assert_eq!(v["status"]["game_name"], "open.mp");
     assert_eq!(v["status"]["rules"]["discord"], "discord.gg/openmp");

@@ -83,7 +83,7 @@ fn a_real_chocolate_doom_server_read_by_ogp_and_chocolate_doom() {
     let mut server = ChocolateDoom::start("OGP Doom test");
     let port = server.port;
     for args in [&["-p", "doom"][..], &[]] {
-        let v = ogp_query_json(args, port);
+        let v = ogp_query_port_json(args, port);
         assert_eq!(v["ok"], true, "{args:?}: {v}");
         assert_eq!(v["protocol"], "doom", "{args:?}: {v}");
         let s = &v["status"];
@@ -97,10 +97,10 @@ fn a_real_chocolate_doom_server_read_by_ogp_and_chocolate_doom() {
         );
         assert_eq!(s["rules"]["state"], "waiting");
     }
-    agree("empty", &ogp_query_json(&["-p", "doom"], port), port);
+    agree("empty", &ogp_query_port_json(&["-p", "doom"], port), port);
 
     server.join_player();
-    let v = ogp_query_json(&[], port);
+    let v = ogp_query_port_json(&[], port);
     assert_eq!(v["protocol"], "doom", "{v}");
     let s = &v["status"];
     assert_eq!(s["player_count"], 1, "{s}");
@@ -136,7 +136,7 @@ fn a_hostile_doom_server_reaches_no_terminal() {
         }
     });
     let port = replay.addr().port();
-    let v = ogp_query_json(&["-p", "doom"], port);
+    let v = ogp_query_port_json(&["-p", "doom"], port);
     assert_eq!(v["status"]["host_name"], HOSTILE, "{v}");
     let protocols = str_of(&v["status"]["rules"]["protocols"]).unwrap_or_default();
     assert_eq!(

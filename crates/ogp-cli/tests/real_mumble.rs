@@ -34,8 +34,8 @@ fn a_real_mumble_server_read_by_ogp_gamedig_and_qstat() {
     let _bob = server.connect_user("Bob");
     let port = server.port;
 
-    let named = ogp_query_json(&["-p", "mumble"], port);
-    let auto = ogp_query_json(&[], port);
+    let named = ogp_query_port_json(&["-p", "mumble"], port);
+    let auto = ogp_query_port_json(&[], port);
     for (label, v) in [("-p mumble", &named), ("auto", &auto)] {
         assert_eq!(v["ok"], true, "{label}: {v}");
         assert_eq!(v["protocol"], "mumble", "{label}: {v}");
@@ -133,7 +133,7 @@ fn a_real_mumble_server_read_by_ogp_gamedig_and_qstat() {
     drop(_bob);
     let mut left = None;
     for _ in 0..20 {
-        let v = ogp_query_json(&["-p", "mumble"], port);
+        let v = ogp_query_port_json(&["-p", "mumble"], port);
         left = int_of(&v["status"]["player_count"]);
         if left == Some(1) {
             break;

@@ -38,7 +38,7 @@ fn ogp_query_and_gamedig_read_a_real_openttd_server() {
     config.password = "secret".into();
     let server = Openttd::start(&config);
 
-    let v = ogp_query_json(&["-p", "openttd"], server.port);
+    let v = ogp_query_port_json(&["-p", "openttd"], server.port);
     assert_eq!(v["ok"], true, "{v}");
     assert_eq!(v["protocol"], "openttd", "{v}");
     let s = &v["status"];
@@ -55,7 +55,7 @@ fn ogp_query_and_gamedig_read_a_real_openttd_server() {
     assert_eq!(rule(s, "companies").as_deref(), Some("0"), "{s}");
     assert_eq!(rule(s, "version").as_deref(), Some("6"), "{s}");
     // An alias works too, as does qstat's name for the type.
-    let alias = ogp_query_json(&["-p", "ottds"], server.port);
+    let alias = ogp_query_port_json(&["-p", "ottds"], server.port);
     assert_eq!(alias["status"]["host_name"], s["host_name"]);
 
     let g = gamedig_json("openttd", server.port, "openttd");

@@ -35,9 +35,8 @@ pub fn ogp_run(args: &[&str], limit: Duration) -> Ran {
     ogp_run_with_input(args, None, limit)
 }
 
-/// [`ogp_run`] with `input` on standard input.
 /// `ogp query --json ARGS 127.0.0.1:PORT`, its one result object.
-pub fn ogp_query_json(args: &[&str], port: u16) -> serde_json::Value {
+pub fn ogp_query_port_json(args: &[&str], port: u16) -> serde_json::Value {
     let target = format!("127.0.0.1:{port}");
     let mut all = vec!["query", "--json"];
     all.extend_from_slice(args);
@@ -60,6 +59,7 @@ pub fn gamedig_json(kind: &str, port: u16, label: &str) -> serde_json::Value {
     parse_json(&ran, &format!("gamedig {kind}"), label)
 }
 
+/// [`ogp_run`] with `input` on standard input.
 pub fn ogp_run_with_input(args: &[&str], input: Option<&[u8]>, limit: Duration) -> Ran {
     run_with_input(
         Command::new(ogp_bin())
@@ -109,16 +109,6 @@ pub fn raw_controls(s: &str) -> usize {
     s.chars()
         .filter(|c| *c != '\n' && ogp_proto::result::is_terminal_control(*c))
         .count()
-}
-
-/// `ogp query --json ARGS 127.0.0.1:PORT`, its JSON (a failed test when it prints none).
-pub fn ogp_query_json(args: &[&str], port: u16) -> serde_json::Value {
-    let target = format!("127.0.0.1:{port}");
-    let mut all = vec!["query", "--json"];
-    all.extend_from_slice(args);
-    all.push(&target);
-    let ran = ogp_run(&all, Duration::from_secs(20));
-    parse_json(&ran, "ogp query", &target)
 }
 
 /// Standard output of a run, decoded leniently.
