@@ -59,7 +59,7 @@ pub struct ListArgs {
     #[arg(long, value_name = "KEY", requires = "gs1")]
     gs1_key: Option<String>,
     /// MASTER is the URL of DDNet's HTTP server list (the document
-    /// https://master1.ddnet.org/ddnet/15/servers.json serves; http:// only here): its
+    /// `https://master1.ddnet.org/ddnet/15/servers.json` serves; http:// only here): its
     /// `tw-0.6+udp` addresses are listed as `teeworlds`, its `tw-0.7+udp` ones as
     /// `teeworlds7`.
     #[arg(long, conflicts_with_all = ["dp", "gs1", "cube2"])]

@@ -7,7 +7,7 @@
 //! server answers `iext` echoing all 24 bits, and, when its clients do not fit one
 //! datagram, `iex+` continuations numbered 1, 2…: the answer is complete when the
 //! clients the `iext` counts have come (at most [`MAX_PARTS`] continuations, at most
-//! [`MAX_CLIENTS`](super::wire::MAX_CLIENTS) clients in all). Continuations may come
+//! [`MAX_CLIENTS`] clients in all). Continuations may come
 //! before their `iext` (held, at most [`MAX_PARTS`]); after the `iext`, the query waits
 //! at most [`PART_WAIT`] more (never past its deadline) and then answers with the
 //! clients it has and a warning. A reply with another token is dropped.
