@@ -154,7 +154,7 @@ fn the_write_api_needs_the_token_and_checks_what_it_is_given() {
         ),
         (r#"{"addr":"127.0.0.1:0","protocol":"a2s"}"#, "port 0"),
         (
-            r#"{"addr":"127.0.0.1:1","protocol":"doom"}"#,
+            r#"{"addr":"127.0.0.1:1","protocol":"doom9"}"#,
             "protocol: unknown protocol",
         ),
         (
@@ -319,8 +319,8 @@ fn bad_server_tables_are_clear_errors() {
     let dir = TempDir::new("added-bad");
     for (conf, want) in [
         (
-            "[[server]]\naddr = \"127.0.0.1:25565\"\nprotocol = \"doom\"\n",
-            "[[server]] #1 (\"127.0.0.1:25565\"): protocol: unknown protocol \"doom\"",
+            "[[server]]\naddr = \"127.0.0.1:25565\"\nprotocol = \"doom9\"\n",
+            "[[server]] #1 (\"127.0.0.1:25565\"): protocol: unknown protocol \"doom9\"",
         ),
         (
             "[[server]]\naddr = \"127.0.0.1\"\nprotocol = \"minecraft\"\n",

@@ -98,7 +98,9 @@ fn the_discovery_queries_of_every_protocol_go_out_together() {
         if let Ok(n) = silent.recv(&mut buf) {
             // GameSpy v3's challenge and its later challenge-less query are one kind, and
             // so are Unreal 2's info query and its later steps (`79 00 00 00` + the step)
-            let len = if buf[..n].starts_with(&[0xfe, 0xfd]) {
+            // and NetQuake's server-info requests (a control packet `80 00`, asking for
+            // Quake on one attempt and Hexen II on the next)
+            let len = if buf[..n].starts_with(&[0xfe, 0xfd]) || buf[..n].starts_with(&[0x80, 0]) {
                 2
             } else if buf[..n].starts_with(&[0x79, 0, 0, 0]) {
                 4

@@ -290,4 +290,29 @@ mod tests {
         assert_eq!(guess(b""), None);
         assert_eq!(guess(b"\x7f"), None);
     }
+
+    /// Our own binary requests that end or start like other protocols' text are still
+    /// told apart, whatever the random id: a Cube 2 ping whose id ends in `04` (GQP's
+    /// EOT) and a Mumble ping whose ident has zero bytes (a GameSpy v2 reply starts with
+    /// `00` and an id).
+    #[test]
+    fn random_ids_do_not_change_the_guess() {
+        use crate::protocol::Protocol;
+        for last in [0x04u8, 0x17, 0x00, 0x41] {
+            let ping = [0x81, 0x12, 0x34, 0x56, last];
+            assert_eq!(guess(&ping), Some(Protocol::Cube2), "{ping:02x?}");
+        }
+        for id in [
+            0u32,
+            0x0000_0100,
+            0x0001_0000,
+            0x0100_0000,
+            0x4100_0000,
+            0x0041_0000,
+        ] {
+            let mut ping = Vec::new();
+            crate::mumble::Request::new(id).encode(&mut ping);
+            assert_eq!(guess(&ping), Some(Protocol::Mumble), "{ping:02x?}");
+        }
+    }
 }

@@ -64,11 +64,17 @@ pub fn is_reply(datagram: &[u8]) -> bool {
         return false;
     }
     let head = rest.get(..rest.len().min(64)).unwrap_or_default();
+    // What follows the first NUL holds another: a key's value ends with one, and so does
+    // the players section's first field name (or its empty end) after its count. A
+    // 12-byte Mumble ping (`00 00 00 00`, an 8-byte ident) has at most stray zeros.
+    let nul_after = |from: usize| rest.get(from..).is_some_and(|r| r.contains(&0));
     match head.iter().position(|&b| b == 0) {
-        Some(0) => matches!(rest.get(1), Some(&c) if c <= 64) && rest.len() >= 3,
-        Some(n) => head
-            .get(..n)
-            .is_some_and(|k| k.iter().all(|b| b.is_ascii_graphic())),
+        Some(0) => matches!(rest.get(1), Some(&c) if c <= 64) && rest.len() >= 3 && nul_after(2),
+        Some(n) => {
+            head.get(..n)
+                .is_some_and(|k| k.iter().all(|b| b.is_ascii_graphic()))
+                && nul_after(n + 1)
+        }
         None => false,
     }
 }

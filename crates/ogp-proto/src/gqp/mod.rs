@@ -40,10 +40,11 @@ use crate::protocol::{Entry, Signature, Tier, Transport};
 #[cfg_attr(not(feature = "gqp"), allow(dead_code))]
 pub(crate) const GUARD_ID: u8 = 4;
 
-/// GQP's end of a datagram (`EOT`) and of a part of a longer reply (`ETB`), known here
-/// without the feature.
+/// GQP's end of a datagram (`EOT`) and of a part of a longer reply (`ETB`), and the start
+/// of an encoding header (`SOH`), known here without the feature.
 const EOT: u8 = 0x04;
 const ETB: u8 = 0x17;
+const SOH: u8 = 0x01;
 
 /// GQP's entry (see [`Entry`]): text ending with `EOT` or `ETB` (a weak guess, the last
 /// tried); served with the `gqp` feature.
@@ -74,12 +75,14 @@ const SERVE: Option<crate::protocol::Serve> = Some(crate::protocol::Serve {
 #[cfg(not(feature = "gqp"))]
 const SERVE: Option<crate::protocol::Serve> = None;
 
-/// Whether `datagram` can be a GQP query or reply: it ends with `EOT` or `ETB` and does
-/// not start like the binary protocols (`FF`, `FE`).
+/// Whether `datagram` can be a GQP query or reply: it starts with `SOH` (an encoding
+/// header) or printable ASCII (a command or a record), as GQP text does, and ends with
+/// `EOT` or `ETB`. (A binary request that happens to end in `04`, such as a Cube 2 ping's
+/// random id, is not GQP.)
 fn is_gqp_datagram(datagram: &[u8]) -> bool {
     matches!(
         (datagram.first(), datagram.last()),
-        (Some(&first), Some(&(EOT | ETB))) if first != 0xff && first != 0xfe
+        (Some(&first), Some(&(EOT | ETB))) if first == SOH || (0x20..=0x7e).contains(&first)
     )
 }
 
@@ -111,7 +114,7 @@ mod tests {
 
     #[test]
     fn ends_are_the_wire_constants() {
-        assert_eq!((EOT, ETB), (wire::EOT, wire::ETB));
+        assert_eq!((EOT, ETB, SOH), (wire::EOT, wire::ETB, wire::SOH));
     }
 
     #[test]

@@ -27,11 +27,16 @@ pub struct Request {
 }
 
 impl Request {
-    /// A ping whose ident carries `id` (its other four bytes are `ogp!`).
+    /// A ping whose ident carries the low 28 bits of `id`, seven in each of its first
+    /// four bytes with the top bit set (its other four bytes are `ogp!`): an ident without
+    /// zero bytes, so that none of our pings reads as another protocol's datagram (a
+    /// GameSpy v2 reply is `00`, an id, then keys ending in NULs).
     pub fn new(id: u32) -> Self {
         let mut ident = [0u8; 8];
         let (a, b) = ident.split_at_mut(4);
-        a.copy_from_slice(&id.to_be_bytes());
+        for (k, byte) in a.iter_mut().enumerate() {
+            *byte = 0x80 | ((id >> (7 * (3 - k))) & 0x7f) as u8;
+        }
         b.copy_from_slice(OUR_IDENT_TAIL);
         Self { ident }
     }
@@ -151,7 +156,7 @@ mod tests {
     #[test]
     fn a_request_carries_the_id() {
         let mut d = Vec::new();
-        Request::new(0x0102_0304).encode(&mut d);
-        assert_eq!(d, b"\0\0\0\0\x01\x02\x03\x04ogp!");
+        Request::new(1 << 21 | 2 << 14 | 3 << 7 | 4).encode(&mut d);
+        assert_eq!(d, b"\0\0\0\0\x81\x82\x83\x84ogp!");
     }
 }
