@@ -123,6 +123,7 @@
 
 // Teeworlds 0.7.
 #define OGP_PROTO_TEEWORLDS7 13
+
 // OpenTTD's game info over TCP.
 #define OGP_PROTO_OPENTTD 24
 
@@ -131,6 +132,7 @@
 
 // Minetest / Luanti's handshake.
 #define OGP_PROTO_MINETEST 26
+
 // Mumble's UDP ping.
 #define OGP_PROTO_MUMBLE 20
 
@@ -139,9 +141,11 @@
 
 // SA-MP and open.mp.
 #define OGP_PROTO_SAMP 22
+
 // Cube 2: Sauerbraten and Red Eclipse (the ping on the game port + 1, Sauerbraten's
 // extinfo).
 #define OGP_PROTO_CUBE2 18
+
 // QuakeWorld's `status`.
 #define OGP_PROTO_QUAKEWORLD 14
 

@@ -208,7 +208,9 @@ mod protocol_numbers {
         assert_eq!(protocol(25), Some(Some(Protocol::Doom3)));
         assert_eq!(protocol(26), Some(Some(Protocol::Minetest)));
         assert_eq!(protocol(27), None);
-        assert_eq!(protocol(12), None);
         assert_eq!(protocol(18), Some(Some(Protocol::Cube2)));
+        // numbers no protocol took (each family was given a range)
+        assert_eq!(protocol(19), None);
+        assert_eq!(protocol(23), None);
     }
 }

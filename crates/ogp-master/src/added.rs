@@ -199,7 +199,7 @@ mod tests {
         assert!(err(r#"{"addr":"8.8.8.8:0","protocol":"mc"}"#, false).contains("port 0"));
         assert!(err(r#"{"addr":"example.com:1","protocol":"mc"}"#, false)
             .starts_with("addr: not an address"));
-        assert!(err(r#"{"addr":"8.8.8.8:1","protocol":"doom"}"#, false)
+        assert!(err(r#"{"addr":"8.8.8.8:1","protocol":"doom9"}"#, false)
             .starts_with("protocol: unknown protocol"));
         assert!(
             err(r#"{"addr":"8.8.8.8:1","protocol":"mc","x":1}"#, false).contains("unknown field")
