@@ -22,7 +22,7 @@ pub fn run(datagram: &[u8]) {
     let len = datagram.len();
     match decode_reply(datagram) {
         Ok(r) => {
-            check_warnings(&r.warnings, len);
+            check_warnings(&r.warnings, 0, len);
             let names = r.protocols.as_ref().map_or(0, Vec::len);
             assert!(names <= MAX_PROTOCOLS && names <= len);
             let nul_free = !r.version.contains('\0') && !r.description.contains('\0');

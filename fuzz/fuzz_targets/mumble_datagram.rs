@@ -19,7 +19,7 @@ pub fn run(datagram: &[u8]) {
     let len = datagram.len();
     match decode_reply(datagram) {
         Ok(r) => {
-            check_warnings(&r.warnings, len);
+            check_warnings(&r.warnings, 0, len);
             if len == REPLY_LEN {
                 let mut b = Vec::new();
                 r.encode(&mut b);

@@ -21,7 +21,7 @@ pub fn run(data: &[u8]) {
                 continue;
             }
         };
-        check_warnings(&a, 0, data.len());
+        check_warnings(&a.warnings, 0, data.len());
 
         // Everything, in both string encodings: must decode again.
         for out_utf8 in [true, false] {

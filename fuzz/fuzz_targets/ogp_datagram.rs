@@ -54,7 +54,7 @@ pub fn run(data: &[u8]) {
             );
         }
         Message::Answer(a) => {
-            check_warnings(a, 0, data.len());
+            check_warnings(&a.warnings, 0, data.len());
             // A query asking for exactly what the answer holds, with every field.
             let query = DefaultQuery {
                 request: a.request_flags.and(request::KNOWN),

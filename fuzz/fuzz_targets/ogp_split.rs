@@ -117,7 +117,7 @@ pub fn run(data: &[u8]) {
             assert!(body.len() <= MAX_REASSEMBLED_BYTES);
             assert_eq!(header.split.map(|s| s.number), Some(0));
             match decode_answer_body(&body, header.utf8()) {
-                Ok(a) => check_warnings(&a, 0, body.len()),
+                Ok(a) => check_warnings(&a.warnings, 0, body.len()),
                 Err(e) => check_error(&e, 0, body.len()),
             }
         }

@@ -21,7 +21,7 @@ pub fn run(datagram: &[u8]) {
     let len = datagram.len();
     match decode_reply(datagram) {
         Ok(r) => {
-            check_warnings(&r.warnings, len);
+            check_warnings(&r.warnings, 0, len);
             let mut d = Details::default();
             match &r.body {
                 Body::Rules(rules) => {

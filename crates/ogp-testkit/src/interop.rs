@@ -325,6 +325,26 @@ impl Report {
         ));
     }
 
+    /// qstat's JSON for a server (`q`) against our status (`s`): the name, max players
+    /// and player count, which every qstat server type reports alike.
+    pub fn qstat_counts(&mut self, q: &Value, s: &Value) {
+        self.eq(
+            "qstat: name".into(),
+            str_of(&q["name"]),
+            str_of(&s["host_name"]),
+        );
+        self.eq(
+            "qstat: max players".into(),
+            int_of(&q["maxplayers"]),
+            int_of(&s["slot_max"]),
+        );
+        self.eq(
+            "qstat: players".into(),
+            int_of(&q["numplayers"]),
+            int_of(&s["player_count"]),
+        );
+    }
+
     /// Records a failure as is.
     pub fn fail(&mut self, what: String) {
         self.0.push(what);

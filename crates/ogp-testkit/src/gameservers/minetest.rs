@@ -7,14 +7,13 @@
 //! timeout), its stdin a pipe that stays open, and a free port. `start` waits until the
 //! log says it listens.
 
-use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::interop::{missing_peer, TempDir};
+use crate::interop::TempDir;
 
 /// Where the Debian package puts the server.
 pub const MINETESTSERVER: &str = "/usr/games/minetestserver";
@@ -53,14 +52,7 @@ impl Minetest {
     /// The server's binary, or a failed test (the interop tests are on, so a missing
     /// server is an installation error).
     pub fn binary() -> PathBuf {
-        let p = PathBuf::from(MINETESTSERVER);
-        if !p.is_file() {
-            missing_peer(&format!(
-                "{MINETESTSERVER} (Debian package minetest-server; run \
-                 scripts/install-gameservers.sh)"
-            ));
-        }
-        p
+        super::installed(MINETESTSERVER, "Debian package minetest-server")
     }
 
     /// Starts a server on a free loopback port and waits (up to 30 s) until its log says
@@ -93,21 +85,7 @@ impl Minetest {
                 .spawn()
                 .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
             let stdin = child.stdin.take();
-            let (tx, rx) = mpsc::channel();
-            let pipes: [Option<Box<dyn Read + Send>>; 2] = [
-                child.stdout.take().map(|p| Box::new(p) as _),
-                child.stderr.take().map(|p| Box::new(p) as _),
-            ];
-            for pipe in pipes.into_iter().flatten() {
-                let tx = tx.clone();
-                std::thread::spawn(move || {
-                    for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-                        if tx.send(line).is_err() {
-                            break;
-                        }
-                    }
-                });
-            }
+            let rx = super::console_lines(&mut child);
             let mut server = Self {
                 child,
                 _stdin: stdin,

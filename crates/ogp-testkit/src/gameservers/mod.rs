@@ -75,14 +75,7 @@ impl OpenArena {
     /// The server's binary, or a failed test (the interop tests are on, so a missing
     /// server is an installation error).
     pub fn binary() -> PathBuf {
-        let p = PathBuf::from(OPENARENA_SERVER);
-        if !p.is_file() {
-            missing_peer(&format!(
-                "{OPENARENA_SERVER} (Debian package openarena-server; run \
-                 scripts/install-gameservers.sh)"
-            ));
-        }
-        p
+        installed(OPENARENA_SERVER, "Debian package openarena-server")
     }
 
     /// Starts a server on a free loopback port and waits (up to 60 s) until it answers
@@ -322,6 +315,18 @@ impl Minecraft {
     pub fn addr(&self) -> SocketAddr {
         SocketAddr::from(([127, 0, 0, 1], self.port))
     }
+}
+
+/// `path`, a file a Debian package installs (`what`: "Debian package NAME"), or a failed
+/// test: the interop tests are on, so a missing server is an installation error.
+pub(crate) fn installed(path: &str, what: &str) -> PathBuf {
+    let p = PathBuf::from(path);
+    if !p.is_file() {
+        missing_peer(&format!(
+            "{path} ({what}; run scripts/install-gameservers.sh)"
+        ));
+    }
+    p
 }
 
 /// The console output of `child` (its piped stdout and stderr), line by line, read by a

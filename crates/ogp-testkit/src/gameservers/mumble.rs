@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::interop::{free_port, missing_peer, KillOnDrop, TempDir};
+use crate::interop::{free_port, KillOnDrop, TempDir};
 
 /// Where the Debian package puts the server.
 pub const MURMURD: &str = "/usr/sbin/murmurd";
@@ -50,13 +50,7 @@ pub struct Mumble {
 impl Mumble {
     /// The server's binary, or a failed test.
     pub fn binary() -> PathBuf {
-        let p = PathBuf::from(MURMURD);
-        if !p.is_file() {
-            missing_peer(&format!(
-                "{MURMURD} (Debian package mumble-server; run scripts/install-gameservers.sh)"
-            ));
-        }
-        p
+        super::installed(MURMURD, "Debian package mumble-server")
     }
 
     /// Starts a server on a free loopback port and waits (up to 30 s) until it answers

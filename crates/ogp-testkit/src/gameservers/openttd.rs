@@ -7,14 +7,14 @@
 //! port it listens on with both TCP and UDP. `start` waits until the game info comes back
 //! over TCP.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::interop::{missing_peer, TempDir};
+use crate::interop::TempDir;
 
 /// Where the Debian package puts the game.
 pub const OPENTTD: &str = "/usr/games/openttd";
@@ -66,14 +66,7 @@ impl Openttd {
     /// The game's binary, or a failed test (the interop tests are on, so a missing
     /// server is an installation error).
     pub fn binary() -> PathBuf {
-        let p = PathBuf::from(OPENTTD);
-        if !p.is_file() {
-            missing_peer(&format!(
-                "{OPENTTD} (Debian packages openttd and openttd-opengfx; run \
-                 scripts/install-gameservers.sh)"
-            ));
-        }
-        p
+        super::installed(OPENTTD, "Debian packages openttd and openttd-opengfx")
     }
 
     /// Starts a server on a free loopback port and waits (up to 30 s) until it answers
@@ -116,21 +109,7 @@ impl Openttd {
                 .spawn()
                 .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
             let stdin = child.stdin.take();
-            let (tx, rx) = mpsc::channel();
-            let pipes: [Option<Box<dyn Read + Send>>; 2] = [
-                child.stdout.take().map(|p| Box::new(p) as _),
-                child.stderr.take().map(|p| Box::new(p) as _),
-            ];
-            for pipe in pipes.into_iter().flatten() {
-                let tx = tx.clone();
-                std::thread::spawn(move || {
-                    for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-                        if tx.send(line).is_err() {
-                            break;
-                        }
-                    }
-                });
-            }
+            let rx = super::console_lines(&mut child);
             let mut server = Self {
                 child,
                 _stdin: stdin,

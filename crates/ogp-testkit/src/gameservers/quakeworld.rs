@@ -16,7 +16,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::interop::{missing_peer, TempDir};
+use crate::interop::TempDir;
 
 /// Where the Debian package puts the server.
 pub const MVDSV: &str = "/usr/games/mvdsv";
@@ -143,14 +143,8 @@ impl QuakeWorld {
     /// The server's binary and KTX, or a failed test (the interop tests are on, so a
     /// missing server is an installation error).
     pub fn binary() -> PathBuf {
-        for p in [MVDSV, KTX_PROGS] {
-            if !Path::new(p).is_file() {
-                missing_peer(&format!(
-                    "{p} (Debian packages mvdsv and ktx; run scripts/install-gameservers.sh)"
-                ));
-            }
-        }
-        PathBuf::from(MVDSV)
+        super::installed(KTX_PROGS, "Debian package ktx");
+        super::installed(MVDSV, "Debian package mvdsv")
     }
 
     /// Starts a server on a free loopback port and waits (up to 20 s) until it answers

@@ -14,7 +14,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::interop::{free_port, missing_peer, TempDir};
+use crate::interop::{free_port, TempDir};
 
 /// Where the Debian package puts the 0.7 server.
 pub const TEEWORLDS_SERVER: &str = "/usr/games/teeworlds-server";
@@ -97,16 +97,12 @@ impl Teeworlds {
     /// The binary of `flavor`, or a failed test (a missing server is an installation
     /// error).
     pub fn binary(flavor: Flavor) -> PathBuf {
-        let (p, pkg) = match flavor {
-            Flavor::Teeworlds07 => (TEEWORLDS_SERVER, "teeworlds-server"),
-            Flavor::Ddnet => (DDNET_SERVER, "ddnet-server"),
-        };
-        if !PathBuf::from(p).is_file() {
-            missing_peer(&format!(
-                "{p} (Debian package {pkg}; run scripts/install-gameservers.sh)"
-            ));
+        match flavor {
+            Flavor::Teeworlds07 => {
+                super::installed(TEEWORLDS_SERVER, "Debian package teeworlds-server")
+            }
+            Flavor::Ddnet => super::installed(DDNET_SERVER, "Debian package ddnet-server"),
         }
-        PathBuf::from(p)
     }
 
     /// Starts a server on a free port and waits (up to 20 s) until it answers.
