@@ -132,12 +132,18 @@ pub fn get_count(
 pub fn get_string(r: &mut Reader<'_>, field: &'static str) -> Result<Vec<u8>, DecodeError> {
     let at = r.offset();
     let mut s = Vec::new();
+    // The engine reads characters until one is 0 as an integer, and stores each as a
+    // byte: a character such as 0x100 stores a 0 byte, where its C string ends. The
+    // characters after it are read (they are on the wire) and not kept, as the game
+    // shows none of them.
+    let mut ended = false;
+    let mut read = 0usize;
     loop {
         let c = get_int(r, field)?;
         if c == 0 {
             return Ok(s);
         }
-        if s.len() >= MAX_STRING {
+        if read >= MAX_STRING {
             return Err(DecodeError::new(
                 at,
                 field,
@@ -146,7 +152,12 @@ pub fn get_string(r: &mut Reader<'_>, field: &'static str) -> Result<Vec<u8>, De
                 },
             ));
         }
-        s.push(c.to_le_bytes()[0]);
+        read += 1;
+        let byte = c.to_le_bytes()[0];
+        ended |= byte == 0;
+        if !ended {
+            s.push(byte);
+        }
     }
 }
 
@@ -604,6 +615,13 @@ mod tests {
         let mut d = Vec::new();
         put_string(&mut d, b"\xe9t\xe9");
         assert_eq!(get_string(&mut Reader::new(&d), "s").unwrap(), b"\xe9t\xe9");
+        // a character whose byte is 0 (0x7400, as 80 00 74) ends the string as the game
+        // stores it; what follows up to the real end is read and left (the fuzzer's
+        // re-encoding case)
+        let d = [b'a', 0x80, 0x00, 0x74, b'b', 0, b'c', 0];
+        let mut r = Reader::new(&d);
+        assert_eq!(get_string(&mut r, "s").unwrap(), b"a");
+        assert_eq!(get_string(&mut r, "s").unwrap(), b"c");
     }
 
     #[test]
