@@ -62,25 +62,36 @@ impl Cluster {
             .status()
             .unwrap();
         assert!(ok.success(), "initdb failed");
-        let port = crate::interop::free_port();
-        let opts = format!(
-            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50",
-            dir.0.display()
-        );
-        let ok = as_postgres(&bin, "pg_ctl")
-            .args(["-w", "-t", "30", "-D"])
-            .arg(&data)
-            .args(["-l"])
-            .arg(dir.0.join("pg.log"))
-            .args(["-o", &opts, "start"])
-            .stdout(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(
-            ok.success(),
-            "pg_ctl start failed: {}",
-            std::fs::read_to_string(dir.0.join("pg.log")).unwrap_or_default()
-        );
+        // A free port can be taken between finding it and PostgreSQL binding it (other
+        // tests start servers at the same time): start again on another one then.
+        let log = dir.0.join("pg.log");
+        let mut tries = 0;
+        let port = loop {
+            tries += 1;
+            let port = crate::interop::free_port();
+            let opts = format!(
+                "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50",
+                dir.0.display()
+            );
+            let _ = std::fs::remove_file(&log);
+            let ok = as_postgres(&bin, "pg_ctl")
+                .args(["-w", "-t", "30", "-D"])
+                .arg(&data)
+                .args(["-l"])
+                .arg(&log)
+                .args(["-o", &opts, "start"])
+                .stdout(Stdio::null())
+                .status()
+                .unwrap();
+            if ok.success() {
+                break port;
+            }
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            assert!(
+                tries < 5 && text.contains("Address already in use"),
+                "pg_ctl start failed: {text}"
+            );
+        };
         Self { dir, bin, port }
     }
 
