@@ -453,6 +453,21 @@ def check_details(page, api, items, shots):
         fail(f"check 4: details title {title!r}, API name {row_name(detail)!r}")
     n = check_players_shown(page, detail, "check 4")
     ok(f"check 4: details of {addr} show its {n} players with their scores")
+    # A players table wider than its card scrolls inside it, and a shadow on the right
+    # edge says that there is more (the card's background: a cover that scrolls with the
+    # content over a shadow that stays). Scrolled to the end, the cover hides it.
+    wide = page.js("""const w = document.querySelector('#d-players').closest('.table-wrap');
+        const s = getComputedStyle(w);
+        return { over: w.scrollWidth > w.clientWidth, image: s.backgroundImage,
+                 attach: s.backgroundAttachment, overflow: s.overflowX }""")
+    if wide["overflow"] not in ("auto", "scroll"):
+        fail(f"check 4: the players table's card does not scroll (overflow-x {wide['overflow']})")
+    if wide["over"]:
+        if wide["image"].count("radial-gradient") != 2 or "local" not in wide["attach"] or "scroll" not in wide["attach"]:
+            fail(f"check 4: the players table is clipped with no scroll hint ({wide['image']!r}, {wide['attach']!r})")
+        ok("check 4: the players table is wider than its card: it scrolls, with a shadow on the edge that has more")
+    else:
+        ok("check 4: the players table fits its card")
     # Team colours (OGP: 16-bit 5-6-5 RGB) as swatches with their hex code.
     teams = [t for t in ((detail.get("status") or {}).get("teams") or []) if isinstance(t.get("color"), int)]
     if teams:
