@@ -73,6 +73,7 @@ stop_tree() {
 on_exit() {
   local rc=$?
   if [ -n "${FUZZ_PID:-}" ] && kill -0 "$FUZZ_PID" 2>/dev/null; then stop_tree "$FUZZ_PID"; fi
+  if [ -n "${LINT_PID:-}" ] && kill -0 "$LINT_PID" 2>/dev/null; then stop_tree "$LINT_PID"; fi
   summary "$rc"
 }
 trap on_exit EXIT
@@ -116,8 +117,10 @@ cargo fmt --all -- --check
 # (nice 19): the build takes the CPU that the workspace's build leaves idle (its serial
 # stretches: one crate compiling, linking), the smoke the CPU that the tests leave idle
 # while they wait on peers and timers; the foreground steps barely notice either. The
-# build waits for the C++ compiler (scripts/install-c.sh), the smoke for the tests' step
-# to start (a marker file); the last step waits for both and prints their verdicts.
+# build is fuzz/Cargo.toml's `smoke` profile (-O1: a few seconds a target need coverage,
+# not speed); it waits for the C++ compiler (scripts/install-c.sh), the smoke for the
+# tests' step to start (a marker file); the last step waits for both and prints their
+# verdicts.
 FUZZ_PID=""
 if [ "$QUICK" = 0 ] && [ -x scripts/fuzz.sh ]; then
   step "fuzz build and smoke started in the background (log: $LOGS/fuzz.log)"
@@ -128,40 +131,67 @@ if [ "$QUICK" = 0 ] && [ -x scripts/fuzz.sh ]; then
       kill -0 "$INSTALL_PID" 2>/dev/null || { echo "the installers failed before the C++ compiler was ready"; exit 1; }
       sleep 1
     done
+    export FUZZ_PROFILE=smoke
     t=$(now)
     FUZZ_CODEGEN_UNITS=16 nice -n 19 scripts/fuzz.sh build
     echo "fuzz build done in $(($(now) - t))s"
     until [ -e "$LOGS/tests-started" ]; do sleep 1; done # (stopped by on_exit if the script fails first)
     t=$(now)
-    FUZZ_REBUILD=0 nice -n 19 scripts/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-10}"
-    echo "fuzz smoke (${FUZZ_SMOKE_SECONDS:-10}s per target) done in $(($(now) - t))s"
+    FUZZ_REBUILD=0 nice -n 19 scripts/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-5}"
+    echo "fuzz smoke (${FUZZ_SMOKE_SECONDS:-5}s per target) done in $(($(now) - t))s"
   ) >"$LOGS/fuzz.log" 2>&1 &
   FUZZ_PID=$!
 fi
 
-step "cargo clippy (all targets, -D warnings)"
-cargo clippy --workspace --all-targets --locked "${FEATURES[@]}" -- -D warnings
-
-step "ogp-proto without its optional features (toml, bzip2, os-rng, gqp)"
-cargo clippy -p ogp-proto --no-default-features --locked -- -D warnings
-# and the `ogp` a default build makes (`cargo install`, `cargo run --release -- demo`):
-# without the master
-cargo clippy -p ogp-cli --bins --locked -- -D warnings
+# The docs and the builds with other features (`ogp-proto` without its optional ones, the
+# `ogp` of a default build without the master) are checked in the background too, at the
+# lowest priority, in a target directory of their own (target/lint: rustdoc and clippy
+# compile the dependencies in check mode, which the test build cannot reuse, and a second
+# directory keeps the two from waiting on each other's lock). The last steps print their
+# verdict.
+LINT_PID=""
+if [ "$QUICK" = 0 ]; then
+  step "docs and the other feature sets started in the background (log: $LOGS/lint.log)"
+  (
+    set -e
+    export CARGO_TARGET_DIR=target/lint
+    t=$(now)
+    echo "== cargo doc (no warnings)"
+    RUSTDOCFLAGS="-D warnings" nice -n 19 cargo doc --workspace --no-deps --locked "${FEATURES[@]}"
+    echo "== ogp-proto without its optional features (toml, bzip2, os-rng, gqp)"
+    nice -n 19 cargo clippy -p ogp-proto --no-default-features --locked -- -D warnings
+    echo "== the ogp of a default build (cargo install, cargo run --release -- demo): without the master"
+    nice -n 19 cargo clippy -p ogp-cli --bins --locked -- -D warnings
+    echo "docs and feature sets done in $(($(now) - t))s"
+  ) >"$LOGS/lint.log" 2>&1 &
+  LINT_PID=$!
+fi
 
 if [ "$QUICK" = 1 ]; then
+  step "cargo clippy (all targets, -D warnings)"
+  cargo clippy --workspace --all-targets --locked "${FEATURES[@]}" -- -D warnings
+  step "ogp-proto without its optional features (toml, bzip2, os-rng, gqp)"
+  cargo clippy -p ogp-proto --no-default-features --locked -- -D warnings
+  # and the `ogp` of a default build (`cargo install`, `cargo run --release -- demo`):
+  # without the master
+  cargo clippy -p ogp-cli --bins --locked -- -D warnings
   step "unit and property tests (cargo test: every crate's unit tests, ogp-proto's test files)"
   cargo test --workspace --lib --bins --locked "${FEATURES[@]}"
   cargo test -p ogp-proto --tests --locked
   exit 0
 fi
 
-step "cargo doc (no warnings)"
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked "${FEATURES[@]}"
-
 step "no import circles between modules (scripts/import-cycles.py)"
 python3 scripts/import-cycles.py
 
-step "build the tests (cargo test --no-run, all targets)"
+step "build the tests, linted (cargo test --no-run, all targets; clippy -D warnings)"
+# clippy is the compiler of the workspace's own crates in this build (cargo's
+# RUSTC_WORKSPACE_WRAPPER, as `cargo clippy` sets it, with the same lints and -D warnings):
+# `cargo clippy --all-targets` would compile every dependency a second time, in check
+# mode. Every later cargo command of this script sees the same variables, so nothing is
+# built twice.
+export RUSTC_WORKSPACE_WRAPPER=clippy-driver
+export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 # Benchmarks are built here in test mode with the test build (criterion runs each
 # benchmark once then; the measurements use `cargo bench`, which builds the `bench`
 # profile with fat LTO). The C examples link libogp.a, which only `cargo build` makes
@@ -187,8 +217,18 @@ python3 scripts/run-tests.py --jobs "${TEST_JOBS:-3}" --workspace --all-targets 
 step "doc tests"
 cargo test --workspace --doc --locked "${FEATURES[@]}"
 
+if [ -n "$LINT_PID" ]; then
+  step "docs and the other feature sets finish (cargo doc, clippy; started in the background)"
+  if ! wait "$LINT_PID"; then
+    tail -n 80 "$LOGS/lint.log" >&2
+    echo "cargo doc or clippy failed (above; whole log: $LOGS/lint.log)" >&2
+    exit 1
+  fi
+  grep '^== \|done in' "$LOGS/lint.log" || true
+fi
+
 if [ -n "$FUZZ_PID" ]; then
-  step "fuzz build and smoke finish (${FUZZ_SMOKE_SECONDS:-10}s per target; started in the background)"
+  step "fuzz build and smoke finish (${FUZZ_SMOKE_SECONDS:-5}s per target; started in the background)"
   if ! wait "$FUZZ_PID"; then
     tail -n 80 "$LOGS/fuzz.log" >&2
     echo "the fuzz build or smoke failed (above; whole log: $LOGS/fuzz.log)" >&2
