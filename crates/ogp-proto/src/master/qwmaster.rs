@@ -9,6 +9,8 @@
 //!   MVDSV at start (`setmaster`, `heartbeat`) and every 300 s, from the server's own
 //!   socket (the query port), [`Heartbeat::Alive`]. `setmaster` also sends `k\0`
 //!   (`A2A_PING`, 2 bytes) to the master first; a master need not answer it.
+//! * **`FF FF FF FF k`** (master → server, `A2A_PING`), answered by the single byte `l`
+//!   (`A2A_ACK`, no prefix): the verification ([`PING`], [`is_ping_reply`]).
 //! * **`C\n`** (server → master, `S2M_SHUTDOWN`): the server is going down,
 //!   [`Heartbeat::Shutdown`].
 //! * **`c\n`** (client → master; qstat and masterstat send `c\n\0`): the list request,
@@ -21,12 +23,12 @@
 //!
 //! **Verification** ([`PingMachine`]). Nothing a QuakeWorld server answers carries
 //! anything of the asker's: `status` has no challenge and echoes nothing, `ping`
-//! (`FF FF FF FF k`) is answered by a bare `FF FF FF FF l`, `getchallenge` by the
+//! (`FF FF FF FF k`) is answered by the one byte `l`, `getchallenge` by the
 //! server's own number. So no QuakeWorld query proves that its answer came from the
 //! address it names: whoever can forge the heartbeat can forge the answer too. What the
 //! master checks is what it can: the source answers, from the heartbeat's address and
 //! port, a query the master sends from its own socket. It sends the ping, not `status`:
-//! a heartbeat is 6 bytes or more (`a\n1\n0\n`), the ping 5 and its answer 6, so the
+//! a heartbeat is 6 bytes or more (`a\n1\n0\n`), the ping 5 and its answer 1, so the
 //! verification stays within the no-amplification rule (never more bytes toward an
 //! unverified address than came from it) at the first heartbeat, where `status 23\n`
 //! (14 bytes) would wait for the third (15 minutes, at MVDSV's interval). The status is
@@ -251,13 +253,12 @@ pub fn answer(
     answer_pages(servers, from, now, budget, MAX_PAGE_BYTES, encode_page, send)
 }
 
-/// Whether `datagram` is the answer to [`PING`]: `FF FF FF FF l` (`A2A_ACK`), then
-/// nothing, a NUL (MVDSV's) or a newline.
+/// Whether `datagram` is the answer to [`PING`]: `l` (`A2A_ACK`), the one byte that
+/// MVDSV, FTE and id's server send (without the connectionless prefix), or with the
+/// prefix, each optionally followed by a NUL or a newline.
 pub fn is_ping_reply(datagram: &[u8]) -> bool {
-    matches!(
-        datagram.strip_prefix(&PREFIX),
-        Some(b"l" | b"l\0" | b"l\n")
-    )
+    let rest = datagram.strip_prefix(&PREFIX).unwrap_or(datagram);
+    matches!(rest, b"l" | b"l\0" | b"l\n")
 }
 
 /// The verification of a QuakeWorld heartbeat: [`PING`] to the heartbeat's source,
@@ -298,7 +299,7 @@ impl QueryDriver for PingMachine {
         }
         let bytes = datagram.len();
         if !is_ping_reply(datagram) {
-            return self.x.dropped(bytes, "not the ping's answer (FF FF FF FF l)");
+            return self.x.dropped(bytes, "not the ping's answer (l)");
         }
         self.x.received(1, bytes);
         self.x.ping(now);
@@ -457,9 +458,14 @@ mod tests {
         assert!(d.len() < b"a\n1\n0\n".len());
         m.handle_datagram(t0, b"\xff\xff\xff\xffn\\hostname\\x\n");
         m.handle_datagram(t0, b"\xff\xff\xff\xfflx");
+        m.handle_datagram(t0, b"lx");
         assert!(m.take_result().is_none());
         assert!(m.last_dropped().is_some());
-        m.handle_datagram(t0, b"\xff\xff\xff\xffl\0");
+        for ok in [&b"\xff\xff\xff\xffl\0"[..], b"l\n", b"\xff\xff\xff\xffl"] {
+            assert!(is_ping_reply(ok), "{ok:?}");
+        }
+        // MVDSV's SVC_Ping: the one byte A2A_ACK
+        m.handle_datagram(t0, b"l");
         let a = m.take_result().unwrap().unwrap();
         assert_eq!(a.protocol, Protocol::Quakeworld);
         // silence: retried, then given up
