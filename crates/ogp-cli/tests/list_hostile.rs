@@ -289,7 +289,11 @@ fn qw_list_reads_a_page_and_skips_invalid_entries() {
         "{}",
         ran.describe()
     );
-    assert!(ran.stderr.contains("skipped the entry 0.0.0.0:5: "), "{}", ran.describe());
+    assert!(
+        ran.stderr.contains("skipped the entry 0.0.0.0:5: "),
+        "{}",
+        ran.describe()
+    );
 }
 
 /// A lying QuakeWorld master: full pages of new addresses without end (the list has no
@@ -330,7 +334,8 @@ fn qw_lying_masters_are_cut_by_the_caps() {
     assert_eq!(ran.code, Some(1), "{}", ran.describe());
     assert!(ran.stdout.is_empty(), "{}", ran.describe());
     assert!(
-        ran.stderr.contains("no answer to the request for page 1 (3 attempts"),
+        ran.stderr
+            .contains("no answer to the request for page 1 (3 attempts"),
         "{}",
         ran.describe()
     );

@@ -382,9 +382,11 @@ fn a_quakeworld_heartbeat_is_verified_listed_served_and_its_shutdown_polled() {
     let m = master(&dir.0, "poll_interval_secs = 600");
     let qw = FakeQw::start(m.udp, "Fake QW");
     let addr = qw.addr();
-    wait_for("the fake QuakeWorld server listed", Duration::from_secs(10), || {
-        item(&m, addr).is_some_and(|s| s["name"] == "Fake QW" && s["up"] == true)
-    });
+    wait_for(
+        "the fake QuakeWorld server listed",
+        Duration::from_secs(10),
+        || item(&m, addr).is_some_and(|s| s["name"] == "Fake QW" && s["up"] == true),
+    );
     let s = item(&m, addr).unwrap();
     assert_eq!(s["map"], "dm2", "{s}");
     assert_eq!(s["protocols"], serde_json::json!(["quakeworld"]), "{s}");
@@ -402,13 +404,18 @@ fn a_quakeworld_heartbeat_is_verified_listed_served_and_its_shutdown_polled() {
         ran.describe()
     );
     assert!(registrations(&m, "quakeworld") >= 1);
-    assert_eq!(verifications(&m, r#"protocol="quakeworld",outcome="verified""#), 1);
+    assert_eq!(
+        verifications(&m, r#"protocol="quakeworld",outcome="verified""#),
+        1
+    );
     // shutdown: it stops answering and says so
     qw.answering.store(false, Ordering::Relaxed);
     qw.sock.send_to(b"C\n", m.udp).unwrap();
-    wait_for("the shut-down server marked down", Duration::from_secs(20), || {
-        item(&m, addr).is_some_and(|s| s["up"] == false)
-    });
+    wait_for(
+        "the shut-down server marked down",
+        Duration::from_secs(20),
+        || item(&m, addr).is_some_and(|s| s["up"] == false),
+    );
     assert!(qw_list(m.udp, b"c\n").is_empty());
 }
 
@@ -456,7 +463,11 @@ fn forged_and_garbage_quakeworld_heartbeats_get_no_amplification() {
     garbage.set_nonblocking(true).unwrap();
     assert!(garbage.recv(&mut buf).is_err(), "garbage was answered");
     assert!(m.servers().is_empty());
-    assert!(counter(&m, "dropped", "malformed") >= 4, "{}", get(&m, "/metrics"));
+    assert!(
+        counter(&m, "dropped", "malformed") >= 4,
+        "{}",
+        get(&m, "/metrics")
+    );
     assert_eq!(
         registrations(&m, r#"protocol="quakeworld",outcome="not_listed""#),
         1,
@@ -471,7 +482,9 @@ fn forged_and_garbage_quakeworld_heartbeats_get_no_amplification() {
 /// our master; `quit` sends `C\n`, and the master marks it down.
 #[test]
 fn a_real_mvdsv_is_listed_from_its_heartbeat_and_read_back_by_ogp_list_and_qstat() {
-    if !common::enabled("a_real_mvdsv_is_listed_from_its_heartbeat_and_read_back_by_ogp_list_and_qstat") {
+    if !common::enabled(
+        "a_real_mvdsv_is_listed_from_its_heartbeat_and_read_back_by_ogp_list_and_qstat",
+    ) {
         return;
     }
     use ogp_testkit::gameservers::quakeworld::{QuakeWorld, QuakeWorldConfig};
@@ -507,7 +520,16 @@ fn a_real_mvdsv_is_listed_from_its_heartbeat_and_read_back_by_ogp_list_and_qstat
     );
     let ran = common::run(
         std::process::Command::new(common::quakestat())
-            .args(["-json", "-R", "-retry", "2", "-interval", "0.5", "-timeout", "10"])
+            .args([
+                "-json",
+                "-R",
+                "-retry",
+                "2",
+                "-interval",
+                "0.5",
+                "-timeout",
+                "10",
+            ])
             .arg("-qwm")
             .arg(m.udp.to_string()),
         Duration::from_secs(30),
@@ -522,9 +544,14 @@ fn a_real_mvdsv_is_listed_from_its_heartbeat_and_read_back_by_ogp_list_and_qstat
         item(&m, addr).is_some_and(|s| s["name"] == "MVDSV on our master" && s["map"] == "start")
     });
     server.console("quit");
-    assert!(server.wait_exit(Duration::from_secs(5)), "mvdsv did not quit");
-    wait_for("MVDSV marked down after quit", Duration::from_secs(20), || {
-        item(&m, addr).is_some_and(|s| s["up"] == false)
-    });
+    assert!(
+        server.wait_exit(Duration::from_secs(5)),
+        "mvdsv did not quit"
+    );
+    wait_for(
+        "MVDSV marked down after quit",
+        Duration::from_secs(20),
+        || item(&m, addr).is_some_and(|s| s["up"] == false),
+    );
     eprintln!("whole test {:?}", t.elapsed());
 }

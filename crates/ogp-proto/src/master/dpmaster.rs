@@ -28,9 +28,9 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV
 
 use std::time::Instant;
 
-use super::budget::{answer_pages, ListBudget};
 #[cfg(test)]
 use super::budget::ListAdmission;
+use super::budget::{answer_pages, ListBudget};
 use crate::client::{Answer, Details};
 use crate::error::DecodeError;
 use crate::reader::Reader;

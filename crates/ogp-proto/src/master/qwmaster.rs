@@ -119,7 +119,11 @@ impl Heartbeat {
         }
         let mut number = |field: &'static str, last: bool| -> Result<u32, DecodeError> {
             let at = r.offset();
-            let n = r.peek_rest().iter().take_while(|b| b.is_ascii_digit()).count();
+            let n = r
+                .peek_rest()
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
             let digits = r.take(n, field)?;
             let value = std::str::from_utf8(digits)
                 .ok()
@@ -250,7 +254,15 @@ pub fn answer(
     budget: &mut ListBudget,
     send: impl FnMut(&[u8]),
 ) -> Answered {
-    answer_pages(servers, from, now, budget, MAX_PAGE_BYTES, encode_page, send)
+    answer_pages(
+        servers,
+        from,
+        now,
+        budget,
+        MAX_PAGE_BYTES,
+        encode_page,
+        send,
+    )
 }
 
 /// Whether `datagram` is the answer to [`PING`]: `l` (`A2A_ACK`), the one byte that
@@ -406,7 +418,10 @@ mod tests {
         let v6: SocketAddr = "[2001:db8::1]:27500".parse().unwrap();
         assert_eq!(encode_page(&[v6, a], &mut d), 2);
         assert_eq!(d, b"\xff\xff\xff\xffd\n\x01\x02\x03\x04\x6b\x6c");
-        assert!(decode_page(b"\xff\xff\xff\xffd\n").unwrap().servers.is_empty());
+        assert!(decode_page(b"\xff\xff\xff\xffd\n")
+            .unwrap()
+            .servers
+            .is_empty());
         assert!(decode_page(b"\xff\xff\xff\xffd\n\x01\x02\x03\x04\x6b").is_err());
         assert!(decode_page(b"\xff\xff\xff\xffc\n").is_err());
         assert!(decode_page(b"\xff\xff").is_err());
@@ -445,7 +460,9 @@ mod tests {
         let mut pages = 0;
         let a = answer(|| servers.clone(), victim, t0, &mut b, |_| pages += 1);
         assert_eq!((a.pages, a.servers, a.complete, pages), (5, 1000, true, 5));
-        let a = answer(Vec::new, victim, t0, &mut b, |p| assert_eq!(p, REPLY_HEADER));
+        let a = answer(Vec::new, victim, t0, &mut b, |p| {
+            assert_eq!(p, REPLY_HEADER)
+        });
         assert_eq!((a.pages, a.complete), (1, true));
     }
 

@@ -91,7 +91,10 @@ fn shutdowns_remove_nothing_by_themselves() {
         servers_on_ip: 1,
     };
     assert_eq!(reg.register(t0, addr(2), &c, 2, listed), Admission::Listed);
-    assert!(reg.poll_transmit(t0).is_none(), "nothing goes out for a shutdown");
+    assert!(
+        reg.poll_transmit(t0).is_none(),
+        "nothing goes out for a shutdown"
+    );
     assert_eq!(reg.stats().dropped[5], 1);
 }
 
