@@ -1446,7 +1446,7 @@ mod tests {
         let t0 = Instant::now();
         let full = qwmaster::ENTRIES_PER_PAGE as u32;
         // new full pages for ever: the server cap
-        let mut limits = ListLimits::default();
+        let mut limits = ListLimits::new(Duration::from_secs(60), Duration::from_secs(2));
         limits.max_servers = 1000;
         let mut c = QwListClient::new(limits, t0);
         let mut d = Vec::new();
@@ -1467,7 +1467,7 @@ mod tests {
             "the fifth page passes 1000"
         );
         // the same full page for ever: the page cap
-        let mut limits = ListLimits::default();
+        let mut limits = ListLimits::new(Duration::from_secs(60), Duration::from_secs(2));
         limits.max_pages = 50;
         let mut c = QwListClient::new(limits, t0);
         assert_eq!(c.poll_transmit(t0, &mut d), Ok(true));
