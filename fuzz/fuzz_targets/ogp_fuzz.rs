@@ -39,6 +39,7 @@ mod ogp_split;
 mod openttd_stream;
 mod quake3_datagram;
 mod quakeworld_datagram;
+mod qwmaster_datagram;
 mod responder;
 mod samp_datagram;
 mod state_json;
@@ -85,6 +86,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("samp_datagram", samp_datagram::run),
     ("cube2_datagram", cube2_datagram::run),
     ("quakeworld_datagram", quakeworld_datagram::run),
+    ("qwmaster_datagram", qwmaster_datagram::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

@@ -18,7 +18,7 @@ use ogp_proto::master::ddnet;
 use ogp_proto::master::dpmaster::ServersRequest;
 use ogp_proto::master::list_client::{
     Cube2ListClient, DpListClient, GsListClient, GsProgress, HttpListClient, ListLimits,
-    UdpListClient, UdpListProtocol, ValveListClient,
+    QwListClient, UdpListClient, UdpListProtocol, ValveListClient,
 };
 use serde_json::{json, Value};
 
@@ -69,6 +69,11 @@ pub struct ListArgs {
     /// printed with its query port (the game port + 1).
     #[arg(long, conflicts_with_all = ["dp", "gs1"])]
     cube2: bool,
+    /// The master is a QuakeWorld master (port 27000; qstat's -qwm, `ogp master`): `c\n`,
+    /// answered by IPv4 addresses, listed as `quakeworld`. The list has no end marker: a
+    /// short page ends it, or silence for --page-timeout after a full one.
+    #[arg(long, conflicts_with_all = ["dp", "gs1", "cube2", "ddnet"])]
+    qw: bool,
     /// Stop after this many servers.
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
@@ -153,6 +158,9 @@ pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
         gs1(args, game, limits, limit, &mut out, &mut skips)
     } else if args.cube2 {
         cube2(args, limits, limit, &mut out, &mut skips)
+    } else if args.qw {
+        let start = |now| QwListClient::new(limits, now);
+        udp(args, "quakeworld", start, limit, &mut out, &mut skips)
     } else if let Some(dp_args) = &args.dp {
         dp_request(dp_args, &args.filter).and_then(|request| {
             let start = |now| DpListClient::new(request, limits, now);
@@ -239,7 +247,8 @@ fn udp<P: UdpListProtocol>(
     let (sock, master) = connect(&args.master)?;
     let mut client = start(Instant::now());
     let mut count = 0;
-    let mut buf = vec![0u8; 2048];
+    // a whole datagram, however large (QuakeWorld masters may send their list in one)
+    let mut buf = vec![0u8; 65536];
     let mut d = Vec::new();
     loop {
         d.clear();

@@ -256,6 +256,91 @@ fn udp_invalid_entries_are_skipped_with_a_warning() {
     }
 }
 
+/// A QuakeWorld answer page (`FF FF FF FF d \n` and 6-byte entries) of `n` addresses
+/// from `10.0.0.0 + from`.
+fn qw_page(from: u32, n: u32) -> Vec<u8> {
+    let servers: Vec<SocketAddr> = (from..from + n)
+        .map(|i| SocketAddr::from((Ipv4Addr::from(0x0a00_0000 + i), 27500)))
+        .collect();
+    let mut d = Vec::new();
+    ogp_proto::master::qwmaster::encode_page(&servers, &mut d);
+    d
+}
+
+/// `ogp list --qw` reads a QuakeWorld master: `c\n`, answered by one short page, whose
+/// entries that are no server are skipped with a warning.
+#[test]
+fn qw_list_reads_a_page_and_skips_invalid_entries() {
+    let master = FakeUdp::start(|sock, from, d| {
+        if d == b"c\n" {
+            let mut p = qw_page(1, 2);
+            p.extend_from_slice(&[0, 0, 0, 0, 0, 5]);
+            let _ = sock.send_to(&p, from);
+        }
+    });
+    let ran = ogp_list(&[&master.target(), "--qw", "--json"]);
+    assert_eq!(ran.code, Some(0), "{}", ran.describe());
+    assert_eq!(
+        lines(&ran),
+        [
+            r#"{"addr":"10.0.0.1:27500","protocols":["quakeworld"]}"#,
+            r#"{"addr":"10.0.0.2:27500","protocols":["quakeworld"]}"#
+        ],
+        "{}",
+        ran.describe()
+    );
+    assert!(
+        ran.stderr.contains("skipped the entry 0.0.0.0:5: "),
+        "{}",
+        ran.describe()
+    );
+}
+
+/// A lying QuakeWorld master: full pages of new addresses without end (the list has no
+/// end marker, so only the caps stop it), and one that answers nothing but pages cut
+/// short and junk. Each ends with a one-line error and exit 1, in bounded time.
+#[test]
+fn qw_lying_masters_are_cut_by_the_caps() {
+    let full = ogp_proto::master::qwmaster::ENTRIES_PER_PAGE as u32;
+    // a page every millisecond for up to 3 s: never silent for a page timeout
+    let endless = FakeUdp::start(move |sock, from, _| {
+        let t = Instant::now();
+        for i in 0.. {
+            if t.elapsed() > Duration::from_secs(3) {
+                break;
+            }
+            let _ = sock.send_to(&qw_page(i * full, full), from);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    });
+    let t = Instant::now();
+    let ran = ogp_list(&[&endless.target(), "--qw", "--timeout", "10000"]);
+    assert_eq!(ran.code, Some(1), "{}", ran.describe());
+    assert!(
+        ran.stderr.contains("more than 100000 servers")
+            || ran.stderr.contains("within the deadline"),
+        "{}",
+        ran.describe()
+    );
+    assert!(t.elapsed() < Duration::from_secs(15), "{:?}", t.elapsed());
+    let lying = FakeUdp::start(|sock, from, _| {
+        let mut cut = qw_page(0, 3);
+        cut.pop();
+        let _ = sock.send_to(&cut, from);
+        let _ = sock.send_to(b"\xff\xff\xff\xffd", from);
+        let _ = sock.send_to(b"\xff\xff\xff\xffn\\hostname\\x\n", from);
+    });
+    let ran = ogp_list(&[&lying.target(), "--qw", "--page-timeout", "300"]);
+    assert_eq!(ran.code, Some(1), "{}", ran.describe());
+    assert!(ran.stdout.is_empty(), "{}", ran.describe());
+    assert!(
+        ran.stderr
+            .contains("no answer to the request for page 1 (3 attempts"),
+        "{}",
+        ran.describe()
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // A fake HTTP master
 

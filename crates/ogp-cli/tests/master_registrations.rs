@@ -276,3 +276,282 @@ fn oversized_server(master: SocketAddr) -> (SocketAddr, Arc<AtomicBool>, Arc<Ato
     });
     (addr, stop, refused)
 }
+
+// ---------------------------------------------------------------------------------------
+// QuakeWorld (issue 38): heartbeats `a\n…` verified by a ping, `c\n` answered
+
+/// A fake QuakeWorld server on its own loopback socket: it heartbeats to `master`
+/// (`a\n1\n0\n`, as MVDSV), answers the master's ping (`FF FF FF FF k`) with `l` (one
+/// byte, as MVDSV) and
+/// `status` with its server info while `answering` is set.
+struct FakeQw {
+    sock: UdpSocket,
+    answering: Arc<AtomicBool>,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl FakeQw {
+    fn start(master: SocketAddr, name: &'static str) -> Self {
+        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+        sock.set_read_timeout(Some(Duration::from_millis(50)))
+            .unwrap();
+        let answering = Arc::new(AtomicBool::new(true));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (s, on, st) = (sock.try_clone().unwrap(), answering.clone(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            let mut buf = [0u8; 2048];
+            while !st.load(Ordering::Relaxed) {
+                let Ok((n, from)) = s.recv_from(&mut buf) else {
+                    continue;
+                };
+                if !on.load(Ordering::Relaxed) {
+                    continue;
+                }
+                let d = &buf[..n];
+                let reply: Vec<u8> = if d == b"\xff\xff\xff\xffk" {
+                    b"l".to_vec()
+                } else if d.starts_with(b"\xff\xff\xff\xffstatus") {
+                    format!("\u{0}\\hostname\\{name}\\maxclients\\8\\map\\dm2\n")
+                        .into_bytes()
+                        .into_iter()
+                        .skip(1)
+                        .fold(b"\xff\xff\xff\xffn".to_vec(), |mut v, b| {
+                            v.push(b);
+                            v
+                        })
+                } else {
+                    continue;
+                };
+                let _ = s.send_to(&reply, from);
+            }
+        });
+        sock.send_to(b"a\n1\n0\n", master).unwrap();
+        Self {
+            sock,
+            answering,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn addr(&self) -> SocketAddr {
+        self.sock.local_addr().unwrap()
+    }
+}
+
+impl Drop for FakeQw {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The API's item for `addr`, if listed.
+fn item(m: &Master, addr: SocketAddr) -> Option<Value> {
+    m.servers()
+        .into_iter()
+        .find(|s| s["addr"] == addr.to_string())
+}
+
+/// The servers of the master's answer to `request` (QuakeWorld's `c\n`), read until
+/// 500 ms of silence.
+fn qw_list(master: SocketAddr, request: &[u8]) -> Vec<SocketAddr> {
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    sock.send_to(request, master).unwrap();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 2048];
+    while let Ok(n) = sock.recv(&mut buf) {
+        let p = ogp_proto::master::qwmaster::decode_page(&buf[..n]).unwrap();
+        out.extend(p.servers.into_iter().map(SocketAddr::V4));
+    }
+    out
+}
+
+/// A QuakeWorld heartbeat (6 bytes) is verified by the master's 5-byte ping from its own
+/// socket, the server listed with the status of the poll that follows, and served to
+/// `c\n` (qstat's `c\n\0` too) and `ogp list --qw`; after its shutdown notice (`C\n`)
+/// the master polls it at once and, unanswered, marks it down and off the list.
+#[test]
+fn a_quakeworld_heartbeat_is_verified_listed_served_and_its_shutdown_polled() {
+    let dir = TempDir::new("master-qw-fake");
+    let m = master(&dir.0, "poll_interval_secs = 600");
+    let qw = FakeQw::start(m.udp, "Fake QW");
+    let addr = qw.addr();
+    wait_for(
+        "the fake QuakeWorld server listed",
+        Duration::from_secs(10),
+        || item(&m, addr).is_some_and(|s| s["name"] == "Fake QW" && s["up"] == true),
+    );
+    let s = item(&m, addr).unwrap();
+    assert_eq!(s["map"], "dm2", "{s}");
+    assert_eq!(s["protocols"], serde_json::json!(["quakeworld"]), "{s}");
+    assert_eq!(qw_list(m.udp, b"c\n"), [addr]);
+    assert_eq!(qw_list(m.udp, b"c\n\0"), [addr]);
+    let ran = common::ogp_run(
+        &["list", "--qw", &m.udp.to_string(), "--json"],
+        Duration::from_secs(30),
+    );
+    assert_eq!(ran.code, Some(0), "{}", ran.describe());
+    assert_eq!(
+        String::from_utf8_lossy(&ran.stdout).trim(),
+        format!(r#"{{"addr":"{addr}","protocols":["quakeworld"]}}"#),
+        "{}",
+        ran.describe()
+    );
+    assert!(registrations(&m, "quakeworld") >= 1);
+    assert_eq!(
+        verifications(&m, r#"protocol="quakeworld",outcome="verified""#),
+        1
+    );
+    // shutdown: it stops answering and says so
+    qw.answering.store(false, Ordering::Relaxed);
+    qw.sock.send_to(b"C\n", m.udp).unwrap();
+    wait_for(
+        "the shut-down server marked down",
+        Duration::from_secs(20),
+        || item(&m, addr).is_some_and(|s| s["up"] == false),
+    );
+    assert!(qw_list(m.udp, b"c\n").is_empty());
+}
+
+/// Forged QuakeWorld heartbeats from 300 sources (each a real loopback address that
+/// never answers, as a spoofed victim): each source is sent at most what it sent (one
+/// 5-byte ping for its 6-byte heartbeat), nothing is listed. Garbage that starts like a
+/// heartbeat or a list request, and a shutdown notice from an address not listed, are
+/// dropped and answered with nothing.
+#[test]
+fn forged_and_garbage_quakeworld_heartbeats_get_no_amplification() {
+    let dir = TempDir::new("master-qw-forged");
+    let m = master(&dir.0, "");
+    let victims: Vec<UdpSocket> = (0..300)
+        .map(|i| {
+            let s = UdpSocket::bind((common::master::forged(i), 0)).unwrap();
+            s.send_to(b"a\n1\n0\n", m.udp).unwrap();
+            s
+        })
+        .collect();
+    let garbage = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let big = [b"a\n1\n".as_slice(), &[b'7'; 60_000]].concat();
+    for d in [
+        big.as_slice(),
+        b"a\nx\n0\n",
+        b"a\n1\n0\nextra",
+        b"a\n",
+        b"C\n",
+        b"c\nmore",
+        b"l",
+    ] {
+        garbage.send_to(d, m.udp).unwrap();
+    }
+    // a retry would come after 1 s and 2.5 s: wait past them
+    std::thread::sleep(Duration::from_secs(4));
+    let mut buf = [0u8; 2048];
+    for (i, v) in victims.iter().enumerate() {
+        v.set_nonblocking(true).unwrap();
+        let mut got = 0;
+        while let Ok(n) = v.recv(&mut buf) {
+            assert_eq!(&buf[..n], b"\xff\xff\xff\xffk", "victim {i}");
+            got += n;
+        }
+        assert!(got <= 6, "victim {i} was sent {got} bytes for 6");
+    }
+    garbage.set_nonblocking(true).unwrap();
+    assert!(garbage.recv(&mut buf).is_err(), "garbage was answered");
+    assert!(m.servers().is_empty());
+    assert!(
+        counter(&m, "dropped", "malformed") >= 4,
+        "{}",
+        get(&m, "/metrics")
+    );
+    assert_eq!(
+        registrations(&m, r#"protocol="quakeworld",outcome="not_listed""#),
+        1,
+        "{}",
+        get(&m, "/metrics")
+    );
+}
+
+/// A real QuakeWorld server (Debian's MVDSV with KTX) started with `+setmaster` on our
+/// master: its first heartbeat is verified and it is listed with its host name; `ogp
+/// list --qw` and qstat `-qwm` (which then queries the server itself) read it back from
+/// our master; `quit` sends `C\n`, and the master marks it down.
+#[test]
+fn a_real_mvdsv_is_listed_from_its_heartbeat_and_read_back_by_ogp_list_and_qstat() {
+    if !common::enabled(
+        "a_real_mvdsv_is_listed_from_its_heartbeat_and_read_back_by_ogp_list_and_qstat",
+    ) {
+        return;
+    }
+    use ogp_testkit::gameservers::quakeworld::{QuakeWorld, QuakeWorldConfig};
+    let dir = TempDir::new("master-qw-mvdsv");
+    let m = master(&dir.0, "poll_interval_secs = 600");
+    let mut config = QuakeWorldConfig::new("MVDSV on our master", 8);
+    config.master = Some(m.udp);
+    let t = Instant::now();
+    let mut server = QuakeWorld::start(&config);
+    let addr = server.addr();
+    // listed at its verification (the ping); its name comes with the first poll
+    let took = wait_until(Duration::from_secs(10), || {
+        item(&m, addr).is_some_and(|s| s["up"] == true)
+    });
+    assert!(
+        took.is_some(),
+        "not listed; master log:\n{}\nserver log:\n{}",
+        m.log_text(),
+        server.log().join("\n")
+    );
+    eprintln!("listed {:?} after the server started", t.elapsed());
+    assert_eq!(qw_list(m.udp, b"c\n"), [addr]);
+    let ran = common::ogp_run(
+        &["list", "--qw", &m.udp.to_string()],
+        Duration::from_secs(30),
+    );
+    assert_eq!(ran.code, Some(0), "{}", ran.describe());
+    assert_eq!(
+        String::from_utf8_lossy(&ran.stdout).trim(),
+        format!("quakeworld {addr}"),
+        "{}",
+        ran.describe()
+    );
+    let ran = common::run(
+        std::process::Command::new(common::quakestat())
+            .args([
+                "-json",
+                "-R",
+                "-retry",
+                "2",
+                "-interval",
+                "0.5",
+                "-timeout",
+                "10",
+            ])
+            .arg("-qwm")
+            .arg(m.udp.to_string()),
+        Duration::from_secs(30),
+    );
+    let out = String::from_utf8_lossy(&ran.stdout);
+    assert!(
+        out.contains(&addr.to_string()) && out.contains("MVDSV on our master"),
+        "qstat -qwm: {}",
+        ran.describe()
+    );
+    wait_for("MVDSV's status polled", Duration::from_secs(15), || {
+        item(&m, addr).is_some_and(|s| s["name"] == "MVDSV on our master" && s["map"] == "start")
+    });
+    server.console("quit");
+    assert!(
+        server.wait_exit(Duration::from_secs(5)),
+        "mvdsv did not quit"
+    );
+    wait_for(
+        "MVDSV marked down after quit",
+        Duration::from_secs(20),
+        || item(&m, addr).is_some_and(|s| s["up"] == false),
+    );
+    eprintln!("whole test {:?}", t.elapsed());
+}

@@ -458,6 +458,17 @@ impl List {
             .collect()
     }
 
+    /// The servers a QuakeWorld list request (`c\n`) gets, in list order: the up IPv4
+    /// servers that speak QuakeWorld (registered by a heartbeat, or found so by a poll).
+    pub fn qw_servers(&self) -> Vec<SocketAddr> {
+        self.entries
+            .values()
+            .filter(|e| e.up && e.protocols.contains(&Protocol::Quakeworld))
+            .map(|e| canonical(e.addr))
+            .filter(SocketAddr::is_ipv4)
+            .collect()
+    }
+
     /// The servers a GameSpy master list request for `game` asks for, in list order:
     /// up IPv4 servers registered by a GameSpy v1 heartbeat naming `game` (any case).
     pub fn gs1_servers(&self, game: &str) -> Vec<SocketAddrV4> {
@@ -507,6 +518,22 @@ mod tests {
             list_gametype: None,
             gs1_game: None,
         }
+    }
+
+    #[test]
+    fn the_qw_list_holds_up_ipv4_quakeworld_servers() {
+        let mut down = row("127.0.0.1:3", "q", 1, "quakeworld");
+        down.up = false;
+        let mut l = List::default();
+        l.apply(vec![
+            row("127.0.0.1:1", "q", 0, "quakeworld"),
+            row("[::ffff:127.0.0.2]:2", "q", 3, "quake2,quakeworld"),
+            down,
+            row("[2001:db8::1]:4", "q", 2, "quakeworld"),
+            row("127.0.0.1:5", "q", 2, "quake3"),
+        ]);
+        let names: Vec<String> = l.qw_servers().iter().map(SocketAddr::to_string).collect();
+        assert_eq!(names, ["127.0.0.1:1", "127.0.0.2:2"]);
     }
 
     #[test]

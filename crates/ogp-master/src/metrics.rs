@@ -35,8 +35,8 @@ pub struct Metrics {
     /// GameSpy master list connections closed to make room for a new one, by the cap it
     /// found full (source, prefix, total).
     pub gs1_displaced: Family<Labels, Counter>,
-    /// List requests by protocol (valve, dpmaster, gamespy) and outcome (served,
-    /// rate_limited, over_total_budget, bad_filter; dpmaster and gamespy also pages_cut:
+    /// List requests by protocol (valve, dpmaster, qwmaster, gamespy) and outcome (served,
+    /// rate_limited, over_total_budget, bad_filter; dpmaster, qwmaster and gamespy also pages_cut:
     /// the budget ran out after some pages; gamespy also refused: a bad request, and
     /// timeout: no whole request, or the list not read, in time).
     pub list_requests: Family<Labels, Counter>,
@@ -83,7 +83,7 @@ impl Default for Metrics {
             Family::<Labels, Histogram>::new_with_constructor(db_histogram as fn() -> Histogram);
         registry.register(
             "registrations",
-            "Registrations (OGP uplinks, GameSpy v3 and Quake III heartbeats) by protocol and outcome",
+            "Registrations (OGP uplinks, GameSpy v1 and v3, Quake III and QuakeWorld heartbeats) by protocol and outcome",
             registrations.clone(),
         );
         registry.register(
@@ -125,7 +125,7 @@ impl Default for Metrics {
         );
         registry.register(
             "list_requests",
-            "List requests (Valve, dpmaster) by protocol and outcome",
+            "List requests (Valve, dpmaster, QuakeWorld, GameSpy) by protocol and outcome",
             list_requests.clone(),
         );
         registry.register(

@@ -1,8 +1,9 @@
 //! The master's UDP port: registrations in, verification queries out from this same
 //! socket (so that a server behind NAT, which just sent to it, lets the answer in), and
-//! list requests (Valve's, dpmaster's `getservers` / `getserversExt`) answered within a
-//! byte budget per source and in total, checked before the filter and the list are
-//! looked at (dpmaster's answers: again before each further page).
+//! list requests (Valve's, dpmaster's `getservers` / `getserversExt`, QuakeWorld's `c\n`)
+//! answered within a byte budget per source and in total, checked before the filter and
+//! the list are looked at (dpmaster's and QuakeWorld's answers: again before each
+//! further page).
 //!
 //! However many `--udp` addresses: one registrar (verifications, probes, their caps)
 //! and one list budget (per source and in total) for the process, so that no cap
@@ -16,6 +17,7 @@ use std::time::{Duration, Instant};
 use ogp_proto::guard::{RateConfig, RateDecision, RateLimiter};
 use ogp_proto::master::addr::canonical;
 use ogp_proto::master::dpmaster::{self, Listing, ServersRequest};
+use ogp_proto::master::qwmaster;
 use ogp_proto::master::registry::{
     classify, Admission, Inbound, Known, Registrar, RegistrarConfig, Registration, Verdict,
 };
@@ -273,6 +275,10 @@ async fn receive(
                         }
                         Ok(Inbound::DpList(req)) => {
                             answer_dp_list(&shared, &sock, &mut list_budget, from, &req, now).await;
+                            continue;
+                        }
+                        Ok(Inbound::QwList) => {
+                            answer_qw_list(&shared, &sock, &mut list_budget, from, now).await;
                             continue;
                         }
                         Ok(Inbound::Registration(registration)) => ToRegistrar::Registration {
@@ -536,5 +542,41 @@ async fn answer_dp_list(
         .metrics
         .list_requests
         .get_or_create(&labels("protocol", "dpmaster", "outcome", outcome))
+        .inc();
+}
+
+/// A QuakeWorld list request (`c\n`): pages of the up QuakeWorld servers (IPv4), each
+/// within the budgets (`qwmaster::answer`; the list is looked at only once the first
+/// page is within them). Counted as dpmaster's are, under `qwmaster`.
+async fn answer_qw_list(
+    shared: &Shared,
+    sock: &UdpSocket,
+    budget: &mut ListBudget,
+    from: SocketAddr,
+    now: Instant,
+) {
+    let mut pages = Vec::new();
+    let done = qwmaster::answer(
+        || match shared.list.read() {
+            Ok(l) => l.qw_servers(),
+            Err(_) => Vec::new(),
+        },
+        from.ip(),
+        now,
+        budget,
+        |p| pages.push(p.to_vec()),
+    );
+    for p in &pages {
+        let _ = sock.send_to(p, from).await;
+    }
+    let outcome = match (done.complete, done.pages) {
+        (true, _) => "served",
+        (false, 0) => done.stopped_by.name(),
+        (false, _) => "pages_cut",
+    };
+    shared
+        .metrics
+        .list_requests
+        .get_or_create(&labels("protocol", "qwmaster", "outcome", outcome))
         .inc();
 }

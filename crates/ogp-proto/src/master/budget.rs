@@ -1,5 +1,6 @@
 //! The byte budgets of list answers, shared by every list protocol a master serves
-//! (Valve's [`super::valve`], dpmaster's [`super::dpmaster`]).
+//! (Valve's [`super::valve`], dpmaster's [`super::dpmaster`], QuakeWorld's
+//! [`super::qwmaster`]), and the paging of an answer under them ([`answer_pages`]).
 //!
 //! No list protocol has a challenge: a request proves nothing about its source address,
 //! and its answer is many times its size. So every answer datagram is charged against
@@ -126,6 +127,72 @@ impl ListBudget {
             return ListAdmission::TotalOverBudget;
         }
         ListAdmission::Answer
+    }
+}
+
+/// How an answer went ([`answer_pages`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Answered {
+    /// Pages sent.
+    pub pages: usize,
+    /// Servers in them.
+    pub servers: usize,
+    /// Whether the whole list went (for dpmaster: the last page carried the end marker).
+    pub complete: bool,
+    /// The budget's decision that stopped it ([`ListAdmission::Answer`]: nothing did).
+    pub stopped_by: ListAdmission,
+}
+
+/// Answers a list request from `from` in pages of up to `page_bytes`: each page is
+/// charged a whole page against `budget` *before* it is built, then written by `encode`
+/// (which appends a page of the servers it is given and returns how many it took) and
+/// handed to `send`. `servers` is called only once the first page is within budget, so
+/// that a refused request costs no list work. A page the budget refuses is not sent and
+/// ends the answer there, so whatever a request asks for, its source is sent no more
+/// than its budget allows. An empty list is one page (the protocol's empty answer).
+pub fn answer_pages<T>(
+    servers: impl FnOnce() -> Vec<T>,
+    from: IpAddr,
+    now: Instant,
+    budget: &mut ListBudget,
+    page_bytes: usize,
+    mut encode: impl FnMut(&[T], &mut Vec<u8>) -> usize,
+    mut send: impl FnMut(&[u8]),
+) -> Answered {
+    let mut done = Answered {
+        pages: 0,
+        servers: 0,
+        complete: false,
+        stopped_by: ListAdmission::Answer,
+    };
+    let mut page = Vec::with_capacity(page_bytes);
+    let admission = budget.charge(now, from, page_bytes);
+    if admission != ListAdmission::Answer {
+        done.stopped_by = admission;
+        return done;
+    }
+    let list = servers();
+    let mut rest = list.as_slice();
+    loop {
+        page.clear();
+        let n = encode(rest, &mut page);
+        send(&page);
+        done.pages += 1;
+        done.servers += n;
+        rest = rest.get(n..).unwrap_or_default();
+        if rest.is_empty() {
+            done.complete = true;
+            return done;
+        }
+        if n == 0 {
+            // an encoder that takes nothing would page forever
+            return done;
+        }
+        let admission = budget.charge(now, from, page_bytes);
+        if admission != ListAdmission::Answer {
+            done.stopped_by = admission;
+            return done;
+        }
     }
 }
 

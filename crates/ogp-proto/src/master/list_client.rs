@@ -1,5 +1,6 @@
 //! The client side of server lists (what `ogp list` runs), sans-IO: Valve's UDP list
-//! protocol ([`ValveListClient`]), dpmaster's ([`DpListClient`]), the GameSpy master's
+//! protocol ([`ValveListClient`]), dpmaster's ([`DpListClient`]), QuakeWorld's
+//! ([`QwListClient`]), the GameSpy master's
 //! over TCP ([`GsListClient`]) and our master's HTTP API ([`HttpListClient`]), all
 //! bounded against a hostile master.
 //!
@@ -9,7 +10,10 @@
 //!   it.
 //! * **An end or an error.** A dpmaster list ends with its `\EOT` marker: silence for
 //!   a page timeout before it, more than [`ListLimits::max_pages`] pages or more than
-//!   [`ListLimits::max_servers`] distinct servers are errors. A Valve list ends with its
+//!   [`ListLimits::max_servers`] distinct servers are errors. A QuakeWorld list has no
+//!   end marker: a page with fewer entries than a full page of ours
+//!   ([`qwmaster::ENTRIES_PER_PAGE`]) ends it, and after a full one, silence for a page
+//!   timeout does (the same caps on pages and servers hold). A Valve list ends with its
 //!   `0.0.0.0:0` marker; a page with no
 //!   entries and no marker, pages that go backwards, more than [`ListLimits::max_pages`]
 //!   pages or no answer after [`ListLimits::attempts`] sends are errors, never a short
@@ -38,6 +42,7 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess,
 use serde_json::Value;
 
 use super::dpmaster::{self, DpPage, ServersRequest};
+use super::qwmaster::{self, QwPage};
 use super::valve::{decode_page, sortable, ListPage, ListRequest, END};
 
 /// Bounds on one `ogp list` run. Build with [`ListLimits::new`] and change fields.
@@ -269,6 +274,9 @@ pub type ValvePage = UdpListPage<SocketAddrV4>;
 /// One page of a dpmaster list (servers already seen in an earlier page are left out).
 pub type DpListPage = UdpListPage<SocketAddr>;
 
+/// One page of a QuakeWorld list (servers already seen in an earlier page are left out).
+pub type QwListPage = UdpListPage<SocketAddr>;
+
 mod sealed {
     pub trait Sealed {}
 }
@@ -285,6 +293,10 @@ pub trait UdpListProtocol: sealed::Sealed {
     /// a page timeout; otherwise one request is answered by all pages (dpmaster), and
     /// silence for a page timeout after the first page is [`ListError::Stalled`].
     const REQUEST_PER_PAGE: bool;
+    /// Whether the list has no end marker, so that (one request for all pages) silence
+    /// for a page timeout after a page ends it rather than being
+    /// [`ListError::Stalled`] (QuakeWorld's).
+    const SILENCE_ENDS: bool = false;
     /// Appends the request for the next page.
     fn encode_request(&self, out: &mut Vec<u8>);
     /// The page in `datagram`, or `None` for a datagram that is not the page asked for
@@ -314,7 +326,14 @@ pub struct DpList {
     seen: HashSet<SocketAddr>,
 }
 
-/// One run of a UDP list protocol (`P`: [`ValveList`] or [`DpList`]): the request sent
+/// QuakeWorld's list protocol: one request (`c\n`), answered by one datagram or by
+/// pages of `FF FF FF FF d \n` and 6-byte entries, with no end marker.
+#[derive(Debug, Clone, Default)]
+pub struct QwList {
+    seen: HashSet<SocketAddr>,
+}
+
+/// One run of a UDP list protocol (`P`: [`ValveList`], [`DpList`] or [`QwList`]): the request sent
 /// when due and again (up to [`ListLimits::attempts`] times) while unanswered, one
 /// deadline for the whole run and one per page, pages handed back sorted.
 #[derive(Debug, Clone)]
@@ -353,6 +372,19 @@ impl UdpListClient<ValveList> {
             limits,
             now,
         )
+    }
+}
+
+/// One run of QuakeWorld's list protocol: one request, answered by pages without an
+/// end marker. The request is sent again (up to [`ListLimits::attempts`] times) while
+/// no page has come; a page shorter than a full one of ours ends the list, and so does
+/// silence for a page timeout after a full one.
+pub type QwListClient = UdpListClient<QwList>;
+
+impl UdpListClient<QwList> {
+    /// A run starting at `now`.
+    pub fn new(limits: ListLimits, now: Instant) -> Self {
+        Self::start(QwList::default(), limits, now)
     }
 }
 
@@ -416,6 +448,10 @@ impl<P: UdpListProtocol> UdpListClient<P> {
             return Ok(false);
         }
         if !P::REQUEST_PER_PAGE && self.pages > 0 {
+            if P::SILENCE_ENDS {
+                self.finished = true;
+                return Ok(false);
+            }
             return Err(ListError::Stalled { pages: self.pages });
         }
         if !fresh && self.attempts >= self.limits.attempts {
@@ -587,6 +623,50 @@ impl UdpListProtocol for DpList {
             out.servers.push(a);
         }
         Ok((out, raw.end))
+    }
+}
+
+impl sealed::Sealed for QwList {}
+
+impl UdpListProtocol for QwList {
+    type Addr = SocketAddr;
+    type Raw = QwPage;
+    const REQUEST_PER_PAGE: bool = false;
+    const SILENCE_ENDS: bool = true;
+
+    fn encode_request(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(qwmaster::LIST_REQUEST);
+    }
+
+    fn decode(&self, datagram: &[u8]) -> Option<QwPage> {
+        qwmaster::decode_page(datagram).ok()
+    }
+
+    fn accept(
+        &mut self,
+        raw: QwPage,
+        _page: usize,
+        limits: &ListLimits,
+    ) -> Result<(QwListPage, bool), ListError> {
+        let end = !raw.may_continue();
+        let mut out = QwListPage::default();
+        for a in raw.servers.into_iter().map(SocketAddr::V4) {
+            if let Some(why) = invalid_reason(a) {
+                out.skipped.push((a, why));
+                continue;
+            }
+            if self.seen.contains(&a) {
+                continue;
+            }
+            if self.seen.len() >= limits.max_servers {
+                return Err(ListError::TooManyServers {
+                    max: limits.max_servers,
+                });
+            }
+            self.seen.insert(a);
+            out.servers.push(a);
+        }
+        Ok((out, end))
     }
 }
 
@@ -1308,6 +1388,106 @@ mod tests {
             let parsed: SocketAddr = addr.parse().unwrap();
             assert_eq!(invalid_reason(parsed).is_none(), ok, "{addr}");
         }
+    }
+
+    fn qw_page(from: u32, n: u32) -> Vec<u8> {
+        let servers: Vec<SocketAddr> = (from..from + n)
+            .map(|i| SocketAddr::from((std::net::Ipv4Addr::from(0x0a00_0000 + i), 27500)))
+            .collect();
+        let mut d = Vec::new();
+        assert_eq!(qwmaster::encode_page(&servers, &mut d) as u32, n);
+        d
+    }
+
+    #[test]
+    fn a_qw_list_ends_at_a_short_page_or_silence_after_a_full_one() {
+        let t0 = Instant::now();
+        let full = qwmaster::ENTRIES_PER_PAGE as u32;
+        let mut c = QwListClient::new(ListLimits::default(), t0);
+        let mut d = Vec::new();
+        assert_eq!(c.poll_transmit(t0, &mut d), Ok(true));
+        assert_eq!(d, b"c\n");
+        // junk and a truncated page are ignored
+        assert_eq!(c.handle_datagram(b"\xff\xff\xff\xffn\\x\n", t0), Ok(None));
+        let mut cut = qw_page(0, 3);
+        cut.pop();
+        assert_eq!(c.handle_datagram(&cut, t0), Ok(None));
+        let p = c.handle_datagram(&qw_page(0, full), t0).unwrap().unwrap();
+        assert_eq!(p.servers.len(), full as usize);
+        assert!(!c.is_finished());
+        // the same page again adds nothing; a short page ends the list
+        let p = c.handle_datagram(&qw_page(0, full), t0).unwrap().unwrap();
+        assert!(p.servers.is_empty());
+        let p = c.handle_datagram(&qw_page(full, 5), t0).unwrap().unwrap();
+        assert_eq!(p.servers.len(), 5);
+        assert!(c.is_finished() && c.next_wake().is_none());
+        // a full page, then silence: the end, not an error
+        let mut c = QwListClient::new(ListLimits::default(), t0);
+        assert_eq!(c.poll_transmit(t0, &mut d), Ok(true));
+        assert!(c.handle_datagram(&qw_page(0, full), t0).unwrap().is_some());
+        let wake = c.next_wake().unwrap();
+        assert_eq!(c.poll_transmit(wake, &mut d), Ok(false));
+        assert!(c.is_finished());
+        // no answer at all: asked three times, then an error
+        let mut c = QwListClient::new(ListLimits::default(), t0);
+        let mut at = t0;
+        for _ in 0..3 {
+            assert_eq!(c.poll_transmit(at, &mut d), Ok(true));
+            at = c.next_wake().unwrap();
+        }
+        assert!(matches!(
+            c.poll_transmit(at, &mut d),
+            Err(ListError::NoAnswer { attempts: 3, .. })
+        ));
+    }
+
+    #[test]
+    fn an_endless_qw_master_is_cut_by_the_caps() {
+        let t0 = Instant::now();
+        let full = qwmaster::ENTRIES_PER_PAGE as u32;
+        // new full pages for ever: the server cap
+        let mut limits = ListLimits::new(Duration::from_secs(60), Duration::from_secs(2));
+        limits.max_servers = 1000;
+        let mut c = QwListClient::new(limits, t0);
+        let mut d = Vec::new();
+        assert_eq!(c.poll_transmit(t0, &mut d), Ok(true));
+        let mut err = None;
+        for i in 0..100 {
+            match c.handle_datagram(&qw_page(i * full, full), t0) {
+                Ok(_) => {}
+                Err(e) => {
+                    err = Some((i, e));
+                    break;
+                }
+            }
+        }
+        assert_eq!(
+            err,
+            Some((4, ListError::TooManyServers { max: 1000 })),
+            "the fifth page passes 1000"
+        );
+        // the same full page for ever: the page cap
+        let mut limits = ListLimits::new(Duration::from_secs(60), Duration::from_secs(2));
+        limits.max_pages = 50;
+        let mut c = QwListClient::new(limits, t0);
+        assert_eq!(c.poll_transmit(t0, &mut d), Ok(true));
+        let page = qw_page(0, full);
+        let n = (0..1000)
+            .take_while(|_| c.handle_datagram(&page, t0).is_ok())
+            .count();
+        assert_eq!(n, 50);
+        // a drip of full pages just inside the page timeout: the run's deadline
+        let limits = ListLimits::new(Duration::from_secs(5), Duration::from_secs(2));
+        let mut c = QwListClient::new(limits, t0);
+        assert_eq!(c.poll_transmit(t0, &mut d), Ok(true));
+        let mut at = t0;
+        let e = (0..100u32)
+            .find_map(|i| {
+                at += Duration::from_millis(1900);
+                c.handle_datagram(&qw_page(i * full, full), at).err()
+            })
+            .unwrap();
+        assert!(matches!(e, ListError::Deadline { .. }), "{e}");
     }
 
     fn dp_page(from: u32, n: u32, end: bool) -> Vec<u8> {

@@ -6,8 +6,11 @@
 //! `0.0.0.0:0`. [`dpmaster`] is the Quake III family's (heartbeats verified by
 //! `getinfo`, `getservers` / `getserversExt` answered by pages ending in `EOT`).
 //! [`gsmaster`] is the GameSpy master's list over TCP (the challenge, the client's
-//! `validate` and `\\list\\`, the `\\ip\\` answer; gsmsalg).
-//! [`budget`] bounds the bytes of list answers of all three, per source and in total. What
+//! `validate` and `\\list\\`, the `\\ip\\` answer; gsmsalg). [`qwmaster`] is
+//! QuakeWorld's (heartbeats `a\n…` and shutdowns `C\n` without the `FF FF FF FF`
+//! prefix, verified by a ping since no QuakeWorld query carries anything of ours; `c\n`
+//! answered by `FF FF FF FF d \n` and 6-byte IPv4 entries).
+//! [`budget`] bounds the bytes of the UDP list answers, per source and in total. What
 //! servers send to masters (OGP uplinks, GameSpy heartbeats) is in [`crate::announce`] and the protocols' folders; [`registry`] is what a master does
 //! with them: classify, rate-limit, verify by querying back without amplifying.
 //! [`connections`] decides which connections a master's HTTP server keeps (caps per
@@ -27,5 +30,6 @@ pub mod ddnet;
 pub mod dpmaster;
 pub mod gsmaster;
 pub mod list_client;
+pub mod qwmaster;
 pub mod registry;
 pub mod valve;

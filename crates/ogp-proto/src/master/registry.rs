@@ -1,5 +1,6 @@
 //! What a master does with what servers send it, sans-IO: registrations (OGP uplinks,
-//! GameSpy v1 and v3 heartbeats, Quake III / DarkPlaces heartbeats) in, verification queries out, verdicts back.
+//! GameSpy v1 and v3 heartbeats, Quake III / DarkPlaces heartbeats, QuakeWorld
+//! heartbeats) in, verification queries out, verdicts back.
 //!
 //! ```
 //! # use std::time::Instant;
@@ -21,7 +22,10 @@
 //! back, from its own socket, in the registering protocol, with that protocol's
 //! challenge round trip and a random id of ours (OGP's RequestID after a bare probe,
 //! GameSpy's session id, Quake III's `getinfo` challenge, which the `infoResponse` must
-//! carry back: one without it is not verified), and lists the server only after a correct answer. The master
+//! carry back: one without it is not verified), and lists the server only after a correct answer.
+//! QuakeWorld has no query that carries anything of ours: its heartbeats are verified by
+//! a ping (`FF FF FF FF k`, 5 bytes, answered by `l`) from the master's socket, the
+//! least the protocol offers ([`super::qwmaster`] says what that proves). The master
 //! is no amplifier: toward an address under verification it never sends more bytes
 //! than it has received from that address (registrations and replies together); a
 //! datagram that would exceed that is withheld, and a retry goes out only when more has
@@ -95,6 +99,7 @@ use siphasher::sip::SipHasher24;
 
 use super::addr::canonical;
 use super::dpmaster::{self, ServersRequest};
+use super::qwmaster;
 use super::valve::ListRequest;
 use crate::client::Details;
 use crate::client::{Answer, Machine, Options};
@@ -119,6 +124,8 @@ pub enum Inbound {
     List(ListRequest),
     /// A dpmaster list request (`getservers`, `getserversExt`).
     DpList(ServersRequest),
+    /// A QuakeWorld master list request (`c\n`).
+    QwList,
     /// Anything else (a reply to one of our verification queries, or noise).
     Other,
 }
@@ -140,6 +147,9 @@ pub enum Registration {
     /// `\echo\` with our random text from the master's socket to its source address,
     /// and listed on the GameSpy master list under its `gamename`.
     Gamespy1(Box<gamespy1::Heartbeat>),
+    /// A QuakeWorld heartbeat (`a\n<sequence>\n<players>\n`) or shutdown (`C\n`),
+    /// verified by a ping ([`qwmaster::PingMachine`]).
+    QuakeWorld(qwmaster::Heartbeat),
 }
 
 /// How a registration is verified: by a protocol of the table's machine, or by the
@@ -150,6 +160,8 @@ pub enum Registration {
 enum Via {
     Table(Protocol),
     Gamespy1,
+    /// QuakeWorld's ping ([`qwmaster::PingMachine`]).
+    QuakeWorld,
 }
 
 impl Via {
@@ -157,6 +169,7 @@ impl Via {
         match self {
             Self::Table(p) => p.name(),
             Self::Gamespy1 => "gamespy1",
+            Self::QuakeWorld => "quakeworld",
         }
     }
 }
@@ -169,6 +182,8 @@ enum Verifier {
     /// answer must carry back (`\status\` has no challenge: anyone could forge its
     /// answer). 14 bytes, less than the shortest heartbeat (23).
     Gamespy1(Box<gamespy1::client::QueryMachine>),
+    /// QuakeWorld: the ping (5 bytes, less than the shortest heartbeat, 6).
+    QuakeWorld(Box<qwmaster::PingMachine>),
 }
 
 impl Verifier {
@@ -181,6 +196,9 @@ impl Verifier {
                 id,
                 now,
             ))),
+            Via::QuakeWorld => {
+                Self::QuakeWorld(Box::new(qwmaster::PingMachine::new(options.timing, now)))
+            }
         }
     }
 
@@ -188,6 +206,7 @@ impl Verifier {
         match self {
             Self::Table(m) => m.protocol(),
             Self::Gamespy1(_) => gamespy1::PROTOCOL,
+            Self::QuakeWorld(_) => Protocol::Quakeworld,
         }
     }
 
@@ -195,6 +214,7 @@ impl Verifier {
         match self {
             Self::Table(m) => m.poll_transmit(now),
             Self::Gamespy1(m) => m.poll_transmit(now),
+            Self::QuakeWorld(m) => m.poll_transmit(now),
         }
     }
 
@@ -202,6 +222,7 @@ impl Verifier {
         match self {
             Self::Table(m) => m.handle_datagram(now, datagram),
             Self::Gamespy1(m) => m.handle_datagram(now, datagram),
+            Self::QuakeWorld(m) => m.handle_datagram(now, datagram),
         }
     }
 
@@ -209,6 +230,7 @@ impl Verifier {
         match self {
             Self::Table(m) => m.poll_timeout(),
             Self::Gamespy1(m) => m.poll_timeout(),
+            Self::QuakeWorld(m) => m.poll_timeout(),
         }
     }
 
@@ -216,6 +238,7 @@ impl Verifier {
         match self {
             Self::Table(m) => m.handle_timeout(now),
             Self::Gamespy1(m) => m.handle_timeout(now),
+            Self::QuakeWorld(m) => m.handle_timeout(now),
         }
     }
 
@@ -223,15 +246,17 @@ impl Verifier {
         match self {
             Self::Table(m) => m.last_dropped(),
             Self::Gamespy1(m) => m.last_dropped(),
+            Self::QuakeWorld(m) => m.last_dropped(),
         }
     }
 
-    /// The result: the table's answers with their details, GameSpy v1's without (its
-    /// status comes from the poll that follows the listing).
+    /// The result: the table's answers with their details, GameSpy v1's and
+    /// QuakeWorld's without (their status comes from the poll that follows the listing).
     fn take_result(&mut self) -> Option<Result<Verification, QueryError>> {
         match self {
             Self::Table(m) => Some(m.take_result()?.map(|a| a.map_details(Some))),
             Self::Gamespy1(m) => Some(m.take_result()?.map(|a| a.map_details(|_| None))),
+            Self::QuakeWorld(m) => Some(m.take_result()?.map(|a| a.map_details(|()| None))),
         }
     }
 }
@@ -248,6 +273,7 @@ impl Registration {
             Self::Heartbeat(_) => Protocol::Gamespy3,
             Self::Quake3(_) => Protocol::Quake3,
             Self::Gamespy1(_) => gamespy1::PROTOCOL,
+            Self::QuakeWorld(_) => Protocol::Quakeworld,
         }
     }
 
@@ -270,17 +296,19 @@ impl Registration {
     fn via(&self) -> Via {
         match self {
             Self::Gamespy1(_) => Via::Gamespy1,
+            Self::QuakeWorld(_) => Via::QuakeWorld,
             other => Via::Table(other.protocol()),
         }
     }
 
     /// Whether the server says it is shutting down (a GameSpy heartbeat with
-    /// `statechanged` 2, a Quake III flatline heartbeat).
+    /// `statechanged` 2, a Quake III flatline heartbeat, a QuakeWorld `C\n`).
     pub fn exiting(&self) -> bool {
         match self {
             Self::Heartbeat(h) => h.state_changed == Some(StateChanged::Exiting),
             Self::Quake3(h) => h.shutdown(),
             Self::Gamespy1(h) => h.state_changed == Some(2),
+            Self::QuakeWorld(h) => h.shutdown(),
             Self::OgpUplink { .. } => false,
         }
     }
@@ -296,6 +324,9 @@ impl Registration {
             Self::Heartbeat(h) => !matches!(h.state_changed, None | Some(StateChanged::Regular)),
             // the games send 1 on a change (map, players) and 2 when shutting down
             Self::Gamespy1(h) => h.state_changed.is_some_and(|n| n != 0),
+            // a shutdown: the poll finds out whether the server really went (the notice
+            // itself proves nothing); MVDSV's regular heartbeats come every 300 s
+            Self::QuakeWorld(h) => h.shutdown(),
         }
     }
 
@@ -304,7 +335,7 @@ impl Registration {
     /// protocol: the game is the `infoResponse`'s, [`dpmaster::Listing`]).
     pub fn game(&self) -> Option<String> {
         match self {
-            Self::OgpUplink { game_id: 0 } | Self::Quake3(_) => None,
+            Self::OgpUplink { game_id: 0 } | Self::Quake3(_) | Self::QuakeWorld(_) => None,
             Self::OgpUplink { game_id } => Some(game_id.to_string()),
             Self::Heartbeat(h) => h.game_name.as_ref().map(|g| g.to_string()),
             Self::Gamespy1(h) => Some(h.game_name.to_ascii_lowercase().to_string()),
@@ -321,6 +352,13 @@ pub fn classify(datagram: &[u8]) -> Result<Inbound, DecodeError> {
             .map(|h| Inbound::Registration(Registration::Gamespy1(Box::new(h)))),
         Some(&0x03) => Heartbeat::decode(datagram)
             .map(|h| Inbound::Registration(Registration::Heartbeat(Box::new(h)))),
+        Some(&(b'a' | b'C')) if qwmaster::is_heartbeat(datagram) => {
+            qwmaster::Heartbeat::decode(datagram)
+                .map(|h| Inbound::Registration(Registration::QuakeWorld(h)))
+        }
+        Some(&b'c') if qwmaster::is_list_request(datagram) => {
+            qwmaster::decode_list_request(datagram).map(|()| Inbound::QwList)
+        }
         Some(&0xFF) if dpmaster::is_heartbeat(datagram) => dpmaster::Heartbeat::decode(datagram)
             .map(|h| Inbound::Registration(Registration::Quake3(h))),
         Some(&0xFF) if dpmaster::is_list_request(datagram) => {
@@ -491,6 +529,9 @@ pub enum DropReason {
     Busy,
     /// The source's prefix (IPv4 /24, IPv6 /48) used its share of verifications.
     PrefixBusy,
+    /// A shutdown notice (QuakeWorld's `C\n`) from an address that is not listed:
+    /// nothing to verify or to remove.
+    NotListed,
 }
 
 impl DropReason {
@@ -502,6 +543,7 @@ impl DropReason {
             Self::TooManyOnIp => "too_many_on_ip",
             Self::Busy => "busy",
             Self::PrefixBusy => "prefix_busy",
+            Self::NotListed => "not_listed",
         }
     }
 }
@@ -572,8 +614,8 @@ pub struct RegistrarStats {
     /// Verifications failed.
     pub failed: u64,
     /// Registrations dropped, by [`DropReason`] (private, rate-limited, too many on
-    /// the IP, busy, prefix busy).
-    pub dropped: [u64; 5],
+    /// the IP, busy, prefix busy, not listed).
+    pub dropped: [u64; 6],
     /// Verifications started from the reserve (a prefix not seen lately).
     pub reserved: u64,
     /// Verifications ended early, unanswered, to make room (counted in `failed` too).
@@ -898,6 +940,7 @@ impl Registrar {
             DropReason::TooManyOnIp => 2,
             DropReason::Busy => 3,
             DropReason::PrefixBusy => 4,
+            DropReason::NotListed => 5,
         };
         if let Some(c) = self.stats.dropped.get_mut(i) {
             *c += 1;
@@ -991,6 +1034,9 @@ impl Registrar {
         if known.listed {
             self.stats.listed += 1;
             return Admission::Listed;
+        }
+        if matches!(registration, Registration::QuakeWorld(h) if h.shutdown()) {
+            return self.drop_for(DropReason::NotListed);
         }
         if known.servers_on_ip >= self.config.max_servers_per_ip {
             return self.drop_for(DropReason::TooManyOnIp);
@@ -1189,6 +1235,7 @@ impl Registrar {
     ) -> bool {
         let protocol = match crate::detect::guess(datagram) {
             _ if datagram.first() == Some(&b'\\') => Via::Gamespy1,
+            _ if qwmaster::is_ping_reply(datagram) => Via::QuakeWorld,
             Some(p @ (Protocol::Ogp | Protocol::Gamespy3 | Protocol::Quake3)) => Via::Table(p),
             _ => return false,
         };

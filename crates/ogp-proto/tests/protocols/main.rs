@@ -33,6 +33,7 @@ mod quake1_captures;
 mod quake3_captures;
 mod quake3_props;
 mod quake3_responder;
+mod qwmaster;
 mod samp_captures;
 mod spoofed_victim;
 mod stats;

@@ -33,6 +33,9 @@ pub struct QuakeWorldConfig {
     pub max_clients: u32,
     /// The map (a generated BSP29 of that name).
     pub map: String,
+    /// A QuakeWorld master to announce to (`+setmaster`: MVDSV pings it, then sends its
+    /// first heartbeat at once, and one every 300 s).
+    pub master: Option<SocketAddr>,
 }
 
 impl QuakeWorldConfig {
@@ -42,6 +45,7 @@ impl QuakeWorldConfig {
             hostname: hostname.into(),
             max_clients,
             map: "start".into(),
+            master: None,
         }
     }
 }
@@ -49,7 +53,7 @@ impl QuakeWorldConfig {
 /// A running `mvdsv` on 127.0.0.1; killed when dropped.
 pub struct QuakeWorld {
     child: Option<Child>,
-    _stdin: Option<ChildStdin>,
+    stdin: Option<ChildStdin>,
     /// The UDP port it answers on.
     pub port: u16,
     lines: mpsc::Receiver<String>,
@@ -170,11 +174,16 @@ impl QuakeWorld {
             );
             std::fs::write(ktx.join("server.cfg"), cfg).expect("server.cfg");
             let port = crate::interop::free_port();
-            let mut child = Command::new(&bin)
+            let mut command = Command::new(&bin);
+            command
                 .arg("-basedir")
                 .arg(&base.0)
                 .args(["-port", &port.to_string(), "-ip", "127.0.0.1"])
-                .args(["+gamedir", "ktx", "+map", &config.map])
+                .args(["+gamedir", "ktx", "+map", &config.map]);
+            if let Some(m) = config.master {
+                command.args(["+setmaster", &m.to_string()]);
+            }
+            let mut child = command
                 .current_dir(&base.0)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
@@ -185,7 +194,7 @@ impl QuakeWorld {
             let rx = super::console_lines(&mut child);
             let mut server = Self {
                 child: Some(child),
-                _stdin: stdin,
+                stdin,
                 port,
                 lines: rx,
                 log: Vec::new(),
@@ -245,6 +254,28 @@ impl QuakeWorld {
     pub fn log(&mut self) -> &[String] {
         self.drain();
         &self.log
+    }
+
+    /// Types `line` on the server's console (`quit`: it sends its masters `C\n` and
+    /// exits; `heartbeat`: a heartbeat now).
+    pub fn console(&mut self, line: &str) {
+        use std::io::Write;
+        if let Some(stdin) = self.stdin.as_mut() {
+            let _ = writeln!(stdin, "{line}");
+            let _ = stdin.flush();
+        }
+    }
+
+    /// Waits up to `limit` for the server to exit; whether it did.
+    pub fn wait_exit(&mut self, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if self.exited() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
     }
 
     fn kill(&mut self) {
