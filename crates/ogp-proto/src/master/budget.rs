@@ -1,5 +1,6 @@
 //! The byte budgets of list answers, shared by every list protocol a master serves
-//! (Valve's [`super::valve`], dpmaster's [`super::dpmaster`]).
+//! (Valve's [`super::valve`], dpmaster's [`super::dpmaster`], Teeworlds'
+//! [`super::teemaster`]), and [`answer_pages`], the paged answer they charge.
 //!
 //! No list protocol has a challenge: a request proves nothing about its source address,
 //! and its answer is many times its size. So every answer datagram is charged against
@@ -126,6 +127,72 @@ impl ListBudget {
             return ListAdmission::TotalOverBudget;
         }
         ListAdmission::Answer
+    }
+}
+
+/// How a paged answer went ([`answer_pages`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Answered {
+    /// Pages sent.
+    pub pages: usize,
+    /// Servers in them.
+    pub servers: usize,
+    /// Whether the whole list went (the last page sent held its last server).
+    pub complete: bool,
+    /// The budget's decision that stopped it ([`ListAdmission::Answer`]: nothing did).
+    pub stopped_by: ListAdmission,
+}
+
+/// Answers a list request from `from` with the servers `servers` finds (called only
+/// once the first page is within budget, so that a refused request costs no list
+/// work): pages of at most `page_bytes`, each charged a whole page against `budget`
+/// *before* `encode` builds it (it appends a page of the servers it is given and says
+/// how many it took) and `send` gets it. A page the budget refuses is not sent and ends
+/// the answer there, so whatever a request asks for, its source is sent no more than
+/// its budget allows. At least one page is sent (an empty list's, with its end marker
+/// where the protocol has one); a page that takes no server ends the answer, incomplete.
+pub fn answer_pages<T>(
+    servers: impl FnOnce() -> Vec<T>,
+    from: IpAddr,
+    now: Instant,
+    budget: &ListBudget,
+    page_bytes: usize,
+    mut encode: impl FnMut(&[T], &mut Vec<u8>) -> usize,
+    mut send: impl FnMut(&[u8]),
+) -> Answered {
+    let mut done = Answered {
+        pages: 0,
+        servers: 0,
+        complete: false,
+        stopped_by: ListAdmission::Answer,
+    };
+    let mut page = Vec::with_capacity(page_bytes);
+    let admission = budget.charge(now, from, page_bytes);
+    if admission != ListAdmission::Answer {
+        done.stopped_by = admission;
+        return done;
+    }
+    let list = servers();
+    let mut rest = list.as_slice();
+    loop {
+        page.clear();
+        let n = encode(rest, &mut page);
+        send(&page);
+        done.pages += 1;
+        done.servers += n;
+        rest = rest.get(n..).unwrap_or_default();
+        if rest.is_empty() {
+            done.complete = true;
+            return done;
+        }
+        if n == 0 {
+            return done;
+        }
+        let admission = budget.charge(now, from, page_bytes);
+        if admission != ListAdmission::Answer {
+            done.stopped_by = admission;
+            return done;
+        }
     }
 }
 

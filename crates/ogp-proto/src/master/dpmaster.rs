@@ -28,7 +28,9 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV
 
 use std::time::Instant;
 
-use super::budget::{ListAdmission, ListBudget};
+#[cfg(test)]
+use super::budget::ListAdmission;
+use super::budget::ListBudget;
 use crate::client::{Answer, Details};
 use crate::error::DecodeError;
 use crate::reader::Reader;
@@ -422,63 +424,30 @@ pub fn encode_page(ext: bool, servers: &[SocketAddr], end: bool, out: &mut Vec<u
 }
 
 /// How an answer went ([`answer`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Answered {
-    /// Pages sent.
-    pub pages: usize,
-    /// Servers in them.
-    pub servers: usize,
-    /// Whether the last page carried the end marker.
-    pub complete: bool,
-    /// The budget's decision that stopped it ([`ListAdmission::Answer`]: nothing did).
-    pub stopped_by: ListAdmission,
-}
+pub use super::budget::Answered;
 
 /// Answers `request` from `from` with the servers `servers` finds (the matching ones,
-/// in list order; called only once the first page is within budget, so that a refused
-/// request costs no list work): pages of [`MAX_PAGE_BYTES`], each charged a whole page
-/// against `budget` *before* it is built and handed to `send`. A page the budget refuses is not sent and ends the
-/// answer there (the client sees no end marker and may ask again later), so whatever a
-/// request asks for, its source is sent no more than its budget allows.
+/// in list order): [`budget::answer_pages`](super::budget::answer_pages) with pages of
+/// [`MAX_PAGE_BYTES`], the last one ending with the end marker. A page the budget
+/// refuses is not sent and ends the answer there (the client sees no end marker and may
+/// ask again later).
 pub fn answer(
     request: &ServersRequest,
     servers: impl FnOnce() -> Vec<SocketAddr>,
     from: IpAddr,
     now: Instant,
     budget: &mut ListBudget,
-    mut send: impl FnMut(&[u8]),
+    send: impl FnMut(&[u8]),
 ) -> Answered {
-    let mut done = Answered {
-        pages: 0,
-        servers: 0,
-        complete: false,
-        stopped_by: ListAdmission::Answer,
-    };
-    let mut page = Vec::with_capacity(MAX_PAGE_BYTES);
-    let admission = budget.charge(now, from, MAX_PAGE_BYTES);
-    if admission != ListAdmission::Answer {
-        done.stopped_by = admission;
-        return done;
-    }
-    let list = servers();
-    let mut rest = list.as_slice();
-    loop {
-        page.clear();
-        let n = encode_page(request.ext, rest, true, &mut page);
-        send(&page);
-        done.pages += 1;
-        done.servers += n;
-        rest = rest.get(n..).unwrap_or_default();
-        if rest.is_empty() {
-            done.complete = true;
-            return done;
-        }
-        let admission = budget.charge(now, from, MAX_PAGE_BYTES);
-        if admission != ListAdmission::Answer {
-            done.stopped_by = admission;
-            return done;
-        }
-    }
+    super::budget::answer_pages(
+        servers,
+        from,
+        now,
+        budget,
+        MAX_PAGE_BYTES,
+        |rest, out| encode_page(request.ext, rest, true, out),
+        send,
+    )
 }
 
 /// A decoded page.

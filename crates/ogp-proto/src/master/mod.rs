@@ -17,7 +17,9 @@
 //! (`ogp list`), bounded against a hostile master. [`addr`] judges which addresses a
 //! master may list and poll (global ones only, whatever IPv6 form carries them) and
 //! stores an IPv4-mapped address as its IPv4. [`ddnet`] reads DDNet's HTTP server list
-//! (Teeworlds 0.6 and 0.7 addresses).
+//! (Teeworlds 0.6 and 0.7 addresses); [`teemaster`] is the Teeworlds 0.6 master protocol
+//! (`bea2` heartbeats verified by `gie3`, `req2` / `cou2` answered by `lis2` pages and
+//! `siz2`).
 
 pub mod addr;
 pub mod auth;
@@ -28,4 +30,5 @@ pub mod dpmaster;
 pub mod gsmaster;
 pub mod list_client;
 pub mod registry;
+pub mod teemaster;
 pub mod valve;
