@@ -1602,10 +1602,9 @@ mod tests {
         let mut c = tw_client(limits, t0);
         let cut = tw_page(0, 2);
         assert_eq!(c.handle_datagram(&cut[..cut.len() - 1], t0), Ok(None));
-        let mut now = t0;
         let mut sent = 2;
         let err = loop {
-            now = c.next_wake().unwrap();
+            let now = c.next_wake().unwrap();
             match c.poll_transmit(now, &mut Vec::new()) {
                 Ok(true) => sent += 1,
                 Ok(false) => {}

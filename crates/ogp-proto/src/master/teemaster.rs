@@ -84,6 +84,11 @@ pub fn is_master_message(datagram: &[u8]) -> bool {
     split(datagram).is_some_and(|(w, _)| [GETLIST, GETCOUNT, HEARTBEAT].iter().any(|x| w == *x))
 }
 
+/// Whether the datagram is a heartbeat, `bea2` (without decoding it).
+pub fn is_heartbeat(datagram: &[u8]) -> bool {
+    split(datagram).is_some_and(|(w, _)| w == HEARTBEAT)
+}
+
 /// A client's request to a master.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Request {
