@@ -19,6 +19,7 @@ use ogp_proto::master::dpmaster::{self, Listing, ServersRequest};
 use ogp_proto::master::registry::{
     classify, Admission, Inbound, Known, Registrar, RegistrarConfig, Registration, Verdict,
 };
+use ogp_proto::master::teemaster;
 use ogp_proto::master::valve::{encode_page, Filter, ListAdmission, ListBudget, ListRequest};
 use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, watch};
@@ -273,6 +274,10 @@ async fn receive(
                         }
                         Ok(Inbound::DpList(req)) => {
                             answer_dp_list(&shared, &sock, &mut list_budget, from, &req, now).await;
+                            continue;
+                        }
+                        Ok(Inbound::TwList(req)) => {
+                            answer_tw_list(&shared, &sock, &list_budget, from, req, now).await;
                             continue;
                         }
                         Ok(Inbound::Registration(registration)) => ToRegistrar::Registration {
@@ -536,5 +541,51 @@ async fn answer_dp_list(
         .metrics
         .list_requests
         .get_or_create(&labels("protocol", "dpmaster", "outcome", outcome))
+        .inc();
+}
+
+/// A Teeworlds 0.6 master request: `cou2` answered by `siz2`, `req2` by `lis2` pages of
+/// the up servers verified in the Teeworlds protocol, each datagram within the budgets
+/// (the list is looked at only once the first is within them). Counted as dpmaster's
+/// are, under `teeworlds`.
+async fn answer_tw_list(
+    shared: &Shared,
+    sock: &UdpSocket,
+    budget: &ListBudget,
+    from: SocketAddr,
+    req: teemaster::Request,
+    now: Instant,
+) {
+    let servers = || match shared.list.read() {
+        Ok(l) => l.tw_servers(),
+        Err(_) => Vec::new(),
+    };
+    let mut pages = Vec::new();
+    let outcome = match req {
+        teemaster::Request::Count => teemaster::answer_count(
+            || servers().len(),
+            from.ip(),
+            now,
+            budget,
+            |p| pages.push(p.to_vec()),
+        )
+        .name(),
+        teemaster::Request::List => {
+            let done =
+                teemaster::answer(servers, from.ip(), now, budget, |p| pages.push(p.to_vec()));
+            match (done.complete, done.pages) {
+                (true, _) => "served",
+                (false, 0) => done.stopped_by.name(),
+                (false, _) => "pages_cut",
+            }
+        }
+    };
+    for p in &pages {
+        let _ = sock.send_to(p, from).await;
+    }
+    shared
+        .metrics
+        .list_requests
+        .get_or_create(&labels("protocol", "teeworlds", "outcome", outcome))
         .inc();
 }
