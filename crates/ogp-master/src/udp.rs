@@ -32,6 +32,36 @@ use crate::{now_ms, Shared};
 /// IPv4, 65,527 over IPv6).
 const RECV_BUF: usize = 65536;
 
+/// DDNet HTTP registrations queued for the UDP task; beyond, the HTTP side answers 503.
+pub(crate) const FROM_HTTP_QUEUE: usize = 1024;
+
+/// What the HTTP side hands the UDP task ([`ogp_proto::master::ddnet_register`]).
+#[derive(Debug)]
+pub(crate) enum FromHttp {
+    /// Send DDNet's `chal` datagram to `to` (the IP that made the request).
+    Challenge { to: SocketAddr, datagram: Vec<u8> },
+    /// Verify `addr` as a Teeworlds 0.6 server (its HTTP request, `len` bytes, carried
+    /// the right challenge token).
+    Register { addr: SocketAddr, len: usize },
+}
+
+/// The socket to send to `to` from (one of its family, or a dual-stack IPv6 one for an
+/// IPv4 address), and `to` as that socket takes it.
+fn socket_for(socks: &[Arc<UdpSocket>], to: SocketAddr) -> Option<(usize, SocketAddr)> {
+    let family = |s: &UdpSocket| s.local_addr().map(|a| a.is_ipv4()).ok();
+    if let Some(i) = socks.iter().position(|s| family(s) == Some(to.is_ipv4())) {
+        return Some((i, to));
+    }
+    let mapped = match to {
+        SocketAddr::V4(v4) => SocketAddr::new(v4.ip().to_ipv6_mapped().into(), v4.port()),
+        SocketAddr::V6(_) => return None,
+    };
+    socks
+        .iter()
+        .position(|s| family(s) == Some(false))
+        .map(|i| (i, mapped))
+}
+
 /// A database write the UDP loop asks for (it never waits for the database itself).
 enum Write {
     Verified(Box<Verified>),
@@ -166,6 +196,7 @@ enum ToRegistrar {
 pub(crate) async fn run(
     shared: Arc<Shared>,
     socks: Vec<UdpSocket>,
+    mut from_http: mpsc::Receiver<FromHttp>,
     mut stop: watch::Receiver<bool>,
 ) {
     let now = Instant::now();
@@ -209,6 +240,24 @@ pub(crate) async fn run(
                     handle(&shared, &mut registrar, &tx, m);
                 }
                 None => break,
+            },
+            Some(h) = from_http.recv() => match h {
+                FromHttp::Challenge { to, datagram } => {
+                    if let Some((i, to)) = socket_for(&socks, to) {
+                        if let Some(sock) = socks.get(i) {
+                            let _ = sock.send_to(&datagram, to).await;
+                        }
+                    }
+                }
+                FromHttp::Register { addr, len } => {
+                    if let Some((local, from)) = socket_for(&socks, addr) {
+                        let registration = Registration::Teeworlds(teemaster::Heartbeat {
+                            port: addr.port(),
+                        });
+                        let m = ToRegistrar::Registration { local, from, registration, len };
+                        handle(&shared, &mut registrar, &tx, m);
+                    }
+                }
             },
             () = sleep => registrar.handle_timeout(Instant::now()),
             _ = stop.changed() => break,
