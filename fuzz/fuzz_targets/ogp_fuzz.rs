@@ -42,6 +42,7 @@ mod quakeworld_datagram;
 mod responder;
 mod samp_datagram;
 mod state_json;
+mod teemaster;
 mod teeworlds_datagram;
 mod unreal2_datagram;
 mod valve_master;
@@ -85,6 +86,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("samp_datagram", samp_datagram::run),
     ("cube2_datagram", cube2_datagram::run),
     ("quakeworld_datagram", quakeworld_datagram::run),
+    ("teemaster", teemaster::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.
