@@ -1936,6 +1936,51 @@ mod tests {
         assert_eq!(s.verified, 0);
     }
 
+    /// 20,000 forged `bea2` from 5,000 addresses in 500 prefixes within 2 s of
+    /// simulated time: never more pending than the cap, every `gie3` within what its
+    /// address sent, nothing verified.
+    #[test]
+    fn a_flood_of_forged_teeworlds_heartbeats_holds_the_caps() {
+        let t0 = Instant::now();
+        let mut reg = Registrar::new(RegistrarConfig::default(), [9; 16], t0);
+        let mut hb = Vec::new();
+        teemaster::Heartbeat { port: 8303 }.encode(&mut hb);
+        let Ok(Inbound::Registration(r)) = classify(&hb) else {
+            panic!()
+        };
+        let mut sent: HashMap<IpAddr, u64> = HashMap::new();
+        let mut got: HashMap<IpAddr, u64> = HashMap::new();
+        let mut max_pending = 0;
+        for i in 0..20_000u32 {
+            let now = t0 + Duration::from_micros(u64::from(i) * 100);
+            let n = i % 5000;
+            let ip = IpAddr::from([203, (n / 2500) as u8, (n % 500 / 10) as u8, (n % 10) as u8]);
+            let from = SocketAddr::new(ip, 40_000);
+            *got.entry(ip).or_default() += hb.len() as u64;
+            let _ = reg.register(now, from, &r, hb.len(), Known::default());
+            while let Some((to, d)) = reg.poll_transmit(now) {
+                assert_eq!(to.port(), 8303);
+                assert!(d.len() <= hb.len());
+                *sent.entry(to.ip()).or_default() += d.len() as u64;
+            }
+            reg.handle_timeout(now);
+            max_pending = max_pending.max(reg.pending());
+        }
+        assert!(
+            max_pending <= RegistrarConfig::default().max_pending,
+            "{max_pending}"
+        );
+        for (ip, bytes) in &sent {
+            assert!(
+                bytes <= &got[ip],
+                "{ip}: {bytes} sent for {} received",
+                got[ip]
+            );
+        }
+        assert_eq!(reg.stats().verified, 0);
+        assert!(!sent.is_empty());
+    }
+
     #[test]
     fn teeworlds_requests_and_garbage_are_told_apart() {
         let qstat = b"\x20\x00\x00\x00\x00\x00\xff\xff\xff\xffreq2";
