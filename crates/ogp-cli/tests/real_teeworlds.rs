@@ -304,6 +304,7 @@ fn ddnet_registers_with_ogp_master_over_http_and_is_read_back_by_ogp_list_and_qs
         Duration::from_secs(10),
         || item().is_some(),
     );
+    eprintln!("DDNet listed {} ms after it answered", took.as_millis());
     let mut r = Report::default();
     let it = item().unwrap_or_default();
     r.eq(
