@@ -43,6 +43,7 @@ mod qwmaster_datagram;
 mod responder;
 mod samp_datagram;
 mod state_json;
+mod teemaster;
 mod teeworlds_datagram;
 mod unreal2_datagram;
 mod valve_master;
@@ -87,6 +88,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("cube2_datagram", cube2_datagram::run),
     ("quakeworld_datagram", quakeworld_datagram::run),
     ("qwmaster_datagram", qwmaster_datagram::run),
+    ("teemaster", teemaster::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

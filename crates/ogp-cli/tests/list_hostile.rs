@@ -226,6 +226,126 @@ fn udp_slow_endless_pages_end_by_the_deadline() {
     assert!(ran.took < Duration::from_secs(30), "{}", ran.describe());
 }
 
+/// A `lis2` page of `n` servers 127.0.1.x:8303 from `from`.
+fn tw_page(from: u8, n: u8) -> Vec<u8> {
+    let servers: Vec<SocketAddr> = (from..from.saturating_add(n))
+        .map(|i| SocketAddr::from(([127, 0, 1, i], 8303)))
+        .collect();
+    let mut d = Vec::new();
+    ogp_proto::master::teemaster::encode_page(&servers, &mut d);
+    d
+}
+
+fn tw_count(n: usize) -> Vec<u8> {
+    let mut d = Vec::new();
+    ogp_proto::master::teemaster::encode_count(n, &mut d);
+    d
+}
+
+/// Teeworlds 0.6 masters (`ogp list --tw`): a count the pages never reach, pages and no
+/// count, a drip of endless pages of new servers, a count over the cap, and garbage: each
+/// a one-line error by the page timeout or the deadline, the servers read printed, never
+/// a short list passed off as whole. An honest one ends at its count.
+#[test]
+fn tw_lying_counts_and_endless_pages_end_with_an_error() {
+    use ogp_proto::master::teemaster::Request;
+    let honest = FakeUdp::start(|sock, from, d| match Request::decode(d) {
+        Ok(Request::Count) => {
+            let _ = sock.send_to(&tw_count(3), from);
+        }
+        Ok(Request::List) => {
+            let _ = sock.send_to(&tw_page(1, 3), from);
+        }
+        Err(_) => {}
+    });
+    let ran = ogp_list(&[&honest.target(), "--tw"]);
+    assert_eq!(ran.code, Some(0), "{}", ran.describe());
+    assert_eq!(
+        lines(&ran),
+        [
+            "teeworlds 127.0.1.1:8303",
+            "teeworlds 127.0.1.2:8303",
+            "teeworlds 127.0.1.3:8303"
+        ],
+        "{}",
+        ran.describe()
+    );
+    assert!(ran.took < Duration::from_secs(2), "{}", ran.describe());
+    // the count says 500, one page of 75 comes
+    let liar = FakeUdp::start(|sock, from, d| match Request::decode(d) {
+        Ok(Request::Count) => {
+            let _ = sock.send_to(&tw_count(500), from);
+        }
+        Ok(Request::List) => {
+            let _ = sock.send_to(&tw_page(1, 75), from);
+        }
+        Err(_) => {}
+    });
+    let ran = ogp_list(&[&liar.target(), "--tw", "--page-timeout", "300"]);
+    assert_eq!(ran.code, Some(1), "{}", ran.describe());
+    assert_eq!(lines(&ran).len(), 75, "{}", ran.describe());
+    assert!(
+        ran.stderr
+            .contains("the list stopped after 75 of the 500 servers its master counted"),
+        "{}",
+        ran.describe()
+    );
+    assert_eq!(ran.stderr.lines().count(), 1, "{}", ran.describe());
+    // pages and no count
+    let no_count = FakeUdp::start(|sock, from, d| {
+        if Request::decode(d) == Ok(Request::List) {
+            let _ = sock.send_to(&tw_page(1, 2), from);
+        }
+    });
+    let ran = ogp_list(&[&no_count.target(), "--tw", "--page-timeout", "300"]);
+    assert_eq!(ran.code, Some(1), "{}", ran.describe());
+    assert!(
+        ran.stderr.contains("without its count (siz2)"),
+        "{}",
+        ran.describe()
+    );
+    // a count over our cap of 100,000 cannot be: 65,535 is the most siz2 holds, so the
+    // cap is the page count here: a drip of one new server every 200 ms, past the deadline
+    let drip = FakeUdp::start(|sock, from, d| {
+        if Request::decode(d) == Ok(Request::Count) {
+            let _ = sock.send_to(&tw_count(65_535), from);
+            // 3 s of it: longer than the run's deadline
+            for i in 0..15u8 {
+                std::thread::sleep(Duration::from_millis(200));
+                if sock.send_to(&tw_page(i, 1), from).is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    let ran = ogp_list(&[&drip.target(), "--tw", "--timeout", "2000"]);
+    assert_eq!(ran.code, Some(1), "{}", ran.describe());
+    assert!(
+        ran.stderr
+            .contains("did not end within the deadline of 2000 ms"),
+        "{}",
+        ran.describe()
+    );
+    assert!(ran.took < Duration::from_secs(10), "{}", ran.describe());
+    // garbage only: asked three times, then no answer
+    let junk = FakeUdp::start(|sock, from, _| {
+        let _ = sock.send_to(
+            b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xfflis2\x01\x02",
+            from,
+        );
+        let _ = sock.send_to(b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xffsiz2", from);
+    });
+    let ran = ogp_list(&[&junk.target(), "--tw", "--page-timeout", "200"]);
+    assert_eq!(ran.code, Some(1), "{}", ran.describe());
+    assert!(ran.stdout.is_empty(), "{}", ran.describe());
+    assert!(
+        ran.stderr
+            .contains("no answer to the request for page 1 (3 attempts"),
+        "{}",
+        ran.describe()
+    );
+}
+
 /// `0.0.0.0:5` and other entries that are no server used to be printed as servers.
 #[test]
 fn udp_invalid_entries_are_skipped_with_a_warning() {

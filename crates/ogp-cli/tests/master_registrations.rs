@@ -555,3 +555,134 @@ fn a_real_mvdsv_is_listed_from_its_heartbeat_and_read_back_by_ogp_list_and_qstat
     );
     eprintln!("whole test {:?}", t.elapsed());
 }
+
+/// Teeworlds registrations that prove nothing (issue #38): `bea2` heartbeats forged in
+/// the names of 40 victims (sent from a socket on each victim's IP, naming the victim's
+/// port: to the master, a spoofer), one or ten each, cost each victim one `gie3` of 15
+/// bytes for the 16 of one heartbeat (retries only as more heartbeats came, at most
+/// three), and list nothing. DDNet's HTTP
+/// registration cannot name another IP (400), is challenged on its own, and a wrong
+/// token lists nothing. A `req2` flood from one source gets its byte budget, no more.
+#[test]
+fn forged_teeworlds_registrations_and_list_floods_cost_their_victims_little() {
+    use ogp_proto::master::teemaster::{self, Heartbeat, Request};
+    let dir = TempDir::new("master-tw-forged");
+    let m = master(&dir.0, "list_bytes_per_second = 1400\n");
+    let victims: Vec<UdpSocket> = (0..40)
+        .map(|i| {
+            let v = UdpSocket::bind((common::master::forged(i), 0)).unwrap();
+            // read once every verification has ended: what came has come
+            v.set_read_timeout(Some(Duration::from_millis(5))).unwrap();
+            v
+        })
+        .collect();
+    // one heartbeat in the names of the even victims, ten in the odd ones'
+    let sent = |i: usize| if i % 2 == 0 { 1 } else { 10 };
+    let mut hb = Vec::new();
+    for (i, v) in victims.iter().enumerate() {
+        hb.clear();
+        Heartbeat {
+            port: v.local_addr().unwrap().port(),
+        }
+        .encode(&mut hb);
+        let spoofer = UdpSocket::bind((common::master::forged(i as u32), 0)).unwrap();
+        for _ in 0..sent(i) {
+            spoofer.send_to(&hb, m.udp).unwrap();
+        }
+    }
+    wait_for(
+        "the 40 verifications to fail",
+        Duration::from_secs(20),
+        || {
+            counter(
+                &m,
+                "ogp_master_verifications_total",
+                "protocol=\"teeworlds\",outcome=\"failed\"",
+            ) >= 40
+        },
+    );
+    for (i, v) in victims.iter().enumerate() {
+        let mut got = Vec::new();
+        let mut buf = [0u8; 2048];
+        while let Ok(n) = v.recv(&mut buf) {
+            got.push(buf[..n].to_vec());
+        }
+        // the query and its retries (three at most), each within what came in
+        let want = if sent(i) == 1 { 1..=1 } else { 1..=3 };
+        assert!(want.contains(&got.len()), "victim {i}: {got:?}");
+        let bytes: usize = got.iter().map(Vec::len).sum();
+        assert!(bytes <= hb.len() * sent(i), "victim {i}: {got:?}");
+        for d in &got {
+            assert_eq!(d.len(), 15, "victim {i}: {d:?}");
+            assert!(d.windows(4).any(|w| w == b"gie3"), "victim {i}: {d:?}");
+        }
+    }
+    assert!(listed(&m).is_empty());
+    // DDNet's HTTP registration: only the requester's own IP, a chal for it, and a wrong
+    // token is challenged again
+    let victim = &victims[0];
+    let path = ogp_proto::master::ddnet_register::PATH;
+    let other = format!("tw-0.6+udp://{}", victim.local_addr().unwrap());
+    let post = |address: &str, token: Option<&str>| {
+        let mut h = vec![
+            ("Address", address),
+            ("Secret", "7968e06b-1ae4-47c2-ae30-2ecc4233b8d9"),
+            (
+                "Challenge-Secret",
+                "bcf63773-98c7-43c3-a2ef-19ba8d93b6a5:tw0.6/ipv4",
+            ),
+            ("Info-Serial", "0"),
+        ];
+        if let Some(t) = token {
+            h.push(("Challenge-Token", t));
+        }
+        common::master::http_request(m.http, "POST", path, &h, b"{}")
+    };
+    let (code, body) = post(&other, None);
+    assert_eq!(code, 400, "{body}");
+    assert!(
+        body.contains("only the address the request comes from"),
+        "{body}"
+    );
+    let own = UdpSocket::bind("127.0.0.1:0").unwrap();
+    own.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let own_address = format!(
+        "tw-0.6+udp://connecting-address.invalid:{}",
+        own.local_addr().unwrap().port()
+    );
+    let (code, body) = post(&own_address, Some("0123456789abcdef0123456789abcdef"));
+    assert_eq!(
+        (code, body.as_str()),
+        (200, r#"{"status":"need_challenge"}"#)
+    );
+    let mut buf = [0u8; 2048];
+    let n = own.recv(&mut buf).expect("a chal");
+    assert!(buf[..n].starts_with(b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xffchal"));
+    assert!(n <= ogp_proto::master::ddnet_register::MAX_CHALLENGE_BYTES);
+    let mut buf = [0u8; 2048];
+    assert!(victim.recv(&mut buf).is_err(), "nothing to the other IP");
+    // a req2 flood from one source: 200 requests, the budget's burst of pages back
+    let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+    client
+        .set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut req = Vec::new();
+    Request::List.encode(&mut req);
+    for _ in 0..200 {
+        client.send_to(&req, m.udp).unwrap();
+    }
+    let mut pages = 0;
+    while let Ok(n) = client.recv(&mut buf) {
+        assert!(teemaster::decode_page(&buf[..n]).is_ok());
+        pages += 1;
+    }
+    // 1,400 bytes a second, a burst of four seconds: four pages charged 1,364 each
+    assert!((1..=5).contains(&pages), "{pages} pages for 200 requests");
+    assert!(
+        counter(
+            &m,
+            "ogp_master_list_requests_total",
+            "protocol=\"teeworlds\",outcome=\"rate_limited\""
+        ) >= 190
+    );
+}

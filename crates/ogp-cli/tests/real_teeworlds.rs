@@ -259,3 +259,118 @@ fn ogp_list_refuses_a_hostile_ddnet_list() {
         assert!(ran.stdout.is_empty(), "{}", ran.describe());
     }
 }
+
+/// The master side (issue #38), with `ogp master` (cargo feature `master`): DDNet 16.4
+/// registers with it over HTTP (`sv_register ipv4`, `sv_register_url
+/// http://MASTER/ddnet/15/register`, `http_allow_insecure 1`): the master challenges its
+/// UDP port (`chal`), takes the token back, verifies the server by `gie3` with a token
+/// of its own and lists it (the HTTP API, protocol `teeworlds`, its name and map). Then
+/// the 0.6 master protocol on the master's UDP port: `ogp list --tw` and qstat `-teem`
+/// (which also queries the server listed) read it back.
+#[cfg(feature = "master")]
+#[test]
+fn ddnet_registers_with_ogp_master_over_http_and_is_read_back_by_ogp_list_and_qstat() {
+    use common::master::{wait_for, Master};
+    use std::time::Duration;
+    let test = "ddnet_registers_with_ogp_master_over_http_and_is_read_back_by_ogp_list_and_qstat";
+    if !enabled(test) {
+        return;
+    }
+    let dir = TempDir::new("tw-master");
+    let db = format!("sqlite://{}", dir.0.join("master.db").display());
+    let master = Master::with_config(
+        &dir.0,
+        "master",
+        &format!("allow_private = true\ndb = \"{db}\"\n"),
+        &[],
+    );
+    let mut config = TeeworldsConfig::new(Flavor::Ddnet, "DDNet registered");
+    config.map = "Tsunami".into();
+    config.extra_args = vec![
+        "sv_register ipv4".into(),
+        format!("sv_register_url http://{}/ddnet/15/register", master.http),
+        "http_allow_insecure 1".into(),
+    ];
+    let server = Teeworlds::start(&config);
+    let want = server.addr().to_string();
+    let item = || {
+        master
+            .servers()
+            .into_iter()
+            .find(|s| s["addr"] == want.as_str())
+    };
+    let took = wait_for(
+        "the registered DDNet server listed",
+        Duration::from_secs(10),
+        || item().is_some(),
+    );
+    eprintln!("DDNet listed {} ms after it answered", took.as_millis());
+    let mut r = Report::default();
+    let it = item().unwrap_or_default();
+    r.eq(
+        "listed: protocol".into(),
+        it["protocols"][0].as_str(),
+        Some("teeworlds"),
+    );
+    r.eq(
+        "listed: name".into(),
+        it["name"].as_str(),
+        Some("DDNet registered"),
+    );
+    r.eq("listed: map".into(), it["map"].as_str(), Some("Tsunami"));
+    r.eq("listed: up".into(), it["up"].as_bool(), Some(true));
+    r.eq(
+        "listed within 5 s".into(),
+        took < Duration::from_secs(5),
+        true,
+    );
+    let log = master.log_text();
+    r.eq(
+        "the log: verified (teeworlds)".into(),
+        log.contains(&format!("{want}: verified (teeworlds), listed")),
+        true,
+    );
+    let ran = ogp_run(
+        &["list", &master.udp.to_string(), "--tw"],
+        Duration::from_secs(10),
+    );
+    r.eq("ogp list --tw: exit".into(), ran.code, Some(0));
+    r.eq(
+        "ogp list --tw: the server".into(),
+        String::from_utf8_lossy(&ran.stdout).trim().to_owned(),
+        format!("teeworlds {want}"),
+    );
+    let ran = run(
+        std::process::Command::new(quakestat())
+            .args([
+                "-json",
+                "-R",
+                "-retry",
+                "2",
+                "-interval",
+                "0.5",
+                "-timeout",
+                "5",
+            ])
+            .arg("-teem")
+            .arg(master.udp.to_string()),
+        Duration::from_secs(30),
+    );
+    let q = parse_json(&ran, "qstat -teem", "ogp master");
+    let rows = q.as_array().cloned().unwrap_or_default();
+    let listed = rows.iter().find(|s| s["address"] == want.as_str());
+    r.eq(
+        "qstat -teem: the master's row".into(),
+        rows.first().map(|m| m["protocol"] == "teem"),
+        Some(true),
+    );
+    r.eq(
+        "qstat -teem: the server listed and queried".into(),
+        listed.and_then(|s| s["name"].as_str()),
+        Some("DDNet registered"),
+    );
+    if !r.0.is_empty() {
+        eprintln!("qstat: {}\nmaster log:\n{log}", ran.describe());
+    }
+    r.finish("DDNet registered with ogp master, read back by ogp list --tw and qstat -teem");
+}

@@ -356,6 +356,10 @@ fn router(shared: Shr, wrong_tokens: Arc<Mutex<WrongTokens>>) -> Router {
             get(|| async { ([(header::CONTENT_TYPE, "application/json")], OPENAPI) }),
         )
         .route("/metrics", get(metrics))
+        .route(
+            ogp_proto::master::ddnet_register::PATH,
+            axum::routing::post(ddnet_register),
+        )
         .merge(crate::assets::routes())
         .layer(axum::Extension(wrong_tokens))
         .layer(middleware::from_fn_with_state(shared.clone(), count))
@@ -822,6 +826,83 @@ async fn add_server(
         code,
         [(header::CONTENT_TYPE, "application/json")],
         body(if new { "new" } else { "again" }),
+    )
+        .into_response()
+}
+
+/// `POST /ddnet/15/register`: DDNet 16's HTTP registration (its `sv_register_url`):
+/// challenged over UDP from the master's socket, then verified by `gie3` as a `bea2`
+/// heartbeat is ([`ogp_proto::master::ddnet_register`]). Open to anyone, as the UDP
+/// registrations are: the connection's own IP is the only one it can register. Counted
+/// as `registrations{protocol="ddnet_http"}` by outcome.
+async fn ddnet_register(
+    State(shared): State<Shr>,
+    Extension(peer): Extension<Peer>,
+    headers: HeaderMap,
+    req: Request,
+) -> Response {
+    use ogp_proto::master::ddnet_register::{Decision, RegisterRequest, MAX_BODY_BYTES};
+    // the body (the server's info) is not needed: the master polls the server
+    let Ok(body) = axum::body::to_bytes(req.into_body(), MAX_BODY_BYTES).await else {
+        return error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!("body: longer than {MAX_BODY_BYTES} bytes"),
+        );
+    };
+    let decision =
+        match RegisterRequest::from_headers(|name| headers.get(name).map(HeaderValue::as_bytes)) {
+            Ok(r) => shared.ddnet_challenges.decide(&r, peer.addr.ip()),
+            Err(e) => Decision::Refused(e),
+        };
+    let (outcome, queued) = match &decision {
+        Decision::Register(addr) => (
+            "verifying",
+            Some(crate::udp::FromHttp::Register {
+                addr: *addr,
+                len: body.len().saturating_add(256),
+            }),
+        ),
+        Decision::Challenge { to, datagram } => (
+            "challenged",
+            Some(crate::udp::FromHttp::Challenge {
+                to: *to,
+                datagram: datagram.clone(),
+            }),
+        ),
+        Decision::Deleted => ("deleted", None),
+        Decision::Refused(r) => {
+            tracing::debug!("{}: DDNet registration refused: {r}", peer.addr);
+            ("refused", None)
+        }
+    };
+    if let Some(q) = queued {
+        let sent = shared.from_http.as_ref().map(|tx| tx.try_send(q));
+        match sent {
+            Some(Ok(())) => {}
+            None => {
+                return error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "this master has no UDP port to verify servers from",
+                )
+            }
+            Some(Err(_)) => {
+                let mut r = error(StatusCode::SERVICE_UNAVAILABLE, "busy: try again later");
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                return r;
+            }
+        }
+    }
+    shared
+        .metrics
+        .registrations
+        .get_or_create(&labels("protocol", "ddnet_http", "outcome", outcome))
+        .inc();
+    let (code, body) = decision.response();
+    (
+        StatusCode::from_u16(code).unwrap_or(StatusCode::BAD_REQUEST),
+        [(header::CONTENT_TYPE, "application/json")],
+        body,
     )
         .into_response()
 }

@@ -291,6 +291,11 @@ pub(crate) struct Shared {
     /// The byte budgets of every list answer (UDP and TCP), per source and in total: its
     /// clones share its buckets.
     pub(crate) list_budget: ogp_proto::master::budget::ListBudget,
+    /// DDNet's HTTP registrations handed to the UDP task (its challenges go out, and its
+    /// verifications start, there); `None` without a UDP port.
+    pub(crate) from_http: Option<tokio::sync::mpsc::Sender<udp::FromHttp>>,
+    /// The challenge tokens of DDNet's HTTP registrations.
+    pub(crate) ddnet_challenges: ogp_proto::master::ddnet_register::Challenges,
 }
 
 impl Shared {
@@ -386,7 +391,14 @@ impl Master {
             .await
             .with_context(|| format!("database {}", config.db))?;
         let instance = config.instance.clone().unwrap_or_else(instance_name);
+        let (from_http, from_http_rx) = tokio::sync::mpsc::channel(udp::FROM_HTTP_QUEUE);
         let shared = Arc::new(Shared {
+            from_http: (!config.udp.is_empty()).then_some(from_http),
+            ddnet_challenges: {
+                let mut secret = [0u8; 16];
+                let _ = getrandom::fill(&mut secret);
+                ogp_proto::master::ddnet_register::Challenges::new(secret)
+            },
             timers: config.timers(),
             store,
             list: RwLock::new(List::default()),
@@ -425,7 +437,12 @@ impl Master {
         }
         if !socks.is_empty() {
             // one task for all sockets: the budgets and caps are the process's
-            tasks.spawn(udp::run(shared.clone(), socks, stop_rx.clone()));
+            tasks.spawn(udp::run(
+                shared.clone(),
+                socks,
+                from_http_rx,
+                stop_rx.clone(),
+            ));
         }
         let http = match config.http {
             Some(addr) => {

@@ -469,6 +469,17 @@ impl List {
             .collect()
     }
 
+    /// The servers a Teeworlds 0.6 master list (`req2`) holds, in list order: the up
+    /// servers that speak the Teeworlds 0.6 protocol (verified by a `bea2` heartbeat, or
+    /// polled in it).
+    pub fn tw_servers(&self) -> Vec<SocketAddr> {
+        self.entries
+            .values()
+            .filter(|e| e.up && e.protocols.contains(&Protocol::Teeworlds))
+            .map(|e| canonical(e.addr))
+            .collect()
+    }
+
     /// The servers a GameSpy master list request for `game` asks for, in list order:
     /// up IPv4 servers registered by a GameSpy v1 heartbeat naming `game` (any case).
     pub fn gs1_servers(&self, game: &str) -> Vec<SocketAddrV4> {
@@ -788,5 +799,25 @@ mod tests {
         let item = list.get("1.2.3.4:7778".parse().unwrap()).unwrap().item();
         assert_eq!(item.game.as_deref(), Some("ut"));
         assert!(!list.has_gs1_game("1.2.3.8:7778".parse().unwrap()));
+    }
+
+    #[test]
+    fn the_teeworlds_list_holds_up_teeworlds_06_servers() {
+        let mut rows = Vec::new();
+        for (addr, protocols, up) in [
+            ("1.2.3.4:8303", "teeworlds", true),
+            ("1.2.3.5:8303", "teeworlds", false),
+            ("1.2.3.6:8303", "teeworlds7", true),
+            ("1.2.3.7:27960", "quake3", true),
+            ("[2001:4860::1]:8303", "teeworlds", true),
+        ] {
+            let mut r = row(addr, "x", 1, protocols);
+            r.up = up;
+            rows.push(r);
+        }
+        let mut list = List::default();
+        list.apply(rows);
+        let got: Vec<String> = list.tw_servers().iter().map(|a| a.to_string()).collect();
+        assert_eq!(got, ["1.2.3.4:8303", "[2001:4860::1]:8303"]);
     }
 }

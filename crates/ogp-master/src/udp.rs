@@ -21,6 +21,7 @@ use ogp_proto::master::qwmaster;
 use ogp_proto::master::registry::{
     classify, Admission, Inbound, Known, Registrar, RegistrarConfig, Registration, Verdict,
 };
+use ogp_proto::master::teemaster;
 use ogp_proto::master::valve::{encode_page, Filter, ListAdmission, ListBudget, ListRequest};
 use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, watch};
@@ -32,6 +33,36 @@ use crate::{now_ms, Shared};
 /// Receive buffer: 65,536 bytes, more than the largest UDP payload (65,507 bytes over
 /// IPv4, 65,527 over IPv6).
 const RECV_BUF: usize = 65536;
+
+/// DDNet HTTP registrations queued for the UDP task; beyond, the HTTP side answers 503.
+pub(crate) const FROM_HTTP_QUEUE: usize = 1024;
+
+/// What the HTTP side hands the UDP task ([`ogp_proto::master::ddnet_register`]).
+#[derive(Debug)]
+pub(crate) enum FromHttp {
+    /// Send DDNet's `chal` datagram to `to` (the IP that made the request).
+    Challenge { to: SocketAddr, datagram: Vec<u8> },
+    /// Verify `addr` as a Teeworlds 0.6 server (its HTTP request, `len` bytes, carried
+    /// the right challenge token).
+    Register { addr: SocketAddr, len: usize },
+}
+
+/// The socket to send to `to` from (one of its family, or a dual-stack IPv6 one for an
+/// IPv4 address), and `to` as that socket takes it.
+fn socket_for(socks: &[Arc<UdpSocket>], to: SocketAddr) -> Option<(usize, SocketAddr)> {
+    let family = |s: &UdpSocket| s.local_addr().map(|a| a.is_ipv4()).ok();
+    if let Some(i) = socks.iter().position(|s| family(s) == Some(to.is_ipv4())) {
+        return Some((i, to));
+    }
+    let mapped = match to {
+        SocketAddr::V4(v4) => SocketAddr::new(v4.ip().to_ipv6_mapped().into(), v4.port()),
+        SocketAddr::V6(_) => return None,
+    };
+    socks
+        .iter()
+        .position(|s| family(s) == Some(false))
+        .map(|i| (i, mapped))
+}
 
 /// A database write the UDP loop asks for (it never waits for the database itself).
 enum Write {
@@ -167,6 +198,7 @@ enum ToRegistrar {
 pub(crate) async fn run(
     shared: Arc<Shared>,
     socks: Vec<UdpSocket>,
+    mut from_http: mpsc::Receiver<FromHttp>,
     mut stop: watch::Receiver<bool>,
 ) {
     let now = Instant::now();
@@ -210,6 +242,24 @@ pub(crate) async fn run(
                     handle(&shared, &mut registrar, &tx, m);
                 }
                 None => break,
+            },
+            Some(h) = from_http.recv() => match h {
+                FromHttp::Challenge { to, datagram } => {
+                    if let Some((i, to)) = socket_for(&socks, to) {
+                        if let Some(sock) = socks.get(i) {
+                            let _ = sock.send_to(&datagram, to).await;
+                        }
+                    }
+                }
+                FromHttp::Register { addr, len } => {
+                    if let Some((local, from)) = socket_for(&socks, addr) {
+                        let registration = Registration::Teeworlds(teemaster::Heartbeat {
+                            port: addr.port(),
+                        });
+                        let m = ToRegistrar::Registration { local, from, registration, len };
+                        handle(&shared, &mut registrar, &tx, m);
+                    }
+                }
             },
             () = sleep => registrar.handle_timeout(Instant::now()),
             _ = stop.changed() => break,
@@ -279,6 +329,10 @@ async fn receive(
                         }
                         Ok(Inbound::QwList) => {
                             answer_qw_list(&shared, &sock, &mut list_budget, from, now).await;
+                            continue;
+                        }
+                        Ok(Inbound::TwList(req)) => {
+                            answer_tw_list(&shared, &sock, &list_budget, from, req, now).await;
                             continue;
                         }
                         Ok(Inbound::Registration(registration)) => ToRegistrar::Registration {
@@ -578,5 +632,51 @@ async fn answer_qw_list(
         .metrics
         .list_requests
         .get_or_create(&labels("protocol", "qwmaster", "outcome", outcome))
+        .inc();
+}
+
+/// A Teeworlds 0.6 master request: `cou2` answered by `siz2`, `req2` by `lis2` pages of
+/// the up servers verified in the Teeworlds protocol, each datagram within the budgets
+/// (the list is looked at only once the first is within them). Counted as dpmaster's
+/// are, under `teeworlds`.
+async fn answer_tw_list(
+    shared: &Shared,
+    sock: &UdpSocket,
+    budget: &ListBudget,
+    from: SocketAddr,
+    req: teemaster::Request,
+    now: Instant,
+) {
+    let servers = || match shared.list.read() {
+        Ok(l) => l.tw_servers(),
+        Err(_) => Vec::new(),
+    };
+    let mut pages = Vec::new();
+    let outcome = match req {
+        teemaster::Request::Count => teemaster::answer_count(
+            || servers().len(),
+            from.ip(),
+            now,
+            budget,
+            |p| pages.push(p.to_vec()),
+        )
+        .name(),
+        teemaster::Request::List => {
+            let done =
+                teemaster::answer(servers, from.ip(), now, budget, |p| pages.push(p.to_vec()));
+            match (done.complete, done.pages) {
+                (true, _) => "served",
+                (false, 0) => done.stopped_by.name(),
+                (false, _) => "pages_cut",
+            }
+        }
+    };
+    for p in &pages {
+        let _ = sock.send_to(p, from).await;
+    }
+    shared
+        .metrics
+        .list_requests
+        .get_or_create(&labels("protocol", "teeworlds", "outcome", outcome))
         .inc();
 }

@@ -1,6 +1,7 @@
 //! The byte budgets of list answers, shared by every list protocol a master serves
 //! (Valve's [`super::valve`], dpmaster's [`super::dpmaster`], QuakeWorld's
-//! [`super::qwmaster`]), and the paging of an answer under them ([`answer_pages`]).
+//! [`super::qwmaster`], Teeworlds' [`super::teemaster`]), and the paging of an answer
+//! under them ([`answer_pages`]).
 //!
 //! No list protocol has a challenge: a request proves nothing about its source address,
 //! and its answer is many times its size. So every answer datagram is charged against
@@ -130,31 +131,32 @@ impl ListBudget {
     }
 }
 
-/// How an answer went ([`answer_pages`]).
+/// How a paged answer went ([`answer_pages`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Answered {
     /// Pages sent.
     pub pages: usize,
     /// Servers in them.
     pub servers: usize,
-    /// Whether the whole list went (for dpmaster: the last page carried the end marker).
+    /// Whether the whole list went (the last page sent held its last server).
     pub complete: bool,
     /// The budget's decision that stopped it ([`ListAdmission::Answer`]: nothing did).
     pub stopped_by: ListAdmission,
 }
 
-/// Answers a list request from `from` in pages of up to `page_bytes`: each page is
-/// charged a whole page against `budget` *before* it is built, then written by `encode`
-/// (which appends a page of the servers it is given and returns how many it took) and
-/// handed to `send`. `servers` is called only once the first page is within budget, so
-/// that a refused request costs no list work. A page the budget refuses is not sent and
-/// ends the answer there, so whatever a request asks for, its source is sent no more
-/// than its budget allows. An empty list is one page (the protocol's empty answer).
+/// Answers a list request from `from` with the servers `servers` finds (called only
+/// once the first page is within budget, so that a refused request costs no list
+/// work): pages of at most `page_bytes`, each charged a whole page against `budget`
+/// *before* `encode` builds it (it appends a page of the servers it is given and says
+/// how many it took) and `send` gets it. A page the budget refuses is not sent and ends
+/// the answer there, so whatever a request asks for, its source is sent no more than
+/// its budget allows. At least one page is sent (an empty list's, with its end marker
+/// where the protocol has one); a page that takes no server ends the answer, incomplete.
 pub fn answer_pages<T>(
     servers: impl FnOnce() -> Vec<T>,
     from: IpAddr,
     now: Instant,
-    budget: &mut ListBudget,
+    budget: &ListBudget,
     page_bytes: usize,
     mut encode: impl FnMut(&[T], &mut Vec<u8>) -> usize,
     mut send: impl FnMut(&[u8]),

@@ -1,6 +1,6 @@
 //! The client side of server lists (what `ogp list` runs), sans-IO: Valve's UDP list
 //! protocol ([`ValveListClient`]), dpmaster's ([`DpListClient`]), QuakeWorld's
-//! ([`QwListClient`]), the GameSpy master's
+//! ([`QwListClient`]), Teeworlds 0.6's ([`TwListClient`]), the GameSpy master's
 //! over TCP ([`GsListClient`]) and our master's HTTP API ([`HttpListClient`]), all
 //! bounded against a hostile master.
 //!
@@ -43,6 +43,7 @@ use serde_json::Value;
 
 use super::dpmaster::{self, DpPage, ServersRequest};
 use super::qwmaster::{self, QwPage};
+use super::teemaster;
 use super::valve::{decode_page, sortable, ListPage, ListRequest, END};
 
 /// Bounds on one `ogp list` run. Build with [`ListLimits::new`] and change fields.
@@ -151,6 +152,14 @@ pub enum ListError {
         /// Pages read.
         pages: usize,
     },
+    /// A Teeworlds list whose pages stopped before as many servers as its master
+    /// counted (`siz2`) had come, or before the count itself.
+    Short {
+        /// Distinct entries read.
+        got: usize,
+        /// The count, if it came.
+        count: Option<usize>,
+    },
     /// More distinct servers than [`ListLimits::max_servers`].
     TooManyServers {
         /// The limit.
@@ -212,6 +221,18 @@ impl fmt::Display for ListError {
             Self::Stalled { pages } => write!(
                 f,
                 "the list stopped after {pages} pages without its end marker (EOT)"
+            ),
+            Self::Short {
+                got,
+                count: Some(count),
+            } => write!(
+                f,
+                "the list stopped after {got} of the {count} servers its master counted"
+            ),
+            Self::Short { got, count: None } => write!(
+                f,
+                "the list stopped after {got} servers without its count (siz2), so its end \
+                 is not known"
             ),
             Self::TooManyServers { max } => write!(f, "more than {max} servers"),
             Self::Unfinished { bytes } => write!(
@@ -291,14 +312,22 @@ pub trait UdpListProtocol: sealed::Sealed {
     type Raw;
     /// Whether each page is asked for by a request of its own (Valve), sent again after
     /// a page timeout; otherwise one request is answered by all pages (dpmaster), and
-    /// silence for a page timeout after the first page is [`ListError::Stalled`].
+    /// silence for a page timeout after the first page is [`ListError::Stalled`] (or
+    /// what [`Self::stalled`] says).
     const REQUEST_PER_PAGE: bool;
     /// Whether the list has no end marker, so that (one request for all pages) silence
     /// for a page timeout after a page ends it rather than being
     /// [`ListError::Stalled`] (QuakeWorld's).
     const SILENCE_ENDS: bool = false;
-    /// Appends the request for the next page.
-    fn encode_request(&self, out: &mut Vec<u8>);
+    /// Datagrams one request is made of, sent one right after the other (Teeworlds:
+    /// `cou2`, then `req2`).
+    const PARTS: usize = 1;
+    /// Appends part `part` (0 to [`Self::PARTS`] − 1) of the request for the next page.
+    fn encode_request(&self, part: usize, out: &mut Vec<u8>);
+    /// The error of a list whose pages stopped, after `pages` of them, before its end.
+    fn stalled(&self, pages: usize) -> ListError {
+        ListError::Stalled { pages }
+    }
     /// The page in `datagram`, or `None` for a datagram that is not the page asked for
     /// (ignored).
     fn decode(&self, datagram: &[u8]) -> Option<Self::Raw>;
@@ -333,7 +362,26 @@ pub struct QwList {
     seen: HashSet<SocketAddr>,
 }
 
-/// One run of a UDP list protocol (`P`: [`ValveList`], [`DpList`] or [`QwList`]): the request sent
+/// The Teeworlds 0.6 master protocol: `cou2` and `req2` sent together, answered by
+/// `siz2` (the count) and `lis2` pages in any order; the list has ended once as many
+/// distinct entries as the count have come.
+#[derive(Debug, Clone, Default)]
+pub struct TwList {
+    count: Option<usize>,
+    /// Every distinct entry read (servers and skipped ones: the master counts both).
+    seen: HashSet<SocketAddr>,
+}
+
+/// A decoded Teeworlds master datagram.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TwRaw {
+    /// `siz2`.
+    Count(u16),
+    /// `lis2`.
+    Page(Vec<SocketAddr>),
+}
+
+/// One run of a UDP list protocol (`P`: [`ValveList`], [`DpList`], [`QwList`] or [`TwList`]): the request sent
 /// when due and again (up to [`ListLimits::attempts`] times) while unanswered, one
 /// deadline for the whole run and one per page, pages handed back sorted.
 #[derive(Debug, Clone)]
@@ -348,6 +396,8 @@ pub struct UdpListClient<P> {
     page_deadline: Option<Instant>,
     /// Requests sent for the current page.
     attempts: u32,
+    /// The next part of a request of several datagrams, and when it is due.
+    part: Option<(usize, Instant)>,
     pages: usize,
     finished: bool,
 }
@@ -361,6 +411,20 @@ pub type ValveListClient = UdpListClient<ValveList>;
 /// while no page has come; once pages come, silence for a page timeout is an error
 /// ([`ListError::Stalled`]), never a short list passed off as whole.
 pub type DpListClient = UdpListClient<DpList>;
+
+/// One run of the Teeworlds 0.6 master protocol: `cou2` and `req2` sent together (again,
+/// up to [`ListLimits::attempts`] times, only while nothing has come), until as many
+/// distinct entries as the `siz2` count have come. Silence for a page timeout before
+/// that is [`ListError::Short`]; a count over [`ListLimits::max_servers`] is
+/// [`ListError::TooManyServers`] at once.
+pub type TwListClient = UdpListClient<TwList>;
+
+impl UdpListClient<TwList> {
+    /// A run starting at `now`.
+    pub fn new(limits: ListLimits, now: Instant) -> Self {
+        Self::start(TwList::default(), limits, now)
+    }
+}
 
 impl UdpListClient<ValveList> {
     /// A run for `region` and `filter` starting at `now`.
@@ -411,6 +475,7 @@ impl<P: UdpListProtocol> UdpListClient<P> {
             due: Some(now),
             page_deadline: None,
             attempts: 0,
+            part: None,
             pages: 0,
             finished: false,
         }
@@ -442,6 +507,15 @@ impl<P: UdpListProtocol> UdpListClient<P> {
         if now >= self.deadline {
             return Err(self.deadline_error());
         }
+        if let Some((part, _)) = self.part {
+            // the rest of a request of several datagrams, right after its first
+            self.part = part
+                .checked_add(1)
+                .filter(|&next| next < P::PARTS)
+                .map(|next| (next, now));
+            self.protocol.encode_request(part, out);
+            return Ok(true);
+        }
         let fresh = self.due.is_some_and(|d| now >= d);
         let timed_out = self.page_deadline.is_some_and(|d| now >= d);
         if !fresh && !timed_out {
@@ -452,7 +526,7 @@ impl<P: UdpListProtocol> UdpListClient<P> {
                 self.finished = true;
                 return Ok(false);
             }
-            return Err(ListError::Stalled { pages: self.pages });
+            return Err(self.protocol.stalled(self.pages));
         }
         if !fresh && self.attempts >= self.limits.attempts {
             return Err(ListError::NoAnswer {
@@ -463,7 +537,10 @@ impl<P: UdpListProtocol> UdpListClient<P> {
         self.due = None;
         self.attempts = self.attempts.saturating_add(1);
         self.arm(now);
-        self.protocol.encode_request(out);
+        self.protocol.encode_request(0, out);
+        if P::PARTS > 1 {
+            self.part = Some((1, now));
+        }
         Ok(true)
     }
 
@@ -473,7 +550,12 @@ impl<P: UdpListProtocol> UdpListClient<P> {
         if self.finished {
             return None;
         }
-        let at = self.due.or(self.page_deadline).unwrap_or(self.deadline);
+        let at = self
+            .part
+            .map(|(_, at)| at)
+            .or(self.due)
+            .or(self.page_deadline)
+            .unwrap_or(self.deadline);
         Some(at.min(self.deadline))
     }
 
@@ -533,7 +615,7 @@ impl UdpListProtocol for ValveList {
     type Raw = ListPage;
     const REQUEST_PER_PAGE: bool = true;
 
-    fn encode_request(&self, out: &mut Vec<u8>) {
+    fn encode_request(&self, _part: usize, out: &mut Vec<u8>) {
         self.request.encode(out);
     }
 
@@ -591,7 +673,7 @@ impl UdpListProtocol for DpList {
     type Raw = DpPage;
     const REQUEST_PER_PAGE: bool = false;
 
-    fn encode_request(&self, out: &mut Vec<u8>) {
+    fn encode_request(&self, _part: usize, out: &mut Vec<u8>) {
         self.request.encode(out);
     }
 
@@ -634,7 +716,7 @@ impl UdpListProtocol for QwList {
     const REQUEST_PER_PAGE: bool = false;
     const SILENCE_ENDS: bool = true;
 
-    fn encode_request(&self, out: &mut Vec<u8>) {
+    fn encode_request(&self, _part: usize, out: &mut Vec<u8>) {
         out.extend_from_slice(qwmaster::LIST_REQUEST);
     }
 
@@ -667,6 +749,81 @@ impl UdpListProtocol for QwList {
             out.servers.push(a);
         }
         Ok((out, end))
+    }
+}
+
+impl sealed::Sealed for TwList {}
+
+impl UdpListProtocol for TwList {
+    type Addr = SocketAddr;
+    type Raw = TwRaw;
+    const REQUEST_PER_PAGE: bool = false;
+    const PARTS: usize = 2;
+
+    fn encode_request(&self, part: usize, out: &mut Vec<u8>) {
+        if part == 0 {
+            teemaster::Request::Count.encode(out);
+        } else {
+            teemaster::Request::List.encode(out);
+        }
+    }
+
+    fn decode(&self, datagram: &[u8]) -> Option<TwRaw> {
+        if let Ok(n) = teemaster::decode_count(datagram) {
+            return Some(TwRaw::Count(n));
+        }
+        teemaster::decode_page(datagram).ok().map(TwRaw::Page)
+    }
+
+    fn accept(
+        &mut self,
+        raw: TwRaw,
+        _page: usize,
+        limits: &ListLimits,
+    ) -> Result<(UdpListPage<SocketAddr>, bool), ListError> {
+        let mut out = UdpListPage::default();
+        match raw {
+            // the first count is the list's; a later one changes nothing
+            TwRaw::Count(n) if self.count.is_none() => {
+                let n = usize::from(n);
+                if n > limits.max_servers {
+                    return Err(ListError::TooManyServers {
+                        max: limits.max_servers,
+                    });
+                }
+                self.count = Some(n);
+            }
+            TwRaw::Count(_) => {}
+            TwRaw::Page(entries) => {
+                for a in entries {
+                    if self.count.is_some_and(|n| self.seen.len() >= n) {
+                        break;
+                    }
+                    if self.seen.contains(&a) {
+                        continue;
+                    }
+                    if self.seen.len() >= limits.max_servers {
+                        return Err(ListError::TooManyServers {
+                            max: limits.max_servers,
+                        });
+                    }
+                    self.seen.insert(a);
+                    match invalid_reason(a) {
+                        Some(why) => out.skipped.push((a, why)),
+                        None => out.servers.push(a),
+                    }
+                }
+            }
+        }
+        let end = self.count.is_some_and(|n| self.seen.len() >= n);
+        Ok((out, end))
+    }
+
+    fn stalled(&self, _pages: usize) -> ListError {
+        ListError::Short {
+            got: self.seen.len(),
+            count: self.count,
+        }
     }
 }
 
@@ -1506,6 +1663,151 @@ mod tests {
         assert!(c.poll_transmit(t0, &mut d).unwrap());
         assert_eq!(d, b"\xff\xff\xff\xffgetserversExt Quake3Arena 71");
         c
+    }
+
+    fn tw_page(from: u32, n: u32) -> Vec<u8> {
+        let servers: Vec<SocketAddr> = (from..from + n)
+            .map(|i| SocketAddr::from((std::net::Ipv4Addr::from(0x0a00_0000 + i), 8303)))
+            .collect();
+        let mut d = Vec::new();
+        assert_eq!(teemaster::encode_page(&servers, &mut d) as u32, n);
+        d
+    }
+
+    fn tw_count(n: usize) -> Vec<u8> {
+        let mut d = Vec::new();
+        teemaster::encode_count(n, &mut d);
+        d
+    }
+
+    /// A started run: `cou2` and `req2` sent, one right after the other.
+    fn tw_client(limits: ListLimits, t0: Instant) -> TwListClient {
+        let mut c = TwListClient::new(limits, t0);
+        let mut d = Vec::new();
+        assert!(c.poll_transmit(t0, &mut d).unwrap());
+        assert_eq!(d, b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xffcou2");
+        assert_eq!(c.next_wake(), Some(t0), "the second part is due at once");
+        d.clear();
+        assert!(c.poll_transmit(t0, &mut d).unwrap());
+        assert_eq!(d, b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xffreq2");
+        assert!(!c.poll_transmit(t0, &mut Vec::new()).unwrap());
+        c
+    }
+
+    #[test]
+    fn a_tw_list_ends_at_its_count_in_any_order() {
+        let t0 = Instant::now();
+        let mut c = tw_client(ListLimits::default(), t0);
+        let p = c.handle_datagram(&tw_page(0, 75), t0).unwrap().unwrap();
+        assert_eq!(p.servers.len(), 75);
+        assert_eq!(c.handle_datagram(b"junk", t0), Ok(None));
+        let p = c.handle_datagram(&tw_count(100), t0).unwrap().unwrap();
+        assert!(p.servers.is_empty() && !c.is_finished());
+        // a repeated page adds nothing; a second count changes nothing
+        assert!(c
+            .handle_datagram(&tw_page(0, 75), t0)
+            .unwrap()
+            .unwrap()
+            .servers
+            .is_empty());
+        c.handle_datagram(&tw_count(10_000), t0).unwrap();
+        let p = c.handle_datagram(&tw_page(75, 25), t0).unwrap().unwrap();
+        assert_eq!(p.servers.len(), 25);
+        assert!(c.is_finished());
+        assert_eq!(c.next_wake(), None);
+        // an empty master: the count alone ends it
+        let mut c = tw_client(ListLimits::default(), t0);
+        c.handle_datagram(&tw_count(0), t0).unwrap();
+        assert!(c.is_finished());
+        // a count smaller than a page: only that many are taken
+        let mut c = tw_client(ListLimits::default(), t0);
+        c.handle_datagram(&tw_count(3), t0).unwrap();
+        let p = c.handle_datagram(&tw_page(0, 75), t0).unwrap().unwrap();
+        assert_eq!(p.servers.len(), 3);
+        assert!(c.is_finished());
+    }
+
+    #[test]
+    fn hostile_tw_masters_end_with_an_error() {
+        let t0 = Instant::now();
+        let limits = ListLimits::new(Duration::from_secs(60), Duration::from_secs(1));
+        // a count the pages never reach: short, after a page timeout
+        let mut c = tw_client(limits, t0);
+        c.handle_datagram(&tw_count(500), t0).unwrap();
+        c.handle_datagram(&tw_page(0, 75), t0).unwrap();
+        let now = c.next_wake().unwrap();
+        assert_eq!(
+            c.poll_transmit(now, &mut Vec::new()),
+            Err(ListError::Short {
+                got: 75,
+                count: Some(500)
+            })
+        );
+        // pages and no count
+        let mut c = tw_client(limits, t0);
+        c.handle_datagram(&tw_page(0, 10), t0).unwrap();
+        let now = c.next_wake().unwrap();
+        let e = c.poll_transmit(now, &mut Vec::new()).unwrap_err();
+        assert_eq!(
+            e,
+            ListError::Short {
+                got: 10,
+                count: None
+            }
+        );
+        assert!(e.to_string().contains("siz2"), "{e}");
+        // a count over the cap
+        let mut small = limits;
+        small.max_servers = 100;
+        let mut c = tw_client(small, t0);
+        assert_eq!(
+            c.handle_datagram(&tw_count(101), t0),
+            Err(ListError::TooManyServers { max: 100 })
+        );
+        // endless pages of new servers and no count: the server cap
+        let mut c = tw_client(small, t0);
+        let e = (0..10)
+            .find_map(|i| c.handle_datagram(&tw_page(i * 75, 75), t0).err())
+            .unwrap();
+        assert_eq!(e, ListError::TooManyServers { max: 100 });
+        // the same page forever: the page cap
+        let mut few = limits;
+        few.max_pages = 50;
+        let mut c = tw_client(few, t0);
+        let e = (0..100)
+            .find_map(|_| c.handle_datagram(&tw_page(0, 75), t0).err())
+            .unwrap();
+        assert_eq!(e, ListError::TooManyPages { max: 50 });
+        // a page cut short, and garbage: ignored; no answer after three sends
+        let mut c = tw_client(limits, t0);
+        let cut = tw_page(0, 2);
+        assert_eq!(c.handle_datagram(&cut[..cut.len() - 1], t0), Ok(None));
+        let mut sent = 2;
+        let err = loop {
+            let now = c.next_wake().unwrap();
+            match c.poll_transmit(now, &mut Vec::new()) {
+                Ok(true) => sent += 1,
+                Ok(false) => {}
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(
+            err,
+            ListError::NoAnswer {
+                page: 1,
+                attempts: 3
+            }
+        );
+        assert_eq!(sent, 6, "cou2 and req2, three times");
+        // a drip of junk does not move the deadline
+        let mut c = tw_client(limits, t0);
+        for ms in 0..5000 {
+            let _ = c.handle_datagram(
+                b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xfflis2\x01",
+                t0 + Duration::from_millis(ms),
+            );
+        }
+        assert!(c.next_wake().unwrap() <= t0 + Duration::from_secs(1));
     }
 
     #[test]

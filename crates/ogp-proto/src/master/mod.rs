@@ -20,16 +20,21 @@
 //! (`ogp list`), bounded against a hostile master. [`addr`] judges which addresses a
 //! master may list and poll (global ones only, whatever IPv6 form carries them) and
 //! stores an IPv4-mapped address as its IPv4. [`ddnet`] reads DDNet's HTTP server list
-//! (Teeworlds 0.6 and 0.7 addresses).
+//! (Teeworlds 0.6 and 0.7 addresses), [`ddnet_register`] takes DDNet 16's HTTP
+//! registrations (a UDP challenge, then verified as `bea2` heartbeats are); [`teemaster`] is the Teeworlds 0.6 master protocol
+//! (`bea2` heartbeats verified by `gie3`, `req2` / `cou2` answered by `lis2` pages and
+//! `siz2`).
 
 pub mod addr;
 pub mod auth;
 pub mod budget;
 pub mod connections;
 pub mod ddnet;
+pub mod ddnet_register;
 pub mod dpmaster;
 pub mod gsmaster;
 pub mod list_client;
 pub mod qwmaster;
 pub mod registry;
+pub mod teemaster;
 pub mod valve;

@@ -100,6 +100,7 @@ use siphasher::sip::SipHasher24;
 use super::addr::canonical;
 use super::dpmaster::{self, ServersRequest};
 use super::qwmaster;
+use super::teemaster;
 use super::valve::ListRequest;
 use crate::client::Details;
 use crate::client::{Answer, Machine, Options};
@@ -126,6 +127,8 @@ pub enum Inbound {
     DpList(ServersRequest),
     /// A QuakeWorld master list request (`c\n`).
     QwList,
+    /// A Teeworlds 0.6 master request (`req2`, `cou2`).
+    TwList(teemaster::Request),
     /// Anything else (a reply to one of our verification queries, or noise).
     Other,
 }
@@ -150,6 +153,9 @@ pub enum Registration {
     /// A QuakeWorld heartbeat (`a\n<sequence>\n<players>\n`) or shutdown (`C\n`),
     /// verified by a ping ([`qwmaster::PingMachine`]).
     QuakeWorld(qwmaster::Heartbeat),
+    /// A Teeworlds 0.6 heartbeat (`bea2` and the server's port), verified by `gie3`
+    /// with our token to its source IP and that port, and listed as `teeworlds`.
+    Teeworlds(teemaster::Heartbeat),
 }
 
 /// How a registration is verified: by a protocol of the table's machine, or by the
@@ -274,16 +280,19 @@ impl Registration {
             Self::Quake3(_) => Protocol::Quake3,
             Self::Gamespy1(_) => gamespy1::PROTOCOL,
             Self::QuakeWorld(_) => Protocol::Quakeworld,
+            Self::Teeworlds(_) => Protocol::Teeworlds,
         }
     }
 
     /// The address to verify and list for a registration from `from`: `from` itself,
     /// but for a GameSpy v1 heartbeat its source IP with the query port it names (Unreal
     /// Tournament sends its heartbeats from a socket of their own, not from the query
-    /// port, as the GameSpy masters and their successors expect).
+    /// port, as the GameSpy masters and their successors expect); a Teeworlds heartbeat
+    /// names its port too.
     pub fn query_addr(&self, from: SocketAddr) -> SocketAddr {
         match self {
             Self::Gamespy1(h) => SocketAddr::new(from.ip(), h.port),
+            Self::Teeworlds(h) => SocketAddr::new(from.ip(), h.port),
             _ => from,
         }
     }
@@ -309,7 +318,7 @@ impl Registration {
             Self::Quake3(h) => h.shutdown(),
             Self::Gamespy1(h) => h.state_changed == Some(2),
             Self::QuakeWorld(h) => h.shutdown(),
-            Self::OgpUplink { .. } => false,
+            Self::OgpUplink { .. } | Self::Teeworlds(_) => false,
         }
     }
 
@@ -321,6 +330,8 @@ impl Registration {
     pub fn wants_poll(&self) -> bool {
         match self {
             Self::OgpUplink { .. } | Self::Quake3(_) => true,
+            // sent every 15 s whatever changed (the game's status is polled)
+            Self::Teeworlds(_) => false,
             Self::Heartbeat(h) => !matches!(h.state_changed, None | Some(StateChanged::Regular)),
             // the games send 1 on a change (map, players) and 2 when shutting down
             Self::Gamespy1(h) => h.state_changed.is_some_and(|n| n != 0),
@@ -335,7 +346,10 @@ impl Registration {
     /// protocol: the game is the `infoResponse`'s, [`dpmaster::Listing`]).
     pub fn game(&self) -> Option<String> {
         match self {
-            Self::OgpUplink { game_id: 0 } | Self::Quake3(_) | Self::QuakeWorld(_) => None,
+            Self::OgpUplink { game_id: 0 }
+            | Self::Quake3(_)
+            | Self::QuakeWorld(_)
+            | Self::Teeworlds(_) => None,
             Self::OgpUplink { game_id } => Some(game_id.to_string()),
             Self::Heartbeat(h) => h.game_name.as_ref().map(|g| g.to_string()),
             Self::Gamespy1(h) => Some(h.game_name.to_ascii_lowercase().to_string()),
@@ -346,6 +360,15 @@ impl Registration {
 /// Tells what a datagram sent to a master is. `Err` only for a datagram that starts
 /// like a registration or a list request and then does not decode.
 pub fn classify(datagram: &[u8]) -> Result<Inbound, DecodeError> {
+    // Teeworlds' packet header may start with any byte (`FF`, qstat's `20`)
+    if teemaster::is_master_message(datagram) {
+        return if teemaster::is_heartbeat(datagram) {
+            teemaster::Heartbeat::decode(datagram)
+                .map(|h| Inbound::Registration(Registration::Teeworlds(h)))
+        } else {
+            teemaster::Request::decode(datagram).map(Inbound::TwList)
+        };
+    }
     match datagram.first() {
         Some(&0x31) => ListRequest::decode(datagram).map(Inbound::List),
         Some(&b'\\') if gamespy1::is_heartbeat(datagram) => gamespy1::decode_heartbeat(datagram)
@@ -1866,6 +1889,169 @@ mod tests {
         // a heartbeat shorter than a getinfo gets nothing at all
         let (_, sent, _) = run_quake3(b"\xff\xff\xff\xffheartbeat x", |_| None);
         assert_eq!(sent, 0);
+    }
+
+    /// Registers a `bea2` naming port 8303 from another port of 127.0.0.2, answers each
+    /// `gie3` (which must go to port 8303) with `answer(its 24-bit token)` until the
+    /// verification ends; returns the verdict and the bytes sent.
+    fn run_teeworlds(
+        answer: impl Fn(u32) -> Option<Vec<u8>>,
+    ) -> (Option<Verdict>, u64, RegistrarStats) {
+        let t0 = Instant::now();
+        let mut reg = Registrar::new(RegistrarConfig::default().allow_private(true), [1; 16], t0);
+        let from: SocketAddr = "127.0.0.2:40000".parse().unwrap();
+        let server: SocketAddr = "127.0.0.2:8303".parse().unwrap();
+        let mut hb = Vec::new();
+        teemaster::Heartbeat { port: 8303 }.encode(&mut hb);
+        let Ok(Inbound::Registration(r)) = classify(&hb) else {
+            panic!("{hb:?}")
+        };
+        assert_eq!(
+            (r.protocol(), r.query_addr(from)),
+            (Protocol::Teeworlds, server)
+        );
+        assert_eq!(
+            reg.register(t0, from, &r, hb.len(), Known::default()),
+            Admission::Verifying
+        );
+        let mut now = t0;
+        let mut sent = 0;
+        for _ in 0..50 {
+            while let Some((to, d)) = reg.poll_transmit(now) {
+                assert_eq!(to, server);
+                sent += d.len() as u64;
+                assert!(crate::teeworlds::wire::is_request6(&d), "gie3 only: {d:?}");
+                let token = u32::from_be_bytes([0, d[2], d[3], d[d.len() - 1]]);
+                if let Some(a) = answer(token) {
+                    reg.handle_reply(now, server, &a);
+                }
+            }
+            if let Some(v) = reg.poll_verdict() {
+                return (Some(v), sent, reg.stats());
+            }
+            match reg.poll_timeout() {
+                Some(t) => {
+                    now = t.max(now);
+                    reg.handle_timeout(now);
+                }
+                None => break,
+            }
+        }
+        (reg.poll_verdict(), sent, reg.stats())
+    }
+
+    fn inf3(token: i64) -> Vec<u8> {
+        let mut d = Vec::new();
+        let info = crate::teeworlds::Info {
+            token,
+            version: "0.6.4".into(),
+            name: "tw".into(),
+            map: "dm1".into(),
+            max_players: 8,
+            max_clients: 8,
+            ..crate::teeworlds::Info::default()
+        };
+        crate::teeworlds::wire::encode::info6(&mut d, crate::teeworlds::Kind::Info6, &info);
+        d
+    }
+
+    #[test]
+    fn a_teeworlds_heartbeat_is_verified_by_gie3_with_its_token() {
+        let (v, sent, s) = run_teeworlds(|t| Some(inf3(i64::from(t & 0xff))));
+        match v {
+            Some(Verdict::Verified { answer, addr, .. }) => {
+                assert_eq!(addr.port(), 8303);
+                assert_eq!(answer.protocol, Protocol::Teeworlds);
+                assert_eq!(answer.status.host_name.as_deref(), Some("tw"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(sent, 15, "one gie3 of 15 bytes for a 16-byte bea2");
+        assert!(s.sent_bytes <= s.received_bytes, "{s:?}");
+        // the wrong token is no proof
+        let (v, _, s) = run_teeworlds(|t| Some(inf3(i64::from((t + 1) & 0xff))));
+        assert!(
+            matches!(v, Some(Verdict::Failed { refused: Some(r), .. }) if r.contains("token")),
+            "{v:?}"
+        );
+        assert_eq!(s.verified, 0);
+        // a spoofed heartbeat: the victim never answers, one gie3 no larger, retries
+        // withheld
+        let (v, sent, s) = run_teeworlds(|_| None);
+        assert!(
+            matches!(v, Some(Verdict::Failed { withheld, .. }) if withheld >= 1),
+            "{v:?}"
+        );
+        assert_eq!(sent, 15);
+        assert_eq!(s.verified, 0);
+    }
+
+    /// 20,000 forged `bea2` from 5,000 addresses in 500 prefixes within 2 s of
+    /// simulated time: never more pending than the cap, every `gie3` within what its
+    /// address sent, nothing verified.
+    #[test]
+    fn a_flood_of_forged_teeworlds_heartbeats_holds_the_caps() {
+        let t0 = Instant::now();
+        let mut reg = Registrar::new(RegistrarConfig::default(), [9; 16], t0);
+        let mut hb = Vec::new();
+        teemaster::Heartbeat { port: 8303 }.encode(&mut hb);
+        let Ok(Inbound::Registration(r)) = classify(&hb) else {
+            panic!()
+        };
+        let mut sent: HashMap<IpAddr, u64> = HashMap::new();
+        let mut got: HashMap<IpAddr, u64> = HashMap::new();
+        let mut max_pending = 0;
+        for i in 0..20_000u32 {
+            let now = t0 + Duration::from_micros(u64::from(i) * 100);
+            let n = i % 5000;
+            let ip = IpAddr::from([203, (n / 2500) as u8, (n % 500 / 10) as u8, (n % 10) as u8]);
+            let from = SocketAddr::new(ip, 40_000);
+            *got.entry(ip).or_default() += hb.len() as u64;
+            let _ = reg.register(now, from, &r, hb.len(), Known::default());
+            while let Some((to, d)) = reg.poll_transmit(now) {
+                assert_eq!(to.port(), 8303);
+                assert!(d.len() <= hb.len());
+                *sent.entry(to.ip()).or_default() += d.len() as u64;
+            }
+            reg.handle_timeout(now);
+            max_pending = max_pending.max(reg.pending());
+        }
+        assert!(
+            max_pending <= RegistrarConfig::default().max_pending,
+            "{max_pending}"
+        );
+        for (ip, bytes) in &sent {
+            assert!(
+                bytes <= &got[ip],
+                "{ip}: {bytes} sent for {} received",
+                got[ip]
+            );
+        }
+        assert_eq!(reg.stats().verified, 0);
+        assert!(!sent.is_empty());
+    }
+
+    #[test]
+    fn teeworlds_requests_and_garbage_are_told_apart() {
+        let qstat = b"\x20\x00\x00\x00\x00\x00\xff\xff\xff\xffreq2";
+        assert_eq!(
+            classify(qstat),
+            Ok(Inbound::TwList(teemaster::Request::List))
+        );
+        let mut d = Vec::new();
+        teemaster::Request::Count.encode(&mut d);
+        assert_eq!(classify(&d), Ok(Inbound::TwList(teemaster::Request::Count)));
+        // a heartbeat without its port, or naming port 0: an error, nothing verified
+        assert!(classify(b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xffbea2").is_err());
+        assert!(classify(b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xffbea2\0\0").is_err());
+        // 0.5's and other words, a gie3 (a server's query, not ours to answer): other
+        for other in [
+            &b"\x20\x00\x00\x00\x00\x00\xff\xff\xff\xffreqt"[..],
+            b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xffgie3\x01",
+            b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xfffw!!",
+        ] {
+            assert_eq!(classify(other), Ok(Inbound::Other), "{other:?}");
+        }
     }
 
     #[test]

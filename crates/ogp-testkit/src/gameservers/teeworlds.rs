@@ -41,6 +41,9 @@ pub struct TeeworldsConfig {
     pub map: String,
     /// `sv_max_clients`.
     pub max_clients: u32,
+    /// More console commands, after ours (`sv_register ipv4` overrides our `sv_register
+    /// 0`, `sv_register_url …` points DDNet at a master of the test's).
+    pub extra_args: Vec<String>,
 }
 
 impl TeeworldsConfig {
@@ -54,6 +57,7 @@ impl TeeworldsConfig {
                 Flavor::Ddnet => "Tutorial".into(),
             },
             max_clients: 8,
+            extra_args: Vec::new(),
         }
     }
 }
@@ -122,6 +126,7 @@ impl Teeworlds {
                 .arg(format!("sv_map {}", quote(&config.map)))
                 .arg(format!("sv_max_clients {}", config.max_clients))
                 .arg("sv_register 0")
+                .args(&config.extra_args)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
