@@ -167,6 +167,16 @@ async fn connection(
             buf.get(..n).unwrap_or_default(),
             &mut commands,
         );
+        // a connection over a bound is closed before any of its lines is acted on (a
+        // flood of lines must not queue a registration each)
+        if let Err(e) = pushed {
+            tracing::debug!("{peer}: Cube 2 master: {e}");
+            return match e {
+                SessionError::LineTooLong => "line_too_long",
+                SessionError::TooManyLines => "too_many_lines",
+                _ => "refused",
+            };
+        }
         for command in commands.drain(..) {
             match command {
                 // answered, then the connection is closed (a server's too, as the
@@ -223,14 +233,6 @@ async fn connection(
                 }
                 _ => {}
             }
-        }
-        if let Err(e) = pushed {
-            tracing::debug!("{peer}: Cube 2 master: {e}");
-            return match e {
-                SessionError::LineTooLong => "line_too_long",
-                SessionError::TooManyLines => "too_many_lines",
-                _ => "refused",
-            };
         }
         if verified.is_some() {
             deadline = tokio::time::Instant::now() + server_idle;
