@@ -18,6 +18,7 @@ mod ase_datagram;
 mod bedrock_datagram;
 mod client_machines;
 mod cube2_datagram;
+mod cube2_master_stream;
 mod doom3_datagram;
 mod doom_datagram;
 mod dpmaster_page;
@@ -85,6 +86,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("samp_datagram", samp_datagram::run),
     ("cube2_datagram", cube2_datagram::run),
     ("quakeworld_datagram", quakeworld_datagram::run),
+    ("cube2_master_stream", cube2_master_stream::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.
