@@ -500,7 +500,8 @@ fn cube2_registrations_are_verified_by_the_ping_and_spoofed_claims_are_not() {
     assert_eq!(item["name"], "Sim cube", "{item}");
     let list = cube2_list(tcp);
     assert!(
-        list.starts_with("clearservers\n") && list.contains(&format!("addserver 127.0.0.1 {game_port}\n")),
+        list.starts_with("clearservers\n")
+            && list.contains(&format!("addserver 127.0.0.1 {game_port}\n")),
         "{list}"
     );
     // another port on the same connection: refused as Sauerbraten's master does
@@ -526,7 +527,10 @@ fn cube2_registrations_are_verified_by_the_ping_and_spoofed_claims_are_not() {
         Some("echo \"server IP does not match the connection's, server will not be listed\"")
     );
     let reply = cube2_say(&mut l, b"").unwrap_or_default();
-    assert!(reply.starts_with("failreg failed pinging server"), "{reply}");
+    assert!(
+        reply.starts_with("failreg failed pinging server"),
+        "{reply}"
+    );
     assert!(closed_within(&mut l, Duration::from_secs(1)).is_some());
     for (i, mut s) in silent.into_iter().enumerate() {
         let reply = cube2_say(&mut s, b"").unwrap_or_default();
@@ -567,7 +571,10 @@ fn the_cube2_master_bounds_idle_dripping_endless_and_flooding_clients() {
         std::thread::sleep(Duration::from_millis(100));
     }
     let closed = closed.or_else(|| closed_within(&mut drip, Duration::from_secs(1)));
-    assert!(closed.is_some_and(|d| d < Duration::from_secs(2)), "{closed:?}");
+    assert!(
+        closed.is_some_and(|d| d < Duration::from_secs(2)),
+        "{closed:?}"
+    );
     assert!(closed_within(&mut idle, Duration::from_secs(1)).is_some());
 
     let mut endless = connect_from(&rt, [127, 0, 4, 3], tcp);
@@ -608,7 +615,5 @@ fn the_cube2_master_bounds_idle_dripping_endless_and_flooding_clients() {
     assert_eq!(list("line_too_long"), 1);
     assert!(list("timeout") >= 2, "{}", list("timeout"));
     assert_eq!(list("served"), 1);
-    assert!(
-        counter(&m, "ogp_master_cube2_displaced_connections_total", "source") >= 1
-    );
+    assert!(counter(&m, "ogp_master_cube2_displaced_connections_total", "source") >= 1);
 }

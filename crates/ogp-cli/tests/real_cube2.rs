@@ -355,8 +355,11 @@ fn sauerbraten_and_red_eclipse_register_with_ogp_master() {
         Duration::from_secs(10),
         || {
             listed = m.servers();
-            want.iter()
-                .all(|w| listed.iter().any(|s| str_of(&s["addr"]).as_deref() == Some(w)))
+            want.iter().all(|w| {
+                listed
+                    .iter()
+                    .any(|s| str_of(&s["addr"]).as_deref() == Some(w))
+            })
         },
     );
     for s in &listed {
@@ -385,7 +388,11 @@ fn sauerbraten_and_red_eclipse_register_with_ogp_master() {
         assert_eq!(str_of(&line["game_addr"]), Some(server.addr().to_string()));
     }
     let raw = raw_list(tcp);
-    assert_eq!(raw.first().map(String::as_str), Some("clearservers"), "{raw:?}");
+    assert_eq!(
+        raw.first().map(String::as_str),
+        Some("clearservers"),
+        "{raw:?}"
+    );
     assert!(
         raw.contains(&format!("addserver 127.0.0.1 {}", sauer.port)),
         "{raw:?}"
@@ -415,9 +422,8 @@ fn red_eclipse_master_and_ours_answer_list_alike() {
         .map(|a| a.port())
         .expect("a free TCP port");
     let desc = "Same RE";
-    let on_theirs = Cube2::start(
-        &Cube2Config::new(Cube2Game::RedEclipse, desc, 4).with_master(theirs_port),
-    );
+    let on_theirs =
+        Cube2::start(&Cube2Config::new(Cube2Game::RedEclipse, desc, 4).with_master(theirs_port));
     let on_ours = Cube2::start(
         &Cube2Config::new(Cube2Game::RedEclipse, desc, 4).registering_with(ours.port()),
     );
@@ -446,6 +452,9 @@ fn red_eclipse_master_and_ours_answer_list_alike() {
     );
     assert_eq!(
         shape(&b, on_ours.port),
-        ["clearservers", "addserver 127.0.0.1 PORT 0 \"Same RE\" \"\" \"\" \"?\""]
+        [
+            "clearservers",
+            "addserver 127.0.0.1 PORT 0 \"Same RE\" \"\" \"\" \"?\""
+        ]
     );
 }

@@ -487,7 +487,9 @@ impl List {
             .filter(|e| e.up && e.protocols.contains(&Protocol::Cube2))
             .filter_map(|e| {
                 let addr = canonical(e.addr);
-                let port = addr.port().checked_sub(ogp_proto::cube2::QUERY_PORT_OFFSET)?;
+                let port = addr
+                    .port()
+                    .checked_sub(ogp_proto::cube2::QUERY_PORT_OFFSET)?;
                 let dialect = if e.game_name.as_deref() == Some("redeclipse") {
                     MasterDialect::RedEclipse
                 } else {

@@ -555,7 +555,9 @@ async fn answer_dp_list(
 /// canonical query address: one waiter an address (a newer one replaces it), and
 /// those whose connection has gone are swept when there are many.
 #[derive(Default)]
-struct Waiters(std::collections::HashMap<SocketAddr, tokio::sync::oneshot::Sender<crate::cube2::Outcome>>);
+struct Waiters(
+    std::collections::HashMap<SocketAddr, tokio::sync::oneshot::Sender<crate::cube2::Outcome>>,
+);
 
 impl Waiters {
     const SWEEP_AT: usize = 4096;
@@ -609,7 +611,9 @@ fn cube2_registration(
         }
     };
     let Some(local) = local else {
-        reply(Outcome::Failed("master has no UDP socket for this address family".into()));
+        reply(Outcome::Failed(
+            "master has no UDP socket for this address family".into(),
+        ));
         return;
     };
     let key = canonical(r.query_addr(from));

@@ -208,7 +208,11 @@ impl Session {
             "server" => (MasterDialect::RedEclipse, word(1)),
             _ => return Command::Ignored,
         };
-        let Some(port) = port.parse::<u16>().ok().filter(|p| (1..u16::MAX).contains(p)) else {
+        let Some(port) = port
+            .parse::<u16>()
+            .ok()
+            .filter(|p| (1..u16::MAX).contains(p))
+        else {
             return Command::Refused(dialect, "invalid port");
         };
         if self.port.is_some_and(|p| p != port) {
@@ -454,7 +458,10 @@ mod tests {
             })]
         );
         for (line, why) in [
-            (&b"server 1 192.0.2.8 160\n"[..], "server IP does not match the connection's"),
+            (
+                &b"server 1 192.0.2.8 160\n"[..],
+                "server IP does not match the connection's",
+            ),
             (b"server 65535 *\n", "invalid port"),
             (b"server 0\n", "invalid port"),
             (b"server x\n", "invalid port"),
@@ -465,7 +472,10 @@ mod tests {
                 vec![Command::Refused(MasterDialect::RedEclipse, why)]
             );
         }
-        assert_eq!(words(br#"a "b c" "d^^e^"" ^x"#), ["a", "b c", "d^e\"", "^x"]);
+        assert_eq!(
+            words(br#"a "b c" "d^^e^"" ^x"#),
+            ["a", "b c", "d^e\"", "^x"]
+        );
     }
 
     #[test]
@@ -484,7 +494,10 @@ mod tests {
         let (mut s, t0) = session();
         let flood = b"regserv 28785\n".repeat(10_000);
         let mut out = Vec::new();
-        assert_eq!(s.push(t0, &flood, &mut out), Err(SessionError::TooManyLines));
+        assert_eq!(
+            s.push(t0, &flood, &mut out),
+            Err(SessionError::TooManyLines)
+        );
         assert_eq!(out.len(), LINE_BURST as usize);
         // one line every ten seconds is within the budget for ever
         let (mut s, t0) = session();
@@ -499,7 +512,11 @@ mod tests {
         let mut out = Vec::new();
         encode_list(
             &[
-                Listed::new("192.0.2.1:28785".parse().unwrap(), MasterDialect::Sauerbraten, "x"),
+                Listed::new(
+                    "192.0.2.1:28785".parse().unwrap(),
+                    MasterDialect::Sauerbraten,
+                    "x",
+                ),
                 Listed::new(
                     "[::ffff:192.0.2.2]:28801".parse().unwrap(),
                     MasterDialect::RedEclipse,
@@ -516,7 +533,10 @@ mod tests {
         let read: Vec<_> = out.split(|&b| b == b'\n').filter_map(decode_line).collect();
         assert_eq!(
             read,
-            ["192.0.2.1:28785".parse().unwrap(), "192.0.2.2:28801".parse().unwrap()]
+            [
+                "192.0.2.1:28785".parse().unwrap(),
+                "192.0.2.2:28801".parse().unwrap()
+            ]
         );
         let mut out = Vec::new();
         refusal(MasterDialect::Sauerbraten, "too\nmany", &mut out);

@@ -7,7 +7,9 @@
 //! `getinfo`, `getservers` / `getserversExt` answered by pages ending in `EOT`).
 //! [`gsmaster`] is the GameSpy master's list over TCP (the challenge, the client's
 //! `validate` and `\\list\\`, the `\\ip\\` answer; gsmsalg).
-//! [`budget`] bounds the bytes of list answers of all three, per source and in total. What
+//! [`budget`] bounds the bytes of list answers of all three, per source and in total
+//! (and of the Cube 2 masters' list, [`crate::cube2::master`], whose registrations the
+//! [`registry`] verifies by the Cube 2 ping). What
 //! servers send to masters (OGP uplinks, GameSpy heartbeats) is in [`crate::announce`] and the protocols' folders; [`registry`] is what a master does
 //! with them: classify, rate-limit, verify by querying back without amplifying.
 //! [`connections`] decides which connections a master's HTTP server keeps (caps per

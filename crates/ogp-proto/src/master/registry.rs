@@ -1609,7 +1609,10 @@ mod tests {
             now = reg.poll_timeout().expect("a timer");
             reg.handle_timeout(now);
         };
-        assert!(matches!(verdict, Verdict::Failed { replies: 0, .. }), "{verdict:?}");
+        assert!(
+            matches!(verdict, Verdict::Failed { replies: 0, .. }),
+            "{verdict:?}"
+        );
         assert!(sent >= 5 && sent <= line, "{sent} bytes sent");
     }
 
