@@ -605,15 +605,16 @@ fn cube2_registration(
         .position(|a| a.is_some_and(|a| a.is_ipv4() == from.is_ipv4()))
         .or_else(|| families.iter().position(|a| a.is_some_and(|a| a.is_ipv6())));
     let mut waiter = req.reply;
-    let mut reply = |o: Outcome| {
+    let reply = |waiter: &mut Option<tokio::sync::oneshot::Sender<Outcome>>, o: Outcome| {
         if let Some(t) = waiter.take() {
             let _ = t.send(o);
         }
     };
     let Some(local) = local else {
-        reply(Outcome::Failed(
-            "master has no UDP socket for this address family".into(),
-        ));
+        reply(
+            &mut waiter,
+            Outcome::Failed("master has no UDP socket for this address family".into()),
+        );
         return;
     };
     let key = canonical(r.query_addr(from));
@@ -639,11 +640,10 @@ fn cube2_registration(
                     .get_or_create(&label("reason", "writer_busy"))
                     .inc();
             }
-            reply(Outcome::Listed);
+            reply(&mut waiter, Outcome::Listed);
             "listed"
         }
         Admission::Verifying | Admission::Probed(_) => {
-            drop(reply);
             if let Some(t) = waiter.take() {
                 waiters.wait(key, t);
             }
@@ -654,11 +654,12 @@ fn cube2_registration(
             }
         }
         Admission::Dropped(reason) => {
-            reply(Outcome::Failed(match reason {
+            let why = match reason {
                 DropReason::TooManyOnIp => "too many servers on ip".into(),
                 DropReason::Private => "address not listed here".into(),
                 other => format!("master busy ({}), try again later", other.name()),
-            }));
+            };
+            reply(&mut waiter, Outcome::Failed(why));
             reason.name()
         }
     };
