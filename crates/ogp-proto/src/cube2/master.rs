@@ -17,8 +17,9 @@
 //! and carries a random id of ours that the answer must echo (an answer forged by a
 //! third party cannot carry it).
 //!
-//! Bounds: lines of at most [`MAX_INPUT_LINE`] bytes, [`LINE_BURST`] lines at once and
-//! then [`LINES_PER_SECOND`], one game port per connection; the caller bounds each
+//! Bounds: lines of at most [`MAX_INPUT_LINE`] bytes; [`LINE_BURST`] lines that act at
+//! once and then [`LINES_PER_SECOND`], and [`OTHER_LINE_BURST`] others, then
+//! [`OTHER_LINES_PER_SECOND`]; one game port per connection; the caller bounds each
 //! connection's time and the connections (the master: `cube2_*` settings).
 
 use std::net::{IpAddr, SocketAddr};
@@ -55,13 +56,20 @@ pub fn decode_line(line: &[u8]) -> Option<SocketAddr> {
 /// bytes; Sauerbraten's master reads 4,096 bytes of input at most).
 pub const MAX_INPUT_LINE: usize = 512;
 
-/// Lines a connection may send at once: the bucket's size (a list client sends one, a
-/// server its registration and a few auth lines).
+/// Lines that act (`list`, `regserv`, `server`) a connection may send at once: the
+/// bucket's size (a list client sends one, a server its registration).
 pub const LINE_BURST: f32 = 32.0;
 
-/// Lines a connection's bucket gains a second (one every 10 s: a registered server
-/// re-registers hourly).
+/// Lines that act a connection's bucket gains a second (one every 10 s: a registered
+/// server registers again hourly).
 pub const LINES_PER_SECOND: f32 = 0.1;
+
+/// Other lines (auth requests, Red Eclipse's game statistics at the end of each match:
+/// a line a player and weapon) a connection may send at once.
+pub const OTHER_LINE_BURST: f32 = 1024.0;
+
+/// Other lines a connection's second bucket gains a second.
+pub const OTHER_LINES_PER_SECOND: f32 = 10.0;
 
 /// Words of a line looked at (Red Eclipse's `server` line has 7).
 const MAX_WORDS: usize = 8;
@@ -111,8 +119,9 @@ pub enum Command {
 pub enum SessionError {
     /// A line over [`MAX_INPUT_LINE`] bytes.
     LineTooLong,
-    /// More lines than the connection's budget ([`LINE_BURST`], then
-    /// [`LINES_PER_SECOND`]).
+    /// More lines than the connection's budgets ([`LINE_BURST`], then
+    /// [`LINES_PER_SECOND`], for lines that act; [`OTHER_LINE_BURST`], then
+    /// [`OTHER_LINES_PER_SECOND`], for the others).
     TooManyLines,
 }
 
@@ -137,6 +146,7 @@ pub struct Session {
     peer: IpAddr,
     buf: Vec<u8>,
     lines: TokenBucket,
+    other: TokenBucket,
     port: Option<u16>,
     seen: u64,
 }
@@ -148,6 +158,10 @@ impl Session {
             peer,
             buf: Vec::new(),
             lines: TokenBucket::new(RateConfig::new(LINES_PER_SECOND, LINE_BURST), now),
+            other: TokenBucket::new(
+                RateConfig::new(OTHER_LINES_PER_SECOND, OTHER_LINE_BURST),
+                now,
+            ),
             port: None,
             seen: 0,
         }
@@ -191,11 +205,16 @@ impl Session {
             }
             self.buf.extend_from_slice(part);
             let line = std::mem::take(&mut self.buf);
-            if self.lines.check(now) == RateDecision::Limited {
+            let command = self.command(&line);
+            let bucket = match command {
+                Command::Ignored => &mut self.other,
+                _ => &mut self.lines,
+            };
+            if bucket.check(now) == RateDecision::Limited {
                 return Err(SessionError::TooManyLines);
             }
             self.seen = self.seen.saturating_add(1);
-            out.push(self.command(&line));
+            out.push(command);
         }
     }
 
@@ -499,6 +518,14 @@ mod tests {
             Err(SessionError::TooManyLines)
         );
         assert_eq!(out.len(), LINE_BURST as usize);
+        // lines that do nothing (Red Eclipse's statistics) have a budget of their own
+        let (mut s, t0) = session();
+        let stats = b"stats player x y 1 2 3 4 5 6\n".repeat(1000);
+        assert_eq!(push(&mut s, t0, &stats).map(|c| c.len()), Ok(1000));
+        assert_eq!(
+            push(&mut s, t0, &b"stats end\n".repeat(100)),
+            Err(SessionError::TooManyLines)
+        );
         // one line every ten seconds is within the budget for ever
         let (mut s, t0) = session();
         for i in 0..1000u64 {
