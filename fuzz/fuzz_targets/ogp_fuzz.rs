@@ -18,6 +18,7 @@ mod ase_datagram;
 mod bedrock_datagram;
 mod client_machines;
 mod cube2_datagram;
+mod cube2_master_stream;
 mod doom3_datagram;
 mod doom_datagram;
 mod dpmaster_page;
@@ -89,6 +90,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("quakeworld_datagram", quakeworld_datagram::run),
     ("qwmaster_datagram", qwmaster_datagram::run),
     ("teemaster", teemaster::run),
+    ("cube2_master_stream", cube2_master_stream::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

@@ -45,6 +45,11 @@ pub struct MasterArgs {
     /// and `quakestat -gsm`; the classic port is 28900) [default: off].
     #[arg(long, value_name = "ADDR:PORT")]
     gs1_list: Option<SocketAddr>,
+    /// TCP address of the Cube 2 master: Sauerbraten's and Red Eclipse's servers
+    /// register on it and their clients ask it for the list (their masters' ports are
+    /// 28787 and 28800) [default: off].
+    #[arg(long, value_name = "ADDR:PORT")]
+    cube2_master: Option<SocketAddr>,
     /// Seconds between polls of each listed server [default: 60].
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
     poll_interval: Option<u64>,
@@ -95,6 +100,9 @@ fn config(args: &MasterArgs) -> anyhow::Result<MasterConfig> {
     if let Some(a) = args.gs1_list {
         c.gs1_list = Some(a);
     }
+    if let Some(a) = args.cube2_master {
+        c.cube2_master = Some(a);
+    }
     Ok(c)
 }
 
@@ -118,6 +126,9 @@ pub fn run(args: &MasterArgs) -> anyhow::Result<ExitCode> {
         }
         if let Some(a) = master.gs1_list_addr() {
             tracing::info!("GameSpy master list on TCP {a}");
+        }
+        if let Some(a) = master.cube2_master_addr() {
+            tracing::info!("Cube 2 master on TCP {a}");
         }
         if let Some(a) = master.http_addr() {
             tracing::info!("HTTP on http://{a}/ (page, /api/v1/servers, /metrics)");

@@ -12,7 +12,9 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::master::{closed_within, connect_from, counter, runtime, wait_for, wait_until, Master};
+use common::master::{
+    closed_within, connect_from, counter, runtime, still_open, wait_for, wait_until, Master,
+};
 use common::{run, TempDir};
 use ogp_testkit::replay::Replay;
 
@@ -384,4 +386,234 @@ fn ogp_list_gs1_ends_against_hostile_masters() {
         assert!(ran.took < Duration::from_secs(3), "{}", ran.describe());
         t.join().unwrap();
     }
+}
+
+// --- The Cube 2 master over TCP (issue #38): the other TCP master of `ogp master` ---
+
+/// `ogp master` with its Cube 2 master on a port of its own, `settings` in its config;
+/// and that port (from its log).
+fn cube2_master(dir: &Path, settings: &str) -> (Master, SocketAddr) {
+    let db = format!("sqlite://{}", dir.join("master.db").display());
+    let config = format!(
+        "allow_private = true\ndb = \"{db}\"\ncube2_master = \"127.0.0.1:0\"\n{settings}\n"
+    );
+    let m = Master::with_config(dir, "master", &config, &[]);
+    let mut tcp = None;
+    wait_for(
+        "the Cube 2 master's port in the log",
+        Duration::from_secs(10),
+        || {
+            tcp = m
+                .log_text()
+                .split("Cube 2 master on TCP ")
+                .nth(1)
+                .and_then(|r| r.split_whitespace().next()?.parse().ok());
+            tcp.is_some()
+        },
+    );
+    (m, tcp.unwrap())
+}
+
+/// A Cube 2 server's query port: answers the ping (`81` and a 32-bit id) as Sauerbraten
+/// does, the request echoed and then its reply; when `lie`, with another id.
+fn cube2_server(lie: bool) -> Replay {
+    Replay::start(move |q: &[u8]| {
+        if q.len() != 5 || q[0] != 0x81 {
+            return Vec::new();
+        }
+        let mut d = q.to_vec();
+        if lie {
+            d[1] ^= 0xff;
+        }
+        // clients 0, 5 attributes (protocol 260, mode 0, time 0, 8 slots, open), map,
+        // description
+        d.extend_from_slice(&[0, 5, 0x80, 0x04, 0x01, 0, 0, 8, 0]);
+        d.extend_from_slice(b"complex\0Sim cube\0");
+        vec![d]
+    })
+}
+
+/// Sends `lines` on `s` and reads one line back (up to 8 s): `None` if the master
+/// closed first.
+fn cube2_say(s: &mut TcpStream, lines: &[u8]) -> Option<String> {
+    s.write_all(lines).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(8))).unwrap();
+    let mut got = Vec::new();
+    let mut b = [0u8; 1];
+    loop {
+        match s.read(&mut b) {
+            Ok(1) if b[0] == b'\n' => return Some(String::from_utf8_lossy(&got).into_owned()),
+            Ok(1) => got.push(b[0]),
+            _ => return None,
+        }
+    }
+}
+
+fn cube2_list(tcp: SocketAddr) -> String {
+    let mut s = TcpStream::connect(tcp).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(b"list\n").unwrap();
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `regserv` from a server whose query port answers the ping with our id: `succreg`,
+/// listed in the API and on the list (`addserver 127.0.0.1 GAMEPORT`), its connection
+/// kept open. One that answers with another id, one whose port is silent: `failreg`,
+/// closed, not listed. A Red Eclipse `server` line claiming another address: refused
+/// in Red Eclipse's words, nothing verified. Registrations from 40 other sources for
+/// silent ports meanwhile: each `failreg`, none listed, the real one verified at once.
+#[test]
+fn cube2_registrations_are_verified_by_the_ping_and_spoofed_claims_are_not() {
+    let dir = TempDir::new("cube2-verified");
+    let (m, tcp) = cube2_master(&dir.0, "");
+    let rt = runtime();
+    // 40 sources registering silent ports, each from its own network (the connections
+    // of one network are capped at 32)
+    let silent: Vec<_> = (0..40u8)
+        .map(|i| {
+            let mut s = connect_from(&rt, [127, 0, 10 + i, 1], tcp);
+            s.write_all(format!("regserv {}\n", 20_000 + u16::from(i)).as_bytes())
+                .unwrap();
+            s
+        })
+        .collect();
+    let server = cube2_server(false);
+    let game_port = server.addr().port() - 1;
+    let mut s = TcpStream::connect(tcp).unwrap();
+    let t = std::time::Instant::now();
+    assert_eq!(
+        cube2_say(&mut s, format!("regserv {game_port}\n").as_bytes()).as_deref(),
+        Some("succreg")
+    );
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    wait_for("the server in the API", Duration::from_secs(5), || {
+        listed(&m, server.addr())
+    });
+    let item = m
+        .servers()
+        .into_iter()
+        .find(|v| v["addr"].as_str() == Some(&server.addr().to_string()))
+        .unwrap();
+    assert_eq!(item["protocols"][0], "cube2", "{item}");
+    assert_eq!(item["name"], "Sim cube", "{item}");
+    let list = cube2_list(tcp);
+    assert!(
+        list.starts_with("clearservers\n")
+            && list.contains(&format!("addserver 127.0.0.1 {game_port}\n")),
+        "{list}"
+    );
+    // another port on the same connection: refused as Sauerbraten's master does
+    assert_eq!(
+        cube2_say(&mut s, b"regserv 1234\n").as_deref(),
+        Some("failreg invalid port")
+    );
+    assert!(still_open(&s), "a verified server's connection is kept");
+
+    // a liar: its answer carries another id
+    let liar = cube2_server(true);
+    let mut l = TcpStream::connect(tcp).unwrap();
+    l.write_all(format!("regserv {}\n", liar.addr().port() - 1).as_bytes())
+        .unwrap();
+    // Red Eclipse's line naming another address than the connection's
+    let mut c = TcpStream::connect(tcp).unwrap();
+    assert_eq!(
+        cube2_say(
+            &mut c,
+            format!("server {game_port} 192.0.2.9 230 \"spoof\" 1 \"\"\n").as_bytes()
+        )
+        .as_deref(),
+        Some("echo \"server IP does not match the connection's, server will not be listed\"")
+    );
+    let reply = cube2_say(&mut l, b"").unwrap_or_default();
+    assert!(
+        reply.starts_with("failreg failed pinging server"),
+        "{reply}"
+    );
+    assert!(closed_within(&mut l, Duration::from_secs(1)).is_some());
+    for (i, mut s) in silent.into_iter().enumerate() {
+        let reply = cube2_say(&mut s, b"").unwrap_or_default();
+        assert!(reply.starts_with("failreg"), "source {i}: {reply}");
+    }
+    assert_eq!(m.servers().len(), 1, "{:?}", m.servers());
+    assert_eq!(
+        counter(
+            &m,
+            "ogp_master_registrations_total",
+            "protocol=\"cube2\",outcome=\"verifying\""
+        ),
+        42
+    );
+}
+
+/// The Cube 2 master's bounds: an idle connection and a drip (a byte every 100 ms)
+/// are closed at `cube2_timeout_ms`; a line without end at 512 bytes; 10,000 `regserv`
+/// lines in one go after the line budget, none of them acted on; connections over the
+/// cap of one address displace the oldest; the list still answers.
+#[test]
+fn the_cube2_master_bounds_idle_dripping_endless_and_flooding_clients() {
+    let dir = TempDir::new("cube2-bounds");
+    let (m, tcp) = cube2_master(
+        &dir.0,
+        "cube2_timeout_ms = 600\ncube2_max_connections_per_ip = 3",
+    );
+    let rt = runtime();
+    let mut idle = connect_from(&rt, [127, 0, 4, 1], tcp);
+    let mut drip = connect_from(&rt, [127, 0, 4, 2], tcp);
+    let t = std::time::Instant::now();
+    let mut closed = None;
+    for _ in 0..30 {
+        if drip.write_all(b"l").is_err() {
+            closed = Some(t.elapsed());
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let closed = closed.or_else(|| closed_within(&mut drip, Duration::from_secs(1)));
+    assert!(
+        closed.is_some_and(|d| d < Duration::from_secs(2)),
+        "{closed:?}"
+    );
+    assert!(closed_within(&mut idle, Duration::from_secs(1)).is_some());
+
+    let mut endless = connect_from(&rt, [127, 0, 4, 3], tcp);
+    let _ = endless.write_all(&[b'a'; 600]);
+    let took = closed_within(&mut endless, Duration::from_millis(500));
+    assert!(took.is_some(), "an endless line is closed at once");
+
+    let mut flood = connect_from(&rt, [127, 0, 4, 4], tcp);
+    let lines = b"regserv 28785\n".repeat(10_000);
+    let _ = flood.write_all(&lines);
+    assert!(closed_within(&mut flood, Duration::from_millis(500)).is_some());
+
+    // four connections from one address, cap three: the first is displaced
+    let mut four: Vec<_> = (0..4)
+        .map(|_| connect_from(&rt, [127, 0, 4, 5], tcp))
+        .collect();
+    assert!(closed_within(&mut four[0], Duration::from_millis(300)).is_some());
+    assert!(still_open(&four[3]));
+    drop(four);
+
+    assert!(cube2_list(tcp).starts_with("clearservers\n"));
+    let reg = |outcome: &str| {
+        counter(
+            &m,
+            "ogp_master_registrations_total",
+            &format!("protocol=\"cube2\",outcome=\"{outcome}\""),
+        )
+    };
+    assert_eq!(reg("verifying"), 0, "no line of the flood was acted on");
+    let list = |o: &str| {
+        counter(
+            &m,
+            "ogp_master_list_requests_total",
+            &format!("protocol=\"cube2\",outcome=\"{o}\""),
+        )
+    };
+    assert_eq!(list("too_many_lines"), 1);
+    assert_eq!(list("line_too_long"), 1);
+    assert!(list("timeout") >= 2, "{}", list("timeout"));
+    assert_eq!(list("served"), 1);
+    assert!(counter(&m, "ogp_master_cube2_displaced_connections_total", "source") >= 1);
 }

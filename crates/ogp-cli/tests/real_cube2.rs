@@ -287,3 +287,174 @@ fn red_eclipse_master_lists_its_server() {
         Some("Listed RE")
     );
 }
+
+/// `ogp master` with its Cube 2 master on a port of its own (loopback servers allowed),
+/// and that port (from its log).
+#[cfg(feature = "master")]
+fn cube2_master(dir: &std::path::Path) -> (common::master::Master, std::net::SocketAddr) {
+    let db = format!("sqlite://{}", dir.join("master.db").display());
+    let config = format!(
+        "allow_private = true\ndb = \"{db}\"\ncube2_master = \"127.0.0.1:0\"\npoll_interval_secs = 1\n"
+    );
+    let m = common::master::Master::with_config(dir, "master", &config, &[]);
+    let mut tcp = None;
+    common::master::wait_for(
+        "the Cube 2 master's port in the log",
+        Duration::from_secs(10),
+        || {
+            tcp = m
+                .log_text()
+                .split("Cube 2 master on TCP ")
+                .nth(1)
+                .and_then(|r| r.split_whitespace().next()?.parse().ok());
+            tcp.is_some()
+        },
+    );
+    (m, tcp.unwrap())
+}
+
+/// A master's whole answer to `list\n` (it closes the connection after it), as lines.
+#[cfg(feature = "master")]
+fn raw_list(master: std::net::SocketAddr) -> Vec<String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(master).expect("connect to the master");
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(b"list\n").unwrap();
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    String::from_utf8_lossy(&out)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Real Sauerbraten (`regserv PORT`) and Red Eclipse 1.6 (`server PORT …`) servers
+/// register with `ogp master`'s Cube 2 master; each is verified by the Cube 2 ping
+/// echoing our id on its game port + 1 and listed in the HTTP API; `ogp list --cube2`
+/// reads both back from our master, at their query and game addresses; the list's
+/// lines are each game's: `addserver IP PORT` for Sauerbraten (its clients would read a
+/// third word as a password), Red Eclipse's seven words for Red Eclipse.
+#[cfg(feature = "master")]
+#[test]
+fn sauerbraten_and_red_eclipse_register_with_ogp_master() {
+    if !enabled("sauerbraten_and_red_eclipse_register_with_ogp_master") {
+        return;
+    }
+    let dir = TempDir::new("cube2-master");
+    let (m, tcp) = cube2_master(&dir.0);
+    let sauer = Cube2::start(
+        &Cube2Config::new(Cube2Game::Sauerbraten, "Sauer on ogp", 6).registering_with(tcp.port()),
+    );
+    let re = Cube2::start(
+        &Cube2Config::new(Cube2Game::RedEclipse, "RE on ogp", 5).registering_with(tcp.port()),
+    );
+    let want = [sauer.query_addr().to_string(), re.query_addr().to_string()];
+    let mut listed = Vec::new();
+    common::master::wait_for(
+        "both servers listed in the HTTP API",
+        Duration::from_secs(10),
+        || {
+            listed = m.servers();
+            want.iter().all(|w| {
+                listed
+                    .iter()
+                    .any(|s| str_of(&s["addr"]).as_deref() == Some(w))
+            })
+        },
+    );
+    for s in &listed {
+        assert_eq!(s["protocols"][0], "cube2", "{s}");
+    }
+    let log = m.log_text();
+    assert!(
+        log.contains(&format!("Cube 2 server on port {} registered", sauer.port)),
+        "{log}"
+    );
+    // ogp list reads both back, at the query address, with the game address
+    let ran = ogp_run(
+        &["list", &tcp.to_string(), "--cube2", "--json"],
+        Duration::from_secs(10),
+    );
+    let lines: Vec<Value> = String::from_utf8_lossy(&ran.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert_eq!(lines.len(), 2, "{}", ran.describe());
+    for (server, query) in [(&sauer, &want[0]), (&re, &want[1])] {
+        let line = lines
+            .iter()
+            .find(|v| str_of(&v["addr"]).as_deref() == Some(query.as_str()))
+            .unwrap_or_else(|| panic!("{query} not in {lines:?}"));
+        assert_eq!(str_of(&line["game_addr"]), Some(server.addr().to_string()));
+    }
+    let raw = raw_list(tcp);
+    assert_eq!(
+        raw.first().map(String::as_str),
+        Some("clearservers"),
+        "{raw:?}"
+    );
+    assert!(
+        raw.contains(&format!("addserver 127.0.0.1 {}", sauer.port)),
+        "{raw:?}"
+    );
+    assert!(
+        raw.contains(&format!(
+            "addserver 127.0.0.1 {} 0 \"RE on ogp\" \"\" \"\" \"?\"",
+            re.port
+        )),
+        "{raw:?}"
+    );
+}
+
+/// Red Eclipse's own master (`-ms1`) and ours, each with a Red Eclipse server
+/// registered, answer `list` in the same shape: `clearservers`, then the same
+/// `addserver` line but for the port.
+#[cfg(feature = "master")]
+#[test]
+fn red_eclipse_master_and_ours_answer_list_alike() {
+    if !enabled("red_eclipse_master_and_ours_answer_list_alike") {
+        return;
+    }
+    let dir = TempDir::new("cube2-master-shape");
+    let (_m, ours) = cube2_master(&dir.0);
+    let theirs_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free TCP port");
+    let desc = "Same RE";
+    let on_theirs =
+        Cube2::start(&Cube2Config::new(Cube2Game::RedEclipse, desc, 4).with_master(theirs_port));
+    let on_ours = Cube2::start(
+        &Cube2Config::new(Cube2Game::RedEclipse, desc, 4).registering_with(ours.port()),
+    );
+    let theirs: std::net::SocketAddr = ([127, 0, 0, 1], theirs_port).into();
+    let shape = |lines: &[String], port: u16| -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l.replace(&format!(" {port} "), " PORT "))
+            .collect()
+    };
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    common::master::wait_for(
+        "a server on each master's list",
+        Duration::from_secs(10),
+        || {
+            a = raw_list(theirs);
+            b = raw_list(ours);
+            a.len() == 2 && b.len() == 2
+        },
+    );
+    assert_eq!(
+        shape(&a, on_theirs.port),
+        shape(&b, on_ours.port),
+        "theirs {a:?}, ours {b:?}"
+    );
+    assert_eq!(
+        shape(&b, on_ours.port),
+        [
+            "clearservers",
+            "addserver 127.0.0.1 PORT 0 \"Same RE\" \"\" \"\" \"?\""
+        ]
+    );
+}

@@ -1,8 +1,9 @@
 //! The OGP master server: it collects OGP uplinks, GameSpy v1 and v3 and Quake III
 //! heartbeats, verifies every server by querying it back, polls the listed ones, stores
 //! them (SQLite, or PostgreSQL shared by several instances) and serves the list over
-//! Valve's UDP list protocol, dpmaster's, the GameSpy master's over TCP (opt-in) and an
-//! HTTP API.
+//! Valve's UDP list protocol, dpmaster's, the GameSpy master's over TCP (opt-in), the Cube 2
+//! masters' over TCP (opt-in: Sauerbraten's and Red Eclipse's registrations and lists)
+//! and an HTTP API.
 //!
 //! ```no_run
 //! # async fn run() -> anyhow::Result<()> {
@@ -30,6 +31,7 @@ use tokio::task::JoinSet;
 mod added;
 pub mod api;
 mod assets;
+mod cube2;
 mod gs1;
 pub mod list;
 pub mod metrics;
@@ -71,6 +73,27 @@ pub struct MasterConfig {
     /// GameSpy master list: connections open at once in all, displacing as above
     /// (default 256).
     pub gs1_max_connections: usize,
+    /// TCP address of the Cube 2 master (Sauerbraten's masters listen on 28787, Red
+    /// Eclipse's on 28800; default `None`: off): Sauerbraten's and Red Eclipse's servers
+    /// register on it (`regserv`, `server`), verified by the Cube 2 ping to their game
+    /// port + 1 from the first UDP socket of their address family, and their clients and
+    /// `ogp list --cube2` ask it for the list (`list`).
+    pub cube2_master: Option<SocketAddr>,
+    /// Cube 2 master: time for a connection that has no verified server, from its
+    /// accept to its list's last byte or its registration's verdict (default 10,000
+    /// ms).
+    pub cube2_timeout_ms: u64,
+    /// Cube 2 master: a verified server's connection is kept while it sends a line at
+    /// least this often (default 4,200 s: Sauerbraten registers again every hour).
+    pub cube2_server_idle_secs: u64,
+    /// Cube 2 master: connections open at once from one address (IPv6: /64), displacing
+    /// as the GameSpy list's (default 8).
+    pub cube2_max_connections_per_ip: usize,
+    /// Cube 2 master: connections open at once from one network (IPv4 /24, IPv6 /48)
+    /// (default 32).
+    pub cube2_max_connections_per_prefix: usize,
+    /// Cube 2 master: connections open at once in all (default 256).
+    pub cube2_max_connections: usize,
     /// The database: `sqlite://PATH` (default `sqlite://ogp-master.db`) or
     /// `postgres://USER@HOST/DB`.
     pub db: String,
@@ -192,6 +215,12 @@ impl Default for MasterConfig {
             gs1_max_connections_per_ip: 8,
             gs1_max_connections_per_prefix: 32,
             gs1_max_connections: 256,
+            cube2_master: None,
+            cube2_timeout_ms: 10_000,
+            cube2_server_idle_secs: 4_200,
+            cube2_max_connections_per_ip: 8,
+            cube2_max_connections_per_prefix: 32,
+            cube2_max_connections: 256,
             db: "sqlite://ogp-master.db".into(),
             allow_private: false,
             poll_interval_secs: 60,
@@ -356,6 +385,7 @@ pub struct Master {
     udp: Vec<SocketAddr>,
     http: Option<SocketAddr>,
     gs1_list: Option<SocketAddr>,
+    cube2_master: Option<SocketAddr>,
     stop: watch::Sender<bool>,
     tasks: JoinSet<()>,
 }
@@ -435,12 +465,21 @@ impl Master {
             udp.push(sock.local_addr()?);
             socks.push(sock);
         }
+        // Cube 2 registrations come over TCP and are verified by the UDP task's registrar
+        let (cube2_tx, cube2_rx) = match config.cube2_master {
+            Some(_) => {
+                let (tx, rx) = tokio::sync::mpsc::channel(cube2::QUEUE);
+                (Some(tx), Some(rx))
+            }
+            None => (None, None),
+        };
         if !socks.is_empty() {
             // one task for all sockets: the budgets and caps are the process's
             tasks.spawn(udp::run(
                 shared.clone(),
                 socks,
                 from_http_rx,
+                cube2_rx,
                 stop_rx.clone(),
             ));
         }
@@ -464,6 +503,21 @@ impl Master {
             }
             None => None,
         };
+        let cube2_master = match (config.cube2_master, cube2_tx) {
+            (Some(addr), Some(registrar)) => {
+                let listener = http_listener(addr)
+                    .with_context(|| format!("binding the Cube 2 master {addr}"))?;
+                let bound = listener.local_addr()?;
+                tasks.spawn(cube2::serve(
+                    shared.clone(),
+                    listener,
+                    registrar,
+                    stop_rx.clone(),
+                ));
+                Some(bound)
+            }
+            _ => None,
+        };
         tasks.spawn(poller::run(shared.clone(), stop_rx.clone()));
         tasks.spawn(housekeeping(shared.clone(), stop_rx));
         Ok(Self {
@@ -471,6 +525,7 @@ impl Master {
             udp,
             http,
             gs1_list,
+            cube2_master,
             stop,
             tasks,
         })
@@ -489,6 +544,11 @@ impl Master {
     /// The bound TCP address of the GameSpy master list.
     pub fn gs1_list_addr(&self) -> Option<SocketAddr> {
         self.gs1_list
+    }
+
+    /// The bound TCP address of the Cube 2 master.
+    pub fn cube2_master_addr(&self) -> Option<SocketAddr> {
+        self.cube2_master
     }
 
     /// This instance's name in poll leases.

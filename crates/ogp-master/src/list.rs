@@ -498,6 +498,34 @@ impl List {
             .collect()
     }
 
+    /// The servers of a Cube 2 master's list, in list order: up servers that speak
+    /// Cube 2 (registered on the Cube 2 master, or added by the operator), at their game
+    /// address (the query address's port minus one), written as Red Eclipse's when
+    /// their status names Red Eclipse, else as Sauerbraten's.
+    pub fn cube2_servers(&self) -> Vec<ogp_proto::cube2::master::Listed> {
+        use ogp_proto::cube2::master::{Listed, MasterDialect};
+        self.entries
+            .values()
+            .filter(|e| e.up && e.protocols.contains(&Protocol::Cube2))
+            .filter_map(|e| {
+                let addr = canonical(e.addr);
+                let port = addr
+                    .port()
+                    .checked_sub(ogp_proto::cube2::QUERY_PORT_OFFSET)?;
+                let dialect = if e.game_name.as_deref() == Some("redeclipse") {
+                    MasterDialect::RedEclipse
+                } else {
+                    MasterDialect::Sauerbraten
+                };
+                Some(Listed::new(
+                    SocketAddr::new(addr.ip(), port),
+                    dialect,
+                    &*e.name,
+                ))
+            })
+            .collect()
+    }
+
     /// Whether `addr` is listed with the GameSpy master list's game (a server verified
     /// through a probe is listed without it, and verified again at its next heartbeat).
     pub fn has_gs1_game(&self, addr: SocketAddr) -> bool {

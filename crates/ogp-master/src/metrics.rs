@@ -35,6 +35,11 @@ pub struct Metrics {
     /// GameSpy master list connections closed to make room for a new one, by the cap it
     /// found full (source, prefix, total).
     pub gs1_displaced: Family<Labels, Counter>,
+    /// Cube 2 master (TCP) connections open now.
+    pub cube2_connections: Gauge,
+    /// Cube 2 master connections closed to make room for a new one, by the cap it
+    /// found full (source, prefix, total).
+    pub cube2_displaced: Family<Labels, Counter>,
     /// List requests by protocol (valve, dpmaster, qwmaster, gamespy) and outcome (served,
     /// rate_limited, over_total_budget, bad_filter; dpmaster, qwmaster and gamespy also pages_cut:
     /// the budget ran out after some pages; gamespy also refused: a bad request, and
@@ -77,6 +82,8 @@ impl Default for Metrics {
         let http_displaced = Family::<Labels, Counter>::default();
         let gs1_connections = Gauge::default();
         let gs1_displaced = Family::<Labels, Counter>::default();
+        let cube2_connections = Gauge::default();
+        let cube2_displaced = Family::<Labels, Counter>::default();
         let list_requests = Family::<Labels, Counter>::default();
         let dropped = Family::<Labels, Counter>::default();
         let db_seconds =
@@ -124,6 +131,16 @@ impl Default for Metrics {
             gs1_displaced.clone(),
         );
         registry.register(
+            "cube2_connections",
+            "Cube 2 master (TCP) connections open now",
+            cube2_connections.clone(),
+        );
+        registry.register(
+            "cube2_displaced_connections",
+            "Cube 2 master connections closed to make room for a new one, by the cap it found full",
+            cube2_displaced.clone(),
+        );
+        registry.register(
             "list_requests",
             "List requests (Valve, dpmaster, QuakeWorld, GameSpy) by protocol and outcome",
             list_requests.clone(),
@@ -166,6 +183,8 @@ impl Default for Metrics {
             http_displaced,
             gs1_connections,
             gs1_displaced,
+            cube2_connections,
+            cube2_displaced,
             list_requests,
             dropped,
             db_seconds,

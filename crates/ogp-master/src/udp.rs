@@ -19,7 +19,8 @@ use ogp_proto::master::addr::canonical;
 use ogp_proto::master::dpmaster::{self, Listing, ServersRequest};
 use ogp_proto::master::qwmaster;
 use ogp_proto::master::registry::{
-    classify, Admission, Inbound, Known, Registrar, RegistrarConfig, Registration, Verdict,
+    classify, Admission, DropReason, Inbound, Known, Registrar, RegistrarConfig, Registration,
+    Verdict,
 };
 use ogp_proto::master::teemaster;
 use ogp_proto::master::valve::{encode_page, Filter, ListAdmission, ListBudget, ListRequest};
@@ -199,12 +200,16 @@ pub(crate) async fn run(
     shared: Arc<Shared>,
     socks: Vec<UdpSocket>,
     mut from_http: mpsc::Receiver<FromHttp>,
+    cube2: Option<mpsc::Receiver<crate::cube2::Request>>,
     mut stop: watch::Receiver<bool>,
 ) {
     let now = Instant::now();
     let mut secret = [0u8; 16];
     let _ = getrandom::fill(&mut secret);
     let socks: Vec<Arc<UdpSocket>> = socks.into_iter().map(Arc::new).collect();
+    let families: Vec<Option<SocketAddr>> = socks.iter().map(|s| s.local_addr().ok()).collect();
+    let mut cube2 = cube2;
+    let mut waiters = Waiters::default();
     let list_budget = shared.list_budget.clone();
     let (to_registrar, from_sockets) = mpsc::channel(REGISTRAR_QUEUE);
     let queued = Queued::default();
@@ -261,6 +266,12 @@ pub(crate) async fn run(
                     }
                 }
             },
+            Some(req) = async {
+                match cube2.as_mut() {
+                    Some(rx) => rx.recv().await,
+                    None => std::future::pending().await,
+                }
+            } => cube2_registration(&shared, &mut registrar, &tx, &families, &mut waiters, req),
             () = sleep => registrar.handle_timeout(Instant::now()),
             _ = stop.changed() => break,
         }
@@ -271,6 +282,7 @@ pub(crate) async fn run(
             }
         }
         while let Some(v) = registrar.poll_verdict() {
+            waiters.settle(&v);
             verdict(&shared, &tx, &mut warned, now, v);
         }
     }
@@ -678,5 +690,124 @@ async fn answer_tw_list(
         .metrics
         .list_requests
         .get_or_create(&labels("protocol", "teeworlds", "outcome", outcome))
+        .inc();
+}
+
+/// Cube 2 registrations (over the master's TCP port) waiting for their verdict, by
+/// canonical query address: one waiter an address (a newer one replaces it), and
+/// those whose connection has gone are swept when there are many.
+#[derive(Default)]
+struct Waiters(
+    std::collections::HashMap<SocketAddr, tokio::sync::oneshot::Sender<crate::cube2::Outcome>>,
+);
+
+impl Waiters {
+    const SWEEP_AT: usize = 4096;
+
+    fn wait(&mut self, key: SocketAddr, tx: tokio::sync::oneshot::Sender<crate::cube2::Outcome>) {
+        if self.0.len() >= Self::SWEEP_AT {
+            self.0.retain(|_, tx| !tx.is_closed());
+        }
+        if self.0.len() < Self::SWEEP_AT * 2 {
+            self.0.insert(key, tx);
+        }
+    }
+
+    fn settle(&mut self, v: &Verdict) {
+        let (addr, outcome) = match v {
+            Verdict::Verified { addr, .. } => (*addr, crate::cube2::Outcome::Listed),
+            Verdict::Failed { addr, error, .. } => (
+                *addr,
+                crate::cube2::Outcome::Failed(format!("failed pinging server: {error}")),
+            ),
+        };
+        if let Some(tx) = self.0.remove(&canonical(addr)) {
+            let _ = tx.send(outcome);
+        }
+    }
+}
+
+/// A Cube 2 registration from the TCP listener: through the registrar like any other
+/// (its caps per source and prefix), verified from the UDP socket of the peer's address
+/// family; the verdict goes back to the connection.
+fn cube2_registration(
+    shared: &Shared,
+    registrar: &mut Registrar,
+    tx: &mpsc::Sender<Write>,
+    families: &[Option<SocketAddr>],
+    waiters: &mut Waiters,
+    req: crate::cube2::Request,
+) {
+    use crate::cube2::Outcome;
+    let r = Registration::Cube2 { port: req.port };
+    let from = canonical(req.from);
+    // a socket of the peer's family (an IPv6 one may be dual-stack: the last resort)
+    let local = families
+        .iter()
+        .position(|a| a.is_some_and(|a| a.is_ipv4() == from.is_ipv4()))
+        .or_else(|| families.iter().position(|a| a.is_some_and(|a| a.is_ipv6())));
+    let mut waiter = req.reply;
+    let reply = |waiter: &mut Option<tokio::sync::oneshot::Sender<Outcome>>, o: Outcome| {
+        if let Some(t) = waiter.take() {
+            let _ = t.send(o);
+        }
+    };
+    let Some(local) = local else {
+        reply(
+            &mut waiter,
+            Outcome::Failed("master has no UDP socket for this address family".into()),
+        );
+        return;
+    };
+    let key = canonical(r.query_addr(from));
+    let known = match shared.list.read() {
+        Ok(l) => Known {
+            listed: l.contains(key),
+            servers_on_ip: l.on_ip(key.ip()),
+        },
+        Err(_) => return,
+    };
+    let now = Instant::now();
+    let admission = registrar.register_on(now, local, from, &r, req.len, known);
+    let outcome = match admission {
+        Admission::Listed => {
+            let w = Write::Registered {
+                addr: key,
+                wants_poll: false,
+            };
+            if tx.try_send(w).is_err() {
+                shared
+                    .metrics
+                    .dropped
+                    .get_or_create(&label("reason", "writer_busy"))
+                    .inc();
+            }
+            reply(&mut waiter, Outcome::Listed);
+            "listed"
+        }
+        Admission::Verifying | Admission::Probed(_) => {
+            if let Some(t) = waiter.take() {
+                waiters.wait(key, t);
+            }
+            if matches!(admission, Admission::Verifying) {
+                "verifying"
+            } else {
+                "probed"
+            }
+        }
+        Admission::Dropped(reason) => {
+            let why = match reason {
+                DropReason::TooManyOnIp => "too many servers on ip".into(),
+                DropReason::Private => "address not listed here".into(),
+                other => format!("master busy ({}), try again later", other.name()),
+            };
+            reply(&mut waiter, Outcome::Failed(why));
+            reason.name()
+        }
+    };
+    shared
+        .metrics
+        .registrations
+        .get_or_create(&labels("protocol", "cube2", "outcome", outcome))
         .inc();
 }

@@ -13,7 +13,9 @@
 //! * [`mapping`]: the replies to the shared [`Status`](crate::Status) (documented field
 //!   by field there).
 //! * [`client`]: the ping, then extinfo, on the shared client core.
-//! * [`master`]: the masters' list lines over TCP (`list` → `addserver IP PORT …`).
+//! * [`master`]: the masters' TCP protocol, both sides: the list lines (`list` →
+//!   `addserver IP PORT …`) and the master's connection reader for servers' registrations
+//!   (`regserv PORT`, Red Eclipse's `server PORT …`), as `ogp master` serves them.
 //!
 //! No responder. Every decoder here is total: on any input it returns a value or a
 //! [`DecodeError`](crate::DecodeError), never panics, and allocates at most a small

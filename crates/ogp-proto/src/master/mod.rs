@@ -10,7 +10,9 @@
 //! QuakeWorld's (heartbeats `a\n…` and shutdowns `C\n` without the `FF FF FF FF`
 //! prefix, verified by a ping since no QuakeWorld query carries anything of ours; `c\n`
 //! answered by `FF FF FF FF d \n` and 6-byte IPv4 entries).
-//! [`budget`] bounds the bytes of the UDP list answers, per source and in total. What
+//! [`budget`] bounds the bytes of the list answers, per source and in total (and of
+//! the Cube 2 masters' list, [`crate::cube2::master`], whose registrations the
+//! [`registry`] verifies by the Cube 2 ping). What
 //! servers send to masters (OGP uplinks, GameSpy heartbeats) is in [`crate::announce`] and the protocols' folders; [`registry`] is what a master does
 //! with them: classify, rate-limit, verify by querying back without amplifying.
 //! [`connections`] decides which connections a master's HTTP server keeps (caps per

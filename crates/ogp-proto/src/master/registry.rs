@@ -156,6 +156,17 @@ pub enum Registration {
     /// A Teeworlds 0.6 heartbeat (`bea2` and the server's port), verified by `gie3`
     /// with our token to its source IP and that port, and listed as `teeworlds`.
     Teeworlds(teemaster::Heartbeat),
+    /// A Cube 2 server's registration over the master's TCP port (Sauerbraten's
+    /// `regserv PORT`, Red Eclipse's `server PORT …`: [`crate::cube2::master`]), never
+    /// a datagram: [`classify`] does not make it. The TCP handshake has proved the
+    /// source address; the verification is the Cube 2 ping to the game port + 1, from
+    /// the master's UDP socket, whose answer must echo our random id (it proves that
+    /// the game's query port answers there). Its registration's bytes are the line's,
+    /// so the pings stay within them as every verification's queries do.
+    Cube2 {
+        /// The game port (1 to 65,534; the query port is one up).
+        port: u16,
+    },
 }
 
 /// How a registration is verified: by a protocol of the table's machine, or by the
@@ -281,6 +292,7 @@ impl Registration {
             Self::Gamespy1(_) => gamespy1::PROTOCOL,
             Self::QuakeWorld(_) => Protocol::Quakeworld,
             Self::Teeworlds(_) => Protocol::Teeworlds,
+            Self::Cube2 { .. } => Protocol::Cube2,
         }
     }
 
@@ -293,6 +305,10 @@ impl Registration {
         match self {
             Self::Gamespy1(h) => SocketAddr::new(from.ip(), h.port),
             Self::Teeworlds(h) => SocketAddr::new(from.ip(), h.port),
+            Self::Cube2 { port } => SocketAddr::new(
+                from.ip(),
+                port.saturating_add(crate::cube2::QUERY_PORT_OFFSET),
+            ),
             _ => from,
         }
     }
@@ -318,7 +334,7 @@ impl Registration {
             Self::Quake3(h) => h.shutdown(),
             Self::Gamespy1(h) => h.state_changed == Some(2),
             Self::QuakeWorld(h) => h.shutdown(),
-            Self::OgpUplink { .. } | Self::Teeworlds(_) => false,
+            Self::OgpUplink { .. } | Self::Teeworlds(_) | Self::Cube2 { .. } => false,
         }
     }
 
@@ -329,7 +345,8 @@ impl Registration {
     /// the same form as the regular one (dpmaster verifies every heartbeat again).
     pub fn wants_poll(&self) -> bool {
         match self {
-            Self::OgpUplink { .. } | Self::Quake3(_) => true,
+            // a Cube 2 server registers on start and hourly
+            Self::OgpUplink { .. } | Self::Quake3(_) | Self::Cube2 { .. } => true,
             // sent every 15 s whatever changed (the game's status is polled)
             Self::Teeworlds(_) => false,
             Self::Heartbeat(h) => !matches!(h.state_changed, None | Some(StateChanged::Regular)),
@@ -346,10 +363,12 @@ impl Registration {
     /// protocol: the game is the `infoResponse`'s, [`dpmaster::Listing`]).
     pub fn game(&self) -> Option<String> {
         match self {
+            // Cube 2: the ping's answer tells the game
             Self::OgpUplink { game_id: 0 }
             | Self::Quake3(_)
             | Self::QuakeWorld(_)
-            | Self::Teeworlds(_) => None,
+            | Self::Teeworlds(_)
+            | Self::Cube2 { .. } => None,
             Self::OgpUplink { game_id } => Some(game_id.to_string()),
             Self::Heartbeat(h) => h.game_name.as_ref().map(|g| g.to_string()),
             Self::Gamespy1(h) => Some(h.game_name.to_ascii_lowercase().to_string()),
@@ -830,6 +849,9 @@ impl Registrar {
         // masked form some query-only servers send (Minecraft's) would leave 16 bits
         // for a spoofer to guess toward a listing.
         options.gamespy3.nibble_session_ids = false;
+        // Cube 2: the ping alone (its id echoed is the proof); Sauerbraten's extinfo
+        // would be three more datagrams than the registration's bytes cover
+        options.cube2.extinfo = false;
         let capacity = config.max_pending.saturating_mul(4).max(1024);
         Self {
             per_source: RateLimiter::new(config.per_source, capacity, secret, now),
@@ -1259,7 +1281,9 @@ impl Registrar {
         let protocol = match crate::detect::guess(datagram) {
             _ if datagram.first() == Some(&b'\\') => Via::Gamespy1,
             _ if qwmaster::is_ping_reply(datagram) => Via::QuakeWorld,
-            Some(p @ (Protocol::Ogp | Protocol::Gamespy3 | Protocol::Quake3)) => Via::Table(p),
+            Some(p @ (Protocol::Ogp | Protocol::Gamespy3 | Protocol::Quake3 | Protocol::Cube2)) => {
+                Via::Table(p)
+            }
             _ => return false,
         };
         if !self.config.allow_private && !is_global(from.ip()) {
@@ -1585,6 +1609,82 @@ mod tests {
             }
         }
         (reg.poll_verdict(), sent)
+    }
+
+    /// A Cube 2 ping answer to `ping` (the request echoed, then Sauerbraten's reply).
+    fn cube2_answer(ping: &[u8]) -> Vec<u8> {
+        let mut d = Vec::new();
+        crate::cube2::PingReply {
+            clients: 0,
+            attrs: vec![260, 0, 0, 8, 0],
+            map: b"complex".to_vec(),
+            description: b"Sauer".to_vec(),
+            ..crate::cube2::PingReply::default()
+        }
+        .encode(ping, &mut d);
+        d
+    }
+
+    /// A `regserv` over TCP (its source proved by the handshake) is verified by the
+    /// ping to the game port + 1 whose answer echoes our random id; an answer without
+    /// it, from the right address, is not taken; a registration whose port never
+    /// answers fails, having cost that port one 5-byte ping and its retries, within the
+    /// line's 14 bytes.
+    #[test]
+    fn a_cube2_registration_is_verified_by_the_ping_echoing_our_id() {
+        let t0 = Instant::now();
+        let config = RegistrarConfig::default().allow_private(true);
+        let r = Registration::Cube2 { port: 28785 };
+        let peer: SocketAddr = "127.0.0.1:40000".parse().unwrap();
+        let query: SocketAddr = "127.0.0.1:28786".parse().unwrap();
+        assert_eq!(r.query_addr(peer), query);
+        assert_eq!(r.protocol(), Protocol::Cube2);
+
+        let mut reg = Registrar::new(config.clone(), [5; 16], t0);
+        let line = b"regserv 28785\n".len();
+        assert_eq!(
+            reg.register(t0, peer, &r, line, Known::default()),
+            Admission::Verifying
+        );
+        let (to, ping) = reg.poll_transmit(t0).unwrap();
+        assert_eq!((to, ping.len(), ping.first()), (query, 5, Some(&0x81)));
+        assert!(reg.poll_transmit(t0).is_none(), "no extinfo");
+        // a forged answer (another id) from the right address: not taken
+        let mut forged = ping.clone();
+        forged[1] ^= 0xff;
+        reg.handle_reply(t0, query, &cube2_answer(&forged));
+        assert!(reg.poll_verdict().is_none());
+        reg.handle_reply(t0, query, &cube2_answer(&ping));
+        match reg.poll_verdict() {
+            Some(Verdict::Verified { addr, answer, .. }) => {
+                assert_eq!(addr, query);
+                assert_eq!(answer.protocol, Protocol::Cube2);
+                assert_eq!(answer.status.host_name.as_deref(), Some("Sauer"));
+            }
+            other => panic!("{other:?}"),
+        }
+
+        // silence: it fails, and what went to the port stays within the line's bytes
+        let mut reg = Registrar::new(config, [6; 16], t0);
+        reg.register(t0, peer, &r, line, Known::default());
+        let mut now = t0;
+        let mut sent = 0;
+        let verdict = loop {
+            while let Some((to, d)) = reg.poll_transmit(now) {
+                assert_eq!(to, query);
+                sent += d.len();
+            }
+            if let Some(v) = reg.poll_verdict() {
+                break v;
+            }
+            now = reg.poll_timeout().expect("a timer");
+            reg.handle_timeout(now);
+        };
+        assert!(
+            matches!(verdict, Verdict::Failed { replies: 0, .. }),
+            "{verdict:?}"
+        );
+        assert!(sent >= 5 && sent <= line, "{sent} bytes sent");
     }
 
     #[test]

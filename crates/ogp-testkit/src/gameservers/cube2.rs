@@ -21,6 +21,9 @@ use crate::interop::{missing_peer, TempDir};
 /// Where Debian's `cube2-server` puts Sauerbraten's dedicated server.
 pub const SAUERBRATEN_SERVER: &str = "/usr/games/cube2-server";
 
+/// The binary that wrapper runs (in `/usr/lib/cube2`).
+pub const SAUERBRATEN_BINARY: &str = "/usr/lib/cube2/cube2_server";
+
 /// Which Cube 2 game.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cube2Game {
@@ -42,6 +45,9 @@ pub struct Cube2Config {
     pub max_clients: u32,
     /// Red Eclipse only: also run its master server on this TCP port of 127.0.0.1.
     pub master_port: Option<u16>,
+    /// Register with the master on this TCP port of 127.0.0.1 (ours, say), not running
+    /// one: Sauerbraten's `regserv`, Red Eclipse's `server` line.
+    pub register_with: Option<u16>,
 }
 
 impl Cube2Config {
@@ -52,7 +58,14 @@ impl Cube2Config {
             description: description.into(),
             max_clients,
             master_port: None,
+            register_with: None,
         }
+    }
+
+    /// Registering with the master on TCP `port` of 127.0.0.1 (both games).
+    pub fn registering_with(mut self, port: u16) -> Self {
+        self.register_with = Some(port);
+        self
     }
 
     /// Red Eclipse: with its master on TCP `port` (127.0.0.1).
@@ -101,16 +114,31 @@ impl Cube2 {
                          scripts/install-gameservers.sh)"
                     ));
                 }
-                let mut c = Command::new(SAUERBRATEN_SERVER);
+                // Debian's wrapper runs the binary in its own folder; registering with a
+                // master on another port needs `masterport` from `server-init.cfg`,
+                // which the server reads from its working folder: the binary, run in
+                // the home folder (it needs no data of its own).
+                let mut c = match config.register_with {
+                    Some(m) => {
+                        std::fs::write(home.0.join("server-init.cfg"), format!("masterport {m}\n"))
+                            .expect("server-init.cfg");
+                        Command::new(SAUERBRATEN_BINARY)
+                    }
+                    None => Command::new(SAUERBRATEN_SERVER),
+                };
                 c.current_dir(&home.0)
                     .env("HOME", &home.0)
                     .arg("-i127.0.0.1")
                     .arg(format!("-j{port}"))
                     .arg(format!("-n{}", config.description))
                     .arg(format!("-c{}", config.max_clients))
-                    // A master that does not exist here (its connection fails at once):
-                    // never the public one.
-                    .arg("-mlocalhost");
+                    // A master that does not exist here (its connection fails at once),
+                    // or ours: never the public one.
+                    .arg(if config.register_with.is_some() {
+                        "-m127.0.0.1"
+                    } else {
+                        "-mlocalhost"
+                    });
                 c
             }
             Cube2Game::RedEclipse => {
@@ -127,7 +155,7 @@ impl Cube2 {
                     config.description, config.max_clients
                 );
                 // With its own master, it registers there (never the public one).
-                match config.master_port {
+                match config.master_port.or(config.register_with) {
                     Some(m) => {
                         cfg += &format!("servermaster \"127.0.0.1\"\nservermasterport {m}\n")
                     }
