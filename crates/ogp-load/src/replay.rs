@@ -489,8 +489,32 @@ fn answer_mumble(c: &Capture, q: &[u8], _: SocketAddr, out: &mut Vec<Vec<u8>>) {
 // ---------------------------------------------------------------------------------
 // GameSpy v1: `\status\`, answered by the capture's datagrams in order.
 
+/// The GameSpy v1 captures the farm replays, in turn: real servers' replies to
+/// `\status\`, several datagrams each (see the captures' SOURCES.md).
+pub(crate) const GS1_CAPTURES: [&[&[u8]]; 4] = [
+    &[
+        include_bytes!("../../ogp-proto/tests/data/gamespy1/bf1942_1.1.bin"),
+        include_bytes!("../../ogp-proto/tests/data/gamespy1/bf1942_1.2.bin"),
+        include_bytes!("../../ogp-proto/tests/data/gamespy1/bf1942_1.3.bin"),
+    ],
+    &[
+        include_bytes!("../../ogp-proto/tests/data/gamespy1/ut_1.1.bin"),
+        include_bytes!("../../ogp-proto/tests/data/gamespy1/ut_1.2.bin"),
+        include_bytes!("../../ogp-proto/tests/data/gamespy1/ut_1.3.bin"),
+    ],
+    &[
+        include_bytes!("../../ogp-proto/tests/data/gamespy1/bf1942_3.1.bin"),
+        include_bytes!("../../ogp-proto/tests/data/gamespy1/bf1942_3.2.bin"),
+    ],
+    &[
+        include_bytes!("../../ogp-proto/tests/data/gamespy1/ut_2.1.bin"),
+        include_bytes!("../../ogp-proto/tests/data/gamespy1/ut_2.2.bin"),
+        include_bytes!("../../ogp-proto/tests/data/gamespy1/ut_2.3.bin"),
+    ],
+];
+
 fn load_gamespy1() -> Result<Vec<Capture>> {
-    Ok(crate::scan_bench::GS1_CAPTURES
+    Ok(GS1_CAPTURES
         .iter()
         .map(|parts| Capture {
             parts: parts.iter().map(|p| ("part", p.to_vec())).collect(),

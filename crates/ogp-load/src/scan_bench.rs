@@ -29,6 +29,14 @@
 //! each line checked against the capture its address replays (map, max players, player
 //! count; for `ogp scan` also no part missing), and the answered addresses of the best
 //! runs compared.
+//!
+//! The new UDP families (`--family NAME,…` or `all`, `--family-targets`, 10,000 each):
+//! farms of their own (127.82.k.1 and up) replaying the captures as [`crate::replay`]'s
+//! table says (the GameSpy v1 farm is served from it too), scanned by `ogp scan` and,
+//! where it reads the family, by qstat, every line checked against its target's
+//! capture: every `ogp scan` run must report all targets correctly, and one qstat run at
+//! least. Where qstat does not read a family, `ogp scan` on an A2S farm of the same size
+//! (127.81.k.1) is the baseline.
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -43,7 +51,7 @@ use ogp_proto::guard::RateConfig;
 use ogp_proto::responder::{Listener, ResponderConfig};
 
 use crate::common;
-use crate::replay::{Capture, ReplayFamily};
+use crate::replay::{Capture, ReplayFamily, GS1_CAPTURES};
 
 /// First port of every responder child.
 const FIRST_PORT: u16 = 10_000;
@@ -223,30 +231,6 @@ pub fn serve(args: &ServeArgs) -> Result<()> {
         Ok(())
     })
 }
-
-/// The GameSpy v1 captures the farm replays, in turn: real servers' replies to
-/// `\status\`, several datagrams each (see the captures' SOURCES.md).
-pub(crate) const GS1_CAPTURES: [&[&[u8]]; 4] = [
-    &[
-        include_bytes!("../../ogp-proto/tests/data/gamespy1/bf1942_1.1.bin"),
-        include_bytes!("../../ogp-proto/tests/data/gamespy1/bf1942_1.2.bin"),
-        include_bytes!("../../ogp-proto/tests/data/gamespy1/bf1942_1.3.bin"),
-    ],
-    &[
-        include_bytes!("../../ogp-proto/tests/data/gamespy1/ut_1.1.bin"),
-        include_bytes!("../../ogp-proto/tests/data/gamespy1/ut_1.2.bin"),
-        include_bytes!("../../ogp-proto/tests/data/gamespy1/ut_1.3.bin"),
-    ],
-    &[
-        include_bytes!("../../ogp-proto/tests/data/gamespy1/bf1942_3.1.bin"),
-        include_bytes!("../../ogp-proto/tests/data/gamespy1/bf1942_3.2.bin"),
-    ],
-    &[
-        include_bytes!("../../ogp-proto/tests/data/gamespy1/ut_2.1.bin"),
-        include_bytes!("../../ogp-proto/tests/data/gamespy1/ut_2.2.bin"),
-        include_bytes!("../../ogp-proto/tests/data/gamespy1/ut_2.3.bin"),
-    ],
-];
 
 /// The capture target `index` replays.
 fn gs1_capture(index: u64) -> &'static [&'static [u8]] {
@@ -1807,6 +1791,62 @@ mod tests {
     #[test]
     fn tiny_doom3() {
         tiny_family_run("doom3");
+    }
+
+    /// A replay family's line counts only when it reports its own target's capture:
+    /// `ok`, the family's protocol, host, map, max players and players as wanted, no
+    /// warning that a part is missing; qstat's when its map, max players and players
+    /// are, at its port less the family's offset. The lines are what `ogp scan --json`
+    /// and `quakestat -cubes -raw , -nh` printed for the Cube 2 farm.
+    #[test]
+    fn replay_lines_count_only_when_they_report_the_capture() {
+        let a: SocketAddr = "127.87.0.1:10000".parse().unwrap();
+        let want = |x: SocketAddr| {
+            (x == a).then_some(crate::replay::Want {
+                host: Some("Sauer capture"),
+                map: None,
+                slot_max: 12,
+                players: 0,
+            })
+        };
+        let ogp = r#"{"protocol":"cube2","ok":true,"addr":"127.87.0.1:10000","warnings":[],"status":{"host_name":"Sauer capture","player_count":0,"slot_max":12,"players":[]}}"#;
+        assert_eq!(replay_ogp_correct(ogp, "cube2", want), Some(a));
+        for bad in [
+            ogp.replace("\"ok\":true", "\"ok\":false"),
+            ogp.replace("\"protocol\":\"cube2\"", "\"protocol\":\"quake2\""),
+            ogp.replace(":10000", ":10001"),
+            ogp.replace("Sauer capture", "Sauer"),
+            ogp.replace("\"slot_max\":12", "\"slot_max\":13"),
+            ogp.replace("\"player_count\":0", "\"player_count\":1"),
+            ogp.replace(
+                "[],\"status",
+                r#"["extinfo: no reply to the players request: left out"],"status"#,
+            ),
+            ogp.replace(",\"status\":{", ",\"x\":{"),
+            "not json".into(),
+        ] {
+            assert!(replay_ogp_correct(&bad, "cube2", want).is_none(), "{bad}");
+        }
+        // Without player_count, the players listed are counted.
+        let listed = ogp
+            .replace("\"player_count\":0,", "")
+            .replace("[]}", r#"[{"name":"x"}]}"#);
+        assert!(replay_ogp_correct(&listed, "cube2", want).is_none());
+        let qstat = "CUBE2,127.87.0.1:9999,Sauer capture,,12,0,0,0";
+        assert_eq!(replay_qstat_correct(qstat, "CUBE2", -1, want), Some(a));
+        for bad in [
+            "CUBE2,127.87.0.1:10000,Sauer capture,,12,0,0,0",
+            "CUBE2,127.87.0.1:9999,Sauer capture,,11,0,0,0",
+            "CUBE2,127.87.0.1:9999,Sauer capture,,12,1,0,0",
+            "QWS,127.87.0.1:9999,Sauer capture,,12,0,0,0",
+            "CUBE2,127.87.0.1:9999,DOWN",
+            "CUBE2,127.87.0.1:0,Sauer capture,,12,0,0,0",
+        ] {
+            assert!(
+                replay_qstat_correct(bad, "CUBE2", -1, want).is_none(),
+                "{bad}"
+            );
+        }
     }
 
     /// `--family` takes the table's names and `all` (every one but GameSpy v1, which
