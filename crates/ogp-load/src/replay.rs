@@ -21,8 +21,8 @@ use anyhow::{ensure, Context as _, Result};
 pub(crate) struct Want {
     pub(crate) host: Option<&'static str>,
     pub(crate) map: Option<&'static str>,
-    pub(crate) slot_max: u64,
-    pub(crate) players: u64,
+    pub(crate) slot_max: Option<u64>,
+    pub(crate) players: Option<u64>,
 }
 
 /// One capture: its datagrams by name, and what each scanner must make of it.
@@ -119,8 +119,8 @@ const fn want(
     Want {
         host,
         map,
-        slot_max,
-        players,
+        slot_max: Some(slot_max),
+        players: Some(players),
     }
 }
 
@@ -487,6 +487,80 @@ fn answer_mumble(c: &Capture, q: &[u8], _: SocketAddr, out: &mut Vec<Vec<u8>>) {
 }
 
 // ---------------------------------------------------------------------------------
+// Minetest: the handshake. The open gets SET_PEER_ID (the peer id a keyed hash of the
+// requester's address: no state kept) and the ACK of its sequence number; a
+// TOSERVER_INIT from that peer id gets TOCLIENT_HELLO with the player name echoed.
+
+const MINETEST: &str =
+    include_str!("../../ogp-proto/tests/data/minetest/minetest-5.6.1-handshake.json");
+
+fn load_minetest() -> Result<Vec<Capture>> {
+    let parts = json_parts(MINETEST, &["set_peer_id", "ack_open", "hello"])?;
+    // The HELLO up to the name its INIT sent (22 bytes: header, reliable, command,
+    // serialisation, compression, protocol, auth mechanisms).
+    ensure!(
+        parts.iter().all(|(n, d)| *n != "hello" || d.len() > 22),
+        "minetest hello too short"
+    );
+    Ok(vec![Capture {
+        parts,
+        ours: Want {
+            host: None,
+            map: None,
+            slot_max: None,
+            players: None,
+        },
+        qstat: None,
+    }])
+}
+
+/// The farm's peer id for a requester: 2 and up (0 is "none", 1 the server), from a
+/// keyed hash of its address.
+pub(crate) fn minetest_peer(from: SocketAddr) -> u16 {
+    let t = tw7_token(from) % 65_000;
+    u16::try_from(t).unwrap_or(0).saturating_add(2)
+}
+
+fn answer_minetest(c: &Capture, q: &[u8], from: SocketAddr, out: &mut Vec<Vec<u8>>) {
+    const ID: [u8; 4] = [0x4f, 0x45, 0x74, 0x03];
+    if !q.starts_with(&ID) {
+        return;
+    }
+    let peer = minetest_peer(from).to_be_bytes();
+    match q.get(4..) {
+        // From peer 0, channel 0, RELIABLE (its sequence number), ORIGINAL: the open.
+        Some([0, 0, 0, 3, s0, s1, 1, ..]) => {
+            let (Some(set), Some(ack)) = (c.part("set_peer_id"), c.part("ack_open")) else {
+                return;
+            };
+            let (Some(set_head), Some(ack_head)) = (
+                set.get(..set.len().saturating_sub(2)),
+                ack.get(..ack.len().saturating_sub(2)),
+            ) else {
+                return;
+            };
+            let mut d = set_head.to_vec();
+            d.extend_from_slice(&peer);
+            out.push(d);
+            let mut a = ack_head.to_vec();
+            a.extend_from_slice(&[*s0, *s1]);
+            out.push(a);
+        }
+        // From our peer, channel 1, ORIGINAL, command 2: TOSERVER_INIT; the name from
+        // byte 17 (after serialisation, compression and the protocol range).
+        Some([p0, p1, 1, 1, 0, 2, ..]) if [*p0, *p1] == peer => {
+            let (Some(hello), Some(name)) = (c.part("hello"), q.get(17..)) else {
+                return;
+            };
+            let mut d = hello.get(..22).unwrap_or_default().to_vec();
+            d.extend_from_slice(name);
+            out.push(d);
+        }
+        _ => {}
+    }
+}
+
+// ---------------------------------------------------------------------------------
 // GameSpy v1: `\status\`, answered by the capture's datagrams in order.
 
 /// The GameSpy v1 captures the farm replays, in turn: real servers' replies to
@@ -519,7 +593,12 @@ fn load_gamespy1() -> Result<Vec<Capture>> {
         .map(|parts| Capture {
             parts: parts.iter().map(|p| ("part", p.to_vec())).collect(),
             // The GameSpy v1 lines are checked by `scan_bench`'s own checks.
-            ours: want(None, None, 0, 0),
+            ours: Want {
+                host: None,
+                map: None,
+                slot_max: None,
+                players: None,
+            },
             qstat: None,
         })
         .collect())
@@ -535,7 +614,7 @@ fn answer_gamespy1(c: &Capture, q: &[u8], _: SocketAddr, out: &mut Vec<Vec<u8>>)
 
 /// Every family a replay farm serves. 127.77–127.81 are the other farms' (the mixed
 /// list, Quake III, Minecraft, GameSpy v1, the A2S baseline).
-pub(crate) static FAMILIES: [ReplayFamily; 11] = [
+pub(crate) static FAMILIES: [ReplayFamily; 12] = [
     ReplayFamily {
         label: "GameSpy v1",
         protocol: "gamespy1",
@@ -663,6 +742,15 @@ pub(crate) static FAMILIES: [ReplayFamily; 11] = [
         answer: answer_doom3,
         shape: "one round trip",
     },
+    ReplayFamily {
+        label: "Minetest",
+        protocol: "minetest",
+        net: 92,
+        qstat: None,
+        load: load_minetest,
+        answer: answer_minetest,
+        shape: "the handshake: open, SET_PEER_ID, a 0.3 s wait (the real server ignores an early INIT), INIT, HELLO, then ACK and DISCO: at least 0.3 s per target",
+    },
 ];
 
 /// The family served by replay under `name` (`ogp scan`'s protocol name).
@@ -703,6 +791,9 @@ mod tests {
             b"\x00\x0d".to_vec(),
             vec![0; 12],
             b"\\status\\".to_vec(),
+            b"\x4f\x45\x74\x03\x00\x00\x00\x03\xff\xdc\x01".to_vec(),
+            b"\x4f\x45\x74\x03\x00\x02\x01\x01\x00\x02\x1d\x00\x00\x00\x25\xff\xff\x00\x08ogpprobe"
+                .to_vec(),
         ];
         let mut token = vec![0x04, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x05, 1, 2, 3, 4];
         token.resize(520, 0);

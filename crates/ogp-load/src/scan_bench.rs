@@ -116,7 +116,7 @@ pub struct Args {
     pub gs1_targets: u32,
     /// Families scanned on replay farms of their own (comma-separated, or `all`):
     /// teeworlds, teeworlds7, quakeworld, quake2, hexenworld, cube2, mumble, doom, samp,
-    /// doom3 (and gamespy1, as `--gs1-targets`). Each is scanned by `ogp scan` and, where
+    /// doom3, minetest (and gamespy1, as `--gs1-targets`). Each is scanned by `ogp scan` and, where
     /// it reads the family, by qstat; every run must report all targets correctly. Where
     /// qstat does not read it, our A2S scan of the same size is the baseline.
     #[arg(long, value_delimiter = ',', value_name = "NAME")]
@@ -1295,9 +1295,9 @@ fn replay_ogp_correct(
         && want
             .map
             .is_none_or(|m| st.map.as_ref().map(|x| x.name.as_str()) == Some(m))
-        && st.slot_max == Some(want.slot_max)
-        && players == want.players)
-        .then_some(addr)
+        && want.slot_max.is_none_or(|m| st.slot_max == Some(m))
+        && want.players.is_none_or(|p| players == p))
+    .then_some(addr)
 }
 
 /// Whether a qstat `-raw , -nh` server line of `kind` reports `want` (map, max players,
@@ -1311,8 +1311,10 @@ fn replay_qstat_correct(
     let (mut addr, _name, map, max, players) = qstat_server_line(line, kind)?;
     addr.set_port(u16::try_from(i32::from(addr.port()).checked_sub(offset)?).ok()?);
     let want = want_of(addr)?;
-    (want.map.is_none_or(|m| m == map) && max == want.slot_max && players == want.players)
-        .then_some(addr)
+    (want.map.is_none_or(|m| m == map)
+        && want.slot_max.is_none_or(|m| m == max)
+        && want.players.is_none_or(|p| p == players))
+    .then_some(addr)
 }
 
 /// The checks of a replay family on a farm whose targets `index` lists (address → place
@@ -1789,6 +1791,11 @@ mod tests {
     }
 
     #[test]
+    fn tiny_minetest() {
+        tiny_family_run("minetest");
+    }
+
+    #[test]
     fn tiny_doom3() {
         tiny_family_run("doom3");
     }
@@ -1805,8 +1812,8 @@ mod tests {
             (x == a).then_some(crate::replay::Want {
                 host: Some("Sauer capture"),
                 map: None,
-                slot_max: 12,
-                players: 0,
+                slot_max: Some(12),
+                players: Some(0),
             })
         };
         let ogp = r#"{"protocol":"cube2","ok":true,"addr":"127.87.0.1:10000","warnings":[],"status":{"host_name":"Sauer capture","player_count":0,"slot_max":12,"players":[]}}"#;
