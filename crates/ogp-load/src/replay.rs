@@ -135,18 +135,21 @@ fn load_quakeworld() -> Result<Vec<Capture>> {
     }])
 }
 
+/// QuakeWorld and Quake 2: `FF FF FF FF status…` gets the capture's reply.
 fn answer_status(c: &Capture, q: &[u8], _: SocketAddr, out: &mut Vec<Vec<u8>>) {
-    // QuakeWorld and Quake 2: FF FF FF FF status…; HexenWorld: a fifth FF.
-    let body = q.strip_prefix(&[0xff; 4][..]).unwrap_or_default();
-    let body = if c.part("hexen").is_some() {
-        body.strip_prefix(&[0xff][..]).unwrap_or_default()
-    } else {
-        body
-    };
-    if body.starts_with(b"status") {
-        if let Some(d) = c.part("status") {
-            out.push(d.to_vec());
-        }
+    if q.strip_prefix(&[0xff; 4][..])
+        .is_some_and(|b| b.starts_with(b"status"))
+    {
+        out.extend(c.part("status").map(<[u8]>::to_vec));
+    }
+}
+
+/// HexenWorld: the same after a fifth `FF`.
+fn answer_hexenworld(c: &Capture, q: &[u8], _: SocketAddr, out: &mut Vec<Vec<u8>>) {
+    if q.strip_prefix(&[0xff; 5][..])
+        .is_some_and(|b| b.starts_with(b"status"))
+    {
+        out.extend(c.part("status").map(<[u8]>::to_vec));
     }
 }
 
@@ -173,13 +176,14 @@ fn load_quake2() -> Result<Vec<Capture>> {
     ])
 }
 
-/// HexenWorld: no public capture exists; its reply is QuakeWorld's with a fifth `FF`
-/// (as Hammer of Thyrion's `hwsv` sends it), so the MVDSV capture is replayed with one.
+/// HexenWorld: the project has no capture of a HexenWorld server; its reply is
+/// QuakeWorld's after a fifth `FF` (`quakeworld::wire::Dialect::HexenWorld`, as qstat
+/// reads it), so the MVDSV capture is replayed with one.
 fn load_hexenworld() -> Result<Vec<Capture>> {
     let mut d = vec![0xff];
     d.extend_from_slice(QW_STATUS);
     Ok(vec![Capture {
-        parts: vec![("status", d), ("hexen", Vec::new())],
+        parts: vec![("status", d)],
         ours: want(Some("QW test"), Some("start"), 6, 1),
         qstat: Some(want(None, Some("start"), 6, 1)),
     }])
@@ -682,7 +686,7 @@ pub(crate) static FAMILIES: [ReplayFamily; 12] = [
             port_offset: 0,
         }),
         load: load_hexenworld,
-        answer: answer_status,
+        answer: answer_hexenworld,
         shape: "one round trip",
     },
     ReplayFamily {
