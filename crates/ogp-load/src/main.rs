@@ -19,6 +19,7 @@ mod common;
 mod flood;
 mod master_bench;
 mod mc_bench;
+mod replay;
 mod responder_bench;
 mod scan_bench;
 mod sources;

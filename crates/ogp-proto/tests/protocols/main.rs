@@ -24,6 +24,7 @@ mod gs3_props;
 mod gs3_responder;
 mod json_writer;
 mod minecraft_client;
+mod minetest_captures;
 mod model;
 mod ogp_captures;
 mod ogp_draft;
