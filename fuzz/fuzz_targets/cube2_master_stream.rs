@@ -15,8 +15,8 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use ogp_proto::cube2::master::{
-    decode_line, encode_list, Command, Listed, MasterDialect, Session, LINE_BURST,
-    LINES_PER_SECOND, MAX_INPUT_LINE, MAX_LINE, OTHER_LINES_PER_SECOND, OTHER_LINE_BURST,
+    decode_line, encode_list, Command, Listed, MasterDialect, Session, LINES_PER_SECOND,
+    LINE_BURST, MAX_INPUT_LINE, MAX_LINE, OTHER_LINES_PER_SECOND, OTHER_LINE_BURST,
 };
 
 /// One input of the `cube2_master_stream` target.
@@ -63,7 +63,10 @@ pub fn run(data: &[u8]) {
             .map(<[u8]>::len)
             .max()
             .unwrap_or(0);
-        assert!(longest <= MAX_INPUT_LINE + 1, "a {longest}-byte line passed");
+        assert!(
+            longest <= MAX_INPUT_LINE + 1,
+            "a {longest}-byte line passed"
+        );
     }
     let servers: Vec<Listed> = commands
         .iter()
@@ -84,7 +87,10 @@ pub fn run(data: &[u8]) {
     let mut out = Vec::new();
     encode_list(&servers, &mut out);
     let lines: Vec<&[u8]> = out.split(|&b| b == b'\n').collect();
-    assert!(lines.iter().all(|l| l.len() <= MAX_LINE), "a list line over MAX_LINE");
+    assert!(
+        lines.iter().all(|l| l.len() <= MAX_LINE),
+        "a list line over MAX_LINE"
+    );
     let read: Vec<SocketAddr> = lines.into_iter().filter_map(decode_line).collect();
     let want: Vec<SocketAddr> = servers.iter().map(|l| l.addr).collect();
     assert_eq!(read, want);
