@@ -137,8 +137,8 @@ if [ "$QUICK" = 0 ] && [ -x scripts/fuzz.sh ]; then
     echo "fuzz build done in $(($(now) - t))s"
     until [ -e "$LOGS/tests-started" ]; do sleep 1; done # (stopped by on_exit if the script fails first)
     t=$(now)
-    FUZZ_REBUILD=0 nice -n 19 scripts/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-5}"
-    echo "fuzz smoke (${FUZZ_SMOKE_SECONDS:-5}s per target) done in $(($(now) - t))s"
+    FUZZ_REBUILD=0 nice -n 19 scripts/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-3}"
+    echo "fuzz smoke (${FUZZ_SMOKE_SECONDS:-3}s per target) done in $(($(now) - t))s"
   ) >"$LOGS/fuzz.log" 2>&1 &
   FUZZ_PID=$!
 fi
@@ -228,7 +228,7 @@ if [ -n "$LINT_PID" ]; then
 fi
 
 if [ -n "$FUZZ_PID" ]; then
-  step "fuzz build and smoke finish (${FUZZ_SMOKE_SECONDS:-5}s per target; started in the background)"
+  step "fuzz build and smoke finish (${FUZZ_SMOKE_SECONDS:-3}s per target; started in the background)"
   if ! wait "$FUZZ_PID"; then
     tail -n 80 "$LOGS/fuzz.log" >&2
     echo "the fuzz build or smoke failed (above; whole log: $LOGS/fuzz.log)" >&2
