@@ -247,23 +247,12 @@ fn usage_errors() {
     assert!(ran.stderr.contains("cannot open"), "{}", ran.stderr);
 }
 
-/// Ports nothing listens on: free ports below the usual ephemeral range (32768–60999
-/// on Linux), bound once to check they are free, then closed, so that the sockets opened
-/// next (the scan engine's) cannot take them.
+/// Ports nothing listens on ([`ogp_testkit::interop::closed_ports`]).
 #[cfg(target_os = "linux")]
 fn closed_ports(ip: &str, n: usize) -> Option<Vec<String>> {
-    let offset = (std::process::id() as usize).wrapping_mul(7919) % 12_000;
-    let socks: Vec<UdpSocket> = (0..12_000)
-        .filter_map(|k| u16::try_from(20_000 + (offset + k) % 12_000).ok())
-        .filter_map(|port| UdpSocket::bind((ip, port)).ok())
-        .take(n)
-        .collect();
-    (socks.len() == n).then(|| {
-        socks
-            .iter()
-            .map(|s| s.local_addr().unwrap().to_string())
-            .collect()
-    })
+    let ip = ip.parse().ok()?;
+    let ports = ogp_testkit::interop::closed_ports(ip, n)?;
+    Some(ports.iter().map(ToString::to_string).collect())
 }
 
 /// Closed ports are refused at once (Linux reports the ICMP port unreachable to the

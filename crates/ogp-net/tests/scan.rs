@@ -475,25 +475,11 @@ async fn entries_are_reused_many_times_under_a_small_cap() {
     assert_eq!(stats.answered, 200);
 }
 
-/// Ports nothing listens on: free ports below the usual ephemeral range (32768–60999
-/// on Linux), bound once to check they are free, then closed, so that the sockets the
-/// test opens next (the scan's, the responders') cannot take them.
+/// Ports nothing listens on ([`ogp_testkit::interop::closed_ports`]: below the ephemeral
+/// range, so that the sockets the test opens next cannot take them).
 #[cfg(target_os = "linux")]
 async fn closed_ports(ip: std::net::IpAddr, n: usize) -> Option<Vec<SocketAddr>> {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let offset = (std::process::id() as usize).wrapping_mul(7919) % 12_000;
-    let mut socks = Vec::new();
-    for _ in 0..4000 {
-        if socks.len() == n {
-            break;
-        }
-        let k = NEXT.fetch_add(1, Ordering::Relaxed);
-        let port = u16::try_from(20_000 + (offset + k) % 12_000).ok()?;
-        if let Ok(s) = UdpSocket::bind((ip, port)).await {
-            socks.push(s);
-        }
-    }
-    (socks.len() == n).then(|| socks.iter().map(|s| s.local_addr().unwrap()).collect())
+    ogp_testkit::interop::closed_ports(ip, n)
 }
 
 /// Closed ports are refused at once (ICMP port unreachable, read from the shared

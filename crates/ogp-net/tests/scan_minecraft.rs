@@ -21,9 +21,9 @@ async fn mc_server(motd: &str, online: u32) -> (SocketAddr, tokio::task::JoinHan
 }
 
 /// A port nothing listens on (bound, read back, closed).
+/// A port nothing listens on (TCP nor UDP), out of the range other tests' servers take.
 async fn refused_port() -> SocketAddr {
-    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    l.local_addr().unwrap()
+    ogp_testkit::interop::closed_port()
 }
 
 fn config(max_in_flight: usize) -> ScanConfig {

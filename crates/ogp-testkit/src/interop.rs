@@ -9,7 +9,7 @@
 //! stderr ([`enabled`]).
 
 use std::io::Read;
-use std::net::UdpSocket;
+use std::net::{IpAddr, SocketAddr, TcpListener, UdpSocket};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -291,6 +291,41 @@ pub fn free_port() -> u16 {
         .and_then(|s| s.local_addr())
         .map(|a| a.port())
         .expect("a free UDP port")
+}
+
+/// `n` ports that nothing listens on at `ip`, for tests of refused queries: free for UDP
+/// and for TCP a moment ago, and below the usual ephemeral range (32768–60999 on Linux),
+/// so that the sockets opened next with port 0 (the test's own, a scan engine's, the
+/// servers of test binaries running at the same time) cannot take them. Each process
+/// starts at a place of its own in 20000–31999 and never hands out a port twice. `None`
+/// when fewer than `n` are free there.
+pub fn closed_ports(ip: IpAddr, n: usize) -> Option<Vec<SocketAddr>> {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    const FIRST: usize = 20_000;
+    const SPAN: usize = 12_000;
+    let offset = (std::process::id() as usize).wrapping_mul(7919) % SPAN;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..SPAN {
+        if out.len() == n {
+            break;
+        }
+        let k = NEXT.fetch_add(1, Ordering::Relaxed);
+        let Ok(port) = u16::try_from(FIRST + (offset + k) % SPAN) else {
+            continue;
+        };
+        let addr = SocketAddr::new(ip, port);
+        if UdpSocket::bind(addr).is_ok() && TcpListener::bind(addr).is_ok() {
+            out.push(addr);
+        }
+    }
+    (out.len() == n).then_some(out)
+}
+
+/// One port that nothing listens on at 127.0.0.1 ([`closed_ports`]).
+pub fn closed_port() -> SocketAddr {
+    closed_ports(IpAddr::from([127, 0, 0, 1]), 1)
+        .and_then(|v| v.into_iter().next())
+        .expect("a closed port in 20000-31999")
 }
 
 // ------------------------------------------------------------------------------------
