@@ -137,34 +137,10 @@ if [ "$QUICK" = 0 ] && [ -x scripts/fuzz.sh ]; then
     echo "fuzz build done in $(($(now) - t))s"
     until [ -e "$LOGS/tests-started" ]; do sleep 1; done # (stopped by on_exit if the script fails first)
     t=$(now)
-    FUZZ_REBUILD=0 nice -n 19 scripts/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-3}"
-    echo "fuzz smoke (${FUZZ_SMOKE_SECONDS:-3}s per target) done in $(($(now) - t))s"
+    FUZZ_REBUILD=0 nice -n 19 scripts/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-2}"
+    echo "fuzz smoke (${FUZZ_SMOKE_SECONDS:-2}s per target) done in $(($(now) - t))s"
   ) >"$LOGS/fuzz.log" 2>&1 &
   FUZZ_PID=$!
-fi
-
-# The docs and the builds with other features (`ogp-proto` without its optional ones, the
-# `ogp` of a default build without the master) are checked in the background too, at the
-# lowest priority, in a target directory of their own (target/lint: rustdoc and clippy
-# compile the dependencies in check mode, which the test build cannot reuse, and a second
-# directory keeps the two from waiting on each other's lock). The last steps print their
-# verdict.
-LINT_PID=""
-if [ "$QUICK" = 0 ]; then
-  step "docs and the other feature sets started in the background (log: $LOGS/lint.log)"
-  (
-    set -e
-    export CARGO_TARGET_DIR=target/lint
-    t=$(now)
-    echo "== cargo doc (no warnings)"
-    RUSTDOCFLAGS="-D warnings" nice -n 19 cargo doc --workspace --no-deps --locked "${FEATURES[@]}"
-    echo "== ogp-proto without its optional features (toml, bzip2, os-rng, gqp)"
-    nice -n 19 cargo clippy -p ogp-proto --no-default-features --locked -- -D warnings
-    echo "== the ogp of a default build (cargo install, cargo run --release -- demo): without the master"
-    nice -n 19 cargo clippy -p ogp-cli --bins --locked -- -D warnings
-    echo "docs and feature sets done in $(($(now) - t))s"
-  ) >"$LOGS/lint.log" 2>&1 &
-  LINT_PID=$!
 fi
 
 if [ "$QUICK" = 1 ]; then
@@ -208,14 +184,34 @@ fi
 grep -v '^install-[a-z]*: \(apt-get\|pip\|npm\|python3\)' "$LOGS/install.log" || true
 export OGP_INTEROP=1 # ogp-cli's interop_*.rs and ogp-ffi's peers.rs run them, and fail if one is missing
 
+# The docs and the builds with other features (`ogp-proto` without its optional ones, the
+# `ogp` of a default build without the master) are checked in the background while the
+# tests run, once scripts/run-tests.py is done with cargo (a marker file: they share the
+# build directory's lock, and the proc macros and build scripts the test build made).
+# rustdoc and clippy compile the dependencies in check mode, which the test build cannot
+# reuse. Niced below the tests, above the fuzz smoke; the step after the tests prints the
+# verdict.
+rm -f "$LOGS/tests-built"
+(
+  set -e
+  until [ -e "$LOGS/tests-built" ]; do sleep 1; done # (stopped by on_exit if the script fails first)
+  t=$(now)
+  echo "== cargo doc (no warnings)"
+  RUSTDOCFLAGS="-D warnings" nice -n 10 cargo doc --workspace --no-deps --locked "${FEATURES[@]}"
+  echo "== ogp-proto without its optional features (toml, bzip2, os-rng, gqp)"
+  nice -n 10 cargo clippy -p ogp-proto --no-default-features --locked -- -D warnings
+  echo "== the ogp of a default build (cargo install, cargo run --release -- demo): without the master"
+  nice -n 10 cargo clippy -p ogp-cli --bins --locked -- -D warnings
+  echo "docs and feature sets done in $(($(now) - t))s"
+) >"$LOGS/lint.log" 2>&1 &
+LINT_PID=$!
+
 touch "$LOGS/tests-started" # the fuzz smoke may start (above)
 step "cargo test (every test binary, benchmarks and examples in test mode; ${TEST_JOBS:-3} binaries at a time)"
 # scripts/run-tests.py runs the binaries `cargo test` builds, several at once (most of the
 # slow ones wait on peers and timers), and lists the slowest.
-python3 scripts/run-tests.py --jobs "${TEST_JOBS:-3}" --workspace --all-targets --locked "${FEATURES[@]}"
+RUN_TESTS_BUILT="$LOGS/tests-built" python3 scripts/run-tests.py --jobs "${TEST_JOBS:-3}" --workspace --all-targets --locked "${FEATURES[@]}"
 
-step "doc tests"
-cargo test --workspace --doc --locked "${FEATURES[@]}"
 
 if [ -n "$LINT_PID" ]; then
   step "docs and the other feature sets finish (cargo doc, clippy; started in the background)"
@@ -227,8 +223,11 @@ if [ -n "$LINT_PID" ]; then
   grep '^== \|done in' "$LOGS/lint.log" || true
 fi
 
+step "doc tests"
+cargo test --workspace --doc --locked "${FEATURES[@]}"
+
 if [ -n "$FUZZ_PID" ]; then
-  step "fuzz build and smoke finish (${FUZZ_SMOKE_SECONDS:-3}s per target; started in the background)"
+  step "fuzz build and smoke finish (${FUZZ_SMOKE_SECONDS:-2}s per target; started in the background)"
   if ! wait "$FUZZ_PID"; then
     tail -n 80 "$LOGS/fuzz.log" >&2
     echo "the fuzz build or smoke failed (above; whole log: $LOGS/fuzz.log)" >&2
