@@ -24,6 +24,10 @@ case "${1:-}" in
 esac
 
 LOGS=target/test-logs
+
+# CI builds once from a clean clone: incremental compilation's caches cost CPU time and
+# disk that a single build never uses (a developer's reruns keep them).
+if [ -n "${CI:-}" ]; then export CARGO_INCREMENTAL=0; fi
 mkdir -p "$LOGS"
 
 # --- step timing ----------------------------------------------------------------------
