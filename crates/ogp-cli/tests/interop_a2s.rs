@@ -492,8 +492,14 @@ fn qstat_misreads_splits_after_a_low_app_id() {
     case.app_id = Some(320);
     let s = serve(&case);
     check_wire(&case, s.port);
-    let ran = run(&mut qstat_cmd(s.port, &["-json"]), CLIENT_LIMIT);
-    let v = parse_json(&ran, "qstat -json", case.label);
+    // qstat on a machine busy with a fresh build has printed an empty list ([]) once,
+    // after 2 s: one more run then, so that what is checked is qstat's reading
+    let mut ran = run(&mut qstat_cmd(s.port, &["-json"]), CLIENT_LIMIT);
+    let mut v = parse_json(&ran, "qstat -json", case.label);
+    if v.as_array().is_some_and(Vec::is_empty) {
+        ran = run(&mut qstat_cmd(s.port, &["-json"]), CLIENT_LIMIT);
+        v = parse_json(&ran, "qstat -json", case.label);
+    }
     let v = &v[0];
     let ctx = ran.describe();
     assert_eq!(str_of(&v["status"]).as_deref(), Some("online"), "{ctx}");
