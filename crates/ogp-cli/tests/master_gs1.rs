@@ -603,7 +603,10 @@ fn the_cube2_master_bounds_idle_dripping_endless_and_flooding_clients() {
             &format!("protocol=\"cube2\",outcome=\"{outcome}\""),
         )
     };
-    assert_eq!(reg("verifying"), 0, "no line of the flood was acted on");
+    // The lines of one read past the budget are not acted on; a read that ends within
+    // it (the flood's first bytes may come alone on a loaded machine) may queue one
+    // registration, whose failure closes the connection: at most one, never a flood.
+    assert!(reg("verifying") <= 1, "{}", reg("verifying"));
     let list = |o: &str| {
         counter(
             &m,
@@ -611,7 +614,11 @@ fn the_cube2_master_bounds_idle_dripping_endless_and_flooding_clients() {
             &format!("protocol=\"cube2\",outcome=\"{o}\""),
         )
     };
-    assert_eq!(list("too_many_lines"), 1);
+    assert_eq!(
+        list("too_many_lines") + list("registration_failed"),
+        1,
+        "the flood is closed once, for its lines or its one failed registration"
+    );
     assert_eq!(list("line_too_long"), 1);
     assert!(list("timeout") >= 2, "{}", list("timeout"));
     assert_eq!(list("served"), 1);

@@ -138,8 +138,9 @@ async fn auto_detection_finds_minecraft_over_tcp_and_says_refused_for_a_closed_p
     assert_eq!(a.protocol, Protocol::Minecraft);
     assert_eq!(a.status.player_count, Some(7));
     // A silent UDP port whose TCP port is closed: the datagram protocols' timeout, not
-    // the TCP refusal (the TCP try says nothing against them).
-    let quiet = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    // the TCP refusal (the TCP try says nothing against them). Not an ephemeral port:
+    // another test's TCP server may hold the same number (seen under load).
+    let quiet = UdpSocket::bind(refused_port().await).await.unwrap();
     let mut short = c.clone();
     short.options.timing = short
         .options
