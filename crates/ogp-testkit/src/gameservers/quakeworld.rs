@@ -261,7 +261,9 @@ impl QuakeWorld {
     pub fn console(&mut self, line: &str) {
         use std::io::Write;
         if let Some(stdin) = self.stdin.as_mut() {
-            let _ = writeln!(stdin, "{line}");
+            // one write: MVDSV takes what one read returns as the line and drops its
+            // last byte (`writeln!` writes the line and its newline apart: it ran "qui")
+            let _ = stdin.write_all(format!("{line}\n").as_bytes());
             let _ = stdin.flush();
         }
     }
