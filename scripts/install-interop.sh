@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the real third-party A2S clients that the interop tests
-# (crates/ogp-cli/tests/interop_a2s.rs) drive against `ogp serve`, pinned as in
+# (crates/ogp-cli/tests/all/interop_a2s.rs) drive against `ogp serve`, pinned as in
 # shared/docs/interop.md §1:
 #
 #   qstat 2.17          Debian package `qstat` (binary `quakestat`), system-wide

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs PostgreSQL's server from Debian's packages for the master's tests
-# (crates/ogp-cli/tests/master.rs), which run a throwaway cluster of their own (initdb +
+# (crates/ogp-cli/tests/all/master.rs), which run a throwaway cluster of their own (initdb +
 # pg_ctl in a temporary directory, as the `postgres` user when run as root).
 #
 # Idempotent: when initdb and pg_ctl are there, nothing is installed (`apt-get update`

@@ -10,7 +10,10 @@ libtest does (in threads, in one process), with the working directory and
 CARGO_MANIFEST_DIR cargo gives it. The binaries are built first with
 `cargo test --no-run` (so the build itself is cargo's, with its own parallelism), then
 started longest first (durations of the previous run, in target/test-logs/), and each
-binary's whole output is printed when it ends, so outputs never interleave.
+binary's whole output is printed when it ends, so outputs never interleave. A binary
+built from `tests/DIR/main.rs` (a crate's test files as modules of one binary, built and
+linked once) is run once per top-level module, each its own process, as separate files
+would be.
 
 Prints libtest's own lines per binary, then the slowest binaries, then one line
 `tests: N passed, N failed` (and skipped); exits non-zero when a binary failed or could
@@ -79,6 +82,48 @@ def build(cargo_args):
     return found
 
 
+def shard(binaries, bin_args):
+    """Splits each binary built from `tests/DIR/main.rs` into one run per top-level
+    module (the files that were test binaries of their own): [(label, exe, pkg_dir,
+    args)]. A run passes `--exact` and its tests' names, so a module's tests share a
+    process only with each other, as when each file was a binary. Not when the caller
+    gives test arguments of their own (those go to each binary whole)."""
+    out = []
+    for label, exe, pkg_dir in binaries:
+        parts = label.split(" ", 1)[-1].split(os.sep)
+        if bin_args or len(parts) != 3 or parts[0] != "tests" or parts[2] != "main.rs":
+            out.append((label, exe, pkg_dir, []))
+            continue
+        try:
+            listed = subprocess.run(
+                [exe, "--list", "--format", "terse"],
+                cwd=pkg_dir,
+                env=dict(os.environ, CARGO_MANIFEST_DIR=pkg_dir),
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=60,
+            ).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            listed = ""
+        groups = {}
+        for line in listed.splitlines():
+            if not line.endswith(": test"):
+                continue
+            name = line[: -len(": test")]
+            module = name.split("::", 1)[0] if "::" in name else ""
+            groups.setdefault(module, []).append(name)
+        if not groups:
+            # not listable: run it whole and let its own output say why
+            out.append((label, exe, pkg_dir, []))
+            continue
+        for module, names in sorted(groups.items()):
+            sub = f"{label} {module}" if module else label
+            out.append((sub, exe, pkg_dir, ["--exact"] + names))
+    return out
+
+
 def load_durations():
     try:
         with open(DURATIONS) as f:
@@ -113,6 +158,7 @@ def main():
     marker = os.environ.get("RUN_TESTS_BUILT")
     if marker:
         open(marker, "w").close()
+    binaries = shard(binaries, bin_args)
     previous = load_durations()
     # Longest first: the slow binaries start at once and the short ones fill the gaps.
     binaries.sort(key=lambda b: -previous.get(b[0], 1e9))
@@ -120,12 +166,12 @@ def main():
     results = {}
 
     def run(b):
-        label, exe, pkg_dir = b
+        label, exe, pkg_dir, args = b
         env = dict(os.environ, CARGO_MANIFEST_DIR=pkg_dir)
         t = time.monotonic()
         try:
             done = subprocess.run(
-                [exe] + bin_args,
+                [exe] + args + bin_args,
                 cwd=pkg_dir,
                 env=env,
                 stdin=subprocess.DEVNULL,

@@ -5,7 +5,7 @@ Usage: python a2s_py.py python-a2s|opengsq HOST PORT [TIMEOUT]
 Output: {"client": ..., "info": {...} | null, "players": [{"name", "score", "duration"}]
 | null, "rules": [[key, value], ...] | null, "errors": {"info"|"players"|"rules": "..."}}.
 Each part is queried on its own, so one failing part does not hide the others; its
-error is reported instead of raising. Used by crates/ogp-cli/tests/interop_a2s.rs.
+error is reported instead of raising. Used by crates/ogp-cli/tests/all/interop_a2s.rs.
 """
 
 import asyncio

@@ -3,7 +3,7 @@ which asks for a fresh challenge each time) and prints one JSON object on stdout
 {"answered": n, "asked": COUNT, "errors": ["ExceptionName: message", ...]}.
 
 Usage: python a2s_repeat.py PORT COUNT [TIMEOUT]
-Used by crates/ogp-cli/tests/spoofed_victim.rs (the victim of a spoofer).
+Used by crates/ogp-cli/tests/all/spoofed_victim.rs (the victim of a spoofer).
 """
 
 import json

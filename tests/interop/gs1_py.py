@@ -5,7 +5,7 @@ Usage: python gs1_py.py HOST PORT [TIMEOUT]
 Output: {"client": "opengsq gamespy1", "info": {key: value} | null, "players": [{key:
 value}] | null, "teams": [{key: value}] | null, "error": "..." | null}. The error is
 reported instead of raised, so the test decides. Used by
-crates/ogp-cli/tests/interop_gs1.rs.
+crates/ogp-cli/tests/all/interop_gs1.rs.
 """
 
 import asyncio

@@ -5,7 +5,7 @@ Usage: python gs3_py.py gamespy3|battlefield2|gamespy4 HOST PORT [TIMEOUT]
 Output: {"client": ..., "info": {key: value} | null, "players": [{column: value}] | null,
 "teams": [{column: value}] | null, "error": "..." | null}. opengsq's GameSpy3 and
 Battlefield2 send no 0x09 challenge request; GameSpy4 does. The error is reported
-instead of raised, so the test decides. Used by crates/ogp-cli/tests/interop_gs3.rs.
+instead of raised, so the test decides. Used by crates/ogp-cli/tests/all/interop_gs3.rs.
 """
 
 import asyncio

@@ -5,7 +5,7 @@ Usage: python mcstatus_bedrock.py HOST PORT [TIMEOUT]
 
 Output: {"brand", "motd_raw", "motd_plain", "version", "protocol", "online", "max",
 "map_name", "gamemode"} as mcstatus's BedrockServer(...).status() reads them, or
-{"error": "..."}. Used by crates/ogp-cli/tests/bedrock_cli.rs.
+{"error": "..."}. Used by crates/ogp-cli/tests/all/bedrock_cli.rs.
 """
 
 import json

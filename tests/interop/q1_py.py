@@ -5,7 +5,7 @@ Usage: python q1_py.py quake1|quake2 HOST PORT [TIMEOUT]
 
 Output: {"client": "opengsq quake1", "info": {key: value} | null, "players": [{"name",
 "score", "ping", ...}] | null, "error": "..." | null}. The error is reported instead of
-raised, so the test decides. Used by crates/ogp-cli/tests/real_quakeworld.rs.
+raised, so the test decides. Used by crates/ogp-cli/tests/all/real_quakeworld.rs.
 """
 
 import asyncio

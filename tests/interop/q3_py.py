@@ -6,7 +6,7 @@ Output: {"client": "opengsq quake3", "info": {key: value} | null (getinfo, colou
 kept), "plain": {"info": {...}, "players": [{"name", "frags", "ping"}]} | null
 (getstatus with opengsq's colour stripping), "raw": the same without stripping | null,
 "error": "..." | null}. The error is reported instead of raised, so the test decides.
-Used by crates/ogp-cli/tests/interop_quake3.rs.
+Used by crates/ogp-cli/tests/all/interop_quake3.rs.
 """
 
 import asyncio

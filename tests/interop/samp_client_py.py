@@ -5,7 +5,7 @@ Usage: python samp_client_py.py HOST PORT
 Output: {"info": {password, players, max_players, hostname, gamemode, language},
 "rules": {name: value}, "clients": [{"name", "score"}], "error": "..." | null}; the
 error is reported instead of raised, so the test decides. Used by
-crates/ogp-cli/tests/interop_samp.rs.
+crates/ogp-cli/tests/all/interop_samp.rs.
 """
 
 import json

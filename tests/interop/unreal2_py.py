@@ -6,7 +6,7 @@ Output: {"client": "opengsq unreal2", "details": {...} | null (server informatio
 codes stripped), "rules": {key: value, "Mutators": [...]} | null, "players": [{"id",
 "name", "ping", "score", "stats_id"}] | null, "error": "..." | null}. The error is
 reported instead of raised, so the test decides. Used by
-crates/ogp-cli/tests/interop_unreal2.rs.
+crates/ogp-cli/tests/all/interop_unreal2.rs.
 """
 
 import asyncio

@@ -5,7 +5,7 @@
 //! before every query keeps getting it); every other answer to a budget of its own, per
 //! source and overall. Simulated time, the sans-IO responder, every protocol (the draft
 //! on its own listener). (The loopback tests with real client libraries are
-//! `ogp-cli/tests/spoofed_victim.rs`.)
+//! `ogp-cli/tests/all/spoofed_victim.rs`.)
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};

@@ -1,0 +1,531 @@
+//! `ogp master` end to end on loopback: `ogp serve --master` / `--gamespy3-master`
+//! registering, spoofed registrations never listed and never amplified, the HTTP API,
+//! `ogp list` over Valve's protocol and HTTP, a restart after kill -9 with SQLite, and
+//! two masters sharing one real PostgreSQL (a throwaway cluster, scripts/install-postgres.sh).
+
+use crate::common;
+
+use std::net::{SocketAddr, UdpSocket};
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant, SystemTime};
+
+use common::master::{ogp_ready, state, wait_for, Master};
+use common::{run, serve_with, Served, TempDir, BIN};
+use serde_json::Value;
+
+/// `ogp master` on `db`, forged-looking loopback sources allowed, with `extra` arguments.
+fn master(dir: &Path, name: &str, db: &str, extra: &[&str]) -> Master {
+    let mut args = vec!["--allow-private", "--db", db];
+    args.extend_from_slice(extra);
+    Master::start(dir, name, &args)
+}
+
+/// `ogp serve` with `name`, announcing itself to `master` with `flag`.
+fn server(label: &str, name: &str, flag: &str, master: SocketAddr, extra: &[&str]) -> Served {
+    let m = master.to_string();
+    let mut args = vec![flag, m.as_str()];
+    args.extend_from_slice(extra);
+    serve_with(label, &state(name), &args, ogp_ready)
+}
+
+fn addr_of(s: &Served) -> String {
+    format!("127.0.0.1:{}", s.port)
+}
+
+fn listed(m: &Master) -> Vec<String> {
+    let mut v: Vec<String> = m
+        .servers()
+        .iter()
+        .map(|s| s["addr"].as_str().unwrap().to_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Polled at least once: the status has its player list (verification asks only for
+/// the server info).
+fn polled(m: &Master, addrs: &[String]) -> bool {
+    let s = m.servers();
+    addrs.iter().all(|a| {
+        s.iter().any(|x| {
+            x["addr"] == a.as_str()
+                && x["up"] == true
+                && x["status"]["players"]
+                    .as_array()
+                    .is_some_and(|p| !p.is_empty())
+        })
+    })
+}
+
+fn uplink() -> Vec<u8> {
+    b"\xff\xff\xff\xffOGP\x00\x03\x03\x01\x07\x00".to_vec()
+}
+
+fn heartbeat() -> Vec<u8> {
+    let mut d = vec![0x03, 1, 2, 3, 4];
+    for (k, v) in [
+        ("localip0", "127.0.0.1"),
+        ("localport", "29900"),
+        ("statechanged", "3"),
+        ("gamename", "battlefield2"),
+        ("hostname", "spoofed"),
+    ] {
+        d.extend_from_slice(k.as_bytes());
+        d.push(0);
+        d.extend_from_slice(v.as_bytes());
+        d.push(0);
+    }
+    d.push(0);
+    d
+}
+
+/// Sends `datagram` `times` times to `master` from a socket on `ip` (where nothing
+/// answers), then counts what came back to that address within `wait`.
+fn spoof(
+    ip: &str,
+    master: SocketAddr,
+    datagram: &[u8],
+    times: usize,
+    wait: Duration,
+) -> (usize, usize) {
+    let s = UdpSocket::bind((ip, 0)).unwrap();
+    for _ in 0..times {
+        s.send_to(datagram, master).unwrap();
+    }
+    s.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let mut got = 0;
+    let mut buf = [0u8; 2048];
+    let t = Instant::now();
+    while t.elapsed() < wait {
+        if let Ok((n, _)) = s.recv_from(&mut buf) {
+            got += n;
+        }
+    }
+    (datagram.len() * times, got)
+}
+
+fn ogp_list(args: &[&str]) -> Vec<String> {
+    let ran = run(
+        Command::new(BIN).arg("list").args(args),
+        Duration::from_secs(30),
+    );
+    assert_eq!(ran.code, Some(0), "ogp list {args:?}: {}", ran.describe());
+    let mut v: Vec<String> = String::from_utf8_lossy(&ran.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn sqlite_master_lists_verified_servers_and_nothing_spoofed_and_survives_kill_9() {
+    let dir = TempDir::new("master-sqlite");
+    let db = format!("sqlite://{}", dir.0.join("master.db").display());
+    let m = master(&dir.0, "m1", &db, &["--poll-interval", "2"]);
+    let a = server("m-ogp", "Uplink A", "--master", m.udp, &[]);
+    let b = server("m-gs3", "Heartbeat B", "--gamespy3-master", m.udp, &[]);
+    // forged registrations from addresses where nothing answers
+    let (sent_u, back_u) = spoof("127.0.0.7", m.udp, &uplink(), 1, Duration::from_secs(3));
+    let (sent_h, back_h) = spoof(
+        "127.0.0.8",
+        m.udp,
+        &heartbeat(),
+        1,
+        Duration::from_millis(100),
+    );
+    let (sent_f, back_f) = spoof("127.0.0.9", m.udp, &uplink(), 200, Duration::from_secs(2));
+    let want = {
+        let mut v = vec![addr_of(&a), addr_of(&b)];
+        v.sort();
+        v
+    };
+    wait_for(
+        "both servers listed and polled",
+        Duration::from_secs(30),
+        || polled(&m, &want),
+    );
+    // never more bytes toward an unverified address than it sent
+    assert!(
+        back_u <= sent_u && back_u > 0,
+        "uplink: sent {sent_u}, got {back_u} back"
+    );
+    assert!(
+        back_h <= sent_h,
+        "heartbeat: sent {sent_h}, got {back_h} back"
+    );
+    // a flood from one address: one verification at a time, its probe and at most two
+    // retries of 11 bytes
+    assert!(
+        back_f <= 33 && back_f <= sent_f,
+        "a flood of 200 uplinks from one address got {back_f} bytes back (sent {sent_f})"
+    );
+    // every forged source's verification has ended (failed: nothing answers there), so a
+    // wrong listing would show now
+    wait_for(
+        "the three forged registrations' verifications to fail",
+        Duration::from_secs(30),
+        || {
+            let (_, metrics) = m.get("/metrics");
+            let failed: f64 = metrics
+                .lines()
+                .filter(|l| l.starts_with("ogp_master_verifications") && l.contains("failed"))
+                .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+                .sum();
+            failed >= 3.0
+        },
+    );
+    assert_eq!(
+        listed(&m),
+        want,
+        "only the two real servers are listed:\n{}",
+        m.log_text()
+    );
+    // what the API says of them
+    let servers = m.servers();
+    let by = |addr: &str| servers.iter().find(|s| s["addr"] == addr).unwrap().clone();
+    let sa = by(&addr_of(&a));
+    assert_eq!(sa["name"], "Uplink A");
+    assert_eq!(sa["status"]["host_name"], "Uplink A");
+    assert!(
+        sa["protocols"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p == "ogp"),
+        "{sa}"
+    );
+    assert!(sa["ping_ms"].as_f64().is_some_and(|p| p < 1000.0), "{sa}");
+    assert!(
+        sa["last_seen"].as_str().is_some_and(|t| t.ends_with('Z')),
+        "{sa}"
+    );
+    let sb = by(&addr_of(&b));
+    assert!(
+        sb["protocols"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p == "gamespy3"),
+        "{sb}"
+    );
+    // details and history
+    let (code, body) = m.get(&format!("/api/v1/servers/{}", addr_of(&a)));
+    assert_eq!(code, 200, "{body}");
+    let d: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(d["status"]["host_name"], "Uplink A");
+    assert!(!d["history"].as_array().unwrap().is_empty(), "{d}");
+    assert_eq!(m.get("/api/v1/servers/127.0.0.7:1").0, 404);
+    assert_eq!(m.get("/api/v1/servers?limit=x").0, 400);
+    let (code, body) = m.get("/api/v1/servers?name=heartbeat&view=summary");
+    assert_eq!(code, 200);
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (v["total"].as_u64(), v["servers"][0]["addr"].as_str()),
+        (Some(1), Some(addr_of(&b).as_str()))
+    );
+    assert!(
+        v["servers"][0].get("status").is_none(),
+        "summary view has no status"
+    );
+    let (_, stats) = m.get("/api/v1/stats");
+    let stats: Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(stats["servers"], 2);
+    // ogp list: Valve's protocol (both speak A2S), with a filter, and the HTTP API
+    let u = m.udp.to_string();
+    assert_eq!(
+        ogp_list(&[&u]),
+        common::sorted(vec![
+            format!("a2s {}", addr_of(&a)),
+            format!("a2s {}", addr_of(&b))
+        ])
+    );
+    assert_eq!(
+        ogp_list(&[&u, "--filter", "\\name_match\\heartbeat*"]),
+        vec![format!("a2s {}", addr_of(&b))]
+    );
+    let h = format!("http://{}", m.http);
+    assert_eq!(ogp_list(&[&h, "--filter", "protocol=gamespy3"]).len(), 2);
+    assert_eq!(
+        ogp_list(&[&h, "--filter", "name=uplink"]),
+        vec![format!("ogp {}", addr_of(&a))]
+    );
+    // metrics moved
+    let (_, metrics) = m.get("/metrics");
+    assert!(
+        metrics.contains("ogp_master_verifications_total{protocol=\"ogp\",outcome=\"verified\"} "),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("ogp_master_registrations_total"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("ogp_master_list_requests_total{protocol=\"valve\",outcome=\"served\"}"),
+        "{metrics}"
+    );
+
+    // kill -9 and restart on the same file: the same servers, at once
+    let Master { mut child, .. } = m;
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
+    let m2 = master(&dir.0, "m2", &db, &["--poll-interval", "2"]);
+    assert_eq!(
+        listed(&m2),
+        want,
+        "after kill -9 and a restart:\n{}",
+        m2.log_text()
+    );
+}
+
+fn rfc3339(t: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(t).to_string()
+}
+
+#[test]
+fn two_masters_share_one_postgres_and_one_takes_over_when_the_other_dies() {
+    let pg = ogp_testkit::postgres::Cluster::start();
+    let dir = TempDir::new("master-pg");
+    let cfg = dir.0.join("master.toml");
+    std::fs::write(
+        &cfg,
+        "poll_interval_secs = 2\nlease_slack_secs = 2\nrefresh_ms = 300\n",
+    )
+    .unwrap();
+    let cfg = cfg.display().to_string();
+    let m1 = master(&dir.0, "m1", &pg.url(), &["--config", &cfg]);
+    let m2 = master(&dir.0, "m2", &pg.url(), &["--config", &cfg]);
+    // servers register with one master or the other; both list all of them
+    let servers: Vec<Served> = (0..4)
+        .map(|i| {
+            let m = if i % 2 == 0 { &m1 } else { &m2 };
+            server(
+                &format!("pg{i}"),
+                &format!("PG server {i}"),
+                "--master",
+                m.udp,
+                &[],
+            )
+        })
+        .collect();
+    let mut want: Vec<String> = servers.iter().map(addr_of).collect();
+    want.sort();
+    wait_for(
+        "all four listed and polled by both masters",
+        Duration::from_secs(40),
+        || polled(&m1, &want) && polled(&m2, &want),
+    );
+    assert_eq!(listed(&m1), want);
+    assert_eq!(listed(&m2), want);
+    // kill one master mid-way: the other polls every server within a poll interval plus
+    // the lease slack (here 2 + 2 s)
+    let Master { mut child, .. } = m1;
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
+    let killed = rfc3339(SystemTime::now() + Duration::from_secs(1));
+    wait_for(
+        "every server polled after the kill",
+        Duration::from_secs(30),
+        || {
+            let s = m2.servers();
+            want.iter().all(|a| {
+                s.iter().any(|x| {
+                    x["addr"] == a.as_str()
+                        && x["last_seen"].as_str().is_some_and(|t| t > killed.as_str())
+                })
+            })
+        },
+    );
+    assert_eq!(listed(&m2), want, "{}", m2.log_text());
+}
+
+fn state_with(name: &str, players: Option<Value>) -> String {
+    let mut v: Value = serde_json::from_str(&state(name)).unwrap();
+    if let Some(p) = players {
+        v["players"] = p;
+    }
+    v.to_string()
+}
+
+/// The page in real headless Chromium (crates/ogp-master/tests/browser/page_test.py,
+/// selenium from scripts/install-browser.sh): its rows equal the API's, sorting,
+/// filters in the URL, a games-catalogue name shown and filtered by, the details view
+/// with players and the history chart, hostile names shown as text, a real Minecraft
+/// server added in the config file (polled over TCP) shown with its favicon and its
+/// `§`-formatted MOTD as text;
+/// screenshots in target/screenshots/.
+#[test]
+fn the_page_in_headless_chromium() {
+    if !common::enabled("the_page_in_headless_chromium") {
+        return;
+    }
+    let python = common::interop_dir().join("venv/bin/python");
+    let chromedriver = Path::new("/usr/bin/chromedriver");
+    if !python.exists() || !chromedriver.exists() {
+        panic!(
+            "browser missing: run scripts/install-browser.sh (Chromium, chromedriver, selenium)"
+        );
+    }
+    let dir = TempDir::new("master-page");
+    // a real Minecraft server (npm minecraft-protocol) the operator adds in the config
+    // file (it sends no heartbeat), with an icon and a hostile MOTD with `§` codes: the
+    // master polls it over TCP, and the page shows the image and the MOTD as text
+    let crafted = ogp_testkit::gameservers::Minecraft::start(
+        "1.20.1",
+        common::master::CRAFTED_NAME,
+        20,
+        &[("MC_FAVICON", common::master::FAVICON)],
+    );
+    let cfg = dir.0.join("master.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "poll_interval_secs = 1\nhistory_resolution_secs = 1\nrefresh_ms = 300\n\
+             [[server]]\naddr = \"127.0.0.1:{}\"\nprotocol = \"minecraft\"\n",
+            crafted.port
+        ),
+    )
+    .unwrap();
+    let db = format!("sqlite://{}", dir.0.join("master.db").display());
+    let m = master(
+        &dir.0,
+        "page",
+        &db,
+        &["--config", &cfg.display().to_string()],
+    );
+    let udp = m.udp.to_string();
+    let hostile = "<script>window.__pwned=1</script><img src=x onerror=\"window.__pwned=1\"> Hostile \u{1b}[31m";
+    let specs: [(&str, Option<Value>); 3] = [
+        ("Busy Arena", None),
+        (hostile, None),
+        ("Quiet Corner", Some(Value::Array(vec![]))),
+    ];
+    let servers: Vec<Served> = specs
+        .iter()
+        .enumerate()
+        .map(|(i, (name, players))| {
+            let mut state = state_with(name, players.clone());
+            if *name == "Quiet Corner" {
+                // a server the games catalogue knows: the page shows "Battlefield 2"
+                let mut v: Value = serde_json::from_str(&state).unwrap();
+                v["game_name"] = "battlefield2".into();
+                state = v.to_string();
+            }
+            serve_with(&format!("page{i}"), &state, &["--master", &udp], ogp_ready)
+        })
+        .collect();
+    let mut want: Vec<String> = servers.iter().map(addr_of).collect();
+    want.push(crafted.addr().to_string());
+    wait_for(
+        "the servers listed and polled, with history",
+        Duration::from_secs(40),
+        || {
+            let s = m.servers();
+            want.iter().all(|a| {
+                s.iter()
+                    .any(|x| x["addr"] == a.as_str() && x["status"]["players"].is_array())
+            }) && want.iter().all(|a| {
+                let (_, body) = m.get(&format!("/api/v1/servers/{a}"));
+                serde_json::from_str::<Value>(&body)
+                    .ok()
+                    .and_then(|d| d["history"].as_array().map(Vec::len))
+                    .unwrap_or(0)
+                    >= 3
+            })
+        },
+    );
+    let shots = common::root().join("target/screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let ran = run(
+        Command::new(&python)
+            .arg(common::root().join("crates/ogp-master/tests/browser/page_test.py"))
+            .args(["--base", &format!("http://{}", m.http)])
+            .arg("--screenshots")
+            .arg(&shots),
+        Duration::from_secs(240),
+    );
+    println!("{}", String::from_utf8_lossy(&ran.stdout));
+    assert_eq!(
+        ran.code,
+        Some(0),
+        "the page test failed:\n{}",
+        ran.describe()
+    );
+    for f in ["list.png", "details.png"] {
+        assert!(
+            shots.join(f).metadata().is_ok_and(|m| m.len() > 1000),
+            "no screenshot {f}"
+        );
+    }
+}
+
+/// `quakestat -stma2s` (qstat 2.17, a real Valve master client) against the master lists
+/// exactly the servers that speak A2S, and queries each of them itself.
+#[test]
+fn quakestat_lists_exactly_the_a2s_servers() {
+    if !common::enabled("quakestat_lists_exactly_the_a2s_servers") {
+        return;
+    }
+    let dir = TempDir::new("master-qstat");
+    let db = format!("sqlite://{}", dir.0.join("master.db").display());
+    let m = master(&dir.0, "qstat", &db, &["--poll-interval", "1"]);
+    let a2s = server("q-a2s", "Speaks A2S", "--master", m.udp, &[]);
+    let heartbeat = server("q-gs3", "Speaks A2S too", "--gamespy3-master", m.udp, &[]);
+    let no_a2s = server("q-noa2s", "No A2S here", "--master", m.udp, &["--no-a2s"]);
+    let all = common::sorted(vec![addr_of(&a2s), addr_of(&heartbeat), addr_of(&no_a2s)]);
+    // Listed after verification (one protocol); the protocols a server speaks are known
+    // once its first poll has asked every protocol and heard every answer or timeout
+    // (a protocol it does not speak, such as Quake III here, takes its whole schedule).
+    let speaks = |servers: &[serde_json::Value], a: &str, protocol: &str| {
+        servers.iter().any(|s| {
+            s["addr"] == a
+                && s["protocols"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|p| p == protocol)
+        })
+    };
+    wait_for(
+        "three servers listed and polled in every protocol",
+        Duration::from_secs(40),
+        || {
+            let servers = m.servers();
+            polled(&m, &all) && all.iter().all(|a| speaks(&servers, a, "gamespy3"))
+        },
+    );
+    let servers = m.servers();
+    let speaks_a2s = |a: &str| speaks(&servers, a, "a2s");
+    assert!(!speaks_a2s(&addr_of(&no_a2s)), "{servers:?}");
+    assert!(
+        speaks_a2s(&addr_of(&a2s)) && speaks_a2s(&addr_of(&heartbeat)),
+        "{servers:?}"
+    );
+    let ran = run(
+        Command::new(common::quakestat())
+            .args(["-nnx", "-R", "-raw", ",", "-timeout", "3", "-stma2s"])
+            .arg(m.udp.to_string()),
+        Duration::from_secs(60),
+    );
+    assert_eq!(ran.code, Some(0), "{}", ran.describe());
+    let out = String::from_utf8_lossy(&ran.stdout);
+    // one A2S row per listed server: "A2S,ADDR,NAME,…"
+    let mut rows: Vec<String> = out
+        .lines()
+        .filter(|l| l.starts_with("A2S,"))
+        .filter_map(|l| l.split(',').nth(1).map(str::to_owned))
+        .collect();
+    rows.sort();
+    assert_eq!(
+        rows,
+        common::sorted(vec![addr_of(&a2s), addr_of(&heartbeat)]),
+        "{}",
+        ran.describe()
+    );
+    assert!(
+        out.contains("Speaks A2S") && !out.contains("No A2S here"),
+        "{out}"
+    );
+}
