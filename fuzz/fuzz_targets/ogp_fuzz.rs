@@ -28,6 +28,7 @@ mod gqp_reply;
 mod gs1_datagram;
 mod gs2_datagram;
 mod gs3_datagram;
+mod http_response;
 mod master_registry;
 mod minecraft_stream;
 mod minetest_datagram;
@@ -91,6 +92,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("qwmaster_datagram", qwmaster_datagram::run),
     ("teemaster", teemaster::run),
     ("cube2_master_stream", cube2_master_stream::run),
+    ("http_response", http_response::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

@@ -85,6 +85,7 @@ pub mod gamespy3;
 pub mod gqp;
 pub mod guard;
 pub mod hexenworld;
+pub mod http;
 mod infostring;
 mod json;
 pub mod limits;
