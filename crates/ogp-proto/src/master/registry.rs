@@ -101,6 +101,7 @@ use super::addr::canonical;
 use super::dpmaster::{self, ServersRequest};
 use super::qwmaster;
 use super::teemaster;
+use super::teemaster7;
 use super::valve::ListRequest;
 use crate::client::Details;
 use crate::client::{Answer, Machine, Options};
@@ -129,6 +130,10 @@ pub enum Inbound {
     QwList,
     /// A Teeworlds 0.6 master request (`req2`, `cou2`).
     TwList(teemaster::Request),
+    /// A Teeworlds 0.7 master message: a token request, or a heartbeat or request whose
+    /// token the caller checks ([`teemaster7::Tokens`]) before acting on it (a heartbeat
+    /// with a valid one is a [`Registration::Teeworlds7`]).
+    Tw7(teemaster7::Message),
     /// Anything else (a reply to one of our verification queries, or noise).
     Other,
 }
@@ -156,6 +161,12 @@ pub enum Registration {
     /// A Teeworlds 0.6 heartbeat (`bea2` and the server's port), verified by `gie3`
     /// with our token to its source IP and that port, and listed as `teeworlds`.
     Teeworlds(teemaster::Heartbeat),
+    /// A Teeworlds 0.7 heartbeat (`bea2` and the port in a connectionless packet
+    /// carrying our token: [`teemaster7`]), verified by the 0.7 query (a token
+    /// handshake, then `gie3`) to its source IP and that port, and listed as
+    /// `teeworlds7`. [`classify`] never makes it: the caller checks the token of an
+    /// [`Inbound::Tw7`] heartbeat first.
+    Teeworlds7(teemaster::Heartbeat),
     /// A Cube 2 server's registration over the master's TCP port (Sauerbraten's
     /// `regserv PORT`, Red Eclipse's `server PORT …`: [`crate::cube2::master`]), never
     /// a datagram: [`classify`] does not make it. The TCP handshake has proved the
@@ -292,6 +303,7 @@ impl Registration {
             Self::Gamespy1(_) => gamespy1::PROTOCOL,
             Self::QuakeWorld(_) => Protocol::Quakeworld,
             Self::Teeworlds(_) => Protocol::Teeworlds,
+            Self::Teeworlds7(_) => Protocol::Teeworlds7,
             Self::Cube2 { .. } => Protocol::Cube2,
         }
     }
@@ -304,7 +316,7 @@ impl Registration {
     pub fn query_addr(&self, from: SocketAddr) -> SocketAddr {
         match self {
             Self::Gamespy1(h) => SocketAddr::new(from.ip(), h.port),
-            Self::Teeworlds(h) => SocketAddr::new(from.ip(), h.port),
+            Self::Teeworlds(h) | Self::Teeworlds7(h) => SocketAddr::new(from.ip(), h.port),
             Self::Cube2 { port } => SocketAddr::new(
                 from.ip(),
                 port.saturating_add(crate::cube2::QUERY_PORT_OFFSET),
@@ -334,7 +346,10 @@ impl Registration {
             Self::Quake3(h) => h.shutdown(),
             Self::Gamespy1(h) => h.state_changed == Some(2),
             Self::QuakeWorld(h) => h.shutdown(),
-            Self::OgpUplink { .. } | Self::Teeworlds(_) | Self::Cube2 { .. } => false,
+            Self::OgpUplink { .. }
+            | Self::Teeworlds(_)
+            | Self::Teeworlds7(_)
+            | Self::Cube2 { .. } => false,
         }
     }
 
@@ -348,7 +363,7 @@ impl Registration {
             // a Cube 2 server registers on start and hourly
             Self::OgpUplink { .. } | Self::Quake3(_) | Self::Cube2 { .. } => true,
             // sent every 15 s whatever changed (the game's status is polled)
-            Self::Teeworlds(_) => false,
+            Self::Teeworlds(_) | Self::Teeworlds7(_) => false,
             Self::Heartbeat(h) => !matches!(h.state_changed, None | Some(StateChanged::Regular)),
             // the games send 1 on a change (map, players) and 2 when shutting down
             Self::Gamespy1(h) => h.state_changed.is_some_and(|n| n != 0),
@@ -368,6 +383,7 @@ impl Registration {
             | Self::Quake3(_)
             | Self::QuakeWorld(_)
             | Self::Teeworlds(_)
+            | Self::Teeworlds7(_)
             | Self::Cube2 { .. } => None,
             Self::OgpUplink { game_id } => Some(game_id.to_string()),
             Self::Heartbeat(h) => h.game_name.as_ref().map(|g| g.to_string()),
@@ -379,6 +395,12 @@ impl Registration {
 /// Tells what a datagram sent to a master is. `Err` only for a datagram that starts
 /// like a registration or a list request and then does not decode.
 pub fn classify(datagram: &[u8]) -> Result<Inbound, DecodeError> {
+    // Teeworlds 0.7's: a token request (`04 00 00 FF FF FF FF 05`) or a connectionless
+    // packet (`21`, two tokens) with a master's word; its replies to our queries are
+    // neither
+    if teemaster7::is_master_message(datagram) {
+        return teemaster7::Message::decode(datagram).map(Inbound::Tw7);
+    }
     // Teeworlds' packet header may start with any byte (`FF`, qstat's `20`)
     if teemaster::is_master_message(datagram) {
         return if teemaster::is_heartbeat(datagram) {
