@@ -644,6 +644,9 @@ pub enum Verdict {
         /// Registered by a GameSpy v1 heartbeat: listed on the GameSpy master list under
         /// `game`.
         gamespy1: bool,
+        /// The caller's socket its queries went out from (where an acknowledgement to
+        /// it goes: Teeworlds 0.7's `fwok`).
+        local: usize,
     },
     /// No correct answer: list nothing.
     Failed {
@@ -1303,9 +1306,13 @@ impl Registrar {
         let protocol = match crate::detect::guess(datagram) {
             _ if datagram.first() == Some(&b'\\') => Via::Gamespy1,
             _ if qwmaster::is_ping_reply(datagram) => Via::QuakeWorld,
-            Some(p @ (Protocol::Ogp | Protocol::Gamespy3 | Protocol::Quake3 | Protocol::Cube2)) => {
-                Via::Table(p)
-            }
+            Some(
+                p @ (Protocol::Ogp
+                | Protocol::Gamespy3
+                | Protocol::Quake3
+                | Protocol::Cube2
+                | Protocol::Teeworlds7),
+            ) => Via::Table(p),
             _ => return false,
         };
         if !self.config.allow_private && !is_global(from.ip()) {
@@ -1390,6 +1397,7 @@ impl Registrar {
                     game: None,
                     answer,
                     gamespy1,
+                    local,
                 });
                 return true;
             }
@@ -1544,6 +1552,7 @@ impl Registrar {
                     game: p.game,
                     answer: Box::new(answer),
                     gamespy1,
+                    local: p.local,
                 }
             }
             Err(error) => {

@@ -40,12 +40,13 @@
 //! decoders.
 
 use std::hash::Hasher;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use siphasher::sip::SipHasher24;
 
 use super::addr::canonical;
+use super::budget::{answer_pages, Answered, ListAdmission, ListBudget};
 use super::teemaster::{self, Heartbeat, Request};
 use crate::error::DecodeError;
 use crate::reader::Reader;
@@ -234,8 +235,8 @@ impl Tokens {
         h.write_u64(window);
         let a = canonical(addr);
         match a.ip() {
-            std::net::IpAddr::V4(v4) => h.write(&v4.octets()),
-            std::net::IpAddr::V6(v6) => h.write(&v6.octets()),
+            IpAddr::V4(v4) => h.write(&v4.octets()),
+            IpAddr::V6(v6) => h.write(&v6.octets()),
         }
         h.write_u16(a.port());
         let t = (h.finish() & 0xffff_ffff) as u32;
@@ -334,6 +335,67 @@ pub fn encode_page(
     let n = teemaster::encode_page(servers, &mut d);
     reframe(&d, to, from, out);
     n
+}
+
+/// Answers `req2` from `from` (its token `theirs`, ours `ours`) with the servers
+/// `servers` finds: `lis2` pages, each charged against `budget` before it is built
+/// ([`answer_pages`]).
+pub fn answer(
+    servers: impl FnOnce() -> Vec<SocketAddr>,
+    from: IpAddr,
+    (theirs, ours): (u32, u32),
+    now: Instant,
+    budget: &ListBudget,
+    send: impl FnMut(&[u8]),
+) -> Answered {
+    answer_pages(
+        servers,
+        from,
+        now,
+        budget,
+        MAX_PAGE_BYTES,
+        |s, out| encode_page(s, theirs, ours, out),
+        send,
+    )
+}
+
+/// Answers `cou2` from `from` with `siz2` and how many servers `count` says (asked only
+/// once the answer is within `budget`).
+pub fn answer_count(
+    count: impl FnOnce() -> usize,
+    from: IpAddr,
+    (theirs, ours): (u32, u32),
+    now: Instant,
+    budget: &ListBudget,
+    mut send: impl FnMut(&[u8]),
+) -> ListAdmission {
+    let len = HEADER_LEN + 10;
+    let admission = budget.charge(now, from, len);
+    if admission == ListAdmission::Answer {
+        let mut d = Vec::with_capacity(len);
+        encode_count(count(), theirs, ours, &mut d);
+        send(&d);
+    }
+    admission
+}
+
+/// Answers a token request from `from` (its token `theirs`) with ours for it, within
+/// `budget` (12 bytes, to a request of at least 520).
+pub fn answer_token(
+    tokens: &Tokens,
+    from: SocketAddr,
+    theirs: u32,
+    now: Instant,
+    budget: &ListBudget,
+    mut send: impl FnMut(&[u8]),
+) -> ListAdmission {
+    let admission = budget.charge(now, from.ip(), TOKEN_REPLY_LEN);
+    if admission == ListAdmission::Answer {
+        let mut d = Vec::with_capacity(TOKEN_REPLY_LEN);
+        encode_token_reply(theirs, tokens.token(from, now), &mut d);
+        send(&d);
+    }
+    admission
 }
 
 /// A master's answer to a client: `siz2` or a `lis2` page.
@@ -487,6 +549,56 @@ mod tests {
                 request: Request::List
             })
         );
+    }
+
+    #[test]
+    fn a_flood_of_requests_and_token_requests_is_cut_by_the_budget() {
+        use super::super::budget::ListBudgetConfig;
+        let t0 = Instant::now();
+        let per_source = 8_000u32;
+        let b = ListBudget::new(ListBudgetConfig::new(per_source, u32::MAX), [4; 16], t0);
+        let tokens = Tokens::new([1; 16], t0);
+        let servers: Vec<SocketAddr> = (0..1000u32)
+            .map(|i| SocketAddr::from((std::net::Ipv4Addr::from(0x0a00_0000 + i), 8303)))
+            .collect();
+        let victim: SocketAddr = "192.0.2.7:8303".parse().unwrap();
+        let mut out = 0usize;
+        for tick in 0..1000u64 {
+            let now = t0 + Duration::from_millis(tick * 10);
+            let tt = (1, 2);
+            answer(
+                || servers.clone(),
+                victim.ip(),
+                tt,
+                now,
+                &b,
+                |p| out += p.len(),
+            );
+            answer_count(|| 1000, victim.ip(), tt, now, &b, |p| out += p.len());
+            answer_token(&tokens, victim, 3, now, &b, |p| out += p.len());
+        }
+        let cap = f64::from(per_source) * (4.0 + 10.0);
+        assert!((out as f64) <= cap, "{out} bytes out, budget {cap}");
+        let b = ListBudget::new(ListBudgetConfig::default(), [4; 16], t0);
+        let mut pages = Vec::new();
+        let a = answer(
+            || servers.clone(),
+            victim.ip(),
+            (5, 6),
+            t0,
+            &b,
+            |p| pages.push(p.to_vec()),
+        );
+        assert_eq!((a.pages, a.servers, a.complete), (14, 1000, true));
+        assert!(pages.iter().all(|p| p.len() <= MAX_PAGE_BYTES));
+        let back: usize = pages
+            .iter()
+            .map(|p| match decode_answer(p, 5) {
+                Some(Ok(Answer::Page(s))) => s.len(),
+                other => panic!("{other:?}"),
+            })
+            .sum();
+        assert_eq!(back, 1000);
     }
 
     proptest! {
