@@ -2022,6 +2022,96 @@ mod tests {
         assert_eq!(sent, 0);
     }
 
+    /// A Teeworlds 0.7 heartbeat (its token checked by the caller) is verified by the
+    /// 0.7 query: a 520-byte token handshake, then `gie3` to the server's token, whose
+    /// `inf3` must echo our integer token. Its bytes and the token request's stand for
+    /// the handshake ([`teemaster7::HEARTBEAT_CREDIT`]); without that credit the
+    /// handshake is withheld (more than the heartbeat's 19 bytes).
+    #[test]
+    fn a_teeworlds07_heartbeat_is_verified_by_the_07_query() {
+        use crate::teeworlds::wire;
+        let mut hb = Vec::new();
+        teemaster7::encode_heartbeat(teemaster::Heartbeat { port: 8303 }, 1, 2, &mut hb);
+        let Ok(Inbound::Tw7(teemaster7::Message::Heartbeat { heartbeat, .. })) = classify(&hb)
+        else {
+            panic!("{hb:?}")
+        };
+        let r = Registration::Teeworlds7(heartbeat);
+        let from: SocketAddr = "127.0.0.2:8303".parse().unwrap();
+        assert_eq!(
+            (r.protocol(), r.query_addr(from)),
+            (Protocol::Teeworlds7, from)
+        );
+        for (credit, honest) in [
+            (teemaster7::HEARTBEAT_CREDIT, true),
+            (0, true),
+            (teemaster7::HEARTBEAT_CREDIT, false),
+        ] {
+            let t0 = Instant::now();
+            let mut reg =
+                Registrar::new(RegistrarConfig::default().allow_private(true), [1; 16], t0);
+            let len = hb.len() + credit;
+            assert_eq!(
+                reg.register_on(t0, 3, from, &r, len, Known::default()),
+                Admission::Verifying
+            );
+            let mut now = t0;
+            let mut sent = 0u64;
+            let mut verdict = None;
+            for _ in 0..50 {
+                while let Some((local, to, d)) = reg.poll_transmit_on(now) {
+                    assert_eq!((local, to), (3, from));
+                    sent += d.len() as u64;
+                    if wire::is_token7(&d) {
+                        assert_eq!(d.len(), wire::TOKEN_REQUEST_LEN);
+                        let ours = u32::from_be_bytes(d[8..12].try_into().unwrap());
+                        let mut a = Vec::new();
+                        wire::encode::token_reply(&mut a, ours, 0x5e5e_5e5e);
+                        reg.handle_reply_on(now, 3, from, &a);
+                    } else {
+                        assert_eq!(&d[1..5], &[0x5e; 4], "gie3 to the server's token");
+                        let ours = u32::from_be_bytes(d[5..9].try_into().unwrap());
+                        let mut rd = crate::reader::Reader::new(&d[17..]);
+                        let token = wire::varint(&mut rd, "token").unwrap();
+                        let info = crate::teeworlds::Info {
+                            token: i64::from(token) + i64::from(!honest),
+                            name: "Seven".into(),
+                            ..crate::teeworlds::Info::default()
+                        };
+                        let mut a = Vec::new();
+                        wire::encode::info7(&mut a, ours, 0x5e5e_5e5e, &info);
+                        reg.handle_reply_on(now, 3, from, &a);
+                    }
+                }
+                if let Some(v) = reg.poll_verdict() {
+                    verdict = Some(v);
+                    break;
+                }
+                now = reg.poll_timeout().unwrap_or(now);
+                reg.handle_timeout(now);
+            }
+            let s = reg.stats();
+            assert!(s.sent_bytes <= s.received_bytes, "{s:?}");
+            match (credit > 0, honest, verdict) {
+                (true, true, Some(Verdict::Verified { answer, local, .. })) => {
+                    assert_eq!(answer.protocol, Protocol::Teeworlds7);
+                    assert_eq!(answer.status.host_name.as_deref(), Some("Seven"));
+                    assert_eq!(local, 3);
+                    assert!(matches!(
+                        answer.details,
+                        Some(Details::Teeworlds7(ref d)) if d.server_token == 0x5e5e_5e5e
+                    ));
+                }
+                (false, _, Some(Verdict::Failed { withheld, .. })) => {
+                    assert!(withheld >= 1);
+                    assert_eq!(sent, 0, "nothing larger than the heartbeat");
+                }
+                (true, false, Some(Verdict::Failed { .. })) => {}
+                (c, h, v) => panic!("credit {c}, honest {h}: {v:?}"),
+            }
+        }
+    }
+
     /// Registers a `bea2` naming port 8303 from another port of 127.0.0.2, answers each
     /// `gie3` (which must go to port 8303) with `answer(its 24-bit token)` until the
     /// verification ends; returns the verdict and the bytes sent.
