@@ -1306,13 +1306,9 @@ impl Registrar {
         let protocol = match crate::detect::guess(datagram) {
             _ if datagram.first() == Some(&b'\\') => Via::Gamespy1,
             _ if qwmaster::is_ping_reply(datagram) => Via::QuakeWorld,
-            Some(
-                p @ (Protocol::Ogp
-                | Protocol::Gamespy3
-                | Protocol::Quake3
-                | Protocol::Cube2
-                | Protocol::Teeworlds7),
-            ) => Via::Table(p),
+            Some(p @ (Protocol::Ogp | Protocol::Gamespy3 | Protocol::Quake3 | Protocol::Cube2)) => {
+                Via::Table(p)
+            }
             _ => return false,
         };
         if !self.config.allow_private && !is_global(from.ip()) {
@@ -2515,6 +2511,44 @@ mod tests {
             assert_eq!((s.probed, s.answered, s.verified), (1, 1, 1), "{protocol}");
             assert!(s.sent_bytes <= s.received_bytes, "{protocol}: {s:?}");
         }
+    }
+
+    /// A Teeworlds 0.7 server probed (no place for its verification): the probe is the
+    /// 520-byte token request, within the heartbeat's credit. Its token reply (12 bytes)
+    /// would not pay for the `gie3` (18): it starts nothing, and the server is verified
+    /// at one of its next heartbeats (every 15 s), when there is a place.
+    #[test]
+    fn a_probed_teeworlds07_server_waits_for_its_next_heartbeat() {
+        use crate::teeworlds::wire;
+        let t0 = Instant::now();
+        let cfg = RegistrarConfig {
+            max_pending: 1,
+            ..RegistrarConfig::default().allow_private(true)
+        };
+        let mut reg = Registrar::new(cfg, [6; 16], t0);
+        let r = Registration::Teeworlds7(teemaster::Heartbeat { port: 8303 });
+        let len = 19 + teemaster7::HEARTBEAT_CREDIT;
+        let forged: SocketAddr = "127.0.5.1:8303".parse().unwrap();
+        let server: SocketAddr = "127.0.6.1:8303".parse().unwrap();
+        assert_eq!(
+            reg.register(t0, forged, &r, len, Known::default()),
+            Admission::Verifying
+        );
+        while reg.poll_transmit(t0).is_some() {}
+        assert_eq!(
+            reg.register(t0, server, &r, len, Known::default()),
+            Admission::Probed(DropReason::Busy)
+        );
+        let (to, probe) = reg.poll_transmit(t0).expect("a probe");
+        assert_eq!((to, probe.len()), (server, wire::TOKEN_REQUEST_LEN));
+        let ours = u32::from_be_bytes(probe[8..12].try_into().unwrap());
+        let mut a = Vec::new();
+        wire::encode::token_reply(&mut a, ours, 0x7777_7777);
+        assert!(!reg.handle_reply(t0, server, &a));
+        assert!(reg.poll_transmit(t0).is_none());
+        assert!(reg.poll_verdict().is_none());
+        let s = reg.stats();
+        assert!(s.sent_bytes <= s.received_bytes, "{s:?}");
     }
 
     /// A registrar whose two places (`max_pending` 2, no reserve) two forged uplinks

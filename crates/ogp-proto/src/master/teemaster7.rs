@@ -34,7 +34,10 @@
 //! heartbeat proves that its source received our reply to a 520-byte request from it
 //! within the last minute; the master counts that request's bytes toward the
 //! verification's budget ([`HEARTBEAT_CREDIT`]), so that its 520-byte handshake may go
-//! to a server whose heartbeat is 19 bytes.
+//! to a server whose heartbeat is 19 bytes. A heartbeat that finds no place for its
+//! verification is probed (the token request) as every registration is, but the 12-byte
+//! token reply would not pay for the 18-byte `gie3`: it starts nothing, and the server
+//! is verified at one of its next heartbeats (every 15 s).
 //!
 //! Nothing here panics; decoding reads through the crate's bounded reader and the 0.6
 //! decoders.
