@@ -45,6 +45,7 @@ mod responder;
 mod samp_datagram;
 mod state_json;
 mod teemaster;
+mod teemaster7;
 mod teeworlds_datagram;
 mod unreal2_datagram;
 mod valve_master;
@@ -91,6 +92,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("qwmaster_datagram", qwmaster_datagram::run),
     ("teemaster", teemaster::run),
     ("cube2_master_stream", cube2_master_stream::run),
+    ("teemaster7", teemaster7::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

@@ -721,7 +721,13 @@ fn forged_teeworlds07_heartbeats_and_token_floods_cost_their_victims_little() {
     wait_for(
         "the 400 forged heartbeats dropped",
         Duration::from_secs(10),
-        || counter(&m, "dropped", "bad_token") >= 400,
+        || {
+            counter(
+                &m,
+                "ogp_master_dropped_datagrams_total",
+                "reason=\"bad_token\"",
+            ) >= 400
+        },
     );
     // a token of ours for `real`, replayed from `other` in `other`'s name
     let real = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -741,7 +747,13 @@ fn forged_teeworlds07_heartbeats_and_token_floods_cost_their_victims_little() {
     wait_for(
         "the replayed token dropped",
         Duration::from_secs(10),
-        || counter(&m, "dropped", "bad_token") >= 401,
+        || {
+            counter(
+                &m,
+                "ogp_master_dropped_datagrams_total",
+                "reason=\"bad_token\"",
+            ) >= 401
+        },
     );
     // an unpadded token request: nothing back; cou2 with the token: siz2 0 to our token
     real.send_to(&req[..12], m.udp).unwrap();
