@@ -291,7 +291,7 @@ fn ddnet_registers_with_ogp_master_over_http_and_is_read_back_by_ogp_list_and_qs
         format!("sv_register_url http://{}/ddnet/15/register", master.http),
         "http_allow_insecure 1".into(),
     ];
-    let server = Teeworlds::start(&config);
+    let mut server = Teeworlds::start(&config);
     let want = server.addr().to_string();
     let item = || {
         master
@@ -371,6 +371,33 @@ fn ddnet_registers_with_ogp_master_over_http_and_is_read_back_by_ogp_list_and_qs
     );
     if !r.0.is_empty() {
         eprintln!("qstat: {}\nmaster log:\n{log}", ran.describe());
+    }
+    // DDNet's 0.7 side: challenged over 0.7 with its Connless-Token, then noted (no
+    // more 400: "registering with tw-0.7+udp:// requires header Connless-Token")
+    let ddnet = |outcome: &str| {
+        master.get("/metrics").1.lines().any(|l| {
+            l.starts_with("ogp_master_registrations_total")
+                && l.contains("protocol=\"ddnet_http\"")
+                && l.contains(&format!("outcome=\"{outcome}\""))
+        })
+    };
+    let noted = common::master::wait_until(Duration::from_secs(10), || ddnet("noted"));
+    r.eq(
+        "DDNet's 0.7 registration noted".into(),
+        noted.is_some(),
+        true,
+    );
+    r.eq(
+        "no DDNet registration refused".into(),
+        ddnet("refused"),
+        false,
+    );
+    if !r.0.is_empty() {
+        eprintln!(
+            "server log:\n{}\nmetrics:\n{}",
+            server.log().join("\n"),
+            master.get("/metrics").1
+        );
     }
     r.finish("DDNet registered with ogp master, read back by ogp list --tw and qstat -teem");
 }
