@@ -26,13 +26,14 @@
 //! ([`encode_fwok`]), which the server logs as "server registered".
 //!
 //! Our tokens are stateless ([`Tokens`]): a keyed hash (SipHash-2-4 with the master's
-//! secret) of the peer's address and a 30-second window, the current or the previous
+//! secret) of the peer's address and a 60-second window, the current or the previous
 //! window's taken, as the 0.7 engine derives its own from the address and a seed it
-//! renews every 16 s. A datagram forged from an address we never answered carries no
+//! renews every 16 s (a peer keeps a token it was given for 16 s in 0.7.5, for 64 in
+//! some forks: a token of ours lasts 60 to 120 s). A datagram forged from an address we never answered carries no
 //! valid token: it is not acted on. A token reply (12 bytes) answers a request of at
 //! least 520: the master sends nobody more than it was sent. A valid token in a
 //! heartbeat proves that its source received our reply to a 520-byte request from it
-//! within the last minute; the master counts that request's bytes toward the
+//! within the last two minutes; the master counts that request's bytes toward the
 //! verification's budget ([`HEARTBEAT_CREDIT`]), so that its 520-byte handshake may go
 //! to a server whose heartbeat is 19 bytes. A heartbeat that finds no place for its
 //! verification is probed (the token request) as every registration is, but the 12-byte
@@ -68,8 +69,8 @@ pub const MAX_PAGE_BYTES: usize = teemaster::MAX_PAGE_BYTES - teemaster::HEADER_
 pub const TOKEN_REPLY_LEN: usize = 12;
 
 /// How long one window of our tokens lasts (a token is taken in its window and the
-/// next: 30 to 60 s).
-pub const TOKEN_WINDOW: Duration = Duration::from_secs(30);
+/// next: 60 to 120 s).
+pub const TOKEN_WINDOW: Duration = Duration::from_secs(60);
 
 /// The bytes a heartbeat with a valid token stands for: its own and those of the
 /// 520-byte token request its source must have sent to learn the token.
@@ -516,7 +517,7 @@ mod tests {
         assert!(t.check(a, tok, t0));
         assert!(t.check(mapped, tok, t0), "one address, however it came");
         assert!(!t.check(b, tok, t0));
-        assert!(t.check(a, tok, t0 + TOKEN_WINDOW + Duration::from_secs(29)));
+        assert!(t.check(a, tok, t0 + TOKEN_WINDOW + Duration::from_secs(59)));
         assert!(!t.check(a, tok, t0 + TOKEN_WINDOW * 2));
         assert!(
             !Tokens::new([8; 16], t0).check(a, tok, t0),
