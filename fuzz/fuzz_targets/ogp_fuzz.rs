@@ -46,6 +46,7 @@ mod responder;
 mod samp_datagram;
 mod state_json;
 mod teemaster;
+mod teemaster7;
 mod teeworlds_datagram;
 mod unreal2_datagram;
 mod valve_master;
@@ -92,6 +93,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("qwmaster_datagram", qwmaster_datagram::run),
     ("teemaster", teemaster::run),
     ("cube2_master_stream", cube2_master_stream::run),
+    ("teemaster7", teemaster7::run),
     ("http_response", http_response::run),
 ];
 

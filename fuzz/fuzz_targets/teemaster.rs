@@ -103,7 +103,7 @@ fn headers(data: &[u8]) {
             assert_eq!(to, SocketAddr::new(peer, r.port));
             assert!(datagram.len() <= MAX_CHALLENGE_BYTES);
         }
-        Decision::Register(to) => assert_eq!(to.ip(), peer),
+        Decision::Register(to) | Decision::Register7(to) => assert_eq!(to.ip(), peer),
         Decision::Deleted | Decision::Refused(_) => {}
     }
 }

@@ -1,7 +1,8 @@
 //! `ogp list`: a server list from a master, over Valve's UDP list protocol
 //! (`HOST:PORT`), dpmaster's (`HOST:PORT --dp GAME PROTOCOL`), the GameSpy master's
 //! over TCP (`HOST:PORT --gs1 GAME`), a Cube 2 master's over TCP (`HOST:PORT --cube2`:
-//! Red Eclipse's, Sauerbraten's), a Teeworlds 0.6 master's (`HOST:PORT --tw`), DDNet's
+//! Red Eclipse's, Sauerbraten's), a Teeworlds 0.6 master's (`HOST:PORT --tw`) or 0.7
+//! master's (`HOST:PORT --tw7`), DDNet's
 //! HTTP server list (`http://… --ddnet`) or our
 //! HTTP API
 //! (`http://HOST:PORT`), one server per line in the
@@ -19,7 +20,7 @@ use ogp_proto::master::ddnet;
 use ogp_proto::master::dpmaster::ServersRequest;
 use ogp_proto::master::list_client::{
     Cube2ListClient, DpListClient, GsListClient, GsProgress, HttpListClient, ListLimits,
-    QwListClient, TwListClient, UdpListClient, UdpListProtocol, ValveListClient,
+    QwListClient, Tw7ListClient, TwListClient, UdpListClient, UdpListProtocol, ValveListClient,
 };
 use serde_json::{json, Value};
 
@@ -33,7 +34,7 @@ const MAX_SKIP_WARNINGS: usize = 10;
 pub struct ListArgs {
     /// The master: HOST:PORT (Valve's master protocol over UDP; with --dp, the DP master
     /// protocol of dpmaster; with --gs1, the GameSpy master protocol over TCP; with --tw,
-    /// the Teeworlds 0.6 master protocol) or
+    /// the Teeworlds 0.6 master protocol; with --tw7, Teeworlds 0.7's) or
     /// http://HOST:PORT (an ogp master's HTTP API).
     #[arg(value_name = "MASTER")]
     master: String,
@@ -74,13 +75,19 @@ pub struct ListArgs {
     /// The master is a QuakeWorld master (port 27000; qstat's -qwm, `ogp master`): `c\n`,
     /// answered by IPv4 addresses, listed as `quakeworld`. The list has no end marker: a
     /// short page ends it, or silence for --page-timeout after a full one.
-    #[arg(long, conflicts_with_all = ["dp", "gs1", "cube2", "ddnet", "tw"])]
+    #[arg(long, conflicts_with_all = ["dp", "gs1", "cube2", "ddnet", "tw", "tw7"])]
     qw: bool,
     /// The master speaks the Teeworlds 0.6 master protocol (Teeworlds' and DDNet's older
     /// masters, port 8300, and `ogp master`'s UDP port): `cou2` and `req2`, answered by
     /// the count and `lis2` pages; the servers are listed as `teeworlds`.
-    #[arg(long, conflicts_with_all = ["dp", "gs1", "cube2", "ddnet", "qw"])]
+    #[arg(long, conflicts_with_all = ["dp", "gs1", "cube2", "ddnet", "qw", "tw7"])]
     tw: bool,
+    /// The master speaks the Teeworlds 0.7 master protocol (Teeworlds 0.7's masters,
+    /// port 8283, and `ogp master`'s UDP port): a token handshake (a 520-byte request),
+    /// then `cou2` and `req2` with both tokens, answered by the count and `lis2` pages;
+    /// the servers are listed as `teeworlds7`.
+    #[arg(long, conflicts_with_all = ["dp", "gs1", "cube2", "ddnet"])]
+    tw7: bool,
     /// Stop after this many servers.
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
@@ -171,6 +178,9 @@ pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
     } else if args.tw {
         let start = |now| TwListClient::new(limits, now);
         udp(args, "teeworlds", start, limit, &mut out, &mut skips)
+    } else if args.tw7 {
+        let start = |now| Tw7ListClient::new(ogp_net::random_u32(), limits, now);
+        udp(args, "teeworlds7", start, limit, &mut out, &mut skips)
     } else if let Some(dp_args) = &args.dp {
         dp_request(dp_args, &args.filter).and_then(|request| {
             let start = |now| DpListClient::new(request, limits, now);

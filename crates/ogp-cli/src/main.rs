@@ -315,17 +315,17 @@ enum Command {
     /// reported as refused at once (on Linux), a silent one as a timeout.
     Scan(scan::ScanArgs),
     /// Run a master server: receive OGP uplinks, GameSpy v3 heartbeats, Quake III /
-    /// DarkPlaces heartbeats, Teeworlds 0.6 heartbeats and DDNet's HTTP registrations,
+    /// DarkPlaces heartbeats, Teeworlds 0.6 and 0.7 heartbeats and DDNet's HTTP registrations,
     /// verify each server by querying it back, poll the listed ones, and serve the list
     /// over Valve's UDP list protocol, dpmaster's protocol (`getservers`, `getserversExt`:
-    /// the Quake III family's DP master protocol), the Teeworlds 0.6 master protocol
-    /// (`req2`), an HTTP API and a web page (docs/master.md). SIGTERM or SIGINT stops it cleanly. In builds
+    /// the Quake III family's DP master protocol), the Teeworlds 0.6 and 0.7 master
+    /// protocols (`req2`), an HTTP API and a web page (docs/master.md). SIGTERM or SIGINT stops it cleanly. In builds
     /// with the cargo feature `master` (`cargo install --locked --path crates/ogp-cli
     /// --features master`).
     Master(master::MasterArgs),
     /// Read a server list from a master (Valve's UDP list protocol, the DP master protocol
     /// of dpmaster and the Quake III family with --dp, the Teeworlds 0.6 master protocol
-    /// with --tw, or an ogp master's HTTP API) and
+    /// with --tw, Teeworlds 0.7's with --tw7, or an ogp master's HTTP API) and
     /// print `PROTOCOL HOST:PORT` lines that `ogp scan -` reads, or NDJSON.
     List(list::ListArgs),
     /// Start a responder on loopback with a demo status, query it, and show what

@@ -862,6 +862,11 @@ async fn ddnet_register(
                 len: body.len().saturating_add(256),
             }),
         ),
+        // DDNet's 0.7 side, on the port of its 0.6 side, whose registration lists and
+        // verifies the server (verifying both at once would race, one address being one
+        // verification): the challenge proved the port, and the poll's rediscovery learns
+        // that it speaks `teeworlds7`
+        Decision::Register7(_) => ("noted", None),
         Decision::Challenge { to, datagram } => (
             "challenged",
             Some(crate::udp::FromHttp::Challenge {

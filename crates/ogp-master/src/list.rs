@@ -469,13 +469,13 @@ impl List {
             .collect()
     }
 
-    /// The servers a Teeworlds 0.6 master list (`req2`) holds, in list order: the up
-    /// servers that speak the Teeworlds 0.6 protocol (verified by a `bea2` heartbeat, or
-    /// polled in it).
-    pub fn tw_servers(&self) -> Vec<SocketAddr> {
+    /// The servers a Teeworlds master list (`req2`) holds, in list order: the up servers
+    /// that speak `protocol` (`teeworlds`, 0.6: verified by a `bea2` heartbeat, or
+    /// polled in it; `teeworlds7`: by a 0.7 heartbeat, or polled in it).
+    pub fn tw_servers(&self, protocol: Protocol) -> Vec<SocketAddr> {
         self.entries
             .values()
-            .filter(|e| e.up && e.protocols.contains(&Protocol::Teeworlds))
+            .filter(|e| e.up && e.protocols.contains(&protocol))
             .map(|e| canonical(e.addr))
             .collect()
     }
@@ -845,7 +845,17 @@ mod tests {
         }
         let mut list = List::default();
         list.apply(rows);
-        let got: Vec<String> = list.tw_servers().iter().map(|a| a.to_string()).collect();
+        let got: Vec<String> = list
+            .tw_servers(Protocol::Teeworlds)
+            .iter()
+            .map(|a| a.to_string())
+            .collect();
         assert_eq!(got, ["1.2.3.4:8303", "[2001:4860::1]:8303"]);
+        let got: Vec<String> = list
+            .tw_servers(Protocol::Teeworlds7)
+            .iter()
+            .map(|a| a.to_string())
+            .collect();
+        assert_eq!(got, ["1.2.3.6:8303"]);
     }
 }

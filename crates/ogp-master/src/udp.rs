@@ -23,7 +23,9 @@ use ogp_proto::master::registry::{
     Verdict,
 };
 use ogp_proto::master::teemaster;
+use ogp_proto::master::teemaster7::{self, Tokens};
 use ogp_proto::master::valve::{encode_page, Filter, ListAdmission, ListBudget, ListRequest};
+use ogp_proto::protocol::Protocol;
 use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, watch};
 
@@ -206,6 +208,10 @@ pub(crate) async fn run(
     let now = Instant::now();
     let mut secret = [0u8; 16];
     let _ = getrandom::fill(&mut secret);
+    // Teeworlds 0.7's tokens: a secret of their own
+    let mut tw7_secret = [0u8; 16];
+    let _ = getrandom::fill(&mut tw7_secret);
+    let tokens = Tokens::new(tw7_secret, now);
     let socks: Vec<Arc<UdpSocket>> = socks.into_iter().map(Arc::new).collect();
     let families: Vec<Option<SocketAddr>> = socks.iter().map(|s| s.local_addr().ok()).collect();
     let mut cube2 = cube2;
@@ -219,7 +225,7 @@ pub(crate) async fn run(
             shared.clone(),
             sock.clone(),
             local,
-            list_budget.clone(),
+            (list_budget.clone(), tokens.clone()),
             (to_registrar.clone(), queued.clone()),
             stop.clone(),
         ));
@@ -282,6 +288,18 @@ pub(crate) async fn run(
             }
         }
         while let Some(v) = registrar.poll_verdict() {
+            if let Some((local, to, d)) = tw7_fwok(&tokens, &v, now) {
+                if let Some(sock) = socks.get(local) {
+                    // the address as that socket takes it (a dual-stack one: mapped)
+                    let to = match (sock.local_addr(), to) {
+                        (Ok(SocketAddr::V6(_)), SocketAddr::V4(v4)) => {
+                            SocketAddr::new(v4.ip().to_ipv6_mapped().into(), v4.port())
+                        }
+                        _ => to,
+                    };
+                    let _ = sock.send_to(&d, to).await;
+                }
+            }
             waiters.settle(&v);
             verdict(&shared, &tx, &mut warned, now, v);
         }
@@ -297,7 +315,7 @@ async fn receive(
     shared: Arc<Shared>,
     sock: Arc<UdpSocket>,
     local: usize,
-    mut list_budget: ListBudget,
+    (mut list_budget, tokens): (ListBudget, Tokens),
     (to_registrar, queued): (mpsc::Sender<ToRegistrar>, Queued),
     mut stop: watch::Receiver<bool>,
 ) {
@@ -347,6 +365,25 @@ async fn receive(
                             answer_tw_list(&shared, &sock, &list_budget, from, req, now).await;
                             continue;
                         }
+                        Ok(Inbound::Tw7(msg)) => {
+                            let tw = (&list_budget, &tokens);
+                            let Some(registration) = tw7(&shared, &sock, tw, from, msg, now).await
+                            else {
+                                continue;
+                            };
+                            // the heartbeat stands for the token request that got its token
+                            let len = n.saturating_add(teemaster7::HEARTBEAT_CREDIT);
+                            if !queued.take(len) {
+                                busy();
+                                continue;
+                            }
+                            ToRegistrar::Registration {
+                                local,
+                                from,
+                                registration,
+                                len,
+                            }
+                        }
                         Ok(Inbound::Registration(registration)) => ToRegistrar::Registration {
                             local,
                             from,
@@ -391,6 +428,7 @@ fn verdict(
             game,
             answer,
             gamespy1,
+            ..
         } => {
             let protocol = answer.protocol;
             let name = if gamespy1 {
@@ -660,7 +698,7 @@ async fn answer_tw_list(
     now: Instant,
 ) {
     let servers = || match shared.list.read() {
-        Ok(l) => l.tw_servers(),
+        Ok(l) => l.tw_servers(Protocol::Teeworlds),
         Err(_) => Vec::new(),
     };
     let mut pages = Vec::new();
@@ -691,6 +729,128 @@ async fn answer_tw_list(
         .list_requests
         .get_or_create(&labels("protocol", "teeworlds", "outcome", outcome))
         .inc();
+}
+
+/// A Teeworlds 0.7 master message ([`teemaster7`]): a token request answered with our
+/// token for its source (within the list budget); a heartbeat or a request acted on
+/// only when it carries that token (else dropped: `dropped{reason="bad_token"}`). A
+/// request is answered as the 0.6 one is (`siz2`, `lis2` pages of the up `teeworlds7`
+/// servers, within the budgets), counted under `teeworlds7`; a heartbeat comes back
+/// as the registration to verify, or, from a server already listed, is acknowledged
+/// with `fwok` (17 bytes to a heartbeat of 19: the 0.7 server wants one a minute, or
+/// it looks for another master).
+async fn tw7(
+    shared: &Shared,
+    sock: &UdpSocket,
+    (budget, tokens): (&ListBudget, &Tokens),
+    from: SocketAddr,
+    msg: teemaster7::Message,
+    now: Instant,
+) -> Option<Registration> {
+    let m = &shared.metrics;
+    let count = |outcome: &str| {
+        m.list_requests
+            .get_or_create(&labels("protocol", "teeworlds7", "outcome", outcome))
+            .inc();
+    };
+    let bad_token = || {
+        m.dropped.get_or_create(&label("reason", "bad_token")).inc();
+    };
+    let mut out = Vec::new();
+    match msg {
+        teemaster7::Message::TokenRequest { theirs } => {
+            let a = teemaster7::answer_token(tokens, from, theirs, now, budget, |d| {
+                out.push(d.to_vec())
+            });
+            if a != ListAdmission::Answer {
+                count(a.name());
+            }
+        }
+        teemaster7::Message::Heartbeat {
+            to,
+            from: theirs,
+            heartbeat,
+        } => {
+            if !tokens.check(from, to, now) {
+                bad_token();
+                return None;
+            }
+            let r = Registration::Teeworlds7(heartbeat);
+            let key = canonical(r.query_addr(from));
+            let listed = shared.list.read().is_ok_and(|l| l.contains(key));
+            if !listed {
+                return Some(r);
+            }
+            let mut d = Vec::with_capacity(17);
+            teemaster7::encode_fwok(theirs, to, &mut d);
+            let _ = sock.send_to(&d, from).await;
+            // noted as a registration of a listed server
+            return Some(r);
+        }
+        teemaster7::Message::Request {
+            to,
+            from: theirs,
+            request,
+        } => {
+            if !tokens.check(from, to, now) {
+                bad_token();
+                return None;
+            }
+            let servers = || match shared.list.read() {
+                Ok(l) => l.tw_servers(Protocol::Teeworlds7),
+                Err(_) => Vec::new(),
+            };
+            let tt = (theirs, to);
+            let outcome = match request {
+                teemaster::Request::Count => teemaster7::answer_count(
+                    || servers().len(),
+                    from.ip(),
+                    tt,
+                    now,
+                    budget,
+                    |p| out.push(p.to_vec()),
+                )
+                .name(),
+                teemaster::Request::List => {
+                    let done = teemaster7::answer(servers, from.ip(), tt, now, budget, |p| {
+                        out.push(p.to_vec())
+                    });
+                    match (done.complete, done.pages) {
+                        (true, _) => "served",
+                        (false, 0) => done.stopped_by.name(),
+                        (false, _) => "pages_cut",
+                    }
+                }
+            };
+            count(outcome);
+        }
+    }
+    for d in &out {
+        let _ = sock.send_to(d, from).await;
+    }
+    None
+}
+
+/// The `fwok` a verified Teeworlds 0.7 server is sent from the socket its
+/// registration came on (its source is the master the server chose), to the server's
+/// token its answer carried, from our token for it: the 0.7 server then logs "server
+/// registered" and takes that token for its next heartbeats.
+fn tw7_fwok(tokens: &Tokens, v: &Verdict, now: Instant) -> Option<(usize, SocketAddr, Vec<u8>)> {
+    let Verdict::Verified {
+        addr,
+        answer,
+        local,
+        ..
+    } = v
+    else {
+        return None;
+    };
+    let Some(ogp_proto::client::Details::Teeworlds7(d)) = answer.details.as_ref() else {
+        return None;
+    };
+    let mut out = Vec::with_capacity(17);
+    teemaster7::encode_fwok(d.server_token, tokens.token(*addr, now), &mut out);
+    Some((*local, *addr, out))
 }
 
 /// Cube 2 registrations (over the master's TCP port) waiting for their verdict, by

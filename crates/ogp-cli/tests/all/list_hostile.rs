@@ -346,6 +346,118 @@ fn tw_lying_counts_and_endless_pages_end_with_an_error() {
     );
 }
 
+/// A 0.7 master's answer: the 0.6 datagram `d06` in a connectionless packet to `to`.
+fn tw7(d06: &[u8], to: u32) -> Vec<u8> {
+    let mut d = vec![0x21];
+    d.extend_from_slice(&to.to_be_bytes());
+    d.extend_from_slice(&0x0bad_cafe_u32.to_be_bytes());
+    d.extend_from_slice(&d06[6..]);
+    d
+}
+
+/// Teeworlds 0.7 masters (`ogp list --tw7`): the token handshake first. An honest one
+/// (our token back, then the count and a page to our token) is read to its count; one
+/// that never answers the 520-byte handshake, one that answers it with endless new
+/// tokens and then nothing to our token, one whose pages go to another token, and one
+/// whose count the pages never reach: each a one-line error, exit 1, by the page
+/// timeouts, never a short list passed off as whole.
+#[test]
+fn tw7_silent_handshakes_wrong_tokens_and_lying_counts_end_with_an_error() {
+    use ogp_proto::master::teemaster::Request;
+    use ogp_proto::master::teemaster7::{encode_token_reply, Message};
+    // `liar`: how the answers lie (0 honest, 1 another token, 2 a count of 500)
+    let fake = |liar: u8| {
+        FakeUdp::start(move |sock, from, d| match Message::decode(d) {
+            Ok(Message::TokenRequest { theirs }) => {
+                let mut r = Vec::new();
+                encode_token_reply(theirs, 0x1234_5678, &mut r);
+                let _ = sock.send_to(&r, from);
+            }
+            Ok(Message::Request {
+                to: 0x1234_5678,
+                from: theirs,
+                request,
+            }) => {
+                let to = if liar == 1 { theirs ^ 1 } else { theirs };
+                let d06 = match request {
+                    Request::Count => tw_count(if liar == 2 { 500 } else { 3 }),
+                    Request::List => tw_page(1, 3),
+                };
+                let _ = sock.send_to(&tw7(&d06, to), from);
+            }
+            _ => {}
+        })
+    };
+    let honest = fake(0);
+    let ran = ogp_list(&[&honest.target(), "--tw7"]);
+    assert_eq!(ran.code, Some(0), "{}", ran.describe());
+    assert_eq!(
+        lines(&ran),
+        [
+            "teeworlds7 127.0.1.1:8303",
+            "teeworlds7 127.0.1.2:8303",
+            "teeworlds7 127.0.1.3:8303"
+        ],
+        "{}",
+        ran.describe()
+    );
+    assert!(ran.took < Duration::from_secs(2), "{}", ran.describe());
+    // the 0.6 protocol asked of a 0.7 master: no answer
+    let ran = ogp_list(&[&honest.target(), "--tw", "--page-timeout", "200"]);
+    assert_eq!(ran.code, Some(1), "{}", ran.describe());
+    // no token ever: three handshakes, then a clear error
+    let silent = FakeUdp::start(|_, _, _| {});
+    let ran = ogp_list(&[&silent.target(), "--tw7", "--page-timeout", "200"]);
+    assert_eq!(ran.code, Some(1), "{}", ran.describe());
+    assert!(
+        ran.stderr
+            .contains("no answer to the token handshake (3 attempts"),
+        "{}",
+        ran.describe()
+    );
+    assert_eq!(ran.stderr.lines().count(), 1, "{}", ran.describe());
+    // a new token for every datagram, and junk: the handshake once, then no answer
+    let flood = FakeUdp::start(|sock, from, d| {
+        let mut r = Vec::new();
+        for i in 0..50u32 {
+            r.clear();
+            let theirs = match Message::decode(d) {
+                Ok(Message::TokenRequest { theirs }) => theirs,
+                Ok(Message::Request { from, .. }) => from,
+                _ => 0,
+            };
+            encode_token_reply(theirs, i, &mut r);
+            let _ = sock.send_to(&r, from);
+            let _ = sock.send_to(b"\x21junk", from);
+        }
+    });
+    let ran = ogp_list(&[&flood.target(), "--tw7", "--page-timeout", "200"]);
+    assert_eq!(ran.code, Some(1), "{}", ran.describe());
+    assert!(ran.stdout.is_empty(), "{}", ran.describe());
+    assert!(
+        ran.stderr
+            .contains("no answer to the request for page 1 (3 attempts"),
+        "{}",
+        ran.describe()
+    );
+    // pages to another token are not ours
+    let other = fake(1);
+    let ran = ogp_list(&[&other.target(), "--tw7", "--page-timeout", "200"]);
+    assert_eq!(ran.code, Some(1), "{}", ran.describe());
+    assert!(ran.stdout.is_empty(), "{}", ran.describe());
+    // a count the pages never reach
+    let liar = fake(2);
+    let ran = ogp_list(&[&liar.target(), "--tw7", "--page-timeout", "300"]);
+    assert_eq!(ran.code, Some(1), "{}", ran.describe());
+    assert_eq!(lines(&ran).len(), 3, "{}", ran.describe());
+    assert!(
+        ran.stderr
+            .contains("the list stopped after 3 of the 500 servers its master counted"),
+        "{}",
+        ran.describe()
+    );
+}
+
 /// `0.0.0.0:5` and other entries that are no server used to be printed as servers.
 #[test]
 fn udp_invalid_entries_are_skipped_with_a_warning() {

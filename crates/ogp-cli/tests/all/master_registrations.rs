@@ -689,3 +689,140 @@ fn forged_teeworlds_registrations_and_list_floods_cost_their_victims_little() {
         ) >= 190
     );
 }
+
+/// Teeworlds 0.7 registrations that prove nothing (issue #38). Heartbeats forged in the
+/// names of 40 victims (from a socket on each victim's IP, naming the victim's port),
+/// ten each with made-up tokens (a spoofer never sees our token reply): not acted on
+/// (`dropped{reason="bad_token"}`), nothing sent to any victim, nothing listed. A token
+/// valid for one address, replayed from another: not acted on either. Token requests:
+/// 12 bytes back for each padded one of 520 (and within the list budget), nothing for
+/// an unpadded one. A `req2` flood with a valid token from one source gets its byte
+/// budget, no more; `cou2` is answered `siz2` to the asker's token.
+#[test]
+fn forged_teeworlds07_heartbeats_and_token_floods_cost_their_victims_little() {
+    use ogp_proto::master::teemaster::{Heartbeat, Request};
+    use ogp_proto::master::teemaster7::{self, Answer};
+    let dir = TempDir::new("master-tw7-forged");
+    let m = master(&dir.0, "list_bytes_per_second = 1400\n");
+    let victims: Vec<UdpSocket> = (0..40)
+        .map(|i| UdpSocket::bind((common::master::forged(i), 0)).unwrap())
+        .collect();
+    let mut hb = Vec::new();
+    for (i, v) in victims.iter().enumerate() {
+        let port = v.local_addr().unwrap().port();
+        let spoofer = UdpSocket::bind((common::master::forged(i as u32), 0)).unwrap();
+        for t in 0..10u32 {
+            hb.clear();
+            let made_up = t.wrapping_mul(0x9e37_79b9) ^ i as u32;
+            teemaster7::encode_heartbeat(Heartbeat { port }, made_up, 7, &mut hb);
+            spoofer.send_to(&hb, m.udp).unwrap();
+        }
+    }
+    wait_for(
+        "the 400 forged heartbeats dropped",
+        Duration::from_secs(10),
+        || {
+            counter(
+                &m,
+                "ogp_master_dropped_datagrams_total",
+                "reason=\"bad_token\"",
+            ) >= 400
+        },
+    );
+    // a token of ours for `real`, replayed from `other` in `other`'s name
+    let real = UdpSocket::bind("127.0.0.1:0").unwrap();
+    real.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let other = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut req = Vec::new();
+    teemaster7::encode_token_request(0x0a0b_0c0d, &mut req);
+    real.send_to(&req, m.udp).unwrap();
+    let mut buf = [0u8; 2048];
+    let n = real.recv(&mut buf).expect("a token reply");
+    assert_eq!(n, teemaster7::TOKEN_REPLY_LEN);
+    let token = teemaster7::token_reply(&buf[..n], 0x0a0b_0c0d).expect("our token");
+    hb.clear();
+    let other_port = other.local_addr().unwrap().port();
+    teemaster7::encode_heartbeat(Heartbeat { port: other_port }, token, 7, &mut hb);
+    other.send_to(&hb, m.udp).unwrap();
+    wait_for(
+        "the replayed token dropped",
+        Duration::from_secs(10),
+        || {
+            counter(
+                &m,
+                "ogp_master_dropped_datagrams_total",
+                "reason=\"bad_token\"",
+            ) >= 401
+        },
+    );
+    // an unpadded token request: nothing back; cou2 with the token: siz2 0 to our token
+    real.send_to(&req[..12], m.udp).unwrap();
+    let mut cou2 = Vec::new();
+    teemaster7::encode_request(Request::Count, token, 0x0a0b_0c0d, &mut cou2);
+    real.send_to(&cou2, m.udp).unwrap();
+    let n = real.recv(&mut buf).expect("siz2");
+    assert_eq!(
+        teemaster7::decode_answer(&buf[..n], 0x0a0b_0c0d),
+        Some(Ok(Answer::Count(0))),
+        "{:?}",
+        &buf[..n]
+    );
+    // a req2 flood with the token: 200 requests, the budget's burst of pages back
+    let mut req2 = Vec::new();
+    teemaster7::encode_request(Request::List, token, 0x0a0b_0c0d, &mut req2);
+    for _ in 0..200 {
+        real.send_to(&req2, m.udp).unwrap();
+    }
+    real.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut pages = 0;
+    while let Ok(n) = real.recv(&mut buf) {
+        assert!(
+            matches!(
+                teemaster7::decode_answer(&buf[..n], 0x0a0b_0c0d),
+                Some(Ok(Answer::Page(_)))
+            ),
+            "{:?}",
+            &buf[..n]
+        );
+        pages += 1;
+    }
+    // 1,400 bytes a second, a burst of four seconds: four pages charged 1,367 each
+    assert!((1..=5).contains(&pages), "{pages} pages for 200 requests");
+    // token requests from one source: 12 bytes for each 520, until its budget is spent
+    let asker = UdpSocket::bind((common::master::forged(41), 0)).unwrap();
+    asker
+        .set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    for _ in 0..1000 {
+        asker.send_to(&req, m.udp).unwrap();
+    }
+    let mut replies = 0usize;
+    while let Ok(n) = asker.recv(&mut buf) {
+        assert_eq!(n, teemaster7::TOKEN_REPLY_LEN);
+        replies += 1;
+    }
+    // 5,600 bytes of burst: at most 466 replies of 12 bytes (and some refill)
+    assert!((1..=500).contains(&replies), "{replies} replies");
+    assert!(
+        counter(
+            &m,
+            "ogp_master_list_requests_total",
+            "protocol=\"teeworlds7\",outcome=\"rate_limited\""
+        ) >= 190
+    );
+    // nothing went to the victims, nothing to `other`, nothing listed
+    for (i, v) in victims.iter().enumerate() {
+        v.set_nonblocking(true).unwrap();
+        assert!(v.recv(&mut buf).is_err(), "victim {i} was sent something");
+    }
+    other.set_nonblocking(true).unwrap();
+    assert!(other.recv(&mut buf).is_err(), "the replayed token's victim");
+    assert!(listed(&m).is_empty());
+    assert_eq!(
+        counter(&m, "ogp_master_registrations_total", "teeworlds7"),
+        0,
+        "{}",
+        get(&m, "/metrics")
+    );
+}

@@ -291,7 +291,7 @@ fn ddnet_registers_with_ogp_master_over_http_and_is_read_back_by_ogp_list_and_qs
         format!("sv_register_url http://{}/ddnet/15/register", master.http),
         "http_allow_insecure 1".into(),
     ];
-    let server = Teeworlds::start(&config);
+    let mut server = Teeworlds::start(&config);
     let want = server.addr().to_string();
     let item = || {
         master
@@ -372,5 +372,156 @@ fn ddnet_registers_with_ogp_master_over_http_and_is_read_back_by_ogp_list_and_qs
     if !r.0.is_empty() {
         eprintln!("qstat: {}\nmaster log:\n{log}", ran.describe());
     }
+    // DDNet's 0.7 side: challenged over 0.7 with its Connless-Token, then noted (no
+    // more 400: "registering with tw-0.7+udp:// requires header Connless-Token")
+    let ddnet = |outcome: &str| {
+        master.get("/metrics").1.lines().any(|l| {
+            l.starts_with("ogp_master_registrations_total")
+                && l.contains("protocol=\"ddnet_http\"")
+                && l.contains(&format!("outcome=\"{outcome}\""))
+        })
+    };
+    let noted = common::master::wait_until(Duration::from_secs(10), || ddnet("noted"));
+    r.eq(
+        "DDNet's 0.7 registration noted".into(),
+        noted.is_some(),
+        true,
+    );
+    r.eq(
+        "no DDNet registration refused".into(),
+        ddnet("refused"),
+        false,
+    );
+    if !r.0.is_empty() {
+        eprintln!(
+            "server log:\n{}\nmetrics:\n{}",
+            server.log().join("\n"),
+            master.get("/metrics").1
+        );
+    }
     r.finish("DDNet registered with ogp master, read back by ogp list --tw and qstat -teem");
+}
+
+/// A loopback address of its own for the 0.7 master, whose port is fixed (8283: 0.7
+/// servers ask no other), and the three after it (the other names of the server's
+/// `masters.cfg`, where nothing listens), so that tests running at once do not meet.
+#[cfg(feature = "master")]
+fn master7_ip() -> std::net::Ipv4Addr {
+    use std::hash::{BuildHasher, Hasher};
+    for _ in 0..50 {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u32(std::process::id());
+        let r = h.finish().to_le_bytes();
+        // 127.[1-254].[0-255].[1-250]
+        let ip = std::net::Ipv4Addr::new(127, r[0].clamp(1, 254), r[1], r[2].clamp(1, 250));
+        if std::net::UdpSocket::bind((ip, ogp_proto::master::teemaster7::DEFAULT_PORT)).is_ok() {
+            return ip;
+        }
+    }
+    panic!("no free loopback address for port 8283");
+}
+
+/// The master side of Teeworlds 0.7 (issue #38), with `ogp master` on `127.X.Y.Z:8283`
+/// (0.7 servers ask their masters on port 8283 only): Debian's `teeworlds-server` 0.7.5
+/// with `sv_register 1` and a `masters.cfg` in its own storage directory naming
+/// `127.X.Y.Z` (and the three addresses after it: the file's four names replace the
+/// four default `masterN.teeworlds.com`, so nothing is looked up in the DNS). The
+/// server gets our token, asks the count (`cou2`, answered `siz2`), chooses the master
+/// and sends `bea2` with the token; the master verifies it by the 0.7 query (a token
+/// handshake, then `gie3`), lists it as `teeworlds7` and says `fwok`, which the server
+/// logs as "server registered". `ogp list --tw7` reads it back from the master.
+#[cfg(feature = "master")]
+#[test]
+fn teeworlds07_registers_with_ogp_master_and_is_read_back_by_ogp_list_tw7() {
+    use common::master::Master;
+    use std::time::Duration;
+    let test = "teeworlds07_registers_with_ogp_master_and_is_read_back_by_ogp_list_tw7";
+    if !enabled(test) {
+        return;
+    }
+    let ip = master7_ip();
+    let udp7 = format!("{ip}:{}", ogp_proto::master::teemaster7::DEFAULT_PORT);
+    let dir = TempDir::new("tw7-master");
+    let db = format!("sqlite://{}", dir.0.join("master.db").display());
+    let master = Master::with_config(
+        &dir.0,
+        "master",
+        &format!("allow_private = true\ndb = \"{db}\"\n"),
+        &["--udp", &udp7],
+    );
+    let mut config = TeeworldsConfig::new(Flavor::Teeworlds07, "TW 0.7 registered");
+    config.map = "ctf2".into();
+    config.extra_args = vec!["sv_register 1".into()];
+    let [a, b, c, d] = ip.octets();
+    config.masters_cfg = Some(
+        (0..4u8)
+            .map(|i| {
+                let n = format!("{a}.{b}.{c}.{}", d.saturating_add(i));
+                format!("{n} {n}\n")
+            })
+            .collect(),
+    );
+    let started = std::time::Instant::now();
+    let mut server = Teeworlds::start(&config);
+    let want = server.addr().to_string();
+    let item = || {
+        master
+            .servers()
+            .into_iter()
+            .find(|s| s["addr"] == want.as_str())
+    };
+    // the server waits up to 3 s for the counts of the three masters that do not answer
+    let listed = common::master::wait_until(Duration::from_secs(20), || item().is_some());
+    let mut r = Report::default();
+    r.eq("listed within 20 s".into(), listed.is_some(), true);
+    eprintln!("listed {:?} after the server started", started.elapsed());
+    let it = item().unwrap_or_default();
+    r.eq(
+        "listed: protocol".into(),
+        it["protocols"][0].as_str(),
+        Some("teeworlds7"),
+    );
+    r.eq(
+        "listed: name".into(),
+        it["name"].as_str(),
+        Some("TW 0.7 registered"),
+    );
+    r.eq("listed: map".into(), it["map"].as_str(), Some("ctf2"));
+    let log = master.log_text();
+    r.eq(
+        "the log: verified (teeworlds7)".into(),
+        log.contains(&format!("{want}: verified (teeworlds7), listed")),
+        true,
+    );
+    let registered = common::master::wait_until(Duration::from_secs(5), || {
+        server.log().iter().any(|l| l.contains("server registered"))
+    });
+    r.eq(
+        "the server's log: server registered (our fwok)".into(),
+        registered.is_some(),
+        true,
+    );
+    let ran = ogp_run(&["list", &udp7, "--tw7"], Duration::from_secs(10));
+    r.eq("ogp list --tw7: exit".into(), ran.code, Some(0));
+    r.eq(
+        "ogp list --tw7: the server".into(),
+        String::from_utf8_lossy(&ran.stdout).trim().to_owned(),
+        format!("teeworlds7 {want}"),
+    );
+    // the 0.6 list of the same master does not hold it
+    let ran6 = ogp_run(&["list", &udp7, "--tw"], Duration::from_secs(10));
+    r.eq("ogp list --tw: exit".into(), ran6.code, Some(0));
+    r.eq(
+        "ogp list --tw: not a 0.6 server".into(),
+        String::from_utf8_lossy(&ran6.stdout).trim().to_owned(),
+        String::new(),
+    );
+    if !r.0.is_empty() {
+        eprintln!(
+            "ogp list: {}\nmaster log:\n{log}\nserver log:\n{}",
+            ran.describe(),
+            server.log().join("\n")
+        );
+    }
+    r.finish("Teeworlds 0.7.5 registered with ogp master, read back by ogp list --tw7");
 }

@@ -17,10 +17,17 @@
 //! port named, the connectionless `chal` packet (`FF`×10, `chal`, the challenge secret
 //! and a token, each NUL-terminated); the server posts again with that token.
 //!
+//! A `tw-0.7+udp` address (DDNet's 0.7 side, on the same port) carries `Connless-Token`:
+//! eight hexadecimal digits, the server's 0.7 token for the master. Its `chal` is a 0.7
+//! connectionless packet to that token (`21`, the token, `FF FF FF FF` for "no token of
+//! ours", then `FF FF FF FF chal` and the same two strings), as DDNet's own master sends
+//! it; without the header the request is refused (400), as DDNet's master refuses it.
+//!
 //! [`Challenges::decide`] does the master's part: a request without the right token is
 //! answered by a challenge datagram; one with it is a registration of `IP:PORT`, which
 //! the master then verifies as every Teeworlds 0.6 server, by `gie3` with its own
-//! token (the [`registry`](super::registry)), before listing it. The token is a keyed
+//! token (the [`registry`](super::registry)), before listing it (a `tw-0.7+udp` one is
+//! [`Decision::Register7`]). The token is a keyed
 //! hash of our secret, the requester's IP, the port and the challenge secret: nothing
 //! is kept per request. The HTTP request itself proves the IP (a TCP connection cannot
 //! come from a spoofed address), and the host may only be `connecting-address.invalid`
@@ -47,9 +54,9 @@ pub const MAX_SECRET: usize = 128;
 /// Largest body read (DDNet's info with 64 clients is a few kilobytes).
 pub const MAX_BODY_BYTES: usize = 64 << 10;
 
-/// Largest `chal` datagram sent: the preamble, a challenge secret of at most
-/// [`MAX_SECRET`] bytes, a token of 32, two NULs.
-pub const MAX_CHALLENGE_BYTES: usize = 14 + MAX_SECRET + 32 + 2;
+/// Largest `chal` datagram sent: the preamble (14 bytes; 0.7's 17), a challenge secret
+/// of at most [`MAX_SECRET`] bytes, a token of 32, two NULs.
+pub const MAX_CHALLENGE_BYTES: usize = 17 + MAX_SECRET + 32 + 2;
 
 /// The host DDNet names to mean "the address this request comes from".
 pub const CONNECTING_ADDRESS: &str = "connecting-address.invalid";
@@ -78,6 +85,8 @@ pub struct RegisterRequest {
     pub challenge_token: Option<String>,
     /// `Action: delete`.
     pub delete: bool,
+    /// `Connless-Token` (a `tw-0.7+udp` address's: the server's 0.7 token).
+    pub connless_token: Option<u32>,
 }
 
 /// Why a request was refused (the `message` of the `error` answer).
@@ -136,6 +145,15 @@ impl RegisterRequest {
                 .map(|t| Some(t.to_owned()))
                 .ok_or(Refused("a header that is not short printable ASCII")),
         };
+        let connless_token = match header("Connless-Token") {
+            None => None,
+            Some(v) => Some(
+                text(v, 8)
+                    .filter(|t| t.len() == 8)
+                    .and_then(|t| u32::from_str_radix(t, 16).ok())
+                    .ok_or(Refused("Connless-Token: not 8 hexadecimal digits"))?,
+            ),
+        };
         let delete = match header("Action") {
             None => false,
             Some(b"delete") => true,
@@ -148,6 +166,7 @@ impl RegisterRequest {
             challenge_secret: optional("Challenge-Secret", MAX_SECRET)?,
             challenge_token: optional("Challenge-Token", MAX_HEADER)?,
             delete,
+            connless_token,
         })
     }
 }
@@ -158,6 +177,11 @@ pub enum Decision {
     /// The token is right: verify `IP:PORT` (by `gie3`) and list it if it answers;
     /// answer `success`.
     Register(SocketAddr),
+    /// The token is right for a `tw-0.7+udp` address: answer `success`. `ogp master`
+    /// notes it only: DDNet serves 0.7 on the port of its 0.6 side, whose registration
+    /// verifies and lists the server (one address is one verification: verifying both
+    /// at once would race), and the polls learn that it speaks 0.7.
+    Register7(SocketAddr),
     /// Send `datagram` to `to` over UDP and answer `need_challenge`.
     Challenge {
         /// The requester's IP and the port named.
@@ -177,7 +201,7 @@ impl Decision {
     pub fn response(&self) -> (u16, String) {
         let status = |s: &str| format!("{{\"status\":\"{s}\"}}");
         match self {
-            Self::Register(_) | Self::Deleted => (200, status("success")),
+            Self::Register(_) | Self::Register7(_) | Self::Deleted => (200, status("success")),
             Self::Challenge { .. } => (200, status("need_challenge")),
             Self::Refused(r) => (
                 400,
@@ -225,21 +249,35 @@ impl Challenges {
         if request.delete {
             return Decision::Deleted;
         }
-        if request.scheme != Scheme::Tw06 {
-            return Decision::Refused(Refused(
-                "only tw-0.6+udp addresses are registered here (DDNet's 0.6 side lists the server)",
-            ));
-        }
+        let seven = match (request.scheme, request.connless_token) {
+            (Scheme::Tw06, _) => None,
+            (Scheme::Tw07, Some(t)) => Some(t),
+            (Scheme::Tw07, None) => {
+                return Decision::Refused(Refused(
+                    "registering with tw-0.7+udp:// requires header Connless-Token",
+                ))
+            }
+        };
         let to = SocketAddr::new(peer, request.port);
         let Some(secret) = request.challenge_secret.as_deref() else {
             return Decision::Refused(Refused("no Challenge-Secret header"));
         };
         let want = self.token(peer, request.port, secret);
         match request.challenge_token.as_deref() {
-            Some(got) if same(got.as_bytes(), want.as_bytes()) => Decision::Register(to),
+            Some(got) if same(got.as_bytes(), want.as_bytes()) => match seven {
+                None => Decision::Register(to),
+                Some(_) => Decision::Register7(to),
+            },
             _ => {
                 let mut datagram = Vec::with_capacity(MAX_CHALLENGE_BYTES);
-                datagram.extend_from_slice(&HEADER);
+                match seven {
+                    None => datagram.extend_from_slice(&HEADER),
+                    Some(t) => {
+                        datagram.push(crate::teeworlds::wire::CONNLESS7);
+                        datagram.extend_from_slice(&t.to_be_bytes());
+                        datagram.extend_from_slice(&[0xff; 4]);
+                    }
+                }
                 datagram.extend_from_slice(b"\xff\xff\xff\xffchal");
                 datagram.extend_from_slice(secret.as_bytes());
                 datagram.push(0);
@@ -335,6 +373,39 @@ mod tests {
     }
 
     #[test]
+    fn a_07_address_is_challenged_over_07_and_registered_for_the_07_query() {
+        let c = Challenges::new([3; 16]);
+        let peer: IpAddr = "127.0.0.1".parse().unwrap();
+        let mut h = ddnet(None);
+        h[0].1 = "tw-0.7+udp://connecting-address.invalid:18303".into();
+        h[2].1 = "bcf63773-98c7-43c3-a2ef-19ba8d93b6a5:tw0.7/ipv4".into();
+        h.push(("Connless-Token", "0a1B2c3D".into()));
+        let r = parse(&h).unwrap();
+        assert_eq!(
+            (r.scheme, r.connless_token),
+            (Scheme::Tw07, Some(0x0a1b_2c3d))
+        );
+        let Decision::Challenge { to, datagram } = c.decide(&r, peer) else {
+            panic!()
+        };
+        assert_eq!(to, "127.0.0.1:18303".parse().unwrap());
+        assert!(datagram.len() <= MAX_CHALLENGE_BYTES);
+        let body = datagram
+            .strip_prefix(b"\x21\x0a\x1b\x2c\x3d\xff\xff\xff\xff\xff\xff\xff\xffchal".as_slice())
+            .unwrap();
+        let token = std::str::from_utf8(body.split(|&b| b == 0).nth(1).unwrap()).unwrap();
+        h.push(("Challenge-Token", token.to_owned()));
+        let d = c.decide(&parse(&h).unwrap(), peer);
+        assert_eq!(d, Decision::Register7("127.0.0.1:18303".parse().unwrap()));
+        assert_eq!(d.response().0, 200);
+        for bad in ["0a1b2c3", "0a1b2c3d0", "0a1b2c3g", ""] {
+            let mut h = ddnet(None);
+            h.push(("Connless-Token", bad.into()));
+            assert!(parse(&h).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn other_addresses_and_malformed_headers_are_refused() {
         let c = Challenges::new([3; 16]);
         let peer: IpAddr = "127.0.0.1".parse().unwrap();
@@ -350,6 +421,7 @@ mod tests {
         // its own, named
         let r = with("tw-0.6+udp://127.0.0.1:8303").unwrap();
         assert!(matches!(c.decide(&r, peer), Decision::Challenge { .. }));
+        // 0.7 without its Connless-Token
         let r = with("tw-0.7+udp://connecting-address.invalid:8303").unwrap();
         assert!(matches!(c.decide(&r, peer), Decision::Refused(_)));
         for bad in [

@@ -1,6 +1,7 @@
 //! The client side of server lists (what `ogp list` runs), sans-IO: Valve's UDP list
 //! protocol ([`ValveListClient`]), dpmaster's ([`DpListClient`]), QuakeWorld's
-//! ([`QwListClient`]), Teeworlds 0.6's ([`TwListClient`]), the GameSpy master's
+//! ([`QwListClient`]), Teeworlds 0.6's ([`TwListClient`]) and 0.7's ([`Tw7ListClient`]:
+//! a token handshake first), the GameSpy master's
 //! over TCP ([`GsListClient`]) and our master's HTTP API ([`HttpListClient`]), all
 //! bounded against a hostile master.
 //!
@@ -44,6 +45,7 @@ use serde_json::Value;
 use super::dpmaster::{self, DpPage, ServersRequest};
 use super::qwmaster::{self, QwPage};
 use super::teemaster;
+use super::teemaster7;
 use super::valve::{decode_page, sortable, ListPage, ListRequest, END};
 
 /// Bounds on one `ogp list` run. Build with [`ListLimits::new`] and change fields.
@@ -147,6 +149,11 @@ pub enum ListError {
         /// The limit.
         max: u64,
     },
+    /// The master answered none of our handshakes (Teeworlds 0.7's token request).
+    NoHandshake {
+        /// Handshakes sent.
+        attempts: u32,
+    },
     /// A dpmaster list that stopped sending pages before its end marker.
     Stalled {
         /// Pages read.
@@ -198,6 +205,11 @@ impl fmt::Display for ListError {
                 f,
                 "no answer to the request for page {page} ({attempts} attempts; the master may \
                  not speak this list protocol, or rate-limits us)"
+            ),
+            Self::NoHandshake { attempts } => write!(
+                f,
+                "no answer to the token handshake ({attempts} attempts; the master may not \
+                 speak the Teeworlds 0.7 master protocol, or rate-limits us)"
             ),
             Self::NoEnd { page } => write!(
                 f,
@@ -324,6 +336,17 @@ pub trait UdpListProtocol: sealed::Sealed {
     const PARTS: usize = 1;
     /// Appends part `part` (0 to [`Self::PARTS`] − 1) of the request for the next page.
     fn encode_request(&self, part: usize, out: &mut Vec<u8>);
+    /// Whether the request may go: false while a handshake is due first (Teeworlds
+    /// 0.7's token), whose datagram then goes instead, paced and retried as a request.
+    fn ready(&self) -> bool {
+        true
+    }
+    /// Appends the handshake's datagram (sent while not [`Self::ready`]).
+    fn encode_handshake(&self, _out: &mut Vec<u8>) {}
+    /// Takes `datagram` as the handshake's answer if it is one (true: now ready).
+    fn handshake(&mut self, _datagram: &[u8]) -> bool {
+        false
+    }
     /// The error of a list whose pages stopped, after `pages` of them, before its end.
     fn stalled(&self, pages: usize) -> ListError {
         ListError::Stalled { pages }
@@ -370,6 +393,17 @@ pub struct TwList {
     count: Option<usize>,
     /// Every distinct entry read (servers and skipped ones: the master counts both).
     seen: HashSet<SocketAddr>,
+}
+
+/// The Teeworlds 0.7 master protocol: a token handshake (our 520-byte request, the
+/// master's token back), then the 0.6 protocol's `cou2` and `req2` ([`TwList`]) in
+/// connectionless packets carrying both tokens; only answers addressed to our token are
+/// read.
+#[derive(Debug, Clone)]
+pub struct Tw7List {
+    ours: u32,
+    theirs: Option<u32>,
+    list: TwList,
 }
 
 /// A decoded Teeworlds master datagram.
@@ -423,6 +457,27 @@ impl UdpListClient<TwList> {
     /// A run starting at `now`.
     pub fn new(limits: ListLimits, now: Instant) -> Self {
         Self::start(TwList::default(), limits, now)
+    }
+}
+
+/// One run of the Teeworlds 0.7 master protocol: the token handshake (again, up to
+/// [`ListLimits::attempts`] times, while unanswered: then [`ListError::NoHandshake`]),
+/// then as [`TwListClient`].
+pub type Tw7ListClient = UdpListClient<Tw7List>;
+
+impl UdpListClient<Tw7List> {
+    /// A run starting at `now` with our `token` (pick it at random; not `FFFFFFFF`).
+    pub fn new(token: u32, limits: ListLimits, now: Instant) -> Self {
+        let ours = if token == u32::MAX { token ^ 1 } else { token };
+        Self::start(
+            Tw7List {
+                ours,
+                theirs: None,
+                list: TwList::default(),
+            },
+            limits,
+            now,
+        )
     }
 }
 
@@ -528,6 +583,11 @@ impl<P: UdpListProtocol> UdpListClient<P> {
             }
             return Err(self.protocol.stalled(self.pages));
         }
+        if !fresh && self.attempts >= self.limits.attempts && !self.protocol.ready() {
+            return Err(ListError::NoHandshake {
+                attempts: self.attempts,
+            });
+        }
         if !fresh && self.attempts >= self.limits.attempts {
             return Err(ListError::NoAnswer {
                 page: self.pages.saturating_add(1),
@@ -537,6 +597,10 @@ impl<P: UdpListProtocol> UdpListClient<P> {
         self.due = None;
         self.attempts = self.attempts.saturating_add(1);
         self.arm(now);
+        if !self.protocol.ready() {
+            self.protocol.encode_handshake(out);
+            return Ok(true);
+        }
         self.protocol.encode_request(0, out);
         if P::PARTS > 1 {
             self.part = Some((1, now));
@@ -584,6 +648,15 @@ impl<P: UdpListProtocol> UdpListClient<P> {
         }
         if now >= self.deadline {
             return Err(self.deadline_error());
+        }
+        if !self.protocol.ready() {
+            if self.protocol.handshake(datagram) {
+                // the request goes now, with attempts of its own
+                self.due = Some(now);
+                self.attempts = 0;
+                self.page_deadline = None;
+            }
+            return Ok(None);
         }
         let Some(raw) = self.protocol.decode(datagram) else {
             return Ok(None);
@@ -824,6 +897,63 @@ impl UdpListProtocol for TwList {
             got: self.seen.len(),
             count: self.count,
         }
+    }
+}
+
+impl sealed::Sealed for Tw7List {}
+
+impl UdpListProtocol for Tw7List {
+    type Addr = SocketAddr;
+    type Raw = TwRaw;
+    const REQUEST_PER_PAGE: bool = false;
+    const PARTS: usize = 2;
+
+    fn encode_request(&self, part: usize, out: &mut Vec<u8>) {
+        let request = if part == 0 {
+            teemaster::Request::Count
+        } else {
+            teemaster::Request::List
+        };
+        let theirs = self.theirs.unwrap_or(u32::MAX);
+        teemaster7::encode_request(request, theirs, self.ours, out);
+    }
+
+    fn ready(&self) -> bool {
+        self.theirs.is_some()
+    }
+
+    fn encode_handshake(&self, out: &mut Vec<u8>) {
+        teemaster7::encode_token_request(self.ours, out);
+    }
+
+    fn handshake(&mut self, datagram: &[u8]) -> bool {
+        match teemaster7::token_reply(datagram, self.ours) {
+            Some(t) if t != u32::MAX => {
+                self.theirs = Some(t);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn decode(&self, datagram: &[u8]) -> Option<TwRaw> {
+        match teemaster7::decode_answer(datagram, self.ours)?.ok()? {
+            teemaster7::Answer::Count(n) => Some(TwRaw::Count(n)),
+            teemaster7::Answer::Page(p) => Some(TwRaw::Page(p)),
+        }
+    }
+
+    fn accept(
+        &mut self,
+        raw: TwRaw,
+        page: usize,
+        limits: &ListLimits,
+    ) -> Result<(UdpListPage<SocketAddr>, bool), ListError> {
+        self.list.accept(raw, page, limits)
+    }
+
+    fn stalled(&self, pages: usize) -> ListError {
+        self.list.stalled(pages)
     }
 }
 
@@ -1725,6 +1855,108 @@ mod tests {
         let p = c.handle_datagram(&tw_page(0, 75), t0).unwrap().unwrap();
         assert_eq!(p.servers.len(), 3);
         assert!(c.is_finished());
+    }
+
+    /// A 0.6 master datagram as the 0.7 master sends it to our token `to`.
+    fn tw7(d06: &[u8], to: u32) -> Vec<u8> {
+        let mut d = vec![0x21];
+        d.extend_from_slice(&to.to_be_bytes());
+        d.extend_from_slice(&0x5555_5555u32.to_be_bytes());
+        d.extend_from_slice(&d06[6..]);
+        d
+    }
+
+    #[test]
+    fn a_tw7_list_follows_the_token_handshake() {
+        let t0 = Instant::now();
+        let limits = ListLimits::new(Duration::from_secs(60), Duration::from_secs(1));
+        let mut c = Tw7ListClient::new(0x0102_0304, limits, t0);
+        let mut d = Vec::new();
+        assert!(c.poll_transmit(t0, &mut d).unwrap());
+        assert_eq!(d.len(), 520);
+        assert_eq!(
+            &d[..12],
+            b"\x04\x00\x00\xff\xff\xff\xff\x05\x01\x02\x03\x04"
+        );
+        assert!(!c.poll_transmit(t0, &mut Vec::new()).unwrap());
+        // pages before the token, a token for someone else: ignored
+        assert_eq!(
+            c.handle_datagram(&tw7(&tw_page(0, 3), 0x0102_0304), t0),
+            Ok(None)
+        );
+        let mut r = Vec::new();
+        teemaster7::encode_token_reply(0x0102_0305, 0xaabb_ccdd, &mut r);
+        assert_eq!(c.handle_datagram(&r, t0), Ok(None));
+        assert!(!c.poll_transmit(t0, &mut Vec::new()).unwrap());
+        r.clear();
+        teemaster7::encode_token_reply(0x0102_0304, 0xaabb_ccdd, &mut r);
+        assert_eq!(c.handle_datagram(&r, t0), Ok(None));
+        d.clear();
+        assert!(c.poll_transmit(t0, &mut d).unwrap());
+        assert_eq!(
+            d,
+            b"\x21\xaa\xbb\xcc\xdd\x01\x02\x03\x04\xff\xff\xff\xffcou2"
+        );
+        d.clear();
+        assert!(c.poll_transmit(t0, &mut d).unwrap());
+        assert_eq!(&d[13..], b"req2");
+        // answers to another token are not ours; 0.6 answers neither
+        assert_eq!(c.handle_datagram(&tw7(&tw_count(1), 9), t0), Ok(None));
+        assert_eq!(c.handle_datagram(&tw_count(1), t0), Ok(None));
+        c.handle_datagram(&tw7(&tw_count(5), 0x0102_0304), t0)
+            .unwrap();
+        let p = c
+            .handle_datagram(&tw7(&tw_page(0, 5), 0x0102_0304), t0)
+            .unwrap()
+            .unwrap();
+        assert_eq!(p.servers.len(), 5);
+        assert!(c.is_finished());
+    }
+
+    #[test]
+    fn a_silent_or_lying_tw7_master_ends_with_an_error() {
+        let t0 = Instant::now();
+        let limits = ListLimits::new(Duration::from_secs(60), Duration::from_secs(1));
+        // no token: three handshakes, then a clear error
+        let mut c = Tw7ListClient::new(7, limits, t0);
+        let mut sent = 0;
+        let err = loop {
+            let now = c.next_wake().unwrap();
+            match c.poll_transmit(now, &mut Vec::new()) {
+                Ok(true) => sent += 1,
+                Ok(false) => {}
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(
+            (err.clone(), sent),
+            (ListError::NoHandshake { attempts: 3 }, 3)
+        );
+        assert!(err.to_string().contains("token handshake"), "{err}");
+        // a token, then a count the pages never reach
+        let mut c = Tw7ListClient::new(7, limits, t0);
+        c.poll_transmit(t0, &mut Vec::new()).unwrap();
+        let mut r = Vec::new();
+        teemaster7::encode_token_reply(7, 8, &mut r);
+        c.handle_datagram(&r, t0).unwrap();
+        c.poll_transmit(t0, &mut Vec::new()).unwrap();
+        c.poll_transmit(t0, &mut Vec::new()).unwrap();
+        c.handle_datagram(&tw7(&tw_count(500), 7), t0).unwrap();
+        c.handle_datagram(&tw7(&tw_page(0, 75), 7), t0).unwrap();
+        // endless new tokens change nothing
+        for i in 0..100 {
+            r.clear();
+            teemaster7::encode_token_reply(7, i, &mut r);
+            assert_eq!(c.handle_datagram(&r, t0), Ok(None));
+        }
+        let now = c.next_wake().unwrap();
+        assert_eq!(
+            c.poll_transmit(now, &mut Vec::new()),
+            Err(ListError::Short {
+                got: 75,
+                count: Some(500)
+            })
+        );
     }
 
     #[test]

@@ -25,7 +25,8 @@
 //! (Teeworlds 0.6 and 0.7 addresses), [`ddnet_register`] takes DDNet 16's HTTP
 //! registrations (a UDP challenge, then verified as `bea2` heartbeats are); [`teemaster`] is the Teeworlds 0.6 master protocol
 //! (`bea2` heartbeats verified by `gie3`, `req2` / `cou2` answered by `lis2` pages and
-//! `siz2`).
+//! `siz2`), [`teemaster7`] Teeworlds 0.7's (the same messages in 0.7's
+//! connectionless packets, after a token handshake; tokens keyed hashes of the address).
 
 pub mod addr;
 pub mod auth;
@@ -39,4 +40,5 @@ pub mod list_client;
 pub mod qwmaster;
 pub mod registry;
 pub mod teemaster;
+pub mod teemaster7;
 pub mod valve;

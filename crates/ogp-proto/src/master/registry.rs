@@ -101,6 +101,7 @@ use super::addr::canonical;
 use super::dpmaster::{self, ServersRequest};
 use super::qwmaster;
 use super::teemaster;
+use super::teemaster7;
 use super::valve::ListRequest;
 use crate::client::Details;
 use crate::client::{Answer, Machine, Options};
@@ -129,6 +130,10 @@ pub enum Inbound {
     QwList,
     /// A Teeworlds 0.6 master request (`req2`, `cou2`).
     TwList(teemaster::Request),
+    /// A Teeworlds 0.7 master message: a token request, or a heartbeat or request whose
+    /// token the caller checks ([`teemaster7::Tokens`]) before acting on it (a heartbeat
+    /// with a valid one is a [`Registration::Teeworlds7`]).
+    Tw7(teemaster7::Message),
     /// Anything else (a reply to one of our verification queries, or noise).
     Other,
 }
@@ -156,6 +161,12 @@ pub enum Registration {
     /// A Teeworlds 0.6 heartbeat (`bea2` and the server's port), verified by `gie3`
     /// with our token to its source IP and that port, and listed as `teeworlds`.
     Teeworlds(teemaster::Heartbeat),
+    /// A Teeworlds 0.7 heartbeat (`bea2` and the port in a connectionless packet
+    /// carrying our token: [`teemaster7`]), verified by the 0.7 query (a token
+    /// handshake, then `gie3`) to its source IP and that port, and listed as
+    /// `teeworlds7`. [`classify`] never makes it: the caller checks the token of an
+    /// [`Inbound::Tw7`] heartbeat first.
+    Teeworlds7(teemaster::Heartbeat),
     /// A Cube 2 server's registration over the master's TCP port (Sauerbraten's
     /// `regserv PORT`, Red Eclipse's `server PORT …`: [`crate::cube2::master`]), never
     /// a datagram: [`classify`] does not make it. The TCP handshake has proved the
@@ -292,6 +303,7 @@ impl Registration {
             Self::Gamespy1(_) => gamespy1::PROTOCOL,
             Self::QuakeWorld(_) => Protocol::Quakeworld,
             Self::Teeworlds(_) => Protocol::Teeworlds,
+            Self::Teeworlds7(_) => Protocol::Teeworlds7,
             Self::Cube2 { .. } => Protocol::Cube2,
         }
     }
@@ -304,7 +316,7 @@ impl Registration {
     pub fn query_addr(&self, from: SocketAddr) -> SocketAddr {
         match self {
             Self::Gamespy1(h) => SocketAddr::new(from.ip(), h.port),
-            Self::Teeworlds(h) => SocketAddr::new(from.ip(), h.port),
+            Self::Teeworlds(h) | Self::Teeworlds7(h) => SocketAddr::new(from.ip(), h.port),
             Self::Cube2 { port } => SocketAddr::new(
                 from.ip(),
                 port.saturating_add(crate::cube2::QUERY_PORT_OFFSET),
@@ -334,7 +346,10 @@ impl Registration {
             Self::Quake3(h) => h.shutdown(),
             Self::Gamespy1(h) => h.state_changed == Some(2),
             Self::QuakeWorld(h) => h.shutdown(),
-            Self::OgpUplink { .. } | Self::Teeworlds(_) | Self::Cube2 { .. } => false,
+            Self::OgpUplink { .. }
+            | Self::Teeworlds(_)
+            | Self::Teeworlds7(_)
+            | Self::Cube2 { .. } => false,
         }
     }
 
@@ -348,7 +363,7 @@ impl Registration {
             // a Cube 2 server registers on start and hourly
             Self::OgpUplink { .. } | Self::Quake3(_) | Self::Cube2 { .. } => true,
             // sent every 15 s whatever changed (the game's status is polled)
-            Self::Teeworlds(_) => false,
+            Self::Teeworlds(_) | Self::Teeworlds7(_) => false,
             Self::Heartbeat(h) => !matches!(h.state_changed, None | Some(StateChanged::Regular)),
             // the games send 1 on a change (map, players) and 2 when shutting down
             Self::Gamespy1(h) => h.state_changed.is_some_and(|n| n != 0),
@@ -368,6 +383,7 @@ impl Registration {
             | Self::Quake3(_)
             | Self::QuakeWorld(_)
             | Self::Teeworlds(_)
+            | Self::Teeworlds7(_)
             | Self::Cube2 { .. } => None,
             Self::OgpUplink { game_id } => Some(game_id.to_string()),
             Self::Heartbeat(h) => h.game_name.as_ref().map(|g| g.to_string()),
@@ -379,6 +395,12 @@ impl Registration {
 /// Tells what a datagram sent to a master is. `Err` only for a datagram that starts
 /// like a registration or a list request and then does not decode.
 pub fn classify(datagram: &[u8]) -> Result<Inbound, DecodeError> {
+    // Teeworlds 0.7's: a token request (`04 00 00 FF FF FF FF 05`) or a connectionless
+    // packet (`21`, two tokens) with a master's word; its replies to our queries are
+    // neither
+    if teemaster7::is_master_message(datagram) {
+        return teemaster7::Message::decode(datagram).map(Inbound::Tw7);
+    }
     // Teeworlds' packet header may start with any byte (`FF`, qstat's `20`)
     if teemaster::is_master_message(datagram) {
         return if teemaster::is_heartbeat(datagram) {
@@ -622,6 +644,9 @@ pub enum Verdict {
         /// Registered by a GameSpy v1 heartbeat: listed on the GameSpy master list under
         /// `game`.
         gamespy1: bool,
+        /// The caller's socket its queries went out from (where an acknowledgement to
+        /// it goes: Teeworlds 0.7's `fwok`).
+        local: usize,
     },
     /// No correct answer: list nothing.
     Failed {
@@ -1368,6 +1393,7 @@ impl Registrar {
                     game: None,
                     answer,
                     gamespy1,
+                    local,
                 });
                 return true;
             }
@@ -1522,6 +1548,7 @@ impl Registrar {
                     game: p.game,
                     answer: Box::new(answer),
                     gamespy1,
+                    local: p.local,
                 }
             }
             Err(error) => {
@@ -1991,6 +2018,96 @@ mod tests {
         assert_eq!(sent, 0);
     }
 
+    /// A Teeworlds 0.7 heartbeat (its token checked by the caller) is verified by the
+    /// 0.7 query: a 520-byte token handshake, then `gie3` to the server's token, whose
+    /// `inf3` must echo our integer token. Its bytes and the token request's stand for
+    /// the handshake ([`teemaster7::HEARTBEAT_CREDIT`]); without that credit the
+    /// handshake is withheld (more than the heartbeat's 19 bytes).
+    #[test]
+    fn a_teeworlds07_heartbeat_is_verified_by_the_07_query() {
+        use crate::teeworlds::wire;
+        let mut hb = Vec::new();
+        teemaster7::encode_heartbeat(teemaster::Heartbeat { port: 8303 }, 1, 2, &mut hb);
+        let Ok(Inbound::Tw7(teemaster7::Message::Heartbeat { heartbeat, .. })) = classify(&hb)
+        else {
+            panic!("{hb:?}")
+        };
+        let r = Registration::Teeworlds7(heartbeat);
+        let from: SocketAddr = "127.0.0.2:8303".parse().unwrap();
+        assert_eq!(
+            (r.protocol(), r.query_addr(from)),
+            (Protocol::Teeworlds7, from)
+        );
+        for (credit, honest) in [
+            (teemaster7::HEARTBEAT_CREDIT, true),
+            (0, true),
+            (teemaster7::HEARTBEAT_CREDIT, false),
+        ] {
+            let t0 = Instant::now();
+            let mut reg =
+                Registrar::new(RegistrarConfig::default().allow_private(true), [1; 16], t0);
+            let len = hb.len() + credit;
+            assert_eq!(
+                reg.register_on(t0, 3, from, &r, len, Known::default()),
+                Admission::Verifying
+            );
+            let mut now = t0;
+            let mut sent = 0u64;
+            let mut verdict = None;
+            for _ in 0..50 {
+                while let Some((local, to, d)) = reg.poll_transmit_on(now) {
+                    assert_eq!((local, to), (3, from));
+                    sent += d.len() as u64;
+                    if wire::is_token7(&d) {
+                        assert_eq!(d.len(), wire::TOKEN_REQUEST_LEN);
+                        let ours = u32::from_be_bytes(d[8..12].try_into().unwrap());
+                        let mut a = Vec::new();
+                        wire::encode::token_reply(&mut a, ours, 0x5e5e_5e5e);
+                        reg.handle_reply_on(now, 3, from, &a);
+                    } else {
+                        assert_eq!(&d[1..5], &[0x5e; 4], "gie3 to the server's token");
+                        let ours = u32::from_be_bytes(d[5..9].try_into().unwrap());
+                        let mut rd = crate::reader::Reader::new(&d[17..]);
+                        let token = wire::varint(&mut rd, "token").unwrap();
+                        let info = crate::teeworlds::Info {
+                            token: i64::from(token) + i64::from(!honest),
+                            name: "Seven".into(),
+                            ..crate::teeworlds::Info::default()
+                        };
+                        let mut a = Vec::new();
+                        wire::encode::info7(&mut a, ours, 0x5e5e_5e5e, &info);
+                        reg.handle_reply_on(now, 3, from, &a);
+                    }
+                }
+                if let Some(v) = reg.poll_verdict() {
+                    verdict = Some(v);
+                    break;
+                }
+                now = reg.poll_timeout().unwrap_or(now);
+                reg.handle_timeout(now);
+            }
+            let s = reg.stats();
+            assert!(s.sent_bytes <= s.received_bytes, "{s:?}");
+            match (credit > 0, honest, verdict) {
+                (true, true, Some(Verdict::Verified { answer, local, .. })) => {
+                    assert_eq!(answer.protocol, Protocol::Teeworlds7);
+                    assert_eq!(answer.status.host_name.as_deref(), Some("Seven"));
+                    assert_eq!(local, 3);
+                    assert!(matches!(
+                        answer.details,
+                        Some(Details::Teeworlds7(ref d)) if d.server_token == 0x5e5e_5e5e
+                    ));
+                }
+                (false, _, Some(Verdict::Failed { withheld, .. })) => {
+                    assert!(withheld >= 1);
+                    assert_eq!(sent, 0, "nothing larger than the heartbeat");
+                }
+                (true, false, Some(Verdict::Failed { .. })) => {}
+                (c, h, v) => panic!("credit {c}, honest {h}: {v:?}"),
+            }
+        }
+    }
+
     /// Registers a `bea2` naming port 8303 from another port of 127.0.0.2, answers each
     /// `gie3` (which must go to port 8303) with `answer(its 24-bit token)` until the
     /// verification ends; returns the verdict and the bytes sent.
@@ -2394,6 +2511,44 @@ mod tests {
             assert_eq!((s.probed, s.answered, s.verified), (1, 1, 1), "{protocol}");
             assert!(s.sent_bytes <= s.received_bytes, "{protocol}: {s:?}");
         }
+    }
+
+    /// A Teeworlds 0.7 server probed (no place for its verification): the probe is the
+    /// 520-byte token request, within the heartbeat's credit. Its token reply (12 bytes)
+    /// would not pay for the `gie3` (18): it starts nothing, and the server is verified
+    /// at one of its next heartbeats (every 15 s), when there is a place.
+    #[test]
+    fn a_probed_teeworlds07_server_waits_for_its_next_heartbeat() {
+        use crate::teeworlds::wire;
+        let t0 = Instant::now();
+        let cfg = RegistrarConfig {
+            max_pending: 1,
+            ..RegistrarConfig::default().allow_private(true)
+        };
+        let mut reg = Registrar::new(cfg, [6; 16], t0);
+        let r = Registration::Teeworlds7(teemaster::Heartbeat { port: 8303 });
+        let len = 19 + teemaster7::HEARTBEAT_CREDIT;
+        let forged: SocketAddr = "127.0.5.1:8303".parse().unwrap();
+        let server: SocketAddr = "127.0.6.1:8303".parse().unwrap();
+        assert_eq!(
+            reg.register(t0, forged, &r, len, Known::default()),
+            Admission::Verifying
+        );
+        while reg.poll_transmit(t0).is_some() {}
+        assert_eq!(
+            reg.register(t0, server, &r, len, Known::default()),
+            Admission::Probed(DropReason::Busy)
+        );
+        let (to, probe) = reg.poll_transmit(t0).expect("a probe");
+        assert_eq!((to, probe.len()), (server, wire::TOKEN_REQUEST_LEN));
+        let ours = u32::from_be_bytes(probe[8..12].try_into().unwrap());
+        let mut a = Vec::new();
+        wire::encode::token_reply(&mut a, ours, 0x7777_7777);
+        assert!(!reg.handle_reply(t0, server, &a));
+        assert!(reg.poll_transmit(t0).is_none());
+        assert!(reg.poll_verdict().is_none());
+        let s = reg.stats();
+        assert!(s.sent_bytes <= s.received_bytes, "{s:?}");
     }
 
     /// A registrar whose two places (`max_pending` 2, no reserve) two forged uplinks

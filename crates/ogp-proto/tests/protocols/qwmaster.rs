@@ -68,6 +68,7 @@ fn a_heartbeat_is_verified_by_the_ping_and_its_one_byte_answer() {
             answer,
             gamespy1,
             game,
+            ..
         }) => {
             assert_eq!((addr, gamespy1, game), (from, false, None));
             assert_eq!(answer.protocol, Protocol::Quakeworld);

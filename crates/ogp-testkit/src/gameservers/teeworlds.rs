@@ -44,6 +44,12 @@ pub struct TeeworldsConfig {
     /// More console commands, after ours (`sv_register ipv4` overrides our `sv_register
     /// 0`, `sv_register_url …` points DDNet at a master of the test's).
     pub extra_args: Vec<String>,
+    /// The 0.7 server's `masters.cfg` (in its storage directory,
+    /// `$HOME/.local/share/teeworlds/`): lines `NAME ADDRESS`. Each NAME replaces one of
+    /// the four default masters (`master1.teeworlds.com` …) and is looked up (a numeric
+    /// NAME needs no DNS) at each start of the registration; the masters are asked on
+    /// port 8283, always. Give four lines, or the rest are looked up in the DNS.
+    pub masters_cfg: Option<String>,
 }
 
 impl TeeworldsConfig {
@@ -58,6 +64,7 @@ impl TeeworldsConfig {
             },
             max_clients: 8,
             extra_args: Vec::new(),
+            masters_cfg: None,
         }
     }
 }
@@ -116,6 +123,11 @@ impl Teeworlds {
         for _ in 0..5 {
             let home = TempDir::new("teeworlds");
             let port = free_port();
+            if let Some(cfg) = &config.masters_cfg {
+                let storage = home.0.join(".local/share/teeworlds");
+                std::fs::create_dir_all(&storage).expect("the server's storage directory");
+                std::fs::write(storage.join("masters.cfg"), cfg).expect("masters.cfg");
+            }
             let mut cmd = Command::new(&bin);
             cmd.env("HOME", &home.0).current_dir(&home.0);
             if config.flavor == Flavor::Teeworlds07 {
