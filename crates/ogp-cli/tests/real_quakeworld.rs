@@ -543,7 +543,11 @@ fn real_quakespasm_read_alike_by_ogp_and_qstat() {
             str_of(&v["protocol"]),
             Some("netquake".into()),
         );
-        r.eq(format!("{what}: warnings"), v["warnings"].as_array().map(Vec::len), Some(0));
+        r.eq(
+            format!("{what}: warnings"),
+            v["warnings"].as_array().map(Vec::len),
+            Some(0),
+        );
         let s = &v["status"];
         let got = (
             str_of(&s["host_name"]),
@@ -570,7 +574,12 @@ fn real_quakespasm_read_alike_by_ogp_and_qstat() {
                 str_of(&p["extra"]["topcolor"]),
                 str_of(&p["extra"]["bottomcolor"]),
             ),
-            (Some("Ranger".into()), Some(0), Some("4".into()), Some("13".into())),
+            (
+                Some("Ranger".into()),
+                Some(0),
+                Some("4".into()),
+                Some("13".into()),
+            ),
         );
         r.eq(
             format!("{what}: a rule"),
@@ -598,7 +607,10 @@ fn real_quakespasm_read_alike_by_ogp_and_qstat() {
         if out.contains("NQ ogp test") {
             break;
         }
-        eprintln!("qstat -qs printed {out:?} (stderr {:?}): once more", ran.stderr);
+        eprintln!(
+            "qstat -qs printed {out:?} (stderr {:?}): once more",
+            ran.stderr
+        );
     }
     let lines: Vec<Vec<&str>> = out.lines().map(|l| l.split('|').collect()).collect();
     let line = lines.first().cloned().unwrap_or_default();
@@ -611,9 +623,7 @@ fn real_quakespasm_read_alike_by_ogp_and_qstat() {
     );
     r.eq(
         "qstat -qs: a rule".into(),
-        lines
-            .get(1)
-            .is_some_and(|l| l.contains(&"sv_gravity=800")),
+        lines.get(1).is_some_and(|l| l.contains(&"sv_gravity=800")),
         true,
     );
     let theirs: Vec<(String, i64, i64, i64)> = lines

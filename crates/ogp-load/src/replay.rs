@@ -625,12 +625,18 @@ const NQ_PLAYER0: &[u8] =
 const NQ_RULES: &[u8] = include_bytes!("../../ogp-proto/tests/data/netquake/quakespasm_rules.bin");
 
 fn load_netquake() -> Result<Vec<Capture>> {
-    let mut parts = vec![("server", NQ_SERVER.to_vec()), ("player0", NQ_PLAYER0.to_vec())];
+    let mut parts = vec![
+        ("server", NQ_SERVER.to_vec()),
+        ("player0", NQ_PLAYER0.to_vec()),
+    ];
     // The rule replies, one after the other in the file, each saying its own length.
     let mut rest = NQ_RULES;
     while let Some(h) = rest.first_chunk::<4>() {
         let len = usize::from(u16::from_be_bytes([h[2], h[3]]));
-        ensure!(len >= 5 && len <= rest.len(), "netquake rules: bad length {len}");
+        ensure!(
+            len >= 5 && len <= rest.len(),
+            "netquake rules: bad length {len}"
+        );
         let (d, r) = rest.split_at(len);
         parts.push(("rule", d.to_vec()));
         rest = r;
@@ -665,9 +671,9 @@ fn answer_netquake(c: &Capture, q: &[u8], _: SocketAddr, out: &mut Vec<Vec<u8>>)
             rules.next()
         } else {
             // The rule after the one named: each reply is `header 85 NAME\0 VALUE\0`.
-            let mut named = rules.by_ref().skip_while(|d| {
-                d.get(5..).and_then(|b| b.split(|x| *x == 0).next()) != Some(name)
-            });
+            let mut named = rules
+                .by_ref()
+                .skip_while(|d| d.get(5..).and_then(|b| b.split(|x| *x == 0).next()) != Some(name));
             named.next().and_then(|_| named.next())
         }
         .map(Vec::as_slice)

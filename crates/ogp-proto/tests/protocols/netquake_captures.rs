@@ -52,7 +52,10 @@ fn every_capture_decodes_and_encodes_back_to_its_bytes() {
         assert_eq!(&r.to_bytes(), d);
         assert_eq!(ogp_proto::detect::guess(d), Some(Protocol::Netquake));
         for n in 0..d.len() {
-            assert!(decode_reply(d.get(..n).unwrap()).is_err(), "prefix {n} of {d:?}");
+            assert!(
+                decode_reply(d.get(..n).unwrap()).is_err(),
+                "prefix {n} of {d:?}"
+            );
         }
     }
     let Ok(Reply::ServerInfo(s)) = decode_reply(&all[0]) else {
@@ -67,7 +70,14 @@ fn every_capture_decodes_and_encodes_back_to_its_bytes() {
             s.max_players,
             s.version
         ),
-        (&b"127.0.0.1:27556"[..], &b"NQ ogp test"[..], &b"start"[..], 1, 6, 3)
+        (
+            &b"127.0.0.1:27556"[..],
+            &b"NQ ogp test"[..],
+            &b"start"[..],
+            1,
+            6,
+            3
+        )
     );
     let Ok(Reply::PlayerInfo(p)) = decode_reply(&all[1]) else {
         panic!("not a player info")
@@ -91,9 +101,9 @@ fn answer(q: &[u8]) -> Option<Vec<u8>> {
             if prev.is_empty() {
                 return rules.first().cloned();
             }
-            let at = rules.iter().position(|d| {
-                matches!(decode_reply(d), Ok(Reply::RuleInfo(Some((k, _)))) if k == prev)
-            })?;
+            let at = rules.iter().position(
+                |d| matches!(decode_reply(d), Ok(Reply::RuleInfo(Some((k, _)))) if k == prev),
+            )?;
             rules.get(at + 1).cloned()
         }
         _ => None,

@@ -327,7 +327,10 @@ impl TestClient {
                     break;
                 };
                 let reply = buf.get(..n).unwrap_or_default();
-                if reply.get(6..).is_some_and(|r| r.starts_with(name.as_bytes())) {
+                if reply
+                    .get(6..)
+                    .is_some_and(|r| r.starts_with(name.as_bytes()))
+                {
                     return Self { _sock: sock };
                 }
             }
