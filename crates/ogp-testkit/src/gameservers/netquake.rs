@@ -338,3 +338,33 @@ impl TestClient {
         panic!("{server} did not list the test client {name} within 5 s");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pack has the shareware pack's count of entries and directory CRC, and its
+    /// files where its directory says.
+    #[test]
+    fn the_pak_passes_the_engines_check() {
+        let dir = TempDir::new("netquake-pak");
+        let path = dir.0.join("pak0.pak");
+        write_pak(
+            &path,
+            &[("maps/start.bsp", b"map"), ("progs.dat", b"progs")],
+        )
+        .unwrap();
+        let pak = std::fs::read(&path).unwrap();
+        assert_eq!(&pak[..4], b"PACK");
+        let at = |i: usize| u32::from_le_bytes(pak[i..i + 4].try_into().unwrap()) as usize;
+        let (ofs, len) = (at(4), at(8));
+        assert_eq!(len, PAK0_COUNT * 64);
+        let dir = &pak[ofs..ofs + len];
+        assert_eq!(crc16(0xffff, dir), PAK0_CRC);
+        assert!(dir.starts_with(b"maps/start.bsp\0"));
+        let (pos, n) = (at(ofs + 56), at(ofs + 60));
+        assert_eq!(&pak[pos..pos + n], b"map");
+        // The CRC of "123456789" (CRC-16/CCITT-FALSE's check value).
+        assert_eq!(crc16(0xffff, b"123456789"), 0x29b1);
+    }
+}
