@@ -615,10 +615,79 @@ fn answer_gamespy1(c: &Capture, q: &[u8], _: SocketAddr, out: &mut Vec<Vec<u8>>)
 }
 
 // ---------------------------------------------------------------------------------
+// NetQuake: server info, each player, each rule (asked by the name of the one before),
+// every reply as QuakeSpasm sent it; stateless, a function of the request.
+
+const NQ_SERVER: &[u8] =
+    include_bytes!("../../ogp-proto/tests/data/netquake/quakespasm_server_info.bin");
+const NQ_PLAYER0: &[u8] =
+    include_bytes!("../../ogp-proto/tests/data/netquake/quakespasm_player_info_0.bin");
+const NQ_RULES: &[u8] = include_bytes!("../../ogp-proto/tests/data/netquake/quakespasm_rules.bin");
+
+fn load_netquake() -> Result<Vec<Capture>> {
+    let mut parts = vec![
+        ("server", NQ_SERVER.to_vec()),
+        ("player0", NQ_PLAYER0.to_vec()),
+    ];
+    // The rule replies, one after the other in the file, each saying its own length.
+    let mut rest = NQ_RULES;
+    while let Some(h) = rest.first_chunk::<4>() {
+        let len = usize::from(u16::from_be_bytes([h[2], h[3]]));
+        ensure!(
+            len >= 5 && len <= rest.len(),
+            "netquake rules: bad length {len}"
+        );
+        let (d, r) = rest.split_at(len);
+        parts.push(("rule", d.to_vec()));
+        rest = r;
+    }
+    ensure!(
+        parts.last().is_some_and(|(_, d)| d.len() == 5),
+        "netquake rules: no end"
+    );
+    Ok(vec![Capture {
+        parts,
+        ours: want(Some("NQ ogp test"), Some("start"), 6, 1),
+        qstat: Some(want(None, Some("start"), 6, 1)),
+    }])
+}
+
+/// `80 00 LEN LEN` (the header, saying the datagram's length) and the op: its body.
+fn nq_request(q: &[u8], op: u8) -> Option<&[u8]> {
+    let len = usize::from(u16::from_be_bytes([*q.get(2)?, *q.get(3)?]));
+    (q.first() == Some(&0x80) && q.get(1) == Some(&0) && len == q.len() && q.get(4) == Some(&op))
+        .then(|| q.get(5..))
+        .flatten()
+}
+
+fn answer_netquake(c: &Capture, q: &[u8], _: SocketAddr, out: &mut Vec<Vec<u8>>) {
+    let reply = if nq_request(q, 0x02) == Some(b"QUAKE\0\x03".as_slice()) {
+        c.part("server")
+    } else if nq_request(q, 0x03) == Some([0u8].as_slice()) {
+        c.part("player0")
+    } else if let Some(name) = nq_request(q, 0x04).and_then(|b| b.strip_suffix(&[0])) {
+        let mut rules = c.parts.iter().filter(|(n, _)| *n == "rule").map(|(_, d)| d);
+        if name.is_empty() {
+            rules.next()
+        } else {
+            // The rule after the one named: each reply is `header 85 NAME\0 VALUE\0`.
+            let mut named = rules
+                .by_ref()
+                .skip_while(|d| d.get(5..).and_then(|b| b.split(|x| *x == 0).next()) != Some(name));
+            named.next().and_then(|_| named.next())
+        }
+        .map(Vec::as_slice)
+    } else {
+        None
+    };
+    out.extend(reply.map(<[u8]>::to_vec));
+}
+
+// ---------------------------------------------------------------------------------
 
 /// Every family a replay farm serves. 127.77–127.81 are the other farms' (the mixed
 /// list, Quake III, Minecraft, GameSpy v1, the A2S baseline).
-pub(crate) static FAMILIES: [ReplayFamily; 12] = [
+pub(crate) static FAMILIES: [ReplayFamily; 13] = [
     ReplayFamily {
         label: "GameSpy v1",
         protocol: "gamespy1",
@@ -755,6 +824,19 @@ pub(crate) static FAMILIES: [ReplayFamily; 12] = [
         answer: answer_minetest,
         shape: "the handshake: open, SET_PEER_ID, a 0.3 s wait (the real server ignores an early INIT), INIT, HELLO, then ACK and DISCO: at least 0.3 s per target",
     },
+    ReplayFamily {
+        label: "NetQuake",
+        protocol: "netquake",
+        net: 93,
+        qstat: Some(Qstat {
+            kind: "QS",
+            flag: "-qs",
+            port_offset: 0,
+        }),
+        load: load_netquake,
+        answer: answer_netquake,
+        shape: "server info, then each player, then each rule (asked by the name of the one before): 1 + players + rules + 1 round trips; qstat asks for the server info only",
+    },
 ];
 
 /// The family served by replay under `name` (`ogp scan`'s protocol name).
@@ -798,6 +880,9 @@ mod tests {
             b"\x4f\x45\x74\x03\x00\x00\x00\x03\xff\xdc\x01".to_vec(),
             b"\x4f\x45\x74\x03\x00\x02\x01\x01\x00\x02\x1d\x00\x00\x00\x25\xff\xff\x00\x08ogpprobe"
                 .to_vec(),
+            b"\x80\x00\x00\x0c\x02QUAKE\x00\x03".to_vec(),
+            b"\x80\x00\x00\x06\x03\x00".to_vec(),
+            b"\x80\x00\x00\x0f\x04sv_gravity\x00".to_vec(),
         ];
         let mut token = vec![0x04, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x05, 1, 2, 3, 4];
         token.resize(520, 0);
@@ -823,6 +908,52 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// NetQuake: the server info to Quake's request only, player 0 only, and the rules
+    /// in a chain (each asked by the name before) that ends with the reply without a
+    /// name, after which nothing; a header that lies about the length gets nothing.
+    #[test]
+    fn netquake_answers_each_step() {
+        let c = &load_netquake().unwrap()[0];
+        let ask = |q: &[u8]| {
+            let mut out = Vec::new();
+            answer_netquake(c, q, from(), &mut out);
+            out
+        };
+        assert_eq!(ask(b"\x80\x00\x00\x0c\x02QUAKE\x00\x03"), [NQ_SERVER]);
+        assert!(ask(b"\x80\x00\x00\x0e\x02HEXENII\x00\x04").is_empty());
+        assert!(ask(b"\x80\x00\x00\x0d\x02QUAKE\x00\x03").is_empty());
+        assert_eq!(ask(b"\x80\x00\x00\x06\x03\x00"), [NQ_PLAYER0]);
+        assert!(ask(b"\x80\x00\x00\x06\x03\x01").is_empty());
+        let mut prev = Vec::new();
+        let mut names = Vec::new();
+        for _ in 0..20 {
+            let mut q = vec![0x80, 0, 0, 0, 0x04];
+            q.extend_from_slice(&prev);
+            q.push(0);
+            q[3] = q.len() as u8;
+            let got = ask(&q);
+            assert_eq!(got.len(), 1, "after {prev:?}");
+            let Some(rest) = got[0].get(5..).filter(|r| !r.is_empty()) else {
+                break;
+            };
+            prev = rest.split(|b| *b == 0).next().unwrap().to_vec();
+            names.push(String::from_utf8(prev.clone()).unwrap());
+        }
+        assert_eq!(
+            names,
+            [
+                "fraglimit",
+                "noexit",
+                "sv_friction",
+                "sv_gravity",
+                "sv_maxspeed",
+                "teamplay",
+                "timelimit"
+            ]
+        );
+        assert!(ask(b"\x80\x00\x00\x0a\x04nope\x00").is_empty());
     }
 
     /// Teeworlds 0.7: the token reply carries our token and the farm's (the same for the

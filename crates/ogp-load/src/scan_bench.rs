@@ -1003,14 +1003,22 @@ fn quake3_ogp_correct(line: &str) -> Option<SocketAddr> {
 }
 
 /// A qstat `-raw , -nh` server line of `kind`
-/// (`KIND,ADDR,NAME,MAP,MAX,PLAYERS,PING,RETRIES`): the address, name, map, max players
-/// and players. The name may hold commas: the fields after it are taken from the end.
+/// (`KIND,ADDR,NAME,MAP,MAX,PLAYERS,PING,RETRIES`; NetQuake's
+/// `QS,ADDR,NAME,ITS ADDR,PROTOCOL,MAP,MAX,PLAYERS,PING,RETRIES,0,0`, its name then
+/// holding its own address and protocol): the address, name, map, max players and
+/// players. The name may hold commas: the fields after it are taken from the end.
 fn qstat_server_line<'a>(
     line: &'a str,
     kind: &str,
 ) -> Option<(SocketAddr, &'a str, &'a str, u64, u64)> {
     let rest = line.strip_prefix(kind)?.strip_prefix(',')?;
     let (addr, rest) = rest.split_once(',')?;
+    // NetQuake's lines (`QS`) end with two more fields after the retries.
+    let rest = if kind == "QS" {
+        rest.rsplitn(3, ',').nth(2)?
+    } else {
+        rest
+    };
     let mut back = rest.rsplitn(6, ',');
     let (_retries, _ping, players, max, map, name) = (
         back.next()?,
@@ -1800,6 +1808,11 @@ mod tests {
         tiny_family_run("doom3");
     }
 
+    #[test]
+    fn tiny_netquake() {
+        tiny_family_run("netquake");
+    }
+
     /// A replay family's line counts only when it reports its own target's capture:
     /// `ok`, the family's protocol, host, map, max players and players as wanted, no
     /// warning that a part is missing; qstat's when its map, max players and players
@@ -1854,6 +1867,12 @@ mod tests {
                 "{bad}"
             );
         }
+        // NetQuake's line: its own address and protocol after the name, two more fields
+        // at the end (as `quakestat -qs -raw , -nh` printed them for the NetQuake farm).
+        let qs = "QS,127.87.0.1:10000,Sauer capture,127.0.0.1:26000,3,,12,0,0,0,0,0";
+        assert_eq!(replay_qstat_correct(qs, "QS", 0, want), Some(a));
+        let short = "QS,127.87.0.1:10000,Sauer capture,,12,0,0,0";
+        assert!(replay_qstat_correct(short, "QS", 0, want).is_none());
     }
 
     /// `--family` takes the table's names and `all` (every one but GameSpy v1, which

@@ -26,6 +26,7 @@ mod json_writer;
 mod minecraft_client;
 mod minetest_captures;
 mod model;
+mod netquake_captures;
 mod ogp_captures;
 mod ogp_draft;
 mod ogp_props;

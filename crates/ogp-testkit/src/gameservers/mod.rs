@@ -25,6 +25,7 @@ pub mod cube2;
 pub mod doom;
 pub mod minetest;
 pub mod mumble;
+pub mod netquake;
 pub mod openttd;
 pub mod quakeworld;
 pub mod teeworlds;

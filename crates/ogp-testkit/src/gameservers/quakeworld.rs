@@ -66,6 +66,11 @@ pub struct QuakeWorld {
 /// empty leaf above and a solid leaf below, one clip node for the player hulls, one
 /// model. 440 bytes.
 pub fn write_bsp29(path: &Path) -> std::io::Result<()> {
+    std::fs::write(path, bsp29())
+}
+
+/// The bytes of [`write_bsp29`]'s map (the NetQuake server packs them into its data).
+pub fn bsp29() -> Vec<u8> {
     fn le32(v: &mut Vec<u8>, n: i32) {
         v.extend_from_slice(&n.to_le_bytes());
     }
@@ -140,7 +145,7 @@ pub fn write_bsp29(path: &Path) -> std::io::Result<()> {
         }
     }
     header.extend_from_slice(&body);
-    std::fs::write(path, header)
+    header
 }
 
 impl QuakeWorld {
