@@ -75,6 +75,7 @@ pub mod cube2;
 pub mod detect;
 pub mod doom;
 pub mod doom3;
+pub mod doomsday;
 mod entries;
 pub mod error;
 #[cfg(feature = "games")]
@@ -85,6 +86,7 @@ pub mod gamespy3;
 pub mod gqp;
 pub mod guard;
 pub mod hexenworld;
+mod inflate;
 mod infostring;
 mod json;
 pub mod limits;
