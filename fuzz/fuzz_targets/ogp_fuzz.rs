@@ -21,6 +21,7 @@ mod cube2_datagram;
 mod cube2_master_stream;
 mod doom3_datagram;
 mod doom_datagram;
+mod doomsday_datagram;
 mod dpmaster_page;
 mod dpmaster_request;
 mod gqp_query;
@@ -91,6 +92,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("qwmaster_datagram", qwmaster_datagram::run),
     ("teemaster", teemaster::run),
     ("cube2_master_stream", cube2_master_stream::run),
+    ("doomsday_datagram", doomsday_datagram::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.
