@@ -246,7 +246,10 @@ fn a_hostile_doomsday_beacon_reaches_no_terminal_and_its_bomb_is_an_error() {
             continue;
         }
         assert_eq!(v["status"]["host_name"], HOSTILE, "{v}");
-        for args in [&["query", "-p", "doomsday", &target][..], &["query", &target]] {
+        for args in [
+            &["query", "-p", "doomsday", &target][..],
+            &["query", &target],
+        ] {
             let ran = ogp_run(args, Duration::from_secs(20));
             let text = out(&ran);
             assert!(text.contains("evil"), "{}", ran.describe());

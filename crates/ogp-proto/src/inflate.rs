@@ -80,18 +80,31 @@ mod tests {
     #[test]
     fn inflates_up_to_the_cap_and_no_further() {
         let packed = zlib(b"hello");
-        assert_eq!(inflate(Packing::Zlib, &packed, 0, "x", 5).unwrap(), b"hello");
+        assert_eq!(
+            inflate(Packing::Zlib, &packed, 0, "x", 5).unwrap(),
+            b"hello"
+        );
         let e = inflate(Packing::Zlib, &packed, 3, "x", 4).unwrap_err();
-        assert_eq!((e.offset, e.kind), (3, DecodeErrorKind::TooLarge { limit: 4 }));
+        assert_eq!(
+            (e.offset, e.kind),
+            (3, DecodeErrorKind::TooLarge { limit: 4 })
+        );
         // 16 MiB of zeros in about 16 KiB: stopped at the cap
         let bomb = zlib(&vec![0; 16 << 20]);
         assert!(bomb.len() < 20_000);
         let e = inflate(Packing::Zlib, &bomb, 0, "x", 1 << 16).unwrap_err();
         assert_eq!(e.kind, DecodeErrorKind::TooLarge { limit: 1 << 16 });
         // cut, corrupt, the wrong framing
-        for bad in [&packed[..packed.len() - 3], b"\x78\x9c\xff\xff", &packed[2..]] {
+        for bad in [
+            &packed[..packed.len() - 3],
+            b"\x78\x9c\xff\xff",
+            &packed[2..],
+        ] {
             let e = inflate(Packing::Zlib, bad, 0, "x", 100).unwrap_err();
-            assert_eq!(e.kind, DecodeErrorKind::Invalid("invalid or truncated zlib data"));
+            assert_eq!(
+                e.kind,
+                DecodeErrorKind::Invalid("invalid or truncated zlib data")
+            );
         }
     }
 }

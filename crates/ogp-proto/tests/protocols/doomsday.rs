@@ -8,8 +8,8 @@ use std::time::Instant;
 use ogp_proto::client::{QueryDriver, Timing};
 use ogp_proto::doomsday::client::{reply_to_status, QueryMachine, QueryOptions};
 use ogp_proto::doomsday::wire::{
-    decode_message, decode_reply, pack, Member, Reply, Value as DsValue, MAX_DEPTH,
-    MAX_INFLATED, MAX_MEMBERS, MAX_VALUES, REQUEST,
+    decode_message, decode_reply, pack, Member, Reply, Value as DsValue, MAX_DEPTH, MAX_INFLATED,
+    MAX_MEMBERS, MAX_VALUES, REQUEST,
 };
 use ogp_proto::internals::from_hex;
 use ogp_proto::{DecodeErrorKind, Protocol};
@@ -60,8 +60,14 @@ fn the_real_servers_replies_decode_to_their_expected_values() {
         let r = decode_reply(&bytes).unwrap();
         assert!(r.warnings.is_empty(), "{key}: {:?}", r.warnings);
         let e = &c["expected"][key];
-        assert_eq!(u64::from(r.service_port), e["service_port"].as_u64().unwrap());
-        assert_eq!(u64::from(r.announced_size), e["inflated_size"].as_u64().unwrap());
+        assert_eq!(
+            u64::from(r.service_port),
+            e["service_port"].as_u64().unwrap()
+        );
+        assert_eq!(
+            u64::from(r.announced_size),
+            e["inflated_size"].as_u64().unwrap()
+        );
         assert_eq!(r.members.len() as u64, e["members"].as_u64().unwrap());
         for k in ["name", "desc", "game", "map", "cfg", "ver"] {
             assert_eq!(r.text(k).map(|t| t.as_str()), e[k].as_str(), "{key} {k}");
@@ -99,7 +105,10 @@ fn the_client_maps_the_configured_server_and_the_catalogue_names_it() {
 
     use ogp_proto::games::{catalogue, Rule};
     let got = catalogue().identify(Protocol::Doomsday, &s).unwrap();
-    assert_eq!((got.game.id.as_str(), got.rule), ("doomsday", Rule::Protocol));
+    assert_eq!(
+        (got.game.id.as_str(), got.rule),
+        ("doomsday", Rule::Protocol)
+    );
 }
 
 #[test]
@@ -185,7 +194,9 @@ fn lying_counts_and_lengths_are_errors_before_any_allocation() {
     ));
     // an array announcing 2^32 - 1 elements
     let mut m = header(1);
-    m.extend_from_slice(&[1, 0, 0, 0, b'a', 0x20, 0, 0, 0x10, 3, 0xff, 0xff, 0xff, 0xff, 0]);
+    m.extend_from_slice(&[
+        1, 0, 0, 0, b'a', 0x20, 0, 0, 0x10, 3, 0xff, 0xff, 0xff, 0xff, 0,
+    ]);
     assert!(matches!(
         kind(&datagram(1, m.len() as u32, &m)),
         DecodeErrorKind::Truncated { .. }
