@@ -7,8 +7,8 @@
 //! Asserts: no panic; errors and warnings of the message point into it; those of the
 //! datagram into it or into the message it inflates to (at most `MAX_INFLATED` bytes);
 //! at most `MAX_MEMBERS` members; a message read without a warning re-encodes to
-//! itself; the status survives its JSON state file; the client machine fed the
-//! datagram ends.
+//! itself; the status survives its JSON state file (rules grouped by key); the client
+//! machine fed the datagram ends.
 
 use std::time::Instant;
 
@@ -22,7 +22,10 @@ fn check_status(r: &Reply) {
     assert!(r.members.len() <= MAX_MEMBERS);
     let status = reply_to_status(r);
     let json = Status::from_json(&status.to_json_pretty()).expect("state file");
-    assert_eq!(json, status, "status changed through JSON");
+    // a member name sent twice reads back grouped (one JSON key, its values in order)
+    let mut want = status;
+    want.rules = want.rules.as_ref().map(ogp_proto::Rules::grouped);
+    assert_eq!(json, want, "status changed through JSON");
 }
 
 /// One input of the `doomsday_datagram` target.

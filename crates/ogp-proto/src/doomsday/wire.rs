@@ -21,6 +21,9 @@
 //! stripped from the beacon but read when present. The members come in the order of a
 //! hash table.
 //!
+//! Offsets of errors and warnings count from the datagram's start, except inside the
+//! record, where they count from the inflated message's start.
+//!
 //! Caps: the inflated message ([`MAX_INFLATED`], checked while inflating: a zip bomb is
 //! an error after that many bytes), members, values in all, array nesting and string
 //! length; every count is checked against the bytes left before anything is allocated.
@@ -248,12 +251,16 @@ pub fn pack(message: &[u8]) -> Vec<u8> {
         .unwrap_or_default()
 }
 
-/// Whether `d` looks like a reply: a port, an inflated size below 16 MiB, and a zlib
-/// header (deflate with a window of at most 32 KiB, whose check bits hold).
+/// Whether `d` looks like a reply: a port, an inflated size from 12 bytes (an empty
+/// record) to [`MAX_INFLATED`], and a zlib header (deflate with a window of at most
+/// 32 KiB, whose check bits hold). The port is any two bytes, so the rest must hold
+/// for a guess (a GameSpy v3 challenge reply whose session id has two zero bytes in
+/// the right place, and whose digits start `80`, would pass too).
 pub fn looks_like_reply(d: &[u8]) -> bool {
-    match (d.get(2), d.get(6), d.get(7)) {
-        (Some(&size_top), Some(&cmf), Some(&flg)) => {
-            size_top == 0
+    match (d.get(2..6), d.get(6), d.get(7)) {
+        (Some(size), Some(&cmf), Some(&flg)) => {
+            let size = size.try_into().map_or(0, u32::from_be_bytes);
+            (12..=MAX_INFLATED as u32).contains(&size)
                 && d.len() > 8
                 && cmf & 0x0f == 8
                 && cmf >> 4 <= 7
@@ -271,7 +278,7 @@ pub fn decode_reply(datagram: &[u8]) -> Result<Reply, DecodeError> {
     let at = r.offset();
     if usize::try_from(announced_size).map_or(true, |n| n > MAX_INFLATED) {
         return Err(DecodeError::new(
-            at - 4,
+            at.saturating_sub(4),
             "inflated size",
             DecodeErrorKind::TooLarge {
                 limit: MAX_INFLATED as u64,
