@@ -36,7 +36,7 @@
 //! socket loop, a scanner driving thousands of queries, a fuzzer and a C API.
 //!
 //! Each protocol is a folder ([`ogp`], [`a2s`], [`gamespy3`], [`gqp`], [`ogp_draft`],
-//! [`quake3`], [`bedrock`], [`gamespy1`], [`unreal2`], [`gamespy2`], [`ase`], [`mumble`], [`doom`], [`samp`])
+//! [`quake3`], [`bedrock`], [`gamespy1`], [`unreal2`], [`gamespy2`], [`ase`], [`mumble`], [`doom`], [`doomsday`], [`samp`])
 //! with its wire format, its responder ([`responder::ProtocolResponder`]) and its client
 //! (on the shared core of [`client`]: timers, retries, challenge resends, one
 //! [`client::Answer`] and one [`client::QueryError`]).
