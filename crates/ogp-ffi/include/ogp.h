@@ -140,7 +140,7 @@
 #define OGP_PROTO_DOOM 21
 
 // Doomsday's beacon.
-#define OGP_PROTO_DOOMSDAY 27
+#define OGP_PROTO_DOOMSDAY 23
 
 // SA-MP and open.mp.
 #define OGP_PROTO_SAMP 22

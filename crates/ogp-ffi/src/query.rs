@@ -54,7 +54,7 @@ pub const OGP_PROTO_MUMBLE: c_int = 20;
 /// Chocolate Doom's query.
 pub const OGP_PROTO_DOOM: c_int = 21;
 /// Doomsday's beacon.
-pub const OGP_PROTO_DOOMSDAY: c_int = 27;
+pub const OGP_PROTO_DOOMSDAY: c_int = 23;
 /// SA-MP and open.mp.
 pub const OGP_PROTO_SAMP: c_int = 22;
 /// Cube 2: Sauerbraten and Red Eclipse (the ping on the game port + 1, Sauerbraten's
@@ -212,8 +212,9 @@ mod protocol_numbers {
         assert_eq!(protocol(26), Some(Some(Protocol::Minetest)));
         assert_eq!(protocol(27), None);
         assert_eq!(protocol(18), Some(Some(Protocol::Cube2)));
+        // Doomsday in the range of Mumble, Chocolate Doom and SA-MP (issue #38)
+        assert_eq!(protocol(23), Some(Some(Protocol::Doomsday)));
         // numbers no protocol took (each family was given a range)
         assert_eq!(protocol(19), None);
-        assert_eq!(protocol(23), None);
     }
 }
