@@ -69,6 +69,19 @@ impl Doomsday {
     /// with a record for our TCP port and the configured map.
     pub fn start(config: &DoomsdayConfig) -> Self {
         let bin = super::installed(DOOMSDAY_SERVER, "Debian package doomsday-server");
+        // The beacon binds its port on all addresses: a socket on any address of one of
+        // these ports (a scan farm on 127.x.y.z, another Doomsday) takes it away.
+        let free = BEACON_PORTS
+            .clone()
+            .filter(|p| UdpSocket::bind(("0.0.0.0", *p)).is_ok())
+            .count();
+        assert!(
+            free > 0,
+            "UDP ports {}-{} are all taken on this machine (`ss -lunp`): doomsday-server's \
+             beacon could not bind one",
+            BEACON_PORTS.start(),
+            BEACON_PORTS.end()
+        );
         let iwad = format!("{IWAD_DIR}/freedoom1.wad");
         super::installed(&iwad, "Debian package freedoom");
         let dir = TempDir::new("doomsday");
@@ -140,6 +153,12 @@ impl Doomsday {
             .join("\n")
     }
 
+    /// Whether the server said its beacon could not bind a port (it goes on without).
+    fn beacon_failed(&self) -> bool {
+        std::fs::read_to_string(self.dir.0.join("server.log"))
+            .is_ok_and(|t| t.contains("Could not bind to UDP port"))
+    }
+
     /// Asks every beacon port until one answers with our TCP port and a message that
     /// names `map` (the message is set once the map has loaded; before, the reply is
     /// the port alone).
@@ -150,7 +169,7 @@ impl Doomsday {
         let ours = self.tcp_port.to_le_bytes();
         let mut buf = vec![0u8; 65536];
         while Instant::now() < deadline {
-            if self.child.0.try_wait().ok().flatten().is_some() {
+            if self.child.0.try_wait().ok().flatten().is_some() || self.beacon_failed() {
                 return None;
             }
             for port in BEACON_PORTS {
