@@ -12,6 +12,8 @@ use crate::error::{DecodeError, DecodeErrorKind};
 
 /// The framing around the DEFLATE data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+// Deflate and gzip are GQP's, a feature of its own.
+#[cfg_attr(not(feature = "gqp"), allow(dead_code))]
 pub(crate) enum Packing {
     /// Raw DEFLATE (RFC 1951).
     Deflate,
