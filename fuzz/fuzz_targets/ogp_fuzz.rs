@@ -21,6 +21,7 @@ mod cube2_datagram;
 mod cube2_master_stream;
 mod doom3_datagram;
 mod doom_datagram;
+mod doomsday_datagram;
 mod dpmaster_page;
 mod dpmaster_request;
 mod gqp_query;
@@ -95,6 +96,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("cube2_master_stream", cube2_master_stream::run),
     ("teemaster7", teemaster7::run),
     ("http_response", http_response::run),
+    ("doomsday_datagram", doomsday_datagram::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

@@ -148,6 +148,7 @@ fn decode_group(protocol: Protocol, inputs: &[Input], charset: Charset) -> Resul
         Protocol::Minetest => inputs.iter().map(d3_ottd_mt::minetest_msg).collect(),
         Protocol::Mumble => inputs.iter().map(small_udp::mumble_msg).collect(),
         Protocol::Doom => inputs.iter().map(small_udp::doom_msg).collect(),
+        Protocol::Doomsday => inputs.iter().map(small_udp::doomsday_msg).collect(),
         Protocol::Samp => inputs
             .iter()
             .map(|i| small_udp::samp_msg(i, charset))
@@ -197,7 +198,8 @@ const TRIED: &str = "tried OGP v1.01 and the v0.02 draft (FF FF FF FF \"OGP\\0\"
     request, or 00, an id and a key without splitnum), ASE (EYE1, or s), Teeworlds 0.6 \
     (FF×10 or xe…, then inf3, iext, iex+ or gie3) and Teeworlds 0.7 (21, two tokens, \
     then inf3 or gie3; 04 00 00 token packets), the Doom 3 engine (FF FF getInfo or \
-    infoResponse), Minetest (4F 45 74 03), Chocolate Doom (00 0E and a version, or 00 0D), SA-MP \
+    infoResponse), Minetest (4F 45 74 03), Chocolate Doom (00 0E and a version, or 00 0D), Doomsday \
+    (Doomsday Beacon 1.1, or a port, a size and a zlib stream), SA-MP \
     (SAMP), Mumble (a 24-byte reply, or a 12-byte ping) and Cube 2 (an extinfo reply 00 NN \
     FF 69, or a ping reply that decodes), the Quake 1 family (QuakeWorld, Quake 2, HexenWorld: \
     FF FF FF FF n or print; NetQuake: control packets 80 00); name one with -p (OpenTTD with \

@@ -139,6 +139,9 @@
 // Chocolate Doom's query.
 #define OGP_PROTO_DOOM 21
 
+// Doomsday's beacon.
+#define OGP_PROTO_DOOMSDAY 23
+
 // SA-MP and open.mp.
 #define OGP_PROTO_SAMP 22
 

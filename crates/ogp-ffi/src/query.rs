@@ -53,6 +53,8 @@ pub const OGP_PROTO_MINETEST: c_int = 26;
 pub const OGP_PROTO_MUMBLE: c_int = 20;
 /// Chocolate Doom's query.
 pub const OGP_PROTO_DOOM: c_int = 21;
+/// Doomsday's beacon.
+pub const OGP_PROTO_DOOMSDAY: c_int = 23;
 /// SA-MP and open.mp.
 pub const OGP_PROTO_SAMP: c_int = 22;
 /// Cube 2: Sauerbraten and Red Eclipse (the ping on the game port + 1, Sauerbraten's
@@ -89,6 +91,7 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_MINETEST => Some(Protocol::Minetest),
         OGP_PROTO_MUMBLE => Some(Protocol::Mumble),
         OGP_PROTO_DOOM => Some(Protocol::Doom),
+        OGP_PROTO_DOOMSDAY => Some(Protocol::Doomsday),
         OGP_PROTO_SAMP => Some(Protocol::Samp),
         OGP_PROTO_CUBE2 => Some(Protocol::Cube2),
         OGP_PROTO_QUAKEWORLD => Some(Protocol::Quakeworld),
@@ -209,8 +212,9 @@ mod protocol_numbers {
         assert_eq!(protocol(26), Some(Some(Protocol::Minetest)));
         assert_eq!(protocol(27), None);
         assert_eq!(protocol(18), Some(Some(Protocol::Cube2)));
+        // Doomsday in the range of Mumble, Chocolate Doom and SA-MP (issue #38)
+        assert_eq!(protocol(23), Some(Some(Protocol::Doomsday)));
         // numbers no protocol took (each family was given a range)
         assert_eq!(protocol(19), None);
-        assert_eq!(protocol(23), None);
     }
 }

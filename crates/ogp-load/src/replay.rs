@@ -460,6 +460,35 @@ fn answer_doom(c: &Capture, q: &[u8], _: SocketAddr, out: &mut Vec<Vec<u8>>) {
 }
 
 // ---------------------------------------------------------------------------------
+// Doomsday: `Doomsday Beacon 1.1`, answered as recorded (no id; the record zlib-packed).
+
+const DOOMSDAY: &str =
+    include_str!("../../ogp-proto/tests/data/doomsday/doomsday-server-2.3.1.json");
+
+fn load_doomsday() -> Result<Vec<Capture>> {
+    Ok(vec![
+        Capture {
+            parts: json_parts(DOOMSDAY, &["default"])?,
+            ours: want(Some("Doomsday"), Some("E1M1"), 15, 0),
+            qstat: None,
+        },
+        Capture {
+            parts: json_parts(DOOMSDAY, &["configured"])?,
+            ours: want(Some("OGP Doomsday"), Some("E1M3"), 5, 0),
+            qstat: None,
+        },
+    ])
+}
+
+fn answer_doomsday(c: &Capture, q: &[u8], _: SocketAddr, out: &mut Vec<Vec<u8>>) {
+    if q == ogp_proto::doomsday::REQUEST {
+        if let Some((_, d)) = c.parts.first() {
+            out.push(d.clone());
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------
 // Mumble: the 12-byte ping, its 8-byte ident echoed in the 24-byte reply.
 
 /// murmurd 1.3.4's reply (version 1.3.4, 0 users, 12 max, 72,000 bit/s), as the project's
@@ -836,6 +865,15 @@ pub(crate) static FAMILIES: [ReplayFamily; 13] = [
         load: load_netquake,
         answer: answer_netquake,
         shape: "server info, then each player, then each rule (asked by the name of the one before): 1 + players + rules + 1 round trips; qstat asks for the server info only",
+    },
+    ReplayFamily {
+        label: "Doomsday",
+        protocol: "doomsday",
+        net: 94,
+        qstat: None,
+        load: load_doomsday,
+        answer: answer_doomsday,
+        shape: "one round trip (a zlib-packed record inflated per reply)",
     },
 ];
 

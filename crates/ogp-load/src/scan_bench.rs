@@ -116,7 +116,7 @@ pub struct Args {
     pub gs1_targets: u32,
     /// Families scanned on replay farms of their own (comma-separated, or `all`):
     /// teeworlds, teeworlds7, quakeworld, quake2, hexenworld, cube2, mumble, doom, samp,
-    /// doom3, minetest (and gamespy1, as `--gs1-targets`). Each is scanned by `ogp scan` and, where
+    /// doom3, minetest, doomsday (and gamespy1, as `--gs1-targets`). Each is scanned by `ogp scan` and, where
     /// it reads the family, by qstat; every run must report all targets correctly. Where
     /// qstat does not read it, our A2S scan of the same size is the baseline.
     #[arg(long, value_delimiter = ',', value_name = "NAME")]
@@ -1791,6 +1791,11 @@ mod tests {
     #[test]
     fn tiny_doom() {
         tiny_family_run("doom");
+    }
+
+    #[test]
+    fn tiny_doomsday() {
+        tiny_family_run("doomsday");
     }
 
     #[test]

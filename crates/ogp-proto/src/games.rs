@@ -792,6 +792,7 @@ mod tests {
             Protocol::Minetest,
             Protocol::Mumble,
             Protocol::Doom,
+            Protocol::Doomsday,
             Protocol::Samp,
             Protocol::Cube2,
         ];

@@ -36,7 +36,7 @@
 //! socket loop, a scanner driving thousands of queries, a fuzzer and a C API.
 //!
 //! Each protocol is a folder ([`ogp`], [`a2s`], [`gamespy3`], [`gqp`], [`ogp_draft`],
-//! [`quake3`], [`bedrock`], [`gamespy1`], [`unreal2`], [`gamespy2`], [`ase`], [`mumble`], [`doom`], [`samp`])
+//! [`quake3`], [`bedrock`], [`gamespy1`], [`unreal2`], [`gamespy2`], [`ase`], [`mumble`], [`doom`], [`doomsday`], [`samp`])
 //! with its wire format, its responder ([`responder::ProtocolResponder`]) and its client
 //! (on the shared core of [`client`]: timers, retries, challenge resends, one
 //! [`client::Answer`] and one [`client::QueryError`]).
@@ -75,6 +75,7 @@ pub mod cube2;
 pub mod detect;
 pub mod doom;
 pub mod doom3;
+pub mod doomsday;
 mod entries;
 pub mod error;
 #[cfg(feature = "games")]
@@ -86,6 +87,7 @@ pub mod gqp;
 pub mod guard;
 pub mod hexenworld;
 pub mod http;
+mod inflate;
 mod infostring;
 mod json;
 pub mod limits;

@@ -58,6 +58,7 @@ macro_rules! for_each_protocol {
             Quake2 => quake2;
             Hexenworld => hexenworld;
             Netquake => netquake;
+            Doomsday => doomsday;
         }
     };
 }

@@ -1,7 +1,8 @@
-//! `ogp decode` of Mumble pings, Chocolate Doom queries and SA-MP / open.mp datagrams.
+//! `ogp decode` of Mumble pings, Chocolate Doom queries, Doomsday beacons and SA-MP /
+//! open.mp datagrams.
 
 use anyhow::{Context as _, Result};
-use ogp_proto::{doom, mumble, samp, Charset, Protocol};
+use ogp_proto::{doom, doomsday, mumble, samp, Charset, Protocol};
 use serde_json::json;
 
 use super::{plural, Input, Msg};
@@ -65,6 +66,44 @@ pub fn doom_msg(input: &Input) -> Result<Msg> {
         "mission": r.mission,
         "description": r.description.as_str(),
         "protocols": r.protocols.as_ref().map(|p| p.iter().map(|n| n.as_str()).collect::<Vec<_>>()),
+        "size": size,
+    });
+    let mut m = Msg::answer(P, line, fields, status);
+    m.warnings = r.warnings.iter().map(ToString::to_string).collect();
+    Ok(m)
+}
+
+/// One Doomsday beacon datagram: the request `Doomsday Beacon 1.1` or a reply (its
+/// record's members as sent, numbers as integers when whole).
+pub fn doomsday_msg(input: &Input) -> Result<Msg> {
+    const P: Protocol = Protocol::Doomsday;
+    let size = input.bytes.len();
+    if input.bytes == doomsday::REQUEST {
+        let line = format!("Doomsday beacon request ({size} bytes)");
+        return Ok(Msg::new(P, "query", line, json!({"size": size})));
+    }
+    let r = doomsday::decode_reply(&input.bytes).with_context(|| input.name.clone())?;
+    let status = doomsday::client::reply_to_status(&r);
+    let line = format!(
+        "Doomsday beacon reply: port {}, {} members, {}/{} players ({size} bytes, {} inflated)",
+        r.service_port,
+        r.members.len(),
+        status.player_count.unwrap_or(0),
+        status
+            .slot_max
+            .map_or_else(|| "?".to_owned(), |m| m.to_string()),
+        r.announced_size
+    );
+    let members: serde_json::Map<String, serde_json::Value> = r
+        .members
+        .iter()
+        .map(|m| (m.name.to_string(), json!(m.value.to_text().as_str())))
+        .collect();
+    let fields = json!({
+        "service_port": r.service_port,
+        "inflated_size": r.announced_size,
+        "format": r.format,
+        "members": members,
         "size": size,
     });
     let mut m = Msg::answer(P, line, fields, status);

@@ -181,7 +181,7 @@ const CASES: [(Tcp, &str); 2] = [
 ];
 
 const TRIED_UDP: &str =
-    "no answer over UDP (OGP, GameSpy v3, A2S, GQP, Quake III, Minecraft Bedrock, GameSpy v1, Unreal 2, GameSpy v2, ASE, Teeworlds 0.6 / DDNet, Teeworlds 0.7, Doom 3 engine, Mumble, Chocolate Doom, SA-MP, Cube 2, QuakeWorld, Quake 2, HexenWorld, NetQuake); TCP: ";
+    "no answer over UDP (OGP, GameSpy v3, A2S, GQP, Quake III, Minecraft Bedrock, GameSpy v1, Unreal 2, GameSpy v2, ASE, Teeworlds 0.6 / DDNet, Teeworlds 0.7, Doom 3 engine, Mumble, Chocolate Doom, SA-MP, Cube 2, QuakeWorld, Quake 2, HexenWorld, NetQuake, Doomsday); TCP: ";
 
 #[test]
 fn a_silent_port_costs_a_scan_one_datagram_per_protocol_per_round() {

@@ -1,10 +1,19 @@
-//! Real servers, Chocolate Doom (issue #38): Debian's `chocolate-server` 3.0.0 started
+//! Real servers, Chocolate Doom and Doomsday (issue #38).
+//!
+//! Chocolate Doom: Debian's `chocolate-server` 3.0.0 started
 //! on loopback (`ogp_testkit::gameservers::doom`; it binds 0.0.0.0, runs with
 //! `-privateserver`, and is only asked on 127.0.0.1), empty, then with a
 //! `chocolate-doom` client (Freedoom: Phase 2) joined; read by `ogp query` (named and
 //! auto-detected) and by Chocolate Doom's own reader, `chocolate-doom -query`, which
 //! prints one line per server: ping, address, `players/max`, `(game)` once one is
 //! chosen, and the description. They agree field by field.
+//!
+//! Doomsday: Debian's `doomsday-server` 2.3.1 playing Freedoom: Phase 1
+//! (`ogp_testkit::gameservers::doomsday`), configured with a name, a description, a
+//! map and a player limit; its beacon (on the first free UDP port of 13209 to 13224) read
+//! by `ogp query`, named and auto-detected, and its first reply by `ogp decode`. No
+//! other reader of the beacon runs here (Doomsday's own is its graphical client and the
+//! curses shell), so the values are checked against the configuration.
 //!
 //! Runs only with `OGP_INTEROP=1` (a missing server fails: never a silent skip).
 
@@ -15,6 +24,7 @@ use std::time::Duration;
 
 use common::*;
 use ogp_testkit::gameservers::doom::{ChocolateDoom, CHOCOLATE_DOOM};
+use ogp_testkit::gameservers::doomsday::{Doomsday, DoomsdayConfig};
 use serde_json::Value;
 
 /// `chocolate-doom -query`'s line for the server: players, max, game, description.
@@ -149,5 +159,101 @@ fn a_hostile_doom_server_reaches_no_terminal() {
         let text = out(&ran);
         assert!(text.contains("evil"), "{}", ran.describe());
         assert!(unsafe_chars(&text).is_empty(), "{args:?}: {text:?}");
+    }
+}
+
+#[test]
+fn a_real_doomsday_server_read_by_ogp() {
+    if !enabled("a_real_doomsday_server_read_by_ogp") {
+        return;
+    }
+    let config = DoomsdayConfig {
+        name: "OGP Doomsday test".into(),
+        description: "a beacon on loopback".into(),
+        map: "E1M3".into(),
+        max_players: 6,
+        ..DoomsdayConfig::default()
+    };
+    let server = Doomsday::start(&config);
+    let port = server.beacon_port;
+    for args in [&["-p", "doomsday"][..], &[]] {
+        let v = ogp_query_port_json(args, port);
+        assert_eq!(v["ok"], true, "{args:?}: {v}\n{}", server.log_tail());
+        assert_eq!(v["protocol"], "doomsday", "{args:?}: {v}");
+        let s = &v["status"];
+        assert_eq!(s["host_name"], "OGP Doomsday test", "{s}");
+        assert_eq!(s["map"]["name"], "E1M3", "{s}");
+        assert_eq!(s["slot_max"], 6, "{s}");
+        assert_eq!(s["player_count"], 0, "{s}");
+        assert_eq!(s["game_name"], "doom1-freedoom", "{s}");
+        assert_eq!(s["connect_port"], server.tcp_port, "{s}");
+        assert!(
+            str_of(&s["game_version"]).is_some_and(|v| v.starts_with("2.")),
+            "{s}"
+        );
+        assert_eq!(s["rules"]["desc"], "a beacon on loopback", "{s}");
+    }
+    // the first reply, as a file, through `ogp decode` (the protocol guessed)
+    let dir = std::env::temp_dir().join(format!("ogp-doomsday-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("beacon.bin");
+    std::fs::write(&file, &server.first_reply).unwrap();
+    let ran = ogp_run(
+        &["decode", "--json", file.to_str().unwrap()],
+        Duration::from_secs(20),
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let text = out(&ran);
+    assert!(
+        text.contains("\"doomsday\"") && text.contains("OGP Doomsday test"),
+        "{}",
+        ran.describe()
+    );
+}
+
+/// A hostile Doomsday beacon (replayed): escape sequences and bidirectional controls in
+/// its name and map, then a zlib bomb. The first is read, kept as sent in JSON and
+/// passes no control character to human output; the bomb is an error, quickly.
+#[test]
+fn a_hostile_doomsday_beacon_reaches_no_terminal_and_its_bomb_is_an_error() {
+    use ogp_proto::doomsday::wire::{pack, Member, Reply, Value as DsValue};
+    if !enabled("a_hostile_doomsday_beacon_reaches_no_terminal_and_its_bomb_is_an_error") {
+        return;
+    }
+    let mut reply = Reply::default();
+    reply.service_port = 13209;
+    reply.members = vec![
+        Member::new("name", DsValue::Text(HOSTILE.into())),
+        Member::new("map", DsValue::Text(HOSTILE.into())),
+    ];
+    let mut good = Vec::new();
+    reply.encode(&mut good);
+    let mut bomb = vec![0x99, 0x33, 0, 0, 0x01, 0x00];
+    bomb.extend_from_slice(&pack(&vec![0u8; 1 << 20]));
+    for (label, answer) in [("hostile", good), ("bomb", bomb)] {
+        let replay = ogp_testkit::replay::Replay::start(move |req| {
+            if req == ogp_proto::doomsday::REQUEST {
+                vec![answer.clone()]
+            } else {
+                Vec::new()
+            }
+        });
+        let port = replay.addr().port();
+        let target = format!("127.0.0.1:{port}");
+        let v = ogp_query_port_json(&["-p", "doomsday"], port);
+        if label == "bomb" {
+            assert_eq!(v["ok"], false, "{v}");
+            continue;
+        }
+        assert_eq!(v["status"]["host_name"], HOSTILE, "{v}");
+        for args in [
+            &["query", "-p", "doomsday", &target][..],
+            &["query", &target],
+        ] {
+            let ran = ogp_run(args, Duration::from_secs(20));
+            let text = out(&ran);
+            assert!(text.contains("evil"), "{}", ran.describe());
+            assert!(unsafe_chars(&text).is_empty(), "{args:?}: {text:?}");
+        }
     }
 }

@@ -23,12 +23,13 @@
 //! Nothing here panics; decompression stops at a caller-given cap.
 
 use std::fmt;
-use std::io::{Read as _, Write as _};
+use std::io::Write as _;
 
 use compact_str::CompactString;
 use serde::Serialize;
 
 use crate::error::{DecodeError, DecodeErrorKind};
+use crate::inflate::Packing;
 use crate::model::Text;
 use crate::reader::Reader;
 
@@ -388,32 +389,11 @@ fn open_frame(datagram: &[u8], max_decoded: usize) -> Result<Frame<'_>, FrameErr
 }
 
 fn inflate(c: Compression, data: &[u8], at: usize, cap: usize) -> Result<Vec<u8>, DecodeError> {
-    let limit = u64::try_from(cap).unwrap_or(u64::MAX).saturating_add(1);
-    let mut out = Vec::with_capacity(data.len().saturating_mul(4).min(cap));
-    let read = match c {
-        Compression::Deflate => flate2::read::DeflateDecoder::new(data)
-            .take(limit)
-            .read_to_end(&mut out),
-        Compression::Gzip => flate2::read::GzDecoder::new(data)
-            .take(limit)
-            .read_to_end(&mut out),
+    let packing = match c {
+        Compression::Deflate => Packing::Deflate,
+        Compression::Gzip => Packing::Gzip,
     };
-    match read {
-        Ok(n) if n > cap => Err(DecodeError::new(
-            at,
-            "compressed payload",
-            DecodeErrorKind::TooLarge { limit: cap as u64 },
-        )),
-        Ok(_) => Ok(out),
-        Err(_) => Err(DecodeError::invalid(
-            at,
-            "compressed payload",
-            match c {
-                Compression::Deflate => "invalid or truncated deflate data",
-                Compression::Gzip => "invalid or truncated gzip data",
-            },
-        )),
-    }
+    crate::inflate::inflate(packing, data, at, "compressed payload", cap)
 }
 
 fn deflate(c: Compression, data: &[u8], out: &mut Vec<u8>) {

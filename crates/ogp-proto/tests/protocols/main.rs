@@ -13,6 +13,7 @@ mod bedrock_props;
 mod cube2_captures;
 mod doom3_captures;
 mod doom_captures;
+mod doomsday;
 mod games;
 mod gamespy1_captures;
 mod gamespy2_captures;

@@ -23,6 +23,7 @@ use crate::interop::{missing_peer, TempDir};
 
 pub mod cube2;
 pub mod doom;
+pub mod doomsday;
 pub mod minetest;
 pub mod mumble;
 pub mod netquake;
