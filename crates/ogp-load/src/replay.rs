@@ -716,7 +716,7 @@ fn answer_netquake(c: &Capture, q: &[u8], _: SocketAddr, out: &mut Vec<Vec<u8>>)
 
 /// Every family a replay farm serves. 127.77–127.81 are the other farms' (the mixed
 /// list, Quake III, Minecraft, GameSpy v1, the A2S baseline).
-pub(crate) static FAMILIES: [ReplayFamily; 13] = [
+pub(crate) static FAMILIES: [ReplayFamily; 14] = [
     ReplayFamily {
         label: "GameSpy v1",
         protocol: "gamespy1",
