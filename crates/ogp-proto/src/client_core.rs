@@ -362,6 +362,8 @@ impl<D> Answer<D> {
 pub const MAX_WARNINGS: usize = 64;
 /// Most wire events recorded per query.
 pub const MAX_EVENTS: usize = 64;
+/// Events the first allocation of a query's event list holds.
+const EVENTS_FIRST_ROOM: usize = 8;
 
 /// Something that happened on the wire, for tools that show it (`ogp query -v`). It
 /// prints as one line, an arrow first (`→` sent, `←` received).
@@ -1140,6 +1142,11 @@ impl<D> Exchange<D> {
     /// Records a wire event (up to [`MAX_EVENTS`]).
     pub(crate) fn event(&mut self, e: Event) {
         if self.events.len() < MAX_EVENTS {
+            // Room for a first attempt of several datagrams (Cube 2's four) and a retry
+            // in the first allocation: a retry then sends without allocating.
+            if self.events.capacity() == 0 {
+                self.events.reserve_exact(EVENTS_FIRST_ROOM);
+            }
             self.events.push(e);
         }
     }

@@ -278,15 +278,20 @@ impl QueryDriver for QueryMachine {
                 self.burst.start(now, (0u8..3).filter(|_| ext));
             }
             _ => {
-                let mut missing = (0u8..)
+                // The missing requests as bits of their indices (no allocation).
+                let mask = (0u8..)
                     .zip(ExtCommand::ALL)
-                    .filter(|(_, c)| self.is_missing(*c));
-                let Some((_, first)) = missing.next() else {
+                    .filter(|(_, c)| self.is_missing(*c))
+                    .fold(0u8, |m, (i, _)| m | (1 << i));
+                let Some((first_i, first)) = (0u8..)
+                    .zip(ExtCommand::ALL)
+                    .find(|(i, _)| mask & (1 << i) != 0)
+                else {
                     return false;
                 };
-                let rest: Vec<u8> = missing.map(|(i, _)| i).collect();
                 put_ext(d, first, self.id);
                 self.x.sent_query(now, d, first.word(), None, Some(self.id));
+                let rest = (first_i + 1..3).filter(|i| mask & (1 << i) != 0);
                 self.burst.start(now, rest);
             }
         }

@@ -295,12 +295,15 @@ impl QueryDriver for QueryMachine {
             }
             return true;
         }
-        // A new attempt: the first request with the timer, the others queued behind it.
-        let mut burst = self.waiting.clone();
-        if self.o_due && self.o_pending {
-            burst.push(opcode::OPENMP);
-        }
-        let Some(&first) = burst.first() else {
+        // A new attempt: the first request with the timer, the others queued behind it
+        // (`o` last), without allocating once the burst's room is there.
+        let o = self.o_due && self.o_pending;
+        let Some(first) = self
+            .waiting
+            .first()
+            .copied()
+            .or(o.then_some(opcode::OPENMP))
+        else {
             return false;
         };
         let req = self.request(first);
@@ -310,8 +313,10 @@ impl QueryDriver for QueryMachine {
         {
             return false;
         }
+        let o_behind = o && first != opcode::OPENMP;
+        let rest = self.waiting.iter().skip(1).copied();
         self.burst
-            .start(now, burst.get(1..).unwrap_or_default().iter().copied());
+            .start(now, rest.chain(o_behind.then_some(opcode::OPENMP)));
         if first == opcode::OPENMP {
             self.sent_o(now);
         }
