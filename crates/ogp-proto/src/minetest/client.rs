@@ -13,11 +13,12 @@
 //!    10, 20, 50 or 100 ms), none sent within a few milliseconds. The repeats find that
 //!    moment without a fixed wait (0.3 s before); one that the server takes after it
 //!    has answered is ignored by it as well.
-//! 3. It acknowledges that and sends a DISCO, so that the server frees the peer at once
-//!    rather than after its timeout; the answer is given once the DISCO is out.
+//! 3. It sends a DISCO, so that the server frees the peer at once rather than after its
+//!    timeout (and with it the HELLO, which is not acknowledged: the server deletes the
+//!    peer's unacknowledged packets with it); the answer is given once the DISCO is out.
 //!
-//! Every reliable packet of the server is acknowledged, up to [`MAX_ACKS`] in a query: a
-//! server that floods costs us no more. Packets from another sender than the server's
+//! Every other reliable packet of the server is acknowledged, up to [`MAX_ACKS`] in a
+//! query: a server that floods costs us no more. Packets from another sender than the server's
 //! peer id 1 are dropped.
 
 use std::collections::VecDeque;
@@ -222,7 +223,12 @@ impl QueryDriver for QueryMachine {
         if p.sender != PEER_ID_SERVER {
             return self.x.dropped(bytes, "not from the server's peer id");
         }
-        if let Some(seq) = p.reliable {
+        // Every reliable packet is acknowledged, but the answer (or rejection) that the
+        // DISCO right behind it ends with: the server deletes the peer on the DISCO, its
+        // unacknowledged packets with it (one datagram less per handshake).
+        let closing =
+            self.step == Step::Init && matches!(p.body, Body::Hello(_) | Body::AccessDenied(_));
+        if let (Some(seq), false) = (p.reliable, closing) {
             self.ack(p.channel, seq);
         }
         match (self.step, p.body) {
@@ -329,8 +335,8 @@ mod tests {
         m.handle_datagram(t, HELLO);
         assert!(m.take_result().is_none(), "not before the DISCO is out");
         let last = sent(&mut m, t);
-        assert_eq!(last.len(), 2, "the hello's ACK and a DISCO");
-        assert_eq!(last[1], b"\x4f\x45\x74\x03\x00\x03\x00\x00\x03");
+        // the DISCO alone: no ACK of the hello, the server deletes the peer on the DISCO
+        assert_eq!(last, [b"\x4f\x45\x74\x03\x00\x03\x00\x00\x03".to_vec()]);
         let a = m.take_result().unwrap().unwrap();
         assert_eq!(a.protocol, Protocol::Minetest);
         assert_eq!(a.details.hello.protocol, 41);
