@@ -753,7 +753,7 @@ pub(crate) static FAMILIES: [ReplayFamily; 12] = [
         qstat: None,
         load: load_minetest,
         answer: answer_minetest,
-        shape: "the handshake: open, SET_PEER_ID, INIT at once and every 25 ms until HELLO (a real server takes it at its next step, 45-105 ms; the farm at once), then ACK and DISCO",
+        shape: "the handshake: open, SET_PEER_ID, INIT at once and every 25 ms until HELLO (a real server takes it at its next step, 45-105 ms; the farm at once), then a DISCO",
     },
 ];
 
