@@ -798,7 +798,7 @@ pub(crate) static FAMILIES: [ReplayFamily; 14] = [
         }),
         load: load_cube2,
         answer: answer_cube2,
-        shape: "two round trips (the ping, then the three extinfo requests together); qstat sends the ping only",
+        shape: "one round trip (the ping, the three extinfo requests right behind it); qstat sends the ping only",
     },
     ReplayFamily {
         label: "Mumble",
@@ -829,7 +829,7 @@ pub(crate) static FAMILIES: [ReplayFamily; 14] = [
         qstat: None,
         load: load_samp,
         answer: answer_samp,
-        shape: "two round trips (i, then r, d and o together) and a 100 ms wait for open.mp's o, which SA-MP never answers",
+        shape: "two round trips (i and open.mp's o together, then r and c); no wait for the o that SA-MP never answers",
     },
     ReplayFamily {
         label: "Doom 3",
@@ -851,7 +851,7 @@ pub(crate) static FAMILIES: [ReplayFamily; 14] = [
         qstat: None,
         load: load_minetest,
         answer: answer_minetest,
-        shape: "the handshake: open, SET_PEER_ID, a 0.3 s wait (the real server ignores an early INIT), INIT, HELLO, then ACK and DISCO: at least 0.3 s per target",
+        shape: "the handshake: open, SET_PEER_ID, INIT at once and every 25 ms until HELLO (a real server takes it at its next step, 45-105 ms; the farm at once), then a DISCO",
     },
     ReplayFamily {
         label: "NetQuake",

@@ -362,6 +362,8 @@ impl<D> Answer<D> {
 pub const MAX_WARNINGS: usize = 64;
 /// Most wire events recorded per query.
 pub const MAX_EVENTS: usize = 64;
+/// Events the first allocation of a query's event list holds.
+const EVENTS_FIRST_ROOM: usize = 8;
 
 /// Something that happened on the wire, for tools that show it (`ogp query -v`). It
 /// prints as one line, an arrow first (`→` sent, `←` received).
@@ -944,6 +946,15 @@ impl AttemptTimer {
         self.attempt_deadline = None;
     }
 
+    /// Restarts the wait of the current attempt at `now` without a send: requests that
+    /// went out earlier (with the previous step's attempt) are awaited as if sent now,
+    /// for this step's timeout. No round trip is measured from it.
+    pub(crate) fn rearm(&mut self, now: Instant) {
+        self.send_now = false;
+        self.timing_send = false;
+        self.attempt_deadline = now.checked_add(self.current_timeout());
+    }
+
     /// Gives the next step of a query fresh retries and the initial attempt timeout.
     pub(crate) fn restart_retries(&mut self) {
         self.retries_used = 0;
@@ -1131,6 +1142,11 @@ impl<D> Exchange<D> {
     /// Records a wire event (up to [`MAX_EVENTS`]).
     pub(crate) fn event(&mut self, e: Event) {
         if self.events.len() < MAX_EVENTS {
+            // Room for a first attempt of several datagrams (Cube 2's four) and a retry
+            // in the first allocation: a retry then sends without allocating.
+            if self.events.capacity() == 0 {
+                self.events.reserve_exact(EVENTS_FIRST_ROOM);
+            }
             self.events.push(e);
         }
     }
@@ -1326,6 +1342,72 @@ impl<D> Exchange<D> {
     /// The result, once.
     pub(crate) fn take_result(&mut self) -> Option<Result<Answer<D>, QueryError>> {
         self.result.take().map(|r| *r)
+    }
+}
+
+/// The longest an attempt's later requests ([`Burst`]) may follow its first.
+pub(crate) const BURST_WINDOW: Duration = Duration::from_millis(50);
+
+/// The requests of one attempt that go out right behind its first (which carries the
+/// attempt's timer), without timers of their own: the protocol's tags of them, in
+/// order. They are taken within [`BURST_WINDOW`] of the first (a quarter of the attempt
+/// timeout when that is shorter) or not at all: a driver that stops polling after one
+/// datagram (auto-detection sends one per protocol per round while a server is silent)
+/// and comes back a round later gets the next attempt, not the rest of an old one. The
+/// protocol then asks the dropped requests with a later attempt.
+#[derive(Debug, Clone)]
+pub(crate) struct Burst {
+    items: Vec<u8>,
+    at: Option<Instant>,
+    window: Duration,
+}
+
+impl Burst {
+    /// An empty burst for a query with these timers.
+    pub(crate) fn new(timing: &Timing) -> Self {
+        Self {
+            items: Vec::new(),
+            at: None,
+            window: (timing.attempt_timeout / 4).min(BURST_WINDOW),
+        }
+    }
+
+    /// The first request of an attempt went out at `now`; `rest` follow it.
+    pub(crate) fn start(&mut self, now: Instant, rest: impl IntoIterator<Item = u8>) {
+        self.items.clear();
+        self.items.extend(rest);
+        self.at = Some(now);
+    }
+
+    /// The next request to send now, if one is left and the burst is not stale; a stale
+    /// burst is emptied (what it held: [`take_stale`](Self::take_stale)).
+    pub(crate) fn next(&mut self, now: Instant) -> Option<u8> {
+        if self.items.is_empty() || self.is_stale(now) {
+            return None;
+        }
+        Some(self.items.remove(0))
+    }
+
+    /// Whether requests are left that can no longer go out at `now`.
+    pub(crate) fn is_stale(&self, now: Instant) -> bool {
+        !self.items.is_empty()
+            && self
+                .at
+                .is_none_or(|at| now.saturating_duration_since(at) > self.window)
+    }
+
+    /// Empties a stale burst, giving what it held (empty when not stale).
+    pub(crate) fn take_stale(&mut self, now: Instant) -> Vec<u8> {
+        if self.is_stale(now) {
+            std::mem::take(&mut self.items)
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Forgets the rest of the attempt.
+    pub(crate) fn clear(&mut self) {
+        self.items.clear();
     }
 }
 

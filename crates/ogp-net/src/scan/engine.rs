@@ -152,6 +152,8 @@ pub(crate) struct Engine {
     live: usize,
     by_addr: HashMap<(usize, SocketAddr), Slot>,
     timers: BinaryHeap<Reverse<(Instant, u32, u32)>>,
+    /// The timers due in one pass of `fire_timers` (kept for its capacity).
+    due: Vec<(Instant, u32, u32)>,
     followups: VecDeque<(u32, u32)>,
     fresh: VecDeque<u32>,
     deferred: HashMap<SocketAddr, VecDeque<u32>>,
@@ -265,6 +267,7 @@ impl Engine {
             live: 0,
             by_addr: HashMap::new(),
             timers: BinaryHeap::new(),
+            due: Vec::new(),
             followups: VecDeque::new(),
             fresh: VecDeque::new(),
             deferred: HashMap::new(),
@@ -922,17 +925,20 @@ impl Engine {
     }
 
     fn fire_timers(&mut self, now: Instant) {
-        // Bounded: each pop removes an item; at most the heap's size.
-        let mut budget = self.timers.len();
-        while budget > 0 {
-            budget -= 1;
-            let Some(Reverse((t, i, g))) = self.timers.peek().copied() else {
-                break;
-            };
-            if t > now {
+        // The timers due now are taken out first, then handled: a timer that handling
+        // one sets again at or before `now` waits for the next pass (after this pass's
+        // sends), instead of being popped again and again within this one. Bounded:
+        // each pop removes an item.
+        let mut due = std::mem::take(&mut self.due);
+        due.clear();
+        while let Some(Reverse(timer)) = self.timers.peek().copied() {
+            if timer.0 > now {
                 break;
             }
             self.timers.pop();
+            due.push(timer);
+        }
+        for &(t, i, g) in &due {
             let Some(e) = self.entry(i, g) else { continue };
             if e.scheduled != Some(t) {
                 continue;
@@ -947,6 +953,7 @@ impl Engine {
             }
             self.progress(i, g, now, true);
         }
+        self.due = due;
         if self.timers.len() > 4 * self.cfg.max_in_flight + 1024 {
             let entries = &self.entries;
             self.timers.retain(|Reverse((t, i, g))| {
@@ -1050,7 +1057,11 @@ impl Engine {
         {
             next = next.min(t);
         }
-        if e.scheduled.is_none_or(|s| next < s) {
+        // A machine due now (it has something to send once its timeout is handled) is
+        // looked at by this pass's `transmit`, which schedules it again after its sends:
+        // no timer for it now, that the next pass would only pop again.
+        let sends_now = next <= now && (may_send || e.queued);
+        if !sends_now && e.scheduled.is_none_or(|s| next < s) {
             e.scheduled = Some(next);
             self.timers.push(Reverse((next, i, g)));
         }

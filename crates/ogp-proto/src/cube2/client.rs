@@ -1,13 +1,18 @@
-//! The Cube 2 client as a state machine: the ping, then (Sauerbraten) the three extinfo
-//! requests together (uptime, every player's stats, team scores), with the shared
-//! client core's timers, and no I/O. Drive it through [`QueryDriver`].
+//! The Cube 2 client as a state machine: the ping and, right behind it, the three
+//! extinfo requests (uptime, every player's stats, team scores), with the shared client
+//! core's timers, and no I/O: one round trip. Drive it through [`QueryDriver`].
 //!
 //! The ping carries a 32-bit id that the server echoes at the start of its reply (a
 //! reply without it is dropped); each extinfo request carries the id after its own
 //! bytes, echoed the same way. The player stats come as one datagram listing the client
 //! numbers, then one datagram per player: the step ends when every listed player came.
-//! Red Eclipse 1.6 does not answer extinfo, nor do servers of other Cube 2 games; the
-//! query asks extinfo only when the ping reply has Sauerbraten's attribute layout.
+//! Red Eclipse 1.6 does not answer extinfo (it ignores the requests), nor do servers of
+//! other Cube 2 games: extinfo replies are kept only when the ping reply has
+//! Sauerbraten's attribute layout, and requests not yet sent when the ping reply comes
+//! go out only then. The extinfo requests go with the first ping only (a silent server
+//! costs three datagrams more, not three per attempt); those that went unanswered, or
+//! did not go out with the ping (auto-detection sends one datagram per protocol while a
+//! server is silent), are asked once the ping reply is in, as before.
 //!
 //! Bounds: at most [`MAX_EXT_DATAGRAMS`] extinfo datagrams are taken (a server sending
 //! endless player datagrams ends the step with what came, and a warning); a player
@@ -22,9 +27,9 @@ use std::time::Instant;
 use super::mapping::to_status;
 use super::wire::{
     decode_ext, decode_ping, ext_request, ping_request, put_ext, put_ping, Dialect, ExtCommand,
-    ExtReply, PingReply, PlayerStats, Teams, MAX_PLAYERS,
+    ExtReply, PingReply, PlayerStats, Teams, EXTINFO, MAX_PLAYERS,
 };
-use crate::client_core::{Event, Exchange, QueryDriver, Timeout, Timing};
+use crate::client_core::{Burst, Event, Exchange, QueryDriver, Timeout, Timing};
 use crate::protocol::Protocol;
 
 /// Most extinfo datagrams one query takes (the ids, 128 players, uptime, teams, and
@@ -78,9 +83,13 @@ pub struct QueryMachine {
     phase: Phase,
     d: Details,
     ext_datagrams: usize,
-    /// Extinfo requests of the current attempt still to send (bits of
-    /// [`ExtCommand::ALL`]'s indices).
-    queue: u8,
+    /// Extinfo requests of the current attempt still to send (indices of
+    /// [`ExtCommand::ALL`]).
+    burst: Burst,
+    /// Extinfo requests sent with the current ping attempt (bits of those indices).
+    with_ping: u8,
+    /// A ping has been sent.
+    pinged: bool,
     x: Exchange<Details>,
 }
 
@@ -93,7 +102,9 @@ impl QueryMachine {
             phase: Phase::Ping,
             d: Details::default(),
             ext_datagrams: 0,
-            queue: 0,
+            burst: Burst::new(&timing),
+            with_ping: 0,
+            pinged: false,
             x: Exchange::new(Protocol::Cube2, &timing, now),
         }
     }
@@ -127,12 +138,19 @@ impl QueryMachine {
 
     fn complete(&mut self) {
         self.phase = Phase::Done;
-        self.queue = 0;
+        self.burst.clear();
         let mut d = std::mem::take(&mut self.d);
+        let asked = self.opts.extinfo && d.ping.dialect() == Dialect::Sauerbraten;
+        if !asked {
+            // Whatever came to the requests sent with the ping: not Sauerbraten's.
+            d.uptime = None;
+            d.player_ids = None;
+            d.players.clear();
+            d.teams = None;
+        }
         if let Some(ids) = &d.player_ids {
             d.players.retain(|p| ids.contains(&p.cn));
         }
-        let asked = self.opts.extinfo && d.ping.dialect() == Dialect::Sauerbraten;
         let players = (asked && (d.player_ids.is_some() || !d.players.is_empty()))
             .then_some(d.players.as_slice());
         let status = to_status(&d.ping, d.uptime, players, d.teams.as_ref());
@@ -153,6 +171,9 @@ impl QueryMachine {
             return self.x.dropped(bytes, why);
         };
         if self.ext_datagrams >= MAX_EXT_DATAGRAMS {
+            if self.phase == Phase::Ping {
+                return self.x.dropped(bytes, "too many extinfo datagrams");
+            }
             self.x.warn([format!(
                 "more than {MAX_EXT_DATAGRAMS} extinfo datagrams: the rest dropped"
             )]);
@@ -163,7 +184,10 @@ impl QueryMachine {
         let reply = match decode_ext(cmd, datagram.get(body_at..).unwrap_or_default(), body_at) {
             Ok(r) => r,
             Err(e) => {
-                self.x.warn([format!("{} reply dropped: {e}", cmd.word())]);
+                // Before the ping reply the server's game is not known yet: no warning.
+                if self.phase == Phase::Ext {
+                    self.x.warn([format!("{} reply dropped: {e}", cmd.word())]);
+                }
                 return self.x.dropped(bytes, "does not decode");
             }
         };
@@ -199,7 +223,7 @@ impl QueryMachine {
         }
         self.x.received(1, bytes);
         self.x.heard(now);
-        if self.missing().is_empty() {
+        if self.phase == Phase::Ext && self.missing().is_empty() {
             self.x.event(Event::Reply {
                 what: "extinfo",
                 bytes,
@@ -219,14 +243,19 @@ impl QueryDriver for QueryMachine {
         if self.phase == Phase::Done {
             return false;
         }
-        let queued = ExtCommand::ALL
-            .into_iter()
-            .enumerate()
-            .find(|(i, _)| self.queue & (1 << i) != 0);
-        if let Some((i, cmd)) = queued {
-            self.queue &= !(1 << i);
+        // The rest of this attempt: extinfo requests right behind its first datagram.
+        while let Some(i) = self.burst.next(now) {
+            let Some(cmd) = ExtCommand::ALL.get(usize::from(i)).copied() else {
+                continue;
+            };
+            if !self.is_missing(cmd) {
+                continue;
+            }
             d.clear();
             put_ext(d, cmd, self.id);
+            if self.phase == Phase::Ping {
+                self.with_ping |= 1 << i;
+            }
             self.x.sent_extra(Event::Sent {
                 what: cmd.word(),
                 bytes: d.len(),
@@ -242,22 +271,28 @@ impl QueryDriver for QueryMachine {
             Phase::Ping => {
                 put_ping(d, self.id);
                 self.x.sent_query(now, d, "ping", None, Some(self.id));
+                // The extinfo requests go with the first ping only.
+                let ext = self.opts.extinfo && !self.pinged;
+                self.pinged = true;
+                self.with_ping = 0;
+                self.burst.start(now, (0u8..3).filter(|_| ext));
             }
             _ => {
-                let mut first = None;
-                for (i, c) in ExtCommand::ALL.into_iter().enumerate() {
-                    if self.is_missing(c) {
-                        match first {
-                            None => first = Some(c),
-                            Some(_) => self.queue |= 1 << i,
-                        }
-                    }
-                }
-                let Some(first) = first else {
+                // The missing requests as bits of their indices (no allocation).
+                let mask = (0u8..)
+                    .zip(ExtCommand::ALL)
+                    .filter(|(_, c)| self.is_missing(*c))
+                    .fold(0u8, |m, (i, _)| m | (1 << i));
+                let Some((first_i, first)) = (0u8..)
+                    .zip(ExtCommand::ALL)
+                    .find(|(i, _)| mask & (1 << i) != 0)
+                else {
                     return false;
                 };
                 put_ext(d, first, self.id);
                 self.x.sent_query(now, d, first.word(), None, Some(self.id));
+                let rest = (first_i + 1..3).filter(|i| mask & (1 << i) != 0);
+                self.burst.start(now, rest);
             }
         }
         true
@@ -291,6 +326,11 @@ impl QueryDriver for QueryMachine {
                 let bytes = datagram.len();
                 let req = self.ping_request();
                 let Some(body) = datagram.strip_prefix(req.as_slice()) else {
+                    // Replies to the extinfo requests sent with the ping may come first
+                    // (kept for Sauerbraten only, once the ping reply says which game).
+                    if self.opts.extinfo && datagram.first() == Some(&EXTINFO) {
+                        return self.take_ext(now, datagram);
+                    }
                     return self.x.dropped(bytes, "not the reply to our ping");
                 };
                 let ping = match decode_ping(body, req.len()) {
@@ -309,13 +349,31 @@ impl QueryDriver for QueryMachine {
                 });
                 let ext = self.opts.extinfo && ping.dialect() == Dialect::Sauerbraten;
                 self.d.ping = ping;
-                if ext {
-                    self.phase = Phase::Ext;
-                    self.x.clear_malformed();
-                    self.x.timer.restart_retries();
-                    self.x.timer.resend_now();
-                } else {
+                if !ext {
+                    return self.complete();
+                }
+                self.phase = Phase::Ext;
+                self.x.clear_malformed();
+                self.x.timer.restart_retries();
+                // Requests of the ping's burst not sent yet go with the next attempt.
+                self.burst.clear();
+                let all_out = ExtCommand::ALL
+                    .into_iter()
+                    .enumerate()
+                    .all(|(i, c)| !self.is_missing(c) || self.with_ping & (1 << i) != 0);
+                if self.missing().is_empty() {
+                    self.x.event(Event::Reply {
+                        what: "extinfo",
+                        bytes,
+                        datagrams: self.ext_datagrams,
+                    });
                     self.complete();
+                } else if all_out {
+                    // Every request still unanswered went with this ping: its replies
+                    // are on their way; a timeout resends what does not come.
+                    self.x.timer.rearm(now);
+                } else {
+                    self.x.timer.resend_now();
                 }
             }
         }
@@ -329,6 +387,7 @@ mod tests {
     use super::*;
     use crate::client_core::{drive_to_end, QueryError};
     use crate::cube2::wire::{put_int, put_string};
+    use std::time::Duration;
 
     fn sauer_ping(id: u32, clients: i32) -> Vec<u8> {
         let mut d = Vec::new();
@@ -405,14 +464,20 @@ mod tests {
     fn ping_then_extinfo_gathers_players_teams_and_uptime() {
         let t0 = Instant::now();
         let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), 0x0102_0304, t0);
-        assert_eq!(sent(&mut m, t0), [vec![0x81, 4, 3, 2, 1]]);
+        let id = 0x0102_0304;
+        // the ping, the three extinfo requests right behind it
+        let first = sent(&mut m, t0);
+        assert_eq!(first.len(), 4);
+        assert_eq!(first[0], [0x81, 4, 3, 2, 1]);
+        for (d, c) in first[1..].iter().zip(ExtCommand::ALL) {
+            assert_eq!(*d, ext_request(c, id));
+        }
         // Someone else's ping reply is not ours.
         m.handle_datagram(t0, &sauer_ping(9, 2));
         assert!(sent(&mut m, t0).is_empty());
         m.handle_datagram(t0, &sauer_ping(0x0102_0304, 2));
-        let asked = sent(&mut m, t0);
-        assert_eq!(asked.len(), 3);
-        let id = 0x0102_0304;
+        // nothing asked again: the extinfo replies are on their way
+        assert!(sent(&mut m, t0).is_empty());
         m.handle_datagram(t0, &uptime(id));
         m.handle_datagram(t0, &player(id, 1, b"b"));
         m.handle_datagram(t0, &ids(id, &[0, 1]));
@@ -452,11 +517,85 @@ mod tests {
     fn silence_times_out() {
         let t0 = Instant::now();
         let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), 5, t0);
-        assert_eq!(drive_to_end(&mut m, t0, None), 3);
+        // the ping with the extinfo requests, then the ping alone twice
+        assert_eq!(drive_to_end(&mut m, t0, None), 6);
         assert!(matches!(
             m.take_result(),
             Some(Err(QueryError::NoAnswer { .. }))
         ));
+    }
+
+    #[test]
+    fn extinfo_replies_before_the_ping_reply_are_kept_for_sauerbraten_only() {
+        let t0 = Instant::now();
+        let id = 5;
+        let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), id, t0);
+        sent(&mut m, t0);
+        m.handle_datagram(t0, &uptime(id));
+        m.handle_datagram(t0, &ids(id, &[]));
+        m.handle_datagram(t0, &teams(id));
+        assert!(m.take_result().is_none(), "not before the ping reply");
+        m.handle_datagram(t0, &sauer_ping(id, 0));
+        let a = m.take_result().unwrap().unwrap();
+        assert_eq!(a.status.uptime_seconds, Some(77));
+        assert_eq!(a.status.players.map(|p| p.len()), Some(0));
+        assert_eq!(a.datagrams, 4);
+        assert!(a.warnings.is_empty(), "{:?}", a.warnings);
+
+        // A Red Eclipse ping reply: whatever came to the extinfo requests is dropped.
+        let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), id, t0);
+        sent(&mut m, t0);
+        m.handle_datagram(t0, &uptime(id));
+        let mut re = Vec::new();
+        PingReply {
+            clients: 0,
+            attrs: vec![230, 1, 0, 600, 16, 0, 0, 0, 1, 6, 0, 2, 64, 0, 0],
+            map: b"bloodlust".to_vec(),
+            description: b"RE".to_vec(),
+            ..PingReply::default()
+        }
+        .encode(&ping_request(id), &mut re);
+        m.handle_datagram(t0, &re);
+        assert!(sent(&mut m, t0).is_empty());
+        let a = m.take_result().unwrap().unwrap();
+        assert_eq!(a.status.uptime_seconds, None);
+        assert_eq!(a.status.players, None);
+        assert!(a.warnings.is_empty(), "{:?}", a.warnings);
+    }
+
+    #[test]
+    fn extinfo_left_behind_goes_out_after_the_ping_reply() {
+        // A driver that takes one datagram a round (auto-detection while the server is
+        // silent): the ping alone goes, and the extinfo requests after its reply.
+        let t0 = Instant::now();
+        let id = 5;
+        let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), id, t0);
+        let mut d = Vec::new();
+        assert!(m.poll_transmit_into(t0, &mut d));
+        assert_eq!(d, ping_request(id));
+        let t1 = t0 + Duration::from_millis(80);
+        m.handle_datagram(t1, &sauer_ping(id, 0));
+        let asked = sent(&mut m, t1);
+        assert_eq!(asked.len(), 3);
+        m.handle_datagram(t1, &uptime(id));
+        m.handle_datagram(t1, &ids(id, &[]));
+        m.handle_datagram(t1, &teams(id));
+        assert!(m.take_result().unwrap().is_ok());
+
+        // One extinfo request went with the ping, two stayed behind: those two go.
+        let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), id, t0);
+        assert!(m.poll_transmit_into(t0, &mut d));
+        assert!(m.poll_transmit_into(t0, &mut d));
+        m.handle_datagram(t1, &sauer_ping(id, 0));
+        m.handle_datagram(t1, &uptime(id));
+        let asked = sent(&mut m, t1);
+        assert_eq!(
+            asked,
+            [
+                ext_request(ExtCommand::Players, id),
+                ext_request(ExtCommand::Teams, id)
+            ]
+        );
     }
 
     #[test]

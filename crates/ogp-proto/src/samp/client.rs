@@ -1,14 +1,18 @@
 //! The SA-MP / open.mp client as a state machine, with retries and timeouts from the
 //! shared client core and no I/O. Drive it through [`QueryDriver`].
 //!
-//! Information (`i`) first; once it is in, the rules (`r`), the players (`c`, or `d`
-//! with [`QueryOptions::detailed`]) and open.mp's extra information (`o`) are asked
-//! together, and each attempt resends those not answered yet. The players are not
-//! asked when the information counts more than 100 (servers send nothing then) nor
-//! none. SA-MP servers do not answer `o`: once the others are in, it gets
-//! [`QueryOptions::settle`] more (default 100 ms). A rules or players step that gets
-//! no reply after the retries is left out with a warning; the query fails only without
-//! the information.
+//! The information (`i`) and open.mp's extra information (`o`) first, together; once
+//! the information is in, the rules (`r`) and the players (`c`, or `d` with
+//! [`QueryOptions::detailed`]) together, and each attempt resends those not answered
+//! yet. The players are not asked when the information counts more than 100 (servers
+//! send nothing then) nor none. SA-MP servers do not answer `o`; open.mp answers it
+//! right behind the information, so once the rules and players asked after the
+//! information are in, `o` has had more than its round trip and the query ends without
+//! waiting for it. Only when `o` could not go out with the information (auto-detection
+//! sends one datagram per protocol while the server is silent) does it go with the
+//! rules and players and get [`QueryOptions::settle`] more (default 100 ms) after them.
+//! A rules or players step that gets no reply after the retries is left out with a
+//! warning; the query fails only without the information.
 //!
 //! A reply is taken only when its 11-byte header is the one we sent (the address and
 //! port in it are [`QueryOptions::server`]'s, `0.0.0.0:0` by default: servers copy
@@ -30,7 +34,7 @@ use std::net::SocketAddrV4;
 use std::time::{Duration, Instant};
 
 use super::wire::{decode_reply_with, opcode, Body, Extra, Info, Request, SampPlayer};
-use crate::client_core::{Event, Exchange, QueryDriver, Timeout, Timing};
+use crate::client_core::{Burst, Event, Exchange, QueryDriver, Timeout, Timing};
 use crate::model::{MapInfo, Player, Rules, Text};
 use crate::protocol::Protocol;
 use crate::{Charset, Status};
@@ -52,7 +56,8 @@ pub struct QueryOptions {
     pub detailed: bool,
     /// Ask open.mp's `o` (default true).
     pub openmp: bool,
-    /// How long `o` may come after the others (default 100 ms).
+    /// How long `o` may come after the others when it was asked with them, not with
+    /// the information (default 100 ms).
     pub settle: Duration,
 }
 
@@ -142,11 +147,24 @@ pub fn to_status(d: &Details) -> Status {
 #[derive(Debug, Clone)]
 pub struct QueryMachine {
     opts: QueryOptions,
-    /// The opcodes asked and not answered yet (after the information).
+    /// The opcodes the query needs and has no reply to yet: the information, then the
+    /// rules and players (open.mp's `o` is kept apart: it is never required).
     waiting: Vec<u8>,
-    /// How many of `waiting` this attempt has sent.
-    burst: usize,
+    /// Requests of the current attempt still to send, after its first.
+    burst: Burst,
     got_info: bool,
+    /// `o` is asked and has no reply yet.
+    o_pending: bool,
+    /// `o` goes out with the next attempt.
+    o_due: bool,
+    /// `o` has been sent.
+    o_sent: bool,
+    /// `o` went out with the attempt of `i` that was answered (the first): once the
+    /// requests sent after the information are answered, `o` has had more than its
+    /// round trip.
+    o_early: bool,
+    /// Rules or players were asked after the information came.
+    asked_after_info: bool,
     settle_at: Option<Instant>,
     d: Details,
     x: Exchange<Details>,
@@ -155,11 +173,17 @@ pub struct QueryMachine {
 impl QueryMachine {
     /// A query starting at `now` (the protocol has no id: the header is the check).
     pub fn new(opts: QueryOptions, timing: Timing, now: Instant) -> Self {
+        let openmp = opts.openmp;
         Self {
             opts,
-            waiting: Vec::new(),
-            burst: 0,
+            waiting: vec![opcode::INFO],
+            burst: Burst::new(&timing),
             got_info: false,
+            o_pending: openmp,
+            o_due: openmp,
+            o_sent: false,
+            o_early: false,
+            asked_after_info: false,
             settle_at: None,
             d: Details::default(),
             x: Exchange::new(Protocol::Samp, &timing, now),
@@ -189,25 +213,45 @@ impl QueryMachine {
         }
     }
 
-    fn required_left(&self) -> bool {
-        self.waiting.iter().any(|&o| o != opcode::OPENMP)
+    /// Whether a reply to `op` is one we wait for now.
+    fn wanted(&self, op: u8) -> bool {
+        if op == opcode::OPENMP {
+            return self.o_pending && self.o_sent;
+        }
+        self.waiting.contains(&op)
     }
 
-    /// After a reply: done, waiting for `o` a little, or still waiting.
+    /// After a reply or a send: done, waiting for `o` a little, or still waiting.
     fn check(&mut self, now: Instant) {
-        if self.waiting.is_empty() {
+        if !self.got_info || !self.waiting.is_empty() {
+            return;
+        }
+        if !self.o_pending || (self.o_early && self.asked_after_info) {
+            // `o` answered or not asked; or asked with the information, and the
+            // requests sent once the information came are answered: a reply to `o`
+            // (sent right behind the information's) would have come before theirs.
             return self.complete();
         }
-        if !self.required_left() {
+        if self.o_sent && self.settle_at.is_none() {
+            // `o` went out with the last requests: it gets a little longer.
             self.x.timer.stop();
             self.settle_at = now.checked_add(self.opts.settle);
         }
     }
 
     fn complete(&mut self) {
+        self.burst.clear();
         let status = to_status(&self.d);
         let details = std::mem::take(&mut self.d);
         self.x.succeed(status, details);
+    }
+
+    /// Records that `o` went out at `now`.
+    fn sent_o(&mut self, now: Instant) {
+        self.o_due = false;
+        self.o_sent = true;
+        self.o_early |= !self.got_info;
+        self.check(now);
     }
 }
 
@@ -225,28 +269,41 @@ impl QueryDriver for QueryMachine {
         if self.x.is_done() || self.settle_at.is_some() {
             return false;
         }
-        if !self.got_info {
-            let req = self.request(opcode::INFO);
-            return self
-                .x
-                .transmit_query(now, d, Self::word(opcode::INFO), None, |d| req.encode(d));
+        // The rest of this attempt's burst (a request answered meanwhile is not sent;
+        // `o` left behind by a stale one goes with the next attempt).
+        if self.burst.take_stale(now).contains(&opcode::OPENMP) {
+            self.o_due = self.o_pending;
         }
-        // The rest of this attempt's burst: no timer of their own.
-        if let Some(&op) = self.waiting.get(self.burst) {
-            if self.burst > 0 {
-                d.clear();
-                self.request(op).encode(d);
-                self.burst += 1;
-                self.x.sent_extra(Event::Sent {
-                    what: Self::word(op),
-                    bytes: d.len(),
-                    challenge: None,
-                    id: None,
-                });
-                return true;
+        while let Some(op) = self.burst.next(now) {
+            let pending = match op {
+                opcode::OPENMP => self.o_pending,
+                _ => self.waiting.contains(&op),
+            };
+            if !pending {
+                continue;
             }
+            d.clear();
+            self.request(op).encode(d);
+            self.x.sent_extra(Event::Sent {
+                what: Self::word(op),
+                bytes: d.len(),
+                challenge: None,
+                id: None,
+            });
+            if op == opcode::OPENMP {
+                self.sent_o(now);
+            }
+            return true;
         }
-        let Some(&first) = self.waiting.first() else {
+        // A new attempt: the first request with the timer, the others queued behind it
+        // (`o` last), without allocating once the burst's room is there.
+        let o = self.o_due && self.o_pending;
+        let Some(first) = self
+            .waiting
+            .first()
+            .copied()
+            .or(o.then_some(opcode::OPENMP))
+        else {
             return false;
         };
         let req = self.request(first);
@@ -256,7 +313,13 @@ impl QueryDriver for QueryMachine {
         {
             return false;
         }
-        self.burst = 1;
+        let o_behind = o && first != opcode::OPENMP;
+        let rest = self.waiting.iter().skip(1).copied();
+        self.burst
+            .start(now, rest.chain(o_behind.then_some(opcode::OPENMP)));
+        if first == opcode::OPENMP {
+            self.sent_o(now);
+        }
         true
     }
 
@@ -268,7 +331,17 @@ impl QueryDriver for QueryMachine {
             return self.complete();
         }
         if self.x.handle_timeout(now) != Some(Timeout::GiveUp) {
-            self.burst = 0;
+            // A resend: the whole burst again. Before the information, `i` alone (`o`
+            // went with the first attempt: a silent server costs one datagram more,
+            // not one per attempt), and `o` then goes with the rules and players; after
+            // it, `o` too while unanswered, unless it went with the information.
+            self.burst.clear();
+            if self.got_info {
+                self.o_due = self.o_pending && !self.o_early;
+            } else {
+                self.o_due = self.o_pending && !self.o_sent;
+                self.o_early = false;
+            }
             return;
         }
         if !self.got_info {
@@ -277,15 +350,12 @@ impl QueryDriver for QueryMachine {
         let missing: Vec<String> = self
             .waiting
             .iter()
-            .filter(|&&o| o != opcode::OPENMP)
             .map(|&o| format!("no reply to {}", Self::word(o)))
             .collect();
         for &o in &self.waiting {
-            if o != opcode::OPENMP {
-                self.x.event(Event::Skipped {
-                    what: Self::word(o),
-                });
-            }
+            self.x.event(Event::Skipped {
+                what: Self::word(o),
+            });
         }
         self.x.warn(missing);
         self.complete();
@@ -299,11 +369,7 @@ impl QueryDriver for QueryMachine {
         let Some(header) = Request::of(datagram) else {
             return self.x.dropped(bytes, "not a SA-MP reply");
         };
-        let asked = match self.got_info {
-            false => header.opcode == opcode::INFO,
-            true => self.waiting.contains(&header.opcode),
-        };
-        if header != self.request(header.opcode) || !asked {
+        if header != self.request(header.opcode) || !self.wanted(header.opcode) {
             return self
                 .x
                 .dropped(bytes, "not a reply to a request of ours now");
@@ -333,25 +399,33 @@ impl QueryDriver for QueryMachine {
                     (o.rules, opcode::RULES),
                     (players && !o.detailed, opcode::CLIENTS),
                     (players && o.detailed, opcode::DETAILED),
-                    (o.openmp, opcode::OPENMP),
                 ];
                 self.waiting = wanted.iter().filter(|w| w.0).map(|w| w.1).collect();
+                self.asked_after_info = !self.waiting.is_empty();
                 if o.players && info.players == 0 {
                     self.d.players = Some(Vec::new());
                 }
                 self.d.info = info;
                 self.x.clear_malformed();
                 self.x.timer.restart_retries();
-                self.x.timer.resend_now();
-                self.burst = 0;
+                // `o` asked with the information is not asked again now (its reply
+                // comes right behind the information's); one not sent yet goes out
+                // with the next requests.
+                self.o_due = self.o_pending && !self.o_early;
+                self.burst.clear();
+                if !self.waiting.is_empty() || self.o_due {
+                    self.x.timer.resend_now();
+                }
             }
             Body::Rules(r) => self.d.rules = Some(r),
             Body::Players(p) => self.d.players = Some(p),
-            Body::Extra(e) => self.d.extra = Some(e),
+            Body::Extra(e) => {
+                self.d.extra = Some(e);
+                self.o_pending = false;
+            }
             Body::Ping(_) => {}
         }
         self.waiting.retain(|&o| o != header.opcode);
-        self.burst = self.burst.min(self.waiting.len());
         self.check(now);
     }
 }
@@ -517,18 +591,89 @@ mod tests {
             }
         }
         let a = m.take_result().unwrap().unwrap();
-        // one of each reply taken: i, r, c, o (the flood answered r, c and o before they
-        // were asked: the header carries no id, so they are taken as the replies)
-        assert_eq!((sent, a.datagrams), (1, 4));
+        // one of each reply taken: i, r, c, o (the flood answered r and c before they
+        // were asked: the header carries no id, so they are taken as the replies; `o`
+        // then went out alone, the information's reply having come before it was sent)
+        assert_eq!((sent, a.datagrams), (2, 4));
         assert_eq!(a.status.players.map(|p| p.len()), Some(5));
         assert!(now < t0 + Duration::from_secs(1));
     }
 
+    /// Every datagram due at `now`, as opcodes, up to `max`.
+    fn opcodes(m: &mut QueryMachine, now: Instant, max: usize) -> Vec<(u8, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut d = Vec::new();
+        while out.len() < max && m.poll_transmit_into(now, &mut d) {
+            out.push((d.get(10).copied().unwrap_or(0), d.clone()));
+        }
+        out
+    }
+
+    #[test]
+    fn o_goes_with_the_information_and_is_not_waited_for() {
+        for openmp in [false, true] {
+            let t0 = Instant::now();
+            let ms = Duration::from_millis;
+            let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), t0);
+            let first = opcodes(&mut m, t0, 10);
+            let ops: Vec<u8> = first.iter().map(|(o, _)| *o).collect();
+            assert_eq!(ops, b"io");
+            for (_, req) in &first {
+                if let Some(r) = server(req, openmp, 2) {
+                    m.handle_datagram(t0 + ms(10), &r);
+                }
+            }
+            let second = opcodes(&mut m, t0 + ms(10), 10);
+            let ops: Vec<u8> = second.iter().map(|(o, _)| *o).collect();
+            assert_eq!(ops, b"rc", "o is not asked again");
+            for (_, req) in &second {
+                m.handle_datagram(t0 + ms(20), &server(req, openmp, 2).unwrap());
+            }
+            // done with the rules and players: no wait for an `o` SA-MP never sends
+            let a = m.take_result().unwrap().unwrap();
+            let name = if openmp { "open.mp" } else { "SA-MP" };
+            assert_eq!(a.status.game_name.as_deref(), Some(name));
+            assert_eq!(a.status.players.map(|p| p.len()), Some(2));
+            assert!(a.warnings.is_empty(), "{:?}", a.warnings);
+        }
+    }
+
+    #[test]
+    fn o_left_behind_by_a_round_goes_with_the_rules_and_gets_the_settle() {
+        // A driver that takes one datagram a round (auto-detection while the server is
+        // silent) comes back after the information's reply: the rest of that old burst
+        // (`o`) does not go out alone; it goes with `r` and `c`, and then gets the
+        // settle time, as `o` asked late must.
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), t0);
+        let first = opcodes(&mut m, t0, 1);
+        assert_eq!(first.len(), 1);
+        let t1 = t0 + ms(80);
+        m.handle_datagram(t1, &server(&first[0].1, false, 2).unwrap());
+        let second = opcodes(&mut m, t1, 10);
+        let ops: Vec<u8> = second.iter().map(|(o, _)| *o).collect();
+        assert_eq!(ops, b"rco");
+        let t2 = t1 + ms(10);
+        for (_, req) in &second {
+            if let Some(r) = server(req, false, 2) {
+                m.handle_datagram(t2, &r);
+            }
+        }
+        assert!(m.take_result().is_none());
+        let settle = QueryOptions::default().settle;
+        assert_eq!(m.poll_timeout(), Some(t2 + settle));
+        m.handle_timeout(t2 + settle);
+        let a = m.take_result().unwrap().unwrap();
+        assert_eq!(a.status.game_name.as_deref(), Some("SA-MP"));
+    }
+
     #[test]
     fn silence_times_out() {
+        // `i` and `o`, then `i` twice more: `o` is not resent while nothing answers
         let t0 = Instant::now();
         let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), t0);
-        assert_eq!(drive_to_end(&mut m, t0, None), 3);
+        assert_eq!(drive_to_end(&mut m, t0, None), 4);
         assert!(matches!(
             m.take_result(),
             Some(Err(QueryError::NoAnswer { .. }))
