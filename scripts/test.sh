@@ -152,7 +152,7 @@ if [ "$QUICK" = 1 ]; then
   cargo clippy --workspace --all-targets --locked "${FEATURES[@]}" -- -D warnings
   step "ogp-proto without its optional features (toml, bzip2, os-rng, gqp)"
   cargo clippy -p ogp-proto --no-default-features --locked -- -D warnings
-  # and the `ogp` of a default build (`cargo install`, `cargo run --release -- demo`):
+  # and the `ogp` of a default build (`cargo install`, `cargo run -- demo`):
   # without the master
   cargo clippy -p ogp-cli --bins --locked -- -D warnings
   step "unit and property tests (cargo test: every crate's unit tests, ogp-proto's test files)"
@@ -204,7 +204,7 @@ rm -f "$LOGS/tests-built"
   RUSTDOCFLAGS="-D warnings" nice -n 10 cargo doc --workspace --no-deps --locked "${FEATURES[@]}"
   echo "== ogp-proto without its optional features (toml, bzip2, os-rng, gqp)"
   nice -n 10 cargo clippy -p ogp-proto --no-default-features --locked -- -D warnings
-  echo "== the ogp of a default build (cargo install, cargo run --release -- demo): without the master"
+  echo "== the ogp of a default build (cargo install, cargo run -- demo): without the master"
   nice -n 10 cargo clippy -p ogp-cli --bins --locked -- -D warnings
   echo "docs and feature sets done in $(($(now) - t))s"
 ) >"$LOGS/lint.log" 2>&1 &

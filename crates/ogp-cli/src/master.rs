@@ -5,7 +5,7 @@
 //!
 //! The feature is off by default: the master brings the bundled SQLite, PostgreSQL's client
 //! and the HTTP API's stack, about a quarter of a cold release build, which someone who
-//! only queries servers (and `cargo run --release -- demo`) should not wait for.
+//! only queries servers (and `cargo run -- demo`) should not wait for.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
