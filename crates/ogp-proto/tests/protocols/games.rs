@@ -428,13 +428,13 @@ fn gamespy1_captures_are_identified_by_gamename() {
             "{file}"
         );
     }
-    // node-gamedig's 71 GameSpy v1 games, with their query ports
+    // node-gamedig's 72 GameSpy v1 games, with their query ports
     let gs1: Vec<_> = c
         .games()
         .iter()
         .filter(|g| g.protocol == Protocol::Gamespy1)
         .collect();
-    assert_eq!(gs1.len(), 71);
+    assert_eq!(gs1.len(), 72);
     let port = |id: &str| c.get(id).unwrap().query_port(None);
     assert_eq!(port("ut"), Some(7778));
     assert_eq!(port("bf1942"), Some(23000));
