@@ -280,6 +280,14 @@ impl ResponseReader {
         self.offset
     }
 
+    /// Bytes of memory held: the head or framing line being read and the body's
+    /// buffer (a `Content-Length` reserves its body at once, within the cap).
+    pub fn held(&self) -> usize {
+        self.line
+            .capacity()
+            .saturating_add(self.response.body.capacity())
+    }
+
     /// Reads `input`, the next bytes of the connection: how many were consumed. Fewer
     /// than given only once the response is whole (the rest belongs to the next
     /// response on a kept connection).
