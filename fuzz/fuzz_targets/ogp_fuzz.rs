@@ -22,6 +22,7 @@ mod cube2_master_stream;
 mod doom3_datagram;
 mod doom_datagram;
 mod doomsday_datagram;
+mod fivem_http;
 mod dpmaster_page;
 mod dpmaster_request;
 mod gqp_query;
@@ -97,6 +98,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("teemaster7", teemaster7::run),
     ("http_response", http_response::run),
     ("doomsday_datagram", doomsday_datagram::run),
+    ("fivem_http", fivem_http::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

@@ -317,12 +317,16 @@ impl<P: HttpJson> HttpMachine<P> {
         self.finish();
     }
 
-    /// A response that does not frame.
+    /// A response that does not frame: the connection cannot carry another request,
+    /// so the query fails with it (its cause) when a required document is still to
+    /// come.
     fn bad(&mut self, e: DecodeError) {
-        let Some(doc) = self.doc() else { return };
-        if doc.required {
-            return self.s.x.fail_malformed(e);
+        if self.doc().is_none() {
+            return;
         }
+        let Some(doc) = self.doc().filter(|_| self.required_read()) else {
+            return self.s.x.fail_malformed(e);
+        };
         // The connection cannot carry another request after a broken response.
         self.s.x.warn([format!("{}: {e}; left out", doc.path)]);
         self.missing.push(doc.path);
@@ -403,11 +407,7 @@ impl<P: HttpJson> HttpMachine<P> {
                     }
                     Err(mut e) => {
                         e.offset = e.offset.saturating_add(self.response_at);
-                        if self.doc().is_some_and(|d| !d.required) {
-                            self.bad(e);
-                        } else {
-                            self.s.x.fail_malformed(e);
-                        }
+                        self.bad(e);
                     }
                 }
                 if !self.s.is_done() {
