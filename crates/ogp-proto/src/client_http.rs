@@ -194,9 +194,7 @@ impl<P: HttpJson> HttpMachine<P> {
         get.keep_alive = !last;
         let mut out = Vec::with_capacity(160);
         if let Err(e) = write_get(&get, &mut out) {
-            return self.s.x.fail(QueryError::Options {
-                message: e.0,
-            });
+            return self.s.x.fail(QueryError::Options { message: e.0 });
         }
         self.reader = ResponseReader::new(doc.limits);
         self.response_at = self.s.end_offset();
@@ -303,7 +301,9 @@ impl<P: HttpJson> HttpMachine<P> {
             return self.s.x.fail_malformed(DecodeError::new(
                 offset,
                 required.path,
-                DecodeErrorKind::Invalid("the server closed the connection before it (no keep-alive)"),
+                DecodeErrorKind::Invalid(
+                    "the server closed the connection before it (no keep-alive)",
+                ),
             ));
         }
         for d in rest {
@@ -416,9 +416,7 @@ impl<P: HttpJson> HttpMachine<P> {
             }
             StreamEvent::Failed(e) => {
                 if self.next > 0 && self.required_read() {
-                    self.s
-                        .x
-                        .warn([format!("the connection broke: {e}")]);
+                    self.s.x.warn([format!("the connection broke: {e}")]);
                     return self.closed_early();
                 }
                 self.s.failed(e);

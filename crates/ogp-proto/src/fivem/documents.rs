@@ -345,7 +345,11 @@ pub fn to_status(d: &Documents) -> (Status, Vec<String>) {
         s.host_name_raw = raw;
     }
     if let Some(x) = dynamic {
-        s.map = x.mapname.as_str().filter(|m| !m.is_empty()).map(MapInfo::named);
+        s.map = x
+            .mapname
+            .as_str()
+            .filter(|m| !m.is_empty())
+            .map(MapInfo::named);
         s.game_type = x.gametype.as_str().filter(|g| !g.is_empty()).map(text);
         s.player_count = x.clients.number();
         s.slot_max = x.sv_maxclients.number();
@@ -481,13 +485,21 @@ mod tests {
         let many = format!(
             "[{}]",
             (0..MAX_PLAYERS + 10)
-                .map(|i| format!(r#"{{"name":"p{i}","id":{i},"ping":{i},"identifiers":[{}]}}"#,
-                    (0..40).map(|k| format!("\"x:{k}\"")).collect::<Vec<_>>().join(",")))
+                .map(|i| format!(
+                    r#"{{"name":"p{i}","id":{i},"ping":{i},"identifiers":[{}]}}"#,
+                    (0..40)
+                        .map(|k| format!("\"x:{k}\""))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ))
                 .collect::<Vec<_>>()
                 .join(",")
         );
         let players: Players = parse_json(many.as_bytes(), "p").unwrap();
-        assert_eq!((players.kept.len(), players.total), (MAX_PLAYERS, MAX_PLAYERS + 10));
+        assert_eq!(
+            (players.kept.len(), players.total),
+            (MAX_PLAYERS, MAX_PLAYERS + 10)
+        );
         assert_eq!(players.kept[0].identifiers.kept.len(), MAX_IDENTIFIERS);
         assert_eq!(players.kept[0].identifiers.total, 40);
         let docs = Documents {
@@ -506,7 +518,10 @@ mod tests {
                 .join(",")
         );
         let info: Info = parse_json(vars.as_bytes(), "i").unwrap();
-        assert_eq!((info.vars.kept.len(), info.vars.total), (MAX_VARS, MAX_VARS + 1));
+        assert_eq!(
+            (info.vars.kept.len(), info.vars.total),
+            (MAX_VARS, MAX_VARS + 1)
+        );
         // a players document that is not a list is not shaped as expected
         assert!(parse_json::<Players>(b"{\"a\":1}", "p").is_err());
     }

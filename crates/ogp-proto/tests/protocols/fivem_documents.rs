@@ -11,10 +11,7 @@ use ogp_proto::fivem::client::{QueryMachine, QueryOptions};
 use ogp_proto::Protocol;
 
 fn doc(name: &str) -> Vec<u8> {
-    let p = format!(
-        "{}/tests/data/fivem/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    let p = format!("{}/tests/data/fivem/{name}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
 }
 
@@ -50,11 +47,17 @@ fn chunked(body: &[u8]) -> Vec<u8> {
 fn drive(
     answers: &[Vec<u8>],
     step: usize,
-) -> (Vec<String>, Result<ogp_proto::client::Answer<ogp_proto::fivem::client::Details>, QueryError>) {
+) -> (
+    Vec<String>,
+    Result<ogp_proto::client::Answer<ogp_proto::fivem::client::Details>, QueryError>,
+) {
     let t = Instant::now();
     let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), t);
     assert_eq!(m.transport(), Transport::Stream);
-    assert!(m.poll_transmit(t).is_none(), "nothing before the connection");
+    assert!(
+        m.poll_transmit(t).is_none(),
+        "nothing before the connection"
+    );
     m.handle_stream(t, StreamEvent::Connected(peer()));
     let mut requests = Vec::new();
     for a in answers {
@@ -85,7 +88,10 @@ fn three_documents_on_one_connection_in_any_chunking() {
         assert!(req[0].contains("\r\nConnection: keep-alive\r\n"));
         assert!(req[1].starts_with("GET /info.json "));
         assert!(req[2].starts_with("GET /players.json "));
-        assert!(req[2].contains("\r\nConnection: close\r\n"), "the last one closes");
+        assert!(
+            req[2].contains("\r\nConnection: close\r\n"),
+            "the last one closes"
+        );
         let a = r.unwrap();
         assert_eq!(a.protocol, Protocol::Fivem);
         assert!(a.warnings.is_empty(), "{:?}", a.warnings);
@@ -93,10 +99,16 @@ fn three_documents_on_one_connection_in_any_chunking() {
         assert_eq!(s.game_name.as_deref(), Some("FiveM"));
         assert_eq!(s.player_count(), Some(1));
         assert_eq!(s.slot_max, Some(32));
-        assert_eq!(s.rules.as_ref().unwrap().get("sv_enforceGameBuild"), Some("1604"));
+        assert_eq!(
+            s.rules.as_ref().unwrap().get("sv_enforceGameBuild"),
+            Some("1604")
+        );
         assert_eq!(s.rules.as_ref().unwrap().len(), 14);
         let p = &s.players.as_ref().unwrap()[0];
-        assert_eq!((p.name.as_deref(), p.ping, p.id), (Some("BallChopHee"), Some(49), Some(1)));
+        assert_eq!(
+            (p.name.as_deref(), p.ping, p.id),
+            (Some("BallChopHee"), Some(49), Some(1))
+        );
         assert!(a.details.missing.is_empty());
         match &first {
             None => first = Some(a.status.clone()),
@@ -147,7 +159,10 @@ fn a_server_that_closes_after_a_document_ends_the_query() {
     // Connection: close after /dynamic.json: /info.json cannot be asked
     let close = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}".to_vec();
     let e = drive(&[close], usize::MAX).1.unwrap_err();
-    assert!(e.to_string().contains("closed the connection before it"), "{e}");
+    assert!(
+        e.to_string().contains("closed the connection before it"),
+        "{e}"
+    );
     // /info.json's answer cut short by the close: truncated, with the offset
     let t = Instant::now();
     let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), t);
@@ -155,7 +170,10 @@ fn a_server_that_closes_after_a_document_ends_the_query() {
     m.poll_transmit(t).unwrap();
     m.handle_stream(t, StreamEvent::Received(&ok(b"{}")));
     m.poll_transmit(t).unwrap();
-    m.handle_stream(t, StreamEvent::Received(b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n{\"va"));
+    m.handle_stream(
+        t,
+        StreamEvent::Received(b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n{\"va"),
+    );
     m.handle_stream(t, StreamEvent::Closed);
     let e = m.take_result().unwrap().unwrap_err();
     assert!(matches!(e, QueryError::Malformed { .. }), "{e:?}");
@@ -190,7 +208,8 @@ fn players_not_in_time_are_left_out_and_silence_times_out() {
     m.handle_timeout(due);
     let e = m.take_result().unwrap().unwrap_err();
     assert!(
-        e.to_string().contains("timed out waiting for /dynamic.json (read timeout"),
+        e.to_string()
+            .contains("timed out waiting for /dynamic.json (read timeout"),
         "{e}"
     );
 }
