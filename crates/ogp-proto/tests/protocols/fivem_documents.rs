@@ -103,7 +103,7 @@ fn three_documents_on_one_connection_in_any_chunking() {
             s.rules.as_ref().unwrap().get("sv_enforceGameBuild"),
             Some("1604")
         );
-        assert_eq!(s.rules.as_ref().unwrap().len(), 14);
+        assert_eq!(s.rules.as_ref().unwrap().len(), 13);
         let p = &s.players.as_ref().unwrap()[0];
         assert_eq!(
             (p.name.as_deref(), p.ping, p.id),
