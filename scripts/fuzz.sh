@@ -37,7 +37,7 @@ TARGETS=(ogp_datagram ogp_answer_body ogp_query_body ogp_split state_json
          gs1_datagram unreal2_datagram gs2_datagram ase_datagram teeworlds_datagram
          openttd_stream doom3_datagram minetest_datagram mumble_datagram doom_datagram
          samp_datagram cube2_datagram quakeworld_datagram qwmaster_datagram teemaster
-         cube2_master_stream teemaster7 http_response doomsday_datagram)
+         cube2_master_stream teemaster7 http_response doomsday_datagram fivem_http)
 
 TRIPLE="${FUZZ_TRIPLE:-$(rustc -vV | sed -n 's/^host: //p')}"
 
@@ -83,6 +83,7 @@ max_len_for() {
         gs3_datagram) echo 9000 ;;    # several reply packets of up to 1400 bytes
         a2s_reply) echo 9000 ;;       # reassembled replies (RULES of several fragments)
         a2s_split) echo 9000 ;;       # several fragments of up to 1400 bytes
+        fivem_http) echo 9000 ;;      # three HTTP responses with their JSON documents
         *) echo 2048 ;;               # one datagram / query body
     esac
 }

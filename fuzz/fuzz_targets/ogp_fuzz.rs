@@ -24,6 +24,7 @@ mod doom_datagram;
 mod doomsday_datagram;
 mod dpmaster_page;
 mod dpmaster_request;
+mod fivem_http;
 mod gqp_query;
 mod gqp_reply;
 mod gs1_datagram;
@@ -97,6 +98,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("teemaster7", teemaster7::run),
     ("http_response", http_response::run),
     ("doomsday_datagram", doomsday_datagram::run),
+    ("fivem_http", fivem_http::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

@@ -161,6 +161,9 @@
 // HexenWorld's `status`.
 #define OGP_PROTO_HEXENWORLD 17
 
+// FiveM and RedM (CitizenFX) over HTTP: `/dynamic.json`, `/info.json`, `/players.json`.
+#define OGP_PROTO_FIVEM 27
+
 // `ogp_responder_poll`'s `*out_wait_ms` when nothing is scheduled.
 #define OGP_WAIT_NONE UINT32_MAX
 

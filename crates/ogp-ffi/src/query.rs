@@ -68,6 +68,8 @@ pub const OGP_PROTO_QUAKE2: c_int = 15;
 pub const OGP_PROTO_NETQUAKE: c_int = 16;
 /// HexenWorld's `status`.
 pub const OGP_PROTO_HEXENWORLD: c_int = 17;
+/// FiveM and RedM (CitizenFX) over HTTP: `/dynamic.json`, `/info.json`, `/players.json`.
+pub const OGP_PROTO_FIVEM: c_int = 27;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -98,6 +100,7 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_QUAKE2 => Some(Protocol::Quake2),
         OGP_PROTO_NETQUAKE => Some(Protocol::Netquake),
         OGP_PROTO_HEXENWORLD => Some(Protocol::Hexenworld),
+        OGP_PROTO_FIVEM => Some(Protocol::Fivem),
         _ => return None,
     })
 }
@@ -210,7 +213,8 @@ mod protocol_numbers {
         assert_eq!(protocol(24), Some(Some(Protocol::Openttd)));
         assert_eq!(protocol(25), Some(Some(Protocol::Doom3)));
         assert_eq!(protocol(26), Some(Some(Protocol::Minetest)));
-        assert_eq!(protocol(27), None);
+        assert_eq!(protocol(27), Some(Some(Protocol::Fivem)));
+        assert_eq!(protocol(28), None);
         assert_eq!(protocol(18), Some(Some(Protocol::Cube2)));
         // Doomsday in the range of Mumble, Chocolate Doom and SA-MP (issue #38)
         assert_eq!(protocol(23), Some(Some(Protocol::Doomsday)));

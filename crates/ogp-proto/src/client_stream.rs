@@ -1,6 +1,6 @@
 //! The stream transport of the client core: what a TCP protocol's machine (Minecraft's
-//! Server List Ping) shares with every other, so that it is a plug-in like the datagram
-//! protocols.
+//! Server List Ping, and the HTTP-JSON machines of `client_http`: FiveM) shares with
+//! every other, so that it is a plug-in like the datagram protocols.
 //!
 //! A machine says it is stream-based through [`QueryDriver::transport`]. The I/O code
 //! then connects first and tells the machine what happens to the connection through

@@ -675,6 +675,17 @@ impl<'a> Facts<'a> {
                     .map(str::trim),
                 ..Self::default()
             },
+            // FiveM's `vars.gamename` (`gta5`, `rdr3`), read as Quake III's `gamename`
+            // (its `getinfo` says `CitizenFX` for both), or `CitizenFX` without it
+            Protocol::Fivem => Self {
+                quake3_gamename: s
+                    .rules
+                    .as_ref()
+                    .and_then(|r| r.get("gamename"))
+                    .filter(|g| !g.trim().is_empty())
+                    .or(Some("CitizenFX")),
+                ..Self::default()
+            },
             _ => Self::default(),
         }
         .with_protocol(protocol)

@@ -280,6 +280,14 @@ impl ResponseReader {
         self.offset
     }
 
+    /// Bytes of memory held: the head or framing line being read and the body's
+    /// buffer (a `Content-Length` reserves its body at once, within the cap).
+    pub fn held(&self) -> usize {
+        self.line
+            .capacity()
+            .saturating_add(self.response.body.capacity())
+    }
+
     /// Reads `input`, the next bytes of the connection: how many were consumed. Fewer
     /// than given only once the response is whole (the rest belongs to the next
     /// response on a kept connection).
@@ -336,15 +344,14 @@ impl ResponseReader {
 
     /// Reads head bytes up to the blank line; then parses the head.
     fn feed_head(&mut self, rest: &[u8]) -> Result<usize, DecodeError> {
-        // the end of the head may straddle reads: look from 3 bytes back
+        // the end of the head may straddle reads: look from its first line feed, at most
+        // 2 bytes back
         let before = self.line.len();
         let room = self.limits.max_head.saturating_sub(before);
         let take = rest.len().min(room.saturating_add(1));
         self.line
             .extend_from_slice(rest.get(..take).unwrap_or_default());
-        let from = before.saturating_sub(3);
-        let end = memchr::memmem::find(self.line.get(from..).unwrap_or_default(), b"\r\n\r\n")
-            .map(|i| from.saturating_add(i).saturating_add(4));
+        let end = head_end(&self.line, before.saturating_sub(2));
         let Some(end) = end else {
             if self.line.len() > self.limits.max_head {
                 return Err(too_large(
@@ -592,6 +599,24 @@ impl ResponseReader {
     }
 }
 
+/// Where the head in `buf` ends (just past its blank line), looking from `from`: the
+/// blank line is `\r\n\r\n`, or a bare `\n\n` (or `\n\r\n`), which servers written
+/// by hand send and `httparse` reads.
+fn head_end(buf: &[u8], from: usize) -> Option<usize> {
+    let rest = buf.get(from..)?;
+    memchr::memchr_iter(b'\n', rest).find_map(|i| {
+        let after = rest.get(i.saturating_add(1)..)?;
+        let blank = if after.starts_with(b"\n") {
+            2
+        } else if after.starts_with(b"\r\n") {
+            3
+        } else {
+            return None;
+        };
+        Some(from.saturating_add(i).saturating_add(blank))
+    })
+}
+
 /// The size of a chunk-size line (`1a;ext=1\r\n`): hexadecimal digits, at most 15 of
 /// them (no overflow), then optional extensions.
 fn chunk_size(line: &[u8]) -> Option<usize> {
@@ -780,6 +805,32 @@ mod tests {
             r.feed(wire.as_bytes()).unwrap();
             assert_eq!(r.response().unwrap().status, code);
         }
+    }
+
+    /// A head ended by bare line feeds (`\n\n`) is read, in any chunking; it was
+    /// reported as too large.
+    #[test]
+    fn a_head_of_bare_line_feeds_is_read() {
+        for wire in [
+            &b"HTTP/1.1 200 OK\nContent-Length: 2\n\nab"[..],
+            b"HTTP/1.1 200 OK\nContent-Length: 2\n\r\nab",
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\nab",
+        ] {
+            let (whole, used) = read_all(HttpLimits::default(), &[wire]).unwrap();
+            assert_eq!((whole.status, whole.body.as_slice()), (200, &b"ab"[..]));
+            assert_eq!(used, wire.len());
+            let (drip, _) = read_all(HttpLimits::default(), &bytewise(wire)).unwrap();
+            assert_eq!(drip, whole);
+        }
+        // a head of bare line feeds past the cap is still too large
+        let long = [b"HTTP/1.1 200 OK\n".as_slice(), &b"X: y\n".repeat(100)].concat();
+        let e = ResponseReader::new(HttpLimits::new(256, 64))
+            .feed(&long)
+            .unwrap_err();
+        assert!(matches!(e.kind, DecodeErrorKind::TooLarge { .. }), "{e:?}");
+        assert_eq!(head_end(b"a\n\nb", 0), Some(3));
+        assert_eq!(head_end(b"a\r\n\r\nb", 0), Some(5));
+        assert_eq!(head_end(b"a\r\nb\r\n", 0), None);
     }
 
     #[test]

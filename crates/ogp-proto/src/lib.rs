@@ -70,6 +70,7 @@ mod bounded;
 mod charset;
 pub mod client;
 mod client_core;
+mod client_http;
 mod client_stream;
 pub mod cube2;
 pub mod detect;
@@ -78,6 +79,7 @@ pub mod doom3;
 pub mod doomsday;
 mod entries;
 pub mod error;
+pub mod fivem;
 #[cfg(feature = "games")]
 pub mod games;
 pub mod gamespy1;

@@ -59,6 +59,7 @@ macro_rules! for_each_protocol {
             Hexenworld => hexenworld;
             Netquake => netquake;
             Doomsday => doomsday;
+            Fivem => fivem;
         }
     };
 }

@@ -12,9 +12,12 @@
 //! * [`postgres`]: a throwaway PostgreSQL cluster;
 //! * [`gameservers`]: real game servers on loopback (OpenArena);
 //! * [`slp`]: a lightweight Minecraft Server List Ping responder (tokio);
-//! * [`replay`]: a loopback UDP server that answers with recorded datagrams (captures).
+//! * [`replay`]: a loopback UDP server that answers with recorded datagrams (captures);
+//! * [`fivem`]: a loopback FiveM server replaying recorded JSON documents over HTTP,
+//!   with `getinfo` over UDP on the same port.
 
 mod captures;
+pub mod fivem;
 pub mod gameservers;
 pub mod interop;
 mod normalise;

@@ -14,6 +14,8 @@ mod bedrock_cli;
 mod cli;
 mod cli_flags;
 mod complete_answers;
+mod fivem_cli;
+mod fivem_hostile;
 mod games_cli;
 mod gs2_ase_cli;
 mod gs3_cli;

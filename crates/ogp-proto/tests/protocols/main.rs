@@ -14,6 +14,7 @@ mod cube2_captures;
 mod doom3_captures;
 mod doom_captures;
 mod doomsday;
+mod fivem_documents;
 mod games;
 mod gamespy1_captures;
 mod gamespy2_captures;
