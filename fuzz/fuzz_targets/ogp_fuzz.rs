@@ -15,6 +15,7 @@ mod a2s_reply;
 mod a2s_request;
 mod a2s_split;
 mod ase_datagram;
+mod battlefield_stream;
 mod bedrock_datagram;
 mod client_machines;
 mod cube2_datagram;
@@ -46,6 +47,7 @@ mod qwmaster_datagram;
 mod responder;
 mod samp_datagram;
 mod state_json;
+mod teamspeak3_stream;
 mod teemaster;
 mod teemaster7;
 mod teeworlds_datagram;
@@ -97,6 +99,8 @@ const TARGETS: &[(&str, Target)] = &[
     ("teemaster7", teemaster7::run),
     ("http_response", http_response::run),
     ("doomsday_datagram", doomsday_datagram::run),
+    ("battlefield_stream", battlefield_stream::run),
+    ("teamspeak3_stream", teamspeak3_stream::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

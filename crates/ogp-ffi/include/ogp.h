@@ -161,6 +161,12 @@
 // HexenWorld's `status`.
 #define OGP_PROTO_HEXENWORLD 17
 
+// Battlefield's Frostbite query over TCP (Bad Company 2, 3, 4, Hardline, 1).
+#define OGP_PROTO_BATTLEFIELD 28
+
+// TeamSpeak 3's ServerQuery over TCP (the voice port 9987 is `use`d).
+#define OGP_PROTO_TEAMSPEAK3 29
+
 // `ogp_responder_poll`'s `*out_wait_ms` when nothing is scheduled.
 #define OGP_WAIT_NONE UINT32_MAX
 

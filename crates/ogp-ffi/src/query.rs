@@ -68,6 +68,10 @@ pub const OGP_PROTO_QUAKE2: c_int = 15;
 pub const OGP_PROTO_NETQUAKE: c_int = 16;
 /// HexenWorld's `status`.
 pub const OGP_PROTO_HEXENWORLD: c_int = 17;
+/// Battlefield's Frostbite query over TCP (Bad Company 2, 3, 4, Hardline, 1).
+pub const OGP_PROTO_BATTLEFIELD: c_int = 28;
+/// TeamSpeak 3's ServerQuery over TCP (the voice port 9987 is `use`d).
+pub const OGP_PROTO_TEAMSPEAK3: c_int = 29;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -98,6 +102,8 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_QUAKE2 => Some(Protocol::Quake2),
         OGP_PROTO_NETQUAKE => Some(Protocol::Netquake),
         OGP_PROTO_HEXENWORLD => Some(Protocol::Hexenworld),
+        OGP_PROTO_BATTLEFIELD => Some(Protocol::Battlefield),
+        OGP_PROTO_TEAMSPEAK3 => Some(Protocol::Teamspeak3),
         _ => return None,
     })
 }
@@ -216,5 +222,8 @@ mod protocol_numbers {
         assert_eq!(protocol(23), Some(Some(Protocol::Doomsday)));
         // numbers no protocol took (each family was given a range)
         assert_eq!(protocol(19), None);
+        // issue #39's TCP family: 28 and 29 (27 left to the HTTP family)
+        assert_eq!(protocol(28), Some(Some(Protocol::Battlefield)));
+        assert_eq!(protocol(29), Some(Some(Protocol::Teamspeak3)));
     }
 }

@@ -59,6 +59,8 @@ macro_rules! for_each_protocol {
             Hexenworld => hexenworld;
             Netquake => netquake;
             Doomsday => doomsday;
+            Battlefield => battlefield;
+            Teamspeak3 => teamspeak3;
         }
     };
 }
