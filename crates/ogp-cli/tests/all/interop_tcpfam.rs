@@ -8,7 +8,7 @@
 //! | | qstat 2.17 | gamedig 5.3.3 |
 //! |---|---|---|
 //! | Battlefield | `-bfbc2` (`serverInfo` only: name, players, max, map, game type) | `protocol-battlefield`: `serverInfo`, `version`, `listPlayers all` (player fields under `raw`) |
-//! | TeamSpeak 3 | `-ts3 HOST:QUERYPORT,port=VOICE` (name, max, players less query clients, player names) | `teamspeak3 --teamspeakQueryPort` (numplayers counts query clients) |
+//! | TeamSpeak 3 | `-ts3,port=VOICE HOST:QUERYPORT` (name, max, players less query clients, player names; its unescaping garbles names with escapes) | `teamspeak3 --teamspeakQueryPort` (numplayers counts query clients) |
 //!
 //! The reader tests run with `OGP_INTEROP=1`; the hostile servers (a word of 1 GB, a
 //! silent `use`, a garbage banner, control characters) run always.
@@ -398,12 +398,12 @@ fn qstat_and_gamedig_read_teamspeak3_as_we_do() {
         .iter()
         .map(|p| str_of(&p["name"]).unwrap())
         .collect();
-    // qstat: the query port as the address, the voice port as its `port` parameter.
+    // qstat: the query port as the address, the voice port as the type's `port` option.
     let ran = run(
         std::process::Command::new(quakestat())
             .args(["-json", "-nnx", "-R", "-P", "-timeout", "3"])
-            .arg("-ts3")
-            .arg(format!("127.0.0.1:{port},port=9987")),
+            .arg("-ts3,port=9987")
+            .arg(format!("127.0.0.1:{port}")),
         CLIENT_LIMIT,
     );
     let q = parse_json(&ran, "qstat -ts3", "replay");
@@ -418,11 +418,15 @@ fn qstat_and_gamedig_read_teamspeak3_as_we_do() {
         .as_array()
         .map(|a| a.iter().filter_map(|p| str_of(&p["name"])).collect())
         .unwrap_or_default();
-    r.list(
-        "qstat players".into(),
-        &sorted(theirs),
-        &sorted(ours_names.clone()),
-    );
+    // qstat unescapes with an overlapping strcpy, which garbles names with escapes
+    // (`MagnusEffect\s(15)` came out `MagnusEffect (5))` here): those are counted, and
+    // the names without an escaped character compared.
+    r.eq("qstat player count".into(), theirs.len(), ours_names.len());
+    let plain = |n: &&String| !n.contains([' ', '|', '/', '\\']);
+    let theirs: Vec<String> = theirs.iter().filter(plain).cloned().collect();
+    let ours_plain: Vec<String> = ours_names.iter().filter(plain).cloned().collect();
+    assert!(ours_plain.len() >= 5, "{ours_plain:?}");
+    r.list("qstat players".into(), &sorted(theirs), &sorted(ours_plain));
     // gamedig: the voice port as the address, the query port as an option.
     let ran = run(
         std::process::Command::new("node")
