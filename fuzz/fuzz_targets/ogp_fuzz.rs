@@ -47,6 +47,7 @@ mod qwmaster_datagram;
 mod responder;
 mod samp_datagram;
 mod state_json;
+mod teamspeak2_stream;
 mod teamspeak3_stream;
 mod teemaster;
 mod teemaster7;
@@ -101,6 +102,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("doomsday_datagram", doomsday_datagram::run),
     ("battlefield_stream", battlefield_stream::run),
     ("teamspeak3_stream", teamspeak3_stream::run),
+    ("teamspeak2_stream", teamspeak2_stream::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

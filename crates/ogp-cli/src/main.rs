@@ -170,8 +170,9 @@ enum Command {
         /// line, never logged).
         #[arg(long, value_name = "USER")]
         user: Option<String>,
-        /// TeamSpeak 3: the virtual server's voice port that `use port=` names (default
-        /// 9987; with --game, the port given); the target is the ServerQuery port.
+        /// TeamSpeak 3 and 2: the virtual server's voice port that `use port=` (`sel`)
+        /// names (default 9987, 8767; with --game, the port given); the target is the
+        /// query port.
         #[arg(long, value_name = "PORT")]
         voice_port: Option<u16>,
         /// A2S and GameSpy v3: how to read names that are not UTF-8: auto (A2S replaces
@@ -514,8 +515,9 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::from(2);
             }
-            if !ts3 && voice_port.is_some() && game.is_none() {
-                eprintln!("ogp: --voice-port is for --protocol teamspeak3");
+            let ts2 = protocol == Protocol::Wire(ogp_proto::Protocol::Teamspeak2);
+            if !ts3 && !ts2 && voice_port.is_some() && game.is_none() {
+                eprintln!("ogp: --voice-port is for --protocol teamspeak3 or teamspeak2");
                 return ExitCode::from(2);
             }
             let protocol = match protocol {

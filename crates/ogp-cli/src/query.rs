@@ -29,7 +29,7 @@ pub struct QueryArgs {
     /// Minecraft named without a port: look up its `_minecraft._tcp` SRV record first
     /// (`target` then holds the fallback, HOST:25565).
     pub srv: bool,
-    /// TeamSpeak 3: the voice port `use port=` names (`None`: 9987).
+    /// TeamSpeak 3 and 2: the voice port `use port=` (`sel`) names (`None`: 9987, 8767).
     pub voice_port: Option<u16>,
 }
 
@@ -96,6 +96,12 @@ pub fn options(args: &QueryArgs, protocol: Protocol) -> Result<Options, String> 
             return Err(format!("no command in {c:?}"));
         }
         o.gqp.mode = gqp::client::QueryMode::Raw(commands);
+    }
+    if protocol == Protocol::Teamspeak2 {
+        if let Some(port) = args.voice_port {
+            o.teamspeak2.voice_port = port;
+        }
+        return Ok(o);
     }
     if protocol == Protocol::Teamspeak3 {
         if let Some(port) = args.voice_port {

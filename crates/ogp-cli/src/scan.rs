@@ -112,12 +112,12 @@ pub fn parse_protocol(s: &str) -> std::result::Result<Wanted, String> {
     Ok(Wanted(p))
 }
 
-/// qstat server types we know but do not speak (its `dm3s`, `q4s`, `preys`, `etqws` and
-/// `ottds` are aliases of our `doom3` and `openttd`, its `mumble` our protocol's name).
+/// qstat server types we know but do not speak (its `dm3s`, `q4s`, `preys`, `etqws`,
+/// `ottds`, `bfbc2`, `ts3` and `ts2` are aliases of our `doom3`, `openttd`,
+/// `battlefield`, `teamspeak3` and `teamspeak2`, its `mumble` our protocol's name).
 const QSTAT_OTHER: &[&str] = &[
-    "hrs", "hls", "hl2s", "hlqs", "sns", "tbs", "ts2", "ts3", "ams", "efs", "jk3s", "rws", "rss",
-    "gsm", "mhs", "cods", "bfs", "bfbc2", "wics", "tm", "fls", "terraria", "tf", "wop", "ventrilo",
-    "sas", "starmade",
+    "hrs", "hls", "hl2s", "hlqs", "sns", "tbs", "ams", "efs", "jk3s", "rws", "rss", "gsm", "mhs",
+    "cods", "bfs", "wics", "tm", "fls", "terraria", "tf", "wop", "ventrilo", "sas", "starmade",
 ];
 
 /// qstat's game types that send GameSpy v1's `\status\` (its own `gps` is an alias of

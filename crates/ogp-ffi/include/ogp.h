@@ -167,6 +167,9 @@
 // TeamSpeak 3's ServerQuery over TCP (the voice port 9987 is `use`d).
 #define OGP_PROTO_TEAMSPEAK3 29
 
+// TeamSpeak 2's TCP query (the voice port 8767 is `sel`ected).
+#define OGP_PROTO_TEAMSPEAK2 30
+
 // `ogp_responder_poll`'s `*out_wait_ms` when nothing is scheduled.
 #define OGP_WAIT_NONE UINT32_MAX
 

@@ -110,6 +110,7 @@ pub mod responder;
 mod responder_core;
 pub mod result;
 pub mod samp;
+pub mod teamspeak2;
 pub mod teamspeak3;
 pub mod teeworlds;
 pub(crate) mod text;

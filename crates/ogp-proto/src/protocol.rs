@@ -61,6 +61,7 @@ macro_rules! for_each_protocol {
             Doomsday => doomsday;
             Battlefield => battlefield;
             Teamspeak3 => teamspeak3;
+            Teamspeak2 => teamspeak2;
         }
     };
 }

@@ -1,6 +1,6 @@
-//! Battlefield (Frostbite) and TeamSpeak 3 over TCP, client side: real servers' answers
-//! (`crates/ogp-proto/tests/data/battlefield/`, rebuilt from GameQ's results, and
-//! `crates/ogp-proto/tests/data/teamspeak3/`, GameQ's recorded conversation; see each
+//! Battlefield (Frostbite), TeamSpeak 3 and TeamSpeak 2 over TCP, client side: real
+//! servers' answers (`crates/ogp-proto/tests/data/battlefield/`, rebuilt from GameQ's
+//! results; `teamspeak3/` and `teamspeak2/`, GameQ's recorded conversations; see each
 //! SOURCES.md) served by a loopback TCP replay (`ogp_testkit::replay::StreamReplay`)
 //! that answers each request as the server did, read by `ogp query --json`, `ogp scan`
 //! and the third-party readers that run here, which must agree with our JSON:
@@ -8,6 +8,7 @@
 //! | | qstat 2.17 | gamedig 5.3.3 |
 //! |---|---|---|
 //! | Battlefield | `-bfbc2` (`serverInfo` only: name, players, max, map, game type) | `protocol-battlefield`: `serverInfo`, `version`, `listPlayers all` (player fields under `raw`) |
+//! | TeamSpeak 2 | `-ts2,port=VOICE HOST:QUERYPORT` (`si PORT`, `pl PORT`, `quit` at once) | `teamspeak2 --teamspeakQueryPort` |
 //! | TeamSpeak 3 | `-ts3,port=VOICE HOST:QUERYPORT` (name, max, players less query clients, player names; its unescaping garbles names with escapes) | `teamspeak3 --teamspeakQueryPort` (numplayers counts query clients) |
 //!
 //! The reader tests run with `OGP_INTEROP=1`; the hostile servers (a word of 1 GB, a
@@ -560,4 +561,120 @@ fn hostile_teamspeak3_servers() {
     let text = out(&ran);
     assert!(text.contains("evil"), "{text}");
     assert_eq!(raw_controls(&text), 0, "{text:?}");
+}
+
+// ------------------------------------------------------------------------------------
+// TeamSpeak 2
+
+/// A TeamSpeak 2 query port replaying GameQ's conversation for the server on `voice`;
+/// it takes `sel PORT` then `si`, `pl`, `cl`, and qstat's `si PORT`, `pl PORT`.
+fn teamspeak2(voice: u16) -> StreamReplay {
+    let d = data("teamspeak2/gameq-ts2-1.json");
+    let lines = |k: &str| -> String { words(&d[k]).iter().map(|l| format!("{l}\r\n")).collect() };
+    let (si, pl, cl) = (lines("si"), lines("pl"), lines("cl"));
+    let banner = format!("{}\r\n", d["banner"].as_str().unwrap());
+    StreamReplay::start(banner.into_bytes(), move |held| {
+        let Some(i) = held.iter().position(|&b| b == b'\n') else {
+            return Turn::Wait;
+        };
+        let line = String::from_utf8_lossy(&held[..i]);
+        let mut w = line.trim_matches('\r').split(' ');
+        let (cmd, port) = (w.next().unwrap_or_default(), w.next());
+        let right_port = port.is_none_or(|p| p == voice.to_string());
+        let reply = match cmd {
+            "sel" if right_port => "OK\r\n".to_owned(),
+            "si" if right_port => format!("{si}OK\r\n"),
+            "pl" if right_port => format!("{pl}OK\r\n"),
+            "cl" if right_port => format!("{cl}OK\r\n"),
+            "quit" => return Turn::Close(Vec::new()),
+            _ => "ERROR, invalid id\r\n".to_owned(),
+        };
+        Turn::Reply {
+            consumed: i + 1,
+            reply: reply.into_bytes(),
+        }
+    })
+}
+
+#[test]
+fn teamspeak2_replay_read_by_ogp_query_qstat_and_gamedig() {
+    let server = teamspeak2(8767);
+    let port = server.addr().port();
+    let v = ogp_query_port_json(&["-p", "teamspeak2"], port);
+    assert_eq!(v["ok"], true, "{v}");
+    let s = &v["status"];
+    assert_eq!(str_of(&s["host_name"]), Some("Hamburg-Funk".into()));
+    assert_eq!(int_of(&s["slot_max"]), Some(250));
+    assert_eq!(int_of(&s["player_count"]), Some(3));
+    let names: Vec<String> = s["players"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| str_of(&p["name"]).unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "Flauschis-Freundin 110",
+            "VL CB-FUNK-BERLIN Original",
+            "CrosslinkCL5 FRN_hamburg-funk"
+        ]
+    );
+    assert_eq!(
+        str_of(&s["players"][0]["extra"]["channel"]),
+        Some("***WILLKOMMEN***".into())
+    );
+    let v = ogp_query_port_json(&["-p", "teamspeak2", "--voice-port", "9000"], port);
+    assert!(v.to_string().contains("invalid id"), "{v}");
+    if !enabled("teamspeak2_replay_read_by_ogp_query_qstat_and_gamedig") {
+        return;
+    }
+    let mut r = Report::default();
+    let ran = run(
+        std::process::Command::new(quakestat())
+            .args(["-json", "-nnx", "-R", "-P", "-timeout", "3"])
+            .arg("-ts2,port=8767")
+            .arg(format!("127.0.0.1:{port}")),
+        CLIENT_LIMIT,
+    );
+    let q = parse_json(&ran, "qstat -ts2", "replay");
+    let q = &q[0];
+    r.eq(
+        "qstat status".into(),
+        str_of(&q["status"]),
+        Some("online".into()),
+    );
+    r.qstat_counts(q, s);
+    let theirs: Vec<String> = q["players"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|p| str_of(&p["name"])).collect())
+        .unwrap_or_default();
+    r.list(
+        "qstat players".into(),
+        &sorted(theirs),
+        &sorted(names.clone()),
+    );
+    let ran = run(
+        std::process::Command::new("node")
+            .arg(gamedig_js())
+            .args(["--type", "teamspeak2", "--givenPortOnly"])
+            .args(["--teamspeakQueryPort", &port.to_string()])
+            .args(["--socketTimeout", "3000", "--maxRetries", "1"])
+            .arg("127.0.0.1:8767"),
+        CLIENT_LIMIT,
+    );
+    let g = parse_json(&ran, "gamedig teamspeak2", "replay");
+    r.eq(
+        "gamedig name".into(),
+        str_of(&g["name"]),
+        str_of(&s["host_name"]),
+    );
+    let theirs: Vec<String> = g["players"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| str_of(&p["name"]))
+        .collect();
+    r.list("gamedig players".into(), &theirs, &names);
+    r.finish("qstat/gamedig");
 }
