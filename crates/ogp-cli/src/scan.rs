@@ -172,6 +172,17 @@ pub fn parse_line(
         {
             let game = crate::games::find(first.get(5..).unwrap_or_default())?;
             let (target, _) = crate::games::target_for(game, host)?;
+            // TeamSpeak: the port given is a voice port, which a scan cannot pass on per
+            // target yet: only the game's default voice port is asked, never another.
+            let voice = host.rsplit_once(':').and_then(|(_, p)| p.parse::<u16>().ok());
+            if matches!(game.protocol, Protocol::Teamspeak3 | Protocol::Teamspeak2)
+                && voice.is_some_and(|v| v != game.port)
+            {
+                return Err(format!(
+                    "{host}: a scan asks only voice port {} (ogp query --voice-port for others)",
+                    game.port
+                ));
+            }
             return Ok(Some((Some(game.protocol), target)));
         }
         Some(host) if first.trim_start_matches('-').eq_ignore_ascii_case("cubes") => {
@@ -774,6 +785,16 @@ mod tests {
     #[test]
     fn list_lines() {
         let auto = None;
+        // TeamSpeak by game: its default voice port only, never another silently.
+        assert_eq!(
+            parse_line("game:teamspeak3 127.0.0.1:9987", auto),
+            Ok(Some((Some(Protocol::Teamspeak3), "127.0.0.1:10011".into())))
+        );
+        assert!(parse_line("game:teamspeak3 127.0.0.1:9988", auto).is_err());
+        assert_eq!(
+            parse_line("ts2 127.0.0.1", auto),
+            Ok(Some((Some(Protocol::Teamspeak2), "127.0.0.1:51234".into())))
+        );
         assert_eq!(parse_line("", auto), Ok(None));
         assert_eq!(parse_line("   # comment", auto), Ok(None));
         assert_eq!(
