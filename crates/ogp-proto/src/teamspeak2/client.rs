@@ -6,7 +6,7 @@
 //! `quit` after it (the server answers `cl`, then closes): 5 commands. A `sel` or `si`
 //! answered `ERROR…` is a rejection with the server's text; a refused `pl` or `cl`
 //! leaves its part out. The core holds one line at most
-//! ([`MAX_RECORD`](crate::teamspeak3::wire::MAX_RECORD)); [`MAX_ROWS`] players and
+//! ([`MAX_RECORD`]); [`MAX_ROWS`] players and
 //! channels and [`MAX_INFO`] `si` lines are kept, and an answer of more than
 //! [`MAX_LINES`] lines is an error. Silence meets the read and total timers.
 
