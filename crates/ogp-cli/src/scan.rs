@@ -174,7 +174,9 @@ pub fn parse_line(
             let (target, _) = crate::games::target_for(game, host)?;
             // TeamSpeak: the port given is a voice port, which a scan cannot pass on per
             // target yet: only the game's default voice port is asked, never another.
-            let voice = host.rsplit_once(':').and_then(|(_, p)| p.parse::<u16>().ok());
+            let voice = host
+                .rsplit_once(':')
+                .and_then(|(_, p)| p.parse::<u16>().ok());
             if matches!(game.protocol, Protocol::Teamspeak3 | Protocol::Teamspeak2)
                 && voice.is_some_and(|v| v != game.port)
             {

@@ -22,9 +22,7 @@ use std::time::Instant;
 
 use super::mapping::to_status;
 use super::wire::{error_line, next_record, parse_record, text, End, Record, MAX_RECORD};
-use crate::client_core::{
-    Event, QueryDriver, QueryError, Rejection, StreamEvent, Timing, Transport,
-};
+use crate::client_core::{Event, Rejection, Timing};
 use crate::client_stream::Stream;
 use crate::error::DecodeError;
 use crate::protocol::Protocol;
@@ -349,83 +347,31 @@ impl QueryMachine {
             },
         );
     }
+
+    /// The connection is up.
+    fn connected(&mut self, now: Instant) {
+        if !self.connected {
+            self.connected = true;
+            self.s.connected(now);
+            self.s.wait_for(now, Step::Banner.what());
+        }
+    }
+
+    /// What a close now truncates.
+    fn awaited(&self) -> &'static str {
+        self.step.what()
+    }
 }
 
-impl QueryDriver for QueryMachine {
-    type Details = Details;
-
-    fn poll_transmit_into(&mut self, _now: Instant, out: &mut Vec<u8>) -> bool {
-        self.s.poll_transmit_into(out)
-    }
-
-    fn handle_datagram(&mut self, _now: Instant, datagram: &[u8]) {
-        self.s
-            .x
-            .dropped(datagram.len(), "a stream protocol takes no datagrams");
-    }
-
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.s.poll_timeout()
-    }
-
-    fn handle_timeout(&mut self, now: Instant) {
-        if let Some(which) = self.s.expired(now) {
-            self.s.time_out(which);
-        }
-    }
-
-    fn take_result(&mut self) -> Option<Result<crate::client_core::Answer<Details>, QueryError>> {
-        self.s.take_result()
-    }
-
-    fn transport(&self) -> Transport {
-        Transport::Stream
-    }
-
-    fn handle_stream(&mut self, now: Instant, event: StreamEvent<'_>) {
-        if self.s.is_done() {
-            return;
-        }
-        match event {
-            StreamEvent::Connected(_) => {
-                if !self.connected {
-                    self.connected = true;
-                    self.s.connected(now);
-                    self.s.wait_for(now, Step::Banner.what());
-                }
-            }
-            StreamEvent::Received(bytes) => {
-                let mut rest = bytes;
-                while let Some(r) = self.s.take_some(now, rest) {
-                    self.parse(now);
-                    if r.is_empty() {
-                        break;
-                    }
-                    rest = r;
-                }
-            }
-            StreamEvent::Closed => {
-                self.s.closed();
-                self.s.fail_truncated(self.step.what());
-            }
-            StreamEvent::Failed(e) => self.s.failed(e),
-        }
-    }
-
-    fn close_due(&self) -> bool {
-        self.s.close_due()
-    }
-
-    fn stream_buffer(&self, more: usize) -> usize {
-        self.s.buffer_after(more)
-    }
-}
+crate::client_stream::stream_driver!(QueryMachine, Details);
 
 crate::client_core::start_query!(QueryOptions, no_id);
 
 #[cfg(test)]
 mod tests {
     use std::net::SocketAddr;
+
+    use crate::client_core::{QueryDriver, StreamEvent};
     use std::time::Duration;
 
     use super::*;
