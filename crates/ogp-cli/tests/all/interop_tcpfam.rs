@@ -567,31 +567,39 @@ fn hostile_teamspeak3_servers() {
 // TeamSpeak 2
 
 /// A TeamSpeak 2 query port replaying GameQ's conversation for the server on `voice`;
-/// it takes `sel PORT` then `si`, `pl`, `cl`, and qstat's `si PORT`, `pl PORT`.
+/// it takes `sel PORT` then `si`, `pl`, `cl`, and qstat's `si PORT`, `pl PORT`. The
+/// answers to commands that came together go out in one write (qstat sends `si`, `pl`
+/// and `quit` at once and reads the answers of one read only: answered one write each,
+/// it sometimes saw no players).
 fn teamspeak2(voice: u16) -> StreamReplay {
     let d = data("teamspeak2/gameq-ts2-1.json");
     let lines = |k: &str| -> String { words(&d[k]).iter().map(|l| format!("{l}\r\n")).collect() };
     let (si, pl, cl) = (lines("si"), lines("pl"), lines("cl"));
     let banner = format!("{}\r\n", d["banner"].as_str().unwrap());
     StreamReplay::start(banner.into_bytes(), move |held| {
-        let Some(i) = held.iter().position(|&b| b == b'\n') else {
+        let mut out = String::new();
+        let mut consumed = 0;
+        while let Some(i) = held[consumed..].iter().position(|&b| b == b'\n') {
+            let line = String::from_utf8_lossy(&held[consumed..consumed + i]).into_owned();
+            consumed += i + 1;
+            let mut w = line.trim_matches('\r').split(' ');
+            let (cmd, port) = (w.next().unwrap_or_default(), w.next());
+            let right_port = port.is_none_or(|p| p == voice.to_string());
+            match cmd {
+                "sel" if right_port => out.push_str("OK\r\n"),
+                "si" if right_port => out.push_str(&format!("{si}OK\r\n")),
+                "pl" if right_port => out.push_str(&format!("{pl}OK\r\n")),
+                "cl" if right_port => out.push_str(&format!("{cl}OK\r\n")),
+                "quit" => return Turn::Close(out.into_bytes()),
+                _ => out.push_str("ERROR, invalid id\r\n"),
+            }
+        }
+        if consumed == 0 {
             return Turn::Wait;
-        };
-        let line = String::from_utf8_lossy(&held[..i]);
-        let mut w = line.trim_matches('\r').split(' ');
-        let (cmd, port) = (w.next().unwrap_or_default(), w.next());
-        let right_port = port.is_none_or(|p| p == voice.to_string());
-        let reply = match cmd {
-            "sel" if right_port => "OK\r\n".to_owned(),
-            "si" if right_port => format!("{si}OK\r\n"),
-            "pl" if right_port => format!("{pl}OK\r\n"),
-            "cl" if right_port => format!("{cl}OK\r\n"),
-            "quit" => return Turn::Close(Vec::new()),
-            _ => "ERROR, invalid id\r\n".to_owned(),
-        };
+        }
         Turn::Reply {
-            consumed: i + 1,
-            reply: reply.into_bytes(),
+            consumed,
+            reply: out.into_bytes(),
         }
     })
 }
