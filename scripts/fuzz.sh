@@ -37,7 +37,8 @@ TARGETS=(ogp_datagram ogp_answer_body ogp_query_body ogp_split state_json
          gs1_datagram unreal2_datagram gs2_datagram ase_datagram teeworlds_datagram
          openttd_stream doom3_datagram minetest_datagram mumble_datagram doom_datagram
          samp_datagram cube2_datagram quakeworld_datagram qwmaster_datagram teemaster
-         cube2_master_stream teemaster7 http_response doomsday_datagram fivem_http)
+         cube2_master_stream teemaster7 http_response doomsday_datagram fivem_http
+         battlefield_stream teamspeak3_stream teamspeak2_stream)
 
 TRIPLE="${FUZZ_TRIPLE:-$(rustc -vV | sed -n 's/^host: //p')}"
 

@@ -15,6 +15,7 @@ mod a2s_reply;
 mod a2s_request;
 mod a2s_split;
 mod ase_datagram;
+mod battlefield_stream;
 mod bedrock_datagram;
 mod client_machines;
 mod cube2_datagram;
@@ -47,6 +48,8 @@ mod qwmaster_datagram;
 mod responder;
 mod samp_datagram;
 mod state_json;
+mod teamspeak2_stream;
+mod teamspeak3_stream;
 mod teemaster;
 mod teemaster7;
 mod teeworlds_datagram;
@@ -99,6 +102,9 @@ const TARGETS: &[(&str, Target)] = &[
     ("http_response", http_response::run),
     ("doomsday_datagram", doomsday_datagram::run),
     ("fivem_http", fivem_http::run),
+    ("battlefield_stream", battlefield_stream::run),
+    ("teamspeak3_stream", teamspeak3_stream::run),
+    ("teamspeak2_stream", teamspeak2_stream::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

@@ -164,10 +164,17 @@ enum Command {
         /// 'echo a b; identify') and print the records instead of the status.
         #[arg(long, value_name = "COMMANDS")]
         command: Option<String>,
-        /// GQP only: user name for protected commands (the password is read from the
-        /// OGP_GQP_PASSWORD environment variable and never sent).
+        /// GQP: user name for protected commands (the password is read from the
+        /// OGP_GQP_PASSWORD environment variable and never sent). TeamSpeak 3: the
+        /// ServerQuery login (its password from OGP_TS3_PASSWORD, never from the command
+        /// line, never logged).
         #[arg(long, value_name = "USER")]
         user: Option<String>,
+        /// TeamSpeak 3 and 2: the virtual server's voice port that `use port=` (`sel`)
+        /// names (default 9987, 8767; with --game, the port given); the target is the
+        /// query port.
+        #[arg(long, value_name = "PORT")]
+        voice_port: Option<u16>,
         /// A2S and GameSpy v3: how to read names that are not UTF-8: auto (A2S replaces
         /// the bytes, GameSpy v3 reads Latin-1; each with a warning), latin1, cp1251
         /// (Cyrillic), cp1252.
@@ -438,8 +445,14 @@ fn main() -> ExitCode {
             split,
             command,
             user,
+            voice_port,
             charset,
         } => {
+            // TeamSpeak 3 by --game: the port given is the voice port.
+            let voice_port = voice_port.or_else(|| {
+                game.as_ref()?;
+                target.rsplit_once(':')?.1.parse().ok()
+            });
             // Minecraft without a port: its SRV record, then 25565 (not for addresses).
             let srv = game.is_none()
                 && protocol.wire() == Some(ogp_proto::Protocol::Minecraft)
@@ -491,11 +504,20 @@ fn main() -> ExitCode {
                 user,
                 charset,
                 srv,
+                voice_port,
             };
+            let ts3 = protocol == Protocol::Wire(ogp_proto::Protocol::Teamspeak3);
             if protocol != Protocol::Wire(ogp_proto::Protocol::Gqp)
-                && (args.command.is_some() || args.user.is_some())
+                && (args.command.is_some() || (args.user.is_some() && !ts3))
             {
-                eprintln!("ogp: --command and --user are for --protocol gqp");
+                eprintln!(
+                    "ogp: --command and --user are for --protocol gqp (--user also teamspeak3)"
+                );
+                return ExitCode::from(2);
+            }
+            let ts2 = protocol == Protocol::Wire(ogp_proto::Protocol::Teamspeak2);
+            if !ts3 && !ts2 && voice_port.is_some() && game.is_none() {
+                eprintln!("ogp: --voice-port is for --protocol teamspeak3 or teamspeak2");
                 return ExitCode::from(2);
             }
             let protocol = match protocol {

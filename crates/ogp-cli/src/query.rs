@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use ogp_net::client;
 use ogp_proto::client::{Answer, Event, Options, QueryError, Timing};
-use ogp_proto::{gqp, Charset, Protocol};
+use ogp_proto::{gqp, teamspeak3, Charset, Protocol};
 
 /// Options of `ogp query`.
 #[derive(Debug, Default)]
@@ -29,6 +29,8 @@ pub struct QueryArgs {
     /// Minecraft named without a port: look up its `_minecraft._tcp` SRV record first
     /// (`target` then holds the fallback, HOST:25565).
     pub srv: bool,
+    /// TeamSpeak 3 and 2: the voice port `use port=` (`sel`) names (`None`: 9987, 8767).
+    pub voice_port: Option<u16>,
 }
 
 /// Steps of a protocol's exchange that each get the attempt timeout and retries (its
@@ -94,6 +96,26 @@ pub fn options(args: &QueryArgs, protocol: Protocol) -> Result<Options, String> 
             return Err(format!("no command in {c:?}"));
         }
         o.gqp.mode = gqp::client::QueryMode::Raw(commands);
+    }
+    if protocol == Protocol::Teamspeak2 {
+        if let Some(port) = args.voice_port {
+            o.teamspeak2.voice_port = port;
+        }
+        return Ok(o);
+    }
+    if protocol == Protocol::Teamspeak3 {
+        if let Some(port) = args.voice_port {
+            o.teamspeak3.voice_port = port;
+        }
+        if let Some(user) = &args.user {
+            let password = std::env::var("OGP_TS3_PASSWORD")
+                .map_err(|_| "--user needs the password in OGP_TS3_PASSWORD".to_string())?;
+            o.teamspeak3.credentials = Some(teamspeak3::client::Credentials::new(
+                user.as_str(),
+                password,
+            ));
+        }
+        return Ok(o);
     }
     if let Some(user) = &args.user {
         let password = std::env::var("OGP_GQP_PASSWORD")

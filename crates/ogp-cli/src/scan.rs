@@ -112,12 +112,12 @@ pub fn parse_protocol(s: &str) -> std::result::Result<Wanted, String> {
     Ok(Wanted(p))
 }
 
-/// qstat server types we know but do not speak (its `dm3s`, `q4s`, `preys`, `etqws` and
-/// `ottds` are aliases of our `doom3` and `openttd`, its `mumble` our protocol's name).
+/// qstat server types we know but do not speak (its `dm3s`, `q4s`, `preys`, `etqws`,
+/// `ottds`, `bfbc2`, `ts3` and `ts2` are aliases of our `doom3`, `openttd`,
+/// `battlefield`, `teamspeak3` and `teamspeak2`, its `mumble` our protocol's name).
 const QSTAT_OTHER: &[&str] = &[
-    "hrs", "hls", "hl2s", "hlqs", "sns", "tbs", "ts2", "ts3", "ams", "efs", "jk3s", "rws", "rss",
-    "gsm", "mhs", "cods", "bfs", "bfbc2", "wics", "tm", "fls", "terraria", "tf", "wop", "ventrilo",
-    "sas", "starmade",
+    "hrs", "hls", "hl2s", "hlqs", "sns", "tbs", "ams", "efs", "jk3s", "rws", "rss", "gsm", "mhs",
+    "cods", "bfs", "wics", "tm", "fls", "terraria", "tf", "wop", "ventrilo", "sas", "starmade",
 ];
 
 /// qstat's game types that send GameSpy v1's `\status\` (its own `gps` is an alias of
@@ -172,6 +172,19 @@ pub fn parse_line(
         {
             let game = crate::games::find(first.get(5..).unwrap_or_default())?;
             let (target, _) = crate::games::target_for(game, host)?;
+            // TeamSpeak: the port given is a voice port, which a scan cannot pass on per
+            // target yet: only the game's default voice port is asked, never another.
+            let voice = host
+                .rsplit_once(':')
+                .and_then(|(_, p)| p.parse::<u16>().ok());
+            if matches!(game.protocol, Protocol::Teamspeak3 | Protocol::Teamspeak2)
+                && voice.is_some_and(|v| v != game.port)
+            {
+                return Err(format!(
+                    "{host}: a scan asks only voice port {} (ogp query --voice-port for others)",
+                    game.port
+                ));
+            }
             return Ok(Some((Some(game.protocol), target)));
         }
         Some(host) if first.trim_start_matches('-').eq_ignore_ascii_case("cubes") => {
@@ -774,6 +787,16 @@ mod tests {
     #[test]
     fn list_lines() {
         let auto = None;
+        // TeamSpeak by game: its default voice port only, never another silently.
+        assert_eq!(
+            parse_line("game:teamspeak3 127.0.0.1:9987", auto),
+            Ok(Some((Some(Protocol::Teamspeak3), "127.0.0.1:10011".into())))
+        );
+        assert!(parse_line("game:teamspeak3 127.0.0.1:9988", auto).is_err());
+        assert_eq!(
+            parse_line("ts2 127.0.0.1", auto),
+            Ok(Some((Some(Protocol::Teamspeak2), "127.0.0.1:51234".into())))
+        );
         assert_eq!(parse_line("", auto), Ok(None));
         assert_eq!(parse_line("   # comment", auto), Ok(None));
         assert_eq!(

@@ -164,6 +164,15 @@
 // FiveM and RedM (CitizenFX) over HTTP: `/dynamic.json`, `/info.json`, `/players.json`.
 #define OGP_PROTO_FIVEM 27
 
+// Battlefield's Frostbite query over TCP (Bad Company 2, 3, 4, Hardline, 1).
+#define OGP_PROTO_BATTLEFIELD 28
+
+// TeamSpeak 3's ServerQuery over TCP (the voice port 9987 is `use`d).
+#define OGP_PROTO_TEAMSPEAK3 29
+
+// TeamSpeak 2's TCP query (the voice port 8767 is `sel`ected).
+#define OGP_PROTO_TEAMSPEAK2 30
+
 // `ogp_responder_poll`'s `*out_wait_ms` when nothing is scheduled.
 #define OGP_WAIT_NONE UINT32_MAX
 

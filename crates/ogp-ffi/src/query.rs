@@ -70,6 +70,12 @@ pub const OGP_PROTO_NETQUAKE: c_int = 16;
 pub const OGP_PROTO_HEXENWORLD: c_int = 17;
 /// FiveM and RedM (CitizenFX) over HTTP: `/dynamic.json`, `/info.json`, `/players.json`.
 pub const OGP_PROTO_FIVEM: c_int = 27;
+/// Battlefield's Frostbite query over TCP (Bad Company 2, 3, 4, Hardline, 1).
+pub const OGP_PROTO_BATTLEFIELD: c_int = 28;
+/// TeamSpeak 3's ServerQuery over TCP (the voice port 9987 is `use`d).
+pub const OGP_PROTO_TEAMSPEAK3: c_int = 29;
+/// TeamSpeak 2's TCP query (the voice port 8767 is `sel`ected).
+pub const OGP_PROTO_TEAMSPEAK2: c_int = 30;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -101,6 +107,9 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_NETQUAKE => Some(Protocol::Netquake),
         OGP_PROTO_HEXENWORLD => Some(Protocol::Hexenworld),
         OGP_PROTO_FIVEM => Some(Protocol::Fivem),
+        OGP_PROTO_BATTLEFIELD => Some(Protocol::Battlefield),
+        OGP_PROTO_TEAMSPEAK3 => Some(Protocol::Teamspeak3),
+        OGP_PROTO_TEAMSPEAK2 => Some(Protocol::Teamspeak2),
         _ => return None,
     })
 }
@@ -220,5 +229,9 @@ mod protocol_numbers {
         assert_eq!(protocol(23), Some(Some(Protocol::Doomsday)));
         // numbers no protocol took (each family was given a range)
         assert_eq!(protocol(19), None);
+        // issue #39's TCP family: 28 to 30 (27 left to the HTTP family)
+        assert_eq!(protocol(28), Some(Some(Protocol::Battlefield)));
+        assert_eq!(protocol(29), Some(Some(Protocol::Teamspeak3)));
+        assert_eq!(protocol(30), Some(Some(Protocol::Teamspeak2)));
     }
 }

@@ -343,6 +343,92 @@ impl<D> Stream<D> {
     }
 }
 
+/// The [`QueryDriver`] of a stream machine whose engine ([`Stream`]) is its field `s`,
+/// for `$machine` with `$details`: everything but the protocol's own three steps, which
+/// the machine has as inherent methods: `connected(&mut self, now)` (the connection is
+/// up: write the first request, or wait for a banner), `parse(&mut self, now)` (consume
+/// every whole frame the engine holds) and `awaited(&self) -> &'static str` (what a
+/// close before the answer truncates). Received bytes are taken as far as the engine's
+/// cap leaves room, parsed, and the rest taken after, so any chunking reads alike.
+macro_rules! stream_driver {
+    ($machine:ty, $details:ty) => {
+        impl $crate::client_core::QueryDriver for $machine {
+            type Details = $details;
+
+            fn poll_transmit_into(&mut self, _now: std::time::Instant, out: &mut Vec<u8>) -> bool {
+                self.s.poll_transmit_into(out)
+            }
+
+            fn handle_datagram(&mut self, _now: std::time::Instant, datagram: &[u8]) {
+                self.s
+                    .x
+                    .dropped(datagram.len(), "a stream protocol takes no datagrams");
+            }
+
+            fn poll_timeout(&self) -> Option<std::time::Instant> {
+                self.s.poll_timeout()
+            }
+
+            fn handle_timeout(&mut self, now: std::time::Instant) {
+                if let Some(which) = self.s.expired(now) {
+                    self.s.time_out(which);
+                }
+            }
+
+            fn take_result(
+                &mut self,
+            ) -> Option<
+                Result<$crate::client_core::Answer<$details>, $crate::client_core::QueryError>,
+            > {
+                self.s.take_result()
+            }
+
+            fn transport(&self) -> $crate::client_core::Transport {
+                $crate::client_core::Transport::Stream
+            }
+
+            fn handle_stream(
+                &mut self,
+                now: std::time::Instant,
+                event: $crate::client_core::StreamEvent<'_>,
+            ) {
+                use $crate::client_core::StreamEvent;
+                if self.s.is_done() {
+                    return;
+                }
+                match event {
+                    StreamEvent::Connected(_) => self.connected(now),
+                    StreamEvent::Received(bytes) => {
+                        let mut rest = bytes;
+                        while let Some(r) = self.s.take_some(now, rest) {
+                            self.parse(now);
+                            if r.is_empty() {
+                                break;
+                            }
+                            rest = r;
+                        }
+                    }
+                    StreamEvent::Closed => {
+                        self.s.closed();
+                        let what = self.awaited();
+                        self.s.fail_truncated(what);
+                    }
+                    StreamEvent::Failed(e) => self.s.failed(e),
+                }
+            }
+
+            fn close_due(&self) -> bool {
+                self.s.close_due()
+            }
+
+            fn stream_buffer(&self, more: usize) -> usize {
+                self.s.buffer_after(more)
+            }
+        }
+    };
+}
+pub(crate) use stream_driver;
+
 #[cfg(test)]
 mod tests {
     use super::*;

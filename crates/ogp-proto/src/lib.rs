@@ -65,6 +65,7 @@
 pub mod a2s;
 pub mod announce;
 pub mod ase;
+pub mod battlefield;
 pub mod bedrock;
 mod bounded;
 mod charset;
@@ -111,6 +112,8 @@ pub mod responder;
 mod responder_core;
 pub mod result;
 pub mod samp;
+pub mod teamspeak2;
+pub mod teamspeak3;
 pub mod teeworlds;
 pub(crate) mod text;
 pub use teeworlds::v7 as teeworlds7;

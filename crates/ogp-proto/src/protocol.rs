@@ -60,6 +60,9 @@ macro_rules! for_each_protocol {
             Netquake => netquake;
             Doomsday => doomsday;
             Fivem => fivem;
+            Battlefield => battlefield;
+            Teamspeak3 => teamspeak3;
+            Teamspeak2 => teamspeak2;
         }
     };
 }

@@ -14,8 +14,15 @@
 //! The answer function sees each request and returns the datagrams to send back, in
 //! order (none: stay silent). It can splice parts of the request into the reply (an id
 //! that the protocol echoes), reorder parts or drop some. The server stops when dropped.
+//!
+//! [`StreamReplay`] is the same over TCP, for the protocols that hold a conversation
+//! (Battlefield's Frostbite query, TeamSpeak's ServerQuery): it greets each connection
+//! with recorded bytes (a banner, or nothing), then hands the bytes received so far to
+//! the answer function, which says how many of them make a whole request and what to
+//! write back ([`Turn`]); requests are answered in order, as a server reads them.
 
-use std::net::{SocketAddr, UdpSocket};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -90,9 +97,157 @@ impl Drop for Replay {
     }
 }
 
+/// What a [`StreamReplay`] does with the bytes received so far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Turn {
+    /// No whole request yet: read more.
+    Wait,
+    /// The first `consumed` bytes were a request: write `reply` (maybe nothing).
+    Reply {
+        /// Bytes of the request.
+        consumed: usize,
+        /// What to write back.
+        reply: Vec<u8>,
+    },
+    /// Write `reply`, then close the connection.
+    Close(Vec<u8>),
+}
+
+/// A replaying TCP server on `127.0.0.1` (a free port); stops when dropped. Each
+/// connection is served by a thread of its own.
+pub struct StreamReplay {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    connections: Arc<AtomicUsize>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl StreamReplay {
+    /// Starts a server that writes `greeting` to each connection, then answers with
+    /// `answer(bytes received and not yet consumed)`.
+    pub fn start<F>(greeting: Vec<u8>, answer: F) -> Self
+    where
+        F: Fn(&[u8]) -> Turn + Send + Sync + 'static,
+    {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the replay listener");
+        listener
+            .set_nonblocking(true)
+            .expect("non-blocking listener");
+        let addr = listener.local_addr().expect("local address");
+        let stop = Arc::new(AtomicBool::new(false));
+        let connections = Arc::new(AtomicUsize::new(0));
+        let (s, c) = (Arc::clone(&stop), Arc::clone(&connections));
+        let answer = Arc::new(answer);
+        let greeting = Arc::new(greeting);
+        let thread = std::thread::spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                let Ok((conn, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(5));
+                    continue;
+                };
+                c.fetch_add(1, Ordering::Relaxed);
+                let (s, answer, greeting) =
+                    (Arc::clone(&s), Arc::clone(&answer), Arc::clone(&greeting));
+                std::thread::spawn(move || serve_stream(conn, &s, &greeting, &*answer));
+            }
+        });
+        Self {
+            addr,
+            stop,
+            connections,
+            thread: Some(thread),
+        }
+    }
+
+    /// Where it listens.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Connections accepted so far.
+    pub fn connections(&self) -> usize {
+        self.connections.load(Ordering::Relaxed)
+    }
+}
+
+fn serve_stream(
+    mut conn: TcpStream,
+    stop: &AtomicBool,
+    greeting: &[u8],
+    answer: &(dyn Fn(&[u8]) -> Turn + Send + Sync),
+) {
+    let _ = conn.set_nonblocking(false);
+    let _ = conn.set_read_timeout(Some(Duration::from_millis(20)));
+    if !greeting.is_empty() && conn.write_all(greeting).is_err() {
+        return;
+    }
+    let mut held = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !stop.load(Ordering::Relaxed) {
+        loop {
+            match answer(&held) {
+                Turn::Wait => break,
+                Turn::Reply { consumed, reply } => {
+                    held.drain(..consumed.min(held.len()));
+                    if !reply.is_empty() && conn.write_all(&reply).is_err() {
+                        return;
+                    }
+                    if consumed == 0 {
+                        break;
+                    }
+                }
+                Turn::Close(reply) => {
+                    let _ = conn.write_all(&reply);
+                    return;
+                }
+            }
+        }
+        match conn.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => held.extend_from_slice(buf.get(..n).unwrap_or_default()),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return,
+        }
+    }
+}
+
+impl Drop for StreamReplay {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stream_replay_greets_and_answers_lines_in_order() {
+        let server = StreamReplay::start(b"hi\n".to_vec(), |held: &[u8]| {
+            match held.iter().position(|&b| b == b'\n') {
+                None => Turn::Wait,
+                Some(_) if held.starts_with(b"quit") => Turn::Close(b"bye\n".to_vec()),
+                Some(i) => Turn::Reply {
+                    consumed: i + 1,
+                    reply: [b"re:", &held[..=i]].concat(),
+                },
+            }
+        });
+        let mut c = TcpStream::connect(server.addr()).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        c.write_all(b"a\nb\nquit\n").unwrap();
+        let mut got = Vec::new();
+        c.read_to_end(&mut got).unwrap();
+        assert_eq!(got, b"hi\nre:a\nre:b\nbye\n");
+        assert_eq!(server.connections(), 1);
+    }
 
     #[test]
     fn answers_what_the_function_returns_and_counts_requests() {

@@ -30,6 +30,7 @@ mod interop_gs3;
 mod interop_minecraft;
 mod interop_quake3;
 mod interop_samp;
+mod interop_tcpfam;
 mod interop_unreal2;
 mod json_escapes;
 mod json_results;

@@ -15,9 +15,7 @@ use super::wire::{
     decode_game_info, split_packet, GameInfo, HEADER, PACKET_SERVER_BANNED, PACKET_SERVER_ERROR,
     PACKET_SERVER_FULL, PACKET_SERVER_GAME_INFO, REQUEST,
 };
-use crate::client_core::{
-    Event, QueryDriver, QueryError, Rejection, StreamEvent, Timing, Transport,
-};
+use crate::client_core::{Event, Rejection, Timing};
 use crate::client_stream::Stream;
 use crate::error::DecodeError;
 use crate::protocol::Protocol;
@@ -128,85 +126,32 @@ impl QueryMachine {
         };
         self.s.x.reject(Rejection::Error { code, meaning });
     }
+
+    /// The connection is up: the request goes out.
+    fn connected(&mut self, now: Instant) {
+        if !self.asked {
+            self.asked = true;
+            self.s.connected(now);
+            self.s
+                .write(now, &REQUEST, "PACKET_CLIENT_GAME_INFO", WAITING_FOR);
+        }
+    }
+
+    /// What a close now truncates.
+    fn awaited(&self) -> &'static str {
+        WAITING_FOR
+    }
 }
 
-impl QueryDriver for QueryMachine {
-    type Details = Details;
-
-    fn poll_transmit_into(&mut self, _now: Instant, out: &mut Vec<u8>) -> bool {
-        self.s.poll_transmit_into(out)
-    }
-
-    fn handle_datagram(&mut self, _now: Instant, datagram: &[u8]) {
-        self.s
-            .x
-            .dropped(datagram.len(), "a stream protocol takes no datagrams");
-    }
-
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.s.poll_timeout()
-    }
-
-    fn handle_timeout(&mut self, now: Instant) {
-        if let Some(which) = self.s.expired(now) {
-            self.s.time_out(which);
-        }
-    }
-
-    fn take_result(&mut self) -> Option<Result<crate::client_core::Answer<Details>, QueryError>> {
-        self.s.take_result()
-    }
-
-    fn transport(&self) -> Transport {
-        Transport::Stream
-    }
-
-    fn handle_stream(&mut self, now: Instant, event: StreamEvent<'_>) {
-        if self.s.is_done() {
-            return;
-        }
-        match event {
-            StreamEvent::Connected(_) => {
-                if !self.asked {
-                    self.asked = true;
-                    self.s.connected(now);
-                    self.s
-                        .write(now, &REQUEST, "PACKET_CLIENT_GAME_INFO", WAITING_FOR);
-                }
-            }
-            StreamEvent::Received(bytes) => {
-                // The core holds at most one packet: parse, then take the rest.
-                let mut rest = bytes;
-                while let Some(r) = self.s.take_some(now, rest) {
-                    self.parse(now);
-                    if r.is_empty() {
-                        break;
-                    }
-                    rest = r;
-                }
-            }
-            StreamEvent::Closed => {
-                self.s.closed();
-                self.s.fail_truncated(WAITING_FOR);
-            }
-            StreamEvent::Failed(e) => self.s.failed(e),
-        }
-    }
-
-    fn close_due(&self) -> bool {
-        self.s.close_due()
-    }
-
-    fn stream_buffer(&self, more: usize) -> usize {
-        self.s.buffer_after(more)
-    }
-}
+crate::client_stream::stream_driver!(QueryMachine, Details);
 
 crate::client_core::start_query!(QueryOptions, no_id);
 
 #[cfg(test)]
 mod tests {
     use std::net::SocketAddr;
+
+    use crate::client_core::{QueryDriver, StreamEvent};
     use std::time::Duration;
 
     use super::*;
