@@ -79,6 +79,8 @@ pub mod doomsday;
 mod entries;
 pub mod error;
 #[cfg(feature = "games")]
+pub mod front;
+#[cfg(feature = "games")]
 pub mod games;
 pub mod gamespy1;
 pub mod gamespy2;

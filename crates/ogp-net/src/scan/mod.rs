@@ -276,6 +276,18 @@ impl ScanHandle {
         *self.stats.borrow()
     }
 
+    /// Stops the scan now: its task ends at its next await, and with it every socket,
+    /// connection and resolver task it holds (a front-end whose user cancelled: Ctrl-C,
+    /// a cancelled asyncio task). Results not yet taken are dropped.
+    pub fn abort(&self) {
+        self.task.abort();
+    }
+
+    /// Whether the scan's task has ended (finished, or aborted and dropped).
+    pub fn is_finished(&self) -> bool {
+        self.task.is_finished()
+    }
+
     /// Waits for the scan to end (all targets in, all results out) and returns the final
     /// counters.
     pub async fn join(self) -> ScanStats {
