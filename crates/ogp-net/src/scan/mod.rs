@@ -396,11 +396,22 @@ pub async fn query(target: Target, config: ScanConfig) -> ScanResult {
             }
         }
     };
+    // The engine task stops with this future, also when the caller drops it before the
+    // result (a cancelled query: its sockets close at once).
+    let _stop = AbortOnDrop(scan.handle.task.abort_handle());
     if scan.targets.send(target).await.is_err() {
         return fallback;
     }
     drop(scan.targets);
     let result = scan.results.recv().await;
-    scan.handle.task.abort();
     result.unwrap_or(fallback)
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
