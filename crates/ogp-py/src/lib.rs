@@ -58,6 +58,7 @@ fn charset_arg(charset: &str) -> PyResult<Charset> {
 /// What `ogp query` would do with these arguments: the protocol (`None`: auto), the
 /// target with its port, whether to look up Minecraft's SRV record first, and whether
 /// to try the well-known query ports (the CLI's checks, with its messages).
+#[derive(Clone)]
 struct Plan {
     protocol: Option<Protocol>,
     target: String,
@@ -405,6 +406,22 @@ fn _alive_tasks() -> usize {
     runtime().metrics().num_alive_tasks()
 }
 
+/// Benchmark baseline: `n` queries of `address` in `protocol` one after another with
+/// the Rust client alone (no Python between them), as [`query`] runs each; the seconds
+/// they took. `bench/a2s_10k.py` subtracts it from `n` calls of `ogp.query`.
+#[pyfunction]
+fn _bench_rust_queries(py: Python<'_>, address: &str, protocol: &str, n: u32) -> PyResult<f64> {
+    let plan = plan(address, Some(protocol), None, 1.0, 2, "auto", false)?;
+    block_on(py, async move {
+        let t = std::time::Instant::now();
+        for _ in 0..n {
+            let json = run(plan.clone()).await;
+            std::hint::black_box(json);
+        }
+        t.elapsed().as_secs_f64()
+    })
+}
+
 /// The native module.
 #[pymodule]
 fn _ogp(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -412,6 +429,7 @@ fn _ogp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(query_async, m)?)?;
     m.add_function(wrap_pyfunction!(games, m)?)?;
     m.add_function(wrap_pyfunction!(_alive_tasks, m)?)?;
+    m.add_function(wrap_pyfunction!(_bench_rust_queries, m)?)?;
     m.add_class::<Scan>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
