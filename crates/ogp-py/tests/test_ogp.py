@@ -54,6 +54,8 @@ def test_query_each_protocol_of_ogp_serve(served: str, protocol: str) -> None:
     assert r.status.host_name == "Demo Arena #1 – Ünïcödé ✓"
     assert r.status.players[0].name == "Alice"
     assert r.addr == served and r.ping_ms >= 0 and r.datagrams >= 1
+    if protocol in ("a2s", "gamespy3", "quake3"):
+        assert isinstance(r.status.rules, dict) and r.status.rules  # free-form keys: a dict
 
 
 def test_auto_detection_names_the_protocol(served: str) -> None:

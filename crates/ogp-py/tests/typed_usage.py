@@ -21,7 +21,7 @@ def names(address: str) -> List[str]:
     if s is None or s.players is None:
         return []
     ping: Optional[float] = r.ping_ms
-    print(s.host_name, ping, s.map.name if s.map else "-")
+    print(s.host_name, ping, s.map.name if s.map else "-", (s.rules or {}).get("mp_timelimit"))
     return [p.name or "" for p in s.players]
 
 

@@ -60,6 +60,8 @@ class _Obj:
         except KeyError:
             return None
         cls = self._children.get(name, _Obj)
+        if cls is dict:  # free-form keys (rules, extra): the dict itself
+            return v
         if isinstance(v, dict):
             return cls(v)
         if isinstance(v, list):
@@ -92,19 +94,21 @@ class Player(_Obj):
     """One of ``status.players``: name, score, ping, team, …"""
 
     __slots__ = ()
+    _children = {"extra": dict}
 
 
 class Team(_Obj):
     """One of ``status.teams``."""
 
     __slots__ = ()
+    _children = {"extra": dict}
 
 
 class Status(_Obj):
     """A server's status: the state-file schema (docs/state-file.md)."""
 
     __slots__ = ()
-    _children = {"players": Player, "teams": Team, "map": MapInfo, "next_map": MapInfo}
+    _children = {"players": Player, "teams": Team, "map": MapInfo, "next_map": MapInfo, "rules": dict}
 
 
 class Result(_Obj):

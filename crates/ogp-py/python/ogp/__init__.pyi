@@ -24,8 +24,10 @@ class Player(_Obj):
     team: Optional[int]
     time: Optional[int]
     bot: Optional[bool]
+    extra: Optional[Dict[str, str]]
 
 class Team(_Obj):
+    extra: Optional[Dict[str, str]]
     name: Optional[str]
     score: Optional[int]
     player_count: Optional[int]
