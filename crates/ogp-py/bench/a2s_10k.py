@@ -175,9 +175,9 @@ def overhead(addr: str, n: int) -> None:
     best_async = min(asyncio.run(many()) for _ in range(3))
     us = lambda s: s / n * 1e6  # noqa: E731
     print(f"\nper-call overhead, {n} sequential A2S queries (INFO+PLAYER+RULES) of one server, best of 3:")
-    print(f"  Rust client alone (ogp_net::client::query + the result JSON): {us(rust):8.1} µs/query")
-    print(f"  ogp.query       {us(best):8.1} µs/query  overhead {us(best - rust):7.1} µs")
-    print(f"  ogp.query_async {us(best_async):8.1} µs/query  overhead {us(best_async - rust):7.1} µs")
+    print(f"  Rust client alone (ogp_net::client::query + the result JSON): {us(rust):8.1f} µs/query")
+    print(f"  ogp.query       {us(best):8.1f} µs/query  overhead {us(best - rust):7.1f} µs")
+    print(f"  ogp.query_async {us(best_async):8.1f} µs/query  overhead {us(best_async - rust):7.1f} µs")
 
 
 def main() -> None:

@@ -133,8 +133,7 @@ async fn run(plan: Plan) -> String {
             }
         }
         p => {
-            let target =
-                Target::new(plan.target.clone(), p).with_query_ports(plan.try_query_ports);
+            let target = Target::new(plan.target.clone(), p).with_query_ports(plan.try_query_ports);
             let mut config = ScanConfig::default();
             config.options = plan.options.clone();
             let r = scan::query(target, config).await;
@@ -163,7 +162,11 @@ fn block_on<T: Send + 'static>(
         });
         match r {
             Ok(Ok(v)) => return Ok(v),
-            Ok(Err(e)) => return Err(PyRuntimeError::new_err(format!("the query task failed: {e}"))),
+            Ok(Err(e)) => {
+                return Err(PyRuntimeError::new_err(format!(
+                    "the query task failed: {e}"
+                )))
+            }
             Err(_elapsed) => {
                 if let Err(e) = py.check_signals() {
                     task.abort();
@@ -323,7 +326,8 @@ impl Scan {
         front::set_charset(&mut cfg.options, charset_arg(charset)?);
         let _guard = runtime().enter();
         scan::raise_open_file_limit(max_in_flight);
-        let s = scan::start(cfg).map_err(|e| PyRuntimeError::new_err(format!("cannot open a UDP socket: {e}")))?;
+        let s = scan::start(cfg)
+            .map_err(|e| PyRuntimeError::new_err(format!("cannot open a UDP socket: {e}")))?;
         let tx = s.targets;
         let feeder = runtime().spawn(async move {
             for t in list {

@@ -34,7 +34,11 @@ fn copy_package(into: &Path) {
         std::fs::copy(src.join(f), pkg.join(f)).unwrap();
     }
     let so = profile_dir().join("libogp_py.so");
-    assert!(so.is_file(), "{} missing (cargo test -p ogp-py builds it)", so.display());
+    assert!(
+        so.is_file(),
+        "{} missing (cargo test -p ogp-py builds it)",
+        so.display()
+    );
     std::fs::copy(&so, pkg.join("_ogp.abi3.so")).unwrap();
 }
 
@@ -72,14 +76,19 @@ fn pytest_and_mypy() {
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();
     let slp_addr = slp.local_addr().unwrap();
-    let json: Arc<str> =
-        ogp_testkit::slp::status_json("SLP test", 3, 10, "1.21.1", 767).into();
+    let json: Arc<str> = ogp_testkit::slp::status_json("SLP test", 3, 10, "1.21.1", 767).into();
     rt.spawn(ogp_testkit::slp::serve(slp, json));
 
     let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
     let t = Instant::now();
     let mypy = Command::new(&py)
-        .args(["-m", "mypy", "--strict", "--no-incremental", "--cache-dir=/dev/null"])
+        .args([
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-incremental",
+            "--cache-dir=/dev/null",
+        ])
         .arg(tests.join("typed_usage.py"))
         .env("MYPYPATH", &dir.0)
         .stdin(Stdio::null())
@@ -103,7 +112,10 @@ fn pytest_and_mypy() {
         .env("PYTHONPATH", &dir.0)
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .env("OGP_BIN", &ogp)
-        .env("OGP_TEST_STATE", Path::new(env!("CARGO_MANIFEST_DIR")).join("../ogp-proto/tests/data/state.json"))
+        .env(
+            "OGP_TEST_STATE",
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../ogp-proto/tests/data/state.json"),
+        )
         .env("OGP_TEST_OPENARENA", oa.addr().to_string())
         .env("OGP_TEST_MINECRAFT", mc.addr().to_string())
         .env("OGP_TEST_SLP", slp_addr.to_string())
