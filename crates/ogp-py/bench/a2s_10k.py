@@ -35,7 +35,9 @@ FIRST_PORT = 10000
 
 
 def targets(n: int, ip: str = IP) -> list:
-    return [f"{ip}:{FIRST_PORT + i}" for i in range(n)]
+    """The farm's addresses, less the ports it could not bind (SKIP, set by the parent)."""
+    skip = {int(i) for i in os.environ.get("BENCH_SKIP", "").split(",") if i}
+    return [f"{ip}:{FIRST_PORT + i}" for i in range(n) if i not in skip]
 
 
 # --- the contenders (each runs in a child: `a2s_10k.py run NAME N CONCURRENCY`) -------
@@ -131,7 +133,7 @@ def child(name: str, n: int, concurrency: int) -> None:
 def measure(name: str, n: int, concurrency: int) -> dict:
     t = time.monotonic()
     p = subprocess.Popen([sys.executable, __file__, "run", name, str(n), str(concurrency)],
-                         stdout=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, text=True, env=dict(os.environ, BENCH_SKIP=SKIP[0]))
     out = p.stdout.read()
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.monotonic() - t
@@ -148,9 +150,14 @@ def farm(ogp_load: str, n: int, minecraft: bool = False) -> subprocess.Popen:
     if not line or line[0] != "ready":
         raise SystemExit(f"the farm did not start: {line}")
     bound = int(line[1])
+    SKIP[0] = line[2] if len(line) > 2 else ""
     if bound != n:
-        print(f"note: {n - bound} of the farm's ports were taken", file=sys.stderr)
+        print(f"note: {n - bound} of the farm's ports were taken (left out of every run: "
+              f"{bound} targets)", file=sys.stderr)
     return p
+
+
+SKIP = [""]
 
 
 def overhead(addr: str, n: int) -> None:
@@ -217,10 +224,11 @@ def main() -> None:
 
 def compare(title: str, plan: list, n: int, ours: str, others: tuple) -> None:
     runs = []
+    total = n - len([i for i in SKIP[0].split(",") if i])
     for name, c in plan:
         r = measure(name, n, c)
         runs.append(r)
-        print(f"  {name:13} concurrency {c:5}: {r['answered']:6}/{n} answered in {r['wall']:7.2f} s, "
+        print(f"  {name:13} concurrency {c:5}: {r['answered']:6}/{total} answered in {r['wall']:7.2f} s, "
               f"CPU {r['cpu']:7.2f} s, peak RSS {r['rss_mb']:6.1f} MB", flush=True)
     print(f"\n{title}, best run of each client:")
     best: dict = {}
