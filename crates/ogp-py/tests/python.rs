@@ -1,7 +1,7 @@
 //! The Python package's tests: pytest (tests/test_*.py) and `mypy --strict` (on
 //! tests/typed_usage.py, against the stubs), in the interop venv
 //! (scripts/install-interop.sh), on the cdylib of this very build
-//! (`target/debug/libogp_py.so`, loaded as `ogp/_ogp.abi3.so` from a temporary
+//! (`target/debug/deps/libogp_py.so`, loaded as `ogp/_ogp.abi3.so` from a temporary
 //! directory, next to a copy of python/ogp). Nothing is compiled twice: the package
 //! maturin builds for `pip install` is the same crate.
 //!
@@ -33,7 +33,10 @@ fn copy_package(into: &Path) {
     for f in ["__init__.py", "__init__.pyi", "py.typed"] {
         std::fs::copy(src.join(f), pkg.join(f)).unwrap();
     }
-    let so = profile_dir().join("libogp_py.so");
+    // deps/: where the test build puts the library it builds for this test (a
+    // dependency's artifacts are not copied up to target/debug; a cdylib's name in
+    // deps/ has no hash).
+    let so = profile_dir().join("deps/libogp_py.so");
     assert!(
         so.is_file(),
         "{} missing (cargo test -p ogp-py builds it)",

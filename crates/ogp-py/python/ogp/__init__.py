@@ -242,10 +242,11 @@ def scan(
                             try_query_ports=try_query_ports, charset=charset))
     try:
         while True:
-            text = s.next_blocking()
-            if text is None:
+            batch = s.next_blocking()  # the results ready now, as one JSON array
+            if batch is None:
                 return
-            yield Result(_json.loads(text))
+            for d in _json.loads(batch):
+                yield Result(d)
     finally:
         s.close()
 
@@ -269,10 +270,11 @@ async def scan_async(
                             try_query_ports=try_query_ports, charset=charset))
     try:
         while True:
-            text = await s.next_async()
-            if text is None:
+            batch = await s.next_async()
+            if batch is None:
                 return
-            yield Result(_json.loads(text))
+            for d in _json.loads(batch):
+                yield Result(d)
     finally:
         s.close()
 
