@@ -249,7 +249,7 @@ def test_cancelled_async_scan_stops_at_once_and_leaks_nothing(served: str, silen
         return time.monotonic() - t
 
     took = asyncio.run(main())
-    assert took < 0.2, took
+    assert took < 0.5, took  # at once (the deadline is 60 s), with room for a loaded machine
     assert settle(_ogp._alive_tasks, tasks0) <= tasks0
     assert settle(fds, fds0) <= fds0
 
@@ -261,7 +261,7 @@ def test_ctrl_c_stops_a_blocking_scan_at_once(served: str, silent: List[str]) ->
     with pytest.raises(KeyboardInterrupt):
         for _ in ogp.scan([f"a2s {a}" for a in silent] * 50, deadline=60, timeout=5):
             pass
-    assert time.monotonic() - t < 0.6
+    assert time.monotonic() - t < 1.0  # SIGINT at 0.3 s; the scan's deadline is 60 s
     assert settle(_ogp._alive_tasks, tasks0) <= tasks0
     assert settle(fds, fds0) <= fds0
 
@@ -272,7 +272,7 @@ def test_ctrl_c_stops_a_blocking_query(served: str, silent: List[str]) -> None:
     t = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         ogp.query(silent[2], protocol="a2s", timeout=5)
-    assert time.monotonic() - t < 0.5
+    assert time.monotonic() - t < 1.0  # SIGINT at 0.2 s; the query's timeout is 5 s
     assert settle(_ogp._alive_tasks, tasks0) <= tasks0
     assert settle(fds, fds0) <= fds0
 
