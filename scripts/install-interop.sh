@@ -8,6 +8,8 @@
 #   python-a2s 1.4.2    PyPI, in the venv target/interop/venv
 #   opengsq 3.7.0       PyPI, in the same venv
 #   mcstatus 14.2.0     PyPI, in the same venv (Minecraft: Bedrock pong decoder)
+#   pytest 9.2.0, mypy 2.4.1  PyPI, in the same venv (the Python package's tests,
+#                       crates/ogp-py/tests)
 #
 # Idempotent: what is already installed at the pinned version is left alone, so a second
 # run takes well under a second. `apt-get update` runs only when qstat is missing.
@@ -112,3 +114,17 @@ fi
 got=$(samp_client_version)
 [ "$got" = "$SAMP_CLIENT_VERSION" ] || die "samp-client: wanted $SAMP_CLIENT_VERSION, found '${got:-nothing}'"
 echo "samp-client $got ($PY)"
+
+# --- pytest and mypy: the Python package's tests (crates/ogp-py/tests/python.rs) -----
+PYTEST_VERSION=9.2.0
+MYPY_VERSION=2.4.1
+test_tools() {
+  "$PY" -c 'from importlib.metadata import version; print(version("pytest"), version("mypy"))' 2>/dev/null || true
+}
+if [ "$(test_tools)" != "$PYTEST_VERSION $MYPY_VERSION" ]; then
+  venv_pip "$VENV" "pytest==$PYTEST_VERSION" "mypy==$MYPY_VERSION"
+  "$PY" -c 'import pytest, mypy.api' || die "pytest and mypy installed but do not import"
+fi
+got=$(test_tools)
+[ "$got" = "$PYTEST_VERSION $MYPY_VERSION" ] || die "pytest/mypy: wanted '$PYTEST_VERSION $MYPY_VERSION', found '${got:-nothing}'"
+echo "pytest $PYTEST_VERSION, mypy $MYPY_VERSION ($PY)"

@@ -5,94 +5,10 @@
 use std::process::ExitCode;
 
 use ogp_proto::games::{catalogue, Game};
-use serde_json::json;
 
 use crate::render::sanitize;
 
-/// The game with this id or alias, or a one-line error naming the three closest ids.
-pub fn find(id: &str) -> Result<&'static Game, String> {
-    let c = catalogue();
-    c.get(id).ok_or_else(|| {
-        let close: Vec<&str> = c.closest(id, 3).iter().map(|g| g.id.as_str()).collect();
-        format!(
-            "unknown game {:?}; closest: {} (ogp games lists them all)",
-            sanitize(id),
-            close.join(", ")
-        )
-    })
-}
-
-/// `HOST`, `HOST:PORT`, `[V6]` or `[V6]:PORT`: the host part and the port, if any.
-pub fn split_target(target: &str) -> Result<(&str, Option<u16>), String> {
-    let bad = || format!("{target}: bad port");
-    if let Some(rest) = target.strip_prefix('[') {
-        let (_, after) = rest
-            .split_once(']')
-            .ok_or_else(|| format!("{target}: missing ]"))?;
-        let host_len = target.len() - after.len();
-        let host = target.get(..host_len).unwrap_or(target);
-        return match after.strip_prefix(':') {
-            None if after.is_empty() => Ok((host, None)),
-            None => Err(bad()),
-            Some(p) => p
-                .parse()
-                .ok()
-                .filter(|p| *p != 0)
-                .map(|p| (host, Some(p)))
-                .ok_or_else(bad),
-        };
-    }
-    match target.rsplit_once(':') {
-        // a bare IPv6 address has colons but no port
-        Some((h, _)) if h.contains(':') => Err(format!(
-            "{target}: IPv6 addresses need brackets: [ADDR]:PORT"
-        )),
-        Some((h, p)) => p
-            .parse()
-            .ok()
-            .filter(|p| *p != 0)
-            .map(|p| (h, Some(p)))
-            .ok_or_else(bad),
-        None => Ok((target, None)),
-    }
-}
-
-/// Where to query `game` for `target` (HOST or HOST:GAMEPORT): `HOST:QUERYPORT`, and
-/// why that port, in words.
-pub fn target_for(game: &Game, target: &str) -> Result<(String, String), String> {
-    let (host, port) = split_target(target)?;
-    if host.is_empty() {
-        return Err(format!("{target}: no host"));
-    }
-    let game_port = port.unwrap_or(game.port);
-    let q = game.query_port(Some(game_port)).ok_or_else(|| {
-        format!(
-            "{}: query port rule {} takes game port {game_port} out of range",
-            game.id, game.query
-        )
-    })?;
-    let given = if port.is_some() {
-        format!("game port {game_port}")
-    } else {
-        format!("default game port {game_port}")
-    };
-    let rule = match game.query {
-        ogp_proto::games::QueryPort::Same => "the query port is the game port".to_string(),
-        ogp_proto::games::QueryPort::Offset(_) => {
-            format!("query port = game port {}", game.query)
-        }
-        ogp_proto::games::QueryPort::Fixed(_) => {
-            format!("queries always go to port {q}")
-        }
-    };
-    let why = format!(
-        "game {} ({}): protocol {}, query port {q} ({given}; {rule})",
-        game.id,
-        game.name,
-        game.protocol.label()
-    );
-    Ok((format!("{host}:{q}"), why))
-}
+pub use ogp_proto::front::{find_game as find, split_target, target_for};
 
 /// `ogp games [FILTER] [--json]`.
 pub fn run(filter: Option<&str>, as_json: bool) -> anyhow::Result<ExitCode> {
@@ -103,40 +19,7 @@ pub fn run(filter: Option<&str>, as_json: bool) -> anyhow::Result<ExitCode> {
     let games: Vec<&Game> = c.filter(filter.unwrap_or("")).collect();
     let mut out = String::new();
     if as_json {
-        let list: Vec<serde_json::Value> = games
-            .iter()
-            .map(|g| {
-                let m = &g.matches;
-                json!({
-                    "id": g.id,
-                    "aliases": g.aliases,
-                    "name": g.name,
-                    "protocol": g.protocol.name(),
-                    "dialect": g.dialect,
-                    "port": g.port,
-                    "query": g.query.to_string(),
-                    "query_port": g.query_port(None),
-                    "match": {
-                        "a2s_app_id": m.a2s_app_id,
-                        "a2s_folder": m.a2s_folder,
-                        "a2s_game": m.a2s_game,
-                        "gamespy_gamename": m.gamespy_gamename,
-                        "gamespy_gamevariant": m.gamespy_gamevariant,
-                        "quake3_gamename": m.quake3_gamename,
-                        "quake3_protocol": m.quake3_protocol,
-                        "ogp_game_id": m.ogp_game_id,
-                        "unreal2_gametype": m.unreal2_gametype,
-                        "ase_gamename": m.ase_gamename,
-                        "cube2_game": m.cube2_game,
-                        "quake2_gamename": m.quake2_gamename,
-                    },
-                    "notes": g.notes,
-                    "sources": g.sources.iter()
-                        .map(|s| json!({"key": s, "text": c.sources().get(s)}))
-                        .collect::<Vec<_>>(),
-                })
-            })
-            .collect();
+        let list = ogp_proto::front::games_json(&games);
         out = ogp_proto::result::to_json_pretty(&list)?;
         out.push('\n');
     } else if !games.is_empty() {

@@ -33,33 +33,12 @@ pub struct QueryArgs {
     pub voice_port: Option<u16>,
 }
 
-/// Steps of a protocol's exchange that each get the attempt timeout and retries (its
-/// entry's; A2S: INFO, PLAYER, RULES).
-fn steps(protocol: Protocol) -> u32 {
-    protocol.entry().steps
-}
-
-/// The timers for the arguments: the total deadline leaves room for every attempt of
-/// every step, with its backoff.
-///
-/// Stream (TCP) protocols wait for the connection, and for each reply, as long as one
-/// step's attempts take over UDP (the timeout with its backoff per retry).
+/// The timers for the arguments ([`ogp_proto::front::query_timing`]).
 pub fn timing(args: &QueryArgs, protocol: Protocol) -> Timing {
-    let t = Timing::with_attempts(args.timeout, args.retries, steps(protocol));
-    let step = t.attempts_total();
-    t.connect_timeout(step).read_timeout(step)
+    ogp_proto::front::query_timing(args.timeout, args.retries, protocol)
 }
 
-/// `target` with the protocol's default port (its entry's) when it has none
-/// (Minecraft: 25565);
-/// `None` when it has none and the protocol has no default.
-pub fn with_default_port(target: &str, protocol: Option<Protocol>) -> Option<String> {
-    if target.contains(':') {
-        return Some(target.to_string());
-    }
-    let port = protocol?.entry().default_port?;
-    Some(format!("{target}:{port}"))
-}
+pub use ogp_proto::front::{set_charset, set_handshake_host, with_default_port};
 
 /// The address to query: `args.target` resolved, after its SRV record when
 /// [`QueryArgs::srv`] says so (the look-up takes at most one step's attempts).
@@ -123,24 +102,6 @@ pub fn options(args: &QueryArgs, protocol: Protocol) -> Result<Options, String> 
         o.gqp.credentials = Some(gqp::client::Credentials::new(user.as_str(), password));
     }
     Ok(o)
-}
-
-/// Minecraft: the name the user typed goes in the handshake (proxies route by it); an
-/// address is sent as the connected one.
-pub fn set_handshake_host(o: &mut Options, target: &str) {
-    if let Some((host, _)) = target.rsplit_once(':') {
-        if host.parse::<std::net::IpAddr>().is_err() && !host.starts_with('[') {
-            o.minecraft.host = Some(host.into());
-        }
-    }
-}
-
-/// Sets how the protocols that announce no charset (A2S, GameSpy v3) read strings that
-/// are not UTF-8.
-pub fn set_charset(o: &mut Options, charset: Charset) {
-    o.a2s.charset = charset;
-    o.gamespy3.charset = charset;
-    o.samp.charset = charset;
 }
 
 /// Resolves `target` and queries it in `protocol`.

@@ -8,7 +8,6 @@
 //! too when stderr is a terminal.
 
 use std::io::{BufRead, IsTerminal as _};
-use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -112,132 +111,7 @@ pub fn parse_protocol(s: &str) -> std::result::Result<Wanted, String> {
     Ok(Wanted(p))
 }
 
-/// qstat server types we know but do not speak (its `dm3s`, `q4s`, `preys`, `etqws`,
-/// `ottds`, `bfbc2`, `ts3` and `ts2` are aliases of our `doom3`, `openttd`,
-/// `battlefield`, `teamspeak3` and `teamspeak2`, its `mumble` our protocol's name).
-const QSTAT_OTHER: &[&str] = &[
-    "hrs", "hls", "hl2s", "hlqs", "sns", "tbs", "ams", "efs", "jk3s", "rws", "rss", "gsm", "mhs",
-    "cods", "bfs", "wics", "tm", "fls", "terraria", "tf", "wop", "ventrilo", "sas", "starmade",
-];
-
-/// qstat's game types that send GameSpy v1's `\status\` (its own `gps` is an alias of
-/// the protocol): Unreal, Shogo, Descent 3, and the `extend GPS` types of its
-/// `qstat.cfg` (C&C Renegade, MoHAA, Serious Sam, netPanzer). Seen on loopback: qstat
-/// 2.17 sends `\status\` for each.
-const QSTAT_GAMESPY1: &[&str] = &["uns", "sgs", "d3g", "crs", "mas", "sms", "netp"];
-
-/// A list line's protocol word: our names and aliases, `auto`, or a qstat game type.
-fn list_protocol(name: &str) -> std::result::Result<Option<Protocol>, String> {
-    let unknown = match Protocol::parse_or_auto(name) {
-        Ok(p) => return Ok(p),
-        Err(e) => e,
-    };
-    let lower = name.to_ascii_lowercase();
-    if QSTAT_GAMESPY1.contains(&lower.as_str()) {
-        return Ok(Some(Protocol::Gamespy1));
-    }
-    if QSTAT_OTHER.contains(&lower.as_str()) {
-        let ours: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).collect();
-        return Err(format!(
-            "qstat type {name} is not supported ({}, auto)",
-            ours.join(", ")
-        ));
-    }
-    Err(unknown.to_string())
-}
-
-/// One list line: `Ok(None)` for blanks and comments, the target, or why it is bad.
-pub fn parse_line(
-    line: &str,
-    default: Option<Protocol>,
-) -> std::result::Result<Option<(Option<Protocol>, String)>, String> {
-    let line = match line.find('#') {
-        Some(i) => line.get(..i).unwrap_or_default(),
-        None => line,
-    };
-    let mut words = line.split_whitespace();
-    let (Some(first), second, third) = (words.next(), words.next(), words.next()) else {
-        return Ok(None);
-    };
-    if third.is_some() {
-        return Err("expected PROTOCOL HOST:PORT".into());
-    }
-    let (protocol, host) = match second {
-        None => (default, first),
-        Some(host)
-            if first.len() > 5
-                && first
-                    .get(..5)
-                    .is_some_and(|g| g.eq_ignore_ascii_case("game:")) =>
-        {
-            let game = crate::games::find(first.get(5..).unwrap_or_default())?;
-            let (target, _) = crate::games::target_for(game, host)?;
-            // TeamSpeak: the port given is a voice port, which a scan cannot pass on per
-            // target yet: only the game's default voice port is asked, never another.
-            let voice = host
-                .rsplit_once(':')
-                .and_then(|(_, p)| p.parse::<u16>().ok());
-            if matches!(game.protocol, Protocol::Teamspeak3 | Protocol::Teamspeak2)
-                && voice.is_some_and(|v| v != game.port)
-            {
-                return Err(format!(
-                    "{host}: a scan asks only voice port {} (ogp query --voice-port for others)",
-                    game.port
-                ));
-            }
-            return Ok(Some((Some(game.protocol), target)));
-        }
-        Some(host) if first.trim_start_matches('-').eq_ignore_ascii_case("cubes") => {
-            // qstat's Cube 2 type names the game port and asks its port + 1.
-            let target = cube2_query_port(host)?;
-            check_host(&target)?;
-            return Ok(Some((Some(Protocol::Cube2), target)));
-        }
-        Some(host) => (list_protocol(first.trim_start_matches('-'))?, host),
-    };
-    // A protocol with a default port (Minecraft) without a port: that port (no SRV
-    // look-up in a scan).
-    let host = crate::query::with_default_port(host, protocol).unwrap_or_else(|| host.to_string());
-    check_host(&host)?;
-    Ok(Some((protocol, host)))
-}
-
-/// `host:port` with the port one up: Cube 2's query port of a game port (qstat's `cubes`
-/// lines give the game port).
-fn cube2_query_port(host: &str) -> std::result::Result<String, String> {
-    let (name, port) = host
-        .rsplit_once(':')
-        .ok_or_else(|| format!("{host}: no port"))?;
-    let port: u16 = port.parse().map_err(|_| format!("{host}: bad port"))?;
-    let query = port
-        .checked_add(ogp_proto::cube2::QUERY_PORT_OFFSET)
-        .ok_or_else(|| format!("{host}: no query port above it"))?;
-    Ok(format!("{name}:{query}"))
-}
-
-/// `host:port`, `1.2.3.4:port` or `[v6]:port`.
-pub fn check_host(host: &str) -> std::result::Result<(), String> {
-    if let Ok(a) = host.parse::<SocketAddr>() {
-        return if a.port() == 0 {
-            Err(format!("{host}: port 0"))
-        } else {
-            Ok(())
-        };
-    }
-    let Some((name, port)) = host.rsplit_once(':') else {
-        return Err(format!("{host}: no port (expected HOST:PORT)"));
-    };
-    if name.contains(':') {
-        return Err(format!("{host}: IPv6 addresses need brackets: [ADDR]:PORT"));
-    }
-    if name.is_empty() || name.contains(['[', ']']) {
-        return Err(format!("{host}: bad host"));
-    }
-    match port.parse::<u16>() {
-        Ok(p) if p > 0 => Ok(()),
-        _ => Err(format!("{host}: bad port {port:?}")),
-    }
-}
+pub use ogp_proto::front::{check_host, parse_line};
 
 /// What the list reader sends besides targets.
 enum Note {
@@ -416,17 +290,12 @@ fn config(args: &ScanArgs) -> ScanConfig {
     cfg.resolve_concurrency = args.resolvers.max(1);
     // The scan's own timing (its backoff, and more retries for targets that answered
     // anything), with the options given.
-    cfg.options = Options::with_timing(
-        cfg.options
-            .timing
-            .attempt_timeout(Duration::from_millis(args.timeout.max(1)))
-            .retries(args.retries)
-            .total_timeout(Duration::from_millis(args.deadline.max(1))),
-    );
-    // TCP (Minecraft): the connection, and each reply, may take as long as a datagram
-    // step's attempts (2.32 s by default), within --deadline.
-    let step = cfg.options.timing.attempts_total();
-    cfg.options.timing = cfg.options.timing.connect_timeout(step).read_timeout(step);
+    cfg.options = Options::with_timing(ogp_proto::front::scan_timing(
+        cfg.options.timing,
+        Duration::from_millis(args.timeout.max(1)),
+        args.retries,
+        Duration::from_millis(args.deadline.max(1)),
+    ));
     crate::query::set_charset(&mut cfg.options, args.charset);
     cfg.sockets = args.sockets.clamp(1, 64);
     cfg

@@ -223,7 +223,6 @@ mod protocol_numbers {
         assert_eq!(protocol(25), Some(Some(Protocol::Doom3)));
         assert_eq!(protocol(26), Some(Some(Protocol::Minetest)));
         assert_eq!(protocol(27), Some(Some(Protocol::Fivem)));
-        assert_eq!(protocol(28), None);
         assert_eq!(protocol(18), Some(Some(Protocol::Cube2)));
         // Doomsday in the range of Mumble, Chocolate Doom and SA-MP (issue #38)
         assert_eq!(protocol(23), Some(Some(Protocol::Doomsday)));
@@ -233,5 +232,6 @@ mod protocol_numbers {
         assert_eq!(protocol(28), Some(Some(Protocol::Battlefield)));
         assert_eq!(protocol(29), Some(Some(Protocol::Teamspeak3)));
         assert_eq!(protocol(30), Some(Some(Protocol::Teamspeak2)));
+        assert_eq!(protocol(31), None);
     }
 }

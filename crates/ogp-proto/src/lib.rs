@@ -82,6 +82,8 @@ mod entries;
 pub mod error;
 pub mod fivem;
 #[cfg(feature = "games")]
+pub mod front;
+#[cfg(feature = "games")]
 pub mod games;
 pub mod gamespy1;
 pub mod gamespy2;

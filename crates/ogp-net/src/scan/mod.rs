@@ -276,6 +276,18 @@ impl ScanHandle {
         *self.stats.borrow()
     }
 
+    /// Stops the scan now: its task ends at its next await, and with it every socket,
+    /// connection and resolver task it holds (a front-end whose user cancelled: Ctrl-C,
+    /// a cancelled asyncio task). Results not yet taken are dropped.
+    pub fn abort(&self) {
+        self.task.abort();
+    }
+
+    /// Whether the scan's task has ended (finished, or aborted and dropped).
+    pub fn is_finished(&self) -> bool {
+        self.task.is_finished()
+    }
+
     /// Waits for the scan to end (all targets in, all results out) and returns the final
     /// counters.
     pub async fn join(self) -> ScanStats {
@@ -384,11 +396,22 @@ pub async fn query(target: Target, config: ScanConfig) -> ScanResult {
             }
         }
     };
+    // The engine task stops with this future, also when the caller drops it before the
+    // result (a cancelled query: its sockets close at once).
+    let _stop = AbortOnDrop(scan.handle.task.abort_handle());
     if scan.targets.send(target).await.is_err() {
         return fallback;
     }
     drop(scan.targets);
     let result = scan.results.recv().await;
-    scan.handle.task.abort();
     result.unwrap_or(fallback)
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }

@@ -1,0 +1,284 @@
+"""Query game servers from Python with the ogp Rust client.
+
+    import ogp
+    r = ogp.query("127.0.0.1:27015")
+    print(r.status.host_name, r.ping_ms)
+
+Every function is the ``ogp`` command's: ``query`` is ``ogp query``, ``scan`` is
+``ogp scan``, ``games`` is ``ogp games``, with the same names, defaults and meanings
+(times in seconds). Results are the JSON schema of docs/json.md, made objects: each key
+an attribute (``None`` when absent), ``to_dict()`` the JSON object itself. The protocol
+work is all in Rust (``ogp._ogp``); this file only converts.
+"""
+
+from __future__ import annotations
+
+import json as _json
+from typing import Any, AsyncIterator, Dict, Iterable, Iterator, List, Optional
+
+from . import _ogp
+
+__all__ = [
+    "query",
+    "query_async",
+    "scan",
+    "scan_async",
+    "games",
+    "Result",
+    "Status",
+    "Player",
+    "Team",
+    "MapInfo",
+    "Game",
+    "QueryError",
+    "Timeout",
+    "Refused",
+    "Rejected",
+    "Malformed",
+    "ResolveError",
+    "SocketError",
+    "OptionsError",
+]
+
+__version__: str = _ogp.__version__
+
+
+class _Obj:
+    """A JSON object whose keys read as attributes (absent keys read as None)."""
+
+    __slots__ = ("_d",)
+    _children: Dict[str, type] = {}
+
+    def __init__(self, d: Dict[str, Any]) -> None:
+        self._d = d
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            v = self._d[name]
+        except KeyError:
+            return None
+        cls = self._children.get(name, _Obj)
+        if cls is dict:  # free-form keys (rules, extra): the dict itself
+            return v
+        if isinstance(v, dict):
+            return cls(v)
+        if isinstance(v, list):
+            return [cls(x) if isinstance(x, dict) else x for x in v]
+        return v
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, as ``json.loads`` reads it (not a copy)."""
+        return self._d
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Obj) and self._d == other._d
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._d!r})"
+
+    def __dir__(self) -> List[str]:
+        return sorted(set(self._d) | {"to_dict"})
+
+
+class MapInfo(_Obj):
+    """``status.map``: name, file_name, file_size, version, url."""
+
+    __slots__ = ()
+
+
+class Player(_Obj):
+    """One of ``status.players``: name, score, ping, team, …"""
+
+    __slots__ = ()
+    _children = {"extra": dict}
+
+
+class Team(_Obj):
+    """One of ``status.teams``."""
+
+    __slots__ = ()
+    _children = {"extra": dict}
+
+
+class Status(_Obj):
+    """A server's status: the state-file schema (docs/state-file.md)."""
+
+    __slots__ = ()
+    _children = {"players": Player, "teams": Team, "map": MapInfo, "next_map": MapInfo, "rules": dict}
+
+
+class Result(_Obj):
+    """One result of docs/json.md: an answer (``ok``) or a failure."""
+
+    __slots__ = ()
+    _children = {"status": Status}
+
+
+class Game(_Obj):
+    """An entry of the games catalogue (``ogp games --json``)."""
+
+    __slots__ = ()
+
+
+class QueryError(Exception):
+    """A query that failed. ``kind`` is docs/json.md's ``error``, ``fault`` whose
+    fault (``network``, ``server``, ``local``), ``message`` the one line ``ogp query``
+    prints, ``result`` the failure result (``to_dict()`` is ``ogp query --json``'s)."""
+
+    kind = "error"
+
+    def __init__(self, result: Result) -> None:
+        self.result = result
+        self.fault: str = result.fault or "local"
+        self.message: str = result.message or ""
+        self.target: str = result.target or ""
+        super().__init__(f"{self.target}: {self.message}")
+
+
+class Timeout(QueryError):
+    """No usable answer before the deadline."""
+
+    kind = "timeout"
+
+
+class Refused(QueryError):
+    """Nothing listens on that port (ICMP port unreachable, refused TCP)."""
+
+    kind = "refused"
+
+
+class Rejected(QueryError):
+    """The server answered with a refusal."""
+
+    kind = "rejected"
+
+
+class Malformed(QueryError):
+    """The answer did not decode."""
+
+    kind = "malformed"
+
+
+class ResolveError(QueryError):
+    """The target is not host:port, or the host name did not resolve."""
+
+    kind = "resolve"
+
+
+class SocketError(QueryError):
+    """A local socket error."""
+
+    kind = "socket"
+
+
+class OptionsError(QueryError):
+    """The options ask for something the protocol cannot do."""
+
+    kind = "options"
+
+
+_ERRORS = {c.kind: c for c in (Timeout, Refused, Rejected, Malformed, ResolveError, SocketError, OptionsError)}
+
+
+def _answer(text: str) -> Result:
+    r = Result(_json.loads(text))
+    if not r.ok:
+        raise _ERRORS.get(r.error, QueryError)(r)
+    return r
+
+
+def query(
+    address: str,
+    protocol: Optional[str] = None,
+    game: Optional[str] = None,
+    timeout: float = 1.0,
+    retries: int = 2,
+    charset: str = "auto",
+    try_query_ports: bool = False,
+) -> Result:
+    """``ogp query``: the server's answer, or a QueryError subclass by cause."""
+    return _answer(_ogp.query(address, protocol, game, timeout, retries, charset, try_query_ports))
+
+
+async def query_async(
+    address: str,
+    protocol: Optional[str] = None,
+    game: Optional[str] = None,
+    timeout: float = 1.0,
+    retries: int = 2,
+    charset: str = "auto",
+    try_query_ports: bool = False,
+) -> Result:
+    """``query``, awaited (no thread per query: the Rust runtime's tasks)."""
+    return _answer(await _ogp.query_async(address, protocol, game, timeout, retries, charset, try_query_ports))
+
+
+def _scan(targets: Iterable[str], kw: Dict[str, Any]) -> Any:
+    if isinstance(targets, str):
+        targets = targets.splitlines()
+    return _ogp.Scan(list(targets), **kw)
+
+
+def scan(
+    targets: Iterable[str],
+    protocol: Optional[str] = None,
+    timeout: float = 0.5,
+    retries: int = 3,
+    deadline: float = 6.0,
+    rate: int = 5000,
+    max_in_flight: int = 2048,
+    resolvers: int = 32,
+    sockets: int = 2,
+    try_query_ports: bool = False,
+    charset: str = "auto",
+) -> Iterator[Result]:
+    """``ogp scan``: every target's Result (answers and failures), as each completes."""
+    s = _scan(targets, dict(protocol=protocol, timeout=timeout, retries=retries, deadline=deadline,
+                            rate=rate, max_in_flight=max_in_flight, resolvers=resolvers, sockets=sockets,
+                            try_query_ports=try_query_ports, charset=charset))
+    try:
+        while True:
+            batch = s.next_blocking()  # the results ready now, as one JSON array
+            if batch is None:
+                return
+            for d in _json.loads(batch):
+                yield Result(d)
+    finally:
+        s.close()
+
+
+async def scan_async(
+    targets: Iterable[str],
+    protocol: Optional[str] = None,
+    timeout: float = 0.5,
+    retries: int = 3,
+    deadline: float = 6.0,
+    rate: int = 5000,
+    max_in_flight: int = 2048,
+    resolvers: int = 32,
+    sockets: int = 2,
+    try_query_ports: bool = False,
+    charset: str = "auto",
+) -> AsyncIterator[Result]:
+    """``scan``, as an async iterator; cancelling the task stops the scan at once."""
+    s = _scan(targets, dict(protocol=protocol, timeout=timeout, retries=retries, deadline=deadline,
+                            rate=rate, max_in_flight=max_in_flight, resolvers=resolvers, sockets=sockets,
+                            try_query_ports=try_query_ports, charset=charset))
+    try:
+        while True:
+            batch = await s.next_async()
+            if batch is None:
+                return
+            for d in _json.loads(batch):
+                yield Result(d)
+    finally:
+        s.close()
+
+
+def games(filter: Optional[str] = None) -> List[Game]:
+    """``ogp games --json``: the catalogue's entries (those matching ``filter``)."""
+    return [Game(g) for g in _json.loads(_ogp.games(filter))]

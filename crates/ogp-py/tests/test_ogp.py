@@ -1,0 +1,298 @@
+"""The Python package against `ogp serve`, real servers and hostile ones."""
+
+from __future__ import annotations
+
+import _thread
+import asyncio
+import json
+import os
+import subprocess
+import threading
+import time
+from typing import Any, Dict, List
+
+import pytest
+
+import ogp
+from ogp import _ogp
+
+OGP = os.environ["OGP_BIN"]
+
+
+def cli_json(*args: str) -> Any:
+    out = subprocess.run([OGP, *args], capture_output=True, text=True, timeout=60)
+    return out.stdout
+
+
+def without_timing(d: Dict[str, Any]) -> Dict[str, Any]:
+    d = dict(d)
+    d.pop("ping_ms", None)
+    return d
+
+
+def fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def settle(what, want, limit: float = 2.0) -> Any:  # type: ignore[no-untyped-def]
+    """Polls `what()` until it is at most `want` (bounded), returns the last value."""
+    deadline = time.monotonic() + limit
+    v = what()
+    while v > want and time.monotonic() < deadline:
+        time.sleep(0.02)
+        v = what()
+    return v
+
+
+# --- answers ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("protocol", ["ogp", "a2s", "gamespy3", "quake3"])
+def test_query_each_protocol_of_ogp_serve(served: str, protocol: str) -> None:
+    r = ogp.query(served, protocol=protocol)
+    assert r.ok is True and r.protocol == protocol
+    assert r.status.host_name == "Demo Arena #1 – Ünïcödé ✓"
+    assert r.status.players[0].name == "Alice"
+    assert r.addr == served and r.ping_ms >= 0 and r.datagrams >= 1
+    if protocol in ("a2s", "gamespy3", "quake3"):
+        assert isinstance(r.status.rules, dict) and r.status.rules  # free-form keys: a dict
+
+
+def test_auto_detection_names_the_protocol(served: str) -> None:
+    r = ogp.query(served)
+    assert r.ok and r.protocol == "ogp"
+    assert isinstance(r.status, ogp.Status) and isinstance(r.status.map, ogp.MapInfo)
+
+
+@pytest.mark.parametrize("protocol", [None, "a2s", "quake3"])
+def test_to_dict_is_the_cli_json(served: str, protocol: str) -> None:
+    args = ["query", "--json", served] + (["-p", protocol] if protocol else [])
+    cli = json.loads(cli_json(*args))
+    ours = ogp.query(served, protocol=protocol).to_dict()
+    assert without_timing(ours) == without_timing(cli)
+    assert list(ours) == list(cli)  # the same keys in the same order
+
+
+def test_failure_to_dict_is_the_cli_json(closed_port: str) -> None:
+    cli = json.loads(cli_json("query", "--json", "-p", "a2s", closed_port))
+    with pytest.raises(ogp.Refused) as e:
+        ogp.query(closed_port, protocol="a2s")
+    assert e.value.result.to_dict() == cli
+    assert e.value.fault == "network" and e.value.message == cli["message"]
+    assert str(e.value) == f"{closed_port}: {cli['message']}"
+
+
+def test_query_async_many_at_once(served: str) -> None:
+    async def main() -> List[ogp.Result]:
+        return await asyncio.gather(*[ogp.query_async(served, protocol="a2s") for _ in range(50)])
+
+    rs = asyncio.run(main())
+    assert len(rs) == 50 and all(r.status.host_name.startswith("Demo Arena") for r in rs)
+
+
+def test_scan_matches_ogp_scan_json(served: str, closed_port: str) -> None:
+    lines = [f"a2s {served}", f"{served}", "# a comment", f"quake3 {served}", f"a2s {closed_port}"]
+    ours = {r.line: r.to_dict() for r in ogp.scan(lines)}
+    out = subprocess.run([OGP, "scan", "--json", "-"], input="\n".join(lines), capture_output=True,
+                         text=True, timeout=60).stdout
+    cli = {d["line"]: d for d in map(json.loads, out.splitlines())}
+    assert sorted(ours) == [1, 2, 4, 5]
+    assert {k: without_timing(v) for k, v in ours.items()} == {k: without_timing(v) for k, v in cli.items()}
+
+
+def test_scan_async_yields_every_target(served: str, silent: List[str]) -> None:
+    async def main() -> List[ogp.Result]:
+        out = []
+        async for r in ogp.scan_async([f"a2s {served}"] * 20 + [f"a2s {a}" for a in silent[:2]],
+                                      timeout=0.1, retries=1, deadline=1.0):
+            out.append(r)
+        return out
+
+    rs = asyncio.run(main())
+    assert len(rs) == 22
+    assert sum(r.ok for r in rs) == 20
+    assert {r.error for r in rs if not r.ok} == {"timeout"}
+
+
+def test_games_is_ogp_games_json() -> None:
+    assert [g.to_dict() for g in ogp.games()] == json.loads(cli_json("games", "--json"))
+    bf2 = ogp.games("bf2")[0]
+    assert bf2.id == "bf2" and bf2.protocol == "gamespy3" and bf2.query_port == 29900
+
+
+def test_game_picks_protocol_and_port() -> None:
+    with pytest.raises(ogp.Refused) as e:
+        ogp.query("127.0.0.1", game="bf2", timeout=0.2)
+    assert e.value.result.target == "127.0.0.1:29900" and e.value.result.protocol == "gamespy3"
+
+
+# --- real servers ---------------------------------------------------------------------
+
+
+def test_real_openarena() -> None:
+    addr = os.environ["OGP_TEST_OPENARENA"]
+    r = ogp.query(addr, protocol="quake3", timeout=2.0)
+    assert r.status.host_name == "OA test" and r.status.map.name == "oa_dm1"
+    auto = ogp.query(addr, timeout=2.0)
+    assert auto.protocol == "quake3" and auto.game_id == r.game_id
+    cli = json.loads(cli_json("query", "--json", "-p", "quake3", "--timeout", "2000", addr))
+    assert without_timing(r.to_dict())["status"] == cli["status"]
+
+
+def test_real_minecraft_server() -> None:
+    addr = os.environ["OGP_TEST_MINECRAFT"]
+    r = ogp.query(addr, protocol="minecraft", timeout=2.0)
+    assert r.status.host_name == "A real test server"
+    assert r.status.host_name_raw == "§aA §lreal§r test server"
+    assert r.status.slot_max == 20
+
+
+def test_testkit_minecraft_in_a_scan() -> None:
+    addr = os.environ["OGP_TEST_SLP"]
+    rs = list(ogp.scan([f"minecraft {addr}"] * 5))
+    assert len(rs) == 5 and all(r.ok and r.status.host_name == "SLP test" for r in rs)
+    assert all(r.status.player_count == 3 for r in rs)
+
+
+# --- hostile servers ------------------------------------------------------------------
+
+
+def test_silent_server_times_out_on_time(silent: List[str]) -> None:
+    t = time.monotonic()
+    with pytest.raises(ogp.Timeout) as e:
+        ogp.query(silent[0], protocol="a2s", timeout=0.1, retries=1)
+    took = time.monotonic() - t
+    assert e.value.fault == "network" and isinstance(e.value, ogp.QueryError)
+    assert 0.1 <= took < 2.0, took
+
+
+def test_auto_detection_on_a_silent_server_times_out(silent: List[str]) -> None:
+    with pytest.raises(ogp.Timeout):
+        ogp.query(silent[1], timeout=0.1, retries=0)
+
+
+def test_truncated_answer_is_malformed(truncated: str) -> None:
+    with pytest.raises(ogp.Malformed) as e:
+        ogp.query(truncated, protocol="a2s", timeout=0.2)
+    assert e.value.fault == "server" and e.value.result.error == "malformed"
+
+
+def test_garbage_is_no_answer(garbage: str) -> None:
+    t = time.monotonic()
+    with pytest.raises(ogp.QueryError) as e:
+        ogp.query(garbage, timeout=0.1, retries=1)
+    assert type(e.value) in (ogp.Timeout, ogp.Malformed) and time.monotonic() - t < 3
+
+
+def test_flood_ends_within_the_deadline(flood: str) -> None:
+    t = time.monotonic()
+    with pytest.raises(ogp.QueryError):
+        ogp.query(flood, protocol="a2s", timeout=0.1, retries=1)
+    assert time.monotonic() - t < 3
+
+
+def test_tcp_drip_times_out(drip: str) -> None:
+    t = time.monotonic()
+    with pytest.raises(ogp.Timeout) as e:
+        ogp.query(drip, protocol="minecraft", timeout=0.2, retries=0)
+    assert time.monotonic() - t < 3
+    assert "minecraft" in e.value.message
+
+
+def test_bad_arguments_are_value_errors() -> None:
+    with pytest.raises(ValueError, match="unknown game"):
+        ogp.query("127.0.0.1", game="valhiem")
+    with pytest.raises(ValueError, match="unknown protocol"):
+        ogp.query("127.0.0.1:1", protocol="quake9")
+    with pytest.raises(ValueError, match="no port"):
+        ogp.query("127.0.0.1", protocol="a2s")
+    with pytest.raises(ValueError, match="leave out protocol"):
+        ogp.query("127.0.0.1", protocol="a2s", game="bf2")
+    with pytest.raises(ValueError, match="timeout"):
+        ogp.query("127.0.0.1:1", timeout=-1)
+    with pytest.raises(ValueError, match="target 2"):
+        list(ogp.scan(["a2s 127.0.0.1:1", "a2s 127.0.0.1"]))
+
+
+def test_unresolvable_name_is_a_resolve_error() -> None:
+    with pytest.raises(ogp.ResolveError) as e:
+        ogp.query("no-such-host.invalid:27015", protocol="a2s", timeout=0.2)
+    assert e.value.fault == "local"
+
+
+# --- cancellation: nothing left running ------------------------------------------------
+
+
+def _baseline(served: str) -> tuple:  # type: ignore[type-arg]
+    ogp.query(served, protocol="a2s")  # the runtime and its threads exist
+    return settle(_ogp._alive_tasks, 0), fds()
+
+
+def test_cancelled_async_scan_stops_at_once_and_leaks_nothing(served: str, silent: List[str]) -> None:
+    tasks0, fds0 = _baseline(served)
+
+    async def main() -> float:
+        seen = []
+
+        async def consume() -> None:
+            async for r in ogp.scan_async([f"a2s {a}" for a in silent] * 50, deadline=60, timeout=5):
+                seen.append(r)
+
+        task = asyncio.create_task(consume())
+        await asyncio.sleep(0.3)
+        assert _ogp._alive_tasks() > tasks0  # the scan runs
+        t = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert not seen
+        return time.monotonic() - t
+
+    took = asyncio.run(main())
+    assert took < 0.5, took  # at once (the deadline is 60 s), with room for a loaded machine
+    assert settle(_ogp._alive_tasks, tasks0) <= tasks0
+    assert settle(fds, fds0) <= fds0
+
+
+def test_ctrl_c_stops_a_blocking_scan_at_once(served: str, silent: List[str]) -> None:
+    tasks0, fds0 = _baseline(served)
+    threading.Timer(0.3, _thread.interrupt_main).start()
+    t = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        for _ in ogp.scan([f"a2s {a}" for a in silent] * 50, deadline=60, timeout=5):
+            pass
+    assert time.monotonic() - t < 1.0  # SIGINT at 0.3 s; the scan's deadline is 60 s
+    assert settle(_ogp._alive_tasks, tasks0) <= tasks0
+    assert settle(fds, fds0) <= fds0
+
+
+def test_ctrl_c_stops_a_blocking_query(served: str, silent: List[str]) -> None:
+    tasks0, fds0 = _baseline(served)
+    threading.Timer(0.2, _thread.interrupt_main).start()
+    t = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        ogp.query(silent[2], protocol="a2s", timeout=5)
+    assert time.monotonic() - t < 1.0  # SIGINT at 0.2 s; the query's timeout is 5 s
+    assert settle(_ogp._alive_tasks, tasks0) <= tasks0
+    assert settle(fds, fds0) <= fds0
+
+
+def test_cancelled_query_async_leaks_nothing(served: str, silent: List[str]) -> None:
+    tasks0, fds0 = _baseline(served)
+
+    async def main() -> None:
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(ogp.query_async(silent[3], timeout=5), 0.2)
+
+    asyncio.run(main())
+    assert settle(_ogp._alive_tasks, tasks0) <= tasks0
+    assert settle(fds, fds0) <= fds0
+
+
+def test_a_scan_left_unfinished_is_stopped_when_dropped(served: str, silent: List[str]) -> None:
+    tasks0, fds0 = _baseline(served)
+    it = ogp.scan([f"a2s {served}"] + [f"a2s {a}" for a in silent], deadline=60, timeout=5)
+    assert next(it).ok
+    del it  # the generator closes: its finally closes the scan
+    assert settle(_ogp._alive_tasks, tasks0) <= tasks0
+    assert settle(fds, fds0) <= fds0
