@@ -6,6 +6,7 @@ the npm Minecraft server, the testkit's SLP responder) in OGP_TEST_* variables."
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import tempfile
@@ -14,6 +15,12 @@ import time
 from typing import Iterator, List
 
 import pytest
+
+# The Ctrl-C tests raise SIGINT in the process (`_thread.interrupt_main`), which does
+# nothing when SIGINT is ignored, as it is in a process a non-interactive shell started
+# in the background (a CI runner's `cmd &`): Python then installs no handler of its own.
+# A user's interpreter at a terminal has it; the tests make sure they have it too.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _free_udp_port() -> int:
