@@ -70,6 +70,10 @@ pub const OGP_PROTO_NETQUAKE: c_int = 16;
 pub const OGP_PROTO_HEXENWORLD: c_int = 17;
 /// FiveM and RedM (CitizenFX) over HTTP: `/dynamic.json`, `/info.json`, `/players.json`.
 pub const OGP_PROTO_FIVEM: c_int = 27;
+/// Eco over HTTP: `/frontpage` on the web port (the game port + 1).
+pub const OGP_PROTO_ECO: c_int = 31;
+/// Halo Online's ElDewrito over HTTP: `GET /` on port 11775.
+pub const OGP_PROTO_ELDEWRITO: c_int = 32;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -101,6 +105,8 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_NETQUAKE => Some(Protocol::Netquake),
         OGP_PROTO_HEXENWORLD => Some(Protocol::Hexenworld),
         OGP_PROTO_FIVEM => Some(Protocol::Fivem),
+        OGP_PROTO_ECO => Some(Protocol::Eco),
+        OGP_PROTO_ELDEWRITO => Some(Protocol::Eldewrito),
         _ => return None,
     })
 }
@@ -215,6 +221,9 @@ mod protocol_numbers {
         assert_eq!(protocol(26), Some(Some(Protocol::Minetest)));
         assert_eq!(protocol(27), Some(Some(Protocol::Fivem)));
         assert_eq!(protocol(28), None);
+        // 28–30 are another branch's; the HTTP-JSON games from 31
+        assert_eq!(protocol(31), Some(Some(Protocol::Eco)));
+        assert_eq!(protocol(32), Some(Some(Protocol::Eldewrito)));
         assert_eq!(protocol(18), Some(Some(Protocol::Cube2)));
         // Doomsday in the range of Mumble, Chocolate Doom and SA-MP (issue #38)
         assert_eq!(protocol(23), Some(Some(Protocol::Doomsday)));

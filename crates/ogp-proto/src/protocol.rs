@@ -60,6 +60,8 @@ macro_rules! for_each_protocol {
             Netquake => netquake;
             Doomsday => doomsday;
             Fivem => fivem;
+            Eco => eco;
+            Eldewrito => eldewrito;
         }
     };
 }
