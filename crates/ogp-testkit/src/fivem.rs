@@ -8,9 +8,9 @@
 //! println!("FiveM on {}", server.addr());
 //! ```
 //!
-//! HTTP: [`HttpReplay`](crate::http_replay::HttpReplay) (keep-alive, as FXServer; a
-//! known path `200` with its document, any other `404`). UDP: `getinfo CHALLENGE` gets an `infoResponse`
-//! made from `/dynamic.json` in FXServer's order of keys, echoing the challenge. The
+//! HTTP: [`HttpReplay`] (keep-alive, as FXServer; a known path `200` with its document,
+//! any other `404`). UDP: `getinfo CHALLENGE` gets an `infoResponse` made from
+//! `/dynamic.json` in FXServer's order of keys, echoing the challenge. The
 //! paths asked are recorded ([`FivemReplay::paths`]). Everything stops when dropped.
 
 use std::net::{SocketAddr, TcpListener, UdpSocket};

@@ -42,7 +42,7 @@ pub const MAX_BODY: usize = 1024 * 1024;
 /// Player names kept (the rest are counted).
 pub const MAX_PLAYERS: usize = MAX_LIST_ENTRIES;
 /// The longest rich-text tag stripped from a name (a longer `<…>` is kept as text).
-const MAX_TAG: usize = 40;
+pub const MAX_TAG: usize = 40;
 
 const DOCUMENTS: [Document; 1] = [Document {
     path: "/frontpage",
