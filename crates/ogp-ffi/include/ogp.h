@@ -173,6 +173,12 @@
 // TeamSpeak 2's TCP query (the voice port 8767 is `sel`ected).
 #define OGP_PROTO_TEAMSPEAK2 30
 
+// Eco over HTTP: `/frontpage` on the web port (the game port + 1).
+#define OGP_PROTO_ECO 31
+
+// Halo Online's ElDewrito over HTTP: `GET /` on port 11775.
+#define OGP_PROTO_ELDEWRITO 32
+
 // `ogp_responder_poll`'s `*out_wait_ms` when nothing is scheduled.
 #define OGP_WAIT_NONE UINT32_MAX
 

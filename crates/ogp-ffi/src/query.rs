@@ -76,6 +76,10 @@ pub const OGP_PROTO_BATTLEFIELD: c_int = 28;
 pub const OGP_PROTO_TEAMSPEAK3: c_int = 29;
 /// TeamSpeak 2's TCP query (the voice port 8767 is `sel`ected).
 pub const OGP_PROTO_TEAMSPEAK2: c_int = 30;
+/// Eco over HTTP: `/frontpage` on the web port (the game port + 1).
+pub const OGP_PROTO_ECO: c_int = 31;
+/// Halo Online's ElDewrito over HTTP: `GET /` on port 11775.
+pub const OGP_PROTO_ELDEWRITO: c_int = 32;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -110,6 +114,8 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_BATTLEFIELD => Some(Protocol::Battlefield),
         OGP_PROTO_TEAMSPEAK3 => Some(Protocol::Teamspeak3),
         OGP_PROTO_TEAMSPEAK2 => Some(Protocol::Teamspeak2),
+        OGP_PROTO_ECO => Some(Protocol::Eco),
+        OGP_PROTO_ELDEWRITO => Some(Protocol::Eldewrito),
         _ => return None,
     })
 }
@@ -232,6 +238,8 @@ mod protocol_numbers {
         assert_eq!(protocol(28), Some(Some(Protocol::Battlefield)));
         assert_eq!(protocol(29), Some(Some(Protocol::Teamspeak3)));
         assert_eq!(protocol(30), Some(Some(Protocol::Teamspeak2)));
-        assert_eq!(protocol(31), None);
+        assert_eq!(protocol(31), Some(Some(Protocol::Eco)));
+        assert_eq!(protocol(32), Some(Some(Protocol::Eldewrito)));
+        assert_eq!(protocol(33), None);
     }
 }

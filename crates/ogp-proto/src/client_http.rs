@@ -28,8 +28,10 @@
 //! and total, which holds however slowly a server drips its bytes. When the timers run
 //! out after every required document came, the answer is what came, with a warning.
 
+use std::fmt;
 use std::time::Instant;
 
+use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
 use crate::client_core::{Event, QueryError, Rejection, StreamEvent, Timing};
@@ -102,6 +104,175 @@ pub(crate) fn parse_json<'de, T: Deserialize<'de>>(
         };
         DecodeError::new(at, field, DecodeErrorKind::Invalid(why))
     })
+}
+
+// Typed JSON helpers shared by the HTTP-JSON protocols: lenient scalars, capped lists
+// and lengths of what is not kept.
+
+/// A value that should be text: a string, or a number or boolean written as JSON
+/// writes it; `null`, arrays and objects are skipped (`None`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Scalar(pub Option<String>);
+
+impl Scalar {
+    /// The text, if any.
+    pub fn as_str(&self) -> Option<&str> {
+        self.0.as_deref()
+    }
+
+    /// The text read as a number (spaces around it ignored).
+    pub fn number<T: std::str::FromStr>(&self) -> Option<T> {
+        self.as_str().and_then(|s| s.trim().parse().ok())
+    }
+}
+
+impl<'de> Deserialize<'de> for Scalar {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Scalar;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string, number or boolean")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Scalar, E> {
+                Ok(Scalar(Some(v.to_owned())))
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Scalar, E> {
+                Ok(Scalar(Some(v.to_string())))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Scalar, E> {
+                Ok(Scalar(Some(v.to_string())))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Scalar, E> {
+                Ok(Scalar(Some(v.to_string())))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Scalar, E> {
+                Ok(Scalar(Some(v.to_string())))
+            }
+            fn visit_unit<E>(self) -> Result<Scalar, E> {
+                Ok(Scalar(None))
+            }
+            fn visit_none<E>(self) -> Result<Scalar, E> {
+                Ok(Scalar(None))
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Scalar, D::Error> {
+                d.deserialize_any(self)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Scalar, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Scalar(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Scalar, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Scalar(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A list of at most `MAX` elements, and how many the document had.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capped<T, const MAX: usize> {
+    /// The first `MAX` elements.
+    pub kept: Vec<T>,
+    /// How many there were.
+    pub total: usize,
+}
+
+impl<T, const MAX: usize> Default for Capped<T, MAX> {
+    fn default() -> Self {
+        Self {
+            kept: Vec::new(),
+            total: 0,
+        }
+    }
+}
+
+impl<'de, T: Deserialize<'de>, const MAX: usize> Deserialize<'de> for Capped<T, MAX> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T, const MAX: usize>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>, const MAX: usize> Visitor<'de> for V<T, MAX> {
+            type Value = Capped<T, MAX>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a list")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut out = Capped::default();
+                while out.kept.len() < MAX {
+                    match seq.next_element::<T>()? {
+                        Some(v) => out.kept.push(v),
+                        None => {
+                            out.total = out.kept.len();
+                            return Ok(out);
+                        }
+                    }
+                }
+                out.total = out.kept.len();
+                while seq.next_element::<IgnoredAny>()?.is_some() {
+                    out.total = out.total.saturating_add(1);
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_seq(V(std::marker::PhantomData))
+    }
+}
+
+/// The length of a string that is not kept (the base64 icon).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Length(pub usize);
+
+impl<'de> Deserialize<'de> for Length {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Length;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Length, E> {
+                Ok(Length(v.len()))
+            }
+            fn visit_unit<E>(self) -> Result<Length, E> {
+                Ok(Length(0))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Length, E> {
+                Ok(Length(0))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Length, E> {
+                Ok(Length(0))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Length, E> {
+                Ok(Length(0))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Length, E> {
+                Ok(Length(0))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A JSON object read as `T`: serde's derived structs also take a list (their fields
+/// in order), which no server means; this takes an object only.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Object<T>(pub T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = Object<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Object<T>, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Object)
+            }
+        }
+        d.deserialize_map(V(std::marker::PhantomData))
+    }
 }
 
 /// At most `max` characters of `s`, each control replaced by `?` (a `Location` or a

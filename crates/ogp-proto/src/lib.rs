@@ -78,6 +78,8 @@ pub mod detect;
 pub mod doom;
 pub mod doom3;
 pub mod doomsday;
+pub mod eco;
+pub mod eldewrito;
 mod entries;
 pub mod error;
 pub mod fivem;

@@ -63,6 +63,8 @@ macro_rules! for_each_protocol {
             Battlefield => battlefield;
             Teamspeak3 => teamspeak3;
             Teamspeak2 => teamspeak2;
+            Eco => eco;
+            Eldewrito => eldewrito;
         }
     };
 }

@@ -14,11 +14,13 @@
 //! * [`slp`]: a lightweight Minecraft Server List Ping responder (tokio);
 //! * [`replay`]: a loopback UDP server that answers with recorded datagrams (captures);
 //! * [`fivem`]: a loopback FiveM server replaying recorded JSON documents over HTTP,
-//!   with `getinfo` over UDP on the same port.
+//!   with `getinfo` over UDP on the same port, on
+//! * [`http_replay`]: a loopback HTTP server replaying recorded documents by path.
 
 mod captures;
 pub mod fivem;
 pub mod gameservers;
+pub mod http_replay;
 pub mod interop;
 mod normalise;
 pub mod postgres;

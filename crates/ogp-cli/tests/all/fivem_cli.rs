@@ -13,7 +13,7 @@ use crate::common;
 use std::process::Command;
 
 use common::*;
-use ogp_testkit::fivem::{Documents, FivemReplay};
+use ogp_testkit::fivem::{recorded, FivemReplay};
 use serde_json::Value;
 
 /// What the ZAP-Hosting ESX test server's documents say, as our JSON must say it.
@@ -66,7 +66,7 @@ fn check_zap(v: &Value, what: &str) {
 
 #[test]
 fn ogp_reads_the_replayed_server() {
-    let r = FivemReplay::start(Documents::recorded("zap-esx"));
+    let r = FivemReplay::start(recorded("zap-esx"));
     let target = r.addr().to_string();
     check_zap(&ogp_query_json(&["-p", "fivem"], &target), "-p fivem");
     // one connection, the three documents in order
@@ -100,7 +100,7 @@ fn ogp_reads_the_replayed_server() {
 /// host name comes from `sv_projectName`, stripped, the raw name kept.
 #[test]
 fn colour_codes_and_a_missing_document() {
-    let r = FivemReplay::start(Documents::recorded("inhouse"));
+    let r = FivemReplay::start(recorded("inhouse"));
     let v = ogp_query_json(&["-p", "fivem"], &r.addr().to_string());
     let s = &v["status"];
     assert_eq!(v["ok"], true, "{v}");
@@ -130,7 +130,7 @@ fn gamedig_agrees_with_ours() {
     if !enabled("fivem_cli") {
         return;
     }
-    let r = FivemReplay::start(Documents::recorded("zap-esx"));
+    let r = FivemReplay::start(recorded("zap-esx"));
     let ours = ogp_query_json(&["-p", "fivem"], &r.addr().to_string());
     check_zap(&ours, "ours");
     let s = &ours["status"];

@@ -20,6 +20,7 @@ mod games_cli;
 mod gs2_ase_cli;
 mod gs3_cli;
 mod hostile_output;
+mod http_games;
 #[cfg(feature = "master")]
 mod http_hardening;
 mod interop_a2s;

@@ -26,10 +26,11 @@
 
 use std::fmt;
 
-use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 
 use crate::bounded::MAX_LIST_ENTRIES;
+pub use crate::client_http::{Capped, Length, Scalar};
 use crate::model::{AddOn, MapInfo, Os, Player, Rules};
 use crate::quake3::color;
 use crate::text::Text;
@@ -43,114 +44,6 @@ pub const MAX_RESOURCES: usize = MAX_LIST_ENTRIES;
 pub const MAX_VARS: usize = 512;
 /// Identifiers kept of one player.
 pub const MAX_IDENTIFIERS: usize = 16;
-
-/// A value that should be text: a string, or a number or boolean written as JSON
-/// writes it; `null`, arrays and objects are skipped (`None`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Scalar(pub Option<String>);
-
-impl Scalar {
-    fn as_str(&self) -> Option<&str> {
-        self.0.as_deref()
-    }
-
-    fn number<T: std::str::FromStr>(&self) -> Option<T> {
-        self.as_str().and_then(|s| s.trim().parse().ok())
-    }
-}
-
-impl<'de> Deserialize<'de> for Scalar {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Scalar;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string, number or boolean")
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Scalar, E> {
-                Ok(Scalar(Some(v.to_owned())))
-            }
-            fn visit_bool<E>(self, v: bool) -> Result<Scalar, E> {
-                Ok(Scalar(Some(v.to_string())))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<Scalar, E> {
-                Ok(Scalar(Some(v.to_string())))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<Scalar, E> {
-                Ok(Scalar(Some(v.to_string())))
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<Scalar, E> {
-                Ok(Scalar(Some(v.to_string())))
-            }
-            fn visit_unit<E>(self) -> Result<Scalar, E> {
-                Ok(Scalar(None))
-            }
-            fn visit_none<E>(self) -> Result<Scalar, E> {
-                Ok(Scalar(None))
-            }
-            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Scalar, D::Error> {
-                d.deserialize_any(self)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Scalar, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Scalar(None))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Scalar, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Scalar(None))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// A list of at most `MAX` elements, and how many the document had.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Capped<T, const MAX: usize> {
-    /// The first `MAX` elements.
-    pub kept: Vec<T>,
-    /// How many there were.
-    pub total: usize,
-}
-
-impl<T, const MAX: usize> Default for Capped<T, MAX> {
-    fn default() -> Self {
-        Self {
-            kept: Vec::new(),
-            total: 0,
-        }
-    }
-}
-
-impl<'de, T: Deserialize<'de>, const MAX: usize> Deserialize<'de> for Capped<T, MAX> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<T, const MAX: usize>(std::marker::PhantomData<T>);
-        impl<'de, T: Deserialize<'de>, const MAX: usize> Visitor<'de> for V<T, MAX> {
-            type Value = Capped<T, MAX>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a list")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let mut out = Capped::default();
-                while out.kept.len() < MAX {
-                    match seq.next_element::<T>()? {
-                        Some(v) => out.kept.push(v),
-                        None => {
-                            out.total = out.kept.len();
-                            return Ok(out);
-                        }
-                    }
-                }
-                out.total = out.kept.len();
-                while seq.next_element::<IgnoredAny>()?.is_some() {
-                    out.total = out.total.saturating_add(1);
-                }
-                Ok(out)
-            }
-        }
-        d.deserialize_seq(V(std::marker::PhantomData))
-    }
-}
 
 /// The variables of `/info.json`, in the order sent: at most [`MAX_VARS`], and how
 /// many there were.
@@ -199,41 +92,6 @@ impl<'de> Deserialize<'de> for Vars {
             }
         }
         d.deserialize_map(V)
-    }
-}
-
-/// The length of a string that is not kept (the base64 icon).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Length(pub usize);
-
-impl<'de> Deserialize<'de> for Length {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Length;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Length, E> {
-                Ok(Length(v.len()))
-            }
-            fn visit_unit<E>(self) -> Result<Length, E> {
-                Ok(Length(0))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Length, E> {
-                Ok(Length(0))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Length, E> {
-                Ok(Length(0))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Length, E> {
-                Ok(Length(0))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Length, E> {
-                Ok(Length(0))
-            }
-        }
-        d.deserialize_any(V)
     }
 }
 
