@@ -38,7 +38,7 @@ use tower_http::compression::CompressionLayer;
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::limit::RequestBodyLimitLayer;
 
-use crate::list::{rfc3339, Query};
+use crate::list::{rfc3339, Cursor, Query, Sort};
 use crate::metrics::{label, labels};
 use crate::slots::{accept, lock, open_gauge, Permit, Table, Tracker};
 use crate::Shared;
@@ -440,6 +440,7 @@ struct ListParams {
     cursor: Option<String>,
     limit: Option<String>,
     view: Option<String>,
+    sort: Option<String>,
 }
 
 fn flag(name: &str, v: Option<&str>) -> Result<Option<bool>, String> {
@@ -455,7 +456,16 @@ fn nonempty(v: Option<String>) -> Option<String> {
     v.filter(|s| !s.is_empty())
 }
 
-fn parse_params(raw: Option<&str>) -> Result<(Query, Option<SocketAddr>, usize, bool), String> {
+/// What a listing request asks for.
+struct Listing {
+    q: Query,
+    sort: Sort,
+    cursor: Option<Cursor>,
+    limit: usize,
+    summary: bool,
+}
+
+fn parse_params(raw: Option<&str>) -> Result<Listing, String> {
     let p: ListParams = serde_urlencoded_like(raw.unwrap_or(""))?;
     let protocol = match nonempty(p.protocol) {
         Some(s) => Some(
@@ -481,11 +491,16 @@ fn parse_params(raw: Option<&str>) -> Result<(Query, Option<SocketAddr>, usize, 
             .clamp(1, max),
         None => 100,
     };
+    let sort = match p.sort.as_deref() {
+        None | Some("" | "addr") => Sort::Addr,
+        Some("players") => Sort::Players,
+        Some(v) => return Err(format!("sort: expected addr or players, got {v:?}")),
+    };
     let cursor = match nonempty(p.cursor) {
-        Some(c) => Some(
-            c.parse()
-                .map_err(|_| format!("cursor: not an address: {c:?}"))?,
-        ),
+        Some(c) => Some(Cursor::parse(sort, &c).ok_or_else(|| match sort {
+            Sort::Addr => format!("cursor: not an address: {c:?}"),
+            Sort::Players => format!("cursor: not PLAYERS,ADDRESS: {c:?}"),
+        })?),
         None => None,
     };
     let q = Query {
@@ -498,7 +513,13 @@ fn parse_params(raw: Option<&str>) -> Result<(Query, Option<SocketAddr>, usize, 
         password: flag("password", p.password.as_deref())?,
         up: flag("up", p.up.as_deref())?,
     };
-    Ok((q, cursor, limit, summary))
+    Ok(Listing {
+        q,
+        sort,
+        cursor,
+        limit,
+        summary,
+    })
 }
 
 /// Query-string parsing through axum's own deserializer.
@@ -543,15 +564,21 @@ async fn servers(
     RawQuery(raw): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let (q, cursor, limit, summary) = match parse_params(raw.as_deref()) {
+    let Listing {
+        q,
+        sort,
+        cursor,
+        limit,
+        summary,
+    } = match parse_params(raw.as_deref()) {
         Ok(x) => x,
         Err(e) => return error(StatusCode::BAD_REQUEST, &e),
     };
-    let (page, version) = match shared.list.read() {
-        Ok(l) => (l.page(&q, cursor, limit), l.version),
+    let page = match shared.list.read() {
+        Ok(l) => l.page(&q, sort, cursor, limit),
         Err(_) => return error(StatusCode::INTERNAL_SERVER_ERROR, "list unavailable"),
     };
-    let etag = etag_for(version, raw.as_deref().unwrap_or(""));
+    let etag = etag_for(page.version, raw.as_deref().unwrap_or(""));
     if not_modified(&headers, &etag) {
         return StatusCode::NOT_MODIFIED.into_response();
     }
