@@ -598,7 +598,7 @@ async fn servers(
         // a page of big statuses stops at its bound without reading the rest.
         let mut statuses: BTreeMap<String, String> = BTreeMap::new();
         if !summary {
-            let addrs = chunk.iter().map(|e| e.addr.to_string()).collect();
+            let addrs = chunk.iter().map(|e| e.addr().to_string()).collect();
             let t = std::time::Instant::now();
             match shared.store.statuses(addrs).await {
                 Ok(rows) => statuses.extend(rows),

@@ -55,8 +55,6 @@ type Small = compact_str::CompactString;
 /// with its place in the tree, docs/master.md).
 #[derive(Debug, Clone)]
 pub struct Entry {
-    /// Its query address.
-    pub addr: SocketAddr,
     /// The protocols it speaks.
     pub protocols: Protocols,
     /// Answering and registering.
@@ -70,20 +68,26 @@ pub struct Entry {
     game_name: Option<Small>,
     /// The catalogue's game the status names, by one of the protocols it speaks.
     known: Option<(&'static ogp_proto::games::Game, ogp_proto::games::Rule)>,
-    mod_id: Option<Small>,
-    mod_name: Option<Small>,
-    map: Option<Small>,
     players: u32,
     max_players: Option<u32>,
     bots: Option<u32>,
-    /// What Valve filters look at, made once (its lower-case name is the API's name
-    /// filter's too).
+    /// What Valve filters look at, made once; its address, map and lower-case name
+    /// are the entry's too.
     view: View,
+    /// What few servers have (none in the common case: no allocation).
+    rare: Option<Box<Rare>>,
+    updated: i64,
+}
+
+/// The fields of an [`Entry`] that most servers do not have.
+#[derive(Debug, Clone, Default)]
+struct Rare {
+    mod_id: Option<Small>,
+    mod_name: Option<Small>,
     /// What `getservers` looks at (Quake III servers only).
-    listing: Option<Box<Listing>>,
+    listing: Option<Listing>,
     /// The game a GameSpy v1 heartbeat named: on the GameSpy master list under it.
     gs1_game: Option<Small>,
-    updated: i64,
 }
 
 /// The fields of an API list item, without `status`.
@@ -173,8 +177,23 @@ impl Entry {
         let name = Small::from(s.host_name.as_deref().unwrap_or_default());
         let small = |t: Option<&str>| t.map(Small::from);
         let protocols = parse_protocols(&r.protocols);
+        let rare = Rare {
+            mod_id: small(mod_id_of(&s)),
+            mod_name: small(
+                s.mod_info
+                    .as_ref()
+                    .map(|m| &*m.name)
+                    .filter(|n| !n.is_empty()),
+            ),
+            listing,
+            gs1_game: small(r.gs1_game.as_deref()),
+        };
+        let rare = (rare.mod_id.is_some()
+            || rare.mod_name.is_some()
+            || rare.listing.is_some()
+            || rare.gs1_game.is_some())
+        .then(|| Box::new(rare));
         let e = Self {
-            addr,
             known: known_game(&protocols, &s),
             protocols: Protocols::of(&protocols),
             up: r.up,
@@ -183,30 +202,46 @@ impl Entry {
             name,
             // a GameSpy v1 server's heartbeat names its game before its first poll does
             game_name: small(game_of(&s)).or_else(|| small(r.gs1_game.as_deref())),
-            mod_id: small(mod_id_of(&s)),
-            mod_name: small(
-                s.mod_info
-                    .as_ref()
-                    .map(|m| &*m.name)
-                    .filter(|n| !n.is_empty()),
-            ),
-            map: small(s.map.as_ref().map(|m| &*m.name)),
             players: s.player_count().unwrap_or(0),
             max_players: s.slot_max,
             bots: s.bot_count,
             password: s.password,
             view: View::of(addr, &s),
-            listing: listing.map(Box::new),
-            gs1_game: small(r.gs1_game.as_deref()),
+            rare,
             updated: r.updated,
         };
         Some((addr, Some(e), r.updated))
     }
 
+    /// Its query address.
+    pub fn addr(&self) -> SocketAddr {
+        self.view.addr()
+    }
+
+    fn map(&self) -> Option<&str> {
+        Some(self.view.map()).filter(|m| !m.is_empty())
+    }
+
+    fn mod_id(&self) -> Option<&str> {
+        self.rare.as_ref()?.mod_id.as_deref()
+    }
+
+    fn mod_name(&self) -> Option<&str> {
+        self.rare.as_ref()?.mod_name.as_deref()
+    }
+
+    fn listing(&self) -> Option<&Listing> {
+        self.rare.as_ref()?.listing.as_ref()
+    }
+
+    fn gs1_game(&self) -> Option<&str> {
+        self.rare.as_ref()?.gs1_game.as_deref()
+    }
+
     /// The API item.
     pub fn item(&self) -> Item {
         Item {
-            addr: self.addr.to_string(),
+            addr: self.addr().to_string(),
             protocols: self.protocols.iter().map(|p| p.name()).collect(),
             up: self.up,
             ping_ms: self.ping_ms,
@@ -219,8 +254,8 @@ impl Entry {
                 .map(str::to_owned),
             game_id: self.known.map(|(g, _)| g.id.as_str()),
             game_rule: self.known.map(|(_, r)| r.name()),
-            mod_name: self.mod_name.as_deref().map(str::to_owned),
-            map: self.map.as_deref().map(str::to_owned),
+            mod_name: self.mod_name().map(str::to_owned),
+            map: self.map().map(str::to_owned),
             players: self.players,
             max_players: self.max_players,
             bots: self.bots,
@@ -266,8 +301,8 @@ impl Query {
         if let Some(g) = &self.game {
             let own = [
                 e.game_name.as_deref(),
-                e.mod_id.as_deref(),
-                e.mod_name.as_deref(),
+                e.mod_id(),
+                e.mod_name(),
                 e.known.map(|(g, _)| g.name.as_str()),
                 e.known.map(|(g, _)| g.id.as_str()),
             ];
@@ -276,7 +311,7 @@ impl Query {
             }
         }
         if let Some(m) = &self.map {
-            if !e.map.as_deref().is_some_and(|x| x.eq_ignore_ascii_case(m)) {
+            if !e.map().is_some_and(|x| x.eq_ignore_ascii_case(m)) {
                 return false;
             }
         }
@@ -333,8 +368,8 @@ impl Cursor {
 
     fn of(sort: Sort, e: &Entry) -> String {
         match sort {
-            Sort::Addr => e.addr.to_string(),
-            Sort::Players => format!("{},{}", e.players, e.addr),
+            Sort::Addr => e.addr().to_string(),
+            Sort::Players => format!("{},{}", e.players, e.addr()),
         }
     }
 }
@@ -412,7 +447,6 @@ pub struct List {
     /// Boxed: the tree's nodes then hold pointers, not 300-byte entries (a third of
     /// each node is empty on average).
     entries: BTreeMap<SocketAddr, Box<Entry>>,
-    per_ip: std::collections::HashMap<IpAddr, usize>,
     counts: Counts,
     cache: std::sync::Mutex<Cache>,
     /// Grows with every change: part of the ETag.
@@ -464,7 +498,10 @@ impl List {
 
     /// Servers listed on `ip`.
     pub fn on_ip(&self, ip: IpAddr) -> usize {
-        self.per_ip.get(&ip).copied().unwrap_or(0)
+        // the tree is ordered by address, so an IP's servers are one range of it
+        let lo = SocketAddr::new(ip, 0);
+        let hi = SocketAddr::new(ip, u16::MAX);
+        self.entries.range(lo..=hi).count()
     }
 
     /// Applies rows read from the database; returns how many changed the list.
@@ -494,19 +531,12 @@ impl List {
                     if let Some(old) = self.entries.remove(&addr) {
                         self.counts.remove(&old);
                         changed += 1;
-                        if let Some(n) = self.per_ip.get_mut(&addr.ip()) {
-                            *n = n.saturating_sub(1);
-                            if *n == 0 {
-                                self.per_ip.remove(&addr.ip());
-                            }
-                        }
                     }
                 }
                 Some(e) => {
                     self.counts.add(&e);
-                    match self.entries.insert(addr, Box::new(e)) {
-                        Some(old) => self.counts.remove(&old),
-                        None => *self.per_ip.entry(addr.ip()).or_insert(0) += 1,
+                    if let Some(old) = self.entries.insert(addr, Box::new(e)) {
+                        self.counts.remove(&old);
                     }
                     changed += 1;
                 }
@@ -642,7 +672,7 @@ impl List {
                 let mut heap: std::collections::BinaryHeap<(Reverse<u32>, SocketAddr)> =
                     std::collections::BinaryHeap::with_capacity(limit + 2);
                 for e in self.entries.values() {
-                    let k = (Reverse(e.players), e.addr);
+                    let k = (Reverse(e.players), e.addr());
                     if after.is_some_and(|a| k <= a) {
                         continue;
                     }
@@ -691,7 +721,7 @@ impl List {
         )));
         let mut out = Vec::new();
         for e in self.entries.range((start, end)).map(|(_, e)| e) {
-            let SocketAddr::V4(a) = e.addr else { continue };
+            let SocketAddr::V4(a) = e.addr() else { continue };
             if !e.up || !e.protocols.contains(Protocol::A2s) || !filter.matches_view(&e.view) {
                 continue;
             }
@@ -713,8 +743,8 @@ impl List {
             .values()
             .filter(|e| e.up)
             .filter_map(|e| {
-                let l = e.listing.as_deref()?;
-                let addr = canonical(e.addr);
+                let l = e.listing()?;
+                let addr = canonical(e.addr());
                 (req.wants_family(addr) && req.matches(l, e.players, e.max_players)).then_some(addr)
             })
             .collect()
@@ -726,7 +756,7 @@ impl List {
         self.entries
             .values()
             .filter(|e| e.up && e.protocols.contains(Protocol::Quakeworld))
-            .map(|e| canonical(e.addr))
+            .map(|e| canonical(e.addr()))
             .filter(SocketAddr::is_ipv4)
             .collect()
     }
@@ -738,7 +768,7 @@ impl List {
         self.entries
             .values()
             .filter(|e| e.up && e.protocols.contains(protocol))
-            .map(|e| canonical(e.addr))
+            .map(|e| canonical(e.addr()))
             .collect()
     }
 
@@ -749,11 +779,10 @@ impl List {
             .values()
             .filter(|e| e.up)
             .filter(|e| {
-                e.gs1_game
-                    .as_deref()
+                e.gs1_game()
                     .is_some_and(|g| g.eq_ignore_ascii_case(game))
             })
-            .filter_map(|e| match canonical(e.addr) {
+            .filter_map(|e| match canonical(e.addr()) {
                 SocketAddr::V4(v4) => Some(v4),
                 SocketAddr::V6(_) => None,
             })
@@ -770,7 +799,7 @@ impl List {
             .values()
             .filter(|e| e.up && e.protocols.contains(Protocol::Cube2))
             .filter_map(|e| {
-                let addr = canonical(e.addr);
+                let addr = canonical(e.addr());
                 let port = addr
                     .port()
                     .checked_sub(ogp_proto::cube2::QUERY_PORT_OFFSET)?;
@@ -791,7 +820,7 @@ impl List {
     /// Whether `addr` is listed with the GameSpy master list's game (a server verified
     /// through a probe is listed without it, and verified again at its next heartbeat).
     pub fn has_gs1_game(&self, addr: SocketAddr) -> bool {
-        self.get(addr).is_some_and(|e| e.gs1_game.is_some())
+        self.get(addr).is_some_and(|e| e.gs1_game().is_some())
     }
 }
 
@@ -932,7 +961,7 @@ mod tests {
                 .page(&q, Sort::Addr, None, 10)
                 .entries
                 .iter()
-                .map(|e| e.addr.to_string())
+                .map(|e| e.addr().to_string())
                 .collect();
             assert_eq!(found, [addr], "{name}");
         }
@@ -991,7 +1020,7 @@ mod tests {
                 .page(&q, Sort::Addr, None, 10)
                 .entries
                 .iter()
-                .map(|e| e.addr.port())
+                .map(|e| e.addr().port())
                 .collect();
             assert_eq!(found, [1], "{name}");
         }
@@ -1019,7 +1048,7 @@ mod tests {
         loop {
             let p = l.page(&q, Sort::Addr, cursor, 100);
             assert_eq!(p.total, 501);
-            seen.extend(p.entries.iter().map(|e| e.addr));
+            seen.extend(p.entries.iter().map(|e| e.addr()));
             match p.next {
                 Some(n) => cursor = Cursor::parse(Sort::Addr, &n),
                 None => break,
@@ -1088,7 +1117,7 @@ mod tests {
             for _ in 0..100 {
                 let p = l.page(&q, Sort::Players, cursor, 37);
                 assert_eq!(p.total, want);
-                seen.extend(p.entries.iter().map(|e| (e.players, e.addr)));
+                seen.extend(p.entries.iter().map(|e| (e.players, e.addr())));
                 match p.next {
                     Some(n) => cursor = Some(Cursor::parse(Sort::Players, &n).unwrap()),
                     None => break,
@@ -1179,7 +1208,63 @@ mod tests {
         let d = l.page(&q, Sort::Players, None, 6);
         assert_eq!(d.version, l.version);
         assert!(d.total == a.total || d.total == a.total + 1);
-        assert_eq!(d.entries.first().map(|e| e.addr.to_string()).as_deref(), Some("127.0.9.9:1"));
+        assert_eq!(d.entries.first().map(|e| e.addr().to_string()).as_deref(), Some("127.0.9.9:1"));
+    }
+
+    /// What an entry costs: `cargo test --release -p ogp-master --lib
+    /// list::tests::bytes_per_entry -- --ignored --nocapture` (docs/master.md).
+    #[test]
+    #[ignore = "a measurement: a million entries"]
+    fn bytes_per_entry() {
+        fn rss_kb() -> u64 {
+            std::fs::read_to_string("/proc/self/status")
+                .unwrap_or_default()
+                .lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+                .unwrap_or(0)
+        }
+        let n = 1_000_000u32;
+        let before = rss_kb();
+        let mut l = List::default();
+        for chunk in 0..n / 5000 {
+            let rows = (chunk * 5000..(chunk + 1) * 5000)
+                .map(|i| {
+                    let mut s = Status::default();
+                    s.host_name = Some(format!("Simulated server {i}").into());
+                    s.game_name = Some(["tf", "cstrike", "bf2", "quake"][(i % 4) as usize].into());
+                    s.map = Some(ogp_proto::MapInfo::named("de_dust2"));
+                    s.player_count = Some(i % 33);
+                    s.slot_max = Some(32);
+                    s.password = Some(i % 10 == 0);
+                    let mut r = row(
+                        &SocketAddr::from(([10, (i >> 16) as u8, (i >> 8) as u8, i as u8], 27015))
+                            .to_string(),
+                        "",
+                        0,
+                        "a2s",
+                    );
+                    r.summary = Some(serde_json::to_string(&s).unwrap());
+                    r
+                })
+                .collect();
+            l.apply(rows);
+        }
+        let after = rss_kb();
+        println!(
+            "size_of::<Entry>() = {} bytes; {} entries: {} MB, {} bytes each with the tree",
+            std::mem::size_of::<Entry>(),
+            l.len(),
+            (after - before) / 1024,
+            (after - before) * 1024 / u64::from(n)
+        );
+        let t = std::time::Instant::now();
+        let q = Query {
+            name: Some("server 4242".into()),
+            ..Query::default()
+        };
+        let total = l.total(&q);
+        println!("a pass over the list (name filter, {total} found): {:?}", t.elapsed());
     }
 
     #[test]

@@ -509,6 +509,16 @@ impl View {
         }
     }
 
+    /// The server's address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The server's map (empty when it has none).
+    pub fn map(&self) -> &str {
+        &self.map
+    }
+
     /// The server's name in lower case (empty when it has none).
     pub fn lowercase_name(&self) -> &str {
         &self.name
