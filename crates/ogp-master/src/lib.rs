@@ -594,6 +594,7 @@ async fn housekeeping(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
     let mut refresh =
         tokio::time::interval(Duration::from_millis(shared.config.refresh_ms.max(50)));
     let mut expire = tokio::time::interval(Duration::from_secs(15));
+    let mut last_expire = None;
     loop {
         tokio::select! {
             _ = refresh.tick() => {
@@ -603,8 +604,10 @@ async fn housekeeping(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
             }
             _ = expire.tick() => {
                 let t = std::time::Instant::now();
-                if let Err(e) = shared.store.expire(now_ms(), shared.timers).await {
-                    tracing::warn!("expiring servers: {e:#}");
+                let now = now_ms();
+                match shared.store.expire(now, shared.timers, last_expire).await {
+                    Ok(()) => last_expire = Some(now),
+                    Err(e) => tracing::warn!("expiring servers: {e:#}"),
                 }
                 shared.metrics.db("expire", t);
             }

@@ -74,7 +74,29 @@ ALTER TABLE servers ADD COLUMN note TEXT;
     "
 ALTER TABLE servers ADD COLUMN gs1_game TEXT;
 ",
+    // A million servers: history is thinned by age (`expire`, by time), and servers that
+    // stopped registering are found without a pass over every row.
+    "
+CREATE INDEX history_t ON history (t);
+CREATE INDEX servers_registration ON servers (last_registration) WHERE removed = 0 AND operator IS NULL;
+",
 ];
+
+/// How history is thinned with age: points older than the age (ms) are merged into one
+/// per bucket (ms) of that size, the most players of the bucket. With the default
+/// resolution (300 s) and retention (7 days), a server keeps at most 12 points of its
+/// last hour, 60 of the next five hours (5 min), 42 of the rest of its last two days
+/// (hourly) and 20 of the five days before (6-hourly): 134 points; with a resolution of
+/// R seconds, at most 3600 / R + 122.
+pub const HISTORY_TIERS: [(i64, i64); 3] = [
+    (3_600_000, 300_000),
+    (21_600_000, 3_600_000),
+    (172_800_000, 21_600_000),
+];
+
+/// How far before the previous pass's cuts a thinning pass looks again (points written
+/// late, by a slow transaction or another instance).
+const HISTORY_THIN_OVERLAP_MS: i64 = 60_000;
 
 /// A server's row key: its address, an IPv4-mapped one as its IPv4 (one server, one
 /// row, whichever socket or form it came through).
@@ -430,6 +452,33 @@ fn pg_config(
         }
     }
     Ok(config)
+}
+
+/// The statements that thin history by age ([`HISTORY_TIERS`]): each tier's points
+/// that are not on a bucket's start are merged into the point at its start (the most
+/// players), then deleted. Both statements find their rows through the index on `t`.
+///
+/// `since`: the time of the previous pass (each tier then looks only at what aged into
+/// it since, a few seconds' worth); `None` for a pass over everything (at start).
+fn thin_history(now: i64, since: Option<i64>) -> Vec<Step> {
+    let merge = "INSERT INTO history (addr, t, players)
+          SELECT addr, (t / CAST($3 AS BIGINT)) * CAST($3 AS BIGINT), MAX(players) FROM history
+          WHERE t < $1 AND t >= $2 AND t % CAST($3 AS BIGINT) <> 0
+          GROUP BY 1, 2
+        ON CONFLICT (addr, t) DO UPDATE SET players =
+          CASE WHEN excluded.players > history.players THEN excluded.players ELSE history.players END";
+    let delete = "DELETE FROM history WHERE t < $1 AND t >= $2 AND t % CAST($3 AS BIGINT) <> 0";
+    HISTORY_TIERS
+        .iter()
+        .flat_map(|&(age, bucket)| {
+            let cut = now - age;
+            let lo = since.map_or(i64::MIN / 4, |s| s - age - HISTORY_THIN_OVERLAP_MS);
+            [
+                (merge, params![cut, lo, bucket]),
+                (delete, params![cut, lo, bucket]),
+            ]
+        })
+        .collect()
 }
 
 fn sqlite_sql(sql: &str) -> String {
@@ -941,18 +990,34 @@ impl Store {
     }
 
     /// Marks down the servers that stopped registering, removes those down past the
-    /// grace period, deletes old history and long-removed rows.
-    pub async fn expire(&self, now: i64, t: Timers) -> Result<()> {
+    /// grace period, deletes old history and long-removed rows, thins history by age
+    /// ([`HISTORY_TIERS`]; `since`: the time of the previous call, `None` for a pass
+    /// over all of it).
+    pub async fn expire(&self, now: i64, t: Timers, since: Option<i64>) -> Result<()> {
         let reg_cut = now - t.registration_timeout_ms;
         let remove_cut = reg_cut - t.grace_ms;
         let history_cut = now - t.history_retention_ms;
         let purge_cut = now - 86_400_000;
-        let steps = vec![
+        let mut steps = vec![
             ("UPDATE servers SET up = 0, updated = $1 WHERE removed = 0 AND up = 1 AND operator IS NULL AND last_registration < $2", params![now, reg_cut]),
             ("UPDATE servers SET removed = 1, updated = $1 WHERE removed = 0 AND operator IS NULL AND last_registration < $2", params![now, remove_cut]),
-            ("DELETE FROM history WHERE t < $1", params![history_cut]),
             ("DELETE FROM servers WHERE removed = 1 AND updated < $1", params![purge_cut]),
         ];
+        // thinned first: a merged point lies at its bucket's start, maybe past the
+        // retention
+        steps.extend(thin_history(now, since));
+        steps.push(("DELETE FROM history WHERE t < $1", params![history_cut]));
+        self.write(steps).await.map(drop)
+    }
+
+    /// Adds history points (time, players) to a server's (benchmarks and tests).
+    pub async fn insert_history(&self, addr: SocketAddr, points: &[(i64, i64)]) -> Result<()> {
+        let sql =
+            "INSERT INTO history (addr, t, players) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING";
+        let steps = points
+            .iter()
+            .map(|(t, n)| (sql, params![key(addr), *t, *n]))
+            .collect();
         self.write(steps).await.map(drop)
     }
 
@@ -1146,6 +1211,28 @@ impl Store {
 mod sqlite_tests {
     use super::*;
 
+    /// A point a minute for eight days: thinned to the tiers' bound (at most 134 points
+    /// with points every 5 minutes; here 60 + 60 + 42 + 20 with one a minute), the
+    /// largest count kept through the merges, nothing past the retention.
+    #[tokio::test]
+    async fn history_is_thinned_by_age_and_capped() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let now = 1_800_000_000_000 + 123_456;
+        let got = thinned_history(&store, now, 60_000, 8 * 86_400_000).await.unwrap();
+        // the 8th point of the week, with 1,007 players, is older than 7 days: gone
+        let (total, recent, five_min, hourly, six_hourly, max) =
+            (got[0], got[1], got[2], got[3], got[4], got[5]);
+        assert_eq!(recent, 60, "{got:?}");
+        assert!((60..=61).contains(&five_min), "{got:?}");
+        assert!((42..=43).contains(&hourly), "{got:?}");
+        assert!((20..=21).contains(&six_hourly), "{got:?}");
+        assert!(total <= 60 + 61 + 43 + 21, "{got:?}");
+        assert_eq!(max, 49, "{got:?}");
+        // thinning again changes nothing
+        let again = thinned_history(&store, now, 1_000_000_000, 1).await.unwrap();
+        assert_eq!(again[0], total);
+    }
+
     /// A Quake III server's listing is stored at verification and read back with the
     /// list's rows; another server has none.
     #[tokio::test]
@@ -1191,6 +1278,43 @@ mod sqlite_tests {
         assert_eq!(gs1(q3).as_deref(), Some("ut"));
         assert_eq!(gs1(other), None);
     }
+}
+
+/// History of `addr` as [`Store::expire`] leaves it, given a point every `step` ms over
+/// the last `span` ms at `now`: (points, points in each tier and beyond, the most
+/// players kept). Shared by the SQLite test here and the PostgreSQL one.
+#[doc(hidden)]
+pub async fn thinned_history(store: &Store, now: i64, step: i64, span: i64) -> Result<Vec<usize>> {
+    let addr = SocketAddr::from(([127, 9, 9, 9], 27015));
+    let t0 = now - span;
+    let points: Vec<(i64, i64)> = (0..span / step)
+        .map(|i| (t0 + i * step, (i % 50) + if i == 7 { 1000 } else { 0 }))
+        .collect();
+    store.insert_history(addr, &points).await?;
+    store
+        .expire(
+            now,
+            Timers {
+                poll_interval_ms: 60_000,
+                registration_timeout_ms: 600_000,
+                grace_ms: 900_000,
+                history_retention_ms: 7 * 86_400_000,
+                lease_slack_ms: 30_000,
+            },
+            None,
+        )
+        .await?;
+    let kept = store.history(key(addr)).await?;
+    let in_range = |lo: i64, hi: i64| kept.iter().filter(|(t, _)| *t >= now - hi && *t < now - lo).count();
+    let max = kept.iter().map(|(_, n)| *n).max().unwrap_or(0);
+    Ok(vec![
+        kept.len(),
+        in_range(0, HISTORY_TIERS[0].0),
+        in_range(HISTORY_TIERS[0].0, HISTORY_TIERS[1].0),
+        in_range(HISTORY_TIERS[1].0, HISTORY_TIERS[2].0),
+        in_range(HISTORY_TIERS[2].0, i64::MAX / 2),
+        usize::try_from(max).unwrap_or(0),
+    ])
 }
 
 #[cfg(all(test, feature = "postgres"))]

@@ -145,3 +145,24 @@ async fn a_quake3_listing_round_trips() {
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].listing(), Some(l));
 }
+
+/// History thinned by age on PostgreSQL as on SQLite (`store::sqlite_tests`): a point a
+/// minute for eight days leaves 60 + 60 + 42 + 20 or so, the largest count kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_is_thinned_by_age_and_capped() {
+    let pg = ogp_testkit::postgres::Cluster::start();
+    let store = Store::open(&pg.url()).await.unwrap();
+    let now = 1_800_000_000_000 + 123_456;
+    let got = ogp_master::store::thinned_history(&store, now, 60_000, 8 * 86_400_000)
+        .await
+        .unwrap();
+    assert_eq!(got[1], 60, "{got:?}");
+    assert!((60..=61).contains(&got[2]), "{got:?}");
+    assert!((42..=43).contains(&got[3]), "{got:?}");
+    assert!((20..=21).contains(&got[4]), "{got:?}");
+    assert_eq!(got[5], 49, "{got:?}");
+    let again = ogp_master::store::thinned_history(&store, now, 1_000_000_000, 1)
+        .await
+        .unwrap();
+    assert_eq!(again[0], got[0]);
+}
