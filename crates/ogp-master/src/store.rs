@@ -79,8 +79,13 @@ ALTER TABLE servers ADD COLUMN gs1_game TEXT;
     "
 CREATE INDEX history_t ON history (t);
 CREATE INDEX servers_registration ON servers (last_registration) WHERE removed = 0 AND operator IS NULL;
+CREATE TABLE instances (name TEXT PRIMARY KEY, seen BIGINT NOT NULL);
 ",
 ];
+
+/// An instance that has not claimed servers for this long is not counted among those
+/// sharing the polling (each claims every 500 ms).
+pub const INSTANCE_LIVE_MS: i64 = 5_000;
 
 /// How history is thinned with age: points older than the age (ms) are merged into one
 /// per bucket (ms) of that size, the most players of the bucket. With the default
@@ -843,6 +848,74 @@ impl Store {
             .map(|(a, w)| vec![(sql, params![key(*a), now, i64::from(*w)])])
             .collect();
         self.write_rows(rows).await
+    }
+
+    /// One number from a read (`COUNT(*)`), on the API's connection.
+    async fn read_count(&self, sql: &'static str, params: Vec<Param>) -> Result<i64> {
+        match self {
+            Self::Sqlite(_, c, _) => {
+                Self::sqlite(c, move |c| {
+                    let mut st = c.prepare_cached(&sqlite_sql(sql))?;
+                    Ok(st.query_row(rusqlite::params_from_iter(&params), |r| r.get(0))?)
+                })
+                .await
+            }
+            #[cfg(feature = "postgres")]
+            Self::Postgres(pg) => {
+                let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params
+                    .iter()
+                    .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync))
+                    .collect();
+                Ok(pg.api.query_one(sql, &refs).await?.get(0))
+            }
+        }
+    }
+
+    /// Notes that `owner` is alive and polling; returns how many instances are (itself
+    /// included): those that noted it within [`INSTANCE_LIVE_MS`].
+    pub async fn heartbeat(&self, owner: &str, now: i64) -> Result<i64> {
+        let sql = "INSERT INTO instances (name, seen) VALUES ($1, $2)
+            ON CONFLICT (name) DO UPDATE SET seen = excluded.seen";
+        let gone = "DELETE FROM instances WHERE seen < $1";
+        self.write(vec![
+            (sql, params![owner, now]),
+            (gone, params![now - 86_400_000]),
+        ])
+        .await?;
+        let live = self
+            .read_count(
+                "SELECT COUNT(*) FROM instances WHERE seen >= $1",
+                params![now - INSTANCE_LIVE_MS],
+            )
+            .await?;
+        Ok(live.max(1))
+    }
+
+    /// Servers due for a poll that no other live instance holds, counted up to `cap`.
+    pub async fn due(&self, owner: &str, now: i64, cap: i64) -> Result<i64> {
+        let sql = "SELECT COUNT(*) FROM (SELECT 1 FROM servers WHERE removed = 0 AND next_poll <= $2
+              AND (lease_owner IS NULL OR lease_owner = $1 OR lease_until < $2) LIMIT $3) AS due";
+        self.read_count(sql, params![owner, now, cap]).await
+    }
+
+    /// Takes this instance's share of the servers due for a poll that no other live
+    /// instance holds: of `due` such servers and `live` instances, `due / live` (rounded
+    /// up), at most `limit`. So instances sharing a database split the polling, each
+    /// taking its part at each of its claims, and one alone takes everything due.
+    pub async fn claim_share(
+        &self,
+        owner: &str,
+        now: i64,
+        t: Timers,
+        limit: i64,
+    ) -> Result<Vec<Claim>> {
+        let live = self.heartbeat(owner, now).await?;
+        if live > 1 {
+            let due = self.due(owner, now, limit.saturating_mul(live)).await?;
+            let share = (due + live - 1) / live;
+            return self.claim_due(owner, now, t, limit.min(share.max(1))).await;
+        }
+        self.claim_due(owner, now, t, limit).await
     }
 
     /// Takes up to `limit` servers due for a poll that no other live instance holds.
