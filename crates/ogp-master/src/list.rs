@@ -721,7 +721,9 @@ impl List {
         )));
         let mut out = Vec::new();
         for e in self.entries.range((start, end)).map(|(_, e)| e) {
-            let SocketAddr::V4(a) = e.addr() else { continue };
+            let SocketAddr::V4(a) = e.addr() else {
+                continue;
+            };
             if !e.up || !e.protocols.contains(Protocol::A2s) || !filter.matches_view(&e.view) {
                 continue;
             }
@@ -778,10 +780,7 @@ impl List {
         self.entries
             .values()
             .filter(|e| e.up)
-            .filter(|e| {
-                e.gs1_game()
-                    .is_some_and(|g| g.eq_ignore_ascii_case(game))
-            })
+            .filter(|e| e.gs1_game().is_some_and(|g| g.eq_ignore_ascii_case(game)))
             .filter_map(|e| match canonical(e.addr()) {
                 SocketAddr::V4(v4) => Some(v4),
                 SocketAddr::V6(_) => None,
@@ -1137,7 +1136,14 @@ mod tests {
             .page(&Query::default(), Sort::Players, Some(end), 10)
             .entries
             .is_empty());
-        for bad in ["", "5", "x,127.0.0.1:1", "5,nowhere", "-1,127.0.0.1:1", "5;127.0.0.1:1"] {
+        for bad in [
+            "",
+            "5",
+            "x,127.0.0.1:1",
+            "5,nowhere",
+            "-1,127.0.0.1:1",
+            "5;127.0.0.1:1",
+        ] {
             assert_eq!(Cursor::parse(Sort::Players, bad), None, "{bad:?}");
         }
         assert_eq!(Cursor::parse(Sort::Addr, "5,127.0.0.1:1"), None);
@@ -1208,7 +1214,10 @@ mod tests {
         let d = l.page(&q, Sort::Players, None, 6);
         assert_eq!(d.version, l.version);
         assert!(d.total == a.total || d.total == a.total + 1);
-        assert_eq!(d.entries.first().map(|e| e.addr().to_string()).as_deref(), Some("127.0.9.9:1"));
+        assert_eq!(
+            d.entries.first().map(|e| e.addr().to_string()).as_deref(),
+            Some("127.0.9.9:1")
+        );
     }
 
     /// What an entry costs: `cargo test --release -p ogp-master --lib
@@ -1264,7 +1273,10 @@ mod tests {
             ..Query::default()
         };
         let total = l.total(&q);
-        println!("a pass over the list (name filter, {total} found): {:?}", t.elapsed());
+        println!(
+            "a pass over the list (name filter, {total} found): {:?}",
+            t.elapsed()
+        );
     }
 
     #[test]

@@ -893,7 +893,8 @@ impl Store {
 
     /// Servers due for a poll that no other live instance holds, counted up to `cap`.
     pub async fn due(&self, owner: &str, now: i64, cap: i64) -> Result<i64> {
-        let sql = "SELECT COUNT(*) FROM (SELECT 1 FROM servers WHERE removed = 0 AND next_poll <= $2
+        let sql =
+            "SELECT COUNT(*) FROM (SELECT 1 FROM servers WHERE removed = 0 AND next_poll <= $2
               AND (lease_owner IS NULL OR lease_owner = $1 OR lease_until < $2) LIMIT $3) AS due";
         self.read_count(sql, params![owner, now, cap]).await
     }
@@ -1234,8 +1235,19 @@ impl Store {
     /// [`Store::insert_simulated`], each status with a rule of `rule_bytes` bytes more
     /// (big statuses, for tests of big listings).
     pub async fn insert_simulated_with(&self, n: u32, now: i64, rule_bytes: usize) -> Result<()> {
-        let mut rows = Vec::with_capacity(n as usize);
-        for i in 0..n {
+        self.insert_simulated_range(0..n, now, rule_bytes).await
+    }
+
+    /// [`Store::insert_simulated_with`] for the servers numbered `range` (a large list is
+    /// written a chunk at a time).
+    pub async fn insert_simulated_range(
+        &self,
+        range: std::ops::Range<u32>,
+        now: i64,
+        rule_bytes: usize,
+    ) -> Result<()> {
+        let mut rows = Vec::with_capacity(range.len());
+        for i in range {
             let addr = SocketAddr::from(([10, (i >> 16) as u8, (i >> 8) as u8, i as u8], 27015));
             let mut status = Status::default();
             status.host_name = Some(format!("Simulated server {i}").into());
@@ -1291,7 +1303,9 @@ mod sqlite_tests {
     async fn history_is_thinned_by_age_and_capped() {
         let store = Store::open("sqlite::memory:").await.unwrap();
         let now = 1_800_000_000_000 + 123_456;
-        let got = thinned_history(&store, now, 60_000, 8 * 86_400_000).await.unwrap();
+        let got = thinned_history(&store, now, 60_000, 8 * 86_400_000)
+            .await
+            .unwrap();
         // the 8th point of the week, with 1,007 players, is older than 7 days: gone
         let (total, recent, five_min, hourly, six_hourly, max) =
             (got[0], got[1], got[2], got[3], got[4], got[5]);
@@ -1302,7 +1316,9 @@ mod sqlite_tests {
         assert!(total <= 60 + 61 + 43 + 21, "{got:?}");
         assert_eq!(max, 49, "{got:?}");
         // thinning again changes nothing
-        let again = thinned_history(&store, now, 1_000_000_000, 1).await.unwrap();
+        let again = thinned_history(&store, now, 1_000_000_000, 1)
+            .await
+            .unwrap();
         assert_eq!(again[0], total);
     }
 
@@ -1378,7 +1394,11 @@ pub async fn thinned_history(store: &Store, now: i64, step: i64, span: i64) -> R
         )
         .await?;
     let kept = store.history(key(addr)).await?;
-    let in_range = |lo: i64, hi: i64| kept.iter().filter(|(t, _)| *t >= now - hi && *t < now - lo).count();
+    let in_range = |lo: i64, hi: i64| {
+        kept.iter()
+            .filter(|(t, _)| *t >= now - hi && *t < now - lo)
+            .count()
+    };
     let max = kept.iter().map(|(_, n)| *n).max().unwrap_or(0);
     Ok(vec![
         kept.len(),
