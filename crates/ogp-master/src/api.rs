@@ -574,9 +574,33 @@ async fn servers(
         Ok(x) => x,
         Err(e) => return error(StatusCode::BAD_REQUEST, &e),
     };
-    let page = match shared.list.read() {
-        Ok(l) => l.page(&q, sort, cursor, limit),
-        Err(_) => return error(StatusCode::INTERNAL_SERVER_ERROR, "list unavailable"),
+    // a page may be a pass over the whole list: off the async workers
+    let made = {
+        let shared = shared.clone();
+        let q = q.clone();
+        tokio::task::spawn_blocking(move || {
+            shared
+                .list
+                .read()
+                .map(|l| l.page(&q, sort, cursor, limit))
+                .ok()
+        })
+        .await
+    };
+    let page = match made {
+        Ok(Some((page, fresh))) => {
+            if fresh == crate::list::Freshness::Stale {
+                // made again for the next requests, not this one
+                let shared = shared.clone();
+                tokio::task::spawn_blocking(move || {
+                    if let Ok(l) = shared.list.read() {
+                        l.refresh_first_page(&q, sort, limit);
+                    }
+                });
+            }
+            page
+        }
+        _ => return error(StatusCode::INTERNAL_SERVER_ERROR, "list unavailable"),
     };
     let etag = etag_for(page.version, raw.as_deref().unwrap_or(""));
     if not_modified(&headers, &etag) {

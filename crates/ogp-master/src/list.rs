@@ -385,13 +385,34 @@ struct Cached<T> {
     version: u64,
     at: std::time::Instant,
     value: T,
+    /// A request found it stale and is making it again: others take it as it is.
+    refreshing: bool,
 }
 
 impl<T: Clone> Cached<T> {
-    fn fresh(&self, version: u64, now: std::time::Instant) -> Option<(T, u64)> {
-        (self.version == version || now.saturating_duration_since(self.at) < CACHE_STALE)
-            .then(|| (self.value.clone(), self.version))
+    fn new(version: u64, at: std::time::Instant, value: T) -> Self {
+        Self {
+            version,
+            at,
+            value,
+            refreshing: false,
+        }
     }
+
+    fn fresh(&self, version: u64, now: std::time::Instant) -> bool {
+        self.version == version || now.saturating_duration_since(self.at) < CACHE_STALE
+    }
+}
+
+/// What [`List::page`] says of a first page's freshness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Freshness {
+    /// Made at the list's version, or less than [`CACHE_STALE`] ago (or a later page,
+    /// made now).
+    Fresh,
+    /// Older: the caller is to make it again ([`List::refresh_first_page`]), off the
+    /// request's path; other requests are answered with it meanwhile.
+    Stale,
 }
 
 /// First pages (by query, order and size) and totals (by query), made once for every
@@ -449,6 +470,9 @@ pub struct List {
     entries: BTreeMap<SocketAddr, Box<Entry>>,
     counts: Counts,
     cache: std::sync::Mutex<Cache>,
+    /// Held while a first page missing from the cache is made: the clients asking for
+    /// it at once wait for that one pass rather than each making its own.
+    making: std::sync::Mutex<()>,
     /// Grows with every change: part of the ETag.
     pub version: u64,
     /// The newest `updated` seen (ms), where the next refresh starts.
@@ -572,71 +596,116 @@ impl List {
     }
 
     /// Servers matching `q`: the list's size without filters, else a pass over the list,
-    /// cached ([`CACHE_STALE`]).
-    fn total(&self, q: &Query) -> usize {
+    /// cached ([`CACHE_STALE`]; `again`: counted now whatever the cache holds).
+    fn total(&self, q: &Query, again: bool) -> usize {
         if *q == Query::default() {
             return self.entries.len();
         }
         let now = std::time::Instant::now();
-        if let Some((t, _)) = self
-            .cache()
-            .totals
-            .get(q)
-            .and_then(|c| c.fresh(self.version, now))
-        {
-            return t;
+        if !again {
+            if let Some(c) = self
+                .cache()
+                .totals
+                .get(q)
+                .filter(|c| c.fresh(self.version, now))
+            {
+                return c.value;
+            }
         }
         let total = self.entries.values().filter(|e| q.matches(e)).count();
         let mut c = self.cache();
         if c.totals.len() >= CACHE_ENTRIES {
             c.totals.clear();
         }
-        c.totals.insert(
-            q.clone(),
-            Cached {
-                version: self.version,
-                at: now,
-                value: total,
-            },
-        );
+        c.totals
+            .insert(q.clone(), Cached::new(self.version, now, total));
         total
     }
 
     /// A page of the servers matching `q` in `sort`'s order, after `cursor`, at most
-    /// `limit`. First pages are cached ([`CACHE_STALE`]); a later page in address order
-    /// walks the tree from its cursor, one in player order passes over the list once.
-    pub fn page(&self, q: &Query, sort: Sort, cursor: Option<Cursor>, limit: usize) -> Page {
+    /// `limit`. A later page in address order walks the tree from its cursor, one in
+    /// player order passes over the list once. First pages come from a cache: one
+    /// missing is made once however many ask at the same time; one older than
+    /// [`CACHE_STALE`] (with changes since) is answered as it is and said
+    /// [`Freshness::Stale`] to the first request that finds it, which is to have it made
+    /// again ([`List::refresh_first_page`]) off its path.
+    pub fn page(
+        &self,
+        q: &Query,
+        sort: Sort,
+        cursor: Option<Cursor>,
+        limit: usize,
+    ) -> (Page, Freshness) {
         let limit = limit.max(1);
-        let now = std::time::Instant::now();
-        if cursor.is_none() {
-            let key = (q.clone(), sort, limit);
-            if let Some((p, _)) = self
-                .cache()
-                .first
-                .get(&key)
-                .and_then(|c| c.fresh(self.version, now))
-            {
-                return p;
-            }
-            let page = self.make_page(q, sort, None, limit);
-            let mut c = self.cache();
-            if c.first.len() >= CACHE_ENTRIES {
-                c.first.clear();
-            }
-            c.first.insert(
-                key,
-                Cached {
-                    version: self.version,
-                    at: now,
-                    value: page.clone(),
-                },
+        if cursor.is_some() {
+            return (
+                self.make_page(q, sort, cursor, limit, false),
+                Freshness::Fresh,
             );
-            return page;
         }
-        self.make_page(q, sort, cursor, limit)
+        let key = (q.clone(), sort, limit);
+        let cached = |this: &Self| {
+            let now = std::time::Instant::now();
+            let mut c = this.cache();
+            let hit = c.first.get_mut(&key)?;
+            if hit.fresh(this.version, now) || hit.refreshing {
+                return Some((hit.value.clone(), Freshness::Fresh));
+            }
+            hit.refreshing = true;
+            Some((hit.value.clone(), Freshness::Stale))
+        };
+        if let Some(hit) = cached(self) {
+            return hit;
+        }
+        let _one = self
+            .making
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(hit) = cached(self) {
+            return hit;
+        }
+        (self.refresh_first_page(q, sort, limit), Freshness::Fresh)
     }
 
-    fn make_page(&self, q: &Query, sort: Sort, cursor: Option<Cursor>, limit: usize) -> Page {
+    /// Makes every cached page and total older than [`CACHE_STALE`] (tests).
+    #[cfg(test)]
+    fn age_cache(&self) {
+        let mut c = self.cache();
+        let Some(old) = std::time::Instant::now().checked_sub(CACHE_STALE * 2) else {
+            return;
+        };
+        for v in c.first.values_mut() {
+            v.at = old;
+        }
+        for v in c.totals.values_mut() {
+            v.at = old;
+        }
+    }
+
+    /// Makes a first page (and its total) now and caches it.
+    pub fn refresh_first_page(&self, q: &Query, sort: Sort, limit: usize) -> Page {
+        let limit = limit.max(1);
+        let now = std::time::Instant::now();
+        let page = self.make_page(q, sort, None, limit, true);
+        let mut c = self.cache();
+        if c.first.len() >= CACHE_ENTRIES {
+            c.first.clear();
+        }
+        c.first.insert(
+            (q.clone(), sort, limit),
+            Cached::new(self.version, now, page.clone()),
+        );
+        page
+    }
+
+    fn make_page(
+        &self,
+        q: &Query,
+        sort: Sort,
+        cursor: Option<Cursor>,
+        limit: usize,
+        count_again: bool,
+    ) -> Page {
         let mut entries = Vec::with_capacity(limit.min(1024));
         let mut next = None;
         match sort {
@@ -702,7 +771,7 @@ impl List {
         Page {
             entries,
             next,
-            total: self.total(q),
+            total: self.total(q, count_again),
             version: self.version,
         }
     }
@@ -929,6 +998,7 @@ mod tests {
         l.apply(vec![valheim, bf2, row("127.0.0.1:12", "c", 1, "a2s")]);
         let items: Vec<Item> = l
             .page(&Query::default(), Sort::Addr, None, 10)
+            .0
             .entries
             .iter()
             .map(Entry::item)
@@ -958,6 +1028,7 @@ mod tests {
             };
             let found: Vec<String> = l
                 .page(&q, Sort::Addr, None, 10)
+                .0
                 .entries
                 .iter()
                 .map(|e| e.addr().to_string())
@@ -989,6 +1060,7 @@ mod tests {
         l.apply(vec![with_mod, only_mod, row("127.0.0.1:3", "c", 1, "gqp")]);
         let items: Vec<Item> = l
             .page(&Query::default(), Sort::Addr, None, 10)
+            .0
             .entries
             .iter()
             .map(Entry::item)
@@ -1017,6 +1089,7 @@ mod tests {
             };
             let found: Vec<_> = l
                 .page(&q, Sort::Addr, None, 10)
+                .0
                 .entries
                 .iter()
                 .map(|e| e.addr().port())
@@ -1045,7 +1118,7 @@ mod tests {
         let mut seen = Vec::new();
         let mut cursor = None;
         loop {
-            let p = l.page(&q, Sort::Addr, cursor, 100);
+            let p = l.page(&q, Sort::Addr, cursor, 100).0;
             assert_eq!(p.total, 501);
             seen.extend(p.entries.iter().map(|e| e.addr()));
             match p.next {
@@ -1062,7 +1135,7 @@ mod tests {
             not_full: true,
             ..Query::default()
         };
-        let p = l.page(&q, Sort::Addr, None, 1000);
+        let p = l.page(&q, Sort::Addr, None, 1000).0;
         assert!(p
             .entries
             .iter()
@@ -1110,11 +1183,11 @@ mod tests {
                 ..Query::default()
             },
         ] {
-            let want = l.page(&q, Sort::Addr, None, 1000).total;
+            let want = l.page(&q, Sort::Addr, None, 1000).0.total;
             let mut seen: Vec<(u32, SocketAddr)> = Vec::new();
             let mut cursor = None;
             for _ in 0..100 {
-                let p = l.page(&q, Sort::Players, cursor, 37);
+                let p = l.page(&q, Sort::Players, cursor, 37).0;
                 assert_eq!(p.total, want);
                 seen.extend(p.entries.iter().map(|e| (e.players, e.addr())));
                 match p.next {
@@ -1134,6 +1207,7 @@ mod tests {
         let end = Cursor::parse(Sort::Players, "0,255.255.255.255:65535").unwrap();
         assert!(l
             .page(&Query::default(), Sort::Players, Some(end), 10)
+            .0
             .entries
             .is_empty());
         for bad in [
@@ -1200,20 +1274,34 @@ mod tests {
             has_players: true,
             ..Query::default()
         };
-        let a = l.page(&q, Sort::Players, None, 5);
-        let b = l.page(&q, Sort::Players, None, 5);
+        let a = l.page(&q, Sort::Players, None, 5).0;
+        let b = l.page(&q, Sort::Players, None, 5).0;
         assert_eq!(a.version, b.version);
         let mut r = row("127.0.9.9:1", "new", 50, "a2s");
         r.updated = 7;
         l.apply(vec![r]);
         // within the stale window: the cached page, with the version it was made at
-        let c = l.page(&q, Sort::Players, None, 5);
+        let c = l.page(&q, Sort::Players, None, 5).0;
         assert_eq!((c.version, c.total), (a.version, a.total));
         // another size is another page, made now (its total too may be up to
         // `CACHE_STALE` old)
-        let d = l.page(&q, Sort::Players, None, 6);
+        let d = l.page(&q, Sort::Players, None, 6).0;
         assert_eq!(d.version, l.version);
         assert!(d.total == a.total || d.total == a.total + 1);
+        // older than CACHE_STALE: answered as it is, and the first request to find it
+        // so is told to make it again; the others meanwhile get it as it is
+        l.age_cache();
+        let (e, fresh) = l.page(&q, Sort::Players, None, 5);
+        assert_eq!((e.version, fresh), (a.version, Freshness::Stale));
+        let (f, fresh) = l.page(&q, Sort::Players, None, 5);
+        assert_eq!((f.version, fresh), (a.version, Freshness::Fresh));
+        let g = l.refresh_first_page(&q, Sort::Players, 5);
+        assert_eq!((g.version, g.total), (l.version, a.total + 1));
+        let (h, fresh) = l.page(&q, Sort::Players, None, 5);
+        assert_eq!(
+            (h.version, h.total, fresh),
+            (l.version, a.total + 1, Freshness::Fresh)
+        );
         assert_eq!(
             d.entries.first().map(|e| e.addr().to_string()).as_deref(),
             Some("127.0.9.9:1")
@@ -1272,7 +1360,7 @@ mod tests {
             name: Some("server 4242".into()),
             ..Query::default()
         };
-        let total = l.total(&q);
+        let total = l.total(&q, true);
         println!(
             "a pass over the list (name filter, {total} found): {:?}",
             t.elapsed()
