@@ -615,7 +615,8 @@ async fn servers(
     body.push_str("{\"servers\":[");
     let mut next = page.next;
     let mut item_text = String::new();
-    let mut last_addr = String::new();
+    // the cursor of the last server on the page, in the page's order
+    let mut last_cursor = String::new();
     'chunks: for (c, chunk) in page.entries.chunks(STATUS_CHUNK).enumerate() {
         // Statuses are spliced in as the database holds them (valid JSON written by
         // us), without parsing and writing them again; read a few at a time, so that
@@ -649,14 +650,17 @@ async fn servers(
             let first = c == 0 && i == 0;
             if !first && body.len() + 1 + item_text.len() > MAX_PAGE_BYTES {
                 // the page is full: the next one starts after the last server here
-                next = Some(last_addr.clone());
+                next = Some(last_cursor.clone());
                 break 'chunks;
             }
             if !first {
                 body.push(',');
             }
             body.push_str(&item_text);
-            last_addr = item.addr;
+            last_cursor = match sort {
+                Sort::Addr => item.addr,
+                Sort::Players => format!("{},{}", item.players, item.addr),
+            };
         }
     }
     body.push_str("],\"next\":");
