@@ -348,6 +348,10 @@ impl Shared {
         const CHUNK: i64 = 5000;
         let mut after = String::new();
         let mut changed = 0;
+        // the rows of one chunk are parsed (on the blocking pool, without the lock:
+        // readers, the API and list pages, wait only for the merge) while the next is
+        // read: a start with a million rows reads and parses at once
+        let mut parsing: Option<tokio::task::JoinHandle<Vec<_>>> = None;
         loop {
             let t = std::time::Instant::now();
             let rows = self
@@ -359,23 +363,32 @@ impl Shared {
             if let Some(last) = rows.last() {
                 after.clone_from(&last.addr);
             }
-            // parse the rows without holding the lock: readers (the API, list pages)
-            // wait only for the merge
+            // chunks are disjoint ranges of addresses: this one's unseen rows do not
+            // depend on the merge of the one being parsed
             let rows = self
                 .list
                 .read()
                 .map_err(|_| anyhow::anyhow!("list lock poisoned"))?
                 .unseen(rows);
-            let prepared = list::prepare(rows);
-            changed += self
-                .list
-                .write()
-                .map_err(|_| anyhow::anyhow!("list lock poisoned"))?
-                .merge(prepared);
+            let next = tokio::task::spawn_blocking(move || list::prepare(rows));
+            if let Some(p) = parsing.replace(next) {
+                changed += self.merge(p.await?)?;
+            }
             if i64::try_from(n).unwrap_or(0) < CHUNK {
+                if let Some(p) = parsing.take() {
+                    changed += self.merge(p.await?)?;
+                }
                 return Ok(changed);
             }
         }
+    }
+
+    fn merge(&self, prepared: Vec<(SocketAddr, Option<list::Entry>, i64)>) -> Result<usize> {
+        Ok(self
+            .list
+            .write()
+            .map_err(|_| anyhow::anyhow!("list lock poisoned"))?
+            .merge(prepared))
     }
 }
 
