@@ -166,3 +166,42 @@ async fn history_is_thinned_by_age_and_capped() {
         .unwrap();
     assert_eq!(again[0], got[0]);
 }
+
+/// What a history point costs in PostgreSQL, table and indexes: `cargo test -p
+/// ogp-master --test store_postgres history_bytes -- --ignored --nocapture`
+/// (docs/master.md, "History is thinned").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement"]
+async fn history_bytes_per_point() {
+    let pg = ogp_testkit::postgres::Cluster::start();
+    let store = Store::open(&pg.url()).await.unwrap();
+    let (servers, points) = (1000u32, 134i64);
+    for i in 0..servers {
+        let addr = SocketAddr::from(([10, 1, (i >> 8) as u8, i as u8], 27015));
+        let p: Vec<(i64, i64)> = (0..points)
+            .map(|k| (1_800_000_000_000 + k * 300_000, k % 40))
+            .collect();
+        store.insert_history(addr, &p).await.unwrap();
+    }
+    let (client, conn) = tokio_postgres::connect(&pg.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    client
+        .batch_execute("VACUUM ANALYZE history")
+        .await
+        .unwrap();
+    let row = client
+        .query_one(
+            "SELECT pg_relation_size('history'), pg_indexes_size('history'), COUNT(*) FROM history",
+            &[],
+        )
+        .await
+        .unwrap();
+    let (table, indexes, n): (i64, i64, i64) = (row.get(0), row.get(1), row.get(2));
+    println!(
+        "{n} points: table {} bytes a point, indexes {} bytes a point",
+        table / n,
+        indexes / n
+    );
+}

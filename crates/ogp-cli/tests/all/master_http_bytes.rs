@@ -108,7 +108,10 @@ fn a_page_stops_at_its_byte_bound_and_next_visits_every_server_once() {
         // each page but the last is full: the next server would not have fitted
         assert!(pages.len() >= 2 && pages[0].1 > MAX_PAGE_BYTES - 2 * STATUS_BYTES);
         if by_players {
-            assert!(order.windows(2).all(|w| w[0] >= w[1]), "not most players first");
+            assert!(
+                order.windows(2).all(|w| w[0] >= w[1]),
+                "not most players first"
+            );
         }
     }
 }
