@@ -1270,24 +1270,57 @@ impl Store {
             let status = ogp_proto::result::to_json(&status)?;
             rows.push((addr, i64::from(i % 33), status, summary));
         }
-        let sql = "INSERT INTO servers (addr, ip, registered_via, protocols, up, removed, ping_ms, players, status, summary, first_seen, last_seen, last_registration, next_poll, updated)
-            VALUES ($1, $2, 'a2s', 'a2s', 1, 0, 1.0, $3, $4, $7, $5, $5, $6, $6, $5) ON CONFLICT (addr) DO NOTHING";
+        // many rows a statement (a million rows are a million round trips otherwise)
+        const ROWS: usize = 256;
+        static MANY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        let one = |n: usize| {
+            let values: Vec<String> = (0..n)
+                .map(|r| {
+                    let p = |k: usize| format!("${}", r * 7 + k);
+                    format!(
+                        "({}, {}, 'a2s', 'a2s', 1, 0, 1.0, {}, {}, {}, {}, {}, {}, {}, {})",
+                        p(1),
+                        p(2),
+                        p(3),
+                        p(4),
+                        p(7),
+                        p(5),
+                        p(5),
+                        p(6),
+                        p(6),
+                        p(5)
+                    )
+                })
+                .collect();
+            format!(
+                "INSERT INTO servers (addr, ip, registered_via, protocols, up, removed, ping_ms, players, status, summary, first_seen, last_seen, last_registration, next_poll, updated)
+                 VALUES {} ON CONFLICT (addr) DO NOTHING",
+                values.join(", ")
+            )
+        };
+        static SINGLE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        let many: &'static str = MANY.get_or_init(|| one(ROWS));
+        let single: &'static str = SINGLE.get_or_init(|| one(1));
         let far = now + 86_400_000 * 365;
-        let steps = rows
-            .into_iter()
-            .map(|(addr, players, status, summary)| {
-                let params = params![
-                    addr.to_string(),
-                    addr.ip().to_string(),
-                    players,
-                    status,
+        let mut steps = Vec::new();
+        for chunk in rows.chunks(ROWS) {
+            let params = |r: &(SocketAddr, i64, String, String)| {
+                params![
+                    r.0.to_string(),
+                    r.0.ip().to_string(),
+                    r.1,
+                    r.2.clone(),
                     now,
                     far,
-                    summary
-                ];
-                (sql, params)
-            })
-            .collect();
+                    r.3.clone()
+                ]
+            };
+            if chunk.len() == ROWS {
+                steps.push((many, chunk.iter().flat_map(params).collect()));
+            } else {
+                steps.extend(chunk.iter().map(|r| (single, params(r))));
+            }
+        }
         self.write(steps).await.map(drop)
     }
 }
