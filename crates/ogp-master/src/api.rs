@@ -606,6 +606,20 @@ async fn servers(
     if not_modified(&headers, &etag) {
         return StatusCode::NOT_MODIFIED.into_response();
     }
+    // a first page's answer, made once for its version
+    let first_key = cursor.is_none().then(|| raw.clone().unwrap_or_default());
+    if let Some(k) = &first_key {
+        let hit = lock(&shared.first_bodies)
+            .get(k)
+            .filter(|(v, _)| *v == page.version)
+            .map(|(_, b)| b.clone());
+        if let Some(b) = hit {
+            if let Err(r) = reserve(&shared, &peer, b.len()).await {
+                return r;
+            }
+            return bytes_response(b, etag);
+        }
+    }
     if let Err(r) = reserve(&shared, &peer, MAX_PAGE_BYTES).await {
         return r;
     }
@@ -669,7 +683,28 @@ async fn servers(
     body.push_str(&page.total.to_string());
     body.push('}');
     peer.tracker.resize(body.len());
-    json_response(body, Some(etag))
+    let body = axum::body::Bytes::from(body);
+    if let Some(k) = first_key {
+        let mut bodies = lock(&shared.first_bodies);
+        if bodies.len() >= FIRST_BODIES {
+            bodies.clear();
+        }
+        bodies.insert(k, (page.version, body.clone()));
+    }
+    bytes_response(body, etag)
+}
+
+/// Most first pages' answers kept (emptied when full): at most 1 MiB each.
+const FIRST_BODIES: usize = 64;
+
+fn bytes_response(body: axum::body::Bytes, etag: String) -> Response {
+    let mut r = ([(header::CONTENT_TYPE, "application/json")], body).into_response();
+    if let Ok(e) = HeaderValue::from_str(&etag) {
+        r.headers_mut().insert(header::ETAG, e);
+        r.headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    }
+    r
 }
 
 async fn server(

@@ -310,6 +310,11 @@ pub(crate) struct Shared {
     pub(crate) config: MasterConfig,
     pub(crate) store: Store,
     pub(crate) list: RwLock<List>,
+    /// The answers to first pages (by query string), with the list version of the page
+    /// they show: made once per version of a cached page, not per request (a full view
+    /// reads a hundred statuses from the database).
+    pub(crate) first_bodies:
+        std::sync::Mutex<std::collections::HashMap<String, (u64, axum::body::Bytes)>>,
     pub(crate) metrics: Metrics,
     pub(crate) instance: String,
     pub(crate) timers: Timers,
@@ -445,6 +450,7 @@ impl Master {
             timers: config.timers(),
             store,
             list: RwLock::new(List::default()),
+            first_bodies: std::sync::Mutex::new(std::collections::HashMap::new()),
             metrics: Metrics::default(),
             instance,
             config: config.clone(),

@@ -282,12 +282,30 @@ pub enum Store {
 }
 
 /// The PostgreSQL connections, as for SQLite: one that writes (a transaction holds it
-/// from `BEGIN` to `COMMIT`), one for API requests, one for the list's refreshes.
+/// from `BEGIN` to `COMMIT`), four for API requests, one for the list's refreshes.
 #[cfg(feature = "postgres")]
 pub struct Pg {
     write: tokio::sync::Mutex<tokio_postgres::Client>,
-    api: tokio_postgres::Client,
+    /// API reads, taken in turn: each connection is one PostgreSQL backend, which runs
+    /// its queries one at a time (50 clients reading statuses at once on one of them
+    /// waited for each other).
+    api: Vec<tokio_postgres::Client>,
+    next_api: std::sync::atomic::AtomicUsize,
     list: tokio_postgres::Client,
+}
+
+/// PostgreSQL connections for API reads, per instance.
+#[cfg(feature = "postgres")]
+const PG_API_CONNECTIONS: usize = 4;
+
+#[cfg(feature = "postgres")]
+impl Pg {
+    fn api(&self) -> &tokio_postgres::Client {
+        let i = self
+            .next_api
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        &self.api[i % self.api.len()]
+    }
 }
 
 /// A statement parameter of either database.
@@ -554,7 +572,14 @@ impl Store {
                 };
                 let store = Self::Postgres(Arc::new(Pg {
                     write: tokio::sync::Mutex::new(connect().await?),
-                    api: connect().await?,
+                    api: {
+                        let mut v = Vec::with_capacity(PG_API_CONNECTIONS);
+                        for _ in 0..PG_API_CONNECTIONS {
+                            v.push(connect().await?);
+                        }
+                        v
+                    },
+                    next_api: std::sync::atomic::AtomicUsize::new(0),
                     list: connect().await?,
                 }));
                 store.migrate().await?;
@@ -813,7 +838,7 @@ impl Store {
             }
             #[cfg(feature = "postgres")]
             Self::Postgres(pg) => Ok(pg
-                .api
+                .api()
                 .query(sql, &[])
                 .await?
                 .iter()
@@ -866,7 +891,7 @@ impl Store {
                     .iter()
                     .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync))
                     .collect();
-                Ok(pg.api.query_one(sql, &refs).await?.get(0))
+                Ok(pg.api().query_one(sql, &refs).await?.get(0))
             }
         }
     }
@@ -1181,7 +1206,7 @@ impl Store {
             }
             #[cfg(feature = "postgres")]
             Self::Postgres(pg) => Ok(pg
-                .api
+                .api()
                 .query(
                     "SELECT addr, status FROM servers WHERE addr = ANY($1) AND status IS NOT NULL",
                     &[&addrs],
@@ -1209,7 +1234,7 @@ impl Store {
             }
             #[cfg(feature = "postgres")]
             Self::Postgres(pg) => Ok(pg
-                .api
+                .api()
                 .query(sql, &[&addr])
                 .await?
                 .iter()
