@@ -1,16 +1,20 @@
 //! `ogp-load master`: the master server at scale, on loopback.
 //!
-//! * 100,000 simulated servers are written into a fresh SQLite database first
-//!   (`Store::insert_simulated`: 10.x.y.z addresses, varied names, games, maps, players;
-//!   never polled), then `ogp master` starts on it;
-//! * `ogp serve` processes (1,000 ports each) listen on `--servers` loopback ports
-//!   (10,000) and send an OGP uplink from each at start: the master verifies each by querying it back, lists it,
-//!   and polls it through the scan engine;
-//! * measured: the time until all are listed, the first poll cycle (every protocol, to
-//!   learn which each speaks) and a regular one (the registering protocol), from the
-//!   master's own poll counter; `GET /api/v1/servers` latency with filters over the whole
-//!   list (p50/p99, one client, keep-alive); Valve list pages per second (closed loop,
-//!   several walkers); the master's peak RSS (VmHWM).
+//! * `--simulated` servers (100,000; up to 1,000,000) are written into a fresh database
+//!   first (`--db sqlite`, or `--db postgres`: a throwaway PostgreSQL cluster of
+//!   `ogp_testkit::postgres`), `Store::insert_simulated_range`: 10.x.y.z addresses,
+//!   varied names, games, maps, players; never polled), then `ogp master` starts on it:
+//!   the time until it serves them all;
+//! * `ogp serve` processes (1,000 ports each, started back to back) listen on
+//!   `--servers` loopback ports and send an OGP uplink from each at start: the master
+//!   verifies each by querying it back and lists it (the registration rate);
+//! * measured: the poll cycle of the live servers (polls a second, bounded by the
+//!   `poll_rate` setting; a cycle of a million at that rate); `--clients` concurrent
+//!   keep-alive HTTP clients on each request kind (the first page sorted by players,
+//!   each filter, a server's details, the stats): p50/p99; Valve list pages per second
+//!   and a whole walk of the list to its end; the master's peak RSS (VmHWM); kill -9
+//!   and a restart on the same database: the time until it serves the whole list again,
+//!   and that nothing is lost.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
@@ -33,9 +37,18 @@ pub struct Args {
     /// Simulated servers written into the database beforehand.
     #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
     pub simulated: u32,
-    /// API requests measured.
-    #[arg(long, default_value_t = 600)]
+    /// API requests measured per request kind.
+    #[arg(long, default_value_t = 1000)]
     pub requests: u32,
+    /// Concurrent HTTP clients (keep-alive), each on its own connection.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=500))]
+    pub clients: u32,
+    /// The database: `sqlite` (a file) or `postgres` (a throwaway cluster).
+    #[arg(long, default_value = "postgres", value_parser = ["sqlite", "postgres"])]
+    pub db: String,
+    /// The master's `poll_rate` (datagrams a second of its poller).
+    #[arg(long, default_value_t = 10_000)]
+    pub poll_rate: u32,
     /// Seconds of Valve list requests.
     #[arg(long, default_value_t = 3)]
     pub list_seconds: u64,
@@ -99,13 +112,128 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted.get(i).copied().unwrap_or(f64::NAN)
 }
 
+/// The path of a request kind's `i`-th request.
+type PathOf = Box<dyn Fn(u32) -> String + Sync>;
+
+fn now_ms() -> Result<i64> {
+    Ok(i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)?
+            .as_millis(),
+    )?)
+}
+
+fn store_call<T>(
+    db: &str,
+    f: impl for<'a> FnOnce(
+        &'a ogp_master::store::Store,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<T>> + 'a>>,
+) -> Result<T> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let store = ogp_master::store::Store::open(db).await?;
+        f(&store).await
+    })
+}
+
+fn start_master(ogp: &std::path::Path, config: &std::path::Path) -> Result<Kid> {
+    Ok(Kid(Command::new(ogp)
+        .args(["-q", "master", "--config"])
+        .arg(config)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("starting ogp master")?))
+}
+
+/// Latencies (ms) of `n` GETs of the paths `path(i)`, from `clients` keep-alive clients
+/// at once (each its own connection), and the first answer.
+fn measure(
+    base: &str,
+    clients: u32,
+    n: u32,
+    path: &(dyn Fn(u32) -> String + Sync),
+) -> Result<(Vec<f64>, String)> {
+    let per = n.div_ceil(clients).max(1);
+    let results: Vec<Result<(Vec<f64>, String)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..clients)
+            .map(|c| {
+                s.spawn(move || -> Result<(Vec<f64>, String)> {
+                    let agent: ureq::Agent = ureq::Agent::config_builder()
+                        .timeout_global(Some(Duration::from_secs(60)))
+                        .build()
+                        .into();
+                    let mut lat = Vec::with_capacity(per as usize);
+                    let mut first = String::new();
+                    for k in 0..per {
+                        let i = c * per + k;
+                        let t = Instant::now();
+                        let body = http(&agent, &format!("{base}{}", path(i)))?;
+                        lat.push(t.elapsed().as_secs_f64() * 1000.0);
+                        if k == 0 && c == 0 {
+                            first = body;
+                        }
+                    }
+                    Ok((lat, first))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| bail!("a client panicked")))
+            .collect()
+    });
+    let mut all = Vec::new();
+    let mut first = String::new();
+    for r in results {
+        let (l, f) = r?;
+        all.extend(l);
+        if first.is_empty() {
+            first = f;
+        }
+    }
+    all.sort_by(f64::total_cmp);
+    Ok((all, first))
+}
+
+/// Walks the Valve list from its start to its end with one client: (servers, pages).
+fn valve_walk(master: SocketAddr, limit: Duration) -> Result<(u64, u64)> {
+    let sock = UdpSocket::bind("127.0.0.1:0")?;
+    sock.connect(master)?;
+    sock.set_read_timeout(Some(Duration::from_millis(500)))?;
+    let mut req = ListRequest::first(0xff, "");
+    let mut buf = [0u8; 2048];
+    let mut out = Vec::with_capacity(64);
+    let (mut servers, mut pages) = (0u64, 0u64);
+    let t = Instant::now();
+    while t.elapsed() < limit {
+        out.clear();
+        req.encode(&mut out);
+        sock.send(&out)?;
+        let Ok(n) = sock.recv(&mut buf) else { continue };
+        let Ok(page) = decode_page(buf.get(..n).unwrap_or_default()) else {
+            continue;
+        };
+        pages += 1;
+        servers += page.servers.len() as u64;
+        match page.servers.last() {
+            Some(l) if !page.end => req = req.after(*l),
+            _ => return Ok((servers, pages)),
+        }
+    }
+    bail!("the Valve list's walk did not end within {limit:?} ({servers} servers so far)")
+}
+
 /// Runs the benchmark.
 pub fn run(args: &Args) -> Result<()> {
     common::print_command(
         "master",
         &format!(
-            "--servers {} --simulated {} --requests {} --list-seconds {} --walkers {}",
-            args.servers, args.simulated, args.requests, args.list_seconds, args.walkers
+            "--db {} --servers {} --simulated {} --requests {} --clients {} --poll-rate {} --list-seconds {} --walkers {}",
+            args.db, args.servers, args.simulated, args.requests, args.clients, args.poll_rate, args.list_seconds, args.walkers
         ),
     );
     common::print_load("before");
@@ -113,26 +241,31 @@ pub fn run(args: &Args) -> Result<()> {
     let dir = std::env::temp_dir().join(format!("ogp-load-master-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
-    let db = format!("sqlite://{}", dir.join("master.db").display());
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    let pg = (args.db == "postgres").then(ogp_testkit::postgres::Cluster::start);
+    let db = match &pg {
+        Some(pg) => pg.url(),
+        None => format!("sqlite://{}", dir.join("master.db").display()),
+    };
     let t = Instant::now();
-    rt.block_on(async {
-        let store = ogp_master::store::Store::open(&db).await?;
-        store
-            .insert_simulated(
-                args.simulated,
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)?
-                    .as_millis() as i64,
-            )
-            .await
+    const CHUNK: u32 = 20_000;
+    let now = now_ms()?;
+    let simulated = args.simulated;
+    store_call(&db, |store| {
+        Box::pin(async move {
+            let mut i = 0;
+            while i < simulated {
+                let end = (i + CHUNK).min(simulated);
+                store.insert_simulated_range(i..end, now, 0).await?;
+                i = end;
+            }
+            Ok(())
+        })
     })?;
     println!(
-        "{} simulated servers written in {:.1} s",
+        "{} simulated servers written in {:.1} s ({})",
         args.simulated,
-        t.elapsed().as_secs_f64()
+        t.elapsed().as_secs_f64(),
+        args.db
     );
 
     let udp_port = free_port()?;
@@ -148,41 +281,36 @@ pub fn run(args: &Args) -> Result<()> {
              verifications_per_second = 100000\nmax_pending_verifications = 100000\nlist_bytes_per_second = 1000000000\n\
              list_total_bytes_per_second = 1000000000\n\
              verifications_per_prefix_per_second = 100000\nmax_pending_verifications_per_prefix = 100000\n\
-             refresh_ms = 500\n"
+             http_max_connections_per_ip = 1000\nhttp_max_connections_per_prefix = 1000\nhttp_max_connections = 1000\n\
+             poll_rate = {}\nrefresh_ms = 500\n",
+            args.poll_rate
         ),
     )?;
-    let master = Kid(Command::new(&ogp)
-        .args(["-q", "master", "--config"])
-        .arg(&config)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .context("starting ogp master")?);
+    let t = Instant::now();
+    let mut master = start_master(&ogp, &config)?;
     let base = format!("http://127.0.0.1:{http_port}");
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_global(Some(Duration::from_secs(30)))
         .build()
         .into();
-    let start = wait_until("the master's HTTP", Duration::from_secs(60), || {
+    wait_until("the master's HTTP", Duration::from_secs(300), || {
         Ok(http(&agent, &format!("{base}/api/v1/stats")).is_ok())
     })?;
+    let start = t.elapsed();
     println!(
         "master up in {:.1} s with {} servers listed",
         start.as_secs_f64(),
         listed(&agent, &base)?
     );
 
-    // the live servers: one ogp serve, many ports, an uplink from each at start
+    // the live servers: `ogp serve` processes of 1,000 ports each, started back to back,
+    // an uplink from each port at start
     let state = dir.join("state.json");
     std::fs::write(&state, serde_json::to_string(&common::status()?)?)?;
-    // several processes, as many servers are: each `ogp serve` caps what it sends to
-    // addresses that have not proved themselves (challenges: 10,000/s in all), and the
-    // master's verification probes all come from one address
     let ports = free_udp_ports(args.servers)?;
     let polls_before = polls(&agent, &base)?;
     let mut serves = Vec::new();
-    let _started = Instant::now();
+    let started = Instant::now();
     for chunk in ports.chunks(1000) {
         let mut serve = Command::new(&ogp);
         serve.args(["-q", "serve", "--state"]).arg(&state).args([
@@ -202,17 +330,18 @@ pub fn run(args: &Args) -> Result<()> {
             .stderr(Stdio::inherit())
             .spawn()
             .context("starting ogp serve")?));
-        // servers do not all start in the same millisecond
-        std::thread::sleep(Duration::from_millis(300));
     }
     let total = u64::from(args.servers) + u64::from(args.simulated);
-    let listed_in = wait_until("every live server listed", Duration::from_secs(120), || {
+    wait_until("every live server listed", Duration::from_secs(300), || {
         Ok(listed(&agent, &base)? >= total)
     })?;
+    let listed_in = started.elapsed();
+    let reg_rate = f64::from(args.servers) / listed_in.as_secs_f64();
     println!(
-        "{} live servers registered, verified and listed in {:.2} s",
+        "{} live servers registered, verified and listed in {:.2} s from the first start: {:.0} a second",
         args.servers,
-        listed_in.as_secs_f64()
+        listed_in.as_secs_f64(),
+        reg_rate
     );
     for l in http(&agent, &format!("{base}/metrics"))?.lines() {
         if l.starts_with("ogp_master_registrations_total")
@@ -224,7 +353,7 @@ pub fn run(args: &Args) -> Result<()> {
     let n = f64::from(args.servers);
     wait_until(
         "the first poll of every live server",
-        Duration::from_secs(120),
+        Duration::from_secs(300),
         || Ok(polls(&agent, &base)? - polls_before >= n),
     )?;
     // polls are counted when they end and written in batches within 200 ms: let the last
@@ -232,73 +361,110 @@ pub fn run(args: &Args) -> Result<()> {
     std::thread::sleep(Duration::from_secs(2));
     // A full poll cycle: every live server made due at once (in the database, as another
     // instance could), then the time until the master has polled them all.
+    let mut per_second = Vec::new();
     for label in ["poll cycle", "poll cycle again"] {
         let mark = polls(&agent, &base)?;
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        let due = rt.block_on(async {
-            let store = ogp_master::store::Store::open(&db).await?;
-            store
-                .make_due(
-                    std::time::SystemTime::now()
-                        .duration_since(std::time::UNIX_EPOCH)?
-                        .as_millis() as i64,
-                )
-                .await
+        let due = store_call(&db, |store| {
+            Box::pin(async move { store.make_due(now_ms()?).await })
         })?;
-        let cycle = wait_until(label, Duration::from_secs(120), || {
+        let cycle = wait_until(label, Duration::from_secs(300), || {
             Ok(polls(&agent, &base)? - mark >= due as f64)
         })?;
+        let rate = due as f64 / cycle.as_secs_f64();
+        per_second.push(rate);
         println!(
-            "{label}: {due} servers due at once, all polled in {:.2} s (target: within 10 s)",
-            cycle.as_secs_f64()
+            "{label}: {due} servers due at once, all polled in {:.2} s: {rate:.0} polls/s (poll_rate {} datagrams/s)",
+            cycle.as_secs_f64(),
+            args.poll_rate
         );
         std::thread::sleep(Duration::from_secs(2)); // the last batch written
     }
-
-    // the API over the whole list
-    let queries = [
-        "limit=100",
-        "view=summary&limit=1000",
-        "game=tf&has_players=true&limit=100",
-        "name=server%2042&view=summary",
-        "map=2fort&not_full=true&password=false&limit=100",
-        "protocol=ogp&limit=100",
-        "has_players=true&not_full=true&view=summary&limit=500",
-    ];
-    let mut lat = Vec::new();
-    let mut by_query: Vec<Vec<f64>> = vec![Vec::new(); queries.len()];
-    for i in 0..args.requests {
-        let k = i as usize % queries.len();
-        let q = queries[k];
-        let t = Instant::now();
-        let body = http(&agent, &format!("{base}/api/v1/servers?{q}"))?;
-        let ms = t.elapsed().as_secs_f64() * 1000.0;
-        lat.push(ms);
-        by_query[k].push(ms);
-        if i < queries.len() as u32 && !body.contains("\"servers\"") {
-            bail!("bad answer to {q}: {body:.200}");
-        }
-    }
-    for (q, mut l) in queries.iter().zip(by_query) {
-        l.sort_by(f64::total_cmp);
-        println!(
-            "  ?{q}: p50 {:.1} ms, p99 {:.1} ms",
-            percentile(&l, 0.5),
-            percentile(&l, 0.99)
-        );
-    }
-    lat.sort_by(f64::total_cmp);
+    let best = per_second.iter().copied().fold(0.0, f64::max);
     println!(
-        "GET /api/v1/servers with filters over {total} servers, {} requests: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms (target: p99 ≤ 50 ms)",
-        lat.len(),
-        percentile(&lat, 0.5),
-        percentile(&lat, 0.99),
-        lat.last().copied().unwrap_or(f64::NAN)
+        "a cycle of 1,000,000 servers at {best:.0} polls/s: {:.0} s (target: ≤ 300 s)",
+        1e6 / best
     );
 
-    // Valve list pages, closed loop
+    // the API: each request kind from `clients` clients at once
+    let sim = args.simulated.max(1);
+    let details = move |i: u32| {
+        // a server of the list, scattered (the simulated ones are 10.x.y.z)
+        let k = i.wrapping_mul(2_654_435_761) % sim;
+        format!(
+            "/api/v1/servers/10.{}.{}.{}:27015",
+            (k >> 16) & 0xff,
+            (k >> 8) & 0xff,
+            k & 0xff
+        )
+    };
+    let kinds: Vec<(&str, PathOf)> = vec![
+        (
+            "first page by players",
+            Box::new(|_| "/api/v1/servers?sort=players&limit=100".into()),
+        ),
+        (
+            "first page by players, summary",
+            Box::new(|_| "/api/v1/servers?sort=players&view=summary&limit=100".into()),
+        ),
+        (
+            "game",
+            Box::new(|_| "/api/v1/servers?game=tf&limit=100".into()),
+        ),
+        (
+            "map",
+            Box::new(|_| "/api/v1/servers?map=2fort&limit=100".into()),
+        ),
+        (
+            "name",
+            Box::new(|_| "/api/v1/servers?name=server%2042&limit=100".into()),
+        ),
+        (
+            "protocol",
+            Box::new(|_| "/api/v1/servers?protocol=ogp&limit=100".into()),
+        ),
+        (
+            "not empty",
+            Box::new(|_| "/api/v1/servers?has_players=true&limit=100".into()),
+        ),
+        (
+            "not full",
+            Box::new(|_| "/api/v1/servers?not_full=true&limit=100".into()),
+        ),
+        (
+            "no password",
+            Box::new(|_| "/api/v1/servers?password=false&limit=100".into()),
+        ),
+        (
+            "all filters, by players",
+            Box::new(|_| {
+                "/api/v1/servers?game=tf&has_players=true&not_full=true&password=false&sort=players&limit=100".into()
+            }),
+        ),
+        ("details", Box::new(details)),
+        ("stats", Box::new(|_| "/api/v1/stats".into())),
+    ];
+    println!(
+        "the API over {total} servers, {} clients at once, {} requests per kind (target: p99 ≤ 50 ms):",
+        args.clients, args.requests
+    );
+    let mut worst: f64 = 0.0;
+    for (name, path) in &kinds {
+        let (lat, first) = measure(&base, args.clients, args.requests, path.as_ref())?;
+        if !(first.contains("\"servers\"") || first.contains("\"addr\"")) {
+            bail!("bad answer to {name}: {first:.200}");
+        }
+        let p99 = percentile(&lat, 0.99);
+        worst = worst.max(p99);
+        println!(
+            "  | {name} | `{}` | {:.1} | {p99:.1} | {:.1} |",
+            path(0),
+            percentile(&lat, 0.5),
+            lat.last().copied().unwrap_or(f64::NAN)
+        );
+    }
+    println!("  worst p99: {worst:.1} ms");
+
+    // Valve list pages, closed loop, then one whole walk
     let master_addr: SocketAddr = format!("127.0.0.1:{udp_port}").parse()?;
     let deadline = Instant::now() + Duration::from_secs(args.list_seconds);
     let pages: u64 = std::thread::scope(|s| {
@@ -347,14 +513,45 @@ pub fn run(args: &Args) -> Result<()> {
         args.walkers,
         pages as f64 / args.list_seconds as f64
     );
+    let t = Instant::now();
+    let (walked, walk_pages) = valve_walk(master_addr, Duration::from_secs(600))?;
+    println!(
+        "Valve list walked to its end: {walked} servers in {walk_pages} pages, {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+
     let (hwm, rss) = memory_kb(master.0.id())?;
     println!(
-        "ogp master memory: VmHWM {:.1} MB, VmRSS {:.1} MB (target: ≤ 200 MB)",
+        "ogp master memory: VmHWM {:.1} MB, VmRSS {:.1} MB (target: ≤ 512 MB)",
         hwm as f64 / 1024.0,
         rss as f64 / 1024.0
     );
+
+    // kill -9 and a restart on the same database: the time until the whole list is
+    // served again, and the same servers
+    let before = listed(&agent, &base)?;
+    let _ = master.0.kill();
+    let _ = master.0.wait();
+    let t = Instant::now();
+    let master = start_master(&ogp, &config)?;
+    wait_until("the restarted master", Duration::from_secs(300), || {
+        Ok(http(&agent, &format!("{base}/api/v1/stats")).is_ok())
+    })?;
+    let restart = t.elapsed();
+    let after = listed(&agent, &base)?;
+    println!(
+        "kill -9 and restart: serving {after} servers (before: {before}) {:.2} s after the start (target: ≤ 10 s, nothing lost)",
+        restart.as_secs_f64()
+    );
+    if after < before {
+        bail!("the restart lost servers: {before} before, {after} after");
+    }
+    let (hwm, _) = memory_kb(master.0.id())?;
+    println!("restarted master: VmHWM {:.1} MB", hwm as f64 / 1024.0);
     common::print_load("after");
     drop(master);
+    drop(serves);
+    drop(pg);
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }

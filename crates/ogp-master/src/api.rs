@@ -38,7 +38,7 @@ use tower_http::compression::CompressionLayer;
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::limit::RequestBodyLimitLayer;
 
-use crate::list::{rfc3339, Query};
+use crate::list::{rfc3339, Cursor, Query, Sort};
 use crate::metrics::{label, labels};
 use crate::slots::{accept, lock, open_gauge, Permit, Table, Tracker};
 use crate::Shared;
@@ -440,6 +440,7 @@ struct ListParams {
     cursor: Option<String>,
     limit: Option<String>,
     view: Option<String>,
+    sort: Option<String>,
 }
 
 fn flag(name: &str, v: Option<&str>) -> Result<Option<bool>, String> {
@@ -455,7 +456,16 @@ fn nonempty(v: Option<String>) -> Option<String> {
     v.filter(|s| !s.is_empty())
 }
 
-fn parse_params(raw: Option<&str>) -> Result<(Query, Option<SocketAddr>, usize, bool), String> {
+/// What a listing request asks for.
+struct Listing {
+    q: Query,
+    sort: Sort,
+    cursor: Option<Cursor>,
+    limit: usize,
+    summary: bool,
+}
+
+fn parse_params(raw: Option<&str>) -> Result<Listing, String> {
     let p: ListParams = serde_urlencoded_like(raw.unwrap_or(""))?;
     let protocol = match nonempty(p.protocol) {
         Some(s) => Some(
@@ -481,11 +491,16 @@ fn parse_params(raw: Option<&str>) -> Result<(Query, Option<SocketAddr>, usize, 
             .clamp(1, max),
         None => 100,
     };
+    let sort = match p.sort.as_deref() {
+        None | Some("" | "addr") => Sort::Addr,
+        Some("players") => Sort::Players,
+        Some(v) => return Err(format!("sort: expected addr or players, got {v:?}")),
+    };
     let cursor = match nonempty(p.cursor) {
-        Some(c) => Some(
-            c.parse()
-                .map_err(|_| format!("cursor: not an address: {c:?}"))?,
-        ),
+        Some(c) => Some(Cursor::parse(sort, &c).ok_or_else(|| match sort {
+            Sort::Addr => format!("cursor: not an address: {c:?}"),
+            Sort::Players => format!("cursor: not PLAYERS,ADDRESS: {c:?}"),
+        })?),
         None => None,
     };
     let q = Query {
@@ -498,7 +513,13 @@ fn parse_params(raw: Option<&str>) -> Result<(Query, Option<SocketAddr>, usize, 
         password: flag("password", p.password.as_deref())?,
         up: flag("up", p.up.as_deref())?,
     };
-    Ok((q, cursor, limit, summary))
+    Ok(Listing {
+        q,
+        sort,
+        cursor,
+        limit,
+        summary,
+    })
 }
 
 /// Query-string parsing through axum's own deserializer.
@@ -543,17 +564,61 @@ async fn servers(
     RawQuery(raw): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let (q, cursor, limit, summary) = match parse_params(raw.as_deref()) {
+    let Listing {
+        q,
+        sort,
+        cursor,
+        limit,
+        summary,
+    } = match parse_params(raw.as_deref()) {
         Ok(x) => x,
         Err(e) => return error(StatusCode::BAD_REQUEST, &e),
     };
-    let (page, version) = match shared.list.read() {
-        Ok(l) => (l.page(&q, cursor, limit), l.version),
-        Err(_) => return error(StatusCode::INTERNAL_SERVER_ERROR, "list unavailable"),
+    // a page may be a pass over the whole list: off the async workers
+    let made = {
+        let shared = shared.clone();
+        let q = q.clone();
+        tokio::task::spawn_blocking(move || {
+            shared
+                .list
+                .read()
+                .map(|l| l.page(&q, sort, cursor, limit))
+                .ok()
+        })
+        .await
     };
-    let etag = etag_for(version, raw.as_deref().unwrap_or(""));
+    let page = match made {
+        Ok(Some((page, fresh))) => {
+            if fresh == crate::list::Freshness::Stale {
+                // made again for the next requests, not this one
+                let shared = shared.clone();
+                tokio::task::spawn_blocking(move || {
+                    if let Ok(l) = shared.list.read() {
+                        l.refresh_first_page(&q, sort, limit);
+                    }
+                });
+            }
+            page
+        }
+        _ => return error(StatusCode::INTERNAL_SERVER_ERROR, "list unavailable"),
+    };
+    let etag = etag_for(page.version, raw.as_deref().unwrap_or(""));
     if not_modified(&headers, &etag) {
         return StatusCode::NOT_MODIFIED.into_response();
+    }
+    // a first page's answer, made once for its version
+    let first_key = cursor.is_none().then(|| raw.clone().unwrap_or_default());
+    if let Some(k) = &first_key {
+        let hit = lock(&shared.first_bodies)
+            .get(k)
+            .filter(|(v, _)| *v == page.version)
+            .map(|(_, b)| b.clone());
+        if let Some(b) = hit {
+            if let Err(r) = reserve(&shared, &peer, b.len()).await {
+                return r;
+            }
+            return bytes_response(b, etag);
+        }
     }
     if let Err(r) = reserve(&shared, &peer, MAX_PAGE_BYTES).await {
         return r;
@@ -564,14 +629,15 @@ async fn servers(
     body.push_str("{\"servers\":[");
     let mut next = page.next;
     let mut item_text = String::new();
-    let mut last_addr = String::new();
+    // the cursor of the last server on the page, in the page's order
+    let mut last_cursor = String::new();
     'chunks: for (c, chunk) in page.entries.chunks(STATUS_CHUNK).enumerate() {
         // Statuses are spliced in as the database holds them (valid JSON written by
         // us), without parsing and writing them again; read a few at a time, so that
         // a page of big statuses stops at its bound without reading the rest.
         let mut statuses: BTreeMap<String, String> = BTreeMap::new();
         if !summary {
-            let addrs = chunk.iter().map(|e| e.addr.to_string()).collect();
+            let addrs = chunk.iter().map(|e| e.addr().to_string()).collect();
             let t = std::time::Instant::now();
             match shared.store.statuses(addrs).await {
                 Ok(rows) => statuses.extend(rows),
@@ -598,14 +664,17 @@ async fn servers(
             let first = c == 0 && i == 0;
             if !first && body.len() + 1 + item_text.len() > MAX_PAGE_BYTES {
                 // the page is full: the next one starts after the last server here
-                next = Some(last_addr.clone());
+                next = Some(last_cursor.clone());
                 break 'chunks;
             }
             if !first {
                 body.push(',');
             }
             body.push_str(&item_text);
-            last_addr = item.addr;
+            last_cursor = match sort {
+                Sort::Addr => item.addr,
+                Sort::Players => format!("{},{}", item.players, item.addr),
+            };
         }
     }
     body.push_str("],\"next\":");
@@ -614,7 +683,28 @@ async fn servers(
     body.push_str(&page.total.to_string());
     body.push('}');
     peer.tracker.resize(body.len());
-    json_response(body, Some(etag))
+    let body = axum::body::Bytes::from(body);
+    if let Some(k) = first_key {
+        let mut bodies = lock(&shared.first_bodies);
+        if bodies.len() >= FIRST_BODIES {
+            bodies.clear();
+        }
+        bodies.insert(k, (page.version, body.clone()));
+    }
+    bytes_response(body, etag)
+}
+
+/// Most first pages' answers kept (emptied when full): at most 1 MiB each.
+const FIRST_BODIES: usize = 64;
+
+fn bytes_response(body: axum::body::Bytes, etag: String) -> Response {
+    let mut r = ([(header::CONTENT_TYPE, "application/json")], body).into_response();
+    if let Ok(e) = HeaderValue::from_str(&etag) {
+        r.headers_mut().insert(header::ETAG, e);
+        r.headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    }
+    r
 }
 
 async fn server(

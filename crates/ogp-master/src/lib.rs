@@ -310,6 +310,11 @@ pub(crate) struct Shared {
     pub(crate) config: MasterConfig,
     pub(crate) store: Store,
     pub(crate) list: RwLock<List>,
+    /// The answers to first pages (by query string), with the list version of the page
+    /// they show: made once per version of a cached page, not per request (a full view
+    /// reads a hundred statuses from the database).
+    pub(crate) first_bodies:
+        std::sync::Mutex<std::collections::HashMap<String, (u64, axum::body::Bytes)>>,
     pub(crate) metrics: Metrics,
     pub(crate) instance: String,
     pub(crate) timers: Timers,
@@ -348,6 +353,10 @@ impl Shared {
         const CHUNK: i64 = 5000;
         let mut after = String::new();
         let mut changed = 0;
+        // the rows of one chunk are parsed (on the blocking pool, without the lock:
+        // readers, the API and list pages, wait only for the merge) while the next is
+        // read: a start with a million rows reads and parses at once
+        let mut parsing: Option<tokio::task::JoinHandle<Vec<_>>> = None;
         loop {
             let t = std::time::Instant::now();
             let rows = self
@@ -359,23 +368,32 @@ impl Shared {
             if let Some(last) = rows.last() {
                 after.clone_from(&last.addr);
             }
-            // parse the rows without holding the lock: readers (the API, list pages)
-            // wait only for the merge
+            // chunks are disjoint ranges of addresses: this one's unseen rows do not
+            // depend on the merge of the one being parsed
             let rows = self
                 .list
                 .read()
                 .map_err(|_| anyhow::anyhow!("list lock poisoned"))?
                 .unseen(rows);
-            let prepared = list::prepare(rows);
-            changed += self
-                .list
-                .write()
-                .map_err(|_| anyhow::anyhow!("list lock poisoned"))?
-                .merge(prepared);
+            let next = tokio::task::spawn_blocking(move || list::prepare(rows));
+            if let Some(p) = parsing.replace(next) {
+                changed += self.merge(p.await?)?;
+            }
             if i64::try_from(n).unwrap_or(0) < CHUNK {
+                if let Some(p) = parsing.take() {
+                    changed += self.merge(p.await?)?;
+                }
                 return Ok(changed);
             }
         }
+    }
+
+    fn merge(&self, prepared: Vec<(SocketAddr, Option<list::Entry>, i64)>) -> Result<usize> {
+        Ok(self
+            .list
+            .write()
+            .map_err(|_| anyhow::anyhow!("list lock poisoned"))?
+            .merge(prepared))
     }
 }
 
@@ -432,6 +450,7 @@ impl Master {
             timers: config.timers(),
             store,
             list: RwLock::new(List::default()),
+            first_bodies: std::sync::Mutex::new(std::collections::HashMap::new()),
             metrics: Metrics::default(),
             instance,
             config: config.clone(),
@@ -594,6 +613,7 @@ async fn housekeeping(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
     let mut refresh =
         tokio::time::interval(Duration::from_millis(shared.config.refresh_ms.max(50)));
     let mut expire = tokio::time::interval(Duration::from_secs(15));
+    let mut last_expire = None;
     loop {
         tokio::select! {
             _ = refresh.tick() => {
@@ -603,8 +623,10 @@ async fn housekeeping(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
             }
             _ = expire.tick() => {
                 let t = std::time::Instant::now();
-                if let Err(e) = shared.store.expire(now_ms(), shared.timers).await {
-                    tracing::warn!("expiring servers: {e:#}");
+                let now = now_ms();
+                match shared.store.expire(now, shared.timers, last_expire).await {
+                    Ok(()) => last_expire = Some(now),
+                    Err(e) => tracing::warn!("expiring servers: {e:#}"),
                 }
                 shared.metrics.db("expire", t);
             }

@@ -13,39 +13,81 @@ use serde::Serialize;
 
 use crate::store::{parse_protocols, ListRow};
 
-/// One listed server: what the list paths need, kept compact (no whole status: a
-/// master holds a hundred thousand of these).
+/// The protocols a server speaks, as a set of indices into [`Protocol::ALL`] (8 bytes,
+/// no heap: a master holds a million entries).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Protocols(u64);
+
+const _: () = assert!(Protocol::ALL.len() <= 64, "Protocols holds 64 protocols");
+
+impl Protocols {
+    fn bit(p: Protocol) -> u64 {
+        Protocol::ALL
+            .iter()
+            .position(|x| *x == p)
+            .map_or(0, |i| 1u64 << i)
+    }
+
+    /// The set of `ps`.
+    pub fn of(ps: &[Protocol]) -> Self {
+        Self(ps.iter().fold(0, |m, p| m | Self::bit(*p)))
+    }
+
+    /// Whether `p` is in it.
+    pub fn contains(self, p: Protocol) -> bool {
+        self.0 & Self::bit(p) != 0
+    }
+
+    /// Its protocols, in the order of [`Protocol::ALL`].
+    pub fn iter(self) -> impl Iterator<Item = Protocol> {
+        Protocol::ALL
+            .iter()
+            .enumerate()
+            .filter(move |(i, _)| self.0 & (1u64 << i) != 0)
+            .map(|(_, p)| *p)
+    }
+}
+
+type Small = compact_str::CompactString;
+
+/// One listed server: what the list paths need, kept compact (no whole status, strings
+/// of up to 24 bytes inline: a master holds a million of these; about 380 bytes each
+/// with its place in the tree, docs/master.md).
 #[derive(Debug, Clone)]
 pub struct Entry {
-    /// Its query address.
-    pub addr: SocketAddr,
     /// The protocols it speaks.
-    pub protocols: Vec<Protocol>,
+    pub protocols: Protocols,
     /// Answering and registering.
     pub up: bool,
+    password: Option<bool>,
     /// Ping of its last answer, from the master.
     pub ping_ms: Option<f64>,
     /// When it last answered (ms since the epoch).
     pub last_seen: Option<i64>,
-    name: Box<str>,
-    name_lc: Box<str>,
-    game_name: Option<Box<str>>,
+    name: Small,
+    game_name: Option<Small>,
     /// The catalogue's game the status names, by one of the protocols it speaks.
     known: Option<(&'static ogp_proto::games::Game, ogp_proto::games::Rule)>,
-    mod_id: Option<Box<str>>,
-    mod_name: Option<Box<str>>,
-    map: Option<Box<str>>,
     players: u32,
     max_players: Option<u32>,
     bots: Option<u32>,
-    password: Option<bool>,
-    /// What Valve filters look at, made once.
+    /// What Valve filters look at, made once; its address, map and lower-case name
+    /// are the entry's too.
     view: View,
+    /// What few servers have (none in the common case: no allocation).
+    rare: Option<Box<Rare>>,
+    updated: i64,
+}
+
+/// The fields of an [`Entry`] that most servers do not have.
+#[derive(Debug, Clone, Default)]
+struct Rare {
+    mod_id: Option<Small>,
+    mod_name: Option<Small>,
     /// What `getservers` looks at (Quake III servers only).
     listing: Option<Listing>,
     /// The game a GameSpy v1 heartbeat named: on the GameSpy master list under it.
-    gs1_game: Option<Box<str>>,
-    updated: i64,
+    gs1_game: Option<Small>,
 }
 
 /// The fields of an API list item, without `status`.
@@ -132,44 +174,74 @@ impl Entry {
             .as_deref()
             .and_then(|s| serde_json::from_str(s).ok())
             .unwrap_or_default();
-        let name: Box<str> = s.host_name.as_deref().unwrap_or_default().into();
-        let boxed = |t: Option<&str>| t.map(Box::<str>::from);
+        let name = Small::from(s.host_name.as_deref().unwrap_or_default());
+        let small = |t: Option<&str>| t.map(Small::from);
         let protocols = parse_protocols(&r.protocols);
-        let e = Self {
-            addr,
-            known: known_game(&protocols, &s),
-            protocols,
-            up: r.up,
-            ping_ms: r.ping_ms,
-            last_seen: r.last_seen,
-            name_lc: name.to_lowercase().into(),
-            name,
-            // a GameSpy v1 server's heartbeat names its game before its first poll does
-            game_name: boxed(game_of(&s)).or_else(|| boxed(r.gs1_game.as_deref())),
-            mod_id: boxed(mod_id_of(&s)),
-            mod_name: boxed(
+        let rare = Rare {
+            mod_id: small(mod_id_of(&s)),
+            mod_name: small(
                 s.mod_info
                     .as_ref()
                     .map(|m| &*m.name)
                     .filter(|n| !n.is_empty()),
             ),
-            map: boxed(s.map.as_ref().map(|m| &*m.name)),
+            listing,
+            gs1_game: small(r.gs1_game.as_deref()),
+        };
+        let rare = (rare.mod_id.is_some()
+            || rare.mod_name.is_some()
+            || rare.listing.is_some()
+            || rare.gs1_game.is_some())
+        .then(|| Box::new(rare));
+        let e = Self {
+            known: known_game(&protocols, &s),
+            protocols: Protocols::of(&protocols),
+            up: r.up,
+            ping_ms: r.ping_ms,
+            last_seen: r.last_seen,
+            name,
+            // a GameSpy v1 server's heartbeat names its game before its first poll does
+            game_name: small(game_of(&s)).or_else(|| small(r.gs1_game.as_deref())),
             players: s.player_count().unwrap_or(0),
             max_players: s.slot_max,
             bots: s.bot_count,
             password: s.password,
             view: View::of(addr, &s),
-            listing,
-            gs1_game: r.gs1_game.as_deref().map(Box::<str>::from),
+            rare,
             updated: r.updated,
         };
         Some((addr, Some(e), r.updated))
     }
 
+    /// Its query address.
+    pub fn addr(&self) -> SocketAddr {
+        self.view.addr()
+    }
+
+    fn map(&self) -> Option<&str> {
+        Some(self.view.map()).filter(|m| !m.is_empty())
+    }
+
+    fn mod_id(&self) -> Option<&str> {
+        self.rare.as_ref()?.mod_id.as_deref()
+    }
+
+    fn mod_name(&self) -> Option<&str> {
+        self.rare.as_ref()?.mod_name.as_deref()
+    }
+
+    fn listing(&self) -> Option<&Listing> {
+        self.rare.as_ref()?.listing.as_ref()
+    }
+
+    fn gs1_game(&self) -> Option<&str> {
+        self.rare.as_ref()?.gs1_game.as_deref()
+    }
+
     /// The API item.
     pub fn item(&self) -> Item {
         Item {
-            addr: self.addr.to_string(),
+            addr: self.addr().to_string(),
             protocols: self.protocols.iter().map(|p| p.name()).collect(),
             up: self.up,
             ping_ms: self.ping_ms,
@@ -182,22 +254,18 @@ impl Entry {
                 .map(str::to_owned),
             game_id: self.known.map(|(g, _)| g.id.as_str()),
             game_rule: self.known.map(|(_, r)| r.name()),
-            mod_name: self.mod_name.as_deref().map(str::to_owned),
-            map: self.map.as_deref().map(str::to_owned),
+            mod_name: self.mod_name().map(str::to_owned),
+            map: self.map().map(str::to_owned),
             players: self.players,
             max_players: self.max_players,
             bots: self.bots,
             password: self.password,
         }
     }
-
-    fn players(&self) -> u32 {
-        self.players
-    }
 }
 
 /// The HTTP API's filters (all optional, combined with AND).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Query {
     /// Game (catalogue name or id, game name, mod identifier or mod name),
     /// case-insensitive, exact.
@@ -221,7 +289,7 @@ pub struct Query {
 impl Query {
     fn matches(&self, e: &Entry) -> bool {
         if let Some(p) = self.protocol {
-            if !e.protocols.contains(&p) {
+            if !e.protocols.contains(p) {
                 return false;
             }
         }
@@ -233,8 +301,8 @@ impl Query {
         if let Some(g) = &self.game {
             let own = [
                 e.game_name.as_deref(),
-                e.mod_id.as_deref(),
-                e.mod_name.as_deref(),
+                e.mod_id(),
+                e.mod_name(),
                 e.known.map(|(g, _)| g.name.as_str()),
                 e.known.map(|(g, _)| g.id.as_str()),
             ];
@@ -243,12 +311,12 @@ impl Query {
             }
         }
         if let Some(m) = &self.map {
-            if !e.map.as_deref().is_some_and(|x| x.eq_ignore_ascii_case(m)) {
+            if !e.map().is_some_and(|x| x.eq_ignore_ascii_case(m)) {
                 return false;
             }
         }
         if let Some(n) = &self.name {
-            if !e.name_lc.contains(n.as_str()) {
+            if !e.view.lowercase_name().contains(n.as_str()) {
                 return false;
             }
         }
@@ -267,13 +335,144 @@ impl Query {
     }
 }
 
+/// The order of an API listing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Sort {
+    /// By address (IPv4 first).
+    #[default]
+    Addr,
+    /// By players, most first; then by address.
+    Players,
+}
+
+/// Where a listing page starts: after this server (keyset pagination, for either order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cursor {
+    /// After this address ([`Sort::Addr`]): `IP:PORT`.
+    Addr(SocketAddr),
+    /// After this player count and address ([`Sort::Players`]): `PLAYERS,IP:PORT`.
+    Players(u32, SocketAddr),
+}
+
+impl Cursor {
+    /// The cursor of `sort` from its text.
+    pub fn parse(sort: Sort, s: &str) -> Option<Self> {
+        match sort {
+            Sort::Addr => s.parse().ok().map(Self::Addr),
+            Sort::Players => {
+                let (p, a) = s.split_once(',')?;
+                Some(Self::Players(p.parse().ok()?, a.parse().ok()?))
+            }
+        }
+    }
+
+    fn of(sort: Sort, e: &Entry) -> String {
+        match sort {
+            Sort::Addr => e.addr().to_string(),
+            Sort::Players => format!("{},{}", e.players, e.addr()),
+        }
+    }
+}
+
+/// How long a cached first page or total is served after the list changed: any number
+/// of clients asking the same thing cost one pass over the list a second at most.
+pub const CACHE_STALE: std::time::Duration = std::time::Duration::from_secs(1);
+/// Most first pages and totals cached (the cache is emptied when full).
+const CACHE_ENTRIES: usize = 1024;
+
+#[derive(Debug)]
+struct Cached<T> {
+    version: u64,
+    at: std::time::Instant,
+    value: T,
+    /// A request found it stale and is making it again: others take it as it is.
+    refreshing: bool,
+}
+
+impl<T: Clone> Cached<T> {
+    fn new(version: u64, at: std::time::Instant, value: T) -> Self {
+        Self {
+            version,
+            at,
+            value,
+            refreshing: false,
+        }
+    }
+
+    fn fresh(&self, version: u64, now: std::time::Instant) -> bool {
+        self.version == version || now.saturating_duration_since(self.at) < CACHE_STALE
+    }
+}
+
+/// What [`List::page`] says of a first page's freshness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Freshness {
+    /// Made at the list's version, or less than [`CACHE_STALE`] ago (or a later page,
+    /// made now).
+    Fresh,
+    /// Older: the caller is to make it again ([`List::refresh_first_page`]), off the
+    /// request's path; other requests are answered with it meanwhile.
+    Stale,
+}
+
+/// First pages (by query, order and size) and totals (by query), made once for every
+/// client asking: a page of a million servers is a pass over all of them.
+#[derive(Debug, Default)]
+struct Cache {
+    first: std::collections::HashMap<(Query, Sort, usize), Cached<Page>>,
+    totals: std::collections::HashMap<Query, Cached<usize>>,
+}
+
+/// What `stats` answers, kept up to date as entries come and go (not counted per
+/// request: a million entries are a pass of tens of milliseconds).
+#[derive(Debug, Default)]
+struct Counts {
+    up: usize,
+    players_up: u64,
+    by_protocol: [usize; Protocol::ALL.len()],
+}
+
+impl Counts {
+    fn add(&mut self, e: &Entry) {
+        if e.up {
+            self.up += 1;
+            self.players_up += u64::from(e.players);
+        }
+        for (i, p) in Protocol::ALL.iter().enumerate() {
+            if e.protocols.contains(*p) {
+                if let Some(n) = self.by_protocol.get_mut(i) {
+                    *n += 1;
+                }
+            }
+        }
+    }
+
+    fn remove(&mut self, e: &Entry) {
+        if e.up {
+            self.up = self.up.saturating_sub(1);
+            self.players_up = self.players_up.saturating_sub(u64::from(e.players));
+        }
+        for (i, p) in Protocol::ALL.iter().enumerate() {
+            if e.protocols.contains(*p) {
+                if let Some(n) = self.by_protocol.get_mut(i) {
+                    *n = n.saturating_sub(1);
+                }
+            }
+        }
+    }
+}
+
 /// The list.
 #[derive(Debug, Default)]
 pub struct List {
-    /// Boxed: the tree's nodes then hold pointers, not 600-byte entries (a third of
+    /// Boxed: the tree's nodes then hold pointers, not 300-byte entries (a third of
     /// each node is empty on average).
     entries: BTreeMap<SocketAddr, Box<Entry>>,
-    per_ip: std::collections::HashMap<IpAddr, usize>,
+    counts: Counts,
+    cache: std::sync::Mutex<Cache>,
+    /// Held while a first page missing from the cache is made: the clients asking for
+    /// it at once wait for that one pass rather than each making its own.
+    making: std::sync::Mutex<()>,
     /// Grows with every change: part of the ETag.
     pub version: u64,
     /// The newest `updated` seen (ms), where the next refresh starts.
@@ -287,14 +486,17 @@ pub fn prepare(rows: Vec<ListRow>) -> Vec<(SocketAddr, Option<Entry>, i64)> {
 }
 
 /// One page of an API answer.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Page {
     /// The servers.
     pub entries: Vec<Entry>,
     /// The cursor of the next page.
     pub next: Option<String>,
-    /// Servers matching the filters.
+    /// Servers matching the filters (counted at most [`CACHE_STALE`] ago).
     pub total: usize,
+    /// The list's version the page was made at (a cached page may be up to
+    /// [`CACHE_STALE`] older than the list).
+    pub version: u64,
 }
 
 impl List {
@@ -320,7 +522,10 @@ impl List {
 
     /// Servers listed on `ip`.
     pub fn on_ip(&self, ip: IpAddr) -> usize {
-        self.per_ip.get(&ip).copied().unwrap_or(0)
+        // the tree is ordered by address, so an IP's servers are one range of it
+        let lo = SocketAddr::new(ip, 0);
+        let hi = SocketAddr::new(ip, u16::MAX);
+        self.entries.range(lo..=hi).count()
     }
 
     /// Applies rows read from the database; returns how many changed the list.
@@ -347,19 +552,15 @@ impl List {
             self.high_water = self.high_water.max(updated);
             match entry {
                 None => {
-                    if self.entries.remove(&addr).is_some() {
+                    if let Some(old) = self.entries.remove(&addr) {
+                        self.counts.remove(&old);
                         changed += 1;
-                        if let Some(n) = self.per_ip.get_mut(&addr.ip()) {
-                            *n = n.saturating_sub(1);
-                            if *n == 0 {
-                                self.per_ip.remove(&addr.ip());
-                            }
-                        }
                     }
                 }
                 Some(e) => {
-                    if self.entries.insert(addr, Box::new(e)).is_none() {
-                        *self.per_ip.entry(addr.ip()).or_insert(0) += 1;
+                    self.counts.add(&e);
+                    if let Some(old) = self.entries.insert(addr, Box::new(e)) {
+                        self.counts.remove(&old);
                     }
                     changed += 1;
                 }
@@ -371,47 +572,207 @@ impl List {
         changed
     }
 
-    /// Statistics: servers, up, players, servers per protocol.
+    /// Statistics: servers, up, players, servers per protocol (kept up to date by
+    /// [`List::merge`], not counted here).
     pub fn stats(&self) -> (usize, usize, u64, BTreeMap<&'static str, usize>) {
-        let mut up = 0;
-        let mut players = 0u64;
-        let mut by = BTreeMap::new();
-        for e in self.entries.values() {
-            if e.up {
-                up += 1;
-                players += u64::from(e.players());
-            }
-            for p in &e.protocols {
-                *by.entry(p.name()).or_insert(0) += 1;
-            }
-        }
-        (self.entries.len(), up, players, by)
+        let by = Protocol::ALL
+            .iter()
+            .zip(self.counts.by_protocol)
+            .filter(|(_, n)| *n > 0)
+            .map(|(p, n)| (p.name(), n))
+            .collect();
+        (
+            self.entries.len(),
+            self.counts.up,
+            self.counts.players_up,
+            by,
+        )
     }
 
-    /// A page of the servers matching `q`, after `cursor`, at most `limit`.
-    pub fn page(&self, q: &Query, cursor: Option<SocketAddr>, limit: usize) -> Page {
-        let lower = cursor.map_or(Bound::Unbounded, Bound::Excluded);
-        let mut entries = Vec::with_capacity(limit.min(1024));
-        let mut next = None;
-        for e in self
-            .entries
-            .range((lower, Bound::Unbounded))
-            .map(|(_, e)| e)
-        {
-            if !q.matches(e) {
-                continue;
+    fn cache(&self) -> std::sync::MutexGuard<'_, Cache> {
+        self.cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Servers matching `q`: the list's size without filters, else a pass over the list,
+    /// cached ([`CACHE_STALE`]; `again`: counted now whatever the cache holds).
+    fn total(&self, q: &Query, again: bool) -> usize {
+        if *q == Query::default() {
+            return self.entries.len();
+        }
+        let now = std::time::Instant::now();
+        if !again {
+            if let Some(c) = self
+                .cache()
+                .totals
+                .get(q)
+                .filter(|c| c.fresh(self.version, now))
+            {
+                return c.value;
             }
-            if entries.len() == limit {
-                next = entries.last().map(|l: &Entry| l.addr.to_string());
-                break;
-            }
-            entries.push(Entry::clone(e));
         }
         let total = self.entries.values().filter(|e| q.matches(e)).count();
+        let mut c = self.cache();
+        if c.totals.len() >= CACHE_ENTRIES {
+            c.totals.clear();
+        }
+        c.totals
+            .insert(q.clone(), Cached::new(self.version, now, total));
+        total
+    }
+
+    /// A page of the servers matching `q` in `sort`'s order, after `cursor`, at most
+    /// `limit`. A later page in address order walks the tree from its cursor, one in
+    /// player order passes over the list once. First pages come from a cache: one
+    /// missing is made once however many ask at the same time; one older than
+    /// [`CACHE_STALE`] (with changes since) is answered as it is and said
+    /// [`Freshness::Stale`] to the first request that finds it, which is to have it made
+    /// again ([`List::refresh_first_page`]) off its path.
+    pub fn page(
+        &self,
+        q: &Query,
+        sort: Sort,
+        cursor: Option<Cursor>,
+        limit: usize,
+    ) -> (Page, Freshness) {
+        let limit = limit.max(1);
+        if cursor.is_some() {
+            return (
+                self.make_page(q, sort, cursor, limit, false),
+                Freshness::Fresh,
+            );
+        }
+        let key = (q.clone(), sort, limit);
+        let cached = |this: &Self| {
+            let now = std::time::Instant::now();
+            let mut c = this.cache();
+            let hit = c.first.get_mut(&key)?;
+            if hit.fresh(this.version, now) || hit.refreshing {
+                return Some((hit.value.clone(), Freshness::Fresh));
+            }
+            hit.refreshing = true;
+            Some((hit.value.clone(), Freshness::Stale))
+        };
+        if let Some(hit) = cached(self) {
+            return hit;
+        }
+        let _one = self
+            .making
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(hit) = cached(self) {
+            return hit;
+        }
+        (self.refresh_first_page(q, sort, limit), Freshness::Fresh)
+    }
+
+    /// Makes every cached page and total older than [`CACHE_STALE`] (tests).
+    #[cfg(test)]
+    fn age_cache(&self) {
+        let mut c = self.cache();
+        let Some(old) = std::time::Instant::now().checked_sub(CACHE_STALE * 2) else {
+            return;
+        };
+        for v in c.first.values_mut() {
+            v.at = old;
+        }
+        for v in c.totals.values_mut() {
+            v.at = old;
+        }
+    }
+
+    /// Makes a first page (and its total) now and caches it.
+    pub fn refresh_first_page(&self, q: &Query, sort: Sort, limit: usize) -> Page {
+        let limit = limit.max(1);
+        let now = std::time::Instant::now();
+        let page = self.make_page(q, sort, None, limit, true);
+        let mut c = self.cache();
+        if c.first.len() >= CACHE_ENTRIES {
+            c.first.clear();
+        }
+        c.first.insert(
+            (q.clone(), sort, limit),
+            Cached::new(self.version, now, page.clone()),
+        );
+        page
+    }
+
+    fn make_page(
+        &self,
+        q: &Query,
+        sort: Sort,
+        cursor: Option<Cursor>,
+        limit: usize,
+        count_again: bool,
+    ) -> Page {
+        let mut entries = Vec::with_capacity(limit.min(1024));
+        let mut next = None;
+        match sort {
+            Sort::Addr => {
+                let lower = match cursor {
+                    Some(Cursor::Addr(a) | Cursor::Players(_, a)) => Bound::Excluded(a),
+                    None => Bound::Unbounded,
+                };
+                for e in self
+                    .entries
+                    .range((lower, Bound::Unbounded))
+                    .map(|(_, e)| e)
+                {
+                    if !q.matches(e) {
+                        continue;
+                    }
+                    if entries.len() == limit {
+                        next = entries.last().map(|l: &Entry| Cursor::of(sort, l));
+                        break;
+                    }
+                    entries.push(Entry::clone(e));
+                }
+            }
+            Sort::Players => {
+                // keyset: (players descending, address); the `limit + 1` first after
+                // the cursor, in one pass with a bounded heap
+                use std::cmp::Reverse;
+                let after = match cursor {
+                    Some(Cursor::Players(p, a)) => Some((Reverse(p), a)),
+                    Some(Cursor::Addr(a)) => Some((Reverse(u32::MAX), a)),
+                    None => None,
+                };
+                let mut heap: std::collections::BinaryHeap<(Reverse<u32>, SocketAddr)> =
+                    std::collections::BinaryHeap::with_capacity(limit + 2);
+                for e in self.entries.values() {
+                    let k = (Reverse(e.players), e.addr());
+                    if after.is_some_and(|a| k <= a) {
+                        continue;
+                    }
+                    if heap.len() > limit && heap.peek().is_some_and(|top| k >= *top) {
+                        continue;
+                    }
+                    if !q.matches(e) {
+                        continue;
+                    }
+                    heap.push(k);
+                    if heap.len() > limit + 1 {
+                        heap.pop();
+                    }
+                }
+                let keys = heap.into_sorted_vec();
+                let more = keys.len() > limit;
+                for (_, a) in keys.into_iter().take(limit) {
+                    if let Some(e) = self.entries.get(&a) {
+                        entries.push(Entry::clone(e));
+                    }
+                }
+                if more {
+                    next = entries.last().map(|l| Cursor::of(sort, l));
+                }
+            }
+        }
         Page {
             entries,
             next,
-            total,
+            total: self.total(q, count_again),
+            version: self.version,
         }
     }
 
@@ -429,8 +790,10 @@ impl List {
         )));
         let mut out = Vec::new();
         for e in self.entries.range((start, end)).map(|(_, e)| e) {
-            let SocketAddr::V4(a) = e.addr else { continue };
-            if !e.up || !e.protocols.contains(&Protocol::A2s) || !filter.matches_view(&e.view) {
+            let SocketAddr::V4(a) = e.addr() else {
+                continue;
+            };
+            if !e.up || !e.protocols.contains(Protocol::A2s) || !filter.matches_view(&e.view) {
                 continue;
             }
             if out.len() == MAX_ENTRIES_PER_PAGE {
@@ -451,8 +814,8 @@ impl List {
             .values()
             .filter(|e| e.up)
             .filter_map(|e| {
-                let l = e.listing.as_ref()?;
-                let addr = canonical(e.addr);
+                let l = e.listing()?;
+                let addr = canonical(e.addr());
                 (req.wants_family(addr) && req.matches(l, e.players, e.max_players)).then_some(addr)
             })
             .collect()
@@ -463,8 +826,8 @@ impl List {
     pub fn qw_servers(&self) -> Vec<SocketAddr> {
         self.entries
             .values()
-            .filter(|e| e.up && e.protocols.contains(&Protocol::Quakeworld))
-            .map(|e| canonical(e.addr))
+            .filter(|e| e.up && e.protocols.contains(Protocol::Quakeworld))
+            .map(|e| canonical(e.addr()))
             .filter(SocketAddr::is_ipv4)
             .collect()
     }
@@ -475,8 +838,8 @@ impl List {
     pub fn tw_servers(&self, protocol: Protocol) -> Vec<SocketAddr> {
         self.entries
             .values()
-            .filter(|e| e.up && e.protocols.contains(&protocol))
-            .map(|e| canonical(e.addr))
+            .filter(|e| e.up && e.protocols.contains(protocol))
+            .map(|e| canonical(e.addr()))
             .collect()
     }
 
@@ -486,12 +849,8 @@ impl List {
         self.entries
             .values()
             .filter(|e| e.up)
-            .filter(|e| {
-                e.gs1_game
-                    .as_deref()
-                    .is_some_and(|g| g.eq_ignore_ascii_case(game))
-            })
-            .filter_map(|e| match canonical(e.addr) {
+            .filter(|e| e.gs1_game().is_some_and(|g| g.eq_ignore_ascii_case(game)))
+            .filter_map(|e| match canonical(e.addr()) {
                 SocketAddr::V4(v4) => Some(v4),
                 SocketAddr::V6(_) => None,
             })
@@ -506,9 +865,9 @@ impl List {
         use ogp_proto::cube2::master::{Listed, MasterDialect};
         self.entries
             .values()
-            .filter(|e| e.up && e.protocols.contains(&Protocol::Cube2))
+            .filter(|e| e.up && e.protocols.contains(Protocol::Cube2))
             .filter_map(|e| {
-                let addr = canonical(e.addr);
+                let addr = canonical(e.addr());
                 let port = addr
                     .port()
                     .checked_sub(ogp_proto::cube2::QUERY_PORT_OFFSET)?;
@@ -529,7 +888,7 @@ impl List {
     /// Whether `addr` is listed with the GameSpy master list's game (a server verified
     /// through a probe is listed without it, and verified again at its next heartbeat).
     pub fn has_gs1_game(&self, addr: SocketAddr) -> bool {
-        self.get(addr).is_some_and(|e| e.gs1_game.is_some())
+        self.get(addr).is_some_and(|e| e.gs1_game().is_some())
     }
 }
 
@@ -638,7 +997,8 @@ mod tests {
         let mut l = List::default();
         l.apply(vec![valheim, bf2, row("127.0.0.1:12", "c", 1, "a2s")]);
         let items: Vec<Item> = l
-            .page(&Query::default(), None, 10)
+            .page(&Query::default(), Sort::Addr, None, 10)
+            .0
             .entries
             .iter()
             .map(Entry::item)
@@ -667,10 +1027,11 @@ mod tests {
                 ..Query::default()
             };
             let found: Vec<String> = l
-                .page(&q, None, 10)
+                .page(&q, Sort::Addr, None, 10)
+                .0
                 .entries
                 .iter()
-                .map(|e| e.addr.to_string())
+                .map(|e| e.addr().to_string())
                 .collect();
             assert_eq!(found, [addr], "{name}");
         }
@@ -698,7 +1059,8 @@ mod tests {
         let mut l = List::default();
         l.apply(vec![with_mod, only_mod, row("127.0.0.1:3", "c", 1, "gqp")]);
         let items: Vec<Item> = l
-            .page(&Query::default(), None, 10)
+            .page(&Query::default(), Sort::Addr, None, 10)
+            .0
             .entries
             .iter()
             .map(Entry::item)
@@ -726,10 +1088,11 @@ mod tests {
                 ..Query::default()
             };
             let found: Vec<_> = l
-                .page(&q, None, 10)
+                .page(&q, Sort::Addr, None, 10)
+                .0
                 .entries
                 .iter()
-                .map(|e| e.addr.port())
+                .map(|e| e.addr().port())
                 .collect();
             assert_eq!(found, [1], "{name}");
         }
@@ -755,11 +1118,11 @@ mod tests {
         let mut seen = Vec::new();
         let mut cursor = None;
         loop {
-            let p = l.page(&q, cursor, 100);
+            let p = l.page(&q, Sort::Addr, cursor, 100).0;
             assert_eq!(p.total, 501);
-            seen.extend(p.entries.iter().map(|e| e.addr));
+            seen.extend(p.entries.iter().map(|e| e.addr()));
             match p.next {
-                Some(n) => cursor = Some(n.parse().unwrap()),
+                Some(n) => cursor = Cursor::parse(Sort::Addr, &n),
                 None => break,
             }
         }
@@ -772,7 +1135,7 @@ mod tests {
             not_full: true,
             ..Query::default()
         };
-        let p = l.page(&q, None, 1000);
+        let p = l.page(&q, Sort::Addr, None, 1000).0;
         assert!(p
             .entries
             .iter()
@@ -794,6 +1157,214 @@ mod tests {
         l.apply(vec![gone]);
         assert_eq!((l.len(), l.high_water), (500, 9));
         assert_eq!(l.on_ip("127.0.0.1".parse().unwrap()), 1);
+    }
+
+    fn many(n: u32) -> Vec<ListRow> {
+        (0..n)
+            .map(|i| {
+                row(
+                    &format!("127.0.{}.{}:27015", i / 256, i % 256),
+                    &format!("Server {i}"),
+                    (i * 7) % 11,
+                    if i % 2 == 0 { "a2s,ogp" } else { "ogp" },
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sorted_by_players_pages_visit_every_server_once_most_players_first() {
+        let mut l = List::default();
+        l.apply(many(500));
+        for q in [
+            Query::default(),
+            Query {
+                has_players: true,
+                ..Query::default()
+            },
+        ] {
+            let want = l.page(&q, Sort::Addr, None, 1000).0.total;
+            let mut seen: Vec<(u32, SocketAddr)> = Vec::new();
+            let mut cursor = None;
+            for _ in 0..100 {
+                let p = l.page(&q, Sort::Players, cursor, 37).0;
+                assert_eq!(p.total, want);
+                seen.extend(p.entries.iter().map(|e| (e.players, e.addr())));
+                match p.next {
+                    Some(n) => cursor = Some(Cursor::parse(Sort::Players, &n).unwrap()),
+                    None => break,
+                }
+            }
+            assert_eq!(seen.len(), want, "{q:?}");
+            assert!(
+                seen.windows(2)
+                    .all(|w| w[0].0 > w[1].0 || (w[0].0 == w[1].0 && w[0].1 < w[1].1)),
+                "not in order: {seen:?}"
+            );
+            assert_eq!(seen.first().map(|s| s.0), Some(10));
+        }
+        // a cursor past the end, and cursors that are not ones
+        let end = Cursor::parse(Sort::Players, "0,255.255.255.255:65535").unwrap();
+        assert!(l
+            .page(&Query::default(), Sort::Players, Some(end), 10)
+            .0
+            .entries
+            .is_empty());
+        for bad in [
+            "",
+            "5",
+            "x,127.0.0.1:1",
+            "5,nowhere",
+            "-1,127.0.0.1:1",
+            "5;127.0.0.1:1",
+        ] {
+            assert_eq!(Cursor::parse(Sort::Players, bad), None, "{bad:?}");
+        }
+        assert_eq!(Cursor::parse(Sort::Addr, "5,127.0.0.1:1"), None);
+    }
+
+    /// The counts `stats` answers from, against a count over the list, through
+    /// additions, changes (players, up, protocols) and removals.
+    #[test]
+    fn stats_are_kept_up_to_date_as_entries_change() {
+        fn recount(l: &List) -> (usize, usize, u64, BTreeMap<&'static str, usize>) {
+            let mut by = BTreeMap::new();
+            let (mut up, mut players) = (0, 0u64);
+            for e in l.entries.values() {
+                if e.up {
+                    up += 1;
+                    players += u64::from(e.players);
+                }
+                for p in e.protocols.iter() {
+                    *by.entry(p.name()).or_insert(0) += 1;
+                }
+            }
+            (l.len(), up, players, by)
+        }
+        let mut l = List::default();
+        l.apply(many(300));
+        assert_eq!(l.stats(), recount(&l));
+        assert_eq!(l.stats().1, 300);
+        let mut changes = Vec::new();
+        for i in 0..100u32 {
+            let mut r = row(
+                &format!("127.0.{}.{}:27015", i / 256, i % 256),
+                "changed",
+                i % 5,
+                if i % 3 == 0 { "quake3" } else { "a2s" },
+            );
+            r.updated = 6;
+            r.up = i % 4 != 0;
+            r.removed = i % 10 == 0;
+            changes.push(r);
+        }
+        l.apply(changes);
+        assert_eq!(l.len(), 290);
+        assert_eq!(l.stats(), recount(&l));
+        assert!(l.stats().3.contains_key("quake3"));
+    }
+
+    /// A first page is made once and served to every client until the list changes,
+    /// and for up to `CACHE_STALE` after; another query is made afresh.
+    #[test]
+    fn first_pages_are_cached_until_the_list_changes() {
+        let mut l = List::default();
+        l.apply(many(100));
+        let q = Query {
+            has_players: true,
+            ..Query::default()
+        };
+        let a = l.page(&q, Sort::Players, None, 5).0;
+        let b = l.page(&q, Sort::Players, None, 5).0;
+        assert_eq!(a.version, b.version);
+        let mut r = row("127.0.9.9:1", "new", 50, "a2s");
+        r.updated = 7;
+        l.apply(vec![r]);
+        // within the stale window: the cached page, with the version it was made at
+        let c = l.page(&q, Sort::Players, None, 5).0;
+        assert_eq!((c.version, c.total), (a.version, a.total));
+        // another size is another page, made now (its total too may be up to
+        // `CACHE_STALE` old)
+        let d = l.page(&q, Sort::Players, None, 6).0;
+        assert_eq!(d.version, l.version);
+        assert!(d.total == a.total || d.total == a.total + 1);
+        // older than CACHE_STALE: answered as it is, and the first request to find it
+        // so is told to make it again; the others meanwhile get it as it is
+        l.age_cache();
+        let (e, fresh) = l.page(&q, Sort::Players, None, 5);
+        assert_eq!((e.version, fresh), (a.version, Freshness::Stale));
+        let (f, fresh) = l.page(&q, Sort::Players, None, 5);
+        assert_eq!((f.version, fresh), (a.version, Freshness::Fresh));
+        let g = l.refresh_first_page(&q, Sort::Players, 5);
+        assert_eq!((g.version, g.total), (l.version, a.total + 1));
+        let (h, fresh) = l.page(&q, Sort::Players, None, 5);
+        assert_eq!(
+            (h.version, h.total, fresh),
+            (l.version, a.total + 1, Freshness::Fresh)
+        );
+        assert_eq!(
+            d.entries.first().map(|e| e.addr().to_string()).as_deref(),
+            Some("127.0.9.9:1")
+        );
+    }
+
+    /// What an entry costs: `cargo test --release -p ogp-master --lib
+    /// list::tests::bytes_per_entry -- --ignored --nocapture` (docs/master.md).
+    #[test]
+    #[ignore = "a measurement: a million entries"]
+    fn bytes_per_entry() {
+        fn rss_kb() -> u64 {
+            std::fs::read_to_string("/proc/self/status")
+                .unwrap_or_default()
+                .lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+                .unwrap_or(0)
+        }
+        let n = 1_000_000u32;
+        let before = rss_kb();
+        let mut l = List::default();
+        for chunk in 0..n / 5000 {
+            let rows = (chunk * 5000..(chunk + 1) * 5000)
+                .map(|i| {
+                    let mut s = Status::default();
+                    s.host_name = Some(format!("Simulated server {i}").into());
+                    s.game_name = Some(["tf", "cstrike", "bf2", "quake"][(i % 4) as usize].into());
+                    s.map = Some(ogp_proto::MapInfo::named("de_dust2"));
+                    s.player_count = Some(i % 33);
+                    s.slot_max = Some(32);
+                    s.password = Some(i % 10 == 0);
+                    let mut r = row(
+                        &SocketAddr::from(([10, (i >> 16) as u8, (i >> 8) as u8, i as u8], 27015))
+                            .to_string(),
+                        "",
+                        0,
+                        "a2s",
+                    );
+                    r.summary = Some(serde_json::to_string(&s).unwrap());
+                    r
+                })
+                .collect();
+            l.apply(rows);
+        }
+        let after = rss_kb();
+        println!(
+            "size_of::<Entry>() = {} bytes; {} entries: {} MB, {} bytes each with the tree",
+            std::mem::size_of::<Entry>(),
+            l.len(),
+            (after - before) / 1024,
+            (after - before) * 1024 / u64::from(n)
+        );
+        let t = std::time::Instant::now();
+        let q = Query {
+            name: Some("server 4242".into()),
+            ..Query::default()
+        };
+        let total = l.total(&q, true);
+        println!(
+            "a pass over the list (name filter, {total} found): {:?}",
+            t.elapsed()
+        );
     }
 
     #[test]

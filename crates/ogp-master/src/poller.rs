@@ -175,7 +175,7 @@ pub(crate) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
         let t = Instant::now();
         let claims = shared
             .store
-            .claim_due(
+            .claim_share(
                 &shared.instance,
                 now_ms(),
                 shared.timers,

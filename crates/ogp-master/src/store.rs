@@ -74,7 +74,34 @@ ALTER TABLE servers ADD COLUMN note TEXT;
     "
 ALTER TABLE servers ADD COLUMN gs1_game TEXT;
 ",
+    // A million servers: history is thinned by age (`expire`, by time), and servers that
+    // stopped registering are found without a pass over every row.
+    "
+CREATE INDEX history_t ON history (t);
+CREATE INDEX servers_registration ON servers (last_registration) WHERE removed = 0 AND operator IS NULL;
+CREATE TABLE instances (name TEXT PRIMARY KEY, seen BIGINT NOT NULL);
+",
 ];
+
+/// An instance that has not claimed servers for this long is not counted among those
+/// sharing the polling (each claims every 500 ms).
+pub const INSTANCE_LIVE_MS: i64 = 5_000;
+
+/// How history is thinned with age: points older than the age (ms) are merged into one
+/// per bucket (ms) of that size, the most players of the bucket. With the default
+/// resolution (300 s) and retention (7 days), a server keeps at most 12 points of its
+/// last hour, 60 of the next five hours (5 min), 42 of the rest of its last two days
+/// (hourly) and 20 of the five days before (6-hourly): 134 points; with a resolution of
+/// R seconds, at most 3600 / R + 122.
+pub const HISTORY_TIERS: [(i64, i64); 3] = [
+    (3_600_000, 300_000),
+    (21_600_000, 3_600_000),
+    (172_800_000, 21_600_000),
+];
+
+/// How far before the previous pass's cuts a thinning pass looks again (points written
+/// late, by a slow transaction or another instance).
+const HISTORY_THIN_OVERLAP_MS: i64 = 60_000;
 
 /// A server's row key: its address, an IPv4-mapped one as its IPv4 (one server, one
 /// row, whichever socket or form it came through).
@@ -255,12 +282,30 @@ pub enum Store {
 }
 
 /// The PostgreSQL connections, as for SQLite: one that writes (a transaction holds it
-/// from `BEGIN` to `COMMIT`), one for API requests, one for the list's refreshes.
+/// from `BEGIN` to `COMMIT`), four for API requests, one for the list's refreshes.
 #[cfg(feature = "postgres")]
 pub struct Pg {
     write: tokio::sync::Mutex<tokio_postgres::Client>,
-    api: tokio_postgres::Client,
+    /// API reads, taken in turn: each connection is one PostgreSQL backend, which runs
+    /// its queries one at a time (50 clients reading statuses at once on one of them
+    /// waited for each other).
+    api: Vec<tokio_postgres::Client>,
+    next_api: std::sync::atomic::AtomicUsize,
     list: tokio_postgres::Client,
+}
+
+/// PostgreSQL connections for API reads, per instance.
+#[cfg(feature = "postgres")]
+const PG_API_CONNECTIONS: usize = 4;
+
+#[cfg(feature = "postgres")]
+impl Pg {
+    fn api(&self) -> &tokio_postgres::Client {
+        let i = self
+            .next_api
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        &self.api[i % self.api.len()]
+    }
 }
 
 /// A statement parameter of either database.
@@ -432,6 +477,33 @@ fn pg_config(
     Ok(config)
 }
 
+/// The statements that thin history by age ([`HISTORY_TIERS`]): each tier's points
+/// that are not on a bucket's start are merged into the point at its start (the most
+/// players), then deleted. Both statements find their rows through the index on `t`.
+///
+/// `since`: the time of the previous pass (each tier then looks only at what aged into
+/// it since, a few seconds' worth); `None` for a pass over everything (at start).
+fn thin_history(now: i64, since: Option<i64>) -> Vec<Step> {
+    let merge = "INSERT INTO history (addr, t, players)
+          SELECT addr, (t / CAST($3 AS BIGINT)) * CAST($3 AS BIGINT), MAX(players) FROM history
+          WHERE t < $1 AND t >= $2 AND t % CAST($3 AS BIGINT) <> 0
+          GROUP BY 1, 2
+        ON CONFLICT (addr, t) DO UPDATE SET players =
+          CASE WHEN excluded.players > history.players THEN excluded.players ELSE history.players END";
+    let delete = "DELETE FROM history WHERE t < $1 AND t >= $2 AND t % CAST($3 AS BIGINT) <> 0";
+    HISTORY_TIERS
+        .iter()
+        .flat_map(|&(age, bucket)| {
+            let cut = now - age;
+            let lo = since.map_or(i64::MIN / 4, |s| s - age - HISTORY_THIN_OVERLAP_MS);
+            [
+                (merge, params![cut, lo, bucket]),
+                (delete, params![cut, lo, bucket]),
+            ]
+        })
+        .collect()
+}
+
 fn sqlite_sql(sql: &str) -> String {
     sql.replace('$', "?")
 }
@@ -500,7 +572,14 @@ impl Store {
                 };
                 let store = Self::Postgres(Arc::new(Pg {
                     write: tokio::sync::Mutex::new(connect().await?),
-                    api: connect().await?,
+                    api: {
+                        let mut v = Vec::with_capacity(PG_API_CONNECTIONS);
+                        for _ in 0..PG_API_CONNECTIONS {
+                            v.push(connect().await?);
+                        }
+                        v
+                    },
+                    next_api: std::sync::atomic::AtomicUsize::new(0),
                     list: connect().await?,
                 }));
                 store.migrate().await?;
@@ -759,7 +838,7 @@ impl Store {
             }
             #[cfg(feature = "postgres")]
             Self::Postgres(pg) => Ok(pg
-                .api
+                .api()
                 .query(sql, &[])
                 .await?
                 .iter()
@@ -794,6 +873,75 @@ impl Store {
             .map(|(a, w)| vec![(sql, params![key(*a), now, i64::from(*w)])])
             .collect();
         self.write_rows(rows).await
+    }
+
+    /// One number from a read (`COUNT(*)`), on the API's connection.
+    async fn read_count(&self, sql: &'static str, params: Vec<Param>) -> Result<i64> {
+        match self {
+            Self::Sqlite(_, c, _) => {
+                Self::sqlite(c, move |c| {
+                    let mut st = c.prepare_cached(&sqlite_sql(sql))?;
+                    Ok(st.query_row(rusqlite::params_from_iter(&params), |r| r.get(0))?)
+                })
+                .await
+            }
+            #[cfg(feature = "postgres")]
+            Self::Postgres(pg) => {
+                let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params
+                    .iter()
+                    .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync))
+                    .collect();
+                Ok(pg.api().query_one(sql, &refs).await?.get(0))
+            }
+        }
+    }
+
+    /// Notes that `owner` is alive and polling; returns how many instances are (itself
+    /// included): those that noted it within [`INSTANCE_LIVE_MS`].
+    pub async fn heartbeat(&self, owner: &str, now: i64) -> Result<i64> {
+        let sql = "INSERT INTO instances (name, seen) VALUES ($1, $2)
+            ON CONFLICT (name) DO UPDATE SET seen = excluded.seen";
+        let gone = "DELETE FROM instances WHERE seen < $1";
+        self.write(vec![
+            (sql, params![owner, now]),
+            (gone, params![now - 86_400_000]),
+        ])
+        .await?;
+        let live = self
+            .read_count(
+                "SELECT COUNT(*) FROM instances WHERE seen >= $1",
+                params![now - INSTANCE_LIVE_MS],
+            )
+            .await?;
+        Ok(live.max(1))
+    }
+
+    /// Servers due for a poll that no other live instance holds, counted up to `cap`.
+    pub async fn due(&self, owner: &str, now: i64, cap: i64) -> Result<i64> {
+        let sql =
+            "SELECT COUNT(*) FROM (SELECT 1 FROM servers WHERE removed = 0 AND next_poll <= $2
+              AND (lease_owner IS NULL OR lease_owner = $1 OR lease_until < $2) LIMIT $3) AS due";
+        self.read_count(sql, params![owner, now, cap]).await
+    }
+
+    /// Takes this instance's share of the servers due for a poll that no other live
+    /// instance holds: of `due` such servers and `live` instances, `due / live` (rounded
+    /// up), at most `limit`. So instances sharing a database split the polling, each
+    /// taking its part at each of its claims, and one alone takes everything due.
+    pub async fn claim_share(
+        &self,
+        owner: &str,
+        now: i64,
+        t: Timers,
+        limit: i64,
+    ) -> Result<Vec<Claim>> {
+        let live = self.heartbeat(owner, now).await?;
+        if live > 1 {
+            let due = self.due(owner, now, limit.saturating_mul(live)).await?;
+            let share = (due + live - 1) / live;
+            return self.claim_due(owner, now, t, limit.min(share.max(1))).await;
+        }
+        self.claim_due(owner, now, t, limit).await
     }
 
     /// Takes up to `limit` servers due for a poll that no other live instance holds.
@@ -941,18 +1089,34 @@ impl Store {
     }
 
     /// Marks down the servers that stopped registering, removes those down past the
-    /// grace period, deletes old history and long-removed rows.
-    pub async fn expire(&self, now: i64, t: Timers) -> Result<()> {
+    /// grace period, deletes old history and long-removed rows, thins history by age
+    /// ([`HISTORY_TIERS`]; `since`: the time of the previous call, `None` for a pass
+    /// over all of it).
+    pub async fn expire(&self, now: i64, t: Timers, since: Option<i64>) -> Result<()> {
         let reg_cut = now - t.registration_timeout_ms;
         let remove_cut = reg_cut - t.grace_ms;
         let history_cut = now - t.history_retention_ms;
         let purge_cut = now - 86_400_000;
-        let steps = vec![
+        let mut steps = vec![
             ("UPDATE servers SET up = 0, updated = $1 WHERE removed = 0 AND up = 1 AND operator IS NULL AND last_registration < $2", params![now, reg_cut]),
             ("UPDATE servers SET removed = 1, updated = $1 WHERE removed = 0 AND operator IS NULL AND last_registration < $2", params![now, remove_cut]),
-            ("DELETE FROM history WHERE t < $1", params![history_cut]),
             ("DELETE FROM servers WHERE removed = 1 AND updated < $1", params![purge_cut]),
         ];
+        // thinned first: a merged point lies at its bucket's start, maybe past the
+        // retention
+        steps.extend(thin_history(now, since));
+        steps.push(("DELETE FROM history WHERE t < $1", params![history_cut]));
+        self.write(steps).await.map(drop)
+    }
+
+    /// Adds history points (time, players) to a server's (benchmarks and tests).
+    pub async fn insert_history(&self, addr: SocketAddr, points: &[(i64, i64)]) -> Result<()> {
+        let sql =
+            "INSERT INTO history (addr, t, players) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING";
+        let steps = points
+            .iter()
+            .map(|(t, n)| (sql, params![key(addr), *t, *n]))
+            .collect();
         self.write(steps).await.map(drop)
     }
 
@@ -1042,7 +1206,7 @@ impl Store {
             }
             #[cfg(feature = "postgres")]
             Self::Postgres(pg) => Ok(pg
-                .api
+                .api()
                 .query(
                     "SELECT addr, status FROM servers WHERE addr = ANY($1) AND status IS NOT NULL",
                     &[&addrs],
@@ -1070,7 +1234,7 @@ impl Store {
             }
             #[cfg(feature = "postgres")]
             Self::Postgres(pg) => Ok(pg
-                .api
+                .api()
                 .query(sql, &[&addr])
                 .await?
                 .iter()
@@ -1096,8 +1260,19 @@ impl Store {
     /// [`Store::insert_simulated`], each status with a rule of `rule_bytes` bytes more
     /// (big statuses, for tests of big listings).
     pub async fn insert_simulated_with(&self, n: u32, now: i64, rule_bytes: usize) -> Result<()> {
-        let mut rows = Vec::with_capacity(n as usize);
-        for i in 0..n {
+        self.insert_simulated_range(0..n, now, rule_bytes).await
+    }
+
+    /// [`Store::insert_simulated_with`] for the servers numbered `range` (a large list is
+    /// written a chunk at a time).
+    pub async fn insert_simulated_range(
+        &self,
+        range: std::ops::Range<u32>,
+        now: i64,
+        rule_bytes: usize,
+    ) -> Result<()> {
+        let mut rows = Vec::with_capacity(range.len());
+        for i in range {
             let addr = SocketAddr::from(([10, (i >> 16) as u8, (i >> 8) as u8, i as u8], 27015));
             let mut status = Status::default();
             status.host_name = Some(format!("Simulated server {i}").into());
@@ -1120,24 +1295,57 @@ impl Store {
             let status = ogp_proto::result::to_json(&status)?;
             rows.push((addr, i64::from(i % 33), status, summary));
         }
-        let sql = "INSERT INTO servers (addr, ip, registered_via, protocols, up, removed, ping_ms, players, status, summary, first_seen, last_seen, last_registration, next_poll, updated)
-            VALUES ($1, $2, 'a2s', 'a2s', 1, 0, 1.0, $3, $4, $7, $5, $5, $6, $6, $5) ON CONFLICT (addr) DO NOTHING";
+        // many rows a statement (a million rows are a million round trips otherwise)
+        const ROWS: usize = 256;
+        static MANY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        let one = |n: usize| {
+            let values: Vec<String> = (0..n)
+                .map(|r| {
+                    let p = |k: usize| format!("${}", r * 7 + k);
+                    format!(
+                        "({}, {}, 'a2s', 'a2s', 1, 0, 1.0, {}, {}, {}, {}, {}, {}, {}, {})",
+                        p(1),
+                        p(2),
+                        p(3),
+                        p(4),
+                        p(7),
+                        p(5),
+                        p(5),
+                        p(6),
+                        p(6),
+                        p(5)
+                    )
+                })
+                .collect();
+            format!(
+                "INSERT INTO servers (addr, ip, registered_via, protocols, up, removed, ping_ms, players, status, summary, first_seen, last_seen, last_registration, next_poll, updated)
+                 VALUES {} ON CONFLICT (addr) DO NOTHING",
+                values.join(", ")
+            )
+        };
+        static SINGLE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        let many: &'static str = MANY.get_or_init(|| one(ROWS));
+        let single: &'static str = SINGLE.get_or_init(|| one(1));
         let far = now + 86_400_000 * 365;
-        let steps = rows
-            .into_iter()
-            .map(|(addr, players, status, summary)| {
-                let params = params![
-                    addr.to_string(),
-                    addr.ip().to_string(),
-                    players,
-                    status,
+        let mut steps = Vec::new();
+        for chunk in rows.chunks(ROWS) {
+            let params = |r: &(SocketAddr, i64, String, String)| {
+                params![
+                    r.0.to_string(),
+                    r.0.ip().to_string(),
+                    r.1,
+                    r.2.clone(),
                     now,
                     far,
-                    summary
-                ];
-                (sql, params)
-            })
-            .collect();
+                    r.3.clone()
+                ]
+            };
+            if chunk.len() == ROWS {
+                steps.push((many, chunk.iter().flat_map(params).collect()));
+            } else {
+                steps.extend(chunk.iter().map(|r| (single, params(r))));
+            }
+        }
         self.write(steps).await.map(drop)
     }
 }
@@ -1145,6 +1353,32 @@ impl Store {
 #[cfg(test)]
 mod sqlite_tests {
     use super::*;
+
+    /// A point a minute for eight days: thinned to the tiers' bound (at most 134 points
+    /// with points every 5 minutes; here 60 + 60 + 42 + 20 with one a minute), the
+    /// largest count kept through the merges, nothing past the retention.
+    #[tokio::test]
+    async fn history_is_thinned_by_age_and_capped() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let now = 1_800_000_000_000 + 123_456;
+        let got = thinned_history(&store, now, 60_000, 8 * 86_400_000)
+            .await
+            .unwrap();
+        // the 8th point of the week, with 1,007 players, is older than 7 days: gone
+        let (total, recent, five_min, hourly, six_hourly, max) =
+            (got[0], got[1], got[2], got[3], got[4], got[5]);
+        assert_eq!(recent, 60, "{got:?}");
+        assert!((60..=61).contains(&five_min), "{got:?}");
+        assert!((42..=43).contains(&hourly), "{got:?}");
+        assert!((20..=21).contains(&six_hourly), "{got:?}");
+        assert!(total <= 60 + 61 + 43 + 21, "{got:?}");
+        assert_eq!(max, 49, "{got:?}");
+        // thinning again changes nothing
+        let again = thinned_history(&store, now, 1_000_000_000, 1)
+            .await
+            .unwrap();
+        assert_eq!(again[0], total);
+    }
 
     /// A Quake III server's listing is stored at verification and read back with the
     /// list's rows; another server has none.
@@ -1191,6 +1425,47 @@ mod sqlite_tests {
         assert_eq!(gs1(q3).as_deref(), Some("ut"));
         assert_eq!(gs1(other), None);
     }
+}
+
+/// History of `addr` as [`Store::expire`] leaves it, given a point every `step` ms over
+/// the last `span` ms at `now`: (points, points in each tier and beyond, the most
+/// players kept). Shared by the SQLite test here and the PostgreSQL one.
+#[doc(hidden)]
+pub async fn thinned_history(store: &Store, now: i64, step: i64, span: i64) -> Result<Vec<usize>> {
+    let addr = SocketAddr::from(([127, 9, 9, 9], 27015));
+    let t0 = now - span;
+    let points: Vec<(i64, i64)> = (0..span / step)
+        .map(|i| (t0 + i * step, (i % 50) + if i == 7 { 1000 } else { 0 }))
+        .collect();
+    store.insert_history(addr, &points).await?;
+    store
+        .expire(
+            now,
+            Timers {
+                poll_interval_ms: 60_000,
+                registration_timeout_ms: 600_000,
+                grace_ms: 900_000,
+                history_retention_ms: 7 * 86_400_000,
+                lease_slack_ms: 30_000,
+            },
+            None,
+        )
+        .await?;
+    let kept = store.history(key(addr)).await?;
+    let in_range = |lo: i64, hi: i64| {
+        kept.iter()
+            .filter(|(t, _)| *t >= now - hi && *t < now - lo)
+            .count()
+    };
+    let max = kept.iter().map(|(_, n)| *n).max().unwrap_or(0);
+    Ok(vec![
+        kept.len(),
+        in_range(0, HISTORY_TIERS[0].0),
+        in_range(HISTORY_TIERS[0].0, HISTORY_TIERS[1].0),
+        in_range(HISTORY_TIERS[1].0, HISTORY_TIERS[2].0),
+        in_range(HISTORY_TIERS[2].0, i64::MAX / 2),
+        usize::try_from(max).unwrap_or(0),
+    ])
 }
 
 #[cfg(all(test, feature = "postgres"))]

@@ -145,3 +145,63 @@ async fn a_quake3_listing_round_trips() {
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].listing(), Some(l));
 }
+
+/// History thinned by age on PostgreSQL as on SQLite (`store::sqlite_tests`): a point a
+/// minute for eight days leaves 60 + 60 + 42 + 20 or so, the largest count kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_is_thinned_by_age_and_capped() {
+    let pg = ogp_testkit::postgres::Cluster::start();
+    let store = Store::open(&pg.url()).await.unwrap();
+    let now = 1_800_000_000_000 + 123_456;
+    let got = ogp_master::store::thinned_history(&store, now, 60_000, 8 * 86_400_000)
+        .await
+        .unwrap();
+    assert_eq!(got[1], 60, "{got:?}");
+    assert!((60..=61).contains(&got[2]), "{got:?}");
+    assert!((42..=43).contains(&got[3]), "{got:?}");
+    assert!((20..=21).contains(&got[4]), "{got:?}");
+    assert_eq!(got[5], 49, "{got:?}");
+    let again = ogp_master::store::thinned_history(&store, now, 1_000_000_000, 1)
+        .await
+        .unwrap();
+    assert_eq!(again[0], got[0]);
+}
+
+/// What a history point costs in PostgreSQL, table and indexes: `cargo test -p
+/// ogp-master --test store_postgres history_bytes -- --ignored --nocapture`
+/// (docs/master.md, "History is thinned").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement"]
+async fn history_bytes_per_point() {
+    let pg = ogp_testkit::postgres::Cluster::start();
+    let store = Store::open(&pg.url()).await.unwrap();
+    let (servers, points) = (1000u32, 134i64);
+    for i in 0..servers {
+        let addr = SocketAddr::from(([10, 1, (i >> 8) as u8, i as u8], 27015));
+        let p: Vec<(i64, i64)> = (0..points)
+            .map(|k| (1_800_000_000_000 + k * 300_000, k % 40))
+            .collect();
+        store.insert_history(addr, &p).await.unwrap();
+    }
+    let (client, conn) = tokio_postgres::connect(&pg.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    client
+        .batch_execute("VACUUM ANALYZE history")
+        .await
+        .unwrap();
+    let row = client
+        .query_one(
+            "SELECT pg_relation_size('history'), pg_indexes_size('history'), COUNT(*) FROM history",
+            &[],
+        )
+        .await
+        .unwrap();
+    let (table, indexes, n): (i64, i64, i64) = (row.get(0), row.get(1), row.get(2));
+    println!(
+        "{n} points: table {} bytes a point, indexes {} bytes a point",
+        table / n,
+        indexes / n
+    );
+}

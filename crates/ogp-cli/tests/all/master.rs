@@ -285,7 +285,20 @@ fn rfc3339(t: SystemTime) -> String {
 }
 
 #[test]
-fn two_masters_share_one_postgres_and_one_takes_over_when_the_other_dies() {
+fn two_masters_share_one_postgres_split_the_polling_and_one_takes_over_when_the_other_dies() {
+    shared_polling(2);
+}
+
+#[test]
+fn three_masters_share_one_postgres_split_the_polling_and_two_take_over_when_one_dies() {
+    shared_polling(3);
+}
+
+/// `n` masters on one PostgreSQL: servers register with one or another, every master
+/// lists all of them, each polls a share of them (its own poll counter grows), and when
+/// one is killed (-9) the others poll its servers within a poll interval plus the lease
+/// slack (here 2 + 2 s).
+fn shared_polling(n: usize) {
     let pg = ogp_testkit::postgres::Cluster::start();
     let dir = TempDir::new("master-pg");
     let cfg = dir.0.join("master.toml");
@@ -295,17 +308,16 @@ fn two_masters_share_one_postgres_and_one_takes_over_when_the_other_dies() {
     )
     .unwrap();
     let cfg = cfg.display().to_string();
-    let m1 = master(&dir.0, "m1", &pg.url(), &["--config", &cfg]);
-    let m2 = master(&dir.0, "m2", &pg.url(), &["--config", &cfg]);
-    // servers register with one master or the other; both list all of them
-    let servers: Vec<Served> = (0..4)
+    let mut masters: Vec<Master> = (0..n)
+        .map(|i| master(&dir.0, &format!("m{i}"), &pg.url(), &["--config", &cfg]))
+        .collect();
+    let servers: Vec<Served> = (0..2 * n)
         .map(|i| {
-            let m = if i % 2 == 0 { &m1 } else { &m2 };
             server(
                 &format!("pg{i}"),
                 &format!("PG server {i}"),
                 "--master",
-                m.udp,
+                masters[i % n].udp,
                 &[],
             )
         })
@@ -313,15 +325,30 @@ fn two_masters_share_one_postgres_and_one_takes_over_when_the_other_dies() {
     let mut want: Vec<String> = servers.iter().map(addr_of).collect();
     want.sort();
     wait_for(
-        "all four listed and polled by both masters",
+        "all listed and polled by every master",
         Duration::from_secs(40),
-        || polled(&m1, &want) && polled(&m2, &want),
+        || masters.iter().all(|m| polled(m, &want)),
     );
-    assert_eq!(listed(&m1), want);
-    assert_eq!(listed(&m2), want);
-    // kill one master mid-way: the other polls every server within a poll interval plus
-    // the lease slack (here 2 + 2 s)
-    let Master { mut child, .. } = m1;
+    for m in &masters {
+        assert_eq!(listed(m), want);
+    }
+    // each polls its share: every master's own poll counter grows within a few cycles
+    let polls = |m: &Master| common::master::counter(m, "ogp_master_polls_total", "");
+    let before: Vec<u64> = masters.iter().map(polls).collect();
+    wait_for(
+        "every master polling a share",
+        Duration::from_secs(20),
+        || masters.iter().zip(&before).all(|(m, b)| polls(m) > *b),
+    );
+    let shares: Vec<u64> = masters
+        .iter()
+        .zip(&before)
+        .map(|(m, b)| polls(m) - b)
+        .collect();
+    eprintln!("polls per master over a few cycles: {shares:?}");
+    // kill one master: the others poll every server within a poll interval plus the
+    // lease slack
+    let Master { mut child, .. } = masters.remove(0);
     child.0.kill().unwrap();
     child.0.wait().unwrap();
     let killed = rfc3339(SystemTime::now() + Duration::from_secs(1));
@@ -329,16 +356,20 @@ fn two_masters_share_one_postgres_and_one_takes_over_when_the_other_dies() {
         "every server polled after the kill",
         Duration::from_secs(30),
         || {
-            let s = m2.servers();
-            want.iter().all(|a| {
-                s.iter().any(|x| {
-                    x["addr"] == a.as_str()
-                        && x["last_seen"].as_str().is_some_and(|t| t > killed.as_str())
+            masters.iter().all(|m| {
+                let s = m.servers();
+                want.iter().all(|a| {
+                    s.iter().any(|x| {
+                        x["addr"] == a.as_str()
+                            && x["last_seen"].as_str().is_some_and(|t| t > killed.as_str())
+                    })
                 })
             })
         },
     );
-    assert_eq!(listed(&m2), want, "{}", m2.log_text());
+    for m in &masters {
+        assert_eq!(listed(m), want, "{}", m.log_text());
+    }
 }
 
 fn state_with(name: &str, players: Option<Value>) -> String {

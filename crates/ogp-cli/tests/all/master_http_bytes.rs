@@ -62,46 +62,58 @@ fn read_some(s: &mut TcpStream, n: usize) -> Option<usize> {
     r
 }
 
+/// In either order (by address; by players, whose cursor is `PLAYERS,IP:PORT`).
 #[test]
 fn a_page_stops_at_its_byte_bound_and_next_visits_every_server_once() {
     let (m, _dir) = start("http-bytes-pages", "");
-    let mut seen = std::collections::BTreeSet::new();
-    let mut cursor: Option<String> = None;
-    let mut pages = Vec::new();
-    for _ in 0..200 {
-        let path = match &cursor {
-            Some(c) => format!("{BIG_PAGE}&cursor={c}"),
-            None => BIG_PAGE.to_owned(),
-        };
-        let (code, body) = http_get(m.http, &path);
-        assert_eq!(code, 200, "{path}");
-        assert!(
-            body.len() <= MAX_PAGE_BYTES,
-            "a page of {} bytes",
-            body.len()
-        );
-        let v: Value = serde_json::from_str(&body).unwrap();
-        let servers = v["servers"].as_array().unwrap();
-        assert!(!servers.is_empty());
-        for s in servers {
-            let addr = s["addr"].as_str().unwrap().to_owned();
+    for first in [BIG_PAGE.to_owned(), format!("{BIG_PAGE}&sort=players")] {
+        let by_players = first.contains("players");
+        let mut seen = std::collections::BTreeSet::new();
+        let mut order: Vec<u64> = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut pages = Vec::new();
+        for _ in 0..200 {
+            let path = match &cursor {
+                Some(c) => format!("{first}&cursor={c}"),
+                None => first.clone(),
+            };
+            let (code, body) = http_get(m.http, &path);
+            assert_eq!(code, 200, "{path}: {body:.200}");
             assert!(
-                s["status"]["rules"].is_object() || s["status"]["rules"].is_array(),
-                "{addr}: no status"
+                body.len() <= MAX_PAGE_BYTES,
+                "a page of {} bytes",
+                body.len()
             );
-            assert!(seen.insert(addr), "a server listed twice");
+            let v: Value = serde_json::from_str(&body).unwrap();
+            let servers = v["servers"].as_array().unwrap();
+            assert!(!servers.is_empty());
+            for s in servers {
+                let addr = s["addr"].as_str().unwrap().to_owned();
+                assert!(
+                    s["status"]["rules"].is_object() || s["status"]["rules"].is_array(),
+                    "{addr}: no status"
+                );
+                assert!(seen.insert(addr), "a server listed twice");
+                order.push(s["players"].as_u64().unwrap());
+            }
+            assert_eq!(v["total"], SERVERS);
+            pages.push((servers.len(), body.len()));
+            match v["next"].as_str() {
+                Some(n) => cursor = Some(n.to_owned()),
+                None => break,
+            }
         }
-        assert_eq!(v["total"], SERVERS);
-        pages.push((servers.len(), body.len()));
-        match v["next"].as_str() {
-            Some(n) => cursor = Some(n.to_owned()),
-            None => break,
+        eprintln!("{first}: pages (servers, bytes): {pages:?}");
+        assert_eq!(seen.len(), SERVERS as usize);
+        // each page but the last is full: the next server would not have fitted
+        assert!(pages.len() >= 2 && pages[0].1 > MAX_PAGE_BYTES - 2 * STATUS_BYTES);
+        if by_players {
+            assert!(
+                order.windows(2).all(|w| w[0] >= w[1]),
+                "not most players first"
+            );
         }
     }
-    eprintln!("pages (servers, bytes): {pages:?}");
-    assert_eq!(seen.len(), SERVERS as usize);
-    // each page but the last is full: the next server would not have fitted
-    assert!(pages.len() >= 2 && pages[0].1 > MAX_PAGE_BYTES - 2 * STATUS_BYTES);
 }
 
 /// The attack: [`ATTACKERS`] sources in networks of their own each ask for the biggest

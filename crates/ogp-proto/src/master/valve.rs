@@ -457,13 +457,23 @@ fn next_condition(
     }))
 }
 
-/// A server as a filter sees it: the A2S view of its status. A master keeps one per
-/// listed server, so that matching a filter does no conversion.
+/// A server as a filter sees it: the fields of the A2S view of its status that the
+/// conditions look at. A master keeps one per listed server (a million of them at
+/// most), so that matching a filter does no conversion; kept compact (strings up to 24
+/// bytes inline, no heap).
 #[derive(Debug, Clone, PartialEq)]
 pub struct View {
     addr: SocketAddr,
-    info: crate::a2s::Info,
-    tags: Vec<String>,
+    server_type: u8,
+    environment: u8,
+    vac: bool,
+    password: bool,
+    players: u8,
+    max_players: u8,
+    app_id: u16,
+    folder: compact_str::CompactString,
+    map: compact_str::CompactString,
+    tags: Box<[String]>,
     /// The name and the version in lower case, as patterns are.
     name: compact_str::CompactString,
     version: compact_str::CompactString,
@@ -478,20 +488,44 @@ impl View {
             .as_ref()
             .and_then(|e| e.keywords.as_deref())
             .map(tags)
-            .unwrap_or_default();
+            .unwrap_or_default()
+            .into_boxed_slice();
         let name = info.name.to_lowercase();
         let version = info.version.to_lowercase();
         Self {
             addr,
-            info,
+            server_type: info.server_type,
+            environment: info.environment,
+            vac: info.vac,
+            password: info.password,
+            players: info.players,
+            max_players: info.max_players,
+            app_id: info.app_id,
+            folder: compact_str::CompactString::from(&*info.folder),
+            map: compact_str::CompactString::from(&*info.map),
             tags,
             name,
             version,
         }
     }
 
+    /// The server's address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The server's map (empty when it has none).
+    pub fn map(&self) -> &str {
+        &self.map
+    }
+
+    /// The server's name in lower case (empty when it has none).
+    pub fn lowercase_name(&self) -> &str {
+        &self.name
+    }
+
     fn holds(&self, c: &Condition) -> bool {
-        let i = &self.info;
+        let i = self;
         let has = |t: &String| self.tags.contains(t);
         match c {
             Condition::Dedicated => i.server_type == b'd',
