@@ -259,9 +259,10 @@ def test_ctrl_c_stops_a_blocking_scan_at_once(served: str, silent: List[str]) ->
     threading.Timer(0.3, _thread.interrupt_main).start()
     t = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
-        for _ in ogp.scan([f"a2s {a}" for a in silent] * 50, deadline=60, timeout=5):
+        for _ in ogp.scan([f"a2s {a}" for a in silent] * 4, deadline=60, timeout=5):
             pass
-    assert time.monotonic() - t < 1.0  # SIGINT at 0.3 s; the scan's deadline is 60 s
+    assert time.monotonic() - t < 1.0  # SIGINT at 0.3 s; each target may take 60 s (a missed
+    # SIGINT fails after about 2 x 60 s: copies of one target wait for a socket of their own)
     assert settle(_ogp._alive_tasks, tasks0) <= tasks0
     assert settle(fds, fds0) <= fds0
 

@@ -54,8 +54,6 @@ mod master_http_caps;
 #[cfg(feature = "master")]
 mod master_http_idle;
 #[cfg(feature = "master")]
-mod master_load;
-#[cfg(feature = "master")]
 mod master_probe_queue;
 #[cfg(feature = "master")]
 mod master_quake3;

@@ -1,23 +1,30 @@
 //! `ogp-load master` in test mode (small numbers, debug build, a throwaway PostgreSQL
 //! cluster): the benchmark of `crates/ogp-load/README.md` runs to its end and reports
-//! every figure, and the restart after kill -9 loses nothing. The `ogp-load` binary is
-//! the workspace's (the test command builds every target); when it is missing (this
-//! package's tests alone), the test says what to build.
+//! every figure, and the restart after kill -9 loses nothing. It runs the `ogp` of the
+//! same build (`target/debug/ogp`, built with the `master` feature by the test command,
+//! which builds every target with `--features ogp-cli/master`).
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::Command;
 
-use crate::common::BIN;
+/// The `ogp` binary beside this test's directory (`target/debug/deps/..`).
+fn ogp_bin() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(|d| d.parent()).unwrap();
+    dir.join(format!("ogp{}", std::env::consts::EXE_SUFFIX))
+}
 
 #[test]
 fn the_master_benchmark_runs_in_test_mode() {
-    let load = Path::new(BIN).with_file_name("ogp-load");
+    let load = env!("CARGO_BIN_EXE_ogp-load");
+    let ogp = ogp_bin();
     assert!(
-        load.is_file(),
-        "{} missing: cargo build -p ogp-load (the test command builds it)",
-        load.display()
+        ogp.is_file(),
+        "{} missing: cargo build -p ogp-cli --features master (the test command builds it)",
+        ogp.display()
     );
-    let out = Command::new(&load)
+    let bin = ogp.to_str().unwrap();
+    let out = Command::new(load)
         .args([
             "master",
             "--db",
@@ -35,7 +42,7 @@ fn the_master_benchmark_runs_in_test_mode() {
             "--walkers",
             "2",
             "--ogp-bin",
-            BIN,
+            bin,
         ])
         .output()
         .unwrap();
