@@ -10,7 +10,6 @@
 //! words are UTF-8; a status survives its JSON state file; the machine ends once the stream
 //! closes, with the same result however the bytes are chunked.
 
-use std::net::SocketAddr;
 use std::time::Instant;
 
 use ogp_fuzz::check_error;
@@ -19,7 +18,7 @@ use ogp_proto::battlefield::mapping::to_status;
 use ogp_proto::battlefield::wire::{
     decode_packet, decode_players, decode_server_info, encode, split_packet, MAX_PACKET,
 };
-use ogp_proto::client::{QueryDriver, StreamEvent, Timing};
+use ogp_proto::client::Timing;
 use ogp_proto::internals::Reader;
 use ogp_proto::Status;
 
@@ -60,21 +59,6 @@ pub fn run(data: &[u8]) {
 }
 
 fn query(stream: &[u8], piece: usize) -> Result<String, String> {
-    let now = Instant::now();
-    let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), now);
-    let peer: SocketAddr = "127.0.0.1:47200".parse().unwrap();
-    m.handle_stream(now, StreamEvent::Connected(peer));
-    for chunk in stream.chunks(piece.max(1)) {
-        while m.poll_transmit(now).is_some() {}
-        m.handle_stream(now, StreamEvent::Received(chunk));
-        assert!(m.stream_buffer(0) <= MAX_PACKET);
-    }
-    m.handle_stream(now, StreamEvent::Closed);
-    match m
-        .take_result()
-        .expect("the machine ends once the stream closes")
-    {
-        Ok(a) => Ok(format!("{:?}", a.status)),
-        Err(e) => Err(e.to_string()),
-    }
+    let m = QueryMachine::new(QueryOptions::default(), Timing::default(), Instant::now());
+    ogp_fuzz::drive_stream(m, 47200, stream, piece, MAX_PACKET)
 }

@@ -9,11 +9,10 @@
 //! own packet; its status survives its JSON state file; the machine ends once the
 //! stream closes, with the same result however the bytes are chunked.
 
-use std::net::SocketAddr;
 use std::time::Instant;
 
 use ogp_fuzz::check_error;
-use ogp_proto::client::{QueryDriver, StreamEvent, Timing};
+use ogp_proto::client::Timing;
 use ogp_proto::internals::Reader;
 use ogp_proto::openttd::client::{QueryMachine, QueryOptions};
 use ogp_proto::openttd::mapping::game_info_to_status;
@@ -56,20 +55,6 @@ pub fn run(data: &[u8]) {
 }
 
 fn query(stream: &[u8], piece: usize) -> Result<String, String> {
-    let now = Instant::now();
-    let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), now);
-    let peer: SocketAddr = "127.0.0.1:3979".parse().unwrap();
-    m.handle_stream(now, StreamEvent::Connected(peer));
-    for chunk in stream.chunks(piece.max(1)) {
-        while m.poll_transmit(now).is_some() {}
-        m.handle_stream(now, StreamEvent::Received(chunk));
-    }
-    m.handle_stream(now, StreamEvent::Closed);
-    match m
-        .take_result()
-        .expect("the machine ends once the stream closes")
-    {
-        Ok(a) => Ok(format!("{:?}", a.status)),
-        Err(e) => Err(e.to_string()),
-    }
+    let m = QueryMachine::new(QueryOptions::default(), Timing::default(), Instant::now());
+    ogp_fuzz::drive_stream(m, 3979, stream, piece, usize::MAX)
 }

@@ -8,11 +8,10 @@
 //! escaping round-trips through unescaping; the machine holds at most one record and ends
 //! once the stream closes, with the same result however the bytes are chunked.
 
-use std::net::SocketAddr;
 use std::time::Instant;
 
 use ogp_fuzz::check_error;
-use ogp_proto::client::{QueryDriver, StreamEvent, Timing};
+use ogp_proto::client::Timing;
 use ogp_proto::teamspeak3::client::{QueryMachine, QueryOptions};
 use ogp_proto::teamspeak3::wire::{
     error_line, escape, next_record, parse_record, unescape, MAX_RECORD,
@@ -50,21 +49,6 @@ pub fn run(data: &[u8]) {
 }
 
 fn query(stream: &[u8], piece: usize) -> Result<String, String> {
-    let now = Instant::now();
-    let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), now);
-    let peer: SocketAddr = "127.0.0.1:10011".parse().unwrap();
-    m.handle_stream(now, StreamEvent::Connected(peer));
-    for chunk in stream.chunks(piece.max(1)) {
-        while m.poll_transmit(now).is_some() {}
-        m.handle_stream(now, StreamEvent::Received(chunk));
-        assert!(m.stream_buffer(0) <= MAX_RECORD);
-    }
-    m.handle_stream(now, StreamEvent::Closed);
-    match m
-        .take_result()
-        .expect("the machine ends once the stream closes")
-    {
-        Ok(a) => Ok(format!("{:?}", a.status)),
-        Err(e) => Err(e.to_string()),
-    }
+    let m = QueryMachine::new(QueryOptions::default(), Timing::default(), Instant::now());
+    ogp_fuzz::drive_stream(m, 10011, stream, piece, MAX_RECORD)
 }

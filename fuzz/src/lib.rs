@@ -181,3 +181,34 @@ pub fn answer_every_send<M: ogp_proto::client::QueryDriver>(m: &mut M, reply: &[
         "the client did not end"
     );
 }
+
+/// Drives a stream client machine over `stream`, handed to it `piece` bytes a read
+/// (whatever it writes is taken and dropped), then closes the connection; the status
+/// (`Debug`) or the error's text. Each read leaves the machine holding at most
+/// `max_buffer` bytes. Comparing a whole-stream run with a chunked one checks that the
+/// chunking does not change the result.
+pub fn drive_stream<M: ogp_proto::client::QueryDriver>(
+    mut m: M,
+    port: u16,
+    stream: &[u8],
+    piece: usize,
+    max_buffer: usize,
+) -> Result<String, String> {
+    use ogp_proto::client::StreamEvent;
+    let now = std::time::Instant::now();
+    let peer = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    m.handle_stream(now, StreamEvent::Connected(peer));
+    for chunk in stream.chunks(piece.max(1)) {
+        while m.poll_transmit(now).is_some() {}
+        m.handle_stream(now, StreamEvent::Received(chunk));
+        assert!(m.stream_buffer(0) <= max_buffer);
+    }
+    m.handle_stream(now, StreamEvent::Closed);
+    match m
+        .take_result()
+        .expect("the machine ends once the stream closes")
+    {
+        Ok(a) => Ok(format!("{:?}", a.status)),
+        Err(e) => Err(e.to_string()),
+    }
+}
