@@ -180,6 +180,14 @@ pub struct Capped<T, const MAX: usize> {
     pub total: usize,
 }
 
+impl<T, const MAX: usize> Capped<T, MAX> {
+    /// The warning when the list was cut: `DOC: TOTAL WHAT, the first MAX kept`.
+    pub fn cut_warning(&self, doc: &str, what: &str) -> Option<String> {
+        (self.total > self.kept.len())
+            .then(|| format!("{doc}: {} {what}, the first {MAX} kept", self.total))
+    }
+}
+
 impl<T, const MAX: usize> Default for Capped<T, MAX> {
     fn default() -> Self {
         Self {

@@ -236,12 +236,7 @@ impl HttpJson for Eco {
     ) -> (Status, Details) {
         let info = self.info.take().unwrap_or_default();
         let names = info.online_players_names.as_ref();
-        if let Some(n) = names.filter(|n| n.total > n.kept.len()) {
-            warnings.push(format!(
-                "/frontpage: {} player names, the first {MAX_PLAYERS} kept",
-                n.total
-            ));
-        }
+        warnings.extend(names.and_then(|n| n.cut_warning("/frontpage", "player names")));
         let details = Details {
             players_listed: names.map(|n| n.total),
         };

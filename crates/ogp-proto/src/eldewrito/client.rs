@@ -240,12 +240,11 @@ impl HttpJson for Eldewrito {
     ) -> (Status, Details) {
         let info = self.info.take().unwrap_or_default();
         let listed = info.players.as_ref().map(|p| p.total);
-        if let Some(p) = info.players.as_ref().filter(|p| p.total > p.kept.len()) {
-            warnings.push(format!(
-                "/: {} players, the first {MAX_PLAYERS} kept",
-                p.total
-            ));
-        }
+        warnings.extend(
+            info.players
+                .as_ref()
+                .and_then(|p| p.cut_warning("/", "players")),
+        );
         (
             to_status(&info),
             Details {

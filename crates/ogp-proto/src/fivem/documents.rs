@@ -250,12 +250,7 @@ pub fn to_status(d: &Documents) -> (Status, Vec<String>) {
                 })
                 .collect(),
         );
-        if info.resources.total > info.resources.kept.len() {
-            warnings.push(format!(
-                "/info.json: {} resources, the first {MAX_RESOURCES} kept",
-                info.resources.total
-            ));
-        }
+        warnings.extend(info.resources.cut_warning("/info.json", "resources"));
     }
     if let Some(list) = &d.players {
         let players = list
@@ -283,11 +278,8 @@ pub fn to_status(d: &Documents) -> (Status, Vec<String>) {
             })
             .collect();
         s.players = Some(players);
-        if list.total > list.kept.len() {
-            warnings.push(format!(
-                "/players.json: {} players, the first {MAX_PLAYERS} kept",
-                list.total
-            ));
+        if let Some(w) = list.cut_warning("/players.json", "players") {
+            warnings.push(w);
             if s.player_count.is_none() {
                 s.player_count = u32::try_from(list.total).ok();
             }
