@@ -9,7 +9,8 @@ shortens the step without changing any test. Each binary still runs its own test
 libtest does (in threads, in one process), with the working directory and
 CARGO_MANIFEST_DIR cargo gives it. The binaries are built first with
 `cargo test --no-run` (so the build itself is cargo's, with its own parallelism), then
-started longest first (durations of the previous run, in target/test-logs/), and each
+started longest first (durations of the previous run, in target/test-logs/; on a clean
+clone, those of a run recorded in scripts/test-durations.json), and each
 binary's whole output is printed when it ends, so outputs never interleave. A binary
 built from `tests/DIR/main.rs` (a crate's test files as modules of one binary, built and
 linked once) is run once per top-level module, each its own process, as separate files
@@ -31,6 +32,10 @@ from concurrent.futures import ThreadPoolExecutor
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOGS = os.path.join(ROOT, "target", "test-logs")
 DURATIONS = os.path.join(LOGS, "durations.json")
+# A clean clone (CI) has no previous run: the order then comes from a recorded one, so
+# that the binaries that wait longest (the masters, the C peers, the interop tests) start
+# first there too instead of in name order.
+RECORDED = os.path.join(ROOT, "scripts", "test-durations.json")
 
 
 def parse_args(argv):
@@ -125,11 +130,13 @@ def shard(binaries, bin_args):
 
 
 def load_durations():
-    try:
-        with open(DURATIONS) as f:
-            return {k: float(v) for k, v in json.load(f).items()}
-    except (OSError, ValueError, AttributeError):
-        return {}
+    for path in (DURATIONS, RECORDED):
+        try:
+            with open(path) as f:
+                return {k: float(v) for k, v in json.load(f).items()}
+        except (OSError, ValueError, AttributeError):
+            pass
+    return {}
 
 
 def counts(output):

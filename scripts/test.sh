@@ -33,16 +33,29 @@ mkdir -p "$LOGS"
 # --- step timing ----------------------------------------------------------------------
 STEP_NAMES=()
 STEP_SECS=()
+STEP_CPU=()
+current_cpu=0
 current=""
 current_start=0
 START=$(date +%s)
 now() { date +%s; }
+# CPU seconds (user + system) of the commands this shell (or subshell) has run and waited
+# for: the machine is CPU-bound for most of the run, so the CPU is what a step costs.
+HZ=$(getconf CLK_TCK)
+cpu() { # sets CPU (not a $(...): a subshell has its own children)
+  local stat f
+  read -r stat <"/proc/$BASHPID/stat"
+  read -r -a f <<<"${stat##*) }"
+  CPU=$(((f[13] + f[14]) / HZ))
+}
 end_step() {
   if [ -n "$current" ]; then
     local took=$(($(now) - current_start))
+    cpu
     STEP_NAMES+=("$current")
     STEP_SECS+=("$took")
-    printf -- '--- %s: %ds\n' "$current" "$took"
+    STEP_CPU+=("$((CPU - current_cpu))")
+    printf -- '--- %s: %ds, %d CPU s\n' "$current" "$took" "$((CPU - current_cpu))"
   fi
   current=""
 }
@@ -50,17 +63,20 @@ step() {
   end_step
   current="$*"
   current_start=$(now)
+  cpu
+  current_cpu=$CPU
   printf '\n==> %s\n' "$*"
 }
 summary() {
   local rc=$1
   end_step
-  printf '\n==> step times (wall)\n'
+  printf '\n==> step times (wall; CPU s of what the step ran or waited for: a background job counts where it is waited for)\n'
   local i
   for i in "${!STEP_NAMES[@]}"; do
-    printf '%6ds  %s\n' "${STEP_SECS[$i]}" "${STEP_NAMES[$i]}"
+    printf '%6ds %6s  %s\n' "${STEP_SECS[$i]}" "${STEP_CPU[$i]}" "${STEP_NAMES[$i]}"
   done
-  printf '%6ds  total%s\n' "$(($(now) - START))" "$([ "$rc" = 0 ] || echo " (FAILED, exit $rc)")"
+  cpu
+  printf '%6ds  total%s; %s CPU s in all\n' "$(($(now) - START))" "$([ "$rc" = 0 ] || echo " (FAILED, exit $rc)")" "$CPU"
 }
 # Stops a background job and everything it started (by parent id, never by name; from
 # /proc, so that no procps is needed on a fresh machine).
@@ -103,7 +119,8 @@ if [ "$QUICK" = 0 ]; then
     scripts/install-postgres.sh # PostgreSQL for the master's store tests
     scripts/install-browser.sh # headless Chromium, chromedriver, selenium (the page)
     scripts/install-gameservers.sh # real game servers: openarena-server (Quake III)
-    echo "installers done in $(($(now) - t))s"
+    cpu
+    echo "installers done in $(($(now) - t))s, $CPU CPU s"
   ) >"$LOGS/install.log" 2>&1 &
   INSTALL_PID=$!
 fi
@@ -138,11 +155,13 @@ if [ "$QUICK" = 0 ] && [ -x scripts/fuzz.sh ]; then
     export FUZZ_PROFILE=smoke
     t=$(now)
     FUZZ_CODEGEN_UNITS=16 nice -n 19 scripts/fuzz.sh build
-    echo "fuzz build done in $(($(now) - t))s"
+    cpu
+    echo "fuzz build done in $(($(now) - t))s, $CPU CPU s"
     until [ -e "$LOGS/tests-started" ]; do sleep 1; done # (stopped by on_exit if the script fails first)
     t=$(now)
     FUZZ_REBUILD=0 nice -n 19 scripts/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-2}"
-    echo "fuzz smoke (${FUZZ_SMOKE_SECONDS:-2}s per target) done in $(($(now) - t))s"
+    cpu
+    echo "fuzz smoke (${FUZZ_SMOKE_SECONDS:-2}s per target) done in $(($(now) - t))s, $CPU CPU s with the build"
   ) >"$LOGS/fuzz.log" 2>&1 &
   FUZZ_PID=$!
 fi
@@ -174,9 +193,9 @@ export RUSTC_WORKSPACE_WRAPPER=clippy-driver
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 # Benchmarks are built here in test mode with the test build (criterion runs each
 # benchmark once then; the measurements use `cargo bench`, which builds the `bench`
-# profile with fat LTO). The C examples link libogp.a, which only `cargo build` makes
-# (from the same dev build: a few seconds).
-cargo build --locked -p ogp-ffi
+# profile with fat LTO). The C examples link the libogp.a this build makes in
+# target/debug/deps (a `cargo build -p ogp-ffi` would resolve other features than the
+# whole workspace's and compile some 45 crates again).
 cargo test --workspace --all-targets --locked --no-run "${FEATURES[@]}"
 
 step "installers finish (qstat, gamedig, python-a2s, opengsq, C toolchain, PostgreSQL, Chromium, game servers)"
@@ -206,7 +225,8 @@ rm -f "$LOGS/tests-built"
   nice -n 10 cargo clippy -p ogp-proto --no-default-features --locked -- -D warnings
   echo "== the ogp of a default build (cargo install, cargo run -- demo): without the master"
   nice -n 10 cargo clippy -p ogp-cli --bins --locked -- -D warnings
-  echo "docs and feature sets done in $(($(now) - t))s"
+  cpu
+  echo "docs and feature sets done in $(($(now) - t))s, $CPU CPU s"
 ) >"$LOGS/lint.log" 2>&1 &
 LINT_PID=$!
 

@@ -18,7 +18,7 @@
 //!
 //! The examples use the default configuration (real GameSpy v3 challenges), which every
 //! client above handles (`shared/docs/interop.md` §3.2). Runs with `OGP_INTEROP=1`, after
-//! `scripts/install-interop.sh`, `scripts/install-c.sh` and `cargo build -p ogp-ffi`; a
+//! `scripts/install-interop.sh` and `scripts/install-c.sh`; a
 //! missing client is then a failure. Without it each test returns at once with a note.
 
 mod common;

@@ -324,7 +324,10 @@ fn wrong_tokens_from_many_addresses_are_held_to_the_total_and_the_right_one_stil
         g.unauthorized, g.limited, g.unanswered, g.other
     );
     assert_eq!((code, g.other), (404, 0));
-    assert!(took < Duration::from_millis(500), "{took:?}");
+    // answered while the guesses were still coming (their window is 1.5 s), not queued
+    // behind them: 0.1 s on an idle machine, 0.75 s with 200 threads starting on two
+    // busy cores
+    assert!(took < Duration::from_millis(1400), "{took:?}");
     // 50 at once and 20 a second for all addresses together
     assert!(
         g.unauthorized as f64 <= 50.0 + 20.0 * secs + 5.0,

@@ -9,19 +9,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// `libogp.a` of this build, next to the `deps` directory the test binary is in. `cargo
-/// test` builds only the rlib for the tests: `cargo build -p ogp-ffi` makes the static
-/// library (`scripts/test.sh` does, from the same dev build).
+/// `libogp.a` of this build: `cargo test` makes it in the `deps` directory the test
+/// binary is in, with the features of the test build (a separate `cargo build -p ogp-ffi`
+/// would resolve other features and compile some 45 crates a second time).
 pub fn static_lib() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile> directory");
+    let dir = exe.parent().expect("target/<profile>/deps directory");
     let lib = dir.join("libogp.a");
     assert!(
         lib.exists(),
-        "{} not found: build it with `cargo build -p ogp-ffi`",
+        "{} not found: `cargo test -p ogp-ffi` builds it",
         lib.display()
     );
     lib

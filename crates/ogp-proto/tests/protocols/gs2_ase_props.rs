@@ -122,8 +122,11 @@ proptest! {
         prop_assert_eq!(&r, &reply);
         let s = reply_to_status(&r);
         prop_assert_eq!(s.players.map(|p| p.len()), Some(reply.players.len()));
-        // every truncation is a value or an error, never a panic
-        for n in 0..b.len() {
+        // a truncation is a value or an error, never a panic: every one of the first
+        // 300 bytes (the head and the first rules and players), then one in 61 (a reply
+        // of 40 players has some 8,000: decoding each cut is quadratic, most of this
+        // test's time in a debug build, and the cuts past the head repeat the same fields)
+        for n in (0..b.len()).filter(|&n| n < 300 || n % 61 == 0) {
             if let Err(e) = ase_decode(&b[..n]) {
                 prop_assert!(e.offset <= n);
             }
