@@ -176,8 +176,11 @@ def main():
         label, exe, pkg_dir, args = b
         env = dict(os.environ, CARGO_MANIFEST_DIR=pkg_dir)
         t = time.monotonic()
+        cpu = 0.0
         try:
-            done = subprocess.run(
+            # os.wait4 rather than subprocess's own wait: the binary's CPU time (with
+            # what it started and waited for), which the table below lists
+            child = subprocess.Popen(
                 [exe] + args + bin_args,
                 cwd=pkg_dir,
                 env=env,
@@ -187,13 +190,17 @@ def main():
                 text=True,
                 errors="replace",
             )
-            rc, out = done.returncode, done.stdout
+            out = child.stdout.read()
+            child.stdout.close()
+            _, status, usage = os.wait4(child.pid, 0)
+            child.returncode = rc = os.waitstatus_to_exitcode(status)
+            cpu = usage.ru_utime + usage.ru_stime
         except OSError as e:
             rc, out = -1, f"run-tests: cannot run {exe}: {e}\n"
         took = time.monotonic() - t
         with lock:
-            results[label] = (rc, took, out)
-            print(f"     Running {label} ({os.path.relpath(exe, ROOT)}) [{took:.1f}s]", flush=True)
+            results[label] = (rc, took, out, cpu)
+            print(f"     Running {label} ({os.path.relpath(exe, ROOT)}) [{took:.1f}s, {cpu:.1f} CPU s]", flush=True)
             sys.stdout.write(out if out.endswith("\n") or not out else out + "\n")
             sys.stdout.flush()
 
@@ -207,7 +214,7 @@ def main():
 
     passed = failed = ignored = 0
     broken = []
-    for label, (rc, _, out) in results.items():
+    for label, (rc, _, out, _) in results.items():
         p, f, ig = counts(out)
         passed, failed, ignored = passed + p, failed + f, ignored + ig
         if rc != 0:
@@ -215,8 +222,12 @@ def main():
             if f == 0:
                 failed += 1  # crashed or could not start: count it once
     print(f"\nslowest test binaries ({len(results)} run, {jobs} at a time, {wall:.1f}s wall):")
-    for label, (rc, took, _) in sorted(results.items(), key=lambda kv: -kv[1][1])[:10]:
+    for label, (rc, took, _, cpu) in sorted(results.items(), key=lambda kv: -kv[1][1])[:10]:
         print(f"  {took:6.1f}s  {label}{'' if rc == 0 else '  FAILED'}")
+    total = sum(v[3] for v in results.values())
+    print(f"\nthe most CPU ({total:.0f} CPU s in all):")
+    for label, (rc, _, _, cpu) in sorted(results.items(), key=lambda kv: -kv[1][3])[:10]:
+        print(f"  {cpu:6.1f}s  {label}")
     if broken:
         print("\nfailed: " + ", ".join(broken))
     print(f"\ntests: {passed} passed, {failed} failed, {ignored} skipped")
