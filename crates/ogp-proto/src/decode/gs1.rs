@@ -3,16 +3,15 @@
 //! `\queryid\ID.PART` and `\final\`), which are put back together in any order into one
 //! status. A reply whose parts do not all come is still described, with what is lost.
 
-use anyhow::{Context as _, Result};
-use ogp_proto::gamespy1::heartbeat::{decode_heartbeat, is_heartbeat};
-use ogp_proto::gamespy1::mapping::reply_to_status;
-use ogp_proto::gamespy1::wire::{decode_packet, decode_query, Query};
-use ogp_proto::gamespy1::{Pushed, Reassembler};
-use ogp_proto::Protocol;
+use super::error::{Context as _, Result};
+use crate::gamespy1::heartbeat::{decode_heartbeat, is_heartbeat};
+use crate::gamespy1::mapping::reply_to_status;
+use crate::gamespy1::wire::{decode_packet, decode_query, Query};
+use crate::gamespy1::{Pushed, Reassembler};
+use crate::Protocol;
 use serde_json::json;
 
 use super::{plural, quote, Input, Msg};
-use crate::render::sanitize;
 
 const P: Protocol = Protocol::Gamespy1;
 
@@ -121,7 +120,7 @@ impl Reply {
 
 /// Describes GameSpy v1 datagrams, in order; the parts of a reply are put back together
 /// in any order into one status (a part of another reply ends the one held).
-pub fn describe(inputs: &[Input]) -> Result<Vec<Msg>> {
+pub fn describe(inputs: &[Input], notes: &mut Vec<String>) -> Result<Vec<Msg>> {
     let mut msgs = Vec::new();
     let mut reply = Reply::default();
     for input in inputs {
@@ -142,10 +141,10 @@ pub fn describe(inputs: &[Input]) -> Result<Vec<Msg>> {
             pushed = reply.reasm.push(d.packet, b.len());
         }
         match pushed.with_context(|| format!("{}: reply parts do not fit together", input.name))? {
-            Pushed::Duplicate | Pushed::OtherQuery => eprintln!(
+            Pushed::Duplicate | Pushed::OtherQuery => notes.push(format!(
                 "warning: {}: a part already held, ignored",
-                sanitize(&input.name)
-            ),
+                input.name
+            )),
             p @ (Pushed::Complete | Pushed::Incomplete) => {
                 reply.warnings.extend(warnings);
                 reply.sizes.push(b.len());
