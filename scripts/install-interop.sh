@@ -10,6 +10,8 @@
 #   mcstatus 14.2.0     PyPI, in the same venv (Minecraft: Bedrock pong decoder)
 #   pytest 9.2.0, mypy 2.4.1  PyPI, in the same venv (the Python package's tests,
 #                       crates/ogp-py/tests)
+#   typescript 5.9.3    npm, in target/interop/npm (`tsc --noEmit` on the Node
+#                       package's types, crates/ogp-node/tests)
 #
 # Idempotent: what is already installed at the pinned version is left alone, so a second
 # run takes well under a second. `apt-get update` runs only when qstat is missing.
@@ -64,6 +66,18 @@ got=$(npm_version gamedig)
 [ "$got" = "$GAMEDIG_VERSION" ] || die "gamedig: wanted $GAMEDIG_VERSION, found '${got:-nothing}'"
 [ -f "$NPM_PREFIX/node_modules/gamedig/bin/gamedig.js" ] || die "gamedig: bin/gamedig.js missing"
 echo "gamedig $got ($NPM_PREFIX/node_modules/gamedig/bin/gamedig.js, node $(node --version))"
+
+# --- typescript: `tsc --noEmit` on the Node package's types (crates/ogp-node/tests) --
+TYPESCRIPT_VERSION=5.9.3
+if [ "$(npm_version typescript)" != "$TYPESCRIPT_VERSION" ]; then
+  note "npm install typescript@$TYPESCRIPT_VERSION into $NPM_PREFIX"
+  npm install --prefix "$NPM_PREFIX" --no-audit --no-fund --loglevel=error \
+    "typescript@$TYPESCRIPT_VERSION" >&2 || die "npm install typescript@$TYPESCRIPT_VERSION failed"
+fi
+got=$(npm_version typescript)
+[ "$got" = "$TYPESCRIPT_VERSION" ] || die "typescript: wanted $TYPESCRIPT_VERSION, found '${got:-nothing}'"
+[ -f "$NPM_PREFIX/node_modules/typescript/bin/tsc" ] || die "typescript: bin/tsc missing"
+echo "typescript $got ($NPM_PREFIX/node_modules/typescript/bin/tsc)"
 
 # --- python-a2s and opengsq (PyPI, in a venv) ----------------------------------------
 PY="$VENV/bin/python"

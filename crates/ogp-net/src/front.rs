@@ -49,14 +49,16 @@ impl Unit {
     }
 }
 
-fn protocol_arg(protocol: Option<&str>) -> Result<Option<Protocol>, String> {
+/// A protocol argument: `None` and `auto` are auto-detection.
+pub fn protocol_arg(protocol: Option<&str>) -> Result<Option<Protocol>, String> {
     match protocol {
         None => Ok(None),
         Some(p) => Protocol::parse_or_auto(p).map_err(|e| e.to_string()),
     }
 }
 
-fn charset_arg(charset: &str) -> Result<Charset, String> {
+/// A charset argument (`auto` or a name).
+pub fn charset_arg(charset: &str) -> Result<Charset, String> {
     charset.parse::<Charset>().map_err(|e| e.to_string())
 }
 
@@ -195,6 +197,23 @@ pub fn games_json(filter: Option<&str>) -> Result<String, String> {
         .filter(filter.unwrap_or(""))
         .collect();
     ogp_proto::result::to_json(&front::games_json(&list)).map_err(|e| e.to_string())
+}
+
+/// `ogp decode`'s work on datagrams given as bytes ([`ogp_proto::decode::decode_json`]):
+/// `Ok(Err(why))` when they do not decode (one line, unsanitized), `Err` for a bad
+/// argument.
+#[allow(clippy::type_complexity)]
+pub fn decode(
+    datagrams: Vec<Vec<u8>>,
+    protocol: Option<&str>,
+    charset: &str,
+) -> Result<Result<String, String>, String> {
+    let protocol = protocol_arg(protocol)?;
+    let charset = charset_arg(charset)?;
+    if datagrams.is_empty() {
+        return Err("no datagram to decode".into());
+    }
+    Ok(ogp_proto::decode::decode_json(protocol, datagrams, charset).map_err(|e| e.to_string()))
 }
 
 /// `ogp scan`'s arguments.

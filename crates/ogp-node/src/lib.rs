@@ -70,6 +70,27 @@ pub fn games(filter: Option<String>) -> Result<String> {
     front::games_json(filter.as_deref()).map_err(|e| Error::new(Status::GenericFailure, e))
 }
 
+/// `ogp decode`: the datagrams (one run, in order) decoded, as JSON `{"messages":
+/// [...], "notes": [...]}` (docs/decode.md's objects). A bad argument is an
+/// `InvalidArg` error; datagrams that do not decode a `DecodeError` one.
+#[napi]
+pub fn decode(
+    datagrams: Vec<napi::bindgen_prelude::Buffer>,
+    protocol: Option<String>,
+    charset: Option<String>,
+) -> Result<String> {
+    let data = datagrams.iter().map(|b| b.to_vec()).collect();
+    match front::decode(
+        data,
+        protocol.as_deref(),
+        charset.as_deref().unwrap_or("auto"),
+    ) {
+        Ok(Ok(json)) => Ok(json),
+        Ok(Err(why)) => Err(Error::new(Status::GenericFailure, why)),
+        Err(e) => Err(invalid(e)),
+    }
+}
+
 /// `scan`'s options (index.d.ts documents them; milliseconds).
 #[napi(object)]
 pub struct ScanOptions {

@@ -131,6 +131,23 @@ fn games(filter: Option<&str>) -> PyResult<String> {
     front::games_json(filter).map_err(PyRuntimeError::new_err)
 }
 
+/// `ogp decode` of datagrams given as bytes (one run, in order): `(json, None)` with
+/// `{"messages": [...], "notes": [...]}`, or `(None, why)` when they do not decode; a bad
+/// argument raises ValueError.
+#[pyfunction]
+#[pyo3(signature = (datagrams, protocol=None, charset="auto"))]
+fn decode(
+    datagrams: Vec<Vec<u8>>,
+    protocol: Option<&str>,
+    charset: &str,
+) -> PyResult<(Option<String>, Option<String>)> {
+    match front::decode(datagrams, protocol, charset) {
+        Ok(Ok(json)) => Ok((Some(json), None)),
+        Ok(Err(why)) => Ok((None, Some(why))),
+        Err(e) => Err(value_error(e)),
+    }
+}
+
 /// A running scan (`ogp scan`): results come out as each target completes. Closing it
 /// (or dropping it) aborts what is still running.
 #[pyclass(module = "ogp._ogp")]
@@ -264,6 +281,7 @@ fn _ogp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(query, m)?)?;
     m.add_function(wrap_pyfunction!(query_async, m)?)?;
     m.add_function(wrap_pyfunction!(games, m)?)?;
+    m.add_function(wrap_pyfunction!(decode, m)?)?;
     m.add_function(wrap_pyfunction!(_alive_tasks, m)?)?;
     m.add_function(wrap_pyfunction!(_bench_rust_queries, m)?)?;
     m.add_class::<Scan>()?;
