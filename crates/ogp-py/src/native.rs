@@ -203,8 +203,11 @@ impl Scan {
     fn next_blocking(&self, py: Python<'_>) -> PyResult<Option<String>> {
         let results = self.scan.batches();
         loop {
-            let r = py
-                .detach(|| runtime().block_on(tokio::time::timeout(SIGNAL_CHECK, results.next())));
+            // The timer is made inside the runtime (a tokio Sleep needs its context).
+            let r = py.detach(|| {
+                runtime()
+                    .block_on(async { tokio::time::timeout(SIGNAL_CHECK, results.next()).await })
+            });
             match r {
                 Ok(batch) => return Ok(batch),
                 Err(_elapsed) => {
