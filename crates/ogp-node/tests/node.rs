@@ -7,24 +7,16 @@
 //!
 //! The servers: `ogp serve` (the `ogp` binary of the same build, started by the test
 //! file), the testkit's Server List Ping responder (Minecraft, in this process), the real
-//! OpenArena server and the npm Minecraft server (started here, in parallel), and hostile
-//! servers of the test file. Behind `OGP_INTEROP=1` like the other tests that need the
-//! installed peers.
+//! OpenArena server and the npm Minecraft server (started here, in parallel, by
+//! `ogp_testkit::bindings` as for the Python package's tests), and hostile servers of the
+//! test file. Behind `OGP_INTEROP=1` like the other tests that need the installed peers.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::Arc;
 use std::time::Instant;
 
-use ogp_testkit::gameservers::{Minecraft, OpenArena, OpenArenaConfig};
+use ogp_testkit::bindings::{self, profile_dir};
 use ogp_testkit::interop::{enabled, interop_dir, missing_peer, TempDir};
-
-/// `target/debug` (or the profile directory this test was built in).
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    // target/debug/deps/node-HASH
-    exe.parent().and_then(Path::parent).unwrap().to_path_buf()
-}
 
 /// The package as `npm install` lays it out: `DIR/node_modules/ogp/`.
 fn copy_package(into: &Path) {
@@ -67,29 +59,10 @@ fn node_test_and_tsc() {
             missing_peer(&p.display().to_string());
         }
     }
-    let ogp = profile_dir().join("ogp");
-    assert!(
-        ogp.is_file(),
-        "{} missing: the tests run `ogp serve` (cargo build -p ogp-cli)",
-        ogp.display()
-    );
+    bindings::ogp_bin();
     let dir = TempDir::new("ogp-node");
     copy_package(&dir.0);
-
-    // The real servers start in parallel; the SLP responder in this process.
-    let oa = std::thread::spawn(|| OpenArena::start(&OpenArenaConfig::default()));
-    let mc = std::thread::spawn(|| Minecraft::start("1.20.1", "§aA §lreal§r test server", 20, &[]));
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let slp = rt
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let slp_addr = slp.local_addr().unwrap();
-    let json: Arc<str> = ogp_testkit::slp::status_json("SLP test", 3, 10, "1.21.1", 767).into();
-    rt.spawn(ogp_testkit::slp::serve(slp, json));
+    let servers = bindings::start();
 
     // tsc runs while the servers start and the tests run (its own process).
     let t = Instant::now();
@@ -115,20 +88,12 @@ fn node_test_and_tsc() {
         .spawn()
         .unwrap();
 
-    let oa = oa.join().expect("OpenArena starts");
-    let mc = mc.join().expect("the npm Minecraft server starts");
+    let servers = servers.wait();
     let t_node = Instant::now();
     let out = Command::new("node")
         .args(["--test", "--test-concurrency=1", "ogp.test.js"])
         .current_dir(&dir.0)
-        .env("OGP_BIN", &ogp)
-        .env(
-            "OGP_TEST_STATE",
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../ogp-proto/tests/data/state.json"),
-        )
-        .env("OGP_TEST_OPENARENA", oa.addr().to_string())
-        .env("OGP_TEST_MINECRAFT", mc.addr().to_string())
-        .env("OGP_TEST_SLP", slp_addr.to_string())
+        .envs(servers.env())
         .env("OGP_TEST_GAMEDIG", &gamedig)
         .stdin(Stdio::null())
         .output()
@@ -148,6 +113,5 @@ fn node_test_and_tsc() {
         "tsc --noEmit tests/typed_usage.ts:\n{}",
         text(&out)
     );
-    drop(rt);
-    drop((oa, mc));
+    drop(servers);
 }
