@@ -42,7 +42,7 @@ async function runOgp (addrs, concurrency) {
 }
 
 async function runGamedig (addrs, concurrency, gamedigPath) {
-  const { GameDig } = await import(gamedigPath)
+  const { GameDig } = await import(require('node:url').pathToFileURL(gamedigPath).href)
   let next = 0
   let ok = 0
   async function worker () {
@@ -93,7 +93,7 @@ async function main () {
   if (argv[0] === 'run') return child(argv[1], Number(argv[2]), Number(argv[3]), argv[4])
   const opt = (name, d) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : d }
   const ogpLoad = opt('--ogp-load')
-  const gamedigPath = opt('--gamedig')
+  const gamedigPath = opt('--gamedig') && require('node:path').resolve(opt('--gamedig'))
   if (!ogpLoad || !gamedigPath) throw new Error('usage: a2s_10k.js --ogp-load PATH --gamedig PATH/lib/index.js [--targets N]')
   const n = Number(opt('--targets', '10000'))
   PACKAGE[0] = opt('--ogp') ? require('node:path').resolve(opt('--ogp')) : 'ogp'
