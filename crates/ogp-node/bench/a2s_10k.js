@@ -98,7 +98,7 @@ async function main () {
   const n = Number(opt('--targets', '10000'))
   PACKAGE[0] = opt('--ogp') ? require('node:path').resolve(opt('--ogp')) : 'ogp'
   const ogpC = opt('--ogp-concurrency', '512,2048').split(',').map(Number)
-  const gdC = opt('--gamedig-concurrency', '100,500,1000').split(',').map(Number)
+  const gdC = opt('--gamedig-concurrency', '10,25,50,100,500').split(',').map(Number)
   const f = await farm(ogpLoad, n)
   const runs = []
   try {
