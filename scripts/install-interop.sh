@@ -10,6 +10,8 @@
 #   mcstatus 14.2.0     PyPI, in the same venv (Minecraft: Bedrock pong decoder)
 #   pytest 9.2.0, mypy 2.4.1  PyPI, in the same venv (the Python package's tests,
 #                       crates/ogp-py/tests)
+#   typescript 5.9.3    npm, in target/interop/npm (`tsc --noEmit` on the Node
+#                       package's types, crates/ogp-node/tests)
 #
 # Idempotent: what is already installed at the pinned version is left alone, so a second
 # run takes well under a second. `apt-get update` runs only when qstat is missing.
@@ -54,16 +56,25 @@ npm_version() { # the installed version of npm package $1 in $NPM_PREFIX, or not
   [ -f "$f" ] || return 0
   node -e 'process.stdout.write(String(require(process.argv[1]).version))' "$PWD/$f" 2>/dev/null || true
 }
-if [ "$(npm_version gamedig)" != "$GAMEDIG_VERSION" ]; then
-  note "npm install gamedig@$GAMEDIG_VERSION into $NPM_PREFIX"
-  mkdir -p "$NPM_PREFIX"
-  npm install --prefix "$NPM_PREFIX" --no-audit --no-fund --loglevel=error \
-    "gamedig@$GAMEDIG_VERSION" >&2 || die "npm install gamedig@$GAMEDIG_VERSION failed"
-fi
-got=$(npm_version gamedig)
-[ "$got" = "$GAMEDIG_VERSION" ] || die "gamedig: wanted $GAMEDIG_VERSION, found '${got:-nothing}'"
-[ -f "$NPM_PREFIX/node_modules/gamedig/bin/gamedig.js" ] || die "gamedig: bin/gamedig.js missing"
-echo "gamedig $got ($NPM_PREFIX/node_modules/gamedig/bin/gamedig.js, node $(node --version))"
+npm_pin() { # npm package $1 at version $2 in $NPM_PREFIX (installed unless there), with file $3 in it
+  if [ "$(npm_version "$1")" != "$2" ]; then
+    note "npm install $1@$2 into $NPM_PREFIX"
+    mkdir -p "$NPM_PREFIX"
+    npm install --prefix "$NPM_PREFIX" --no-audit --no-fund --loglevel=error "$1@$2" >&2 ||
+      die "npm install $1@$2 failed"
+  fi
+  local got
+  got=$(npm_version "$1")
+  [ "$got" = "$2" ] || die "$1: wanted $2, found '${got:-nothing}'"
+  [ -f "$NPM_PREFIX/node_modules/$1/$3" ] || die "$1: $3 missing"
+  echo "$1 $got ($NPM_PREFIX/node_modules/$1/$3)"
+}
+npm_pin gamedig "$GAMEDIG_VERSION" bin/gamedig.js
+echo "node $(node --version)"
+
+# --- typescript: `tsc --noEmit` on the Node package's types (crates/ogp-node/tests) --
+TYPESCRIPT_VERSION=5.9.3
+npm_pin typescript "$TYPESCRIPT_VERSION" bin/tsc
 
 # --- python-a2s and opengsq (PyPI, in a venv) ----------------------------------------
 PY="$VENV/bin/python"
@@ -96,14 +107,7 @@ echo "mcstatus $MCSTATUS_VERSION ($PY)"
 # --- SA-MP readers: npm samp-query and PyPI samp-client (interop_samp.rs) -------------
 SAMP_QUERY_VERSION=0.1.5
 SAMP_CLIENT_VERSION=3.0.1
-if [ "$(npm_version samp-query)" != "$SAMP_QUERY_VERSION" ]; then
-  note "npm install samp-query@$SAMP_QUERY_VERSION into $NPM_PREFIX"
-  npm install --prefix "$NPM_PREFIX" --no-audit --no-fund --loglevel=error \
-    "samp-query@$SAMP_QUERY_VERSION" >&2 || die "npm install samp-query@$SAMP_QUERY_VERSION failed"
-fi
-got=$(npm_version samp-query)
-[ "$got" = "$SAMP_QUERY_VERSION" ] || die "samp-query: wanted $SAMP_QUERY_VERSION, found '${got:-nothing}'"
-echo "samp-query $got ($NPM_PREFIX/node_modules/samp-query)"
+npm_pin samp-query "$SAMP_QUERY_VERSION" package.json
 samp_client_version() {
   "$PY" -c 'from importlib.metadata import version; print(version("samp-client"))' 2>/dev/null || true
 }

@@ -63,9 +63,7 @@ pub fn is_unsafe_char(c: char) -> bool {
 /// [`is_unsafe_char`] becomes U+FFFD. Every human output path prints peer strings
 /// through this.
 pub fn sanitize(s: &str) -> String {
-    s.chars()
-        .map(|c| if is_unsafe_char(c) { '\u{fffd}' } else { c })
-        .collect()
+    ogp_proto::result::sanitize(s)
 }
 
 /// A simple left-aligned text table.

@@ -8,6 +8,8 @@
 //! * [`responder`]: a tokio task that answers every protocol on one UDP socket.
 //! * [`client`]: `query(addr, protocol, &options)` for any protocol, and its
 //!   [`blocking`] wrapper.
+//! * [`front`]: `ogp query` and `ogp scan` as functions of plain arguments, for the
+//!   language bindings (Python, Node).
 //! * [`scan`]: many servers at once over a few shared sockets, and protocol
 //!   auto-detection.
 //!
@@ -20,6 +22,7 @@ pub mod batch;
 pub mod blocking;
 pub mod budget;
 pub mod client;
+pub mod front;
 pub mod responder;
 pub mod scan;
 mod steer;

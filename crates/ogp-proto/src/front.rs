@@ -9,20 +9,8 @@ use std::time::Duration;
 
 use crate::client::{Options, Timing};
 use crate::games::{catalogue, Game};
+use crate::text::sanitize;
 use crate::{Charset, Protocol};
-
-/// `s` with every character that could steer a terminal replaced by U+FFFD.
-fn sanitize(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if crate::result::is_terminal_control(c) {
-                '\u{fffd}'
-            } else {
-                c
-            }
-        })
-        .collect()
-}
 
 /// The game with this id or alias, or a one-line error naming the three closest ids.
 pub fn find_game(id: &str) -> Result<&'static Game, String> {

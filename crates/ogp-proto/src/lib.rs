@@ -74,6 +74,7 @@ mod client_core;
 mod client_http;
 mod client_stream;
 pub mod cube2;
+pub mod decode;
 pub mod detect;
 pub mod doom;
 pub mod doom3;

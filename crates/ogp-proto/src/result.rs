@@ -16,7 +16,7 @@ use std::net::SocketAddr;
 use serde::Serialize;
 
 pub use crate::json::{to_json, to_json_pretty};
-pub use crate::text::is_terminal_control;
+pub use crate::text::{is_terminal_control, sanitize};
 
 use crate::client::{Answer, QueryError};
 use crate::protocol::Protocol;

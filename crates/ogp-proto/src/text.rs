@@ -30,6 +30,21 @@ pub fn is_terminal_control(c: char) -> bool {
         )
 }
 
+/// Text from the network made safe for a terminal: every character of
+/// [`is_terminal_control`] becomes U+FFFD. Every human output prints peer strings
+/// through this.
+pub fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if is_terminal_control(c) {
+                '\u{fffd}'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 /// A model value for a 16-bit wire field, little-endian: larger values saturate at 65535
 /// (the model is wider than some protocols; each encoder clamps to its field).
 pub(crate) fn u16_le_sat(v: Option<u32>) -> [u8; 2] {

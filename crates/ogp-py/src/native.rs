@@ -1,14 +1,10 @@
 //! The module's functions and the `Scan` class (see the crate's documentation).
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use ogp_net::scan::{self, ScanConfig, ScanHandle, ScanResult, Target};
-use ogp_proto::client::{Answer, Options, QueryError};
-use ogp_proto::{front, Charset, Protocol};
+use ogp_net::front::{self, QueryArgs, RunningScan, ScanArgs, StartError, Unit};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use tokio::sync::{mpsc, Mutex};
 
 /// How often a blocking call wakes to let Python run its signal handlers.
 const SIGNAL_CHECK: Duration = Duration::from_millis(50);
@@ -21,40 +17,9 @@ fn value_error(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
-/// A timeout or deadline in seconds, as a duration (at least 1 ms, at most 10 minutes
-/// for attempts and an hour for deadlines, the CLI's ranges).
-fn seconds(name: &str, s: f64, max: f64) -> PyResult<Duration> {
-    if !s.is_finite() || s <= 0.0 || s > max {
-        return Err(value_error(format!(
-            "{name} must be a number of seconds above 0 (at most {max})"
-        )));
-    }
-    Ok(Duration::from_secs_f64(s).max(Duration::from_millis(1)))
-}
-
-fn protocol_arg(protocol: Option<&str>) -> PyResult<Option<Protocol>> {
-    match protocol {
-        None => Ok(None),
-        Some(p) => Protocol::parse_or_auto(p).map_err(value_error),
-    }
-}
-
-fn charset_arg(charset: &str) -> PyResult<Charset> {
-    charset.parse::<Charset>().map_err(value_error)
-}
-
-/// What `ogp query` would do with these arguments: the protocol (`None`: auto), the
-/// target with its port, whether to look up Minecraft's SRV record first, and whether
-/// to try the well-known query ports (the CLI's checks, with its messages).
-#[derive(Clone)]
-struct Plan {
-    protocol: Option<Protocol>,
-    target: String,
-    srv: bool,
-    try_query_ports: bool,
-    options: Options,
-}
-
+/// The plan of `ogp query` with these arguments (ogp_net::front's checks, as
+/// ValueError).
+#[allow(clippy::too_many_arguments)]
 fn plan(
     address: &str,
     protocol: Option<&str>,
@@ -63,78 +28,18 @@ fn plan(
     retries: u32,
     charset: &str,
     try_query_ports: bool,
-) -> PyResult<Plan> {
-    let timeout = seconds("timeout", timeout, 600.0)?;
-    let charset = charset_arg(charset)?;
-    let protocol = protocol_arg(protocol)?;
-    let srv = game.is_none() && protocol == Some(Protocol::Minecraft) && !address.contains(':');
-    let (protocol, target) = match game {
-        Some(_) if protocol.is_some() => {
-            return Err(value_error("game picks the protocol: leave out protocol"))
-        }
-        Some(id) => {
-            let g = front::find_game(id).map_err(value_error)?;
-            let (t, _why) = front::target_for(g, address).map_err(value_error)?;
-            (Some(g.protocol), t)
-        }
-        None => {
-            let t = front::with_default_port(address, protocol)
-                .ok_or_else(|| value_error(format!("{address}: no port (expected HOST:PORT)")))?;
-            front::check_host(&t).map_err(value_error)?;
-            (protocol, t)
-        }
-    };
-    if try_query_ports && game.is_none() && protocol.is_some() {
-        return Err(value_error(
-            "try_query_ports is for protocol auto (or game)",
-        ));
-    }
-    let options = front::query_options(&target, protocol, timeout, retries, charset);
-    Ok(Plan {
+) -> PyResult<front::Plan> {
+    front::plan(&QueryArgs {
+        address,
         protocol,
-        target,
-        srv,
+        game,
+        timeout,
+        unit: Unit::Seconds,
+        retries,
+        charset,
         try_query_ports,
-        options,
     })
-}
-
-/// Runs the plan as `ogp query` does; the result as docs/json.md's compact JSON.
-async fn run(plan: Plan) -> String {
-    let (about_addr, outcome): (_, Result<Answer, QueryError>) = match plan.protocol {
-        Some(p) if !plan.try_query_ports => {
-            let addr = if plan.srv {
-                match plan.target.rsplit_once(':') {
-                    Some((host, _)) => {
-                        let limit = plan.options.timing.connect_timeout;
-                        let (host, port) = ogp_net::client::minecraft_srv(host, None, limit).await;
-                        ogp_net::client::resolve(&format!("{host}:{port}")).await
-                    }
-                    None => ogp_net::client::resolve(&plan.target).await,
-                }
-            } else {
-                ogp_net::client::resolve(&plan.target).await
-            };
-            match addr {
-                Ok(a) => (Some(a), ogp_net::client::query(a, p, &plan.options).await),
-                Err(e) => (None, Err(e)),
-            }
-        }
-        p => {
-            let target = Target::new(plan.target.clone(), p).with_query_ports(plan.try_query_ports);
-            let mut config = ScanConfig::default();
-            config.options = plan.options.clone();
-            let r = scan::query(target, config).await;
-            (r.addr, r.outcome)
-        }
-    };
-    let about = ogp_proto::result::About {
-        target: &plan.target,
-        line: None,
-        requested: plan.protocol,
-        addr: about_addr,
-    };
-    ogp_proto::result::compact(&about, outcome.as_ref())
+    .map_err(value_error)
 }
 
 /// Blocks on `fut` on the runtime with the GIL released, waking to run Python's signal
@@ -189,7 +94,7 @@ fn query(
         charset,
         try_query_ports,
     )?;
-    block_on(py, run(plan))
+    block_on(py, front::run(plan))
 }
 
 /// `query_async(...)`: as [`query`], an awaitable of the result JSON.
@@ -215,7 +120,7 @@ fn query_async<'py>(
         charset,
         try_query_ports,
     )?;
-    pyo3_async_runtimes::tokio::future_into_py(py, async move { Ok(run(plan).await) })
+    pyo3_async_runtimes::tokio::future_into_py(py, async move { Ok(front::run(plan).await) })
 }
 
 /// `games(filter)`: `ogp games --json` (the entries whose id, alias, name or protocol
@@ -223,65 +128,31 @@ fn query_async<'py>(
 #[pyfunction]
 #[pyo3(signature = (filter=None))]
 fn games(filter: Option<&str>) -> PyResult<String> {
-    if let Some(e) = ogp_proto::games::catalogue_error() {
-        return Err(PyRuntimeError::new_err(e.to_string()));
-    }
-    let list: Vec<_> = ogp_proto::games::catalogue()
-        .filter(filter.unwrap_or(""))
-        .collect();
-    ogp_proto::result::to_json(&front::games_json(&list))
-        .map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    front::games_json(filter).map_err(PyRuntimeError::new_err)
 }
 
-/// One result of a scan as JSON (`ogp scan --json`'s line, without its newline).
-fn scan_json(r: &ScanResult) -> String {
-    let about = ogp_proto::result::About {
-        target: &r.target,
-        line: Some(r.id),
-        requested: r.requested,
-        addr: r.addr,
-    };
-    ogp_proto::result::compact(&about, r.outcome.as_ref())
-}
-
-/// The most results handed to Python at once.
-const BATCH: usize = 512;
-
-/// The next result (waiting for it) and those ready after it, up to [`BATCH`], as one
-/// JSON array of result objects; `None` when the scan is done. Cancel-safe: a result is
-/// taken from the channel only when it is added.
-async fn next_batch(rx: &mut mpsc::Receiver<ScanResult>) -> Option<String> {
-    let first = rx.recv().await?;
-    let mut out = String::with_capacity(4096);
-    out.push('[');
-    out.push_str(&scan_json(&first));
-    for _ in 1..BATCH {
-        match rx.try_recv() {
-            Ok(r) => {
-                out.push(',');
-                out.push_str(&scan_json(&r));
-            }
-            Err(_) => break,
-        }
+/// `ogp decode` of datagrams given as bytes (one run, in order): `(json, None)` with
+/// `{"messages": [...], "notes": [...]}`, or `(None, why)` when they do not decode; a bad
+/// argument raises ValueError.
+#[pyfunction]
+#[pyo3(signature = (datagrams, protocol=None, charset="auto"))]
+fn decode(
+    datagrams: Vec<Vec<u8>>,
+    protocol: Option<&str>,
+    charset: &str,
+) -> PyResult<(Option<String>, Option<String>)> {
+    match front::decode(datagrams, protocol, charset) {
+        Ok(Ok(json)) => Ok((Some(json), None)),
+        Ok(Err(why)) => Ok((None, Some(why))),
+        Err(e) => Err(value_error(e)),
     }
-    out.push(']');
-    Some(out)
 }
 
 /// A running scan (`ogp scan`): results come out as each target completes. Closing it
 /// (or dropping it) aborts what is still running.
 #[pyclass(module = "ogp._ogp")]
 struct Scan {
-    results: Arc<Mutex<mpsc::Receiver<ScanResult>>>,
-    handle: ScanHandle,
-    feeder: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for Scan {
-    fn drop(&mut self) {
-        self.feeder.abort();
-        self.handle.abort();
-    }
+    scan: RunningScan,
 }
 
 #[pymethods]
@@ -305,67 +176,37 @@ impl Scan {
         try_query_ports: bool,
         charset: &str,
     ) -> PyResult<Self> {
-        let default = protocol_arg(protocol)?;
-        let mut list = Vec::with_capacity(targets.len());
-        for (i, line) in targets.iter().enumerate() {
-            let number = u64::try_from(i).unwrap_or(u64::MAX).saturating_add(1);
-            match front::parse_line(line, default) {
-                Ok(None) => {}
-                Ok(Some((p, host))) => list.push(
-                    Target::new(host, p)
-                        .with_id(number)
-                        .with_query_ports(try_query_ports),
-                ),
-                Err(why) => return Err(value_error(format!("target {number}: {why}"))),
-            }
-        }
-        if rate == 0 || max_in_flight == 0 || resolvers == 0 || !(1..=64).contains(&sockets) {
-            return Err(value_error(
-                "rate, max_in_flight and resolvers must be at least 1, sockets 1-64",
-            ));
-        }
-        let mut cfg = ScanConfig::default();
-        cfg.rate = rate;
-        cfg.max_in_flight = max_in_flight;
-        cfg.resolve_concurrency = resolvers;
-        cfg.sockets = sockets;
-        cfg.options = Options::with_timing(front::scan_timing(
-            cfg.options.timing,
-            seconds("timeout", timeout, 600.0)?,
+        let args = ScanArgs {
+            protocol,
+            timeout,
             retries,
-            seconds("deadline", deadline, 3600.0)?,
-        ));
-        front::set_charset(&mut cfg.options, charset_arg(charset)?);
+            deadline,
+            unit: Unit::Seconds,
+            rate,
+            max_in_flight,
+            resolvers,
+            sockets,
+            try_query_ports,
+            charset,
+        };
         let _guard = runtime().enter();
-        scan::raise_open_file_limit(max_in_flight);
-        let s = scan::start(cfg)
-            .map_err(|e| PyRuntimeError::new_err(format!("cannot open a UDP socket: {e}")))?;
-        let tx = s.targets;
-        let feeder = runtime().spawn(async move {
-            for t in list {
-                if tx.send(t).await.is_err() {
-                    return;
-                }
-            }
-        });
-        Ok(Self {
-            results: Arc::new(Mutex::new(s.results)),
-            handle: s.handle,
-            feeder,
-        })
+        match front::start_scan(&targets, &args) {
+            Ok(scan) => Ok(Self { scan }),
+            Err(e @ StartError::Socket(_)) => Err(PyRuntimeError::new_err(e.to_string())),
+            Err(e) => Err(value_error(e)),
+        }
     }
 
     /// The next results as one JSON array (those ready now, at least one, at most
     /// [`BATCH`]: one crossing into Python for many results), blocking with the GIL
     /// released; `None` when the scan is done.
     fn next_blocking(&self, py: Python<'_>) -> PyResult<Option<String>> {
-        let results = Arc::clone(&self.results);
+        let results = self.scan.batches();
         loop {
+            // The timer is made inside the runtime (a tokio Sleep needs its context).
             let r = py.detach(|| {
-                runtime().block_on(async {
-                    let mut rx = results.lock().await;
-                    tokio::time::timeout(SIGNAL_CHECK, next_batch(&mut rx)).await
-                })
+                runtime()
+                    .block_on(async { tokio::time::timeout(SIGNAL_CHECK, results.next()).await })
             });
             match r {
                 Ok(batch) => return Ok(batch),
@@ -382,28 +223,24 @@ impl Scan {
     /// An awaitable of the next results as one JSON array (as [`Scan::next_blocking`]),
     /// or `None` when the scan is done.
     fn next_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let results = Arc::clone(&self.results);
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            let mut rx = results.lock().await;
-            Ok(next_batch(&mut rx).await)
-        })
+        let results = self.scan.batches();
+        pyo3_async_runtimes::tokio::future_into_py(py, async move { Ok(results.next().await) })
     }
 
     /// Stops the scan now: its task, its sockets and connections go away.
     fn close(&self) {
-        self.feeder.abort();
-        self.handle.abort();
+        self.scan.abort();
     }
 
     /// Whether the scan's task has ended (done, or closed and dropped).
     fn finished(&self) -> bool {
-        self.handle.is_finished()
+        self.scan.finished()
     }
 
     /// The scan's counters: targets, answered, timed_out, failed, in_flight, sent,
     /// received, connections.
     fn stats(&self) -> std::collections::HashMap<&'static str, u64> {
-        let s = self.handle.stats();
+        let s = self.scan.stats();
         [
             ("targets", s.targets),
             ("answered", s.answered),
@@ -434,7 +271,7 @@ fn _bench_rust_queries(py: Python<'_>, address: &str, protocol: &str, n: u32) ->
     block_on(py, async move {
         let t = std::time::Instant::now();
         for _ in 0..n {
-            let json = run(plan.clone()).await;
+            let json = front::run(plan.clone()).await;
             std::hint::black_box(json);
         }
         t.elapsed().as_secs_f64()
@@ -447,6 +284,7 @@ fn _ogp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(query, m)?)?;
     m.add_function(wrap_pyfunction!(query_async, m)?)?;
     m.add_function(wrap_pyfunction!(games, m)?)?;
+    m.add_function(wrap_pyfunction!(decode, m)?)?;
     m.add_function(wrap_pyfunction!(_alive_tasks, m)?)?;
     m.add_function(wrap_pyfunction!(_bench_rust_queries, m)?)?;
     m.add_class::<Scan>()?;

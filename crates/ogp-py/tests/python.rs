@@ -8,23 +8,16 @@
 //! The servers: `ogp serve` (the `ogp` binary of the same build, started by
 //! tests/conftest.py), the testkit's Server List Ping responder (Minecraft, in this
 //! process), the real OpenArena server and the npm Minecraft server (started here, in
-//! parallel), and hostile servers of conftest.py. Behind `OGP_INTEROP=1` like the other
-//! tests that need the installed peers.
+//! parallel: `ogp_testkit::bindings`, shared with the Node package's tests), and hostile
+//! servers of conftest.py. Behind `OGP_INTEROP=1` like the other tests that need the
+//! installed peers.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::Arc;
 use std::time::Instant;
 
-use ogp_testkit::gameservers::{Minecraft, OpenArena, OpenArenaConfig};
+use ogp_testkit::bindings::{self, profile_dir};
 use ogp_testkit::interop::{enabled, missing_peer, TempDir};
-
-/// `target/debug` (or the profile directory this test was built in).
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    // target/debug/deps/python-HASH
-    exe.parent().and_then(Path::parent).unwrap().to_path_buf()
-}
 
 fn copy_package(into: &Path) {
     let pkg = into.join("ogp");
@@ -58,30 +51,12 @@ fn pytest_and_mypy() {
     if !ok {
         missing_peer(&format!("pytest and mypy in {}", py.display()));
     }
-    let ogp = profile_dir().join("ogp");
-    assert!(
-        ogp.is_file(),
-        "{} missing: the tests run `ogp serve` (cargo build -p ogp-cli)",
-        ogp.display()
-    );
+    bindings::ogp_bin();
     let dir = TempDir::new("ogp-py");
     copy_package(&dir.0);
 
-    // The real servers start while mypy runs; the SLP responder in this process.
-    let oa = std::thread::spawn(|| OpenArena::start(&OpenArenaConfig::default()));
-    let mc = std::thread::spawn(|| Minecraft::start("1.20.1", "§aA §lreal§r test server", 20, &[]));
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let slp = rt
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let slp_addr = slp.local_addr().unwrap();
-    let json: Arc<str> = ogp_testkit::slp::status_json("SLP test", 3, 10, "1.21.1", 767).into();
-    rt.spawn(ogp_testkit::slp::serve(slp, json));
-
+    // The real servers start while mypy runs.
+    let servers = bindings::start();
     let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
     let t = Instant::now();
     let mypy = Command::new(&py)
@@ -105,8 +80,7 @@ fn pytest_and_mypy() {
         String::from_utf8_lossy(&mypy.stderr)
     );
 
-    let oa = oa.join().expect("OpenArena starts");
-    let mc = mc.join().expect("the npm Minecraft server starts");
+    let servers = servers.wait();
     let t = Instant::now();
     let out = Command::new(&py)
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-x"])
@@ -114,14 +88,7 @@ fn pytest_and_mypy() {
         .current_dir(&dir.0)
         .env("PYTHONPATH", &dir.0)
         .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env("OGP_BIN", &ogp)
-        .env(
-            "OGP_TEST_STATE",
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../ogp-proto/tests/data/state.json"),
-        )
-        .env("OGP_TEST_OPENARENA", oa.addr().to_string())
-        .env("OGP_TEST_MINECRAFT", mc.addr().to_string())
-        .env("OGP_TEST_SLP", slp_addr.to_string())
+        .envs(servers.env())
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -133,6 +100,5 @@ fn pytest_and_mypy() {
     eprintln!("pytest: {:.1}s\n{text}", t.elapsed().as_secs_f64());
     assert!(out.status.success(), "pytest failed:\n{text}");
     assert!(text.contains(" passed"), "pytest ran no test:\n{text}");
-    drop(rt);
-    drop((oa, mc));
+    drop(servers);
 }

@@ -126,6 +126,27 @@ def test_game_picks_protocol_and_port() -> None:
     assert e.value.result.target == "127.0.0.1:29900" and e.value.result.protocol == "gamespy3"
 
 
+def test_decode_is_ogp_decode_json() -> None:
+    hx = "ffffffff54536f7572636520456e67696e6520517565727900"
+    cli = [json.loads(l) for l in cli_json("decode", "--json", hx).splitlines()]
+    d = ogp.decode(bytes.fromhex(hx))
+    assert [m.to_dict() for m in d.messages] == cli and d.notes == []
+    assert ogp.decode(hx).to_dict() == d.to_dict()
+    assert d.messages[0].protocol == "a2s" and d.messages[0].kind == cli[0]["kind"]
+    assert len(ogp.decode([bytes.fromhex(hx)] * 2, protocol="a2s").messages) == 2
+
+
+def test_decode_errors() -> None:
+    with pytest.raises(ogp.DecodeError, match="not a datagram of a known protocol"):
+        ogp.decode(b"zzzzz")
+    with pytest.raises(ogp.DecodeError):
+        ogp.decode(b"\xff\xff\xff\xffI\x11", protocol="a2s")
+    with pytest.raises(ValueError, match="unknown protocol"):
+        ogp.decode(b"\x00", protocol="quake9")
+    with pytest.raises(ValueError, match="no datagram"):
+        ogp.decode([])
+
+
 # --- real servers ---------------------------------------------------------------------
 
 

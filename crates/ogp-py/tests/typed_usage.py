@@ -42,5 +42,13 @@ def catalogue() -> List[str]:
     return [f"{g.id} {g.protocol} {g.port}" for g in ogp.games("quake")]
 
 
+def decoded(hexdump: str) -> List[str]:
+    try:
+        d = ogp.decode(bytes.fromhex(hexdump), protocol="a2s")
+    except ogp.DecodeError as e:
+        return [str(e)]
+    return [f"{m.protocol} {m.kind}" for m in d.messages] + d.notes
+
+
 if __name__ == "__main__":
     print(names("127.0.0.1:27015"), asyncio.run(many(["127.0.0.1:27015"])), blocking([]), catalogue())

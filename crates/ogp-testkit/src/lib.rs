@@ -17,6 +17,7 @@
 //!   with `getinfo` over UDP on the same port, on
 //! * [`http_replay`]: a loopback HTTP server replaying recorded documents by path.
 
+pub mod bindings;
 mod captures;
 pub mod fivem;
 pub mod gameservers;

@@ -5,7 +5,7 @@
     print(r.status.host_name, r.ping_ms)
 
 Every function is the ``ogp`` command's: ``query`` is ``ogp query``, ``scan`` is
-``ogp scan``, ``games`` is ``ogp games``, with the same names, defaults and meanings
+``ogp scan``, ``games`` is ``ogp games``, ``decode`` is ``ogp decode``, with the same names, defaults and meanings
 (times in seconds). Results are the JSON schema of docs/json.md, made objects: each key
 an attribute (``None`` when absent), ``to_dict()`` the JSON object itself. The protocol
 work is all in Rust (``ogp._ogp``); this file only converts.
@@ -14,7 +14,7 @@ work is all in Rust (``ogp._ogp``); this file only converts.
 from __future__ import annotations
 
 import json as _json
-from typing import Any, AsyncIterator, Dict, Iterable, Iterator, List, Optional
+from typing import Any, AsyncIterator, Dict, Iterable, Iterator, List, Optional, Union
 
 from . import _ogp
 
@@ -24,6 +24,7 @@ __all__ = [
     "scan",
     "scan_async",
     "games",
+    "decode",
     "Result",
     "Status",
     "Player",
@@ -38,6 +39,9 @@ __all__ = [
     "ResolveError",
     "SocketError",
     "OptionsError",
+    "Decoded",
+    "Message",
+    "DecodeError",
 ]
 
 __version__: str = _ogp.__version__
@@ -282,3 +286,51 @@ async def scan_async(
 def games(filter: Optional[str] = None) -> List[Game]:
     """``ogp games --json``: the catalogue's entries (those matching ``filter``)."""
     return [Game(g) for g in _json.loads(_ogp.games(filter))]
+
+
+class Message(_Obj):
+    """One decoded message (docs/decode.md): protocol, kind, its fields, and an
+    answer's status and warnings."""
+
+    __slots__ = ()
+    _children = {"status": Status}
+
+
+class Decoded(_Obj):
+    """What ``decode`` found: ``messages`` (Message), ``notes`` (``note: …`` and
+    ``warning: …`` lines: a protocol guess, a duplicate fragment)."""
+
+    __slots__ = ()
+    _children = {"messages": Message}
+
+
+class DecodeError(ValueError):
+    """Datagrams given to ``decode`` that do not decode (the line ``ogp decode`` prints)."""
+
+
+def _bytes(d: Any) -> bytes:
+    if isinstance(d, str):
+        h = d.strip()
+        h = h[2:] if h[:2].lower() == "0x" else h
+        try:
+            return bytes.fromhex("".join(c for c in h if c not in " \t\r\n:-"))
+        except ValueError:
+            raise ValueError("decode: a string must be hex digits") from None
+    return bytes(d)
+
+
+def decode(
+    data: Union[bytes, bytearray, memoryview, str, Iterable[Union[bytes, bytearray, memoryview, str]]],
+    protocol: Optional[str] = None,
+    charset: str = "auto",
+) -> Decoded:
+    """``ogp decode``: a datagram (bytes or hex), or a run of them in order (fragments
+    reassembled), decoded as docs/decode.md's objects."""
+    if isinstance(data, (bytes, bytearray, memoryview, str)):
+        datagrams = [_bytes(data)]
+    else:
+        datagrams = [_bytes(d) for d in data]
+    text, why = _ogp.decode(datagrams, protocol, charset)
+    if text is None:
+        raise DecodeError(why)
+    return Decoded(_json.loads(text))

@@ -141,3 +141,23 @@ def scan_async(
     charset: str = "auto",
 ) -> AsyncIterator[Result]: ...
 def games(filter: Optional[str] = None) -> List[Game]: ...
+
+class Message(_Obj):
+    protocol: str
+    kind: str
+    status: Optional[Status]
+    warnings: Optional[List[str]]
+
+class Decoded(_Obj):
+    messages: List[Message]
+    notes: List[str]
+
+class DecodeError(ValueError): ...
+
+_Bytes = Union[bytes, bytearray, memoryview, str]
+
+def decode(
+    data: Union[_Bytes, Iterable[_Bytes]],
+    protocol: Optional[str] = None,
+    charset: str = "auto",
+) -> Decoded: ...

@@ -2,9 +2,9 @@
 //! `81` and an id; extinfo, `00` and a command), ping replies after their echoed first
 //! integer, and Sauerbraten's extinfo replies.
 
-use anyhow::{bail, Result};
-use ogp_proto::cube2::{self, mapping, wire, Decoded, ExtReply};
-use ogp_proto::Protocol;
+use super::error::{bail, Result};
+use crate::cube2::{self, mapping, wire, Decoded, ExtReply};
+use crate::Protocol;
 use serde_json::json;
 
 use super::{plural, Input, Msg};
@@ -74,11 +74,9 @@ pub fn msg(input: &Input) -> Result<Msg> {
                         "teams": t.teams.iter().map(|s| json!({"name": wire::text(&s.name).as_str(), "score": s.score, "bases": s.bases})).collect::<Vec<_>>(),
                     }),
                 ),
-                _ => ("extinfo reply".to_owned(), json!({})),
             };
             let line = format!("Cube 2 {} reply: {line} ({size} bytes)", cmd.word());
             Msg::new(P, "answer", line, fields)
         }
-        _ => bail!("{}: not a Cube 2 datagram", input.name),
     })
 }

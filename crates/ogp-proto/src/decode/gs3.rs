@@ -4,17 +4,16 @@
 //! (`FE FD …`), `09` challenge and `05` echo replies, heartbeats (`03`) and the packets of
 //! server-information replies, which are reassembled in any order.
 
-use anyhow::{bail, Context as _, Result};
-use ogp_proto::gamespy3::heartbeat::Heartbeat;
-use ogp_proto::gamespy3::mapping::info_to_status;
-use ogp_proto::gamespy3::reply::{decode_reply_with, Pushed, Reassembler, Reply, ServerInfo};
-use ogp_proto::gamespy3::request::{InfoKind, Request};
-use ogp_proto::gamespy3::{kind, MAGIC};
-use ogp_proto::{Charset, Protocol};
+use super::error::{bail, Context as _, Result};
+use crate::gamespy3::heartbeat::Heartbeat;
+use crate::gamespy3::mapping::info_to_status;
+use crate::gamespy3::reply::{decode_reply_with, Pushed, Reassembler, Reply, ServerInfo};
+use crate::gamespy3::request::{InfoKind, Request};
+use crate::gamespy3::{kind, MAGIC};
+use crate::{Charset, Protocol};
 use serde_json::{json, Value};
 
 use super::{quote, Input, Msg};
-use crate::render::sanitize;
 
 const P: Protocol = Protocol::Gamespy3;
 
@@ -49,7 +48,7 @@ fn kind_text(k: &InfoKind) -> String {
             let names: Vec<String> = keys
                 .iter()
                 .map(|&i| {
-                    ogp_proto::gamespy3::mapping::header_key(i)
+                    crate::gamespy3::mapping::header_key(i)
                         .map_or_else(|| format!("#{i:02x}"), str::to_string)
                 })
                 .collect();
@@ -99,7 +98,7 @@ fn request_msg(input: &Input, r: &Request) -> Msg {
                 "GameSpy v3 echo request ({} to send back)",
                 bytes(data.len())
             ),
-            json!({ "data": ogp_proto::internals::to_hex(data), "size": size }),
+            json!({ "data": crate::internals::to_hex(data), "size": size }),
         ),
         Request::KeepAlive { session_id } => Msg::new(
             P,
@@ -169,7 +168,7 @@ fn reply_msg(info: &ServerInfo, sizes: &[usize], jc2mp: bool, warnings: Vec<Stri
 
 /// Describes GameSpy v3 datagrams, in order; reply packets are reassembled in any order
 /// into one status.
-pub fn describe(inputs: &[Input], charset: Charset) -> Result<Vec<Msg>> {
+pub fn describe(inputs: &[Input], charset: Charset, notes: &mut Vec<String>) -> Result<Vec<Msg>> {
     let mut msgs = Vec::new();
     let mut reasm = Reassembler::default();
     let mut pending: Vec<&str> = Vec::new();
@@ -216,7 +215,7 @@ pub fn describe(inputs: &[Input], charset: Charset) -> Result<Vec<Msg>> {
                 P,
                 "echo",
                 format!("GameSpy v3 echo reply ({})", bytes(data.len())),
-                json!({ "data": ogp_proto::internals::to_hex(&data), "size": size }),
+                json!({ "data": crate::internals::to_hex(&data), "size": size }),
             )),
             Reply::Keys { session_id, values } => {
                 let line = format!(
@@ -266,10 +265,7 @@ pub fn describe(inputs: &[Input], charset: Charset) -> Result<Vec<Msg>> {
                     Pushed::Duplicate => {
                         pending.pop();
                         sizes.pop();
-                        eprintln!(
-                            "warning: {}: duplicate packet ignored",
-                            sanitize(&input.name)
-                        );
+                        notes.push(format!("warning: {}: duplicate packet ignored", input.name));
                     }
                     Pushed::Incomplete => {}
                 }

@@ -2,10 +2,10 @@
 //! DDNet's extended header) and replies (`inf3`, `iext`, `iex+`); 0.7 token requests
 //! and replies, `gie3` and `inf3`. Each `iex+` is described alone (its clients only).
 
-use anyhow::{Context as _, Result};
-use ogp_proto::teeworlds::mapping::info_to_status;
-use ogp_proto::teeworlds::wire::{self, Client, Info, Kind, Reply6};
-use ogp_proto::Protocol;
+use super::error::{Context as _, Result};
+use crate::teeworlds::mapping::info_to_status;
+use crate::teeworlds::wire::{self, Client, Info, Kind, Reply6};
+use crate::Protocol;
 use serde_json::{json, Value};
 
 use super::{plural, Input, Msg};

@@ -2,10 +2,10 @@
 //! game's layout), OpenTTD (the `CLIENT_GAME_INFO` request and a `SERVER_GAME_INFO`
 //! packet, as the stream carries them) and Minetest (the handshake's packets).
 
-use anyhow::{anyhow, Context as _, Result};
-use ogp_proto::internals::Reader;
-use ogp_proto::minetest::wire::{Body, Control};
-use ogp_proto::{doom3, minetest, openttd, Protocol};
+use super::error::{anyhow, Context as _, Result};
+use crate::internals::Reader;
+use crate::minetest::wire::{Body, Control};
+use crate::{doom3, minetest, openttd, Protocol};
 use serde_json::json;
 
 use super::{plural, Input, Msg};
@@ -144,5 +144,5 @@ pub fn minetest_msg(input: &Input) -> Result<Msg> {
 }
 
 fn hex(b: &[u8]) -> String {
-    ogp_proto::internals::to_hex(b)
+    crate::internals::to_hex(b)
 }

@@ -2,8 +2,8 @@
 //! and three section bytes, 10 bytes) and replies (`00`, the id, the sections); the ASE
 //! request (`s`) and `EYE1` replies.
 
-use anyhow::{Context as _, Result};
-use ogp_proto::{ase, gamespy2, Charset, Protocol};
+use super::error::{Context as _, Result};
+use crate::{ase, gamespy2, Charset, Protocol};
 use serde_json::{json, Value};
 
 use super::{plural, Input, Msg};
@@ -36,7 +36,7 @@ pub fn gamespy2_msg(input: &Input, charset: Charset) -> Result<Msg> {
     let d =
         gamespy2::decode_reply_with(&input.bytes, charset).with_context(|| input.name.clone())?;
     let status = gamespy2::mapping::info_to_status(&d.info);
-    let rows = |cols: &[ogp_proto::gamespy3::Column]| cols.iter().map(|c| c.values.len()).max();
+    let rows = |cols: &[crate::gamespy3::Column]| cols.iter().map(|c| c.values.len()).max();
     let line = format!(
         "GameSpy v2 reply, id {:08x}: {}, {}, {} ({size} bytes)",
         d.id,
@@ -44,7 +44,7 @@ pub fn gamespy2_msg(input: &Input, charset: Charset) -> Result<Msg> {
         plural(rows(&d.info.players).unwrap_or(0), "player", "players"),
         plural(rows(&d.info.teams).unwrap_or(0), "team", "teams"),
     );
-    let columns = |cols: &[ogp_proto::gamespy3::Column]| -> Value {
+    let columns = |cols: &[crate::gamespy3::Column]| -> Value {
         cols.iter().map(|c| json!({"key": c.key.as_str(), "values": c.values.iter().map(|v| v.as_str()).collect::<Vec<_>>()})).collect()
     };
     let fields = json!({
@@ -76,7 +76,7 @@ pub fn ase_msg(input: &Input, charset: Charset) -> Result<Msg> {
         plural(r.rules.len(), "rule", "rules"),
         plural(r.players.len(), "player record", "player records"),
     );
-    let text = |t: &Option<ogp_proto::model::Text>| t.as_ref().map(|t| t.as_str().to_owned());
+    let text = |t: &Option<crate::model::Text>| t.as_ref().map(|t| t.as_str().to_owned());
     let fields = json!({
         "game_name": r.game_name.as_str(),
         "port": r.port.as_str(),

@@ -2,9 +2,9 @@
 //! and the `n` (QuakeWorld, HexenWorld after a fifth `FF`) and `print` (Quake 2) replies;
 //! NetQuake's control requests and replies.
 
-use anyhow::{Context as _, Result};
-use ogp_proto::quakeworld::{mapping, wire};
-use ogp_proto::Protocol;
+use super::error::{Context as _, Result};
+use crate::quakeworld::{mapping, wire};
+use crate::Protocol;
 use serde_json::json;
 
 use super::{plural, Input, Msg};
@@ -46,7 +46,7 @@ pub fn msg(input: &Input, protocol: Protocol) -> Result<Msg> {
 
 /// One NetQuake control datagram (a request or a reply).
 pub fn netquake_msg(input: &Input) -> Result<Msg> {
-    use ogp_proto::netquake::wire::{decode_reply, decode_request, Reply, Request};
+    use crate::netquake::wire::{decode_reply, decode_request, Reply, Request};
     const P: Protocol = Protocol::Netquake;
     let size = input.bytes.len();
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();

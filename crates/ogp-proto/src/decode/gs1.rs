@@ -3,16 +3,15 @@
 //! `\queryid\ID.PART` and `\final\`), which are put back together in any order into one
 //! status. A reply whose parts do not all come is still described, with what is lost.
 
-use anyhow::{Context as _, Result};
-use ogp_proto::gamespy1::heartbeat::{decode_heartbeat, is_heartbeat};
-use ogp_proto::gamespy1::mapping::reply_to_status;
-use ogp_proto::gamespy1::wire::{decode_packet, decode_query, Query};
-use ogp_proto::gamespy1::{Pushed, Reassembler};
-use ogp_proto::Protocol;
+use super::error::{Context as _, Result};
+use crate::gamespy1::heartbeat::{decode_heartbeat, is_heartbeat};
+use crate::gamespy1::mapping::reply_to_status;
+use crate::gamespy1::wire::{decode_packet, decode_query, Query};
+use crate::gamespy1::{Pushed, Reassembler};
+use crate::Protocol;
 use serde_json::json;
 
 use super::{plural, quote, Input, Msg};
-use crate::render::sanitize;
 
 const P: Protocol = Protocol::Gamespy1;
 
@@ -121,7 +120,7 @@ impl Reply {
 
 /// Describes GameSpy v1 datagrams, in order; the parts of a reply are put back together
 /// in any order into one status (a part of another reply ends the one held).
-pub fn describe(inputs: &[Input]) -> Result<Vec<Msg>> {
+pub fn describe(inputs: &[Input], notes: &mut Vec<String>) -> Result<Vec<Msg>> {
     let mut msgs = Vec::new();
     let mut reply = Reply::default();
     for input in inputs {
@@ -142,10 +141,10 @@ pub fn describe(inputs: &[Input]) -> Result<Vec<Msg>> {
             pushed = reply.reasm.push(d.packet, b.len());
         }
         match pushed.with_context(|| format!("{}: reply parts do not fit together", input.name))? {
-            Pushed::Duplicate | Pushed::OtherQuery => eprintln!(
+            Pushed::Duplicate | Pushed::OtherQuery => notes.push(format!(
                 "warning: {}: a part already held, ignored",
-                sanitize(&input.name)
-            ),
+                input.name
+            )),
             p @ (Pushed::Complete | Pushed::Incomplete) => {
                 reply.warnings.extend(warnings);
                 reply.sizes.push(b.len());
@@ -174,15 +173,19 @@ mod tests {
             .collect()
     }
 
+    fn describe_all(datagrams: &[&[u8]]) -> Result<Vec<Msg>> {
+        describe(&inputs(datagrams), &mut Vec::new())
+    }
+
     #[test]
     fn parts_in_any_order_make_one_answer_and_a_lost_part_is_said() {
-        let m = describe(&inputs(&[
+        let m = describe_all(&[
             b"\\status\\",
             b"\\player_1\\b\\queryid\\7.2\\final\\",
             b"\\hostname\\h\\player_0\\a\\queryid\\7.1",
             b"\\hostname\\x\\queryid\\8.1",
             b"\\heartbeat\\7778\\gamename\\ut",
-        ]))
+        ])
         .unwrap();
         let kinds: Vec<&str> = m.iter().map(|m| m.kind).collect();
         assert_eq!(kinds, ["query", "answer", "heartbeat", "answer"]);
@@ -209,19 +212,34 @@ mod tests {
     #[test]
     fn hostile_parts_are_errors() {
         for bad in [&b"\\a\\b\\queryid\\1.17"[..], b"\\queryid\\x"] {
-            assert!(describe(&inputs(&[bad])).is_err(), "{bad:?}");
+            assert!(describe_all(&[bad]).is_err(), "{bad:?}");
         }
-        let e = describe(&inputs(&[
+        let e = describe_all(&[
             b"\\a\\b\\queryid\\1.2\\final\\",
             b"\\a\\c\\queryid\\1.3\\final\\",
-        ]))
+        ])
         .err()
         .unwrap();
         assert!(format!("{e:#}").contains("do not fit"), "{e:#}");
-        let m = describe(&inputs(&[b"\\hostname\\\x1b[31mred\\final\\"])).unwrap();
+        let m = describe_all(&[b"\\hostname\\\x1b[31mred\\final\\"]).unwrap();
         assert_eq!(
             m[0].status.as_ref().unwrap().host_name.as_deref(),
             Some("\u{1b}[31mred")
         );
+    }
+
+    /// A part sent twice is a note for the caller (the CLI prints it to stderr), not an
+    /// error: the answer still comes out.
+    #[test]
+    fn a_duplicate_part_is_a_note() {
+        let part = &b"\\hostname\\h\\queryid\\7.1"[..];
+        let mut notes = Vec::new();
+        let m = describe(
+            &inputs(&[part, part, b"\\player_0\\a\\queryid\\7.2\\final\\"]),
+            &mut notes,
+        )
+        .unwrap();
+        assert_eq!(m.len(), 1);
+        assert_eq!(notes, ["warning: d1: a part already held, ignored"]);
     }
 }

@@ -1,8 +1,8 @@
 //! `ogp decode` of Mumble pings, Chocolate Doom queries, Doomsday beacons and SA-MP /
 //! open.mp datagrams.
 
-use anyhow::{Context as _, Result};
-use ogp_proto::{doom, doomsday, mumble, samp, Charset, Protocol};
+use super::error::{Context as _, Result};
+use crate::{doom, doomsday, mumble, samp, Charset, Protocol};
 use serde_json::json;
 
 use super::{plural, Input, Msg};
@@ -13,7 +13,7 @@ pub fn mumble_msg(input: &Input) -> Result<Msg> {
     let b = &input.bytes;
     let size = b.len();
     if size == mumble::REQUEST_LEN && b.starts_with(&[0; 4]) {
-        let ident = ogp_proto::internals::to_hex(b.get(4..).unwrap_or_default());
+        let ident = crate::internals::to_hex(b.get(4..).unwrap_or_default());
         let line = format!("Mumble ping, ident {ident} ({size} bytes)");
         return Ok(Msg::new(
             P,
@@ -32,7 +32,7 @@ pub fn mumble_msg(input: &Input) -> Result<Msg> {
     );
     let fields = json!({
         "version": r.version(),
-        "ident": ogp_proto::internals::to_hex(&r.ident),
+        "ident": crate::internals::to_hex(&r.ident),
         "users": r.users,
         "max_users": r.max_users,
         "bandwidth": r.bandwidth,
@@ -176,10 +176,9 @@ pub fn samp_msg(input: &Input, charset: Charset) -> Result<Msg> {
             )
         }
         Body::Ping(p) => (
-            format!("ping {}", ogp_proto::internals::to_hex(p)),
-            json!({"ping": ogp_proto::internals::to_hex(p)}),
+            format!("ping {}", crate::internals::to_hex(p)),
+            json!({"ping": crate::internals::to_hex(p)}),
         ),
-        _ => ("reply".to_owned(), json!({})),
     };
     let line = format!(
         "SA-MP reply `{}` for {}: {what} ({size} bytes)",
