@@ -8,6 +8,7 @@
 //! * [`responder`]: a tokio task that answers every protocol on one UDP socket.
 //! * [`client`]: `query(addr, protocol, &options)` for any protocol, and its
 //!   [`blocking`] wrapper.
+//! * [`list`]: server lists from masters and the web (`ogp list`), blocking.
 //! * [`scan`]: many servers at once over a few shared sockets, and protocol
 //!   auto-detection.
 //!
@@ -20,6 +21,7 @@ pub mod batch;
 pub mod blocking;
 pub mod budget;
 pub mod client;
+pub mod list;
 pub mod responder;
 pub mod scan;
 mod steer;
