@@ -11,9 +11,8 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{anyhow, bail};
-use ogp_net::list::{list_servers, ListEvent, ListOptions, ListSource, SteamKey, STEAM_KEY_ENV};
-use ogp_proto::master::weblist::WebListKind;
+use anyhow::bail;
+use ogp_net::list::{list_servers, ListEvent, ListOptions, ListParams, ListSource, SteamKey};
 use serde_json::Value;
 
 use crate::render::sanitize;
@@ -165,85 +164,37 @@ impl Skips {
     }
 }
 
-/// The Steam key: OGP_STEAM_KEY or --steam-key-file.
-fn steam_key(args: &ListArgs) -> anyhow::Result<SteamKey> {
-    if let Some(f) = &args.steam_key_file {
-        return Ok(SteamKey::from_file(f)?);
-    }
-    SteamKey::from_env()?.ok_or_else(|| {
-        anyhow!(
-            "--steam needs a Steam Web API key: set {STEAM_KEY_ENV} or give --steam-key-file FILE"
-        )
-    })
-}
-
 /// The source the flags name.
 fn source(args: &ListArgs) -> anyhow::Result<ListSource> {
-    let master = args.master.clone();
-    let url = || -> anyhow::Result<String> {
-        if master.starts_with("http://") || master.starts_with("https://") {
-            Ok(master.clone())
-        } else {
-            bail!(
-                "{}: this list takes an http:// or https:// URL",
-                sanitize(&master)
-            )
-        }
+    let flags = [
+        (args.ddnet, "ddnet"),
+        (args.minetest, "minetest"),
+        (args.openmp, "openmp"),
+        (args.steam, "steam"),
+        (args.gs1.is_some(), "gs1"),
+        (args.cube2, "cube2"),
+        (args.qw, "qw"),
+        (args.tw, "tw"),
+        (args.tw7, "tw7"),
+        (args.dp.is_some(), "dp"),
+    ];
+    let kind = flags.iter().find(|(on, _)| *on).map(|(_, k)| *k);
+    let (game, protocol) = match (&args.gs1, args.dp.as_deref()) {
+        (Some(g), _) => (Some(g.clone()), None),
+        (None, Some([g, p])) => (Some(g.clone()), Some(p.clone())),
+        (None, Some(_)) => bail!("--dp takes a game name and a protocol number"),
+        (None, None) => (None, None),
     };
-    let web = |kind| -> anyhow::Result<ListSource> { Ok(ListSource::Web { kind, url: url()? }) };
-    Ok(if args.ddnet {
-        web(WebListKind::Ddnet)?
-    } else if args.minetest {
-        web(WebListKind::Minetest)?
-    } else if args.openmp {
-        web(WebListKind::OpenMp)?
-    } else if args.steam {
-        ListSource::Steam {
-            url: url()?,
-            filter: args.filter.clone(),
-            key: steam_key(args)?,
-        }
-    } else if master.starts_with("http://") || master.starts_with("https://") {
-        ListSource::Api {
-            url: master,
-            filter: args.filter.clone(),
-        }
-    } else if master.contains("://") {
-        bail!(
-            "{}: only http:// and https:// URLs (or HOST:PORT for Valve's UDP protocol)",
-            sanitize(&master)
-        )
-    } else if let Some(game) = &args.gs1 {
-        ListSource::Gs1 {
-            master,
-            game: game.clone(),
-            key: args.gs1_key.clone(),
-        }
-    } else if args.cube2 {
-        ListSource::Cube2 { master }
-    } else if args.qw {
-        ListSource::QuakeWorld { master }
-    } else if args.tw {
-        ListSource::Teeworlds { master }
-    } else if args.tw7 {
-        ListSource::Teeworlds7 { master }
-    } else if let Some(dp) = &args.dp {
-        let [game, protocol] = dp.as_slice() else {
-            bail!("--dp takes a game name and a protocol number");
-        };
-        ListSource::Dp {
-            master,
-            game: game.clone(),
-            protocol: protocol.clone(),
-            filter: args.filter.clone(),
-        }
-    } else {
-        ListSource::Valve {
-            master,
-            region: args.region,
-            filter: args.filter.clone(),
-        }
-    })
+    let mut p = ListParams::default();
+    p.filter = args.filter.clone();
+    p.region = Some(args.region);
+    p.game = game;
+    p.protocol = protocol;
+    p.gs1_key = args.gs1_key.clone();
+    if args.steam {
+        p.steam_key = SteamKey::find(args.steam_key_file.as_deref())?;
+    }
+    Ok(ListSource::new(kind, &args.master, p)?)
 }
 
 /// Runs `ogp list`.

@@ -82,6 +82,14 @@ impl SteamKey {
             .map_err(|e| ListError::new(ListErrorKind::Usage, format!("{shown}: {e}")))
     }
 
+    /// The key in `file` when given, else in [`STEAM_KEY_ENV`] if set.
+    pub fn find(file: Option<&Path>) -> Result<Option<Self>, ListError> {
+        match file {
+            Some(f) => Self::from_file(f).map(Some),
+            None => Self::from_env(),
+        }
+    }
+
     /// Removes the key from `s` (an error's text).
     fn redact(&self, s: &str) -> String {
         s.replace(&self.0, "<steam key>")
@@ -176,6 +184,112 @@ pub enum ListSource {
         /// The key.
         key: SteamKey,
     },
+}
+
+/// The kinds of source [`ListSource::new`] takes, by the name the CLI's flag has
+/// (`valve` is the default over UDP, `api` over HTTP).
+pub const KINDS: [&str; 12] = [
+    "valve", "dp", "gs1", "cube2", "qw", "tw", "tw7", "api", "ddnet", "minetest", "openmp", "steam",
+];
+
+/// What some kinds of source need besides the master ([`ListSource::new`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ListParams {
+    /// Valve's filter string, dpmaster's options, the API's query parameters, Steam's
+    /// filter string.
+    pub filter: String,
+    /// Valve's region byte (`None`: 255, all).
+    pub region: Option<u8>,
+    /// dpmaster's and the GameSpy master's game name.
+    pub game: Option<String>,
+    /// dpmaster's protocol number.
+    pub protocol: Option<String>,
+    /// The GameSpy game's secret key.
+    pub gs1_key: Option<String>,
+    /// Steam's Web API key.
+    pub steam_key: Option<SteamKey>,
+}
+
+impl ListSource {
+    /// The source of `kind` (one of [`KINDS`]; `None`: `api` for an http(s):// URL,
+    /// else `valve`) at `master`.
+    pub fn new(kind: Option<&str>, master: &str, p: ListParams) -> Result<Self, ListError> {
+        let usage = |m: String| ListError::new(ListErrorKind::Usage, m);
+        let is_url = master.starts_with("http://") || master.starts_with("https://");
+        let kind = kind.unwrap_or(if is_url { "api" } else { "valve" });
+        let web = matches!(kind, "api" | "ddnet" | "minetest" | "openmp" | "steam");
+        if web && !is_url {
+            return Err(usage(format!(
+                "{}: this list takes an http:// or https:// URL",
+                clean(master)
+            )));
+        }
+        if !web && master.contains("://") {
+            return Err(usage(format!(
+                "{}: only http:// and https:// URLs (or HOST:PORT for Valve's UDP protocol)",
+                clean(master)
+            )));
+        }
+        let m = master.to_string();
+        let need = |v: Option<String>, what: &str| {
+            v.ok_or_else(|| usage(format!("a {kind} list needs {what}")))
+        };
+        Ok(match kind {
+            "valve" => Self::Valve {
+                master: m,
+                region: p.region.unwrap_or(255),
+                filter: p.filter,
+            },
+            "dp" => Self::Dp {
+                master: m,
+                game: need(p.game, "a game name")?,
+                protocol: need(p.protocol, "a protocol number")?,
+                filter: p.filter,
+            },
+            "gs1" => Self::Gs1 {
+                master: m,
+                game: need(p.game, "a game name")?,
+                key: p.gs1_key,
+            },
+            "cube2" => Self::Cube2 { master: m },
+            "qw" => Self::QuakeWorld { master: m },
+            "tw" => Self::Teeworlds { master: m },
+            "tw7" => Self::Teeworlds7 { master: m },
+            "api" => Self::Api {
+                url: m,
+                filter: p.filter,
+            },
+            "ddnet" => Self::Web {
+                kind: WebListKind::Ddnet,
+                url: m,
+            },
+            "minetest" => Self::Web {
+                kind: WebListKind::Minetest,
+                url: m,
+            },
+            "openmp" => Self::Web {
+                kind: WebListKind::OpenMp,
+                url: m,
+            },
+            "steam" => Self::Steam {
+                url: m,
+                filter: p.filter,
+                key: p.steam_key.ok_or_else(|| {
+                    usage(format!(
+                        "a Steam list needs a Steam Web API key: set {STEAM_KEY_ENV} or give a key file"
+                    ))
+                })?,
+            },
+            other => {
+                return Err(usage(format!(
+                    "{}: not a kind of list ({})",
+                    clean(other),
+                    KINDS.join(", ")
+                )))
+            }
+        })
+    }
 }
 
 /// Bounds and switches of one run.

@@ -159,7 +159,11 @@ fn lines(r: &Ran) -> Vec<String> {
 fn one_error(r: &Ran, what: &str) {
     assert_eq!(r.code, Some(1), "{}", r.describe());
     assert!(r.stdout.is_empty(), "{}", r.describe());
-    let errors: Vec<_> = r.stderr.lines().filter(|l| l.starts_with("ogp: ")).collect();
+    let errors: Vec<_> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("ogp: "))
+        .collect();
     assert_eq!(errors.len(), 1, "{}", r.describe());
     assert!(errors[0].contains(what), "{what}: {}", r.describe());
 }
