@@ -55,6 +55,7 @@ mod teemaster7;
 mod teeworlds_datagram;
 mod unreal2_datagram;
 mod valve_master;
+mod weblist_json;
 
 /// A target's entry point: one input.
 type Target = fn(&[u8]);
@@ -105,6 +106,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("battlefield_stream", battlefield_stream::run),
     ("teamspeak3_stream", teamspeak3_stream::run),
     ("teamspeak2_stream", teamspeak2_stream::run),
+    ("weblist_json", weblist_json::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

@@ -2,27 +2,18 @@
 //! (`HOST:PORT`), dpmaster's (`HOST:PORT --dp GAME PROTOCOL`), the GameSpy master's
 //! over TCP (`HOST:PORT --gs1 GAME`), a Cube 2 master's over TCP (`HOST:PORT --cube2`:
 //! Red Eclipse's, Sauerbraten's), a Teeworlds 0.6 master's (`HOST:PORT --tw`) or 0.7
-//! master's (`HOST:PORT --tw7`), DDNet's
-//! HTTP server list (`http://… --ddnet`) or our
-//! HTTP API
-//! (`http://HOST:PORT`), one server per line in the
-//! format `ogp scan` reads, or NDJSON. What a page is, when the list has ended, the
-//! deadlines and the budgets are ogp-proto's `master::list_client`; this moves bytes and
-//! prints.
+//! master's (`HOST:PORT --tw7`), the lists on the web over HTTP(S) (DDNet's, Minetest's,
+//! open.mp's, Steam's Web API) or our HTTP API (`http(s)://HOST:PORT`), one server per
+//! line in the format `ogp scan` reads, or NDJSON. Reading the list is
+//! `ogp_net::list::list_servers`; this turns the flags into its source and prints.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
+use std::io::Write;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{anyhow, bail, Context};
-use ogp_proto::master::ddnet;
-use ogp_proto::master::dpmaster::ServersRequest;
-use ogp_proto::master::list_client::{
-    Cube2ListClient, DpListClient, GsListClient, GsProgress, HttpListClient, ListLimits,
-    QwListClient, Tw7ListClient, TwListClient, UdpListClient, UdpListProtocol, ValveListClient,
-};
-use serde_json::{json, Value};
+use anyhow::bail;
+use ogp_net::list::{list_servers, ListEvent, ListOptions, ListParams, ListSource, SteamKey};
+use serde_json::Value;
 
 use crate::render::sanitize;
 
@@ -34,8 +25,9 @@ const MAX_SKIP_WARNINGS: usize = 10;
 pub struct ListArgs {
     /// The master: HOST:PORT (Valve's master protocol over UDP; with --dp, the DP master
     /// protocol of dpmaster; with --gs1, the GameSpy master protocol over TCP; with --tw,
-    /// the Teeworlds 0.6 master protocol; with --tw7, Teeworlds 0.7's) or
-    /// http://HOST:PORT (an ogp master's HTTP API).
+    /// the Teeworlds 0.6 master protocol; with --tw7, Teeworlds 0.7's),
+    /// http(s)://HOST:PORT (an ogp master's HTTP API) or, with --ddnet, --minetest,
+    /// --openmp or --steam, the URL of that list.
     #[arg(value_name = "MASTER")]
     master: String,
     /// Valve: the filter string, e.g. '\gamedir\tf\empty\1'. HTTP: the API's query
@@ -62,11 +54,34 @@ pub struct ListArgs {
     #[arg(long, value_name = "KEY", requires = "gs1")]
     gs1_key: Option<String>,
     /// MASTER is the URL of DDNet's HTTP server list (the document
-    /// `https://master1.ddnet.org/ddnet/15/servers.json` serves; http:// only here): its
-    /// `tw-0.6+udp` addresses are listed as `teeworlds`, its `tw-0.7+udp` ones as
-    /// `teeworlds7`.
+    /// `https://master1.ddnet.org/ddnet/15/servers.json` serves): its `tw-0.6+udp`
+    /// addresses are listed as `teeworlds`, its `tw-0.7+udp` ones as `teeworlds7`.
     #[arg(long, conflicts_with_all = ["dp", "gs1", "cube2"])]
     ddnet: bool,
+    /// MASTER is the URL of Minetest's (Luanti's) server list
+    /// (`https://servers.minetest.net/list`): each server listed as `minetest` at the IP
+    /// address it announced from.
+    #[arg(long, conflicts_with_all = ["dp", "gs1", "cube2", "ddnet", "qw", "tw", "tw7"])]
+    minetest: bool,
+    /// MASTER is the URL of open.mp's server list (`https://api.open.mp/servers`): each
+    /// server listed as `samp`.
+    #[arg(long, conflicts_with_all = ["dp", "gs1", "cube2", "ddnet", "qw", "tw", "tw7", "minetest"])]
+    openmp: bool,
+    /// Steam's Web API `IGameServersService/GetServerList` (MASTER: its base URL,
+    /// `https://api.steampowered.com`, or its whole URL), with --filter as Valve's filter
+    /// string (`\appid\440`) and --limit (at most 20,000). Needs a Steam Web API key:
+    /// from the environment variable OGP_STEAM_KEY or --steam-key-file, never on the
+    /// command line; it is never printed or logged. Servers listed as `a2s`.
+    #[arg(long, conflicts_with_all = ["dp", "gs1", "cube2", "ddnet", "qw", "tw", "tw7", "minetest", "openmp"])]
+    steam: bool,
+    /// With --steam: read the key from FILE's first line (instead of OGP_STEAM_KEY).
+    #[arg(long, value_name = "FILE", requires = "steam")]
+    steam_key_file: Option<std::path::PathBuf>,
+    /// HTTPS: DO NOT CHECK THE SERVER'S CERTIFICATE. Any certificate is taken, so anyone
+    /// on the path can read and change the list. Only for your own servers with a
+    /// self-signed certificate.
+    #[arg(long)]
+    insecure: bool,
     /// The master is a Cube 2 master (Red Eclipse's, port 28800; Sauerbraten's, port
     /// 28787): `list` over TCP, answered by `addserver IP PORT` lines; each server is
     /// printed with its query port (the game port + 1).
@@ -149,410 +164,65 @@ impl Skips {
     }
 }
 
+/// The source the flags name.
+fn source(args: &ListArgs) -> anyhow::Result<ListSource> {
+    let flags = [
+        (args.ddnet, "ddnet"),
+        (args.minetest, "minetest"),
+        (args.openmp, "openmp"),
+        (args.steam, "steam"),
+        (args.gs1.is_some(), "gs1"),
+        (args.cube2, "cube2"),
+        (args.qw, "qw"),
+        (args.tw, "tw"),
+        (args.tw7, "tw7"),
+        (args.dp.is_some(), "dp"),
+    ];
+    let kind = flags.iter().find(|(on, _)| *on).map(|(_, k)| *k);
+    let (game, protocol) = match (&args.gs1, args.dp.as_deref()) {
+        (Some(g), _) => (Some(g.clone()), None),
+        (None, Some([g, p])) => (Some(g.clone()), Some(p.clone())),
+        (None, Some(_)) => bail!("--dp takes a game name and a protocol number"),
+        (None, None) => (None, None),
+    };
+    let mut p = ListParams::default();
+    p.filter = args.filter.clone();
+    p.region = Some(args.region);
+    p.game = game;
+    p.protocol = protocol;
+    p.gs1_key = args.gs1_key.clone();
+    if args.steam {
+        p.steam_key = SteamKey::find(args.steam_key_file.as_deref())?;
+    }
+    Ok(ListSource::new(kind, &args.master, p)?)
+}
+
 /// Runs `ogp list`.
 pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
-    let limit = args.limit.unwrap_or(usize::MAX);
-    let limits = ListLimits::new(
+    let source = source(args)?;
+    let mut options = ListOptions::new(
         Duration::from_millis(args.timeout),
         Duration::from_millis(args.page_timeout),
     );
+    options.limit = args.limit;
+    options.insecure = args.insecure;
+    if args.insecure {
+        tracing::warn!("--insecure: the server's certificate is not checked");
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut skips = Skips::default();
-    let result = if args.ddnet {
-        ddnet(args, limits, limit, &mut out, &mut skips)
-    } else if args.master.starts_with("http://") {
-        http(args, limits, limit, &mut out, &mut skips)
-    } else if args.master.contains("://") {
-        bail!(
-            "{}: only http:// URLs (or HOST:PORT for Valve's UDP protocol)",
-            sanitize(&args.master)
-        )
-    } else if let Some(game) = &args.gs1 {
-        gs1(args, game, limits, limit, &mut out, &mut skips)
-    } else if args.cube2 {
-        cube2(args, limits, limit, &mut out, &mut skips)
-    } else if args.qw {
-        let start = |now| QwListClient::new(limits, now);
-        udp(args, "quakeworld", start, limit, &mut out, &mut skips)
-    } else if args.tw {
-        let start = |now| TwListClient::new(limits, now);
-        udp(args, "teeworlds", start, limit, &mut out, &mut skips)
-    } else if args.tw7 {
-        let start = |now| Tw7ListClient::new(ogp_net::random_u32(), limits, now);
-        udp(args, "teeworlds7", start, limit, &mut out, &mut skips)
-    } else if let Some(dp_args) = &args.dp {
-        dp_request(dp_args, &args.filter).and_then(|request| {
-            let start = |now| DpListClient::new(request, limits, now);
-            udp(args, "quake3", start, limit, &mut out, &mut skips)
-        })
-    } else {
-        let start = |now| ValveListClient::new(args.region, &args.filter, limits, now);
-        udp(args, "a2s", start, limit, &mut out, &mut skips)
-    };
+    let result = list_servers(&source, &options, &mut |e| match e {
+        ListEvent::Server { addr, item, .. } => print(&mut out, args.json, &addr, &item),
+        ListEvent::Skipped { entry, why } => {
+            skips.skip(&args.master, &entry, why);
+            Ok(())
+        }
+        _ => Ok(()),
+    });
     out.flush()?;
     skips.report(&args.master);
     let n = result?;
     tracing::info!("{n} servers");
     Ok(ExitCode::SUCCESS)
-}
-
-/// The dpmaster request of `--dp GAME PROTOCOL` and `--filter`'s options.
-fn dp_request(dp: &[String], filter: &str) -> anyhow::Result<ServersRequest> {
-    let [game, protocol] = dp else {
-        bail!("--dp takes a game name and a protocol number");
-    };
-    let mut d = b"\xff\xff\xff\xffgetserversExt ".to_vec();
-    d.extend_from_slice(format!("{game} {protocol} empty full {filter}").as_bytes());
-    ServersRequest::decode(&d).map_err(|e| {
-        anyhow!(
-            "--dp {} {} {}: {e}",
-            sanitize(game),
-            sanitize(protocol),
-            sanitize(filter)
-        )
-    })
-}
-
-/// A UDP socket connected to the master.
-fn connect(master: &str) -> anyhow::Result<(UdpSocket, SocketAddr)> {
-    let name = sanitize(master);
-    let addr: SocketAddr = master
-        .to_socket_addrs()
-        .with_context(|| format!("cannot resolve {name}"))?
-        .next()
-        .ok_or_else(|| anyhow!("{name} has no address"))?;
-    let local: SocketAddr = if addr.is_ipv4() {
-        "0.0.0.0:0"
-    } else {
-        "[::]:0"
-    }
-    .parse()?;
-    let sock = UdpSocket::bind(local)?;
-    sock.connect(addr)?;
-    Ok((sock, addr))
-}
-
-/// Waits until `wake` for a datagram; `None` when none came.
-fn recv_until(sock: &UdpSocket, wake: Instant, buf: &mut [u8]) -> anyhow::Result<Option<usize>> {
-    let wait = wake.saturating_duration_since(Instant::now());
-    if wait.is_zero() {
-        return Ok(None);
-    }
-    sock.set_read_timeout(Some(wait))?;
-    match sock.recv(buf) {
-        Ok(n) => Ok(Some(n)),
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-            ) =>
-        {
-            Ok(None)
-        }
-        Err(e) => Err(anyhow!(e)),
-    }
-}
-
-/// A run of a UDP list protocol (`start` makes its client once the socket is
-/// connected), printing each server with the protocol `label`.
-fn udp<P: UdpListProtocol>(
-    args: &ListArgs,
-    label: &str,
-    start: impl FnOnce(Instant) -> UdpListClient<P>,
-    limit: usize,
-    out: &mut impl Write,
-    skips: &mut Skips,
-) -> anyhow::Result<usize> {
-    let (sock, master) = connect(&args.master)?;
-    let mut client = start(Instant::now());
-    let mut count = 0;
-    // a whole datagram, however large (QuakeWorld masters may send their list in one)
-    let mut buf = vec![0u8; 65536];
-    let mut d = Vec::new();
-    loop {
-        d.clear();
-        if client
-            .poll_transmit(Instant::now(), &mut d)
-            .map_err(|e| anyhow!("{master}: {e}"))?
-        {
-            sock.send(&d)?;
-        }
-        let Some(wake) = client.next_wake() else {
-            return Ok(count);
-        };
-        let Some(n) = recv_until(&sock, wake, &mut buf).with_context(|| format!("{master}"))?
-        else {
-            continue;
-        };
-        let page = client
-            .handle_datagram(buf.get(..n).unwrap_or_default(), Instant::now())
-            .map_err(|e| anyhow!("{master}: {e}"))?;
-        let Some(page) = page else { continue };
-        for (a, why) in &page.skipped {
-            skips.skip(&args.master, &a.to_string(), why);
-        }
-        for a in &page.servers {
-            if count == limit {
-                return Ok(count);
-            }
-            print(
-                out,
-                args.json,
-                &a.to_string(),
-                &json!({ "addr": a.to_string(), "protocols": [label] }),
-            )?;
-            count += 1;
-        }
-        if count == limit {
-            return Ok(count);
-        }
-    }
-}
-
-/// The master's name as shown (sanitized) and its first address.
-fn resolve_master(master: &str) -> anyhow::Result<(String, SocketAddr)> {
-    let name = sanitize(master);
-    let addr = master
-        .to_socket_addrs()
-        .with_context(|| format!("cannot resolve {name}"))?
-        .next()
-        .ok_or_else(|| anyhow!("{name} has no address"))?;
-    Ok((name, addr))
-}
-
-/// A GameSpy master's list over TCP.
-fn gs1(
-    args: &ListArgs,
-    game: &str,
-    limits: ListLimits,
-    limit: usize,
-    out: &mut impl Write,
-    skips: &mut Skips,
-) -> anyhow::Result<usize> {
-    let (name, addr) = resolve_master(&args.master)?;
-    let start = Instant::now();
-    let mut client = GsListClient::new(game, game, args.gs1_key.as_deref(), limits, start);
-    let wait = client.next_wake().saturating_duration_since(start);
-    let mut sock = TcpStream::connect_timeout(&addr, wait.max(Duration::from_millis(1)))
-        .with_context(|| name.to_string())?;
-    let mut buf = vec![0u8; 16384];
-    let (servers, skipped) = loop {
-        let wait = client.next_wake().saturating_duration_since(Instant::now());
-        if wait.is_zero() {
-            bail!("{name}: {}", client.timed_out(Instant::now()));
-        }
-        sock.set_read_timeout(Some(wait))?;
-        let n = match sock.read(&mut buf) {
-            Ok(0) => bail!("{name}: {}", client.handle_closed()),
-            Ok(n) => n,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                continue
-            }
-            Err(e) => bail!("{name}: {e}"),
-        };
-        match client
-            .handle_bytes(Instant::now(), buf.get(..n).unwrap_or_default())
-            .map_err(|e| anyhow!("{name}: {e}"))?
-        {
-            GsProgress::Send(d) => sock.write_all(&d).with_context(|| name.to_string())?,
-            GsProgress::Done { servers, skipped } => break (servers, skipped),
-            _ => {}
-        }
-    };
-    for (a, why) in &skipped {
-        skips.skip(&args.master, &a.to_string(), why);
-    }
-    let mut count = 0;
-    for a in servers.iter().take(limit) {
-        let addr = a.to_string();
-        print(
-            out,
-            args.json,
-            &addr,
-            &json!({ "addr": addr, "protocols": ["gamespy1"] }),
-        )?;
-        count += 1;
-    }
-    Ok(count)
-}
-
-/// A Cube 2 master's list over TCP.
-fn cube2(
-    args: &ListArgs,
-    limits: ListLimits,
-    limit: usize,
-    out: &mut impl Write,
-    skips: &mut Skips,
-) -> anyhow::Result<usize> {
-    let (name, addr) = resolve_master(&args.master)?;
-    let mut client = Cube2ListClient::new(limits, Instant::now());
-    let wait = client.next_wake().saturating_duration_since(Instant::now());
-    let mut sock = TcpStream::connect_timeout(&addr, wait.max(Duration::from_millis(1)))
-        .with_context(|| name.to_string())?;
-    sock.write_all(client.request())
-        .with_context(|| name.to_string())?;
-    let mut buf = vec![0u8; 16384];
-    loop {
-        let wait = client.next_wake().saturating_duration_since(Instant::now());
-        if wait.is_zero() {
-            bail!("{name}: {}", client.timed_out(Instant::now()));
-        }
-        sock.set_read_timeout(Some(wait))?;
-        match sock.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => client
-                .handle_bytes(Instant::now(), buf.get(..n).unwrap_or_default())
-                .map_err(|e| anyhow!("{name}: {e}"))?,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) => {}
-            Err(e) => bail!("{name}: {e}"),
-        }
-    }
-    let (servers, skipped) = client.handle_closed().map_err(|e| anyhow!("{name}: {e}"))?;
-    for (a, why) in &skipped {
-        skips.skip(&args.master, &a.to_string(), why);
-    }
-    let mut count = 0;
-    for a in servers.iter().take(limit) {
-        let Some(port) = a.port().checked_add(ogp_proto::cube2::QUERY_PORT_OFFSET) else {
-            skips.skip(&args.master, &a.to_string(), "no query port above its port");
-            continue;
-        };
-        let addr = SocketAddr::new(a.ip(), port).to_string();
-        print(
-            out,
-            args.json,
-            &addr,
-            &json!({ "addr": addr, "game_addr": a.to_string(), "protocols": ["cube2"] }),
-        )?;
-        count += 1;
-    }
-    Ok(count)
-}
-
-fn http(
-    args: &ListArgs,
-    limits: ListLimits,
-    limit: usize,
-    out: &mut impl Write,
-    skips: &mut Skips,
-) -> anyhow::Result<usize> {
-    let base = args.master.trim_end_matches('/');
-    let base = base.strip_suffix("/api/v1/servers").unwrap_or(base);
-    let name = sanitize(base);
-    let agent: ureq::Agent = ureq::Agent::config_builder().build().into();
-    let mut client = HttpListClient::new(limits, Instant::now());
-    let mut count = 0;
-    while let Some(next) = client
-        .next_request(Instant::now())
-        .map_err(|e| anyhow!("{name}: {e}"))?
-    {
-        let mut url = format!("{base}/api/v1/servers?view=summary&limit=5000");
-        if !args.filter.is_empty() {
-            url.push('&');
-            url.push_str(args.filter.trim_start_matches(['?', '&']));
-        }
-        let shown = sanitize(&url);
-        let mut req = agent
-            .get(&url)
-            .config()
-            .timeout_global(Some(next.timeout))
-            .build();
-        if let Some(c) = &next.cursor {
-            req = req.query("cursor", c); // percent-encoded by ureq
-        }
-        // a request cut short by the whole run's deadline says so
-        let failed = |e: &dyn std::fmt::Display| match client.check_deadline(Instant::now()) {
-            Err(d) => anyhow!("{name}: {d}"),
-            Ok(()) => anyhow!("{shown}: {e}"),
-        };
-        let mut res = req.call().map_err(|e| failed(&e))?;
-        // at most one byte more than a page may have: a larger one shows as such
-        let body =
-            read_capped(res.body_mut().as_reader(), next.max_bytes).map_err(|e| failed(&e))?;
-        let page = client
-            .handle_page(&body)
-            .map_err(|e| anyhow!("{name}: {e}"))?;
-        drop(body);
-        for (addr, why) in &page.skipped {
-            skips.skip(base, addr, why);
-        }
-        for (addr, item) in &page.servers {
-            if count == limit {
-                return Ok(count);
-            }
-            print(out, args.json, &addr.to_string(), item)?;
-            count += 1;
-        }
-        if count == limit {
-            return Ok(count);
-        }
-    }
-    Ok(count)
-}
-
-/// DDNet's HTTP server list: one document, read within the page timeout (five times,
-/// as for the HTTP API) and [`ddnet::MAX_BYTES`].
-fn ddnet(
-    args: &ListArgs,
-    limits: ListLimits,
-    limit: usize,
-    out: &mut impl Write,
-    skips: &mut Skips,
-) -> anyhow::Result<usize> {
-    if !args.master.starts_with("http://") {
-        bail!("{}: --ddnet takes an http:// URL", sanitize(&args.master));
-    }
-    let shown = sanitize(&args.master);
-    let agent: ureq::Agent = ureq::Agent::config_builder().build().into();
-    let timeout = limits
-        .page_timeout
-        .saturating_mul(5)
-        .min(Duration::from_millis(args.timeout));
-    let mut res = agent
-        .get(&args.master)
-        .config()
-        .timeout_global(Some(timeout))
-        .build()
-        .call()
-        .map_err(|e| anyhow!("{shown}: {e}"))?;
-    let body = read_capped(
-        res.body_mut().as_reader(),
-        ddnet::MAX_BYTES.saturating_add(1),
-    )
-    .map_err(|e| anyhow!("{shown}: {e}"))?;
-    let list = ddnet::decode_list(&body).map_err(|e| anyhow!("{shown}: {e}"))?;
-    for (a, why) in &list.skipped {
-        skips.skip(&args.master, a, why);
-    }
-    let mut count = 0;
-    for s in list.servers.iter().take(limit) {
-        let item = json!({
-            "addr": s.addr.to_string(),
-            "protocols": [s.protocol.name()],
-            "name": s.name.as_deref(),
-            "map": s.map.as_deref(),
-            "location": s.location.as_deref(),
-        });
-        print(out, args.json, &s.addr.to_string(), &item)?;
-        count += 1;
-    }
-    Ok(count)
-}
-
-/// At most `max` bytes of a response body.
-fn read_capped(body: impl Read, max: usize) -> std::io::Result<Vec<u8>> {
-    let mut out = Vec::new();
-    body.take(u64::try_from(max).unwrap_or(u64::MAX))
-        .read_to_end(&mut out)?;
-    Ok(out)
 }

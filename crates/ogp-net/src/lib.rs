@@ -10,6 +10,7 @@
 //!   [`blocking`] wrapper.
 //! * [`front`]: `ogp query` and `ogp scan` as functions of plain arguments, for the
 //!   language bindings (Python, Node).
+//! * [`list`]: server lists from masters and the web (`ogp list`), blocking.
 //! * [`scan`]: many servers at once over a few shared sockets, and protocol
 //!   auto-detection.
 //!
@@ -23,6 +24,7 @@ pub mod blocking;
 pub mod budget;
 pub mod client;
 pub mod front;
+pub mod list;
 pub mod responder;
 pub mod scan;
 mod steer;

@@ -148,6 +148,89 @@ fn decode(
     }
 }
 
+/// `list_servers(master, kind, filter, limit, timeout, page_timeout, region, game,
+/// protocol, gs1_key, steam_key_file, insecure)`: `ogp list --json`, blocking with the GIL
+/// released; `(kind_of_error, message)` or the servers' JSON objects as one JSON array.
+/// The Steam key is read here (the file, else OGP_STEAM_KEY), never passed from Python.
+#[pyfunction]
+#[pyo3(signature = (master, kind=None, filter="", limit=None, timeout=60.0, page_timeout=2.0, region=255, game=None, protocol=None, gs1_key=None, steam_key_file=None, insecure=false))]
+#[allow(clippy::too_many_arguments)]
+fn list_servers(
+    py: Python<'_>,
+    master: &str,
+    kind: Option<&str>,
+    filter: &str,
+    limit: Option<usize>,
+    timeout: f64,
+    page_timeout: f64,
+    region: u8,
+    game: Option<String>,
+    protocol: Option<String>,
+    gs1_key: Option<String>,
+    steam_key_file: Option<std::path::PathBuf>,
+    insecure: bool,
+) -> PyResult<(Option<&'static str>, String)> {
+    use ogp_net::list::{self, ListErrorKind, ListEvent, ListOptions, ListParams, SteamKey};
+    let mut options = ListOptions::new(
+        Unit::Seconds
+            .duration("timeout", timeout, 86_400.0)
+            .map_err(value_error)?,
+        Unit::Seconds
+            .duration("page_timeout", page_timeout, 600.0)
+            .map_err(value_error)?,
+    );
+    options.limit = limit;
+    options.insecure = insecure;
+    let fail = |e: list::ListError| {
+        let k = match e.kind {
+            ListErrorKind::Usage => "usage",
+            ListErrorKind::Resolve => "resolve",
+            ListErrorKind::Network => "network",
+            ListErrorKind::Tls => "tls",
+            ListErrorKind::Http => "http",
+            ListErrorKind::Timeout => "timeout",
+            ListErrorKind::Malformed => "malformed",
+            _ => "output",
+        };
+        (Some(k), e.to_string())
+    };
+    let mut p = ListParams::default();
+    p.filter = filter.to_string();
+    p.region = Some(region);
+    p.game = game;
+    p.protocol = protocol;
+    p.gs1_key = gs1_key;
+    if kind == Some("steam") {
+        match SteamKey::find(steam_key_file.as_deref()) {
+            Ok(k) => p.steam_key = k,
+            Err(e) => return Ok(fail(e)),
+        }
+    }
+    let source = match list::ListSource::new(kind, master, p) {
+        Ok(s) => s,
+        Err(e) => return Ok(fail(e)),
+    };
+    let run = runtime().spawn_blocking(move || {
+        let mut items = Vec::new();
+        list::list_servers(&source, &options, &mut |e| {
+            if let ListEvent::Server { item, .. } = e {
+                items.push(item);
+            }
+            Ok(())
+        })
+        .map(|_| items)
+    });
+    match block_on(py, run)? {
+        Ok(Ok(items)) => ogp_proto::result::to_json(&items)
+            .map(|j| (None, j))
+            .map_err(|e| PyRuntimeError::new_err(e.to_string())),
+        Ok(Err(e)) => Ok(fail(e)),
+        Err(e) => Err(PyRuntimeError::new_err(format!(
+            "the list task failed: {e}"
+        ))),
+    }
+}
+
 /// A running scan (`ogp scan`): results come out as each target completes. Closing it
 /// (or dropping it) aborts what is still running.
 #[pyclass(module = "ogp._ogp")]
@@ -285,6 +368,7 @@ fn _ogp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(query_async, m)?)?;
     m.add_function(wrap_pyfunction!(games, m)?)?;
     m.add_function(wrap_pyfunction!(decode, m)?)?;
+    m.add_function(wrap_pyfunction!(list_servers, m)?)?;
     m.add_function(wrap_pyfunction!(_alive_tasks, m)?)?;
     m.add_function(wrap_pyfunction!(_bench_rust_queries, m)?)?;
     m.add_class::<Scan>()?;

@@ -318,3 +318,98 @@ def test_a_scan_left_unfinished_is_stopped_when_dropped(served: str, silent: Lis
     del it  # the generator closes: its finally closes the scan
     assert settle(_ogp._alive_tasks, tasks0) <= tasks0
     assert settle(fds, fds0) <= fds0
+
+
+# --- lists (ogp list) -------------------------------------------------------------------
+# The bodies are constructed from the documented formats (ogp-proto's master::weblist),
+# served on loopback: no test reaches the internet.
+
+MINETEST_LIST = json.dumps({"total": {"servers": 2, "clients": 3}, "list": [
+    {"address": "mt.example.org", "ip": "203.0.113.7", "port": 30000, "name": "Example MT",
+     "gameid": "minetest", "clients": 3, "clients_max": 20, "mods": ["default"]},
+    {"address": "host.example.org", "port": 30000},
+]})
+
+STEAM_LIST = json.dumps({"response": {"servers": [
+    {"addr": "203.0.113.20:27015", "gameport": 27015, "name": "Example 2Fort", "appid": 440,
+     "gamedir": "tf", "map": "ctf_2fort", "players": 20, "max_players": 24},
+]}})
+
+
+def web(body: bytes, status: int = 200) -> Any:
+    """A loopback HTTP server answering every GET with `body`; (url, requests seen)."""
+    import http.server
+
+    seen: List[str] = []
+
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(self.path)
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a: Any) -> None:
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{srv.server_address[1]}/", seen, srv
+
+
+def test_list_servers_is_ogp_list_json() -> None:
+    url, _, srv = web(MINETEST_LIST.encode())
+    try:
+        got = ogp.list_servers(url, kind="minetest")
+        assert [s.to_dict() for s in got] == [json.loads(l) for l in cli_json("list", "--json", "--minetest", url).splitlines()]
+        assert got[0].addr == "203.0.113.7:30000" and got[0].protocols == ["minetest"]
+        assert (got[0].name, got[0].players, got[0].max_players) == ("Example MT", 3, 20)
+        assert len(ogp.list_servers(url, kind="minetest", limit=0)) == 0
+    finally:
+        srv.shutdown()
+
+
+def test_list_servers_steam_key_from_env_never_in_errors(monkeypatch: Any, tmp_path: Any) -> None:
+    key = "0123456789ABCDEF0123456789ABCDEF"
+    url, seen, srv = web(STEAM_LIST.encode())
+    bad, _, srv2 = web(b"<html>Forbidden</html>", 403)
+    try:
+        monkeypatch.delenv("OGP_STEAM_KEY", raising=False)
+        with pytest.raises(ogp.ListError) as e:
+            ogp.list_servers(url, kind="steam")
+        assert e.value.kind == "usage" and "OGP_STEAM_KEY" in str(e.value)
+        assert seen == []
+        monkeypatch.setenv("OGP_STEAM_KEY", key)
+        got = ogp.list_servers(url, kind="steam", filter="\\appid\\440")
+        assert [s.addr for s in got] == ["203.0.113.20:27015"] and got[0].map == "ctf_2fort"
+        assert "key=" + key in seen[0] and "/IGameServersService/GetServerList/v1/" in seen[0]
+        with pytest.raises(ogp.ListError) as e:
+            ogp.list_servers(bad, kind="steam")
+        assert e.value.kind == "http" and key not in str(e.value) and key not in repr(e.value)
+        monkeypatch.delenv("OGP_STEAM_KEY")
+        f = tmp_path / "key"
+        f.write_text(key + "\n")
+        assert len(ogp.list_servers(url, kind="steam", steam_key_file=str(f))) == 1
+    finally:
+        srv.shutdown()
+        srv2.shutdown()
+
+
+def test_list_servers_errors_by_cause() -> None:
+    deep = b'{"list":[{"name":' + b"[" * 5000 + b"]" * 5000 + b"}]}"
+    url, _, srv = web(deep)
+    try:
+        with pytest.raises(ogp.ListError) as e:
+            ogp.list_servers(url, kind="minetest")
+        assert e.value.kind == "malformed" and "recursion limit" in str(e.value)
+    finally:
+        srv.shutdown()
+    with pytest.raises(ogp.ListError) as e:
+        ogp.list_servers("127.0.0.1:1", kind="nonsense")
+    assert e.value.kind == "usage"
+    with pytest.raises(ogp.ListError) as e:
+        ogp.list_servers("127.0.0.1:1", kind="minetest")
+    assert e.value.kind == "usage"
+    with pytest.raises(ValueError):
+        ogp.list_servers("127.0.0.1:1", timeout=0)

@@ -50,5 +50,14 @@ def decoded(hexdump: str) -> List[str]:
     return [f"{m.protocol} {m.kind}" for m in d.messages] + d.notes
 
 
+def listed(url: str) -> List[str]:
+    try:
+        servers = ogp.list_servers(url, kind="minetest", limit=10, timeout=5.0)
+    except ogp.ListError as e:
+        print(e.kind, e)
+        return []
+    return [f"{s.protocols[0]} {s.addr} {s.name or '-'} {s.players}" for s in servers]
+
+
 if __name__ == "__main__":
-    print(names("127.0.0.1:27015"), asyncio.run(many(["127.0.0.1:27015"])), blocking([]), catalogue())
+    print(names("127.0.0.1:27015"), asyncio.run(many(["127.0.0.1:27015"])), blocking([]), catalogue(), listed("http://127.0.0.1:1/"))

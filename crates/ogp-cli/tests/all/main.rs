@@ -37,6 +37,7 @@ mod json_escapes;
 mod json_results;
 mod json_rules;
 mod list_hostile;
+mod list_web;
 #[cfg(feature = "master")]
 mod master;
 #[cfg(feature = "master")]

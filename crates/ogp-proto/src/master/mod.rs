@@ -22,7 +22,8 @@
 //! (`ogp list`), bounded against a hostile master. [`addr`] judges which addresses a
 //! master may list and poll (global ones only, whatever IPv6 form carries them) and
 //! stores an IPv4-mapped address as its IPv4. [`ddnet`] reads DDNet's HTTP server list
-//! (Teeworlds 0.6 and 0.7 addresses), [`ddnet_register`] takes DDNet 16's HTTP
+//! (Teeworlds 0.6 and 0.7 addresses), [`weblist`] the lists published as JSON over
+//! HTTP(S) (DDNet's, Minetest's, open.mp's, Steam's Web API), [`ddnet_register`] takes DDNet 16's HTTP
 //! registrations (a UDP challenge, then verified as `bea2` heartbeats are); [`teemaster`] is the Teeworlds 0.6 master protocol
 //! (`bea2` heartbeats verified by `gie3`, `req2` / `cou2` answered by `lis2` pages and
 //! `siz2`), [`teemaster7`] Teeworlds 0.7's (the same messages in 0.7's
@@ -42,3 +43,4 @@ pub mod registry;
 pub mod teemaster;
 pub mod teemaster7;
 pub mod valve;
+pub mod weblist;

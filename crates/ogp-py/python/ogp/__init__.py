@@ -5,7 +5,7 @@
     print(r.status.host_name, r.ping_ms)
 
 Every function is the ``ogp`` command's: ``query`` is ``ogp query``, ``scan`` is
-``ogp scan``, ``games`` is ``ogp games``, ``decode`` is ``ogp decode``, with the same names, defaults and meanings
+``ogp scan``, ``games`` is ``ogp games``, ``decode`` is ``ogp decode``, ``list_servers`` is ``ogp list``, with the same names, defaults and meanings
 (times in seconds). Results are the JSON schema of docs/json.md, made objects: each key
 an attribute (``None`` when absent), ``to_dict()`` the JSON object itself. The protocol
 work is all in Rust (``ogp._ogp``); this file only converts.
@@ -25,6 +25,9 @@ __all__ = [
     "scan_async",
     "games",
     "decode",
+    "list_servers",
+    "Listed",
+    "ListError",
     "Result",
     "Status",
     "Player",
@@ -188,6 +191,22 @@ class OptionsError(QueryError):
 _ERRORS = {c.kind: c for c in (Timeout, Refused, Rejected, Malformed, ResolveError, SocketError, OptionsError)}
 
 
+class Listed(_Obj):
+    """One server of a list: ``ogp list --json``'s object (addr, protocols, and name, map,
+    game, players, max_players… where the list gives them)."""
+
+    __slots__ = ()
+
+
+class ListError(Exception):
+    """``list_servers`` failed: ``kind`` is the cause (usage, resolve, network, tls, http,
+    timeout, malformed), ``str()`` the CLI's message."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
 def _answer(text: str) -> Result:
     r = Result(_json.loads(text))
     if not r.ok:
@@ -334,3 +353,33 @@ def decode(
     if text is None:
         raise DecodeError(why)
     return Decoded(_json.loads(text))
+
+
+def list_servers(
+    master: str,
+    kind: Optional[str] = None,
+    filter: str = "",
+    limit: Optional[int] = None,
+    timeout: float = 60.0,
+    page_timeout: float = 2.0,
+    region: int = 255,
+    game: Optional[str] = None,
+    protocol: Optional[str] = None,
+    gs1_key: Optional[str] = None,
+    steam_key_file: Optional[str] = None,
+    insecure: bool = False,
+) -> List[Listed]:
+    """``ogp list --json``: the servers of a master or a list on the web.
+
+    ``kind`` is the CLI's flag: ``valve`` (the default for HOST:PORT), ``dp`` (with
+    ``game`` and ``protocol``), ``gs1`` (with ``game``, ``gs1_key``), ``cube2``, ``qw``,
+    ``tw``, ``tw7``, ``api`` (the default for an http(s):// URL), ``ddnet``,
+    ``minetest``, ``openmp``, ``steam`` (the key from ``steam_key_file`` or the
+    OGP_STEAM_KEY environment variable, never an argument). ``insecure=True`` takes any
+    HTTPS certificate (self-signed servers only). Raises ListError.
+    """
+    err, text = _ogp.list_servers(master, kind, filter, limit, timeout, page_timeout, region, game,
+                                  protocol, gs1_key, steam_key_file, insecure)
+    if err is not None:
+        raise ListError(err, text)
+    return [Listed(d) for d in _json.loads(text)]

@@ -80,6 +80,22 @@ class Game(_Obj):
     query_port: Optional[int]
     notes: Optional[str]
 
+class Listed(_Obj):
+    addr: str
+    protocols: List[str]
+    name: Optional[str]
+    map: Optional[str]
+    game: Optional[str]
+    version: Optional[str]
+    players: Optional[int]
+    max_players: Optional[int]
+    password: Optional[bool]
+    location: Optional[str]
+
+class ListError(Exception):
+    kind: str
+    def __init__(self, kind: str, message: str) -> None: ...
+
 class QueryError(Exception):
     kind: str
     fault: str
@@ -161,3 +177,17 @@ def decode(
     protocol: Optional[str] = None,
     charset: str = "auto",
 ) -> Decoded: ...
+def list_servers(
+    master: str,
+    kind: Optional[str] = None,
+    filter: str = "",
+    limit: Optional[int] = None,
+    timeout: float = 60.0,
+    page_timeout: float = 2.0,
+    region: int = 255,
+    game: Optional[str] = None,
+    protocol: Optional[str] = None,
+    gs1_key: Optional[str] = None,
+    steam_key_file: Optional[str] = None,
+    insecure: bool = False,
+) -> List[Listed]: ...
