@@ -135,6 +135,7 @@ mod tests {
             game_mode: Some(1),
             bots: 6,
             flags2: 0,
+            list_tag: [0xFB, 0x05],
             player_list: Some(vec![
                 p(6, "figgernaggot", 1, 870, 959),
                 p(2, "Gdip", 2, 557, 594),
@@ -152,11 +153,17 @@ mod tests {
         assert_eq!(r, gameq_1());
         let s = reply_to_status(&r);
         assert_eq!(s.host_name.as_deref(), Some("-[IFwsI]- SuperHero"));
-        assert_eq!((s.player_count, s.slot_max, s.bot_count), (Some(6), Some(32), Some(6)));
+        assert_eq!(
+            (s.player_count, s.slot_max, s.bot_count),
+            (Some(6), Some(32), Some(6))
+        );
         assert_eq!(s.game_mode.as_deref(), Some("Deathmatch"));
         assert_eq!(s.password, Some(false));
         let p = &s.players.as_ref().unwrap()[2];
-        assert_eq!((p.name.as_deref(), p.score, p.deaths), (Some("señor naranja"), Some(386), Some(404)));
+        assert_eq!(
+            (p.name.as_deref(), p.score, p.deaths),
+            (Some("señor naranja"), Some(386), Some(404))
+        );
         assert_eq!(s.rules.unwrap().get("lua_scripts"), Some("1"));
     }
 

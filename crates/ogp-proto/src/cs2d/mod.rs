@@ -79,6 +79,9 @@ pub struct Reply {
     pub bots: u8,
     /// The second flags byte.
     pub flags2: u8,
+    /// The 2 bytes before the player list (`FB 05`, the request's player-list code), as
+    /// sent.
+    pub list_tag: [u8; 2],
     /// The player list, when sent.
     pub player_list: Option<Vec<Player>>,
     /// What was noticed while decoding.
@@ -109,7 +112,7 @@ pub fn decode_reply(datagram: &[u8]) -> Result<Reply, DecodeError> {
         ..Reply::default()
     };
     if !r.is_empty() {
-        r.take(2, "player list header")?;
+        reply.list_tag = r.array("player list header")?;
         let count = r.u8("player count")?;
         let mut list = Vec::with_capacity(usize::from(count).min(r.remaining() / 11));
         for _ in 0..count {
@@ -148,7 +151,7 @@ impl Reply {
         }
         out.extend_from_slice(&[self.bots, self.flags2]);
         if let Some(list) = &self.player_list {
-            out.extend_from_slice(&[0xFB, 0x05]);
+            out.extend_from_slice(&self.list_tag);
             out.push(u8::try_from(list.len()).unwrap_or(u8::MAX));
             for p in list.iter().take(usize::from(u8::MAX)) {
                 out.push(p.id);

@@ -127,7 +127,12 @@ impl Reply {
             out.extend_from_slice(b);
         };
         out.extend_from_slice(if self.online { MAGIC_ONLINE } else { MAGIC_MP });
-        for t in [&self.name, &self.players, &self.max_players, &self.game_mode] {
+        for t in [
+            &self.name,
+            &self.players,
+            &self.max_players,
+            &self.game_mode,
+        ] {
             put(out, t);
         }
         out.push(u8::from(self.password));

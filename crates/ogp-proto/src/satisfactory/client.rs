@@ -28,7 +28,11 @@ pub fn reply_to_status(r: &Reply) -> Status {
         3 => "playing".into(),
         n => n.to_string(),
     };
-    let subs: Vec<String> = r.sub_states.iter().map(|(i, v)| format!("{i}:{v}")).collect();
+    let subs: Vec<String> = r
+        .sub_states
+        .iter()
+        .map(|(i, v)| format!("{i}:{v}"))
+        .collect();
     Status {
         game_name: Some("Satisfactory".into()),
         host_name: Some(r.name.clone()),
@@ -37,7 +41,10 @@ pub fn reply_to_status(r: &Reply) -> Status {
             ("server_state".into(), state.into()),
             ("change_list".into(), r.change_list.to_string().into()),
             ("server_flags".into(), r.flags.to_string().into()),
-            ("modded".into(), if r.flags & 1 != 0 { "1" } else { "0" }.into()),
+            (
+                "modded".into(),
+                if r.flags & 1 != 0 { "1" } else { "0" }.into(),
+            ),
             ("substates".into(), subs.join(",").into()),
         ])),
         ..Status::default()

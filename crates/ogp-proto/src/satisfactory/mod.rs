@@ -93,10 +93,17 @@ pub fn decode_reply(datagram: &[u8]) -> Result<Reply, DecodeError> {
     }
     let count = r.u8("sub-state count")?;
     for _ in 0..count {
+        let at = r.offset();
         let id = r.u8("sub-state id")?;
         let v = r.u16_le("sub-state version")?;
         if reply.sub_states.len() < MAX_SUB_STATES {
             reply.sub_states.push((id, v));
+        } else if reply.sub_states.len() == MAX_SUB_STATES && reply.warnings.len() < 2 {
+            reply.warnings.push(DecodeWarning {
+                offset: at,
+                field: "sub-state",
+                message: "sub-states past the cap dropped",
+            });
         }
     }
     let n = r.u16_le("name length")?;
@@ -138,7 +145,9 @@ impl Reply {
             out.extend_from_slice(&v.to_le_bytes());
         }
         let b = self.name.as_bytes();
-        let b = b.get(..b.len().min(usize::from(u16::MAX))).unwrap_or_default();
+        let b = b
+            .get(..b.len().min(usize::from(u16::MAX)))
+            .unwrap_or_default();
         out.extend_from_slice(&u16::try_from(b.len()).unwrap_or(u16::MAX).to_le_bytes());
         out.extend_from_slice(b);
         out.push(1);
