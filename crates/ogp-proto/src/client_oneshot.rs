@@ -34,6 +34,29 @@ pub(crate) enum Read<D> {
     Malformed(DecodeError),
 }
 
+impl<D> Read<D> {
+    /// A decoder's result as what the datagram is: an error in its first `header` bytes
+    /// (the magic) is `not_ours`, a later one is malformed; a reply is the answer that
+    /// `answer` makes of it (its status and warnings).
+    pub(crate) fn decoded<R>(
+        got: Result<R, DecodeError>,
+        header: usize,
+        not_ours: &'static str,
+        answer: impl FnOnce(R) -> (Status, D, Vec<DecodeWarning>),
+    ) -> Self {
+        match got {
+            Ok(r) => {
+                let (status, details, warnings) = answer(r);
+                Read::Answer(status, details, warnings)
+            }
+            Err(e) if e.kind == DecodeErrorKind::BadMagic || e.offset < header => {
+                Read::NotOurs(not_ours)
+            }
+            Err(e) => Read::Malformed(e),
+        }
+    }
+}
+
 /// A protocol of one request and one reply.
 pub(crate) trait OneShot {
     /// What an answer says beyond the status.

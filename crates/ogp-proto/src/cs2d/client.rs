@@ -14,7 +14,6 @@
 
 use super::{decode_reply, Reply, REQUEST};
 use crate::client_oneshot::{oneshot_machine, OneShot, Read};
-use crate::error::DecodeErrorKind;
 use crate::model::{MapInfo, Player, Rules};
 use crate::protocol::Protocol;
 use crate::Status;
@@ -97,13 +96,9 @@ impl OneShot for Cs2d {
     }
 
     fn read(&self, datagram: &[u8]) -> Read<Details> {
-        match decode_reply(datagram) {
-            Ok(r) => Read::Answer(reply_to_status(&r), r.clone(), r.warnings),
-            Err(e) if e.kind == DecodeErrorKind::BadMagic || e.offset < 4 => {
-                Read::NotOurs("not a CS2D reply")
-            }
-            Err(e) => Read::Malformed(e),
-        }
+        Read::decoded(decode_reply(datagram), 4, "not a CS2D reply", |r| {
+            (reply_to_status(&r), r.clone(), r.warnings)
+        })
     }
 }
 
@@ -115,6 +110,7 @@ mod tests {
 
     use super::*;
     use crate::client_core::{drive_to_end, QueryDriver, QueryError, Timing};
+    use crate::error::DecodeErrorKind;
 
     /// GameQ's first CS2D capture (`tests/Protocols/Providers/Cs2d/1_result.json`: its
     /// decoded values), rebuilt in the documented layout.

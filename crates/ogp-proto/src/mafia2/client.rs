@@ -14,7 +14,6 @@
 
 use super::{decode_reply, Reply, MAGIC_MP, MAGIC_ONLINE};
 use crate::client_oneshot::{oneshot_machine, OneShot, Read};
-use crate::error::DecodeErrorKind;
 use crate::model::Player;
 use crate::protocol::Protocol;
 use crate::Status;
@@ -69,13 +68,13 @@ impl<const ONLINE: bool> OneShot for Mafia2<ONLINE> {
     }
 
     fn read(&self, datagram: &[u8]) -> Read<Details> {
-        match decode_reply(datagram, ONLINE) {
-            Ok(r) => Read::Answer(reply_to_status(&r), r.clone(), r.warnings),
-            Err(e) if e.kind == DecodeErrorKind::BadMagic || e.field == "magic" => {
-                Read::NotOurs("not a Mafia II reply with our magic")
-            }
-            Err(e) => Read::Malformed(e),
-        }
+        let magic = if ONLINE { MAGIC_ONLINE } else { MAGIC_MP };
+        Read::decoded(
+            decode_reply(datagram, ONLINE),
+            magic.len(),
+            "not a Mafia II reply with our magic",
+            |r| (reply_to_status(&r), r.clone(), r.warnings),
+        )
     }
 }
 
@@ -87,6 +86,7 @@ mod tests {
 
     use super::*;
     use crate::client_core::{drive_to_end, QueryDriver, Timing};
+    use crate::error::DecodeErrorKind;
     use crate::mafia2::Player as WirePlayer;
 
     /// GameQ's M2MP capture's decoded values (`tests/Protocols/Providers/M2mp/`), rebuilt.

@@ -11,7 +11,6 @@
 
 use super::{decode_reply, request, Reply};
 use crate::client_oneshot::{oneshot_machine, OneShot, Read};
-use crate::error::DecodeErrorKind;
 use crate::model::Rules;
 use crate::protocol::Protocol;
 use crate::Status;
@@ -75,11 +74,9 @@ impl OneShot for Satisfactory {
     fn read(&self, datagram: &[u8]) -> Read<Details> {
         match decode_reply(datagram) {
             Ok(r) if r.cookie != self.cookie => Read::NotOurs("not a reply with our cookie"),
-            Ok(r) => Read::Answer(reply_to_status(&r), r.clone(), r.warnings),
-            Err(e) if e.kind == DecodeErrorKind::BadMagic || e.offset < 12 => {
-                Read::NotOurs("not a Satisfactory reply")
-            }
-            Err(e) => Read::Malformed(e),
+            got => Read::decoded(got, 12, "not a Satisfactory reply", |r| {
+                (reply_to_status(&r), r.clone(), r.warnings)
+            }),
         }
     }
 }

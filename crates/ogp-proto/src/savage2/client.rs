@@ -61,10 +61,10 @@ impl OneShot for Savage2 {
     }
 
     fn read(&self, datagram: &[u8]) -> Read<Details> {
-        match decode_reply(datagram) {
-            Ok(r) => Read::Answer(reply_to_status(&r), r.clone(), r.warnings),
-            Err(e) => Read::Malformed(e),
-        }
+        // no magic: whatever does not decode is malformed
+        Read::decoded(decode_reply(datagram), 0, "", |r| {
+            (reply_to_status(&r), r.clone(), r.warnings)
+        })
     }
 }
 
