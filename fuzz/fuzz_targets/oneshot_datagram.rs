@@ -1,20 +1,20 @@
-//! The one-request UDP games of the core's one-request shape (`client_oneshot.rs`): CS2D,
-//! Satisfactory, Savage 2, Mafia II Multiplayer and Online. Each decoder and mapping on
-//! the same datagram, and each client machine fed it.
+//! The games of the core's one-request shape (`client_oneshot.rs`): CS2D, Satisfactory,
+//! Savage 2, Mafia II Multiplayer and Online, Tribes 1 and Starsiege. Each decoder and
+//! mapping on the same datagram, and each client machine fed it.
 //!
 //! Input: one datagram.
 //!
 //! Asserts: no panic; errors and warnings point into the datagram; a CS2D or
-//! Satisfactory reply read without a warning re-encodes to itself (Mafia II's list ends
-//! at an empty name or the end, and Savage 2's header is free: their bytes after the
-//! fields are not kept); the status survives its JSON state file; every machine fed the
-//! datagram ends.
+//! Satisfactory reply read without a warning re-encodes to itself (the others keep less
+//! than they read: Tribes' values are paired and substituted, Mafia II's list ends at an
+//! empty name, Savage 2's header is free); the status survives its JSON state file;
+//! every machine fed the datagram ends.
 
 use std::time::Instant;
 
 use ogp_fuzz::{answer_every_send, check_error, check_warnings};
 use ogp_proto::client::Timing;
-use ogp_proto::{cs2d, mafia2, mafia2online, satisfactory, savage2, Status};
+use ogp_proto::{cs2d, mafia2, mafia2online, satisfactory, savage2, starsiege, tribes1, Status};
 
 fn same_through_json(status: &Status) {
     let json = Status::from_json(&status.to_json_pretty()).expect("state file");
@@ -69,6 +69,15 @@ pub fn run(datagram: &[u8]) {
             mafia2::client::reply_to_status,
         );
     }
+    for kind in [tribes1::TRIBES, tribes1::STARSIEGE] {
+        check(
+            datagram,
+            tribes1::decode_reply(datagram, kind),
+            |r| &r.warnings,
+            None,
+            tribes1::client::reply_to_status,
+        );
+    }
     match savage2::decode_reply(datagram) {
         Ok(r) => {
             check_warnings(&r.warnings, 0, datagram.len());
@@ -96,6 +105,14 @@ pub fn run(datagram: &[u8]) {
     );
     answer_every_send(
         &mut mafia2online::client::QueryMachine::new(Default::default(), t(), 1, now),
+        datagram,
+    );
+    answer_every_send(
+        &mut tribes1::client::QueryMachine::new(Default::default(), t(), 1, now),
+        datagram,
+    );
+    answer_every_send(
+        &mut starsiege::client::QueryMachine::new(Default::default(), t(), 1, now),
         datagram,
     );
 }

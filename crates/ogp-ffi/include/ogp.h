@@ -194,6 +194,12 @@
 // Mafia II Online: `M2Online` on the game port + 1.
 #define OGP_PROTO_MAFIA2ONLINE 37
 
+// Starsiege: Tribes (Tribes 1): `62` and a challenge on port 28001.
+#define OGP_PROTO_TRIBES1 38
+
+// Starsiege (2009): `72` and a challenge on port 29001.
+#define OGP_PROTO_STARSIEGE 39
+
 // `ogp_responder_poll`'s `*out_wait_ms` when nothing is scheduled.
 #define OGP_WAIT_NONE UINT32_MAX
 

@@ -90,6 +90,10 @@ pub const OGP_PROTO_SAVAGE2: c_int = 35;
 pub const OGP_PROTO_MAFIA2MP: c_int = 36;
 /// Mafia II Online: `M2Online` on the game port + 1.
 pub const OGP_PROTO_MAFIA2ONLINE: c_int = 37;
+/// Starsiege: Tribes (Tribes 1): `62` and a challenge on port 28001.
+pub const OGP_PROTO_TRIBES1: c_int = 38;
+/// Starsiege (2009): `72` and a challenge on port 29001.
+pub const OGP_PROTO_STARSIEGE: c_int = 39;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -131,6 +135,8 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_SAVAGE2 => Some(Protocol::Savage2),
         OGP_PROTO_MAFIA2MP => Some(Protocol::Mafia2mp),
         OGP_PROTO_MAFIA2ONLINE => Some(Protocol::Mafia2online),
+        OGP_PROTO_TRIBES1 => Some(Protocol::Tribes1),
+        OGP_PROTO_STARSIEGE => Some(Protocol::Starsiege),
         _ => return None,
     })
 }
@@ -260,6 +266,8 @@ mod protocol_numbers {
         assert_eq!(protocol(35), Some(Some(Protocol::Savage2)));
         assert_eq!(protocol(36), Some(Some(Protocol::Mafia2mp)));
         assert_eq!(protocol(37), Some(Some(Protocol::Mafia2online)));
-        assert_eq!(protocol(38), None);
+        assert_eq!(protocol(38), Some(Some(Protocol::Tribes1)));
+        assert_eq!(protocol(39), Some(Some(Protocol::Starsiege)));
+        assert_eq!(protocol(40), None);
     }
 }

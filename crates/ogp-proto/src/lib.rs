@@ -127,6 +127,8 @@ pub mod teamspeak3;
 pub mod teeworlds;
 pub(crate) mod text;
 pub use teeworlds::v7 as teeworlds7;
+pub mod tribes1;
+pub use tribes1::starsiege;
 pub mod unreal2;
 
 pub use charset::Charset;

@@ -70,6 +70,8 @@ macro_rules! for_each_protocol {
             Savage2 => savage2;
             Mafia2mp => mafia2;
             Mafia2online => mafia2online;
+            Tribes1 => tribes1;
+            Starsiege => starsiege;
         }
     };
 }

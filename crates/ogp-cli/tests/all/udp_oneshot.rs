@@ -1,11 +1,12 @@
 //! The one-request UDP games of issue #39 (the core's `client_oneshot.rs`): CS2D,
-//! Satisfactory's lightweight query, Savage 2, Mafia II Multiplayer and Online. No
+//! Satisfactory's lightweight query, Savage 2, Mafia II Multiplayer and Online, Tribes 1
+//! and Starsiege. No
 //! server of these games runs here, and the public captures (GameQ's CS2D and M2MP
 //! `*_response.txt`) are stored as binary that we cannot read from here: each reply below
 //! is built from the documented layout (docs/families-todo.md, "Facts by protocol") with
 //! the values of GameQ's decoded results where there is one, and replayed on loopback
 //! (`ogp_testkit::replay::Replay`). `ogp query` and `ogp scan` read them; with
-//! `OGP_INTEROP=1`, gamedig 5.3.3 (`c2d`, `satisfactory`, `s2ats`, `m2m`, `m2o`) reads the
+//! `OGP_INTEROP=1`, gamedig 5.3.3 (`c2d`, `satisfactory`, `s2ats`, `m2m`, `m2o`, `t1s`, `starsiege`) reads the
 //! same replays and agrees on name, map, players and max players. Hostile replays
 //! (truncated, lying counts, floods of other replies) end in one clear error.
 
@@ -93,6 +94,63 @@ fn mafia2_reply(online: bool) -> Vec<u8> {
     b
 }
 
+/// A Tribes 1 reply to `request` (its challenge echoed): two teams, two players, in
+/// the documented layout (the values qstat's and gamedig's readers name).
+fn tribes_reply(request: &[u8]) -> Vec<u8> {
+    let mut b = vec![0x63];
+    b.extend_from_slice(request.get(1..3).unwrap_or(&[0, 0]));
+    b.push(0x62);
+    for s in ["Tribes", "1.11", "Tribes Vets"] {
+        pstr8(&mut b, s);
+    }
+    b.extend_from_slice(&[1, 0, 2, 32]);
+    b.extend_from_slice(&450u16.to_le_bytes());
+    for s in ["base", "CTF", "Raindance", "Welcome"] {
+        pstr8(&mut b, s);
+    }
+    b.push(2);
+    pstr8(&mut b, "Team Name\t\x01Score");
+    pstr8(&mut b, "Player Name\t\x01Ping\t\x01Score\t\x01Kills");
+    for (t, sc) in [("Blood Eagle", "3"), ("Diamond Sword", "1")] {
+        pstr8(&mut b, t);
+        pstr8(&mut b, &format!("%t\t{sc}"));
+    }
+    for (ping, team, n, vals) in [
+        (20u8, 0u8, "Gravity", "%n\t%p\t12\t4"),
+        (35, 1, "Vic", "%n\t%p\t7\t2"),
+    ] {
+        b.extend_from_slice(&[ping, 0, team]);
+        pstr8(&mut b, n);
+        pstr8(&mut b, vals);
+    }
+    b
+}
+
+/// A Starsiege reply to `request`: the limits and two players.
+fn starsiege_reply(request: &[u8]) -> Vec<u8> {
+    let mut b = vec![0x73];
+    b.extend_from_slice(request.get(1..3).unwrap_or(&[0, 0]));
+    b.push(0x72);
+    for s in ["Starsiege", "1.0.0.4", "Mars Front"] {
+        pstr8(&mut b, s);
+    }
+    b.extend_from_slice(&[1, 1, 1, 1]);
+    b.extend_from_slice(&2u32.to_le_bytes());
+    b.extend_from_slice(&16u32.to_le_bytes());
+    b.push(1);
+    pstr8(&mut b, "Moonstrike");
+    b.extend_from_slice(&800u16.to_le_bytes());
+    b.extend_from_slice(&[1, 0]);
+    for v in [0u32, 20, 30, 0, 0, 0, 2] {
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+    for (n, t) in [("Harabec", 1u8), ("Caanon", 4)] {
+        pstr8(&mut b, n);
+        b.push(t);
+    }
+    b
+}
+
 /// A loopback server answering the requests that start with `request` by `reply`.
 fn server(request: &'static [u8], reply: fn(&[u8]) -> Vec<u8>) -> Replay {
     Replay::start(move |req| {
@@ -120,7 +178,7 @@ type Game = (
     ),
 );
 
-const GAMES: [Game; 5] = [
+const GAMES: [Game; 7] = [
     (
         "cs2d",
         "c2d",
@@ -178,6 +236,34 @@ const GAMES: [Game; 5] = [
             Some(2),
             Some(100),
             &["Vito", "Joe Barbaro"],
+        ),
+    ),
+    (
+        "tribes1",
+        "t1s",
+        &[0x62],
+        tribes_reply,
+        (
+            "Tribes Vets",
+            Some("Raindance"),
+            Some(2),
+            Some(32),
+            &["Gravity", "Vic"],
+        ),
+    ),
+    (
+        "starsiege",
+        "starsiege",
+        &[0x72],
+        starsiege_reply,
+        // gamedig's Starsiege reader never stores its players (a bug of its own): the
+        // interop test compares no players for it
+        (
+            "Mars Front",
+            Some("Moonstrike"),
+            Some(2),
+            Some(16),
+            &["Harabec", "Caanon"],
         ),
     ),
 ];
@@ -308,9 +394,15 @@ fn gamedig_reads_the_replays_as_we_do() {
             );
         }
         if g.4 .2.is_some() {
+            // gamedig's Tribes reader keeps the server's count in raw.playerCount only
+            let count = if g.0 == "tribes1" {
+                &theirs["raw"]["playerCount"]
+            } else {
+                &theirs["numplayers"]
+            };
             rep.eq(
                 format!("{k} numplayers"),
-                int_of(&theirs["numplayers"]),
+                int_of(count),
                 int_of(&st["player_count"]),
             );
             rep.eq(
@@ -319,11 +411,13 @@ fn gamedig_reads_the_replays_as_we_do() {
                 int_of(&st["slot_max"]),
             );
         }
-        rep.list(
-            format!("{k} players"),
-            &player_names(&theirs["players"]),
-            &player_names(&st["players"]),
-        );
+        if g.0 != "starsiege" {
+            rep.list(
+                format!("{k} players"),
+                &player_names(&theirs["players"]),
+                &player_names(&st["players"]),
+            );
+        }
         if g.0 == "satisfactory" {
             rep.eq(
                 format!("{k} version"),
