@@ -7,8 +7,9 @@
 //! the values of GameQ's decoded results where there is one, and replayed on loopback
 //! (`ogp_testkit::replay::Replay`). `ogp query` and `ogp scan` read them; with
 //! `OGP_INTEROP=1`, gamedig 5.3.3 (`c2d`, `satisfactory`, `s2ats`, `m2m`, `m2o`, `t1s`, `starsiege`) reads the
-//! same replays and agrees on name, map, players and max players. Hostile replays
-//! (truncated, lying counts, floods of other replies) end in one clear error.
+//! same replays and agrees on name, map, players and max players; qstat 2.17 `-tbs`
+//! reads the Tribes replay alike. Hostile replays (truncated, lying counts, floods of
+//! other replies) end in one clear error.
 
 use crate::common;
 
@@ -427,4 +428,55 @@ fn gamedig_reads_the_replays_as_we_do() {
         }
     }
     rep.finish("gamedig");
+}
+
+/// qstat 2.17 `-tbs` reads the Tribes replay as we do (it lists the teams among its
+/// players: only the header is compared).
+#[test]
+fn qstat_reads_the_tribes_replay_as_we_do() {
+    if !enabled("qstat_reads_the_tribes_replay_as_we_do") {
+        return;
+    }
+    let s = server(&[0x62], tribes_reply);
+    let port = s.addr().port();
+    let ours = ogp_query_port_json(&["-p", "tribes1"], port);
+    let st = &ours["status"];
+    let ran = run(
+        Command::new(quakestat())
+            .args(["-tbs", &format!("127.0.0.1:{port}"), "-json", "-R", "-P"])
+            .args(["-timeout", "3"]),
+        CLIENT_LIMIT,
+    );
+    let q = parse_json(&ran, "qstat -tbs", "replay");
+    let q = &q[0];
+    let mut rep = Report::default();
+    rep.eq("status".into(), str_of(&q["status"]), Some("online".into()));
+    rep.eq("name".into(), str_of(&q["name"]), str_of(&st["host_name"]));
+    rep.eq("map".into(), str_of(&q["map"]), str_of(&st["map"]["name"]));
+    rep.eq(
+        "gametype".into(),
+        str_of(&q["gametype"]),
+        str_of(&st["game_type"]),
+    );
+    rep.eq(
+        "numplayers".into(),
+        int_of(&q["numplayers"]),
+        int_of(&st["player_count"]),
+    );
+    rep.eq(
+        "maxplayers".into(),
+        int_of(&q["maxplayers"]),
+        int_of(&st["slot_max"]),
+    );
+    rep.eq(
+        "version".into(),
+        str_of(&q["rules"]["version"]),
+        str_of(&st["game_version"]),
+    );
+    rep.eq(
+        "cpu".into(),
+        str_of(&q["rules"]["cpu"]),
+        str_of(&st["rules"]["cpu"]),
+    );
+    rep.finish("qstat");
 }
