@@ -38,7 +38,8 @@ TARGETS=(ogp_datagram ogp_answer_body ogp_query_body ogp_split state_json
          openttd_stream doom3_datagram minetest_datagram mumble_datagram doom_datagram
          samp_datagram cube2_datagram quakeworld_datagram qwmaster_datagram teemaster
          cube2_master_stream teemaster7 http_response doomsday_datagram fivem_http
-         battlefield_stream teamspeak3_stream teamspeak2_stream weblist_json)
+         battlefield_stream teamspeak3_stream teamspeak2_stream weblist_json
+         oneshot_datagram)
 
 TRIPLE="${FUZZ_TRIPLE:-$(rustc -vV | sed -n 's/^host: //p')}"
 

@@ -41,6 +41,7 @@ mod ogp_datagram;
 mod ogp_draft_datagram;
 mod ogp_query_body;
 mod ogp_split;
+mod oneshot_datagram;
 mod openttd_stream;
 mod quake3_datagram;
 mod quakeworld_datagram;
@@ -107,6 +108,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("teamspeak3_stream", teamspeak3_stream::run),
     ("teamspeak2_stream", teamspeak2_stream::run),
     ("weblist_json", weblist_json::run),
+    ("oneshot_datagram", oneshot_datagram::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

@@ -179,6 +179,27 @@
 // Halo Online's ElDewrito over HTTP: `GET /` on port 11775.
 #define OGP_PROTO_ELDEWRITO 32
 
+// CS2D: `01 00 FB 01 F5 03 FB 05` on port 36963.
+#define OGP_PROTO_CS2D 33
+
+// Satisfactory's lightweight UDP query on the game port 7777.
+#define OGP_PROTO_SATISFACTORY 34
+
+// Savage 2: the byte `01` on port 11235.
+#define OGP_PROTO_SAVAGE2 35
+
+// Mafia II Multiplayer: `M2MP` on the game port + 1.
+#define OGP_PROTO_MAFIA2MP 36
+
+// Mafia II Online: `M2Online` on the game port + 1.
+#define OGP_PROTO_MAFIA2ONLINE 37
+
+// Starsiege: Tribes (Tribes 1): `62` and a challenge on port 28001.
+#define OGP_PROTO_TRIBES1 38
+
+// Starsiege (2009): `72` and a challenge on port 29001.
+#define OGP_PROTO_STARSIEGE 39
+
 // `ogp_responder_poll`'s `*out_wait_ms` when nothing is scheduled.
 #define OGP_WAIT_NONE UINT32_MAX
 

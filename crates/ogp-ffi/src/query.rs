@@ -80,6 +80,20 @@ pub const OGP_PROTO_TEAMSPEAK2: c_int = 30;
 pub const OGP_PROTO_ECO: c_int = 31;
 /// Halo Online's ElDewrito over HTTP: `GET /` on port 11775.
 pub const OGP_PROTO_ELDEWRITO: c_int = 32;
+/// CS2D: `01 00 FB 01 F5 03 FB 05` on port 36963.
+pub const OGP_PROTO_CS2D: c_int = 33;
+/// Satisfactory's lightweight UDP query on the game port 7777.
+pub const OGP_PROTO_SATISFACTORY: c_int = 34;
+/// Savage 2: the byte `01` on port 11235.
+pub const OGP_PROTO_SAVAGE2: c_int = 35;
+/// Mafia II Multiplayer: `M2MP` on the game port + 1.
+pub const OGP_PROTO_MAFIA2MP: c_int = 36;
+/// Mafia II Online: `M2Online` on the game port + 1.
+pub const OGP_PROTO_MAFIA2ONLINE: c_int = 37;
+/// Starsiege: Tribes (Tribes 1): `62` and a challenge on port 28001.
+pub const OGP_PROTO_TRIBES1: c_int = 38;
+/// Starsiege (2009): `72` and a challenge on port 29001.
+pub const OGP_PROTO_STARSIEGE: c_int = 39;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -116,6 +130,13 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_TEAMSPEAK2 => Some(Protocol::Teamspeak2),
         OGP_PROTO_ECO => Some(Protocol::Eco),
         OGP_PROTO_ELDEWRITO => Some(Protocol::Eldewrito),
+        OGP_PROTO_CS2D => Some(Protocol::Cs2d),
+        OGP_PROTO_SATISFACTORY => Some(Protocol::Satisfactory),
+        OGP_PROTO_SAVAGE2 => Some(Protocol::Savage2),
+        OGP_PROTO_MAFIA2MP => Some(Protocol::Mafia2mp),
+        OGP_PROTO_MAFIA2ONLINE => Some(Protocol::Mafia2online),
+        OGP_PROTO_TRIBES1 => Some(Protocol::Tribes1),
+        OGP_PROTO_STARSIEGE => Some(Protocol::Starsiege),
         _ => return None,
     })
 }
@@ -240,6 +261,13 @@ mod protocol_numbers {
         assert_eq!(protocol(30), Some(Some(Protocol::Teamspeak2)));
         assert_eq!(protocol(31), Some(Some(Protocol::Eco)));
         assert_eq!(protocol(32), Some(Some(Protocol::Eldewrito)));
-        assert_eq!(protocol(33), None);
+        assert_eq!(protocol(33), Some(Some(Protocol::Cs2d)));
+        assert_eq!(protocol(34), Some(Some(Protocol::Satisfactory)));
+        assert_eq!(protocol(35), Some(Some(Protocol::Savage2)));
+        assert_eq!(protocol(36), Some(Some(Protocol::Mafia2mp)));
+        assert_eq!(protocol(37), Some(Some(Protocol::Mafia2online)));
+        assert_eq!(protocol(38), Some(Some(Protocol::Tribes1)));
+        assert_eq!(protocol(39), Some(Some(Protocol::Starsiege)));
+        assert_eq!(protocol(40), None);
     }
 }

@@ -65,6 +65,13 @@ macro_rules! for_each_protocol {
             Teamspeak2 => teamspeak2;
             Eco => eco;
             Eldewrito => eldewrito;
+            Cs2d => cs2d;
+            Satisfactory => satisfactory;
+            Savage2 => savage2;
+            Mafia2mp => mafia2;
+            Mafia2online => mafia2online;
+            Tribes1 => tribes1;
+            Starsiege => starsiege;
         }
     };
 }

@@ -81,4 +81,5 @@ mod serve_switches;
 #[cfg(feature = "master")]
 mod simulated;
 mod spoofed_victim;
+mod udp_oneshot;
 mod uplink;

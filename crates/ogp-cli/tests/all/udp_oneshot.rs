@@ -1,0 +1,482 @@
+//! The one-request UDP games of issue #39 (the core's `client_oneshot.rs`): CS2D,
+//! Satisfactory's lightweight query, Savage 2, Mafia II Multiplayer and Online, Tribes 1
+//! and Starsiege. No
+//! server of these games runs here, and the public captures (GameQ's CS2D and M2MP
+//! `*_response.txt`) are stored as binary that we cannot read from here: each reply below
+//! is built from the documented layout (docs/families-todo.md, "Facts by protocol") with
+//! the values of GameQ's decoded results where there is one, and replayed on loopback
+//! (`ogp_testkit::replay::Replay`). `ogp query` and `ogp scan` read them; with
+//! `OGP_INTEROP=1`, gamedig 5.3.3 (`c2d`, `satisfactory`, `s2ats`, `m2m`, `m2o`, `t1s`, `starsiege`) reads the
+//! same replays and agrees on name, map, players and max players; qstat 2.17 `-tbs`
+//! reads the Tribes replay alike. Hostile replays (truncated, lying counts, floods of
+//! other replies) end in one clear error.
+
+use crate::common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use common::*;
+use ogp_testkit::replay::Replay;
+use serde_json::Value;
+
+fn pstr8(out: &mut Vec<u8>, s: &str) {
+    out.push(s.len() as u8);
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// GameQ's CS2D result 1 (`tests/Protocols/Providers/Cs2d/1_result.json`), three of its
+/// six players, in the layout gamedig and GameQ read.
+fn cs2d_reply() -> Vec<u8> {
+    let mut b = vec![0x01, 0x00, 0xFB, 0x01, 0x60];
+    pstr8(&mut b, "-[IFwsI]- SuperHero");
+    pstr8(&mut b, "sh_suntec");
+    b.extend_from_slice(&[6, 32, 1, 6, 0, 0xFB, 0x05, 3]);
+    for (id, name, team, score, deaths) in [
+        (6u8, "figgernaggot", 1u8, 870i32, 959u32),
+        (2, "Gdip", 2, 557, 594),
+        (1, "señor naranja", 2, 386, 404),
+    ] {
+        b.push(id);
+        pstr8(&mut b, name);
+        b.push(team);
+        b.extend_from_slice(&score.to_le_bytes());
+        b.extend_from_slice(&deaths.to_le_bytes());
+    }
+    b
+}
+
+/// A Satisfactory reply to `request`, its cookie echoed.
+fn satisfactory_reply(request: &[u8]) -> Vec<u8> {
+    let mut b = vec![0xD5, 0xF6, 0x01, 0x01];
+    b.extend_from_slice(request.get(4..12).unwrap_or(&[0; 8]));
+    b.push(3); // playing
+    b.extend_from_slice(&385_304u32.to_le_bytes());
+    b.extend_from_slice(&0u64.to_le_bytes());
+    b.extend_from_slice(&[1, 0, 5, 0]);
+    let name = "Ficsit Test Factory";
+    b.extend_from_slice(&(name.len() as u16).to_le_bytes());
+    b.extend_from_slice(name.as_bytes());
+    b.push(1);
+    b
+}
+
+fn savage2_reply() -> Vec<u8> {
+    let mut b = vec![0x01, 0, 0, 0, 0x6a, 0x2b, 0, 0, 0, 0, 0, 0];
+    b.extend_from_slice(b"^yNewerth ^wCentral\0");
+    b.extend_from_slice(&[12, 40]);
+    b.extend_from_slice(b"0:42:10\0crossroads\0eden2\0EU\0");
+    b.push(4);
+    b.extend_from_slice(b"Normal\x002.1.0.2\0");
+    b.push(0);
+    b
+}
+
+fn mafia2_reply(online: bool) -> Vec<u8> {
+    let put = |b: &mut Vec<u8>, s: &str| {
+        b.push(s.len() as u8 + 1);
+        b.extend_from_slice(s.as_bytes());
+    };
+    let mut b = if online {
+        b"M2Online".to_vec()
+    } else {
+        b"M2MP".to_vec()
+    };
+    for s in ["Mafia 2 Roleplay", "2", "100", "Freeroam"] {
+        put(&mut b, s);
+    }
+    b.push(0);
+    for (n, ping) in [("Vito", "48"), ("Joe Barbaro", "112")] {
+        put(&mut b, n);
+        if online {
+            put(&mut b, ping);
+        }
+    }
+    b
+}
+
+/// A Tribes 1 reply to `request` (its challenge echoed): two teams, two players, in
+/// the documented layout (the values qstat's and gamedig's readers name).
+fn tribes_reply(request: &[u8]) -> Vec<u8> {
+    let mut b = vec![0x63];
+    b.extend_from_slice(request.get(1..3).unwrap_or(&[0, 0]));
+    b.push(0x62);
+    for s in ["Tribes", "1.11", "Tribes Vets"] {
+        pstr8(&mut b, s);
+    }
+    b.extend_from_slice(&[1, 0, 2, 32]);
+    b.extend_from_slice(&450u16.to_le_bytes());
+    for s in ["base", "CTF", "Raindance", "Welcome"] {
+        pstr8(&mut b, s);
+    }
+    b.push(2);
+    pstr8(&mut b, "Team Name\t\x01Score");
+    pstr8(&mut b, "Player Name\t\x01Ping\t\x01Score\t\x01Kills");
+    for (t, sc) in [("Blood Eagle", "3"), ("Diamond Sword", "1")] {
+        pstr8(&mut b, t);
+        pstr8(&mut b, &format!("%t\t{sc}"));
+    }
+    for (ping, team, n, vals) in [
+        (20u8, 0u8, "Gravity", "%n\t%p\t12\t4"),
+        (35, 1, "Vic", "%n\t%p\t7\t2"),
+    ] {
+        b.extend_from_slice(&[ping, 0, team]);
+        pstr8(&mut b, n);
+        pstr8(&mut b, vals);
+    }
+    b
+}
+
+/// A Starsiege reply to `request`: the limits and two players.
+fn starsiege_reply(request: &[u8]) -> Vec<u8> {
+    let mut b = vec![0x73];
+    b.extend_from_slice(request.get(1..3).unwrap_or(&[0, 0]));
+    b.push(0x72);
+    for s in ["Starsiege", "1.0.0.4", "Mars Front"] {
+        pstr8(&mut b, s);
+    }
+    b.extend_from_slice(&[1, 1, 1, 1]);
+    b.extend_from_slice(&2u32.to_le_bytes());
+    b.extend_from_slice(&16u32.to_le_bytes());
+    b.push(1);
+    pstr8(&mut b, "Moonstrike");
+    b.extend_from_slice(&800u16.to_le_bytes());
+    b.extend_from_slice(&[1, 0]);
+    for v in [0u32, 20, 30, 0, 0, 0, 2] {
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+    for (n, t) in [("Harabec", 1u8), ("Caanon", 4)] {
+        pstr8(&mut b, n);
+        b.push(t);
+    }
+    b
+}
+
+/// A loopback server answering the requests that start with `request` by `reply`.
+fn server(request: &'static [u8], reply: fn(&[u8]) -> Vec<u8>) -> Replay {
+    Replay::start(move |req| {
+        if req.starts_with(request) {
+            vec![reply(req)]
+        } else {
+            Vec::new()
+        }
+    })
+}
+
+/// The five games: our protocol, gamedig's type, the request's first bytes, the reply,
+/// and what the answer says (name, map, players, max players, player names).
+type Game = (
+    &'static str,
+    &'static str,
+    &'static [u8],
+    fn(&[u8]) -> Vec<u8>,
+    (
+        &'static str,
+        Option<&'static str>,
+        Option<i64>,
+        Option<i64>,
+        &'static [&'static str],
+    ),
+);
+
+const GAMES: [Game; 7] = [
+    (
+        "cs2d",
+        "c2d",
+        &[0x01, 0x00, 0xFB, 0x01, 0xF5, 0x03, 0xFB, 0x05],
+        |_| cs2d_reply(),
+        (
+            "-[IFwsI]- SuperHero",
+            Some("sh_suntec"),
+            Some(6),
+            Some(32),
+            &["figgernaggot", "Gdip", "señor naranja"],
+        ),
+    ),
+    (
+        "satisfactory",
+        "satisfactory",
+        &[0xD5, 0xF6, 0x00, 0x01],
+        satisfactory_reply,
+        ("Ficsit Test Factory", None, None, None, &[]),
+    ),
+    (
+        "savage2",
+        "s2ats",
+        &[0x01],
+        |_| savage2_reply(),
+        (
+            "Newerth Central",
+            Some("crossroads"),
+            Some(12),
+            Some(40),
+            &[],
+        ),
+    ),
+    (
+        "mafia2mp",
+        "m2m",
+        b"M2MP",
+        |_| mafia2_reply(false),
+        (
+            "Mafia 2 Roleplay",
+            None,
+            Some(2),
+            Some(100),
+            &["Vito", "Joe Barbaro"],
+        ),
+    ),
+    (
+        "mafia2online",
+        "m2o",
+        b"M2Online",
+        |_| mafia2_reply(true),
+        (
+            "Mafia 2 Roleplay",
+            None,
+            Some(2),
+            Some(100),
+            &["Vito", "Joe Barbaro"],
+        ),
+    ),
+    (
+        "tribes1",
+        "t1s",
+        &[0x62],
+        tribes_reply,
+        (
+            "Tribes Vets",
+            Some("Raindance"),
+            Some(2),
+            Some(32),
+            &["Gravity", "Vic"],
+        ),
+    ),
+    (
+        "starsiege",
+        "starsiege",
+        &[0x72],
+        starsiege_reply,
+        // gamedig's Starsiege reader never stores its players (a bug of its own): the
+        // interop test compares no players for it
+        (
+            "Mars Front",
+            Some("Moonstrike"),
+            Some(2),
+            Some(16),
+            &["Harabec", "Caanon"],
+        ),
+    ),
+];
+
+fn player_names(list: &Value) -> Vec<String> {
+    list.as_array()
+        .map(|l| l.iter().filter_map(|p| str_of(&p["name"])).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn query_and_scan_read_each_replay() {
+    let servers: Vec<Replay> = GAMES.iter().map(|g| server(g.2, g.3)).collect();
+    let mut list = String::new();
+    for (g, s) in GAMES.iter().zip(&servers) {
+        let port = s.addr().port();
+        list.push_str(&format!("{} 127.0.0.1:{port}\n", g.0));
+        let v = ogp_query_port_json(&["-p", g.0, "--timeout", "500"], port);
+        let st = &v["status"];
+        let (name, map, players, max, names) = g.4;
+        assert_eq!(v["protocol"], g.0, "{v}");
+        assert_eq!(
+            str_of(&st["host_name"]).as_deref(),
+            Some(name),
+            "{}: {v}",
+            g.0
+        );
+        assert_eq!(str_of(&st["map"]["name"]).as_deref(), map, "{}: {v}", g.0);
+        assert_eq!(int_of(&st["player_count"]), players, "{}: {v}", g.0);
+        assert_eq!(int_of(&st["slot_max"]), max, "{}: {v}", g.0);
+        assert_eq!(player_names(&st["players"]), names, "{}: {v}", g.0);
+    }
+    let r = run_with_input(
+        Command::new(BIN).args(["scan", "--json", "--timeout", "1000", "-"]),
+        Some(list.as_bytes()),
+        Duration::from_secs(30),
+    );
+    assert_eq!(r.code, Some(0), "{}", r.describe());
+    let mut got: Vec<(String, String)> = out(&r)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v.get("status").is_some())
+        .map(|v| {
+            (
+                str_of(&v["protocol"]).unwrap_or_default(),
+                str_of(&v["status"]["host_name"]).unwrap_or_default(),
+            )
+        })
+        .collect();
+    got.sort();
+    let mut want: Vec<(String, String)> = GAMES
+        .iter()
+        .map(|g| (g.0.to_string(), g.4 .0.to_string()))
+        .collect();
+    want.sort();
+    assert_eq!(got, want, "{}", out(&r));
+}
+
+#[test]
+fn hostile_replies_end_in_one_clear_error() {
+    // truncated CS2D (a count of 3 players, one sent), a lying Mafia II name length:
+    // malformed, naming the field; Satisfactory replies with other cookies, 200 an
+    // attempt: dropped, no answer
+    let cut = Replay::start(|req| {
+        if req.starts_with(&[0x01, 0x00, 0xFB]) {
+            vec![cs2d_reply()[..60].to_vec()]
+        } else {
+            Vec::new()
+        }
+    });
+    let lying = Replay::start(|_| vec![b"M2MP\xffabc".to_vec()]);
+    let flood = Replay::start(|req| {
+        (0..200u64)
+            .map(|i| {
+                let mut r = req.to_vec();
+                r[4..12].copy_from_slice(&i.to_le_bytes());
+                satisfactory_reply(&r)
+            })
+            .collect()
+    });
+    for (p, s, why) in [
+        ("cs2d", &cut, "player"),
+        ("mafia2mp", &lying, "name"),
+        ("satisfactory", &flood, "no answer"),
+    ] {
+        let target = format!("127.0.0.1:{}", s.addr().port());
+        let r = ogp_run(
+            &[
+                "query",
+                "-p",
+                p,
+                "--timeout",
+                "200",
+                "--retries",
+                "1",
+                &target,
+            ],
+            Duration::from_secs(20),
+        );
+        assert_eq!(r.code, Some(1), "{p}: {}", r.describe());
+        let err = r.stderr.clone();
+        assert_eq!(err.trim().lines().count(), 1, "{p}: {err}");
+        assert!(err.contains(why), "{p}: {err}");
+    }
+}
+
+#[test]
+fn gamedig_reads_the_replays_as_we_do() {
+    if !enabled("gamedig_reads_the_replays_as_we_do") {
+        return;
+    }
+    let mut rep = Report::default();
+    for g in GAMES {
+        let s = server(g.2, g.3);
+        let port = s.addr().port();
+        let ours = ogp_query_port_json(&["-p", g.0], port);
+        let st = &ours["status"];
+        let theirs = gamedig_json(g.1, port, "replay");
+        let k = g.1;
+        rep.eq(format!("{k} error"), theirs.get("error").cloned(), None);
+        let name = str_of(&theirs["name"]).map(|n| n.replace("^y", "").replace("^w", ""));
+        rep.eq(format!("{k} name"), name, str_of(&st["host_name"]));
+        if g.4 .1.is_some() {
+            rep.eq(
+                format!("{k} map"),
+                str_of(&theirs["map"]),
+                str_of(&st["map"]["name"]),
+            );
+        }
+        if g.4 .2.is_some() {
+            // gamedig's Tribes reader keeps the server's count in raw.playerCount only
+            let count = if g.0 == "tribes1" {
+                &theirs["raw"]["playerCount"]
+            } else {
+                &theirs["numplayers"]
+            };
+            rep.eq(
+                format!("{k} numplayers"),
+                int_of(count),
+                int_of(&st["player_count"]),
+            );
+            rep.eq(
+                format!("{k} maxplayers"),
+                int_of(&theirs["maxplayers"]),
+                int_of(&st["slot_max"]),
+            );
+        }
+        if g.0 != "starsiege" {
+            rep.list(
+                format!("{k} players"),
+                &player_names(&theirs["players"]),
+                &player_names(&st["players"]),
+            );
+        }
+        if g.0 == "satisfactory" {
+            rep.eq(
+                format!("{k} version"),
+                str_of(&theirs["version"]),
+                str_of(&st["game_version"]),
+            );
+        }
+    }
+    rep.finish("gamedig");
+}
+
+/// qstat 2.17 `-tbs` reads the Tribes replay as we do (it lists the teams among its
+/// players: only the header is compared).
+#[test]
+fn qstat_reads_the_tribes_replay_as_we_do() {
+    if !enabled("qstat_reads_the_tribes_replay_as_we_do") {
+        return;
+    }
+    let s = server(&[0x62], tribes_reply);
+    let port = s.addr().port();
+    let ours = ogp_query_port_json(&["-p", "tribes1"], port);
+    let st = &ours["status"];
+    let ran = run(
+        Command::new(quakestat())
+            .args(["-tbs", &format!("127.0.0.1:{port}"), "-json", "-R", "-P"])
+            .args(["-timeout", "3"]),
+        CLIENT_LIMIT,
+    );
+    let q = parse_json(&ran, "qstat -tbs", "replay");
+    let q = &q[0];
+    let mut rep = Report::default();
+    rep.eq("status".into(), str_of(&q["status"]), Some("online".into()));
+    rep.eq("name".into(), str_of(&q["name"]), str_of(&st["host_name"]));
+    rep.eq("map".into(), str_of(&q["map"]), str_of(&st["map"]["name"]));
+    rep.eq(
+        "gametype".into(),
+        str_of(&q["gametype"]),
+        str_of(&st["game_type"]),
+    );
+    rep.eq(
+        "numplayers".into(),
+        int_of(&q["numplayers"]),
+        int_of(&st["player_count"]),
+    );
+    rep.eq(
+        "maxplayers".into(),
+        int_of(&q["maxplayers"]),
+        int_of(&st["slot_max"]),
+    );
+    rep.eq(
+        "version".into(),
+        str_of(&q["rules"]["version"]),
+        str_of(&st["game_version"]),
+    );
+    rep.eq(
+        "cpu".into(),
+        str_of(&q["rules"]["cpu"]),
+        str_of(&st["rules"]["cpu"]),
+    );
+    rep.finish("qstat");
+}

@@ -1,0 +1,285 @@
+//! The one-request datagram shape of the client core: a protocol that asks one datagram
+//! and takes one datagram back (CS2D, Satisfactory's lightweight query, Tribes 1 and
+//! Starsiege, Mafia II's multiplayer mods, Savage 2, rFactor's `rF_S`) tells the machine
+//! only its request and how to read a reply ([`OneShot`]); the retries, the timers, the
+//! events and the result are the core's [`Exchange`]. No I/O; time is passed in.
+//!
+//! A reply is one of three things ([`Read`]): the answer; not the reply to our request
+//! (another magic, another challenge or cookie: dropped, the query goes on); or our
+//! reply's header with a body that does not decode (dropped as malformed: the query goes
+//! on, and if nothing better comes the error says what was wrong).
+//!
+//! Also here: [`Strings`], the string reader these small formats share (a length byte
+//! or a NUL, UTF-8 or else Latin-1, the first guess remembered for one warning).
+
+use std::time::Instant;
+
+use crate::client_core::{Exchange, Timing};
+use crate::error::{DecodeError, DecodeErrorKind};
+use crate::protocol::Protocol;
+use crate::reader::Reader;
+use crate::text::{decode_utf8_or_latin1, Text};
+use crate::{DecodeWarning, Status};
+
+/// What one datagram from the server is (a value returned and consumed at once: the
+/// size of its answer does not matter).
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Read<D> {
+    /// The answer: its status, details and warnings.
+    Answer(Status, D, Vec<DecodeWarning>),
+    /// Not the reply to our request: why it was dropped.
+    NotOurs(&'static str),
+    /// The reply's header, but the rest does not decode.
+    Malformed(DecodeError),
+}
+
+impl<D> Read<D> {
+    /// A decoder's result as what the datagram is: an error in its first `header` bytes
+    /// (the magic) is `not_ours`, a later one is malformed; a reply is the answer that
+    /// `answer` makes of it (its status and warnings).
+    pub(crate) fn decoded<R>(
+        got: Result<R, DecodeError>,
+        header: usize,
+        not_ours: &'static str,
+        answer: impl FnOnce(R) -> (Status, D, Vec<DecodeWarning>),
+    ) -> Self {
+        match got {
+            Ok(r) => {
+                let (status, details, warnings) = answer(r);
+                Read::Answer(status, details, warnings)
+            }
+            Err(e) if e.kind == DecodeErrorKind::BadMagic || e.offset < header => {
+                Read::NotOurs(not_ours)
+            }
+            Err(e) => Read::Malformed(e),
+        }
+    }
+}
+
+/// A protocol of one request and one reply.
+pub(crate) trait OneShot {
+    /// What an answer says beyond the status.
+    type Details;
+    /// What the request asks, for the wire events (`"info"`, `"status"`).
+    const WHAT: &'static str;
+    /// The protocol's state for one query; `id` is random (a challenge or cookie).
+    fn new(id: u32) -> Self;
+    /// Writes the request into `out` (empty).
+    fn request(&self, out: &mut Vec<u8>);
+    /// Reads one datagram from the server.
+    fn read(&self, datagram: &[u8]) -> Read<Self::Details>;
+}
+
+/// The machine of a [`OneShot`] protocol: its request, resent by the core's timers until
+/// a reply is read.
+#[derive(Debug, Clone)]
+pub(crate) struct OneShotMachine<P: OneShot> {
+    p: P,
+    pub(crate) x: Exchange<P::Details>,
+}
+
+impl<P: OneShot> OneShotMachine<P> {
+    /// A query of `protocol` starting at `now`.
+    pub(crate) fn new(protocol: Protocol, p: P, timing: &Timing, now: Instant) -> Self {
+        Self {
+            p,
+            x: Exchange::new(protocol, timing, now),
+        }
+    }
+
+    /// [`QueryDriver::poll_transmit_into`](crate::client_core::QueryDriver::poll_transmit_into).
+    pub(crate) fn poll_transmit_into(&mut self, now: Instant, out: &mut Vec<u8>) -> bool {
+        if !self.x.due_datagram(out) {
+            return false;
+        }
+        self.p.request(out);
+        self.x.sent_query(now, out, P::WHAT, None, None);
+        true
+    }
+
+    /// [`QueryDriver::handle_datagram`](crate::client_core::QueryDriver::handle_datagram).
+    pub(crate) fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {
+        if self.x.is_done() {
+            return;
+        }
+        let bytes = datagram.len();
+        match self.p.read(datagram) {
+            Read::Answer(status, details, warnings) => {
+                self.x.took_reply(now, bytes, P::WHAT, warnings.iter());
+                self.x.succeed(status, details);
+            }
+            Read::NotOurs(why) => self.x.dropped(bytes, why),
+            Read::Malformed(e) => self.x.undecodable(e, bytes, "a malformed reply"),
+        }
+    }
+}
+
+/// Implements [`QueryDriver`](crate::client_core::QueryDriver) for a protocol's
+/// `QueryMachine`, a struct whose field `m` is a [`OneShotMachine`].
+macro_rules! oneshot_driver {
+    ($machine:ty, $details:ty) => {
+        impl $crate::client_core::QueryDriver for $machine {
+            type Details = $details;
+
+            fn poll_transmit_into(&mut self, now: std::time::Instant, out: &mut Vec<u8>) -> bool {
+                self.m.poll_transmit_into(now, out)
+            }
+
+            fn handle_datagram(&mut self, now: std::time::Instant, datagram: &[u8]) {
+                self.m.handle_datagram(now, datagram);
+            }
+
+            fn poll_timeout(&self) -> Option<std::time::Instant> {
+                self.m.x.poll_timeout()
+            }
+
+            fn handle_timeout(&mut self, now: std::time::Instant) {
+                if self.m.x.handle_timeout(now) == Some($crate::client_core::Timeout::GiveUp) {
+                    self.m.x.give_up(None);
+                }
+            }
+
+            fn take_result(
+                &mut self,
+            ) -> Option<
+                Result<$crate::client_core::Answer<$details>, $crate::client_core::QueryError>,
+            > {
+                self.m.x.take_result()
+            }
+
+            fn last_dropped(&self) -> Option<&'static str> {
+                self.m.x.last_dropped()
+            }
+        }
+    };
+}
+pub(crate) use oneshot_driver;
+
+/// A protocol folder's `client::{QueryOptions, QueryMachine}` for the [`OneShot`]
+/// protocol `$p` (its `Details` are `$details`): no options of its own, the machine a
+/// [`OneShotMachine`], started with a random id.
+macro_rules! oneshot_machine {
+    ($protocol:expr, $p:ty, $details:ty) => {
+        /// This protocol's own settings of one query (none; the timers are
+        /// [`Timing`](crate::client_core::Timing)).
+        #[derive(Debug, Clone, PartialEq, Eq, Default)]
+        #[non_exhaustive]
+        pub struct QueryOptions {}
+
+        /// One query of one server: the request, resent by the core's timers until a
+        /// reply is read. Drive it through
+        /// [`QueryDriver`](crate::client_core::QueryDriver).
+        #[derive(Debug, Clone)]
+        pub struct QueryMachine {
+            m: $crate::client_oneshot::OneShotMachine<$p>,
+        }
+
+        impl QueryMachine {
+            /// A query starting at `now`; `id` (pick it at random) goes in the request
+            /// where the protocol echoes something.
+            pub fn new(
+                opts: QueryOptions,
+                timing: $crate::client_core::Timing,
+                id: u32,
+                now: std::time::Instant,
+            ) -> Self {
+                let QueryOptions {} = opts;
+                Self {
+                    m: $crate::client_oneshot::OneShotMachine::new(
+                        $protocol,
+                        <$p as $crate::client_oneshot::OneShot>::new(id),
+                        &timing,
+                        now,
+                    ),
+                }
+            }
+        }
+
+        $crate::client_oneshot::oneshot_driver!(QueryMachine, $details);
+        $crate::client_core::start_query!(QueryOptions);
+    };
+}
+pub(crate) use oneshot_machine;
+
+/// The string reader of the small formats: strings after a length byte or before a NUL,
+/// read as UTF-8 when they are and else as Latin-1 (these servers announce no charset);
+/// the offset of the first string read as Latin-1 is kept for one warning.
+#[derive(Debug, Default)]
+pub(crate) struct Strings {
+    latin1_at: Option<usize>,
+}
+
+impl Strings {
+    fn text(&mut self, at: usize, b: &[u8]) -> Text {
+        let (t, guessed) = decode_utf8_or_latin1(std::str::from_utf8(b).map_err(|_| b));
+        if guessed {
+            self.latin1_at.get_or_insert(at);
+        }
+        t
+    }
+
+    /// A string after its length in one byte.
+    pub(crate) fn pstr8(
+        &mut self,
+        r: &mut Reader<'_>,
+        field: &'static str,
+    ) -> Result<Text, DecodeError> {
+        let n = r.u8(field)?;
+        let at = r.offset();
+        let b = r.take(usize::from(n), field)?;
+        Ok(self.text(at, b))
+    }
+
+    /// A string after a length byte that counts one more than the text (Mafia II's).
+    pub(crate) fn pstr8_plus1(
+        &mut self,
+        r: &mut Reader<'_>,
+        field: &'static str,
+    ) -> Result<Text, DecodeError> {
+        let at = r.offset();
+        let n = r.u8(field)?;
+        let Some(n) = n.checked_sub(1) else {
+            return Err(DecodeError::new(
+                at,
+                field,
+                DecodeErrorKind::Invalid("a length of 0 (it counts its own byte)"),
+            ));
+        };
+        let at = r.offset();
+        let b = r.take(usize::from(n), field)?;
+        Ok(self.text(at, b))
+    }
+
+    /// A string ending at a NUL.
+    pub(crate) fn cstr(
+        &mut self,
+        r: &mut Reader<'_>,
+        field: &'static str,
+    ) -> Result<Text, DecodeError> {
+        let at = r.offset();
+        let b = r.cstr(field)?;
+        Ok(self.text(at, b))
+    }
+
+    /// The warning to give, if a string was read as Latin-1.
+    pub(crate) fn warnings(&self) -> Vec<DecodeWarning> {
+        self.latin1_at
+            .map(|offset| DecodeWarning {
+                offset,
+                field: "string",
+                message: "not UTF-8: read as Latin-1",
+            })
+            .into_iter()
+            .collect()
+    }
+}
+
+/// Writes `s` after its length in one byte, cut at 255 bytes (replies built by tests,
+/// replays and fuzz checks).
+pub(crate) fn put_pstr8(out: &mut Vec<u8>, s: &str) {
+    let b = s.as_bytes();
+    let b = b.get(..b.len().min(255)).unwrap_or_default();
+    out.push(u8::try_from(b.len()).unwrap_or(u8::MAX));
+    out.extend_from_slice(b);
+}
