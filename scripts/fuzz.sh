@@ -38,7 +38,7 @@ TARGETS=(ogp_datagram ogp_answer_body ogp_query_body ogp_split state_json
          openttd_stream doom3_datagram minetest_datagram mumble_datagram doom_datagram
          samp_datagram cube2_datagram quakeworld_datagram qwmaster_datagram teemaster
          cube2_master_stream teemaster7 http_response doomsday_datagram fivem_http
-         battlefield_stream teamspeak3_stream teamspeak2_stream)
+         battlefield_stream teamspeak3_stream teamspeak2_stream http_games)
 
 TRIPLE="${FUZZ_TRIPLE:-$(rustc -vV | sed -n 's/^host: //p')}"
 
@@ -85,6 +85,7 @@ max_len_for() {
         a2s_reply) echo 9000 ;;       # reassembled replies (RULES of several fragments)
         a2s_split) echo 9000 ;;       # several fragments of up to 1400 bytes
         fivem_http) echo 9000 ;;      # three HTTP responses with their JSON documents
+        http_games) echo 9000 ;;      # up to three HTTP responses with their JSON documents
         *) echo 2048 ;;               # one datagram / query body
     esac
 }

@@ -31,6 +31,7 @@ mod gqp_reply;
 mod gs1_datagram;
 mod gs2_datagram;
 mod gs3_datagram;
+mod http_games;
 mod http_response;
 mod master_registry;
 mod minecraft_stream;
@@ -105,6 +106,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("battlefield_stream", battlefield_stream::run),
     ("teamspeak3_stream", teamspeak3_stream::run),
     ("teamspeak2_stream", teamspeak2_stream::run),
+    ("http_games", http_games::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

@@ -179,6 +179,22 @@
 // Halo Online's ElDewrito over HTTP: `GET /` on port 11775.
 #define OGP_PROTO_ELDEWRITO 32
 
+// Terraria's TShock REST API over HTTP: `/v2/server/status` (game port + 101).
+#define OGP_PROTO_TERRARIA 60
+
+// Palworld's REST API over HTTP (8212); the admin password is not settable through
+// the C API yet: a server wanting it refuses (`401`).
+#define OGP_PROTO_PALWORLD 61
+
+// Kerbal Space Program's DarkMultiPlayer over HTTP: `GET /` (game port + 1).
+#define OGP_PROTO_KSPDMP 62
+
+// Build and Shoot / Ace of Spades over HTTP: `/json` on the status server (game port − 1).
+#define OGP_PROTO_BUILDANDSHOOT 63
+
+// Assetto Corsa over HTTP: `/INFO` and `/JSON|1` on the server's HTTP port.
+#define OGP_PROTO_ASSETTOCORSA 64
+
 // `ogp_responder_poll`'s `*out_wait_ms` when nothing is scheduled.
 #define OGP_WAIT_NONE UINT32_MAX
 

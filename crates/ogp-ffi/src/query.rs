@@ -80,6 +80,17 @@ pub const OGP_PROTO_TEAMSPEAK2: c_int = 30;
 pub const OGP_PROTO_ECO: c_int = 31;
 /// Halo Online's ElDewrito over HTTP: `GET /` on port 11775.
 pub const OGP_PROTO_ELDEWRITO: c_int = 32;
+/// Terraria's TShock REST API over HTTP: `/v2/server/status` (game port + 101).
+pub const OGP_PROTO_TERRARIA: c_int = 60;
+/// Palworld's REST API over HTTP (8212); the admin password is not settable through
+/// the C API yet: a server wanting it refuses (`401`).
+pub const OGP_PROTO_PALWORLD: c_int = 61;
+/// Kerbal Space Program's DarkMultiPlayer over HTTP: `GET /` (game port + 1).
+pub const OGP_PROTO_KSPDMP: c_int = 62;
+/// Build and Shoot / Ace of Spades over HTTP: `/json` on the status server (game port − 1).
+pub const OGP_PROTO_BUILDANDSHOOT: c_int = 63;
+/// Assetto Corsa over HTTP: `/INFO` and `/JSON|1` on the server's HTTP port.
+pub const OGP_PROTO_ASSETTOCORSA: c_int = 64;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -116,6 +127,11 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_TEAMSPEAK2 => Some(Protocol::Teamspeak2),
         OGP_PROTO_ECO => Some(Protocol::Eco),
         OGP_PROTO_ELDEWRITO => Some(Protocol::Eldewrito),
+        OGP_PROTO_TERRARIA => Some(Protocol::Terraria),
+        OGP_PROTO_PALWORLD => Some(Protocol::Palworld),
+        OGP_PROTO_KSPDMP => Some(Protocol::Kspdmp),
+        OGP_PROTO_BUILDANDSHOOT => Some(Protocol::Buildandshoot),
+        OGP_PROTO_ASSETTOCORSA => Some(Protocol::Assettocorsa),
         _ => return None,
     })
 }
@@ -241,5 +257,12 @@ mod protocol_numbers {
         assert_eq!(protocol(31), Some(Some(Protocol::Eco)));
         assert_eq!(protocol(32), Some(Some(Protocol::Eldewrito)));
         assert_eq!(protocol(33), None);
+        // 33+ are another branch's; this branch's HTTP games from 60 (the lead compacts)
+        assert_eq!(protocol(60), Some(Some(Protocol::Terraria)));
+        assert_eq!(protocol(61), Some(Some(Protocol::Palworld)));
+        assert_eq!(protocol(62), Some(Some(Protocol::Kspdmp)));
+        assert_eq!(protocol(63), Some(Some(Protocol::Buildandshoot)));
+        assert_eq!(protocol(64), Some(Some(Protocol::Assettocorsa)));
+        assert_eq!(protocol(65), None);
     }
 }

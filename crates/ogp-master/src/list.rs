@@ -425,11 +425,22 @@ struct Cache {
 
 /// What `stats` answers, kept up to date as entries come and go (not counted per
 /// request: a million entries are a pass of tens of milliseconds).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Counts {
     up: usize,
     players_up: u64,
     by_protocol: [usize; Protocol::ALL.len()],
+}
+
+// By hand: `Default` is derived for arrays of up to 32 elements only.
+impl Default for Counts {
+    fn default() -> Self {
+        Self {
+            up: 0,
+            players_up: 0,
+            by_protocol: [0; Protocol::ALL.len()],
+        }
+    }
 }
 
 impl Counts {

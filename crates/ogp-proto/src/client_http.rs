@@ -73,6 +73,16 @@ pub(crate) trait HttpJson {
         missing: &[&'static str],
         warnings: &mut Vec<String>,
     ) -> (Status, Self::Details);
+    /// The request target of document `i` when it is not its `path` (a token the user
+    /// gave in the query string). The events and errors still name the `path`.
+    fn target(&self, _i: usize) -> Option<String> {
+        None
+    }
+    /// Extra headers of every request (`Accept`, credentials: never in events or
+    /// errors).
+    fn headers(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
 }
 
 /// Parses a JSON body into `T` (typed, so that what is not kept is skipped without
@@ -227,6 +237,83 @@ impl<'de, T: Deserialize<'de>, const MAX: usize> Deserialize<'de> for Capped<T, 
     }
 }
 
+/// A list, or the same list written as one string (older servers: names joined by
+/// `, `): either is kept as what it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListOrText<T, const MAX: usize> {
+    /// A JSON array, capped.
+    List(Capped<T, MAX>),
+    /// A string.
+    Text(String),
+}
+
+impl<T, const MAX: usize> ListOrText<T, MAX> {
+    /// The names of a string list: split at `sep`, trimmed, empty ones dropped, at most
+    /// `MAX` kept, and how many there were.
+    pub fn split_text(text: &str, sep: &str) -> Capped<String, MAX> {
+        let mut out = Capped::default();
+        for name in text.split(sep).map(str::trim).filter(|n| !n.is_empty()) {
+            if out.kept.len() < MAX {
+                out.kept.push(name.to_owned());
+            }
+            out.total = out.total.saturating_add(1);
+        }
+        out
+    }
+}
+
+impl<'de, T: Deserialize<'de>, const MAX: usize> Deserialize<'de> for ListOrText<T, MAX> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T, const MAX: usize>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>, const MAX: usize> Visitor<'de> for V<T, MAX> {
+            type Value = ListOrText<T, MAX>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a list or a string")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(ListOrText::Text(v.to_owned()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+                Capped::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
+                    .map(ListOrText::List)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// An object's keys and text values, in order: at most `MAX` kept (values that are
+/// not text, number or boolean skipped), and how many there were.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Pairs<const MAX: usize>(pub Capped<(String, String), MAX>);
+
+impl<'de, const MAX: usize> Deserialize<'de> for Pairs<MAX> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<const MAX: usize>;
+        impl<'de, const MAX: usize> Visitor<'de> for V<MAX> {
+            type Value = Pairs<MAX>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = Capped::default();
+                while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    if out.kept.len() < MAX {
+                        if let Some(v) = map.next_value::<Scalar>()?.0 {
+                            out.kept.push((k.into_owned(), v));
+                        }
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                    out.total = out.total.saturating_add(1);
+                }
+                Ok(Pairs(out))
+            }
+        }
+        d.deserialize_map(V::<MAX>)
+    }
+}
+
 /// The length of a string that is not kept (the base64 icon).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Length(pub usize);
@@ -369,8 +456,12 @@ impl<P: HttpJson> HttpMachine<P> {
         };
         let last = self.next.saturating_add(1) >= self.p.documents().len();
         let host = self.host.clone().unwrap_or_default();
-        let mut get = Get::new(&host, doc.path);
+        let target = self.p.target(self.next);
+        let owned = self.p.headers();
+        let headers: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let mut get = Get::new(&host, target.as_deref().unwrap_or(doc.path));
         get.keep_alive = !last;
+        get.headers = &headers;
         let mut out = Vec::with_capacity(160);
         if let Err(e) = write_get(&get, &mut out) {
             return self.s.x.fail(QueryError::Options { message: e.0 });
@@ -670,6 +761,110 @@ macro_rules! http_json_driver {
     };
 }
 pub(crate) use http_json_driver;
+
+/// A credential a protocol sends (a header's value, a token): its `Debug` hides it.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct Secret(pub(crate) String);
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(…)")
+    }
+}
+
+/// What an answer of an HTTP-JSON game whose only list is its players says beyond the
+/// status (each such folder's `client::Details`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Listed {
+    /// Entries of the document's player list (more than the players kept when over the
+    /// cap; `None` when it sent none).
+    pub players_listed: Option<usize>,
+}
+
+impl Listed {
+    /// The details of `list` (a cut list also warns, `DOC: N players, the first M kept`).
+    pub(crate) fn of<T, const MAX: usize>(
+        list: Option<&Capped<T, MAX>>,
+        doc: &str,
+        warnings: &mut Vec<String>,
+    ) -> Self {
+        warnings.extend(list.and_then(|l| l.cut_warning(doc, "players")));
+        Self {
+            players_listed: list.map(|l| l.total),
+        }
+    }
+}
+
+/// The `QueryMachine` of an HTTP-JSON folder: `$p` (its [`HttpJson`], built `From` the
+/// folder's `QueryOptions`) on an [`HttpMachine`] of `Protocol::$variant`, with its
+/// driver and start; the folder's `Details` are `$p`'s.
+macro_rules! http_json_query {
+    ($variant:ident, $p:ty) => {
+        /// One query of one server.
+        #[derive(Debug, Clone)]
+        pub struct QueryMachine {
+            m: $crate::client_http::HttpMachine<$p>,
+        }
+
+        impl QueryMachine {
+            /// A query starting at `now`.
+            pub fn new(
+                opts: QueryOptions,
+                timing: $crate::client_core::Timing,
+                now: std::time::Instant,
+            ) -> Self {
+                Self {
+                    m: $crate::client_http::HttpMachine::new(
+                        $crate::protocol::Protocol::$variant,
+                        <$p>::from(opts),
+                        &timing,
+                        now,
+                        None,
+                    ),
+                }
+            }
+        }
+
+        $crate::client_http::http_json_driver!(QueryMachine, Details);
+
+        $crate::client_core::start_query!(QueryOptions, no_id);
+    };
+}
+pub(crate) use http_json_query;
+
+/// A document that must be there (see [`Document`]), with `limits`.
+pub(crate) const fn required(path: &'static str, limits: HttpLimits) -> Document {
+    Document {
+        path,
+        required: true,
+        limits,
+    }
+}
+
+/// A document that may be left out, with a warning (see [`Document`]).
+pub(crate) const fn optional(path: &'static str, limits: HttpLimits) -> Document {
+    Document {
+        path,
+        required: false,
+        limits,
+    }
+}
+
+/// Rules from `(key, value)` pairs: those whose value is text, in order.
+pub(crate) fn rules_of(pairs: &[(&str, &Scalar)]) -> crate::model::Rules {
+    crate::model::Rules(
+        pairs
+            .iter()
+            .filter_map(|(k, v)| {
+                Some((
+                    crate::text::Text::from(*k),
+                    crate::text::Text::from(v.as_str()?),
+                ))
+            })
+            .collect(),
+    )
+}
 
 #[cfg(test)]
 mod tests {

@@ -65,6 +65,11 @@ macro_rules! for_each_protocol {
             Teamspeak2 => teamspeak2;
             Eco => eco;
             Eldewrito => eldewrito;
+            Terraria => terraria;
+            Palworld => palworld;
+            Kspdmp => kspdmp;
+            Buildandshoot => buildandshoot;
+            Assettocorsa => assettocorsa;
         }
     };
 }

@@ -288,11 +288,22 @@ impl AnswerKind {
 
 /// Answers by protocol and kind, and drops by reason: fixed arrays of counters (no
 /// allocation), part of [`Stats`](crate::responder::Stats).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Breakdown {
     answers: [[u64; AnswerKind::COUNT]; Protocol::ALL.len()],
     dropped: [u64; DropReason::COUNT],
+}
+
+// By hand: the standard library derives `Default` for arrays of up to 32 elements,
+// and there are more protocols.
+impl Default for Breakdown {
+    fn default() -> Self {
+        Self {
+            answers: [[0; AnswerKind::COUNT]; Protocol::ALL.len()],
+            dropped: [0; DropReason::COUNT],
+        }
+    }
 }
 
 impl Breakdown {
