@@ -230,7 +230,8 @@ mod protocol_numbers {
     #[test]
     fn every_protocol_has_one_number() {
         let mut named = Vec::new();
-        for n in 0..64 {
+        // 60 and up: the HTTP games of another branch's range (the lead compacts)
+        for n in 0..128 {
             if let Some(Some(p)) = protocol(n) {
                 assert!(!named.contains(&p), "{p:?} twice");
                 named.push(p);
