@@ -15,6 +15,7 @@ use std::time::Instant;
 
 use ogp_fuzz::drive_stream;
 use ogp_proto::client::Timing;
+use ogp_proto::http::Secret;
 use ogp_proto::{assettocorsa, buildandshoot, kspdmp, palworld, terraria};
 
 /// What a machine may hold of a response: its body cap and head cap, with the engine's
@@ -39,7 +40,7 @@ pub fn run(data: &[u8]) {
     same(
         || {
             let mut o = terraria::client::QueryOptions::default();
-            o.token = Some("t&k".into());
+            o.token = Some(Secret("t&k".into()));
             terraria::client::QueryMachine::new(o, timing, t)
         },
         stream,
@@ -48,7 +49,7 @@ pub fn run(data: &[u8]) {
     same(
         || {
             let mut o = palworld::client::QueryOptions::default();
-            o.password = Some("pw".into());
+            o.password = Some(Secret("pw".into()));
             palworld::client::QueryMachine::new(o, timing, t)
         },
         stream,

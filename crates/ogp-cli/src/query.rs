@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use ogp_net::client;
 use ogp_proto::client::{Answer, Event, Options, QueryError, Timing};
+use ogp_proto::http::Secret;
 use ogp_proto::{gqp, teamspeak3, Charset, Protocol};
 
 /// Options of `ogp query`.
@@ -75,8 +76,8 @@ pub fn set_http_credentials(o: &mut Options) -> Result<(), String> {
             None => None,
         },
     };
-    o.palworld.password = password;
-    o.terraria.token = std::env::var("OGP_TSHOCK_TOKEN").ok();
+    o.palworld.password = password.map(Secret);
+    o.terraria.token = std::env::var("OGP_TSHOCK_TOKEN").ok().map(Secret);
     Ok(())
 }
 
@@ -84,16 +85,17 @@ pub fn set_http_credentials(o: &mut Options) -> Result<(), String> {
 /// carries them in (Palworld's `Authorization` value, TShock's token in the query).
 pub fn secrets(o: &Options) -> Vec<String> {
     let mut s = Vec::new();
-    if let Some(p) = o.palworld.password.as_deref().filter(|p| !p.is_empty()) {
+    let text = |s: &Option<Secret>| s.as_ref().map(|s| s.0.clone()).filter(|s| !s.is_empty());
+    if let Some(p) = text(&o.palworld.password) {
         s.push(ogp_proto::http::basic_authorization(
             ogp_proto::palworld::client::USER,
-            p,
+            &p,
         ));
-        s.push(p.to_string());
+        s.push(p);
     }
-    if let Some(t) = o.terraria.token.as_deref().filter(|t| !t.is_empty()) {
-        s.push(ogp_proto::http::query_value(t));
-        s.push(t.to_string());
+    if let Some(t) = text(&o.terraria.token) {
+        s.push(ogp_proto::http::query_value(&t));
+        s.push(t);
     }
     s
 }

@@ -37,7 +37,7 @@ use serde::Deserialize;
 use crate::client_core::{Event, QueryError, Rejection, StreamEvent, Timing};
 use crate::client_stream::Stream;
 use crate::error::{DecodeError, DecodeErrorKind};
-use crate::http::{write_get, Get, HttpLimits, Response, ResponseReader};
+use crate::http::{write_get, Get, HttpLimits, Response, ResponseReader, Secret};
 use crate::protocol::Protocol;
 use crate::Status;
 
@@ -133,6 +133,19 @@ impl Scalar {
     /// The text read as a number (spaces around it ignored).
     pub fn number<T: std::str::FromStr>(&self) -> Option<T> {
         self.as_str().and_then(|s| s.trim().parse().ok())
+    }
+
+    /// The text read as a number of any form (`33.52`), rounded to a whole `u32`
+    /// (`None` when negative, too large or not a number).
+    pub fn rounded(&self) -> Option<u32> {
+        self.number::<f64>().and_then(Self::round)
+    }
+
+    /// `x` rounded to a whole `u32`, if it is one.
+    pub fn round(x: f64) -> Option<u32> {
+        (x.is_finite() && x >= 0.0 && x < f64::from(u32::MAX))
+            .then(|| format!("{x:.0}").parse().ok())
+            .flatten()
     }
 }
 
@@ -762,15 +775,11 @@ macro_rules! http_json_driver {
 }
 pub(crate) use http_json_driver;
 
-/// A credential a protocol sends (a header's value, a token): its `Debug` hides it.
-#[derive(Clone, PartialEq, Eq)]
-pub(crate) struct Secret(pub(crate) String);
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret(…)")
-    }
-}
+/// The settings of an HTTP-JSON game that has none of its own (each such folder's
+/// `client::QueryOptions`; the timers are [`Timing`](crate::client::Timing)).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct NoOptions {}
 
 /// What an answer of an HTTP-JSON game whose only list is its players says beyond the
 /// status (each such folder's `client::Details`).
@@ -796,11 +805,14 @@ impl Listed {
     }
 }
 
-/// The `QueryMachine` of an HTTP-JSON folder: `$p` (its [`HttpJson`], built `From` the
-/// folder's `QueryOptions`) on an [`HttpMachine`] of `Protocol::$variant`, with its
-/// driver and start; the folder's `Details` are `$p`'s.
+/// The `QueryMachine` of an HTTP-JSON folder: `$p` (its [`HttpJson`], built by `$make`
+/// from the folder's `QueryOptions`, by default `From` them) on an [`HttpMachine`] of
+/// `Protocol::$variant`, with its driver and start; the folder's `Details` are `$p`'s.
 macro_rules! http_json_query {
     ($variant:ident, $p:ty) => {
+        $crate::client_http::http_json_query!($variant, $p, <$p>::from);
+    };
+    ($variant:ident, $p:ty, $make:expr) => {
         /// One query of one server.
         #[derive(Debug, Clone)]
         pub struct QueryMachine {
@@ -817,7 +829,7 @@ macro_rules! http_json_query {
                 Self {
                     m: $crate::client_http::HttpMachine::new(
                         $crate::protocol::Protocol::$variant,
-                        <$p>::from(opts),
+                        ($make)(opts),
                         &timing,
                         now,
                         None,
@@ -832,6 +844,81 @@ macro_rules! http_json_query {
     };
 }
 pub(crate) use http_json_query;
+
+/// The head of a response the HTTP-JSON games take, at most.
+pub(crate) const HEAD_LIMIT: usize = 8 * 1024;
+
+/// The document of a game that answers one JSON document (see [`OneDocument`]).
+pub(crate) trait OneDoc: for<'de> Deserialize<'de> + Default + fmt::Debug + Clone {
+    /// The one document (an array of one, so that it is `'static`).
+    fn documents() -> &'static [Document; 1];
+    /// Why a parsed document is not an answer of this protocol's server (`None`: it is).
+    fn refused(&self) -> Option<&'static str>;
+    /// The answer the document gives; warnings (a list cut) to `warnings`.
+    fn answer(&self, warnings: &mut Vec<String>) -> (Status, Listed);
+}
+
+/// The [`HttpJson`] of a game answering one JSON object `D` (its top level must be an
+/// object), asked at `D`'s path or at `target` (a token in the query string).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct OneDocument<D> {
+    target: Option<Secret>,
+    doc: Option<D>,
+}
+
+impl<D> OneDocument<D> {
+    /// Asks at `target` instead of the document's path.
+    pub(crate) fn at(target: Option<String>) -> Self {
+        Self {
+            target: target.map(Secret),
+            doc: None,
+        }
+    }
+}
+
+impl<D: OneDoc> HttpJson for OneDocument<D> {
+    type Details = Listed;
+
+    fn documents(&self) -> &'static [Document] {
+        D::documents()
+    }
+
+    fn target(&self, _i: usize) -> Option<String> {
+        self.target.as_ref().map(|t| t.0.clone())
+    }
+
+    fn read(&mut self, _i: usize, body: &[u8]) -> Result<(), DecodeError> {
+        let path = D::documents()[0].path;
+        let Object(doc) = parse_json::<Object<D>>(body, path)?;
+        if let Some(why) = doc.refused() {
+            return Err(DecodeError::new(0, path, DecodeErrorKind::Invalid(why)));
+        }
+        self.doc = Some(doc);
+        Ok(())
+    }
+
+    fn finish(
+        &mut self,
+        _missing: &[&'static str],
+        warnings: &mut Vec<String>,
+    ) -> (Status, Listed) {
+        self.doc.take().unwrap_or_default().answer(warnings)
+    }
+}
+
+/// `p` with each of `pairs` that has a non-empty value in its `extra`.
+pub(crate) fn with_extra(
+    mut p: crate::model::Player,
+    pairs: &[(&str, &Scalar)],
+) -> crate::model::Player {
+    for (k, v) in pairs {
+        if let Some(v) = v.as_str().filter(|v| !v.is_empty()) {
+            p.extra
+                .insert(crate::text::Text::from(*k), crate::text::Text::from(v));
+        }
+    }
+    p
+}
 
 /// A document that must be there (see [`Document`]), with `limits`.
 pub(crate) const fn required(path: &'static str, limits: HttpLimits) -> Document {

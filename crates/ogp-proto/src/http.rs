@@ -95,6 +95,17 @@ impl<'a> Get<'a> {
     }
 }
 
+/// A credential (a password, a token): its `Debug` hides it, so that options and
+/// machines holding one can be printed.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(…)")
+    }
+}
+
 /// The `Authorization` value of HTTP Basic authentication (RFC 7617): `Basic ` and
 /// base64 of `user:password`. A secret: callers keep it out of events, errors and logs.
 pub fn basic_authorization(user: &str, password: &str) -> String {

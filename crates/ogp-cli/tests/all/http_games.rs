@@ -41,6 +41,58 @@ fn query_error(args: &[&str], target: &str) -> String {
     e
 }
 
+/// The players' names and teams (at `team`, a JSON pointer: gamedig keeps it under `raw`).
+fn names_and_teams(v: &Value, team: &str) -> Vec<(Option<String>, Option<i64>)> {
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .map(|p| (str_of(&p["name"]), p.pointer(team).and_then(int_of)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// gamedig's name, player count and limit against our status `s`.
+fn gamedig_counts(rep: &mut Report, g: &Value, s: &Value) {
+    rep.eq("name".into(), str_of(&g["name"]), str_of(&s["host_name"]));
+    rep.eq(
+        "numplayers".into(),
+        int_of(&g["numplayers"]),
+        int_of(&s["player_count"]),
+    );
+    rep.eq(
+        "maxplayers".into(),
+        int_of(&g["maxplayers"]),
+        int_of(&s["slot_max"]),
+    );
+}
+
+/// `ogp query -p PROTOCOL` of the replay `r`, human output: shows `text`, and no
+/// control character from the server.
+fn human_shows(r: &HttpReplay, protocol: &str, text: &str) {
+    let human = ogp_run(
+        &["query", "-p", protocol, &r.addr().to_string()],
+        CLIENT_LIMIT,
+    );
+    let out = String::from_utf8_lossy(&human.stdout);
+    assert!(out.contains(text) && raw_controls(&out) == 0, "{out}");
+}
+
+/// `docs` replayed, read by `ogp query -p PROTOCOL` and gamedig's `kind`: the replay
+/// (kept alive), our status and gamedig's JSON.
+fn ours_and_gamedig(
+    docs: Documents,
+    protocol: &str,
+    kind: &str,
+    label: &str,
+) -> (HttpReplay, Value, Value) {
+    let r = HttpReplay::start(docs);
+    let target = r.addr().to_string();
+    let s = ogp_query_json(&["-p", protocol], &target)["status"].clone();
+    let g = gamedig(kind, &target, label);
+    (r, s, g)
+}
+
 fn eco(name: &str) -> Documents {
     Documents::recorded("eco", name, &[("frontpage", "/frontpage")])
 }
@@ -115,9 +167,7 @@ fn eco_hostile_documents() {
         v.to_string().contains("20000 player names"),
         "no warning: {v}"
     );
-    let human = ogp_run(&["query", "-p", "eco", &r.addr().to_string()], CLIENT_LIMIT);
-    let out = String::from_utf8_lossy(&human.stdout);
-    assert!(out.contains("Evil") && raw_controls(&out) == 0, "{out}");
+    human_shows(&r, "eco", "Evil");
     // over the body's cap (1 MiB): refused before it is read
     let big = format!(
         r#"{{"Info":{{"Description":"{}"}}}}"#,
@@ -232,12 +282,7 @@ fn eldewrito_hostile_documents() {
     let v = ogp_query_json(&["-p", "eldewrito"], &r.addr().to_string());
     assert_eq!(v["status"]["password"], true, "{v}");
     assert!(v["status"]["players"].is_null());
-    let human = ogp_run(
-        &["query", "-p", "eldewrito", &r.addr().to_string()],
-        CLIENT_LIMIT,
-    );
-    let out = String::from_utf8_lossy(&human.stdout);
-    assert!(out.contains("Locked") && raw_controls(&out) == 0, "{out}");
+    human_shows(&r, "eldewrito", "Locked");
 }
 
 #[test]
@@ -245,10 +290,7 @@ fn eldewrito_gamedig_agrees() {
     if !enabled("http_games") {
         return;
     }
-    let r = HttpReplay::start(eldewrito());
-    let target = r.addr().to_string();
-    let s = ogp_query_json(&["-p", "eldewrito"], &target)["status"].clone();
-    let g = gamedig("eldewrito", &target, "anotherhalo");
+    let (_r, s, g) = ours_and_gamedig(eldewrito(), "eldewrito", "eldewrito", "anotherhalo");
     let mut rep = Report(Vec::new());
     rep.eq("name".into(), str_of(&g["name"]), str_of(&s["host_name"]));
     rep.eq("map".into(), str_of(&g["map"]), str_of(&s["map"]["name"]));
@@ -268,19 +310,10 @@ fn eldewrito_gamedig_agrees() {
         int_of(&s["connect_port"]).map(|p| p.to_string()),
     );
     // gamedig keeps the team under `raw`
-    let players = |v: &Value, team: &str| -> Vec<(Option<String>, Option<i64>)> {
-        v.as_array()
-            .map(|a| {
-                a.iter()
-                    .map(|p| (str_of(&p["name"]), p.pointer(team).and_then(int_of)))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
     rep.eq(
         "players (name, team)".into(),
-        players(&g["players"], "/raw/team"),
-        players(&s["players"], "/team"),
+        names_and_teams(&g["players"], "/raw/team"),
+        names_and_teams(&s["players"], "/team"),
     );
     rep.finish("gamedig eldewrito");
 }
@@ -384,12 +417,7 @@ fn terraria_hostile_documents() {
         text.contains("5000 players") && text.contains("10000 rules"),
         "{text}"
     );
-    let human = ogp_run(
-        &["query", "-p", "terraria", &r.addr().to_string()],
-        CLIENT_LIMIT,
-    );
-    let out = String::from_utf8_lossy(&human.stdout);
-    assert!(out.contains("Evil") && raw_controls(&out) == 0, "{out}");
+    human_shows(&r, "terraria", "Evil");
 }
 
 #[test]
@@ -397,40 +425,18 @@ fn terraria_qstat_and_gamedig_agree() {
     if !enabled("terraria_qstat_and_gamedig_agree") {
         return;
     }
-    let r = HttpReplay::start(tshock());
-    let target = r.addr().to_string();
-    let s = ogp_query_json(&["-p", "terraria"], &target)["status"].clone();
-    let g = gamedig("terrariatshock", &target, "shadowrain");
+    let (r, s, g) = ours_and_gamedig(tshock(), "terraria", "terrariatshock", "shadowrain");
     let mut rep = Report(Vec::new());
-    rep.eq("name".into(), str_of(&g["name"]), str_of(&s["host_name"]));
-    rep.eq(
-        "numplayers".into(),
-        int_of(&g["numplayers"]),
-        int_of(&s["player_count"]),
-    );
-    rep.eq(
-        "maxplayers".into(),
-        int_of(&g["maxplayers"]),
-        int_of(&s["slot_max"]),
-    );
+    gamedig_counts(&mut rep, &g, &s);
     rep.eq(
         "gamePort".into(),
         int_of(&g["raw"]["port"]),
         int_of(&s["connect_port"]),
     );
-    let players = |v: &Value, team: &str| -> Vec<(Option<String>, Option<i64>)> {
-        v.as_array()
-            .map(|a| {
-                a.iter()
-                    .map(|p| (str_of(&p["name"]), p.pointer(team).and_then(int_of)))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
     rep.eq(
         "players (name, team)".into(),
-        players(&g["players"], "/raw/team"),
-        players(&s["players"], "/team"),
+        names_and_teams(&g["players"], "/raw/team"),
+        names_and_teams(&s["players"], "/team"),
     );
     rep.finish("gamedig terraria");
     // qstat asks /v2/server/status without parameters and reads it line by line: the
@@ -620,21 +626,11 @@ fn palworld_gamedig_agrees() {
     );
     let g = parse_json(&ran, "gamedig palworld", "dedicated");
     let mut rep = Report(Vec::new());
-    rep.eq("name".into(), str_of(&g["name"]), str_of(&s["host_name"]));
+    gamedig_counts(&mut rep, &g, s);
     rep.eq(
         "version".into(),
         str_of(&g["version"]),
         str_of(&s["game_version"]),
-    );
-    rep.eq(
-        "numplayers".into(),
-        int_of(&g["numplayers"]),
-        int_of(&s["player_count"]),
-    );
-    rep.eq(
-        "maxplayers".into(),
-        int_of(&g["maxplayers"]),
-        int_of(&s["slot_max"]),
     );
     let names = |v: &Value| -> Vec<Option<String>> {
         v.as_array()
@@ -800,10 +796,12 @@ fn kspdmp_buildandshoot_assettocorsa_gamedig_agree() {
     // DMP: gamedig iterates the players string character by character before splitting
     // it (a nameless player per character, then the names): name, max, port and the
     // named players compared
-    let r = HttpReplay::start(Documents::recorded("kspdmp", "dedicated", &[("", "/")]));
-    let target = r.addr().to_string();
-    let s = ogp_query_json(&["-p", "kspdmp"], &target)["status"].clone();
-    let g = gamedig("kspd", &target, "dedicated");
+    let (_r, s, g) = ours_and_gamedig(
+        Documents::recorded("kspdmp", "dedicated", &[("", "/")]),
+        "kspdmp",
+        "kspd",
+        "dedicated",
+    );
     let mut rep = Report(Vec::new());
     rep.eq("name".into(), str_of(&g["name"]), str_of(&s["host_name"]));
     rep.eq(
@@ -823,31 +821,19 @@ fn kspdmp_buildandshoot_assettocorsa_gamedig_agree() {
     rep.eq("named players".into(), named, player_names(&s["players"]));
     rep.finish("gamedig kspd");
 
-    let r = HttpReplay::start(Documents::recorded(
+    let (_r, s, g) = ours_and_gamedig(
+        Documents::recorded("buildandshoot", "piqueserver", &[("", "/json")]),
         "buildandshoot",
+        "bas",
         "piqueserver",
-        &[("", "/json")],
-    ));
-    let target = r.addr().to_string();
-    let s = ogp_query_json(&["-p", "buildandshoot"], &target)["status"].clone();
-    let g = gamedig("bas", &target, "piqueserver");
+    );
     let mut rep = Report(Vec::new());
-    rep.eq("name".into(), str_of(&g["name"]), str_of(&s["host_name"]));
+    gamedig_counts(&mut rep, &g, &s);
     rep.eq("map".into(), str_of(&g["map"]), str_of(&s["map"]["name"]));
     rep.eq(
         "version".into(),
         str_of(&g["version"]),
         str_of(&s["game_version"]),
-    );
-    rep.eq(
-        "numplayers".into(),
-        int_of(&g["numplayers"]),
-        int_of(&s["player_count"]),
-    );
-    rep.eq(
-        "maxplayers".into(),
-        int_of(&g["maxplayers"]),
-        int_of(&s["slot_max"]),
     );
     rep.eq(
         "players".into(),
@@ -856,12 +842,9 @@ fn kspdmp_buildandshoot_assettocorsa_gamedig_agree() {
     );
     rep.finish("gamedig bas");
 
-    let r = HttpReplay::start(assettocorsa());
-    let target = r.addr().to_string();
-    let s = ogp_query_json(&["-p", "assettocorsa"], &target)["status"].clone();
-    let g = gamedig("assettocorsa", &target, "test");
+    let (_r, s, g) = ours_and_gamedig(assettocorsa(), "assettocorsa", "assettocorsa", "test");
     let mut rep = Report(Vec::new());
-    rep.eq("name".into(), str_of(&g["name"]), str_of(&s["host_name"]));
+    gamedig_counts(&mut rep, &g, &s);
     rep.eq("map".into(), str_of(&g["map"]), str_of(&s["map"]["name"]));
     rep.eq(
         "version".into(),
@@ -872,16 +855,6 @@ fn kspdmp_buildandshoot_assettocorsa_gamedig_agree() {
         "password".into(),
         g["password"].as_bool(),
         s["password"].as_bool(),
-    );
-    rep.eq(
-        "numplayers".into(),
-        int_of(&g["numplayers"]),
-        int_of(&s["player_count"]),
-    );
-    rep.eq(
-        "maxplayers".into(),
-        int_of(&g["maxplayers"]),
-        int_of(&s["slot_max"]),
     );
     rep.eq(
         "players".into(),

@@ -23,8 +23,8 @@ use serde::Deserialize;
 
 use crate::bounded::MAX_LIST_ENTRIES;
 use crate::client_http::{
-    http_json_query, optional, parse_json, required, rules_of, Capped, Document, HttpJson, Listed,
-    Object, Scalar,
+    http_json_query, optional, parse_json, required, rules_of, with_extra, Capped, Document,
+    HttpJson, Listed, NoOptions, Object, Scalar, HEAD_LIMIT,
 };
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::http::HttpLimits;
@@ -34,8 +34,6 @@ use crate::Status;
 
 /// The default port (gamedig's; servers set `HTTP_PORT`, often 8081).
 pub const DEFAULT_PORT: u16 = 9610;
-/// The head of a response, at most.
-pub const MAX_HEAD: usize = 8 * 1024;
 /// A body, at most (an entry list of 100 cars is a few tens of KB).
 pub const MAX_BODY: usize = 512 * 1024;
 /// Cars of the entry list kept (the rest are counted).
@@ -45,14 +43,11 @@ pub const MAX_CARS: usize = 256;
 /// The cars' document's path.
 pub const CARS_PATH: &str = "/JSON|1";
 
-const LIMITS: HttpLimits = HttpLimits::new(MAX_HEAD, MAX_BODY);
+const LIMITS: HttpLimits = HttpLimits::new(HEAD_LIMIT, MAX_BODY);
 const DOCUMENTS: [Document; 2] = [required("/INFO", LIMITS), optional(CARS_PATH, LIMITS)];
 
-/// Assetto Corsa's own settings of one query (none; the timers are
-/// [`Timing`](crate::client::Timing)).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub struct QueryOptions {}
+/// No settings of its own.
+pub type QueryOptions = NoOptions;
 
 /// What an Assetto Corsa answer says beyond the status (`players_listed`: the cars of
 /// the entry list, connected or not).
@@ -127,21 +122,19 @@ pub struct Cars {
 
 impl Car {
     fn to_player(&self) -> Player {
-        let mut p = Player {
-            name: self.driver_name.as_str().map(Text::from),
-            ..Player::default()
-        };
-        for (k, v) in [
+        let extra = [
             ("car", &self.model),
             ("skin", &self.skin),
             ("team", &self.driver_team),
             ("nation", &self.driver_nation),
-        ] {
-            if let Some(v) = v.as_str().filter(|v| !v.is_empty()) {
-                p.extra.insert(Text::from(k), Text::from(v));
-            }
-        }
-        p
+        ];
+        with_extra(
+            Player {
+                name: self.driver_name.as_str().map(Text::from),
+                ..Player::default()
+            },
+            &extra,
+        )
     }
 }
 

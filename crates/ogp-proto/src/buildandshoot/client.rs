@@ -23,10 +23,9 @@ use serde::Deserialize;
 
 use crate::bounded::MAX_LIST_ENTRIES;
 use crate::client_http::{
-    http_json_query, parse_json, required, rules_of, Capped, Document, HttpJson, Listed, Object,
-    Scalar,
+    http_json_query, required, rules_of, Capped, Document, Listed, NoOptions, Object, OneDoc,
+    OneDocument, Scalar, HEAD_LIMIT,
 };
-use crate::error::{DecodeError, DecodeErrorKind};
 use crate::http::HttpLimits;
 use crate::model::{MapInfo, Player};
 use crate::text::Text;
@@ -34,20 +33,15 @@ use crate::Status;
 
 /// The default port (the status server's: the game port 32887 − 1).
 pub const DEFAULT_PORT: u16 = 32886;
-/// The head of a response, at most.
-pub const MAX_HEAD: usize = 8 * 1024;
 /// The body, at most (32 players' entries are a few KB).
 pub const MAX_BODY: usize = 256 * 1024;
 /// Players kept per list (the rest are counted).
 pub const MAX_PLAYERS: usize = MAX_LIST_ENTRIES;
 
-const DOCUMENTS: [Document; 1] = [required("/json", HttpLimits::new(MAX_HEAD, MAX_BODY))];
+const DOCUMENTS: [Document; 1] = [required("/json", HttpLimits::new(HEAD_LIMIT, MAX_BODY))];
 
-/// Build and Shoot's own settings of one query (none; the timers are
-/// [`Timing`](crate::client::Timing)).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub struct QueryOptions {}
+/// No settings of its own.
+pub type QueryOptions = NoOptions;
 
 /// What a Build and Shoot answer says beyond the status.
 pub type Details = Listed;
@@ -248,8 +242,7 @@ pub fn to_status(d: &StatusJson) -> Status {
         uptime_seconds: d
             .server_uptime
             .number::<f64>()
-            .filter(|u| u.is_finite() && *u >= 0.0 && *u < f64::from(u32::MAX))
-            .and_then(|u| format!("{:.0}", u.floor()).parse().ok()),
+            .and_then(|u| Scalar::round(u.floor())),
         players: players.map(|p| p.kept),
         rules: Some(rules_of(&[
             ("serverIdentifier", &d.server_identifier),
@@ -270,54 +263,31 @@ pub fn to_status(d: &StatusJson) -> Status {
     }
 }
 
-/// The protocol's side of the HTTP-JSON machine.
-#[derive(Debug, Clone, Default)]
-pub struct BuildAndShoot {
-    doc: Option<StatusJson>,
-}
-
-impl From<QueryOptions> for BuildAndShoot {
-    fn from(_: QueryOptions) -> Self {
-        Self::default()
-    }
-}
-
-impl HttpJson for BuildAndShoot {
-    type Details = Details;
-
-    fn documents(&self) -> &'static [Document] {
+impl OneDoc for StatusJson {
+    fn documents() -> &'static [Document; 1] {
         &DOCUMENTS
     }
 
-    fn read(&mut self, _i: usize, body: &[u8]) -> Result<(), DecodeError> {
-        let Object(doc) = parse_json::<Object<StatusJson>>(body, "/json")?;
-        if doc.server_name.is_none() {
-            return Err(DecodeError::new(
-                0,
-                "/json",
-                DecodeErrorKind::Invalid("no serverName: not a Build and Shoot status server"),
-            ));
-        }
-        self.doc = Some(doc);
-        Ok(())
+    fn refused(&self) -> Option<&'static str> {
+        self.server_name
+            .is_none()
+            .then_some("no serverName: not a Build and Shoot status server")
     }
 
-    fn finish(
-        &mut self,
-        _missing: &[&'static str],
-        warnings: &mut Vec<String>,
-    ) -> (Status, Details) {
-        let doc = self.doc.take().unwrap_or_default();
-        let details = Listed::of(doc.players().as_ref(), "/json", warnings);
-        (to_status(&doc), details)
+    fn answer(&self, warnings: &mut Vec<String>) -> (Status, Details) {
+        let details = Listed::of(self.players().as_ref(), "/json", warnings);
+        (to_status(self), details)
     }
 }
 
-http_json_query!(Buildandshoot, BuildAndShoot);
+http_json_query!(Buildandshoot, OneDocument<StatusJson>, |_| {
+    OneDocument::default()
+});
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client_http::parse_json;
 
     #[test]
     fn both_layouts_and_names_or_objects() {

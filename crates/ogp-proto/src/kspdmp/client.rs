@@ -19,10 +19,9 @@ use serde::Deserialize;
 
 use crate::bounded::MAX_LIST_ENTRIES;
 use crate::client_http::{
-    http_json_query, parse_json, required, rules_of, Capped, Document, HttpJson, ListOrText,
-    Listed, Object, Scalar,
+    http_json_query, required, rules_of, Capped, Document, ListOrText, Listed, NoOptions, OneDoc,
+    OneDocument, Scalar, HEAD_LIMIT,
 };
-use crate::error::{DecodeError, DecodeErrorKind};
 use crate::http::HttpLimits;
 use crate::model::Player;
 use crate::text::Text;
@@ -30,20 +29,15 @@ use crate::Status;
 
 /// The default port (the HTTP port: the game port 6702 + 1).
 pub const DEFAULT_PORT: u16 = 6703;
-/// The head of a response, at most.
-pub const MAX_HEAD: usize = 8 * 1024;
 /// The body, at most (a full server's is well under a KB).
 pub const MAX_BODY: usize = 256 * 1024;
 /// Players kept (the rest are counted).
 pub const MAX_PLAYERS: usize = MAX_LIST_ENTRIES;
 
-const DOCUMENTS: [Document; 1] = [required("/", HttpLimits::new(MAX_HEAD, MAX_BODY))];
+const DOCUMENTS: [Document; 1] = [required("/", HttpLimits::new(HEAD_LIMIT, MAX_BODY))];
 
-/// DMP's own settings of one query (none; the timers are
-/// [`Timing`](crate::client::Timing)).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub struct QueryOptions {}
+/// No settings of its own.
+pub type QueryOptions = NoOptions;
 
 /// What a DMP answer says beyond the status.
 pub type Details = Listed;
@@ -110,54 +104,29 @@ pub fn to_status(d: &ServerInfo) -> Status {
     }
 }
 
-/// The protocol's side of the HTTP-JSON machine.
-#[derive(Debug, Clone, Default)]
-pub struct Dmp {
-    doc: Option<ServerInfo>,
-}
-
-impl From<QueryOptions> for Dmp {
-    fn from(_: QueryOptions) -> Self {
-        Self::default()
-    }
-}
-
-impl HttpJson for Dmp {
-    type Details = Details;
-
-    fn documents(&self) -> &'static [Document] {
+impl OneDoc for ServerInfo {
+    fn documents() -> &'static [Document; 1] {
         &DOCUMENTS
     }
 
-    fn read(&mut self, _i: usize, body: &[u8]) -> Result<(), DecodeError> {
-        let Object(doc) = parse_json::<Object<ServerInfo>>(body, "/")?;
-        if doc.server_name.is_none() {
-            return Err(DecodeError::new(
-                0,
-                "/",
-                DecodeErrorKind::Invalid("no server_name: not a DarkMultiPlayer server"),
-            ));
-        }
-        self.doc = Some(doc);
-        Ok(())
+    fn refused(&self) -> Option<&'static str> {
+        self.server_name
+            .is_none()
+            .then_some("no server_name: not a DarkMultiPlayer server")
     }
 
-    fn finish(
-        &mut self,
-        _missing: &[&'static str],
-        warnings: &mut Vec<String>,
-    ) -> (Status, Details) {
-        let doc = self.doc.take().unwrap_or_default();
-        let details = Listed::of(doc.names().as_ref(), "/", warnings);
-        (to_status(&doc), details)
+    fn answer(&self, warnings: &mut Vec<String>) -> (Status, Details) {
+        let details = Listed::of(self.names().as_ref(), "/", warnings);
+        (to_status(self), details)
     }
 }
 
-http_json_query!(Kspdmp, Dmp);
+http_json_query!(Kspdmp, OneDocument<ServerInfo>, |_| OneDocument::default());
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client_http::{parse_json, HttpJson};
 
     #[test]
     fn names_from_the_string_or_a_list_and_lying_counts() {
@@ -181,6 +150,7 @@ mod tests {
         let d: ServerInfo =
             parse_json(br#"{"server_name":"x","players":["a",1,null]}"#, "/").unwrap();
         assert_eq!(d.names().unwrap().kept, ["a", "1"]);
-        assert!(Dmp::default().read(0, br#"{"name":"x"}"#).is_err());
+        let mut m = OneDocument::<ServerInfo>::default();
+        assert!(m.read(0, br#"{"name":"x"}"#).is_err());
     }
 }

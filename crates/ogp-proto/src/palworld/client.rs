@@ -21,19 +21,17 @@ use serde::Deserialize;
 
 use crate::bounded::MAX_LIST_ENTRIES;
 use crate::client_http::{
-    http_json_query, optional, parse_json, required, rules_of, Capped, Document, HttpJson, Listed,
-    Object, Scalar, Secret,
+    http_json_query, optional, parse_json, required, rules_of, with_extra, Capped, Document,
+    HttpJson, Listed, Object, Scalar, HEAD_LIMIT,
 };
 use crate::error::DecodeError;
-use crate::http::{basic_authorization, HttpLimits};
+use crate::http::{basic_authorization, HttpLimits, Secret};
 use crate::model::Player;
 use crate::text::Text;
 use crate::Status;
 
 /// The default port (the REST port).
 pub const DEFAULT_PORT: u16 = 8212;
-/// The head of a response, at most.
-pub const MAX_HEAD: usize = 8 * 1024;
 /// A body, at most (32 players' entries are a few KB).
 pub const MAX_BODY: usize = 512 * 1024;
 /// Players kept (the rest are counted).
@@ -41,7 +39,7 @@ pub const MAX_PLAYERS: usize = MAX_LIST_ENTRIES;
 /// The user of the REST API (the only one).
 pub const USER: &str = "admin";
 
-const LIMITS: HttpLimits = HttpLimits::new(MAX_HEAD, MAX_BODY);
+const LIMITS: HttpLimits = HttpLimits::new(HEAD_LIMIT, MAX_BODY);
 const DOCUMENTS: [Document; 3] = [
     required("/v1/api/info", LIMITS),
     optional("/v1/api/metrics", LIMITS),
@@ -50,20 +48,12 @@ const DOCUMENTS: [Document; 3] = [
 
 /// Palworld's own settings of one query (the timers are
 /// [`Timing`](crate::client::Timing)).
-#[derive(Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct QueryOptions {
-    /// The server's admin password: a secret, never in events or errors (`Debug` hides
-    /// it). Without it the server refuses (`401`).
-    pub password: Option<String>,
-}
-
-impl std::fmt::Debug for QueryOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("QueryOptions")
-            .field("password", &self.password.as_ref().map(|_| "…"))
-            .finish()
-    }
+    /// The server's admin password: never in events or errors. Without it the server
+    /// refuses (`401`).
+    pub password: Option<Secret>,
 }
 
 /// What a Palworld answer says beyond the status.
@@ -129,22 +119,15 @@ pub struct Players {
 
 impl PlayerEntry {
     fn to_player(&self) -> Player {
-        let mut p = Player {
-            name: self.name.as_str().map(Text::from),
-            global_id: self.user_id.as_str().map(Text::from),
-            ping: self
-                .ping
-                .number::<f64>()
-                .filter(|p| p.is_finite() && *p >= 0.0 && *p < f64::from(u32::MAX))
-                .and_then(|p| format!("{:.0}", p).parse().ok()),
-            ..Player::default()
-        };
-        for (k, v) in [("level", &self.level), ("accountName", &self.account_name)] {
-            if let Some(v) = v.as_str() {
-                p.extra.insert(Text::from(k), Text::from(v));
-            }
-        }
-        p
+        with_extra(
+            Player {
+                name: self.name.as_str().map(Text::from),
+                global_id: self.user_id.as_str().map(Text::from),
+                ping: self.ping.rounded(),
+                ..Player::default()
+            },
+            &[("level", &self.level), ("accountName", &self.account_name)],
+        )
     }
 }
 
@@ -188,7 +171,7 @@ pub struct Palworld {
 impl From<QueryOptions> for Palworld {
     fn from(o: QueryOptions) -> Self {
         Self {
-            authorization: o.password.map(|p| Secret(basic_authorization(USER, &p))),
+            authorization: o.password.map(|p| Secret(basic_authorization(USER, &p.0))),
             ..Self::default()
         }
     }
@@ -242,7 +225,7 @@ mod tests {
     #[test]
     fn the_password_is_only_in_the_header_and_pings_are_sane() {
         let p = Palworld::from(QueryOptions {
-            password: Some("hunter2".into()),
+            password: Some(Secret("hunter2".into())),
         });
         assert_eq!(
             p.headers(),
@@ -250,7 +233,7 @@ mod tests {
         );
         assert!(!format!("{p:?}").contains("YWRtaW46"), "{p:?}");
         let o = QueryOptions {
-            password: Some("hunter2".into()),
+            password: Some(Secret("hunter2".into())),
         };
         assert!(!format!("{o:?}").contains("hunter2"));
         let players: Players = parse_json(
@@ -269,7 +252,7 @@ mod tests {
         use crate::client_core::{QueryDriver, StreamEvent, Timing};
         let t = std::time::Instant::now();
         let o = QueryOptions {
-            password: Some("hunter2".into()),
+            password: Some(Secret("hunter2".into())),
         };
         let mut m = QueryMachine::new(o, Timing::default(), t);
         m.handle_stream(t, StreamEvent::Connected(([127, 0, 0, 1], 8212).into()));

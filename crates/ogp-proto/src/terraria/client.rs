@@ -23,19 +23,16 @@ use serde::Deserialize;
 
 use crate::bounded::MAX_LIST_ENTRIES;
 use crate::client_http::{
-    http_json_query, parse_json, required, rules_of, Capped, Document, HttpJson, ListOrText,
-    Listed, Object, Pairs, Scalar, Secret,
+    http_json_query, required, rules_of, with_extra, Capped, Document, ListOrText, Listed, Object,
+    OneDoc, OneDocument, Pairs, Scalar, HEAD_LIMIT,
 };
-use crate::error::{DecodeError, DecodeErrorKind};
-use crate::http::{query_value, HttpLimits};
+use crate::http::{query_value, HttpLimits, Secret};
 use crate::model::{MapInfo, Player};
 use crate::text::Text;
 use crate::Status;
 
 /// The default port (the REST port: the game port 7777 + 101).
 pub const DEFAULT_PORT: u16 = 7878;
-/// The head of a response, at most.
-pub const MAX_HEAD: usize = 8 * 1024;
 /// The body, at most (a full server's is a few KB).
 pub const MAX_BODY: usize = 512 * 1024;
 /// Players kept (the rest are counted).
@@ -45,22 +42,14 @@ pub const MAX_RULES: usize = 256;
 /// The document's path, without a token.
 pub const PATH: &str = "/v2/server/status?players=true";
 
-const DOCUMENTS: [Document; 1] = [required(PATH, HttpLimits::new(MAX_HEAD, MAX_BODY))];
+const DOCUMENTS: [Document; 1] = [required(PATH, HttpLimits::new(HEAD_LIMIT, MAX_BODY))];
 
 /// TShock's own settings of one query (the timers are [`Timing`](crate::client::Timing)).
-#[derive(Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct QueryOptions {
-    /// A REST token (`&token=`): a secret, never in events or errors (`Debug` hides it).
-    pub token: Option<String>,
-}
-
-impl std::fmt::Debug for QueryOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("QueryOptions")
-            .field("token", &self.token.as_ref().map(|_| "…"))
-            .finish()
-    }
+    /// A REST token (`&token=`): never in events or errors.
+    pub token: Option<Secret>,
 }
 
 /// What a TShock answer says beyond the status.
@@ -147,17 +136,14 @@ impl ServerStatus {
 
 impl PlayerEntry {
     fn to_player(&self) -> Player {
-        let mut p = Player {
-            name: self.nickname.as_str().map(Text::from),
-            team: self.team.number(),
-            ..Player::default()
-        };
-        for (k, v) in [("username", &self.username), ("group", &self.group)] {
-            if let Some(v) = v.as_str() {
-                p.extra.insert(Text::from(k), Text::from(v));
-            }
-        }
-        p
+        with_extra(
+            Player {
+                name: self.nickname.as_str().map(Text::from),
+                team: self.team.number(),
+                ..Player::default()
+            },
+            &[("username", &self.username), ("group", &self.group)],
+        )
     }
 }
 
@@ -195,79 +181,44 @@ pub fn to_status(d: &ServerStatus) -> Status {
     s
 }
 
-/// The protocol's side of the HTTP-JSON machine.
-#[derive(Debug, Clone, Default)]
-pub struct Tshock {
-    token: Option<Secret>,
-    doc: Option<ServerStatus>,
-}
-
-impl From<QueryOptions> for Tshock {
-    fn from(o: QueryOptions) -> Self {
-        Self {
-            token: o.token.map(Secret),
-            doc: None,
-        }
-    }
-}
-
-impl HttpJson for Tshock {
-    type Details = Details;
-
-    fn documents(&self) -> &'static [Document] {
+impl OneDoc for ServerStatus {
+    fn documents() -> &'static [Document; 1] {
         &DOCUMENTS
     }
 
-    fn target(&self, _i: usize) -> Option<String> {
-        let token = self.token.as_ref()?;
-        Some(format!("{PATH}&token={}", query_value(&token.0)))
-    }
-
-    fn read(&mut self, _i: usize, body: &[u8]) -> Result<(), DecodeError> {
-        let Object(doc) = parse_json::<Object<ServerStatus>>(body, "/v2/server/status")?;
-        match doc.status.as_str() {
-            Some("200") => {}
+    fn refused(&self) -> Option<&'static str> {
+        match self.status.as_str() {
+            Some("200") => None,
             Some(_) => {
-                return Err(DecodeError::new(
-                    0,
-                    "/v2/server/status",
-                    DecodeErrorKind::Invalid(
-                        "TShock's status is not 200: it refused the request (a token it wants?)",
-                    ),
-                ))
+                Some("TShock's status is not 200: it refused the request (a token it wants?)")
             }
-            None => {
-                return Err(DecodeError::new(
-                    0,
-                    "/v2/server/status",
-                    DecodeErrorKind::Invalid("no status: not a TShock server"),
-                ))
-            }
+            None => Some("no status: not a TShock server"),
         }
-        self.doc = Some(doc);
-        Ok(())
     }
 
-    fn finish(
-        &mut self,
-        _missing: &[&'static str],
-        warnings: &mut Vec<String>,
-    ) -> (Status, Details) {
-        let doc = self.doc.take().unwrap_or_default();
-        let players = doc.players();
-        let details = Listed::of(players.as_ref(), "/v2/server/status", warnings);
-        if let Some(r) = doc.rules.as_ref() {
-            warnings.extend(r.0.cut_warning("/v2/server/status", "rules"));
+    fn answer(&self, warnings: &mut Vec<String>) -> (Status, Details) {
+        let details = Listed::of(self.players().as_ref(), PATH, warnings);
+        if let Some(r) = self.rules.as_ref() {
+            warnings.extend(r.0.cut_warning(PATH, "rules"));
         }
-        (to_status(&doc), details)
+        (to_status(self), details)
     }
 }
 
-http_json_query!(Terraria, Tshock);
+/// The request target with the token, if one is given.
+fn target(o: QueryOptions) -> OneDocument<ServerStatus> {
+    OneDocument::at(
+        o.token
+            .map(|t| format!("{PATH}&token={}", query_value(&t.0))),
+    )
+}
+
+http_json_query!(Terraria, OneDocument<ServerStatus>, target);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client_http::parse_json;
 
     #[test]
     fn old_string_players_and_lying_fields() {
@@ -287,13 +238,17 @@ mod tests {
         assert_eq!(s.player_count, None);
         assert_eq!(s.connect_port, None);
         assert_eq!(s.password, None);
-        let mut t = Tshock::default();
+        use crate::client_http::HttpJson;
+        let mut t = target(QueryOptions::default());
         assert!(t.read(0, br#"{"status":"401","error":"no"}"#).is_err());
         assert!(t.read(0, br#"{"name":"x"}"#).is_err());
-        t.token = Some(Secret("a&b c".into()));
+        let t = target(QueryOptions {
+            token: Some(Secret("a&b c".into())),
+        });
         assert_eq!(
             t.target(0).unwrap(),
             "/v2/server/status?players=true&token=a%26b%20c"
         );
+        assert!(!format!("{t:?}").contains("a&b"));
     }
 }
