@@ -31,6 +31,7 @@ mod gqp_reply;
 mod gs1_datagram;
 mod gs2_datagram;
 mod gs3_datagram;
+mod http_games;
 mod http_response;
 mod master_registry;
 mod minecraft_stream;
@@ -109,6 +110,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("teamspeak2_stream", teamspeak2_stream::run),
     ("weblist_json", weblist_json::run),
     ("oneshot_datagram", oneshot_datagram::run),
+    ("http_games", http_games::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

@@ -785,9 +785,16 @@ async fn run_query(
 ) -> anyhow::Result<ExitCode> {
     let addr = query::resolve(args, protocol).await;
     let mut dump = String::new();
+    let secrets = query::secrets(opts);
     let mut tap = |w: ogp_net::client::Wire<'_>| {
         if level >= 2 {
-            query::hex_dump(&mut dump, w);
+            match w {
+                ogp_net::client::Wire::Sent(d) if !secrets.is_empty() => {
+                    let d = query::redact(d, &secrets);
+                    query::hex_dump(&mut dump, ogp_net::client::Wire::Sent(&d));
+                }
+                w => query::hex_dump(&mut dump, w),
+            }
         }
     };
     let outcome = match &addr {

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use ogp_net::client;
 use ogp_proto::client::{Answer, Event, Options, QueryError, Timing};
+use ogp_proto::http::Secret;
 use ogp_proto::{gqp, teamspeak3, Charset, Protocol};
 
 /// Options of `ogp query`.
@@ -56,10 +57,80 @@ pub async fn resolve(
     client::resolve(&args.target).await
 }
 
+/// Credentials of the HTTP games from the environment, never from the command line:
+/// Palworld's admin password (`OGP_PALWORLD_PASSWORD`, or the first line of the file
+/// `OGP_PALWORLD_PASSWORD_FILE` names) and TShock's REST token (`OGP_TSHOCK_TOKEN`).
+pub fn set_http_credentials(o: &mut Options) -> Result<(), String> {
+    let password = match std::env::var("OGP_PALWORLD_PASSWORD") {
+        Ok(p) => Some(p),
+        Err(_) => match std::env::var_os("OGP_PALWORLD_PASSWORD_FILE") {
+            Some(path) => {
+                let text = std::fs::read_to_string(&path).map_err(|e| {
+                    format!(
+                        "OGP_PALWORLD_PASSWORD_FILE {}: {e}",
+                        crate::render::sanitize(&path.to_string_lossy())
+                    )
+                })?;
+                Some(text.lines().next().unwrap_or_default().to_string())
+            }
+            None => None,
+        },
+    };
+    o.palworld.password = password.map(Secret);
+    o.terraria.token = std::env::var("OGP_TSHOCK_TOKEN").ok().map(Secret);
+    Ok(())
+}
+
+/// What a `-vv` dump must not show: the credentials in `o`, and the forms a request
+/// carries them in (Palworld's `Authorization` value, TShock's token in the query).
+pub fn secrets(o: &Options) -> Vec<String> {
+    let mut s = Vec::new();
+    let text = |s: &Option<Secret>| s.as_ref().map(|s| s.0.clone()).filter(|s| !s.is_empty());
+    if let Some(p) = text(&o.palworld.password) {
+        s.push(ogp_proto::http::basic_authorization(
+            ogp_proto::palworld::client::USER,
+            &p,
+        ));
+        s.push(p);
+    }
+    if let Some(t) = text(&o.terraria.token) {
+        s.push(ogp_proto::http::query_value(&t));
+        s.push(t);
+    }
+    s
+}
+
+/// `d` with each of `secrets` written over with `*`.
+pub fn redact(d: &[u8], secrets: &[String]) -> Vec<u8> {
+    let mut out = d.to_vec();
+    for s in secrets
+        .iter()
+        .map(String::as_bytes)
+        .filter(|s| !s.is_empty())
+    {
+        let mut i = 0;
+        while let Some(at) = out
+            .get(i..)
+            .and_then(|rest| rest.windows(s.len()).position(|w| w == s))
+        {
+            let start = i.saturating_add(at);
+            let end = start.saturating_add(s.len());
+            if let Some(span) = out.get_mut(start..end) {
+                span.fill(b'*');
+            }
+            i = end;
+        }
+    }
+    out
+}
+
 /// The client options for the arguments.
 pub fn options(args: &QueryArgs, protocol: Protocol) -> Result<Options, String> {
     let mut o = Options::with_timing(timing(args, protocol));
     set_charset(&mut o, args.charset);
+    if matches!(protocol, Protocol::Palworld | Protocol::Terraria) {
+        set_http_credentials(&mut o)?;
+    }
     if protocol == Protocol::Minecraft {
         set_handshake_host(&mut o, &args.target);
     }

@@ -297,6 +297,11 @@ fn config(args: &ScanArgs) -> ScanConfig {
         Duration::from_millis(args.deadline.max(1)),
     ));
     crate::query::set_charset(&mut cfg.options, args.charset);
+    // Palworld's password and TShock's token from the environment (an unreadable
+    // password file: those servers refuse, each with its error).
+    if let Err(e) = crate::query::set_http_credentials(&mut cfg.options) {
+        eprintln!("ogp: {e}");
+    }
     cfg.sockets = args.sockets.clamp(1, 64);
     cfg
 }

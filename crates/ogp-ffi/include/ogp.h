@@ -200,6 +200,22 @@
 // Starsiege (2009): `72` and a challenge on port 29001.
 #define OGP_PROTO_STARSIEGE 39
 
+// Terraria's TShock REST API over HTTP: `/v2/server/status` (game port + 101).
+#define OGP_PROTO_TERRARIA 40
+
+// Palworld's REST API over HTTP (8212); the admin password is not settable through
+// the C API yet: a server wanting it refuses (`401`).
+#define OGP_PROTO_PALWORLD 41
+
+// Kerbal Space Program's DarkMultiPlayer over HTTP: `GET /` (game port + 1).
+#define OGP_PROTO_KSPDMP 42
+
+// Build and Shoot / Ace of Spades over HTTP: `/json` on the status server (game port − 1).
+#define OGP_PROTO_BUILDANDSHOOT 43
+
+// Assetto Corsa over HTTP: `/INFO` and `/JSON|1` on the server's HTTP port.
+#define OGP_PROTO_ASSETTOCORSA 44
+
 // `ogp_responder_poll`'s `*out_wait_ms` when nothing is scheduled.
 #define OGP_WAIT_NONE UINT32_MAX
 

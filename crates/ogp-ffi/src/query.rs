@@ -94,6 +94,17 @@ pub const OGP_PROTO_MAFIA2ONLINE: c_int = 37;
 pub const OGP_PROTO_TRIBES1: c_int = 38;
 /// Starsiege (2009): `72` and a challenge on port 29001.
 pub const OGP_PROTO_STARSIEGE: c_int = 39;
+/// Terraria's TShock REST API over HTTP: `/v2/server/status` (game port + 101).
+pub const OGP_PROTO_TERRARIA: c_int = 40;
+/// Palworld's REST API over HTTP (8212); the admin password is not settable through
+/// the C API yet: a server wanting it refuses (`401`).
+pub const OGP_PROTO_PALWORLD: c_int = 41;
+/// Kerbal Space Program's DarkMultiPlayer over HTTP: `GET /` (game port + 1).
+pub const OGP_PROTO_KSPDMP: c_int = 42;
+/// Build and Shoot / Ace of Spades over HTTP: `/json` on the status server (game port − 1).
+pub const OGP_PROTO_BUILDANDSHOOT: c_int = 43;
+/// Assetto Corsa over HTTP: `/INFO` and `/JSON|1` on the server's HTTP port.
+pub const OGP_PROTO_ASSETTOCORSA: c_int = 44;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -137,6 +148,11 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_MAFIA2ONLINE => Some(Protocol::Mafia2online),
         OGP_PROTO_TRIBES1 => Some(Protocol::Tribes1),
         OGP_PROTO_STARSIEGE => Some(Protocol::Starsiege),
+        OGP_PROTO_TERRARIA => Some(Protocol::Terraria),
+        OGP_PROTO_PALWORLD => Some(Protocol::Palworld),
+        OGP_PROTO_KSPDMP => Some(Protocol::Kspdmp),
+        OGP_PROTO_BUILDANDSHOOT => Some(Protocol::Buildandshoot),
+        OGP_PROTO_ASSETTOCORSA => Some(Protocol::Assettocorsa),
         _ => return None,
     })
 }
@@ -235,7 +251,8 @@ mod protocol_numbers {
     #[test]
     fn every_protocol_has_one_number() {
         let mut named = Vec::new();
-        for n in 0..64 {
+        // 60 and up: the HTTP games of another branch's range (the lead compacts)
+        for n in 0..128 {
             if let Some(Some(p)) = protocol(n) {
                 assert!(!named.contains(&p), "{p:?} twice");
                 named.push(p);
@@ -268,6 +285,11 @@ mod protocol_numbers {
         assert_eq!(protocol(37), Some(Some(Protocol::Mafia2online)));
         assert_eq!(protocol(38), Some(Some(Protocol::Tribes1)));
         assert_eq!(protocol(39), Some(Some(Protocol::Starsiege)));
-        assert_eq!(protocol(40), None);
+        assert_eq!(protocol(40), Some(Some(Protocol::Terraria)));
+        assert_eq!(protocol(41), Some(Some(Protocol::Palworld)));
+        assert_eq!(protocol(42), Some(Some(Protocol::Kspdmp)));
+        assert_eq!(protocol(43), Some(Some(Protocol::Buildandshoot)));
+        assert_eq!(protocol(44), Some(Some(Protocol::Assettocorsa)));
+        assert_eq!(protocol(45), None);
     }
 }

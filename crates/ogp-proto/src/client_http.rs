@@ -37,7 +37,7 @@ use serde::Deserialize;
 use crate::client_core::{Event, QueryError, Rejection, StreamEvent, Timing};
 use crate::client_stream::Stream;
 use crate::error::{DecodeError, DecodeErrorKind};
-use crate::http::{write_get, Get, HttpLimits, Response, ResponseReader};
+use crate::http::{write_get, Get, HttpLimits, Response, ResponseReader, Secret};
 use crate::protocol::Protocol;
 use crate::Status;
 
@@ -73,6 +73,16 @@ pub(crate) trait HttpJson {
         missing: &[&'static str],
         warnings: &mut Vec<String>,
     ) -> (Status, Self::Details);
+    /// The request target of document `i` when it is not its `path` (a token the user
+    /// gave in the query string). The events and errors still name the `path`.
+    fn target(&self, _i: usize) -> Option<String> {
+        None
+    }
+    /// Extra headers of every request (`Accept`, credentials: never in events or
+    /// errors).
+    fn headers(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
 }
 
 /// Parses a JSON body into `T` (typed, so that what is not kept is skipped without
@@ -123,6 +133,19 @@ impl Scalar {
     /// The text read as a number (spaces around it ignored).
     pub fn number<T: std::str::FromStr>(&self) -> Option<T> {
         self.as_str().and_then(|s| s.trim().parse().ok())
+    }
+
+    /// The text read as a number of any form (`33.52`), rounded to a whole `u32`
+    /// (`None` when negative, too large or not a number).
+    pub fn rounded(&self) -> Option<u32> {
+        self.number::<f64>().and_then(Self::round)
+    }
+
+    /// `x` rounded to a whole `u32`, if it is one.
+    pub fn round(x: f64) -> Option<u32> {
+        (x.is_finite() && x >= 0.0 && x < f64::from(u32::MAX))
+            .then(|| format!("{x:.0}").parse().ok())
+            .flatten()
     }
 }
 
@@ -224,6 +247,83 @@ impl<'de, T: Deserialize<'de>, const MAX: usize> Deserialize<'de> for Capped<T, 
             }
         }
         d.deserialize_seq(V(std::marker::PhantomData))
+    }
+}
+
+/// A list, or the same list written as one string (older servers: names joined by
+/// `, `): either is kept as what it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListOrText<T, const MAX: usize> {
+    /// A JSON array, capped.
+    List(Capped<T, MAX>),
+    /// A string.
+    Text(String),
+}
+
+impl<T, const MAX: usize> ListOrText<T, MAX> {
+    /// The names of a string list: split at `sep`, trimmed, empty ones dropped, at most
+    /// `MAX` kept, and how many there were.
+    pub fn split_text(text: &str, sep: &str) -> Capped<String, MAX> {
+        let mut out = Capped::default();
+        for name in text.split(sep).map(str::trim).filter(|n| !n.is_empty()) {
+            if out.kept.len() < MAX {
+                out.kept.push(name.to_owned());
+            }
+            out.total = out.total.saturating_add(1);
+        }
+        out
+    }
+}
+
+impl<'de, T: Deserialize<'de>, const MAX: usize> Deserialize<'de> for ListOrText<T, MAX> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T, const MAX: usize>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>, const MAX: usize> Visitor<'de> for V<T, MAX> {
+            type Value = ListOrText<T, MAX>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a list or a string")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(ListOrText::Text(v.to_owned()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+                Capped::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
+                    .map(ListOrText::List)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// An object's keys and text values, in order: at most `MAX` kept (values that are
+/// not text, number or boolean skipped), and how many there were.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Pairs<const MAX: usize>(pub Capped<(String, String), MAX>);
+
+impl<'de, const MAX: usize> Deserialize<'de> for Pairs<MAX> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<const MAX: usize>;
+        impl<'de, const MAX: usize> Visitor<'de> for V<MAX> {
+            type Value = Pairs<MAX>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = Capped::default();
+                while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    if out.kept.len() < MAX {
+                        if let Some(v) = map.next_value::<Scalar>()?.0 {
+                            out.kept.push((k.into_owned(), v));
+                        }
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                    out.total = out.total.saturating_add(1);
+                }
+                Ok(Pairs(out))
+            }
+        }
+        d.deserialize_map(V::<MAX>)
     }
 }
 
@@ -369,8 +469,12 @@ impl<P: HttpJson> HttpMachine<P> {
         };
         let last = self.next.saturating_add(1) >= self.p.documents().len();
         let host = self.host.clone().unwrap_or_default();
-        let mut get = Get::new(&host, doc.path);
+        let target = self.p.target(self.next);
+        let owned = self.p.headers();
+        let headers: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let mut get = Get::new(&host, target.as_deref().unwrap_or(doc.path));
         get.keep_alive = !last;
+        get.headers = &headers;
         let mut out = Vec::with_capacity(160);
         if let Err(e) = write_get(&get, &mut out) {
             return self.s.x.fail(QueryError::Options { message: e.0 });
@@ -670,6 +774,184 @@ macro_rules! http_json_driver {
     };
 }
 pub(crate) use http_json_driver;
+
+/// The settings of an HTTP-JSON game that has none of its own (each such folder's
+/// `client::QueryOptions`; the timers are [`Timing`](crate::client::Timing)).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct NoOptions {}
+
+/// What an answer of an HTTP-JSON game whose only list is its players says beyond the
+/// status (each such folder's `client::Details`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Listed {
+    /// Entries of the document's player list (more than the players kept when over the
+    /// cap; `None` when it sent none).
+    pub players_listed: Option<usize>,
+}
+
+impl Listed {
+    /// The details of `list` (a cut list also warns, `DOC: N players, the first M kept`).
+    pub(crate) fn of<T, const MAX: usize>(
+        list: Option<&Capped<T, MAX>>,
+        doc: &str,
+        warnings: &mut Vec<String>,
+    ) -> Self {
+        warnings.extend(list.and_then(|l| l.cut_warning(doc, "players")));
+        Self {
+            players_listed: list.map(|l| l.total),
+        }
+    }
+}
+
+/// The `QueryMachine` of an HTTP-JSON folder: `$p` (its [`HttpJson`], built by `$make`
+/// from the folder's `QueryOptions`, by default `From` them) on an [`HttpMachine`] of
+/// `Protocol::$variant`, with its driver and start; the folder's `Details` are `$p`'s.
+macro_rules! http_json_query {
+    ($variant:ident, $p:ty) => {
+        $crate::client_http::http_json_query!($variant, $p, <$p>::from);
+    };
+    ($variant:ident, $p:ty, $make:expr) => {
+        /// One query of one server.
+        #[derive(Debug, Clone)]
+        pub struct QueryMachine {
+            m: $crate::client_http::HttpMachine<$p>,
+        }
+
+        impl QueryMachine {
+            /// A query starting at `now`.
+            pub fn new(
+                opts: QueryOptions,
+                timing: $crate::client_core::Timing,
+                now: std::time::Instant,
+            ) -> Self {
+                Self {
+                    m: $crate::client_http::HttpMachine::new(
+                        $crate::protocol::Protocol::$variant,
+                        ($make)(opts),
+                        &timing,
+                        now,
+                        None,
+                    ),
+                }
+            }
+        }
+
+        $crate::client_http::http_json_driver!(QueryMachine, Details);
+
+        $crate::client_core::start_query!(QueryOptions, no_id);
+    };
+}
+pub(crate) use http_json_query;
+
+/// The head of a response the HTTP-JSON games take, at most.
+pub(crate) const HEAD_LIMIT: usize = 8 * 1024;
+
+/// The document of a game that answers one JSON document (see [`OneDocument`]).
+pub(crate) trait OneDoc: for<'de> Deserialize<'de> + Default + fmt::Debug + Clone {
+    /// The one document (an array of one, so that it is `'static`).
+    fn documents() -> &'static [Document; 1];
+    /// Why a parsed document is not an answer of this protocol's server (`None`: it is).
+    fn refused(&self) -> Option<&'static str>;
+    /// The answer the document gives; warnings (a list cut) to `warnings`.
+    fn answer(&self, warnings: &mut Vec<String>) -> (Status, Listed);
+}
+
+/// The [`HttpJson`] of a game answering one JSON object `D` (its top level must be an
+/// object), asked at `D`'s path or at `target` (a token in the query string).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct OneDocument<D> {
+    target: Option<Secret>,
+    doc: Option<D>,
+}
+
+impl<D> OneDocument<D> {
+    /// Asks at `target` instead of the document's path.
+    pub(crate) fn at(target: Option<String>) -> Self {
+        Self {
+            target: target.map(Secret),
+            doc: None,
+        }
+    }
+}
+
+impl<D: OneDoc> HttpJson for OneDocument<D> {
+    type Details = Listed;
+
+    fn documents(&self) -> &'static [Document] {
+        D::documents()
+    }
+
+    fn target(&self, _i: usize) -> Option<String> {
+        self.target.as_ref().map(|t| t.0.clone())
+    }
+
+    fn read(&mut self, _i: usize, body: &[u8]) -> Result<(), DecodeError> {
+        let path = D::documents()[0].path;
+        let Object(doc) = parse_json::<Object<D>>(body, path)?;
+        if let Some(why) = doc.refused() {
+            return Err(DecodeError::new(0, path, DecodeErrorKind::Invalid(why)));
+        }
+        self.doc = Some(doc);
+        Ok(())
+    }
+
+    fn finish(
+        &mut self,
+        _missing: &[&'static str],
+        warnings: &mut Vec<String>,
+    ) -> (Status, Listed) {
+        self.doc.take().unwrap_or_default().answer(warnings)
+    }
+}
+
+/// `p` with each of `pairs` that has a non-empty value in its `extra`.
+pub(crate) fn with_extra(
+    mut p: crate::model::Player,
+    pairs: &[(&str, &Scalar)],
+) -> crate::model::Player {
+    for (k, v) in pairs {
+        if let Some(v) = v.as_str().filter(|v| !v.is_empty()) {
+            p.extra
+                .insert(crate::text::Text::from(*k), crate::text::Text::from(v));
+        }
+    }
+    p
+}
+
+/// A document that must be there (see [`Document`]), with `limits`.
+pub(crate) const fn required(path: &'static str, limits: HttpLimits) -> Document {
+    Document {
+        path,
+        required: true,
+        limits,
+    }
+}
+
+/// A document that may be left out, with a warning (see [`Document`]).
+pub(crate) const fn optional(path: &'static str, limits: HttpLimits) -> Document {
+    Document {
+        path,
+        required: false,
+        limits,
+    }
+}
+
+/// Rules from `(key, value)` pairs: those whose value is text, in order.
+pub(crate) fn rules_of(pairs: &[(&str, &Scalar)]) -> crate::model::Rules {
+    crate::model::Rules(
+        pairs
+            .iter()
+            .filter_map(|(k, v)| {
+                Some((
+                    crate::text::Text::from(*k),
+                    crate::text::Text::from(v.as_str()?),
+                ))
+            })
+            .collect(),
+    )
+}
 
 #[cfg(test)]
 mod tests {

@@ -95,6 +95,56 @@ impl<'a> Get<'a> {
     }
 }
 
+/// A credential (a password, a token): its `Debug` hides it, so that options and
+/// machines holding one can be printed.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(…)")
+    }
+}
+
+/// The `Authorization` value of HTTP Basic authentication (RFC 7617): `Basic ` and
+/// base64 of `user:password`. A secret: callers keep it out of events, errors and logs.
+pub fn basic_authorization(user: &str, password: &str) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let raw = format!("{user}:{password}");
+    let mut out = String::from("Basic ");
+    for chunk in raw.as_bytes().chunks(3) {
+        let b = [
+            chunk.first().copied().unwrap_or(0),
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                let idx = usize::try_from((n >> (18 - 6 * i)) & 63).unwrap_or(0);
+                out.push(char::from(ALPHABET.get(idx).copied().unwrap_or(b'A')));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// `s` percent-encoded for a query string's value: every byte but the unreserved
+/// ones (`A-Z a-z 0-9 - . _ ~`) as `%XX`.
+pub fn query_value(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// Why a request cannot be written: a part would break the request's framing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BadRequest(pub &'static str);
@@ -659,6 +709,19 @@ mod tests {
 
     fn bytewise(bytes: &[u8]) -> Vec<&[u8]> {
         bytes.chunks(1).collect()
+    }
+
+    #[test]
+    fn basic_credentials_and_query_values_encode() {
+        // RFC 7617's example
+        assert_eq!(
+            basic_authorization("Aladdin", "open sesame"),
+            "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ=="
+        );
+        assert_eq!(basic_authorization("admin", "a"), "Basic YWRtaW46YQ==");
+        assert_eq!(basic_authorization("admin", "ab"), "Basic YWRtaW46YWI=");
+        assert_eq!(query_value("aB3-._~"), "aB3-._~");
+        assert_eq!(query_value("a b&c=\r\n"), "a%20b%26c%3D%0D%0A");
     }
 
     #[test]

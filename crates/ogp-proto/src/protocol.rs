@@ -72,6 +72,11 @@ macro_rules! for_each_protocol {
             Mafia2online => mafia2online;
             Tribes1 => tribes1;
             Starsiege => starsiege;
+            Terraria => terraria;
+            Palworld => palworld;
+            Kspdmp => kspdmp;
+            Buildandshoot => buildandshoot;
+            Assettocorsa => assettocorsa;
         }
     };
 }

@@ -11,7 +11,8 @@
 //!
 //! Each connection is served in a thread, request after request (keep-alive;
 //! `Connection: close` ends it); a known path gets `200` with its document
-//! (`Content-Length`), any other `404`. The paths asked are recorded
+//! (`Content-Length`), any other `404`. A path ending in `*` serves every path it
+//! starts (Assetto Corsa's `/JSON|N`, whose `N` gamedig draws at random). The paths asked are recorded
 //! ([`HttpReplay::paths`]). Everything stops when dropped.
 
 use std::collections::BTreeMap;
@@ -145,7 +146,13 @@ fn serve(mut conn: TcpStream, docs: &Documents, paths: &Mutex<Vec<String>>) {
         if let Ok(mut p) = paths.lock() {
             p.push(path.clone());
         }
-        let response = match docs.0.get(&path) {
+        let found = docs.0.get(&path).or_else(|| {
+            docs.0.iter().find_map(|(k, v)| {
+                let prefix = k.strip_suffix('*')?;
+                path.starts_with(prefix).then_some(v)
+            })
+        });
+        let response = match found {
             Some(body) => [
                 format!(
                     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
