@@ -192,8 +192,51 @@ export function decode(
   options?: { protocol?: string; charset?: string }
 ): Decoded
 
-// TODO(listServers): `listServers(master, options)` comes with the `ogp list` library
-// function (ogp-net) of another branch; it is added here when that is merged.
+/** A server as a list gives it (`ogp list --json`'s object). */
+export interface Listed {
+  addr: string
+  protocols: string[]
+  name?: string
+  map?: string
+  game?: string
+  players?: number
+  max_players?: number
+  password?: boolean
+  location?: string
+  [key: string]: unknown
+}
+
+export interface ListOptions {
+  /** The CLI's flag by name: `valve` (the default for HOST:PORT), `dp`, `gs1`, `cube2`,
+   * `qw`, `tw`, `tw7`, `api` (the default for an http(s):// URL), `ddnet`, `minetest`,
+   * `openmp`, `steam`. */
+  kind?: string
+  filter?: string
+  limit?: number
+  /** Milliseconds for the whole run (60000). */
+  timeout?: number
+  /** Milliseconds a page (2000). */
+  pageTimeout?: number
+  /** Valve's region byte (255: all). */
+  region?: number
+  /** `dp`, `gs1`: the game. */
+  game?: string
+  /** `dp`: the protocol number. */
+  protocol?: string
+  /** `gs1`: the game's key. */
+  gs1Key?: string
+  /** `steam`: a file holding the Web API key (else the OGP_STEAM_KEY environment variable). */
+  steamKeyFile?: string
+  /** Take any HTTPS certificate (your own self-signed servers only). */
+  insecure?: boolean
+}
+
+/** `ogp list --json`: a master's or a web list's servers; rejects with a ListError. */
+export function listServers(master: string, options?: ListOptions): Promise<Listed[]>
+
+export class ListError extends Error {
+  readonly kind: 'usage' | 'resolve' | 'network' | 'tls' | 'http' | 'timeout' | 'malformed' | 'output'
+}
 
 export class QueryError extends Error {
   readonly result: Result

@@ -6,7 +6,7 @@
 //   console.log(r.status.host_name, r.ping_ms)
 //
 // Every function is the `ogp` command's: `query` is `ogp query`, `scan` is `ogp scan`,
-// `games` is `ogp games`, `decode` is `ogp decode`, with the same option names (in
+// `games` is `ogp games`, `decode` is `ogp decode`, `listServers` is `ogp list --json`, with the same option names (in
 // camelCase), defaults and meanings; times in milliseconds, as the CLI's --timeout.
 // Results are the JSON objects of docs/json.md. The protocol work is all in Rust
 // (ogp.node, crates/ogp-node/src/lib.rs); this file only converts.
@@ -46,6 +46,17 @@ class DecodeError extends Error {
   constructor (message) {
     super(message)
     this.name = 'DecodeError'
+  }
+}
+
+/** A server list that could not be read: `kind` is the cause (`usage`, `resolve`,
+ * `network`, `tls`, `http`, `timeout`, `malformed`), `message` the line `ogp list`
+ * prints (a Steam key is never in it). */
+class ListError extends Error {
+  constructor (kind, message) {
+    super(message)
+    this.name = 'ListError'
+    this.kind = kind
   }
 }
 
@@ -145,11 +156,27 @@ function decode (data, options = {}) {
   return JSON.parse(text)
 }
 
+/** `ogp list --json`: the servers of a master server or a list on the web, as the
+ * CLI's objects (`addr`, `protocols`, and `name`, `map`, `players`… where the list has
+ * them); a ListError by cause. */
+async function listServers (master, options = {}) {
+  let text
+  try {
+    text = await native.listServers(String(master), options)
+  } catch (e) {
+    throw argError(e)
+  }
+  const r = JSON.parse(text)
+  if (!r.ok) throw new ListError(r.kind, r.message)
+  return r.servers
+}
+
 module.exports = {
   query,
   scan,
   games,
   decode,
+  listServers,
   QueryError,
   TimeoutError,
   RefusedError,
@@ -159,6 +186,7 @@ module.exports = {
   SocketError,
   OptionsError,
   DecodeError,
+  ListError,
   version: require('./package.json').version,
   _native: native
 }

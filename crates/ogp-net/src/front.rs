@@ -216,6 +216,111 @@ pub fn decode(
     Ok(ogp_proto::decode::decode_json(protocol, datagrams, charset).map_err(|e| e.to_string()))
 }
 
+/// `ogp list --json`'s arguments (the CLI's flags; times in the binding's unit).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ListArgs<'a> {
+    /// The master (`HOST[:PORT]`) or the list's URL.
+    pub master: &'a str,
+    /// The CLI's flag by name (`valve`, `dp`, `gs1`, `cube2`, `qw`, `tw`, `tw7`, `api`,
+    /// `ddnet`, `minetest`, `openmp`, `steam`); `None`: by the address.
+    pub kind: Option<&'a str>,
+    /// The list's filter.
+    pub filter: &'a str,
+    /// The most servers listed.
+    pub limit: Option<usize>,
+    /// The whole run's time (60 s).
+    pub timeout: f64,
+    /// A page's time (2 s).
+    pub page_timeout: f64,
+    /// The unit of the times.
+    pub unit: Unit,
+    /// Valve's region byte (255: all).
+    pub region: u8,
+    /// `dp` and `gs1`: the game.
+    pub game: Option<&'a str>,
+    /// `dp`: the protocol number.
+    pub protocol: Option<&'a str>,
+    /// `gs1`: the game's key.
+    pub gs1_key: Option<&'a str>,
+    /// `steam`: the file holding the Web API key (else `OGP_STEAM_KEY`).
+    pub steam_key_file: Option<&'a std::path::Path>,
+    /// Any HTTPS certificate taken (self-signed servers only).
+    pub insecure: bool,
+}
+
+impl<'a> ListArgs<'a> {
+    /// The CLI's defaults for `master`.
+    pub fn new(master: &'a str, unit: Unit) -> Self {
+        let per_second = match unit {
+            Unit::Seconds => 1.0,
+            Unit::Millis => 1000.0,
+        };
+        Self {
+            master,
+            kind: None,
+            filter: "",
+            limit: None,
+            timeout: 60.0 * per_second,
+            page_timeout: 2.0 * per_second,
+            unit,
+            region: 255,
+            game: None,
+            protocol: None,
+            gs1_key: None,
+            steam_key_file: None,
+            insecure: false,
+        }
+    }
+}
+
+/// `ogp list --json`, blocking (run it off the async threads): `Ok(Ok(json))` is the
+/// servers' objects as one JSON array, `Ok(Err((cause, message)))` a failed run (the
+/// cause is [`crate::list::ListErrorKind::name`], the message the CLI's line; a Steam
+/// key is never in it), `Err` a bad time argument (or JSON that failed to serialize).
+#[allow(clippy::type_complexity)]
+pub fn list_json(a: &ListArgs<'_>) -> Result<Result<String, (&'static str, String)>, String> {
+    use crate::list::{self, ListEvent, ListOptions, ListParams, SteamKey};
+    let mut options = ListOptions::new(
+        a.unit.duration("timeout", a.timeout, 86_400.0)?,
+        a.unit.duration("page_timeout", a.page_timeout, 600.0)?,
+    );
+    options.limit = a.limit;
+    options.insecure = a.insecure;
+    let fail = |e: list::ListError| Ok(Err((e.kind.name(), e.to_string())));
+    let mut p = ListParams {
+        filter: a.filter.to_string(),
+        region: Some(a.region),
+        game: a.game.map(str::to_string),
+        protocol: a.protocol.map(str::to_string),
+        gs1_key: a.gs1_key.map(str::to_string),
+        ..ListParams::default()
+    };
+    if a.kind == Some("steam") {
+        match SteamKey::find(a.steam_key_file) {
+            Ok(k) => p.steam_key = k,
+            Err(e) => return fail(e),
+        }
+    }
+    let source = match list::ListSource::new(a.kind, a.master, p) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    let mut items = Vec::new();
+    let run = list::list_servers(&source, &options, &mut |e| {
+        if let ListEvent::Server { item, .. } = e {
+            items.push(item);
+        }
+        Ok(())
+    });
+    match run {
+        Ok(_) => ogp_proto::result::to_json(&items)
+            .map(Ok)
+            .map_err(|e| e.to_string()),
+        Err(e) => fail(e),
+    }
+}
+
 /// `ogp scan`'s arguments.
 #[derive(Debug, Clone)]
 pub struct ScanArgs<'a> {

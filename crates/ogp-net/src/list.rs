@@ -374,6 +374,23 @@ pub enum ListErrorKind {
     Output,
 }
 
+impl ListErrorKind {
+    /// The cause's name for the bindings (`usage`, `resolve`, `network`, `tls`, `http`,
+    /// `timeout`, `malformed`, `output`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Usage => "usage",
+            Self::Resolve => "resolve",
+            Self::Network => "network",
+            Self::Tls => "tls",
+            Self::Http => "http",
+            Self::Timeout => "timeout",
+            Self::Malformed => "malformed",
+            Self::Output => "output",
+        }
+    }
+}
+
 /// A failed run: its cause and a one-line message (control characters of the network
 /// replaced).
 #[derive(Debug, Clone, PartialEq, Eq)]

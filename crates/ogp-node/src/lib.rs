@@ -2,7 +2,7 @@
 //! index.d.ts, gamedig.js).
 //!
 //! Thin, as the Python package's (crates/ogp-py): every check and every message is
-//! `ogp_net::front`'s (the CLI's own helpers), a query or scan runs the Rust client as
+//! `ogp_net::front`'s (the CLI's own helpers), a query, scan or list runs the Rust client as
 //! `ogp query` and `ogp scan` do, and each result crosses into JavaScript as the one
 //! result JSON of docs/json.md, which index.js turns into objects and errors. Times are
 //! milliseconds, as in the CLI and in JavaScript.
@@ -88,6 +88,69 @@ pub fn decode(
         Ok(Ok(json)) => Ok(json),
         Ok(Err(why)) => Err(Error::new(Status::GenericFailure, why)),
         Err(e) => Err(invalid(e)),
+    }
+}
+
+/// `listServers`' options (index.d.ts documents them; milliseconds).
+#[napi(object)]
+pub struct ListOptions {
+    /// The CLI's flag by name (`valve`, `dp`, `gs1`, `cube2`, `qw`, `tw`, `tw7`, `api`,
+    /// `ddnet`, `minetest`, `openmp`, `steam`).
+    pub kind: Option<String>,
+    /// The list's filter.
+    pub filter: Option<String>,
+    /// The most servers listed.
+    pub limit: Option<u32>,
+    /// Milliseconds for the whole run (60000).
+    pub timeout: Option<f64>,
+    /// Milliseconds a page (2000).
+    pub page_timeout: Option<f64>,
+    /// Valve's region byte (255).
+    pub region: Option<u8>,
+    /// `dp`, `gs1`: the game.
+    pub game: Option<String>,
+    /// `dp`: the protocol number.
+    pub protocol: Option<String>,
+    /// `gs1`: the game's key.
+    pub gs1_key: Option<String>,
+    /// `steam`: the file holding the Web API key (else `OGP_STEAM_KEY`).
+    pub steam_key_file: Option<String>,
+    /// Any HTTPS certificate taken (self-signed servers only).
+    pub insecure: Option<bool>,
+}
+
+/// `ogp list --json` on a blocking thread: `{"ok": true, "servers": [...]}` or `{"ok":
+/// false, "kind": CAUSE, "message": LINE}` (index.js throws a ListError). A bad time
+/// rejects with an `InvalidArg` error.
+#[napi]
+pub async fn list_servers(master: String, options: Option<ListOptions>) -> Result<String> {
+    let run = tokio::task::spawn_blocking(move || {
+        let o = options.as_ref();
+        let text = |f: fn(&ListOptions) -> Option<&String>| o.and_then(f).map(String::as_str);
+        let mut a = front::ListArgs::new(&master, Unit::Millis);
+        a.kind = text(|o| o.kind.as_ref());
+        a.filter = text(|o| o.filter.as_ref()).unwrap_or("");
+        a.limit = o.and_then(|o| o.limit).map(|n| n as usize);
+        a.timeout = o.and_then(|o| o.timeout).unwrap_or(a.timeout);
+        a.page_timeout = o.and_then(|o| o.page_timeout).unwrap_or(a.page_timeout);
+        a.region = o.and_then(|o| o.region).unwrap_or(a.region);
+        a.game = text(|o| o.game.as_ref());
+        a.protocol = text(|o| o.protocol.as_ref());
+        a.gs1_key = text(|o| o.gs1_key.as_ref());
+        a.steam_key_file = text(|o| o.steam_key_file.as_ref()).map(std::path::Path::new);
+        a.insecure = o.and_then(|o| o.insecure).unwrap_or(false);
+        front::list_json(&a)
+    });
+    match run.await {
+        Ok(Ok(Ok(servers))) => Ok(format!("{{\"ok\":true,\"servers\":{servers}}}")),
+        Ok(Ok(Err((kind, message)))) => {
+            Ok(serde_json::json!({"ok": false, "kind": kind, "message": message}).to_string())
+        }
+        Ok(Err(e)) => Err(invalid(e)),
+        Err(e) => Err(Error::new(
+            Status::GenericFailure,
+            format!("the list task failed: {e}"),
+        )),
     }
 }
 

@@ -371,3 +371,61 @@ test('GameDig.query rejects as gamedig does, with our error classes', async () =
     e => e instanceof ogp.TimeoutError && e instanceof Error)
   await assert.rejects(ogp.GameDig.query({ host }), TypeError)
 })
+
+// --- lists (ogp list) ----------------------------------------------------------------
+// Bodies built from the documented formats (ogp-proto's master::weblist), served on
+// loopback: no test reaches the internet.
+
+const MINETEST_LIST = JSON.stringify({ total: { servers: 2, clients: 3 }, list: [
+  { address: 'mt.example.org', ip: '203.0.113.7', port: 30000, name: 'Example MT', gameid: 'minetest', clients: 3, clients_max: 20 },
+  { address: 'host.example.org', port: 30000 }
+] })
+
+function web (body, status = 200) {
+  const http = require('node:http')
+  const seen = []
+  const srv = http.createServer((req, res) => {
+    seen.push(req.url)
+    res.writeHead(status, { 'Content-Length': Buffer.byteLength(body) })
+    res.end(body)
+  })
+  return new Promise(resolve => srv.listen(0, '127.0.0.1', () =>
+    resolve({ url: `http://127.0.0.1:${srv.address().port}/`, seen, close: () => srv.close() })))
+}
+
+test('listServers is ogp list --json', async () => {
+  const w = await web(MINETEST_LIST)
+  try {
+    const got = await ogp.listServers(w.url, { kind: 'minetest' })
+    // the CLI asynchronously: this process serves the list (spawnSync would block it)
+    const { stdout } = await require('node:util').promisify(require('node:child_process').execFile)(OGP, ['list', '--json', '--minetest', w.url])
+    const c = stdout.trim().split('\n').map(l => JSON.parse(l))
+    assert.deepEqual(got, c)
+    assert.equal(got.length, 1) // the entry without an IP address is skipped, as by the CLI
+    assert.deepEqual([got[0].addr, got[0].protocols, got[0].name, got[0].players], ['203.0.113.7:30000', ['minetest'], 'Example MT', 3])
+    assert.deepEqual(await ogp.listServers(w.url, { kind: 'minetest', limit: 0 }), [])
+  } finally { w.close() }
+})
+
+test('listServers fails by cause; a Steam key never in the error', async () => {
+  const key = '0123456789ABCDEF0123456789ABCDEF'
+  const deep = '{"list":[{"name":' + '['.repeat(5000) + ']'.repeat(5000) + '}]}'
+  const w = await web(deep)
+  const bad = await web('<html>Forbidden</html>', 403)
+  const saved = process.env.OGP_STEAM_KEY
+  try {
+    await assert.rejects(ogp.listServers(w.url, { kind: 'minetest' }), e => e instanceof ogp.ListError && e.kind === 'malformed')
+    await assert.rejects(ogp.listServers('127.0.0.1:1', { kind: 'nonsense' }), e => e instanceof ogp.ListError && e.kind === 'usage')
+    delete process.env.OGP_STEAM_KEY
+    await assert.rejects(ogp.listServers(bad.url, { kind: 'steam' }), e => e.kind === 'usage' && /OGP_STEAM_KEY/.test(e.message))
+    assert.deepEqual(bad.seen, [])
+    process.env.OGP_STEAM_KEY = key
+    await assert.rejects(ogp.listServers(bad.url, { kind: 'steam' }),
+      e => e instanceof ogp.ListError && e.kind === 'http' && !e.message.includes(key) && !JSON.stringify(e).includes(key))
+    assert.ok(bad.seen[0].includes('key=' + key))
+    await assert.rejects(ogp.listServers(w.url, { timeout: 0 }), TypeError)
+  } finally {
+    if (saved === undefined) delete process.env.OGP_STEAM_KEY; else process.env.OGP_STEAM_KEY = saved
+    w.close(); bad.close()
+  }
+})

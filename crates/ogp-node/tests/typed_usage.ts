@@ -1,7 +1,7 @@
 // Compiled by `tsc --noEmit --strict` (tests/node.rs): the package's types as a user's
 // code meets them. Never run.
 import * as ogp from 'ogp'
-import { GameDig, QueryError, TimeoutError } from 'ogp'
+import { GameDig, ListError, QueryError, TimeoutError } from 'ogp'
 
 async function main (): Promise<void> {
   const r: ogp.Answer = await ogp.query('127.0.0.1:27015', { protocol: 'a2s', timeout: 500 })
@@ -38,6 +38,16 @@ async function main (): Promise<void> {
   const n: number = g.numplayers + g.maxplayers + g.bots.length
   const pw: boolean = g.password
   const pname: string = g.players[0].name
+  try {
+    const listed: ogp.Listed[] = await ogp.listServers('https://servers.minetest.net/list', { kind: 'minetest', limit: 10, pageTimeout: 2000 })
+    const addr: string = listed[0].addr
+    void addr
+  } catch (e) {
+    if (e instanceof ListError) {
+      const cause: string = e.kind
+      void cause
+    }
+  }
   void [name, first, ms, st, port, kind, n, pw, pname]
 }
 void main

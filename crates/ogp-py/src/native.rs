@@ -170,61 +170,28 @@ fn list_servers(
     steam_key_file: Option<std::path::PathBuf>,
     insecure: bool,
 ) -> PyResult<(Option<&'static str>, String)> {
-    use ogp_net::list::{self, ListErrorKind, ListEvent, ListOptions, ListParams, SteamKey};
-    let mut options = ListOptions::new(
-        Unit::Seconds
-            .duration("timeout", timeout, 86_400.0)
-            .map_err(value_error)?,
-        Unit::Seconds
-            .duration("page_timeout", page_timeout, 600.0)
-            .map_err(value_error)?,
-    );
-    options.limit = limit;
-    options.insecure = insecure;
-    let fail = |e: list::ListError| {
-        let k = match e.kind {
-            ListErrorKind::Usage => "usage",
-            ListErrorKind::Resolve => "resolve",
-            ListErrorKind::Network => "network",
-            ListErrorKind::Tls => "tls",
-            ListErrorKind::Http => "http",
-            ListErrorKind::Timeout => "timeout",
-            ListErrorKind::Malformed => "malformed",
-            _ => "output",
-        };
-        (Some(k), e.to_string())
-    };
-    let mut p = ListParams::default();
-    p.filter = filter.to_string();
-    p.region = Some(region);
-    p.game = game;
-    p.protocol = protocol;
-    p.gs1_key = gs1_key;
-    if kind == Some("steam") {
-        match SteamKey::find(steam_key_file.as_deref()) {
-            Ok(k) => p.steam_key = k,
-            Err(e) => return Ok(fail(e)),
-        }
-    }
-    let source = match list::ListSource::new(kind, master, p) {
-        Ok(s) => s,
-        Err(e) => return Ok(fail(e)),
-    };
+    let master = master.to_string();
+    let kind = kind.map(str::to_string);
+    let filter = filter.to_string();
     let run = runtime().spawn_blocking(move || {
-        let mut items = Vec::new();
-        list::list_servers(&source, &options, &mut |e| {
-            if let ListEvent::Server { item, .. } = e {
-                items.push(item);
-            }
-            Ok(())
-        })
-        .map(|_| items)
+        let mut a = front::ListArgs::new(&master, Unit::Seconds);
+        a.kind = kind.as_deref();
+        a.filter = &filter;
+        a.limit = limit;
+        a.timeout = timeout;
+        a.page_timeout = page_timeout;
+        a.region = region;
+        a.game = game.as_deref();
+        a.protocol = protocol.as_deref();
+        a.gs1_key = gs1_key.as_deref();
+        a.steam_key_file = steam_key_file.as_deref();
+        a.insecure = insecure;
+        front::list_json(&a)
     });
     match block_on(py, run)? {
-        Ok(Ok(items)) => ogp_proto::result::to_json(&items)
-            .map(|j| (None, j))
-            .map_err(|e| PyRuntimeError::new_err(e.to_string())),
-        Ok(Err(e)) => Ok(fail(e)),
+        Ok(Ok(Ok(json))) => Ok((None, json)),
+        Ok(Ok(Err((kind, message)))) => Ok((Some(kind), message)),
+        Ok(Err(e)) => Err(value_error(e)),
         Err(e) => Err(PyRuntimeError::new_err(format!(
             "the list task failed: {e}"
         ))),
