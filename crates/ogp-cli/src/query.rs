@@ -82,7 +82,8 @@ pub fn set_http_credentials(o: &mut Options) -> Result<(), String> {
 }
 
 /// What a `-vv` dump must not show: the credentials in `o`, and the forms a request
-/// carries them in (Palworld's `Authorization` value, TShock's token in the query).
+/// carries them in (Palworld's `Authorization` value, TShock's token in the query,
+/// TeamSpeak 3's escaped login password).
 pub fn secrets(o: &Options) -> Vec<String> {
     let mut s = Vec::new();
     let text = |s: &Option<Secret>| s.as_ref().map(|s| s.0.clone()).filter(|s| !s.is_empty());
@@ -96,6 +97,9 @@ pub fn secrets(o: &Options) -> Vec<String> {
     if let Some(t) = text(&o.terraria.token) {
         s.push(ogp_proto::http::query_value(&t));
         s.push(t);
+    }
+    if let Some(c) = &o.teamspeak3.credentials {
+        s.extend(c.password_forms().into_iter().filter(|p| !p.is_empty()));
     }
     s
 }

@@ -707,12 +707,12 @@ mod tests {
             "a2s ::1:27015",
             "a2s host:port",
             "nosuch 127.0.0.1:1",
-            "TBS 127.0.0.1:27910",
+            "SNS 127.0.0.1:27910",
             "a2s 127.0.0.1:1 extra",
         ] {
             assert!(parse_line(bad, auto).is_err(), "{bad}");
         }
-        assert!(parse_line("TBS 127.0.0.1:27910", auto)
+        assert!(parse_line("SNS 127.0.0.1:27910", auto)
             .unwrap_err()
             .contains("not supported"));
         // qstat's Quake III type is ours

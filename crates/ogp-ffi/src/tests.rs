@@ -163,7 +163,7 @@ fn bad_calls_return_errors() {
             OGP_ERR_NULL
         );
         assert_eq!(
-            ogp_query(c"127.0.0.1:1".as_ptr(), 42, 100, &mut out, null_mut()),
+            ogp_query(c"127.0.0.1:1".as_ptr(), 999, 100, &mut out, null_mut()),
             OGP_ERR_INVALID
         );
         assert!(out.is_null());

@@ -520,6 +520,8 @@ fn palworld_documented_server() {
         ),
     ] {
         let (v, all) = palworld_query(&[args[0], args[1], "-vv"], &target, &[env]);
+        let sent = sent_in_dump(&all);
+        assert!(contains_bytes(&sent, b"Authorization: ******"), "{all}");
         let s = &v["status"];
         assert_eq!(v["ok"], true, "{v}");
         assert_eq!(v["protocol"], "palworld");
@@ -543,6 +545,10 @@ fn palworld_documented_server() {
             "YWRtaW46ZmlsZWQtcHc",
         ] {
             assert!(!all.contains(secret), "{secret} in {all}");
+            assert!(
+                !contains_bytes(&sent, secret.as_bytes()),
+                "{secret} sent in {all}"
+            );
         }
         assert!(all.contains("→ sent"), "no -vv dump: {all}");
     }

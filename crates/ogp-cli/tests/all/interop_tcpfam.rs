@@ -368,6 +368,17 @@ fn teamspeak3_login_password_stays_out_of_output() {
     let all = format!("{}{}", String::from_utf8_lossy(&ran.stdout), ran.stderr);
     assert!(!all.contains("s3cr3t-pw"), "{all}");
     assert!(all.contains("credentials"), "{all}");
+    // the dump's bytes, not its text (the password may straddle two 16-byte lines): the
+    // login went out with its password blanked
+    let sent = sent_in_dump(&ran.stderr);
+    assert!(
+        contains_bytes(
+            &sent,
+            b"login client_login_name=serveradmin client_login_password=*********"
+        ),
+        "{all}"
+    );
+    assert!(!contains_bytes(&sent, b"s3cr3t-pw"), "{all}");
     // Without the variable: a usage error, nothing sent.
     let ran = run(
         std::process::Command::new(ogp_bin())

@@ -55,7 +55,7 @@ fn scan_prints_ndjson_reports_bad_lines_and_times_out_dead_ports() {
          ogp {dead}\n\
          this is not a target\n\
          a2s 127.0.0.1\n\
-         TBS {live}\n\
+         SNS {live}\n\
          gamespy3 {live}\n\
          -gs4 {live}\n"
     );

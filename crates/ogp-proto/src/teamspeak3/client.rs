@@ -55,6 +55,14 @@ impl Credentials {
     }
 }
 
+impl Credentials {
+    /// The password as the user gave it and as the `login` command carries it
+    /// (escaped): what a dump of the sent bytes must blank out.
+    pub fn password_forms(&self) -> [String; 2] {
+        [self.password.clone(), super::wire::escape(&self.password)]
+    }
+}
+
 impl fmt::Debug for Credentials {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Credentials({:?}, ***)", self.user)

@@ -259,3 +259,37 @@ pub fn ogp_query_json(args: &[&str], target: &str) -> serde_json::Value {
     let ran = ogp_run(&all, CLIENT_LIMIT);
     parse_json(&ran, "ogp query", target)
 }
+
+/// The bytes of every `→ sent` block of a `-vv` hex dump, joined: a secret split across
+/// the dump's 16-byte lines is found here, where a search of the text would miss it.
+pub fn sent_in_dump(stderr: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut sending = false;
+    for line in stderr.lines() {
+        let t = line.trim_start();
+        if t.starts_with("→ sent") || t.starts_with("← received") {
+            sending = t.starts_with("→ sent");
+            continue;
+        }
+        // "    0010  6c 6f 67 …  text": an offset, two spaces, 47 columns of hex
+        let Some((offset, rest)) = t.split_once("  ") else {
+            sending = false;
+            continue;
+        };
+        if !sending || offset.len() != 4 || !offset.chars().all(|c| c.is_ascii_hexdigit()) {
+            sending = false;
+            continue;
+        }
+        let hex = rest.get(..47.min(rest.len())).unwrap_or(rest);
+        out.extend(
+            hex.split_whitespace()
+                .map_while(|b| u8::from_str_radix(b, 16).ok()),
+        );
+    }
+    out
+}
+
+/// Whether `needle` occurs in `hay`.
+pub fn contains_bytes(hay: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
+}
