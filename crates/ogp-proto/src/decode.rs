@@ -1151,6 +1151,16 @@ fn bedrock_msg(input: &Input) -> Result<Msg> {
     Ok(m)
 }
 
+/// Without the `gqp` feature there is no GQP codec to decode with.
+#[cfg(not(feature = "gqp"))]
+fn gqp_msg(input: &Input) -> Result<Msg> {
+    bail!(
+        "{}: GQP is not in this build (ogp-proto's feature `gqp`)",
+        input.name
+    )
+}
+
+#[cfg(feature = "gqp")]
 fn gqp_msg(input: &Input) -> Result<Msg> {
     use crate::gqp;
     const P: Protocol = Protocol::Gqp;
