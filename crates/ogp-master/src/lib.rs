@@ -294,6 +294,8 @@ impl MasterConfig {
             grace_ms: s(self.grace_secs),
             history_retention_ms: s(self.history_retention_days.saturating_mul(86_400)),
             lease_slack_ms: s(self.lease_slack_secs),
+            poll_max_ms: poller::POLL_MAX_MS,
+            instance_live_ms: store::instance_live_ms(s(self.poll_interval_secs.max(1))),
         }
     }
 }
@@ -537,6 +539,14 @@ impl Master {
             }
             _ => None,
         };
+        // live before the first claim (its share counts itself), and noted on a task of
+        // its own from then on
+        shared
+            .store
+            .heartbeat(&shared.instance, now_ms())
+            .await
+            .context("noting this instance in the database")?;
+        tasks.spawn(poller::heartbeat(shared.clone(), stop_rx.clone()));
         tasks.spawn(poller::run(shared.clone(), stop_rx.clone()));
         tasks.spawn(housekeeping(shared.clone(), stop_rx));
         Ok(Self {
