@@ -307,7 +307,7 @@ fn shared_polling(n: usize) {
     std::fs::write(
         &cfg,
         format!(
-            "poll_interval_secs = {}\nlease_slack_secs = 2\nrefresh_ms = 300\n",
+            "poll_interval_secs = {}\nlease_slack_secs = 2\nrefresh_ms = 100\n",
             POLL_MS / 1000
         ),
     )
@@ -316,17 +316,24 @@ fn shared_polling(n: usize) {
     let mut masters: Vec<Master> = (0..n)
         .map(|i| master(&dir.0, &format!("m{i}"), &pg.url(), &["--config", &cfg]))
         .collect();
-    let servers: Vec<Served> = (0..2 * n)
-        .map(|i| {
-            server(
-                &format!("pg{i}"),
-                &format!("PG server {i}"),
-                "--master",
-                masters[i % n].udp,
-                &[],
-            )
-        })
-        .collect();
+    // started together (each waits for its own start)
+    let servers: Vec<Served> = std::thread::scope(|s| {
+        let started: Vec<_> = (0..2 * n)
+            .map(|i| {
+                let to = masters[i % n].udp;
+                s.spawn(move || {
+                    server(
+                        &format!("pg{i}"),
+                        &format!("PG server {i}"),
+                        "--master",
+                        to,
+                        &[],
+                    )
+                })
+            })
+            .collect();
+        started.into_iter().map(|h| h.join().unwrap()).collect()
+    });
     let mut want: Vec<String> = servers.iter().map(addr_of).collect();
     want.sort();
     wait_for(
@@ -448,7 +455,7 @@ fn shared_polling(n: usize) {
             .join("\n")
     );
     // and every remaining master lists every server as polled since (the list is read
-    // from the database every 300 ms)
+    // from the database every 100 ms)
     let since = rfc3339(killed_at);
     wait_for(
         "the polls after the kill listed",
