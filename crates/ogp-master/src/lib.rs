@@ -147,7 +147,9 @@ pub struct MasterConfig {
     /// 1000).
     pub refresh_ms: u64,
     /// Seconds after a server's poll was due before another instance sharing the
-    /// database takes it over from the one holding it (default 30).
+    /// database takes it over from the live one holding it (default 30); the servers of
+    /// an instance that stopped noting itself in the database (it died) are taken as
+    /// they fall due.
     pub lease_slack_secs: u64,
     /// HTTP: milliseconds a client has to send a request's whole head, counted from the
     /// connection's start or the end of its previous answer, so also how long an idle
