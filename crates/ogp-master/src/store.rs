@@ -1442,6 +1442,87 @@ mod sqlite_tests {
         assert_eq!(again[0], total);
     }
 
+    /// Leases between two instances `a` and `b` on one database (2 s polls, 2 s slack,
+    /// 2 s liveness): a live holder keeps its server past its due time, through a poll
+    /// that runs longer than a poll interval and the slack, and a dead one loses it as
+    /// soon as it is due, before its lease would have run out.
+    #[tokio::test]
+    async fn a_live_instance_keeps_its_leases_and_a_dead_ones_are_void() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let t = Timers {
+            poll_interval_ms: 2_000,
+            registration_timeout_ms: 600_000,
+            grace_ms: 900_000,
+            history_retention_ms: 86_400_000,
+            lease_slack_ms: 2_000,
+            poll_max_ms: 10_000,
+            instance_live_ms: 2_000,
+        };
+        let addr = SocketAddr::from(([127, 0, 0, 1], 27015));
+        let t0 = 1_800_000_000_000;
+        let server = Verified {
+            addr,
+            via: Protocol::Ogp,
+            game_hint: None,
+            listing: None,
+            gs1_game: None,
+            ping_ms: 1.0,
+            status: Status::default(),
+        };
+        store.upsert_verified(&[server], t0).await.unwrap();
+        let claim = |who: &'static str, now: i64| {
+            let store = store.clone();
+            async move {
+                store
+                    .claim_due(who, now, t, 10)
+                    .await
+                    .unwrap()
+                    .iter()
+                    .map(|c| c.addr)
+                    .collect::<Vec<_>>()
+            }
+        };
+        let beat = |who: &'static str, now: i64| {
+            let store = store.clone();
+            async move { store.heartbeat(who, now).await.unwrap() }
+        };
+        beat("a", t0).await;
+        beat("b", t0).await;
+        assert_eq!(claim("a", t0).await, [addr]);
+        // a's poll runs 9 s (a discovery poll's timeouts), longer than the interval and
+        // the slack: b, both live, does not take it meanwhile
+        for now in (t0 + 2_000..t0 + 9_000).step_by(1_000) {
+            beat("a", now).await;
+            beat("b", now).await;
+            assert_eq!(claim("b", now).await, [], "at +{}", now - t0);
+        }
+        let polled = Polled {
+            addr,
+            answer: None,
+            protocols: Vec::new(),
+            history: false,
+            partial: false,
+        };
+        store
+            .record_polls("a", vec![polled], t0 + 9_000, t)
+            .await
+            .unwrap();
+        assert_eq!(store.live(t0 + 9_000, t).await.unwrap(), 2);
+        // due at +11 s; a noted itself last at +10 s: live, it keeps it
+        beat("a", t0 + 10_000).await;
+        beat("b", t0 + 11_000).await;
+        assert_eq!(claim("b", t0 + 11_000).await, []);
+        // a dies: more than 2 s after its last note its lease is void, 950 ms before
+        // it would have run out (+13 s)
+        beat("b", t0 + 12_000).await;
+        assert_eq!(claim("b", t0 + 12_050).await, [addr]);
+        assert_eq!(store.live(t0 + 12_050, t).await.unwrap(), 1);
+        // and a dead instance takes nothing from a live one (b's claim is due again at
+        // +14,050, its poll still running)
+        beat("b", t0 + 14_000).await;
+        assert_eq!(claim("a", t0 + 14_100).await, []);
+    }
+
     /// A Quake III server's listing is stored at verification and read back with the
     /// list's rows; another server has none.
     #[tokio::test]
