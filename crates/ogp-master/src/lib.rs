@@ -147,7 +147,9 @@ pub struct MasterConfig {
     /// 1000).
     pub refresh_ms: u64,
     /// Seconds after a server's poll was due before another instance sharing the
-    /// database takes it over from the one holding it (default 30).
+    /// database takes it over from the live one holding it (default 30); the servers of
+    /// an instance that stopped noting itself in the database (it died) are taken as
+    /// they fall due.
     pub lease_slack_secs: u64,
     /// HTTP: milliseconds a client has to send a request's whole head, counted from the
     /// connection's start or the end of its previous answer, so also how long an idle
@@ -294,6 +296,8 @@ impl MasterConfig {
             grace_ms: s(self.grace_secs),
             history_retention_ms: s(self.history_retention_days.saturating_mul(86_400)),
             lease_slack_ms: s(self.lease_slack_secs),
+            poll_max_ms: poller::POLL_MAX_MS,
+            instance_live_ms: store::instance_live_ms(s(self.poll_interval_secs.max(1))),
         }
     }
 }
@@ -537,6 +541,14 @@ impl Master {
             }
             _ => None,
         };
+        // live before the first claim (its share counts itself), and noted on a task of
+        // its own from then on
+        shared
+            .store
+            .heartbeat(&shared.instance, now_ms())
+            .await
+            .context("noting this instance in the database")?;
+        tasks.spawn(poller::heartbeat(shared.clone(), stop_rx.clone()));
         tasks.spawn(poller::run(shared.clone(), stop_rx.clone()));
         tasks.spawn(housekeeping(shared.clone(), stop_rx));
         Ok(Self {

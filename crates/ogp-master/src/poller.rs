@@ -34,6 +34,12 @@ const MAX_IN_POLL: usize = 4096;
 /// server registered with.
 const DISCOVERY_PROTOCOLS: usize = Protocol::AUTO.len() + 1;
 
+/// The longest a poll runs from its claim (the lease it takes covers it): the scan's
+/// deadline for a target (6 s from its first datagram) and 4 s queued behind the rate
+/// cap (a full poller, [`MAX_IN_POLL`] servers, asks at most 36,864 queries: under 4 s
+/// at the default 10,000 a second).
+pub(crate) const POLL_MAX_MS: i64 = 10_000;
+
 /// Shortest time between two reads of the list after discovery news, and between two
 /// claims woken by verifications (a flood of registrations makes no more of either).
 const NEWS_GAP: Duration = Duration::from_millis(100);
@@ -124,6 +130,26 @@ fn superseded_left_out(batch: Vec<Polled>) -> Vec<Polled> {
         .collect()
 }
 
+/// Notes this instance in the database every quarter of the time after which it would
+/// count as dead, until `stop`: on a task of its own, so that a poller waiting for room
+/// in the scan, or for the database, is not taken for dead.
+pub(crate) async fn heartbeat(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
+    let every = u64::try_from(shared.timers.instance_live_ms / 4).unwrap_or(250);
+    let mut tick = tokio::time::interval(Duration::from_millis(every.max(50)));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = stop.changed() => break,
+        }
+        let t = Instant::now();
+        if let Err(e) = shared.store.heartbeat(&shared.instance, now_ms()).await {
+            tracing::warn!("noting this instance in the database: {e:#}");
+        }
+        shared.metrics.db("heartbeat", t);
+    }
+}
+
 /// Claims due servers and feeds them to the scan, until `stop`.
 pub(crate) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
     let mut config = ScanConfig::default();
@@ -190,6 +216,13 @@ pub(crate) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
                 continue;
             }
         };
+        if !claims.is_empty() {
+            tracing::debug!(
+                "claimed {} server(s) to poll (address, polls so far): {:?}",
+                claims.len(),
+                claims.iter().map(|c| (c.addr, c.polls)).collect::<Vec<_>>()
+            );
+        }
         let every = i64::from(shared.config.rediscover_every.max(1));
         let (claims, refused): (Vec<Claim>, Vec<Claim>) = claims
             .into_iter()
@@ -228,6 +261,11 @@ pub(crate) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
             // what the row holds stays its key; the query goes to the canonical form
             let addr = canonical(claim.addr);
             if let Ok(mut p) = pending.lock() {
+                // claimed again while its poll still runs (due again, its lease ours): that
+                // poll records it, and a second one would be mixed up with it
+                if p.contains_key(&addr) {
+                    continue;
+                }
                 p.insert(
                     addr,
                     InPoll {
@@ -339,6 +377,14 @@ async fn record(shared: Arc<Shared>, mut done: mpsc::Receiver<Polled>) {
             }
         }
         let batch = superseded_left_out(batch);
+        tracing::debug!(
+            "recording {} poll(s) (address, answered, partial): {:?}",
+            batch.len(),
+            batch
+                .iter()
+                .map(|p| (p.addr, p.answer.is_some(), p.partial))
+                .collect::<Vec<_>>()
+        );
         let news = batch.iter().any(|p| p.partial);
         let t = Instant::now();
         let res = shared
@@ -375,6 +421,16 @@ mod tests {
             history: false,
             partial,
         }
+    }
+
+    #[test]
+    fn a_claims_lease_outlasts_the_scans_deadline_for_a_poll() {
+        let deadline = ScanConfig::default().options.timing.total_timeout;
+        let deadline = i64::try_from(deadline.as_millis()).unwrap();
+        assert!(
+            POLL_MAX_MS >= deadline + 4_000,
+            "{POLL_MAX_MS} ms, deadline {deadline} ms"
+        );
     }
 
     #[test]

@@ -12,8 +12,11 @@
 //!
 //! Polling is shared through leases: [`Store::claim_due`] takes the servers due for a
 //! poll that nobody else holds (`FOR UPDATE SKIP LOCKED` on PostgreSQL), marks them as
-//! held by this instance until a poll interval plus [`Timers::lease_slack_ms`] after their poll,
-//! and an instance that dies loses its share to the others once that slack has passed.
+//! held by this instance while the poll runs and until a poll interval plus
+//! [`Timers::lease_slack_ms`] after it. Every instance notes itself in `instances`
+//! ([`Store::heartbeat`]); the leases of one that stopped noting itself for
+//! [`Timers::instance_live_ms`] are void, so an instance that dies loses its servers to
+//! the others as each falls due: within one poll interval of its death.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -83,9 +86,32 @@ CREATE TABLE instances (name TEXT PRIMARY KEY, seen BIGINT NOT NULL);
 ",
 ];
 
-/// An instance that has not claimed servers for this long is not counted among those
-/// sharing the polling (each claims every 500 ms).
+/// The longest an instance may go without noting itself ([`Store::heartbeat`]) and
+/// still count as live (sharing the polling, holding its leases); shorter with a short
+/// poll interval ([`instance_live_ms`]).
 pub const INSTANCE_LIVE_MS: i64 = 5_000;
+
+/// A server's row is free for instance `$1` at time `$2` (given as the statement's
+/// parameters), with instances that noted themselves before the parameter named here
+/// dead: nobody holds it, `$1` does, its lease ran out, or its holder is dead.
+macro_rules! free {
+    ($live_cut:literal) => {
+        concat!(
+            "(lease_owner IS NULL OR lease_owner = $1 OR lease_until < $2
+              OR lease_owner NOT IN (SELECT name FROM instances WHERE seen >= ",
+            $live_cut,
+            "))"
+        )
+    };
+}
+
+/// How long an instance counts as live after it last noted itself: half a poll
+/// interval, from 2 s to [`INSTANCE_LIVE_MS`], so that an instance that dies is known
+/// dead by the time the servers it polled last fall due (when the interval is at least
+/// 2 s); it notes itself four times as often.
+pub fn instance_live_ms(poll_interval_ms: i64) -> i64 {
+    (poll_interval_ms / 2).clamp(2_000, INSTANCE_LIVE_MS)
+}
 
 /// How history is thinned with age: points older than the age (ms) are merged into one
 /// per bucket (ms) of that size, the most players of the bucket. With the default
@@ -219,9 +245,17 @@ pub struct Timers {
     pub grace_ms: i64,
     /// History points older than this are deleted.
     pub history_retention_ms: i64,
-    /// How long after its next poll was due a server's lease outlives the instance
-    /// holding it: another instance takes it over then.
+    /// How long after its next poll was due a server's lease outlives the live
+    /// instance holding it (a slow one): another instance takes it over then. An
+    /// instance that is not live holds no lease.
     pub lease_slack_ms: i64,
+    /// The longest a poll runs, from its claim to its answers or timeouts (the scan's
+    /// deadline for a target, plus time queued behind its rate cap): a server's lease
+    /// covers it, so that nobody claims a server again while it is being polled.
+    pub poll_max_ms: i64,
+    /// An instance that has not noted itself for this long is not live
+    /// ([`instance_live_ms`]).
+    pub instance_live_ms: i64,
 }
 
 /// A row as the in-memory list needs it.
@@ -896,32 +930,49 @@ impl Store {
         }
     }
 
-    /// Notes that `owner` is alive and polling; returns how many instances are (itself
-    /// included): those that noted it within [`INSTANCE_LIVE_MS`].
-    pub async fn heartbeat(&self, owner: &str, now: i64) -> Result<i64> {
+    /// Notes that `owner` is alive (every quarter of [`Timers::instance_live_ms`], on a
+    /// task of its own, so that a busy poller does not look dead; on PostgreSQL outside
+    /// the writing connection, so that it waits for no batch of polls being written).
+    pub async fn heartbeat(&self, owner: &str, now: i64) -> Result<()> {
         let sql = "INSERT INTO instances (name, seen) VALUES ($1, $2)
             ON CONFLICT (name) DO UPDATE SET seen = excluded.seen";
         let gone = "DELETE FROM instances WHERE seen < $1";
-        self.write(vec![
-            (sql, params![owner, now]),
-            (gone, params![now - 86_400_000]),
-        ])
-        .await?;
+        let gone_cut = now - 86_400_000;
+        match self {
+            Self::Sqlite(..) => self
+                .write(vec![(sql, params![owner, now]), (gone, params![gone_cut])])
+                .await
+                .map(drop),
+            #[cfg(feature = "postgres")]
+            Self::Postgres(pg) => {
+                pg.list.execute(sql, &[&owner, &now]).await?;
+                pg.list.execute(gone, &[&gone_cut]).await?;
+                Ok(())
+            }
+        }
+    }
+
+    /// How many instances are live (at least 1: the caller): those that noted
+    /// themselves within [`Timers::instance_live_ms`].
+    pub async fn live(&self, now: i64, t: Timers) -> Result<i64> {
         let live = self
             .read_count(
                 "SELECT COUNT(*) FROM instances WHERE seen >= $1",
-                params![now - INSTANCE_LIVE_MS],
+                params![now - t.instance_live_ms],
             )
             .await?;
         Ok(live.max(1))
     }
 
     /// Servers due for a poll that no other live instance holds, counted up to `cap`.
-    pub async fn due(&self, owner: &str, now: i64, cap: i64) -> Result<i64> {
-        let sql =
-            "SELECT COUNT(*) FROM (SELECT 1 FROM servers WHERE removed = 0 AND next_poll <= $2
-              AND (lease_owner IS NULL OR lease_owner = $1 OR lease_until < $2) LIMIT $3) AS due";
-        self.read_count(sql, params![owner, now, cap]).await
+    pub async fn due(&self, owner: &str, now: i64, t: Timers, cap: i64) -> Result<i64> {
+        let sql = concat!(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM servers WHERE removed = 0 AND next_poll <= $2 AND ",
+            free!("$4"),
+            " LIMIT $3) AS due"
+        );
+        self.read_count(sql, params![owner, now, cap, now - t.instance_live_ms])
+            .await
     }
 
     /// Takes this instance's share of the servers due for a poll that no other live
@@ -935,16 +986,19 @@ impl Store {
         t: Timers,
         limit: i64,
     ) -> Result<Vec<Claim>> {
-        let live = self.heartbeat(owner, now).await?;
+        let live = self.live(now, t).await?;
         if live > 1 {
-            let due = self.due(owner, now, limit.saturating_mul(live)).await?;
+            let due = self.due(owner, now, t, limit.saturating_mul(live)).await?;
             let share = (due + live - 1) / live;
             return self.claim_due(owner, now, t, limit.min(share.max(1))).await;
         }
         self.claim_due(owner, now, t, limit).await
     }
 
-    /// Takes up to `limit` servers due for a poll that no other live instance holds.
+    /// Takes up to `limit` servers due for a poll that no other live instance holds:
+    /// held while the poll runs ([`Timers::poll_max_ms`]) and a poll interval plus the
+    /// slack after, due again a poll interval from now (so that, should this instance
+    /// die, another takes them when they were due anyway).
     pub async fn claim_due(
         &self,
         owner: &str,
@@ -952,16 +1006,23 @@ impl Store {
         t: Timers,
         limit: i64,
     ) -> Result<Vec<Claim>> {
-        let lease = t.poll_interval_ms.saturating_add(t.lease_slack_ms);
-        let pick = "SELECT addr FROM servers WHERE removed = 0 AND next_poll <= $2
-              AND (lease_owner IS NULL OR lease_owner = $1 OR lease_until < $2)
-              ORDER BY next_poll LIMIT $4";
+        let lease = t
+            .poll_interval_ms
+            .saturating_add(t.lease_slack_ms)
+            .saturating_add(t.poll_max_ms);
+        let pick = concat!(
+            "SELECT addr FROM servers WHERE removed = 0 AND next_poll <= $2 AND ",
+            free!("$5"),
+            " ORDER BY next_poll LIMIT $4"
+        );
         let update = |pick: &str| {
             format!(
-                "UPDATE servers SET lease_owner = $1, lease_until = $2 + CAST($3 AS BIGINT), next_poll = $2 + CAST($3 AS BIGINT)
+                "UPDATE servers SET lease_owner = $1, lease_until = $2 + CAST($3 AS BIGINT), next_poll = $2 + CAST($6 AS BIGINT)
                  WHERE addr IN ({pick}) RETURNING addr, registered_via, protocols, polls, last_history"
             )
         };
+        let live_cut = now - t.instance_live_ms;
+        let interval = t.poll_interval_ms;
         let rows: Vec<(String, String, String, i64, i64)> = match self {
             Self::Sqlite(c, _, _) => {
                 let sql = sqlite_sql(&update(pick));
@@ -969,9 +1030,10 @@ impl Store {
                 Self::sqlite(c, move |c| {
                     let mut st = c.prepare_cached(&sql)?;
                     let rows = st
-                        .query_map(rusqlite::params![owner, now, lease, limit], |r| {
-                            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-                        })?
+                        .query_map(
+                            rusqlite::params![owner, now, lease, limit, live_cut, interval],
+                            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+                        )?
                         .collect::<Result<Vec<_>, _>>()?;
                     Ok(rows)
                 })
@@ -983,7 +1045,7 @@ impl Store {
                 pg.write
                     .lock()
                     .await
-                    .query(&sql, &[&owner, &now, &lease, &limit])
+                    .query(&sql, &[&owner, &now, &lease, &limit, &live_cut, &interval])
                     .await?
                     .iter()
                     .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)))
@@ -1380,6 +1442,87 @@ mod sqlite_tests {
         assert_eq!(again[0], total);
     }
 
+    /// Leases between two instances `a` and `b` on one database (2 s polls, 2 s slack,
+    /// 2 s liveness): a live holder keeps its server past its due time, through a poll
+    /// that runs longer than a poll interval and the slack, and a dead one loses it as
+    /// soon as it is due, before its lease would have run out.
+    #[tokio::test]
+    async fn a_live_instance_keeps_its_leases_and_a_dead_ones_are_void() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let t = Timers {
+            poll_interval_ms: 2_000,
+            registration_timeout_ms: 600_000,
+            grace_ms: 900_000,
+            history_retention_ms: 86_400_000,
+            lease_slack_ms: 2_000,
+            poll_max_ms: 10_000,
+            instance_live_ms: 2_000,
+        };
+        let addr = SocketAddr::from(([127, 0, 0, 1], 27015));
+        let t0 = 1_800_000_000_000;
+        let server = Verified {
+            addr,
+            via: Protocol::Ogp,
+            game_hint: None,
+            listing: None,
+            gs1_game: None,
+            ping_ms: 1.0,
+            status: Status::default(),
+        };
+        store.upsert_verified(&[server], t0).await.unwrap();
+        let claim = |who: &'static str, now: i64| {
+            let store = store.clone();
+            async move {
+                store
+                    .claim_due(who, now, t, 10)
+                    .await
+                    .unwrap()
+                    .iter()
+                    .map(|c| c.addr)
+                    .collect::<Vec<_>>()
+            }
+        };
+        let beat = |who: &'static str, now: i64| {
+            let store = store.clone();
+            async move { store.heartbeat(who, now).await.unwrap() }
+        };
+        beat("a", t0).await;
+        beat("b", t0).await;
+        assert_eq!(claim("a", t0).await, [addr]);
+        // a's poll runs 9 s (a discovery poll's timeouts), longer than the interval and
+        // the slack: b, both live, does not take it meanwhile
+        for now in (t0 + 2_000..t0 + 9_000).step_by(1_000) {
+            beat("a", now).await;
+            beat("b", now).await;
+            assert_eq!(claim("b", now).await, [], "at +{}", now - t0);
+        }
+        let polled = Polled {
+            addr,
+            answer: None,
+            protocols: Vec::new(),
+            history: false,
+            partial: false,
+        };
+        store
+            .record_polls("a", vec![polled], t0 + 9_000, t)
+            .await
+            .unwrap();
+        assert_eq!(store.live(t0 + 9_000, t).await.unwrap(), 2);
+        // due at +11 s; a noted itself last at +10 s: live, it keeps it
+        beat("a", t0 + 10_000).await;
+        beat("b", t0 + 11_000).await;
+        assert_eq!(claim("b", t0 + 11_000).await, []);
+        // a dies: more than 2 s after its last note its lease is void, 950 ms before
+        // it would have run out (+13 s)
+        beat("b", t0 + 12_000).await;
+        assert_eq!(claim("b", t0 + 12_050).await, [addr]);
+        assert_eq!(store.live(t0 + 12_050, t).await.unwrap(), 1);
+        // and a dead instance takes nothing from a live one (b's claim is due again at
+        // +14,050, its poll still running)
+        beat("b", t0 + 14_000).await;
+        assert_eq!(claim("a", t0 + 14_100).await, []);
+    }
+
     /// A Quake III server's listing is stored at verification and read back with the
     /// list's rows; another server has none.
     #[tokio::test]
@@ -1447,6 +1590,8 @@ pub async fn thinned_history(store: &Store, now: i64, step: i64, span: i64) -> R
                 grace_ms: 900_000,
                 history_retention_ms: 7 * 86_400_000,
                 lease_slack_ms: 30_000,
+                poll_max_ms: 10_000,
+                instance_live_ms: INSTANCE_LIVE_MS,
             },
             None,
         )

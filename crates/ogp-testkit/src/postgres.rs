@@ -95,6 +95,33 @@ impl Cluster {
         Self { dir, bin, port }
     }
 
+    /// The rows `sql` returns, through `psql` (unaligned: a line per row, `|` between
+    /// columns).
+    pub fn query(&self, sql: &str) -> String {
+        let out = Command::new(self.bin.join("psql"))
+            .args([
+                "-X",
+                "-A",
+                "-t",
+                "-h",
+                "127.0.0.1",
+                "-U",
+                "postgres",
+                "-d",
+                "postgres",
+            ])
+            .args(["-p", &self.port.to_string(), "-c", sql])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "psql {sql}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// Its URL, as `ogp master --db` takes it.
     pub fn url(&self) -> String {
         format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
