@@ -16,6 +16,11 @@
 //! * a request is what `Request::decode` reads;
 //! * a fragment keeps the datagram and its id; a fragment 0 whose layout `detect_first`
 //!   recognises parses in that layout as number 0 (compressed ones: Source layout).
+//!
+//! The same bytes in Frontlines: Fuel of War's dialect (`decode_ffow_with`: its own
+//! `'I'`, big-endian players and rules): no panic, errors and warnings in the input, a
+//! reply read without a warning re-encodes to bytes that decode to the same reply; and
+//! the FFOW client machine fed the bytes as every answer ends.
 
 use ogp_fuzz::a2s::same_players;
 use ogp_fuzz::{check_error, check_warnings};
@@ -28,6 +33,7 @@ use ogp_proto::a2s::{
     self, Decoded, Fragment, GoldSrcInfo, GoldSrcMod, Info, Message, Players, Request,
 };
 use ogp_proto::{Charset, Status};
+use std::time::Instant;
 
 /// Encodes with `encode` and decodes again.
 fn again(encode: impl FnOnce(&mut Vec<u8>)) -> (Vec<u8>, Message) {
@@ -179,4 +185,41 @@ pub fn run(data: &[u8]) {
         (Err(a), Err(c)) => assert_eq!(*a, c, "the charset changed the error"),
         (a, c) => panic!("the charset changed whether it decodes: {a:?} / {c:?}"),
     }
+    ffow(data);
+}
+
+/// FFOW's dialect on the same bytes.
+fn ffow(data: &[u8]) {
+    match a2s::decode_ffow_with(data, Charset::Auto) {
+        Ok(d) => {
+            check_warnings(&d.warnings, 0, data.len());
+            let mut b = a2s::SINGLE.to_vec();
+            match &d.message {
+                Message::FfowInfo(i) => {
+                    b.clear();
+                    i.encode(&mut b);
+                }
+                Message::Players(p) => p.encode_body_in(&mut b, true),
+                Message::Rules(r) => r.encode_body_in(&mut b, true),
+                _ => b.clear(),
+            }
+            if d.warnings.is_empty() && !b.is_empty() {
+                let again = a2s::decode_ffow_with(&b, Charset::Auto).expect("re-encoded");
+                // as text: a duration may be NaN, which is not equal to itself
+                assert_eq!(
+                    format!("{:?}", again.message),
+                    format!("{:?}", d.message),
+                    "FFOW round trip"
+                );
+            }
+        }
+        Err(e) => check_error(&e, 0, data.len()),
+    }
+    let timing = ogp_proto::client::Timing::default().retries(0);
+    let mut m = ogp_proto::ffow::client::QueryMachine::new(
+        ogp_proto::a2s::client::QueryOptions::default(),
+        timing,
+        Instant::now(),
+    );
+    ogp_fuzz::answer_every_send(&mut m, data);
 }

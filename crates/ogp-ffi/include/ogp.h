@@ -216,6 +216,12 @@
 // Assetto Corsa over HTTP: `/INFO` and `/JSON|1` on the server's HTTP port.
 #define OGP_PROTO_ASSETTOCORSA 44
 
+// VC:MP (Vice City Multiplayer): SA-MP's query with `VCMP` / `MP04` on port 8192.
+#define OGP_PROTO_VCMP 45
+
+// Frontlines: Fuel of War: A2S in its own dialect on the game port + 2.
+#define OGP_PROTO_FFOW 46
+
 // `ogp_responder_poll`'s `*out_wait_ms` when nothing is scheduled.
 #define OGP_WAIT_NONE UINT32_MAX
 

@@ -105,6 +105,10 @@ pub const OGP_PROTO_KSPDMP: c_int = 42;
 pub const OGP_PROTO_BUILDANDSHOOT: c_int = 43;
 /// Assetto Corsa over HTTP: `/INFO` and `/JSON|1` on the server's HTTP port.
 pub const OGP_PROTO_ASSETTOCORSA: c_int = 44;
+/// VC:MP (Vice City Multiplayer): SA-MP's query with `VCMP` / `MP04` on port 8192.
+pub const OGP_PROTO_VCMP: c_int = 45;
+/// Frontlines: Fuel of War: A2S in its own dialect on the game port + 2.
+pub const OGP_PROTO_FFOW: c_int = 46;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -153,6 +157,8 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_KSPDMP => Some(Protocol::Kspdmp),
         OGP_PROTO_BUILDANDSHOOT => Some(Protocol::Buildandshoot),
         OGP_PROTO_ASSETTOCORSA => Some(Protocol::Assettocorsa),
+        OGP_PROTO_VCMP => Some(Protocol::Vcmp),
+        OGP_PROTO_FFOW => Some(Protocol::Ffow),
         _ => return None,
     })
 }
@@ -290,6 +296,8 @@ mod protocol_numbers {
         assert_eq!(protocol(42), Some(Some(Protocol::Kspdmp)));
         assert_eq!(protocol(43), Some(Some(Protocol::Buildandshoot)));
         assert_eq!(protocol(44), Some(Some(Protocol::Assettocorsa)));
-        assert_eq!(protocol(45), None);
+        assert_eq!(protocol(45), Some(Some(Protocol::Vcmp)));
+        assert_eq!(protocol(46), Some(Some(Protocol::Ffow)));
+        assert_eq!(protocol(47), None);
     }
 }

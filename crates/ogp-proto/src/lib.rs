@@ -63,6 +63,7 @@
 )]
 
 pub mod a2s;
+pub use a2s::ffow;
 pub mod announce;
 pub mod ase;
 pub mod assettocorsa;
@@ -125,6 +126,7 @@ pub mod responder;
 mod responder_core;
 pub mod result;
 pub mod samp;
+pub use samp::vcmp;
 pub mod satisfactory;
 pub mod savage2;
 pub mod teamspeak2;

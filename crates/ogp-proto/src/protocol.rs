@@ -77,6 +77,8 @@ macro_rules! for_each_protocol {
             Kspdmp => kspdmp;
             Buildandshoot => buildandshoot;
             Assettocorsa => assettocorsa;
+            Vcmp => vcmp;
+            Ffow => ffow;
         }
     };
 }

@@ -1,12 +1,16 @@
 //! The one-request UDP games of issue #39 (the core's `client_oneshot.rs`): CS2D,
 //! Satisfactory's lightweight query, Savage 2, Mafia II Multiplayer and Online, Tribes 1
-//! and Starsiege. No
+//! and Starsiege; and VC:MP, SA-MP's query in its `VCMP`/`MP04` dialect (two requests,
+//! `i` then `c`, on the SA-MP machine), and Frontlines: Fuel of War, A2S's dialect (its own
+//! information request and reply, then the old challenge, PLAYER and RULES, numbers
+//! big-endian, on the A2S machine). No
 //! server of these games runs here, and the public captures (GameQ's CS2D and M2MP
 //! `*_response.txt`) are stored as binary that we cannot read from here: each reply below
 //! is built from the documented layout (docs/families-todo.md, "Facts by protocol") with
 //! the values of GameQ's decoded results where there is one, and replayed on loopback
 //! (`ogp_testkit::replay::Replay`). `ogp query` and `ogp scan` read them; with
-//! `OGP_INTEROP=1`, gamedig 5.3.3 (`c2d`, `satisfactory`, `s2ats`, `m2m`, `m2o`, `t1s`, `starsiege`) reads the
+//! `OGP_INTEROP=1`, gamedig 5.3.3 (`c2d`, `satisfactory`, `s2ats`, `m2m`, `m2o`, `t1s`,
+//! `starsiege`, `vcm`, `ffow`) reads the
 //! same replays and agrees on name, map, players and max players; qstat 2.17 `-tbs`
 //! reads the Tribes replay alike. Hostile replays (truncated, lying counts, floods of
 //! other replies) end in one clear error.
@@ -152,13 +156,108 @@ fn starsiege_reply(request: &[u8]) -> Vec<u8> {
     b
 }
 
-/// A loopback server answering the requests that start with `request` by `reply`.
+/// A VC:MP reply to `request`: its header with `MP04` for magic, then the information
+/// (`i`: the 12-byte version, password, players, max players, three strings with a u32
+/// length) or the players (`c`: a count, each a u8-length name and an i32 score).
+fn vcmp_reply(request: &[u8]) -> Vec<u8> {
+    let long = |b: &mut Vec<u8>, s: &str| {
+        b.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        b.extend_from_slice(s.as_bytes());
+    };
+    let mut b = b"MP04".to_vec();
+    b.extend_from_slice(request.get(4..11).unwrap_or_default());
+    match request.get(10) {
+        Some(b'i') => {
+            b.extend_from_slice(b"04rel006\0\0\0\0");
+            b.extend_from_slice(&[0, 2, 0, 50, 0]);
+            long(&mut b, "Vice City Freeroam");
+            long(&mut b, "Freeroam");
+            long(&mut b, "English");
+        }
+        Some(b'c') => {
+            b.extend_from_slice(&2u16.to_le_bytes());
+            for (name, score) in [("Tommy", 12i32), ("Lance", -1)] {
+                pstr8(&mut b, name);
+                b.extend_from_slice(&score.to_le_bytes());
+            }
+        }
+        _ => return Vec::new(),
+    }
+    b
+}
+
+/// The challenge of the FFOW replay.
+const FFOW_CHALLENGE: [u8; 4] = [0x12, 0x34, 0x56, 0x78];
+
+/// A Frontlines: Fuel of War reply to `request`, in the layout GameQ's captures show
+/// (GameQ's first result's values, two players added): the information to `FLSQ`, the
+/// challenge to `57`, the players (scores and times big-endian) and the rules (a
+/// big-endian count) to `55` and `56` with the challenge.
+fn ffow_reply(request: &[u8]) -> Vec<u8> {
+    let mut b = vec![0xFF; 4];
+    let cstr = |b: &mut Vec<u8>, s: &str| {
+        b.extend_from_slice(s.as_bytes());
+        b.push(0);
+    };
+    match request.get(4..) {
+        Some(b"FLSQ") => {
+            b.extend_from_slice(&[0x49, 2]);
+            for s in [
+                "The Killing Crew [FL] use console",
+                "FL-Boneyard",
+                "FOW",
+                "FL",
+                "Frontlines: Fuel of War",
+                "1.3.0",
+            ] {
+                cstr(&mut b, s);
+            }
+            b.extend_from_slice(&5476u16.to_be_bytes());
+            b.extend_from_slice(&[2, 32, b'd', b'w', 0, 0, 1, 0, 1]);
+            b.extend_from_slice(&1800u16.to_be_bytes());
+        }
+        Some([0x57]) => {
+            b.push(0x41);
+            b.extend_from_slice(&FFOW_CHALLENGE);
+        }
+        Some([0x55, c @ ..]) if *c == FFOW_CHALLENGE => {
+            b.extend_from_slice(&[0x44, 2]);
+            for (name, score, time) in [("Grunt", 300i32, 61.5f32), ("Sniper", 120, 30.0)] {
+                b.push(0);
+                cstr(&mut b, name);
+                b.extend_from_slice(&score.to_be_bytes());
+                b.extend_from_slice(&time.to_be_bytes());
+            }
+        }
+        Some([0x56, c @ ..]) if *c == FFOW_CHALLENGE => {
+            b.extend_from_slice(&[0x45, 0, 3]);
+            for s in [
+                "AdminName",
+                "[TKC]TacTicToe",
+                "Map:0",
+                "FL-Boneyard",
+                "FriendlyFire",
+                "0",
+            ] {
+                cstr(&mut b, s);
+            }
+        }
+        _ => return Vec::new(),
+    }
+    b
+}
+
+/// A loopback server answering the requests that start with `request` by `reply` (an
+/// empty reply: none).
 fn server(request: &'static [u8], reply: fn(&[u8]) -> Vec<u8>) -> Replay {
     Replay::start(move |req| {
-        if req.starts_with(request) {
-            vec![reply(req)]
-        } else {
-            Vec::new()
+        let r = match req.starts_with(request) {
+            true => reply(req),
+            false => Vec::new(),
+        };
+        match r.is_empty() {
+            true => Vec::new(),
+            false => vec![r],
         }
     })
 }
@@ -179,7 +278,7 @@ type Game = (
     ),
 );
 
-const GAMES: [Game; 7] = [
+const GAMES: [Game; 9] = [
     (
         "cs2d",
         "c2d",
@@ -267,6 +366,32 @@ const GAMES: [Game; 7] = [
             &["Harabec", "Caanon"],
         ),
     ),
+    (
+        "vcmp",
+        "vcm",
+        b"VCMP",
+        vcmp_reply,
+        (
+            "Vice City Freeroam",
+            None,
+            Some(2),
+            Some(50),
+            &["Tommy", "Lance"],
+        ),
+    ),
+    (
+        "ffow",
+        "ffow",
+        &[0xFF; 4],
+        ffow_reply,
+        (
+            "The Killing Crew [FL] use console",
+            Some("FL-Boneyard"),
+            Some(2),
+            Some(32),
+            &["Grunt", "Sniper"],
+        ),
+    ),
 ];
 
 fn player_names(list: &Value) -> Vec<String> {
@@ -336,6 +461,12 @@ fn hostile_replies_end_in_one_clear_error() {
         }
     });
     let lying = Replay::start(|_| vec![b"M2MP\xffabc".to_vec()]);
+    // VC:MP: the information cut inside its version; then a player count of 65535 with
+    // two players sent (the information answered, the players left out with a warning)
+    let cut_at = |r: Vec<u8>, n: usize| vec![r[..r.len().min(n)].to_vec()];
+    let vcmp_cut = Replay::start(move |req| cut_at(vcmp_reply(req), 18));
+    // FFOW: the information cut inside the server's name
+    let ffow_cut = Replay::start(move |req| cut_at(ffow_reply(req), 20));
     let flood = Replay::start(|req| {
         (0..200u64)
             .map(|i| {
@@ -349,6 +480,8 @@ fn hostile_replies_end_in_one_clear_error() {
         ("cs2d", &cut, "player"),
         ("mafia2mp", &lying, "name"),
         ("satisfactory", &flood, "no answer"),
+        ("vcmp", &vcmp_cut, "version"),
+        ("ffow", &ffow_cut, "Name"),
     ] {
         let target = format!("127.0.0.1:{}", s.addr().port());
         let r = ogp_run(
@@ -369,6 +502,36 @@ fn hostile_replies_end_in_one_clear_error() {
         assert_eq!(err.trim().lines().count(), 1, "{p}: {err}");
         assert!(err.contains(why), "{p}: {err}");
     }
+}
+
+#[test]
+fn vcmp_lying_player_count_leaves_the_players_out() {
+    // the information as sent, then a `c` reply announcing 65535 players with two sent:
+    // the answer has the information, no players, and says why
+    let lying = Replay::start(|req| {
+        let mut r = vcmp_reply(req);
+        if req.get(10) == Some(&b'c') {
+            r[11..13].copy_from_slice(&[0xff, 0xff]);
+        }
+        vec![r]
+    });
+    let v = ogp_query_port_json(
+        &["-p", "vcmp", "--timeout", "200", "--retries", "1"],
+        lying.addr().port(),
+    );
+    let st = &v["status"];
+    assert_eq!(
+        str_of(&st["host_name"]).as_deref(),
+        Some("Vice City Freeroam"),
+        "{v}"
+    );
+    assert_eq!(
+        str_of(&st["game_version"]).as_deref(),
+        Some("04rel006"),
+        "{v}"
+    );
+    assert!(st.get("players").is_none_or(Value::is_null), "{v}");
+    assert!(v["warnings"].to_string().contains("players (c)"), "{v}");
 }
 
 #[test]
@@ -419,7 +582,7 @@ fn gamedig_reads_the_replays_as_we_do() {
                 &player_names(&st["players"]),
             );
         }
-        if g.0 == "satisfactory" {
+        if ["satisfactory", "vcmp", "ffow"].contains(&g.0) {
             rep.eq(
                 format!("{k} version"),
                 str_of(&theirs["version"]),
@@ -430,6 +593,44 @@ fn gamedig_reads_the_replays_as_we_do() {
     rep.finish("gamedig");
 }
 
+/// qstat 2.17 `-TYPE` reading the replay of `request`/`reply` and ours (`-p proto`): the
+/// fields every game has compared (status, name, map, counts), then `extra`'s (qstat's
+/// JSON, its rules, our status).
+fn qstat_agrees(
+    kind: &str,
+    proto: &str,
+    request: &'static [u8],
+    reply: fn(&[u8]) -> Vec<u8>,
+    extra: impl Fn(&Value, &Value, &Value, &mut Report),
+) {
+    let s = server(request, reply);
+    let port = s.addr().port();
+    let ours = ogp_query_port_json(&["-p", proto], port);
+    let st = &ours["status"];
+    let ran = run(
+        Command::new(quakestat())
+            .args([kind, &format!("127.0.0.1:{port}"), "-json", "-R", "-P"])
+            .args(["-timeout", "3"]),
+        CLIENT_LIMIT,
+    );
+    let q = parse_json(&ran, &format!("qstat {kind}"), "replay");
+    let q = &q[0];
+    let mut rep = Report::default();
+    rep.eq("status".into(), str_of(&q["status"]), Some("online".into()));
+    rep.eq("name".into(), str_of(&q["name"]), str_of(&st["host_name"]));
+    rep.eq("map".into(), str_of(&q["map"]), str_of(&st["map"]["name"]));
+    for k in ["numplayers", "maxplayers"] {
+        let ours = if k == "numplayers" {
+            "player_count"
+        } else {
+            "slot_max"
+        };
+        rep.eq(k.into(), int_of(&q[k]), int_of(&st[ours]));
+    }
+    extra(q, &q["rules"], st, &mut rep);
+    rep.finish("qstat");
+}
+
 /// qstat 2.17 `-tbs` reads the Tribes replay as we do (it lists the teams among its
 /// players: only the header is compared).
 #[test]
@@ -437,46 +638,51 @@ fn qstat_reads_the_tribes_replay_as_we_do() {
     if !enabled("qstat_reads_the_tribes_replay_as_we_do") {
         return;
     }
-    let s = server(&[0x62], tribes_reply);
-    let port = s.addr().port();
-    let ours = ogp_query_port_json(&["-p", "tribes1"], port);
-    let st = &ours["status"];
-    let ran = run(
-        Command::new(quakestat())
-            .args(["-tbs", &format!("127.0.0.1:{port}"), "-json", "-R", "-P"])
-            .args(["-timeout", "3"]),
-        CLIENT_LIMIT,
-    );
-    let q = parse_json(&ran, "qstat -tbs", "replay");
-    let q = &q[0];
-    let mut rep = Report::default();
-    rep.eq("status".into(), str_of(&q["status"]), Some("online".into()));
-    rep.eq("name".into(), str_of(&q["name"]), str_of(&st["host_name"]));
-    rep.eq("map".into(), str_of(&q["map"]), str_of(&st["map"]["name"]));
-    rep.eq(
-        "gametype".into(),
-        str_of(&q["gametype"]),
-        str_of(&st["game_type"]),
-    );
-    rep.eq(
-        "numplayers".into(),
-        int_of(&q["numplayers"]),
-        int_of(&st["player_count"]),
-    );
-    rep.eq(
-        "maxplayers".into(),
-        int_of(&q["maxplayers"]),
-        int_of(&st["slot_max"]),
-    );
-    rep.eq(
-        "version".into(),
-        str_of(&q["rules"]["version"]),
-        str_of(&st["game_version"]),
-    );
-    rep.eq(
-        "cpu".into(),
-        str_of(&q["rules"]["cpu"]),
-        str_of(&st["rules"]["cpu"]),
-    );
-    rep.finish("qstat");
+    qstat_agrees("-tbs", "tribes1", &[0x62], tribes_reply, |q, r, st, rep| {
+        let pairs = [
+            ("gametype", str_of(&q["gametype"]), str_of(&st["game_type"])),
+            (
+                "version",
+                str_of(&r["version"]),
+                str_of(&st["game_version"]),
+            ),
+            ("cpu", str_of(&r["cpu"]), str_of(&st["rules"]["cpu"])),
+        ];
+        for (k, theirs, ours) in pairs {
+            rep.eq(k.into(), theirs, ours);
+        }
+    });
+}
+
+/// qstat 2.17 `-fls` reads the FFOW replay as we do: the information (its game port and
+/// time left big-endian: 5476 and 1800) and the rules (their big-endian count). Its
+/// players are read in another layout than gamedig's and ours: not compared.
+#[test]
+fn qstat_reads_the_ffow_replay_as_we_do() {
+    if !enabled("qstat_reads_the_ffow_replay_as_we_do") {
+        return;
+    }
+    qstat_agrees("-fls", "ffow", &[0xFF; 4], ffow_reply, |_, r, st, rep| {
+        let pairs = [
+            ("gamemode", str_of(&r["gamemode"]), str_of(&st["game_type"])),
+            (
+                "gameversion",
+                str_of(&r["gameversion"]),
+                str_of(&st["game_version"]),
+            ),
+            (
+                "hostport",
+                str_of(&r["hostport"]),
+                int_of(&st["connect_port"]).map(|p| p.to_string()),
+            ),
+            (
+                "AdminName",
+                str_of(&r["AdminName"]),
+                str_of(&st["rules"]["AdminName"]),
+            ),
+        ];
+        for (k, theirs, ours) in pairs {
+            rep.eq(k.into(), theirs, ours);
+        }
+    });
 }

@@ -13,18 +13,24 @@
 //! RULES are then reported as missing (in [`Details::missing`] and as a warning) and the
 //! query goes on. Nothing here panics; what a hostile server can make it hold is bounded
 //! by the reassembly limits and a cap on recorded events.
+//!
+//! [`Machine`]`<true>` is Frontlines: Fuel of War's ([`crate::ffow`]): its own
+//! information request and reply first, then, while no challenge is known, the old
+//! challenge request (`57`) in place of PLAYER and RULES, whose `41` reply makes the
+//! step go out again with it; the players and rules are read big-endian.
 
 use std::fmt;
 use std::time::Instant;
 
+use super::ffow::{FfowInfo, INFO_REQUEST as FFOW_INFO_REQUEST};
 use super::info::InfoReply;
-use super::mapping::{goldsrc_to_status, info_to_status, players_to_status, rules_to_status};
+use super::mapping::{
+    ffow_to_status, goldsrc_to_status, info_to_status, players_to_status, rules_to_status,
+};
 use super::players::Players;
 use super::request::Request;
 use super::rules::Rules;
-use super::split::{
-    decode_reassembled_with, Pushed, Reassembler, ReassemblyError, ReassemblyLimits,
-};
+use super::split::{decode_reassembled_in, Pushed, Reassembler, ReassemblyError, ReassemblyLimits};
 use super::{Decoded, Message};
 use crate::client_core::{
     exchange_driver, Event, Exchange, QueryDriver, QueryError, Timeout, Timing,
@@ -109,14 +115,19 @@ pub struct Details {
     pub missing: Vec<Step>,
     /// The last challenge the server gave (reuse it for the next query).
     pub challenge: Option<u32>,
+    /// FFOW's information reply (its servers send no A2S one).
+    pub ffow: Option<FfowInfo>,
 }
 
 /// How often a query drops held fragments that do not fit a newer fragment.
 pub const MAX_REASSEMBLY_RESTARTS: u32 = 8;
 
 /// One A2S query of one server.
+pub type QueryMachine = Machine<false>;
+
+/// One query of one server: A2S's (`FFOW` false) or Frontlines: Fuel of War's (true).
 #[derive(Debug, Clone)]
-pub struct QueryMachine {
+pub struct Machine<const FFOW: bool> {
     opts: QueryOptions,
     step: Option<Step>,
     challenge: Option<u32>,
@@ -127,13 +138,14 @@ pub struct QueryMachine {
     // Boxed: a machine waiting for its replies (a scan holds thousands) stays small.
     info: Option<Box<InfoReply>>,
     other_info: Option<Box<InfoReply>>,
+    ffow: Option<Box<FfowInfo>>,
     players: Option<Players>,
     rules: Option<Rules>,
     missing: Vec<Step>,
     x: Exchange<Details>,
 }
 
-impl QueryMachine {
+impl<const FFOW: bool> Machine<FFOW> {
     /// A query starting at `now`.
     pub fn new(opts: QueryOptions, timing: Timing, now: Instant) -> Self {
         let mut m = Self {
@@ -144,10 +156,15 @@ impl QueryMachine {
             restarts: 0,
             info: None,
             other_info: None,
+            ffow: None,
             players: None,
             rules: None,
             missing: Vec::new(),
-            x: Exchange::new(Protocol::A2s, &timing, now),
+            x: Exchange::new(
+                if FFOW { Protocol::Ffow } else { Protocol::A2s },
+                &timing,
+                now,
+            ),
             opts,
         };
         m.step = m.next_step(None);
@@ -192,9 +209,12 @@ impl QueryMachine {
         self.x.is_done()
     }
 
-    /// The request for the current step.
+    /// The request for the current step (FFOW: the old challenge request while no
+    /// challenge is known; its information request is not an A2S one: `None`).
     pub fn request(&self) -> Option<Request> {
         Some(match self.step? {
+            Step::Info if FFOW => return None,
+            _ if FFOW && self.challenge.is_none() => Request::GetChallenge,
             Step::Info => Request::info(self.challenge),
             Step::Players => Request::player(self.challenge),
             Step::Rules => Request::rules(self.challenge),
@@ -250,6 +270,9 @@ impl QueryMachine {
         if let Some(p) = &self.players {
             players_to_status(p, &mut status);
         }
+        if let Some(f) = &self.ffow {
+            ffow_to_status(f, &mut status);
+        }
         if let Some(r) = &self.rules {
             rules_to_status(r, &mut status);
         }
@@ -262,6 +285,7 @@ impl QueryMachine {
             rules: self.rules.take(),
             missing,
             challenge: self.challenge,
+            ffow: self.ffow.take().map(|b| *b),
         };
         self.x.succeed(status, details);
     }
@@ -321,6 +345,10 @@ impl QueryMachine {
             {
                 self.other_info = Some(Box::new(InfoReply::GoldSrc(m)));
             }
+            Message::FfowInfo(f) if FFOW && step == Step::Info => {
+                self.ffow = Some(Box::new(f));
+                accept(self, Step::Info);
+            }
             Message::Players(p) if step == Step::Players => {
                 self.players = Some(p);
                 accept(self, Step::Players);
@@ -334,12 +362,17 @@ impl QueryMachine {
     }
 }
 
-impl QueryDriver for QueryMachine {
+impl<const FFOW: bool> QueryDriver for Machine<FFOW> {
     type Details = Details;
 
     exchange_driver!();
 
     fn poll_transmit_into(&mut self, now: Instant, d: &mut Vec<u8>) -> bool {
+        if FFOW && self.step == Some(Step::Info) {
+            return self.x.transmit_query(now, d, "FFOW info", None, |d| {
+                d.extend_from_slice(&FFOW_INFO_REQUEST)
+            });
+        }
         let (Some(step), Some(req)) = (self.step, self.request()) else {
             return false;
         };
@@ -363,7 +396,7 @@ impl QueryDriver for QueryMachine {
             return;
         }
         let bytes = datagram.len();
-        let decoded = match super::decode_with(datagram, self.opts.charset) {
+        let decoded = match super::decode_in(datagram, self.opts.charset, FFOW) {
             Ok(d) => d,
             Err(e) => {
                 if super::is_a2s(datagram) {
@@ -390,7 +423,7 @@ impl QueryDriver for QueryMachine {
                 reply, fragments, ..
             }) => {
                 let wire = std::mem::take(&mut self.fragment_bytes).saturating_add(bytes);
-                match decode_reassembled_with(&reply, self.opts.charset) {
+                match decode_reassembled_in(&reply, self.opts.charset, FFOW) {
                     Ok(d) => self.handle_message(now, d, wire, usize::from(fragments)),
                     Err(e) => self.x.fail_malformed(e),
                 }

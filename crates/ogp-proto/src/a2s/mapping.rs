@@ -162,6 +162,35 @@ pub fn info_to_status(i: &Info, s: &mut Status) {
     a.game_id = x.game_id;
 }
 
+/// Fills `s` from FFOW's `'I'` reply: as a Source one (its mod the folder, its
+/// description the game, its anti-cheat byte VAC, its port the game port), with the
+/// game mode as the game type and no app id nor bot count (it sends none).
+pub fn ffow_to_status(f: &super::ffow::FfowInfo, s: &mut Status) {
+    let i = Info {
+        protocol: f.protocol,
+        name: f.name.clone(),
+        map: f.map.clone(),
+        folder: f.folder.clone(),
+        game: f.description.clone(),
+        players: f.players,
+        max_players: f.max_players,
+        server_type: f.server_type,
+        environment: f.environment,
+        password: f.password,
+        vac: f.secure,
+        version: f.version.clone(),
+        extra: Some(Extra {
+            port: Some(f.port),
+            ..Extra::default()
+        }),
+        ..Info::default()
+    };
+    info_to_status(&i, s);
+    s.bot_count = None;
+    s.game_type = (!f.game_mode.is_empty()).then(|| f.game_mode.clone());
+    a2s_mut(s).app_id = None;
+}
+
 /// Fills `s` from a GoldSrc `'m'` reply.
 pub fn goldsrc_to_status(m: &GoldSrcInfo, s: &mut Status) {
     set_common(s, &m.name, &m.map, &m.game, m.server_type, m.environment);

@@ -24,6 +24,7 @@
 //! understand are kept (`trailing`) and reported as [`DecodeWarning`]s.
 
 pub mod client;
+pub mod ffow;
 pub mod info;
 pub mod mapping;
 pub mod players;
@@ -166,6 +167,8 @@ pub enum Message {
     Players(Players),
     /// S2A_RULES.
     Rules(Rules),
+    /// Frontlines: Fuel of War's `'I'` (its own layout; [`decode_ffow_with`]).
+    FfowInfo(ffow::FfowInfo),
     /// One fragment of a split reply: feed it to a [`Reassembler`].
     Fragment(Fragment),
 }
@@ -212,6 +215,21 @@ pub fn decode(datagram: &[u8]) -> Result<Decoded, DecodeError> {
 
 /// [`decode`], reading strings that are not UTF-8 in `charset`.
 pub fn decode_with(datagram: &[u8], charset: Charset) -> Result<Decoded, DecodeError> {
+    decode_in(datagram, charset, false)
+}
+
+/// [`decode_with`] in FFOW's dialect: its own `'I'` ([`ffow::FfowInfo`]), the players'
+/// numbers and the rules' count big-endian.
+pub fn decode_ffow_with(datagram: &[u8], charset: Charset) -> Result<Decoded, DecodeError> {
+    decode_in(datagram, charset, true)
+}
+
+/// [`decode_with`], in FFOW's dialect when `ffow`.
+pub(crate) fn decode_in(
+    datagram: &[u8],
+    charset: Charset,
+    ffow: bool,
+) -> Result<Decoded, DecodeError> {
     let mut r = Reader::new(datagram).with_charset(charset);
     let prefix = r.array::<4>("Header")?;
     if prefix == SPLIT {
@@ -224,12 +242,13 @@ pub fn decode_with(datagram: &[u8], charset: Charset) -> Result<Decoded, DecodeE
     if prefix != SINGLE {
         return Err(DecodeError::new(0, "Header", DecodeErrorKind::BadMagic));
     }
-    decode_body(&mut r)
+    decode_body(&mut r, ffow)
 }
 
 /// Decodes a message from the byte after `FF FF FF FF` (used for reassembled replies,
-/// whose reader starts at offset 4 of the reassembled data).
-pub(crate) fn decode_body(r: &mut Reader<'_>) -> Result<Decoded, DecodeError> {
+/// whose reader starts at offset 4 of the reassembled data), in FFOW's dialect when
+/// `ffow`.
+pub(crate) fn decode_body(r: &mut Reader<'_>, ffow: bool) -> Result<Decoded, DecodeError> {
     let mut w = Vec::new();
     let at = r.offset();
     let message = match r.peek_u8() {
@@ -260,10 +279,11 @@ pub(crate) fn decode_body(r: &mut Reader<'_>) -> Result<Decoded, DecodeError> {
             note_trailing(r, "Content", &mut w);
             Message::PingReply(reply)
         }
+        Some(kind::INFO) if ffow => Message::FfowInfo(ffow::FfowInfo::decode_body(r, &mut w)?),
         Some(kind::INFO) => Message::Info(Info::decode_body(r, &mut w)?),
         Some(kind::INFO_GOLDSRC) => Message::GoldSrcInfo(GoldSrcInfo::decode_body(r, &mut w)?),
-        Some(kind::PLAYERS) => Message::Players(Players::decode_body(r, &mut w)?),
-        Some(kind::RULES) => Message::Rules(Rules::decode_body(r, &mut w)?),
+        Some(kind::PLAYERS) => Message::Players(Players::decode_body_in(r, &mut w, ffow)?),
+        Some(kind::RULES) => Message::Rules(Rules::decode_body_in(r, &mut w, ffow)?),
         Some(_) => return Err(DecodeError::invalid(at, "Type", "unknown A2S message type")),
         None => {
             return Err(DecodeError::new(

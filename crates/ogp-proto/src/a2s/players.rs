@@ -55,10 +55,12 @@ pub struct Players {
 pub const MAX_PLAYERS: usize = 255;
 
 impl Players {
-    /// Decodes from the `'D'` byte on.
-    pub(crate) fn decode_body(
+    /// Decodes from the `'D'` byte on, scores and durations big-endian when
+    /// `big_endian` (FFOW's players; no The Ship extras then).
+    pub(crate) fn decode_body_in(
         r: &mut Reader<'_>,
         w: &mut Vec<DecodeWarning>,
+        big_endian: bool,
     ) -> Result<Self, DecodeError> {
         let at = r.offset();
         if r.u8("Type")? != kind::PLAYERS {
@@ -79,13 +81,19 @@ impl Players {
             players.push(PlayerEntry {
                 index: r.u8("Index")?,
                 name: string(r, "Name", w)?,
-                score: r.i32_le("Score")?,
-                duration: r.array::<4>("Duration").map(f32::from_le_bytes)?,
+                score: r.array::<4>("Score").map(|b| match big_endian {
+                    true => i32::from_be_bytes(b),
+                    false => i32::from_le_bytes(b),
+                })?,
+                duration: r.array::<4>("Duration").map(|b| match big_endian {
+                    true => f32::from_be_bytes(b),
+                    false => f32::from_le_bytes(b),
+                })?,
                 ship: None,
             });
         }
         let n = players.len();
-        if n > 0 && r.remaining() == n * 8 {
+        if !big_endian && n > 0 && r.remaining() == n * 8 {
             for p in &mut players {
                 p.ship = Some(ShipPlayer {
                     deaths: r.i32_le("Deaths")?,
@@ -106,16 +114,27 @@ impl Players {
 
     /// Appends the reply without the `FF FF FF FF` prefix.
     pub fn encode_body(&self, out: &mut Vec<u8>) {
+        self.encode_body_in(out, false);
+    }
+
+    /// [`Players::encode_body`], numbers big-endian when `big_endian` (FFOW; no The
+    /// Ship extras then).
+    pub fn encode_body_in(&self, out: &mut Vec<u8>, big_endian: bool) {
         let list = self.players.get(..MAX_PLAYERS).unwrap_or(&self.players);
         out.push(kind::PLAYERS);
         out.push(u8::try_from(list.len()).unwrap_or(u8::MAX));
         for p in list {
             out.push(p.index);
             put_str(out, &p.name);
-            out.extend_from_slice(&p.score.to_le_bytes());
-            out.extend_from_slice(&p.duration.to_le_bytes());
+            if big_endian {
+                out.extend_from_slice(&p.score.to_be_bytes());
+                out.extend_from_slice(&p.duration.to_be_bytes());
+            } else {
+                out.extend_from_slice(&p.score.to_le_bytes());
+                out.extend_from_slice(&p.duration.to_le_bytes());
+            }
         }
-        if list.first().is_some_and(|p| p.ship.is_some()) {
+        if !big_endian && list.first().is_some_and(|p| p.ship.is_some()) {
             for p in list {
                 let s = p.ship.unwrap_or_default();
                 out.extend_from_slice(&s.deaths.to_le_bytes());

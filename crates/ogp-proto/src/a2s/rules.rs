@@ -25,16 +25,20 @@ pub struct Rules {
 }
 
 impl Rules {
-    /// Decodes from the `'E'` byte on.
-    pub(crate) fn decode_body(
+    /// Decodes from the `'E'` byte on, the count big-endian when `big_endian` (FFOW).
+    pub(crate) fn decode_body_in(
         r: &mut Reader<'_>,
         w: &mut Vec<DecodeWarning>,
+        big_endian: bool,
     ) -> Result<Self, DecodeError> {
         let at = r.offset();
         if r.u8("Type")? != kind::RULES {
             return Err(DecodeError::invalid(at, "Type", "not an 'E' rules reply"));
         }
-        let count = usize::from(r.u16_le("Rules")?);
+        let count = usize::from(match big_endian {
+            true => r.u16_be("Rules")?,
+            false => r.u16_le("Rules")?,
+        });
         // Each rule takes at least 2 bytes.
         let mut rules = Vec::with_capacity(count.min(r.remaining() / 2));
         let mut runs = TextRuns::default();
@@ -63,12 +67,22 @@ impl Rules {
 
     /// Appends the reply without the `FF FF FF FF` prefix (at most 65535 rules).
     pub fn encode_body(&self, out: &mut Vec<u8>) {
+        self.encode_body_in(out, false);
+    }
+
+    /// [`Rules::encode_body`], the count big-endian when `big_endian` (FFOW).
+    pub fn encode_body_in(&self, out: &mut Vec<u8>, big_endian: bool) {
         let list = self
             .rules
             .get(..usize::from(u16::MAX))
             .unwrap_or(&self.rules);
         out.push(kind::RULES);
-        out.extend_from_slice(&u16::try_from(list.len()).unwrap_or(u16::MAX).to_le_bytes());
+        let n = u16::try_from(list.len()).unwrap_or(u16::MAX);
+        out.extend_from_slice(&if big_endian {
+            n.to_be_bytes()
+        } else {
+            n.to_le_bytes()
+        });
         for (k, v) in list {
             put_str(out, k);
             put_str(out, v);

@@ -616,11 +616,20 @@ pub fn decode_reassembled_with(
     reply: &[u8],
     charset: crate::charset::Charset,
 ) -> Result<super::Decoded, DecodeError> {
+    decode_reassembled_in(reply, charset, false)
+}
+
+/// [`decode_reassembled_with`], in FFOW's dialect when `ffow`.
+pub(crate) fn decode_reassembled_in(
+    reply: &[u8],
+    charset: crate::charset::Charset,
+    ffow: bool,
+) -> Result<super::Decoded, DecodeError> {
     let mut r = Reader::new(reply).with_charset(charset);
     if r.array::<4>("Header")? != SINGLE {
         return Err(DecodeError::new(0, "Header", DecodeErrorKind::BadMagic));
     }
-    super::decode_body(&mut r)
+    super::decode_body(&mut r, ffow)
 }
 
 /// Why a reply could not be split.

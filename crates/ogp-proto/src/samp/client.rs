@@ -14,6 +14,9 @@
 //! A rules or players step that gets no reply after the retries is left out with a
 //! warning; the query fails only without the information.
 //!
+//! VC:MP ([`crate::vcmp`]) is the same machine on [`Dialect::VCMP`]: `i`, then `c`
+//! (it answers no rules, no `d`, no `o`); its version comes with the information.
+//!
 //! A reply is taken only when its 11-byte header is the one we sent (the address and
 //! port in it are [`QueryOptions::server`]'s, `0.0.0.0:0` by default: servers copy
 //! the header without checking it).
@@ -24,8 +27,8 @@
 //! | `game_type` | `i`'s game mode |
 //! | `password` | `i`'s password byte |
 //! | `player_count`, `slot_max` | `i`'s players and max players |
-//! | `game_name` | `open.mp` when `o` is answered, else `SA-MP` |
-//! | `game_version` | the `version` rule |
+//! | `game_name` | `open.mp` when `o` is answered, else `SA-MP` (`VC:MP` for VC:MP) |
+//! | `game_version` | the `version` rule (VC:MP: the version ahead of `i`) |
 //! | `map` | the `mapname` rule |
 //! | `rules` | `r`'s pairs in wire order, then `language` (from `i`) and open.mp's `discord`, `banner_light`, `banner_dark`, `logo` when not empty |
 //! | `players` | `name`, `score`; `id` and `ping` from `d` |
@@ -33,7 +36,7 @@
 use std::net::SocketAddrV4;
 use std::time::{Duration, Instant};
 
-use super::wire::{decode_reply_with, opcode, Body, Extra, Info, Request, SampPlayer};
+use super::wire::{decode_reply_as, opcode, Body, Dialect, Extra, Info, Request, SampPlayer};
 use crate::client_core::{Burst, Event, Exchange, QueryDriver, Timeout, Timing};
 use crate::model::{MapInfo, Player, Rules, Text};
 use crate::protocol::Protocol;
@@ -121,11 +124,16 @@ pub fn to_status(d: &Details) -> Status {
         password: Some(i.password != 0),
         player_count: Some(u32::from(i.players)),
         slot_max: Some(u32::from(i.max_players)),
-        game_name: Some(match d.extra {
-            Some(_) => "open.mp".into(),
-            None => "SA-MP".into(),
+        game_name: Some(match (&d.extra, &i.version) {
+            (Some(_), _) => "open.mp".into(),
+            (None, Some(_)) => "VC:MP".into(),
+            (None, None) => "SA-MP".into(),
         }),
-        game_version: rule("version"),
+        game_version: i
+            .version
+            .clone()
+            .filter(|v| !v.is_empty())
+            .or_else(|| rule("version")),
         map: rule("mapname").map(MapInfo::named),
         rules: (!rules.is_empty()).then_some(Rules(rules)),
         players: d.players.as_ref().map(|ps| {
@@ -144,8 +152,11 @@ pub fn to_status(d: &Details) -> Status {
 }
 
 /// One SA-MP query of one server.
+pub type QueryMachine = Machine<false>;
+
+/// One query of one server: SA-MP's (`VCMP` false) or VC:MP's (true, [`Dialect::VCMP`]).
 #[derive(Debug, Clone)]
-pub struct QueryMachine {
+pub struct Machine<const VCMP: bool> {
     opts: QueryOptions,
     /// The opcodes the query needs and has no reply to yet: the information, then the
     /// rules and players (open.mp's `o` is kept apart: it is never required).
@@ -170,10 +181,20 @@ pub struct QueryMachine {
     x: Exchange<Details>,
 }
 
-impl QueryMachine {
+impl<const VCMP: bool> Machine<VCMP> {
+    /// The variant's magic and layout.
+    const DIALECT: Dialect = if VCMP { Dialect::VCMP } else { Dialect::SAMP };
+
     /// A query starting at `now` (the protocol has no id: the header is the check).
-    pub fn new(opts: QueryOptions, timing: Timing, now: Instant) -> Self {
+    /// VC:MP's asks neither rules, `d` nor `o`, whatever `opts` says.
+    pub fn new(mut opts: QueryOptions, timing: Timing, now: Instant) -> Self {
+        if VCMP {
+            opts.rules = false;
+            opts.detailed = false;
+            opts.openmp = false;
+        }
         let openmp = opts.openmp;
+        let protocol = if VCMP { Protocol::Vcmp } else { Protocol::Samp };
         Self {
             opts,
             waiting: vec![opcode::INFO],
@@ -186,7 +207,7 @@ impl QueryMachine {
             asked_after_info: false,
             settle_at: None,
             d: Details::default(),
-            x: Exchange::new(Protocol::Samp, &timing, now),
+            x: Exchange::new(protocol, &timing, now),
         }
     }
 
@@ -255,7 +276,7 @@ impl QueryMachine {
     }
 }
 
-impl QueryDriver for QueryMachine {
+impl<const VCMP: bool> QueryDriver for Machine<VCMP> {
     type Details = Details;
 
     crate::client_core::exchange_driver!(results);
@@ -283,7 +304,7 @@ impl QueryDriver for QueryMachine {
                 continue;
             }
             d.clear();
-            self.request(op).encode(d);
+            self.request(op).encode_with(Self::DIALECT.request_magic, d);
             self.x.sent_extra(Event::Sent {
                 what: Self::word(op),
                 bytes: d.len(),
@@ -307,10 +328,9 @@ impl QueryDriver for QueryMachine {
             return false;
         };
         let req = self.request(first);
-        if !self
-            .x
-            .transmit_query(now, d, Self::word(first), None, |d| req.encode(d))
-        {
+        if !self.x.transmit_query(now, d, Self::word(first), None, |d| {
+            req.encode_with(Self::DIALECT.request_magic, d)
+        }) {
             return false;
         }
         let o_behind = o && first != opcode::OPENMP;
@@ -366,7 +386,7 @@ impl QueryDriver for QueryMachine {
             return;
         }
         let bytes = datagram.len();
-        let Some(header) = Request::of(datagram) else {
+        let Some(header) = Request::of_magic(datagram, Self::DIALECT.reply_magic) else {
             return self.x.dropped(bytes, "not a SA-MP reply");
         };
         if header != self.request(header.opcode) || !self.wanted(header.opcode) {
@@ -374,7 +394,7 @@ impl QueryDriver for QueryMachine {
                 .x
                 .dropped(bytes, "not a reply to a request of ours now");
         }
-        let reply = match decode_reply_with(datagram, self.opts.charset) {
+        let reply = match decode_reply_as(datagram, self.opts.charset, &Self::DIALECT) {
             Ok(r) => r,
             Err(e) => {
                 self.x.heard(now);
@@ -443,6 +463,7 @@ mod tests {
         let header = Request::of(req)?;
         let body = match header.opcode {
             opcode::INFO => Body::Info(Info {
+                version: None,
                 password: 0,
                 players,
                 max_players: 50,
@@ -479,7 +500,11 @@ mod tests {
         Some(out)
     }
 
-    fn run(m: &mut QueryMachine, t0: Instant, answer: impl Fn(&[u8]) -> Option<Vec<u8>>) -> usize {
+    fn run<const V: bool>(
+        m: &mut Machine<V>,
+        t0: Instant,
+        answer: impl Fn(&[u8]) -> Option<Vec<u8>>,
+    ) -> usize {
         let (mut now, mut sent, mut d) = (t0, 0, Vec::new());
         for _ in 0..100 {
             while m.poll_transmit_into(now, &mut d) {
@@ -516,6 +541,61 @@ mod tests {
             assert_eq!(s.game_name.as_deref(), Some(name));
             assert!(a.warnings.is_empty(), "{:?}", a.warnings);
         }
+    }
+
+    #[test]
+    fn vcmp_asks_i_then_c_with_its_magic() {
+        // a VC:MP server: answers `VCMP` requests with `MP04`, `i` and `c` only
+        let vcmp = |req: &[u8]| {
+            let header = Request::of_magic(req, *b"VCMP")?;
+            let body = match header.opcode {
+                opcode::INFO => Body::Info(Info {
+                    version: Some("04rel006".into()),
+                    players: 2,
+                    max_players: 50,
+                    host_name: "Vice \x1b[2J".into(),
+                    ..Info::default()
+                }),
+                opcode::CLIENTS => Body::Players(vec![SampPlayer {
+                    name: "Tommy".into(),
+                    score: 7,
+                    ..SampPlayer::default()
+                }]),
+                _ => return None,
+            };
+            let mut out = Vec::new();
+            let reply = Reply {
+                header,
+                body,
+                warnings: Vec::new(),
+            };
+            reply.encode_as(&Dialect::VCMP, &mut out);
+            Some(out)
+        };
+        let t0 = Instant::now();
+        let asked = std::cell::RefCell::new(Vec::new());
+        let mut m = Machine::<true>::new(QueryOptions::default(), Timing::default(), t0);
+        assert_eq!(
+            run(&mut m, t0, |r| {
+                asked.borrow_mut().push(r.get(10).copied());
+                vcmp(r)
+            }),
+            2
+        );
+        assert_eq!(*asked.borrow(), [Some(b'i'), Some(b'c')]);
+        let a = m.take_result().unwrap().unwrap();
+        assert_eq!(a.status.game_name.as_deref(), Some("VC:MP"));
+        assert_eq!(a.status.game_version.as_deref(), Some("04rel006"));
+        assert_eq!(a.status.players.map(|p| p.len()), Some(1));
+        assert!(a.warnings.is_empty(), "{:?}", a.warnings);
+        // SA-MP's replies are not taken by the VC:MP machine
+        let mut m = Machine::<true>::new(QueryOptions::default(), Timing::default(), t0);
+        run(&mut m, t0, |r| {
+            let mut req = r.to_vec();
+            req[..4].copy_from_slice(b"SAMP");
+            server(&req, false, 1)
+        });
+        assert!(matches!(m.take_result(), Some(Err(_))));
     }
 
     #[test]

@@ -7,14 +7,17 @@
 //! * [`client`]: the information, then the rules, players and open.mp's information
 //!   together; the replies mapped to the shared [`Status`](crate::Status).
 //!
+//! * [`vcmp`]: VC:MP (Vice City Multiplayer), the same query in another dialect.
+//!
 //! Servers answer on their game port (default 7777). No responder. Every decoder here
 //! is total: on any input it returns a value or a [`DecodeError`](crate::DecodeError),
 //! never panics, and allocates at most a small multiple of its input.
 
 pub mod client;
+pub mod vcmp;
 pub mod wire;
 
-pub use wire::{decode_reply, decode_reply_with, Reply, Request, MAGIC};
+pub use wire::{decode_reply, decode_reply_as, decode_reply_with, Dialect, Reply, Request, MAGIC};
 
 use crate::protocol::{Entry, Signature, Tier, Transport};
 

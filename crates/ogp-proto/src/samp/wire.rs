@@ -18,6 +18,10 @@
 //!   logo is missing from older open.mp servers).
 //! * `p`, ping: four bytes after the header, echoed.
 //!
+//! VC:MP (Vice City Multiplayer) speaks the same query with another [`Dialect`]: its
+//! requests start with `VCMP`, its replies with `MP04`, its `i` reply has the server's
+//! version first (12 bytes, NUL-padded), and it answers `i` and `c` only.
+//!
 //! Strings are in the server's code page (Windows-1252, Windows-1251 on Russian
 //! servers…): UTF-8 when they are, else the chosen charset, else Latin-1 with a warning.
 
@@ -29,6 +33,35 @@ use crate::text::{decode_text, Unchosen};
 
 /// The first four bytes of every request and reply.
 pub const MAGIC: [u8; 4] = *b"SAMP";
+/// The length of VC:MP's version, ahead of its `i` reply.
+pub const VCMP_VERSION_LEN: usize = 12;
+
+/// Which variant of the query: the magic of the requests and of the replies, and
+/// whether the `i` reply starts with a version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dialect {
+    /// The first four bytes of a request.
+    pub request_magic: [u8; 4],
+    /// The first four bytes of a reply.
+    pub reply_magic: [u8; 4],
+    /// The length of the version ahead of the `i` reply (0: none).
+    pub version_len: usize,
+}
+
+impl Dialect {
+    /// SA-MP and open.mp: `SAMP` both ways.
+    pub const SAMP: Dialect = Dialect {
+        request_magic: MAGIC,
+        reply_magic: MAGIC,
+        version_len: 0,
+    };
+    /// VC:MP: `VCMP` out, `MP04` back, a 12-byte version ahead of the information.
+    pub const VCMP: Dialect = Dialect {
+        request_magic: *b"VCMP",
+        reply_magic: *b"MP04",
+        version_len: VCMP_VERSION_LEN,
+    };
+}
 /// The length of a request (and of every reply's header).
 pub const HEADER_LEN: usize = 11;
 /// Most rules kept; further pairs are read and dropped with a warning.
@@ -66,7 +99,12 @@ pub struct Request {
 impl Request {
     /// Appends the request's 11 bytes.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&MAGIC);
+        self.encode_with(MAGIC, out);
+    }
+
+    /// Appends the 11 bytes with `magic` first (a dialect's request or reply magic).
+    pub fn encode_with(&self, magic: [u8; 4], out: &mut Vec<u8>) {
+        out.extend_from_slice(&magic);
         out.extend_from_slice(&self.addr);
         out.extend_from_slice(&self.port.to_le_bytes());
         out.push(self.opcode);
@@ -74,9 +112,14 @@ impl Request {
 
     /// The header at the start of `d`, if it has one.
     pub fn of(d: &[u8]) -> Option<Self> {
+        Self::of_magic(d, MAGIC)
+    }
+
+    /// The header at the start of `d`, if it has one and starts with `magic`.
+    pub fn of_magic(d: &[u8], magic: [u8; 4]) -> Option<Self> {
         let h: &[u8; HEADER_LEN] = d.get(..HEADER_LEN)?.try_into().ok()?;
         let [m0, m1, m2, m3, a, b, c, e, p0, p1, opcode] = *h;
-        ([m0, m1, m2, m3] == MAGIC).then_some(Self {
+        ([m0, m1, m2, m3] == magic).then_some(Self {
             addr: [a, b, c, e],
             port: u16::from_le_bytes([p0, p1]),
             opcode,
@@ -88,6 +131,8 @@ impl Request {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Info {
+    /// VC:MP's version (its 12 bytes up to the first NUL); `None` for SA-MP.
+    pub version: Option<Text>,
     /// Whether a password is needed (the byte as sent: 0 no).
     pub password: u8,
     /// Players connected.
@@ -165,14 +210,27 @@ pub fn decode_reply(datagram: &[u8]) -> Result<Reply, DecodeError> {
 /// Reads a reply, strings that are not UTF-8 in `charset` (`Auto`: Latin-1, with a
 /// warning).
 pub fn decode_reply_with(datagram: &[u8], charset: Charset) -> Result<Reply, DecodeError> {
+    decode_reply_as(datagram, charset, &Dialect::SAMP)
+}
+
+/// Reads a reply of `dialect`, strings that are not UTF-8 in `charset`.
+pub fn decode_reply_as(
+    datagram: &[u8],
+    charset: Charset,
+    dialect: &Dialect,
+) -> Result<Reply, DecodeError> {
     let mut r = Reader::new(datagram).with_charset(charset);
     let head = r.take(HEADER_LEN, "header")?;
-    let Some(header) = Request::of(head) else {
+    let Some(header) = Request::of_magic(head, dialect.reply_magic) else {
         return Err(DecodeError::new(0, "magic", DecodeErrorKind::BadMagic));
     };
     let mut s = Strings::default();
     let body = match header.opcode {
         opcode::INFO => Body::Info(Info {
+            version: match dialect.version_len {
+                0 => None,
+                n => Some(s.text(&mut r, n, "version", true)?),
+            },
             password: r.u8("password")?,
             players: r.u16_le("players")?,
             max_players: r.u16_le("max players")?,
@@ -274,23 +332,28 @@ impl Strings {
                 },
             )
         })?;
-        self.text(r, n, field)
+        self.text(r, n, field, false)
     }
 
     /// A string with a u8 length.
     fn short(&mut self, r: &mut Reader<'_>, field: &'static str) -> Result<Text, DecodeError> {
         let n = r.u8(field)?;
-        self.text(r, usize::from(n), field)
+        self.text(r, usize::from(n), field, false)
     }
 
+    /// A string of `n` bytes; `nul_padded`: cut at its first NUL (VC:MP's version).
     fn text(
         &mut self,
         r: &mut Reader<'_>,
         n: usize,
         field: &'static str,
+        nul_padded: bool,
     ) -> Result<Text, DecodeError> {
         let at = r.offset();
-        let bytes = r.take(n, field)?;
+        let mut bytes = r.take(n, field)?;
+        if nul_padded {
+            bytes = bytes.split(|&b| b == 0).next().unwrap_or_default();
+        }
         let found = std::str::from_utf8(bytes).map_err(|_| bytes);
         let (text, guessed) = decode_text(found, r, Unchosen::Latin1);
         if guessed {
@@ -336,9 +399,22 @@ impl Reply {
     /// Appends the reply's bytes (for tests and replays): what [`decode_reply`] reads
     /// back; a `c` header writes players without id nor ping, a `d` header with them.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        self.header.encode(out);
+        self.encode_as(&Dialect::SAMP, out);
+    }
+
+    /// Appends the reply's bytes in `dialect` (what [`decode_reply_as`] reads back).
+    pub fn encode_as(&self, dialect: &Dialect, out: &mut Vec<u8>) {
+        self.header.encode_with(dialect.reply_magic, out);
         match &self.body {
             Body::Info(i) => {
+                if dialect.version_len > 0 {
+                    let v = i.version.as_deref().unwrap_or_default().as_bytes();
+                    let v = v
+                        .get(..v.len().min(dialect.version_len))
+                        .unwrap_or_default();
+                    out.extend_from_slice(v);
+                    out.resize(out.len() + dialect.version_len - v.len(), 0);
+                }
                 out.push(i.password);
                 out.extend_from_slice(&i.players.to_le_bytes());
                 out.extend_from_slice(&i.max_players.to_le_bytes());
@@ -398,6 +474,7 @@ mod tests {
     fn every_reply_round_trips() {
         let bodies = [
             Body::Info(Info {
+                version: None,
                 password: 1,
                 players: 2,
                 max_players: 50,
@@ -444,6 +521,45 @@ mod tests {
         detailed.encode(&mut d);
         assert_eq!(d.len(), 11 + 2 + 1 + 6 + 4 + 4);
         assert_eq!(decode_reply(&d).unwrap(), detailed);
+    }
+
+    #[test]
+    fn vcmp_replies_carry_mp04_and_the_version() {
+        let v = &Dialect::VCMP;
+        let info = Reply {
+            header: header(b'i'),
+            body: Body::Info(Info {
+                version: Some("04rel006".into()),
+                password: 0,
+                players: 1,
+                max_players: 100,
+                host_name: "Vice City".into(),
+                game_mode: "DM".into(),
+                language: "English".into(),
+            }),
+            warnings: Vec::new(),
+        };
+        let mut d = Vec::new();
+        info.encode_as(v, &mut d);
+        assert!(d.starts_with(b"MP04"));
+        assert_eq!(&d[11..23], b"04rel006\0\0\0\0");
+        assert_eq!(decode_reply_as(&d, Charset::Auto, v).unwrap(), info);
+        // not SA-MP's, and SA-MP's is not VC:MP's
+        assert_eq!(decode_reply(&d).unwrap_err().field, "magic");
+        let mut samp = Vec::new();
+        info.encode(&mut samp);
+        assert!(decode_reply_as(&samp, Charset::Auto, v).is_err());
+        // the version cut short, a lying player count
+        assert_eq!(
+            decode_reply_as(&d[..18], Charset::Auto, v)
+                .unwrap_err()
+                .field,
+            "version"
+        );
+        let mut c = Vec::new();
+        header(b'c').encode_with(*b"MP04", &mut c);
+        c.extend_from_slice(&[0xff, 0xff, 2, b'C', b'J', 1, 0, 0, 0]);
+        assert!(decode_reply_as(&c, Charset::Auto, v).is_err());
     }
 
     #[test]
