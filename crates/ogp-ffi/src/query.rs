@@ -105,6 +105,12 @@ pub const OGP_PROTO_KSPDMP: c_int = 42;
 pub const OGP_PROTO_BUILDANDSHOOT: c_int = 43;
 /// Assetto Corsa over HTTP: `/INFO` and `/JSON|1` on the server's HTTP port.
 pub const OGP_PROTO_ASSETTOCORSA: c_int = 44;
+/// Ventrilo: the obfuscated detailed-status request on port 3784.
+pub const OGP_PROTO_VENTRILO: c_int = 47;
+/// Armagetron Advanced: the server-info request (descriptor 53) on port 4534.
+pub const OGP_PROTO_ARMAGETRON: c_int = 48;
+/// rFactor 1 and Arca Sim Racing '08: `rF_S` on the game port − 100 (34297).
+pub const OGP_PROTO_RFACTOR: c_int = 49;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -153,6 +159,9 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_KSPDMP => Some(Protocol::Kspdmp),
         OGP_PROTO_BUILDANDSHOOT => Some(Protocol::Buildandshoot),
         OGP_PROTO_ASSETTOCORSA => Some(Protocol::Assettocorsa),
+        OGP_PROTO_VENTRILO => Some(Protocol::Ventrilo),
+        OGP_PROTO_ARMAGETRON => Some(Protocol::Armagetron),
+        OGP_PROTO_RFACTOR => Some(Protocol::Rfactor),
         _ => return None,
     })
 }
@@ -291,5 +300,9 @@ mod protocol_numbers {
         assert_eq!(protocol(43), Some(Some(Protocol::Buildandshoot)));
         assert_eq!(protocol(44), Some(Some(Protocol::Assettocorsa)));
         assert_eq!(protocol(45), None);
+        assert_eq!(protocol(47), Some(Some(Protocol::Ventrilo)));
+        assert_eq!(protocol(48), Some(Some(Protocol::Armagetron)));
+        assert_eq!(protocol(49), Some(Some(Protocol::Rfactor)));
+        assert_eq!(protocol(50), None);
     }
 }

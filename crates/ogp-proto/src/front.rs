@@ -236,10 +236,11 @@ pub fn check_host(host: &str) -> Result<(), String> {
 
 /// qstat server types we know but do not speak (its `dm3s`, `q4s`, `preys`, `etqws`,
 /// `ottds`, `bfbc2`, `ts3` and `ts2` are aliases of our `doom3`, `openttd`,
-/// `battlefield`, `teamspeak3` and `teamspeak2`, its `mumble` our protocol's name).
+/// `battlefield`, `teamspeak3` and `teamspeak2`, its `mumble` and `ventrilo` our
+/// protocols' names).
 const QSTAT_OTHER: &[&str] = &[
     "hrs", "hls", "hl2s", "hlqs", "sns", "tbs", "ams", "efs", "jk3s", "rws", "rss", "gsm", "mhs",
-    "cods", "bfs", "wics", "tm", "fls", "terraria", "tf", "wop", "ventrilo", "sas", "starmade",
+    "cods", "bfs", "wics", "tm", "fls", "terraria", "tf", "wop", "sas", "starmade",
 ];
 
 /// qstat's game types that send GameSpy v1's `\status\` (its own `gps` is an alias of

@@ -64,6 +64,7 @@
 
 pub mod a2s;
 pub mod announce;
+pub mod armagetron;
 pub mod ase;
 pub mod assettocorsa;
 pub mod battlefield;
@@ -124,6 +125,7 @@ pub(crate) mod reader;
 pub mod responder;
 mod responder_core;
 pub mod result;
+pub mod rfactor;
 pub mod samp;
 pub mod satisfactory;
 pub mod savage2;
@@ -136,6 +138,7 @@ pub use teeworlds::v7 as teeworlds7;
 pub mod tribes1;
 pub use tribes1::starsiege;
 pub mod unreal2;
+pub mod ventrilo;
 
 pub use charset::Charset;
 pub use entries::PROTOCOLS;

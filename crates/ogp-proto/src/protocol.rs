@@ -77,6 +77,9 @@ macro_rules! for_each_protocol {
             Kspdmp => kspdmp;
             Buildandshoot => buildandshoot;
             Assettocorsa => assettocorsa;
+            Ventrilo => ventrilo;
+            Armagetron => armagetron;
+            Rfactor => rfactor;
         }
     };
 }

@@ -1,14 +1,16 @@
 //! The one-request UDP games of issue #39 (the core's `client_oneshot.rs`): CS2D,
 //! Satisfactory's lightweight query, Savage 2, Mafia II Multiplayer and Online, Tribes 1
-//! and Starsiege. No
+//! and Starsiege, Ventrilo (its reply in several obfuscated packets), Armagetron
+//! Advanced and rFactor. No
 //! server of these games runs here, and the public captures (GameQ's CS2D and M2MP
 //! `*_response.txt`) are stored as binary that we cannot read from here: each reply below
 //! is built from the documented layout (docs/families-todo.md, "Facts by protocol") with
 //! the values of GameQ's decoded results where there is one, and replayed on loopback
 //! (`ogp_testkit::replay::Replay`). `ogp query` and `ogp scan` read them; with
-//! `OGP_INTEROP=1`, gamedig 5.3.3 (`c2d`, `satisfactory`, `s2ats`, `m2m`, `m2o`, `t1s`, `starsiege`) reads the
-//! same replays and agrees on name, map, players and max players; qstat 2.17 `-tbs`
-//! reads the Tribes replay alike. Hostile replays (truncated, lying counts, floods of
+//! `OGP_INTEROP=1`, gamedig 5.3.3 (`c2d`, `satisfactory`, `s2ats`, `m2m`, `m2o`, `t1s`,
+//! `starsiege`, `ventrilo`, `armagetronadvanced`, `asr08`) reads the same replays and
+//! agrees on name, map, players and max players; qstat 2.17 `-tbs` and `-vent` read the
+//! Tribes and Ventrilo replays alike. Hostile replays (truncated, lying counts, floods of
 //! other replies) end in one clear error.
 
 use crate::common;
@@ -152,11 +154,102 @@ fn starsiege_reply(request: &[u8]) -> Vec<u8> {
     b
 }
 
+/// An rFactor reply: the 224 bytes of fixed fields (little-endian), then the vehicle
+/// classes.
+fn rfactor_reply() -> Vec<u8> {
+    let fixed = |b: &mut Vec<u8>, s: &str, n: usize| {
+        b.extend_from_slice(s.as_bytes());
+        b.resize(b.len() + n - s.len(), 0);
+    };
+    let mut b = Vec::new();
+    fixed(&mut b, "rFactor", 8);
+    b.push(1);
+    b.extend_from_slice(&2u16.to_le_bytes());
+    b.extend_from_slice(&[127, 0, 0, 1]);
+    for v in [0u16, 1255, 0, 34397, 34297] {
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+    fixed(&mut b, "ARCA Sim Racing", 20);
+    fixed(&mut b, "Daytona Nights", 28);
+    fixed(&mut b, "Daytona International", 32);
+    fixed(&mut b, "Welcome, keep it clean", 96);
+    b.extend_from_slice(&5u16.to_le_bytes());
+    b.extend_from_slice(&0u16.to_le_bytes());
+    b.extend_from_slice(&[0, 3, 5, 20, 2, 2, 50]);
+    b.extend_from_slice(&0u16.to_le_bytes());
+    b.push(0);
+    for v in [0u16, 45, 24] {
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+    b.extend_from_slice(&[0; 3]);
+    assert_eq!(b.len(), 224);
+    b.extend_from_slice(b"ARCA_2008\0");
+    b
+}
+
+/// An Armagetron Advanced string: its length (NUL included, big-endian), then its
+/// bytes in pairs, each pair swapped.
+fn armagetron_string(b: &mut Vec<u8>, s: &str) {
+    let mut t = s.as_bytes().to_vec();
+    t.push(0);
+    b.extend_from_slice(&(t.len() as u16).to_be_bytes());
+    if t.len() % 2 == 1 {
+        t.push(0);
+    }
+    for pair in t.chunks(2) {
+        b.extend_from_slice(&[pair[1], pair[0]]);
+    }
+}
+
+/// An Armagetron Advanced reply: two players, a colour-coded name.
+fn armagetron_reply() -> Vec<u8> {
+    let number = |b: &mut Vec<u8>, n: u32| {
+        b.extend_from_slice(&((n & 0xFFFF) as u16).to_be_bytes());
+        b.extend_from_slice(&((n >> 16) as u16).to_be_bytes());
+    };
+    let mut b = vec![0x00, 0x33, 0x00, 0x00, 0x00, 0x40];
+    number(&mut b, 4534);
+    armagetron_string(&mut b, "127.0.0.1");
+    armagetron_string(&mut b, "0xff0000Crazy 0xffffffTronners");
+    number(&mut b, 2);
+    number(&mut b, 0);
+    number(&mut b, 20);
+    armagetron_string(&mut b, "0.2.9.1.0");
+    number(&mut b, 16);
+    armagetron_string(&mut b, "0x00ff00Flynn\nTron\n");
+    armagetron_string(&mut b, "No team kills");
+    armagetron_string(&mut b, "http://example.org");
+    armagetron_string(&mut b, "");
+    b
+}
+
+/// The text of a Ventrilo reply: GameQ's Ventrilo result 1
+/// (`tests/Protocols/Providers/Ventrilo/1_result.json`), two of its channels and three
+/// of its clients (the count says three).
+const VENTRILO_TEXT: &str = "NAME: tan.cleanvoice.ru\nPHONETIC: Clean Voice\nCOMMENT: \n\
+    AUTH: 0\nMAXCLIENTS: 40\nVOICECODEC: 3,Speex\nVOICEFORMAT: 31,32 KHz, 16 bit, 9 Qlty\n\
+    UPTIME: 2186\nPLATFORM: Linux-i386\nVERSION: 3.0.6\nCHANNELCOUNT: 2\n\
+    CHANNELFIELDS: CID,PID,PROT,NAME,COMM\n\
+    CHANNEL: CID=294,PID=0,PROT=0,NAME=!Public #1,COMM=\n\
+    CHANNEL: CID=305,PID=0,PROT=1,NAME=NA,COMM=ACTIVATED TO 01.04.2015\n\
+    CLIENTCOUNT: 3\nCLIENTFIELDS: ADMIN,CID,PHAN,PING,SEC,NAME,COMM\n\
+    CLIENT: ADMIN=0,CID=305,PHAN=0,PING=63,SEC=2181,NAME=Tuzik,COMM=\n\
+    CLIENT: ADMIN=0,CID=294,PHAN=0,PING=111,SEC=2180,NAME=NyK FuRy,COMM=\n\
+    CLIENT: ADMIN=0,CID=0,PHAN=0,PING=149,SEC=2180,NAME=Wrath,COMM=\n";
+
+/// Ventrilo's reply to any request: [`VENTRILO_TEXT`] in packets of 200 bytes, each
+/// obfuscated with its own keys.
+fn ventrilo_reply(_: &[u8]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    ogp_proto::ventrilo::encode_reply(VENTRILO_TEXT.as_bytes(), 200, 0x5eed, &mut out);
+    out
+}
+
 /// A loopback server answering the requests that start with `request` by `reply`.
-fn server(request: &'static [u8], reply: fn(&[u8]) -> Vec<u8>) -> Replay {
+fn server(request: &'static [u8], reply: fn(&[u8]) -> Vec<Vec<u8>>) -> Replay {
     Replay::start(move |req| {
         if req.starts_with(request) {
-            vec![reply(req)]
+            reply(req)
         } else {
             Vec::new()
         }
@@ -169,7 +262,7 @@ type Game = (
     &'static str,
     &'static str,
     &'static [u8],
-    fn(&[u8]) -> Vec<u8>,
+    fn(&[u8]) -> Vec<Vec<u8>>,
     (
         &'static str,
         Option<&'static str>,
@@ -179,12 +272,12 @@ type Game = (
     ),
 );
 
-const GAMES: [Game; 7] = [
+const GAMES: [Game; 10] = [
     (
         "cs2d",
         "c2d",
         &[0x01, 0x00, 0xFB, 0x01, 0xF5, 0x03, 0xFB, 0x05],
-        |_| cs2d_reply(),
+        |_| vec![cs2d_reply()],
         (
             "-[IFwsI]- SuperHero",
             Some("sh_suntec"),
@@ -197,14 +290,14 @@ const GAMES: [Game; 7] = [
         "satisfactory",
         "satisfactory",
         &[0xD5, 0xF6, 0x00, 0x01],
-        satisfactory_reply,
+        |r| vec![satisfactory_reply(r)],
         ("Ficsit Test Factory", None, None, None, &[]),
     ),
     (
         "savage2",
         "s2ats",
         &[0x01],
-        |_| savage2_reply(),
+        |_| vec![savage2_reply()],
         (
             "Newerth Central",
             Some("crossroads"),
@@ -217,7 +310,7 @@ const GAMES: [Game; 7] = [
         "mafia2mp",
         "m2m",
         b"M2MP",
-        |_| mafia2_reply(false),
+        |_| vec![mafia2_reply(false)],
         (
             "Mafia 2 Roleplay",
             None,
@@ -230,7 +323,7 @@ const GAMES: [Game; 7] = [
         "mafia2online",
         "m2o",
         b"M2Online",
-        |_| mafia2_reply(true),
+        |_| vec![mafia2_reply(true)],
         (
             "Mafia 2 Roleplay",
             None,
@@ -243,7 +336,7 @@ const GAMES: [Game; 7] = [
         "tribes1",
         "t1s",
         &[0x62],
-        tribes_reply,
+        |r| vec![tribes_reply(r)],
         (
             "Tribes Vets",
             Some("Raindance"),
@@ -256,7 +349,7 @@ const GAMES: [Game; 7] = [
         "starsiege",
         "starsiege",
         &[0x72],
-        starsiege_reply,
+        |r| vec![starsiege_reply(r)],
         // gamedig's Starsiege reader never stores its players (a bug of its own): the
         // interop test compares no players for it
         (
@@ -265,6 +358,45 @@ const GAMES: [Game; 7] = [
             Some(2),
             Some(16),
             &["Harabec", "Caanon"],
+        ),
+    ),
+    (
+        "ventrilo",
+        "ventrilo",
+        &[],
+        ventrilo_reply,
+        (
+            "tan.cleanvoice.ru",
+            None,
+            Some(3),
+            Some(40),
+            &["Tuzik", "NyK FuRy", "Wrath"],
+        ),
+    ),
+    (
+        "armagetron",
+        "armagetronadvanced",
+        &[0x00, 0x35],
+        |_| vec![armagetron_reply()],
+        (
+            "Crazy Tronners",
+            None,
+            Some(2),
+            Some(16),
+            &["Flynn", "Tron"],
+        ),
+    ),
+    (
+        "rfactor",
+        "asr08",
+        b"rF_S",
+        |_| vec![rfactor_reply()],
+        (
+            "Daytona Nights",
+            Some("Daytona International"),
+            Some(5),
+            Some(20),
+            &[],
         ),
     ),
 ];
@@ -345,10 +477,26 @@ fn hostile_replies_end_in_one_clear_error() {
             })
             .collect()
     });
+    // rFactor cut in its map field; an Armagetron host name of 65535 bytes in a short
+    // datagram; Ventrilo packets of 70000 bytes in all (more than 64 KiB held)
+    let rf_cut = Replay::start(|_| vec![rfactor_reply()[..100].to_vec()]);
+    let ag_lying = Replay::start(|_| {
+        let mut b = armagetron_reply()[..10].to_vec();
+        b.extend_from_slice(&[0xFF, 0xFF, b'1', b'2']);
+        vec![b]
+    });
+    let vent_flood = Replay::start(|_| {
+        let mut out = Vec::new();
+        ogp_proto::ventrilo::encode_reply(&[b'a'; 70_000], 1100, 9, &mut out);
+        out
+    });
     for (p, s, why) in [
         ("cs2d", &cut, "player"),
         ("mafia2mp", &lying, "name"),
         ("satisfactory", &flood, "no answer"),
+        ("rfactor", &rf_cut, "map"),
+        ("armagetron", &ag_lying, "host name"),
+        ("ventrilo", &vent_flood, "65536 bytes"),
     ] {
         let target = format!("127.0.0.1:{}", s.addr().port());
         let r = ogp_run(
@@ -406,9 +554,11 @@ fn gamedig_reads_the_replays_as_we_do() {
                 int_of(count),
                 int_of(&st["player_count"]),
             );
+            // gamedig's Ventrilo reader keeps MAXCLIENTS as the string sent
+            let max = &theirs["maxplayers"];
             rep.eq(
                 format!("{k} maxplayers"),
-                int_of(&theirs["maxplayers"]),
+                int_of(max).or_else(|| str_of(max).and_then(|m| m.parse().ok())),
                 int_of(&st["slot_max"]),
             );
         }
@@ -437,7 +587,7 @@ fn qstat_reads_the_tribes_replay_as_we_do() {
     if !enabled("qstat_reads_the_tribes_replay_as_we_do") {
         return;
     }
-    let s = server(&[0x62], tribes_reply);
+    let s = server(&[0x62], |r| vec![tribes_reply(r)]);
     let port = s.addr().port();
     let ours = ogp_query_port_json(&["-p", "tribes1"], port);
     let st = &ours["status"];
@@ -477,6 +627,51 @@ fn qstat_reads_the_tribes_replay_as_we_do() {
         "cpu".into(),
         str_of(&q["rules"]["cpu"]),
         str_of(&st["rules"]["cpu"]),
+    );
+    rep.finish("qstat");
+}
+
+/// qstat 2.17 `-vent` reads the Ventrilo replay (three obfuscated packets) as we do.
+#[test]
+fn qstat_reads_the_ventrilo_replay_as_we_do() {
+    if !enabled("qstat_reads_the_ventrilo_replay_as_we_do") {
+        return;
+    }
+    let s = server(&[], ventrilo_reply);
+    let port = s.addr().port();
+    let ours = ogp_query_port_json(&["-p", "ventrilo"], port);
+    let st = &ours["status"];
+    let ran = run(
+        Command::new(quakestat())
+            .args(["-vent", &format!("127.0.0.1:{port}"), "-json", "-R", "-P"])
+            .args(["-timeout", "3"]),
+        CLIENT_LIMIT,
+    );
+    let q = parse_json(&ran, "qstat -vent", "replay");
+    let q = &q[0];
+    let mut rep = Report::default();
+    rep.eq("status".into(), str_of(&q["status"]), Some("online".into()));
+    rep.eq("name".into(), str_of(&q["name"]), str_of(&st["host_name"]));
+    rep.eq(
+        "numplayers".into(),
+        int_of(&q["numplayers"]),
+        int_of(&st["player_count"]),
+    );
+    rep.eq(
+        "maxplayers".into(),
+        int_of(&q["maxplayers"]),
+        int_of(&st["slot_max"]),
+    );
+    // qstat lists the players last first: compared in name order
+    let sorted = |v: &Value| {
+        let mut n = player_names(v);
+        n.sort();
+        n
+    };
+    rep.list(
+        "players".into(),
+        &sorted(&q["players"]),
+        &sorted(&st["players"]),
     );
     rep.finish("qstat");
 }

@@ -60,7 +60,7 @@ impl OneShot for Savage2 {
         out.extend_from_slice(&REQUEST);
     }
 
-    fn read(&self, datagram: &[u8]) -> Read<Details> {
+    fn read(&mut self, datagram: &[u8]) -> Read<Details> {
         // no magic: whatever does not decode is malformed
         Read::decoded(decode_reply(datagram), 0, "", |r| {
             (reply_to_status(&r), r.clone(), r.warnings)
