@@ -17,7 +17,7 @@
 
 use std::time::Instant;
 
-use crate::client_core::{Exchange, Timing};
+use crate::client_core::{Event, Exchange, Timing};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::protocol::Protocol;
 use crate::reader::Reader;
@@ -74,6 +74,14 @@ pub(crate) trait OneShot {
     fn new(id: u32) -> Self;
     /// Writes the request into `out` (empty).
     fn request(&self, out: &mut Vec<u8>);
+    /// Writes a datagram to send just before each request into `out` (empty), if the
+    /// protocol has one: Armagetron Advanced's small-info request, without which its
+    /// server ignores the request. None by default.
+    fn primer(&self, _out: &mut Vec<u8>) -> bool {
+        false
+    }
+    /// What the primer asks, for the wire events.
+    const PRIMER: &'static str = "primer";
     /// Reads one datagram from the server (a reply in several parts keeps them).
     fn read(&mut self, datagram: &[u8]) -> Read<Self::Details>;
 }
@@ -86,6 +94,8 @@ pub(crate) struct OneShotMachine<P: OneShot> {
     pub(crate) x: Exchange<P::Details>,
     /// Datagrams and bytes of the parts kept so far.
     parts: (usize, usize),
+    /// Whether the request follows the primer just sent.
+    request_next: bool,
 }
 
 impl<P: OneShot> OneShotMachine<P> {
@@ -95,13 +105,31 @@ impl<P: OneShot> OneShotMachine<P> {
             p,
             x: Exchange::new(protocol, timing, now),
             parts: (0, 0),
+            request_next: false,
         }
     }
 
     /// [`QueryDriver::poll_transmit_into`](crate::client_core::QueryDriver::poll_transmit_into).
+    /// A primer is sent as the attempt; the request right after it, as an extra datagram.
     pub(crate) fn poll_transmit_into(&mut self, now: Instant, out: &mut Vec<u8>) -> bool {
+        if std::mem::take(&mut self.request_next) && !self.x.is_done() {
+            out.clear();
+            self.p.request(out);
+            self.x.sent_extra(Event::Sent {
+                what: P::WHAT,
+                bytes: out.len(),
+                challenge: None,
+                id: None,
+            });
+            return true;
+        }
         if !self.x.due_datagram(out) {
             return false;
+        }
+        if self.p.primer(out) {
+            self.request_next = true;
+            self.x.sent_query(now, out, P::PRIMER, None, None);
+            return true;
         }
         self.p.request(out);
         self.x.sent_query(now, out, P::WHAT, None, None);

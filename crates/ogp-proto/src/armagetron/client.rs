@@ -1,5 +1,6 @@
 //! The Armagetron Advanced query as a machine of the core's one-request shape: the
-//! server-info request, resent by the core's timers until a reply decodes.
+//! small-info request (the primer its server wants first), then the server-info
+//! request, resent by the core's timers until a reply decodes.
 //!
 //! | Status field | from |
 //! |---|---|
@@ -12,7 +13,7 @@
 //!
 //! `game_name` is `Armagetron Advanced`.
 
-use super::{decode_reply, strip_colours, Reply, REQUEST};
+use super::{decode_reply, strip_colours, Reply, REQUEST, SMALL_REQUEST};
 use crate::client_oneshot::{oneshot_machine, OneShot, Read};
 use crate::model::{Player, Rules};
 use crate::protocol::Protocol;
@@ -68,15 +69,25 @@ impl OneShot for Armagetron {
         Self
     }
 
+    const PRIMER: &'static str = "small info";
+
     fn request(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&REQUEST);
     }
 
+    fn primer(&self, out: &mut Vec<u8>) -> bool {
+        out.extend_from_slice(&SMALL_REQUEST);
+        true
+    }
+
     fn read(&mut self, datagram: &[u8]) -> Read<Details> {
-        // no magic: whatever does not decode is malformed
-        Read::decoded(decode_reply(datagram), 0, "", |r| {
-            (reply_to_status(&r), r.clone(), r.warnings)
-        })
+        // the descriptor is the magic: the small-info reply is not ours
+        Read::decoded(
+            decode_reply(datagram),
+            2,
+            "not the server-info reply (descriptor 51)",
+            |r| (reply_to_status(&r), r.clone(), r.warnings),
+        )
     }
 }
 
@@ -143,10 +154,26 @@ mod tests {
         let mut lying = c.clone();
         lying.extend_from_slice(&[0xFF, 0xFF, b'a']);
         assert_eq!(decode_reply(&lying).unwrap_err().field, "options");
+        // another descriptor (the small-info reply): not ours
+        let mut small = b.clone();
+        small[1] = 0x32;
+        assert_eq!(
+            decode_reply(&small).unwrap_err().kind,
+            crate::error::DecodeErrorKind::BadMagic
+        );
         let t0 = Instant::now();
         let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), 1, t0);
+        let mut out = Vec::new();
+        assert!(m.poll_transmit_into(t0, &mut out));
+        assert_eq!(out, SMALL_REQUEST);
+        out.clear();
+        assert!(m.poll_transmit_into(t0, &mut out));
+        assert_eq!(out, REQUEST);
+        assert!(!m.poll_transmit_into(t0, &mut out));
         m.handle_datagram(t0, b"short");
-        assert_eq!(drive_to_end(&mut m, t0, Some(&b)), 1);
+        m.handle_datagram(t0, &small);
+        assert!(m.take_result().is_none());
+        m.handle_datagram(t0, &b);
         let st = m.take_result().unwrap().unwrap().status;
         assert_eq!(st.host_name.as_deref(), Some("Crazy Tronners"));
         assert_eq!(st.connect_port, Some(4534));
@@ -154,8 +181,9 @@ mod tests {
         assert_eq!(players[0].name.as_deref(), Some("Flynn"));
         assert_eq!(players[0].name_raw.as_deref(), Some("0x00ff00Flynn"));
         assert_eq!(st.rules.unwrap().get("options"), Some("No team kills"));
+        // three attempts of two datagrams, each answered by a cut reply: malformed
         let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), 1, t0);
-        assert_eq!(drive_to_end(&mut m, t0, Some(&b[..20])), 3);
+        assert_eq!(drive_to_end(&mut m, t0, Some(&b[..20])), 6);
         assert!(matches!(
             m.take_result(),
             Some(Err(QueryError::Malformed { .. }))

@@ -2,8 +2,11 @@
 //! one-request shape.
 //!
 //! Big-endian 16-bit words throughout. The request (8 bytes) is a message of descriptor
-//! 53 (`00 35`), message id 0, data length 0, then `00 11`. The reply: descriptor,
-//! message id and data length (three words, skipped), then the game port, the host name
+//! 53 (`00 35`), message id 0, data length 0, then `00 11`. A server ignores it from an
+//! address that has not first sent the small-info request (the same with descriptor 52,
+//! answered by descriptor 50; seen on Debian's armagetronad-dedicated 0.2.9.1): each
+//! attempt sends that one, then the request. The reply: descriptor 51 (`00 33`), message
+//! id and data length (skipped), then the game port, the host name
 //! (the address the server names), the server's name, players, the lowest and highest
 //! protocol versions, the version, max players, the player names (one string,
 //! `\n`-separated), the options, the URL and the global ids; the last three are absent
@@ -23,12 +26,18 @@ use crate::DecodeWarning;
 
 /// The request.
 pub const REQUEST: [u8; 8] = [0x00, 0x35, 0x00, 0x00, 0x00, 0x00, 0x00, 0x11];
-/// The reply's header (descriptor, message id, data length), skipped.
+/// The small-info request, sent before the request.
+pub const SMALL_REQUEST: [u8; 8] = [0x00, 0x34, 0x00, 0x00, 0x00, 0x00, 0x00, 0x11];
+/// The reply's descriptor.
+pub const REPLY_DESCRIPTOR: [u8; 2] = [0x00, 0x33];
+/// The reply's header (descriptor, message id, data length): the descriptor checked,
+/// the rest skipped.
 pub const HEADER_LEN: usize = 6;
 /// The default port (game and query).
 pub const DEFAULT_PORT: u16 = 4534;
 
-/// Armagetron Advanced's entry (see [`Entry`]): its replies have no magic of their own.
+/// Armagetron Advanced's entry (see [`Entry`]): its reply's descriptor is too short a
+/// magic for a signature.
 pub const ENTRY: Entry = Entry {
     aliases: &["armagetronadvanced", "armagetronad"],
     help: "Armagetron Advanced (port 4534): the server-info request (descriptor 53), \
@@ -104,6 +113,9 @@ fn string(r: &mut Reader<'_>, s: &mut Strings, field: &'static str) -> Result<Te
 pub fn decode_reply(datagram: &[u8]) -> Result<Reply, DecodeError> {
     let mut r = Reader::new(datagram);
     let mut s = Strings::default();
+    if !datagram.starts_with(&REPLY_DESCRIPTOR) {
+        return Err(DecodeError::new(0, "descriptor", DecodeErrorKind::BadMagic));
+    }
     let mut reply = Reply {
         header: r.array("header")?,
         game_port: number(&mut r, "game port")?,

@@ -325,6 +325,18 @@ mod tests {
         cut.pop();
         m.handle_datagram(t0, &cut);
         assert!(m.take_result().is_none());
+        // a flood of clients, a client of many values: kept up to the caps, one warning
+        let mut text = String::from("NAME: x\n");
+        for i in 0..2000 {
+            text.push_str(&format!("CLIENT: NAME=p{i},PING=1\n"));
+        }
+        text.push_str(&format!("CHANNEL: {}\n", "K=V,".repeat(500)));
+        let r = decode_text(text.as_bytes());
+        assert_eq!(r.clients.len(), super::super::MAX_CLIENTS);
+        assert_eq!(r.channels[0].len(), super::super::MAX_PAIRS);
+        assert_eq!(r.warnings.len(), 1);
+        let st = reply_to_status(&r);
+        assert_eq!(st.player_count, Some(1024));
         // a header whose zero word is not zero: not ours
         let mut b = packet(0, 1, b"NAME: x\n".to_vec());
         b[2] ^= 0x40;

@@ -34,10 +34,14 @@ pub const HEADER_LEN: usize = 20;
 pub const DETAILED: u16 = 2;
 /// The request body's length: the password, NUL-padded.
 pub const REQUEST_BODY_LEN: usize = 16;
-/// At most this many clients are kept (more are counted, with a warning).
+/// At most this many clients are kept (more are dropped, with a warning).
 pub const MAX_CLIENTS: usize = 1024;
-/// At most this many channels are kept (more are counted, with a warning).
+/// At most this many channels are kept (more are dropped, with a warning).
 pub const MAX_CHANNELS: usize = 1024;
+/// At most this many `KEY: value` lines are kept.
+pub const MAX_FIELDS: usize = 1024;
+/// At most this many `k=v` pairs of one channel or client are kept.
+pub const MAX_PAIRS: usize = 64;
 
 /// Ventrilo's entry (see [`Entry`]): its packets are obfuscated with random keys, so no
 /// signature.
@@ -310,14 +314,18 @@ pub fn get<'a>(list: &'a [(Text, Text)], key: &str) -> Option<&'a str> {
     list.iter().find(|(k, _)| &**k == key).map(|(_, v)| &**v)
 }
 
-fn pairs(s: &str) -> Vec<(Text, Text)> {
-    s.split(',')
-        .filter(|kv| !kv.is_empty())
+/// A `k=v` list, at most [`MAX_PAIRS`] pairs; whether pairs were left out.
+fn pairs(s: &str) -> (Vec<(Text, Text)>, bool) {
+    let mut all = s.split(',').filter(|kv| !kv.is_empty());
+    let kept = all
+        .by_ref()
+        .take(MAX_PAIRS)
         .map(|kv| match kv.split_once('=') {
             Some((k, v)) => (k.into(), v.into()),
             None => (kv.into(), Text::default()),
         })
-        .collect()
+        .collect();
+    (kept, all.next().is_some())
 }
 
 /// Reads the reply's text (the packets' bodies, joined): UTF-8, else Latin-1; NULs end
@@ -327,35 +335,36 @@ pub fn decode_text(body: &[u8]) -> Reply {
     let end = body.iter().position(|&b| b == 0).unwrap_or(body.len());
     let text = s.text(0, body.get(..end).unwrap_or_default());
     let mut reply = Reply::default();
-    let (mut channels, mut clients) = (0usize, 0usize);
+    let mut cut = false;
     for line in text.split('\n') {
         let line = line.strip_suffix('\r').unwrap_or(line);
         let (key, value) = line.split_once(": ").unwrap_or((line, ""));
         if key.is_empty() {
             continue;
         }
-        match key {
-            "CHANNEL" => {
-                channels += 1;
-                if reply.channels.len() < MAX_CHANNELS {
-                    reply.channels.push(pairs(value));
-                }
+        let list = match key {
+            "CHANNEL" => Some((&mut reply.channels, MAX_CHANNELS)),
+            "CLIENT" => Some((&mut reply.clients, MAX_CLIENTS)),
+            _ => None,
+        };
+        match list {
+            Some((list, max)) if list.len() < max => {
+                let (kv, more) = pairs(value);
+                cut |= more;
+                list.push(kv);
             }
-            "CLIENT" => {
-                clients += 1;
-                if reply.clients.len() < MAX_CLIENTS {
-                    reply.clients.push(pairs(value));
-                }
+            None if reply.fields.len() < MAX_FIELDS => {
+                reply.fields.push((key.into(), value.into()));
             }
-            _ => reply.fields.push((key.into(), value.into())),
+            _ => cut = true,
         }
     }
     reply.warnings = s.warnings();
-    if clients > MAX_CLIENTS || channels > MAX_CHANNELS {
+    if cut {
         reply.warnings.push(DecodeWarning {
             offset: 0,
-            field: "clients",
-            message: "more than 1024 clients or channels: the rest not kept",
+            field: "status text",
+            message: "more lines, clients, channels or values than kept: the rest dropped",
         });
     }
     reply
