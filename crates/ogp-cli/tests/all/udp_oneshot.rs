@@ -580,6 +580,40 @@ fn gamedig_reads_the_replays_as_we_do() {
     rep.finish("gamedig");
 }
 
+/// Our status and qstat 2.17's JSON (`-QSTAT_TYPE`) on one replay of `reply`, with a
+/// report that compares qstat's status, name and counts with ours.
+fn ours_and_qstat(
+    protocol: &str,
+    qstat_type: &str,
+    request: &'static [u8],
+    reply: fn(&[u8]) -> Vec<Vec<u8>>,
+) -> (Value, Value, Report) {
+    let s = server(request, reply);
+    let port = s.addr().port();
+    let ours = ogp_query_port_json(&["-p", protocol], port);
+    let ran = run(
+        Command::new(quakestat())
+            .args([
+                qstat_type,
+                &format!("127.0.0.1:{port}"),
+                "-json",
+                "-R",
+                "-P",
+            ])
+            .args(["-timeout", "3"]),
+        CLIENT_LIMIT,
+    );
+    let q = parse_json(&ran, &format!("qstat {qstat_type}"), "replay")[0].clone();
+    let st = ours["status"].clone();
+    let mut rep = Report::default();
+    rep.eq("status".into(), str_of(&q["status"]), Some("online".into()));
+    rep.eq("name".into(), str_of(&q["name"]), str_of(&st["host_name"]));
+    for (theirs, field) in [("numplayers", "player_count"), ("maxplayers", "slot_max")] {
+        rep.eq(theirs.into(), int_of(&q[theirs]), int_of(&st[field]));
+    }
+    (st, q, rep)
+}
+
 /// qstat 2.17 `-tbs` reads the Tribes replay as we do (it lists the teams among its
 /// players: only the header is compared).
 #[test]
@@ -587,36 +621,12 @@ fn qstat_reads_the_tribes_replay_as_we_do() {
     if !enabled("qstat_reads_the_tribes_replay_as_we_do") {
         return;
     }
-    let s = server(&[0x62], |r| vec![tribes_reply(r)]);
-    let port = s.addr().port();
-    let ours = ogp_query_port_json(&["-p", "tribes1"], port);
-    let st = &ours["status"];
-    let ran = run(
-        Command::new(quakestat())
-            .args(["-tbs", &format!("127.0.0.1:{port}"), "-json", "-R", "-P"])
-            .args(["-timeout", "3"]),
-        CLIENT_LIMIT,
-    );
-    let q = parse_json(&ran, "qstat -tbs", "replay");
-    let q = &q[0];
-    let mut rep = Report::default();
-    rep.eq("status".into(), str_of(&q["status"]), Some("online".into()));
-    rep.eq("name".into(), str_of(&q["name"]), str_of(&st["host_name"]));
+    let (st, q, mut rep) = ours_and_qstat("tribes1", "-tbs", &[0x62], |r| vec![tribes_reply(r)]);
     rep.eq("map".into(), str_of(&q["map"]), str_of(&st["map"]["name"]));
     rep.eq(
         "gametype".into(),
         str_of(&q["gametype"]),
         str_of(&st["game_type"]),
-    );
-    rep.eq(
-        "numplayers".into(),
-        int_of(&q["numplayers"]),
-        int_of(&st["player_count"]),
-    );
-    rep.eq(
-        "maxplayers".into(),
-        int_of(&q["maxplayers"]),
-        int_of(&st["slot_max"]),
     );
     rep.eq(
         "version".into(),
@@ -637,31 +647,7 @@ fn qstat_reads_the_ventrilo_replay_as_we_do() {
     if !enabled("qstat_reads_the_ventrilo_replay_as_we_do") {
         return;
     }
-    let s = server(&[], ventrilo_reply);
-    let port = s.addr().port();
-    let ours = ogp_query_port_json(&["-p", "ventrilo"], port);
-    let st = &ours["status"];
-    let ran = run(
-        Command::new(quakestat())
-            .args(["-vent", &format!("127.0.0.1:{port}"), "-json", "-R", "-P"])
-            .args(["-timeout", "3"]),
-        CLIENT_LIMIT,
-    );
-    let q = parse_json(&ran, "qstat -vent", "replay");
-    let q = &q[0];
-    let mut rep = Report::default();
-    rep.eq("status".into(), str_of(&q["status"]), Some("online".into()));
-    rep.eq("name".into(), str_of(&q["name"]), str_of(&st["host_name"]));
-    rep.eq(
-        "numplayers".into(),
-        int_of(&q["numplayers"]),
-        int_of(&st["player_count"]),
-    );
-    rep.eq(
-        "maxplayers".into(),
-        int_of(&q["maxplayers"]),
-        int_of(&st["slot_max"]),
-    );
+    let (st, q, mut rep) = ours_and_qstat("ventrilo", "-vent", &[], ventrilo_reply);
     // qstat lists the players last first: compared in name order
     let sorted = |v: &Value| {
         let mut n = player_names(v);

@@ -136,6 +136,29 @@ mod tests {
         assert_eq!(strip_colours("0xff00ffA0xRESETTb 0x12"), "Ab 0x12");
     }
 
+    /// A real server's replies (Debian's armagetronad-dedicated 0.2.9.1; see
+    /// tests/data/armagetron/SOURCES.md).
+    #[test]
+    fn a_real_servers_reply_is_read() {
+        let big = include_bytes!("../../tests/data/armagetron/big_info_0.2.9.1.bin");
+        let small = include_bytes!("../../tests/data/armagetron/small_info_0.2.9.1.bin");
+        let r = decode_reply(big).unwrap();
+        assert_eq!(r.game_port, 4601);
+        assert_eq!(&*r.name, "0xff0000Loop 0xffffffTron");
+        assert_eq!((r.players, r.max_players), (0, 12));
+        assert_eq!(&*r.version, "0.2.9.1_alpha20230222 unix dedicated");
+        assert_eq!((r.version_min, r.version_max), (0, 17));
+        assert!(r.player_names.is_empty() && r.warnings.is_empty());
+        let [options, url, _] = r.more.clone().unwrap();
+        assert_eq!(&*options, "All settings at default values.");
+        assert_eq!(&*url, "http://www.armagetronad.net");
+        let st = reply_to_status(&r);
+        assert_eq!(st.host_name.as_deref(), Some("Loop Tron"));
+        // the small-info reply is not ours: dropped, the query goes on
+        assert!(matches!(Armagetron.read(small), Read::NotOurs(_)));
+        assert!(matches!(Armagetron.read(big), Read::Answer(..)));
+    }
+
     #[test]
     fn a_reply_round_trips_and_maps() {
         let mut b = Vec::new();
