@@ -334,6 +334,38 @@ impl Parts {
     }
 }
 
+/// A [`OneShot`] protocol `$name` of a fixed request: it sends `$request` every attempt
+/// and reads each datagram with `$decode` (a decoder error in the first `$header` bytes
+/// means not ours: `$not_ours`), the answer's status from the module's
+/// `reply_to_status`, its details the reply (a `Details` with its `warnings`).
+macro_rules! fixed_request {
+    ($name:ident, $what:expr, $request:expr, $decode:expr, $header:expr, $not_ours:expr) => {
+        #[doc = concat!("`", stringify!($name), "` on the one-request shape.")]
+        #[derive(Debug, Clone)]
+        pub struct $name;
+
+        impl $crate::client_oneshot::OneShot for $name {
+            type Details = Details;
+            const WHAT: &'static str = $what;
+
+            fn new(_id: u32) -> Self {
+                Self
+            }
+
+            fn request(&self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&$request);
+            }
+
+            fn read(&mut self, datagram: &[u8]) -> $crate::client_oneshot::Read<Details> {
+                $crate::client_oneshot::Read::decoded($decode(datagram), $header, $not_ours, |r| {
+                    (reply_to_status(&r), r.clone(), r.warnings)
+                })
+            }
+        }
+    };
+}
+pub(crate) use fixed_request;
+
 /// The string reader of the small formats: strings after a length byte or before a NUL,
 /// read as UTF-8 when they are and else as Latin-1 (these servers announce no charset);
 /// the offset of the first string read as Latin-1 is kept for one warning.

@@ -14,7 +14,7 @@
 //! `game_name` is `rFactor`.
 
 use super::{decode_reply, Reply, AIDS, REQUEST};
-use crate::client_oneshot::{oneshot_machine, OneShot, Read};
+use crate::client_oneshot::{fixed_request, oneshot_machine};
 use crate::model::{MapInfo, Rules};
 use crate::protocol::Protocol;
 use crate::Status;
@@ -66,29 +66,8 @@ pub fn reply_to_status(r: &Reply) -> Status {
     }
 }
 
-/// rFactor on the one-request shape.
-#[derive(Debug, Clone)]
-pub struct RFactor;
-
-impl OneShot for RFactor {
-    type Details = Details;
-    const WHAT: &'static str = "status";
-
-    fn new(_id: u32) -> Self {
-        Self
-    }
-
-    fn request(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&REQUEST);
-    }
-
-    fn read(&mut self, datagram: &[u8]) -> Read<Details> {
-        // no magic: whatever does not decode is malformed
-        Read::decoded(decode_reply(datagram), 0, "", |r| {
-            (reply_to_status(&r), r.clone(), r.warnings)
-        })
-    }
-}
+// no magic: whatever does not decode is malformed
+fixed_request!(RFactor, "status", REQUEST, decode_reply, 0, "");
 
 oneshot_machine!(Protocol::Rfactor, RFactor, Details);
 
