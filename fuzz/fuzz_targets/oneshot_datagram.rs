@@ -1,11 +1,14 @@
 //! The games of the core's one-request shape (`client_oneshot.rs`): CS2D, Satisfactory,
-//! Savage 2, Mafia II Multiplayer and Online, Tribes 1 and Starsiege. Each decoder and
-//! mapping on the same datagram, and each client machine fed it.
+//! Savage 2, Mafia II Multiplayer and Online, Tribes 1 and Starsiege, rFactor, Armagetron
+//! Advanced and Ventrilo (its packet, and the datagram read as a reply's text). Each
+//! decoder and mapping on the same datagram, and each client machine fed it.
 //!
 //! Input: one datagram.
 //!
 //! Asserts: no panic; errors and warnings point into the datagram; a CS2D or
-//! Satisfactory reply read without a warning re-encodes to itself (the others keep less
+//! Satisfactory reply read without a warning re-encodes to itself, an rFactor or
+//! Armagetron one re-encodes to bytes that read the same, a Ventrilo packet of its exact
+//! length re-encodes to itself (the others keep less
 //! than they read: Tribes' values are paired and substituted, Mafia II's list ends at an
 //! empty name, Savage 2's header is free); the status survives its JSON state file;
 //! every machine fed the datagram ends.
@@ -14,7 +17,10 @@ use std::time::Instant;
 
 use ogp_fuzz::{answer_every_send, check_error, check_warnings};
 use ogp_proto::client::Timing;
-use ogp_proto::{cs2d, mafia2, mafia2online, satisfactory, savage2, starsiege, tribes1, Status};
+use ogp_proto::{
+    armagetron, cs2d, mafia2, mafia2online, rfactor, satisfactory, savage2, starsiege, tribes1,
+    ventrilo, Status,
+};
 
 fn same_through_json(status: &Status) {
     let json = Status::from_json(&status.to_json_pretty()).expect("state file");
@@ -85,6 +91,49 @@ pub fn run(datagram: &[u8]) {
         }
         Err(e) => check_error(&e, 0, datagram.len()),
     }
+    // rFactor and Armagetron: a reply read without a warning, re-encoded, reads the same
+    // (their bytes may differ: padding after a NUL, pad bytes, empty names are free)
+    match rfactor::decode_reply(datagram) {
+        Ok(r) => {
+            check_warnings(&r.warnings, 0, datagram.len());
+            if r.warnings.is_empty() {
+                let mut b = Vec::new();
+                r.encode(&mut b);
+                assert_eq!(rfactor::decode_reply(&b).as_ref(), Ok(&r), "reads the same");
+            }
+            same_through_json(&rfactor::client::reply_to_status(&r));
+        }
+        Err(e) => check_error(&e, 0, datagram.len()),
+    }
+    match armagetron::decode_reply(datagram) {
+        Ok(r) => {
+            check_warnings(&r.warnings, 0, datagram.len());
+            if r.warnings.is_empty() {
+                let mut b = Vec::new();
+                r.encode(&mut b);
+                assert_eq!(
+                    armagetron::decode_reply(&b).as_ref(),
+                    Ok(&r),
+                    "reads the same"
+                );
+            }
+            same_through_json(&armagetron::client::reply_to_status(&r));
+        }
+        Err(e) => check_error(&e, 0, datagram.len()),
+    }
+    match ventrilo::decode_packet(datagram) {
+        Ok(p) => {
+            if datagram.len() == ventrilo::HEADER_LEN + p.body.len() {
+                let mut b = Vec::new();
+                p.encode(&mut b);
+                assert_eq!(b, datagram, "a packet re-encodes to itself");
+            }
+        }
+        Err(e) => check_error(&e, 0, datagram.len()),
+    }
+    let text = ventrilo::decode_text(datagram);
+    check_warnings(&text.warnings, 0, datagram.len());
+    same_through_json(&ventrilo::client::reply_to_status(&text));
     let now = Instant::now();
     let t = || Timing::default().retries(0);
     answer_every_send(
@@ -113,6 +162,18 @@ pub fn run(datagram: &[u8]) {
     );
     answer_every_send(
         &mut starsiege::client::QueryMachine::new(Default::default(), t(), 1, now),
+        datagram,
+    );
+    answer_every_send(
+        &mut rfactor::client::QueryMachine::new(Default::default(), t(), 1, now),
+        datagram,
+    );
+    answer_every_send(
+        &mut armagetron::client::QueryMachine::new(Default::default(), t(), 1, now),
+        datagram,
+    );
+    answer_every_send(
+        &mut ventrilo::client::QueryMachine::new(Default::default(), t(), 1, now),
         datagram,
     );
 }

@@ -222,6 +222,15 @@
 // Frontlines: Fuel of War: A2S in its own dialect on the game port + 2.
 #define OGP_PROTO_FFOW 46
 
+// Ventrilo: the obfuscated detailed-status request on port 3784.
+#define OGP_PROTO_VENTRILO 47
+
+// Armagetron Advanced: the server-info request (descriptor 53) on port 4534.
+#define OGP_PROTO_ARMAGETRON 48
+
+// rFactor 1 and Arca Sim Racing '08: `rF_S` on the game port - 100 (34297).
+#define OGP_PROTO_RFACTOR 49
+
 // `ogp_responder_poll`'s `*out_wait_ms` when nothing is scheduled.
 #define OGP_WAIT_NONE UINT32_MAX
 

@@ -109,6 +109,12 @@ pub const OGP_PROTO_ASSETTOCORSA: c_int = 44;
 pub const OGP_PROTO_VCMP: c_int = 45;
 /// Frontlines: Fuel of War: A2S in its own dialect on the game port + 2.
 pub const OGP_PROTO_FFOW: c_int = 46;
+/// Ventrilo: the obfuscated detailed-status request on port 3784.
+pub const OGP_PROTO_VENTRILO: c_int = 47;
+/// Armagetron Advanced: the server-info request (descriptor 53) on port 4534.
+pub const OGP_PROTO_ARMAGETRON: c_int = 48;
+/// rFactor 1 and Arca Sim Racing '08: `rF_S` on the game port − 100 (34297).
+pub const OGP_PROTO_RFACTOR: c_int = 49;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -159,6 +165,9 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_ASSETTOCORSA => Some(Protocol::Assettocorsa),
         OGP_PROTO_VCMP => Some(Protocol::Vcmp),
         OGP_PROTO_FFOW => Some(Protocol::Ffow),
+        OGP_PROTO_VENTRILO => Some(Protocol::Ventrilo),
+        OGP_PROTO_ARMAGETRON => Some(Protocol::Armagetron),
+        OGP_PROTO_RFACTOR => Some(Protocol::Rfactor),
         _ => return None,
     })
 }
@@ -298,6 +307,9 @@ mod protocol_numbers {
         assert_eq!(protocol(44), Some(Some(Protocol::Assettocorsa)));
         assert_eq!(protocol(45), Some(Some(Protocol::Vcmp)));
         assert_eq!(protocol(46), Some(Some(Protocol::Ffow)));
-        assert_eq!(protocol(47), None);
+        assert_eq!(protocol(47), Some(Some(Protocol::Ventrilo)));
+        assert_eq!(protocol(48), Some(Some(Protocol::Armagetron)));
+        assert_eq!(protocol(49), Some(Some(Protocol::Rfactor)));
+        assert_eq!(protocol(50), None);
     }
 }

@@ -1202,13 +1202,26 @@ impl<D> Exchange<D> {
         what: &'static str,
         warnings: impl IntoIterator<Item = W>,
     ) {
+        self.took_replies(now, 1, bytes, what, warnings);
+    }
+
+    /// [`took_reply`](Self::took_reply) of a reply in `datagrams` datagrams of `bytes`
+    /// in all, the last one taken at `now`.
+    pub(crate) fn took_replies<W: fmt::Display>(
+        &mut self,
+        now: Instant,
+        datagrams: usize,
+        bytes: usize,
+        what: &'static str,
+        warnings: impl IntoIterator<Item = W>,
+    ) {
         self.warn(warnings);
-        self.received(1, bytes);
+        self.received(datagrams, bytes);
         self.ping(now);
         self.event(Event::Reply {
             what,
             bytes,
-            datagrams: 1,
+            datagrams,
         });
     }
 

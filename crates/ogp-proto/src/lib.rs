@@ -65,6 +65,7 @@
 pub mod a2s;
 pub use a2s::ffow;
 pub mod announce;
+pub mod armagetron;
 pub mod ase;
 pub mod assettocorsa;
 pub mod battlefield;
@@ -125,6 +126,7 @@ pub(crate) mod reader;
 pub mod responder;
 mod responder_core;
 pub mod result;
+pub mod rfactor;
 pub mod samp;
 pub use samp::vcmp;
 pub mod satisfactory;
@@ -138,6 +140,7 @@ pub use teeworlds::v7 as teeworlds7;
 pub mod tribes1;
 pub use tribes1::starsiege;
 pub mod unreal2;
+pub mod ventrilo;
 
 pub use charset::Charset;
 pub use entries::PROTOCOLS;

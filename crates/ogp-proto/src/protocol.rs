@@ -79,6 +79,9 @@ macro_rules! for_each_protocol {
             Assettocorsa => assettocorsa;
             Vcmp => vcmp;
             Ffow => ffow;
+            Ventrilo => ventrilo;
+            Armagetron => armagetron;
+            Rfactor => rfactor;
         }
     };
 }

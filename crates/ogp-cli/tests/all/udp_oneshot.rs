@@ -1,18 +1,19 @@
 //! The one-request UDP games of issue #39 (the core's `client_oneshot.rs`): CS2D,
 //! Satisfactory's lightweight query, Savage 2, Mafia II Multiplayer and Online, Tribes 1
-//! and Starsiege; and VC:MP, SA-MP's query in its `VCMP`/`MP04` dialect (two requests,
-//! `i` then `c`, on the SA-MP machine), and Frontlines: Fuel of War, A2S's dialect (its own
-//! information request and reply, then the old challenge, PLAYER and RULES, numbers
-//! big-endian, on the A2S machine). No
+//! and Starsiege, Ventrilo (its reply in several obfuscated packets), Armagetron
+//! Advanced and rFactor; and VC:MP, SA-MP's query in its `VCMP`/`MP04` dialect (two
+//! requests, `i` then `c`, on the SA-MP machine), and Frontlines: Fuel of War, A2S's
+//! dialect (its own information request and reply, then the old challenge, PLAYER and
+//! RULES, numbers big-endian, on the A2S machine). No
 //! server of these games runs here, and the public captures (GameQ's CS2D and M2MP
 //! `*_response.txt`) are stored as binary that we cannot read from here: each reply below
 //! is built from the documented layout (docs/families-todo.md, "Facts by protocol") with
 //! the values of GameQ's decoded results where there is one, and replayed on loopback
 //! (`ogp_testkit::replay::Replay`). `ogp query` and `ogp scan` read them; with
 //! `OGP_INTEROP=1`, gamedig 5.3.3 (`c2d`, `satisfactory`, `s2ats`, `m2m`, `m2o`, `t1s`,
-//! `starsiege`, `vcm`, `ffow`) reads the
-//! same replays and agrees on name, map, players and max players; qstat 2.17 `-tbs`
-//! reads the Tribes replay alike. Hostile replays (truncated, lying counts, floods of
+//! `starsiege`, `ventrilo`, `armagetronadvanced`, `asr08`, `vcm`, `ffow`) reads the same
+//! replays and agrees on name, map, players and max players; qstat 2.17 `-tbs`, `-vent`
+//! and `-fls` read the Tribes, Ventrilo and FFOW replays alike. Hostile replays (truncated, lying counts, floods of
 //! other replies) end in one clear error.
 
 use crate::common;
@@ -247,17 +248,112 @@ fn ffow_reply(request: &[u8]) -> Vec<u8> {
     b
 }
 
-/// A loopback server answering the requests that start with `request` by `reply` (an
-/// empty reply: none).
-fn server(request: &'static [u8], reply: fn(&[u8]) -> Vec<u8>) -> Replay {
+/// One datagram, or none for an empty reply.
+fn one(reply: Vec<u8>) -> Vec<Vec<u8>> {
+    match reply.is_empty() {
+        true => Vec::new(),
+        false => vec![reply],
+    }
+}
+
+/// An rFactor reply: the 224 bytes of fixed fields (little-endian), then the vehicle
+/// classes.
+fn rfactor_reply() -> Vec<u8> {
+    let fixed = |b: &mut Vec<u8>, s: &str, n: usize| {
+        b.extend_from_slice(s.as_bytes());
+        b.resize(b.len() + n - s.len(), 0);
+    };
+    let mut b = Vec::new();
+    fixed(&mut b, "rFactor", 8);
+    b.push(1);
+    b.extend_from_slice(&2u16.to_le_bytes());
+    b.extend_from_slice(&[127, 0, 0, 1]);
+    for v in [0u16, 1255, 0, 34397, 34297] {
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+    fixed(&mut b, "ARCA Sim Racing", 20);
+    fixed(&mut b, "Daytona Nights", 28);
+    fixed(&mut b, "Daytona International", 32);
+    fixed(&mut b, "Welcome, keep it clean", 96);
+    b.extend_from_slice(&5u16.to_le_bytes());
+    b.extend_from_slice(&0u16.to_le_bytes());
+    b.extend_from_slice(&[0, 3, 5, 20, 2, 2, 50]);
+    b.extend_from_slice(&0u16.to_le_bytes());
+    b.push(0);
+    for v in [0u16, 45, 24] {
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+    b.extend_from_slice(&[0; 3]);
+    assert_eq!(b.len(), 224);
+    b.extend_from_slice(b"ARCA_2008\0");
+    b
+}
+
+/// An Armagetron Advanced string: its length (NUL included, big-endian), then its
+/// bytes in pairs, each pair swapped.
+fn armagetron_string(b: &mut Vec<u8>, s: &str) {
+    let mut t = s.as_bytes().to_vec();
+    t.push(0);
+    b.extend_from_slice(&(t.len() as u16).to_be_bytes());
+    if t.len() % 2 == 1 {
+        t.push(0);
+    }
+    for pair in t.chunks(2) {
+        b.extend_from_slice(&[pair[1], pair[0]]);
+    }
+}
+
+/// An Armagetron Advanced reply: two players, a colour-coded name.
+fn armagetron_reply() -> Vec<u8> {
+    let number = |b: &mut Vec<u8>, n: u32| {
+        b.extend_from_slice(&((n & 0xFFFF) as u16).to_be_bytes());
+        b.extend_from_slice(&((n >> 16) as u16).to_be_bytes());
+    };
+    let mut b = vec![0x00, 0x33, 0x00, 0x00, 0x00, 0x40];
+    number(&mut b, 4534);
+    armagetron_string(&mut b, "127.0.0.1");
+    armagetron_string(&mut b, "0xff0000Crazy 0xffffffTronners");
+    number(&mut b, 2);
+    number(&mut b, 0);
+    number(&mut b, 20);
+    armagetron_string(&mut b, "0.2.9.1.0");
+    number(&mut b, 16);
+    armagetron_string(&mut b, "0x00ff00Flynn\nTron\n");
+    armagetron_string(&mut b, "No team kills");
+    armagetron_string(&mut b, "http://example.org");
+    armagetron_string(&mut b, "");
+    b
+}
+
+/// The text of a Ventrilo reply: GameQ's Ventrilo result 1
+/// (`tests/Protocols/Providers/Ventrilo/1_result.json`), two of its channels and three
+/// of its clients (the count says three).
+const VENTRILO_TEXT: &str = "NAME: tan.cleanvoice.ru\nPHONETIC: Clean Voice\nCOMMENT: \n\
+    AUTH: 0\nMAXCLIENTS: 40\nVOICECODEC: 3,Speex\nVOICEFORMAT: 31,32 KHz, 16 bit, 9 Qlty\n\
+    UPTIME: 2186\nPLATFORM: Linux-i386\nVERSION: 3.0.6\nCHANNELCOUNT: 2\n\
+    CHANNELFIELDS: CID,PID,PROT,NAME,COMM\n\
+    CHANNEL: CID=294,PID=0,PROT=0,NAME=!Public #1,COMM=\n\
+    CHANNEL: CID=305,PID=0,PROT=1,NAME=NA,COMM=ACTIVATED TO 01.04.2015\n\
+    CLIENTCOUNT: 3\nCLIENTFIELDS: ADMIN,CID,PHAN,PING,SEC,NAME,COMM\n\
+    CLIENT: ADMIN=0,CID=305,PHAN=0,PING=63,SEC=2181,NAME=Tuzik,COMM=\n\
+    CLIENT: ADMIN=0,CID=294,PHAN=0,PING=111,SEC=2180,NAME=NyK FuRy,COMM=\n\
+    CLIENT: ADMIN=0,CID=0,PHAN=0,PING=149,SEC=2180,NAME=Wrath,COMM=\n";
+
+/// Ventrilo's reply to any request: [`VENTRILO_TEXT`] in packets of 200 bytes, each
+/// obfuscated with its own keys.
+fn ventrilo_reply(_: &[u8]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    ogp_proto::ventrilo::encode_reply(VENTRILO_TEXT.as_bytes(), 200, 0x5eed, &mut out);
+    out
+}
+
+/// A loopback server answering the requests that start with `request` by `reply`.
+fn server(request: &'static [u8], reply: fn(&[u8]) -> Vec<Vec<u8>>) -> Replay {
     Replay::start(move |req| {
-        let r = match req.starts_with(request) {
-            true => reply(req),
-            false => Vec::new(),
-        };
-        match r.is_empty() {
-            true => Vec::new(),
-            false => vec![r],
+        if req.starts_with(request) {
+            reply(req)
+        } else {
+            Vec::new()
         }
     })
 }
@@ -268,7 +364,7 @@ type Game = (
     &'static str,
     &'static str,
     &'static [u8],
-    fn(&[u8]) -> Vec<u8>,
+    fn(&[u8]) -> Vec<Vec<u8>>,
     (
         &'static str,
         Option<&'static str>,
@@ -278,12 +374,12 @@ type Game = (
     ),
 );
 
-const GAMES: [Game; 9] = [
+const GAMES: [Game; 12] = [
     (
         "cs2d",
         "c2d",
         &[0x01, 0x00, 0xFB, 0x01, 0xF5, 0x03, 0xFB, 0x05],
-        |_| cs2d_reply(),
+        |_| vec![cs2d_reply()],
         (
             "-[IFwsI]- SuperHero",
             Some("sh_suntec"),
@@ -296,14 +392,14 @@ const GAMES: [Game; 9] = [
         "satisfactory",
         "satisfactory",
         &[0xD5, 0xF6, 0x00, 0x01],
-        satisfactory_reply,
+        |r| vec![satisfactory_reply(r)],
         ("Ficsit Test Factory", None, None, None, &[]),
     ),
     (
         "savage2",
         "s2ats",
         &[0x01],
-        |_| savage2_reply(),
+        |_| vec![savage2_reply()],
         (
             "Newerth Central",
             Some("crossroads"),
@@ -316,7 +412,7 @@ const GAMES: [Game; 9] = [
         "mafia2mp",
         "m2m",
         b"M2MP",
-        |_| mafia2_reply(false),
+        |_| vec![mafia2_reply(false)],
         (
             "Mafia 2 Roleplay",
             None,
@@ -329,7 +425,7 @@ const GAMES: [Game; 9] = [
         "mafia2online",
         "m2o",
         b"M2Online",
-        |_| mafia2_reply(true),
+        |_| vec![mafia2_reply(true)],
         (
             "Mafia 2 Roleplay",
             None,
@@ -342,7 +438,7 @@ const GAMES: [Game; 9] = [
         "tribes1",
         "t1s",
         &[0x62],
-        tribes_reply,
+        |r| vec![tribes_reply(r)],
         (
             "Tribes Vets",
             Some("Raindance"),
@@ -355,7 +451,7 @@ const GAMES: [Game; 9] = [
         "starsiege",
         "starsiege",
         &[0x72],
-        starsiege_reply,
+        |r| vec![starsiege_reply(r)],
         // gamedig's Starsiege reader never stores its players (a bug of its own): the
         // interop test compares no players for it
         (
@@ -370,7 +466,7 @@ const GAMES: [Game; 9] = [
         "vcmp",
         "vcm",
         b"VCMP",
-        vcmp_reply,
+        |r| one(vcmp_reply(r)),
         (
             "Vice City Freeroam",
             None,
@@ -383,13 +479,52 @@ const GAMES: [Game; 9] = [
         "ffow",
         "ffow",
         &[0xFF; 4],
-        ffow_reply,
+        |r| one(ffow_reply(r)),
         (
             "The Killing Crew [FL] use console",
             Some("FL-Boneyard"),
             Some(2),
             Some(32),
             &["Grunt", "Sniper"],
+        ),
+    ),
+    (
+        "ventrilo",
+        "ventrilo",
+        &[],
+        ventrilo_reply,
+        (
+            "tan.cleanvoice.ru",
+            None,
+            Some(3),
+            Some(40),
+            &["Tuzik", "NyK FuRy", "Wrath"],
+        ),
+    ),
+    (
+        "armagetron",
+        "armagetronadvanced",
+        &[0x00, 0x35],
+        |_| vec![armagetron_reply()],
+        (
+            "Crazy Tronners",
+            None,
+            Some(2),
+            Some(16),
+            &["Flynn", "Tron"],
+        ),
+    ),
+    (
+        "rfactor",
+        "asr08",
+        b"rF_S",
+        |_| vec![rfactor_reply()],
+        (
+            "Daytona Nights",
+            Some("Daytona International"),
+            Some(5),
+            Some(20),
+            &[],
         ),
     ),
 ];
@@ -476,12 +611,28 @@ fn hostile_replies_end_in_one_clear_error() {
             })
             .collect()
     });
+    // rFactor cut in its map field; an Armagetron host name of 65535 bytes in a short
+    // datagram; Ventrilo packets of 70000 bytes in all (more than 64 KiB held)
+    let rf_cut = Replay::start(|_| vec![rfactor_reply()[..100].to_vec()]);
+    let ag_lying = Replay::start(|_| {
+        let mut b = armagetron_reply()[..10].to_vec();
+        b.extend_from_slice(&[0xFF, 0xFF, b'1', b'2']);
+        vec![b]
+    });
+    let vent_flood = Replay::start(|_| {
+        let mut out = Vec::new();
+        ogp_proto::ventrilo::encode_reply(&[b'a'; 70_000], 1100, 9, &mut out);
+        out
+    });
     for (p, s, why) in [
         ("cs2d", &cut, "player"),
         ("mafia2mp", &lying, "name"),
         ("satisfactory", &flood, "no answer"),
         ("vcmp", &vcmp_cut, "version"),
         ("ffow", &ffow_cut, "Name"),
+        ("rfactor", &rf_cut, "map"),
+        ("armagetron", &ag_lying, "host name"),
+        ("ventrilo", &vent_flood, "65536 bytes"),
     ] {
         let target = format!("127.0.0.1:{}", s.addr().port());
         let r = ogp_run(
@@ -569,9 +720,11 @@ fn gamedig_reads_the_replays_as_we_do() {
                 int_of(count),
                 int_of(&st["player_count"]),
             );
+            // gamedig's Ventrilo reader keeps MAXCLIENTS as the string sent
+            let max = &theirs["maxplayers"];
             rep.eq(
                 format!("{k} maxplayers"),
-                int_of(&theirs["maxplayers"]),
+                int_of(max).or_else(|| str_of(max).and_then(|m| m.parse().ok())),
                 int_of(&st["slot_max"]),
             );
         }
@@ -593,42 +746,38 @@ fn gamedig_reads_the_replays_as_we_do() {
     rep.finish("gamedig");
 }
 
-/// qstat 2.17 `-TYPE` reading the replay of `request`/`reply` and ours (`-p proto`): the
-/// fields every game has compared (status, name, map, counts), then `extra`'s (qstat's
-/// JSON, its rules, our status).
-fn qstat_agrees(
-    kind: &str,
-    proto: &str,
+/// Our status and qstat 2.17's JSON (`-QSTAT_TYPE`) on one replay of `reply`, with a
+/// report that compares qstat's status, name and counts with ours.
+fn ours_and_qstat(
+    protocol: &str,
+    qstat_type: &str,
     request: &'static [u8],
-    reply: fn(&[u8]) -> Vec<u8>,
-    extra: impl Fn(&Value, &Value, &Value, &mut Report),
-) {
+    reply: fn(&[u8]) -> Vec<Vec<u8>>,
+) -> (Value, Value, Report) {
     let s = server(request, reply);
     let port = s.addr().port();
-    let ours = ogp_query_port_json(&["-p", proto], port);
-    let st = &ours["status"];
+    let ours = ogp_query_port_json(&["-p", protocol], port);
     let ran = run(
         Command::new(quakestat())
-            .args([kind, &format!("127.0.0.1:{port}"), "-json", "-R", "-P"])
+            .args([
+                qstat_type,
+                &format!("127.0.0.1:{port}"),
+                "-json",
+                "-R",
+                "-P",
+            ])
             .args(["-timeout", "3"]),
         CLIENT_LIMIT,
     );
-    let q = parse_json(&ran, &format!("qstat {kind}"), "replay");
-    let q = &q[0];
+    let q = parse_json(&ran, &format!("qstat {qstat_type}"), "replay")[0].clone();
+    let st = ours["status"].clone();
     let mut rep = Report::default();
     rep.eq("status".into(), str_of(&q["status"]), Some("online".into()));
     rep.eq("name".into(), str_of(&q["name"]), str_of(&st["host_name"]));
-    rep.eq("map".into(), str_of(&q["map"]), str_of(&st["map"]["name"]));
-    for k in ["numplayers", "maxplayers"] {
-        let ours = if k == "numplayers" {
-            "player_count"
-        } else {
-            "slot_max"
-        };
-        rep.eq(k.into(), int_of(&q[k]), int_of(&st[ours]));
+    for (theirs, field) in [("numplayers", "player_count"), ("maxplayers", "slot_max")] {
+        rep.eq(theirs.into(), int_of(&q[theirs]), int_of(&st[field]));
     }
-    extra(q, &q["rules"], st, &mut rep);
-    rep.finish("qstat");
+    (st, q, rep)
 }
 
 /// qstat 2.17 `-tbs` reads the Tribes replay as we do (it lists the teams among its
@@ -638,20 +787,24 @@ fn qstat_reads_the_tribes_replay_as_we_do() {
     if !enabled("qstat_reads_the_tribes_replay_as_we_do") {
         return;
     }
-    qstat_agrees("-tbs", "tribes1", &[0x62], tribes_reply, |q, r, st, rep| {
-        let pairs = [
-            ("gametype", str_of(&q["gametype"]), str_of(&st["game_type"])),
-            (
-                "version",
-                str_of(&r["version"]),
-                str_of(&st["game_version"]),
-            ),
-            ("cpu", str_of(&r["cpu"]), str_of(&st["rules"]["cpu"])),
-        ];
-        for (k, theirs, ours) in pairs {
-            rep.eq(k.into(), theirs, ours);
-        }
-    });
+    let (st, q, mut rep) = ours_and_qstat("tribes1", "-tbs", &[0x62], |r| vec![tribes_reply(r)]);
+    rep.eq("map".into(), str_of(&q["map"]), str_of(&st["map"]["name"]));
+    rep.eq(
+        "gametype".into(),
+        str_of(&q["gametype"]),
+        str_of(&st["game_type"]),
+    );
+    rep.eq(
+        "version".into(),
+        str_of(&q["rules"]["version"]),
+        str_of(&st["game_version"]),
+    );
+    rep.eq(
+        "cpu".into(),
+        str_of(&q["rules"]["cpu"]),
+        str_of(&st["rules"]["cpu"]),
+    );
+    rep.finish("qstat");
 }
 
 /// qstat 2.17 `-fls` reads the FFOW replay as we do: the information (its game port and
@@ -662,27 +815,50 @@ fn qstat_reads_the_ffow_replay_as_we_do() {
     if !enabled("qstat_reads_the_ffow_replay_as_we_do") {
         return;
     }
-    qstat_agrees("-fls", "ffow", &[0xFF; 4], ffow_reply, |_, r, st, rep| {
-        let pairs = [
-            ("gamemode", str_of(&r["gamemode"]), str_of(&st["game_type"])),
-            (
-                "gameversion",
-                str_of(&r["gameversion"]),
-                str_of(&st["game_version"]),
-            ),
-            (
-                "hostport",
-                str_of(&r["hostport"]),
-                int_of(&st["connect_port"]).map(|p| p.to_string()),
-            ),
-            (
-                "AdminName",
-                str_of(&r["AdminName"]),
-                str_of(&st["rules"]["AdminName"]),
-            ),
-        ];
-        for (k, theirs, ours) in pairs {
-            rep.eq(k.into(), theirs, ours);
-        }
-    });
+    let (st, q, mut rep) = ours_and_qstat("ffow", "-fls", &[0xFF; 4], |r| one(ffow_reply(r)));
+    rep.eq("map".into(), str_of(&q["map"]), str_of(&st["map"]["name"]));
+    let r = &q["rules"];
+    let pairs = [
+        ("gamemode", str_of(&r["gamemode"]), str_of(&st["game_type"])),
+        (
+            "gameversion",
+            str_of(&r["gameversion"]),
+            str_of(&st["game_version"]),
+        ),
+        (
+            "hostport",
+            str_of(&r["hostport"]),
+            int_of(&st["connect_port"]).map(|p| p.to_string()),
+        ),
+        (
+            "AdminName",
+            str_of(&r["AdminName"]),
+            str_of(&st["rules"]["AdminName"]),
+        ),
+    ];
+    for (k, theirs, ours) in pairs {
+        rep.eq(k.into(), theirs, ours);
+    }
+    rep.finish("qstat");
+}
+
+/// qstat 2.17 `-vent` reads the Ventrilo replay (three obfuscated packets) as we do.
+#[test]
+fn qstat_reads_the_ventrilo_replay_as_we_do() {
+    if !enabled("qstat_reads_the_ventrilo_replay_as_we_do") {
+        return;
+    }
+    let (st, q, mut rep) = ours_and_qstat("ventrilo", "-vent", &[], ventrilo_reply);
+    // qstat lists the players last first: compared in name order
+    let sorted = |v: &Value| {
+        let mut n = player_names(v);
+        n.sort();
+        n
+    };
+    rep.list(
+        "players".into(),
+        &sorted(&q["players"]),
+        &sorted(&st["players"]),
+    );
+    rep.finish("qstat");
 }

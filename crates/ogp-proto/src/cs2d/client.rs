@@ -95,7 +95,7 @@ impl OneShot for Cs2d {
         out.extend_from_slice(&REQUEST);
     }
 
-    fn read(&self, datagram: &[u8]) -> Read<Details> {
+    fn read(&mut self, datagram: &[u8]) -> Read<Details> {
         Read::decoded(decode_reply(datagram), 4, "not a CS2D reply", |r| {
             (reply_to_status(&r), r.clone(), r.warnings)
         })

@@ -67,7 +67,7 @@ impl<const ONLINE: bool> OneShot for Mafia2<ONLINE> {
         out.extend_from_slice(if ONLINE { MAGIC_ONLINE } else { MAGIC_MP });
     }
 
-    fn read(&self, datagram: &[u8]) -> Read<Details> {
+    fn read(&mut self, datagram: &[u8]) -> Read<Details> {
         let magic = if ONLINE { MAGIC_ONLINE } else { MAGIC_MP };
         Read::decoded(
             decode_reply(datagram, ONLINE),

@@ -71,7 +71,7 @@ impl OneShot for Satisfactory {
         request(self.cookie, out);
     }
 
-    fn read(&self, datagram: &[u8]) -> Read<Details> {
+    fn read(&mut self, datagram: &[u8]) -> Read<Details> {
         match decode_reply(datagram) {
             Ok(r) if r.cookie != self.cookie => Read::NotOurs("not a reply with our cookie"),
             got => Read::decoded(got, 12, "not a Satisfactory reply", |r| {

@@ -13,7 +13,7 @@
 //! `game_name` is `Savage 2`.
 
 use super::{decode_reply, strip_colours, Reply, REQUEST};
-use crate::client_oneshot::{oneshot_machine, OneShot, Read};
+use crate::client_oneshot::{fixed_request, oneshot_machine};
 use crate::model::{MapInfo, Rules};
 use crate::protocol::Protocol;
 use crate::Status;
@@ -44,29 +44,8 @@ pub fn reply_to_status(r: &Reply) -> Status {
     }
 }
 
-/// Savage 2 on the one-request shape.
-#[derive(Debug, Clone)]
-pub struct Savage2;
-
-impl OneShot for Savage2 {
-    type Details = Details;
-    const WHAT: &'static str = "info";
-
-    fn new(_id: u32) -> Self {
-        Self
-    }
-
-    fn request(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&REQUEST);
-    }
-
-    fn read(&self, datagram: &[u8]) -> Read<Details> {
-        // no magic: whatever does not decode is malformed
-        Read::decoded(decode_reply(datagram), 0, "", |r| {
-            (reply_to_status(&r), r.clone(), r.warnings)
-        })
-    }
-}
+// no magic: whatever does not decode is malformed
+fixed_request!(Savage2, "info", REQUEST, decode_reply, 0, "");
 
 oneshot_machine!(Protocol::Savage2, Savage2, Details);
 

@@ -92,7 +92,7 @@ impl<const KIND: u8> OneShot for Tribes<KIND> {
         request(KIND, self.challenge, out);
     }
 
-    fn read(&self, datagram: &[u8]) -> Read<Details> {
+    fn read(&mut self, datagram: &[u8]) -> Read<Details> {
         match decode_reply(datagram, KIND) {
             Ok(r) if r.challenge != self.challenge => {
                 Read::NotOurs("not a reply with our challenge")
