@@ -212,46 +212,49 @@ impl Packet {
     /// Writes the packet obfuscated with its keys (requests, tests and replays); the
     /// length is the body's, cut at 65535 bytes.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        let h = &self.header;
-        out.extend_from_slice(&h.key);
-        let start = out.len();
-        let len = u16::try_from(self.body.len()).unwrap_or(u16::MAX);
-        for w in [h.zero, h.command, h.id, h.total_len, len, h.count, h.number] {
-            out.extend_from_slice(&w.to_be_bytes());
-        }
-        out.extend_from_slice(&h.body_key);
-        out.extend_from_slice(&h.crc.to_be_bytes());
-        if let Some(clear) = out.get_mut(start..) {
-            walk(clear, &HEADER_TABLE, h.key, 5, true);
-        }
-        let start = out.len();
-        out.extend_from_slice(self.body.get(..usize::from(len)).unwrap_or_default());
-        if let Some(body) = out.get_mut(start..) {
-            walk(body, &BODY_TABLE, h.body_key, 72, true);
-        }
+        encode_packet(&self.header, &self.body, out);
+    }
+}
+
+/// Writes a packet of `h` and `body` obfuscated with its keys; the length is the
+/// body's, cut at 65535 bytes.
+fn encode_packet(h: &Header, body: &[u8], out: &mut Vec<u8>) {
+    out.extend_from_slice(&h.key);
+    let start = out.len();
+    let len = u16::try_from(body.len()).unwrap_or(u16::MAX);
+    for w in [h.zero, h.command, h.id, h.total_len, len, h.count, h.number] {
+        out.extend_from_slice(&w.to_be_bytes());
+    }
+    out.extend_from_slice(&h.body_key);
+    out.extend_from_slice(&h.crc.to_be_bytes());
+    if let Some(clear) = out.get_mut(start..) {
+        walk(clear, &HEADER_TABLE, h.key, 5, true);
+    }
+    let start = out.len();
+    out.extend_from_slice(body.get(..usize::from(len)).unwrap_or_default());
+    if let Some(body) = out.get_mut(start..) {
+        walk(body, &BODY_TABLE, h.body_key, 72, true);
     }
 }
 
 /// Writes the detailed-status request, its keys from `keys` (the header's step and the
-/// body's step are never 0).
+/// body's step are never 0). Nothing is allocated but `out`'s growth: a retry is
+/// written into the buffer of the first attempt.
 pub fn encode_request(keys: u32, out: &mut Vec<u8>) {
+    const BODY: [u8; REQUEST_BODY_LEN] = [0; REQUEST_BODY_LEN];
     let [a, b, c, d] = keys.to_le_bytes();
-    let body = vec![0u8; REQUEST_BODY_LEN];
     let len = REQUEST_BODY_LEN as u16;
-    Packet {
-        header: Header {
-            key: [a, b.max(1)],
-            command: DETAILED,
-            total_len: len,
-            len,
-            count: 1,
-            body_key: [c, d.max(1)],
-            crc: crc(&body),
-            ..Header::default()
-        },
-        body,
-    }
-    .encode(out);
+    let header = Header {
+        key: [a, b.max(1)],
+        command: DETAILED,
+        total_len: len,
+        len,
+        count: 1,
+        body_key: [c, d.max(1)],
+        crc: crc(&BODY),
+        ..Header::default()
+    };
+    encode_packet(&header, &BODY, out);
 }
 
 /// Cuts `text` into the packets of one reply (tests and replays): bodies of at most
