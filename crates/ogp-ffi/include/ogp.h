@@ -228,7 +228,7 @@
 // Armagetron Advanced: the server-info request (descriptor 53) on port 4534.
 #define OGP_PROTO_ARMAGETRON 48
 
-// rFactor 1 and Arca Sim Racing '08: `rF_S` on the game port - 100 (34297).
+// rFactor 1 and Arca Sim Racing '08: `rF_S` on the game port − 100 (34297).
 #define OGP_PROTO_RFACTOR 49
 
 // `ogp_responder_poll`'s `*out_wait_ms` when nothing is scheduled.
