@@ -12,7 +12,7 @@
 //! The byte order is what GameQ's two captures show (their game port, read
 //! little-endian by GameQ, is 25621: 5476 big-endian, the game port of their address;
 //! their rules reply starts `45 00` with a count below 256) and what gamedig's reader
-//! does. The client is A2S's machine in this dialect ([`Machine`]`<true>`).
+//! does. The client is A2S's machine in this dialect ([`Machine`](crate::a2s::client::Machine)`<true>`).
 
 use super::{kind, put_str, string, take_trailing, SINGLE};
 use crate::error::{DecodeError, DecodeWarning};

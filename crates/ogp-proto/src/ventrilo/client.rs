@@ -1,6 +1,6 @@
 //! The Ventrilo query as a machine of the core's one-request shape: the detailed-status
 //! request (command 2, keys at random), resent by the core's timers until the reply's
-//! packets are all in ([`Parts`](crate::client_oneshot::Parts): any order, duplicates
+//! packets are all in (the core's `Parts`: any order, duplicates
 //! ignored, at most 64 packets and 64 KiB).
 //!
 //! | Status field | from |

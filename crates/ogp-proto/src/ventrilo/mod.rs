@@ -1,5 +1,5 @@
 //! Ventrilo's status query (UDP 3784): a client, sans-IO, on the core's one-request
-//! shape, its reply reassembled from numbered packets by the core ([`Parts`]).
+//! shape, its reply reassembled from numbered packets by the core (the core's `Parts`).
 //!
 //! Every packet is a 20-byte header and a body, both obfuscated. The header: two key
 //! bytes (start, step), then big-endian words: zero, the command (1 general, 2 detailed:
@@ -14,8 +14,6 @@
 //! and `CLIENT:` lines hold `k=v` lists separated by `,` (a client's `NAME`, `PING`,
 //! `CID`, `ADMIN`, `SEC`…; a channel's `CID`, `PID`, `PROT`, `NAME`, `COMM`). The
 //! decoders are total.
-//!
-//! [`Parts`]: crate::client_oneshot::Parts
 
 pub mod client;
 
