@@ -15,17 +15,12 @@
 
 use std::time::Instant;
 
-use ogp_fuzz::{answer_every_send, check_error, check_warnings};
+use ogp_fuzz::{answer_every_send, check_error, check_warnings, same_through_json};
 use ogp_proto::client::Timing;
 use ogp_proto::{
     armagetron, cs2d, mafia2, mafia2online, rfactor, satisfactory, savage2, starsiege, tribes1,
     ventrilo, Status,
 };
-
-fn same_through_json(status: &Status) {
-    let json = Status::from_json(&status.to_json_pretty()).expect("state file");
-    assert_eq!(&json, status, "status changed through JSON");
-}
 
 /// Checks one decoder's result: `encode` re-encodes a reply read without warnings.
 fn check<R>(

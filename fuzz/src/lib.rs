@@ -212,3 +212,12 @@ pub fn drive_stream<M: ogp_proto::client::QueryDriver>(
         Err(e) => Err(e.to_string()),
     }
 }
+
+/// Asserts that `status` survives its JSON state file, a rule key sent more than once
+/// reading back grouped (one JSON key, its values in order: [`ogp_proto::Rules::grouped`]).
+pub fn same_through_json(status: &Status) {
+    let json = Status::from_json(&status.to_json_pretty()).expect("state file");
+    let mut grouped = status.clone();
+    grouped.rules = grouped.rules.map(|r| r.grouped());
+    assert_eq!(json, grouped, "status changed through JSON");
+}
