@@ -19,7 +19,8 @@
 # (fuzz/target), FUZZ_LOCKED=1 (cargo --locked), FUZZ_REBUILD=0 (run/smoke skip the cargo build when the binaries exist),
 # FUZZ_CODEGEN_UNITS (1, as cargo-fuzz; the test command's smoke build uses 16: about half
 # the build time, for a few percent of executions per second), FUZZ_SMOKE_JOBS (targets
-# smoked at once in `smoke`; default one per core).
+# smoked at once in `smoke`; default one per core), FUZZ_TIMEOUT (libFuzzer's -timeout in
+# seconds of wall time an input; 5).
 #
 # All the targets are linked into ONE binary, fuzz/target/TRIPLE/release/ogp_fuzz, which
 # runs the target named by the environment variable OGP_FUZZ_TARGET (this script sets it;
@@ -150,7 +151,7 @@ run_target() {
         -max_total_time="$seconds" \
         -max_len="$(max_len_for "$target")" \
         -rss_limit_mb=2048 \
-        -timeout=5 \
+        -timeout="${FUZZ_TIMEOUT:-5}" \
         -print_final_stats=1 \
         "${dict[@]}" \
         "$@" \
