@@ -424,15 +424,7 @@ impl std::error::Error for ListError {}
 
 /// Text for one line of a terminal: control characters replaced.
 fn clean(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if ogp_proto::result::is_terminal_control(c) {
-                '\u{fffd}'
-            } else {
-                c
-            }
-        })
-        .collect()
+    ogp_proto::result::sanitize(s)
 }
 
 /// The error of a list client (a deadline or the master's bytes).
@@ -605,7 +597,12 @@ fn recv_until(sock: &UdpSocket, wake: Instant, buf: &mut [u8]) -> std::io::Resul
         return Ok(None);
     }
     sock.set_read_timeout(Some(wait))?;
-    match sock.recv(buf) {
+    none_on_timeout(sock.recv(buf))
+}
+
+/// A read's result with its timeout (`WouldBlock`, `TimedOut`) as `Ok(None)`.
+fn none_on_timeout(r: std::io::Result<usize>) -> std::io::Result<Option<usize>> {
+    match r {
         Ok(n) => Ok(Some(n)),
         Err(e)
             if matches!(
@@ -681,18 +678,7 @@ fn read_within(
     buf: &mut [u8],
 ) -> std::io::Result<Option<usize>> {
     sock.set_read_timeout(Some(wait))?;
-    match sock.read(buf) {
-        Ok(n) => Ok(Some(n)),
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-            ) =>
-        {
-            Ok(None)
-        }
-        Err(e) => Err(e),
-    }
+    none_on_timeout(sock.read(buf))
 }
 
 /// A GameSpy master's list over TCP.
