@@ -194,8 +194,9 @@ step "build the tests, linted (cargo test --no-run, all targets; clippy -D warni
 # RUSTC_WORKSPACE_WRAPPER, as `cargo clippy` sets it, with the same lints and -D warnings):
 # `cargo clippy --all-targets` would compile every dependency a second time, in check
 # mode. Every later cargo command of this script sees the same variables, so nothing is
-# built twice.
-export RUSTC_WORKSPACE_WRAPPER=clippy-driver
+# built twice. The wrapper is scripts/rustdoc.sh, which runs clippy-driver and records how
+# the binaries were compiled, for their docs (below).
+export RUSTC_WORKSPACE_WRAPPER="$PWD/scripts/rustdoc.sh"
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 # Benchmarks are built here in test mode with the test build (criterion runs each
 # benchmark once then; the measurements use `cargo bench`, which builds the `bench`
@@ -213,20 +214,22 @@ fi
 grep -v '^install-[a-z]*: \(apt-get\|pip\|npm\|python3\)' "$LOGS/install.log" || true
 export OGP_INTEROP=1 # ogp-cli's interop_*.rs and ogp-ffi's peers.rs run them, and fail if one is missing
 
-# The docs and the builds with other features (`ogp-proto` without its optional ones, the
-# `ogp` of a default build without the master) are checked in the background while the
-# tests run, once scripts/run-tests.py is done with cargo (a marker file: they share the
-# build directory's lock, and the proc macros and build scripts the test build made).
-# rustdoc and clippy compile the dependencies in check mode, which the test build cannot
-# reuse. Niced below the tests, above the fuzz smoke; the step after the tests prints the
-# verdict.
+# The binaries' docs and the builds with other features (`ogp-proto` without its optional
+# ones, the `ogp` of a default build without the master) are checked in the background
+# while the tests run, once scripts/run-tests.py is done with cargo (a marker file: they
+# share the build directory's lock, and the proc macros and build scripts the test build
+# made). clippy compiles those feature sets' dependencies in check mode, which the test
+# build cannot reuse. Niced below the tests, above the fuzz smoke; the step after the tests
+# prints the verdict. The libraries' docs are made by the doc tests' step. Neither runs
+# `cargo doc`, which would compile every dependency again in check mode (268 crates):
+# scripts/rustdoc.sh gives rustdoc the test build's (`cargo doc --open` is for reading).
 rm -f "$LOGS/tests-built"
 (
   set -e
   until [ -e "$LOGS/tests-built" ]; do sleep 1; done # (stopped by on_exit if the script fails first)
   t=$(now)
-  echo "== cargo doc (no warnings)"
-  RUSTDOCFLAGS="-D warnings" nice -n 10 cargo doc --workspace --no-deps --locked "${FEATURES[@]}"
+  echo "== the binaries' docs (rustdoc -D warnings, scripts/rustdoc.sh)"
+  nice -n 10 scripts/rustdoc.sh bins
   echo "== ogp-proto without its optional features (toml, bzip2, os-rng, gqp)"
   nice -n 10 cargo clippy -p ogp-proto --no-default-features --locked -- -D warnings
   echo "== the ogp of a default build (cargo install, cargo run -- demo): without the master"
@@ -244,17 +247,19 @@ RUN_TESTS_BUILT="$LOGS/tests-built" python3 scripts/run-tests.py --jobs "${TEST_
 
 
 if [ -n "$LINT_PID" ]; then
-  step "docs and the other feature sets finish (cargo doc, clippy; started in the background)"
+  step "the binaries' docs and the other feature sets finish (rustdoc, clippy; started in the background)"
   if ! wait "$LINT_PID"; then
     tail -n 80 "$LOGS/lint.log" >&2
-    echo "cargo doc or clippy failed (above; whole log: $LOGS/lint.log)" >&2
+    echo "rustdoc or clippy failed (above; whole log: $LOGS/lint.log)" >&2
     exit 1
   fi
   grep '^== \|done in' "$LOGS/lint.log" || true
 fi
 
-step "doc tests"
-cargo test --workspace --doc --locked "${FEATURES[@]}"
+step "the libraries' docs (rustdoc -D warnings) and doc tests"
+# scripts/rustdoc.sh, as cargo's rustdoc, documents each library into target/doc with the
+# arguments cargo gives its doc tests, then runs them.
+RUSTDOC="$PWD/scripts/rustdoc.sh" cargo test --workspace --doc --locked "${FEATURES[@]}"
 
 if [ -n "$FUZZ_PID" ]; then
   step "fuzz build and smoke finish (${FUZZ_SMOKE_SECONDS:-1}s per target; started in the background)"
