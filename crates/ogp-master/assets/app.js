@@ -94,8 +94,11 @@
     if (s < 86400) return `${Math.round(s / 3600)} h ago`;
     return `${Math.round(s / 86400)} d ago`;
   }
+  // Words that are read as letters keep their capitals: "os" is OS, "file_md5" File MD5.
+  const ACRONYMS = new Set(['os', 'url', 'md5', 'id', 'ip', 'ipv4', 'ipv6', 'ttl', 'fps', 'pb', 'dns', 'api', 'http', 'tcp', 'udp']);
   function humanize(key) {
-    const s = String(key).replace(/_/g, ' ');
+    const words = String(key).split('_').filter((w) => w !== '');
+    const s = words.map((w) => (ACRONYMS.has(w.toLowerCase()) ? w.toUpperCase() : w)).join(' ');
     return s.charAt(0).toUpperCase() + s.slice(1);
   }
   const isScalar = (v) => v === null || typeof v !== 'object';
@@ -277,7 +280,9 @@
       el('td', { class: 'c-name' },
         el('span', { class: 'name', title: name }, name),
         el('span', { class: 'addr' }, s.addr, down ? el('span', { class: 'badge down-badge' }, 'down') : null,
-          s.password === true ? el('span', { class: 'badge lock lock-inline', 'aria-hidden': 'true' }, 'locked') : null)),
+          s.password === true ? el('span', { class: 'badge lock lock-inline', 'aria-hidden': 'true' }, 'locked') : null),
+        // the game under the name where the game column does not fit (phones)
+        s.game ? el('span', { class: 'game-inline', 'aria-hidden': 'true' }, s.game) : null),
       el('td', { class: 'c-game' }, s.game ?? '—', modNote(s)),
       el('td', { class: 'c-map' }, s.map ?? '—'),
       el('td', { class: `c-players num${s.players > 0 ? ' has' : ''}${full ? ' full' : ''}` },

@@ -497,6 +497,19 @@ def check_details(page, api, items, shots):
         if shown != want:
             fail(f"check 4: next map rows {shown}, want {want} (left out: {fillers})")
         ok(f"check 4: next map shows {', '.join(want)}; {len(fillers)} empty fields left out")
+    # Keys are shown as words; the ones read as letters in capitals ("os" is OS, "file_md5"
+    # File MD5, "global_id" Global ID), and every other word as the key has it.
+    labels = page.js("""return [...document.querySelectorAll('#details-view .kv-row[data-key]')]
+        .map((r) => [r.dataset.key, r.querySelector('dt').textContent])""")
+    letters = {"os", "url", "md5", "id", "ip"}
+    for key, label in labels:
+        want = " ".join(w.upper() if w in letters else w for w in key.split("_") if w)
+        want = want[:1].upper() + want[1:]
+        # (rows the page names itself, such as "up" shown as Status, are not words of the key)
+        if label.lower() == want.lower() and label != want:
+            fail(f"check 4: the details label of {key!r} is {label!r}, want {want!r}")
+    ok(f"check 4: {len(labels)} detail labels, acronyms in capitals "
+       f"({', '.join(sorted({l for k, l in labels if set(k.split('_')) & letters})) or 'none here'})")
     history = detail.get("history") or []
     if len(history) >= 2:
         points = page.js("""const l = document.querySelector('#details-view svg#history-chart polyline.line');
@@ -659,8 +672,19 @@ def check_screenshots(page, shots):
     page.d.save_screenshot(os.path.join(shots, "list-dark.png"))
     dark(page, False)
     page.d.set_window_size(412, 900)
+    # On a phone the game column is hidden and each row names its game under the server's
+    # name instead; on a wide screen only the column does.
+    phone = page.js("""const r = document.querySelector('#servers tbody tr');
+        const g = r && r.querySelector('.game-inline'), c = r && r.querySelector('td.c-game');
+        return r ? { inline: g ? [g.textContent, getComputedStyle(g).display] : null,
+                     column: getComputedStyle(c).display, game: c.firstChild ? c.firstChild.textContent : null } : null""")
+    if not phone or not phone["inline"] or phone["inline"][1] == "none" or phone["column"] != "none" \
+            or phone["inline"][0] != phone["game"]:
+        fail(f"check 6: on a phone the first row should show its game under its name, not in a column: {phone}")
     page.d.save_screenshot(os.path.join(shots, "list-phone.png"))
     page.d.set_window_size(1280, 900)
+    if page.js("const g = document.querySelector('#servers tbody .game-inline'); return g ? getComputedStyle(g).display : 'none'") != "none":
+        fail("check 6: on a wide screen the game shows twice (its column and under the name)")
     for f in ("list.png", "list-dark.png", "list-phone.png", "details.png", "details-dark.png"):
         p = os.path.join(shots, f)
         if not os.path.isfile(p) or os.path.getsize(p) < 1000:
