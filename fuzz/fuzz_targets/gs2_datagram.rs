@@ -21,7 +21,6 @@ use ogp_proto::gamespy2::mapping::{info_to_status, zero_based};
 use ogp_proto::gamespy2::wire::{
     decode_reply, encode_reply, Request, MAX_COLUMNS, MAX_KEYS, MAX_ROWS,
 };
-use ogp_proto::Status;
 
 /// One input of the `gs2_datagram` target.
 pub fn run(datagram: &[u8]) {
@@ -54,11 +53,7 @@ pub fn run(datagram: &[u8]) {
             }
             assert!(values <= len, "{values} values from {len} bytes");
             let status = info_to_status(info);
-            let json = Status::from_json(&status.to_json_pretty()).expect("state file");
-            // a rule key sent twice reads back grouped (one JSON key, its values in order)
-            let mut grouped = status.clone();
-            grouped.rules = grouped.rules.map(|r| r.grouped());
-            assert_eq!(json, grouped, "status changed through JSON");
+            ogp_fuzz::same_through_json(&status);
             let teams = info.teams.iter().map(|c| c.values.len()).max().unwrap_or(0);
             if zero_based(info) && teams > 0 {
                 for p in status.players.iter().flatten() {
