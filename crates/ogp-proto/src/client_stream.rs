@@ -241,6 +241,32 @@ impl<D> Stream<D> {
         }
     }
 
+    /// A whole frame of `n` bytes (a reply to `what`) was parsed: dropped from the input
+    /// and counted as a reply.
+    pub(crate) fn took_reply(&mut self, n: usize, what: &'static str) {
+        self.consume(n);
+        self.x.received(1, 0);
+        self.x.event(Event::Reply {
+            what,
+            bytes: n,
+            datagrams: 1,
+        });
+    }
+
+    /// The query's answer at `now`: `status` and `details`, with `warnings`.
+    pub(crate) fn finish(
+        &mut self,
+        now: Instant,
+        status: crate::Status,
+        details: D,
+        warnings: &[String],
+    ) {
+        self.x.ping(now);
+        self.answered();
+        self.x.warn(warnings.iter());
+        self.x.succeed(status, details);
+    }
+
     /// A reply is complete: the read timer stops until the next wait.
     pub(crate) fn answered(&mut self) {
         self.read_deadline = None;
@@ -349,9 +375,17 @@ impl<D> Stream<D> {
 /// up: write the first request, or wait for a banner), `parse(&mut self, now)` (consume
 /// every whole frame the engine holds) and `awaited(&self) -> &'static str` (what a
 /// close before the answer truncates). Received bytes are taken as far as the engine's
-/// cap leaves room, parsed, and the rest taken after, so any chunking reads alike.
+/// cap leaves room, parsed, and the rest taken after, so any chunking reads alike. A
+/// third argument, `|machine, now|`, is what a close by the server does instead (a reply
+/// that ends at the close).
 macro_rules! stream_driver {
     ($machine:ty, $details:ty) => {
+        $crate::client_stream::stream_driver!($machine, $details, |m: &mut $machine, _now| {
+            let what = m.awaited();
+            m.s.fail_truncated(what);
+        });
+    };
+    ($machine:ty, $details:ty, $on_close:expr) => {
         impl $crate::client_core::QueryDriver for $machine {
             type Details = $details;
 
@@ -410,8 +444,7 @@ macro_rules! stream_driver {
                     }
                     StreamEvent::Closed => {
                         self.s.closed();
-                        let what = self.awaited();
-                        self.s.fail_truncated(what);
+                        ($on_close)(self, now);
                     }
                     StreamEvent::Failed(e) => self.s.failed(e),
                 }
