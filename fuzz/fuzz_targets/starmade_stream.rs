@@ -41,12 +41,8 @@ pub fn run(data: &[u8]) {
         Ok(None) => {}
         Err(e) => check_error(&e, 0, len),
     }
-    let whole = query(stream, len);
-    let pieces = query(stream, usize::from(a) + 1);
-    assert_eq!(whole, pieces, "the chunking changed the result");
-}
-
-fn query(stream: &[u8], piece: usize) -> Result<String, String> {
-    let m = QueryMachine::new(QueryOptions::default(), Timing::default(), Instant::now());
-    ogp_fuzz::drive_stream(m, 4242, stream, piece, HEADER + MAX_BODY)
+    ogp_fuzz::same_in_two_chunkings(len, usize::from(a) + 1, |piece| {
+        let m = QueryMachine::new(QueryOptions::default(), Timing::default(), Instant::now());
+        ogp_fuzz::drive_stream(m, 4242, stream, piece, HEADER + MAX_BODY)
+    });
 }

@@ -127,6 +127,30 @@ impl<D> Stream<D> {
         }
     }
 
+    /// The connection came up at `now` (the first time only): `bytes` go out, recorded as
+    /// sent (`what`), and the wait for `reply` starts. For protocols that ask first.
+    pub(crate) fn open_with(
+        &mut self,
+        now: Instant,
+        bytes: &[u8],
+        what: &'static str,
+        reply: &'static str,
+    ) {
+        if self.conn == Conn::Connecting {
+            self.connected(now);
+            self.write(now, bytes, what, reply);
+        }
+    }
+
+    /// The connection came up at `now` (the first time only): the wait for the server's
+    /// first words (`what`) starts. For protocols whose server speaks first.
+    pub(crate) fn open_awaiting(&mut self, now: Instant, what: &'static str) {
+        if self.conn == Conn::Connecting {
+            self.connected(now);
+            self.wait_for(now, what);
+        }
+    }
+
     /// Queues `bytes` to write, recorded as sent (`what`), and starts waiting for
     /// `reply`: the read timer runs from `now`.
     pub(crate) fn write(
@@ -461,6 +485,48 @@ macro_rules! stream_driver {
     };
 }
 pub(crate) use stream_driver;
+
+/// Test support for the stream machines.
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::net::SocketAddr;
+    use std::time::{Duration, Instant};
+
+    use crate::client_core::{QueryDriver, StreamEvent, Timing};
+
+    /// Connects `m` at `t0` (to loopback `port`) and returns what it writes at once.
+    pub(crate) fn connect<M: QueryDriver>(m: &mut M, t0: Instant, port: u16) -> Vec<u8> {
+        m.handle_stream(
+            t0,
+            StreamEvent::Connected(SocketAddr::from(([127, 0, 0, 1], port))),
+        );
+        let mut out = Vec::new();
+        m.poll_transmit_into(t0, &mut out);
+        out
+    }
+
+    /// Feeds `m` one byte of `drip` every 500 ms, just inside its read timer, until it
+    /// ends; asserts that it ended within the total timer, holding at most `cap` bytes.
+    pub(crate) fn drip_to_the_end<M: QueryDriver>(m: &mut M, t0: Instant, drip: u8, cap: usize) {
+        let (mut now, mut drips) = (t0, 0);
+        while m.take_result().is_none() {
+            let due = m.poll_timeout().expect("a timer while the query runs");
+            let next = now + Duration::from_millis(500);
+            if next < due {
+                now = next;
+                m.handle_stream(now, StreamEvent::Received(&[drip]));
+                drips += 1;
+                assert!(m.stream_buffer(0) <= cap);
+            } else {
+                now = due;
+                m.handle_timeout(now);
+            }
+            assert!(drips < 10_000);
+        }
+        let total = Timing::default().total_timeout;
+        assert!(now.duration_since(t0) <= total, "{:?}", now - t0);
+    }
+}
 
 #[cfg(test)]
 mod tests {

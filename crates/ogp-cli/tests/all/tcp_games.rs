@@ -33,6 +33,16 @@ fn beammp(reply: Vec<u8>) -> StreamReplay {
     })
 }
 
+/// The names of a JSON list of players.
+fn names(players: &Value) -> Vec<String> {
+    players
+        .as_array()
+        .unwrap_or_else(|| panic!("no players: {players}"))
+        .iter()
+        .filter_map(|p| str_of(&p["name"]))
+        .collect()
+}
+
 fn framed_json() -> Vec<u8> {
     let mut v = u32::try_from(JSON.len()).unwrap().to_le_bytes().to_vec();
     v.extend_from_slice(JSON.as_bytes());
@@ -55,13 +65,7 @@ fn beammp_replays_read_by_ogp_query() {
             str_of(&s["map"]["name"]),
             Some("/levels/gridmap_v2/info.json".into())
         );
-        let names: Vec<String> = s["players"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|p| str_of(&p["name"]))
-            .collect();
-        assert_eq!(names, ["alice", "bob"], "{label}");
+        assert_eq!(names(&s["players"]), ["alice", "bob"], "{label}");
     }
     // --game finds the protocol and port.
     let server = beammp(framed_json());
@@ -75,29 +79,19 @@ fn beammp_replays_read_by_ogp_query() {
 // ------------------------------------------------------------------------------------
 // StarMade
 
-/// A StarMade reply as qstat's `starmade.c` reads it: info version (byte), version
-/// (float), name, description, start time (long), players, max players. The start time's
-/// bytes hold one `01` that gamedig, which does not know the long, reads as an int, so
-/// that its players and max still land at positions 5 and 6.
+/// A StarMade reply as qstat's `starmade.c` reads it, byte by byte: the length (66) and
+/// timestamp, `2A FFFF 01 6F`, a parameter count of 7, then info version `06 02`, version
+/// `03` 0.201, name `04` "ogp StarMade", description `04` "a test server", start time `02`
+/// 1700000000000 ms, players `01` 3, max players `01` 32. The start time's bytes hold one
+/// `01` that gamedig, which does not know the long, reads as an int, so that its players
+/// and max still land at positions 5 and 6.
+const STARMADE_REPLY: &str = "000000420000018bcfe5687b2affff016f00000007\
+    0602033e4dd2f204000c6f677020537461724d61646504000d612074657374207365727665\
+    72020000018bcfe5680001000000030100000020";
+
 fn starmade_reply() -> Vec<u8> {
-    let mut b = vec![0x2a, 0xff, 0xff, 0x01, 0x6f, 0, 0, 0, 7];
-    b.extend([6, 2, 3]);
-    b.extend(0.201f32.to_be_bytes());
-    for s in ["ogp StarMade", "a test server"] {
-        b.push(4);
-        b.extend(u16::try_from(s.len()).unwrap().to_be_bytes());
-        b.extend(s.as_bytes());
-    }
-    b.push(2);
-    b.extend(1_700_000_000_000i64.to_be_bytes());
-    b.push(1);
-    b.extend(3i32.to_be_bytes());
-    b.push(1);
-    b.extend(32i32.to_be_bytes());
-    let mut out = u32::try_from(b.len()).unwrap().to_be_bytes().to_vec();
-    out.extend(1_700_000_000_123u64.to_be_bytes());
-    out.extend(b);
-    out
+    let hex: String = STARMADE_REPLY.split_whitespace().collect();
+    ogp_proto::internals::from_hex(&hex).unwrap()
 }
 
 const STARMADE_REQUEST: [u8; 13] = [0, 0, 0, 9, 0x2a, 0xff, 0xff, 0x01, 0x6f, 0, 0, 0, 0];
@@ -330,13 +324,7 @@ fn nadeo_replay_read_by_ogp_query_with_a_login() {
     assert_eq!(int_of(&s["slot_max"]), Some(32));
     assert_eq!(int_of(&s["player_count"]), Some(2));
     assert_eq!(s["password"], false);
-    let names: Vec<String> = s["players"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|p| str_of(&p["name"]))
-        .collect();
-    assert_eq!(names, ["Alice", "Bob & co"]);
+    assert_eq!(names(&s["players"]), ["Alice", "Bob & co"]);
     // The password from a file, the login from the environment; --game finds port 5000
     // only by name, so the port is given.
     let dir = TempDir::new("nadeo-pw");
@@ -447,19 +435,11 @@ fn gamedig_reads_nadeo_as_we_do() {
         str_of(&g["raw"]["gametype"]),
         str_of(&s["game_mode"]),
     );
-    let theirs: Vec<String> = g["players"]
-        .as_array()
-        .unwrap_or_else(|| panic!("gamedig read no players: {g}"))
-        .iter()
-        .filter_map(|p| str_of(&p["name"]))
-        .collect();
-    let ours: Vec<String> = s["players"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|p| str_of(&p["name"]))
-        .collect();
-    r.list("gamedig players".into(), &theirs, &ours);
+    r.list(
+        "gamedig players".into(),
+        &names(&g["players"]),
+        &names(&s["players"]),
+    );
     r.finish("gamedig");
 }
 

@@ -42,7 +42,6 @@ pub struct Details {
 #[derive(Debug, Clone)]
 pub struct QueryMachine {
     s: Stream<Details>,
-    asked: bool,
 }
 
 impl QueryMachine {
@@ -50,7 +49,6 @@ impl QueryMachine {
     pub fn new(_opts: QueryOptions, timing: Timing, now: Instant) -> Self {
         Self {
             s: Stream::new(Protocol::Beammp, &timing, now, MAX_BODY.saturating_add(4)),
-            asked: false,
         }
     }
 
@@ -92,18 +90,12 @@ impl QueryMachine {
 
     /// The connection is up: the request goes out.
     fn connected(&mut self, now: Instant) {
-        if !self.asked {
-            self.asked = true;
-            self.s.connected(now);
-            self.s.write(now, &REQUEST, "I", WAITING_FOR);
-        }
+        self.s.open_with(now, &REQUEST, "I", WAITING_FOR);
     }
 
     /// The server closed: an old server's body ends here; else the reply is cut.
     fn closed(&mut self, now: Instant) {
-        if self.asked {
-            self.parse(now);
-        }
+        self.parse(now);
         if !self.s.is_done() {
             self.s.fail_truncated(WAITING_FOR);
         }
@@ -117,21 +109,15 @@ crate::client_core::start_query!(QueryOptions, no_id);
 
 #[cfg(test)]
 mod tests {
-    use std::net::SocketAddr;
-    use std::time::Duration;
-
     use crate::client_core::{QueryDriver, StreamEvent};
+    use crate::client_stream::testing::{connect, drip_to_the_end};
 
     use super::*;
     use crate::beammp::wire::tests::{framed, JSON};
 
     fn connected(t0: Instant) -> QueryMachine {
         let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), t0);
-        let peer: SocketAddr = "127.0.0.1:30814".parse().unwrap();
-        m.handle_stream(t0, StreamEvent::Connected(peer));
-        let mut out = Vec::new();
-        assert!(m.poll_transmit_into(t0, &mut out));
-        assert_eq!(out, REQUEST);
+        assert_eq!(connect(&mut m, t0, DEFAULT_PORT), REQUEST);
         m
     }
 
@@ -186,20 +172,6 @@ mod tests {
         let t0 = Instant::now();
         let mut m = connected(t0);
         m.handle_stream(t0, StreamEvent::Received(&[0xff, 0xff, 0, 0]));
-        let (mut now, mut drips) = (t0, 0);
-        while m.take_result().is_none() {
-            let due = m.poll_timeout().unwrap();
-            let next = now + Duration::from_millis(500);
-            if next < due {
-                now = next;
-                m.handle_stream(now, StreamEvent::Received(b" "));
-                drips += 1;
-            } else {
-                now = due;
-                m.handle_timeout(now);
-            }
-            assert!(drips < 10_000);
-        }
-        assert!(now.duration_since(t0) <= Timing::default().total_timeout);
+        drip_to_the_end(&mut m, t0, b' ', MAX_BODY + 4);
     }
 }

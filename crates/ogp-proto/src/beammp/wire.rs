@@ -61,13 +61,7 @@ pub fn frame(r: &Reader<'_>, closed: bool) -> Result<Option<Framed>, DecodeError
         Some(&[a, b, c, 0]) => {
             let len = usize::try_from(u32::from_le_bytes([a, b, c, 0])).unwrap_or(usize::MAX);
             if len > MAX_BODY {
-                return Err(DecodeError::new(
-                    r.offset(),
-                    "Length",
-                    DecodeErrorKind::TooLarge {
-                        limit: MAX_BODY as u64,
-                    },
-                ));
+                return Err(DecodeError::too_large(r.offset(), "Length", MAX_BODY));
             }
             let whole = bytes.len().saturating_sub(4) >= len;
             Ok(whole.then_some(Framed { header: 4, len }))

@@ -120,7 +120,6 @@ pub struct QueryMachine {
     s: Stream<Details>,
     opts: QueryOptions,
     step: Step,
-    connected: bool,
     handle: u32,
     replies: Replies,
     players_listed: Option<usize>,
@@ -137,7 +136,6 @@ impl QueryMachine {
             s,
             opts,
             step: Step::Handshake,
-            connected: false,
             handle: REPLY_HANDLE,
             replies: Replies::default(),
             players_listed: None,
@@ -304,11 +302,7 @@ impl QueryMachine {
 
     /// The connection is up: the server speaks first.
     fn connected(&mut self, now: Instant) {
-        if !self.connected {
-            self.connected = true;
-            self.s.connected(now);
-            self.s.wait_for(now, Step::Handshake.method());
-        }
+        self.s.open_awaiting(now, Step::Handshake.method());
     }
 
     /// What a close now truncates.
@@ -324,10 +318,8 @@ crate::client_core::start_query!(QueryOptions, no_id);
 /// Test support: a server's side of a conversation, answering each call by its method.
 #[cfg(test)]
 pub(crate) mod tests {
-    use std::net::SocketAddr;
-    use std::time::Duration;
-
     use crate::client_core::{QueryDriver, StreamEvent};
+    use crate::client_stream::testing::{connect, drip_to_the_end};
     use crate::reader::Reader;
 
     use super::*;
@@ -409,8 +401,7 @@ pub(crate) mod tests {
     ) -> (QueryMachine, Vec<String>) {
         let t0 = Instant::now();
         let mut m = QueryMachine::new(opts, Timing::default(), t0);
-        let peer: SocketAddr = "127.0.0.1:5000".parse().unwrap();
-        m.handle_stream(t0, StreamEvent::Connected(peer));
+        assert!(connect(&mut m, t0, DEFAULT_PORT).is_empty());
         m.handle_stream(t0, StreamEvent::Received(&greeting()));
         let mut calls = Vec::new();
         let mut out = Vec::new();
@@ -519,10 +510,7 @@ pub(crate) mod tests {
         let t0 = Instant::now();
         let start = |greet: &[u8]| {
             let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), t0);
-            m.handle_stream(
-                t0,
-                StreamEvent::Connected("127.0.0.1:5000".parse().unwrap()),
-            );
+            connect(&mut m, t0, DEFAULT_PORT);
             m.handle_stream(t0, StreamEvent::Received(greet));
             m
         };
@@ -555,20 +543,6 @@ pub(crate) mod tests {
         assert!(e.contains("FrameLength"), "{e}");
         // A drip meets the total timer.
         let mut m = start(&greeting());
-        let (mut now, mut drips) = (t0, 0);
-        while m.take_result().is_none() {
-            let due = m.poll_timeout().unwrap();
-            let next = now + Duration::from_millis(500);
-            if next < due {
-                now = next;
-                m.handle_stream(now, StreamEvent::Received(b" "));
-                drips += 1;
-            } else {
-                now = due;
-                m.handle_timeout(now);
-            }
-            assert!(drips < 10_000);
-        }
-        assert!(now.duration_since(t0) <= Timing::default().total_timeout);
+        drip_to_the_end(&mut m, t0, b' ', HEADER + MAX_FRAME);
     }
 }

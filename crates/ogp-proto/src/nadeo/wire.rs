@@ -23,7 +23,7 @@
 //! | `GetPlayerList` | `Name` or else `NickName`, `TeamId`, `LadderRanking` | `players` (name, team, score); `player_count` their number |
 
 use super::xmlrpc::Value;
-use crate::error::{DecodeError, DecodeErrorKind};
+use crate::error::DecodeError;
 use crate::model::{MapInfo, Player, Rules};
 use crate::reader::Reader;
 use crate::text::Text;
@@ -48,12 +48,10 @@ pub fn handshake<'a>(r: &Reader<'a>) -> Result<Option<(&'a [u8], usize)>, Decode
     };
     let len = usize::try_from(u32::from_le_bytes([a, b, c, d])).unwrap_or(usize::MAX);
     if len > MAX_HANDSHAKE {
-        return Err(DecodeError::new(
+        return Err(DecodeError::too_large(
             r.offset(),
             "HandshakeLength",
-            DecodeErrorKind::TooLarge {
-                limit: MAX_HANDSHAKE as u64,
-            },
+            MAX_HANDSHAKE,
         ));
     }
     Ok(bytes.get(4..4 + len).map(|text| (text, 4 + len)))
@@ -73,13 +71,7 @@ pub fn frame(r: &Reader<'_>) -> Result<Option<(usize, u32)>, DecodeError> {
     };
     let len = usize::try_from(word(0)).unwrap_or(usize::MAX);
     if len > MAX_FRAME {
-        return Err(DecodeError::new(
-            r.offset(),
-            "FrameLength",
-            DecodeErrorKind::TooLarge {
-                limit: MAX_FRAME as u64,
-            },
-        ));
+        return Err(DecodeError::too_large(r.offset(), "FrameLength", MAX_FRAME));
     }
     Ok((bytes.len() - HEADER >= len).then_some((len, word(4))))
 }

@@ -35,7 +35,6 @@ pub struct Details {
 #[derive(Debug, Clone)]
 pub struct QueryMachine {
     s: Stream<Details>,
-    asked: bool,
 }
 
 impl QueryMachine {
@@ -43,7 +42,6 @@ impl QueryMachine {
     pub fn new(_opts: QueryOptions, timing: Timing, now: Instant) -> Self {
         Self {
             s: Stream::new(Protocol::Starmade, &timing, now, HEADER + MAX_BODY),
-            asked: false,
         }
     }
 
@@ -81,11 +79,7 @@ impl QueryMachine {
 
     /// The connection is up: the request goes out.
     fn connected(&mut self, now: Instant) {
-        if !self.asked {
-            self.asked = true;
-            self.s.connected(now);
-            self.s.write(now, &REQUEST, "server info", WAITING_FOR);
-        }
+        self.s.open_with(now, &REQUEST, "server info", WAITING_FOR);
     }
 
     /// What a close now truncates.
@@ -100,20 +94,15 @@ crate::client_core::start_query!(QueryOptions, no_id);
 
 #[cfg(test)]
 mod tests {
-    use std::net::SocketAddr;
-
     use crate::client_core::{QueryDriver, StreamEvent};
+    use crate::client_stream::testing::{connect, drip_to_the_end};
 
     use super::*;
     use crate::starmade::wire::tests::sample;
 
     fn connected(t0: Instant) -> QueryMachine {
         let mut m = QueryMachine::new(QueryOptions::default(), Timing::default(), t0);
-        let peer: SocketAddr = "127.0.0.1:4242".parse().unwrap();
-        m.handle_stream(t0, StreamEvent::Connected(peer));
-        let mut out = Vec::new();
-        assert!(m.poll_transmit_into(t0, &mut out));
-        assert_eq!(out, REQUEST);
+        assert_eq!(connect(&mut m, t0, DEFAULT_PORT), REQUEST);
         m
     }
 
@@ -143,5 +132,9 @@ mod tests {
         m.handle_stream(t0, StreamEvent::Received(&[0xff, 0xff, 0xff, 0xff]));
         let e = m.take_result().unwrap().unwrap_err().to_string();
         assert!(e.contains("Length"), "{e}");
+        // A drip meets the total timer.
+        let mut m = connected(t0);
+        m.handle_stream(t0, StreamEvent::Received(&[0, 0, 0xff, 0]));
+        drip_to_the_end(&mut m, t0, 0, HEADER + MAX_BODY);
     }
 }

@@ -20,7 +20,7 @@
 //! | 5 players | `player_count` |
 //! | 6 max players | `slot_max` |
 
-use crate::error::{DecodeError, DecodeErrorKind};
+use crate::error::DecodeError;
 use crate::model::Rules;
 use crate::reader::Reader;
 use crate::text::Text;
@@ -110,13 +110,7 @@ pub fn reply_size(r: &Reader<'_>) -> Result<Option<usize>, DecodeError> {
     };
     let len = usize::try_from(len).unwrap_or(usize::MAX);
     if len > MAX_BODY {
-        return Err(DecodeError::new(
-            r.offset(),
-            "Length",
-            DecodeErrorKind::TooLarge {
-                limit: MAX_BODY as u64,
-            },
-        ));
+        return Err(DecodeError::too_large(r.offset(), "Length", MAX_BODY));
     }
     Ok(Some(HEADER.saturating_add(len)))
 }
