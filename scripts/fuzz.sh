@@ -40,7 +40,7 @@ TARGETS=(ogp_datagram ogp_answer_body ogp_query_body ogp_split state_json
          samp_datagram cube2_datagram quakeworld_datagram qwmaster_datagram teemaster
          cube2_master_stream teemaster7 http_response doomsday_datagram fivem_http
          battlefield_stream teamspeak3_stream teamspeak2_stream weblist_json
-         oneshot_datagram http_games)
+         oneshot_datagram http_games beammp_stream starmade_stream nadeo_stream)
 
 TRIPLE="${FUZZ_TRIPLE:-$(rustc -vV | sed -n 's/^host: //p')}"
 
@@ -89,6 +89,7 @@ max_len_for() {
         fivem_http) echo 9000 ;;      # three HTTP responses with their JSON documents
         weblist_json) echo 9000 ;;    # a list's JSON document
         http_games) echo 9000 ;;      # up to three HTTP responses with their JSON documents
+        nadeo_stream) echo 9000 ;;    # the handshake and six XML-RPC replies
         *) echo 2048 ;;               # one datagram / query body
     esac
 }

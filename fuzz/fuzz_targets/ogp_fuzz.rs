@@ -16,6 +16,7 @@ mod a2s_request;
 mod a2s_split;
 mod ase_datagram;
 mod battlefield_stream;
+mod beammp_stream;
 mod bedrock_datagram;
 mod client_machines;
 mod cube2_datagram;
@@ -37,6 +38,7 @@ mod master_registry;
 mod minecraft_stream;
 mod minetest_datagram;
 mod mumble_datagram;
+mod nadeo_stream;
 mod ogp_answer_body;
 mod ogp_datagram;
 mod ogp_draft_datagram;
@@ -49,6 +51,7 @@ mod quakeworld_datagram;
 mod qwmaster_datagram;
 mod responder;
 mod samp_datagram;
+mod starmade_stream;
 mod state_json;
 mod teamspeak2_stream;
 mod teamspeak3_stream;
@@ -111,6 +114,9 @@ const TARGETS: &[(&str, Target)] = &[
     ("weblist_json", weblist_json::run),
     ("oneshot_datagram", oneshot_datagram::run),
     ("http_games", http_games::run),
+    ("beammp_stream", beammp_stream::run),
+    ("starmade_stream", starmade_stream::run),
+    ("nadeo_stream", nadeo_stream::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

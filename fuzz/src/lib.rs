@@ -213,6 +213,16 @@ pub fn drive_stream<M: ogp_proto::client::QueryDriver>(
     }
 }
 
+/// Runs `query` (a stream client over the stream, handed `piece` bytes a read) with the
+/// whole stream at once and with `piece` bytes a read, and asserts the same result.
+pub fn same_in_two_chunkings(
+    len: usize,
+    piece: usize,
+    query: impl Fn(usize) -> Result<String, String>,
+) {
+    assert_eq!(query(len), query(piece), "the chunking changed the result");
+}
+
 /// Asserts that `status` survives its JSON state file, a rule key sent more than once
 /// reading back grouped (one JSON key, its values in order: [`ogp_proto::Rules::grouped`]).
 pub fn same_through_json(status: &Status) {

@@ -167,7 +167,8 @@ enum Command {
         /// GQP: user name for protected commands (the password is read from the
         /// OGP_GQP_PASSWORD environment variable and never sent). TeamSpeak 3: the
         /// ServerQuery login (its password from OGP_TS3_PASSWORD, never from the command
-        /// line, never logged).
+        /// line, never logged). Nadeo: the XML-RPC login (else OGP_NADEO_LOGIN; its
+        /// password from OGP_NADEO_PASSWORD or OGP_NADEO_PASSWORD_FILE).
         #[arg(long, value_name = "USER")]
         user: Option<String>,
         /// TeamSpeak 3 and 2: the virtual server's voice port that `use port=` (`sel`)
@@ -507,11 +508,12 @@ fn main() -> ExitCode {
                 voice_port,
             };
             let ts3 = protocol == Protocol::Wire(ogp_proto::Protocol::Teamspeak3);
+            let nadeo = protocol == Protocol::Wire(ogp_proto::Protocol::Nadeo);
             if protocol != Protocol::Wire(ogp_proto::Protocol::Gqp)
-                && (args.command.is_some() || (args.user.is_some() && !ts3))
+                && (args.command.is_some() || (args.user.is_some() && !ts3 && !nadeo))
             {
                 eprintln!(
-                    "ogp: --command and --user are for --protocol gqp (--user also teamspeak3)"
+                    "ogp: --command and --user are for --protocol gqp (--user also teamspeak3, nadeo)"
                 );
                 return ExitCode::from(2);
             }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use ogp_net::client;
 use ogp_proto::client::{Answer, Event, Options, QueryError, Timing};
 use ogp_proto::http::Secret;
-use ogp_proto::{gqp, teamspeak3, Charset, Protocol};
+use ogp_proto::{gqp, nadeo, teamspeak3, Charset, Protocol};
 
 /// Options of `ogp query`.
 #[derive(Debug, Default)]
@@ -57,33 +57,62 @@ pub async fn resolve(
     client::resolve(&args.target).await
 }
 
-/// Credentials of the HTTP games from the environment, never from the command line:
-/// Palworld's admin password (`OGP_PALWORLD_PASSWORD`, or the first line of the file
-/// `OGP_PALWORLD_PASSWORD_FILE` names) and TShock's REST token (`OGP_TSHOCK_TOKEN`).
+/// A secret from the environment: the variable `var`, or else the first line of the file
+/// the variable `{var}_FILE` names (`None`: neither is set).
+fn secret_from_env(var: &str) -> Result<Option<String>, String> {
+    if let Ok(p) = std::env::var(var) {
+        return Ok(Some(p));
+    }
+    let file = format!("{var}_FILE");
+    match std::env::var_os(&file) {
+        Some(path) => {
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                format!(
+                    "{file} {}: {e}",
+                    crate::render::sanitize(&path.to_string_lossy())
+                )
+            })?;
+            Ok(Some(text.lines().next().unwrap_or_default().to_string()))
+        }
+        None => Ok(None),
+    }
+}
+
+/// Credentials from the environment, never from the command line: Palworld's admin
+/// password (`OGP_PALWORLD_PASSWORD`, or the first line of the file
+/// `OGP_PALWORLD_PASSWORD_FILE` names), TShock's REST token (`OGP_TSHOCK_TOKEN`) and
+/// the Nadeo XML-RPC login (`OGP_NADEO_LOGIN`, `User` when only a password is given, and
+/// `OGP_NADEO_PASSWORD` or `OGP_NADEO_PASSWORD_FILE`).
 pub fn set_http_credentials(o: &mut Options) -> Result<(), String> {
-    let password = match std::env::var("OGP_PALWORLD_PASSWORD") {
-        Ok(p) => Some(p),
-        Err(_) => match std::env::var_os("OGP_PALWORLD_PASSWORD_FILE") {
-            Some(path) => {
-                let text = std::fs::read_to_string(&path).map_err(|e| {
-                    format!(
-                        "OGP_PALWORLD_PASSWORD_FILE {}: {e}",
-                        crate::render::sanitize(&path.to_string_lossy())
-                    )
-                })?;
-                Some(text.lines().next().unwrap_or_default().to_string())
-            }
-            None => None,
-        },
-    };
-    o.palworld.password = password.map(Secret);
+    o.palworld.password = secret_from_env("OGP_PALWORLD_PASSWORD")?.map(Secret);
     o.terraria.token = std::env::var("OGP_TSHOCK_TOKEN").ok().map(Secret);
+    set_nadeo_login(o, None)
+}
+
+/// The Nadeo login: `login` (`--user`), else `OGP_NADEO_LOGIN`, else `User`, with the
+/// password from `OGP_NADEO_PASSWORD` (or its `_FILE`); none without a password.
+fn set_nadeo_login(o: &mut Options, login: Option<&str>) -> Result<(), String> {
+    let password = secret_from_env("OGP_NADEO_PASSWORD")?;
+    let login = login
+        .map(str::to_owned)
+        .or_else(|| std::env::var("OGP_NADEO_LOGIN").ok());
+    o.nadeo.credentials = match (login, password) {
+        (login, Some(p)) => Some(nadeo::client::Credentials::new(
+            login.unwrap_or_else(|| "User".to_owned()),
+            p,
+        )),
+        (Some(_), None) => return Err(
+            "a Nadeo login needs its password in OGP_NADEO_PASSWORD (or OGP_NADEO_PASSWORD_FILE)"
+                .to_string(),
+        ),
+        (None, None) => None,
+    };
     Ok(())
 }
 
 /// What a `-vv` dump must not show: the credentials in `o`, and the forms a request
 /// carries them in (Palworld's `Authorization` value, TShock's token in the query,
-/// TeamSpeak 3's escaped login password).
+/// TeamSpeak 3's and Nadeo's escaped login passwords).
 pub fn secrets(o: &Options) -> Vec<String> {
     let mut s = Vec::new();
     let text = |s: &Option<Secret>| s.as_ref().map(|s| s.0.clone()).filter(|s| !s.is_empty());
@@ -99,6 +128,9 @@ pub fn secrets(o: &Options) -> Vec<String> {
         s.push(t);
     }
     if let Some(c) = &o.teamspeak3.credentials {
+        s.extend(c.password_forms().into_iter().filter(|p| !p.is_empty()));
+    }
+    if let Some(c) = &o.nadeo.credentials {
         s.extend(c.password_forms().into_iter().filter(|p| !p.is_empty()));
     }
     s
@@ -134,6 +166,10 @@ pub fn options(args: &QueryArgs, protocol: Protocol) -> Result<Options, String> 
     set_charset(&mut o, args.charset);
     if matches!(protocol, Protocol::Palworld | Protocol::Terraria) {
         set_http_credentials(&mut o)?;
+    }
+    if protocol == Protocol::Nadeo {
+        set_nadeo_login(&mut o, args.user.as_deref())?;
+        return Ok(o);
     }
     if protocol == Protocol::Minecraft {
         set_handshake_host(&mut o, &args.target);

@@ -231,6 +231,16 @@
 // rFactor 1 and Arca Sim Racing '08: `rF_S` on the game port − 100 (34297).
 #define OGP_PROTO_RFACTOR 49
 
+// BeamMP: one byte `I` on the game port (TCP 30814), a JSON reply.
+#define OGP_PROTO_BEAMMP 50
+
+// StarMade: the server-info command on TCP 4242.
+#define OGP_PROTO_STARMADE 51
+
+// Nadeo's GBXRemote 2 XML-RPC (Trackmania, Shootmania) on TCP 5000. Without a login,
+// which the C API does not take yet: most servers refuse `GetServerOptions`.
+#define OGP_PROTO_NADEO 52
+
 // `ogp_responder_poll`'s `*out_wait_ms` when nothing is scheduled.
 #define OGP_WAIT_NONE UINT32_MAX
 

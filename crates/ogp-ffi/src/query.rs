@@ -115,6 +115,13 @@ pub const OGP_PROTO_VENTRILO: c_int = 47;
 pub const OGP_PROTO_ARMAGETRON: c_int = 48;
 /// rFactor 1 and Arca Sim Racing '08: `rF_S` on the game port − 100 (34297).
 pub const OGP_PROTO_RFACTOR: c_int = 49;
+/// BeamMP: one byte `I` on the game port (TCP 30814), a JSON reply.
+pub const OGP_PROTO_BEAMMP: c_int = 50;
+/// StarMade: the server-info command on TCP 4242.
+pub const OGP_PROTO_STARMADE: c_int = 51;
+/// Nadeo's GBXRemote 2 XML-RPC (Trackmania, Shootmania) on TCP 5000. Without a login,
+/// which the C API does not take yet: most servers refuse `GetServerOptions`.
+pub const OGP_PROTO_NADEO: c_int = 52;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -168,6 +175,9 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_VENTRILO => Some(Protocol::Ventrilo),
         OGP_PROTO_ARMAGETRON => Some(Protocol::Armagetron),
         OGP_PROTO_RFACTOR => Some(Protocol::Rfactor),
+        OGP_PROTO_BEAMMP => Some(Protocol::Beammp),
+        OGP_PROTO_STARMADE => Some(Protocol::Starmade),
+        OGP_PROTO_NADEO => Some(Protocol::Nadeo),
         _ => return None,
     })
 }
@@ -310,6 +320,9 @@ mod protocol_numbers {
         assert_eq!(protocol(47), Some(Some(Protocol::Ventrilo)));
         assert_eq!(protocol(48), Some(Some(Protocol::Armagetron)));
         assert_eq!(protocol(49), Some(Some(Protocol::Rfactor)));
-        assert_eq!(protocol(50), None);
+        assert_eq!(protocol(50), Some(Some(Protocol::Beammp)));
+        assert_eq!(protocol(51), Some(Some(Protocol::Starmade)));
+        assert_eq!(protocol(52), Some(Some(Protocol::Nadeo)));
+        assert_eq!(protocol(53), None);
     }
 }

@@ -127,6 +127,30 @@ impl<D> Stream<D> {
         }
     }
 
+    /// The connection came up at `now` (the first time only): `bytes` go out, recorded as
+    /// sent (`what`), and the wait for `reply` starts. For protocols that ask first.
+    pub(crate) fn open_with(
+        &mut self,
+        now: Instant,
+        bytes: &[u8],
+        what: &'static str,
+        reply: &'static str,
+    ) {
+        if self.conn == Conn::Connecting {
+            self.connected(now);
+            self.write(now, bytes, what, reply);
+        }
+    }
+
+    /// The connection came up at `now` (the first time only): the wait for the server's
+    /// first words (`what`) starts. For protocols whose server speaks first.
+    pub(crate) fn open_awaiting(&mut self, now: Instant, what: &'static str) {
+        if self.conn == Conn::Connecting {
+            self.connected(now);
+            self.wait_for(now, what);
+        }
+    }
+
     /// Queues `bytes` to write, recorded as sent (`what`), and starts waiting for
     /// `reply`: the read timer runs from `now`.
     pub(crate) fn write(
@@ -241,6 +265,32 @@ impl<D> Stream<D> {
         }
     }
 
+    /// A whole frame of `n` bytes (a reply to `what`) was parsed: dropped from the input
+    /// and counted as a reply.
+    pub(crate) fn took_reply(&mut self, n: usize, what: &'static str) {
+        self.consume(n);
+        self.x.received(1, 0);
+        self.x.event(Event::Reply {
+            what,
+            bytes: n,
+            datagrams: 1,
+        });
+    }
+
+    /// The query's answer at `now`: `status` and `details`, with `warnings`.
+    pub(crate) fn finish(
+        &mut self,
+        now: Instant,
+        status: crate::Status,
+        details: D,
+        warnings: &[String],
+    ) {
+        self.x.ping(now);
+        self.answered();
+        self.x.warn(warnings.iter());
+        self.x.succeed(status, details);
+    }
+
     /// A reply is complete: the read timer stops until the next wait.
     pub(crate) fn answered(&mut self) {
         self.read_deadline = None;
@@ -349,9 +399,17 @@ impl<D> Stream<D> {
 /// up: write the first request, or wait for a banner), `parse(&mut self, now)` (consume
 /// every whole frame the engine holds) and `awaited(&self) -> &'static str` (what a
 /// close before the answer truncates). Received bytes are taken as far as the engine's
-/// cap leaves room, parsed, and the rest taken after, so any chunking reads alike.
+/// cap leaves room, parsed, and the rest taken after, so any chunking reads alike. A
+/// third argument, `|machine, now|`, is what a close by the server does instead (a reply
+/// that ends at the close).
 macro_rules! stream_driver {
     ($machine:ty, $details:ty) => {
+        $crate::client_stream::stream_driver!($machine, $details, |m: &mut $machine, _now| {
+            let what = m.awaited();
+            m.s.fail_truncated(what);
+        });
+    };
+    ($machine:ty, $details:ty, $on_close:expr) => {
         impl $crate::client_core::QueryDriver for $machine {
             type Details = $details;
 
@@ -410,8 +468,7 @@ macro_rules! stream_driver {
                     }
                     StreamEvent::Closed => {
                         self.s.closed();
-                        let what = self.awaited();
-                        self.s.fail_truncated(what);
+                        ($on_close)(self, now);
                     }
                     StreamEvent::Failed(e) => self.s.failed(e),
                 }
@@ -428,6 +485,48 @@ macro_rules! stream_driver {
     };
 }
 pub(crate) use stream_driver;
+
+/// Test support for the stream machines.
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::net::SocketAddr;
+    use std::time::{Duration, Instant};
+
+    use crate::client_core::{QueryDriver, StreamEvent, Timing};
+
+    /// Connects `m` at `t0` (to loopback `port`) and returns what it writes at once.
+    pub(crate) fn connect<M: QueryDriver>(m: &mut M, t0: Instant, port: u16) -> Vec<u8> {
+        m.handle_stream(
+            t0,
+            StreamEvent::Connected(SocketAddr::from(([127, 0, 0, 1], port))),
+        );
+        let mut out = Vec::new();
+        m.poll_transmit_into(t0, &mut out);
+        out
+    }
+
+    /// Feeds `m` one byte of `drip` every 500 ms, just inside its read timer, until it
+    /// ends; asserts that it ended within the total timer, holding at most `cap` bytes.
+    pub(crate) fn drip_to_the_end<M: QueryDriver>(m: &mut M, t0: Instant, drip: u8, cap: usize) {
+        let (mut now, mut drips) = (t0, 0);
+        while m.take_result().is_none() {
+            let due = m.poll_timeout().expect("a timer while the query runs");
+            let next = now + Duration::from_millis(500);
+            if next < due {
+                now = next;
+                m.handle_stream(now, StreamEvent::Received(&[drip]));
+                drips += 1;
+                assert!(m.stream_buffer(0) <= cap);
+            } else {
+                now = due;
+                m.handle_timeout(now);
+            }
+            assert!(drips < 10_000);
+        }
+        let total = Timing::default().total_timeout;
+        assert!(now.duration_since(t0) <= total, "{:?}", now - t0);
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -57,6 +57,17 @@ impl DecodeError {
     pub const fn invalid(offset: usize, field: &'static str, why: &'static str) -> Self {
         Self::new(offset, field, DecodeErrorKind::Invalid(why))
     }
+
+    /// Builds a [`DecodeErrorKind::TooLarge`] error: a length over our `limit`.
+    pub const fn too_large(offset: usize, field: &'static str, limit: usize) -> Self {
+        Self::new(
+            offset,
+            field,
+            DecodeErrorKind::TooLarge {
+                limit: limit as u64,
+            },
+        )
+    }
 }
 
 impl fmt::Display for DecodeErrorKind {

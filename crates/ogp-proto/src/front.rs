@@ -235,12 +235,12 @@ pub fn check_host(host: &str) -> Result<(), String> {
 }
 
 /// qstat server types we know but do not speak (its `dm3s`, `q4s`, `preys`, `etqws`,
-/// `ottds`, `bfbc2`, `ts3`, `ts2`, `tbs` and `fls` are aliases of our `doom3`, `openttd`,
-/// `battlefield`, `teamspeak3`, `teamspeak2`, `tribes1` and `ffow`, its `mumble`, `terraria` and
-/// `ventrilo` our protocols' names).
+/// `ottds`, `bfbc2`, `ts3`, `ts2`, `tbs`, `fls` and `tm` are aliases of our `doom3`,
+/// `openttd`, `battlefield`, `teamspeak3`, `teamspeak2`, `tribes1`, `ffow` and `nadeo`, its
+/// `mumble`, `terraria`, `ventrilo` and `starmade` our protocols' names).
 const QSTAT_OTHER: &[&str] = &[
     "hrs", "hls", "hl2s", "hlqs", "sns", "ams", "efs", "jk3s", "rws", "rss", "gsm", "mhs", "cods",
-    "bfs", "wics", "tm", "tf", "wop", "sas", "starmade",
+    "bfs", "wics", "tf", "wop", "sas",
 ];
 
 /// qstat's game types that send GameSpy v1's `\status\` (its own `gps` is an alias of

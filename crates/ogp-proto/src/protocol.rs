@@ -82,6 +82,9 @@ macro_rules! for_each_protocol {
             Ventrilo => ventrilo;
             Armagetron => armagetron;
             Rfactor => rfactor;
+            Beammp => beammp;
+            Starmade => starmade;
+            Nadeo => nadeo;
         }
     };
 }

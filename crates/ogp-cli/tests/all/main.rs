@@ -81,5 +81,6 @@ mod serve_switches;
 #[cfg(feature = "master")]
 mod simulated;
 mod spoofed_victim;
+mod tcp_games;
 mod udp_oneshot;
 mod uplink;
