@@ -57,32 +57,41 @@ pub async fn resolve(
     client::resolve(&args.target).await
 }
 
+/// A secret from the environment: `var`, or the first line of the file `file_var`
+/// names (an unreadable file: an error naming it, never its contents).
+fn env_secret(var: &str, file_var: &str) -> Result<Option<Secret>, String> {
+    if let Ok(p) = std::env::var(var) {
+        return Ok(Some(Secret(p)));
+    }
+    let Some(path) = std::env::var_os(file_var) else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        format!(
+            "{file_var} {}: {e}",
+            crate::render::sanitize(&path.to_string_lossy())
+        )
+    })?;
+    Ok(Some(Secret(
+        text.lines().next().unwrap_or_default().to_string(),
+    )))
+}
+
 /// Credentials of the HTTP games from the environment, never from the command line:
 /// Palworld's admin password (`OGP_PALWORLD_PASSWORD`, or the first line of the file
-/// `OGP_PALWORLD_PASSWORD_FILE` names) and TShock's REST token (`OGP_TSHOCK_TOKEN`).
+/// `OGP_PALWORLD_PASSWORD_FILE` names), TShock's REST token (`OGP_TSHOCK_TOKEN`) and
+/// Farming Simulator's stats code (`OGP_FS_CODE`, or the file `OGP_FS_CODE_FILE`).
 pub fn set_http_credentials(o: &mut Options) -> Result<(), String> {
-    let password = match std::env::var("OGP_PALWORLD_PASSWORD") {
-        Ok(p) => Some(p),
-        Err(_) => match std::env::var_os("OGP_PALWORLD_PASSWORD_FILE") {
-            Some(path) => {
-                let text = std::fs::read_to_string(&path).map_err(|e| {
-                    format!(
-                        "OGP_PALWORLD_PASSWORD_FILE {}: {e}",
-                        crate::render::sanitize(&path.to_string_lossy())
-                    )
-                })?;
-                Some(text.lines().next().unwrap_or_default().to_string())
-            }
-            None => None,
-        },
-    };
-    o.palworld.password = password.map(Secret);
     o.terraria.token = std::env::var("OGP_TSHOCK_TOKEN").ok().map(Secret);
+    let fs = env_secret("OGP_FS_CODE", "OGP_FS_CODE_FILE");
+    o.palworld.password = env_secret("OGP_PALWORLD_PASSWORD", "OGP_PALWORLD_PASSWORD_FILE")?;
+    o.farmingsimulator.code = fs?;
     Ok(())
 }
 
 /// What a `-vv` dump must not show: the credentials in `o`, and the forms a request
-/// carries them in (Palworld's `Authorization` value, TShock's token in the query,
+/// carries them in (Palworld's `Authorization` value, TShock's token and Farming
+/// Simulator's code in the query,
 /// TeamSpeak 3's escaped login password).
 pub fn secrets(o: &Options) -> Vec<String> {
     let mut s = Vec::new();
@@ -94,7 +103,10 @@ pub fn secrets(o: &Options) -> Vec<String> {
         ));
         s.push(p);
     }
-    if let Some(t) = text(&o.terraria.token) {
+    for t in [&o.terraria.token, &o.farmingsimulator.code]
+        .into_iter()
+        .filter_map(text)
+    {
         s.push(ogp_proto::http::query_value(&t));
         s.push(t);
     }
@@ -132,7 +144,10 @@ pub fn redact(d: &[u8], secrets: &[String]) -> Vec<u8> {
 pub fn options(args: &QueryArgs, protocol: Protocol) -> Result<Options, String> {
     let mut o = Options::with_timing(timing(args, protocol));
     set_charset(&mut o, args.charset);
-    if matches!(protocol, Protocol::Palworld | Protocol::Terraria) {
+    if matches!(
+        protocol,
+        Protocol::Palworld | Protocol::Terraria | Protocol::Farmingsimulator
+    ) {
         set_http_credentials(&mut o)?;
     }
     if protocol == Protocol::Minecraft {

@@ -231,6 +231,10 @@
 // rFactor 1 and Arca Sim Racing '08: `rF_S` on the game port − 100 (34297).
 #define OGP_PROTO_RFACTOR 49
 
+// Farming Simulator 19/22/25: the web interface's stats feed (XML) over HTTP on port
+// 8080; its code from `OGP_FS_CODE` (or the file `OGP_FS_CODE_FILE` names).
+#define OGP_PROTO_FARMINGSIMULATOR 53
+
 // `ogp_responder_poll`'s `*out_wait_ms` when nothing is scheduled.
 #define OGP_WAIT_NONE UINT32_MAX
 

@@ -115,6 +115,9 @@ pub const OGP_PROTO_VENTRILO: c_int = 47;
 pub const OGP_PROTO_ARMAGETRON: c_int = 48;
 /// rFactor 1 and Arca Sim Racing '08: `rF_S` on the game port − 100 (34297).
 pub const OGP_PROTO_RFACTOR: c_int = 49;
+/// Farming Simulator 19/22/25: the web interface's stats feed (XML) over HTTP on port
+/// 8080; its code from `OGP_FS_CODE` (or the file `OGP_FS_CODE_FILE` names).
+pub const OGP_PROTO_FARMINGSIMULATOR: c_int = 53;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -168,6 +171,7 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_VENTRILO => Some(Protocol::Ventrilo),
         OGP_PROTO_ARMAGETRON => Some(Protocol::Armagetron),
         OGP_PROTO_RFACTOR => Some(Protocol::Rfactor),
+        OGP_PROTO_FARMINGSIMULATOR => Some(Protocol::Farmingsimulator),
         _ => return None,
     })
 }
@@ -311,5 +315,6 @@ mod protocol_numbers {
         assert_eq!(protocol(48), Some(Some(Protocol::Armagetron)));
         assert_eq!(protocol(49), Some(Some(Protocol::Rfactor)));
         assert_eq!(protocol(50), None);
+        assert_eq!(protocol(53), Some(Some(Protocol::Farmingsimulator)));
     }
 }

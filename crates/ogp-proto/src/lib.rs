@@ -89,6 +89,7 @@ pub mod eco;
 pub mod eldewrito;
 mod entries;
 pub mod error;
+pub mod farmingsimulator;
 pub mod fivem;
 #[cfg(feature = "games")]
 pub mod front;
@@ -141,6 +142,7 @@ pub mod tribes1;
 pub use tribes1::starsiege;
 pub mod unreal2;
 pub mod ventrilo;
+pub mod xml;
 
 pub use charset::Charset;
 pub use entries::PROTOCOLS;

@@ -82,6 +82,7 @@ macro_rules! for_each_protocol {
             Ventrilo => ventrilo;
             Armagetron => armagetron;
             Rfactor => rfactor;
+            Farmingsimulator => farmingsimulator;
         }
     };
 }

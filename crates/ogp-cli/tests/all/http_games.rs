@@ -484,14 +484,17 @@ fn palworld() -> Documents {
     )
 }
 
-/// `ogp query ARGS --json TARGET` for Palworld with the password in the environment.
-fn palworld_query(args: &[&str], target: &str, env: &[(&str, &str)]) -> (Value, String) {
+/// `ogp query ARGS --json TARGET` with credentials in the environment `env` (none of
+/// the caller's own).
+fn query_with_env(args: &[&str], target: &str, env: &[(&str, &str)]) -> (Value, String) {
     let mut cmd = Command::new(ogp_bin());
     cmd.args(["query", "--json", "--timeout", "2000"])
         .args(args)
         .arg(target)
         .env_remove("OGP_PALWORLD_PASSWORD")
         .env_remove("OGP_PALWORLD_PASSWORD_FILE")
+        .env_remove("OGP_FS_CODE")
+        .env_remove("OGP_FS_CODE_FILE")
         .env("NO_COLOR", "1");
     for (k, v) in env {
         cmd.env(k, v);
@@ -519,7 +522,7 @@ fn palworld_documented_server() {
             ("OGP_PALWORLD_PASSWORD_FILE", file.as_str()),
         ),
     ] {
-        let (v, all) = palworld_query(&[args[0], args[1], "-vv"], &target, &[env]);
+        let (v, all) = query_with_env(&[args[0], args[1], "-vv"], &target, &[env]);
         let sent = sent_in_dump(&all);
         assert!(contains_bytes(&sent, b"Authorization: ******"), "{all}");
         let s = &v["status"];
@@ -563,7 +566,7 @@ fn palworld_documented_server() {
 fn palworld_hostile_and_refused() {
     // no password: the server refuses (401), one clear error
     let r = HttpReplay::start(Documents::default());
-    let (v, _) = palworld_query(&["-p", "palworld"], &r.addr().to_string(), &[]);
+    let (v, _) = query_with_env(&["-p", "palworld"], &r.addr().to_string(), &[]);
     assert_eq!(v["ok"], false, "{v}");
     assert!(v.to_string().contains("/v1/api/info"), "{v}");
     // metrics refused: the players listed count; 6,000 players capped
@@ -578,7 +581,7 @@ fn palworld_hostile_and_refused() {
                 serde_json::json!({ "players": players }).to_string(),
             ),
     );
-    let (v, _) = palworld_query(
+    let (v, _) = query_with_env(
         &["-p", "palworld"],
         &r.addr().to_string(),
         &[("OGP_PALWORLD_PASSWORD", "x")],
@@ -615,7 +618,7 @@ fn palworld_gamedig_agrees() {
     }
     let r = HttpReplay::start(palworld());
     let target = r.addr().to_string();
-    let (v, _) = palworld_query(
+    let (v, _) = query_with_env(
         &["-p", "palworld"],
         &target,
         &[("OGP_PALWORLD_PASSWORD", "pw")],
@@ -926,4 +929,210 @@ fn ogp_scan_reads_the_second_batch() {
         "{}",
         ran.describe()
     );
+}
+
+const FS_CODE: &str = "c0de&x=1";
+const FS_PATH: &str = "/feed/dedicated-server-stats.xml?code=c0de%26x%3D1";
+
+fn farmingsimulator() -> Documents {
+    Documents::recorded("farmingsimulator", "dedicated", &[("", FS_PATH)])
+}
+
+#[test]
+fn farmingsimulator_documented_server() {
+    let r = HttpReplay::start(farmingsimulator());
+    let target = r.addr().to_string();
+    let dir = std::env::temp_dir().join(format!("ogp-fs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("code");
+    std::fs::write(&file, format!("{FS_CODE}\n")).unwrap();
+    let file = file.to_string_lossy().to_string();
+    for (args, env) in [
+        (["-p", "farmingsimulator"], ("OGP_FS_CODE", FS_CODE)),
+        (["--game", "fs22"], ("OGP_FS_CODE_FILE", file.as_str())),
+    ] {
+        let (v, all) = query_with_env(&[args[0], args[1], "-vv"], &target, &[env]);
+        let sent = sent_in_dump(&all);
+        assert!(contains_bytes(&sent, b"?code=****"), "{all}");
+        for secret in [FS_CODE, "c0de%26x"] {
+            assert!(!all.contains(secret), "{secret} in {all}");
+        }
+        let s = &v["status"];
+        assert_eq!(v["ok"], true, "{v}");
+        assert_eq!(v["protocol"], "farmingsimulator");
+        assert_eq!(s["host_name"], "FS Test Farm & Friends");
+        assert_eq!(s["game_name"], "Farming Simulator 22");
+        assert_eq!(s["game_version"], "1.14.0.0");
+        assert_eq!(s["map"]["name"], "Elmcreek");
+        assert_eq!(int_of(&s["player_count"]), Some(2));
+        assert_eq!(int_of(&s["slot_max"]), Some(16));
+        assert_eq!(
+            player_names(&s["players"]),
+            [Some("Farmer Jo".into()), Some("Harvester Hal".into())]
+        );
+        assert_eq!(s["players"][0]["extra"]["isAdmin"], "true");
+        assert_eq!(s["addons"][1]["short_name"], "FS22_Courseplay");
+        assert_eq!(s["addons"][1]["long_name"], "Courseplay");
+        assert_eq!(s["rules"]["mapSize"], "2048");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(r.paths(), [FS_PATH].repeat(2));
+    // no code: the server refuses, one clear error naming the document (not the code)
+    let (v, _) = query_with_env(&["-p", "farmingsimulator"], &target, &[]);
+    assert_eq!(v["ok"], false, "{v}");
+    let e = v["message"].to_string();
+    assert!(
+        e.contains("/feed/dedicated-server-stats.xml") && e.contains("404"),
+        "{e}"
+    );
+}
+
+/// `ogp query -p farmingsimulator` of one hostile document served at the code's path:
+/// its JSON.
+fn farmingsimulator_hostile(body: impl Into<Vec<u8>>) -> Value {
+    let r = HttpReplay::start(Documents::default().with(FS_PATH, body));
+    let (v, _) = query_with_env(
+        &["-p", "farmingsimulator"],
+        &r.addr().to_string(),
+        &[("OGP_FS_CODE", FS_CODE)],
+    );
+    v
+}
+
+#[test]
+fn farmingsimulator_hostile_documents() {
+    let refused = |body: String, why: &str| {
+        let v = farmingsimulator_hostile(body);
+        assert_eq!(v["ok"], false, "{v}");
+        let e = str_of(&v["message"]).unwrap_or_default();
+        assert!(
+            e.contains(why) && !e.contains('\n') && raw_controls(&e) == 0,
+            "{e}"
+        );
+    };
+    // billion laughs: no DTD is read, so nothing expands
+    let laughs = r#"<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">]><Server name="&lol2;"/>"#;
+    refused(laughs.into(), "DTD");
+    refused(r#"<Server name="&lol;"/>"#.into(), "unknown entity");
+    refused("<Server>".repeat(10_000), "nest too deep");
+    refused(
+        format!("<Server>{}</Server>", "<a/>".repeat(250_000)),
+        "200000",
+    );
+    refused(
+        format!("<Server name=\"{}\"/>", "x".repeat(2_200_000)),
+        "exceeds our limit",
+    );
+    refused(
+        "<html><body>login</body></html>".into(),
+        "not a Farming Simulator",
+    );
+    refused("<Server><Slots>".into(), "ends early");
+    // 10,000 used slots with control characters, a lying count: capped, counted, clean
+    let players: String = (0..10_000)
+        .map(|i| format!("<Player isUsed=\"true\">\u{1b}[2J&#7;p{i}</Player>"))
+        .collect();
+    let v = farmingsimulator_hostile(format!(
+        "<Server name=\"&#x1b;]0;Evil\"><Slots capacity=\"-1\" numUsed=\"lots\">{players}</Slots></Server>"
+    ));
+    let s = &v["status"];
+    assert_eq!(v["ok"], true, "{v}");
+    assert!(
+        s["player_count"].is_null() && s["slot_max"].is_null(),
+        "{s}"
+    );
+    let kept = s["players"].as_array().map_or(0, Vec::len);
+    assert!(kept > 0 && kept < 10_000, "{kept}");
+    assert!(v.to_string().contains("10000 players"), "{v}");
+    let r =
+        HttpReplay::start(Documents::default().with(FS_PATH, "<Server name=\"&#x1b;]0;Evil\"/>"));
+    let ran = run(
+        Command::new(ogp_bin())
+            .args(["query", "-p", "farmingsimulator", &r.addr().to_string()])
+            .env("OGP_FS_CODE", FS_CODE),
+        CLIENT_LIMIT,
+    );
+    let out = String::from_utf8_lossy(&ran.stdout);
+    assert!(out.contains("Evil") && raw_controls(&out) == 0, "{out}");
+}
+
+#[test]
+fn farmingsimulator_gamedig_agrees() {
+    if !enabled("farmingsimulator_gamedig_agrees") {
+        return;
+    }
+    let r = HttpReplay::start(farmingsimulator());
+    let target = r.addr().to_string();
+    let (v, _) = query_with_env(
+        &["-p", "farmingsimulator"],
+        &target,
+        &[("OGP_FS_CODE", FS_CODE)],
+    );
+    let s = &v["status"];
+    let ran = run(
+        Command::new("node")
+            .arg(gamedig_js())
+            .args(["--type", "farmingsimulator22", "--givenPortOnly"])
+            .args(["--token", "c0de%26x%3D1"])
+            .args(["--socketTimeout", "2000", "--maxRetries", "1"])
+            .arg(&target),
+        CLIENT_LIMIT,
+    );
+    let g = parse_json(&ran, "gamedig farmingsimulator22", "dedicated");
+    let mut rep = Report(Vec::new());
+    gamedig_counts(&mut rep, &g, s);
+    rep.eq("map".into(), str_of(&g["map"]), str_of(&s["map"]["name"]));
+    rep.eq(
+        "version".into(),
+        str_of(&g["version"]),
+        str_of(&s["game_version"]),
+    );
+    rep.eq(
+        "players".into(),
+        player_names(&g["players"]),
+        player_names(&s["players"]),
+    );
+    let mods = |v: &Value, key: &str| -> Vec<Option<String>> {
+        v.as_array()
+            .map(|a| a.iter().map(|m| str_of(&m[key])).collect())
+            .unwrap_or_default()
+    };
+    rep.eq(
+        "mods".into(),
+        mods(&g["raw"]["mods"], "short_name"),
+        mods(&s["addons"], "short_name"),
+    );
+    rep.eq(
+        "mod titles".into(),
+        mods(&g["raw"]["mods"], "name"),
+        mods(&s["addons"], "long_name"),
+    );
+    rep.finish("gamedig farmingsimulator22");
+}
+
+#[test]
+fn ogp_scan_reads_farmingsimulator() {
+    let r = HttpReplay::start(farmingsimulator());
+    let list = format!(
+        "farmingsimulator 127.0.0.1:{0}\ngame:farmingsimulator25 127.0.0.1:{0}\n",
+        r.addr().port()
+    );
+    let ran = run_with_input(
+        Command::new(ogp_bin())
+            .args(["scan", "-", "--json", "--timeout", "2000"])
+            .env("NO_COLOR", "1")
+            .env_remove("OGP_FS_CODE_FILE")
+            .env("OGP_FS_CODE", FS_CODE),
+        Some(list.as_bytes()),
+        CLIENT_LIMIT,
+    );
+    let out = String::from_utf8_lossy(&ran.stdout);
+    assert!(!out.contains(FS_CODE), "{out}");
+    let names: Vec<String> = out
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["ok"] == true)
+        .filter_map(|v| str_of(&v["status"]["host_name"]))
+        .collect();
+    assert_eq!(names, ["FS Test Farm & Friends"; 2], "{}", ran.describe());
 }
