@@ -5,7 +5,8 @@
 //! the core's lenient readers (`ListOrText`: a list or a joined string; `Pairs`: an
 //! object's keys; Build and Shoot's list-or-teams players and name-or-object entries).
 //! Farming Simulator's machine reads XML (the bounded `ogp_proto::xml` reader), and
-//! the same bytes go to that reader as a document too.
+//! the same bytes go to that reader as a document too. Hytale's (over plain HTTP here:
+//! TLS is the networking layer's) reads a list or an object by key (`Keyed`).
 //!
 //! Input: a first byte (the chunk size of the second run), then the bytes the server
 //! sends.
@@ -18,7 +19,9 @@ use std::time::Instant;
 use ogp_fuzz::drive_stream;
 use ogp_proto::client::Timing;
 use ogp_proto::http::Secret;
-use ogp_proto::{assettocorsa, buildandshoot, farmingsimulator, kspdmp, palworld, terraria};
+use ogp_proto::{
+    assettocorsa, buildandshoot, farmingsimulator, hytale, kspdmp, palworld, terraria,
+};
 
 /// What a machine may hold of a response: its body cap and head cap, with the engine's
 /// input buffer (64 KiB) on top.
@@ -93,4 +96,13 @@ pub fn run(data: &[u8]) {
         farmingsimulator::client::MAX_BODY + 8 * 1024 + 64 * 1024 + 4096,
     );
     let _ = farmingsimulator::client::Feed::read(stream);
+    same(
+        || {
+            let mut o = hytale::client::QueryOptions::default();
+            o.plain = true;
+            hytale::client::QueryMachine::new(o, timing, t)
+        },
+        stream,
+        size,
+    );
 }

@@ -32,6 +32,31 @@ pub struct QueryArgs {
     pub srv: bool,
     /// TeamSpeak 3 and 2: the voice port `use port=` (`sel`) names (`None`: 9987, 8767).
     pub voice_port: Option<u16>,
+    /// The HTTPS games' TLS.
+    pub tls: Tls,
+}
+
+/// How the HTTPS game servers (Hytale) are asked: `--insecure`, `--no-tls`.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Tls {
+    /// Accept any certificate.
+    pub insecure: bool,
+    /// Plain HTTP.
+    pub no_tls: bool,
+}
+
+impl Tls {
+    /// Sets Hytale's options; the certificate must be for `target`'s host when it is a
+    /// name (an address: the address).
+    pub fn set(self, o: &mut Options, target: Option<&str>) {
+        o.hytale.insecure = self.insecure;
+        o.hytale.plain = self.no_tls;
+        o.hytale.server_name = target
+            .and_then(|t| t.rsplit_once(':'))
+            .map(|(host, _)| host)
+            .filter(|h| h.parse::<std::net::IpAddr>().is_err() && !h.starts_with('['))
+            .map(str::to_owned);
+    }
 }
 
 /// The timers for the arguments ([`ogp_proto::front::query_timing`]).
@@ -144,6 +169,7 @@ pub fn redact(d: &[u8], secrets: &[String]) -> Vec<u8> {
 pub fn options(args: &QueryArgs, protocol: Protocol) -> Result<Options, String> {
     let mut o = Options::with_timing(timing(args, protocol));
     set_charset(&mut o, args.charset);
+    args.tls.set(&mut o, Some(&args.target));
     if matches!(
         protocol,
         Protocol::Palworld | Protocol::Terraria | Protocol::Farmingsimulator

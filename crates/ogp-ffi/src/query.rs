@@ -118,6 +118,9 @@ pub const OGP_PROTO_RFACTOR: c_int = 49;
 /// Farming Simulator 19/22/25: the web interface's stats feed (XML) over HTTP on port
 /// 8080; its code from `OGP_FS_CODE` (or the file `OGP_FS_CODE_FILE` names).
 pub const OGP_PROTO_FARMINGSIMULATOR: c_int = 53;
+/// Hytale: Nitrado's query plugin, `GET /Nitrado/Query` over HTTPS on port 5523 (the
+/// certificate checked; the bindings take no `--insecure`).
+pub const OGP_PROTO_HYTALE: c_int = 54;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -172,6 +175,7 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_ARMAGETRON => Some(Protocol::Armagetron),
         OGP_PROTO_RFACTOR => Some(Protocol::Rfactor),
         OGP_PROTO_FARMINGSIMULATOR => Some(Protocol::Farmingsimulator),
+        OGP_PROTO_HYTALE => Some(Protocol::Hytale),
         _ => return None,
     })
 }
@@ -316,5 +320,7 @@ mod protocol_numbers {
         assert_eq!(protocol(49), Some(Some(Protocol::Rfactor)));
         assert_eq!(protocol(50), None);
         assert_eq!(protocol(53), Some(Some(Protocol::Farmingsimulator)));
+        assert_eq!(protocol(54), Some(Some(Protocol::Hytale)));
+        assert_eq!(protocol(55), None);
     }
 }

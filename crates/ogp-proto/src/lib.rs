@@ -102,6 +102,7 @@ pub mod gqp;
 pub mod guard;
 pub mod hexenworld;
 pub mod http;
+pub mod hytale;
 mod inflate;
 mod infostring;
 mod json;

@@ -83,6 +83,7 @@ macro_rules! for_each_protocol {
             Armagetron => armagetron;
             Rfactor => rfactor;
             Farmingsimulator => farmingsimulator;
+            Hytale => hytale;
         }
     };
 }

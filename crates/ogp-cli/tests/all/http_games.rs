@@ -86,9 +86,19 @@ fn ours_and_gamedig(
     kind: &str,
     label: &str,
 ) -> (HttpReplay, Value, Value) {
+    ours_and_gamedig_with(docs, &["-p", protocol], kind, label)
+}
+
+/// [`ours_and_gamedig`], `ogp query` with `args`.
+fn ours_and_gamedig_with(
+    docs: Documents,
+    args: &[&str],
+    kind: &str,
+    label: &str,
+) -> (HttpReplay, Value, Value) {
     let r = HttpReplay::start(docs);
     let target = r.addr().to_string();
-    let s = ogp_query_json(&["-p", protocol], &target)["status"].clone();
+    let s = ogp_query_json(args, &target)["status"].clone();
     let g = gamedig(kind, &target, label);
     (r, s, g)
 }
@@ -1135,4 +1145,185 @@ fn ogp_scan_reads_farmingsimulator() {
         .filter_map(|v| str_of(&v["status"]["host_name"]))
         .collect();
     assert_eq!(names, ["FS Test Farm & Friends"; 2], "{}", ran.describe());
+}
+
+fn hytale_doc() -> String {
+    let file = format!(
+        "{}/../ogp-proto/tests/data/hytale/nitrado.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(file).unwrap()
+}
+
+/// The recorded Hytale answer's status, as `ogp query` read it (`v`).
+fn hytale_checks(v: &Value) {
+    let s = &v["status"];
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["protocol"], "hytale");
+    assert_eq!(s["host_name"], "Hytale Test Realm");
+    assert_eq!(s["game_name"], "Hytale");
+    assert_eq!(s["game_version"], "2026.01.24-6e2d4fc36");
+    assert_eq!(s["map"]["name"], "orbis");
+    assert_eq!(int_of(&s["player_count"]), Some(2));
+    assert_eq!(int_of(&s["slot_max"]), Some(50));
+    assert_eq!(
+        player_names(&s["players"]),
+        [Some("Kweebec".into()), Some("Trork".into())]
+    );
+    assert_eq!(
+        s["players"][1]["global_id"],
+        "a1b2c3d4-e5f6-4789-8abc-def012345678"
+    );
+    assert_eq!(s["addons"][1]["short_name"], "Nitrado:Query");
+    assert_eq!(s["addons"][1]["active"], true);
+    assert_eq!(s["rules"]["Patchline"], "release");
+}
+
+#[test]
+fn hytale_over_https_and_http() {
+    // HTTPS with a self-signed certificate: refused (one clear TLS error) unless
+    // --insecure; --game hytale the same
+    let web = crate::list_web::Web::ok(true, &hytale_doc());
+    let target = format!("127.0.0.1:{}", web.port);
+    let e = query_error(&["-p", "hytale"], &target);
+    assert!(e.contains("TLS") && e.contains("--insecure"), "{e}");
+    for args in [["-p", "hytale"], ["--game", "hytale"]] {
+        hytale_checks(&ogp_query_json(&[args[0], args[1], "--insecure"], &target));
+    }
+    let heads = web.requests.lock().unwrap().clone();
+    assert_eq!(heads.len(), 2, "{heads:?}");
+    assert!(
+        heads
+            .iter()
+            .all(|h| h.starts_with("GET /Nitrado/Query HTTP/1.1\r\n")
+                && h.contains("\r\nAccept: application/x.hytale.nitrado.query+json;version=1")),
+        "{heads:?}"
+    );
+    // a plain HTTP server asked over TLS: no answer to the TLS hello (this replay waits
+    // for a request head; a real one answers 400, which rustls calls corrupt, naming
+    // --no-tls); asked with --no-tls, read
+    let r = HttpReplay::start(Documents::recorded(
+        "hytale",
+        "nitrado",
+        &[("", "/Nitrado/Query")],
+    ));
+    let e = query_error(&["-p", "hytale", "--insecure"], &r.addr().to_string());
+    assert!(e.contains("TLS") || e.contains("timed out"), "{e}");
+    hytale_checks(&ogp_query_json(
+        &["-p", "hytale", "--no-tls"],
+        &r.addr().to_string(),
+    ));
+    // ogp scan, over HTTPS (--insecure) and HTTP (--no-tls)
+    for (flag, port) in [("--insecure", web.port), ("--no-tls", r.addr().port())] {
+        let list = format!("hytale 127.0.0.1:{port}\ngame:hytale 127.0.0.1:{port}\n");
+        let ran = run_with_input(
+            Command::new(ogp_bin())
+                .args(["scan", "-", "--json", "--timeout", "2000", flag])
+                .env("NO_COLOR", "1"),
+            Some(list.as_bytes()),
+            CLIENT_LIMIT,
+        );
+        let names: Vec<String> = String::from_utf8_lossy(&ran.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| v["ok"] == true)
+            .filter_map(|v| str_of(&v["status"]["host_name"]))
+            .collect();
+        assert_eq!(
+            names,
+            ["Hytale Test Realm"; 2],
+            "{flag}: {}",
+            ran.describe()
+        );
+    }
+}
+
+#[test]
+fn hytale_hostile_documents() {
+    let query = |body: String| {
+        let r = HttpReplay::start(Documents::default().with("/Nitrado/Query", body));
+        ogp_query_json(&["-p", "hytale", "--no-tls"], &r.addr().to_string())
+    };
+    // not the plugin's answer; deep JSON; over the body's cap
+    for (body, why) in [
+        (
+            r#"{"players":[]}"#.to_string(),
+            "not Nitrado's query plugin",
+        ),
+        (
+            format!(r#"{{"Server":{{"Name":{}"#, "[".repeat(5_000)),
+            "ends early",
+        ),
+        (
+            format!(r#"{{"Server":{{"Name":"{}"}}}}"#, "x".repeat(1_100_000)),
+            "exceeds our limit",
+        ),
+        (r#"{"Server":[1,2]}"#.to_string(), "not shaped as expected"),
+    ] {
+        let v = query(body);
+        assert_eq!(v["ok"], false, "{v}");
+        let e = str_of(&v["message"]).unwrap_or_default();
+        assert!(e.contains(why), "{e}");
+    }
+    // 100,000 levels of nesting where nothing is kept: skipped without recursion
+    let deep = format!(
+        r#"{{"Server":{{"Name":"n","X":{}{}}}}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    assert_eq!(query(deep)["status"]["host_name"], "n");
+    // 10,000 players as an object by UUID, lying counts, control characters
+    let players: serde_json::Map<String, Value> = (0..10_000)
+        .map(|i| {
+            (
+                format!("u{i}"),
+                serde_json::json!({"Name": format!("\u{1b}[2Jp{i}")}),
+            )
+        })
+        .collect();
+    let body = serde_json::json!({"Server": {"Name": "\u{7}Evil", "MaxPlayers": -4},
+        "Universe": {"CurrentPlayers": "many"}, "Players": players});
+    let v = query(body.to_string());
+    let s = &v["status"];
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(int_of(&s["player_count"]), Some(10_000), "{s}");
+    assert!(s["slot_max"].is_null());
+    let kept = s["players"].as_array().map_or(0, Vec::len);
+    assert!(kept > 0 && kept < 10_000, "{kept}");
+    assert!(v.to_string().contains("10000 players"), "{v}");
+    let r = HttpReplay::start(Documents::default().with("/Nitrado/Query", body.to_string()));
+    let ran = ogp_run(
+        &["query", "-p", "hytale", "--no-tls", &r.addr().to_string()],
+        CLIENT_LIMIT,
+    );
+    let out = String::from_utf8_lossy(&ran.stdout);
+    assert!(out.contains("Evil") && raw_controls(&out) == 0, "{out}");
+}
+
+#[test]
+fn hytale_gamedig_agrees() {
+    if !enabled("hytale_gamedig_agrees") {
+        return;
+    }
+    // gamedig asks over http:// only: the same document over HTTP
+    let (_r, s, g) = ours_and_gamedig_with(
+        Documents::recorded("hytale", "nitrado", &[("", "/Nitrado/Query")]),
+        &["-p", "hytale", "--no-tls"],
+        "hytale",
+        "nitrado",
+    );
+    let mut rep = Report(Vec::new());
+    gamedig_counts(&mut rep, &g, &s);
+    rep.eq("map".into(), str_of(&g["map"]), str_of(&s["map"]["name"]));
+    rep.eq(
+        "version".into(),
+        str_of(&g["version"]),
+        str_of(&s["game_version"]),
+    );
+    rep.eq(
+        "players".into(),
+        player_names(&g["players"]),
+        player_names(&s["players"]),
+    );
+    rep.finish("gamedig hytale");
 }
