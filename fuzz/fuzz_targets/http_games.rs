@@ -96,7 +96,7 @@ pub fn run(data: &[u8]) {
         farmingsimulator::client::MAX_BODY + 8 * 1024 + 64 * 1024 + 4096,
     );
     let _ = farmingsimulator::client::Feed::read(stream);
-    same(
+    same_within(
         || {
             let mut o = hytale::client::QueryOptions::default();
             o.plain = true;
@@ -104,5 +104,6 @@ pub fn run(data: &[u8]) {
         },
         stream,
         size,
+        hytale::client::MAX_BODY + 8 * 1024 + 64 * 1024 + 4096,
     );
 }
