@@ -4,6 +4,9 @@
 //! requests one after the other), fed whole and in chunks. Their documents go through
 //! the core's lenient readers (`ListOrText`: a list or a joined string; `Pairs`: an
 //! object's keys; Build and Shoot's list-or-teams players and name-or-object entries).
+//! Farming Simulator's machine reads XML (the bounded `ogp_proto::xml` reader), and
+//! the same bytes go to that reader as a document too. Hytale's (over plain HTTP here:
+//! TLS is the networking layer's) reads a list or an object by key (`Keyed`).
 //!
 //! Input: a first byte (the chunk size of the second run), then the bytes the server
 //! sends.
@@ -16,7 +19,9 @@ use std::time::Instant;
 use ogp_fuzz::drive_stream;
 use ogp_proto::client::Timing;
 use ogp_proto::http::Secret;
-use ogp_proto::{assettocorsa, buildandshoot, kspdmp, palworld, terraria};
+use ogp_proto::{
+    assettocorsa, buildandshoot, farmingsimulator, hytale, kspdmp, palworld, terraria,
+};
 
 /// What a machine may hold of a response: its body cap and head cap, with the engine's
 /// input buffer (64 KiB) on top.
@@ -24,8 +29,18 @@ const MAX_BUFFER: usize = 512 * 1024 + 8 * 1024 + 64 * 1024 + 4096;
 
 /// `make`'s machine on `stream`, whole and in chunks of `size`: the same outcome.
 fn same<M: ogp_proto::client::QueryDriver>(make: impl Fn() -> M, stream: &[u8], size: usize) {
-    let whole = drive_stream(make(), 8080, stream, stream.len(), MAX_BUFFER);
-    let chunked = drive_stream(make(), 8080, stream, size, MAX_BUFFER);
+    same_within(make, stream, size, MAX_BUFFER);
+}
+
+/// [`same`], the machine's buffer within `cap`.
+fn same_within<M: ogp_proto::client::QueryDriver>(
+    make: impl Fn() -> M,
+    stream: &[u8],
+    size: usize,
+    cap: usize,
+) {
+    let whole = drive_stream(make(), 8080, stream, stream.len(), cap);
+    let chunked = drive_stream(make(), 8080, stream, size, cap);
     assert_eq!(whole, chunked, "the chunking changed the outcome");
 }
 
@@ -69,5 +84,26 @@ pub fn run(data: &[u8]) {
         || assettocorsa::client::QueryMachine::new(Default::default(), timing, t),
         stream,
         size,
+    );
+    same_within(
+        || {
+            let mut o = farmingsimulator::client::QueryOptions::default();
+            o.code = Some(Secret("c&d".into()));
+            farmingsimulator::client::QueryMachine::new(o, timing, t)
+        },
+        stream,
+        size,
+        farmingsimulator::client::MAX_BODY + 8 * 1024 + 64 * 1024 + 4096,
+    );
+    let _ = farmingsimulator::client::Feed::read(stream);
+    same_within(
+        || {
+            let mut o = hytale::client::QueryOptions::default();
+            o.plain = true;
+            hytale::client::QueryMachine::new(o, timing, t)
+        },
+        stream,
+        size,
+        hytale::client::MAX_BODY + 8 * 1024 + 64 * 1024 + 4096,
     );
 }

@@ -176,6 +176,13 @@ enum Command {
         /// query port.
         #[arg(long, value_name = "PORT")]
         voice_port: Option<u16>,
+        /// HTTPS game servers (Hytale): accept any certificate (the self-signed one Nitrado's
+        /// web server makes): the connection is encrypted, the server not authenticated.
+        #[arg(long)]
+        insecure: bool,
+        /// HTTPS game servers (Hytale): ask over plain HTTP instead.
+        #[arg(long)]
+        no_tls: bool,
         /// A2S and GameSpy v3: how to read names that are not UTF-8: auto (A2S replaces
         /// the bytes, GameSpy v3 reads Latin-1; each with a warning), latin1, cp1251
         /// (Cyrillic), cp1252.
@@ -448,6 +455,8 @@ fn main() -> ExitCode {
             user,
             voice_port,
             charset,
+            insecure,
+            no_tls,
         } => {
             // TeamSpeak 3 by --game: the port given is the voice port.
             let voice_port = voice_port.or_else(|| {
@@ -506,6 +515,7 @@ fn main() -> ExitCode {
                 charset,
                 srv,
                 voice_port,
+                tls: query::Tls { insecure, no_tls },
             };
             let ts3 = protocol == Protocol::Wire(ogp_proto::Protocol::Teamspeak3);
             let nadeo = protocol == Protocol::Wire(ogp_proto::Protocol::Nadeo);

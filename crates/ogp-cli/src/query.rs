@@ -32,6 +32,31 @@ pub struct QueryArgs {
     pub srv: bool,
     /// TeamSpeak 3 and 2: the voice port `use port=` (`sel`) names (`None`: 9987, 8767).
     pub voice_port: Option<u16>,
+    /// The HTTPS games' TLS.
+    pub tls: Tls,
+}
+
+/// How the HTTPS game servers (Hytale) are asked: `--insecure`, `--no-tls`.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Tls {
+    /// Accept any certificate.
+    pub insecure: bool,
+    /// Plain HTTP.
+    pub no_tls: bool,
+}
+
+impl Tls {
+    /// Sets Hytale's options; the certificate must be for `target`'s host when it is a
+    /// name (an address: the address).
+    pub fn set(self, o: &mut Options, target: Option<&str>) {
+        o.hytale.insecure = self.insecure;
+        o.hytale.plain = self.no_tls;
+        o.hytale.server_name = target
+            .and_then(|t| t.rsplit_once(':'))
+            .map(|(host, _)| host)
+            .filter(|h| h.parse::<std::net::IpAddr>().is_err() && !h.starts_with('['))
+            .map(str::to_owned);
+    }
 }
 
 /// The timers for the arguments ([`ogp_proto::front::query_timing`]).
@@ -58,7 +83,8 @@ pub async fn resolve(
 }
 
 /// A secret from the environment: the variable `var`, or else the first line of the file
-/// the variable `{var}_FILE` names (`None`: neither is set).
+/// the variable `{var}_FILE` names (`None`: neither is set; an unreadable file: an error
+/// naming it, never its contents).
 fn secret_from_env(var: &str) -> Result<Option<String>, String> {
     if let Ok(p) = std::env::var(var) {
         return Ok(Some(p));
@@ -80,12 +106,14 @@ fn secret_from_env(var: &str) -> Result<Option<String>, String> {
 
 /// Credentials from the environment, never from the command line: Palworld's admin
 /// password (`OGP_PALWORLD_PASSWORD`, or the first line of the file
-/// `OGP_PALWORLD_PASSWORD_FILE` names), TShock's REST token (`OGP_TSHOCK_TOKEN`) and
+/// `OGP_PALWORLD_PASSWORD_FILE` names), TShock's REST token (`OGP_TSHOCK_TOKEN`),
+/// Farming Simulator's stats code (`OGP_FS_CODE`, or the file `OGP_FS_CODE_FILE`) and
 /// the Nadeo XML-RPC login (`OGP_NADEO_LOGIN`, `User` when only a password is given, and
 /// `OGP_NADEO_PASSWORD` or `OGP_NADEO_PASSWORD_FILE`).
 pub fn set_http_credentials(o: &mut Options) -> Result<(), String> {
     o.palworld.password = secret_from_env("OGP_PALWORLD_PASSWORD")?.map(Secret);
     o.terraria.token = std::env::var("OGP_TSHOCK_TOKEN").ok().map(Secret);
+    o.farmingsimulator.code = secret_from_env("OGP_FS_CODE")?.map(Secret);
     set_nadeo_login(o, None)
 }
 
@@ -111,8 +139,8 @@ fn set_nadeo_login(o: &mut Options, login: Option<&str>) -> Result<(), String> {
 }
 
 /// What a `-vv` dump must not show: the credentials in `o`, and the forms a request
-/// carries them in (Palworld's `Authorization` value, TShock's token in the query,
-/// TeamSpeak 3's and Nadeo's escaped login passwords).
+/// carries them in (Palworld's `Authorization` value, TShock's token and Farming
+/// Simulator's code in the query, TeamSpeak 3's and Nadeo's escaped login passwords).
 pub fn secrets(o: &Options) -> Vec<String> {
     let mut s = Vec::new();
     let text = |s: &Option<Secret>| s.as_ref().map(|s| s.0.clone()).filter(|s| !s.is_empty());
@@ -123,7 +151,10 @@ pub fn secrets(o: &Options) -> Vec<String> {
         ));
         s.push(p);
     }
-    if let Some(t) = text(&o.terraria.token) {
+    for t in [&o.terraria.token, &o.farmingsimulator.code]
+        .into_iter()
+        .filter_map(text)
+    {
         s.push(ogp_proto::http::query_value(&t));
         s.push(t);
     }
@@ -164,7 +195,11 @@ pub fn redact(d: &[u8], secrets: &[String]) -> Vec<u8> {
 pub fn options(args: &QueryArgs, protocol: Protocol) -> Result<Options, String> {
     let mut o = Options::with_timing(timing(args, protocol));
     set_charset(&mut o, args.charset);
-    if matches!(protocol, Protocol::Palworld | Protocol::Terraria) {
+    args.tls.set(&mut o, Some(&args.target));
+    if matches!(
+        protocol,
+        Protocol::Palworld | Protocol::Terraria | Protocol::Farmingsimulator
+    ) {
         set_http_credentials(&mut o)?;
     }
     if protocol == Protocol::Nadeo {

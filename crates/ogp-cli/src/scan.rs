@@ -78,6 +78,12 @@ pub struct ScanArgs {
     /// cp1252.
     #[arg(long, default_value = "auto", value_name = "CHARSET")]
     pub charset: ogp_proto::Charset,
+    /// HTTPS game servers (Hytale): accept any certificate (a self-signed one).
+    #[arg(long)]
+    pub insecure: bool,
+    /// HTTPS game servers (Hytale): ask over plain HTTP instead.
+    #[arg(long)]
+    pub no_tls: bool,
 }
 
 /// A count of at least 1.
@@ -297,6 +303,11 @@ fn config(args: &ScanArgs) -> ScanConfig {
         Duration::from_millis(args.deadline.max(1)),
     ));
     crate::query::set_charset(&mut cfg.options, args.charset);
+    crate::query::Tls {
+        insecure: args.insecure,
+        no_tls: args.no_tls,
+    }
+    .set(&mut cfg.options, None);
     // Palworld's password and TShock's token from the environment (an unreadable
     // password file: those servers refuse, each with its error).
     if let Err(e) = crate::query::set_http_credentials(&mut cfg.options) {

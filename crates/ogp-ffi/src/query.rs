@@ -122,6 +122,12 @@ pub const OGP_PROTO_STARMADE: c_int = 51;
 /// Nadeo's GBXRemote 2 XML-RPC (Trackmania, Shootmania) on TCP 5000. Without a login,
 /// which the C API does not take yet: most servers refuse `GetServerOptions`.
 pub const OGP_PROTO_NADEO: c_int = 52;
+/// Farming Simulator 19/22/25: the web interface's stats feed (XML) over HTTP on port
+/// 8080; its code from `OGP_FS_CODE` (or the file `OGP_FS_CODE_FILE` names).
+pub const OGP_PROTO_FARMINGSIMULATOR: c_int = 53;
+/// Hytale: Nitrado's query plugin, `GET /Nitrado/Query` over HTTPS on port 5523 (the
+/// certificate checked; the bindings take no `--insecure`).
+pub const OGP_PROTO_HYTALE: c_int = 54;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -178,6 +184,8 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_BEAMMP => Some(Protocol::Beammp),
         OGP_PROTO_STARMADE => Some(Protocol::Starmade),
         OGP_PROTO_NADEO => Some(Protocol::Nadeo),
+        OGP_PROTO_FARMINGSIMULATOR => Some(Protocol::Farmingsimulator),
+        OGP_PROTO_HYTALE => Some(Protocol::Hytale),
         _ => return None,
     })
 }
@@ -323,6 +331,8 @@ mod protocol_numbers {
         assert_eq!(protocol(50), Some(Some(Protocol::Beammp)));
         assert_eq!(protocol(51), Some(Some(Protocol::Starmade)));
         assert_eq!(protocol(52), Some(Some(Protocol::Nadeo)));
-        assert_eq!(protocol(53), None);
+        assert_eq!(protocol(53), Some(Some(Protocol::Farmingsimulator)));
+        assert_eq!(protocol(54), Some(Some(Protocol::Hytale)));
+        assert_eq!(protocol(55), None);
     }
 }

@@ -10,7 +10,8 @@
 //! [`QueryError::Refused`]), then every read is handed to the machine as it comes and
 //! every chunk it emits written, until it has a result. The connect, read and total
 //! timeouts are the machine's own ([`QueryDriver::poll_timeout`]): this code only
-//! sleeps until it says.
+//! sleeps until it says. A machine that asks for TLS ([`QueryDriver::tls`]: HTTPS) gets
+//! it here, its handshake within the connect timeout (`crate::tls`).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Instant;
@@ -19,8 +20,9 @@ use ogp_proto::client::{
     Answer, Machine, Options, QueryDriver, QueryError, StreamEvent, Transport,
 };
 use ogp_proto::Protocol;
-use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpStream, UdpSocket};
+
+use crate::tls::Conn;
 
 /// Resolves `host:port` (names, IPv4, `[IPv6]:port`) to its first address.
 pub async fn resolve(target: &str) -> Result<SocketAddr, QueryError> {
@@ -197,17 +199,23 @@ pub(crate) async fn drive_stream_with<M: QueryDriver>(
     let stopped = || QueryError::Socket {
         message: "the query machine stopped without a result".into(),
     };
-    // Connect, within the machine's connect timeout.
+    // Connect (and, when the machine asks, the TLS handshake), within the machine's
+    // connect timeout.
+    let tls = m.tls();
     let mut stream = loop {
         if let Some(r) = m.take_result() {
             return r;
         }
         let deadline = m.poll_timeout().ok_or_else(stopped)?;
+        let connect = async {
+            let s = TcpStream::connect(addr).await?;
+            let _ = s.set_nodelay(true);
+            Conn::handshake(s, tls.clone()).await
+        };
         tokio::select! {
-            r = TcpStream::connect(addr) => match r {
+            r = connect => match r {
                 Ok(s) => {
-                    let _ = s.set_nodelay(true);
-                    let peer = s.peer_addr().unwrap_or(addr);
+                    let peer = s.tcp().peer_addr().unwrap_or(addr);
                     m.handle_stream(Instant::now(), StreamEvent::Connected(peer));
                     break s;
                 }

@@ -28,6 +28,7 @@ pub mod list;
 pub mod responder;
 pub mod scan;
 mod steer;
+mod tls;
 
 use std::sync::Arc;
 

@@ -30,8 +30,8 @@ use crate::protocol::Protocol;
 
 use crate::client_core::StartQuery;
 pub use crate::client_core::{
-    Event, Fault, QueryDriver, QueryError, Rejection, StreamEvent, StreamFate, Timing, Transport,
-    MAX_EVENTS, MAX_WARNINGS,
+    Event, Fault, QueryDriver, QueryError, Rejection, StreamEvent, StreamFate, Timing, TlsRequest,
+    Transport, MAX_EVENTS, MAX_WARNINGS,
 };
 
 /// A server's answer: protocol, address, ping, datagrams and bytes, status, warnings,
@@ -174,6 +174,13 @@ macro_rules! registry {
             fn last_dropped(&self) -> Option<&'static str> {
                 match self {
                     $( $(#[cfg($c)])? Self::$variant(m) => m.last_dropped(), )*
+                    Self::Unavailable(..) => None,
+                }
+            }
+
+            fn tls(&self) -> Option<$crate::client_core::TlsRequest> {
+                match self {
+                    $( $(#[cfg($c)])? Self::$variant(m) => m.tls(), )*
                     Self::Unavailable(..) => None,
                 }
             }

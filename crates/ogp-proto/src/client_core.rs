@@ -49,6 +49,19 @@ pub enum StreamEvent<'a> {
     Failed(&'a std::io::Error),
 }
 
+/// How a stream machine wants its connection wrapped in TLS
+/// ([`QueryDriver::tls`]): the networking layer does the handshake after connecting and
+/// before [`StreamEvent::Connected`], within the connect timeout; the machine sees only
+/// the plaintext.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsRequest {
+    /// The name the certificate must be for (and the SNI); `None`: the peer's address.
+    pub server_name: Option<String>,
+    /// Accept any certificate (a self-signed one): the connection is encrypted but the
+    /// server not authenticated.
+    pub insecure: bool,
+}
+
 /// The interface every protocol's client state machine offers, so that one piece of I/O
 /// code (a tokio task, an engine's loop, a scanner) can drive any of them.
 ///
@@ -112,6 +125,12 @@ pub trait QueryDriver {
     /// (`"wrong challenge (not the one we sent)"`, `"not the reply to the current step"`…), if one was:
     /// what tells a server that answered wrongly from one that never answered.
     fn last_dropped(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Stream machines: whether the connection is wrapped in TLS, and how (default: it
+    /// is not).
+    fn tls(&self) -> Option<TlsRequest> {
         None
     }
 

@@ -83,6 +83,11 @@ pub(crate) trait HttpJson {
     fn headers(&self) -> Vec<(&'static str, String)> {
         Vec::new()
     }
+    /// Whether the connection is HTTPS, and how (see
+    /// [`QueryDriver::tls`](crate::client_core::QueryDriver::tls)).
+    fn tls(&self) -> Option<crate::client_core::TlsRequest> {
+        None
+    }
 }
 
 /// Parses a JSON body into `T` (typed, so that what is not kept is skipped without
@@ -770,6 +775,10 @@ macro_rules! http_json_driver {
             fn stream_buffer(&self, more: usize) -> usize {
                 self.m.stream_buffer(more)
             }
+
+            fn tls(&self) -> Option<$crate::client_core::TlsRequest> {
+                $crate::client_http::HttpJson::tls(&self.m.p)
+            }
         }
     };
 }
@@ -856,6 +865,10 @@ pub(crate) trait OneDoc: for<'de> Deserialize<'de> + Default + fmt::Debug + Clon
     fn refused(&self) -> Option<&'static str>;
     /// The answer the document gives; warnings (a list cut) to `warnings`.
     fn answer(&self, warnings: &mut Vec<String>) -> (Status, Listed);
+    /// Extra headers of the request (`Accept`).
+    fn headers() -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
 }
 
 /// The [`HttpJson`] of a game answering one JSON object `D` (its top level must be an
@@ -864,6 +877,7 @@ pub(crate) trait OneDoc: for<'de> Deserialize<'de> + Default + fmt::Debug + Clon
 pub(crate) struct OneDocument<D> {
     target: Option<Secret>,
     doc: Option<D>,
+    tls: Option<crate::client_core::TlsRequest>,
 }
 
 impl<D> OneDocument<D> {
@@ -872,6 +886,16 @@ impl<D> OneDocument<D> {
         Self {
             target: target.map(Secret),
             doc: None,
+            tls: None,
+        }
+    }
+
+    /// Asked over HTTPS, as `tls` says.
+    pub(crate) fn over_tls(tls: crate::client_core::TlsRequest) -> Self {
+        Self {
+            target: None,
+            doc: None,
+            tls: Some(tls),
         }
     }
 }
@@ -885,6 +909,14 @@ impl<D: OneDoc> HttpJson for OneDocument<D> {
 
     fn target(&self, _i: usize) -> Option<String> {
         self.target.as_ref().map(|t| t.0.clone())
+    }
+
+    fn headers(&self) -> Vec<(&'static str, String)> {
+        D::headers()
+    }
+
+    fn tls(&self) -> Option<crate::client_core::TlsRequest> {
+        self.tls.clone()
     }
 
     fn read(&mut self, _i: usize, body: &[u8]) -> Result<(), DecodeError> {

@@ -90,6 +90,7 @@ pub mod eco;
 pub mod eldewrito;
 mod entries;
 pub mod error;
+pub mod farmingsimulator;
 pub mod fivem;
 #[cfg(feature = "games")]
 pub mod front;
@@ -102,6 +103,7 @@ pub mod gqp;
 pub mod guard;
 pub mod hexenworld;
 pub mod http;
+pub mod hytale;
 mod inflate;
 mod infostring;
 mod json;
@@ -144,6 +146,7 @@ pub mod tribes1;
 pub use tribes1::starsiege;
 pub mod unreal2;
 pub mod ventrilo;
+pub mod xml;
 
 pub use charset::Charset;
 pub use entries::PROTOCOLS;

@@ -85,6 +85,8 @@ macro_rules! for_each_protocol {
             Beammp => beammp;
             Starmade => starmade;
             Nadeo => nadeo;
+            Farmingsimulator => farmingsimulator;
+            Hytale => hytale;
         }
     };
 }

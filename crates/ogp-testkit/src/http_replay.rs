@@ -28,7 +28,8 @@ use std::time::Duration;
 pub struct Documents(pub BTreeMap<String, Vec<u8>>);
 
 impl Documents {
-    /// The recorded documents `NAME.SUFFIX.json` (`NAME.json` for an empty suffix) of
+    /// The recorded documents `NAME.SUFFIX.json` (`NAME.json` for an empty suffix; or
+    /// `.xml`) of
     /// `crates/ogp-proto/tests/data/GAME/`, each served at its path (`(suffix, path)`
     /// pairs; those that exist). Panics when none exists.
     pub fn recorded(game: &str, name: &str, files: &[(&str, &str)]) -> Self {
@@ -38,12 +39,13 @@ impl Documents {
         );
         let mut d = BTreeMap::new();
         for (suffix, path) in files {
-            let file = if suffix.is_empty() {
-                format!("{dir}/{name}.json")
+            let stem = if suffix.is_empty() {
+                format!("{dir}/{name}")
             } else {
-                format!("{dir}/{name}.{suffix}.json")
+                format!("{dir}/{name}.{suffix}")
             };
-            if let Ok(b) = std::fs::read(file) {
+            let read = |ext: &str| std::fs::read(format!("{stem}.{ext}"));
+            if let Ok(b) = read("json").or_else(|_| read("xml")) {
                 d.insert((*path).to_string(), b);
             }
         }

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use common::*;
 use ogp_testkit::http_replay::{Documents, HttpReplay};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// gamedig's JSON for `kind` at `target` (`--givenPortOnly`: the port is the query port).
 fn gamedig(kind: &str, target: &str, label: &str) -> Value {
@@ -67,6 +67,31 @@ fn gamedig_counts(rep: &mut Report, g: &Value, s: &Value) {
     );
 }
 
+/// An answer `v` of `protocol` whose status has each value at its JSON pointer.
+fn expect_status(v: &Value, protocol: &str, fields: &[(&str, Value)]) {
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["protocol"], protocol, "{v}");
+    for (at, want) in fields {
+        assert_eq!(v["status"].pointer(at), Some(want), "{at} in {v}");
+    }
+}
+
+/// gamedig's name, counts, map, version and player names against our status `s`.
+fn gamedig_status(rep: &mut Report, g: &Value, s: &Value) {
+    gamedig_counts(rep, g, s);
+    rep.eq("map".into(), str_of(&g["map"]), str_of(&s["map"]["name"]));
+    rep.eq(
+        "version".into(),
+        str_of(&g["version"]),
+        str_of(&s["game_version"]),
+    );
+    rep.eq(
+        "players".into(),
+        player_names(&g["players"]),
+        player_names(&s["players"]),
+    );
+}
+
 /// `ogp query -p PROTOCOL` of the replay `r`, human output: shows `text`, and no
 /// control character from the server.
 fn human_shows(r: &HttpReplay, protocol: &str, text: &str) {
@@ -86,9 +111,19 @@ fn ours_and_gamedig(
     kind: &str,
     label: &str,
 ) -> (HttpReplay, Value, Value) {
+    ours_and_gamedig_with(docs, &["-p", protocol], kind, label)
+}
+
+/// [`ours_and_gamedig`], `ogp query` with `args`.
+fn ours_and_gamedig_with(
+    docs: Documents,
+    args: &[&str],
+    kind: &str,
+    label: &str,
+) -> (HttpReplay, Value, Value) {
     let r = HttpReplay::start(docs);
     let target = r.addr().to_string();
-    let s = ogp_query_json(&["-p", protocol], &target)["status"].clone();
+    let s = ogp_query_json(args, &target)["status"].clone();
     let g = gamedig(kind, &target, label);
     (r, s, g)
 }
@@ -484,14 +519,17 @@ fn palworld() -> Documents {
     )
 }
 
-/// `ogp query ARGS --json TARGET` for Palworld with the password in the environment.
-fn palworld_query(args: &[&str], target: &str, env: &[(&str, &str)]) -> (Value, String) {
+/// `ogp query ARGS --json TARGET` with credentials in the environment `env` (none of
+/// the caller's own).
+fn query_with_env(args: &[&str], target: &str, env: &[(&str, &str)]) -> (Value, String) {
     let mut cmd = Command::new(ogp_bin());
     cmd.args(["query", "--json", "--timeout", "2000"])
         .args(args)
         .arg(target)
         .env_remove("OGP_PALWORLD_PASSWORD")
         .env_remove("OGP_PALWORLD_PASSWORD_FILE")
+        .env_remove("OGP_FS_CODE")
+        .env_remove("OGP_FS_CODE_FILE")
         .env("NO_COLOR", "1");
     for (k, v) in env {
         cmd.env(k, v);
@@ -519,7 +557,7 @@ fn palworld_documented_server() {
             ("OGP_PALWORLD_PASSWORD_FILE", file.as_str()),
         ),
     ] {
-        let (v, all) = palworld_query(&[args[0], args[1], "-vv"], &target, &[env]);
+        let (v, all) = query_with_env(&[args[0], args[1], "-vv"], &target, &[env]);
         let sent = sent_in_dump(&all);
         assert!(contains_bytes(&sent, b"Authorization: ******"), "{all}");
         let s = &v["status"];
@@ -563,7 +601,7 @@ fn palworld_documented_server() {
 fn palworld_hostile_and_refused() {
     // no password: the server refuses (401), one clear error
     let r = HttpReplay::start(Documents::default());
-    let (v, _) = palworld_query(&["-p", "palworld"], &r.addr().to_string(), &[]);
+    let (v, _) = query_with_env(&["-p", "palworld"], &r.addr().to_string(), &[]);
     assert_eq!(v["ok"], false, "{v}");
     assert!(v.to_string().contains("/v1/api/info"), "{v}");
     // metrics refused: the players listed count; 6,000 players capped
@@ -578,7 +616,7 @@ fn palworld_hostile_and_refused() {
                 serde_json::json!({ "players": players }).to_string(),
             ),
     );
-    let (v, _) = palworld_query(
+    let (v, _) = query_with_env(
         &["-p", "palworld"],
         &r.addr().to_string(),
         &[("OGP_PALWORLD_PASSWORD", "x")],
@@ -615,7 +653,7 @@ fn palworld_gamedig_agrees() {
     }
     let r = HttpReplay::start(palworld());
     let target = r.addr().to_string();
-    let (v, _) = palworld_query(
+    let (v, _) = query_with_env(
         &["-p", "palworld"],
         &target,
         &[("OGP_PALWORLD_PASSWORD", "pw")],
@@ -834,18 +872,7 @@ fn kspdmp_buildandshoot_assettocorsa_gamedig_agree() {
         "piqueserver",
     );
     let mut rep = Report(Vec::new());
-    gamedig_counts(&mut rep, &g, &s);
-    rep.eq("map".into(), str_of(&g["map"]), str_of(&s["map"]["name"]));
-    rep.eq(
-        "version".into(),
-        str_of(&g["version"]),
-        str_of(&s["game_version"]),
-    );
-    rep.eq(
-        "players".into(),
-        player_names(&g["players"]),
-        player_names(&s["players"]),
-    );
+    gamedig_status(&mut rep, &g, &s);
     rep.finish("gamedig bas");
 
     let (_r, s, g) = ours_and_gamedig(assettocorsa(), "assettocorsa", "assettocorsa", "test");
@@ -926,4 +953,372 @@ fn ogp_scan_reads_the_second_batch() {
         "{}",
         ran.describe()
     );
+}
+
+const FS_CODE: &str = "c0de&x=1";
+const FS_PATH: &str = "/feed/dedicated-server-stats.xml?code=c0de%26x%3D1";
+
+fn farmingsimulator() -> Documents {
+    Documents::recorded("farmingsimulator", "dedicated", &[("", FS_PATH)])
+}
+
+#[test]
+fn farmingsimulator_documented_server() {
+    let r = HttpReplay::start(farmingsimulator());
+    let target = r.addr().to_string();
+    let dir = std::env::temp_dir().join(format!("ogp-fs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("code");
+    std::fs::write(&file, format!("{FS_CODE}\n")).unwrap();
+    let file = file.to_string_lossy().to_string();
+    for (args, env) in [
+        (["-p", "farmingsimulator"], ("OGP_FS_CODE", FS_CODE)),
+        (["--game", "fs22"], ("OGP_FS_CODE_FILE", file.as_str())),
+    ] {
+        let (v, all) = query_with_env(&[args[0], args[1], "-vv"], &target, &[env]);
+        let sent = sent_in_dump(&all);
+        assert!(contains_bytes(&sent, b"?code=****"), "{all}");
+        for secret in [FS_CODE, "c0de%26x"] {
+            assert!(!all.contains(secret), "{secret} in {all}");
+        }
+        expect_status(
+            &v,
+            "farmingsimulator",
+            &[
+                ("/host_name", json!("FS Test Farm & Friends")),
+                ("/game_name", json!("Farming Simulator 22")),
+                ("/game_version", json!("1.14.0.0")),
+                ("/map/name", json!("Elmcreek")),
+                ("/player_count", json!(2)),
+                ("/slot_max", json!(16)),
+                ("/players/0/name", json!("Farmer Jo")),
+                ("/players/1/name", json!("Harvester Hal")),
+                ("/players/0/extra/isAdmin", json!("true")),
+                ("/addons/1/short_name", json!("FS22_Courseplay")),
+                ("/addons/1/long_name", json!("Courseplay")),
+                ("/rules/mapSize", json!("2048")),
+            ],
+        );
+        assert_eq!(v["status"]["players"].as_array().map(Vec::len), Some(2));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(r.paths(), [FS_PATH].repeat(2));
+    // no code: the server refuses, one clear error naming the document (not the code)
+    let (v, _) = query_with_env(&["-p", "farmingsimulator"], &target, &[]);
+    assert_eq!(v["ok"], false, "{v}");
+    let e = v["message"].to_string();
+    assert!(
+        e.contains("/feed/dedicated-server-stats.xml") && e.contains("404"),
+        "{e}"
+    );
+}
+
+/// `ogp query -p farmingsimulator` of one hostile document served at the code's path:
+/// its JSON.
+fn farmingsimulator_hostile(body: impl Into<Vec<u8>>) -> Value {
+    let r = HttpReplay::start(Documents::default().with(FS_PATH, body));
+    let (v, _) = query_with_env(
+        &["-p", "farmingsimulator"],
+        &r.addr().to_string(),
+        &[("OGP_FS_CODE", FS_CODE)],
+    );
+    v
+}
+
+#[test]
+fn farmingsimulator_hostile_documents() {
+    let refused = |body: String, why: &str| {
+        let v = farmingsimulator_hostile(body);
+        assert_eq!(v["ok"], false, "{v}");
+        let e = str_of(&v["message"]).unwrap_or_default();
+        assert!(
+            e.contains(why) && !e.contains('\n') && raw_controls(&e) == 0,
+            "{e}"
+        );
+    };
+    // billion laughs: no DTD is read, so nothing expands
+    let laughs = r#"<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">]><Server name="&lol2;"/>"#;
+    refused(laughs.into(), "DTD");
+    refused(r#"<Server name="&lol;"/>"#.into(), "unknown entity");
+    refused("<Server>".repeat(10_000), "nest too deep");
+    refused(
+        format!("<Server>{}</Server>", "<a/>".repeat(250_000)),
+        "200000",
+    );
+    refused(
+        format!("<Server name=\"{}\"/>", "x".repeat(2_200_000)),
+        "exceeds our limit",
+    );
+    refused(
+        "<html><body>login</body></html>".into(),
+        "not a Farming Simulator",
+    );
+    refused("<Server><Slots>".into(), "ends early");
+    // 10,000 used slots with control characters, a lying count: capped, counted, clean
+    let players: String = (0..10_000)
+        .map(|i| format!("<Player isUsed=\"true\">\u{1b}[2J&#7;p{i}</Player>"))
+        .collect();
+    let v = farmingsimulator_hostile(format!(
+        "<Server name=\"&#x1b;]0;Evil\"><Slots capacity=\"-1\" numUsed=\"lots\">{players}</Slots></Server>"
+    ));
+    let s = &v["status"];
+    assert_eq!(v["ok"], true, "{v}");
+    assert!(
+        s["player_count"].is_null() && s["slot_max"].is_null(),
+        "{s}"
+    );
+    let kept = s["players"].as_array().map_or(0, Vec::len);
+    assert!(kept > 0 && kept < 10_000, "{kept}");
+    assert!(v.to_string().contains("10000 players"), "{v}");
+    let r =
+        HttpReplay::start(Documents::default().with(FS_PATH, "<Server name=\"&#x1b;]0;Evil\"/>"));
+    let ran = run(
+        Command::new(ogp_bin())
+            .args(["query", "-p", "farmingsimulator", &r.addr().to_string()])
+            .env("OGP_FS_CODE", FS_CODE),
+        CLIENT_LIMIT,
+    );
+    let out = String::from_utf8_lossy(&ran.stdout);
+    assert!(out.contains("Evil") && raw_controls(&out) == 0, "{out}");
+}
+
+#[test]
+fn farmingsimulator_gamedig_agrees() {
+    if !enabled("farmingsimulator_gamedig_agrees") {
+        return;
+    }
+    let r = HttpReplay::start(farmingsimulator());
+    let target = r.addr().to_string();
+    let (v, _) = query_with_env(
+        &["-p", "farmingsimulator"],
+        &target,
+        &[("OGP_FS_CODE", FS_CODE)],
+    );
+    let s = &v["status"];
+    let ran = run(
+        Command::new("node")
+            .arg(gamedig_js())
+            .args(["--type", "farmingsimulator22", "--givenPortOnly"])
+            .args(["--token", "c0de%26x%3D1"])
+            .args(["--socketTimeout", "2000", "--maxRetries", "1"])
+            .arg(&target),
+        CLIENT_LIMIT,
+    );
+    let g = parse_json(&ran, "gamedig farmingsimulator22", "dedicated");
+    let mut rep = Report(Vec::new());
+    gamedig_status(&mut rep, &g, s);
+    let mods = |v: &Value, key: &str| -> Vec<Option<String>> {
+        v.as_array()
+            .map(|a| a.iter().map(|m| str_of(&m[key])).collect())
+            .unwrap_or_default()
+    };
+    rep.eq(
+        "mods".into(),
+        mods(&g["raw"]["mods"], "short_name"),
+        mods(&s["addons"], "short_name"),
+    );
+    rep.eq(
+        "mod titles".into(),
+        mods(&g["raw"]["mods"], "name"),
+        mods(&s["addons"], "long_name"),
+    );
+    rep.finish("gamedig farmingsimulator22");
+}
+
+#[test]
+fn ogp_scan_reads_farmingsimulator() {
+    let r = HttpReplay::start(farmingsimulator());
+    let list = format!(
+        "farmingsimulator 127.0.0.1:{0}\ngame:farmingsimulator25 127.0.0.1:{0}\n",
+        r.addr().port()
+    );
+    let ran = run_with_input(
+        Command::new(ogp_bin())
+            .args(["scan", "-", "--json", "--timeout", "2000"])
+            .env("NO_COLOR", "1")
+            .env_remove("OGP_FS_CODE_FILE")
+            .env("OGP_FS_CODE", FS_CODE),
+        Some(list.as_bytes()),
+        CLIENT_LIMIT,
+    );
+    let out = String::from_utf8_lossy(&ran.stdout);
+    assert!(!out.contains(FS_CODE), "{out}");
+    let names: Vec<String> = out
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["ok"] == true)
+        .filter_map(|v| str_of(&v["status"]["host_name"]))
+        .collect();
+    assert_eq!(names, ["FS Test Farm & Friends"; 2], "{}", ran.describe());
+}
+
+fn hytale_doc() -> String {
+    let file = format!(
+        "{}/../ogp-proto/tests/data/hytale/nitrado.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(file).unwrap()
+}
+
+/// The recorded Hytale answer's status, as `ogp query` read it (`v`).
+fn hytale_checks(v: &Value) {
+    expect_status(
+        v,
+        "hytale",
+        &[
+            ("/host_name", json!("Hytale Test Realm")),
+            ("/game_name", json!("Hytale")),
+            ("/game_version", json!("2026.01.24-6e2d4fc36")),
+            ("/map/name", json!("orbis")),
+            ("/player_count", json!(2)),
+            ("/slot_max", json!(50)),
+            ("/players/0/name", json!("Kweebec")),
+            ("/players/1/name", json!("Trork")),
+            (
+                "/players/1/global_id",
+                json!("a1b2c3d4-e5f6-4789-8abc-def012345678"),
+            ),
+            ("/addons/1/short_name", json!("Nitrado:Query")),
+            ("/addons/1/active", json!(true)),
+            ("/rules/Patchline", json!("release")),
+        ],
+    );
+}
+
+#[test]
+fn hytale_over_https_and_http() {
+    // HTTPS with a self-signed certificate: refused (one clear TLS error) unless
+    // --insecure; --game hytale the same
+    let web = crate::list_web::Web::ok(true, &hytale_doc());
+    let target = format!("127.0.0.1:{}", web.port);
+    let e = query_error(&["-p", "hytale"], &target);
+    assert!(e.contains("TLS") && e.contains("--insecure"), "{e}");
+    for args in [["-p", "hytale"], ["--game", "hytale"]] {
+        hytale_checks(&ogp_query_json(&[args[0], args[1], "--insecure"], &target));
+    }
+    let heads = web.requests.lock().unwrap().clone();
+    assert_eq!(heads.len(), 2, "{heads:?}");
+    assert!(
+        heads
+            .iter()
+            .all(|h| h.starts_with("GET /Nitrado/Query HTTP/1.1\r\n")
+                && h.contains("\r\nAccept: application/x.hytale.nitrado.query+json;version=1")),
+        "{heads:?}"
+    );
+    // a plain HTTP server asked over TLS: no answer to the TLS hello (this replay waits
+    // for a request head; a real one answers 400, which rustls calls corrupt, naming
+    // --no-tls); asked with --no-tls, read
+    let r = HttpReplay::start(Documents::recorded(
+        "hytale",
+        "nitrado",
+        &[("", "/Nitrado/Query")],
+    ));
+    let e = query_error(&["-p", "hytale", "--insecure"], &r.addr().to_string());
+    assert!(e.contains("TLS") || e.contains("timed out"), "{e}");
+    hytale_checks(&ogp_query_json(
+        &["-p", "hytale", "--no-tls"],
+        &r.addr().to_string(),
+    ));
+    // ogp scan, over HTTPS (--insecure) and HTTP (--no-tls)
+    for (flag, port) in [("--insecure", web.port), ("--no-tls", r.addr().port())] {
+        let list = format!("hytale 127.0.0.1:{port}\ngame:hytale 127.0.0.1:{port}\n");
+        let ran = run_with_input(
+            Command::new(ogp_bin())
+                .args(["scan", "-", "--json", "--timeout", "2000", flag])
+                .env("NO_COLOR", "1"),
+            Some(list.as_bytes()),
+            CLIENT_LIMIT,
+        );
+        let names: Vec<String> = String::from_utf8_lossy(&ran.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| v["ok"] == true)
+            .filter_map(|v| str_of(&v["status"]["host_name"]))
+            .collect();
+        assert_eq!(
+            names,
+            ["Hytale Test Realm"; 2],
+            "{flag}: {}",
+            ran.describe()
+        );
+    }
+}
+
+#[test]
+fn hytale_hostile_documents() {
+    let query = |body: String| {
+        let r = HttpReplay::start(Documents::default().with("/Nitrado/Query", body));
+        ogp_query_json(&["-p", "hytale", "--no-tls"], &r.addr().to_string())
+    };
+    // not the plugin's answer; deep JSON; over the body's cap
+    for (body, why) in [
+        (
+            r#"{"players":[]}"#.to_string(),
+            "not Nitrado's query plugin",
+        ),
+        (
+            format!(r#"{{"Server":{{"Name":{}"#, "[".repeat(5_000)),
+            "ends early",
+        ),
+        (
+            format!(r#"{{"Server":{{"Name":"{}"}}}}"#, "x".repeat(1_100_000)),
+            "exceeds our limit",
+        ),
+        (r#"{"Server":[1,2]}"#.to_string(), "not shaped as expected"),
+    ] {
+        let v = query(body);
+        assert_eq!(v["ok"], false, "{v}");
+        let e = str_of(&v["message"]).unwrap_or_default();
+        assert!(e.contains(why), "{e}");
+    }
+    // 100,000 levels of nesting where nothing is kept: skipped without recursion
+    let deep = format!(
+        r#"{{"Server":{{"Name":"n","X":{}{}}}}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    assert_eq!(query(deep)["status"]["host_name"], "n");
+    // 10,000 players as an object by UUID, lying counts, control characters
+    let players: serde_json::Map<String, Value> = (0..10_000)
+        .map(|i| {
+            (
+                format!("u{i}"),
+                serde_json::json!({"Name": format!("\u{1b}[2Jp{i}")}),
+            )
+        })
+        .collect();
+    let body = serde_json::json!({"Server": {"Name": "\u{7}Evil", "MaxPlayers": -4},
+        "Universe": {"CurrentPlayers": "many"}, "Players": players});
+    let v = query(body.to_string());
+    let s = &v["status"];
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(int_of(&s["player_count"]), Some(10_000), "{s}");
+    assert!(s["slot_max"].is_null());
+    let kept = s["players"].as_array().map_or(0, Vec::len);
+    assert!(kept > 0 && kept < 10_000, "{kept}");
+    assert!(v.to_string().contains("10000 players"), "{v}");
+    let r = HttpReplay::start(Documents::default().with("/Nitrado/Query", body.to_string()));
+    let ran = ogp_run(
+        &["query", "-p", "hytale", "--no-tls", &r.addr().to_string()],
+        CLIENT_LIMIT,
+    );
+    let out = String::from_utf8_lossy(&ran.stdout);
+    assert!(out.contains("Evil") && raw_controls(&out) == 0, "{out}");
+}
+
+#[test]
+fn hytale_gamedig_agrees() {
+    if !enabled("hytale_gamedig_agrees") {
+        return;
+    }
+    // gamedig asks over http:// only: the same document over HTTP
+    let (_r, s, g) = ours_and_gamedig_with(
+        Documents::recorded("hytale", "nitrado", &[("", "/Nitrado/Query")]),
+        &["-p", "hytale", "--no-tls"],
+        "hytale",
+        "nitrado",
+    );
+    let mut rep = Report(Vec::new());
+    gamedig_status(&mut rep, &g, &s);
+    rep.finish("gamedig hytale");
 }

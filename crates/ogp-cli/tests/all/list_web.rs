@@ -33,10 +33,11 @@ enum Answer {
 }
 
 /// A loopback HTTP (or, with `tls`, HTTPS) server answering each connection with
-/// `answer`, the request heads kept in `requests`. Runs until the test ends.
-struct Web {
-    port: u16,
-    requests: Arc<Mutex<Vec<String>>>,
+/// `answer`, the request heads kept in `requests`. Runs until the test ends. (The
+/// HTTPS game servers' tests serve their documents with it too.)
+pub(crate) struct Web {
+    pub(crate) port: u16,
+    pub(crate) requests: Arc<Mutex<Vec<String>>>,
 }
 
 fn tls_config() -> Arc<rustls::ServerConfig> {
@@ -120,7 +121,7 @@ impl Web {
         Self { port, requests }
     }
 
-    fn ok(tls: bool, body: &str) -> Self {
+    pub(crate) fn ok(tls: bool, body: &str) -> Self {
         Self::start(
             tls,
             Answer::Body("200 OK", Arc::new(body.as_bytes().to_vec())),
