@@ -40,7 +40,8 @@ TARGETS=(ogp_datagram ogp_answer_body ogp_query_body ogp_split state_json
          samp_datagram cube2_datagram quakeworld_datagram qwmaster_datagram teemaster
          cube2_master_stream teemaster7 http_response doomsday_datagram fivem_http
          battlefield_stream teamspeak3_stream teamspeak2_stream weblist_json
-         oneshot_datagram http_games beammp_stream starmade_stream nadeo_stream)
+         oneshot_datagram http_games beammp_stream starmade_stream nadeo_stream
+         tibia_stream)
 
 TRIPLE="${FUZZ_TRIPLE:-$(rustc -vV | sed -n 's/^host: //p')}"
 
@@ -90,6 +91,7 @@ max_len_for() {
         weblist_json) echo 9000 ;;    # a list's JSON document
         http_games) echo 9000 ;;      # up to three HTTP responses with their JSON documents
         nadeo_stream) echo 9000 ;;    # the handshake and six XML-RPC replies
+        tibia_stream) echo 4096 ;;    # the status document (The Forgotten Server's: under 1 KiB)
         *) echo 2048 ;;               # one datagram / query body
     esac
 }

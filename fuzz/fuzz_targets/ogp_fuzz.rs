@@ -58,6 +58,7 @@ mod teamspeak3_stream;
 mod teemaster;
 mod teemaster7;
 mod teeworlds_datagram;
+mod tibia_stream;
 mod unreal2_datagram;
 mod valve_master;
 mod weblist_json;
@@ -117,6 +118,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("beammp_stream", beammp_stream::run),
     ("starmade_stream", starmade_stream::run),
     ("nadeo_stream", nadeo_stream::run),
+    ("tibia_stream", tibia_stream::run),
 ];
 
 /// The target `OGP_FUZZ_TARGET` names, chosen once before the first input.

@@ -240,6 +240,7 @@
 // Nadeo's GBXRemote 2 XML-RPC (Trackmania, Shootmania) on TCP 5000. Without a login,
 // which the C API does not take yet: most servers refuse `GetServerOptions`.
 #define OGP_PROTO_NADEO 52
+
 // Farming Simulator 19/22/25: the web interface's stats feed (XML) over HTTP on port
 // 8080; its code from `OGP_FS_CODE` (or the file `OGP_FS_CODE_FILE` names).
 #define OGP_PROTO_FARMINGSIMULATOR 53
@@ -247,6 +248,10 @@
 // Hytale: Nitrado's query plugin, `GET /Nitrado/Query` over HTTPS on port 5523 (the
 // certificate checked; the bindings take no `--insecure`).
 #define OGP_PROTO_HYTALE 54
+
+// Open Tibia servers (The Forgotten Server and others): the status protocol's XML `info`
+// over TCP on the login port, 7171.
+#define OGP_PROTO_TIBIA 55
 
 // `ogp_responder_poll`'s `*out_wait_ms` when nothing is scheduled.
 #define OGP_WAIT_NONE UINT32_MAX

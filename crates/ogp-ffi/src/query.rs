@@ -128,6 +128,9 @@ pub const OGP_PROTO_FARMINGSIMULATOR: c_int = 53;
 /// Hytale: Nitrado's query plugin, `GET /Nitrado/Query` over HTTPS on port 5523 (the
 /// certificate checked; the bindings take no `--insecure`).
 pub const OGP_PROTO_HYTALE: c_int = 54;
+/// Open Tibia servers (The Forgotten Server and others): the status protocol's XML `info`
+/// over TCP on the login port, 7171.
+pub const OGP_PROTO_TIBIA: c_int = 55;
 
 fn protocol(p: c_int) -> Option<Option<Protocol>> {
     Some(match p {
@@ -186,6 +189,7 @@ fn protocol(p: c_int) -> Option<Option<Protocol>> {
         OGP_PROTO_NADEO => Some(Protocol::Nadeo),
         OGP_PROTO_FARMINGSIMULATOR => Some(Protocol::Farmingsimulator),
         OGP_PROTO_HYTALE => Some(Protocol::Hytale),
+        OGP_PROTO_TIBIA => Some(Protocol::Tibia),
         _ => return None,
     })
 }
@@ -333,6 +337,7 @@ mod protocol_numbers {
         assert_eq!(protocol(52), Some(Some(Protocol::Nadeo)));
         assert_eq!(protocol(53), Some(Some(Protocol::Farmingsimulator)));
         assert_eq!(protocol(54), Some(Some(Protocol::Hytale)));
-        assert_eq!(protocol(55), None);
+        assert_eq!(protocol(55), Some(Some(Protocol::Tibia)));
+        assert_eq!(protocol(56), None);
     }
 }

@@ -257,7 +257,7 @@ mod tests {
         assert_eq!(Protocol::parse_or_auto("Auto"), Ok(None));
         assert_eq!(
             "quake9".parse::<Protocol>().unwrap_err().to_string(),
-            "unknown protocol \"quake9\" (expected ogp, gamespy3, a2s, gqp, ogp-draft, quake3, bedrock, minecraft, gamespy1, unreal2, gamespy2, ase, teeworlds, teeworlds7, openttd, doom3, minetest, mumble, doom, samp, cube2, quakeworld, quake2, hexenworld, netquake, doomsday, fivem, battlefield, teamspeak3, teamspeak2, eco, eldewrito, cs2d, satisfactory, savage2, mafia2mp, mafia2online, tribes1, starsiege, terraria, palworld, kspdmp, buildandshoot, assettocorsa, vcmp, ffow, ventrilo, armagetron, rfactor, beammp, starmade, nadeo, farmingsimulator, hytale, or auto)"
+            "unknown protocol \"quake9\" (expected ogp, gamespy3, a2s, gqp, ogp-draft, quake3, bedrock, minecraft, gamespy1, unreal2, gamespy2, ase, teeworlds, teeworlds7, openttd, doom3, minetest, mumble, doom, samp, cube2, quakeworld, quake2, hexenworld, netquake, doomsday, fivem, battlefield, teamspeak3, teamspeak2, eco, eldewrito, cs2d, satisfactory, savage2, mafia2mp, mafia2online, tribes1, starsiege, terraria, palworld, kspdmp, buildandshoot, assettocorsa, vcmp, ffow, ventrilo, armagetron, rfactor, beammp, starmade, nadeo, farmingsimulator, hytale, tibia, or auto)"
         );
         assert_eq!(
             Protocol::AUTO,

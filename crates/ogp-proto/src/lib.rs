@@ -141,6 +141,7 @@ pub mod teamspeak3;
 pub mod teeworlds;
 pub mod terraria;
 pub(crate) mod text;
+pub mod tibia;
 pub use teeworlds::v7 as teeworlds7;
 pub mod tribes1;
 pub use tribes1::starsiege;

@@ -87,6 +87,7 @@ macro_rules! for_each_protocol {
             Nadeo => nadeo;
             Farmingsimulator => farmingsimulator;
             Hytale => hytale;
+            Tibia => tibia;
         }
     };
 }

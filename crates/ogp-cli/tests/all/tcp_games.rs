@@ -443,20 +443,74 @@ fn gamedig_reads_nadeo_as_we_do() {
     r.finish("gamedig");
 }
 
-/// `ogp scan` reads the three protocols in one run (the Nadeo login from the
+// ------------------------------------------------------------------------------------
+// Open Tibia: the status protocol's XML `info` (The Forgotten Server's document)
+
+const TIBIA_REQUEST: [u8; 8] = [6, 0, 0xff, 0xff, b'i', b'n', b'f', b'o'];
+
+/// The Forgotten Server's reply, as its `ProtocolStatus::sendStatusString` writes it:
+/// the document, raw, then the close.
+const TIBIA_XML: &str = concat!(
+    r#"<?xml version="1.0"?>"#,
+    r#"<tsqp version="1.0"><serverinfo uptime="3600" ip="127.0.0.1" servername="ogp Tibia" port="7171" location="Europe" url="https://example.org/" server="The Forgotten Server" version="1.6" client="13.10"/>"#,
+    r#"<owner name="Admin" email=""/><players online="7" max="900" peak="12"/><monsters total="15021"/><npcs total="61"/>"#,
+    r#"<rates experience="5" skill="3" loot="2" magic="3" spawn="1"/><map name="forgotten" author="Komic" width="2048" height="2048"/><motd>Welcome</motd></tsqp>"#,
+);
+
+fn tibia(reply: Vec<u8>) -> StreamReplay {
+    StreamReplay::start(Vec::new(), move |held| {
+        if held.len() < TIBIA_REQUEST.len() {
+            Turn::Wait
+        } else if held[..TIBIA_REQUEST.len()] == TIBIA_REQUEST {
+            Turn::Close(reply.clone())
+        } else {
+            Turn::Close(Vec::new())
+        }
+    })
+}
+
+#[test]
+fn tibia_replay_read_by_ogp_query() {
+    let server = tibia(TIBIA_XML.as_bytes().to_vec());
+    let v = ogp_query_port_json(&["-p", "tibia"], server.addr().port());
+    assert_eq!(v["ok"], true, "{v}");
+    let s = &v["status"];
+    assert_eq!(str_of(&s["host_name"]), Some("ogp Tibia".into()));
+    assert_eq!(str_of(&s["game_version"]), Some("13.10".into()));
+    assert_eq!(int_of(&s["player_count"]), Some(7));
+    assert_eq!(int_of(&s["slot_max"]), Some(900));
+    assert_eq!(int_of(&s["uptime_seconds"]), Some(3600));
+    assert_eq!(str_of(&s["map"]["name"]), Some("forgotten".into()));
+    assert_eq!(
+        str_of(&s["rules"]["server"]),
+        Some("The Forgotten Server".into())
+    );
+    assert_eq!(str_of(&s["rules"]["players_peak"]), Some("12".into()));
+    // the catalogue's game names the protocol and its port
+    let v = ogp_query_port_json(&["--game", "tibia"], server.addr().port());
+    assert_eq!(
+        v["ok"], true,
+        "a server answers one status query per address in 5 s, but the replay does not count: {v}"
+    );
+    assert_eq!(v["protocol"], "tibia", "{v}");
+}
+
+/// `ogp scan` reads the four protocols in one run (the Nadeo login from the
 /// environment).
 #[test]
-fn ogp_scan_reads_beammp_starmade_and_nadeo() {
-    let (b, m, n) = (
+fn ogp_scan_reads_beammp_starmade_nadeo_and_tibia() {
+    let (b, m, n, t) = (
         beammp(framed_json()),
         starmade(starmade_reply()),
         nadeo(false),
+        tibia(TIBIA_XML.as_bytes().to_vec()),
     );
     let list = format!(
-        "beammp 127.0.0.1:{}\nstarmade 127.0.0.1:{}\nnadeo 127.0.0.1:{}\n",
+        "beammp 127.0.0.1:{}\nstarmade 127.0.0.1:{}\nnadeo 127.0.0.1:{}\ntibia 127.0.0.1:{}\n",
         b.addr().port(),
         m.addr().port(),
-        n.addr().port()
+        n.addr().port(),
+        t.addr().port()
     );
     let ran = run_with_input(
         std::process::Command::new(ogp_bin())
@@ -477,7 +531,7 @@ fn ogp_scan_reads_beammp_starmade_and_nadeo() {
     names.sort();
     assert_eq!(
         names,
-        ["ogp Beam", "ogp StarMade", "ogp Trackmania"],
+        ["ogp Beam", "ogp StarMade", "ogp Tibia", "ogp Trackmania"],
         "{text}"
     );
 }
@@ -563,6 +617,28 @@ fn hostile_tcp_game_servers() {
             }
             }),
             "callbacks",
+        ),
+        // Open Tibia: closed unanswered (a second query within the server's statusTimeout).
+        ("tibia", tibia(Vec::new()), "statusTimeout"),
+        // Open Tibia: a web server on the port.
+        (
+            "tibia",
+            tibia(b"HTTP/1.1 400 Bad Request\r\n\r\n".to_vec()),
+            "not an Open Tibia",
+        ),
+        // Open Tibia: a document that never ends: the cap, then one error.
+        (
+            "tibia",
+            StreamReplay::start(Vec::new(), |held| {
+                if held.len() < 8 {
+                    return Turn::Wait;
+                }
+                Turn::Reply {
+                    consumed: 0,
+                    reply: format!("<tsqp><motd>{}", "x".repeat(128 * 1024)).into_bytes(),
+                }
+            }),
+            "limit",
         ),
         // Nadeo: not GBXRemote.
         (
