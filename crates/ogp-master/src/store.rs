@@ -419,6 +419,26 @@ impl Pg {
         };
         Ok((&conn.client, st))
     }
+
+    /// The rows of `sql` (one parameter), prepared on an API connection, as pairs of
+    /// their two columns.
+    async fn api_pairs<A, B>(
+        &self,
+        sql: &'static str,
+        param: &(dyn tokio_postgres::types::ToSql + Sync),
+    ) -> Result<Vec<(A, B)>>
+    where
+        A: for<'a> tokio_postgres::types::FromSql<'a>,
+        B: for<'a> tokio_postgres::types::FromSql<'a>,
+    {
+        let (client, st) = self.api_statement(sql).await?;
+        Ok(client
+            .query(&st, &[param])
+            .await?
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect())
+    }
 }
 
 /// A statement parameter of either database.
@@ -1360,17 +1380,11 @@ impl Store {
             }
             #[cfg(feature = "postgres")]
             Self::Postgres(pg) => {
-                let (client, st) = pg
-                    .api_statement(
-                        "SELECT addr, status FROM servers WHERE addr = ANY($1) AND status IS NOT NULL",
-                    )
-                    .await?;
-                Ok(client
-                    .query(&st, &[&addrs])
-                    .await?
-                    .iter()
-                    .map(|r| (r.get(0), r.get(1)))
-                    .collect())
+                pg.api_pairs(
+                    "SELECT addr, status FROM servers WHERE addr = ANY($1) AND status IS NOT NULL",
+                    &addrs,
+                )
+                .await
             }
         }
     }
@@ -1390,15 +1404,7 @@ impl Store {
                 .await
             }
             #[cfg(feature = "postgres")]
-            Self::Postgres(pg) => {
-                let (client, st) = pg.api_statement(sql).await?;
-                Ok(client
-                    .query(&st, &[&addr])
-                    .await?
-                    .iter()
-                    .map(|r| (r.get(0), r.get(1)))
-                    .collect())
-            }
+            Self::Postgres(pg) => pg.api_pairs(sql, &addr).await,
         }
     }
 
