@@ -316,9 +316,8 @@ pub(crate) struct Shared {
     pub(crate) list: RwLock<List>,
     /// The answers to first pages (by query string), with the list version of the page
     /// they show: made once per version of a cached page, not per request (a full view
-    /// reads a hundred statuses from the database).
-    pub(crate) first_bodies:
-        std::sync::Mutex<std::collections::HashMap<String, (u64, axum::body::Bytes)>>,
+    /// reads a hundred statuses from the database), while the others asking wait.
+    pub(crate) first_bodies: api::FirstBodies,
     pub(crate) metrics: Metrics,
     pub(crate) instance: String,
     pub(crate) timers: Timers,
@@ -454,7 +453,7 @@ impl Master {
             timers: config.timers(),
             store,
             list: RwLock::new(List::default()),
-            first_bodies: std::sync::Mutex::new(std::collections::HashMap::new()),
+            first_bodies: api::FirstBodies::default(),
             metrics: Metrics::default(),
             instance,
             config: config.clone(),

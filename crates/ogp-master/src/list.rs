@@ -625,6 +625,11 @@ impl List {
             }
         }
         let total = self.entries.values().filter(|e| q.matches(e)).count();
+        self.keep_total(q, total, now)
+    }
+
+    /// Caches `total` as the count of `q` at this version; returns it.
+    fn keep_total(&self, q: &Query, total: usize, now: std::time::Instant) -> usize {
         let mut c = self.cache();
         if c.totals.len() >= CACHE_ENTRIES {
             c.totals.clear();
@@ -720,6 +725,10 @@ impl List {
     ) -> Page {
         let mut entries = Vec::with_capacity(limit.min(1024));
         let mut next = None;
+        // A first page made now counts its total in its own pass (a second pass over a
+        // million entries was half of a cold first page's time).
+        let counting = count_again && cursor.is_none() && *q != Query::default();
+        let mut matched = 0usize;
         match sort {
             Sort::Addr => {
                 let lower = match cursor {
@@ -734,8 +743,14 @@ impl List {
                     if !q.matches(e) {
                         continue;
                     }
+                    matched += 1;
                     if entries.len() == limit {
-                        next = entries.last().map(|l: &Entry| Cursor::of(sort, l));
+                        if next.is_none() {
+                            next = entries.last().map(|l: &Entry| Cursor::of(sort, l));
+                        }
+                        if counting {
+                            continue;
+                        }
                         break;
                     }
                     entries.push(Entry::clone(e));
@@ -757,10 +772,15 @@ impl List {
                     if after.is_some_and(|a| k <= a) {
                         continue;
                     }
-                    if heap.len() > limit && heap.peek().is_some_and(|top| k >= *top) {
+                    let may_enter = heap.len() <= limit || heap.peek().is_some_and(|top| k < *top);
+                    if !may_enter && !counting {
                         continue;
                     }
                     if !q.matches(e) {
+                        continue;
+                    }
+                    matched += 1;
+                    if !may_enter {
                         continue;
                     }
                     heap.push(k);
@@ -780,10 +800,15 @@ impl List {
                 }
             }
         }
+        let total = if counting {
+            self.keep_total(q, matched, std::time::Instant::now())
+        } else {
+            self.total(q, count_again)
+        };
         Page {
             entries,
             next,
-            total: self.total(q, count_again),
+            total,
             version: self.version,
         }
     }
@@ -1182,6 +1207,35 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    /// A first page made now counts its total in the pass that makes it (one pass over
+    /// the list, where it was two): the count a pass of its own gives, in either order,
+    /// with more matches than the page holds, and kept for the next pages.
+    #[test]
+    fn a_first_pages_total_is_counted_in_its_own_pass() {
+        let mut l = List::default();
+        l.apply(many(500));
+        for q in [
+            Query {
+                has_players: true,
+                ..Query::default()
+            },
+            Query {
+                name: Some("server 1".into()),
+                ..Query::default()
+            },
+        ] {
+            let want = l.entries.values().filter(|e| q.matches(e)).count();
+            assert!(want > 100, "{q:?}: {want}");
+            for sort in [Sort::Addr, Sort::Players] {
+                let p = l.refresh_first_page(&q, sort, 10);
+                assert_eq!((p.total, p.entries.len()), (want, 10), "{q:?} {sort:?}");
+                assert!(p.entries.iter().all(|e| q.matches(e)));
+                assert_eq!(p.next, p.entries.last().map(|e| Cursor::of(sort, e)));
+                assert_eq!(l.total(&q, false), want);
+            }
+        }
     }
 
     #[test]

@@ -299,6 +299,50 @@ impl ListRow {
     }
 }
 
+/// Awaits `executes` (statements on one PostgreSQL connection), summing the rows they
+/// changed: each is polled once first, which sends its statement, so that PostgreSQL
+/// has them all before the first answer comes back (tokio-postgres pipelines the
+/// requests of futures polled together; awaited one by one, each statement was a round
+/// trip of its own, and 500 polls' updates 500 round trips). Their answers come in the
+/// order sent, so after that first pass they are polled from the first unfinished one
+/// on, until one is pending. The first error ends it (the transaction is rolled back).
+#[cfg(feature = "postgres")]
+async fn pipelined<F, E>(executes: Vec<F>) -> Result<u64, E>
+where
+    F: std::future::Future<Output = Result<u64, E>>,
+{
+    use std::task::Poll;
+    let mut executes: Vec<Option<std::pin::Pin<Box<F>>>> =
+        executes.into_iter().map(|f| Some(Box::pin(f))).collect();
+    let mut first = 0;
+    let mut all_sent = false;
+    let mut changed = 0u64;
+    std::future::poll_fn(move |cx| {
+        for slot in executes.iter_mut().skip(first) {
+            let Some(f) = slot else { continue };
+            match f.as_mut().poll(cx) {
+                Poll::Ready(Ok(n)) => {
+                    changed += n;
+                    *slot = None;
+                }
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending if all_sent => break,
+                Poll::Pending => {}
+            }
+        }
+        all_sent = true;
+        while executes.get(first).is_some_and(Option::is_none) {
+            first += 1;
+        }
+        if first == executes.len() {
+            Poll::Ready(Ok(changed))
+        } else {
+            Poll::Pending
+        }
+    })
+    .await
+}
+
 /// The database.
 #[derive(Clone)]
 pub enum Store {
@@ -323,9 +367,18 @@ pub struct Pg {
     /// API reads, taken in turn: each connection is one PostgreSQL backend, which runs
     /// its queries one at a time (50 clients reading statuses at once on one of them
     /// waited for each other).
-    api: Vec<tokio_postgres::Client>,
+    api: Vec<ApiConnection>,
     next_api: std::sync::atomic::AtomicUsize,
     list: tokio_postgres::Client,
+}
+
+/// A connection for API reads and the statements prepared on it.
+#[cfg(feature = "postgres")]
+struct ApiConnection {
+    client: tokio_postgres::Client,
+    /// Each statement is prepared once per connection: one given as text is prepared,
+    /// run and closed each time, a round trip and a parse and plan more per request.
+    prepared: Mutex<Vec<(&'static str, tokio_postgres::Statement)>>,
 }
 
 /// PostgreSQL connections for API reads, per instance.
@@ -334,11 +387,57 @@ const PG_API_CONNECTIONS: usize = 4;
 
 #[cfg(feature = "postgres")]
 impl Pg {
-    fn api(&self) -> &tokio_postgres::Client {
+    fn api(&self) -> &ApiConnection {
         let i = self
             .next_api
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         &self.api[i % self.api.len()]
+    }
+
+    /// An API connection, in turn, and `sql` prepared on it.
+    async fn api_statement(
+        &self,
+        sql: &'static str,
+    ) -> Result<(&tokio_postgres::Client, tokio_postgres::Statement)> {
+        let conn = self.api();
+        let known = conn
+            .prepared
+            .lock()
+            .map_err(|_| anyhow!("statement cache lock poisoned"))?
+            .iter()
+            .find(|(s, _)| *s == sql)
+            .map(|(_, st)| st.clone());
+        let st = match known {
+            Some(st) => st,
+            None => {
+                let st = conn.client.prepare(sql).await?;
+                if let Ok(mut p) = conn.prepared.lock() {
+                    p.push((sql, st.clone()));
+                }
+                st
+            }
+        };
+        Ok((&conn.client, st))
+    }
+
+    /// The rows of `sql` (one parameter), prepared on an API connection, as pairs of
+    /// their two columns.
+    async fn api_pairs<A, B>(
+        &self,
+        sql: &'static str,
+        param: &(dyn tokio_postgres::types::ToSql + Sync),
+    ) -> Result<Vec<(A, B)>>
+    where
+        A: for<'a> tokio_postgres::types::FromSql<'a>,
+        B: for<'a> tokio_postgres::types::FromSql<'a>,
+    {
+        let (client, st) = self.api_statement(sql).await?;
+        Ok(client
+            .query(&st, &[param])
+            .await?
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect())
     }
 }
 
@@ -609,7 +708,10 @@ impl Store {
                     api: {
                         let mut v = Vec::with_capacity(PG_API_CONNECTIONS);
                         for _ in 0..PG_API_CONNECTIONS {
-                            v.push(connect().await?);
+                            v.push(ApiConnection {
+                                client: connect().await?,
+                                prepared: Mutex::new(Vec::new()),
+                            });
                         }
                         v
                     },
@@ -665,22 +767,30 @@ impl Store {
                 // Dropped without a commit (an error, or this task cancelled), it rolls back.
                 let tx = c.transaction().await?;
                 let mut prepared: Vec<(&str, tokio_postgres::Statement)> = Vec::new();
-                let mut changed = 0;
-                for (sql, params) in &steps {
-                    let st = match prepared.iter().find(|(s, _)| s == sql) {
-                        Some((_, st)) => st.clone(),
-                        None => {
-                            let st = tx.prepare(sql).await?;
-                            prepared.push((sql, st.clone()));
-                            st
-                        }
-                    };
-                    let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params
-                        .iter()
-                        .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync))
-                        .collect();
-                    changed += tx.execute(&st, &refs).await?;
+                for (sql, _) in &steps {
+                    if prepared.iter().all(|(s, _)| s != sql) {
+                        prepared.push((sql, tx.prepare(sql).await?));
+                    }
                 }
+                let refs: Vec<Vec<&(dyn tokio_postgres::types::ToSql + Sync)>> = steps
+                    .iter()
+                    .map(|(_, params)| {
+                        params
+                            .iter()
+                            .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync))
+                            .collect()
+                    })
+                    .collect();
+                let mut executes = Vec::with_capacity(steps.len());
+                for ((sql, _), refs) in steps.iter().zip(&refs) {
+                    let st = prepared
+                        .iter()
+                        .find(|(s, _)| s == sql)
+                        .map(|(_, st)| st)
+                        .ok_or_else(|| anyhow!("a statement not prepared"))?;
+                    executes.push(tx.execute(st, refs));
+                }
+                let changed = pipelined(executes).await?;
                 tx.commit().await?;
                 Ok(changed)
             }
@@ -873,6 +983,7 @@ impl Store {
             #[cfg(feature = "postgres")]
             Self::Postgres(pg) => Ok(pg
                 .api()
+                .client
                 .query(sql, &[])
                 .await?
                 .iter()
@@ -925,7 +1036,8 @@ impl Store {
                     .iter()
                     .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync))
                     .collect();
-                Ok(pg.api().query_one(sql, &refs).await?.get(0))
+                let (client, st) = pg.api_statement(sql).await?;
+                Ok(client.query_one(&st, &refs).await?.get(0))
             }
         }
     }
@@ -1267,16 +1379,13 @@ impl Store {
                 .await
             }
             #[cfg(feature = "postgres")]
-            Self::Postgres(pg) => Ok(pg
-                .api()
-                .query(
+            Self::Postgres(pg) => {
+                pg.api_pairs(
                     "SELECT addr, status FROM servers WHERE addr = ANY($1) AND status IS NOT NULL",
-                    &[&addrs],
+                    &addrs,
                 )
-                .await?
-                .iter()
-                .map(|r| (r.get(0), r.get(1)))
-                .collect()),
+                .await
+            }
         }
     }
 
@@ -1295,13 +1404,7 @@ impl Store {
                 .await
             }
             #[cfg(feature = "postgres")]
-            Self::Postgres(pg) => Ok(pg
-                .api()
-                .query(sql, &[&addr])
-                .await?
-                .iter()
-                .map(|r| (r.get(0), r.get(1)))
-                .collect()),
+            Self::Postgres(pg) => pg.api_pairs(sql, &addr).await,
         }
     }
 
