@@ -167,6 +167,14 @@ test('scan yields every target, timeouts too', async () => {
   assert.deepEqual([...new Set(rs.filter(r => !r.ok).map(r => r.error))], ['timeout'])
 })
 
+test('scan results cross into JavaScript in batches', async () => {
+  const s = new ogp._native.Scan(Array(300).fill(`a2s ${served}`), { rate: 1000000 })
+  const sizes = []
+  for (let b = await s.next(); b !== null; b = await s.next()) sizes.push(JSON.parse(b).length)
+  assert.equal(sizes.reduce((a, b) => a + b, 0), 300)
+  assert.ok(sizes.length <= 60, `${sizes}`) // gathered for a few ms each, not one a crossing
+})
+
 test('games is `ogp games --json`', () => {
   assert.deepEqual(ogp.games(), JSON.parse(cli('games', '--json')))
   const bf2 = ogp.games('bf2')[0]
