@@ -12,12 +12,12 @@ use std::time::Duration;
 
 use ogp_proto::client::{Answer, Options, QueryError};
 use ogp_proto::{front, Charset, Protocol};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use tokio::sync::{mpsc, Mutex};
-use tokio::task::JoinHandle;
+use tokio::sync::{mpsc, watch, Mutex, Notify};
 
-use crate::scan::{self, ScanConfig, ScanHandle, ScanResult, ScanStats, Target};
+use crate::scan::{self, ScanConfig, ScanResult, ScanStats, Target};
 
 /// The unit of a binding's times: Python's are seconds, Node's milliseconds (as the
 /// CLI's `--timeout`).
@@ -369,10 +369,26 @@ impl Default for ScanArgs<'_> {
 
 /// A running scan: results come out of `results` as each target completes. Dropping it
 /// (or [`RunningScan::abort`]) stops what is still running, its sockets with it.
+///
+/// The scan runs as `ogp scan` runs it: on a thread of its own with a one-thread
+/// runtime (the engine, the feeder of targets, and the results made JSON and gathered
+/// in batches there), so a binding's thread only takes the finished batches, one
+/// wake-up a batch. The thread ends with the scan, or when it is stopped; its runtime
+/// takes every task, socket and connection of the scan with it.
 pub struct RunningScan {
     results: Batches,
-    handle: ScanHandle,
-    feeder: JoinHandle<()>,
+    stats: watch::Receiver<ScanStats>,
+    /// Told to stop the scan's thread; its flag set when the thread is done.
+    thread: Arc<ScanThread>,
+}
+
+/// What a scan's thread and its [`RunningScan`] share. (Not the scan's task handle: a
+/// task's handle keeps its runtime's driver, an epoll and an eventfd, open until it is
+/// dropped, and a binding's object may be dropped long after its scan.)
+#[derive(Default)]
+struct ScanThread {
+    stop: Notify,
+    done: AtomicBool,
 }
 
 impl RunningScan {
@@ -383,18 +399,17 @@ impl RunningScan {
 
     /// Stops the scan now.
     pub fn abort(&self) {
-        self.feeder.abort();
-        self.handle.abort();
+        self.thread.stop.notify_one();
     }
 
-    /// Whether the scan's task has ended.
+    /// Whether the scan has ended (its thread, its runtime and sockets with it).
     pub fn finished(&self) -> bool {
-        self.handle.is_finished()
+        self.thread.done.load(Ordering::SeqCst)
     }
 
     /// The scan's counters.
     pub fn stats(&self) -> ScanStats {
-        self.handle.stats()
+        *self.stats.borrow()
     }
 }
 
@@ -402,6 +417,14 @@ impl Drop for RunningScan {
     fn drop(&mut self) {
         self.abort();
     }
+}
+
+/// Scans whose thread is running (tests: a stopped scan leaves none behind).
+static SCANS_RUNNING: AtomicUsize = AtomicUsize::new(0);
+
+/// How many scans' threads are running now (with their runtimes, sockets and tasks).
+pub fn scans_running() -> usize {
+    SCANS_RUNNING.load(Ordering::SeqCst)
 }
 
 /// Why a scan did not start.
@@ -432,9 +455,16 @@ impl From<String> for StartError {
 
 /// Starts a scan of `targets` (list lines, as `ogp scan` reads them: `HOST:PORT`,
 /// `PROTOCOL HOST:PORT`, `game:ID HOST[:PORT]`; each result's `line` is its index + 1).
-/// A bad line is an error before anything is sent. Must be called inside a tokio
-/// runtime (the scan's tasks are spawned on it).
-pub fn start_scan(targets: &[String], a: &ScanArgs<'_>) -> Result<RunningScan, StartError> {
+/// A bad line is an error before anything is sent. The scan runs on a thread of its
+/// own ([`RunningScan`]); no runtime is needed to call this. `wake`, if given, is called
+/// on the scan's thread each time a batch is ready and once when the scan's thread ends
+/// (a binding wakes its event loop with it: Python writes a byte to a socket its loop
+/// watches, no lock of the interpreter taken on the scan's thread).
+pub fn start_scan(
+    targets: &[String],
+    a: &ScanArgs<'_>,
+    wake: Option<Wake>,
+) -> Result<RunningScan, StartError> {
     let default = protocol_arg(a.protocol)?;
     let mut list = Vec::with_capacity(targets.len());
     for (i, line) in targets.iter().enumerate() {
@@ -471,20 +501,89 @@ pub fn start_scan(targets: &[String], a: &ScanArgs<'_>) -> Result<RunningScan, S
     };
     front::set_charset(&mut cfg.options, charset_arg(a.charset)?);
     scan::raise_open_file_limit(a.max_in_flight);
-    let s = scan::start(cfg).map_err(StartError::Socket)?;
-    let tx = s.targets;
-    let feeder = tokio::spawn(async move {
-        for t in list {
-            if tx.send(t).await.is_err() {
+    let (reply, started) = std::sync::mpsc::sync_channel(1);
+    let thread = Arc::new(ScanThread::default());
+    let shared = Arc::clone(&thread);
+    SCANS_RUNNING.fetch_add(1, Ordering::SeqCst);
+    let spawned = std::thread::Builder::new()
+        .name("ogp-scan".into())
+        .spawn(move || {
+            let wake = wake.unwrap_or_else(|| Box::new(|| {}));
+            scan_thread(cfg, list, &reply, &shared.stop, &*wake);
+            shared.done.store(true, Ordering::SeqCst);
+            SCANS_RUNNING.fetch_sub(1, Ordering::SeqCst);
+            wake();
+        });
+    if let Err(e) = spawned {
+        SCANS_RUNNING.fetch_sub(1, Ordering::SeqCst);
+        return Err(StartError::Socket(e));
+    }
+    let (batches, stats) = match started.recv() {
+        Ok(r) => r.map_err(StartError::Socket)?,
+        Err(_) => {
+            return Err(StartError::Socket(std::io::Error::other(
+                "the scan's thread ended before it started",
+            )))
+        }
+    };
+    Ok(RunningScan {
+        results: Batches(Arc::new(Mutex::new(batches))),
+        stats,
+        thread,
+    })
+}
+
+type Started = std::io::Result<(mpsc::Receiver<String>, watch::Receiver<ScanStats>)>;
+
+/// What a scan calls when a batch is ready ([`start_scan`]).
+pub type Wake = Box<dyn Fn() + Send + 'static>;
+
+/// The scan's thread: its runtime runs the engine, the feeder and the batcher until the
+/// batcher has handed over the last result, or until `stop`; then drops them all.
+fn scan_thread(
+    cfg: ScanConfig,
+    list: Vec<Target>,
+    reply: &std::sync::mpsc::SyncSender<Started>,
+    stop: &Notify,
+    wake: &(dyn Fn() + Send),
+) {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = reply.send(Err(e));
+            return;
+        }
+    };
+    rt.block_on(async {
+        let s = match scan::start(cfg) {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = reply.send(Err(e));
                 return;
             }
+        };
+        let tx = s.targets;
+        tokio::spawn(async move {
+            for t in list {
+                if tx.send(t).await.is_err() {
+                    return;
+                }
+            }
+        });
+        let (batches, out) = mpsc::channel(BATCHES_HELD);
+        let handle = s.handle;
+        if reply.send(Ok((out, handle.stats_watch()))).is_err() {
+            return;
         }
+        tokio::select! {
+            () = batcher(s.results, batches, wake) => {}
+            () = stop.notified() => {}
+        }
+        drop(handle);
     });
-    Ok(RunningScan {
-        results: Batches(Arc::new(Mutex::new(s.results))),
-        handle: s.handle,
-        feeder,
-    })
 }
 
 /// One result of a scan as JSON (`ogp scan --json`'s line, without its newline).
@@ -501,35 +600,79 @@ pub fn scan_json(r: &ScanResult) -> String {
 /// The most results handed to a binding at once.
 pub const BATCH: usize = 512;
 
-/// A scan's results, shared by the awaitables a binding hands out.
-#[derive(Clone)]
-pub struct Batches(Arc<Mutex<mpsc::Receiver<ScanResult>>>);
+/// How long a batch waits for more results after its first: a binding pays a
+/// crossing into its language (a wake-up of its thread, a promise, an await) a batch,
+/// so results that come a few at a time are gathered for this long (or until [`BATCH`],
+/// or the end of the scan) before they go.
+pub const LINGER: Duration = Duration::from_millis(2);
 
-impl Batches {
-    /// The next result (waiting for it) and those ready after it, up to [`BATCH`], as
-    /// one JSON array of result objects (one crossing into the other language for many
-    /// results); `None` when the scan is done. Cancel-safe: a result is taken from the
-    /// channel only when it is added.
-    pub async fn next(&self) -> Option<String> {
-        let mut rx = self.0.lock().await;
-        next_batch(&mut rx).await
+/// Batches made and not yet taken by the binding (then the batcher waits, and the
+/// scan's results channel fills, and the scan slows to the binding's pace).
+const BATCHES_HELD: usize = 8;
+
+/// Gathers the scan's results into batches, each one JSON array of result objects.
+async fn batcher(
+    mut rx: mpsc::Receiver<ScanResult>,
+    tx: mpsc::Sender<String>,
+    wake: &(dyn Fn() + Send),
+) {
+    while let Some(first) = rx.recv().await {
+        let mut out = String::with_capacity(4096);
+        out.push('[');
+        out.push_str(&scan_json(&first));
+        let linger = tokio::time::sleep(LINGER);
+        tokio::pin!(linger);
+        let mut n = 1;
+        let mut done = false;
+        while n < BATCH {
+            tokio::select! {
+                biased;
+                r = rx.recv() => match r {
+                    Some(r) => {
+                        out.push(',');
+                        out.push_str(&scan_json(&r));
+                        n += 1;
+                    }
+                    None => {
+                        done = true;
+                        break;
+                    }
+                },
+                () = &mut linger => break,
+            }
+        }
+        out.push(']');
+        if tx.send(out).await.is_err() {
+            return;
+        }
+        wake();
+        if done {
+            return;
+        }
     }
 }
 
-async fn next_batch(rx: &mut mpsc::Receiver<ScanResult>) -> Option<String> {
-    let first = rx.recv().await?;
-    let mut out = String::with_capacity(4096);
-    out.push('[');
-    out.push_str(&scan_json(&first));
-    for _ in 1..BATCH {
+/// A scan's results, shared by the awaitables a binding hands out.
+#[derive(Clone)]
+pub struct Batches(Arc<Mutex<mpsc::Receiver<String>>>);
+
+impl Batches {
+    /// The next batch (waiting for it): up to [`BATCH`] results as one JSON array of
+    /// result objects (one crossing into the other language for many results); `None`
+    /// when the scan is done or stopped. Cancel-safe.
+    pub async fn next(&self) -> Option<String> {
+        self.0.lock().await.recv().await
+    }
+
+    /// The next batch if one is ready now: `Ok(None)` when the scan is done or stopped,
+    /// `Err(())` when none is ready yet.
+    #[allow(clippy::result_unit_err)]
+    pub fn try_next(&self) -> Result<Option<String>, ()> {
+        let mut rx = self.0.try_lock().map_err(|_| ())?;
         match rx.try_recv() {
-            Ok(r) => {
-                out.push(',');
-                out.push_str(&scan_json(&r));
-            }
-            Err(_) => break,
+            Ok(b) => Ok(Some(b)),
+            Err(mpsc::error::TryRecvError::Empty) => Err(()),
+            Err(mpsc::error::TryRecvError::Disconnected) => Ok(None),
         }
     }
-    out.push(']');
-    Some(out)
 }

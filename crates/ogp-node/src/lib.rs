@@ -210,7 +210,7 @@ impl Scan {
             try_query_ports: o.and_then(|o| o.try_query_ports).unwrap_or(false),
             charset: o.and_then(|o| o.charset.as_deref()).unwrap_or(d.charset),
         };
-        match within_runtime_if_available(|| front::start_scan(&targets, &args)) {
+        match front::start_scan(&targets, &args, None) {
             Ok(scan) => Ok(Self { scan }),
             Err(e @ StartError::Socket(_)) => {
                 Err(Error::new(Status::GenericFailure, e.to_string()))
@@ -250,13 +250,15 @@ impl Scan {
     }
 }
 
-/// The tasks alive on the runtime now (tests: a closed scan leaves none behind).
+/// The tasks alive on the runtime now, and the scans' threads (tests: a closed scan
+/// leaves none behind).
 #[napi(js_name = "_aliveTasks")]
 pub fn alive_tasks() -> u32 {
     within_runtime_if_available(|| {
         let n = tokio::runtime::Handle::current()
             .metrics()
-            .num_alive_tasks();
+            .num_alive_tasks()
+            .saturating_add(front::scans_running());
         u32::try_from(n).unwrap_or(u32::MAX)
     })
 }

@@ -167,6 +167,16 @@ test('scan yields every target, timeouts too', async () => {
   assert.deepEqual([...new Set(rs.filter(r => !r.ok).map(r => r.error))], ['timeout'])
 })
 
+test('scan results cross into JavaScript in batches', async () => {
+  const t = Date.now()
+  const s = new ogp._native.Scan(Array(300).fill(`a2s ${served}`), { rate: 1000000 })
+  const sizes = []
+  for (let b = await s.next(); b !== null; b = await s.next()) sizes.push(JSON.parse(b).length)
+  assert.equal(sizes.reduce((a, b) => a + b, 0), 300)
+  // Each batch but the last gathers for 2 ms (not one result a crossing).
+  assert.ok(sizes.length <= (Date.now() - t) / 2 + 1, `${sizes} in ${Date.now() - t} ms`)
+})
+
 test('games is `ogp games --json`', () => {
   assert.deepEqual(ogp.games(), JSON.parse(cli('games', '--json')))
   const bf2 = ogp.games('bf2')[0]

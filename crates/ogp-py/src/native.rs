@@ -203,6 +203,11 @@ fn list_servers(
 #[pyclass(module = "ogp._ogp")]
 struct Scan {
     scan: RunningScan,
+    /// The end of a socket pair the scan's thread writes a byte to when a batch is
+    /// ready: `scan_async` waits for it in its event loop (`add_reader`), so no thread
+    /// but Python's own ever takes the interpreter's lock for a scan.
+    #[cfg(unix)]
+    woken: std::os::unix::net::UnixStream,
 }
 
 #[pymethods]
@@ -239,9 +244,31 @@ impl Scan {
             try_query_ports,
             charset,
         };
-        let _guard = runtime().enter();
-        match front::start_scan(&targets, &args) {
-            Ok(scan) => Ok(Self { scan }),
+        #[cfg(unix)]
+        let (woken, wake) = {
+            let (woken, waker) = std::os::unix::net::UnixStream::pair()
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+            woken
+                .set_nonblocking(true)
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+            waker
+                .set_nonblocking(true)
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+            let wake: front::Wake = Box::new(move || {
+                use std::io::Write;
+                // Full: the reader has bytes to wake it already.
+                let _ = (&waker).write(&[1]);
+            });
+            (woken, Some(wake))
+        };
+        #[cfg(not(unix))]
+        let wake = None;
+        match front::start_scan(&targets, &args, wake) {
+            Ok(scan) => Ok(Self {
+                scan,
+                #[cfg(unix)]
+                woken,
+            }),
             Err(e @ StartError::Socket(_)) => Err(PyRuntimeError::new_err(e.to_string())),
             Err(e) => Err(value_error(e)),
         }
@@ -277,6 +304,36 @@ impl Scan {
         pyo3_async_runtimes::tokio::future_into_py(py, async move { Ok(results.next().await) })
     }
 
+    /// The file descriptor that turns readable when a batch may be ready (-1 where
+    /// there is none: not Unix; `scan_async` then awaits [`Scan::next_async`]).
+    fn wake_fd(&self) -> i64 {
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsRawFd;
+            i64::from(self.woken.as_raw_fd())
+        }
+        #[cfg(not(unix))]
+        {
+            -1
+        }
+    }
+
+    /// The next results as one JSON array if a batch is ready now, `None` when the scan
+    /// is done, `""` when nothing is ready yet (then wait for [`Scan::wake_fd`]). Reads
+    /// the wake-up bytes first, so a batch that comes after this call wakes the fd.
+    fn try_next(&self) -> Option<String> {
+        #[cfg(unix)]
+        {
+            use std::io::Read;
+            let mut buf = [0u8; 64];
+            while matches!((&self.woken).read(&mut buf), Ok(n) if n > 0) {}
+        }
+        match self.scan.batches().try_next() {
+            Ok(batch) => batch,
+            Err(()) => Some(String::new()),
+        }
+    }
+
     /// Stops the scan now: its task, its sockets and connections go away.
     fn close(&self) {
         self.scan.abort();
@@ -306,10 +363,14 @@ impl Scan {
     }
 }
 
-/// The tasks alive on the runtime now (tests: a cancelled scan leaves none behind).
+/// The tasks alive on the runtime now, and the scans' threads (tests: a cancelled scan
+/// leaves none behind).
 #[pyfunction]
 fn _alive_tasks() -> usize {
-    runtime().metrics().num_alive_tasks()
+    runtime()
+        .metrics()
+        .num_alive_tasks()
+        .saturating_add(front::scans_running())
 }
 
 /// Benchmark baseline: `n` queries of `address` in `protocol` one after another with

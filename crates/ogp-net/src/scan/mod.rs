@@ -276,6 +276,12 @@ impl ScanHandle {
         *self.stats.borrow()
     }
 
+    /// The counters as a watch of their own, to keep where the handle is not kept (it
+    /// holds the scan's task, and with it the runtime's driver, open).
+    pub fn stats_watch(&self) -> watch::Receiver<ScanStats> {
+        self.stats.clone()
+    }
+
     /// Stops the scan now: its task ends at its next await, and with it every socket,
     /// connection and resolver task it holds (a front-end whose user cancelled: Ctrl-C,
     /// a cancelled asyncio task). Results not yet taken are dropped.

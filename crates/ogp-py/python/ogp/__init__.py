@@ -240,6 +240,11 @@ async def query_async(
     return _answer(await _ogp.query_async(address, protocol, game, timeout, retries, charset, try_query_ports))
 
 
+def _set_done(f: Any) -> None:
+    if not f.done():
+        f.set_result(None)
+
+
 def _scan(targets: Iterable[str], kw: Dict[str, Any]) -> Any:
     if isinstance(targets, str):
         targets = targets.splitlines()
@@ -288,12 +293,33 @@ async def scan_async(
     charset: str = "auto",
 ) -> AsyncIterator[Result]:
     """``scan``, as an async iterator; cancelling the task stops the scan at once."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
     s = _scan(targets, dict(protocol=protocol, timeout=timeout, retries=retries, deadline=deadline,
                             rate=rate, max_in_flight=max_in_flight, resolvers=resolvers, sockets=sockets,
                             try_query_ports=try_query_ports, charset=charset))
+    fd = s.wake_fd()
     try:
         while True:
-            batch = await s.next_async()
+            if fd < 0:
+                batch = await s.next_async()
+            else:
+                # A batch ready now, or a wait in the event loop for the scan's thread to
+                # write to the wake-up socket (no thread but this one takes the GIL).
+                batch = s.try_next()
+                if batch == "":
+                    woken = loop.create_future()
+                    try:
+                        loop.add_reader(fd, _set_done, woken)
+                    except NotImplementedError:  # a loop without add_reader (Windows' proactor)
+                        fd = -1
+                        continue
+                    try:
+                        await woken
+                    finally:
+                        loop.remove_reader(fd)
+                    continue
             if batch is None:
                 return
             for d in _json.loads(batch):
