@@ -18,23 +18,16 @@
 //! child) is the scan benchmark's (`scan_bench::run_child`).
 
 use std::collections::HashMap;
-use std::io::Write as _;
-use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use crate::common;
-use crate::scan_bench::{
-    find_ogp, print_run, run_child, start_children, RemoveDir, Responders, Run,
-};
-
-/// First port of every server child.
-const FIRST_PORT: u16 = 10_000;
+use crate::scan_bench::Run;
 /// The loopback network of the FiveM servers: 127.83.k.1 (127.77–127.82 are the other
 /// farms').
 const FIVEM_NET: u8 = 83;
@@ -44,45 +37,17 @@ pub const PLAYERS: usize = 4;
 /// Options of `ogp-load fivem`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Servers (1–100,000).
-    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    pub targets: u32,
-    /// `ogp scan --max-in-flight` values tried (the best run counts).
-    #[arg(long, default_value = "256,1024,2048", value_delimiter = ',')]
-    pub max_in_flight: Vec<u32>,
-    /// `ogp scan --rate` (a connection takes a token, as a datagram does; on loopback
-    /// the internet's cap is lifted).
-    #[arg(long, default_value_t = 100_000)]
-    pub rate: u32,
+    #[command(flatten)]
+    pub farm: common::FarmArgs,
     /// gamedig concurrencies tried (workers of the pool; the best run counts).
     #[arg(long, default_value = "25,50,100,250,500", value_delimiter = ',')]
     pub concurrency: Vec<u32>,
-    /// Servers per child process (1–15,000).
-    #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u32).range(1..=15_000))]
-    pub per_process: u32,
-    /// The `ogp` binary (default: next to this one).
-    #[arg(long, value_name = "PATH")]
-    pub ogp_bin: Option<PathBuf>,
     /// gamedig's package directory (default: target/interop/npm/node_modules/gamedig).
     #[arg(long, value_name = "DIR")]
     pub gamedig: Option<PathBuf>,
     /// Skip the gamedig comparison.
     #[arg(long)]
     pub no_gamedig: bool,
-}
-
-/// Options of the internal `ogp-load fivem-serve`.
-#[derive(clap::Args, Debug)]
-pub struct ServeArgs {
-    /// Loopback address to listen on.
-    #[arg(long)]
-    pub ip: Ipv4Addr,
-    /// Servers (ports FIRST_PORT…).
-    #[arg(long)]
-    pub count: u32,
-    /// Index of the first.
-    #[arg(long, default_value_t = 0)]
-    pub offset: u64,
 }
 
 /// The recorded `zap-esx` documents, with [`PLAYERS`] players (the recorded one with
@@ -154,15 +119,7 @@ async fn serve_http(mut conn: tokio::net::TcpStream, docs: Arc<Responses>) {
         };
         let head = String::from_utf8_lossy(buf.get(..end).unwrap_or_default()).into_owned();
         buf.drain(..end);
-        let path = head
-            .lines()
-            .next()
-            .and_then(|l| l.split(' ').nth(1))
-            .unwrap_or("");
-        let close = head.lines().any(|l| {
-            let l = l.to_ascii_lowercase();
-            l.starts_with("connection:") && l.contains("close")
-        });
+        let (path, close) = ogp_testkit::http_replay::request_of(&head);
         let answer: &[u8] = match docs.get(path) {
             Some(r) => r,
             None => b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n",
@@ -180,12 +137,9 @@ async fn serve_udp(udp: tokio::net::UdpSocket, docs: Arc<ogp_testkit::fivem::Doc
         let Ok((n, from)) = udp.recv_from(&mut buf).await else {
             continue;
         };
-        let req = buf.get(..n).unwrap_or_default();
-        if let Some(rest) = req.strip_prefix(b"\xff\xff\xff\xffgetinfo") {
-            let challenge = String::from_utf8_lossy(rest)
-                .trim_matches(|c: char| c == '\0' || c.is_whitespace())
-                .to_string();
-            let answer = ogp_testkit::fivem::info_response(&docs, &challenge);
+        if let Some(answer) =
+            ogp_testkit::fivem::answer_getinfo(&docs, buf.get(..n).unwrap_or_default())
+        {
             let _ = udp.send_to(&answer, from).await;
         }
     }
@@ -193,7 +147,7 @@ async fn serve_udp(udp: tokio::net::UdpSocket, docs: Arc<ogp_testkit::fivem::Doc
 
 /// `ogp-load fivem-serve`: binds the servers (TCP and UDP on each port), prints `ready
 /// <bound> <failed,…>`, and serves until standard input closes (or an hour passes).
-pub fn serve(args: &ServeArgs) -> Result<()> {
+pub fn serve(args: &common::ChildArgs) -> Result<()> {
     // A listener, a UDP socket and the accepted connections each hold a descriptor.
     let _ = ogp_net::scan::raise_open_file_limit(args.count as usize * 3);
     let docs = Arc::new(documents()?);
@@ -215,17 +169,6 @@ pub fn serve(args: &ServeArgs) -> Result<()> {
     })
 }
 
-fn start_servers(args: &Args) -> Result<Vec<Responders>> {
-    start_children(
-        "fivem-serve",
-        &[],
-        args.targets,
-        args.per_process,
-        FIVEM_NET,
-        "server",
-    )
-}
-
 /// An `ogp scan --json` line of a target read whole: ok, with its players.
 fn ogp_read(line: &str) -> bool {
     let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
@@ -243,80 +186,30 @@ fn gamedig_read(line: &str) -> bool {
     w.next() == Some("ok") && w.nth(1).and_then(|n| n.parse::<usize>().ok()) == Some(PLAYERS)
 }
 
-fn best(runs: &[(u32, Run)]) -> Option<&(u32, Run)> {
-    runs.iter().max_by(|a, b| {
-        (a.1.answered, -a.1.seconds)
-            .partial_cmp(&(b.1.answered, -b.1.seconds))
-            .unwrap_or(std::cmp::Ordering::Equal)
-    })
-}
-
 fn cpu_s(r: &Run) -> f64 {
     r.cpu.map_or(f64::NAN, |c| c.as_secs_f64())
 }
 
 /// `ogp-load fivem`.
 pub fn run(args: &Args) -> Result<()> {
-    let ogp = find_ogp(args.ogp_bin.as_deref())?;
-    let join = |v: &[u32]| {
-        v.iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(",")
-    };
     common::print_command(
         "fivem",
         &format!(
-            "--targets {} --max-in-flight {} --rate {} --concurrency {} --per-process {}{}",
-            args.targets,
-            join(&args.max_in_flight),
-            args.rate,
-            join(&args.concurrency),
-            args.per_process,
+            "{} --concurrency {}{}",
+            args.farm.spelled(),
+            common::join(&args.concurrency),
             if args.no_gamedig { " --no-gamedig" } else { "" },
         ),
     );
     common::print_load("before");
     // The clients inherit it: node cannot raise its own.
     let _ = ogp_net::scan::raise_open_file_limit(65_536);
-    let t = Instant::now();
-    let children = start_servers(args)?;
-    println!(
-        "{} server child process(es) ready in {:.1} s",
-        children.len(),
-        t.elapsed().as_secs_f64()
-    );
-    let farm: Vec<u32> = children.iter().map(|c| c.kid.0.id()).collect();
-    let dir = std::env::temp_dir().join(format!("ogp-load-fivem-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    let _cleanup = RemoveDir(dir.clone());
-    let list = dir.join("targets.txt");
-    let mut n = 0u64;
-    {
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&list)?);
-        for c in &children {
-            for j in (0..c.count).filter(|j| !c.failed.contains(j)) {
-                writeln!(f, "{}:{}", c.ip, u32::from(FIRST_PORT) + j)?;
-                n += 1;
-            }
-        }
-        f.flush()?;
-    }
-    println!("{n} targets in {}", list.display());
-    let limit = Duration::from_secs(600);
-    let mut ours = Vec::new();
-    for m in &args.max_in_flight {
-        let mut cmd = Command::new(&ogp);
-        cmd.args(["scan", "--json", "--no-progress", "--protocol", "fivem"])
-            .args(["--rate", &args.rate.to_string()])
-            .args(["--max-in-flight", &m.to_string()])
-            .arg(&list);
-        let r = run_child(cmd, n, limit, ogp_read, &farm)?;
-        print_run(&format!("ogp scan --max-in-flight {m}"), &r);
-        ours.push((*m, r));
-    }
-    let mut theirs = Vec::new();
-    if !args.no_gamedig {
+    let farm = common::start_farm("fivem-serve", FIVEM_NET, &args.farm)?;
+    let n = farm.targets;
+    let ours = common::ogp_scans(&args.farm, &farm, "fivem", ogp_read)?;
+    let theirs = if args.no_gamedig {
+        Vec::new()
+    } else {
         let dir = args.gamedig.clone().unwrap_or_else(|| {
             ogp_testkit::interop::gamedig_js()
                 .parent()
@@ -325,18 +218,16 @@ pub fn run(args: &Args) -> Result<()> {
                 .unwrap_or_default()
         });
         let script = ogp_testkit::interop::script("tests/interop/gamedig_bulk.mjs");
-        for c in &args.concurrency {
+        common::client_runs(&farm, "gamedig", &args.concurrency, gamedig_read, |c| {
             let mut cmd = Command::new("node");
             cmd.arg(&script)
                 .arg(&dir)
-                .arg(&list)
+                .arg(&farm.list)
                 .arg(c.to_string())
                 .arg("3000");
-            let r = run_child(cmd, n, limit, gamedig_read, &farm)?;
-            print_run(&format!("gamedig, concurrency {c}"), &r);
-            theirs.push((*c, r));
-        }
-    }
+            cmd
+        })?
+    };
     println!();
     println!("{n} loopback FiveM servers ({PLAYERS} players each), best run of each:");
     let line = |name: &str, setting: String, r: &Run| {
@@ -350,11 +241,11 @@ pub fn run(args: &Args) -> Result<()> {
             r.peak_kb.map_or("?".into(), common::mb),
         );
     };
-    let o = best(&ours);
+    let o = common::best_run(&ours);
     if let Some((m, r)) = o {
         line("ogp scan", format!("--max-in-flight {m}"), r);
     }
-    if let Some((c, r)) = best(&theirs) {
+    if let Some((c, r)) = common::best_run(&theirs) {
         line("gamedig", format!("concurrency {c}"), r);
         if let Some((_, ro)) = o {
             println!(

@@ -62,10 +62,10 @@ enum Command {
     Fivem(fivem_bench::Args),
     /// (internal) Serve FiveM servers for `fivem`, until standard input closes.
     #[command(hide = true)]
-    FivemServe(fivem_bench::ServeArgs),
+    FivemServe(common::ChildArgs),
     /// (internal) Serve Minecraft listeners for `minecraft`, until standard input closes.
     #[command(hide = true)]
-    McServe(mc_bench::ServeArgs),
+    McServe(common::ChildArgs),
     /// (internal) Serve responders for `scan`, until standard input closes.
     #[command(hide = true)]
     ScanServe(scan_bench::ServeArgs),
