@@ -12,10 +12,13 @@
 //!   sources, with a legitimate client's answers counted.
 //! * `ogp-load master`: the master server with 10,000 live and 100,000 simulated
 //!   servers: poll cycles, API latency, Valve list pages/s, memory.
+//! * `ogp-load fivem`: `ogp scan -p fivem` against gamedig over 10,000 loopback FiveM
+//!   servers.
 //!
 //! Every loop here is bounded in count and in time. See `README.md` next to this crate.
 
 mod common;
+mod fivem_bench;
 mod flood;
 mod master_bench;
 mod mc_bench;
@@ -54,9 +57,15 @@ enum Command {
     /// 10,000 Minecraft: Java Edition status queries over TCP: `ogp scan` against
     /// mcstatus (asyncio) on the same loopback servers; time, answers, peak RSS, CPU.
     Minecraft(mc_bench::Args),
+    /// 10,000 FiveM servers (HTTP documents and UDP `getinfo`): `ogp scan -p fivem`
+    /// against gamedig on the same loopback servers; time, servers read, peak RSS, CPU.
+    Fivem(fivem_bench::Args),
+    /// (internal) Serve FiveM servers for `fivem`, until standard input closes.
+    #[command(hide = true)]
+    FivemServe(common::ChildArgs),
     /// (internal) Serve Minecraft listeners for `minecraft`, until standard input closes.
     #[command(hide = true)]
-    McServe(mc_bench::ServeArgs),
+    McServe(common::ChildArgs),
     /// (internal) Serve responders for `scan`, until standard input closes.
     #[command(hide = true)]
     ScanServe(scan_bench::ServeArgs),
@@ -77,6 +86,8 @@ fn main() -> ExitCode {
         Command::ScanBare(a) => scan_bench::bare(&a),
         Command::Minecraft(a) => mc_bench::run(&a),
         Command::McServe(a) => mc_bench::serve(&a),
+        Command::Fivem(a) => fivem_bench::run(&a),
+        Command::FivemServe(a) => fivem_bench::serve(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1544,17 +1544,7 @@ fn a2s_baseline(
 ) -> Result<(u32, Run)> {
     let children = start_responders(args, "a2s", targets, A2S_NET)?;
     let list = dir.join("a2s-baseline.txt");
-    let mut n = 0u64;
-    {
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&list)?);
-        for c in &children {
-            for j in (0..c.count).filter(|j| !c.failed.contains(j)) {
-                writeln!(f, "a2s {}:{}", c.ip, u32::from(FIRST_PORT) + j)?;
-                n += 1;
-            }
-        }
-        f.flush()?;
-    }
+    let n = common::write_list(&children, &list, "a2s ")?;
     let farm: Vec<u32> = children.iter().map(|c| c.kid.0.id()).collect();
     let mut best: Option<(u32, Run)> = None;
     for &m in &args.max_in_flight {

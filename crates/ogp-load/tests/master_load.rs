@@ -67,3 +67,36 @@ fn the_master_benchmark_runs_in_test_mode() {
         assert!(text.contains(want), "no {want:?} in:\n{text}");
     }
 }
+
+/// `ogp-load fivem` in test mode (50 servers, one setting each): every server is read
+/// whole (its four players) by `ogp scan`, and by gamedig when the interop peers are on
+/// (`OGP_INTEROP=1`, as the test command sets).
+#[test]
+fn the_fivem_benchmark_reads_every_server() {
+    let ogp = ogp_bin();
+    assert!(ogp.is_file(), "{} missing", ogp.display());
+    let gamedig = ogp_testkit::interop::enabled("the FiveM benchmark against gamedig");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ogp-load"));
+    cmd.args(["fivem", "--targets", "50", "--max-in-flight", "64"])
+        .args(["--concurrency", "25", "--ogp-bin", ogp.to_str().unwrap()]);
+    if !gamedig {
+        cmd.arg("--no-gamedig");
+    }
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("50 targets in "), "{text}");
+    let read_all = |who: &str| {
+        text.lines()
+            .any(|l| l.starts_with(who) && l.contains(" read 50 of 50 in "))
+    };
+    assert!(read_all("  ogp scan --max-in-flight 64 "), "{text}");
+    if gamedig {
+        assert!(read_all("  gamedig  concurrency 25 "), "{text}");
+        assert!(text.contains("ratio gamedig / ogp scan: time"), "{text}");
+    }
+}

@@ -72,6 +72,16 @@ pub fn info_response(docs: &Documents, challenge: &str) -> Vec<u8> {
     out
 }
 
+/// The answer to a UDP datagram: `getinfo CHALLENGE` gets its [`info_response`];
+/// anything else none.
+pub fn answer_getinfo(docs: &Documents, datagram: &[u8]) -> Option<Vec<u8>> {
+    let rest = datagram.strip_prefix(b"\xff\xff\xff\xffgetinfo")?;
+    let challenge = String::from_utf8_lossy(rest)
+        .trim_matches(|c: char| c == '\0' || c.is_whitespace())
+        .to_string();
+    Some(info_response(docs, &challenge))
+}
+
 /// A replaying FiveM server on `127.0.0.1` (TCP and UDP, one port); stops when dropped.
 pub struct FivemReplay {
     http: HttpReplay,
@@ -105,12 +115,8 @@ impl FivemReplay {
                 let Ok((n, from)) = udp.recv_from(&mut buf) else {
                     continue;
                 };
-                let req = buf.get(..n).unwrap_or_default();
-                if let Some(rest) = req.strip_prefix(b"\xff\xff\xff\xffgetinfo") {
-                    let challenge = String::from_utf8_lossy(rest)
-                        .trim_matches(|c: char| c == '\0' || c.is_whitespace())
-                        .to_string();
-                    let _ = udp.send_to(&info_response(&d, &challenge), from);
+                if let Some(answer) = answer_getinfo(&d, buf.get(..n).unwrap_or_default()) {
+                    let _ = udp.send_to(&answer, from);
                 }
             }
         });

@@ -135,16 +135,8 @@ fn serve(mut conn: TcpStream, docs: &Documents, paths: &Mutex<Vec<String>>) {
         };
         let head = String::from_utf8_lossy(buf.get(..end).unwrap_or_default()).to_string();
         buf.drain(..end);
-        let path = head
-            .lines()
-            .next()
-            .and_then(|l| l.split(' ').nth(1))
-            .unwrap_or("")
-            .to_string();
-        let close = head.lines().any(|l| {
-            let l = l.to_ascii_lowercase();
-            l.starts_with("connection:") && l.contains("close")
-        });
+        let (path, close) = request_of(&head);
+        let path = path.to_string();
         if let Ok(mut p) = paths.lock() {
             p.push(path.clone());
         }
@@ -170,6 +162,20 @@ fn serve(mut conn: TcpStream, docs: &Documents, paths: &Mutex<Vec<String>>) {
             return;
         }
     }
+}
+
+/// A request head's path, and whether it asks to close the connection.
+pub fn request_of(head: &str) -> (&str, bool) {
+    let path = head
+        .lines()
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .unwrap_or("");
+    let close = head.lines().any(|l| {
+        let l = l.to_ascii_lowercase();
+        l.starts_with("connection:") && l.contains("close")
+    });
+    (path, close)
 }
 
 /// Reads until a request head is whole: its length in `buf`; `None` when the client
