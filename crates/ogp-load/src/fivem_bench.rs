@@ -26,8 +26,8 @@ use std::time::Duration;
 use anyhow::{Context as _, Result};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
-use crate::common;
 use crate::scan_bench::Run;
+use crate::{common, farm};
 /// The loopback network of the FiveM servers: 127.83.k.1 (127.77–127.82 are the other
 /// farms').
 const FIVEM_NET: u8 = 83;
@@ -40,7 +40,7 @@ const PLAYER: &str = "BallChopHee";
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
-    pub farm: common::FarmArgs,
+    pub farm: farm::FarmArgs,
     /// gamedig concurrencies tried (workers of the pool; the best run counts).
     #[arg(long, default_value = "25,50,100,250,500", value_delimiter = ',')]
     pub concurrency: Vec<u32>,
@@ -149,7 +149,7 @@ async fn serve_udp(udp: tokio::net::UdpSocket, docs: Arc<ogp_testkit::fivem::Doc
 
 /// `ogp-load fivem-serve`: binds the servers (TCP and UDP on each port), prints `ready
 /// <bound> <failed,…>`, and serves until standard input closes (or an hour passes).
-pub fn serve(args: &common::ChildArgs) -> Result<()> {
+pub fn serve(args: &farm::ChildArgs) -> Result<()> {
     // A listener, a UDP socket and the accepted connections each hold a descriptor.
     let _ = ogp_net::scan::raise_open_file_limit(args.count as usize * 3);
     let docs = Arc::new(documents()?);
@@ -195,16 +195,16 @@ pub fn run(args: &Args) -> Result<()> {
         &format!(
             "{} --concurrency {}{}",
             args.farm.spelled(),
-            common::join(&args.concurrency),
+            farm::join(&args.concurrency),
             if args.no_gamedig { " --no-gamedig" } else { "" },
         ),
     );
     common::print_load("before");
     // The clients inherit it: node cannot raise its own.
     let _ = ogp_net::scan::raise_open_file_limit(65_536);
-    let farm = common::start_farm("fivem-serve", FIVEM_NET, &args.farm)?;
+    let farm = farm::start_farm("fivem-serve", FIVEM_NET, &args.farm)?;
     let n = farm.targets;
-    let ours = common::ogp_scans(&args.farm, &farm, "fivem", ogp_read)?;
+    let ours = farm::ogp_scans(&args.farm, &farm, "fivem", ogp_read)?;
     let theirs = if args.no_gamedig {
         Vec::new()
     } else {
@@ -216,7 +216,7 @@ pub fn run(args: &Args) -> Result<()> {
                 .unwrap_or_default()
         });
         let script = ogp_testkit::interop::script("tests/interop/gamedig_bulk.mjs");
-        common::client_runs(&farm, "gamedig", &args.concurrency, gamedig_read, |c| {
+        farm::client_runs(&farm, "gamedig", &args.concurrency, gamedig_read, |c| {
             let mut cmd = Command::new("node");
             cmd.arg(&script)
                 .arg(&dir)
@@ -239,11 +239,11 @@ pub fn run(args: &Args) -> Result<()> {
             r.peak_kb.map_or("?".into(), common::mb),
         );
     };
-    let o = common::best_run(&ours);
+    let o = farm::best_run(&ours);
     if let Some((m, r)) = o {
         line("ogp scan", format!("--max-in-flight {m}"), r);
     }
-    if let Some((c, r)) = common::best_run(&theirs) {
+    if let Some((c, r)) = farm::best_run(&theirs) {
         line("gamedig", format!("concurrency {c}"), r);
         if let Some((_, ro)) = o {
             println!(

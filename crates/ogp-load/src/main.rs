@@ -18,6 +18,7 @@
 //! Every loop here is bounded in count and in time. See `README.md` next to this crate.
 
 mod common;
+mod farm;
 mod fivem_bench;
 mod flood;
 mod master_bench;
@@ -62,10 +63,10 @@ enum Command {
     Fivem(fivem_bench::Args),
     /// (internal) Serve FiveM servers for `fivem`, until standard input closes.
     #[command(hide = true)]
-    FivemServe(common::ChildArgs),
+    FivemServe(farm::ChildArgs),
     /// (internal) Serve Minecraft listeners for `minecraft`, until standard input closes.
     #[command(hide = true)]
-    McServe(common::ChildArgs),
+    McServe(farm::ChildArgs),
     /// (internal) Serve responders for `scan`, until standard input closes.
     #[command(hide = true)]
     ScanServe(scan_bench::ServeArgs),

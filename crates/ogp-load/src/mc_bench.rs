@@ -22,14 +22,14 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
-use crate::common;
 use crate::scan_bench::ogp_answer;
+use crate::{common, farm};
 
 /// Options of `ogp-load minecraft`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
-    pub farm: common::FarmArgs,
+    pub farm: farm::FarmArgs,
     /// mcstatus concurrencies tried (the semaphore; the best run counts).
     #[arg(long, default_value = "100,500,1000", value_delimiter = ',')]
     pub concurrency: Vec<u32>,
@@ -47,7 +47,7 @@ const MC_NET: u8 = 79;
 
 /// `ogp-load mc-serve`: binds the listeners, prints `ready <bound> <failed,…>`, and
 /// serves until standard input closes (or an hour passes).
-pub fn serve(args: &common::ChildArgs) -> Result<()> {
+pub fn serve(args: &farm::ChildArgs) -> Result<()> {
     // A listener and an accepted connection each hold a descriptor.
     let _ = ogp_net::scan::raise_open_file_limit(args.count as usize * 2);
     crate::scan_bench::serve_each(args.ip, args.count, args.offset, |addr, index| async move {
@@ -75,7 +75,7 @@ pub fn run(args: &Args) -> Result<()> {
         &format!(
             "{} --concurrency {}{}",
             args.farm.spelled(),
-            common::join(&args.concurrency),
+            farm::join(&args.concurrency),
             if args.no_mcstatus {
                 " --no-mcstatus"
             } else {
@@ -84,9 +84,9 @@ pub fn run(args: &Args) -> Result<()> {
         ),
     );
     common::print_load("before");
-    let farm = common::start_farm("mc-serve", MC_NET, &args.farm)?;
+    let farm = farm::start_farm("mc-serve", MC_NET, &args.farm)?;
     let (list, n) = (&farm.list, farm.targets);
-    let ours = common::ogp_scans(&args.farm, &farm, "minecraft", ogp_answer)?;
+    let ours = farm::ogp_scans(&args.farm, &farm, "minecraft", ogp_answer)?;
     let theirs = if args.no_mcstatus {
         Vec::new()
     } else {
@@ -95,7 +95,7 @@ pub fn run(args: &Args) -> Result<()> {
             None => ogp_testkit::interop::venv_python("mcstatus", "mcstatus", "14.2.0"),
         };
         let script = ogp_testkit::interop::script("tests/interop/mcstatus_bulk.py");
-        common::client_runs(
+        farm::client_runs(
             &farm,
             "mcstatus async",
             &args.concurrency,
@@ -108,7 +108,7 @@ pub fn run(args: &Args) -> Result<()> {
         )?
     };
     println!();
-    if let Some((m, r)) = common::best_run(&ours) {
+    if let Some((m, r)) = farm::best_run(&ours) {
         println!(
             "ogp scan (best, --max-in-flight {m}): {} of {n} answered in {:.2} s, peak RSS {}, CPU {:.1} µs/target; {}",
             r.answered,
@@ -118,7 +118,7 @@ pub fn run(args: &Args) -> Result<()> {
             r.summary
         );
     }
-    if let Some((c, r)) = common::best_run(&theirs) {
+    if let Some((c, r)) = farm::best_run(&theirs) {
         println!(
             "mcstatus (best, concurrency {c}): {} of {n} answered in {:.2} s, peak RSS {}, CPU {:.1} µs/target",
             r.answered,

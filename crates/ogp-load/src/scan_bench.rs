@@ -54,7 +54,7 @@ use crate::common;
 use crate::replay::{Capture, ReplayFamily, GS1_CAPTURES};
 
 /// First port of every responder child.
-const FIRST_PORT: u16 = 10_000;
+pub(crate) const FIRST_PORT: u16 = 10_000;
 
 /// Options of `ogp-load scan`.
 #[derive(clap::Args, Debug)]
@@ -1544,7 +1544,7 @@ fn a2s_baseline(
 ) -> Result<(u32, Run)> {
     let children = start_responders(args, "a2s", targets, A2S_NET)?;
     let list = dir.join("a2s-baseline.txt");
-    let n = common::write_list(&children, &list, "a2s ")?;
+    let n = write_list(&children, &list, "a2s ")?;
     let farm: Vec<u32> = children.iter().map(|c| c.kid.0.id()).collect();
     let mut best: Option<(u32, Run)> = None;
     for &m in &args.max_in_flight {
@@ -2230,4 +2230,18 @@ pub fn bare(args: &BareArgs) -> Result<()> {
         );
         Ok(())
     })
+}
+
+/// Writes `PREFIXHOST:PORT` for every server the children bound; how many.
+pub(crate) fn write_list(children: &[Responders], path: &Path, prefix: &str) -> Result<u64> {
+    let mut n = 0u64;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
+    for c in children {
+        for j in (0..c.count).filter(|j| !c.failed.contains(j)) {
+            writeln!(f, "{prefix}{}:{}", c.ip, u32::from(FIRST_PORT) + j)?;
+            n += 1;
+        }
+    }
+    f.flush()?;
+    Ok(n)
 }
