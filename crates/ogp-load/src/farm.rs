@@ -54,7 +54,7 @@ pub fn join(v: &[u32]) -> String {
 }
 
 impl FarmArgs {
-    /// The options spelled out, for [`print_command`].
+    /// The options spelled out, for [`print_command`](crate::common::print_command).
     pub fn spelled(&self) -> String {
         format!(
             "--targets {} --max-in-flight {} --rate {} --per-process {}",
