@@ -110,19 +110,21 @@ fn name<'a>(r: &mut Reader<'a>, field: &'static str) -> Result<&'a str, DecodeEr
 /// `raw` (text or an attribute's value starting at offset `at`) with its entities
 /// decoded; bytes that are not UTF-8 replaced.
 pub fn unescape(raw: &[u8], at: usize, field: &'static str) -> Result<String, DecodeError> {
-    let text = String::from_utf8_lossy(raw);
-    let mut out = String::with_capacity(text.len());
-    let mut rest: &str = &text;
-    while let Some(i) = rest.find('&') {
-        out.push_str(rest.get(..i).unwrap_or_default());
+    // Searched in the bytes, not in their lossy text: a byte that is not UTF-8 becomes
+    // three bytes of U+FFFD there, and the error's offset must stay the byte's own. (An
+    // `&` is ASCII, never inside a multi-byte character, so each run between two decodes
+    // alone.)
+    let mut out = String::with_capacity(raw.len());
+    let mut rest = raw;
+    let mut done = 0usize;
+    while let Some(i) = rest.iter().position(|b| *b == b'&') {
+        out.push_str(&String::from_utf8_lossy(rest.get(..i).unwrap_or_default()));
         let after = rest.get(i.saturating_add(1)..).unwrap_or_default();
-        let here = at
-            .saturating_add(text.len().saturating_sub(rest.len()))
-            .saturating_add(i);
-        let Some(semi) = after.find(';').filter(|s| *s <= 10) else {
+        let here = at.saturating_add(done).saturating_add(i);
+        let Some(semi) = after.iter().position(|b| *b == b';').filter(|s| *s <= 10) else {
             return Err(bad(here, field, "an & that starts no entity"));
         };
-        let entity = after.get(..semi).unwrap_or_default();
+        let entity = std::str::from_utf8(after.get(..semi).unwrap_or_default()).unwrap_or("");
         let c = match entity {
             "amp" => '&',
             "lt" => '<',
@@ -153,9 +155,11 @@ pub fn unescape(raw: &[u8], at: usize, field: &'static str) -> Result<String, De
             }
         };
         out.push(c);
-        rest = after.get(semi.saturating_add(1)..).unwrap_or_default();
+        let used = i.saturating_add(semi).saturating_add(2);
+        rest = rest.get(used..).unwrap_or_default();
+        done = done.saturating_add(used);
     }
-    out.push_str(rest);
+    out.push_str(&String::from_utf8_lossy(rest));
     Ok(out)
 }
 
@@ -382,5 +386,20 @@ mod tests {
         assert!(why("<a k=\"<\"/>").contains("attribute value"));
         assert!(why("").contains("ends early"));
         assert!(why(&format!("<{}/>", "n".repeat(300))).contains("256"));
+    }
+    #[test]
+    fn an_entity_error_after_bytes_that_are_not_utf8_points_at_the_ampersand() {
+        // Found by the tibia_stream fuzz target: the offset was counted in the lossy
+        // text, where each 0xFF is three bytes, and pointed past the input.
+        let mut raw = vec![0xFFu8; 40];
+        raw.extend_from_slice(b" &a");
+        let e = unescape(&raw, 100, "Text").unwrap_err();
+        assert_eq!(e.offset, 141, "{e}"); // 40 bytes and a space before it
+        let mut raw = vec![0xFFu8; 3];
+        raw.extend_from_slice(b"&amp;x&lt;");
+        assert_eq!(
+            unescape(&raw, 0, "Text").unwrap(),
+            "\u{FFFD}\u{FFFD}\u{FFFD}&x<"
+        );
     }
 }
