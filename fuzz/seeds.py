@@ -122,6 +122,7 @@ def main():
     a2s_seeds()
     valve_master_seeds()
     master_registry_seeds()
+    stream_seeds()
     if "--no-cargo" not in sys.argv:
         subprocess.run(["cargo", "run", "--quiet", "--release", "--manifest-path",
                         os.path.join(ROOT, "fuzz", "Cargo.toml"), "--example", "gen_seeds",
@@ -805,3 +806,110 @@ def master_registry_seeds():
 
 if __name__ == "__main__":
     main()
+
+
+# ---------------------------------------------------------------------------------------
+# The stream and list targets whose inputs are a first byte (a chunk size or a variant)
+# and what a server sends: the replays of the interop tests (crates/ogp-cli/tests/all/
+# interop_tcpfam.rs: GameQ's captures of real Battlefield and TeamSpeak servers), the
+# HTTP responses and Minecraft frames of the wire formats, and dpmaster's requests and
+# pages.
+
+def stream_seeds():
+    def data(rel):
+        with open(os.path.join(DATA, rel), encoding="utf-8") as f:
+            return json.load(f)
+
+    # Battlefield: the responses to serverInfo (1), version (2) and listPlayers (3), in
+    # Frostbite packets (sequence | IS_RESPONSE, size, word count, words with their
+    # lengths and NULs); one with a server event (FROM_SERVER) before the players.
+    def packet(sequence, words):
+        body = b"".join(struct.pack("<I", len(w.encode())) + w.encode() + b"\0" for w in words)
+        return struct.pack("<III", sequence, 12 + len(body), len(words)) + body
+    for name in ["gameq-bf3-1", "gameq-bf4-1", "gameq-bfbc2-1"]:
+        d = data(f"battlefield/{name}.json")
+        info = packet(0x40000001, d["serverInfo"])
+        version = packet(0x40000002, d["version"])
+        players = packet(0x40000003, d["listPlayers"])
+        put("battlefield_stream", f"{name}.bin", b"\x07" + info + version + players)
+        event = packet(0x80000007, ["player.onJoin", "someone", "guid"])
+        put("battlefield_stream", f"{name}.event.bin", b"\x40" + info + version + event + players)
+    put("battlefield_stream", "refused.bin", b"\x03" + packet(0x40000001, ["LogInRequired"]))
+
+    # TeamSpeak 3: the banner, then an error line after each command (use, serverinfo,
+    # clientlist, channellist, quit), records joined by | as the server sends them.
+    d = data("teamspeak3/gameq-ts3-2.json")
+    ok = "error id=0 msg=ok\n\r"
+    banner = "".join(f"{line}\n\r" for line in d["banner"])
+    conversation = (banner + ok + d["serverinfo"] + "\n\r" + ok
+                    + "|".join(d["clientlist"]) + "\n\r" + ok
+                    + "|".join(d["channellist"]) + "\n\r" + ok + ok)
+    put("teamspeak3_stream", "gameq-ts3-2.bin", b"\x09" + conversation.encode())
+    put("teamspeak3_stream", "flood-ban.bin", b"\x00" + (banner + "error id=3329 msg=connection\\sfailed,\\syou\\sare\\sbanned extra_msg=you\\smay\\sretry\\sin\\s600\\sseconds\n\r").encode())
+
+    # TeamSpeak 2: the banner, then each answer ending in OK (sel, si, pl, cl).
+    d = data("teamspeak2/gameq-ts2-1.json")
+    lines = lambda k: "".join(f"{line}\r\n" for line in d[k])
+    conversation = (d["banner"] + "\r\n" + "OK\r\n" + lines("si") + "OK\r\n"
+                    + lines("pl") + "OK\r\n" + lines("cl") + "OK\r\n")
+    put("teamspeak2_stream", "gameq-ts2-1.bin", b"\x05" + conversation.encode("utf-8"))
+    put("teamspeak2_stream", "invalid-id.bin", b"\x00" + b"[TS]\r\nERROR, invalid id\r\n")
+
+    # HTTP responses: with a length, chunked, until the close, a redirect, an error.
+    body = json.dumps(data("fivem/zap-esx.players.json")[:2], separators=(",", ":")).encode()
+    head = b"HTTP/1.1 200 OK\r\nServer: FXServer\r\nContent-Type: application/json\r\n"
+    put("http_response", "length.bin",
+        b"\x05" + head + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    chunks = b"".join(b"%x\r\n" % len(c) + c + b"\r\n" for c in [body[:40], body[40:]])
+    put("http_response", "chunked.bin",
+        b"\x0b" + head + b"Transfer-Encoding: chunked\r\n\r\n" + chunks + b"0\r\n\r\n")
+    put("http_response", "close.bin", b"\x02" + head + b"Connection: close\r\n\r\n" + body)
+    put("http_response", "redirect.bin",
+        b"\x00HTTP/1.1 301 Moved Permanently\r\nLocation: /info.json\r\nContent-Length: 0\r\n\r\n")
+    put("http_response", "404.bin",
+        b"\x10HTTP/1.0 404 Not Found\r\nContent-Length: 9\r\n\r\nnot found")
+
+    # Minecraft: a status frame (length, packet 0, the JSON) and a pong (packet 1), and a
+    # legacy kick (FF, UTF-16BE). First byte: bit 0 legacy, bit 1 no ping, piece a/4+1.
+    def varint(n):
+        out = b""
+        while True:
+            b = n & 0x7f
+            n >>= 7
+            out += bytes([b | (0x80 if n else 0)])
+            if not n:
+                return out
+    def frame(packet_id, payload):
+        inner = varint(packet_id) + payload
+        return varint(len(inner)) + inner
+    status = json.dumps({
+        "version": {"name": "1.21.1", "protocol": 767},
+        "players": {"max": 20, "online": 2, "sample": [
+            {"name": "Alex", "id": "ec561538-f3fd-461d-aff5-086b22154bce"},
+            {"name": "Steve", "id": "8667ba71-b85a-4004-af54-457a9734eed7"}]},
+        "description": {"text": "A Minecraft Server", "extra": [{"text": " \u00a7aon", "bold": True}]},
+        "enforcesSecureChat": True}).encode()
+    status_frame = frame(0, varint(len(status)) + status)
+    put("minecraft_stream", "status-pong.bin", b"\x10" + status_frame + frame(1, struct.pack(">q", 0x0102030405060708)))
+    put("minecraft_stream", "status-no-ping.bin", b"\x06" + status_frame)
+    legacy = "\u00a71\x00127\x001.21.1\x00A Minecraft Server\x002\x0020".encode("utf-16-be")
+    put("minecraft_stream", "legacy.bin", b"\x01" + b"\xff" + struct.pack(">H", len(legacy) // 2) + legacy)
+
+    # dpmaster: heartbeats and list requests (first byte odd: "getservers" is put first),
+    # and list pages (first byte odd: getserversExtResponse) ending in EOT.
+    for name, k, rest in [("heartbeat", 0, b"heartbeat DarkPlaces\n"),
+                          ("heartbeat-q3", 0, b"heartbeat QuakeArena-1\n"),
+                          ("getservers-q3", 0, b"getservers 68 empty full"),
+                          ("getservers-game", 1, b" Nexuiz 3 empty full gametype=ctf"),
+                          ("getserversext", 0, b"getserversExt Xonotic 3 empty full ipv4 ipv6")]:
+        put("dpmaster_request", f"{name}.bin", bytes([k]) + rest)
+    v4 = lambda a, port: b"\\" + bytes(a) + struct.pack(">H", port)
+    v6 = lambda a, port: b"/" + bytes(a) + struct.pack(">H", port)
+    eot = b"\\EOT\0\0\0"
+    put("dpmaster_page", "ipv4.bin",
+        b"\x00" + v4([203, 0, 113, 5], 27960) + v4([198, 51, 100, 7], 26000) + eot)
+    put("dpmaster_page", "ext.bin",
+        b"\x01" + v4([203, 0, 113, 5], 26000)
+        + v6([0x20, 0x01, 0x0d, 0xb8] + [0] * 11 + [1], 26000) + eot)
+    put("dpmaster_page", "two-pages.bin",
+        b"\x00" + v4([203, 0, 113, 9], 27960) + b"\n" + v4([203, 0, 113, 10], 27961) + eot)

@@ -233,8 +233,13 @@ pub(crate) async fn drive_stream_with<M: QueryDriver>(
     let mut out = Vec::with_capacity(64);
     loop {
         while m.poll_transmit_into(Instant::now(), &mut out) {
+            // A machine that ended as it wrote (a server that sent every answer at once,
+            // before our requests: the last one is written after the result) has no
+            // timer left to bound the write: its result stands, the write is dropped.
+            let Some(deadline) = m.poll_timeout() else {
+                break;
+            };
             tap(Wire::Sent(&out));
-            let deadline = m.poll_timeout().ok_or_else(stopped)?;
             match tokio::time::timeout_at(deadline.into(), stream.write_all(&out)).await {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => m.handle_stream(Instant::now(), StreamEvent::Failed(&e)),

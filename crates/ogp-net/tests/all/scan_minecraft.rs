@@ -183,3 +183,41 @@ fn the_open_file_limit_is_raised_toward_the_hard_one() {
         assert!(!l.capped);
     }
 }
+
+/// A server that sends its whole conversation on connect, before reading a request (the
+/// TeamSpeak 2 capture of the fuzz seeds): the machine ends while it still has a command
+/// to write; its answer stands (it was "the query machine stopped without a result").
+#[tokio::test]
+async fn a_server_that_answers_before_it_is_asked_is_read() {
+    let seed = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fuzz/corpus/teamspeak2_stream/gameq-ts2-1.bin"
+    ))
+    .unwrap();
+    let conversation = seed[1..].to_vec(); // the first byte is the fuzz target's
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (mut s, _) = l.accept().await.unwrap();
+        s.write_all(&conversation).await.unwrap();
+        // read what the client writes until it closes (no reset from unread bytes)
+        let mut sink = [0u8; 256];
+        while matches!(
+            tokio::time::timeout(Duration::from_secs(5), s.read(&mut sink)).await,
+            Ok(Ok(n)) if n > 0
+        ) {}
+    });
+    let mut opts = Options::default();
+    opts.timing = Timing::default().attempt_timeout(Duration::from_secs(2));
+    let r = tokio::time::timeout(
+        Duration::from_secs(5),
+        ogp_net::client::query(addr, Protocol::Teamspeak2, &opts),
+    )
+    .await
+    .expect("bounded");
+    let answer = r.expect("the server's answers are read");
+    let name = answer.status.host_name.map(|t| t.to_string());
+    assert_eq!(name.as_deref(), Some("Hamburg-Funk"));
+    server.await.unwrap();
+}

@@ -234,7 +234,7 @@ impl QueryMachine {
                         datagrams: 1,
                     });
                     self.s.answered();
-                    self.answered(now, e.id, &e.msg);
+                    self.answered(now, base, e.id, &e.msg);
                     continue;
                 }
             }
@@ -297,7 +297,8 @@ impl QueryMachine {
         }
     }
 
-    fn answered(&mut self, now: Instant, id: u32, msg: &str) {
+    /// The `error` line at stream offset `at` ended the current step's answer.
+    fn answered(&mut self, now: Instant, at: usize, id: u32, msg: &str) {
         let msg: String = msg.chars().take(120).collect();
         match (self.step, id) {
             (Step::Use, 0) => self.ask(now, Step::Login),
@@ -305,7 +306,7 @@ impl QueryMachine {
             (Step::Login, _) => self.s.x.reject(Rejection::AuthFailed),
             (Step::ServerInfo, 0) if self.server.is_some() => self.ask(now, Step::ClientList),
             (Step::ServerInfo, 0) => self.s.x.fail_malformed(DecodeError::invalid(
-                self.s.end_offset(),
+                at,
                 "serverinfo",
                 "error id=0 without the server's record",
             )),
@@ -524,6 +525,26 @@ mod tests {
             feed(&mut m, t0, &rec);
             n += 1;
             assert!(n <= 101, "never stopped");
+        }
+    }
+
+    /// A serverinfo answered `error id=0` with no record points at that line, however
+    /// much came after it in the same read (found by the corpus replay: the offset was
+    /// the end of what had been received).
+    #[test]
+    fn an_empty_serverinfo_points_at_its_error_line() {
+        let t0 = Instant::now();
+        // the line begins with the `\r` of the line end before it (TeamSpeak ends its
+        // lines with `\n\r`)
+        let at = BANNER.len() + OK.len() - 1;
+        for rest in [
+            &b""[..],
+            &b"virtualserver_name=late\n\rerror id=0 msg=ok\n\r"[..],
+        ] {
+            let mut m = connected(t0, QueryOptions::default());
+            feed(&mut m, t0, &[BANNER, OK, OK, rest].concat());
+            let e = m.take_result().unwrap().unwrap_err().to_string();
+            assert!(e.contains(&format!("byte {at}:")), "{e}");
         }
     }
 
