@@ -10,7 +10,7 @@
 #   scripts/fuzz.sh repro TARGET FILE...   run a target once on the given inputs (no fuzzing)
 #   scripts/fuzz.sh tmin TARGET FILE       minimise a crashing input (to fuzz/artifacts/TARGET/)
 #
-# No nightly and no cargo-fuzz: the fuzz package (fuzz/, outside the workspace) is built
+# No nightly and no cargo-fuzz: the fuzz package (fuzz/, a workspace member) is built
 # with the instrumentation flags cargo-fuzz passes for `--sanitizer none`, all of which are
 # stable rustc options (-Cpasses=sancov-module plus LLVM's sanitizer-coverage options);
 # libfuzzer-sys compiles libFuzzer itself with the C++ compiler (g++/clang++).
@@ -107,8 +107,8 @@ build() {
     local flags="${INSTRUMENT[*]} ${FUZZ_EXTRA_RUSTFLAGS:-}"
     local extra=()
     if [[ -n "${FUZZ_JOBS:-}" ]]; then extra+=(-j "$FUZZ_JOBS"); fi
-    # fuzz/Cargo.lock pins every version; cargo only adds entries for dependencies that
-    # ogp-proto gained since. FUZZ_LOCKED=1 makes such drift an error instead.
+    # The workspace's Cargo.lock pins every version (the fuzz package is a member, built
+    # here with its own flags and target directory). FUZZ_LOCKED=1 is cargo's --locked.
     if [[ "${FUZZ_LOCKED:-0}" == 1 ]]; then extra+=(--locked); fi
     # --target makes RUSTFLAGS apply to the target only, not to build scripts and proc
     # macros (serde_derive), as cargo-fuzz does. CARGO_ENCODED_RUSTFLAGS would override
@@ -118,7 +118,7 @@ build() {
         --manifest-path "$FUZZ/Cargo.toml" \
         --target "$TRIPLE" \
         --target-dir "$TARGET_DIR" \
-        --bin ogp_fuzz "${extra[@]}"
+        --features libfuzzer --bin ogp_fuzz "${extra[@]}"
     # The binary's list of targets (printed when OGP_FUZZ_TARGET names none) must be
     # this script's: a target missing from either would silently never be smoked.
     local names

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Runs every test of the project: formatting, lints, docs, unit/integration/property
-# tests, interop tests against the real peers, the benchmarks in test mode, and a short
-# smoke run of every fuzz target. This is the README's test command and what CI runs
-# (.ci/run). Anything it needs is installed by the project's own scripts.
+# tests, interop tests against the real peers, the benchmarks in test mode, and every fuzz
+# target over its corpus and mutations of it (fuzz/tests/corpora.rs). This is the README's
+# test command and what CI runs (.ci/run). Anything it needs is installed by the
+# project's own scripts.
 #
 #   scripts/test.sh           everything (CI)
 #   scripts/test.sh --quick   the edit-compile-test loop: fmt, clippy, unit and property
-#                             tests; no installs, no peers, no fuzzing
+#                             tests; no installs, no peers, no corpus replay
 #
 # Each step prints its wall time as it ends, and a table of all of them at the end (also
 # when a step fails, so that the log says where the time went).
@@ -92,7 +93,6 @@ stop_tree() {
 }
 on_exit() {
   local rc=$?
-  if [ -n "${FUZZ_PID:-}" ] && kill -0 "$FUZZ_PID" 2>/dev/null; then stop_tree "$FUZZ_PID"; fi
   if [ -n "${LINT_PID:-}" ] && kill -0 "$LINT_PID" 2>/dev/null; then stop_tree "$LINT_PID"; fi
   summary "$rc"
 }
@@ -108,13 +108,11 @@ df -h . | tail -n 1
 # the tests that need them wait for it below.
 INSTALL_PID=""
 if [ "$QUICK" = 0 ]; then
-  rm -f "$LOGS/install-c.done"
   step "installers started in the background (log: $LOGS/install.log)"
   (
     set -e
     t=$(now)
     scripts/install-c.sh       # C/C++ compilers with ASan/UBSan, pkg-config (C examples)
-    touch "$LOGS/install-c.done" # the fuzz build (libFuzzer is C++) may start
     scripts/install-interop.sh # qstat, gamedig, python-a2s, opengsq
     scripts/install-postgres.sh # PostgreSQL for the master's store tests
     scripts/install-browser.sh # headless Chromium, chromedriver, selenium (the page)
@@ -130,47 +128,16 @@ fi
 # the master's front-end too.
 FEATURES=(--features ogp-cli/master)
 
-step "cargo fmt --check (the workspace and the fuzz package)"
+step "cargo fmt --check (the workspace, the fuzz package among its members)"
 cargo fmt --all -- --check
-(cd fuzz && cargo fmt -- --check)
 
-# The fuzz targets are built and smoked in the background, at the lowest CPU priority
-# (nice 19): the build takes the CPU that the workspace's build leaves idle (its serial
-# stretches: one crate compiling, linking), the smoke the CPU that the tests leave idle
-# while they wait on peers and timers; the foreground steps barely notice either. The
-# build is fuzz/Cargo.toml's `smoke` profile (-O1: a few seconds a target need coverage,
-# not speed); it waits for the C++ compiler (scripts/install-c.sh), the smoke for the
-# tests' step to start (a marker file); the last step waits for both and prints their
-# verdicts. One second a target (FUZZ_SMOKE_SECONDS): every seed and some thousands of
-# mutations through each, which is what a smoke is for; `scripts/fuzz.sh run` fuzzes.
-# (-O0 would build in 104 CPU s instead of 138, but runs some seeds past libFuzzer's
-# timeout.)
-FUZZ_PID=""
-if [ "$QUICK" = 0 ] && [ -x scripts/fuzz.sh ]; then
-  step "fuzz build and smoke started in the background (log: $LOGS/fuzz.log)"
-  rm -f "$LOGS/tests-started"
-  (
-    set -e
-    until [ -e "$LOGS/install-c.done" ]; do
-      kill -0 "$INSTALL_PID" 2>/dev/null || { echo "the installers failed before the C++ compiler was ready"; exit 1; }
-      sleep 1
-    done
-    export FUZZ_PROFILE=smoke
-    t=$(now)
-    FUZZ_CODEGEN_UNITS=16 nice -n 19 scripts/fuzz.sh build
-    cpu
-    echo "fuzz build done in $(($(now) - t))s, $CPU CPU s"
-    until [ -e "$LOGS/tests-started" ]; do sleep 1; done # (stopped by on_exit if the script fails first)
-    t=$(now)
-    # libFuzzer's -timeout is wall time: at nice 19 beside the tests an input of 0.2 s can
-    # wait seconds for a core (client_machines timed out at 7 s so, taking 201 ms alone),
-    # so the smoke allows 60 s an input; a hang is still caught.
-    FUZZ_TIMEOUT=60 FUZZ_REBUILD=0 nice -n 19 scripts/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-1}"
-    cpu
-    echo "fuzz smoke (${FUZZ_SMOKE_SECONDS:-1}s per target) done in $(($(now) - t))s, $CPU CPU s with the build"
-  ) >"$LOGS/fuzz.log" 2>&1 &
-  FUZZ_PID=$!
-fi
+# The fuzz targets are a library of the workspace (fuzz/): the test build compiles them
+# with the rest, and fuzz/tests/corpora.rs runs each over its committed corpus and crash
+# reproducers and some thousands of mutations of them, among the tests below. The
+# instrumented libFuzzer build (scripts/fuzz.sh: coverage-guided fuzzing, the same target
+# code) is not part of this command: it compiled ogp-proto and its dependencies a second
+# time, instrumented (about 300 of a fresh run's 1,600 CPU s, on 2 cores), for a smoke of
+# one second a target, which the replay does in the test build's own code.
 
 if [ "$QUICK" = 1 ]; then
   step "cargo clippy (all targets, -D warnings)"
@@ -218,9 +185,9 @@ export OGP_INTEROP=1 # ogp-cli's interop_*.rs and ogp-ffi's peers.rs run them, a
 # ones, the `ogp` of a default build without the master) are checked in the background
 # while the tests run, once scripts/run-tests.py is done with cargo (a marker file: they
 # share the build directory's lock, and the proc macros and build scripts the test build
-# made). clippy compiles those feature sets' dependencies in check mode, which the test
-# build cannot reuse. Niced below the tests, above the fuzz smoke; the step after the tests
-# prints the verdict. The libraries' docs are made by the doc tests' step. Neither runs
+# made). clippy compiles ogp-proto's dependencies in check mode for the first (the test
+# build's cannot be reused: other features); the second reuses the test build's. Niced
+# below the tests; the step after the tests prints the verdict. The libraries' docs are made by the doc tests' step. Neither runs
 # `cargo doc`, which would compile every dependency again in check mode (268 crates):
 # scripts/rustdoc.sh gives rustdoc the test build's (`cargo doc --open` is for reading).
 rm -f "$LOGS/tests-built"
@@ -233,13 +200,16 @@ rm -f "$LOGS/tests-built"
   echo "== ogp-proto without its optional features (toml, bzip2, os-rng, gqp)"
   nice -n 10 cargo clippy -p ogp-proto --no-default-features --locked -- -D warnings
   echo "== the ogp of a default build (cargo install, cargo run -- demo): without the master"
-  nice -n 10 cargo clippy -p ogp-cli --bins --locked -- -D warnings
+  # The whole workspace's test build without ogp-cli's feature `master`: every
+  # dependency resolves as in the test build (the master's crate is a member), so only
+  # ogp-cli's binary compiles again, linted: 9 CPU s where `cargo clippy -p ogp-cli`
+  # compiled ogp-cli's dependencies again in check mode (97).
+  nice -n 10 cargo test --workspace --bins --no-run --locked
   cpu
   echo "docs and feature sets done in $(($(now) - t))s, $CPU CPU s"
 ) >"$LOGS/lint.log" 2>&1 &
 LINT_PID=$!
 
-touch "$LOGS/tests-started" # the fuzz smoke may start (above)
 step "cargo test (every test binary, benchmarks and examples in test mode; ${TEST_JOBS:-3} binaries at a time)"
 # scripts/run-tests.py runs the binaries `cargo test` builds, several at once (most of the
 # slow ones wait on peers and timers), and lists the slowest.
@@ -260,15 +230,5 @@ step "the libraries' docs (rustdoc -D warnings) and doc tests"
 # scripts/rustdoc.sh, as cargo's rustdoc, documents each library into target/doc with the
 # arguments cargo gives its doc tests, then runs them.
 RUSTDOC="$PWD/scripts/rustdoc.sh" cargo test --workspace --doc --locked "${FEATURES[@]}"
-
-if [ -n "$FUZZ_PID" ]; then
-  step "fuzz build and smoke finish (${FUZZ_SMOKE_SECONDS:-1}s per target; started in the background)"
-  if ! wait "$FUZZ_PID"; then
-    tail -n 80 "$LOGS/fuzz.log" >&2
-    echo "the fuzz build or smoke failed (above; whole log: $LOGS/fuzz.log)" >&2
-    exit 1
-  fi
-  grep '^=== [a-z0-9_]*: \|^fuzz \|^smoke ' "$LOGS/fuzz.log" || true
-fi
 
 step "all tests passed"

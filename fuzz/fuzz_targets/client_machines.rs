@@ -65,8 +65,8 @@
 //! replies) + 4 MiB (at most 65535 rules and 255 players) + the slack.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use ogp_fuzz::a2s::{bzip2_payload, source_fragments};
@@ -92,34 +92,49 @@ use ogp_proto::responder::{Listener, Responder, ResponderConfig, Transmits};
 
 struct Counting;
 
-static LIVE: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    /// The bytes this thread allocated and has not freed (what another thread frees of
+    /// them counts there): per thread, so that the workspace's corpus replay, which runs
+    /// targets on two threads at once, measures one machine's heap, as libFuzzer's single
+    /// thread does.
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+}
+
+/// Adds to this thread's count (nothing while the thread is being torn down).
+fn count(bytes: isize) {
+    let _ = LIVE.try_with(|c| c.set(c.get().wrapping_add(bytes)));
+}
+
+/// An allocation's size as a count.
+fn size(n: usize) -> isize {
+    isize::try_from(n).unwrap_or(isize::MAX)
+}
 
 // SAFETY: every call is forwarded to the system allocator unchanged; the counter is only
-// bookkeeping.
+// bookkeeping (a const-initialised thread-local without a destructor: no allocation).
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         let p = System.alloc(l);
         if !p.is_null() {
-            LIVE.fetch_add(l.size(), Relaxed);
+            count(size(l.size()));
         }
         p
     }
     unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
         let p = System.alloc_zeroed(l);
         if !p.is_null() {
-            LIVE.fetch_add(l.size(), Relaxed);
+            count(size(l.size()));
         }
         p
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
         System.dealloc(p, l);
-        LIVE.fetch_sub(l.size(), Relaxed);
+        count(-size(l.size()));
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new_size: usize) -> *mut u8 {
         let q = System.realloc(p, l, new_size);
         if !q.is_null() {
-            LIVE.fetch_add(new_size, Relaxed);
-            LIVE.fetch_sub(l.size(), Relaxed);
+            count(size(new_size).wrapping_sub(size(l.size())));
         }
         q
     }
@@ -129,7 +144,7 @@ unsafe impl GlobalAlloc for Counting {
 static ALLOCATOR: Counting = Counting;
 
 fn live() -> usize {
-    LIVE.load(Relaxed)
+    usize::try_from(LIVE.try_with(Cell::get).unwrap_or(0)).unwrap_or(0)
 }
 
 const SLACK: usize = 2 << 20;

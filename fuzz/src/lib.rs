@@ -1,8 +1,16 @@
-//! Helpers shared by the fuzz targets in `fuzz_targets/`.
+//! The fuzz targets of `fuzz_targets/` (one module each, listed in [`TARGETS`]) and the
+//! helpers they share.
+
+// The targets name the helpers `ogp_fuzz::…`, as code outside the library would.
+extern crate self as ogp_fuzz;
 
 use ogp_proto::{DecodeError, Status};
 
 pub mod a2s;
+#[path = "../fuzz_targets/mod.rs"]
+mod targets;
+
+pub use targets::{Target, TARGETS};
 
 /// The records of a fuzz input: `[head: N bytes, the last two a u16 LE word w] [record:
 /// w & 0x7ff bytes, fewer if the input ends]`, repeated until the input ends (a partial
