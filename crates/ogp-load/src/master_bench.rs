@@ -351,11 +351,16 @@ pub fn run(args: &Args) -> Result<()> {
         }
     }
     let n = f64::from(args.servers);
-    wait_until(
+    let first = wait_until(
         "the first poll of every live server",
         Duration::from_secs(300),
         || Ok(polls(&agent, &base)? - polls_before >= n),
     )?;
+    println!(
+        "first polls of the {} live servers (discovery: every auto-detectable protocol) done {:.2} s after the last was listed",
+        args.servers,
+        first.as_secs_f64()
+    );
     // polls are counted when they end and written in batches within 200 ms: let the last
     // batch land before making them due again (else it would put them 20 s off)
     std::thread::sleep(Duration::from_secs(2));

@@ -616,11 +616,22 @@ impl Engine {
             self.deferred.entry(addr).or_default().push_back(i);
             return false;
         };
-        let options = &self.cfg.options;
         let ids = &mut self.ids;
         let mut keys = Vec::new();
         let Some(e) = self.entries.get_mut(i as usize).and_then(Option::as_mut) else {
             return true;
+        };
+        // a target's own retries (a probe that may go unanswered): the scan's options
+        // with them, else the scan's options as they are
+        let own;
+        let options = match e.target.retries {
+            Some(r) if r != self.cfg.options.timing.retries => {
+                let mut o = self.cfg.options.clone();
+                o.timing = o.timing.retries(r);
+                own = o;
+                &own
+            }
+            _ => &self.cfg.options,
         };
         e.socket = socket;
         // Auto-detection: the datagram protocols in the order the catalogue's ports
@@ -1444,5 +1455,44 @@ mod tests {
         assert_eq!(answered, 6);
         assert_eq!(most, 1);
         assert_eq!(connections, 6);
+    }
+
+    /// A target's own retries: `Some(0)` sends one datagram to a silent server and ends
+    /// after one attempt; the scan's (here 3) send four.
+    #[tokio::test]
+    async fn a_targets_own_retries_bound_its_datagrams() {
+        let silent: Vec<std::net::UdpSocket> = (0..2)
+            .map(|_| std::net::UdpSocket::bind("127.0.0.1:0").unwrap())
+            .collect();
+        let mut cfg = ScanConfig::default();
+        cfg.options.timing = cfg
+            .options
+            .timing
+            .attempt_timeout(Duration::from_millis(30))
+            .backoff_percent(100)
+            .retries(3);
+        let mut scan = super::super::start(cfg).unwrap();
+        for (k, (s, retries)) in silent.iter().zip([Some(0), None]).enumerate() {
+            let t = Target::new(s.local_addr().unwrap().to_string(), Some(Protocol::A2s))
+                .with_id(k as u64)
+                .with_retries(retries);
+            scan.targets.send(t).await.unwrap();
+        }
+        drop(scan.targets);
+        let mut elapsed = [Duration::ZERO; 2];
+        while let Some(r) = scan.results.recv().await {
+            assert!(r.outcome.is_err(), "{r:?}");
+            elapsed[r.id as usize] = r.elapsed;
+        }
+        let got: Vec<usize> = silent
+            .iter()
+            .map(|s| {
+                s.set_nonblocking(true).unwrap();
+                let mut buf = [0u8; 1500];
+                std::iter::from_fn(|| s.recv(&mut buf).ok()).count()
+            })
+            .collect();
+        assert_eq!(got, [1, 4]);
+        assert!(elapsed[0] < elapsed[1], "{elapsed:?}");
     }
 }

@@ -101,6 +101,10 @@ pub struct Target {
     pub protocol: Option<Protocol>,
     /// Also try the well-known query ports for this port ([`query_ports`]).
     pub try_query_ports: bool,
+    /// Retries while the server is silent, for this target only (`None`: those of
+    /// [`ScanConfig::options`]). `Some(0)`: one datagram, then the target is done after
+    /// one attempt's timeout if nothing came back: a probe that may go unanswered.
+    pub retries: Option<u32>,
 }
 
 impl Target {
@@ -111,7 +115,15 @@ impl Target {
             host: host.into(),
             protocol,
             try_query_ports: false,
+            retries: None,
         }
+    }
+
+    /// With [`retries`](Self::retries) of its own.
+    #[must_use]
+    pub fn with_retries(mut self, retries: Option<u32>) -> Self {
+        self.retries = retries;
+        self
     }
 
     /// With this [`id`](Self::id).
