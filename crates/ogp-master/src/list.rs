@@ -53,8 +53,8 @@ impl Protocols {
 type Small = compact_str::CompactString;
 
 /// One listed server: what the list paths need, kept compact (no whole status, strings
-/// of up to 24 bytes inline: a master holds a million of these; about 380 bytes each
-/// with its place in the tree, docs/master.md).
+/// of up to 24 bytes inline: a master holds a million of these; about 390 bytes each
+/// with its place in the tree, and 74 more for the filters' compact copy, docs/master.md).
 #[derive(Debug, Clone)]
 pub struct Entry {
     /// The protocols it speaks.

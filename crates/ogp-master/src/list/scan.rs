@@ -182,6 +182,11 @@ fn game_names(set: &str) -> impl Iterator<Item = &[u8]> {
     })
 }
 
+/// The key of an IPv4 address: in the order of the addresses.
+fn v4_key(a: &SocketAddrV4) -> u64 {
+    (u64::from(u32::from(*a.ip())) << 16) | u64::from(a.port())
+}
+
 fn slot_of(header: &[u8]) -> usize {
     header
         .iter()
@@ -320,7 +325,7 @@ impl Scan {
             }
         };
         let key = match e.addr() {
-            SocketAddr::V4(a) => (u64::from(u32::from(*a.ip())) << 16) | u64::from(a.port()),
+            SocketAddr::V4(a) => v4_key(&a),
             SocketAddr::V6(a) => {
                 self.v6.insert(slot, a);
                 V6
@@ -545,12 +550,17 @@ impl Scan {
         };
         let mut heap: BinaryHeap<Key> = BinaryHeap::with_capacity(limit + 2);
         let mut matched = 0usize;
+        // the heap's last when it is full, its address as a key (any IPv4 one is before
+        // an IPv6 one: `u64::MAX`)
+        let mut last: Option<(Reverse<u32>, u64)> = None;
         self.each(&c, |slot, r| {
             matched += 1;
             let p = Reverse(if by_players { r.players } else { 0 });
-            // later than the whole page, or not after the cursor, by players alone
-            if heap.len() > limit && heap.peek().is_some_and(|top| p > top.0) {
-                return;
+            // later than the whole page by its row alone, or not after the cursor
+            if let Some((lp, lk)) = last {
+                if p > lp || (p == lp && r.key & V6 == 0 && r.key >= lk) {
+                    return;
+                }
             }
             if after.is_some_and(|a| p < a.0) {
                 return;
@@ -563,6 +573,15 @@ impl Scan {
                 heap.push(k);
                 if heap.len() > limit + 1 {
                     heap.pop();
+                }
+                if heap.len() > limit {
+                    last = heap.peek().map(|(p, a)| {
+                        let key = match a {
+                            SocketAddr::V4(a) => v4_key(a),
+                            SocketAddr::V6(_) => u64::MAX,
+                        };
+                        (*p, key)
+                    });
                 }
             }
         });
