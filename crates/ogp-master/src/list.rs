@@ -802,14 +802,8 @@ impl List {
     /// entries, its total counted in the same pass or in one of its own (tests: what
     /// [`List::make_page`] must equal, and what it is timed against).
     #[cfg(test)]
-    fn make_page_plain(
-        &self,
-        q: &Query,
-        sort: Sort,
-        cursor: Option<Cursor>,
-        limit: usize,
-        count_again: bool,
-    ) -> Page {
+    fn make_page_plain(&self, q: &Query, sort: Sort, at: Option<Cursor>, limit: usize) -> Page {
+        let (cursor, count_again) = (at, true);
         let mut entries = Vec::with_capacity(limit.min(1024));
         let mut next = None;
         // A first page made now counts its total in its own pass (a second pass over a
@@ -1667,7 +1661,7 @@ mod tests {
             let mut total = 0;
             for _ in 0..5 {
                 let t = std::time::Instant::now();
-                let a = l.make_page_plain(&q, sort, None, 100, true);
+                let a = l.make_page_plain(&q, sort, None, 100);
                 plain.push(t.elapsed().as_secs_f64() * 1e3);
                 let t = std::time::Instant::now();
                 let b = l.make_page(&q, sort, None, 100, true);
@@ -1854,7 +1848,7 @@ mod tests {
                         let mut pages = 0;
                         while let Some(cursor) = cursors.pop() {
                             let a = l.make_page(&q, sort, cursor, limit, true);
-                            let b = l.make_page_plain(&q, sort, cursor, limit, true);
+                            let b = l.make_page_plain(&q, sort, cursor, limit);
                             let what = format!("{q:?} {sort:?} {cursor:?} {limit}");
                             assert_eq!(addrs(&a.entries), addrs(&b.entries), "{what}");
                             assert_eq!((&a.next, a.total), (&b.next, b.total), "{what}");
