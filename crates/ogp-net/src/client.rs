@@ -233,9 +233,9 @@ pub(crate) async fn drive_stream_with<M: QueryDriver>(
     let mut out = Vec::with_capacity(64);
     loop {
         while m.poll_transmit_into(Instant::now(), &mut out) {
-            // A machine that ended as it wrote (a server that sent every answer at once,
-            // before our requests: the last one is written after the result) has no
-            // timer left to bound the write: its result stands, the write is dropped.
+            // A machine that has ended asks for no write (the stream core holds them
+            // back); one that still did would have no timer left to bound it: its
+            // result stands, the write is dropped.
             let Some(deadline) = m.poll_timeout() else {
                 break;
             };

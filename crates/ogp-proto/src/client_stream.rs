@@ -183,7 +183,10 @@ impl<D> Stream<D> {
     /// Moves the bytes due to be written into `out`; true when there were any.
     pub(crate) fn poll_transmit_into(&mut self, out: &mut Vec<u8>) -> bool {
         out.clear();
-        if self.out.is_empty() || self.conn != Conn::Open {
+        // A query that has ended writes no more: what it had queued (a server that sent
+        // every answer before it was asked ends the query before the requests go out)
+        // would go to a finished conversation.
+        if self.out.is_empty() || self.conn != Conn::Open || self.is_done() {
             return false;
         }
         std::mem::swap(out, &mut self.out);

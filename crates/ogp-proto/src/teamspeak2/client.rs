@@ -290,6 +290,26 @@ mod tests {
         String::from_utf8(out).unwrap()
     }
 
+    /// A server that sends the whole conversation before it is asked (bytes a fuzz
+    /// seed replays): the machine parses every answer and ends, and a machine that has
+    /// ended hands out no more writes (its `quit` would go to a finished query; ogp-net
+    /// once failed such a query as "stopped without a result").
+    #[test]
+    fn an_answer_before_the_question_ends_with_no_write_left() {
+        let t0 = Instant::now();
+        let mut m = connected(t0);
+        let all: &[u8] =
+            b"[TS]\r\nOK\r\nserver_name=Funk\r\nOK\r\np_id\tnick\r\nOK\r\nid\tname\r\nOK\r\n";
+        m.handle_stream(t0, StreamEvent::Received(all));
+        let mut out = Vec::new();
+        assert!(
+            !m.poll_transmit_into(t0, &mut out),
+            "wrote {out:?} after the end"
+        );
+        let a = m.take_result().unwrap().unwrap();
+        assert_eq!(a.status.host_name.as_deref(), Some("Funk"));
+    }
+
     #[test]
     fn a_whole_query_byte_by_byte() {
         let t0 = Instant::now();
