@@ -598,6 +598,17 @@ struct Instances<'a> {
     base: &'a str,
 }
 
+/// A shared poll cycle: servers made due, seconds until the instances' counters had
+/// grown by as many, seconds until every one's answer was written, each instance's
+/// polls, servers without an answer written since.
+struct Cycle {
+    due: u64,
+    secs: f64,
+    written: f64,
+    each: Vec<f64>,
+    left: i64,
+}
+
 /// A runtime and the store opened on it, for the benchmark's own calls.
 type Db = (tokio::runtime::Runtime, ogp_master::store::Store);
 
@@ -645,15 +656,15 @@ fn wait_idle(agent: &ureq::Agent, bases: &[String]) -> Result<()> {
 /// One poll cycle shared by the instances at `bases`: every live server made due at
 /// once with its lease given up (`Store::make_due_shared`; with `rediscovery`, each
 /// poll a rediscovery), then the time until the instances' poll counters have grown by
-/// as many; then how many of them have not answered since (waited for up to 3 s: the
-/// last batch written). Returns (servers, seconds, each instance's polls, left out).
+/// as many; then the time until every one of them has an answer written since (at most
+/// 20 s more: the batches written; a server that did not answer stays left out).
 fn shared_cycle(
     run: &Instances<'_>,
     db: &Db,
     bases: &[String],
     rediscovery: Option<u32>,
     label: &str,
-) -> Result<(u64, f64, Vec<f64>, i64)> {
+) -> Result<Cycle> {
     wait_idle(run.agent, bases)?;
     let mark = polls_each(run.agent, bases)?;
     let since = now_ms()?;
@@ -669,14 +680,21 @@ fn shared_cycle(
     })?;
     let mut left = 0;
     let t = Instant::now();
-    while t.elapsed() < Duration::from_secs(3) {
+    while t.elapsed() < Duration::from_secs(20) {
         left = db.0.block_on(db.1.unanswered_since(now_ms()?, since))?;
         if left == 0 {
             break;
         }
         std::thread::sleep(Duration::from_millis(200));
     }
-    Ok((due, took.as_secs_f64(), each, left))
+    let written = took + t.elapsed();
+    Ok(Cycle {
+        due,
+        secs: took.as_secs_f64(),
+        written: written.as_secs_f64(),
+        each,
+        left,
+    })
 }
 
 /// Poll cycles shared by 1, 2, 3… instances on the run's database (`--instances`): the
@@ -710,7 +728,7 @@ fn instance_cycles(args: &Args, run: &Instances<'_>) -> Result<()> {
         "poll cycles shared by instances on one database (each its own poll_rate of {} datagrams/s; every live server due at once, leases given up):",
         args.poll_rate
     );
-    println!("  | instances | regular polls: cycle s | polls/s | rediscoveries: cycle s | polls/s | polls per instance (regular; rediscoveries) |");
+    println!("  | instances | regular polls: cycle s (all written) | polls/s | rediscoveries: cycle s (all written) | polls/s | polls per instance (regular; rediscoveries) |");
     let mut first = None;
     let started = Instant::now();
     for k in counts {
@@ -744,14 +762,14 @@ fn instance_cycles(args: &Args, run: &Instances<'_>) -> Result<()> {
         wait_until("every instance live", Duration::from_secs(60), || {
             Ok(db.0.block_on(db.1.live(now_ms()?, timers))? == want)
         })?;
-        let (due, regular, each, left) = shared_cycle(
+        let reg = shared_cycle(
             run,
             &db,
             &bases,
             None,
             &format!("a poll cycle of {k} instance(s)"),
         )?;
-        let (due_r, rediscovery, each_r, left_r) = shared_cycle(
+        let red = shared_cycle(
             run,
             &db,
             &bases,
@@ -765,17 +783,23 @@ fn instance_cycles(args: &Args, run: &Instances<'_>) -> Result<()> {
                 .join(" + ")
         };
         println!(
-            "  | {k} | {regular:.2} | {:.0} | {rediscovery:.2} | {:.0} | {}; {} |",
-            due as f64 / regular,
-            due_r as f64 / rediscovery,
-            fmt(&each),
-            fmt(&each_r)
+            "  | {k} | {:.2} ({:.2}) | {:.0} | {:.2} ({:.2}) | {:.0} | {}; {} |",
+            reg.secs,
+            reg.written,
+            reg.due as f64 / reg.secs,
+            red.secs,
+            red.written,
+            red.due as f64 / red.secs,
+            fmt(&reg.each),
+            fmt(&red.each)
         );
-        if left + left_r > 0 {
+        if reg.left + red.left > 0 {
             println!(
-                "  WARNING: {left} (regular) and {left_r} (rediscoveries) of {due} servers not answered since they were made due"
+                "  WARNING: {} (regular) and {} (rediscoveries) of {} servers without an answer written since they were made due",
+                reg.left, red.left, reg.due
             );
         }
+        let (regular, rediscovery) = (reg.secs, red.secs);
         let (k1, r1, d1) = *first.get_or_insert((k, regular, rediscovery));
         if k > k1 {
             println!(
