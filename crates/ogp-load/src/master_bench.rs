@@ -776,22 +776,31 @@ fn instance_cycles(args: &Args, run: &Instances<'_>) -> Result<()> {
     for k in counts {
         while bases.len() < k as usize {
             let (u, h) = (free_port()?, free_port_tcp()?);
-            let conf = text
+            // its own UDP and HTTP ports; the GameSpy v1 list stays the first one's
+            let conf: String = text
                 .replace(&format!("127.0.0.1:{udp}\""), &format!("127.0.0.1:{u}\""))
                 .replace(
                     &format!("127.0.0.1:{http_port}\""),
                     &format!("127.0.0.1:{h}\""),
-                );
+                )
+                .lines()
+                .filter(|l| !l.starts_with("gs1_list"))
+                .map(|l| format!("{l}\n"))
+                .collect();
             let path = run
                 .config
                 .with_file_name(format!("master-{}.toml", bases.len() + 1));
             std::fs::write(&path, conf)?;
             let t = Instant::now();
-            kids.push(start_master(run.ogp, &path)?);
+            let mut kid = start_master(run.ogp, &path)?;
             let base = format!("http://127.0.0.1:{h}");
             wait_until("another instance's HTTP", Duration::from_secs(300), || {
+                if let Some(status) = kid.0.try_wait()? {
+                    bail!("another instance exited at its start: {status}");
+                }
                 Ok(http(run.agent, &format!("{base}/api/v1/stats")).is_ok())
             })?;
+            kids.push(kid);
             println!(
                 "  instance {} up in {:.1} s, serving {} servers",
                 bases.len() + 1,
