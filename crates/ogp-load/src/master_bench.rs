@@ -269,6 +269,9 @@ pub fn run(args: &Args) -> Result<()> {
     );
 
     let udp_port = free_port()?;
+    let gs1_port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
     let http_port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port();
@@ -276,7 +279,7 @@ pub fn run(args: &Args) -> Result<()> {
     std::fs::write(
         &config,
         format!(
-            "udp = [\"127.0.0.1:{udp_port}\"]\nhttp = \"127.0.0.1:{http_port}\"\ndb = \"{db}\"\nallow_private = true\n\
+            "udp = [\"127.0.0.1:{udp_port}\"]\nhttp = \"127.0.0.1:{http_port}\"\ngs1_list = \"127.0.0.1:{gs1_port}\"\ndb = \"{db}\"\nallow_private = true\n\
              poll_interval_secs = 20\nmax_servers_per_ip = 100000\nregistrations_per_minute = 100000000\n\
              verifications_per_second = 100000\nmax_pending_verifications = 100000\nlist_bytes_per_second = 1000000000\n\
              list_total_bytes_per_second = 1000000000\n\
@@ -524,6 +527,45 @@ pub fn run(args: &Args) -> Result<()> {
         "Valve list walked to its end: {walked} servers in {walk_pages} pages, {:.1} s",
         t.elapsed().as_secs_f64()
     );
+    // the game masters' lists, each read to its end by `ogp list` (one in a hundred
+    // simulated servers on each: `Store::insert_simulated`)
+    for (label, args) in [
+        (
+            "dpmaster",
+            vec![
+                format!("127.0.0.1:{udp_port}"),
+                "--dp".into(),
+                "Quake3Arena".into(),
+                "68".into(),
+            ],
+        ),
+        (
+            "GameSpy v1",
+            vec![format!("127.0.0.1:{gs1_port}"), "--gs1".into(), "ut".into()],
+        ),
+    ] {
+        let t = Instant::now();
+        let out = Command::new(&ogp)
+            .args(["-q", "list"])
+            .args(&args)
+            .stdin(Stdio::null())
+            .stderr(Stdio::inherit())
+            .output()
+            .with_context(|| format!("ogp list {}", args.join(" ")))?;
+        if !out.status.success() {
+            bail!("ogp list {} failed: {}", args.join(" "), out.status);
+        }
+        let servers = out
+            .stdout
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .count();
+        println!(
+            "{label} list read to its end by `ogp list {}`: {servers} servers, {:.2} s",
+            args.join(" "),
+            t.elapsed().as_secs_f64()
+        );
+    }
 
     let (hwm, rss) = memory_kb(master.0.id())?;
     println!(

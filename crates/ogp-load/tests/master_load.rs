@@ -60,11 +60,19 @@ fn the_master_benchmark_runs_in_test_mode() {
         "| name |",
         "| details |",
         "| stats |",
-        "Valve list walked to its end: 2060 servers",
+        // 2,000 simulated, of which 20 Quake III and 20 GameSpy v1 servers, and 60 live
+        "Valve list walked to its end: 2020 servers",
         "ogp master memory: VmHWM",
         "kill -9 and restart: serving 2060 servers (before: 2060)",
     ] {
         assert!(text.contains(want), "no {want:?} in:\n{text}");
+    }
+    for list in ["dpmaster", "GameSpy v1"] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("{list} list read to its end")))
+            .unwrap_or_else(|| panic!("no {list} walk in:\n{text}"));
+        assert!(line.contains(": 20 servers,"), "{line}");
     }
 }
 

@@ -2,7 +2,7 @@
 //! date from the database (so that every instance sharing a database serves the same
 //! list), and the two ways of reading it: the HTTP API's filters and Valve's pages.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::{IpAddr, SocketAddr, SocketAddrV4};
 use std::ops::Bound;
 
@@ -281,6 +281,22 @@ impl Entry {
         self.rare.as_ref()?.mod_name.as_deref()
     }
 
+    /// Whether a game master's list can hold it (see `List::game_lists`): what
+    /// [`List::dp_servers`], [`List::qw_servers`], [`List::tw_servers`],
+    /// [`List::gs1_servers`] and [`List::cube2_servers`] look at, up or not.
+    fn on_game_lists(&self) -> bool {
+        self.listing().is_some()
+            || self.gs1_game().is_some()
+            || [
+                Protocol::Quakeworld,
+                Protocol::Teeworlds,
+                Protocol::Teeworlds7,
+                Protocol::Cube2,
+            ]
+            .into_iter()
+            .any(|p| self.protocols.contains(p))
+    }
+
     fn listing(&self) -> Option<&Listing> {
         self.rare.as_ref()?.listing.as_ref()
     }
@@ -539,6 +555,11 @@ pub struct List {
     /// What the filters read of each entry, compact and contiguous: the pass a page
     /// makes (issue 41).
     scan: scan::Scan,
+    /// The entries that a game master's list can hold (a Quake III listing, a GameSpy
+    /// v1 game, QuakeWorld, Teeworlds, Cube 2), in the entries' order: those lists walk
+    /// this, not the whole list, so a list request costs what its own servers cost, not
+    /// a pass over a million A2S servers (issue 41).
+    game_lists: BTreeSet<SocketAddr>,
     counts: Counts,
     cache: std::sync::Mutex<Cache>,
     /// Grows with every change: part of the ETag.
@@ -635,11 +656,17 @@ impl List {
                     if let Some((slot, old)) = self.entries.remove(addr) {
                         self.counts.remove(&old);
                         self.scan.remove(slot);
+                        self.game_lists.remove(&addr);
                         changed += 1;
                     }
                 }
                 Some(e) => {
                     self.counts.add(&e);
+                    if e.on_game_lists() {
+                        self.game_lists.insert(addr);
+                    } else {
+                        self.game_lists.remove(&addr);
+                    }
                     let old = self.entries.get(addr);
                     if let Some((_, old)) = old {
                         self.counts.remove(old);
@@ -977,14 +1004,21 @@ impl List {
 }
 
 impl List {
+    /// The entries that a game master's list can hold, in list order (the index
+    /// `game_lists`, kept by [`List::merge`]).
+    fn on_game_lists(&self) -> impl Iterator<Item = (SocketAddr, &Entry)> {
+        self.game_lists
+            .iter()
+            .filter_map(|a| Some((*a, self.get(*a)?)))
+    }
+
     /// The servers a dpmaster list request asks for, in list order: up Quake III servers
     /// whose listing ([`ServersRequest::matches`]) and address family
     /// ([`ServersRequest::wants_family`]) fit it.
     pub fn dp_servers(&self, req: &ServersRequest) -> Vec<SocketAddr> {
-        self.entries
-            .iter()
-            .filter(|(_, _, e)| e.up)
-            .filter_map(|(addr, _, e)| {
+        self.on_game_lists()
+            .filter(|(_, e)| e.up)
+            .filter_map(|(addr, e)| {
                 let l = e.listing()?;
                 let addr = canonical(addr);
                 (req.wants_family(addr) && req.matches(l, e.players, e.max_players()))
@@ -996,10 +1030,9 @@ impl List {
     /// The servers a QuakeWorld list request (`c\n`) gets, in list order: the up IPv4
     /// servers that speak QuakeWorld (registered by a heartbeat, or found so by a poll).
     pub fn qw_servers(&self) -> Vec<SocketAddr> {
-        self.entries
-            .iter()
-            .filter(|(_, _, e)| e.up && e.protocols.contains(Protocol::Quakeworld))
-            .map(|(addr, _, _)| canonical(addr))
+        self.on_game_lists()
+            .filter(|(_, e)| e.up && e.protocols.contains(Protocol::Quakeworld))
+            .map(|(addr, _)| canonical(addr))
             .filter(SocketAddr::is_ipv4)
             .collect()
     }
@@ -1008,21 +1041,19 @@ impl List {
     /// that speak `protocol` (`teeworlds`, 0.6: verified by a `bea2` heartbeat, or
     /// polled in it; `teeworlds7`: by a 0.7 heartbeat, or polled in it).
     pub fn tw_servers(&self, protocol: Protocol) -> Vec<SocketAddr> {
-        self.entries
-            .iter()
-            .filter(|(_, _, e)| e.up && e.protocols.contains(protocol))
-            .map(|(addr, _, _)| canonical(addr))
+        self.on_game_lists()
+            .filter(|(_, e)| e.up && e.protocols.contains(protocol))
+            .map(|(addr, _)| canonical(addr))
             .collect()
     }
 
     /// The servers a GameSpy master list request for `game` asks for, in list order:
     /// up IPv4 servers registered by a GameSpy v1 heartbeat naming `game` (any case).
     pub fn gs1_servers(&self, game: &str) -> Vec<SocketAddrV4> {
-        self.entries
-            .iter()
-            .filter(|(_, _, e)| e.up)
-            .filter(|(_, _, e)| e.gs1_game().is_some_and(|g| g.eq_ignore_ascii_case(game)))
-            .filter_map(|(addr, _, _)| match canonical(addr) {
+        self.on_game_lists()
+            .filter(|(_, e)| e.up)
+            .filter(|(_, e)| e.gs1_game().is_some_and(|g| g.eq_ignore_ascii_case(game)))
+            .filter_map(|(addr, _)| match canonical(addr) {
                 SocketAddr::V4(v4) => Some(v4),
                 SocketAddr::V6(_) => None,
             })
@@ -1035,10 +1066,9 @@ impl List {
     /// their status names Red Eclipse, else as Sauerbraten's.
     pub fn cube2_servers(&self) -> Vec<ogp_proto::cube2::master::Listed> {
         use ogp_proto::cube2::master::{Listed, MasterDialect};
-        self.entries
-            .iter()
-            .filter(|(_, _, e)| e.up && e.protocols.contains(Protocol::Cube2))
-            .filter_map(|(addr, _, e)| {
+        self.on_game_lists()
+            .filter(|(_, e)| e.up && e.protocols.contains(Protocol::Cube2))
+            .filter_map(|(addr, e)| {
                 let addr = canonical(addr);
                 let port = addr
                     .port()
@@ -1838,12 +1868,16 @@ mod tests {
                 "quake3",
                 "gamespy3",
                 "ogp,gamespy3",
+                "quakeworld",
+                "a2s,teeworlds,cube2",
+                "teeworlds7",
             ]),
         );
         row.summary = Some(serde_json::to_string(&s).unwrap());
         row.up = r.below(4) != 0;
         row.removed = r.below(6) == 0;
         row.gs1_game = r.pick(&[None, None, Some("ut".to_owned())]);
+        row.list_protocol = r.pick(&[None, None, Some(68)]);
         row.updated = updated;
         row
     }
@@ -1902,6 +1936,14 @@ mod tests {
                 updated += 1;
                 let batch: Vec<ListRow> = (0..30).map(|_| random_row(&mut r, updated)).collect();
                 l.apply(batch);
+                // the game masters' index holds exactly the entries they can list
+                let want: Vec<SocketAddr> = l
+                    .entries
+                    .iter()
+                    .filter(|(_, _, e)| e.on_game_lists())
+                    .map(|(a, _, _)| a)
+                    .collect();
+                assert_eq!(l.game_lists.iter().copied().collect::<Vec<_>>(), want);
                 for _ in 0..12 {
                     let q = random_query(&mut r);
                     for sort in [Sort::Addr, Sort::Players] {
@@ -1946,7 +1988,76 @@ mod tests {
             l.apply(everyone);
             assert!(l.is_empty());
             assert_eq!(l.scan.held(), (0, 0, 0, 0));
+            assert!(l.game_lists.is_empty());
         }
+    }
+
+    /// The list requests at a million A2S servers and 1,000 game masters' servers: the
+    /// game masters' lists (their index walked, against the pass over every entry that
+    /// each request made before it) and Valve pages whose filter matches nothing
+    /// (`cargo test --release -p ogp-master --lib list::tests::list_requests_at_a_million
+    /// -- --ignored --nocapture`, docs/master.md).
+    #[test]
+    #[ignore = "a measurement: a million entries"]
+    fn list_requests_at_a_million() {
+        let mut l = simulated(1_000_000);
+        let theirs: Vec<ListRow> = (0..1000u32)
+            .map(|i| {
+                let addr = format!("11.0.{}.{}:27960", i >> 8, i & 0xff);
+                let mut r = row(
+                    &addr,
+                    "q",
+                    1,
+                    ["quake3", "quakeworld", "gamespy3"][i as usize % 3],
+                );
+                if i % 3 == 0 {
+                    r.list_protocol = Some(68);
+                }
+                if i % 3 == 2 {
+                    r.gs1_game = Some("ut".into());
+                }
+                r
+            })
+            .collect();
+        l.apply(theirs);
+        let req = ServersRequest::decode(b"\xff\xff\xff\xffgetservers 68 empty full")
+            .expect("a getservers request");
+        let ms = |f: &mut dyn FnMut() -> usize| {
+            let t = std::time::Instant::now();
+            let n = f();
+            (n, t.elapsed().as_secs_f64() * 1e3)
+        };
+        let (all, pass) = ms(&mut || l.entries.iter().filter(|(_, _, e)| e.on_game_lists()).count());
+        println!(
+            "a pass over the {} entries (each request before): {pass:.2} ms, {all} on game lists",
+            l.len()
+        );
+        let lists: [(&str, &mut dyn FnMut() -> usize); 5] = [
+            ("dpmaster getservers 68", &mut || l.dp_servers(&req).len()),
+            ("QuakeWorld", &mut || l.qw_servers().len()),
+            ("GameSpy v1 ut", &mut || l.gs1_servers("ut").len()),
+            ("Teeworlds", &mut || l.tw_servers(Protocol::Teeworlds).len()),
+            ("Cube 2", &mut || l.cube2_servers().len()),
+        ];
+        for (name, f) in lists {
+            let (n, t) = ms(f);
+            println!("{name}: {n} servers in {t:.3} ms");
+            assert!(t < pass, "{name}: {t} ms, not under the pass's {pass} ms");
+        }
+        // Valve pages: a filter nothing matches walks the whole list from the seed
+        for filter in ["", "\\gamedir\\nothing", "\\name_match\\*zzz*"] {
+            let f = Filter::parse(filter).unwrap();
+            let t = std::time::Instant::now();
+            let (page, end) = l.valve_page(&f, ogp_proto::master::valve::END);
+            println!(
+                "Valve page, filter {filter:?}: {} servers (end: {end}) in {:.2} ms",
+                page.len(),
+                t.elapsed().as_secs_f64() * 1e3
+            );
+        }
+        assert_eq!(l.dp_servers(&req).len(), 334);
+        assert_eq!(l.qw_servers().len(), 333);
+        assert_eq!(l.gs1_servers("ut").len(), 333);
     }
 
     #[test]

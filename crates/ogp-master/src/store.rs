@@ -1418,6 +1418,9 @@ impl Store {
 
     /// Inserts `n` listed servers that nobody polls (next poll far away), for benchmarks
     /// of the list paths: 10.x.y.z addresses with varied names, games, maps and players.
+    /// They speak A2S, except one in a hundred on each game master's list that the
+    /// benchmark walks: number `i` with `i % 100 == 1` a Quake III server (dpmaster's
+    /// `Quake3Arena`, protocol 68) and with `i % 100 == 2` a GameSpy v1 one (`ut`).
     pub async fn insert_simulated(&self, n: u32, now: i64) -> Result<()> {
         self.insert_simulated_with(n, now, 0).await
     }
@@ -1458,7 +1461,12 @@ impl Store {
             }
             let summary = ogp_proto::result::to_json(&summary_of(&status))?;
             let status = ogp_proto::result::to_json(&status)?;
-            rows.push((addr, i64::from(i % 33), status, summary));
+            let kind = match i % 100 {
+                1 => Simulated::Quake3,
+                2 => Simulated::Gamespy1,
+                _ => Simulated::A2s,
+            };
+            rows.push((addr, i64::from(i % 33), status, summary, kind));
         }
         // many rows a statement (a million rows are a million round trips otherwise)
         const ROWS: usize = 256;
@@ -1466,11 +1474,13 @@ impl Store {
         let one = |n: usize| {
             let values: Vec<String> = (0..n)
                 .map(|r| {
-                    let p = |k: usize| format!("${}", r * 7 + k);
+                    let p = |k: usize| format!("${}", r * 11 + k);
                     format!(
-                        "({}, {}, 'a2s', 'a2s', 1, 0, 1.0, {}, {}, {}, {}, {}, {}, {}, {})",
+                        "({}, {}, {}, {}, 1, 0, 1.0, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {})",
                         p(1),
                         p(2),
+                        p(8),
+                        p(8),
                         p(3),
                         p(4),
                         p(7),
@@ -1478,12 +1488,15 @@ impl Store {
                         p(5),
                         p(6),
                         p(6),
-                        p(5)
+                        p(5),
+                        p(9),
+                        p(10),
+                        p(11)
                     )
                 })
                 .collect();
             format!(
-                "INSERT INTO servers (addr, ip, registered_via, protocols, up, removed, ping_ms, players, status, summary, first_seen, last_seen, last_registration, next_poll, updated)
+                "INSERT INTO servers (addr, ip, registered_via, protocols, up, removed, ping_ms, players, status, summary, first_seen, last_seen, last_registration, next_poll, updated, list_protocol, game_hint, gs1_game)
                  VALUES {} ON CONFLICT (addr) DO NOTHING",
                 values.join(", ")
             )
@@ -1494,7 +1507,12 @@ impl Store {
         let far = now + 86_400_000 * 365;
         let mut steps = Vec::new();
         for chunk in rows.chunks(ROWS) {
-            let params = |r: &(SocketAddr, i64, String, String)| {
+            let params = |r: &(SocketAddr, i64, String, String, Simulated)| {
+                let (protocol, list_protocol, game_hint, gs1_game) = match r.4 {
+                    Simulated::A2s => ("a2s", None, None, None),
+                    Simulated::Quake3 => ("quake3", Some(68i64), Some("Quake3Arena"), None),
+                    Simulated::Gamespy1 => ("gamespy1", None, None, Some("ut")),
+                };
                 params![
                     r.0.to_string(),
                     r.0.ip().to_string(),
@@ -1502,7 +1520,11 @@ impl Store {
                     r.2.clone(),
                     now,
                     far,
-                    r.3.clone()
+                    r.3.clone(),
+                    protocol,
+                    list_protocol,
+                    game_hint.map(str::to_owned),
+                    gs1_game.map(str::to_owned)
                 ]
             };
             if chunk.len() == ROWS {
@@ -1513,6 +1535,14 @@ impl Store {
         }
         self.write(steps).await.map(drop)
     }
+}
+
+/// What a simulated server speaks ([`Store::insert_simulated`]).
+#[derive(Debug, Clone, Copy)]
+enum Simulated {
+    A2s,
+    Quake3,
+    Gamespy1,
 }
 
 #[cfg(test)]

@@ -66,7 +66,20 @@ async function child (name, n, concurrency, gamedigPath) {
   process.exit(0)
 }
 
-function measure (name, n, concurrency, gamedigPath, skip) {
+// The farm's CPU seconds so far (Linux /proc; NaN elsewhere): what the servers cost a run
+// is a floor under any client's wall time on a machine they share.
+function farmCpu (pid) {
+  try {
+    const f = require('node:fs').readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const v = f.slice(f.lastIndexOf(')') + 2).split(' ')
+    return (Number(v[11]) + Number(v[12])) / 100 // utime, stime in clock ticks (USER_HZ 100)
+  } catch (_) {
+    return NaN
+  }
+}
+
+function measure (name, n, concurrency, gamedigPath, skip, farmPid) {
+  const farm0 = farmCpu(farmPid)
   const t = process.hrtime.bigint()
   const p = spawnSync(process.execPath, [__filename, 'run', name, String(n), String(concurrency), gamedigPath],
     { encoding: 'utf8', env: { ...process.env, BENCH_SKIP: skip, BENCH_OGP: PACKAGE[0] }, maxBuffer: 1 << 24 })
@@ -74,7 +87,7 @@ function measure (name, n, concurrency, gamedigPath, skip) {
   const last = (p.stdout || '').trim().split('\n').pop()
   let r = { answered: -1, cpu: NaN, rss_mb: NaN }
   try { r = JSON.parse(last) } catch (_) { process.stderr.write(p.stderr || '') }
-  return { name, concurrency, wall, ...r }
+  return { name, concurrency, wall, farm_cpu: farmCpu(farmPid) - farm0, ...r }
 }
 
 async function farm (ogpLoad, n) {
@@ -104,10 +117,11 @@ async function main () {
   try {
     for (const [name, cs] of [['ogp', ogpC], ['gamedig', gdC]]) {
       for (const c of cs) {
-        const r = measure(name, n, c, gamedigPath, f.skip)
+        const r = measure(name, n, c, gamedigPath, f.skip, f.p.pid)
         runs.push(r)
         console.log(`  ${name.padEnd(8)} concurrency ${String(c).padStart(5)}: ${String(r.answered).padStart(6)}/${f.bound} answered in ` +
-          `${r.wall.toFixed(2).padStart(7)} s, CPU ${r.cpu.toFixed(2).padStart(7)} s, peak RSS ${r.rss_mb.toFixed(1).padStart(6)} MB`)
+          `${r.wall.toFixed(2).padStart(7)} s, CPU ${r.cpu.toFixed(2).padStart(7)} s, peak RSS ${r.rss_mb.toFixed(1).padStart(6)} MB, ` +
+          `the farm's CPU ${r.farm_cpu.toFixed(2).padStart(5)} s`)
       }
     }
   } finally {
