@@ -124,7 +124,8 @@ impl Table {
             .filter_map(|(a, s)| Some((a, s, self.at(s)?)))
     }
 
-    /// Every entry, in address order.
+    /// Every entry, in address order (tests).
+    #[cfg(test)]
     pub(super) fn iter(&self) -> impl Iterator<Item = (SocketAddr, u32, &Entry)> {
         self.from(Bound::Unbounded)
     }
