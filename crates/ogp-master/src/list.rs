@@ -56,7 +56,7 @@ type Small = compact_str::CompactString;
 /// One listed server: what the list paths need, kept compact (no whole status, strings
 /// of up to 24 bytes inline, not its address, which is its key in the list, nor its
 /// name in lower case, which is in the compact copy: a master holds a million of these;
-/// about 320 bytes each with its places in the list, docs/master.md).
+/// about 306 bytes each with its places in the list and the compact copy, docs/master.md).
 #[derive(Debug, Clone)]
 pub struct Entry {
     /// The protocols it speaks.
@@ -639,9 +639,9 @@ impl List {
     pub fn unseen(&self, rows: Vec<ListRow>) -> Vec<ListRow> {
         rows.into_iter()
             .filter(|r| {
-                r.addr.parse::<SocketAddr>().map_or(true, |a| {
-                    self.get(a).is_none_or(|e| e.updated < r.updated)
-                })
+                r.addr
+                    .parse::<SocketAddr>()
+                    .map_or(true, |a| self.get(a).is_none_or(|e| e.updated < r.updated))
             })
             .collect()
     }
@@ -1396,10 +1396,11 @@ mod tests {
             for sort in [Sort::Addr, Sort::Players] {
                 let p = l.refresh_first_page(&q, sort, 10);
                 assert_eq!((p.total, p.entries.len()), (want, 10), "{q:?} {sort:?}");
-                assert!(p
-                    .entries
-                    .iter()
-                    .all(|e| l.matches(&q, l.entries.slot(e.addr).unwrap(), &e.entry)));
+                assert!(p.entries.iter().all(|e| l.matches(
+                    &q,
+                    l.entries.slot(e.addr).unwrap(),
+                    &e.entry
+                )));
                 assert_eq!(p.next, p.entries.last().map(|e| Cursor::of(sort, e)));
                 assert_eq!(l.total(&q, false), want);
             }
@@ -2027,7 +2028,12 @@ mod tests {
             let n = f();
             (n, t.elapsed().as_secs_f64() * 1e3)
         };
-        let (all, pass) = ms(&mut || l.entries.iter().filter(|(_, _, e)| e.on_game_lists()).count());
+        let (all, pass) = ms(&mut || {
+            l.entries
+                .iter()
+                .filter(|(_, _, e)| e.on_game_lists())
+                .count()
+        });
         println!(
             "a pass over the {} entries (each request before): {pass:.2} ms, {all} on game lists",
             l.len()

@@ -120,8 +120,7 @@ impl Table {
             .v6
             .range((v6_bound(lower), Bound::Unbounded))
             .map(|(a, s)| (SocketAddr::V6(*a), *s));
-        v4.chain(v6)
-            .filter_map(|(a, s)| Some((a, s, self.at(s)?)))
+        v4.chain(v6).filter_map(|(a, s)| Some((a, s, self.at(s)?)))
     }
 
     /// Every entry, in address order (tests).
@@ -150,9 +149,7 @@ impl Table {
         match ip {
             IpAddr::V4(ip) => self
                 .v4
-                .range(
-                    v4_key(&SocketAddrV4::new(ip, 0))..=v4_key(&SocketAddrV4::new(ip, u16::MAX)),
-                )
+                .range(v4_key(&SocketAddrV4::new(ip, 0))..=v4_key(&SocketAddrV4::new(ip, u16::MAX)))
                 .count(),
             IpAddr::V6(ip) => self
                 .v6
@@ -166,6 +163,9 @@ impl Table {
     #[cfg(test)]
     pub(super) fn bytes(&self) -> (usize, usize) {
         let chunks = self.chunks.len() * CHUNK * std::mem::size_of::<Option<Entry>>();
-        (chunks + self.v4.len() * 160 / 6 + self.v6.len() * 456 / 6, self.len())
+        (
+            chunks + self.v4.len() * 160 / 6 + self.v6.len() * 456 / 6,
+            self.len(),
+        )
     }
 }

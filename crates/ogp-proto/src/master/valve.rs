@@ -1013,7 +1013,12 @@ mod tests {
         ))
         .unwrap();
         let views: Vec<(SocketAddr, View)> = (0..65u16)
-            .map(|i| (SocketAddr::from(([10, 0, 0, 1], 27000 + i)), View::of(&status)))
+            .map(|i| {
+                (
+                    SocketAddr::from(([10, 0, 0, 1], 27000 + i)),
+                    View::of(&status),
+                )
+            })
             .collect();
         let mut name = String::new();
         lowercase_name(status.host_name.as_deref().unwrap_or_default(), &mut name);
