@@ -878,6 +878,15 @@ impl List {
         }
     }
 
+    /// Servers matching `q`, counted over the entries (not the compact copy; tests).
+    #[cfg(test)]
+    fn count_plain(&self, q: &Query) -> usize {
+        self.entries
+            .iter()
+            .filter(|(_, slot, e)| self.matches(q, *slot, e))
+            .count()
+    }
+
     /// The page as it was made before the compact copy: a pass over the tree's
     /// entries, its total counted in the same pass or in one of its own (tests: what
     /// [`List::make_page`] must equal, and what it is timed against).
@@ -963,10 +972,7 @@ impl List {
         } else if *q == Query::default() {
             self.entries.len()
         } else {
-            self.entries
-                .iter()
-                .filter(|(_, slot, e)| self.matches(q, *slot, e))
-                .count()
+            self.count_plain(q)
         };
         Page {
             entries,
@@ -1541,16 +1547,6 @@ mod tests {
             d.entries.first().map(|e| e.addr().to_string()).as_deref(),
             Some("127.0.9.9:1")
         );
-    }
-
-    impl List {
-        /// Servers matching `q`, counted over the entries (not the compact copy).
-        fn count_plain(&self, q: &Query) -> usize {
-            self.entries
-                .iter()
-                .filter(|(_, slot, e)| self.matches(q, *slot, e))
-                .count()
-        }
     }
 
     fn rss_kb() -> u64 {
