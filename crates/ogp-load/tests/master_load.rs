@@ -41,6 +41,8 @@ fn the_master_benchmark_runs_in_test_mode() {
             "1",
             "--walkers",
             "2",
+            "--instances",
+            "2",
             "--ogp-bin",
             bin,
         ])
@@ -64,6 +66,10 @@ fn the_master_benchmark_runs_in_test_mode() {
         "Valve list walked to its end: 2020 servers",
         "ogp master memory: VmHWM",
         "kill -9 and restart: serving 2060 servers (before: 2060)",
+        "  | 1 | ",
+        "  instance 2 up in ",
+        "  | 2 | ",
+        "2 instances: the regular cycle ",
     ] {
         assert!(text.contains(want), "no {want:?} in:\n{text}");
     }

@@ -1178,7 +1178,12 @@ impl Store {
             .collect())
     }
 
-    /// Records what polls found, for servers this instance still holds.
+    /// Records what polls found, for servers this instance still holds. A server's next
+    /// poll is the earlier of the row's (the claim put it a poll interval after the
+    /// claim; a registration asking for a look, or [`Store::make_due`], may have moved it
+    /// sooner while the poll ran or its answer waited for its batch) and a poll interval
+    /// from now: a look asked for meanwhile is not lost (it was: the record put the next
+    /// poll a whole interval after the answer).
     pub async fn record_polls(
         &self,
         owner: &str,
@@ -1188,12 +1193,14 @@ impl Store {
     ) -> Result<()> {
         let ok_sql = "UPDATE servers SET up = CASE WHEN operator IS NOT NULL OR last_registration >= $3 THEN 1 ELSE 0 END, fails = 0,
               ping_ms = $4, players = $5, status = $6, summary = $7, protocols = $8,
-              last_seen = $9, polls = polls + 1, next_poll = $9 + CAST($10 AS BIGINT),
+              last_seen = $9, polls = polls + 1,
+              next_poll = CASE WHEN next_poll < $9 + CAST($10 AS BIGINT) THEN next_poll ELSE $9 + CAST($10 AS BIGINT) END,
               lease_until = $9 + CAST($10 AS BIGINT) + CAST($11 AS BIGINT),
               last_history = CASE WHEN CAST($12 AS BIGINT) = 1 THEN $9 ELSE last_history END, updated = $9
             WHERE addr = $1 AND lease_owner = $2";
         let fail_sql = "UPDATE servers SET up = 0, fails = fails + 1, polls = polls + 1,
-              next_poll = $3 + CAST($4 AS BIGINT), lease_until = $3 + CAST($4 AS BIGINT) + CAST($5 AS BIGINT), updated = $3,
+              next_poll = CASE WHEN next_poll < $3 + CAST($4 AS BIGINT) THEN next_poll ELSE $3 + CAST($4 AS BIGINT) END,
+              lease_until = $3 + CAST($4 AS BIGINT) + CAST($5 AS BIGINT), updated = $3,
               removed = CASE WHEN operator IS NULL AND COALESCE(last_seen, first_seen) < $3 - CAST($6 AS BIGINT) THEN 1 ELSE 0 END
             WHERE addr = $1 AND lease_owner = $2";
         let partial_sql = "UPDATE servers SET up = CASE WHEN operator IS NOT NULL OR last_registration >= $3 THEN 1 ELSE 0 END,
@@ -1414,6 +1421,30 @@ impl Store {
         let sql = "UPDATE servers SET next_poll = $1 WHERE removed = 0 AND next_poll < $2";
         let far = now + 86_400_000;
         self.write(vec![(sql, params![now, far])]).await
+    }
+
+    /// [`Store::make_due`] for a cycle shared by every live instance (benchmarks): the
+    /// leases are given up too, so that each instance takes its share of them (as after
+    /// a start of them all together), not only the instance that held them; with
+    /// `rediscovery` (the master's `rediscover_every`), each server's next poll is a
+    /// rediscovery (its poll count set to that: not 0, which is a first poll).
+    pub async fn make_due_shared(&self, now: i64, rediscovery: Option<u32>) -> Result<u64> {
+        let sql = "UPDATE servers SET next_poll = $1, lease_owner = NULL, lease_until = 0,
+              polls = CASE WHEN CAST($3 AS BIGINT) > 0 THEN $3 ELSE polls END
+            WHERE removed = 0 AND next_poll < $2";
+        let far = now + 86_400_000;
+        let polls = i64::from(rediscovery.unwrap_or(0));
+        self.write(vec![(sql, params![now, far, polls])]).await
+    }
+
+    /// Servers due within a day (not the simulated ones) that have not answered since
+    /// `since`: what a poll cycle left out (benchmarks).
+    pub async fn unanswered_since(&self, now: i64, since: i64) -> Result<i64> {
+        self.read_count(
+            "SELECT COUNT(*) FROM servers WHERE removed = 0 AND next_poll < $1 AND COALESCE(last_seen, 0) < $2",
+            params![now + 86_400_000, since],
+        )
+        .await
     }
 
     /// Inserts `n` listed servers that nobody polls (next poll far away), for benchmarks
@@ -1654,6 +1685,97 @@ mod sqlite_tests {
         // +14,050, its poll still running)
         beat("b", t0 + 14_000).await;
         assert_eq!(claim("a", t0 + 14_100).await, []);
+    }
+
+    /// A look asked for while a server's poll runs (an OGP uplink, which asks for a poll
+    /// within 5 s) or a benchmark's `make_due` is kept by the poll's record, where the
+    /// record put the next poll a whole interval after the answer; `make_due_shared`
+    /// gives up the leases (another live instance takes the server) and makes the next
+    /// poll a rediscovery.
+    #[tokio::test]
+    async fn a_look_asked_for_during_a_poll_survives_its_record() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let t = Timers {
+            poll_interval_ms: 60_000,
+            registration_timeout_ms: 600_000,
+            grace_ms: 900_000,
+            history_retention_ms: 86_400_000,
+            lease_slack_ms: 30_000,
+            poll_max_ms: 10_000,
+            instance_live_ms: 5_000,
+        };
+        let addr = SocketAddr::from(([127, 0, 0, 1], 27015));
+        let t0 = 1_800_000_000_000;
+        let server = Verified {
+            addr,
+            via: Protocol::Ogp,
+            game_hint: None,
+            listing: None,
+            gs1_game: None,
+            ping_ms: 1.0,
+            status: Status::default(),
+        };
+        store.upsert_verified(&[server], t0).await.unwrap();
+        let polled = || Polled {
+            addr,
+            answer: Some(PolledAnswer::new(1.0, &Status::default()).unwrap()),
+            protocols: vec![Protocol::Ogp],
+            history: false,
+            partial: false,
+        };
+        let claim = |who: &'static str, now: i64| {
+            let store = store.clone();
+            async move {
+                store
+                    .claim_due(who, now, t, 10)
+                    .await
+                    .unwrap()
+                    .iter()
+                    .map(|c| (c.addr, c.polls))
+                    .collect::<Vec<_>>()
+            }
+        };
+        store.heartbeat("a", t0).await.unwrap();
+        assert_eq!(claim("a", t0).await, [(addr, 0)]);
+        // an uplink while the poll runs: a look within 5 s; the answer recorded after
+        store
+            .note_registrations(&[(addr, true)], t0 + 100)
+            .await
+            .unwrap();
+        store
+            .record_polls("a", vec![polled()], t0 + 300, t)
+            .await
+            .unwrap();
+        assert_eq!(claim("a", t0 + 5_099).await, []);
+        assert_eq!(claim("a", t0 + 5_100).await, [(addr, 1)]);
+        // made due while the poll runs (the benchmark's make_due): due at once after
+        store.make_due(t0 + 5_200).await.unwrap();
+        store
+            .record_polls("a", vec![polled()], t0 + 5_400, t)
+            .await
+            .unwrap();
+        assert_eq!(claim("a", t0 + 5_500).await, [(addr, 2)]);
+        // a plain poll: due a poll interval after its claim
+        store
+            .record_polls("a", vec![polled()], t0 + 5_600, t)
+            .await
+            .unwrap();
+        assert_eq!(claim("a", t0 + 65_499).await, []);
+        // a live holder keeps it from b until make_due_shared gives up the lease
+        store.heartbeat("a", t0 + 65_000).await.unwrap();
+        store.heartbeat("b", t0 + 65_000).await.unwrap();
+        assert_eq!(claim("a", t0 + 65_500).await, [(addr, 3)]);
+        store
+            .record_polls("a", vec![polled()], t0 + 65_600, t)
+            .await
+            .unwrap();
+        store.make_due(t0 + 66_000).await.unwrap();
+        assert_eq!(claim("b", t0 + 66_000).await, []);
+        assert_eq!(
+            store.make_due_shared(t0 + 66_000, Some(10)).await.unwrap(),
+            1
+        );
+        assert_eq!(claim("b", t0 + 66_000).await, [(addr, 10)]);
     }
 
     /// A Quake III server's listing is stored at verification and read back with the
