@@ -817,7 +817,7 @@ async fn server(
         );
     };
     let (entry, version) = match shared.list.read() {
-        Ok(l) => (l.get(a).cloned(), l.version),
+        Ok(l) => (l.listed(a), l.version),
         Err(_) => return error(StatusCode::INTERNAL_SERVER_ERROR, "list unavailable"),
     };
     let Some(entry) = entry else {

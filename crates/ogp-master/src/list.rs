@@ -14,6 +14,7 @@ use serde::Serialize;
 use crate::store::{parse_protocols, ListRow};
 
 mod scan;
+mod table;
 
 /// The protocols a server speaks, as a set of indices into [`Protocol::ALL`] (8 bytes,
 /// no heap: a master holds a million entries).
@@ -53,8 +54,9 @@ impl Protocols {
 type Small = compact_str::CompactString;
 
 /// One listed server: what the list paths need, kept compact (no whole status, strings
-/// of up to 24 bytes inline: a master holds a million of these; about 390 bytes each
-/// with its place in the tree, and 74 more for the filters' compact copy, docs/master.md).
+/// of up to 24 bytes inline, not its address, which is its key in the list, nor its
+/// name in lower case, which is in the compact copy: a master holds a million of these;
+/// about 306 bytes each with its places in the list and the compact copy, docs/master.md).
 #[derive(Debug, Clone)]
 pub struct Entry {
     /// The protocols it speaks.
@@ -62,25 +64,53 @@ pub struct Entry {
     /// Answering and registering.
     pub up: bool,
     password: Option<bool>,
-    /// Ping of its last answer, from the master.
-    pub ping_ms: Option<f64>,
-    /// When it last answered (ms since the epoch).
-    pub last_seen: Option<i64>,
+    /// Ping of its last answer, from the master (NaN: none).
+    ping_ms: f64,
+    /// When it last answered (ms since the epoch; a listed server has answered).
+    last_seen: i64,
     name: Small,
     game_name: Option<Small>,
-    /// The catalogue's game the status names, by one of the protocols it speaks.
-    known: Option<(&'static ogp_proto::games::Game, ogp_proto::games::Rule)>,
+    /// The catalogue's game the status names, by one of the protocols it speaks, and
+    /// the rule that named it (the rule's field apart: 8 bytes less than the pair).
+    known: Option<&'static ogp_proto::games::Game>,
+    rule: ogp_proto::games::Rule,
     players: u32,
-    max_players: Option<u32>,
-    bots: Option<u32>,
-    /// What Valve filters look at, made once; its address, map and lower-case name
-    /// are the entry's too.
+    /// Slots and bots, 0 when [`Entry::has`] says they are not known.
+    max_players: u32,
+    bots: u32,
+    /// [`MAX_PLAYERS`] and [`BOTS`].
+    has: u8,
+    /// What Valve filters look at, made once (its map is the entry's too).
     view: View,
     /// What few servers have (none in the common case: no allocation).
     rare: Option<Box<Rare>>,
     updated: i64,
-    /// Its row in the list's compact copy ([`scan::NONE`] until it is listed).
-    slot: u32,
+}
+
+/// [`Entry::has`]: the slots are known.
+const MAX_PLAYERS: u8 = 1;
+/// [`Entry::has`]: the bots are known.
+const BOTS: u8 = 2;
+
+/// A listed server as pages and look-ups hand it out: its address and its entry.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    /// Its query address.
+    pub addr: SocketAddr,
+    /// Its list fields.
+    pub entry: Entry,
+}
+
+impl Listed {
+    /// Its query address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The API item.
+    pub fn item(&self) -> Item {
+        self.entry.item(self.addr)
+    }
 }
 
 /// The fields of an [`Entry`] that most servers do not have.
@@ -197,30 +227,46 @@ impl Entry {
             || rare.listing.is_some()
             || rare.gs1_game.is_some())
         .then(|| Box::new(rare));
+        let known = known_game(&protocols, &s);
+        let has = if s.slot_max.is_some() { MAX_PLAYERS } else { 0 }
+            | if s.bot_count.is_some() { BOTS } else { 0 };
         let e = Self {
-            known: known_game(&protocols, &s),
+            known: known.map(|(g, _)| g),
+            rule: known.map_or(ogp_proto::games::Rule::A2sAppId, |(_, r)| r),
             protocols: Protocols::of(&protocols),
             up: r.up,
-            ping_ms: r.ping_ms,
-            last_seen: r.last_seen,
+            ping_ms: r.ping_ms.unwrap_or(f64::NAN),
+            last_seen: r.last_seen?,
             name,
             // a GameSpy v1 server's heartbeat names its game before its first poll does
             game_name: small(game_of(&s)).or_else(|| small(r.gs1_game.as_deref())),
             players: s.player_count().unwrap_or(0),
-            max_players: s.slot_max,
-            bots: s.bot_count,
+            max_players: s.slot_max.unwrap_or(0),
+            bots: s.bot_count.unwrap_or(0),
+            has,
             password: s.password,
-            view: View::of(addr, &s),
+            view: View::of(&s),
             rare,
             updated: r.updated,
-            slot: scan::NONE,
         };
         Some((addr, Some(e), r.updated))
     }
 
-    /// Its query address.
-    pub fn addr(&self) -> SocketAddr {
-        self.view.addr()
+    fn max_players(&self) -> Option<u32> {
+        (self.has & MAX_PLAYERS != 0).then_some(self.max_players)
+    }
+
+    fn bots(&self) -> Option<u32> {
+        (self.has & BOTS != 0).then_some(self.bots)
+    }
+
+    /// Ping of its last answer, from the master.
+    pub fn ping_ms(&self) -> Option<f64> {
+        Some(self.ping_ms).filter(|p| !p.is_nan())
+    }
+
+    fn known(&self) -> Option<(&'static ogp_proto::games::Game, ogp_proto::games::Rule)> {
+        self.known.map(|g| (g, self.rule))
     }
 
     fn map(&self) -> Option<&str> {
@@ -259,27 +305,27 @@ impl Entry {
         self.rare.as_ref()?.gs1_game.as_deref()
     }
 
-    /// The API item.
-    pub fn item(&self) -> Item {
+    /// The API item of the server at `addr`.
+    pub fn item(&self, addr: SocketAddr) -> Item {
         Item {
-            addr: self.addr().to_string(),
+            addr: addr.to_string(),
             protocols: self.protocols.iter().map(|p| p.name()).collect(),
             up: self.up,
-            ping_ms: self.ping_ms,
-            last_seen: self.last_seen.and_then(rfc3339),
+            ping_ms: self.ping_ms(),
+            last_seen: rfc3339(self.last_seen),
             name: self.name.to_string(),
             game: self
                 .known
-                .map(|(g, _)| g.name.as_str())
+                .map(|g| g.name.as_str())
                 .or(self.game_name.as_deref())
                 .map(str::to_owned),
-            game_id: self.known.map(|(g, _)| g.id.as_str()),
-            game_rule: self.known.map(|(_, r)| r.name()),
+            game_id: self.known.map(|g| g.id.as_str()),
+            game_rule: self.known().map(|(_, r)| r.name()),
             mod_name: self.mod_name().map(str::to_owned),
             map: self.map().map(str::to_owned),
             players: self.players,
-            max_players: self.max_players,
-            bots: self.bots,
+            max_players: self.max_players(),
+            bots: self.bots(),
             password: self.password,
         }
     }
@@ -308,7 +354,9 @@ pub struct Query {
 }
 
 impl Query {
-    fn matches(&self, e: &Entry) -> bool {
+    /// Whether `e` matches; `name` gives its name in lower case (asked for by a name
+    /// search only).
+    fn matches<'n>(&self, e: &Entry, name: impl FnOnce() -> &'n str) -> bool {
         if let Some(p) = self.protocol {
             if !e.protocols.contains(p) {
                 return false;
@@ -324,8 +372,8 @@ impl Query {
                 e.game_name.as_deref(),
                 e.mod_id(),
                 e.mod_name(),
-                e.known.map(|(g, _)| g.name.as_str()),
-                e.known.map(|(g, _)| g.id.as_str()),
+                e.known.map(|g| g.name.as_str()),
+                e.known.map(|g| g.id.as_str()),
             ];
             if !own.iter().flatten().any(|x| x.eq_ignore_ascii_case(g)) {
                 return false;
@@ -337,14 +385,14 @@ impl Query {
             }
         }
         if let Some(n) = &self.name {
-            if !e.view.lowercase_name().contains(n.as_str()) {
+            if !name().contains(n.as_str()) {
                 return false;
             }
         }
         if self.has_players && e.players == 0 {
             return false;
         }
-        if self.not_full && e.max_players.is_some_and(|m| e.players >= m) {
+        if self.not_full && e.max_players().is_some_and(|m| e.players >= m) {
             return false;
         }
         if let Some(p) = self.password {
@@ -387,10 +435,10 @@ impl Cursor {
         }
     }
 
-    fn of(sort: Sort, e: &Entry) -> String {
+    fn of(sort: Sort, e: &Listed) -> String {
         match sort {
-            Sort::Addr => e.addr().to_string(),
-            Sort::Players => format!("{},{}", e.players, e.addr()),
+            Sort::Addr => e.addr.to_string(),
+            Sort::Players => format!("{},{}", e.entry.players, e.addr),
         }
     }
 }
@@ -502,9 +550,8 @@ impl Counts {
 /// The list.
 #[derive(Debug, Default)]
 pub struct List {
-    /// Boxed: the tree's nodes then hold pointers, not 300-byte entries (a third of
-    /// each node is empty on average).
-    entries: BTreeMap<SocketAddr, Box<Entry>>,
+    /// The entries by address and by slot.
+    entries: table::Table,
     /// What the filters read of each entry, compact and contiguous: the pass a page
     /// makes (issue 41).
     scan: scan::Scan,
@@ -531,7 +578,7 @@ pub fn prepare(rows: Vec<ListRow>) -> Vec<(SocketAddr, Option<Entry>, i64)> {
 #[derive(Debug, Clone)]
 pub struct Page {
     /// The servers.
-    pub entries: Vec<Entry>,
+    pub entries: Vec<Listed>,
     /// The cursor of the next page.
     pub next: Option<String>,
     /// Servers matching the filters (counted at most [`CACHE_STALE`] ago).
@@ -549,25 +596,37 @@ impl List {
 
     /// Whether nothing is listed.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.entries.len() == 0
     }
 
     /// Whether `addr` is listed.
     pub fn contains(&self, addr: SocketAddr) -> bool {
-        self.entries.contains_key(&addr)
+        self.entries.slot(addr).is_some()
     }
 
     /// The entry of `addr`.
     pub fn get(&self, addr: SocketAddr) -> Option<&Entry> {
-        self.entries.get(&addr).map(|e| &**e)
+        self.entries.get(addr).map(|(_, e)| e)
+    }
+
+    /// The entry of `addr` with its address (a copy).
+    pub fn listed(&self, addr: SocketAddr) -> Option<Listed> {
+        self.get(addr).map(|e| Listed {
+            addr,
+            entry: e.clone(),
+        })
     }
 
     /// Servers listed on `ip`.
     pub fn on_ip(&self, ip: IpAddr) -> usize {
-        // the tree is ordered by address, so an IP's servers are one range of it
-        let lo = SocketAddr::new(ip, 0);
-        let hi = SocketAddr::new(ip, u16::MAX);
-        self.entries.range(lo..=hi).count()
+        // the trees are ordered by address, so an IP's servers are one range of one
+        self.entries.on_ip(ip)
+    }
+
+    /// Whether the entry in `slot` matches `q` (its lower-case name from the compact
+    /// copy, when `q` searches names).
+    fn matches(&self, q: &Query, slot: u32, e: &Entry) -> bool {
+        q.matches(e, || self.scan.lowercase_name(slot))
     }
 
     /// Applies rows read from the database; returns how many changed the list.
@@ -580,9 +639,9 @@ impl List {
     pub fn unseen(&self, rows: Vec<ListRow>) -> Vec<ListRow> {
         rows.into_iter()
             .filter(|r| {
-                r.addr.parse::<SocketAddr>().map_or(true, |a| {
-                    self.entries.get(&a).is_none_or(|e| e.updated < r.updated)
-                })
+                r.addr
+                    .parse::<SocketAddr>()
+                    .map_or(true, |a| self.get(a).is_none_or(|e| e.updated < r.updated))
             })
             .collect()
     }
@@ -594,28 +653,27 @@ impl List {
             self.high_water = self.high_water.max(updated);
             match entry {
                 None => {
-                    if let Some(old) = self.entries.remove(&addr) {
+                    if let Some((slot, old)) = self.entries.remove(addr) {
                         self.counts.remove(&old);
-                        self.scan.remove(old.slot);
+                        self.scan.remove(slot);
                         self.game_lists.remove(&addr);
                         changed += 1;
                     }
                 }
-                Some(mut e) => {
+                Some(e) => {
                     self.counts.add(&e);
                     if e.on_game_lists() {
                         self.game_lists.insert(addr);
                     } else {
                         self.game_lists.remove(&addr);
                     }
-                    if let Some(old) = self.entries.get_mut(&addr) {
+                    let old = self.entries.get(addr);
+                    if let Some((_, old)) = old {
                         self.counts.remove(old);
-                        e.slot = self.scan.put(old.slot, &e);
-                        **old = e;
-                    } else {
-                        e.slot = self.scan.put(scan::NONE, &e);
-                        self.entries.insert(addr, Box::new(e));
                     }
+                    let old = old.map_or(scan::NONE, |(slot, _)| slot);
+                    let slot = self.scan.put(old, addr, &e);
+                    self.entries.put(addr, slot, e);
                     changed += 1;
                 }
             }
@@ -777,19 +835,18 @@ impl List {
         let total = match (sort, cursor) {
             (Sort::Addr, Some(Cursor::Addr(a) | Cursor::Players(_, a))) => {
                 // a later page by address: the tree from its cursor
-                for e in self
-                    .entries
-                    .range((Bound::Excluded(a), Bound::Unbounded))
-                    .map(|(_, e)| e)
-                {
-                    if !q.matches(e) {
+                for (addr, slot, e) in self.entries.from(Bound::Excluded(a)) {
+                    if !self.matches(q, slot, e) {
                         continue;
                     }
                     if entries.len() == limit {
-                        next = entries.last().map(|l: &Entry| Cursor::of(sort, l));
+                        next = entries.last().map(|l: &Listed| Cursor::of(sort, l));
                         break;
                     }
-                    entries.push(Entry::clone(e));
+                    entries.push(Listed {
+                        addr,
+                        entry: e.clone(),
+                    });
                 }
                 self.total(q, count_again)
             }
@@ -802,11 +859,7 @@ impl List {
                     None => None,
                 };
                 let (keys, matched) = self.scan.first(q, sort == Sort::Players, after, limit);
-                for a in keys.iter().take(limit) {
-                    if let Some(e) = self.entries.get(a) {
-                        entries.push(Entry::clone(e));
-                    }
-                }
+                entries.extend(keys.iter().take(limit).filter_map(|a| self.listed(*a)));
                 if keys.len() > limit {
                     next = entries.last().map(|l| Cursor::of(sort, l));
                 }
@@ -823,6 +876,15 @@ impl List {
             total,
             version: self.version,
         }
+    }
+
+    /// Servers matching `q`, counted over the entries (not the compact copy; tests).
+    #[cfg(test)]
+    fn count_plain(&self, q: &Query) -> usize {
+        self.entries
+            .iter()
+            .filter(|(_, slot, e)| self.matches(q, *slot, e))
+            .count()
     }
 
     /// The page as it was made before the compact copy: a pass over the tree's
@@ -843,25 +905,24 @@ impl List {
                     Some(Cursor::Addr(a) | Cursor::Players(_, a)) => Bound::Excluded(a),
                     None => Bound::Unbounded,
                 };
-                for e in self
-                    .entries
-                    .range((lower, Bound::Unbounded))
-                    .map(|(_, e)| e)
-                {
-                    if !q.matches(e) {
+                for (addr, slot, e) in self.entries.from(lower) {
+                    if !self.matches(q, slot, e) {
                         continue;
                     }
                     matched += 1;
                     if entries.len() == limit {
                         if next.is_none() {
-                            next = entries.last().map(|l: &Entry| Cursor::of(sort, l));
+                            next = entries.last().map(|l: &Listed| Cursor::of(sort, l));
                         }
                         if counting {
                             continue;
                         }
                         break;
                     }
-                    entries.push(Entry::clone(e));
+                    entries.push(Listed {
+                        addr,
+                        entry: e.clone(),
+                    });
                 }
             }
             Sort::Players => {
@@ -875,8 +936,8 @@ impl List {
                 };
                 let mut heap: std::collections::BinaryHeap<(Reverse<u32>, SocketAddr)> =
                     std::collections::BinaryHeap::with_capacity(limit + 2);
-                for e in self.entries.values() {
-                    let k = (Reverse(e.players), e.addr());
+                for (addr, slot, e) in self.entries.iter() {
+                    let k = (Reverse(e.players), addr);
                     if after.is_some_and(|a| k <= a) {
                         continue;
                     }
@@ -884,7 +945,7 @@ impl List {
                     if !may_enter && !counting {
                         continue;
                     }
-                    if !q.matches(e) {
+                    if !self.matches(q, slot, e) {
                         continue;
                     }
                     matched += 1;
@@ -899,9 +960,7 @@ impl List {
                 let keys = heap.into_sorted_vec();
                 let more = keys.len() > limit;
                 for (_, a) in keys.into_iter().take(limit) {
-                    if let Some(e) = self.entries.get(&a) {
-                        entries.push(Entry::clone(e));
-                    }
+                    entries.extend(self.listed(a));
                 }
                 if more {
                     next = entries.last().map(|l| Cursor::of(sort, l));
@@ -913,7 +972,7 @@ impl List {
         } else if *q == Query::default() {
             self.entries.len()
         } else {
-            self.entries.values().filter(|e| q.matches(e)).count()
+            self.count_plain(q)
         };
         Page {
             entries,
@@ -929,18 +988,16 @@ impl List {
         let start = if seed == ogp_proto::master::valve::END {
             Bound::Unbounded
         } else {
-            Bound::Excluded(SocketAddr::V4(seed))
+            Bound::Excluded(seed)
         };
-        let end = Bound::Included(SocketAddr::V4(SocketAddrV4::new(
-            std::net::Ipv4Addr::BROADCAST,
-            u16::MAX,
-        )));
         let mut out = Vec::new();
-        for e in self.entries.range((start, end)).map(|(_, e)| e) {
-            let SocketAddr::V4(a) = e.addr() else {
-                continue;
-            };
-            if !e.up || !e.protocols.contains(Protocol::A2s) || !filter.matches_view(&e.view) {
+        for (a, slot, e) in self.entries.v4_from(start) {
+            if !e.up
+                || !e.protocols.contains(Protocol::A2s)
+                || !filter.matches_view(SocketAddr::V4(a), &e.view, &|| {
+                    self.scan.lowercase_name(slot)
+                })
+            {
                 continue;
             }
             if out.len() == MAX_ENTRIES_PER_PAGE {
@@ -955,10 +1012,10 @@ impl List {
 impl List {
     /// The entries that a game master's list can hold, in list order (the index
     /// `game_lists`, kept by [`List::merge`]).
-    fn on_game_lists(&self) -> impl Iterator<Item = &Entry> {
+    fn on_game_lists(&self) -> impl Iterator<Item = (SocketAddr, &Entry)> {
         self.game_lists
             .iter()
-            .filter_map(|a| self.entries.get(a).map(|e| &**e))
+            .filter_map(|a| Some((*a, self.get(*a)?)))
     }
 
     /// The servers a dpmaster list request asks for, in list order: up Quake III servers
@@ -966,11 +1023,12 @@ impl List {
     /// ([`ServersRequest::wants_family`]) fit it.
     pub fn dp_servers(&self, req: &ServersRequest) -> Vec<SocketAddr> {
         self.on_game_lists()
-            .filter(|e| e.up)
-            .filter_map(|e| {
+            .filter(|(_, e)| e.up)
+            .filter_map(|(addr, e)| {
                 let l = e.listing()?;
-                let addr = canonical(e.addr());
-                (req.wants_family(addr) && req.matches(l, e.players, e.max_players)).then_some(addr)
+                let addr = canonical(addr);
+                (req.wants_family(addr) && req.matches(l, e.players, e.max_players()))
+                    .then_some(addr)
             })
             .collect()
     }
@@ -979,8 +1037,8 @@ impl List {
     /// servers that speak QuakeWorld (registered by a heartbeat, or found so by a poll).
     pub fn qw_servers(&self) -> Vec<SocketAddr> {
         self.on_game_lists()
-            .filter(|e| e.up && e.protocols.contains(Protocol::Quakeworld))
-            .map(|e| canonical(e.addr()))
+            .filter(|(_, e)| e.up && e.protocols.contains(Protocol::Quakeworld))
+            .map(|(addr, _)| canonical(addr))
             .filter(SocketAddr::is_ipv4)
             .collect()
     }
@@ -990,8 +1048,8 @@ impl List {
     /// polled in it; `teeworlds7`: by a 0.7 heartbeat, or polled in it).
     pub fn tw_servers(&self, protocol: Protocol) -> Vec<SocketAddr> {
         self.on_game_lists()
-            .filter(|e| e.up && e.protocols.contains(protocol))
-            .map(|e| canonical(e.addr()))
+            .filter(|(_, e)| e.up && e.protocols.contains(protocol))
+            .map(|(addr, _)| canonical(addr))
             .collect()
     }
 
@@ -999,9 +1057,9 @@ impl List {
     /// up IPv4 servers registered by a GameSpy v1 heartbeat naming `game` (any case).
     pub fn gs1_servers(&self, game: &str) -> Vec<SocketAddrV4> {
         self.on_game_lists()
-            .filter(|e| e.up)
-            .filter(|e| e.gs1_game().is_some_and(|g| g.eq_ignore_ascii_case(game)))
-            .filter_map(|e| match canonical(e.addr()) {
+            .filter(|(_, e)| e.up)
+            .filter(|(_, e)| e.gs1_game().is_some_and(|g| g.eq_ignore_ascii_case(game)))
+            .filter_map(|(addr, _)| match canonical(addr) {
                 SocketAddr::V4(v4) => Some(v4),
                 SocketAddr::V6(_) => None,
             })
@@ -1015,9 +1073,9 @@ impl List {
     pub fn cube2_servers(&self) -> Vec<ogp_proto::cube2::master::Listed> {
         use ogp_proto::cube2::master::{Listed, MasterDialect};
         self.on_game_lists()
-            .filter(|e| e.up && e.protocols.contains(Protocol::Cube2))
-            .filter_map(|e| {
-                let addr = canonical(e.addr());
+            .filter(|(_, e)| e.up && e.protocols.contains(Protocol::Cube2))
+            .filter_map(|(addr, e)| {
+                let addr = canonical(addr);
                 let port = addr
                     .port()
                     .checked_sub(ogp_proto::cube2::QUERY_PORT_OFFSET)?;
@@ -1151,7 +1209,7 @@ mod tests {
             .0
             .entries
             .iter()
-            .map(Entry::item)
+            .map(Listed::item)
             .collect();
         let named: Vec<_> = items
             .iter()
@@ -1213,7 +1271,7 @@ mod tests {
             .0
             .entries
             .iter()
-            .map(Entry::item)
+            .map(Listed::item)
             .collect();
         let games: Vec<_> = items
             .iter()
@@ -1339,12 +1397,16 @@ mod tests {
                 ..Query::default()
             },
         ] {
-            let want = l.entries.values().filter(|e| q.matches(e)).count();
+            let want = l.count_plain(&q);
             assert!(want > 100, "{q:?}: {want}");
             for sort in [Sort::Addr, Sort::Players] {
                 let p = l.refresh_first_page(&q, sort, 10);
                 assert_eq!((p.total, p.entries.len()), (want, 10), "{q:?} {sort:?}");
-                assert!(p.entries.iter().all(|e| q.matches(e)));
+                assert!(p.entries.iter().all(|e| l.matches(
+                    &q,
+                    l.entries.slot(e.addr).unwrap(),
+                    &e.entry
+                )));
                 assert_eq!(p.next, p.entries.last().map(|e| Cursor::of(sort, e)));
                 assert_eq!(l.total(&q, false), want);
             }
@@ -1368,7 +1430,7 @@ mod tests {
             for _ in 0..100 {
                 let p = l.page(&q, Sort::Players, cursor, 37).0;
                 assert_eq!(p.total, want);
-                seen.extend(p.entries.iter().map(|e| (e.players, e.addr())));
+                seen.extend(p.entries.iter().map(|e| (e.entry.players, e.addr())));
                 match p.next {
                     Some(n) => cursor = Some(Cursor::parse(Sort::Players, &n).unwrap()),
                     None => break,
@@ -1409,7 +1471,7 @@ mod tests {
         fn recount(l: &List) -> (usize, usize, u64, BTreeMap<&'static str, usize>) {
             let mut by = BTreeMap::new();
             let (mut up, mut players) = (0, 0u64);
-            for e in l.entries.values() {
+            for (_, _, e) in l.entries.iter() {
                 if e.up {
                     up += 1;
                     players += u64::from(e.players);
@@ -1550,7 +1612,7 @@ mod tests {
             not_full: true,
             ..Query::default()
         };
-        let want = l.entries.values().filter(|e| b.matches(e)).count();
+        let want = l.count_plain(&b);
         let (tx, rx) = std::sync::mpsc::channel();
         let other = std::sync::Arc::clone(&l);
         std::thread::spawn(move || {
@@ -1572,13 +1634,17 @@ mod tests {
         let l = simulated(n);
         let after = rss_kb();
         let (scan, rows) = l.scan.bytes();
+        let (table, _) = l.entries.bytes();
         println!(
-            "size_of::<Entry>() = {} bytes; {} entries: {} MB, {} bytes each with the tree; \
-             of which the compact copy: {} MB, {} bytes each",
+            "size_of::<Entry>() = {} bytes; {} entries: {} MB of RSS, {} bytes each; \
+             of which the entries and the trees: {} MB, {} bytes each; \
+             the compact copy: {} MB, {} bytes each",
             std::mem::size_of::<Entry>(),
             l.len(),
             (after - before) / 1024,
             (after - before) * 1024 / u64::from(n),
+            table >> 20,
+            table / rows.max(1),
             scan >> 20,
             scan / rows.max(1)
         );
@@ -1596,8 +1662,8 @@ mod tests {
         println!("{} entries made in {:?}", l.len(), t.elapsed());
         let t = std::time::Instant::now();
         let mut copy = scan::Scan::default();
-        for e in l.entries.values() {
-            copy.put(scan::NONE, e);
+        for (addr, _, e) in l.entries.iter() {
+            copy.put(scan::NONE, addr, e);
         }
         println!(
             "their compact copy made again in {:?} (what it adds to the merges)",
@@ -1714,8 +1780,8 @@ mod tests {
         }
     }
 
-    fn addrs(entries: &[Entry]) -> Vec<SocketAddr> {
-        entries.iter().map(Entry::addr).collect()
+    fn addrs(entries: &[Listed]) -> Vec<SocketAddr> {
+        entries.iter().map(Listed::addr).collect()
     }
 
     /// A small deterministic generator (xorshift64*).
@@ -1871,8 +1937,8 @@ mod tests {
                 let want: Vec<SocketAddr> = l
                     .entries
                     .iter()
-                    .filter(|(_, e)| e.on_game_lists())
-                    .map(|(a, _)| *a)
+                    .filter(|(_, _, e)| e.on_game_lists())
+                    .map(|(a, _, _)| a)
                     .collect();
                 assert_eq!(l.game_lists.iter().copied().collect::<Vec<_>>(), want);
                 for _ in 0..12 {
@@ -1908,8 +1974,8 @@ mod tests {
             }
             let everyone: Vec<ListRow> = l
                 .entries
-                .keys()
-                .map(|a| {
+                .iter()
+                .map(|(a, _, _)| {
                     let mut gone = row(&a.to_string(), "", 0, "");
                     gone.removed = true;
                     gone.updated = updated + 1;
@@ -1958,7 +2024,12 @@ mod tests {
             let n = f();
             (n, t.elapsed().as_secs_f64() * 1e3)
         };
-        let (all, pass) = ms(&mut || l.entries.values().filter(|e| e.on_game_lists()).count());
+        let (all, pass) = ms(&mut || {
+            l.entries
+                .iter()
+                .filter(|(_, _, e)| e.on_game_lists())
+                .count()
+        });
         println!(
             "a pass over the {} entries (each request before): {pass:.2} ms, {all} on game lists",
             l.len()
@@ -2019,7 +2090,7 @@ mod tests {
         assert!(list.gs1_servers("quake3").is_empty());
         assert!(list.has_gs1_game("1.2.3.4:7778".parse().unwrap()));
         // the API names the heartbeat's game while the status does not
-        let item = list.get("1.2.3.4:7778".parse().unwrap()).unwrap().item();
+        let item = list.listed("1.2.3.4:7778".parse().unwrap()).unwrap().item();
         assert_eq!(item.game.as_deref(), Some("ut"));
         assert!(!list.has_gs1_game("1.2.3.8:7778".parse().unwrap()));
     }

@@ -17,7 +17,9 @@ use std::hash::Hash;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 
 use memchr::memmem::Finder;
+use ogp_proto::master::valve::lowercase_name;
 
+use super::table::{v4_key, v4_of};
 use super::{Entry, Protocols, Query};
 
 /// A row in use (a free row has no flags).
@@ -182,11 +184,6 @@ fn game_names(set: &str) -> impl Iterator<Item = &[u8]> {
     })
 }
 
-/// The key of an IPv4 address: in the order of the addresses.
-fn v4_key(a: &SocketAddrV4) -> u64 {
-    (u64::from(u32::from(*a.ip())) << 16) | u64::from(a.port())
-}
-
 fn slot_of(header: &[u8]) -> usize {
     header
         .iter()
@@ -265,9 +262,9 @@ impl Compiled<'_> {
 pub(super) type Key = (Reverse<u32>, SocketAddr);
 
 impl Scan {
-    /// Puts `e` in `slot` (a server listed already: its slot) or in a new slot
-    /// ([`NONE`]); returns its slot.
-    pub(super) fn put(&mut self, slot: u32, e: &Entry) -> u32 {
+    /// Puts `e`, the server at `addr`, in `slot` (a server listed already: its slot) or
+    /// in a new slot ([`NONE`]); returns its slot.
+    pub(super) fn put(&mut self, slot: u32, addr: SocketAddr, e: &Entry) -> u32 {
         let old = self
             .rows
             .get(slot as usize)
@@ -279,8 +276,8 @@ impl Scan {
             e.game_name.as_deref(),
             e.mod_id(),
             e.mod_name(),
-            e.known.map(|(g, _)| g.name.as_str()),
-            e.known.map(|(g, _)| g.id.as_str()),
+            e.known.map(|g| g.name.as_str()),
+            e.known.map(|g| g.id.as_str()),
         ]
         .into_iter()
         .flatten()
@@ -313,18 +310,22 @@ impl Scan {
             }
             None => self.alloc(),
         };
-        let name = e.view.lowercase_name().as_bytes();
-        let same = old.is_some_and(|o| self.name_of(o.name_at) == Some(name));
+        // the only copy of the lower-case name the list holds (the Valve filters' too)
+        self.buf.clear();
+        lowercase_name(&e.name, &mut self.buf);
+        let name = std::mem::take(&mut self.buf);
+        let same = old.is_some_and(|o| self.name_of(o.name_at) == Some(name.as_bytes()));
         let name_at = match old {
             Some(o) if same => o.name_at,
             _ => {
                 if let Some(o) = old {
                     self.kill_name(o.name_at);
                 }
-                self.push_name(slot, name)
+                self.push_name(slot, name.as_bytes())
             }
         };
-        let key = match e.addr() {
+        self.buf = name;
+        let key = match addr {
             SocketAddr::V4(a) => v4_key(&a),
             SocketAddr::V6(a) => {
                 self.v6.insert(slot, a);
@@ -338,7 +339,7 @@ impl Scan {
         if e.password.unwrap_or(false) {
             flags |= PASSWORD;
         }
-        if e.max_players.is_some_and(|m| e.players >= m) {
+        if e.max_players().is_some_and(|m| e.players >= m) {
             flags |= FULL;
         }
         if let Some(r) = self.rows.get_mut(slot as usize) {
@@ -393,6 +394,16 @@ impl Scan {
     fn name_of(&self, at: u32) -> Option<&[u8]> {
         let at = at as usize;
         self.names.get(at..self.name_end(at))
+    }
+
+    /// The name of the server in `slot`, in lower case ("" for a free slot).
+    pub(super) fn lowercase_name(&self, slot: u32) -> &str {
+        self.rows
+            .get(slot as usize)
+            .filter(|r| r.flags & LIVE != 0)
+            .and_then(|r| self.name_of(r.name_at))
+            .and_then(|n| std::str::from_utf8(n).ok())
+            .unwrap_or_default()
     }
 
     /// Appends `slot`'s name; returns where it starts. (The arena is at most twice its
@@ -514,10 +525,7 @@ impl Scan {
 
     fn addr(&self, slot: u32, r: &Row) -> SocketAddr {
         if r.key & V6 == 0 {
-            SocketAddr::V4(SocketAddrV4::new(
-                Ipv4Addr::from((r.key >> 16) as u32),
-                r.key as u16,
-            ))
+            SocketAddr::V4(v4_of(r.key))
         } else {
             self.v6.get(&slot).copied().map_or(
                 SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0)),

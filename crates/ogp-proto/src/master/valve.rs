@@ -403,13 +403,36 @@ impl Filter {
 
     /// Whether the server at `addr` with `status` matches every condition.
     pub fn matches(&self, addr: SocketAddr, status: &Status) -> bool {
-        self.conditions.is_empty() || self.matches_view(&View::of(addr, status))
+        if self.conditions.is_empty() {
+            return true;
+        }
+        let mut name = String::new();
+        lowercase_name(status.host_name.as_deref().unwrap_or_default(), &mut name);
+        self.matches_view(addr, &View::of(status), &|| &name)
     }
 
-    /// Whether a server seen through its [`View`] (made once, matched many times)
-    /// matches every condition.
-    pub fn matches_view(&self, view: &View) -> bool {
-        self.conditions.iter().all(|c| view.holds(c))
+    /// Whether the server at `addr` seen through its [`View`] (made once, matched many
+    /// times) matches every condition. `name` gives its name as [`lowercase_name`]
+    /// makes it, asked for by `name_match` conditions only (a master keeps the names
+    /// apart from the views, once).
+    pub fn matches_view<'n>(
+        &self,
+        addr: SocketAddr,
+        view: &View,
+        name: &dyn Fn() -> &'n str,
+    ) -> bool {
+        let seen = Seen { addr, view, name };
+        self.conditions.iter().all(|c| seen.holds(c))
+    }
+}
+
+/// Appends a server's name to `out` as `name_match` patterns are matched against it:
+/// in lower case (Unicode's).
+pub fn lowercase_name(name: &str, out: &mut String) {
+    if name.is_ascii() {
+        out.extend(name.chars().map(|c| c.to_ascii_lowercase()));
+    } else {
+        out.push_str(&name.to_lowercase());
     }
 }
 
@@ -458,12 +481,12 @@ fn next_condition(
 }
 
 /// A server as a filter sees it: the fields of the A2S view of its status that the
-/// conditions look at. A master keeps one per listed server (a million of them at
-/// most), so that matching a filter does no conversion; kept compact (strings up to 24
-/// bytes inline, no heap).
+/// conditions look at, but its address and its name, which a master holds anyway (see
+/// [`Filter::matches_view`]). A master keeps one per listed server (a million of them
+/// at most), so that matching a filter does no conversion; kept compact (strings up to
+/// 24 bytes inline, no heap).
 #[derive(Debug, Clone, PartialEq)]
 pub struct View {
-    addr: SocketAddr,
     server_type: u8,
     environment: u8,
     vac: bool,
@@ -474,14 +497,20 @@ pub struct View {
     folder: compact_str::CompactString,
     map: compact_str::CompactString,
     tags: Box<[String]>,
-    /// The name and the version in lower case, as patterns are.
-    name: compact_str::CompactString,
+    /// The version in lower case, as patterns are.
     version: compact_str::CompactString,
 }
 
+/// A [`View`] with the address and the name it is matched with.
+struct Seen<'a, 'n> {
+    addr: SocketAddr,
+    view: &'a View,
+    name: &'a dyn Fn() -> &'n str,
+}
+
 impl View {
-    /// The view of the server at `addr` with `status`.
-    pub fn of(addr: SocketAddr, status: &Status) -> Self {
+    /// The view of a server with `status`.
+    pub fn of(status: &Status) -> Self {
         let info = status_to_info(status);
         let tags = info
             .extra
@@ -490,10 +519,8 @@ impl View {
             .map(tags)
             .unwrap_or_default()
             .into_boxed_slice();
-        let name = info.name.to_lowercase();
         let version = info.version.to_lowercase();
         Self {
-            addr,
             server_type: info.server_type,
             environment: info.environment,
             vac: info.vac,
@@ -504,29 +531,20 @@ impl View {
             folder: compact_str::CompactString::from(&*info.folder),
             map: compact_str::CompactString::from(&*info.map),
             tags,
-            name,
             version,
         }
-    }
-
-    /// The server's address.
-    pub fn addr(&self) -> SocketAddr {
-        self.addr
     }
 
     /// The server's map (empty when it has none).
     pub fn map(&self) -> &str {
         &self.map
     }
+}
 
-    /// The server's name in lower case (empty when it has none).
-    pub fn lowercase_name(&self) -> &str {
-        &self.name
-    }
-
+impl Seen<'_, '_> {
     fn holds(&self, c: &Condition) -> bool {
-        let i = self;
-        let has = |t: &String| self.tags.contains(t);
+        let i = self.view;
+        let has = |t: &String| i.tags.contains(t);
         match c {
             Condition::Dedicated => i.server_type == b'd',
             Condition::Secure => i.vac,
@@ -543,8 +561,8 @@ impl View {
             Condition::White | Condition::Unknown(..) => true,
             Condition::GameType(t) | Condition::GameData(t) => t.iter().all(has),
             Condition::GameDataOr(t) => t.iter().any(has),
-            Condition::NameMatch(g) => g.matches(&self.name),
-            Condition::VersionMatch(g) => g.matches(&self.version),
+            Condition::NameMatch(g) => g.matches((self.name)()),
+            Condition::VersionMatch(g) => g.matches(&i.version),
             Condition::GameAddr(a) => match a.parse::<SocketAddr>() {
                 Ok(sa) => sa == self.addr,
                 Err(_) => a.parse::<std::net::IpAddr>() == Ok(self.addr.ip()),
@@ -994,16 +1012,27 @@ mod tests {
             "a".repeat(1_900)
         ))
         .unwrap();
-        let views: Vec<View> = (0..65u16)
-            .map(|i| View::of(SocketAddr::from(([10, 0, 0, 1], 27000 + i)), &status))
+        let views: Vec<(SocketAddr, View)> = (0..65u16)
+            .map(|i| {
+                (
+                    SocketAddr::from(([10, 0, 0, 1], 27000 + i)),
+                    View::of(&status),
+                )
+            })
             .collect();
+        let mut name = String::new();
+        lowercase_name(status.host_name.as_deref().unwrap_or_default(), &mut name);
+        let name = &|| name.as_str();
         let filter = format!("\\name_match\\*{}b", "a".repeat(1_000));
         assert!(filter.len() <= MAX_FILTER_BYTES);
         let t = Instant::now();
         let mut matched = 0;
         for _ in 0..40 {
             let f = Filter::parse(&filter).unwrap();
-            matched += views.iter().filter(|v| f.matches_view(v)).count();
+            matched += views
+                .iter()
+                .filter(|(a, v)| f.matches_view(*a, v, name))
+                .count();
         }
         let took = t.elapsed();
         assert_eq!(matched, 0, "no name ends in b");
@@ -1014,7 +1043,7 @@ mod tests {
         eprintln!("40 glob-flood requests against 65 servers: {took:?}");
         // the same with a match: it still finds it
         let f = Filter::parse(&format!("\\name_match\\*{}", "a".repeat(1_000))).unwrap();
-        assert!(views.iter().all(|v| f.matches_view(v)));
+        assert!(views.iter().all(|(a, v)| f.matches_view(*a, v, name)));
     }
 
     #[test]
