@@ -84,17 +84,117 @@ fn http(agent: &ureq::Agent, url: &str) -> Result<String> {
 
 fn polls(agent: &ureq::Agent, base: &str) -> Result<f64> {
     let text = http(agent, &format!("{base}/metrics"))?;
-    Ok(text
-        .lines()
-        .filter(|l| l.starts_with("ogp_master_polls_total{"))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum())
+    Ok(metric_sum(&text, "ogp_master_polls_total{", ""))
 }
 
 fn listed(agent: &ureq::Agent, base: &str) -> Result<u64> {
     let v: serde_json::Value =
         serde_json::from_str(&http(agent, &format!("{base}/api/v1/stats"))?)?;
     Ok(v["servers"].as_u64().unwrap_or(0))
+}
+
+/// Sums the samples in `/metrics` text whose line starts with `prefix` and holds `has`.
+fn metric_sum(text: &str, prefix: &str, has: &str) -> f64 {
+    text.lines()
+        .filter(|l| l.starts_with(prefix) && l.contains(has))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// Datagrams the kernel dropped at the master's UDP socket on `port` (its receive
+/// buffer full), from `/proc/net/udp` (Linux; `None` elsewhere).
+fn kernel_drops(port: u16) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/net/udp").ok()?;
+    let mut drops = None;
+    for line in text.lines().skip(1) {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        let local = cols.get(1)?.rsplit(':').next()?;
+        if u16::from_str_radix(local, 16).ok() == Some(port) {
+            *drops.get_or_insert(0) += cols.get(12)?.parse::<u64>().ok()?;
+        }
+    }
+    drops
+}
+
+/// When the registrations' stages were reached, since the first `ogp serve` start.
+struct Stages {
+    /// The last sample before the first registration reached the master's registrar
+    /// (so the master's own interval below is not made shorter by the sampling).
+    first: Duration,
+    /// The registrations of the first burst: those that arrived before every one that
+    /// arrived was listed (an uplink the kernel dropped is sent again a minute later).
+    burst: u64,
+    /// The burst's last registration received, all verified, all listed.
+    received: Duration,
+    verified: Duration,
+    caught_up: Duration,
+    /// Every live server listed (`/api/v1/stats` counts them all).
+    listed: Duration,
+}
+
+/// Samples the master's `/metrics` and `/api/v1/stats` every 50 ms until `total`
+/// servers (`n` live ones) are listed: when the registrations arrived, were verified,
+/// were listed.
+fn registration_stages(
+    agent: &ureq::Agent,
+    base: &str,
+    started: Instant,
+    n: u64,
+    total: u64,
+) -> Result<Stages> {
+    let counts = || -> Result<(u64, u64)> {
+        let m = http(agent, &format!("{base}/metrics"))?;
+        Ok((
+            metric_sum(&m, "ogp_master_registrations_total{", "") as u64,
+            metric_sum(
+                &m,
+                "ogp_master_verifications_total{",
+                "outcome=\"verified\"",
+            ) as u64,
+        ))
+    };
+    // the metrics from before the first start (the simulated servers never registered)
+    let (reg0, ver0) = counts()?;
+    let mut last_zero = Duration::ZERO;
+    let mut first = None;
+    let (mut received, mut verified) = ((0, Duration::ZERO), (0, Duration::ZERO));
+    let mut caught_up = None;
+    let limit = Duration::from_secs(300);
+    while started.elapsed() < limit {
+        let at = started.elapsed();
+        let (reg, ver) = counts()?;
+        let (reg, ver) = (reg.saturating_sub(reg0), ver.saturating_sub(ver0));
+        let live = listed(agent, base)?.saturating_sub(total - n);
+        if reg == 0 {
+            last_zero = at;
+        } else {
+            first.get_or_insert(last_zero);
+        }
+        if caught_up.is_none() {
+            if reg > received.0 {
+                received = (reg, at);
+            }
+            if ver > verified.0 {
+                verified = (ver, at);
+            }
+            if reg > 0 && live >= reg {
+                caught_up = Some((reg, at));
+            }
+        }
+        if live >= n {
+            let (burst, caught) = caught_up.unwrap_or((n, at));
+            return Ok(Stages {
+                first: first.unwrap_or(last_zero),
+                burst,
+                received: received.1,
+                verified: verified.1,
+                caught_up: caught,
+                listed: at,
+            });
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    bail!("every live server listed: not within {limit:?}")
 }
 
 fn wait_until(
@@ -341,16 +441,27 @@ pub fn run(args: &Args) -> Result<()> {
             .context("starting ogp serve")?));
     }
     let total = u64::from(args.servers) + u64::from(args.simulated);
-    wait_until("every live server listed", Duration::from_secs(300), || {
-        Ok(listed(&agent, &base)? >= total)
-    })?;
-    let listed_in = started.elapsed();
+    let st = registration_stages(&agent, &base, started, u64::from(args.servers), total)?;
+    let listed_in = st.listed;
     let reg_rate = f64::from(args.servers) / listed_in.as_secs_f64();
     println!(
         "{} live servers registered, verified and listed in {:.2} s from the first start: {:.0} a second",
         args.servers,
         listed_in.as_secs_f64(),
         reg_rate
+    );
+    let secs = |d: Duration| d.as_secs_f64();
+    let dropped = kernel_drops(udp_port).map_or("unknown".into(), |d| d.to_string());
+    println!(
+        "  the master alone: first uplink received {:.2} s after the first start; {} received by {:.2} s \
+         (the `ogp serve` processes' start and sends; dropped by the kernel at the master's socket: {dropped}), \
+         verified by {:.2} s, listed by {:.2} s: {:.0} a second from the first uplink received to the last listed",
+        secs(st.first),
+        st.burst,
+        secs(st.received),
+        secs(st.verified),
+        secs(st.caught_up),
+        st.burst as f64 / secs(st.caught_up.saturating_sub(st.first)).max(1e-3)
     );
     for l in http(&agent, &format!("{base}/metrics"))?.lines() {
         if l.starts_with("ogp_master_registrations_total")

@@ -57,6 +57,7 @@ fn the_master_benchmark_runs_in_test_mode() {
     for want in [
         "2000 simulated servers written",
         "60 live servers registered, verified and listed",
+        "a second from the first uplink received to the last listed",
         "poll cycle again: 60 servers due at once",
         "| first page by players |",
         "| name |",

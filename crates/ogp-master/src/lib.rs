@@ -342,7 +342,8 @@ impl Shared {
         // Rows written by other instances (or by slow transactions) may carry a time a
         // little older than what was already read: read the last seconds again (10 s
         // when instances share a PostgreSQL, whose clocks may differ a little; 2 s for
-        // this process's own writes to SQLite). Rows already seen are skipped cheaply.
+        // this process's own writes to SQLite). Rows already seen are skipped cheaply:
+        // only their addresses and change times are read again.
         let overlap = if self.store.is_shared() {
             10_000
         } else {
@@ -362,15 +363,46 @@ impl Shared {
         let mut parsing: Option<tokio::task::JoinHandle<Vec<_>>> = None;
         loop {
             let t = std::time::Instant::now();
-            let rows = self
-                .store
-                .changed_since(since, after.clone(), CHUNK)
-                .await?;
-            self.metrics.db("changed_since", t);
-            let n = rows.len();
-            if let Some(last) = rows.last() {
-                after.clone_from(&last.addr);
-            }
+            let (rows, n) = if since == i64::MIN {
+                // the start: every row, read whole at once
+                let rows = self
+                    .store
+                    .changed_since(since, after.clone(), CHUNK)
+                    .await?;
+                self.metrics.db("changed_since", t);
+                if let Some(last) = rows.last() {
+                    after.clone_from(&last.addr);
+                }
+                let n = rows.len();
+                (rows, n)
+            } else {
+                // later: the overlap's rows were mostly read before; read the keys,
+                // then whole only the rows not seen (a burst of registrations or polls
+                // would otherwise be read whole again at every refresh for the overlap)
+                let keys = self
+                    .store
+                    .changed_keys_since(since, after.clone(), CHUNK)
+                    .await?;
+                self.metrics.db("changed_keys_since", t);
+                if let Some((last, _)) = keys.last() {
+                    after.clone_from(last);
+                }
+                let n = keys.len();
+                let unseen: Vec<String> = {
+                    let l = self
+                        .list
+                        .read()
+                        .map_err(|_| anyhow::anyhow!("list lock poisoned"))?;
+                    keys.into_iter()
+                        .filter(|(a, u)| l.is_unseen(a, *u))
+                        .map(|(a, _)| a)
+                        .collect()
+                };
+                let t = std::time::Instant::now();
+                let rows = self.store.rows_of(unseen).await?;
+                self.metrics.db("rows_of", t);
+                (rows, n)
+            };
             // chunks are disjoint ranges of addresses: this one's unseen rows do not
             // depend on the merge of the one being parsed
             let rows = self
@@ -389,6 +421,32 @@ impl Shared {
                 return Ok(changed);
             }
         }
+    }
+
+    /// Reads these servers' rows into the list now (what this instance has just
+    /// written: a verified server is listed without waiting for the next
+    /// [`refresh`](Self::refresh), which reads every change of the last seconds again);
+    /// returns how many changed the list.
+    pub(crate) async fn refresh_addrs(&self, addrs: Vec<String>) -> Result<usize> {
+        let t = std::time::Instant::now();
+        let rows = self.store.rows_of(addrs).await?;
+        self.metrics.db("rows_of", t);
+        let rows = self
+            .list
+            .read()
+            .map_err(|_| anyhow::anyhow!("list lock poisoned"))?
+            .unseen(rows);
+        let prepared = tokio::task::spawn_blocking(move || list::prepare(rows)).await?;
+        let mut list = self
+            .list
+            .write()
+            .map_err(|_| anyhow::anyhow!("list lock poisoned"))?;
+        // Not a mark for the next refresh: rows of other writers (the poller, other
+        // instances) older than these may not have been read yet.
+        let mark = list.high_water;
+        let changed = list.merge(prepared);
+        list.high_water = mark;
+        Ok(changed)
     }
 
     fn merge(&self, prepared: Vec<(SocketAddr, Option<list::Entry>, i64)>) -> Result<usize> {

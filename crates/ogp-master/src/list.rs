@@ -617,10 +617,12 @@ impl List {
         })
     }
 
-    /// Servers listed on `ip`.
-    pub fn on_ip(&self, ip: IpAddr) -> usize {
+    /// Servers listed on `ip`, counted up to `at_most` (a registration asks whether the
+    /// cap is reached: counting past it would cost every registration from a crowded
+    /// address a walk over all its servers).
+    pub fn on_ip(&self, ip: IpAddr, at_most: usize) -> usize {
         // the trees are ordered by address, so an IP's servers are one range of one
-        self.entries.on_ip(ip)
+        self.entries.on_ip(ip, at_most)
     }
 
     /// Whether the entry in `slot` matches `q` (its lower-case name from the compact
@@ -638,12 +640,15 @@ impl List {
     /// The rows not applied yet (a refresh reads the last seconds again).
     pub fn unseen(&self, rows: Vec<ListRow>) -> Vec<ListRow> {
         rows.into_iter()
-            .filter(|r| {
-                r.addr
-                    .parse::<SocketAddr>()
-                    .map_or(true, |a| self.get(a).is_none_or(|e| e.updated < r.updated))
-            })
+            .filter(|r| self.is_unseen(&r.addr, r.updated))
             .collect()
+    }
+
+    /// Whether the row of `addr` changed at `updated` is not applied yet.
+    pub fn is_unseen(&self, addr: &str, updated: i64) -> bool {
+        addr.parse::<SocketAddr>().map_or(true, |a| {
+            self.get(a).is_none_or(|e| e.updated < updated)
+        })
     }
 
     /// Puts prepared entries in (see [`prepare`]); returns how many changed the list.
@@ -1364,7 +1369,22 @@ mod tests {
         gone.updated = 9;
         l.apply(vec![gone]);
         assert_eq!((l.len(), l.high_water), (500, 9));
-        assert_eq!(l.on_ip("127.0.0.1".parse().unwrap()), 1);
+        assert_eq!(l.on_ip("127.0.0.1".parse().unwrap(), usize::MAX), 1);
+    }
+
+    #[test]
+    fn servers_on_an_ip_are_counted_up_to_the_cap_asked() {
+        let mut l = List::default();
+        let mut rows: Vec<ListRow> = (0..10)
+            .map(|p| row(&format!("192.0.2.7:{}", 27000 + p), "x", 0, ""))
+            .collect();
+        rows.push(row("192.0.2.8:27000", "x", 0, ""));
+        l.apply(rows);
+        let ip = "192.0.2.7".parse().unwrap();
+        assert_eq!(l.on_ip(ip, usize::MAX), 10);
+        assert_eq!(l.on_ip(ip, 3), 3);
+        assert_eq!(l.on_ip(ip, 10), 10);
+        assert_eq!(l.on_ip("192.0.2.9".parse().unwrap(), 64), 0);
     }
 
     fn many(n: u32) -> Vec<ListRow> {

@@ -55,6 +55,8 @@ pub struct Metrics {
     /// Answers to probes (sent for registrations that found no place) that verified a
     /// server or started its verification.
     pub probe_answers: Counter,
+    /// Verifications in progress now (set by the registrar's task as it runs).
+    pub verifications_pending: Gauge,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -167,6 +169,12 @@ impl Default for Metrics {
             "Answers to probes of registrations that found no place, taken",
             probe_answers.clone(),
         );
+        let verifications_pending = Gauge::default();
+        registry.register(
+            "verifications_pending",
+            "Verifications in progress now",
+            verifications_pending.clone(),
+        );
         let info = Family::<Labels, Gauge>::default();
         info.get_or_create(&vec![("version", env!("CARGO_PKG_VERSION").to_owned())])
             .set(1);
@@ -190,6 +198,7 @@ impl Default for Metrics {
             db_seconds,
             http_wrong_tokens,
             probe_answers,
+            verifications_pending,
         }
     }
 }

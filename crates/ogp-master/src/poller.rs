@@ -413,17 +413,21 @@ async fn record(shared: Arc<Shared>, mut done: mpsc::Receiver<Polled>) {
                 .map(|p| (p.addr, p.answer.is_some(), p.partial))
                 .collect::<Vec<_>>()
         );
-        let news = batch.iter().any(|p| p.partial);
+        let news = batch
+            .iter()
+            .any(|p| p.partial)
+            .then(|| batch.iter().map(|p| crate::store::key(p.addr)).collect());
         let t = Instant::now();
         let res = shared
             .store
             .record_polls(&shared.instance, batch, now_ms(), shared.timers)
             .await;
         shared.metrics.db("record_polls", t);
-        if news && res.is_ok() {
-            // show what discovery learned now rather than at the next refresh
+        if let (Some(addrs), true) = (news, res.is_ok()) {
+            // show what discovery learned now rather than at the next refresh (these
+            // servers' rows alone)
             last_refresh = Instant::now();
-            if let Err(e) = shared.refresh().await {
+            if let Err(e) = shared.refresh_addrs(addrs).await {
                 tracing::warn!("reading the list from the database: {e:#}");
             }
         }

@@ -131,7 +131,7 @@ const HISTORY_THIN_OVERLAP_MS: i64 = 60_000;
 
 /// A server's row key: its address, an IPv4-mapped one as its IPv4 (one server, one
 /// row, whichever socket or form it came through).
-fn key(addr: SocketAddr) -> String {
+pub(crate) fn key(addr: SocketAddr) -> String {
     canonical(addr).to_string()
 }
 
@@ -285,6 +285,51 @@ pub struct ListRow {
     pub list_gametype: Option<String>,
     /// GameSpy v1: the game it is on the GameSpy master list under.
     pub gs1_game: Option<String>,
+}
+
+/// The columns of a [`ListRow`], in the order [`list_row_sqlite`] and [`list_row_pg`]
+/// read them.
+macro_rules! list_columns {
+    () => {
+        "addr, protocols, up, removed, ping_ms, last_seen, summary, updated, game_hint, list_protocol, list_gametype, gs1_game"
+    };
+}
+
+/// A [`ListRow`] from a SQLite row of [`list_columns`].
+fn list_row_sqlite(r: &rusqlite::Row<'_>) -> rusqlite::Result<ListRow> {
+    Ok(ListRow {
+        addr: r.get(0)?,
+        protocols: r.get(1)?,
+        up: r.get::<_, i64>(2)? == 1,
+        removed: r.get::<_, i64>(3)? == 1,
+        ping_ms: r.get(4)?,
+        last_seen: r.get(5)?,
+        summary: r.get(6)?,
+        updated: r.get(7)?,
+        game_hint: r.get(8)?,
+        list_protocol: r.get(9)?,
+        list_gametype: r.get(10)?,
+        gs1_game: r.get(11)?,
+    })
+}
+
+/// A [`ListRow`] from a PostgreSQL row of [`list_columns`].
+#[cfg(feature = "postgres")]
+fn list_row_pg(r: &tokio_postgres::Row) -> ListRow {
+    ListRow {
+        addr: r.get(0),
+        protocols: r.get(1),
+        up: r.get::<_, i64>(2) == 1,
+        removed: r.get::<_, i64>(3) == 1,
+        ping_ms: r.get(4),
+        last_seen: r.get(5),
+        summary: r.get(6),
+        updated: r.get(7),
+        game_hint: r.get(8),
+        list_protocol: r.get(9),
+        list_gametype: r.get(10),
+        gs1_game: r.get(11),
+    }
 }
 
 impl ListRow {
@@ -1310,29 +1355,50 @@ impl Store {
         after: String,
         limit: i64,
     ) -> Result<Vec<ListRow>> {
-        let sql =
-            "SELECT addr, protocols, up, removed, ping_ms, last_seen, summary, updated, game_hint, list_protocol, list_gametype, gs1_game FROM servers
-            WHERE updated > $1 AND addr > $2 ORDER BY addr LIMIT $3";
+        let sql = concat!(
+            "SELECT ",
+            list_columns!(),
+            " FROM servers WHERE updated > $1 AND addr > $2 ORDER BY addr LIMIT $3"
+        );
+        match self {
+            Self::Sqlite(_, _, c) => {
+                Self::sqlite(c, move |c| {
+                    let mut st = c.prepare_cached(&sqlite_sql(sql))?;
+                    let rows = st
+                        .query_map(rusqlite::params![since, after, limit], list_row_sqlite)?
+                        .collect::<Result<Vec<_>, _>>()?;
+                    Ok(rows)
+                })
+                .await
+            }
+            #[cfg(feature = "postgres")]
+            Self::Postgres(pg) => Ok(pg
+                .list
+                .query(sql, &[&since, &after, &limit])
+                .await?
+                .iter()
+                .map(list_row_pg)
+                .collect()),
+        }
+    }
+
+    /// The addresses and change times of the rows changed after `since`, by address
+    /// after `after`, at most `limit`: what a refresh of the list reads first, to read
+    /// whole only the rows it has not seen ([`rows_of`](Self::rows_of)).
+    pub async fn changed_keys_since(
+        &self,
+        since: i64,
+        after: String,
+        limit: i64,
+    ) -> Result<Vec<(String, i64)>> {
+        let sql = "SELECT addr, updated FROM servers WHERE updated > $1 AND addr > $2 ORDER BY addr LIMIT $3";
         match self {
             Self::Sqlite(_, _, c) => {
                 Self::sqlite(c, move |c| {
                     let mut st = c.prepare_cached(&sqlite_sql(sql))?;
                     let rows = st
                         .query_map(rusqlite::params![since, after, limit], |r| {
-                            Ok(ListRow {
-                                addr: r.get(0)?,
-                                protocols: r.get(1)?,
-                                up: r.get::<_, i64>(2)? == 1,
-                                removed: r.get::<_, i64>(3)? == 1,
-                                ping_ms: r.get(4)?,
-                                last_seen: r.get(5)?,
-                                summary: r.get(6)?,
-                                updated: r.get(7)?,
-                                game_hint: r.get(8)?,
-                                list_protocol: r.get(9)?,
-                                list_gametype: r.get(10)?,
-                                gs1_game: r.get(11)?,
-                            })
+                            Ok((r.get(0)?, r.get(1)?))
                         })?
                         .collect::<Result<Vec<_>, _>>()?;
                     Ok(rows)
@@ -1345,21 +1411,49 @@ impl Store {
                 .query(sql, &[&since, &after, &limit])
                 .await?
                 .iter()
-                .map(|r| ListRow {
-                    addr: r.get(0),
-                    protocols: r.get(1),
-                    up: r.get::<_, i64>(2) == 1,
-                    removed: r.get::<_, i64>(3) == 1,
-                    ping_ms: r.get(4),
-                    last_seen: r.get(5),
-                    summary: r.get(6),
-                    updated: r.get(7),
-                    game_hint: r.get(8),
-                    list_protocol: r.get(9),
-                    list_gametype: r.get(10),
-                    gs1_game: r.get(11),
-                })
+                .map(|r| (r.get(0), r.get(1)))
                 .collect()),
+        }
+    }
+
+    /// The rows of these servers as the list needs them (those that exist), on the
+    /// list's connection: what this instance has just written, read back to be listed
+    /// at once, without reading again every change of the last seconds.
+    pub async fn rows_of(&self, addrs: Vec<String>) -> Result<Vec<ListRow>> {
+        if addrs.is_empty() {
+            return Ok(Vec::new());
+        }
+        match self {
+            Self::Sqlite(_, _, c) => {
+                Self::sqlite(c, move |c| {
+                    let sql = concat!("SELECT ", list_columns!(), " FROM servers WHERE addr = ?1");
+                    let mut st = c.prepare_cached(sql)?;
+                    let mut out = Vec::with_capacity(addrs.len());
+                    for a in &addrs {
+                        let mut rows = st.query_map([a], list_row_sqlite)?;
+                        if let Some(r) = rows.next() {
+                            out.push(r?);
+                        }
+                    }
+                    Ok(out)
+                })
+                .await
+            }
+            #[cfg(feature = "postgres")]
+            Self::Postgres(pg) => {
+                let sql = concat!(
+                    "SELECT ",
+                    list_columns!(),
+                    " FROM servers WHERE addr = ANY($1)"
+                );
+                Ok(pg
+                    .list
+                    .query(sql, &[&addrs])
+                    .await?
+                    .iter()
+                    .map(list_row_pg)
+                    .collect())
+            }
         }
     }
 
@@ -1604,6 +1698,51 @@ mod sqlite_tests {
             .await
             .unwrap();
         assert_eq!(again[0], total);
+    }
+
+    /// A refresh after the start reads the changed rows' keys, then whole only the rows
+    /// it has not seen: the keys are those `changed_since` finds, and `rows_of` reads
+    /// the same rows back (and nothing for an address with no row).
+    #[tokio::test]
+    async fn changed_keys_and_rows_of_agree_with_changed_since() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let now = 1_800_000_000_000;
+        store.insert_simulated_range(0..300, now, 0).await.unwrap();
+        let whole = store
+            .changed_since(now - 1, String::new(), 1000)
+            .await
+            .unwrap();
+        assert_eq!(whole.len(), 300);
+        // by address, in chunks, like the refresh
+        let mut keys = Vec::new();
+        let mut after = String::new();
+        loop {
+            let chunk = store
+                .changed_keys_since(now - 1, after.clone(), 128)
+                .await
+                .unwrap();
+            let n = chunk.len();
+            if let Some((last, _)) = chunk.last() {
+                after.clone_from(last);
+            }
+            keys.extend(chunk);
+            if n < 128 {
+                break;
+            }
+        }
+        let want: Vec<(String, i64)> = whole.iter().map(|r| (r.addr.clone(), r.updated)).collect();
+        assert_eq!(keys, want);
+        assert!(store
+            .changed_keys_since(now, String::new(), 10)
+            .await
+            .unwrap()
+            .is_empty());
+        let mut addrs: Vec<String> = keys.into_iter().map(|(a, _)| a).collect();
+        addrs.push("192.0.2.1:1".into());
+        let mut back = store.rows_of(addrs).await.unwrap();
+        back.sort_by(|a, b| a.addr.cmp(&b.addr));
+        assert_eq!(back, whole);
+        assert!(store.rows_of(Vec::new()).await.unwrap().is_empty());
     }
 
     /// Leases between two instances `a` and `b` on one database (2 s polls, 2 s slack,

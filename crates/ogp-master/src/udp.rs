@@ -108,7 +108,7 @@ async fn writer(shared: Arc<Shared>, mut rx: mpsc::Receiver<Write>) {
                 Write::Registered { addr, wants_poll } => registered.push((addr, wants_poll)),
             }
         }
-        let listed = verified.len();
+        let mut listed = Vec::new();
         if !verified.is_empty() {
             let t = Instant::now();
             match shared.store.upsert_verified(&verified, now_ms()).await {
@@ -116,6 +116,7 @@ async fn writer(shared: Arc<Shared>, mut rx: mpsc::Receiver<Write>) {
                     for v in &verified {
                         tracing::info!("{}: verified ({}), listed", v.addr, v.via.name());
                     }
+                    listed = verified.iter().map(|v| crate::store::key(v.addr)).collect();
                     // their first poll (every protocol) is due now, not at the next tick
                     shared.poll_now.notify_one();
                 }
@@ -133,9 +134,11 @@ async fn writer(shared: Arc<Shared>, mut rx: mpsc::Receiver<Write>) {
             }
             shared.metrics.db("note_registrations", t);
         }
-        if listed > 0 {
-            // Show them at once rather than at the next refresh.
-            let _ = shared.refresh().await;
+        if !listed.is_empty() {
+            // Show them at once rather than at the next refresh (their rows alone).
+            if let Err(e) = shared.refresh_addrs(listed).await {
+                tracing::warn!("reading the verified servers from the database: {e:#}");
+            }
         }
     }
 }
@@ -303,6 +306,10 @@ pub(crate) async fn run(
             waiters.settle(&v);
             verdict(&shared, &tx, &mut warned, now, v);
         }
+        shared
+            .metrics
+            .verifications_pending
+            .set(i64::try_from(registrar.pending()).unwrap_or(i64::MAX));
     }
     drop(tx);
     let _ = tokio::time::timeout(Duration::from_secs(3), writer_task).await;
@@ -524,7 +531,7 @@ fn handle(shared: &Shared, registrar: &mut Registrar, tx: &mpsc::Sender<Write>, 
                 Ok(l) => Known {
                     listed: l.contains(key)
                         && (!matches!(r, Registration::Gamespy1(_)) || l.has_gs1_game(key)),
-                    servers_on_ip: l.on_ip(key.ip()),
+                    servers_on_ip: l.on_ip(key.ip(), shared.config.max_servers_per_ip),
                 },
                 Err(_) => return,
             };
@@ -923,7 +930,7 @@ fn cube2_registration(
     let known = match shared.list.read() {
         Ok(l) => Known {
             listed: l.contains(key),
-            servers_on_ip: l.on_ip(key.ip()),
+            servers_on_ip: l.on_ip(key.ip(), shared.config.max_servers_per_ip),
         },
         Err(_) => return,
     };

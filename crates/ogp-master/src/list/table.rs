@@ -144,16 +144,18 @@ impl Table {
             .filter_map(|(k, s)| Some((v4_of(*k), *s, self.at(*s)?)))
     }
 
-    /// Entries on `ip` (one range of a tree).
-    pub(super) fn on_ip(&self, ip: IpAddr) -> usize {
+    /// Entries on `ip` (one range of a tree), counted up to `at_most`.
+    pub(super) fn on_ip(&self, ip: IpAddr, at_most: usize) -> usize {
         match ip {
             IpAddr::V4(ip) => self
                 .v4
                 .range(v4_key(&SocketAddrV4::new(ip, 0))..=v4_key(&SocketAddrV4::new(ip, u16::MAX)))
+                .take(at_most)
                 .count(),
             IpAddr::V6(ip) => self
                 .v6
                 .range(SocketAddrV6::new(ip, 0, 0, 0)..=SocketAddrV6::new(ip, u16::MAX, 0, 0))
+                .take(at_most)
                 .count(),
         }
     }
