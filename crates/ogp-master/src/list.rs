@@ -1579,6 +1579,31 @@ mod tests {
             scan >> 20,
             scan / rows.max(1)
         );
+        // the Valve index (one key a server), built again in address order and in a
+        // random one (a database's refreshes come in no order of addresses)
+        let mut shuffled: Vec<&Entry> = l.entries.values().map(|e| &**e).collect();
+        let mut r = Rng(7);
+        for i in (1..shuffled.len()).rev() {
+            shuffled.swap(i, r.below(i + 1));
+        }
+        let mut copies = Vec::new();
+        for (order, entries) in [
+            ("address", l.entries.values().map(|e| &**e).collect()),
+            ("random", shuffled),
+        ] {
+            let before = rss_kb();
+            let mut copy = valve_index::ValveIndex::default();
+            for e in entries {
+                copy.add(e);
+            }
+            let after = rss_kb();
+            println!(
+                "Valve index, {order} order: {} keys, {} bytes each",
+                copy.held().0,
+                after.saturating_sub(before) * 1024 / u64::from(n)
+            );
+            copies.push(copy);
+        }
     }
 
     /// The requests of issue 41 (those of `ogp-load master`), each a cold first page of
