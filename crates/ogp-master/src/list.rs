@@ -7,7 +7,7 @@ use std::net::{IpAddr, SocketAddr, SocketAddrV4};
 use std::ops::Bound;
 
 use ogp_proto::master::dpmaster::{canonical, Listing, ServersRequest};
-use ogp_proto::master::valve::{Filter, View, MAX_ENTRIES_PER_PAGE};
+use ogp_proto::master::valve::{Filter, View};
 use ogp_proto::{Protocol, Status};
 use serde::Serialize;
 
@@ -15,6 +15,9 @@ use crate::store::{parse_protocols, ListRow};
 
 mod scan;
 mod table;
+mod valve_index;
+
+pub use valve_index::ValvePage;
 
 /// The protocols a server speaks, as a set of indices into [`Protocol::ALL`] (8 bytes,
 /// no heap: a master holds a million entries).
@@ -560,6 +563,9 @@ pub struct List {
     /// this, not the whole list, so a list request costs what its own servers cost, not
     /// a pass over a million A2S servers (issue 41).
     game_lists: BTreeSet<SocketAddr>,
+    /// The servers on Valve's list by game: the pages whose filter names a game walk
+    /// that game's servers only (issue 41).
+    valve: valve_index::ValveIndex,
     counts: Counts,
     cache: std::sync::Mutex<Cache>,
     /// Grows with every change: part of the ETag.
@@ -646,9 +652,8 @@ impl List {
 
     /// Whether the row of `addr` changed at `updated` is not applied yet.
     pub fn is_unseen(&self, addr: &str, updated: i64) -> bool {
-        addr.parse::<SocketAddr>().map_or(true, |a| {
-            self.get(a).is_none_or(|e| e.updated < updated)
-        })
+        addr.parse::<SocketAddr>()
+            .map_or(true, |a| self.get(a).is_none_or(|e| e.updated < updated))
     }
 
     /// Puts prepared entries in (see [`prepare`]); returns how many changed the list.
@@ -662,6 +667,7 @@ impl List {
                         self.counts.remove(&old);
                         self.scan.remove(slot);
                         self.game_lists.remove(&addr);
+                        self.valve.remove(addr, &old);
                         changed += 1;
                     }
                 }
@@ -675,7 +681,9 @@ impl List {
                     let old = self.entries.get(addr);
                     if let Some((_, old)) = old {
                         self.counts.remove(old);
+                        self.valve.remove(addr, old);
                     }
+                    self.valve.add(addr, &e);
                     let old = old.map_or(scan::NONE, |(slot, _)| slot);
                     let slot = self.scan.put(old, addr, &e);
                     self.entries.put(addr, slot, e);
@@ -988,29 +996,12 @@ impl List {
     }
 
     /// A Valve list page: the up IPv4 servers that speak A2S, match `filter` and come
-    /// after `seed`, at most one datagram's worth; and whether the list ends there.
-    pub fn valve_page(&self, filter: &Filter, seed: SocketAddrV4) -> (Vec<SocketAddrV4>, bool) {
-        let start = if seed == ogp_proto::master::valve::END {
-            Bound::Unbounded
-        } else {
-            Bound::Excluded(seed)
-        };
-        let mut out = Vec::new();
-        for (a, slot, e) in self.entries.v4_from(start) {
-            if !e.up
-                || !e.protocols.contains(Protocol::A2s)
-                || !filter.matches_view(SocketAddr::V4(a), &e.view, &|| {
-                    self.scan.lowercase_name(slot)
-                })
-            {
-                continue;
-            }
-            if out.len() == MAX_ENTRIES_PER_PAGE {
-                return (out, false);
-            }
-            out.push(a);
-        }
-        (out, true)
+    /// after `seed`, at most one datagram's worth, and whether the list ends there; made
+    /// by a pass that looks at no more than `max_looks` entries (`ListBudget::looks_allowed`)
+    /// and says how many it did. A filter that names a game walks that game's servers
+    /// only (the index `valve`).
+    pub fn valve_page(&self, filter: &Filter, seed: SocketAddrV4, max_looks: usize) -> ValvePage {
+        valve_index::page(self, filter, seed, max_looks, true)
     }
 }
 
@@ -1109,7 +1100,7 @@ impl List {
 mod tests {
     use super::*;
 
-    fn row(addr: &str, name: &str, players: u32, protocols: &str) -> ListRow {
+    pub(super) fn row(addr: &str, name: &str, players: u32, protocols: &str) -> ListRow {
         let mut s = Status::default();
         s.host_name = Some(name.into());
         s.player_count = Some(players);
@@ -1250,7 +1241,9 @@ mod tests {
         }
         // Valve's \gamedir\ filter reads the server's own folder, as before
         let f = Filter::parse("\\gamedir\\valheim").unwrap();
-        let (v, _) = l.valve_page(&f, ogp_proto::master::valve::END);
+        let v = l
+            .valve_page(&f, ogp_proto::master::valve::END, usize::MAX)
+            .servers;
         assert_eq!(v, ["127.0.0.1:10".parse::<SocketAddrV4>().unwrap()]);
     }
 
@@ -1356,13 +1349,17 @@ mod tests {
         assert_eq!(p.total, p.entries.len());
         // Valve pages: IPv4, A2S only, 231 at most, ending with the terminator flag
         let f = Filter::parse("").unwrap();
-        let (a, end) = l.valve_page(&f, ogp_proto::master::valve::END);
-        assert_eq!((a.len(), end), (231, false));
-        let (b, end) = l.valve_page(&f, *a.last().unwrap());
-        assert_eq!((b.len(), end), (19, true));
+        let a = l.valve_page(&f, ogp_proto::master::valve::END, usize::MAX);
+        assert_eq!((a.servers.len(), a.end, a.looked), (231, false, 463));
+        let b = l.valve_page(&f, *a.servers.last().unwrap(), usize::MAX);
+        assert_eq!((b.servers.len(), b.end, b.looked), (19, true, 39));
         let f = Filter::parse("\\empty\\1").unwrap();
-        let (c, _) = l.valve_page(&f, ogp_proto::master::valve::END);
-        assert!(c.len() < 231);
+        let c = l.valve_page(&f, ogp_proto::master::valve::END, usize::MAX);
+        assert!(c.servers.len() < 231);
+        // a pass stops at its allowance: what it found, not the end of the list
+        let d = l.valve_page(&f, ogp_proto::master::valve::END, 40);
+        assert_eq!((d.looked, d.cut, d.end), (40, true, false));
+        assert_eq!(d.servers[..], c.servers[..d.servers.len()]);
         // removal
         let mut gone = row("127.0.0.0:27015", "x", 0, "");
         gone.removed = true;
@@ -1668,6 +1665,35 @@ mod tests {
             scan >> 20,
             scan / rows.max(1)
         );
+        // the Valve index (one key a server), built again in address order and in a
+        // random one (a database's refreshes come in no order of addresses)
+        let mut shuffled: Vec<(SocketAddr, &Entry)> =
+            l.entries.iter().map(|(a, _, e)| (a, e)).collect();
+        let mut r = Rng(7);
+        for i in (1..shuffled.len()).rev() {
+            shuffled.swap(i, r.below(i + 1));
+        }
+        let mut copies = Vec::new();
+        for (order, entries) in [
+            (
+                "address",
+                l.entries.iter().map(|(a, _, e)| (a, e)).collect(),
+            ),
+            ("random", shuffled),
+        ] {
+            let before = rss_kb();
+            let mut copy = valve_index::ValveIndex::default();
+            for (a, e) in entries {
+                copy.add(a, e);
+            }
+            let after = rss_kb();
+            println!(
+                "Valve index, {order} order: {} keys, {} bytes each",
+                copy.held().0,
+                after.saturating_sub(before) * 1024 / u64::from(n)
+            );
+            copies.push(copy);
+        }
     }
 
     /// The requests of issue 41 (those of `ogp-load master`), each a cold first page of
@@ -1805,17 +1831,17 @@ mod tests {
     }
 
     /// A small deterministic generator (xorshift64*).
-    struct Rng(u64);
+    pub(super) struct Rng(pub(super) u64);
 
     impl Rng {
-        fn below(&mut self, n: usize) -> usize {
+        pub(super) fn below(&mut self, n: usize) -> usize {
             self.0 ^= self.0 >> 12;
             self.0 ^= self.0 << 25;
             self.0 ^= self.0 >> 27;
             (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n
         }
 
-        fn pick<T: Clone>(&mut self, xs: &[T]) -> T {
+        pub(super) fn pick<T: Clone>(&mut self, xs: &[T]) -> T {
             xs[self.below(xs.len())].clone()
         }
     }
@@ -2066,15 +2092,68 @@ mod tests {
             println!("{name}: {n} servers in {t:.3} ms");
             assert!(t < pass, "{name}: {t} ms, not under the pass's {pass} ms");
         }
-        // Valve pages: a filter nothing matches walks the whole list from the seed
-        for filter in ["", "\\gamedir\\nothing", "\\name_match\\*zzz*"] {
+        // Valve pages (issue 41), among them 1,000 servers of a small game spread over
+        // the list: before, every page walked the list from the seed until 231 servers
+        // matched (the plain pass, kept here to compare); now a filter naming a game
+        // walks its servers only, and a pass stops at what its source can pay
+        let small: Vec<ListRow> = (0..1000u32)
+            .map(|i| {
+                let j = i * 1000;
+                let ip = [10, (j >> 16) as u8, (j >> 8) as u8, j as u8];
+                let mut r = row(&SocketAddr::from((ip, 27016)).to_string(), "gm", 1, "a2s");
+                let mut s = Status::default();
+                s.host_name = Some(format!("Small game {i}").into());
+                let mut a = ogp_proto::A2sInfo::default();
+                a.app_id = Some(4000);
+                a.folder = Some("garrysmod".into());
+                s.a2s = Some(a);
+                r.summary = Some(serde_json::to_string(&s).unwrap());
+                r
+            })
+            .collect();
+        l.apply(small);
+        let fresh = {
+            let t0 = std::time::Instant::now();
+            let b = ogp_proto::master::valve::ListBudget::new(Default::default(), [0; 16], t0);
+            let from = "192.0.2.1".parse().unwrap();
+            let _ = b.admit(t0, from);
+            b.looks_allowed(t0, from)
+        };
+        println!("| filter | before: looked, ms | after: looked, ms | after, bounded ({fresh} looks): looked, ms | ns a look (before / after) |");
+        for filter in [
+            "",
+            "\\appid\\4000",
+            "\\gamedir\\garrysmod",
+            "\\appid\\4000\\name_match\\*zzz*",
+            "\\gamedir\\nothing",
+            "\\name_match\\*zzz*",
+            "\\appid\\255\\name_match\\*zzz*",
+        ] {
             let f = Filter::parse(filter).unwrap();
-            let t = std::time::Instant::now();
-            let (page, end) = l.valve_page(&f, ogp_proto::master::valve::END);
+            let end = ogp_proto::master::valve::END;
+            let best = |g: &dyn Fn() -> ValvePage| {
+                (0..3)
+                    .map(|_| {
+                        let t = std::time::Instant::now();
+                        let p = g();
+                        (t.elapsed().as_secs_f64() * 1e3, p)
+                    })
+                    .min_by(|a, b| a.0.total_cmp(&b.0))
+                    .unwrap()
+            };
+            let (t0, p0) = best(&|| valve_index::page(&l, &f, end, usize::MAX, false));
+            let (t1, p1) = best(&|| l.valve_page(&f, end, usize::MAX));
+            let (t2, p2) = best(&|| l.valve_page(&f, end, fresh));
+            assert_eq!((&p0.servers, p0.end), (&p1.servers, p1.end), "{filter}");
+            let ns = |t: f64, p: &ValvePage| t * 1e6 / p.looked.max(1) as f64;
             println!(
-                "Valve page, filter {filter:?}: {} servers (end: {end}) in {:.2} ms",
-                page.len(),
-                t.elapsed().as_secs_f64() * 1e3
+                "| `{filter}` ({} servers) | {}, {t0:.2} | {}, {t1:.2} | {}, {t2:.2} | {:.0} / {:.0} |",
+                p1.servers.len(),
+                p0.looked,
+                p1.looked,
+                p2.looked,
+                ns(t0, &p0),
+                ns(t1, &p1),
             );
         }
         assert_eq!(l.dp_servers(&req).len(), 334);

@@ -605,15 +605,28 @@ async fn answer_list(
             return;
         }
     };
-    let (servers, end) = match shared.list.read() {
-        Ok(l) => l.valve_page(&filter, req.seed),
+    // the pass is bounded by what the budgets can pay for, and paid once it is done
+    let max_looks = budget.looks_allowed(now, from.ip());
+    let page = match shared.list.read() {
+        Ok(l) => l.valve_page(&filter, req.seed, max_looks),
         Err(_) => return,
     };
-    out.clear();
-    encode_page(&servers, end, out);
+    budget.pay_looks(now, from.ip(), page.looked);
+    let outcome = match (page.cut, page.servers.is_empty()) {
+        (false, _) => admission.name(),
+        (true, false) => "pass_cut",
+        (true, true) => "too_costly",
+    };
     m.list_requests
-        .get_or_create(&labels("protocol", "valve", "outcome", admission.name()))
+        .get_or_create(&labels("protocol", "valve", "outcome", outcome))
         .inc();
+    if page.cut && page.servers.is_empty() {
+        // nothing found within what the source can pay: no page to send (an empty one
+        // without the end marker would give the client no seed to go on from)
+        return;
+    }
+    out.clear();
+    encode_page(&page.servers, page.end, out);
     let _ = sock.send_to(out, from).await;
 }
 

@@ -313,9 +313,12 @@ impl RateLimiter {
         slot.last_ms = now_ms;
     }
 
-    fn take(&self, slot: &mut Slot, now_ms: u64, cost: f32) -> RateDecision {
+    fn take(&self, slot: &mut Slot, now_ms: u64, cost: f32, owed: bool) -> RateDecision {
         self.refill(slot, now_ms);
-        if slot.tokens >= cost {
+        if owed {
+            slot.tokens = (slot.tokens - cost).max(-self.config.burst);
+            RateDecision::Allow
+        } else if slot.tokens >= cost {
             slot.tokens -= cost;
             RateDecision::Allow
         } else {
@@ -333,7 +336,44 @@ impl RateLimiter {
     pub fn charge(&mut self, now: Instant, ip: IpAddr, cost: f32) -> RateDecision {
         let (family, key) = source_key(ip);
         let h = keyed_source_hash(&self.hash, family, key);
-        self.charge_hashed(now, family, key, h, cost)
+        self.charge_hashed(now, family, key, h, cost, false)
+    }
+
+    /// Takes `cost` tokens from `ip`'s bucket whatever it holds, down to minus one
+    /// burst: work whose cost was known only once it was done (a list request's pass
+    /// over the list) is paid for by the source's next requests, which are refused
+    /// until the bucket has refilled past the debt.
+    pub fn owe(&mut self, now: Instant, ip: IpAddr, cost: f32) {
+        let (family, key) = source_key(ip);
+        let h = keyed_source_hash(&self.hash, family, key);
+        self.charge_hashed(now, family, key, h, cost, true);
+    }
+
+    /// The tokens `ip`'s bucket holds at `now` (negative while it owes; a source without
+    /// a bucket has a whole burst, or the shared overflow bucket's tokens when its set
+    /// is full, as [`charge`](Self::charge) would find). Takes nothing.
+    pub fn tokens(&self, now: Instant, ip: IpAddr) -> f32 {
+        let (family, key) = source_key(ip);
+        let h = keyed_source_hash(&self.hash, family, key);
+        let now_ms = self.millis(now);
+        let start = ((h as usize) & self.set_mask) * WAYS;
+        let burst = self.config.burst;
+        let mut reusable = false;
+        for slot in self.slots.get(start..start + WAYS).unwrap_or_default() {
+            let mut s = *slot;
+            self.refill(&mut s, now_ms);
+            if slot.family == family && slot.key == key {
+                return s.tokens;
+            }
+            reusable |= slot.family == 0 || s.tokens >= burst;
+        }
+        if reusable {
+            burst
+        } else {
+            let mut o = self.overflow;
+            self.refill(&mut o, now_ms);
+            o.tokens
+        }
     }
 
     /// Whether `ip` has its own bucket here, charged within `within` before `now`. Only
@@ -378,6 +418,7 @@ impl RateLimiter {
         key: u64,
         hash: u64,
         cost: f32,
+        owed: bool,
     ) -> RateDecision {
         let now_ms = self.millis(now);
         let set = (hash as usize) & self.set_mask;
@@ -391,7 +432,7 @@ impl RateLimiter {
             let Some(slot) = self.slots.get(i) else { break };
             if slot.family == family && slot.key == key {
                 let mut s = *slot;
-                let d = self.take(&mut s, now_ms, cost);
+                let d = self.take(&mut s, now_ms, cost, owed);
                 if let Some(dst) = self.slots.get_mut(i) {
                     *dst = s;
                 }
@@ -405,11 +446,15 @@ impl RateLimiter {
         }
         match reuse.and_then(|i| self.slots.get_mut(i)) {
             Some(slot) => {
-                let allow = burst >= cost;
+                let allow = burst >= cost || owed;
                 *slot = Slot {
                     family,
                     key,
-                    tokens: if allow { burst - cost } else { burst },
+                    tokens: if allow {
+                        (burst - cost).max(-burst)
+                    } else {
+                        burst
+                    },
                     last_ms: now_ms,
                 };
                 if allow {
@@ -420,7 +465,7 @@ impl RateLimiter {
             }
             None => {
                 let mut o = self.overflow;
-                let d = self.take(&mut o, now_ms, cost);
+                let d = self.take(&mut o, now_ms, cost, owed);
                 self.overflow = o;
                 d
             }
@@ -534,7 +579,7 @@ impl SharedRateLimiter {
             Some(m) => m
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .charge_hashed(now, family, key, h, 1.0),
+                .charge_hashed(now, family, key, h, 1.0, false),
             None => RateDecision::Limited,
         }
     }

@@ -115,12 +115,7 @@ impl ListBudget {
     /// its own budget). Every clone charges the same budgets.
     pub fn charge(&self, now: Instant, from: IpAddr, bytes: usize) -> ListAdmission {
         let cost = bytes as f32;
-        // A thread that panicked while holding the lock left the buckets whole (each
-        // charge is a few assignments): go on with them.
-        let mut b = self
-            .buckets
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut b = self.lock();
         if b.per_source.charge(now, from, cost) == RateDecision::Limited {
             return ListAdmission::SourceOverBudget;
         }
@@ -128,6 +123,44 @@ impl ListBudget {
             return ListAdmission::TotalOverBudget;
         }
         ListAdmission::Answer
+    }
+
+    /// A thread that panicked while holding the lock left the buckets whole (each
+    /// charge is a few assignments): go on with them.
+    fn lock(&self) -> std::sync::MutexGuard<'_, Buckets> {
+        self.buckets
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// How many bytes of work (beyond the page [`charge`](Self::charge) paid for) an
+    /// answer to `from` may still cost at `now`, to be paid by [`owe`](Self::owe): what
+    /// the source's budget holds plus one burst of debt, but no more than what the total
+    /// holds (the total is never owed). So one request can take from the total at most
+    /// what its source can pay (two bursts), and the total never goes below zero: an
+    /// expensive request shuts no one else out once the total refills.
+    pub fn pass_allowance(&self, now: Instant, from: IpAddr) -> usize {
+        let b = self.lock();
+        let source = b.per_source.tokens(now, from) + b.per_source.config().burst;
+        let total = b.total.tokens(now, Self::ALL);
+        // f32 → usize saturates, and a negative or NaN value is 0
+        source.min(total).max(0.0) as usize
+    }
+
+    /// Charges `bytes` of work whose cost was known only once it was done (a list
+    /// request's pass over the list): the source's budget down to minus one burst (its
+    /// next requests are refused until it has refilled past the debt), the total down
+    /// to zero. Within [`pass_allowance`](Self::pass_allowance), what the total is
+    /// charged is what the source is.
+    pub fn owe(&self, now: Instant, from: IpAddr, bytes: usize) {
+        if bytes == 0 {
+            return;
+        }
+        let cost = bytes as f32;
+        let mut b = self.lock();
+        b.per_source.owe(now, from, cost);
+        let held = b.total.tokens(now, Self::ALL).max(0.0);
+        let _ = b.total.charge(now, Self::ALL, cost.min(held));
     }
 }
 
@@ -201,6 +234,107 @@ pub fn answer_pages<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+
+    /// A source that owed for a pass is refused until its budget has refilled past the
+    /// debt (and no longer), and owes at most one burst whatever the pass cost; other
+    /// sources are not held up by it.
+    #[test]
+    fn a_source_that_owed_is_refused_until_it_has_refilled() {
+        let t0 = Instant::now();
+        let page = LARGEST_PAGE_BYTES;
+        // 2 pages a second per source: a burst of 8 pages
+        let budget = ListBudget::new(
+            ListBudgetConfig::new(2 * page as u32, u32::MAX),
+            [7; 16],
+            t0,
+        );
+        let (costly, other): (IpAddr, IpAddr) =
+            ("192.0.2.7".parse().unwrap(), "192.0.2.8".parse().unwrap());
+        assert_eq!(budget.charge(t0, costly, page), ListAdmission::Answer);
+        // 7 pages left and a burst of debt
+        assert_eq!(budget.pass_allowance(t0, costly), 15 * page);
+        budget.owe(t0, costly, 1_000_000 * page);
+        assert_eq!(
+            budget.pass_allowance(t0, costly),
+            0,
+            "a burst owed, no more"
+        );
+        assert_eq!(budget.charge(t0, other, page), ListAdmission::Answer);
+        // -8 pages: a page's worth again after 4.5 s
+        let at = |ms| t0 + Duration::from_millis(ms);
+        assert_eq!(
+            budget.charge(at(4_400), costly, page),
+            ListAdmission::SourceOverBudget
+        );
+        assert_eq!(
+            budget.charge(at(4_550), costly, page),
+            ListAdmission::Answer
+        );
+        assert_eq!(
+            budget.charge(at(4_550), costly, page),
+            ListAdmission::SourceOverBudget
+        );
+        // what it owes is what it did not pay: a small debt is refilled soon
+        budget.owe(at(10_000), other, page);
+        assert_eq!(
+            budget.charge(at(10_000), other, page),
+            ListAdmission::Answer
+        );
+        budget.owe(at(10_000), other, 9 * page);
+        assert_eq!(
+            budget.charge(at(10_000), other, page),
+            ListAdmission::SourceOverBudget
+        );
+        // -3 pages: one page's worth after 2 s
+        assert_eq!(
+            budget.charge(at(11_900), other, page),
+            ListAdmission::SourceOverBudget
+        );
+        assert_eq!(
+            budget.charge(at(12_050), other, page),
+            ListAdmission::Answer
+        );
+    }
+
+    /// The total is never owed: a request's pass takes from it at most what the total
+    /// holds and what its source can pay (two bursts), so one costly request leaves the
+    /// list open to everyone, and after many the total reopens as soon as it refills a
+    /// page, not after paying back seconds of debt.
+    #[test]
+    fn passes_take_from_the_total_only_what_it_holds() {
+        let t0 = Instant::now();
+        let page = LARGEST_PAGE_BYTES;
+        // per source: 2 pages a second (burst 8); total: 20 (burst 80)
+        let config = ListBudgetConfig::new(2 * page as u32, 20 * page as u32);
+        let budget = ListBudget::new(config, [8; 16], t0);
+        let source = |i: u32| IpAddr::V4(Ipv4Addr::from(0xc000_0200 + i));
+        assert_eq!(budget.charge(t0, source(0), page), ListAdmission::Answer);
+        let may = budget.pass_allowance(t0, source(0));
+        assert_eq!(may, 15 * page, "what the source can pay");
+        budget.owe(t0, source(0), may);
+        // the total held 79 pages and gave 15: 64 more pages for the others
+        let served = (1..=100)
+            .filter(|i| budget.charge(t0, source(*i), page) == ListAdmission::Answer)
+            .count();
+        assert_eq!(served, 64);
+        assert_eq!(
+            budget.pass_allowance(t0, source(101)),
+            0,
+            "the total is empty"
+        );
+        budget.owe(t0, source(1), 50 * page);
+        assert_eq!(
+            budget.charge(t0, source(102), page),
+            ListAdmission::TotalOverBudget
+        );
+        // 20 pages a second: one page's worth after 50 ms, however much was done
+        let soon = t0 + Duration::from_millis(51);
+        assert_eq!(
+            budget.charge(soon, source(102), page),
+            ListAdmission::Answer
+        );
+    }
 
     /// Two sockets, two threads, one budget: the total and each source's budget hold
     /// across the clones (issue 36, item 5: each socket had budgets of its own).

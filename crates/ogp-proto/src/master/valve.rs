@@ -196,10 +196,37 @@ impl ListBudget {
     /// Whether to answer a Valve list request from `from` at `now`: the budgets are
     /// charged [`MAX_PAGE_BYTES`] (see [`ListBudget::charge`]). Call it before parsing
     /// the filter or looking at the list: a refused request costs no more than this.
-    pub fn admit(&mut self, now: Instant, from: IpAddr) -> ListAdmission {
+    pub fn admit(&self, now: Instant, from: IpAddr) -> ListAdmission {
         self.charge(now, from, MAX_PAGE_BYTES)
     }
+
+    /// How many entries the pass that makes an admitted request's page may look at
+    /// (entries of the list, and seeks into it beyond the first): the
+    /// [`LOOKS_PER_PAGE`] its page paid for, and as many more as
+    /// [`ListBudget::pass_allowance`] allows at [`BYTES_PER_LOOK`] each. A pass stops
+    /// there, its page cut; [`ListBudget::pay_looks`] charges what it looked at.
+    pub fn looks_allowed(&self, now: Instant, from: IpAddr) -> usize {
+        LOOKS_PER_PAGE.saturating_add(self.pass_allowance(now, from) / BYTES_PER_LOOK)
+    }
+
+    /// Charges a pass that looked at `looked` entries: those past [`LOOKS_PER_PAGE`],
+    /// [`BYTES_PER_LOOK`] each ([`ListBudget::owe`]).
+    pub fn pay_looks(&self, now: Instant, from: IpAddr, looked: usize) {
+        let extra = looked.saturating_sub(LOOKS_PER_PAGE);
+        self.owe(now, from, extra.saturating_mul(BYTES_PER_LOOK));
+    }
 }
+
+/// What one entry looked at by a list request's pass costs, in bytes of the list
+/// budgets: the size of an entry on the page, so that a page's charge
+/// ([`MAX_PAGE_BYTES`]) pays for the [`LOOKS_PER_PAGE`] entries of an unfiltered page
+/// (or one filtered by game only, through the master's index), and all sources
+/// together get at most `list_total_bytes_per_second / 6` entries looked at a second.
+pub const BYTES_PER_LOOK: usize = 6;
+
+/// Entries a pass looks at for the price of its page: 232, the 231 a full page holds
+/// and the one that shows it is not the last.
+pub const LOOKS_PER_PAGE: usize = MAX_PAGE_BYTES / BYTES_PER_LOOK;
 
 fn write_entry(a: SocketAddrV4, out: &mut Vec<u8>) {
     out.extend_from_slice(&a.ip().octets());
@@ -424,6 +451,23 @@ impl Filter {
         let seen = Seen { addr, view, name };
         self.conditions.iter().all(|c| seen.holds(c))
     }
+
+    /// What every server the filter matches has, by the keys a master can index: the
+    /// values of its `\appid\` conditions (the low 16 bits, as compared) and of its
+    /// `\gamedir\` conditions (in ASCII lower case), not counting those inside `nand`
+    /// or `nor`. Both empty: the filter names no game.
+    pub fn required_games(&self) -> (Vec<u16>, Vec<&str>) {
+        let mut apps = Vec::new();
+        let mut dirs = Vec::new();
+        for c in &self.conditions {
+            match c {
+                Condition::AppId(a) => apps.push((*a & 0xffff) as u16),
+                Condition::GameDir(d) => dirs.push(d.as_str()),
+                _ => {}
+            }
+        }
+        (apps, dirs)
+    }
 }
 
 /// Appends a server's name to `out` as `name_match` patterns are matched against it:
@@ -533,6 +577,16 @@ impl View {
             tags,
             version,
         }
+    }
+
+    /// The app id, as `\appid\` compares it (the low 16 bits of the server's).
+    pub fn app_id(&self) -> u16 {
+        self.app_id
+    }
+
+    /// The game directory, as `\gamedir\` compares it (ignoring ASCII case).
+    pub fn folder(&self) -> &str {
+        &self.folder
     }
 
     /// The server's map (empty when it has none).
@@ -676,7 +730,7 @@ mod tests {
     fn each_source_is_sent_at_most_its_byte_budget() {
         let t0 = Instant::now();
         // 2,784 bytes a second (two pages): bursts of 11,136, eight pages.
-        let mut b = ListBudget::new(ListBudgetConfig::new(2_784, u32::MAX), [3; 16], t0);
+        let b = ListBudget::new(ListBudgetConfig::new(2_784, u32::MAX), [3; 16], t0);
         let (victim, other): (IpAddr, IpAddr) =
             ("192.0.2.1".parse().unwrap(), "192.0.2.2".parse().unwrap());
         let admitted = (0..20)
@@ -697,7 +751,7 @@ mod tests {
     fn many_spoofed_sources_together_get_at_most_the_total_budget() {
         let t0 = Instant::now();
         let config = ListBudgetConfig::default();
-        let mut b = ListBudget::new(config, [9; 16], t0);
+        let b = ListBudget::new(config, [9; 16], t0);
         let victims: Vec<IpAddr> = (0..10_000u32)
             .map(|i| IpAddr::V4(Ipv4Addr::from(0x0a00_0000 + i)))
             .collect();
@@ -746,6 +800,67 @@ mod tests {
             "10,000 sources, 10 s: {into} bytes in, {out} out ({:.2}x overall), cap {cap}",
             out as f64 / into as f64
         );
+    }
+
+    /// Issue 41: a request's pass over the list is paid for in the same budgets, so the
+    /// entries looked at are bounded per source and for all sources together. Sources
+    /// that always use their whole allowance (a filter matching nothing at an endless
+    /// list), 10 simulated seconds: all together look at no more than the total pays
+    /// for, `(burst + rate × seconds) / 6`, and each source at no more than its own
+    /// `(two bursts + rate × seconds) / 6`; an unfiltered page's 232 looks cost nothing
+    /// beyond its page.
+    #[test]
+    fn the_entries_passes_look_at_are_paid_from_the_budgets() {
+        assert_eq!(LOOKS_PER_PAGE, MAX_ENTRIES_PER_PAGE + 1);
+        let t0 = Instant::now();
+        let config = ListBudgetConfig::default();
+        let b = ListBudget::new(config, [5; 16], t0);
+        let plain: IpAddr = "198.51.100.1".parse().unwrap();
+        for _ in 0..100 {
+            assert_eq!(b.admit(t0, plain), ListAdmission::Answer);
+            b.pay_looks(t0, plain, LOOKS_PER_PAGE);
+        }
+        // 100 pages, then the burst's 88 whole ones left (256 KiB / 1,392 = 188)
+        let more = (0..200)
+            .take_while(|_| b.admit(t0, plain) == ListAdmission::Answer)
+            .count();
+        assert_eq!(more, 88, "the looks of unfiltered pages cost nothing more");
+        for sources in [1u32, 3_000] {
+            let b = ListBudget::new(config, [6; 16], t0);
+            let mut looked = vec![0usize; sources as usize];
+            // a request from each source every 100 ms
+            for tick in 0..100u32 {
+                let now = t0 + std::time::Duration::from_millis(u64::from(tick) * 100);
+                for (i, n) in looked.iter_mut().enumerate() {
+                    let from = IpAddr::V4(Ipv4Addr::from(0x0a00_0000 + i as u32));
+                    if b.admit(now, from) != ListAdmission::Answer {
+                        continue;
+                    }
+                    let may = b.looks_allowed(now, from);
+                    assert!(may >= LOOKS_PER_PAGE);
+                    b.pay_looks(now, from, may);
+                    *n += may;
+                }
+            }
+            let seconds = 10.0;
+            let all: usize = looked.iter().sum();
+            let cap = (f64::from(config.total) * (4.0 + seconds)) / BYTES_PER_LOOK as f64;
+            assert!(
+                all as f64 <= cap * 1.001,
+                "{sources}: {all} looks, cap {cap}"
+            );
+            let one = (f64::from(config.per_source) * (8.0 + seconds)) / BYTES_PER_LOOK as f64;
+            let most = *looked.iter().max().unwrap();
+            assert!(
+                most as f64 <= one * 1.001,
+                "{sources}: {most} looks, cap {one}"
+            );
+            assert!(
+                (all as f64) > cap.min(one * f64::from(sources)) * 0.8,
+                "{sources}: the budgets were used: {all} of {cap} / {one}"
+            );
+            eprintln!("{sources} sources, 10 s: {all} looks (cap {cap:.0}; one source {one:.0})");
+        }
     }
 
     #[test]
