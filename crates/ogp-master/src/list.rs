@@ -1846,6 +1846,22 @@ mod tests {
         }
     }
 
+    /// Removes every entry of `l` (rows marked removed, changed at `updated`).
+    pub(super) fn remove_everyone(l: &mut List, updated: i64) {
+        let everyone: Vec<ListRow> = l
+            .entries
+            .iter()
+            .map(|(a, _, _)| {
+                let mut gone = row(&a.to_string(), "", 0, "");
+                gone.removed = true;
+                gone.updated = updated;
+                gone
+            })
+            .collect();
+        l.apply(everyone);
+        assert!(l.is_empty());
+    }
+
     fn random_row(r: &mut Rng, updated: i64) -> ListRow {
         let addr = match r.below(4) {
             0 => format!("[2001:db8::{}]:{}", r.below(6), r.pick(&[1, 27015])),
@@ -2018,18 +2034,7 @@ mod tests {
                     }
                 }
             }
-            let everyone: Vec<ListRow> = l
-                .entries
-                .iter()
-                .map(|(a, _, _)| {
-                    let mut gone = row(&a.to_string(), "", 0, "");
-                    gone.removed = true;
-                    gone.updated = updated + 1;
-                    gone
-                })
-                .collect();
-            l.apply(everyone);
-            assert!(l.is_empty());
+            remove_everyone(&mut l, updated + 1);
             assert_eq!(l.scan.held(), (0, 0, 0, 0));
             assert!(l.game_lists.is_empty());
         }

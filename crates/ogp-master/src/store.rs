@@ -1745,25 +1745,22 @@ mod sqlite_tests {
         assert!(store.rows_of(Vec::new()).await.unwrap().is_empty());
     }
 
-    /// Leases between two instances `a` and `b` on one database (2 s polls, 2 s slack,
-    /// 2 s liveness): a live holder keeps its server past its due time, through a poll
-    /// that runs longer than a poll interval and the slack, and a dead one loses it as
-    /// soon as it is due, before its lease would have run out.
-    #[tokio::test]
-    async fn a_live_instance_keeps_its_leases_and_a_dead_ones_are_void() {
-        let store = Store::open("sqlite::memory:").await.unwrap();
-        let t = Timers {
-            poll_interval_ms: 2_000,
+    /// Timers of the lease tests: polls every `poll_interval_ms`, the others long.
+    fn lease_timers(poll_interval_ms: i64, lease_slack_ms: i64, instance_live_ms: i64) -> Timers {
+        Timers {
+            poll_interval_ms,
             registration_timeout_ms: 600_000,
             grace_ms: 900_000,
             history_retention_ms: 86_400_000,
-            lease_slack_ms: 2_000,
+            lease_slack_ms,
             poll_max_ms: 10_000,
-            instance_live_ms: 2_000,
-        };
-        let addr = SocketAddr::from(([127, 0, 0, 1], 27015));
-        let t0 = 1_800_000_000_000;
-        let server = Verified {
+            instance_live_ms,
+        }
+    }
+
+    /// A server verified by OGP at `addr`, with an empty status.
+    fn ogp_server(addr: SocketAddr) -> Verified {
+        Verified {
             addr,
             via: Protocol::Ogp,
             game_hint: None,
@@ -1771,8 +1768,22 @@ mod sqlite_tests {
             gs1_game: None,
             ping_ms: 1.0,
             status: Status::default(),
-        };
-        store.upsert_verified(&[server], t0).await.unwrap();
+        }
+    }
+
+    /// Leases between two instances `a` and `b` on one database (2 s polls, 2 s slack,
+    /// 2 s liveness): a live holder keeps its server past its due time, through a poll
+    /// that runs longer than a poll interval and the slack, and a dead one loses it as
+    /// soon as it is due, before its lease would have run out.
+    #[tokio::test]
+    async fn a_live_instance_keeps_its_leases_and_a_dead_ones_are_void() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let t = lease_timers(2_000, 2_000, 2_000);
+        let (addr, t0) = (SocketAddr::from(([127, 0, 0, 1], 27015)), 1_800_000_000_000);
+        store
+            .upsert_verified(&[ogp_server(addr)], t0)
+            .await
+            .unwrap();
         let claim = |who: &'static str, now: i64| {
             let store = store.clone();
             async move {
@@ -1834,27 +1845,12 @@ mod sqlite_tests {
     #[tokio::test]
     async fn a_look_asked_for_during_a_poll_survives_its_record() {
         let store = Store::open("sqlite::memory:").await.unwrap();
-        let t = Timers {
-            poll_interval_ms: 60_000,
-            registration_timeout_ms: 600_000,
-            grace_ms: 900_000,
-            history_retention_ms: 86_400_000,
-            lease_slack_ms: 30_000,
-            poll_max_ms: 10_000,
-            instance_live_ms: 5_000,
-        };
-        let addr = SocketAddr::from(([127, 0, 0, 1], 27015));
-        let t0 = 1_800_000_000_000;
-        let server = Verified {
-            addr,
-            via: Protocol::Ogp,
-            game_hint: None,
-            listing: None,
-            gs1_game: None,
-            ping_ms: 1.0,
-            status: Status::default(),
-        };
-        store.upsert_verified(&[server], t0).await.unwrap();
+        let t = lease_timers(60_000, 30_000, 5_000);
+        let (addr, t0) = (SocketAddr::from(([127, 0, 0, 1], 27015)), 1_800_000_000_000);
+        store
+            .upsert_verified(&[ogp_server(addr)], t0)
+            .await
+            .unwrap();
         let polled = || Polled {
             addr,
             answer: Some(PolledAnswer::new(1.0, &Status::default()).unwrap()),

@@ -353,7 +353,7 @@ mod tests {
     use ogp_proto::master::valve::{ListAdmission, ListBudget, ListBudgetConfig, MAX_PAGE_BYTES};
     use ogp_proto::{A2sInfo, Status};
 
-    use super::super::tests::{row, Rng};
+    use super::super::tests::{remove_everyone, row, Rng};
     use super::*;
     use crate::store::ListRow;
 
@@ -521,18 +521,7 @@ mod tests {
                     }
                 }
             }
-            let everyone: Vec<ListRow> = l
-                .entries
-                .iter()
-                .map(|(a, _, _)| {
-                    let mut gone = row(&a.to_string(), "", 0, "");
-                    gone.removed = true;
-                    gone.updated = updated + 1;
-                    gone
-                })
-                .collect();
-            l.apply(everyone);
-            assert!(l.is_empty());
+            remove_everyone(&mut l, updated + 1);
             assert_eq!(l.valve.held(), (0, 0));
             assert_eq!(l.valve.overflowed, 0);
         }
