@@ -1360,12 +1360,31 @@ impl Store {
             list_columns!(),
             " FROM servers WHERE updated > $1 AND addr > $2 ORDER BY addr LIMIT $3"
         );
+        self.changed_rows(
+            sql,
+            (since, after, limit),
+            list_row_sqlite,
+            #[cfg(feature = "postgres")]
+            list_row_pg,
+        )
+        .await
+    }
+
+    /// The rows of `sql` (parameters: changed after, address after, at most), read on
+    /// the list's connection, each made by `sqlite_row` or `pg_row`.
+    async fn changed_rows<T: Send + 'static>(
+        &self,
+        sql: &'static str,
+        (since, after, limit): (i64, String, i64),
+        sqlite_row: fn(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+        #[cfg(feature = "postgres")] pg_row: fn(&tokio_postgres::Row) -> T,
+    ) -> Result<Vec<T>> {
         match self {
             Self::Sqlite(_, _, c) => {
                 Self::sqlite(c, move |c| {
                     let mut st = c.prepare_cached(&sqlite_sql(sql))?;
                     let rows = st
-                        .query_map(rusqlite::params![since, after, limit], list_row_sqlite)?
+                        .query_map(rusqlite::params![since, after, limit], sqlite_row)?
                         .collect::<Result<Vec<_>, _>>()?;
                     Ok(rows)
                 })
@@ -1377,7 +1396,7 @@ impl Store {
                 .query(sql, &[&since, &after, &limit])
                 .await?
                 .iter()
-                .map(list_row_pg)
+                .map(pg_row)
                 .collect()),
         }
     }
@@ -1392,28 +1411,14 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<(String, i64)>> {
         let sql = "SELECT addr, updated FROM servers WHERE updated > $1 AND addr > $2 ORDER BY addr LIMIT $3";
-        match self {
-            Self::Sqlite(_, _, c) => {
-                Self::sqlite(c, move |c| {
-                    let mut st = c.prepare_cached(&sqlite_sql(sql))?;
-                    let rows = st
-                        .query_map(rusqlite::params![since, after, limit], |r| {
-                            Ok((r.get(0)?, r.get(1)?))
-                        })?
-                        .collect::<Result<Vec<_>, _>>()?;
-                    Ok(rows)
-                })
-                .await
-            }
+        self.changed_rows(
+            sql,
+            (since, after, limit),
+            |r| Ok((r.get(0)?, r.get(1)?)),
             #[cfg(feature = "postgres")]
-            Self::Postgres(pg) => Ok(pg
-                .list
-                .query(sql, &[&since, &after, &limit])
-                .await?
-                .iter()
-                .map(|r| (r.get(0), r.get(1)))
-                .collect()),
-        }
+            |r| (r.get(0), r.get(1)),
+        )
+        .await
     }
 
     /// The rows of these servers as the list needs them (those that exist), on the
