@@ -355,7 +355,10 @@ impl Shared {
             since.saturating_sub(overlap)
         };
         const CHUNK: i64 = 5000;
+        // the cursor: the last address read (the start reads by address), and its change
+        // time (later refreshes read by change time and address)
         let mut after = String::new();
+        let mut key_after = since;
         let mut changed = 0;
         // the rows of one chunk are parsed (on the blocking pool, without the lock:
         // readers, the API and list pages, wait only for the merge) while the next is
@@ -381,11 +384,12 @@ impl Shared {
                 // would otherwise be read whole again at every refresh for the overlap)
                 let keys = self
                     .store
-                    .changed_keys_since(since, after.clone(), CHUNK)
+                    .changed_keys_since((key_after, after.clone()), CHUNK)
                     .await?;
                 self.metrics.db("changed_keys_since", t);
-                if let Some((last, _)) = keys.last() {
+                if let Some((last, updated)) = keys.last() {
                     after.clone_from(last);
+                    key_after = *updated;
                 }
                 let n = keys.len();
                 let unseen: Vec<String> = {
@@ -431,6 +435,12 @@ impl Shared {
         let t = std::time::Instant::now();
         let rows = self.store.rows_of(addrs).await?;
         self.metrics.db("rows_of", t);
+        self.list_rows(rows).await
+    }
+
+    /// Puts these rows, just written by this instance, in the list now (see
+    /// [`refresh_addrs`](Self::refresh_addrs)); returns how many changed the list.
+    pub(crate) async fn list_rows(&self, rows: Vec<store::ListRow>) -> Result<usize> {
         let rows = self
             .list
             .read()

@@ -112,11 +112,11 @@ async fn writer(shared: Arc<Shared>, mut rx: mpsc::Receiver<Write>) {
         if !verified.is_empty() {
             let t = Instant::now();
             match shared.store.upsert_verified(&verified, now_ms()).await {
-                Ok(()) => {
+                Ok(rows) => {
                     for v in &verified {
                         tracing::info!("{}: verified ({}), listed", v.addr, v.via.name());
                     }
-                    listed = verified.iter().map(|v| crate::store::key(v.addr)).collect();
+                    listed = rows;
                     // their first poll (every protocol) is due now, not at the next tick
                     shared.poll_now.notify_one();
                 }
@@ -135,9 +135,10 @@ async fn writer(shared: Arc<Shared>, mut rx: mpsc::Receiver<Write>) {
             shared.metrics.db("note_registrations", t);
         }
         if !listed.is_empty() {
-            // Show them at once rather than at the next refresh (their rows alone).
-            if let Err(e) = shared.refresh_addrs(listed).await {
-                tracing::warn!("reading the verified servers from the database: {e:#}");
+            // Show them at once rather than at the next refresh (the rows the upsert
+            // returned).
+            if let Err(e) = shared.list_rows(listed).await {
+                tracing::warn!("listing the verified servers: {e:#}");
             }
         }
     }

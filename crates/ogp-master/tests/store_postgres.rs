@@ -120,6 +120,35 @@ async fn concurrent_batches_are_separate_transactions() {
     store.upsert_verified(&[more], 2_000).await.unwrap();
     assert_eq!(listed(&store).await.len(), want.len() + 1);
     assert_eq!(store.make_due(3_000).await.unwrap(), want.len() as u64 + 1);
+
+    // A server twice in one batch (it registered twice before the writer ran): written
+    // once, as it was last (one statement cannot change a row twice), and the rows
+    // returned are the batch's, as the list reads them.
+    let twice = SocketAddr::from(([127, 5, 0, 1], 27015));
+    let other = SocketAddr::from(([127, 5, 0, 2], 27015));
+    let rows = store
+        .upsert_verified(
+            &[
+                verified(twice, "first"),
+                verified(other, "other"),
+                verified(twice, "last"),
+            ],
+            4_000,
+        )
+        .await
+        .unwrap();
+    let mut got: Vec<(String, Option<String>, i64, bool)> = rows
+        .into_iter()
+        .map(|r| (r.addr, r.game_hint, r.updated, r.up))
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        vec![
+            (twice.to_string(), Some("last".into()), 4_000, true),
+            (other.to_string(), Some("other".into()), 4_000, true),
+        ]
+    );
 }
 
 /// A Quake III server's listing (game name, protocol number, game type) is stored at
