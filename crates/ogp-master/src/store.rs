@@ -1258,11 +1258,40 @@ impl Store {
         let sql = "UPDATE servers SET last_registration = $2,
               next_poll = CASE WHEN CAST($3 AS BIGINT) = 1 AND next_poll > $2 + 5000 THEN $2 + 5000 ELSE next_poll END
             WHERE addr = $1 AND removed = 0";
-        let rows = batch
-            .iter()
-            .map(|(a, w)| vec![(sql, params![key(*a), now, i64::from(*w)])])
-            .collect();
-        self.write_rows(rows).await
+        match self {
+            Self::Sqlite(..) => {
+                let rows = batch
+                    .iter()
+                    .map(|(a, w)| vec![(sql, params![key(*a), now, i64::from(*w)])])
+                    .collect();
+                self.write_rows(rows).await
+            }
+            // one statement over arrays, on the registrations' connection (as
+            // `upsert_verified`): every server listed sends one every few minutes
+            #[cfg(feature = "postgres")]
+            Self::Postgres(pg) => {
+                let mut wants: std::collections::HashMap<String, i64> =
+                    std::collections::HashMap::with_capacity(batch.len());
+                for (a, w) in batch {
+                    let w = i64::from(*w);
+                    let e = wants.entry(key(*a)).or_insert(w);
+                    *e = (*e).max(w);
+                }
+                let (addrs, wants): (Vec<String>, Vec<i64>) = wants.into_iter().unzip();
+                pg.register
+                    .lock()
+                    .await
+                    .execute(
+                        "UPDATE servers SET last_registration = $3::int8,
+                           next_poll = CASE WHEN t.w = 1 AND next_poll > $3::int8 + 5000 THEN $3::int8 + 5000 ELSE next_poll END
+                         FROM UNNEST($1::text[], $2::int8[]) AS t (a, w)
+                         WHERE addr = t.a AND removed = 0",
+                        &[&addrs, &wants, &now],
+                    )
+                    .await?;
+                Ok(())
+            }
+        }
     }
 
     /// One number from a read (`COUNT(*)`), on the API's connection.

@@ -142,6 +142,45 @@ async fn concurrent_batches_are_separate_transactions() {
         .map(|r| (r.addr, r.game_hint, r.updated, r.up))
         .collect();
     got.sort();
+
+    // Registrations noted in one statement: an uplink asking for a look (the same
+    // server twice in the batch, once asking) brings its next poll within 5 s.
+    let t = ogp_master::store::Timers {
+        poll_interval_ms: 60_000,
+        registration_timeout_ms: 600_000,
+        grace_ms: 900_000,
+        history_retention_ms: 86_400_000,
+        lease_slack_ms: 30_000,
+        poll_max_ms: 10_000,
+        instance_live_ms: 5_000,
+    };
+    let t0 = 1_800_000_000_000;
+    let solo = SocketAddr::from(([127, 6, 0, 1], 27015));
+    store
+        .upsert_verified(&[verified(solo, "solo")], t0)
+        .await
+        .unwrap();
+    store.heartbeat("a", t0).await.unwrap();
+    let claimed = |now: i64| {
+        let store = store.clone();
+        async move {
+            store
+                .claim_due("a", now, t, 100_000)
+                .await
+                .unwrap()
+                .iter()
+                .map(|c| c.addr)
+                .filter(|a| *a == solo)
+                .count()
+        }
+    };
+    assert_eq!(claimed(t0).await, 1);
+    store
+        .note_registrations(&[(solo, false), (solo, true), (other, false)], t0 + 100)
+        .await
+        .unwrap();
+    assert_eq!(claimed(t0 + 5_099).await, 0);
+    assert_eq!(claimed(t0 + 5_100).await, 1);
     assert_eq!(
         got,
         vec![
