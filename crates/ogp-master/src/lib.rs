@@ -691,6 +691,9 @@ fn http_listener(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
 async fn housekeeping(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
     let mut refresh =
         tokio::time::interval(Duration::from_millis(shared.config.refresh_ms.max(50)));
+    // a refresh that took longer than the interval is followed by one, not by one per
+    // tick missed (the list's connection was read back to back under a burst of writes)
+    refresh.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut expire = tokio::time::interval(Duration::from_secs(15));
     let mut last_expire = None;
     loop {
