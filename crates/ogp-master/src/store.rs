@@ -16,7 +16,11 @@
 //! [`Timers::lease_slack_ms`] after it. Every instance notes itself in `instances`
 //! ([`Store::heartbeat`]); the leases of one that stopped noting itself for
 //! [`Timers::instance_live_ms`] are void, so an instance that dies loses its servers to
-//! the others as each falls due: within one poll interval of its death.
+//! the others as each falls due: within one poll interval of its death. Several live
+//! instances on one PostgreSQL each own about 1/N of the servers (a hash of address and
+//! instance name, [`Store::claim_share`]): a holder gives up the leases of servers that
+//! belong to another as they fall due, so an instance started later takes its share
+//! within a poll interval.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -127,107 +131,6 @@ macro_rules! owner_of {
 /// ticks (500 ms), so that the owner finds it free when it falls due.
 #[cfg(feature = "postgres")]
 const RELEASE_AHEAD_MS: i64 = 1_000;
-
-/// A claimed row: address, protocol it registered with, protocols, polls, last history.
-type ClaimRow = (String, String, String, i64, i64);
-
-/// How long a claim holds a server: while its poll runs, then a poll interval and the
-/// slack (a record renews it without the poll's time).
-fn claim_lease(t: Timers) -> i64 {
-    t.poll_interval_ms
-        .saturating_add(t.lease_slack_ms)
-        .saturating_add(t.poll_max_ms)
-}
-
-/// The claim of the rows `pick` selects: `$1` the instance, `$2` now, `$3` the lease,
-/// `$6` the poll interval.
-fn claim_sql(pick: &str) -> String {
-    format!(
-        "UPDATE servers SET lease_owner = $1, lease_until = $2 + CAST($3 AS BIGINT), next_poll = $2 + CAST($6 AS BIGINT)
-         WHERE addr IN ({pick}) RETURNING addr, registered_via, protocols, polls, last_history"
-    )
-}
-
-fn claims(rows: Vec<ClaimRow>) -> Vec<Claim> {
-    rows.into_iter()
-        .filter_map(|(addr, via, protocols, polls, last_history)| {
-            Some(Claim {
-                addr: addr.parse().ok()?,
-                via: via.parse().ok()?,
-                protocols: parse_protocols(&protocols),
-                polls,
-                last_history,
-            })
-        })
-        .collect()
-}
-
-#[cfg(feature = "postgres")]
-async fn pg_claim_rows(
-    client: &tokio_postgres::Client,
-    sql: &str,
-    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
-) -> Result<Vec<ClaimRow>> {
-    Ok(client
-        .query(sql, params)
-        .await?
-        .iter()
-        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)))
-        .collect())
-}
-
-/// [`Store::claim_share`] with several live instances on PostgreSQL: gives up the
-/// leases of servers that belong to another live instance and fall due soon, then
-/// claims this instance's own due servers (and any overdue past the slack). One
-/// statement each on the writing connection, held for both; each scans only the rows
-/// due within [`RELEASE_AHEAD_MS`] (the index on `next_poll`), hashing each against the
-/// few live instances.
-#[cfg(feature = "postgres")]
-async fn claim_owned(pg: &Pg, owner: &str, now: i64, t: Timers, limit: i64) -> Result<Vec<Claim>> {
-    let release = concat!(
-        "UPDATE servers SET lease_owner = NULL, lease_until = 0 WHERE addr IN (
-           SELECT addr FROM servers WHERE removed = 0 AND next_poll <= $2 + CAST($3 AS BIGINT)
-             AND lease_owner = $1 AND lease_until <= $2 + CAST($4 AS BIGINT) AND $1 <> ",
-        owner_of!("$5"),
-        " FOR UPDATE SKIP LOCKED)"
-    );
-    let pick = concat!(
-        "SELECT addr FROM servers WHERE removed = 0 AND next_poll <= $2 AND ",
-        free!("$5"),
-        " AND (next_poll < $2 - CAST($7 AS BIGINT) OR $1 = ",
-        owner_of!("$5"),
-        ") ORDER BY next_poll LIMIT $4 FOR UPDATE SKIP LOCKED"
-    );
-    let live_cut = now - t.instance_live_ms;
-    let recorded = t.poll_interval_ms.saturating_add(t.lease_slack_ms);
-    let client = pg.write.lock().await;
-    let released = client
-        .execute(
-            release,
-            &[&owner, &now, &RELEASE_AHEAD_MS, &recorded, &live_cut],
-        )
-        .await?;
-    if released > 0 {
-        tracing::debug!(
-            "gave up the leases of {released} server(s) that belong to another instance"
-        );
-    }
-    let rows = pg_claim_rows(
-        &client,
-        &claim_sql(pick),
-        &[
-            &owner,
-            &now,
-            &claim_lease(t),
-            &limit,
-            &live_cut,
-            &t.poll_interval_ms,
-            &t.lease_slack_ms,
-        ],
-    )
-    .await?;
-    Ok(claims(rows))
-}
 
 /// How long an instance counts as live after it last noted itself: half a poll
 /// interval, from 2 s to [`INSTANCE_LIVE_MS`], so that an instance that dies is known
@@ -808,6 +711,107 @@ fn thin_history(now: i64, since: Option<i64>) -> Vec<Step> {
 
 fn sqlite_sql(sql: &str) -> String {
     sql.replace('$', "?")
+}
+
+/// A claimed row: address, protocol it registered with, protocols, polls, last history.
+type ClaimRow = (String, String, String, i64, i64);
+
+/// How long a claim holds a server: while its poll runs, then a poll interval and the
+/// slack (a record renews it without the poll's time).
+fn claim_lease(t: Timers) -> i64 {
+    t.poll_interval_ms
+        .saturating_add(t.lease_slack_ms)
+        .saturating_add(t.poll_max_ms)
+}
+
+/// The claim of the rows `pick` selects: `$1` the instance, `$2` now, `$3` the lease,
+/// `$6` the poll interval.
+fn claim_sql(pick: &str) -> String {
+    format!(
+        "UPDATE servers SET lease_owner = $1, lease_until = $2 + CAST($3 AS BIGINT), next_poll = $2 + CAST($6 AS BIGINT)
+         WHERE addr IN ({pick}) RETURNING addr, registered_via, protocols, polls, last_history"
+    )
+}
+
+fn claims(rows: Vec<ClaimRow>) -> Vec<Claim> {
+    rows.into_iter()
+        .filter_map(|(addr, via, protocols, polls, last_history)| {
+            Some(Claim {
+                addr: addr.parse().ok()?,
+                via: via.parse().ok()?,
+                protocols: parse_protocols(&protocols),
+                polls,
+                last_history,
+            })
+        })
+        .collect()
+}
+
+#[cfg(feature = "postgres")]
+async fn pg_claim_rows(
+    client: &tokio_postgres::Client,
+    sql: &str,
+    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+) -> Result<Vec<ClaimRow>> {
+    Ok(client
+        .query(sql, params)
+        .await?
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)))
+        .collect())
+}
+
+/// [`Store::claim_share`] with several live instances on PostgreSQL: gives up the
+/// leases of servers that belong to another live instance and fall due soon, then
+/// claims this instance's own due servers (and any overdue past the slack). One
+/// statement each on the writing connection, held for both; each scans only the rows
+/// due within [`RELEASE_AHEAD_MS`] (the index on `next_poll`), hashing each against the
+/// few live instances.
+#[cfg(feature = "postgres")]
+async fn claim_owned(pg: &Pg, owner: &str, now: i64, t: Timers, limit: i64) -> Result<Vec<Claim>> {
+    let release = concat!(
+        "UPDATE servers SET lease_owner = NULL, lease_until = 0 WHERE addr IN (
+           SELECT addr FROM servers WHERE removed = 0 AND next_poll <= $2 + CAST($3 AS BIGINT)
+             AND lease_owner = $1 AND lease_until <= $2 + CAST($4 AS BIGINT) AND $1 <> ",
+        owner_of!("$5"),
+        " FOR UPDATE SKIP LOCKED)"
+    );
+    let pick = concat!(
+        "SELECT addr FROM servers WHERE removed = 0 AND next_poll <= $2 AND ",
+        free!("$5"),
+        " AND (next_poll < $2 - CAST($7 AS BIGINT) OR $1 = ",
+        owner_of!("$5"),
+        ") ORDER BY next_poll LIMIT $4 FOR UPDATE SKIP LOCKED"
+    );
+    let live_cut = now - t.instance_live_ms;
+    let recorded = t.poll_interval_ms.saturating_add(t.lease_slack_ms);
+    let client = pg.write.lock().await;
+    let released = client
+        .execute(
+            release,
+            &[&owner, &now, &RELEASE_AHEAD_MS, &recorded, &live_cut],
+        )
+        .await?;
+    if released > 0 {
+        tracing::debug!(
+            "gave up the leases of {released} server(s) that belong to another instance"
+        );
+    }
+    let rows = pg_claim_rows(
+        &client,
+        &claim_sql(pick),
+        &[
+            &owner,
+            &now,
+            &claim_lease(t),
+            &limit,
+            &live_cut,
+            &t.poll_interval_ms,
+            &t.lease_slack_ms,
+        ],
+    )
+    .await?;
+    Ok(claims(rows))
 }
 
 impl Store {
