@@ -428,17 +428,9 @@ fn shared_polling(n: usize) {
         .map(str::to_owned)
         .collect();
     assert!(!held.is_empty(), "{dead} holds no server");
-    let ms = |t: SystemTime| {
-        i64::try_from(
-            t.duration_since(SystemTime::UNIX_EPOCH)
-                .unwrap()
-                .as_millis(),
-        )
-        .unwrap()
-    };
     let poll_ms = i64::try_from(POLL_MS).unwrap();
     let killed_at = SystemTime::now();
-    let killed = ms(killed_at);
+    let killed = ms_of(killed_at);
     child.0.kill().unwrap();
     child.0.wait().unwrap();
     let mut taken: std::collections::BTreeMap<String, i64> = Default::default();
@@ -507,15 +499,19 @@ fn shared_polling(n: usize) {
     }
 }
 
-/// Milliseconds since the Unix epoch (the master's clock in the database's rows).
-fn epoch_ms() -> i64 {
+/// `t` in milliseconds since the Unix epoch (the master's clock in the database's rows).
+fn ms_of(t: SystemTime) -> i64 {
     i64::try_from(
-        SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
+        t.duration_since(SystemTime::UNIX_EPOCH)
             .unwrap()
             .as_millis(),
     )
     .unwrap()
+}
+
+/// Now, in milliseconds since the Unix epoch.
+fn epoch_ms() -> i64 {
+    ms_of(SystemTime::now())
 }
 
 /// The poll interval of the handover test.
