@@ -808,7 +808,8 @@ fn wait_idle(agent: &ureq::Agent, bases: &[String]) -> Result<()> {
 
 /// One poll cycle shared by the instances at `bases`: every live server made due at
 /// once with its lease given up (`Store::make_due_shared`; with `rediscovery`, each
-/// poll a rediscovery), then the time until the instances' poll counters have grown by
+/// poll a rediscovery; without `give_up`, `Store::make_due`: each lease kept, the
+/// instances' own shares), then the time until the instances' poll counters have grown by
 /// as many; then the time until every one of them has an answer written since (at most
 /// 20 s more: the batches written; a server that did not answer stays left out).
 fn shared_cycle(
@@ -816,12 +817,17 @@ fn shared_cycle(
     db: &Db,
     bases: &[String],
     rediscovery: Option<u32>,
+    give_up: bool,
     label: &str,
 ) -> Result<Cycle> {
     wait_idle(run.agent, bases)?;
     let mark = polls_each(run.agent, bases)?;
     let since = now_ms()?;
-    let due = db.0.block_on(db.1.make_due_shared(since, rediscovery))?;
+    let due = if give_up {
+        db.0.block_on(db.1.make_due_shared(since, rediscovery))?
+    } else {
+        db.0.block_on(db.1.make_due(since))?
+    };
     let mut each = Vec::new();
     let took = wait_until(label, Duration::from_secs(600), || {
         each = polls_each(run.agent, bases)?
@@ -924,11 +930,36 @@ fn instance_cycles(args: &Args, run: &Instances<'_>) -> Result<()> {
         wait_until("every instance live", Duration::from_secs(60), || {
             Ok(db.0.block_on(db.1.live(now_ms()?, timers))? == want)
         })?;
+        let fmt = |v: &[f64]| {
+            v.iter()
+                .map(|n| format!("{n:.0}"))
+                .collect::<Vec<_>>()
+                .join(" + ")
+        };
+        if k > 1 {
+            // the leases the instances hold, kept: the one started last takes its share
+            // from the others as the servers fall due (here all at once)
+            let kept = shared_cycle(
+                run,
+                &db,
+                &bases,
+                None,
+                false,
+                &format!("a poll cycle of {k} instance(s), leases kept"),
+            )?;
+            println!(
+                "  {k} instances, the first cycle after the last one started, leases kept (make_due): {:.2} s ({:.2}), polls per instance {}",
+                kept.secs,
+                kept.written,
+                fmt(&kept.each)
+            );
+        }
         let reg = shared_cycle(
             run,
             &db,
             &bases,
             None,
+            true,
             &format!("a poll cycle of {k} instance(s)"),
         )?;
         let red = shared_cycle(
@@ -936,14 +967,9 @@ fn instance_cycles(args: &Args, run: &Instances<'_>) -> Result<()> {
             &db,
             &bases,
             Some(REDISCOVER_EVERY),
+            true,
             &format!("a rediscovery cycle of {k} instance(s)"),
         )?;
-        let fmt = |v: &[f64]| {
-            v.iter()
-                .map(|n| format!("{n:.0}"))
-                .collect::<Vec<_>>()
-                .join(" + ")
-        };
         println!(
             "  | {k} | {:.2} ({:.2}) | {:.0} | {:.2} ({:.2}) | {:.0} | {}; {} |",
             reg.secs,

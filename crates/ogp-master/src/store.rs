@@ -16,7 +16,11 @@
 //! [`Timers::lease_slack_ms`] after it. Every instance notes itself in `instances`
 //! ([`Store::heartbeat`]); the leases of one that stopped noting itself for
 //! [`Timers::instance_live_ms`] are void, so an instance that dies loses its servers to
-//! the others as each falls due: within one poll interval of its death.
+//! the others as each falls due: within one poll interval of its death. Several live
+//! instances on one PostgreSQL each own about 1/N of the servers (a hash of address and
+//! instance name, [`Store::claim_share`]): a holder gives up the leases of servers that
+//! belong to another as they fall due, so an instance started later takes its share
+//! within a poll interval.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -110,6 +114,29 @@ macro_rules! free {
         )
     };
 }
+
+/// The live instance a server's row belongs to when several share a PostgreSQL: of the
+/// instances that noted themselves since the parameter named here, the one with the
+/// highest hash of the row's address and its name (rendezvous hashing: each of N gets
+/// about 1/N of the servers, and when one comes or goes only the servers it gains or
+/// loses change hands). `hashtext` is PostgreSQL's own: every instance asks the same
+/// server, so all agree.
+#[cfg(feature = "postgres")]
+macro_rules! owner_of {
+    ($live_cut:literal) => {
+        concat!(
+            "(SELECT name FROM instances WHERE seen >= ",
+            $live_cut,
+            " ORDER BY hashtext(servers.addr || ' ' || name) DESC, name LIMIT 1)"
+        )
+    };
+}
+
+/// How far ahead of its due time an instance gives up the lease of a server that
+/// belongs to another live instance ([`Store::claim_share`]): two of the poller's claim
+/// ticks (500 ms), so that the owner finds it free when it falls due.
+#[cfg(feature = "postgres")]
+const RELEASE_AHEAD_MS: i64 = 1_000;
 
 /// How long an instance counts as live after it last noted itself: half a poll
 /// interval, from 2 s to [`INSTANCE_LIVE_MS`], so that an instance that dies is known
@@ -812,6 +839,107 @@ impl<'a> VerifiedColumns<'a> {
     }
 }
 
+/// A claimed row: address, protocol it registered with, protocols, polls, last history.
+type ClaimRow = (String, String, String, i64, i64);
+
+/// How long a claim holds a server: while its poll runs, then a poll interval and the
+/// slack (a record renews it without the poll's time).
+fn claim_lease(t: Timers) -> i64 {
+    t.poll_interval_ms
+        .saturating_add(t.lease_slack_ms)
+        .saturating_add(t.poll_max_ms)
+}
+
+/// The claim of the rows `pick` selects: `$1` the instance, `$2` now, `$3` the lease,
+/// `$6` the poll interval.
+fn claim_sql(pick: &str) -> String {
+    format!(
+        "UPDATE servers SET lease_owner = $1, lease_until = $2 + CAST($3 AS BIGINT), next_poll = $2 + CAST($6 AS BIGINT)
+         WHERE addr IN ({pick}) RETURNING addr, registered_via, protocols, polls, last_history"
+    )
+}
+
+fn claims(rows: Vec<ClaimRow>) -> Vec<Claim> {
+    rows.into_iter()
+        .filter_map(|(addr, via, protocols, polls, last_history)| {
+            Some(Claim {
+                addr: addr.parse().ok()?,
+                via: via.parse().ok()?,
+                protocols: parse_protocols(&protocols),
+                polls,
+                last_history,
+            })
+        })
+        .collect()
+}
+
+#[cfg(feature = "postgres")]
+async fn pg_claim_rows(
+    client: &tokio_postgres::Client,
+    sql: &str,
+    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+) -> Result<Vec<ClaimRow>> {
+    Ok(client
+        .query(sql, params)
+        .await?
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)))
+        .collect())
+}
+
+/// [`Store::claim_share`] with several live instances on PostgreSQL: gives up the
+/// leases of servers that belong to another live instance and fall due soon, then
+/// claims this instance's own due servers (and any overdue past the slack). One
+/// statement each on the writing connection, held for both; each scans only the rows
+/// due within [`RELEASE_AHEAD_MS`] (the index on `next_poll`), hashing each against the
+/// few live instances.
+#[cfg(feature = "postgres")]
+async fn claim_owned(pg: &Pg, owner: &str, now: i64, t: Timers, limit: i64) -> Result<Vec<Claim>> {
+    let release = concat!(
+        "UPDATE servers SET lease_owner = NULL, lease_until = 0 WHERE addr IN (
+           SELECT addr FROM servers WHERE removed = 0 AND next_poll <= $2 + CAST($3 AS BIGINT)
+             AND lease_owner = $1 AND lease_until <= $2 + CAST($4 AS BIGINT) AND $1 <> ",
+        owner_of!("$5"),
+        " FOR UPDATE SKIP LOCKED)"
+    );
+    let pick = concat!(
+        "SELECT addr FROM servers WHERE removed = 0 AND next_poll <= $2 AND ",
+        free!("$5"),
+        " AND (next_poll < $2 - CAST($7 AS BIGINT) OR $1 = ",
+        owner_of!("$5"),
+        ") ORDER BY next_poll LIMIT $4 FOR UPDATE SKIP LOCKED"
+    );
+    let live_cut = now - t.instance_live_ms;
+    let recorded = t.poll_interval_ms.saturating_add(t.lease_slack_ms);
+    let client = pg.write.lock().await;
+    let released = client
+        .execute(
+            release,
+            &[&owner, &now, &RELEASE_AHEAD_MS, &recorded, &live_cut],
+        )
+        .await?;
+    if released > 0 {
+        tracing::debug!(
+            "gave up the leases of {released} server(s) that belong to another instance"
+        );
+    }
+    let rows = pg_claim_rows(
+        &client,
+        &claim_sql(pick),
+        &[
+            &owner,
+            &now,
+            &claim_lease(t),
+            &limit,
+            &live_cut,
+            &t.poll_interval_ms,
+            &t.lease_slack_ms,
+        ],
+    )
+    .await?;
+    Ok(claims(rows))
+}
+
 impl Store {
     /// Opens (creating when missing) the database at `url`: `sqlite://PATH`,
     /// `sqlite::memory:`, or `postgres://…`; and brings its schema up to date.
@@ -1362,9 +1490,21 @@ impl Store {
     }
 
     /// Takes this instance's share of the servers due for a poll that no other live
-    /// instance holds: of `due` such servers and `live` instances, `due / live` (rounded
-    /// up), at most `limit`. So instances sharing a database split the polling, each
-    /// taking its part at each of its claims, and one alone takes everything due.
+    /// instance holds, at most `limit`. One instance alone takes everything due.
+    ///
+    /// Several on PostgreSQL: each server belongs to one live instance (`owner_of!`,
+    /// rendezvous hashing), and each claims only its own (and any overdue by more than
+    /// [`Timers::lease_slack_ms`]: one that belongs to a live instance that does not poll
+    /// it). Before it claims, an instance gives up the leases it holds of servers that
+    /// belong to another and fall due within `RELEASE_AHEAD_MS`, unless their poll still
+    /// runs (a lease taken at a claim, not yet renewed by a record, is longer by
+    /// [`Timers::poll_max_ms`]): a live holder renewed every lease it held, so an
+    /// instance started later got only new and orphaned servers. Now one started beside
+    /// others takes its share as the servers fall due, within a poll interval, each
+    /// polled once in it.
+    ///
+    /// Several on SQLite (not a shared setup): of the `due` servers that nobody live
+    /// holds, `due / live` (rounded up).
     pub async fn claim_share(
         &self,
         owner: &str,
@@ -1373,12 +1513,16 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<Claim>> {
         let live = self.live(now, t).await?;
-        if live > 1 {
-            let due = self.due(owner, now, t, limit.saturating_mul(live)).await?;
-            let share = (due + live - 1) / live;
-            return self.claim_due(owner, now, t, limit.min(share.max(1))).await;
+        if live <= 1 {
+            return self.claim_due(owner, now, t, limit).await;
         }
-        self.claim_due(owner, now, t, limit).await
+        #[cfg(feature = "postgres")]
+        if let Self::Postgres(pg) = self {
+            return claim_owned(pg, owner, now, t, limit).await;
+        }
+        let due = self.due(owner, now, t, limit.saturating_mul(live)).await?;
+        let share = (due + live - 1) / live;
+        self.claim_due(owner, now, t, limit.min(share.max(1))).await
     }
 
     /// Takes up to `limit` servers due for a poll that no other live instance holds:
@@ -1392,26 +1536,17 @@ impl Store {
         t: Timers,
         limit: i64,
     ) -> Result<Vec<Claim>> {
-        let lease = t
-            .poll_interval_ms
-            .saturating_add(t.lease_slack_ms)
-            .saturating_add(t.poll_max_ms);
         let pick = concat!(
             "SELECT addr FROM servers WHERE removed = 0 AND next_poll <= $2 AND ",
             free!("$5"),
             " ORDER BY next_poll LIMIT $4"
         );
-        let update = |pick: &str| {
-            format!(
-                "UPDATE servers SET lease_owner = $1, lease_until = $2 + CAST($3 AS BIGINT), next_poll = $2 + CAST($6 AS BIGINT)
-                 WHERE addr IN ({pick}) RETURNING addr, registered_via, protocols, polls, last_history"
-            )
-        };
+        let lease = claim_lease(t);
         let live_cut = now - t.instance_live_ms;
         let interval = t.poll_interval_ms;
-        let rows: Vec<(String, String, String, i64, i64)> = match self {
+        let rows: Vec<ClaimRow> = match self {
             Self::Sqlite(c, _, _) => {
-                let sql = sqlite_sql(&update(pick));
+                let sql = sqlite_sql(&claim_sql(pick));
                 let owner = owner.to_owned();
                 Self::sqlite(c, move |c| {
                     let mut st = c.prepare_cached(&sql)?;
@@ -1427,29 +1562,16 @@ impl Store {
             }
             #[cfg(feature = "postgres")]
             Self::Postgres(pg) => {
-                let sql = update(&format!("{pick} FOR UPDATE SKIP LOCKED"));
-                pg.write
-                    .lock()
-                    .await
-                    .query(&sql, &[&owner, &now, &lease, &limit, &live_cut, &interval])
-                    .await?
-                    .iter()
-                    .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)))
-                    .collect()
+                let sql = claim_sql(&format!("{pick} FOR UPDATE SKIP LOCKED"));
+                pg_claim_rows(
+                    &*pg.write.lock().await,
+                    &sql,
+                    &[&owner, &now, &lease, &limit, &live_cut, &interval],
+                )
+                .await?
             }
         };
-        Ok(rows
-            .into_iter()
-            .filter_map(|(addr, via, protocols, polls, last_history)| {
-                Some(Claim {
-                    addr: addr.parse().ok()?,
-                    via: via.parse().ok()?,
-                    protocols: parse_protocols(&protocols),
-                    polls,
-                    last_history,
-                })
-            })
-            .collect())
+        Ok(claims(rows))
     }
 
     /// Records what polls found, for servers this instance still holds. A server's next

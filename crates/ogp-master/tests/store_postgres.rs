@@ -273,3 +273,111 @@ async fn history_bytes_per_point() {
         indexes / n
     );
 }
+
+/// Instance `a` polls 200 servers alone; `b` starts beside it (2 s polls, 2 s slack,
+/// 2 s liveness, both claiming every 500 ms and recording each poll 50 ms after its
+/// claim). Within a poll interval of `b`'s first note each polls about half (the
+/// servers that belong to it by the hash of address and name), no server is polled
+/// twice within an interval nor waits more than an interval and a claim tick; when `b`
+/// stops noting itself, `a` takes everything back within the interval and the liveness
+/// window. Before, `a` renewed every lease it held and `b` got nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_started_later_takes_its_share_within_a_poll_interval() {
+    use ogp_master::store::{Polled, PolledAnswer, Timers};
+    use std::collections::HashMap;
+    let pg = ogp_testkit::postgres::Cluster::start();
+    let store = Store::open(&pg.url()).await.unwrap();
+    let t = Timers {
+        poll_interval_ms: 2_000,
+        registration_timeout_ms: 600_000,
+        grace_ms: 900_000,
+        history_retention_ms: 86_400_000,
+        lease_slack_ms: 2_000,
+        poll_max_ms: 10_000,
+        instance_live_ms: 2_000,
+    };
+    const N: usize = 200;
+    let t0: i64 = 1_800_000_000_000;
+    let servers: Vec<Verified> = (0..N)
+        .map(|i| {
+            verified(
+                SocketAddr::from(([127, 5, (i >> 8) as u8, i as u8], 27015)),
+                "x",
+            )
+        })
+        .collect();
+    store.upsert_verified(&servers, t0).await.unwrap();
+    // every poll: server -> (time, instance)
+    let mut polls: HashMap<SocketAddr, Vec<(i64, &str)>> = HashMap::new();
+    let b_from = t0 + 4_000;
+    let b_until = t0 + 12_000;
+    let end = t0 + 18_000;
+    let mut now = t0;
+    while now < end {
+        let mut turn = vec!["a"];
+        if (b_from..b_until).contains(&now) {
+            // who claims first alternates, as two pollers' ticks do
+            turn.insert(usize::from(now / 500 % 2 == 0), "b");
+        }
+        for (k, who) in turn.into_iter().enumerate() {
+            let at = now + 10 * k as i64;
+            store.heartbeat(who, at).await.unwrap();
+            let claimed = store.claim_share(who, at, t, 4096).await.unwrap();
+            let answered: Vec<Polled> = claimed
+                .iter()
+                .map(|c| {
+                    polls.entry(c.addr).or_default().push((at, who));
+                    Polled {
+                        addr: c.addr,
+                        answer: Some(PolledAnswer::new(1.0, &Status::default()).unwrap()),
+                        protocols: vec![Protocol::Ogp],
+                        history: false,
+                        partial: false,
+                    }
+                })
+                .collect();
+            store.record_polls(who, answered, at + 50, t).await.unwrap();
+        }
+        now += 500;
+    }
+    assert_eq!(polls.len(), N, "every server polled");
+    let by = |who: &str, from: i64, to: i64| {
+        polls
+            .values()
+            .filter(|v| v.iter().any(|(at, w)| *w == who && (from..to).contains(at)))
+            .count()
+    };
+    // a alone: everything; the interval after b's first poll interval: a share each
+    assert_eq!(by("a", t0, b_from), N);
+    let (from, to) = (b_from + 2_000, b_from + 4_000);
+    let (a, b) = (by("a", from, to), by("b", from, to));
+    eprintln!("servers polled in the second interval with b: a {a}, b {b}");
+    assert_eq!(a + b, N, "each server polled once in the interval");
+    assert!(
+        (N * 35 / 100..=N * 65 / 100).contains(&b),
+        "b polls {b} of {N}"
+    );
+    // a alone again: b's last note at b_until - 490; dead 2 s later, its servers taken as
+    // they fall due
+    assert_eq!(by("a", b_until + 4_000, end), N);
+    // no server polled twice within an interval, none waiting longer than an interval
+    // and the claim tick (b's death aside: its servers wait for the liveness window)
+    for (addr, v) in &polls {
+        for w in v.windows(2) {
+            let gap = w[1].0 - w[0].0;
+            assert!(
+                gap >= t.poll_interval_ms - 10,
+                "{addr}: polled again after {gap} ms: {v:?}"
+            );
+            let bound = if (b_until - 500..b_until + 4_500).contains(&w[1].0) {
+                t.poll_interval_ms + t.instance_live_ms + 500
+            } else {
+                t.poll_interval_ms + 500
+            };
+            assert!(
+                gap <= bound,
+                "{addr}: waited {gap} ms (bound {bound}): {v:?}"
+            );
+        }
+    }
+}
