@@ -263,6 +263,11 @@ impl Entry {
         (self.has & BOTS != 0).then_some(self.bots)
     }
 
+    /// The change time (ms) of the database row it was made from.
+    pub fn updated(&self) -> i64 {
+        self.updated
+    }
+
     /// Ping of its last answer, from the master.
     pub fn ping_ms(&self) -> Option<f64> {
         Some(self.ping_ms).filter(|p| !p.is_nan())
