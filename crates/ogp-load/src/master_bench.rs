@@ -101,6 +101,47 @@ fn metric_sum(text: &str, prefix: &str, has: &str) -> f64 {
         .sum()
 }
 
+/// The sample of `/metrics` text named `name` whose labels hold every one of `has`.
+fn metric(text: &str, name: &str, has: &[&str]) -> f64 {
+    text.lines()
+        .filter(|l| {
+            l.strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with('{') || rest.starts_with(' '))
+                && has.iter().all(|h| l.contains(h))
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// What the master did for one request kind, from its `/metrics` before and after: its
+/// pages from the list (how many took over 10 ms: made, or waited for), the answers it
+/// made (statuses read and JSON), the status reads from the database and the status
+/// cache's hits and misses.
+fn master_steps(before: &str, after: &str) -> String {
+    let d = |name: &str, has: &[&str]| metric(after, name, has) - metric(before, name, has);
+    let list = ["step=\"list\""];
+    let body = ["step=\"body\""];
+    let st = ["op=\"statuses\""];
+    let slow_lists = d("ogp_master_page_seconds_count", &list)
+        - d(
+            "ogp_master_page_seconds_bucket",
+            &["step=\"list\"", "le=\"0.01\""],
+        );
+    let bodies = d("ogp_master_page_seconds_count", &body);
+    let reads = d("ogp_master_db_seconds_count", &st);
+    format!(
+        "master: pages from the list {:.0} ({slow_lists:.0} over 10 ms), list versions +{:.0}; \
+         answers made {bodies:.0} ({:.1} ms each); status reads {reads:.0} ({:.1} ms each); \
+         status cache hits {:.0}, misses {:.0}",
+        d("ogp_master_page_seconds_count", &list),
+        d("ogp_master_list_version", &[]),
+        1000.0 * d("ogp_master_page_seconds_sum", &body) / bodies.max(1.0),
+        1000.0 * d("ogp_master_db_seconds_sum", &st) / reads.max(1.0),
+        d("ogp_master_status_cache_total", &["outcome=\"hit\""]),
+        d("ogp_master_status_cache_total", &["outcome=\"miss\""]),
+    )
+}
+
 /// Datagrams the kernel dropped at the master's UDP socket on `port` (its receive
 /// buffer full), from `/proc/net/udp` (Linux; `None` elsewhere).
 fn kernel_drops(port: u16) -> Option<u64> {
@@ -584,8 +625,11 @@ pub fn run(args: &Args) -> Result<()> {
         args.clients, args.requests
     );
     let mut worst: f64 = 0.0;
+    common::print_load("before the API requests");
     for (name, path) in &kinds {
+        let before = http(&agent, &format!("{base}/metrics"))?;
         let (lat, first) = measure(&base, args.clients, args.requests, path.as_ref())?;
+        let after = http(&agent, &format!("{base}/metrics"))?;
         if !(first.contains("\"servers\"") || first.contains("\"addr\"")) {
             bail!("bad answer to {name}: {first:.200}");
         }
@@ -597,8 +641,10 @@ pub fn run(args: &Args) -> Result<()> {
             percentile(&lat, 0.5),
             lat.last().copied().unwrap_or(f64::NAN)
         );
+        println!("    {}", master_steps(&before, &after));
     }
     println!("  worst p99: {worst:.1} ms");
+    common::print_load("after the API requests");
 
     // Valve list pages, closed loop, then one whole walk
     let master_addr: SocketAddr = format!("127.0.0.1:{udp_port}").parse()?;

@@ -7,7 +7,7 @@
 //! is not open to other origins; wrong tokens are limited per address (429), logged once
 //! a minute per address and counted ([`ogp_proto::master::auth`]).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::future::Future;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::net::SocketAddr;
@@ -580,6 +580,7 @@ async fn servers(
         Err(e) => return error(StatusCode::BAD_REQUEST, &e),
     };
     // a page may be a pass over the whole list: off the async workers
+    let asked = Instant::now();
     let made = {
         let shared = shared.clone();
         let q = q.clone();
@@ -592,6 +593,7 @@ async fn servers(
         })
         .await
     };
+    shared.metrics.page("list", asked);
     let page = match made {
         Ok(Some((page, fresh))) => {
             if fresh == crate::list::Freshness::Stale {
@@ -625,7 +627,12 @@ async fn servers(
         .first_bodies
         .get_or_make(&key, page.version, || {
             mine.store(true, std::sync::atomic::Ordering::Relaxed);
-            page_body(&shared, &peer, &page, sort, summary)
+            async {
+                let t = Instant::now();
+                let b = page_body(&shared, &peer, &page, sort, summary).await;
+                shared.metrics.page("body", t);
+                b
+            }
         })
         .await;
     match made {
@@ -670,13 +677,13 @@ async fn page_body(
         rest = after;
         // Statuses are spliced in as the database holds them (valid JSON written by
         // us), without parsing and writing them again; read a chunk at a time, so that
-        // a page of big statuses stops at its bound without reading the rest.
-        let mut statuses: BTreeMap<String, String> = BTreeMap::new();
+        // a page of big statuses stops at its bound without reading the rest. Those kept
+        // from a row at least as new as the list's entry are not read again.
+        let mut statuses = HashMap::new();
         if !summary {
-            let addrs = chunk.iter().map(|e| e.addr().to_string()).collect();
-            let t = std::time::Instant::now();
-            match shared.store.statuses(addrs).await {
-                Ok(rows) => statuses.extend(rows),
+            let read = read_statuses(&shared.statuses, &shared.store, &shared.metrics, chunk);
+            match read.await {
+                Ok(s) => statuses = s,
                 Err(e) => {
                     tracing::warn!("reading statuses: {e:#}");
                     return Err(error(
@@ -685,7 +692,6 @@ async fn page_body(
                     ));
                 }
             }
-            shared.metrics.db("statuses", t);
         }
         for e in chunk {
             let item = e.item();
@@ -695,7 +701,7 @@ async fn page_body(
                 Some(open) if !summary => {
                     item_text.push_str(open);
                     item_text.push_str(",\"status\":");
-                    item_text.push_str(statuses.get(&item.addr).map_or("null", String::as_str));
+                    item_text.push_str(statuses.get(&e.addr).map_or("null", |t| &**t));
                     item_text.push('}');
                 }
                 _ => item_text.push_str(&json),
@@ -728,6 +734,51 @@ async fn page_body(
     body.push('}');
     peer.tracker.resize(body.len());
     Ok(axum::body::Bytes::from(body))
+}
+
+/// The statuses of `chunk`'s servers: those the status cache keeps from a row at least
+/// as new as the list's entry, the others read from the database in one read (and
+/// kept). A server without a status has none in the answer.
+async fn read_statuses(
+    cache: &crate::status_cache::StatusCache,
+    store: &crate::store::Store,
+    metrics: &crate::metrics::Metrics,
+    chunk: &[crate::list::Listed],
+) -> anyhow::Result<HashMap<SocketAddr, crate::status_cache::Text>> {
+    let mut out = HashMap::with_capacity(chunk.len());
+    let mut missing: HashMap<String, SocketAddr> = HashMap::new();
+    for e in chunk {
+        match cache.get(e.addr, e.entry.updated()) {
+            Some(t) => {
+                out.insert(e.addr, t);
+            }
+            None => {
+                missing.insert(e.addr.to_string(), e.addr);
+            }
+        }
+    }
+    let counted = &metrics.status_cache;
+    counted
+        .get_or_create(&label("outcome", "hit"))
+        .inc_by(out.len() as u64);
+    counted
+        .get_or_create(&label("outcome", "miss"))
+        .inc_by(missing.len() as u64);
+    if missing.is_empty() {
+        return Ok(out);
+    }
+    let t = Instant::now();
+    let rows = store.statuses(missing.keys().cloned().collect()).await?;
+    metrics.db("statuses", t);
+    for (text_addr, updated, text) in rows {
+        let Some(addr) = missing.get(&text_addr) else {
+            continue;
+        };
+        let text: crate::status_cache::Text = text.into();
+        cache.put(*addr, updated, text.clone());
+        out.insert(*addr, text);
+    }
+    Ok(out)
 }
 
 /// Most first pages' answers kept (emptied when full): at most 1 MiB each.
@@ -843,7 +894,7 @@ async fn server(
         let status = status
             .into_iter()
             .next()
-            .and_then(|(_, s)| serde_json::from_str(&s).ok())
+            .and_then(|(_, _, s)| serde_json::from_str(&s).ok())
             .unwrap_or(Value::Null);
         o.insert("status".into(), status);
         let points: Vec<Value> = history
@@ -1161,8 +1212,17 @@ async fn stats(State(shared): State<Shr>, headers: HeaderMap) -> Response {
 }
 
 async fn metrics(State(shared): State<Shr>) -> Response {
+    let (bytes, _) = shared.statuses.size();
+    shared
+        .metrics
+        .status_cache_bytes
+        .set(i64::try_from(bytes).unwrap_or(i64::MAX));
     if let Ok(l) = shared.list.read() {
         let (servers, up, _, _) = l.stats();
+        shared
+            .metrics
+            .list_version
+            .set(i64::try_from(l.version).unwrap_or(i64::MAX));
         let m = &shared.metrics.servers;
         m.get_or_create(&label("state", "up"))
             .set(i64::try_from(up).unwrap_or(i64::MAX));
@@ -1254,6 +1314,68 @@ mod tests {
             .await;
         assert_eq!(made.unwrap(), "second");
         assert_eq!(bodies.made(), 4);
+    }
+
+    /// A full-view page's statuses: read from the database once, then from the status
+    /// cache while the list's entries are unchanged; once the list has a server's change,
+    /// its new status (never the kept one), and only that one read again.
+    #[tokio::test]
+    async fn a_pages_statuses_are_read_again_once_the_list_has_their_change() {
+        let store = crate::store::Store::open("sqlite::memory:").await.unwrap();
+        store.insert_simulated_with(40, 1_000, 0).await.unwrap();
+        let mut list = crate::list::List::default();
+        list.apply(store.changed_since(0, String::new(), 1000).await.unwrap());
+        let page = |list: &crate::list::List| {
+            list.refresh_first_page(&crate::list::Query::default(), Sort::Players, 10)
+                .entries
+        };
+        let (cache, metrics) = (
+            crate::status_cache::StatusCache::default(),
+            crate::metrics::Metrics::default(),
+        );
+        let count = |outcome: &str| {
+            metrics
+                .status_cache
+                .get_or_create(&label("outcome", outcome))
+                .get()
+        };
+        let entries = page(&list);
+        let first = read_statuses(&cache, &store, &metrics, &entries)
+            .await
+            .unwrap();
+        assert_eq!(first.len(), 10);
+        assert_eq!((count("hit"), count("miss")), (0, 10));
+        let again = read_statuses(&cache, &store, &metrics, &entries)
+            .await
+            .unwrap();
+        assert_eq!(again, first);
+        assert_eq!((count("hit"), count("miss")), (10, 10));
+        // a poll changes the top server's status: until the list has the change, the
+        // page (made from the list's entries) shows the one it had
+        let top = entries[0].addr;
+        let new = "{\"host_name\":\"changed\"}";
+        store.set_status(top, new, 2_000).await.unwrap();
+        let before = read_statuses(&cache, &store, &metrics, &entries)
+            .await
+            .unwrap();
+        assert_eq!(before, first);
+        // the list has it: the new status, read again, the others still kept
+        list.apply(
+            store
+                .changed_since(1_000, String::new(), 1000)
+                .await
+                .unwrap(),
+        );
+        let entries = page(&list);
+        assert_eq!(entries[0].addr, top);
+        let after = read_statuses(&cache, &store, &metrics, &entries)
+            .await
+            .unwrap();
+        assert_eq!(after.get(&top).map(|t| &**t), Some(new));
+        assert_eq!((count("hit"), count("miss")), (29, 11));
+        for e in &entries[1..] {
+            assert_eq!(after.get(&e.addr), first.get(&e.addr));
+        }
     }
 
     /// At most [`FIRST_BODIES`] answers are kept.

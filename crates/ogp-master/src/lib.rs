@@ -37,6 +37,7 @@ pub mod list;
 pub mod metrics;
 mod poller;
 mod slots;
+mod status_cache;
 pub mod store;
 mod udp;
 
@@ -318,6 +319,8 @@ pub(crate) struct Shared {
     /// they show: made once per version of a cached page, not per request (a full view
     /// reads a hundred statuses from the database), while the others asking wait.
     pub(crate) first_bodies: api::FirstBodies,
+    /// Statuses read for full-view pages, by address and change time (bounded).
+    pub(crate) statuses: status_cache::StatusCache,
     pub(crate) metrics: Metrics,
     pub(crate) instance: String,
     pub(crate) timers: Timers,
@@ -522,6 +525,7 @@ impl Master {
             store,
             list: RwLock::new(List::default()),
             first_bodies: api::FirstBodies::default(),
+            statuses: status_cache::StatusCache::default(),
             metrics: Metrics::default(),
             instance,
             config: config.clone(),

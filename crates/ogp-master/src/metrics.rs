@@ -57,6 +57,16 @@ pub struct Metrics {
     pub probe_answers: Counter,
     /// Verifications in progress now (set by the registrar's task as it runs).
     pub verifications_pending: Gauge,
+    /// Statuses a full-view page found in the status cache (hit) or read (miss).
+    pub status_cache: Family<Labels, Counter>,
+    /// Bytes the status cache holds (set when scraped).
+    pub status_cache_bytes: Gauge,
+    /// The list's version (grows with every change; set when scraped).
+    pub list_version: Gauge,
+    /// Time of the steps of a listing answer: `list` (a request's page from the list,
+    /// waits for a page being made included), `body` (a page's answer made: statuses
+    /// and JSON).
+    pub page_seconds: Family<Labels, Histogram>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -175,6 +185,31 @@ impl Default for Metrics {
             "Verifications in progress now",
             verifications_pending.clone(),
         );
+        let status_cache = Family::<Labels, Counter>::default();
+        registry.register(
+            "status_cache",
+            "Statuses of full-view pages found in the status cache (hit) or read from the database (miss)",
+            status_cache.clone(),
+        );
+        let status_cache_bytes = Gauge::default();
+        registry.register(
+            "status_cache_bytes",
+            "Bytes the status cache holds",
+            status_cache_bytes.clone(),
+        );
+        let list_version = Gauge::default();
+        registry.register(
+            "list_version",
+            "The list's version (grows with every change)",
+            list_version.clone(),
+        );
+        let page_seconds =
+            Family::<Labels, Histogram>::new_with_constructor(db_histogram as fn() -> Histogram);
+        registry.register(
+            "page_seconds",
+            "Time of the steps of a listing answer: list (the page from the list), body (its answer made)",
+            page_seconds.clone(),
+        );
         let info = Family::<Labels, Gauge>::default();
         info.get_or_create(&vec![("version", env!("CARGO_PKG_VERSION").to_owned())])
             .set(1);
@@ -199,6 +234,10 @@ impl Default for Metrics {
             http_wrong_tokens,
             probe_answers,
             verifications_pending,
+            status_cache,
+            status_cache_bytes,
+            list_version,
+            page_seconds,
         }
     }
 }
@@ -221,6 +260,13 @@ impl Metrics {
             out.clear();
         }
         out
+    }
+
+    /// Records the time of a step of a listing answer.
+    pub fn page(&self, step: &str, started: std::time::Instant) {
+        self.page_seconds
+            .get_or_create(&label("step", step))
+            .observe(started.elapsed().as_secs_f64());
     }
 
     /// Records a database statement's latency.

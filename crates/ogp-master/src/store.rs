@@ -1816,8 +1816,9 @@ impl Store {
         }
     }
 
-    /// The full statuses (JSON) of these servers, in no particular order.
-    pub async fn statuses(&self, addrs: Vec<String>) -> Result<Vec<(String, String)>> {
+    /// The full statuses (JSON) of these servers, with the change time (`updated`) of the
+    /// row each was read from, in no particular order: (address, updated, status).
+    pub async fn statuses(&self, addrs: Vec<String>) -> Result<Vec<(String, i64, String)>> {
         if addrs.is_empty() {
             return Ok(Vec::new());
         }
@@ -1825,13 +1826,13 @@ impl Store {
             Self::Sqlite(_, c, _) => {
                 Self::sqlite(c, move |c| {
                     let mut st = c.prepare_cached(
-                        "SELECT addr, status FROM servers WHERE addr = ?1 AND status IS NOT NULL",
+                        "SELECT addr, updated, status FROM servers WHERE addr = ?1 AND status IS NOT NULL",
                     )?;
                     let mut out = Vec::with_capacity(addrs.len());
                     for a in &addrs {
                         let mut rows = st.query([a])?;
                         if let Some(r) = rows.next()? {
-                            out.push((r.get(0)?, r.get(1)?));
+                            out.push((r.get(0)?, r.get(1)?, r.get(2)?));
                         }
                     }
                     Ok(out)
@@ -1840,11 +1841,17 @@ impl Store {
             }
             #[cfg(feature = "postgres")]
             Self::Postgres(pg) => {
-                pg.api_pairs(
-                    "SELECT addr, status FROM servers WHERE addr = ANY($1) AND status IS NOT NULL",
-                    &addrs,
-                )
-                .await
+                let (client, st) = pg
+                    .api_statement(
+                        "SELECT addr, updated, status FROM servers WHERE addr = ANY($1) AND status IS NOT NULL",
+                    )
+                    .await?;
+                Ok(client
+                    .query(&st, &[&addrs])
+                    .await?
+                    .iter()
+                    .map(|r| (r.get(0), r.get(1), r.get(2)))
+                    .collect())
             }
         }
     }
@@ -1874,6 +1881,19 @@ impl Store {
         let sql = "UPDATE servers SET next_poll = $1 WHERE removed = 0 AND next_poll < $2";
         let far = now + 86_400_000;
         self.write(vec![(sql, params![now, far])]).await
+    }
+
+    /// Sets a server's status and change time, as a poll would (tests).
+    #[cfg(test)]
+    pub(crate) async fn set_status(
+        &self,
+        addr: SocketAddr,
+        status: &str,
+        updated: i64,
+    ) -> Result<u64> {
+        let sql = "UPDATE servers SET status = $1, updated = $2 WHERE addr = $3";
+        self.write(vec![(sql, params![status, updated, addr.to_string()])])
+            .await
     }
 
     /// [`Store::make_due`] for a cycle shared by every live instance (benchmarks): the

@@ -47,6 +47,13 @@ const COMPACT_MIN: usize = 1 << 20;
 #[cfg(test)]
 const COMPACT_MIN: usize = 64;
 
+/// Player counts held one by one in [`Scan::by_players`]; counts at or above it share
+/// its last place.
+#[cfg(not(test))]
+const PLAYER_COUNTS: usize = 4096;
+#[cfg(test)]
+const PLAYER_COUNTS: usize = 3;
+
 /// What the filters read of one server.
 #[derive(Debug, Clone, Copy)]
 struct Row {
@@ -205,7 +212,16 @@ pub(super) struct Scan {
     names: Vec<u8>,
     /// Bytes of `names` no row points at any more.
     dead: usize,
+    /// Rows in use by player count (the last place: [`PLAYER_COUNTS`] or more): where
+    /// the first page by players without filters starts, so that its pass looks only at
+    /// the rows that can be on it.
+    by_players: Vec<u32>,
     buf: String,
+}
+
+/// The place of a player count in [`Scan::by_players`].
+fn players_place(players: u32) -> usize {
+    (players as usize).min(PLAYER_COUNTS - 1)
 }
 
 /// A query made for the rows: its names looked up once.
@@ -301,8 +317,17 @@ impl Scan {
             None => NONE,
         };
         let protocols = self.protocols.add(&e.protocols.0, |p| *p);
+        if self.by_players.is_empty() {
+            self.by_players = vec![0; PLAYER_COUNTS];
+        }
+        if let Some(n) = self.by_players.get_mut(players_place(e.players)) {
+            *n += 1;
+        }
         let slot = match old {
             Some(o) => {
+                if let Some(n) = self.by_players.get_mut(players_place(o.players)) {
+                    *n = n.saturating_sub(1);
+                }
                 self.games.release(o.game);
                 self.maps.release(o.map);
                 self.protocols.release(o.protocols);
@@ -367,6 +392,9 @@ impl Scan {
         }
         let o = *r;
         *r = Row::FREE;
+        if let Some(n) = self.by_players.get_mut(players_place(o.players)) {
+            *n = n.saturating_sub(1);
+        }
         self.games.release(o.game);
         self.maps.release(o.map);
         self.protocols.release(o.protocols);
@@ -556,12 +584,16 @@ impl Scan {
         let Some(c) = self.compile(q) else {
             return (Vec::new(), 0);
         };
+        // the first page by players without filters: only the rows with as many players
+        // as the `limit + 1`-th most (by the counts kept) can be on it
+        let least = (by_players && after.is_none() && *q == Query::default())
+            .then(|| self.least_players(limit + 1));
         let mut heap: BinaryHeap<Key> = BinaryHeap::with_capacity(limit + 2);
         let mut matched = 0usize;
         // the heap's last when it is full, its address as a key (any IPv4 one is before
         // an IPv6 one: `u64::MAX`)
         let mut last: Option<(Reverse<u32>, u64)> = None;
-        self.each(&c, |slot, r| {
+        let visit = |slot: u32, r: &Row| {
             matched += 1;
             let p = Reverse(if by_players { r.players } else { 0 });
             // later than the whole page by its row alone, or not after the cursor
@@ -592,9 +624,35 @@ impl Scan {
                     });
                 }
             }
-        });
+        };
+        match least {
+            Some(least) => {
+                let mut visit = visit;
+                for (i, r) in self.rows.iter().enumerate() {
+                    if r.players >= least && r.flags & LIVE != 0 {
+                        visit(i as u32, r);
+                    }
+                }
+                // every row in use matches
+                matched = self.rows.len() - self.free.len();
+            }
+            None => self.each(&c, visit),
+        }
         let addrs = heap.into_sorted_vec().into_iter().map(|(_, a)| a).collect();
         (addrs, matched)
+    }
+
+    /// The least player count that `n` rows in use reach: the `n` rows with the most
+    /// players have at least that many (0 when fewer rows are in use).
+    fn least_players(&self, n: usize) -> u32 {
+        let mut seen = 0usize;
+        for (place, count) in self.by_players.iter().enumerate().rev() {
+            seen += *count as usize;
+            if seen >= n {
+                return place as u32;
+            }
+        }
+        0
     }
 
     /// Bytes held (capacities, hash tables estimated), and rows in use: what the copy
@@ -612,6 +670,7 @@ impl Scan {
         (
             rows + self.names.capacity()
                 + self.free.capacity() * 4
+                + self.by_players.capacity() * 4
                 + self.v6.capacity() * 40
                 + strings(&self.games)
                 + strings(&self.maps)
@@ -620,15 +679,16 @@ impl Scan {
         )
     }
 
-    /// Distinct games, maps and protocol sets held, and the arena's bytes (tests: all
-    /// freed when the list is empty).
+    /// Distinct games, maps and protocol sets held, the arena's bytes, and the rows
+    /// counted by players (tests: all freed when the list is empty).
     #[cfg(test)]
-    pub(super) fn held(&self) -> (usize, usize, usize, usize) {
+    pub(super) fn held(&self) -> (usize, usize, usize, usize, usize) {
         (
             self.games.live(),
             self.maps.live(),
             self.protocols.live(),
             self.names.len() - self.dead,
+            self.by_players.iter().map(|n| *n as usize).sum(),
         )
     }
 }
