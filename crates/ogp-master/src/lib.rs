@@ -450,6 +450,9 @@ impl Shared {
             .map_err(|_| anyhow::anyhow!("list lock poisoned"))?
             .unseen(rows);
         let prepared = tokio::task::spawn_blocking(move || list::prepare(rows)).await?;
+        if prepared.is_empty() {
+            return Ok(0);
+        }
         let mut list = self
             .list
             .write()
@@ -463,6 +466,11 @@ impl Shared {
     }
 
     fn merge(&self, prepared: Vec<(SocketAddr, Option<list::Entry>, i64)>) -> Result<usize> {
+        // nothing to merge takes no write lock: readers (pages, list requests) would
+        // queue behind it for every refresh that found nothing new
+        if prepared.is_empty() {
+            return Ok(0);
+        }
         Ok(self
             .list
             .write()
