@@ -766,7 +766,7 @@ struct Cycle {
 type Db = (tokio::runtime::Runtime, ogp_master::store::Store);
 
 /// The master's `rediscover_every` (its default; the benchmark's config leaves it).
-const REDISCOVER_EVERY: u32 = 10;
+const REDISCOVER_EVERY: u32 = 30;
 
 /// The benchmark's `poll_interval_secs`, in ms.
 const POLL_INTERVAL_MS: i64 = 20_000;
