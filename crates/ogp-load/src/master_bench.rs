@@ -812,7 +812,7 @@ struct Cycle {
 type Db = (tokio::runtime::Runtime, ogp_master::store::Store);
 
 /// The master's `rediscover_every` (its default; the benchmark's config leaves it).
-const REDISCOVER_EVERY: u32 = 10;
+const REDISCOVER_EVERY: u32 = 30;
 
 /// The benchmark's `poll_interval_secs`, in ms.
 const POLL_INTERVAL_MS: i64 = 20_000;
@@ -852,27 +852,46 @@ fn wait_idle(agent: &ureq::Agent, bases: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// What the polls of a shared cycle are.
+#[derive(Debug, Clone, Copy)]
+enum Mix {
+    /// Regular polls (the protocol each server registered with).
+    Regular,
+    /// Every poll a rediscovery.
+    Rediscoveries,
+    /// The master's default mix: one poll in [`REDISCOVER_EVERY`] a rediscovery
+    /// (`Store::make_due_mixed`).
+    Default,
+    /// Regular polls, each lease kept (`Store::make_due`): the instances' own shares.
+    Kept,
+}
+
 /// One poll cycle shared by the instances at `bases`: every live server made due at
-/// once with its lease given up (`Store::make_due_shared`; with `rediscovery`, each
-/// poll a rediscovery; without `give_up`, `Store::make_due`: each lease kept, the
-/// instances' own shares), then the time until the instances' poll counters have grown by
-/// as many; then the time until every one of them has an answer written since (at most
-/// 20 s more: the batches written; a server that did not answer stays left out).
+/// once with its lease given up (`Store::make_due_shared`, `Store::make_due_mixed`:
+/// regular polls, rediscoveries or the default mix of them; [`Mix::Kept`]:
+/// `Store::make_due`, each lease kept, the instances' own shares), then the time until
+/// the instances' poll counters have grown by as many; then the time until every one of
+/// them has an answer written since (at most 20 s more: the batches written; a server
+/// that did not answer stays left out).
 fn shared_cycle(
     run: &Instances<'_>,
     db: &Db,
     bases: &[String],
-    rediscovery: Option<u32>,
-    give_up: bool,
+    mix: Mix,
     label: &str,
 ) -> Result<Cycle> {
     wait_idle(run.agent, bases)?;
     let mark = polls_each(run.agent, bases)?;
     let since = now_ms()?;
-    let due = if give_up {
-        db.0.block_on(db.1.make_due_shared(since, rediscovery))?
-    } else {
-        db.0.block_on(db.1.make_due(since))?
+    let due = match mix {
+        Mix::Kept => db.0.block_on(db.1.make_due(since))?,
+        Mix::Regular => db.0.block_on(db.1.make_due_shared(since, None))?,
+        Mix::Rediscoveries => {
+            db.0.block_on(db.1.make_due_shared(since, Some(REDISCOVER_EVERY)))?
+        }
+        Mix::Default => {
+            db.0.block_on(db.1.make_due_mixed(since, REDISCOVER_EVERY))?
+        }
     };
     let mut each = Vec::new();
     let took = wait_until(label, Duration::from_secs(600), || {
@@ -905,9 +924,9 @@ fn shared_cycle(
 /// Poll cycles shared by 1, 2, 3… instances on the run's database (`--instances`): the
 /// first instance is the run's master; each other is an `ogp master` of the same config
 /// on ports of its own, started when its count comes and waited for until every
-/// instance counts as live in the database. For each count, a cycle of regular polls and
-/// one of rediscoveries (every auto-detectable protocol, one datagram to each the
-/// server is not known to speak). The other instances are stopped at the end (their
+/// instance counts as live in the database. For each count, a cycle of regular polls,
+/// one of rediscoveries (the registered protocol queried, every other auto-detectable
+/// one probed) and one of the default mix (one poll in ten a rediscovery). The other instances are stopped at the end (their
 /// leases void 5 s later: the first instance takes their servers as they fall due).
 fn instance_cycles(args: &Args, run: &Instances<'_>) -> Result<()> {
     let counts = instance_counts(&args.instances);
@@ -933,7 +952,7 @@ fn instance_cycles(args: &Args, run: &Instances<'_>) -> Result<()> {
         "poll cycles shared by instances on one database (each its own poll_rate of {} datagrams/s; every live server due at once, leases given up):",
         args.poll_rate
     );
-    println!("  | instances | regular polls: cycle s (all written) | polls/s | rediscoveries: cycle s (all written) | polls/s | polls per instance (regular; rediscoveries) |");
+    println!("  | instances | regular polls: cycle s (all written) | polls/s | rediscoveries: cycle s (all written) | polls/s | default mix (1 in {REDISCOVER_EVERY}): cycle s (all written) | polls/s | a million at the default mix | polls per instance (regular; rediscoveries; mix) |");
     let mut first = None;
     let started = Instant::now();
     for k in counts {
@@ -989,8 +1008,7 @@ fn instance_cycles(args: &Args, run: &Instances<'_>) -> Result<()> {
                 run,
                 &db,
                 &bases,
-                None,
-                false,
+                Mix::Kept,
                 &format!("a poll cycle of {k} instance(s), leases kept"),
             )?;
             println!(
@@ -1004,33 +1022,43 @@ fn instance_cycles(args: &Args, run: &Instances<'_>) -> Result<()> {
             run,
             &db,
             &bases,
-            None,
-            true,
+            Mix::Regular,
             &format!("a poll cycle of {k} instance(s)"),
         )?;
         let red = shared_cycle(
             run,
             &db,
             &bases,
-            Some(REDISCOVER_EVERY),
-            true,
+            Mix::Rediscoveries,
             &format!("a rediscovery cycle of {k} instance(s)"),
         )?;
+        let mix = shared_cycle(
+            run,
+            &db,
+            &bases,
+            Mix::Default,
+            &format!("a default-mix cycle of {k} instance(s)"),
+        )?;
+        let mix_rate = mix.due as f64 / mix.secs;
         println!(
-            "  | {k} | {:.2} ({:.2}) | {:.0} | {:.2} ({:.2}) | {:.0} | {}; {} |",
+            "  | {k} | {:.2} ({:.2}) | {:.0} | {:.2} ({:.2}) | {:.0} | {:.2} ({:.2}) | {mix_rate:.0} | {:.0} s | {}; {}; {} |",
             reg.secs,
             reg.written,
             reg.due as f64 / reg.secs,
             red.secs,
             red.written,
             red.due as f64 / red.secs,
+            mix.secs,
+            mix.written,
+            1e6 / mix_rate,
             fmt(&reg.each),
-            fmt(&red.each)
+            fmt(&red.each),
+            fmt(&mix.each)
         );
-        if reg.left + red.left > 0 {
+        if reg.left + red.left + mix.left > 0 {
             println!(
-                "  WARNING: {} (regular) and {} (rediscoveries) of {} servers without an answer written since they were made due",
-                reg.left, red.left, reg.due
+                "  WARNING: {} (regular), {} (rediscoveries) and {} (default mix) of {} servers without an answer written since they were made due",
+                reg.left, red.left, mix.left, reg.due
             );
         }
         let (regular, rediscovery) = (reg.secs, red.secs);

@@ -71,6 +71,7 @@ fn the_master_benchmark_runs_in_test_mode() {
         "  instance 2 up in ",
         "  | 2 | ",
         "2 instances: the regular cycle ",
+        "default mix (1 in 30)",
     ] {
         assert!(text.contains(want), "no {want:?} in:\n{text}");
     }

@@ -139,7 +139,9 @@ pub struct MasterConfig {
     /// Datagrams per second the poller sends (default 10000).
     pub poll_rate: u32,
     /// Every this many polls, a server is asked in every protocol again, to learn which
-    /// it speaks (default 10).
+    /// it speaks (default 30: a rediscovery costs about 23 datagrams, a regular poll 2;
+    /// one in 30 makes 2.7 datagrams a poll, within the default `poll_rate` at 3,300
+    /// polls a second, where one in 10 made 4.1).
     pub rediscover_every: u32,
     /// This instance's name in poll leases (default: host name, process id and a random
     /// number).
@@ -240,7 +242,7 @@ impl Default for MasterConfig {
             list_bytes_per_second: 65536,
             list_total_bytes_per_second: 1_048_576,
             poll_rate: 10_000,
-            rediscover_every: 10,
+            rediscover_every: 30,
             instance: None,
             refresh_ms: 1000,
             lease_slack_secs: 30,

@@ -9,6 +9,17 @@
 //! on the lists of every protocol it speaks within a round trip or two, not when the
 //! slowest protocol has given up (up to the scan's 6 s deadline).
 //!
+//! The first discovery queries every protocol in full (the richest answer is the status
+//! kept). A rediscovery queries in full only the protocol the server registered with,
+//! whose status is kept, as a regular poll does, and probes the others
+//! ([`ogp_proto::client::Machine::probe`]): one exchange each, its first reply (a
+//! challenge counts) proving the server still speaks the protocol; the protocols it is
+//! known to speak keep the scan's retries, so one lost datagram does not take it off
+//! their lists, and the others get one datagram. A rediscovery of an `ogp serve` costs 23
+//! datagrams (35 when every protocol was queried in full), a regular poll 2: at the
+//! default `rediscover_every` of 30, 2.7 datagrams a poll on average (4.1 at 10)
+//! ([`poll_protocols`]).
+//!
 //! The poller judges every address it is given again ([`may_poll`]): a row that no
 //! entrance would take (written by an older master, or by anyone into a shared
 //! PostgreSQL) is not polled but recorded as unanswered.
@@ -19,6 +30,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ogp_net::scan::{self, ScanConfig, ScanResult, Target};
+use ogp_proto::client::Details;
 use ogp_proto::master::addr::{canonical, may_poll};
 use ogp_proto::{Protocol, Status};
 use tokio::sync::{mpsc, watch};
@@ -64,33 +76,59 @@ fn rank(p: Protocol) -> usize {
 
 type Pending = Arc<Mutex<HashMap<SocketAddr, InPoll>>>;
 
-/// The protocols a poll asks, each with its retries while the server is silent (`None`:
-/// the scan's, 3: four datagrams in 2.32 s).
+/// How a poll asks one protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Ask {
+    protocol: Protocol,
+    /// Retries while the server is silent (`None`: the scan's, 3: four datagrams in
+    /// 2.32 s).
+    retries: Option<u32>,
+    /// Only whether the server speaks it: one exchange ([`Target::with_probe`]).
+    probe: bool,
+}
+
+/// The protocols a poll asks, and how.
 ///
-/// A regular poll asks the protocol the server registered with. A discovery poll asks
-/// every auto-detectable protocol too: the first (no poll yet, the server just
-/// verified) with the scan's retries, so that a lost datagram does not keep it off a
-/// list; a later one (every `rediscover_every`-th poll) sends one datagram to each
-/// protocol the server is not known to speak, and the scan's retries only to those it
-/// is known to speak. Most servers speak two or three of the 22, so a rediscovery with
-/// four datagrams each cost about 90 datagrams, 45 regular polls' worth of the
-/// `poll_rate` budget: at the default `rediscover_every` of 10, four fifths of a poll
-/// cycle's datagrams went to protocols that were never going to answer. A protocol
-/// missed by one lost datagram is found at the next rediscovery.
-fn poll_protocols(claim: &Claim, discovery: bool) -> Vec<(Protocol, Option<u32>)> {
+/// A regular poll asks the protocol the server registered with (`via`), in full. A
+/// discovery poll asks every auto-detectable protocol too. The first (no poll yet, the
+/// server just verified) queries each in full with the scan's retries: the richest
+/// answer is the status kept, and a lost datagram does not keep the server off a list.
+/// A later one (every `rediscover_every`-th poll) queries `via` in full and only probes
+/// the others ([`Machine::probe`](ogp_proto::client::Machine::probe)): the protocol's
+/// first request, its first reply (a challenge counts) proving the server still speaks
+/// it. Those the server is known to speak keep the scan's retries (a lost datagram does
+/// not take it off their lists); the others get one datagram. An `ogp serve` (OGP,
+/// GameSpy v3, A2S and GQP of the 22) cost 35 datagrams a rediscovery when every
+/// protocol was queried in full (A2S four, a silent Unreal 2 three, Cube 2 four…); 23
+/// now, one per protocol and OGP's challenge and query
+/// (`tests::a_rediscovery_of_an_ogp_serve_sends_23_datagrams`).
+fn poll_protocols(claim: &Claim, discovery: bool) -> Vec<Ask> {
+    let full = |protocol| Ask {
+        protocol,
+        retries: None,
+        probe: false,
+    };
     if !discovery {
-        return vec![(claim.via, None)];
+        return vec![full(claim.via)];
     }
     let first = claim.polls == 0;
-    let mut v: Vec<(Protocol, Option<u32>)> = Protocol::AUTO
+    let mut v: Vec<Ask> = Protocol::AUTO
         .iter()
-        .map(|p| {
-            let known = *p == claim.via || claim.protocols.contains(p);
-            (*p, (!first && !known).then_some(0))
+        .map(|&p| {
+            if first || p == claim.via {
+                full(p)
+            } else {
+                let known = claim.protocols.contains(&p);
+                Ask {
+                    protocol: p,
+                    retries: (!known).then_some(0),
+                    probe: true,
+                }
+            }
         })
         .collect();
     if !Protocol::AUTO.contains(&claim.via) {
-        v.push((claim.via, None));
+        v.push(full(claim.via));
     }
     v
 }
@@ -185,7 +223,9 @@ pub(crate) async fn heartbeat(shared: Arc<Shared>, mut stop: watch::Receiver<boo
 pub(crate) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
     let mut config = ScanConfig::default();
     config.rate = shared.config.poll_rate.max(1);
-    config.max_in_flight = 4096;
+    // a rediscovery holds 22 targets, the silent ones for an attempt's timeout (0.5 s):
+    // at 4,096 in flight, rediscoveries went at most 4,096 / 11 ≈ 370 a second
+    config.max_in_flight = 4 * MAX_IN_POLL;
     // A discovery poll's protocols query the server together: the scan engine runs one
     // query per socket and address at a time (a third query to an address waits for
     // one of the two default sockets), so as many sockets as a discovery has protocols,
@@ -303,11 +343,12 @@ pub(crate) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
                     },
                 );
             }
-            for (protocol, retries) in protocols {
+            for ask in protocols {
                 next_id += 1;
-                let target = Target::new(addr.to_string(), Some(protocol))
+                let target = Target::new(addr.to_string(), Some(ask.protocol))
                     .with_id(next_id)
-                    .with_retries(retries);
+                    .with_retries(ask.retries)
+                    .with_probe(ask.probe);
                 tokio::select! {
                     r = targets.send(target) => if r.is_err() { break },
                     _ = stop.changed() => break,
@@ -341,7 +382,9 @@ async fn collect(
             p.expected = p.expected.saturating_sub(1);
             if let (Ok(a), Some(proto)) = (r.outcome, r.requested) {
                 p.answered.push(proto);
-                if p.best.as_ref().is_none_or(|(r, _, _)| rank(proto) < *r) {
+                // a probe's answer says the server speaks it, with no status
+                let probed = matches!(a.details, Details::Probed);
+                if !probed && p.best.as_ref().is_none_or(|(r, _, _)| rank(proto) < *r) {
                     p.best = Some((rank(proto), a.ping_ms, a.status));
                 }
                 let new = proto != p.claim.via && !p.claim.protocols.contains(&proto);
@@ -475,56 +518,130 @@ mod tests {
         }
     }
 
-    /// Datagrams a poll sends at most to a server that answers only the protocols it is
-    /// known to speak (with its challenge: two each).
-    fn datagrams(asked: &[(Protocol, Option<u32>)], speaks: &[Protocol]) -> u32 {
+    /// Datagrams a poll sends to a server that answers only the protocols it speaks:
+    /// a full query two each (a challenge, then the query), a probe one, a silent
+    /// protocol its first request `1 + retries` times.
+    fn datagrams(asked: &[Ask], speaks: &[Protocol]) -> u32 {
         let retries = ScanConfig::default().options.timing.retries;
         asked
             .iter()
-            .map(|(p, r)| {
-                if speaks.contains(p) {
-                    2
-                } else {
-                    1 + r.unwrap_or(retries)
-                }
+            .map(|a| match (speaks.contains(&a.protocol), a.probe) {
+                (true, false) => 2,
+                (true, true) => 1,
+                (false, _) => 1 + a.retries.unwrap_or(retries),
             })
             .sum()
     }
 
     #[test]
-    fn a_rediscovery_sends_one_datagram_to_each_protocol_not_known() {
+    fn a_rediscovery_queries_via_and_probes_every_other_protocol() {
         use Protocol::{A2s, Gamespy3, Ogp};
         let speaks = [Ogp, A2s, Gamespy3];
+        let full = |protocol| Ask {
+            protocol,
+            retries: None,
+            probe: false,
+        };
         // a regular poll: the protocol it registered with
         let regular = poll_protocols(&claim(3, Ogp, &speaks), false);
-        assert_eq!(regular, [(Ogp, None)]);
-        // the first poll: every protocol, the scan's retries to each
+        assert_eq!(regular, [full(Ogp)]);
+        // the first poll: every protocol in full, the scan's retries to each
         let first = poll_protocols(&claim(0, Ogp, &[]), true);
         assert_eq!(first.len(), Protocol::AUTO.len());
-        assert!(first.iter().all(|(_, r)| r.is_none()), "{first:?}");
-        // a rediscovery: every protocol still, one datagram to those not known
+        assert!(first.iter().all(|a| *a == full(a.protocol)), "{first:?}");
+        // a rediscovery: every protocol still; via in full, the others probed, with the
+        // scan's retries those known (one lost datagram does not take them off a
+        // list), one datagram the others
         let again = poll_protocols(&claim(10, Ogp, &speaks), true);
-        let asked: Vec<Protocol> = again.iter().map(|(p, _)| *p).collect();
+        let asked: Vec<Protocol> = again.iter().map(|a| a.protocol).collect();
         assert_eq!(asked, Protocol::AUTO.to_vec());
-        for (p, r) in &again {
-            assert_eq!(r.is_none(), speaks.contains(p), "{p:?}: {r:?}");
+        for a in &again {
+            if a.protocol == Ogp {
+                assert_eq!(*a, full(Ogp));
+            } else {
+                assert!(a.probe, "{a:?}");
+                assert_eq!(a.retries.is_none(), speaks.contains(&a.protocol), "{a:?}");
+            }
         }
-        // what that saves of the poll_rate budget: the first asks 4 datagrams of each
-        // silent protocol, a rediscovery one
+        // what that costs of the poll_rate budget: the first asks 4 datagrams of each
+        // silent protocol, a rediscovery one, and one of each known but via
         let (before, after) = (datagrams(&first, &speaks), datagrams(&again, &speaks));
         let silent = u32::try_from(Protocol::AUTO.len() - speaks.len()).unwrap();
         assert_eq!(before, 6 + 4 * silent);
-        assert_eq!(after, 6 + silent);
+        assert_eq!(after, 2 + 2 + silent);
         assert!(after * 3 < before, "{after} vs {before}");
-        // a protocol outside auto-detection that the server registered with is asked too
+        // a protocol outside auto-detection that the server registered with is asked
+        // too, in full
         let outside = Protocol::ALL
             .iter()
             .copied()
             .find(|p| !Protocol::AUTO.contains(p))
             .unwrap();
         let v = poll_protocols(&claim(10, outside, &[]), true);
-        assert_eq!(v.last(), Some(&(outside, None)));
+        assert_eq!(v.last(), Some(&full(outside)));
         assert_eq!(v.len(), Protocol::AUTO.len() + 1);
+        assert!(v.iter().take(Protocol::AUTO.len()).all(|a| a.probe));
+    }
+
+    /// The datagrams a rediscovery of an `ogp serve` (what `ogp-load master` registers:
+    /// OGP, GameSpy v3, A2S and GQP answer of the 22) sends through the scan engine,
+    /// counted by the scan: 23 (OGP's challenge and query, one each for the 21 others),
+    /// where querying every protocol in full (the rediscovery before probes) sent 35;
+    /// and what it learns is the same: the four protocols, the status OGP's.
+    #[tokio::test]
+    async fn a_rediscovery_of_an_ogp_serve_sends_23_datagrams() {
+        use ogp_proto::guard::RateConfig;
+        use ogp_proto::responder::ResponderConfig;
+        use Protocol::{A2s, Gamespy3, Gqp, Ogp};
+        let mut rc = ResponderConfig::default();
+        rc.rate = RateConfig::new(1e6, 1e6);
+        let status = ogp_testkit::demo_state();
+        let server = ogp_net::responder::spawn(
+            "127.0.0.1:0".parse().unwrap(),
+            ogp_net::StatusCell::new(status.clone()),
+            rc,
+        )
+        .await
+        .unwrap();
+        let addr = server.local_addrs()[0];
+        let speaks = [Ogp, Gamespy3, A2s, Gqp];
+        let rediscovery = poll_protocols(&claim(10, Ogp, &speaks), true);
+        let in_full: Vec<Ask> = rediscovery
+            .iter()
+            .map(|a| Ask { probe: false, ..*a })
+            .collect();
+        for (asks, sent) in [(rediscovery, 23), (in_full, 35)] {
+            let mut cfg = ScanConfig::default();
+            cfg.sockets = DISCOVERY_PROTOCOLS;
+            cfg.rate = 100_000;
+            cfg.options.timing = cfg
+                .options
+                .timing
+                .attempt_timeout(Duration::from_millis(100));
+            let mut scan = scan::start(cfg).unwrap();
+            for (k, a) in (0u64..).zip(&asks) {
+                let t = Target::new(addr.to_string(), Some(a.protocol))
+                    .with_id(k)
+                    .with_retries(a.retries)
+                    .with_probe(a.probe);
+                scan.targets.send(t).await.unwrap();
+            }
+            drop(scan.targets);
+            let mut answered = Vec::new();
+            while let Some(r) = scan.results.recv().await {
+                if let (Ok(a), Some(p)) = (r.outcome, r.requested) {
+                    let probed = matches!(a.details, Details::Probed);
+                    assert_eq!(probed, asks.iter().any(|x| x.protocol == p && x.probe));
+                    if p == Ogp {
+                        assert_eq!(a.status.host_name, status.host_name);
+                    }
+                    answered.push(p);
+                }
+            }
+            assert_eq!(sorted(answered), sorted(speaks.to_vec()));
+            let stats = scan.handle.stats();
+            assert_eq!(stats.sent, sent, "{stats:?}");
+        }
     }
 
     #[test]

@@ -1910,6 +1910,21 @@ impl Store {
         self.write(vec![(sql, params![now, far, polls])]).await
     }
 
+    /// [`Store::make_due_shared`] for a cycle of the default mix (benchmarks): every
+    /// server's poll count is set so that one in `rediscover_every` of the polls due is
+    /// a rediscovery (the servers in the order of their addresses, every
+    /// `rediscover_every`-th), the others regular polls.
+    pub async fn make_due_mixed(&self, now: i64, rediscover_every: u32) -> Result<u64> {
+        let sql = "UPDATE servers SET next_poll = $1, lease_owner = NULL, lease_until = 0,
+              polls = CAST($3 AS BIGINT) * 1000 + (r.n - 1) % CAST($3 AS BIGINT)
+            FROM (SELECT addr AS a, ROW_NUMBER() OVER (ORDER BY addr) AS n FROM servers
+                  WHERE removed = 0 AND next_poll < $2) AS r
+            WHERE servers.addr = r.a";
+        let far = now + 86_400_000;
+        let every = i64::from(rediscover_every.max(1));
+        self.write(vec![(sql, params![now, far, every])]).await
+    }
+
     /// Servers due within a day (not the simulated ones) that have not answered since
     /// `since`: what a poll cycle left out (benchmarks).
     pub async fn unanswered_since(&self, now: i64, since: i64) -> Result<i64> {
@@ -2299,6 +2314,32 @@ mod sqlite_tests {
             1
         );
         assert_eq!(claim("b", t0 + 66_000).await, [(addr, 10)]);
+    }
+
+    /// A cycle of the default mix: one in `rediscover_every` of the servers due has
+    /// the poll count of a rediscovery (none of a first poll); the others, and the
+    /// servers not due within a day (simulated), are left as they are.
+    #[tokio::test]
+    async fn make_due_mixed_makes_one_poll_in_n_a_rediscovery() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let t0 = 1_800_000_000_000;
+        let servers: Vec<Verified> = (0..25u16)
+            .map(|k| ogp_server(SocketAddr::from(([127, 0, 0, 1], 20_000 + k))))
+            .collect();
+        store.upsert_verified(&servers, t0).await.unwrap();
+        store.insert_simulated(7, t0).await.unwrap();
+        let t = lease_timers(60_000, 30_000, 5_000);
+        store.heartbeat("a", t0 + 1_000).await.unwrap();
+        assert_eq!(store.make_due_mixed(t0 + 1_000, 10).await.unwrap(), 25);
+        let claimed = store.claim_due("a", t0 + 1_000, t, 100).await.unwrap();
+        assert_eq!(claimed.len(), 25);
+        let every = 10;
+        let rediscoveries = claimed.iter().filter(|c| c.polls % every == 0).count();
+        assert_eq!(rediscoveries, 3, "1 in 10 of 25 (the 1st, 11th, 21st)");
+        assert!(
+            claimed.iter().all(|c| c.polls >= 10_000),
+            "none a first poll"
+        );
     }
 
     /// A Quake III server's listing is stored at verification and read back with the

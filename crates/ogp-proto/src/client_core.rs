@@ -144,6 +144,14 @@ pub trait QueryDriver {
         let _ = more;
         0
     }
+
+    /// Whether the server has sent anything of this machine's protocol (a challenge, a
+    /// reply, a part of one) that the machine took: what a probe asks
+    /// ([`Machine::probe`](crate::client::Machine::probe)). Default: false (a machine
+    /// that does not tell is queried in full).
+    fn heard_from(&self) -> bool {
+        false
+    }
 }
 
 /// The [`QueryDriver`] methods every machine answers from its `Exchange` (a field `x`):
@@ -169,6 +177,10 @@ macro_rules! exchange_driver {
 
         fn last_dropped(&self) -> Option<&'static str> {
             self.x.last_dropped()
+        }
+
+        fn heard_from(&self) -> bool {
+            self.x.timer.is_alive()
         }
     };
     (give_up_on_timeout) => {
@@ -918,7 +930,6 @@ impl AttemptTimer {
     }
 
     /// Whether the server has sent anything of its protocol.
-    #[cfg(test)]
     pub(crate) fn is_alive(&self) -> bool {
         self.alive
     }

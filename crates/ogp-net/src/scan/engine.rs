@@ -637,6 +637,7 @@ impl Engine {
         // Auto-detection: the datagram protocols in the order the catalogue's ports
         // suggest for each port, then the stream ones.
         let wanted = e.target.protocol;
+        let probe = e.target.probe && wanted.is_some();
         let protocols_for = |port: u16| -> Vec<Protocol> {
             match wanted {
                 None => probe_order(port)
@@ -665,7 +666,11 @@ impl Engine {
                     continue;
                 }
                 streams += usize::from(stream);
-                let machine = Machine::new(*p, options, ids.next(), now);
+                let machine = if probe {
+                    Machine::probe(*p, options, ids.next(), now)
+                } else {
+                    Machine::new(*p, options, ids.next(), now)
+                };
                 let rank = u32::try_from(p.rank()).unwrap_or(width);
                 e.probes.push(Probe {
                     rank: pi * width + rank,

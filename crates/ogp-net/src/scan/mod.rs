@@ -105,6 +105,13 @@ pub struct Target {
     /// [`ScanConfig::options`]). `Some(0)`: one datagram, then the target is done after
     /// one attempt's timeout if nothing came back: a probe that may go unanswered.
     pub retries: Option<u32>,
+    /// Only ask whether the server speaks the protocol ([`Machine::probe`]): the
+    /// protocol's first request, and an answer with an empty status and
+    /// [`Details::Probed`](ogp_proto::client::Details::Probed) at its first reply (a
+    /// challenge counts). With a protocol given only.
+    ///
+    /// [`Machine::probe`]: ogp_proto::client::Machine::probe
+    pub probe: bool,
 }
 
 impl Target {
@@ -116,6 +123,7 @@ impl Target {
             protocol,
             try_query_ports: false,
             retries: None,
+            probe: false,
         }
     }
 
@@ -123,6 +131,13 @@ impl Target {
     #[must_use]
     pub fn with_retries(mut self, retries: Option<u32>) -> Self {
         self.retries = retries;
+        self
+    }
+
+    /// A probe ([`probe`](Self::probe)) or a full query.
+    #[must_use]
+    pub fn with_probe(mut self, probe: bool) -> Self {
+        self.probe = probe;
         self
     }
 
