@@ -741,8 +741,9 @@ macro_rules! upsert_verified {
 }
 
 /// The upsert of one verified server.
-const UPSERT_VERIFIED_ROW: &str =
-    upsert_verified!("VALUES ($1, $2, $3, $4, $3, 1, 0, $5, $6, $7, $8, $9, $9, $9, $9, $9, $10, $11, $12)");
+const UPSERT_VERIFIED_ROW: &str = upsert_verified!(
+    "VALUES ($1, $2, $3, $4, $3, 1, 0, $5, $6, $7, $8, $9, $9, $9, $9, $9, $10, $11, $12)"
+);
 
 /// The upsert of a batch of verified servers in one statement: each parameter but the
 /// time (`$9`) an array of the batch's values (PostgreSQL).
@@ -1253,7 +1254,10 @@ impl Store {
                     Err(e) if rows.len() < 2 => return Err(e.into()),
                     Err(e) => e,
                 };
-                tracing::debug!("a batch of {} verified servers refused ({e}): one by one", rows.len());
+                tracing::debug!(
+                    "a batch of {} verified servers refused ({e}): one by one",
+                    rows.len()
+                );
                 let mut out = Vec::with_capacity(rows.len());
                 let (mut refused, mut first) = (0usize, None);
                 for r in &rows {
@@ -2103,7 +2107,10 @@ mod sqlite_tests {
         let store = Store::open("sqlite::memory:").await.unwrap();
         let now = 1_800_000_000_000;
         store.insert_simulated_range(0..300, now, 0).await.unwrap();
-        store.insert_simulated_range(300..400, now + 5, 0).await.unwrap();
+        store
+            .insert_simulated_range(300..400, now + 5, 0)
+            .await
+            .unwrap();
         let mut whole = store
             .changed_since(now - 1, String::new(), 1000)
             .await
@@ -2114,10 +2121,7 @@ mod sqlite_tests {
         let mut keys: Vec<(String, i64)> = Vec::new();
         let mut after = (now - 1, String::new());
         loop {
-            let chunk = store
-                .changed_keys_since(after.clone(), 128)
-                .await
-                .unwrap();
+            let chunk = store.changed_keys_since(after.clone(), 128).await.unwrap();
             let n = chunk.len();
             if let Some((last, updated)) = chunk.last() {
                 after = (*updated, last.clone());
