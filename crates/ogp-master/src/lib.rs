@@ -381,6 +381,7 @@ impl Shared {
         let mut after = String::new();
         let mut key_after = since;
         let mut changed = 0;
+        let (mut keys_read, mut chunks) = (0usize, 0usize);
         // the rows of one chunk are parsed (on the blocking pool, without the lock:
         // readers, the API and list pages, wait only for the merge) while the next is
         // read: a start with a million rows reads and parses at once
@@ -413,6 +414,8 @@ impl Shared {
                     key_after = *updated;
                 }
                 let n = keys.len();
+                keys_read += n;
+                chunks += 1;
                 let unseen: Vec<String> = {
                     let l = self
                         .list
@@ -443,9 +446,36 @@ impl Shared {
                 if let Some(p) = parsing.take() {
                     changed += self.merge(p.await?)?;
                 }
+                // every change up to the last key read (the keys come in change-time
+                // order) is in the list now, seen before or merged: the mark moves
+                // there even when nothing was merged. It moved only with a merge, so
+                // while this instance's own writes were listed directly (registrations,
+                // discovery news), the window read grew from the last refresh that had
+                // merged anything: every change since, read at every refresh.
+                if since != i64::MIN {
+                    self.raise_mark(key_after)?;
+                }
+                tracing::debug!(
+                    target: "ogp_master::refresh",
+                    "refresh {nth}: from {since} (overlap {overlap} ms), {keys_read} keys in {chunks} chunk(s), {changed} changed, mark {}",
+                    self.list.read().map(|l| l.high_water).unwrap_or(0)
+                );
                 return Ok(changed);
             }
         }
+    }
+
+    /// Raises the list's mark for the next refresh to `to` (never lowers it).
+    fn raise_mark(&self, to: i64) -> Result<()> {
+        if self.list.read().map(|l| l.high_water >= to).unwrap_or(true) {
+            return Ok(());
+        }
+        let mut list = self
+            .list
+            .write()
+            .map_err(|_| anyhow::anyhow!("list lock poisoned"))?;
+        list.high_water = list.high_water.max(to);
+        Ok(())
     }
 
     /// Reads these servers' rows into the list now (what this instance has just
@@ -752,23 +782,21 @@ async fn housekeeping(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
 mod refresh_tests {
     use super::*;
 
-    /// A change committed late, with a change time 1.5 s older than the newest the list
-    /// has read: the short overlap (the last second) of nine refreshes in ten leaves it,
-    /// the whole overlap (2 s for SQLite) of the tenth reads it.
-    #[tokio::test]
-    async fn a_change_committed_late_is_read_by_the_next_whole_overlap() {
+    /// A master on a fresh SQLite file with four simulated servers changed at `t0` (a
+    /// minute ago), its two refreshes (the start's, the housekeeping's first tick) done
+    /// and no more: the file, the master, two of the servers and `t0`.
+    async fn started() -> (std::path::PathBuf, Master, SocketAddr, SocketAddr, i64) {
         let path = std::env::temp_dir().join(format!(
-            "ogp-master-refresh-{}-{}.db",
+            "ogp-master-refresh-{}-{:08x}.db",
             std::process::id(),
-            now_ms()
+            rand_u32()
         ));
         let db = format!("sqlite://{}", path.display());
         let t0 = now_ms() - 60_000;
         let store = Store::open(&db).await.unwrap();
         store.insert_simulated_with(4, t0, 0).await.unwrap();
         let rows = store.changed_since(0, String::new(), 10).await.unwrap();
-        let (a, b): (SocketAddr, SocketAddr) =
-            (rows[0].addr.parse().unwrap(), rows[1].addr.parse().unwrap());
+        let (a, b) = (rows[0].addr.parse().unwrap(), rows[1].addr.parse().unwrap());
         drop(store);
         let config = MasterConfig {
             db,
@@ -780,36 +808,87 @@ mod refresh_tests {
         };
         let master = Master::start(config).await.unwrap();
         let shared = master.shared.clone();
-        let count = || shared.refreshes.load(std::sync::atomic::Ordering::Relaxed);
         for _ in 0..500 {
-            if count() >= 2 {
+            if refreshes(&shared) >= 2 {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        assert_eq!(count(), 2, "the start's refresh and the housekeeping's first");
-        let updated = |addr| {
-            shared
-                .list
-                .read()
-                .unwrap()
-                .get(addr)
-                .map(list::Entry::updated)
-        };
-        shared.store.set_status(a, "{}", t0 + 10_000).await.unwrap();
-        shared.refresh().await.unwrap();
-        assert_eq!(updated(a), Some(t0 + 10_000));
-        // committed now, changed 1.5 s before the newest change read
-        shared.store.set_status(b, "{}", t0 + 8_500).await.unwrap();
-        while count() % FULL_OVERLAP_EVERY != 0 {
-            shared.refresh().await.unwrap();
-            assert_eq!(updated(b), Some(t0), "read by a short overlap");
-        }
-        shared.refresh().await.unwrap();
-        assert_eq!(updated(b), Some(t0 + 8_500), "read by the whole overlap");
+        assert_eq!(
+            refreshes(&shared),
+            2,
+            "the start's refresh and the housekeeping's first"
+        );
+        (path, master, a, b, t0)
+    }
+
+    fn rand_u32() -> u32 {
+        let mut r = [0u8; 4];
+        let _ = getrandom::fill(&mut r);
+        u32::from_le_bytes(r)
+    }
+
+    fn refreshes(shared: &Shared) -> u64 {
+        shared.refreshes.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn updated(shared: &Shared, addr: SocketAddr) -> Option<i64> {
+        shared
+            .list
+            .read()
+            .unwrap()
+            .get(addr)
+            .map(list::Entry::updated)
+    }
+
+    async fn stop(path: std::path::PathBuf, master: Master) {
         master.shutdown().await;
         for suffix in ["", "-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
         }
+    }
+
+    /// A change committed late, with a change time 1.5 s older than the newest the list
+    /// has read: the short overlap (the last second) of nine refreshes in ten leaves it,
+    /// the whole overlap (2 s for SQLite) of the tenth reads it.
+    #[tokio::test]
+    async fn a_change_committed_late_is_read_by_the_next_whole_overlap() {
+        let (path, master, a, b, t0) = started().await;
+        let shared = master.shared.clone();
+        shared.store.set_status(a, "{}", t0 + 10_000).await.unwrap();
+        shared.refresh().await.unwrap();
+        assert_eq!(updated(&shared, a), Some(t0 + 10_000));
+        // committed now, changed 1.5 s before the newest change read
+        shared.store.set_status(b, "{}", t0 + 8_500).await.unwrap();
+        while refreshes(&shared) % FULL_OVERLAP_EVERY != 0 {
+            shared.refresh().await.unwrap();
+            assert_eq!(updated(&shared, b), Some(t0), "read by a short overlap");
+        }
+        shared.refresh().await.unwrap();
+        assert_eq!(
+            updated(&shared, b),
+            Some(t0 + 8_500),
+            "read by the whole overlap"
+        );
+        stop(path, master).await;
+    }
+
+    /// A change this instance listed itself (a registration, discovery news) does not
+    /// move the mark; the next refresh, which finds it already seen, does: the window a
+    /// refresh reads stays its overlap, where it grew from the last refresh that had
+    /// merged anything (every change since read again at every refresh).
+    #[tokio::test]
+    async fn a_refresh_that_finds_only_seen_changes_moves_the_mark() {
+        let (path, master, a, _, t0) = started().await;
+        let shared = master.shared.clone();
+        let mark = || shared.list.read().unwrap().high_water;
+        assert_eq!(mark(), t0);
+        shared.store.set_status(a, "{}", t0 + 10_000).await.unwrap();
+        shared.refresh_addrs(vec![a.to_string()]).await.unwrap();
+        assert_eq!(updated(&shared, a), Some(t0 + 10_000));
+        assert_eq!(mark(), t0, "listed directly: the mark stays");
+        assert_eq!(shared.refresh().await.unwrap(), 0, "nothing new to merge");
+        assert_eq!(mark(), t0 + 10_000);
+        stop(path, master).await;
     }
 }
