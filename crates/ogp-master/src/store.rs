@@ -2178,19 +2178,25 @@ mod sqlite_tests {
         }
     }
 
+    /// A database with one OGP server listed (verified at `t0`), its address and `t0`.
+    async fn one_listed() -> (Store, SocketAddr, i64) {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let (addr, t0) = (SocketAddr::from(([127, 0, 0, 1], 27015)), 1_800_000_000_000);
+        store
+            .upsert_verified(&[ogp_server(addr)], t0)
+            .await
+            .unwrap();
+        (store, addr, t0)
+    }
+
     /// Leases between two instances `a` and `b` on one database (2 s polls, 2 s slack,
     /// 2 s liveness): a live holder keeps its server past its due time, through a poll
     /// that runs longer than a poll interval and the slack, and a dead one loses it as
     /// soon as it is due, before its lease would have run out.
     #[tokio::test]
     async fn a_live_instance_keeps_its_leases_and_a_dead_ones_are_void() {
-        let store = Store::open("sqlite::memory:").await.unwrap();
         let t = lease_timers(2_000, 2_000, 2_000);
-        let (addr, t0) = (SocketAddr::from(([127, 0, 0, 1], 27015)), 1_800_000_000_000);
-        store
-            .upsert_verified(&[ogp_server(addr)], t0)
-            .await
-            .unwrap();
+        let (store, addr, t0) = one_listed().await;
         let claim = |who: &'static str, now: i64| {
             let store = store.clone();
             async move {
@@ -2251,13 +2257,8 @@ mod sqlite_tests {
     /// poll a rediscovery.
     #[tokio::test]
     async fn a_look_asked_for_during_a_poll_survives_its_record() {
-        let store = Store::open("sqlite::memory:").await.unwrap();
         let t = lease_timers(60_000, 30_000, 5_000);
-        let (addr, t0) = (SocketAddr::from(([127, 0, 0, 1], 27015)), 1_800_000_000_000);
-        store
-            .upsert_verified(&[ogp_server(addr)], t0)
-            .await
-            .unwrap();
+        let (store, addr, t0) = one_listed().await;
         let polled = || Polled {
             addr,
             answer: Some(PolledAnswer::new(1.0, &Status::default()).unwrap()),
