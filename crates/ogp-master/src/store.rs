@@ -2189,6 +2189,17 @@ mod sqlite_tests {
         (store, addr, t0)
     }
 
+    /// What `who` claims at `now` (at most 10): addresses and polls so far.
+    async fn claimed(store: &Store, who: &str, now: i64, t: Timers) -> Vec<(SocketAddr, i64)> {
+        store
+            .claim_due(who, now, t, 10)
+            .await
+            .unwrap()
+            .iter()
+            .map(|c| (c.addr, c.polls))
+            .collect()
+    }
+
     /// Leases between two instances `a` and `b` on one database (2 s polls, 2 s slack,
     /// 2 s liveness): a live holder keeps its server past its due time, through a poll
     /// that runs longer than a poll interval and the slack, and a dead one loses it as
@@ -2200,12 +2211,10 @@ mod sqlite_tests {
         let claim = |who: &'static str, now: i64| {
             let store = store.clone();
             async move {
-                store
-                    .claim_due(who, now, t, 10)
+                claimed(&store, who, now, t)
                     .await
-                    .unwrap()
-                    .iter()
-                    .map(|c| c.addr)
+                    .into_iter()
+                    .map(|(a, _)| a)
                     .collect::<Vec<_>>()
             }
         };
@@ -2268,15 +2277,7 @@ mod sqlite_tests {
         };
         let claim = |who: &'static str, now: i64| {
             let store = store.clone();
-            async move {
-                store
-                    .claim_due(who, now, t, 10)
-                    .await
-                    .unwrap()
-                    .iter()
-                    .map(|c| (c.addr, c.polls))
-                    .collect::<Vec<_>>()
-            }
+            async move { claimed(&store, who, now, t).await }
         };
         store.heartbeat("a", t0).await.unwrap();
         assert_eq!(claim("a", t0).await, [(addr, 0)]);
