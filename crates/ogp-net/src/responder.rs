@@ -415,7 +415,12 @@ fn start(
             first.add_listener(local, now);
         }
         local_addrs.push(local);
-        timed.push(socket.try_clone()?);
+        // answering threads of their own: the timed sends need a descriptor of theirs
+        // (their runtime's sockets go with the threads); without, the answering task's
+        // own socket is shared (one descriptor a port: a game with thousands of ports)
+        if net.threads > 0 {
+            timed.push(TimedSocket::Own(socket.try_clone()?));
+        }
     }
     let mut inodes = Vec::new();
     for s in sockets.iter().flatten() {
@@ -445,7 +450,8 @@ fn start(
     let mut threads = Vec::new();
     if net.threads == 0 {
         for (socket, kind) in sockets.into_iter().flatten() {
-            let socket = UdpSocket::from_std(socket)?;
+            let socket = Arc::new(UdpSocket::from_std(socket)?);
+            timed.push(TimedSocket::Shared(Arc::clone(&socket)));
             tasks.push(tokio::spawn(answer(
                 socket,
                 kind,
@@ -472,7 +478,7 @@ fn start(
                         for (socket, kind) in per_thread {
                             match UdpSocket::from_std(socket) {
                                 Ok(s) => local.push(tokio::spawn(answer(
-                                    s,
+                                    Arc::new(s),
                                     kind,
                                     Arc::clone(&status),
                                     Arc::clone(&shared),
@@ -511,7 +517,7 @@ fn start(
 /// call per batch on Linux), answers the batch under one lock, and sends the answers in
 /// batches.
 async fn answer(
-    socket: UdpSocket,
+    socket: Arc<UdpSocket>,
     kind: Listener,
     status: Arc<StatusCell>,
     shared: Arc<Shared>,
@@ -645,24 +651,27 @@ async fn send_all(
 /// Sleeps until the responder's next timed send, sends what it hands out from the
 /// socket it names; at shutdown, the last ones.
 async fn timed_sends(
-    sockets: Vec<std::net::UdpSocket>,
+    sockets: Vec<TimedSocket>,
     status: Arc<StatusCell>,
     shared: Arc<Shared>,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let locals: Vec<Option<SocketAddr>> = sockets.iter().map(|s| s.local_addr().ok()).collect();
+    // by local address: a send is found its socket in one lookup, not a walk of
+    // thousands of ports
+    let by_local: std::collections::HashMap<SocketAddr, usize> = sockets
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| Some((s.local_addr().ok()?, i)))
+        .collect();
     let send_all = |batch: Vec<ogp_proto::responder::Transmit>| {
         let sockets = &sockets;
-        let locals = &locals;
+        let by_local = &by_local;
         async move {
             for t in batch {
-                let Some(i) = locals.iter().position(|l| *l == Some(t.from)) else {
+                let Some(s) = by_local.get(&t.from).and_then(|&i| sockets.get(i)) else {
                     continue;
                 };
-                let Some(s) = sockets.get(i) else { continue };
-                // A non-blocking send (the socket is shared with the answering task); a
-                // full send buffer loses this one, and the next is due soon.
-                match s.send_to(&t.datagram, t.to) {
+                match s.send_to(&t.datagram, t.to).await {
                     Ok(_) => tracing::debug!(to = %t.to, bytes = t.datagram.len(), "timed send"),
                     Err(e) => tracing::debug!(to = %t.to, error = %e, "timed send failed"),
                 }
@@ -697,6 +706,31 @@ async fn timed_sends(
                 send_all(batch).await;
                 return;
             }
+        }
+    }
+}
+
+/// A socket the timed sends go out on.
+enum TimedSocket {
+    /// A descriptor of their own (the answering task's socket is another thread's): a
+    /// non-blocking send, a full send buffer loses this one, and the next is due soon.
+    Own(std::net::UdpSocket),
+    /// The answering task's socket, on the same runtime.
+    Shared(Arc<UdpSocket>),
+}
+
+impl TimedSocket {
+    fn local_addr(&self) -> io::Result<SocketAddr> {
+        match self {
+            Self::Own(s) => s.local_addr(),
+            Self::Shared(s) => s.local_addr(),
+        }
+    }
+
+    async fn send_to(&self, datagram: &[u8], to: SocketAddr) -> io::Result<usize> {
+        match self {
+            Self::Own(s) => s.send_to(datagram, to),
+            Self::Shared(s) => s.send_to(datagram, to).await,
         }
     }
 }
