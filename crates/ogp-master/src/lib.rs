@@ -612,7 +612,9 @@ impl Master {
         let mut udp = Vec::new();
         let mut socks = Vec::new();
         for addr in &config.udp {
-            let sock = ogp_net::bind_udp(*addr).with_context(|| format!("binding UDP {addr}"))?;
+            let sock =
+                ogp_net::responder::bind_std(*addr, ogp_net::responder::SOCKET_RECV_BUFFER, false)
+                    .with_context(|| format!("binding UDP {addr}"))?;
             udp.push(sock.local_addr()?);
             socks.push(sock);
         }
@@ -626,13 +628,15 @@ impl Master {
         };
         if !socks.is_empty() {
             // one task for all sockets: the budgets and caps are the process's
-            tasks.spawn(udp::run(
+            let udp = udp::start(
                 shared.clone(),
                 socks,
                 from_http_rx,
                 cube2_rx,
                 stop_rx.clone(),
-            ));
+            )
+            .context("starting the UDP thread")?;
+            tasks.spawn(udp);
         }
         let http = match config.http {
             Some(addr) => {
@@ -720,7 +724,9 @@ impl Master {
         self.shared.list.read().map(|l| l.len()).unwrap_or(0)
     }
 
-    /// Stops every task (polls in flight are recorded or left to their lease).
+    /// Stops every task (polls in flight are recorded or left to their lease), then
+    /// leaves the database's instances, so that other instances take this one's servers
+    /// at once.
     pub async fn shutdown(mut self) {
         let _ = self.stop.send(true);
         let deadline = tokio::time::sleep(Duration::from_secs(5));
@@ -730,6 +736,9 @@ impl Master {
                 next = self.tasks.join_next() => if next.is_none() { break },
                 () = &mut deadline => { self.tasks.abort_all(); break }
             }
+        }
+        if let Err(e) = self.shared.store.leave(&self.shared.instance).await {
+            tracing::warn!("leaving the database's instances: {e:#}");
         }
     }
 }

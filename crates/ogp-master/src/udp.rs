@@ -90,7 +90,26 @@ fn registrar_config(shared: &Shared) -> RegistrarConfig {
     r
 }
 
+/// Batches of verified servers written and not listed yet, at most (each up to 1,024
+/// rows): the writer writes the next while the lister merges the last.
+const LISTING_QUEUE: usize = 4;
+
 async fn writer(shared: Arc<Shared>, mut rx: mpsc::Receiver<Write>) {
+    // the written rows are listed by a task of their own, in the order written (a
+    // server's newer row never merged before its older one)
+    let (to_lister, mut batches) = mpsc::channel::<Vec<crate::store::ListRow>>(LISTING_QUEUE);
+    let lister = {
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            while let Some(rows) = batches.recv().await {
+                // Show them at once rather than at the next refresh (the rows the upsert
+                // returned).
+                if let Err(e) = shared.list_rows(rows).await {
+                    tracing::warn!("listing the verified servers: {e:#}");
+                }
+            }
+        })
+    };
     while let Some(first) = rx.recv().await {
         // Whatever queued up meanwhile goes in the same round, then one refresh.
         let mut batch = vec![first];
@@ -134,14 +153,12 @@ async fn writer(shared: Arc<Shared>, mut rx: mpsc::Receiver<Write>) {
             }
             shared.metrics.db("note_registrations", t);
         }
-        if !listed.is_empty() {
-            // Show them at once rather than at the next refresh (the rows the upsert
-            // returned).
-            if let Err(e) = shared.list_rows(listed).await {
-                tracing::warn!("listing the verified servers: {e:#}");
-            }
+        if !listed.is_empty() && to_lister.send(listed).await.is_err() {
+            break;
         }
     }
+    drop(to_lister);
+    let _ = lister.await;
 }
 
 /// Registrations and replies queued for the registrar task, and their bytes at most
@@ -198,50 +215,108 @@ enum ToRegistrar {
     },
 }
 
+/// The receive loops' thread: its runtime's tasks, one per socket, and the thread's
+/// end.
+pub(crate) struct Receivers {
+    done: tokio::sync::oneshot::Receiver<()>,
+}
+
 /// Serves the UDP sockets until `stop`: one receive loop per socket (list requests are
-/// answered there, all against one [`ListBudget`] whose clones share its buckets), and
-/// one registrar for all of them (its caps are the process's), which sends each
-/// verification query from the socket its registration arrived on.
-pub(crate) async fn run(
+/// answered there, all against one [`ListBudget`] whose clones share its buckets) on a
+/// thread of their own, and one registrar for all of them (its caps are the process's),
+/// a task of the caller's runtime that sends each verification query from the socket its
+/// registration arrived on.
+///
+/// The receive loops have a thread (and a single-threaded runtime) of their own so that
+/// a burst of registrations and verification answers is read as it arrives, never
+/// queued behind the runtime's other work (the list's merges, the API's pages, the
+/// poller): the kernel drops what overflows a socket's buffer. Returns the registrar's
+/// task, to be run on the caller's runtime; fails when the thread cannot be started.
+pub(crate) fn start(
     shared: Arc<Shared>,
-    socks: Vec<UdpSocket>,
-    mut from_http: mpsc::Receiver<FromHttp>,
+    socks: Vec<std::net::UdpSocket>,
+    from_http: mpsc::Receiver<FromHttp>,
     cube2: Option<mpsc::Receiver<crate::cube2::Request>>,
-    mut stop: watch::Receiver<bool>,
-) {
+    stop: watch::Receiver<bool>,
+) -> std::io::Result<impl std::future::Future<Output = ()>> {
     let now = Instant::now();
-    let mut secret = [0u8; 16];
-    let _ = getrandom::fill(&mut secret);
     // Teeworlds 0.7's tokens: a secret of their own
     let mut tw7_secret = [0u8; 16];
     let _ = getrandom::fill(&mut tw7_secret);
     let tokens = Tokens::new(tw7_secret, now);
-    let socks: Vec<Arc<UdpSocket>> = socks.into_iter().map(Arc::new).collect();
-    let families: Vec<Option<SocketAddr>> = socks.iter().map(|s| s.local_addr().ok()).collect();
-    let mut cube2 = cube2;
-    let mut waiters = Waiters::default();
     let list_budget = shared.list_budget.clone();
     let (to_registrar, from_sockets) = mpsc::channel(REGISTRAR_QUEUE);
     let queued = Queued::default();
-    let mut receivers = tokio::task::JoinSet::new();
-    for (local, sock) in socks.iter().enumerate() {
-        receivers.spawn(receive(
+    // the registrar's sockets (sending only) are the same sockets, through descriptors
+    // of their own registered with the caller's runtime
+    let mut senders = Vec::with_capacity(socks.len());
+    for s in &socks {
+        senders.push(Arc::new(UdpSocket::from_std(s.try_clone()?)?));
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let mut loops = Vec::with_capacity(socks.len());
+    for (local, sock) in socks.into_iter().enumerate() {
+        let sock = {
+            let _in = rt.enter();
+            UdpSocket::from_std(sock)?
+        };
+        loops.push(rt.spawn(receive(
             shared.clone(),
-            sock.clone(),
+            Arc::new(sock),
             local,
             (list_budget.clone(), tokens.clone()),
             (to_registrar.clone(), queued.clone()),
             stop.clone(),
-        ));
+        )));
     }
     drop(to_registrar);
+    let (done_tx, done) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("ogp-master-udp".into())
+        .spawn(move || {
+            rt.block_on(async move {
+                for l in loops {
+                    let _ = l.await;
+                }
+            });
+            let _ = done_tx.send(());
+        })?;
+    Ok(registrar(
+        shared,
+        senders,
+        (from_sockets, queued, tokens),
+        (from_http, cube2),
+        stop,
+        Receivers { done },
+    ))
+}
+
+/// The registrar's task: registrations and answers from the receive loops, DDNet's
+/// HTTP registrations and Cube 2's, the verification queries and the verdicts.
+async fn registrar(
+    shared: Arc<Shared>,
+    socks: Vec<Arc<UdpSocket>>,
+    (mut from_sockets, queued, tokens): (mpsc::Receiver<ToRegistrar>, Queued, Tokens),
+    (mut from_http, mut cube2): (
+        mpsc::Receiver<FromHttp>,
+        Option<mpsc::Receiver<crate::cube2::Request>>,
+    ),
+    mut stop: watch::Receiver<bool>,
+    receivers: Receivers,
+) {
+    let now = Instant::now();
+    let mut secret = [0u8; 16];
+    let _ = getrandom::fill(&mut secret);
+    let families: Vec<Option<SocketAddr>> = socks.iter().map(|s| s.local_addr().ok()).collect();
+    let mut waiters = Waiters::default();
     let mut registrar = Registrar::new(registrar_config(&shared), secret, now);
     let (tx, rx) = mpsc::channel(16384);
     let writer_task = tokio::spawn(writer(shared.clone(), rx));
     // One warning per address and 10 minutes for a server that answered and still was
     // not verified.
     let mut warned = RateLimiter::new(RateConfig::new(1.0 / 600.0, 1.0), 4096, secret, now);
-    let mut from_sockets = from_sockets;
     loop {
         let wake = registrar.poll_timeout().map(tokio::time::Instant::from_std);
         let sleep = async {
@@ -255,6 +330,14 @@ pub(crate) async fn run(
                 Some(m) => {
                     queued.give(m.len());
                     handle(&shared, &mut registrar, &tx, m);
+                    // and what else waits, up to a round's worth: its queries go out
+                    // together below (a burst is thousands of registrations, and each
+                    // answer to a query is one more message)
+                    for _ in 1..ROUND {
+                        let Ok(m) = from_sockets.try_recv() else { break };
+                        queued.give(m.len());
+                        handle(&shared, &mut registrar, &tx, m);
+                    }
                 }
                 None => break,
             },
@@ -286,11 +369,8 @@ pub(crate) async fn run(
             _ = stop.changed() => break,
         }
         let now = Instant::now();
-        while let Some((local, to, d)) = registrar.poll_transmit_on(now) {
-            if let Some(sock) = socks.get(local) {
-                let _ = sock.send_to(&d, to).await;
-            }
-        }
+        let queries: Vec<_> = std::iter::from_fn(|| registrar.poll_transmit_on(now)).collect();
+        send_batched(&socks, &queries).await;
         while let Some(v) = registrar.poll_verdict() {
             if let Some((local, to, d)) = tw7_fwok(&tokens, &v, now) {
                 if let Some(sock) = socks.get(local) {
@@ -314,7 +394,40 @@ pub(crate) async fn run(
     }
     drop(tx);
     let _ = tokio::time::timeout(Duration::from_secs(3), writer_task).await;
-    receivers.shutdown().await;
+    // the receive loops end on `stop` too
+    let _ = tokio::time::timeout(Duration::from_secs(3), receivers.done).await;
+}
+
+/// Messages from the receive loops the registrar handles in one round, before it sends
+/// the queries they make.
+const ROUND: usize = 256;
+
+/// Sends `msgs` (socket, destination, datagram), each from its socket, up to
+/// [`ogp_net::batch::BATCH`] a system call; a datagram the system refuses (an address it
+/// cannot reach) is skipped, a full send buffer waited for.
+async fn send_batched(socks: &[Arc<UdpSocket>], msgs: &[(usize, SocketAddr, Vec<u8>)]) {
+    for (local, sock) in socks.iter().enumerate() {
+        let mine: Vec<(&[u8], SocketAddr)> = msgs
+            .iter()
+            .filter(|(l, _, _)| *l == local)
+            .map(|(_, to, d)| (d.as_slice(), *to))
+            .collect();
+        let mut done = 0;
+        while let Some(rest) = mine.get(done..).filter(|r| !r.is_empty()) {
+            match sock.try_io(tokio::io::Interest::WRITABLE, || {
+                ogp_net::batch::send(sock, rest)
+            }) {
+                Ok(0) => done += 1,
+                Ok(n) => done += n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    if sock.writable().await.is_err() {
+                        return;
+                    }
+                }
+                Err(_) => done += 1,
+            }
+        }
+    }
 }
 
 /// One socket's receive loop: list requests answered here, the rest handed to the
@@ -991,4 +1104,65 @@ fn cube2_registration(
         .registrations
         .get_or_create(&labels("protocol", "cube2", "outcome", outcome))
         .inc();
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::store::Store;
+    use crate::{now_ms, Master, MasterConfig};
+
+    /// The receive loops have a thread of their own: a list request is answered while
+    /// the runtime's only thread is blocked (by a long merge, say). On the runtime, it
+    /// waited until the thread was free again, while the kernel dropped what overflowed
+    /// the socket's buffer.
+    #[tokio::test(flavor = "current_thread")]
+    async fn the_udp_port_answers_while_the_runtime_is_blocked() {
+        let mut r = [0u8; 4];
+        let _ = getrandom::fill(&mut r);
+        let path = std::env::temp_dir().join(format!(
+            "ogp-master-udp-thread-{}-{:08x}.db",
+            std::process::id(),
+            u32::from_le_bytes(r)
+        ));
+        let db = format!("sqlite://{}", path.display());
+        let store = Store::open(&db).await.unwrap();
+        store.insert_simulated(4, now_ms()).await.unwrap();
+        drop(store);
+        let config = MasterConfig {
+            db,
+            udp: vec!["127.0.0.1:0".parse().unwrap()],
+            http: None,
+            allow_private: true,
+            ..MasterConfig::default()
+        };
+        let master = Master::start(config).await.unwrap();
+        let to = master.udp_addrs()[0];
+        let client = std::thread::spawn(move || {
+            let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+            // Valve's list request: any region, from the start, no filter
+            s.send_to(b"\x31\xff0.0.0.0:0\0\0", to).unwrap();
+            let mut buf = [0u8; 2048];
+            s.recv_from(&mut buf).map(|(n, _)| buf[..n].to_vec())
+        });
+        // the runtime's only thread, blocked longer than the client waits
+        std::thread::sleep(Duration::from_millis(2500));
+        let answer = client
+            .join()
+            .unwrap()
+            .expect("answered while the runtime was blocked");
+        assert!(
+            answer.starts_with(b"\xff\xff\xff\xff\x66\x0a"),
+            "{answer:?}"
+        );
+        // the 2 A2S servers of the 4 (one is Quake III, one GameSpy v1) and the end
+        // marker, 6 bytes each
+        assert_eq!(answer.len(), 6 + 3 * 6);
+        master.shutdown().await;
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+    }
 }
