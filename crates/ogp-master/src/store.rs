@@ -1470,6 +1470,21 @@ impl Store {
         }
     }
 
+    /// Notes that `owner` stops: its row in `instances` goes, so that the servers it
+    /// leased are free to the other instances at once, not once it no longer counts as
+    /// live.
+    pub async fn leave(&self, owner: &str) -> Result<()> {
+        let sql = "DELETE FROM instances WHERE name = $1";
+        match self {
+            Self::Sqlite(..) => self.write(vec![(sql, params![owner])]).await.map(drop),
+            #[cfg(feature = "postgres")]
+            Self::Postgres(pg) => {
+                pg.list.execute(sql, &[&owner]).await?;
+                Ok(())
+            }
+        }
+    }
+
     /// How many instances are live (at least 1: the caller): those that noted
     /// themselves within [`Timers::instance_live_ms`].
     pub async fn live(&self, now: i64, t: Timers) -> Result<i64> {

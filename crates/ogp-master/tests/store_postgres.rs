@@ -381,3 +381,50 @@ async fn an_instance_started_later_takes_its_share_within_a_poll_interval() {
         }
     }
 }
+
+/// An instance that stops cleanly leaves `instances` ([`Store::leave`], at
+/// `Master::shutdown`): the servers it leased are the others' when they come due, not
+/// once it no longer counts as live.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_that_leaves_hands_its_leases_over_at_once() {
+    use ogp_master::store::Timers;
+    let pg = ogp_testkit::postgres::Cluster::start();
+    let store = Store::open(&pg.url()).await.unwrap();
+    let t = Timers {
+        poll_interval_ms: 2_000,
+        registration_timeout_ms: 600_000,
+        grace_ms: 900_000,
+        history_retention_ms: 86_400_000,
+        lease_slack_ms: 30_000,
+        poll_max_ms: 10_000,
+        // live for a minute without noting itself again: only leaving ends it here
+        instance_live_ms: 60_000,
+    };
+    let t0: i64 = 1_800_000_000_000;
+    let addr = SocketAddr::from(([127, 7, 0, 1], 27015));
+    store
+        .upsert_verified(&[verified(addr, "x")], t0)
+        .await
+        .unwrap();
+    let claimed = |who: &'static str, now: i64| {
+        let store = store.clone();
+        async move {
+            store
+                .claim_due(who, now, t, 100)
+                .await
+                .unwrap()
+                .iter()
+                .filter(|c| c.addr == addr)
+                .count()
+        }
+    };
+    store.heartbeat("b", t0).await.unwrap();
+    assert_eq!(claimed("b", t0).await, 1, "b alone takes it");
+    let due = t0 + t.poll_interval_ms;
+    store.heartbeat("a", due).await.unwrap();
+    assert_eq!(claimed("a", due).await, 0, "due again, and b's lease holds");
+    assert_eq!(store.live(due, t).await.unwrap(), 2);
+    store.leave("b").await.unwrap();
+    assert_eq!(store.live(due, t).await.unwrap(), 1);
+    assert_eq!(claimed("a", due + 1).await, 1, "b gone: a takes it at once");
+}
