@@ -5,9 +5,13 @@
 //!   `ogp_testkit::postgres`), `Store::insert_simulated_range`: 10.x.y.z addresses,
 //!   varied names, games, maps, players; never polled), then `ogp master` starts on it:
 //!   the time until it serves them all;
-//! * `ogp serve` processes (1,000 ports each, started back to back) listen on
-//!   `--servers` loopback ports and send an OGP uplink from each at start: the master
-//!   verifies each by querying it back and lists it (the registration rate);
+//! * the live servers: the responder SDK (what `ogp serve` runs), in this process on a
+//!   runtime of its own, listens on `--servers` loopback ports and sends an OGP uplink
+//!   from each at start, in one burst once every port is bound: the master verifies
+//!   each by querying it back and lists it (the registration rate). Ten `ogp serve`
+//!   processes of 1,000 ports each took 1.5–2 core-seconds binding their sockets while
+//!   their uplinks went out, on the 2 cores the master and PostgreSQL had: the
+//!   registration figure measured the senders' start as much as the master;
 //! * measured: the poll cycle of the live servers (polls a second, bounded by the
 //!   `poll_rate` setting; a cycle of a million at that rate); `--clients` concurrent
 //!   keep-alive HTTP clients on each request kind (the first page sorted by players,
@@ -31,7 +35,8 @@ use crate::sources::{find_ogp, free_port};
 /// Options of `ogp-load master`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Live servers registering (one `ogp serve` listening on this many ports).
+    /// Live servers registering (the responder SDK in this process, listening on this
+    /// many ports: a descriptor each, the open-file limit raised as far as allowed).
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..=30_000))]
     pub servers: u32,
     /// Simulated servers written into the database beforehand.
@@ -171,6 +176,9 @@ struct Stages {
     caught_up: Duration,
     /// Every live server listed (`/api/v1/stats` counts them all).
     listed: Duration,
+    /// Each sample from the first registration on: when, and how many had been received,
+    /// verified and listed by then.
+    timeline: Vec<(Duration, u64, u64, u64)>,
 }
 
 /// Samples the master's `/metrics` and `/api/v1/stats` every 50 ms until `total`
@@ -200,6 +208,7 @@ fn registration_stages(
     let mut first = None;
     let (mut received, mut verified) = ((0, Duration::ZERO), (0, Duration::ZERO));
     let mut caught_up = None;
+    let mut timeline = Vec::new();
     let limit = Duration::from_secs(300);
     while started.elapsed() < limit {
         let at = started.elapsed();
@@ -210,6 +219,7 @@ fn registration_stages(
             last_zero = at;
         } else {
             first.get_or_insert(last_zero);
+            timeline.push((at, reg, ver, live));
         }
         if caught_up.is_none() {
             if reg > received.0 {
@@ -231,6 +241,7 @@ fn registration_stages(
                 verified: verified.1,
                 caught_up: caught,
                 listed: at,
+                timeline,
             });
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -399,10 +410,16 @@ pub fn run(args: &Args) -> Result<()> {
     let simulated = args.simulated;
     store_call(&db, |store| {
         Box::pin(async move {
+            // each chunk's rows changed 6 s after the chunk before, the last one now: a
+            // list polled over the last minutes, not a million rows changed in the same
+            // millisecond (which the master's first refresh after its start would read
+            // the keys of again, all of them, in the overlap it keeps for late writers)
+            let chunks = simulated.div_ceil(CHUNK);
             let mut i = 0;
             while i < simulated {
                 let end = (i + CHUNK).min(simulated);
-                store.insert_simulated_range(i..end, now, 0).await?;
+                let at = now - 6_000 * i64::from(chunks - 1 - i / CHUNK);
+                store.insert_simulated_range(i..end, at, 0).await?;
                 i = end;
             }
             Ok(())
@@ -453,40 +470,23 @@ pub fn run(args: &Args) -> Result<()> {
         listed(&agent, &base)?
     );
 
-    // the live servers: `ogp serve` processes of 1,000 ports each, started back to back,
-    // an uplink from each port at start
-    let state = dir.join("state.json");
-    std::fs::write(&state, serde_json::to_string(&common::status()?)?)?;
-    let ports = free_udp_ports(args.servers)?;
+    // the live servers: the responder SDK on `--servers` ports, an uplink from each at
+    // start (the clock starts when the first socket is bound)
     let polls_before = polls(&agent, &base)?;
-    let mut serves = Vec::new();
+    let metrics_before = http(&agent, &format!("{base}/metrics"))?;
     let started = Instant::now();
-    for chunk in ports.chunks(1000) {
-        let mut serve = Command::new(&ogp);
-        serve.args(["-q", "serve", "--state"]).arg(&state).args([
-            "--rate",
-            "1000000",
-            "--burst",
-            "1000000",
-            "--master",
-            &format!("127.0.0.1:{udp_port}"),
-        ]);
-        for p in chunk {
-            serve.args(["--listen", &format!("127.0.0.1:{p}")]);
-        }
-        serves.push(Kid(serve
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .context("starting ogp serve")?));
-    }
+    let live = LiveServers::start(args.servers, SocketAddr::from(([127, 0, 0, 1], udp_port)))?;
+    println!(
+        "{} live servers (the responder SDK, a runtime of two threads) bound and uplinking {:.2} s after the first socket",
+        args.servers,
+        started.elapsed().as_secs_f64()
+    );
     let total = u64::from(args.servers) + u64::from(args.simulated);
     let st = registration_stages(&agent, &base, started, u64::from(args.servers), total)?;
     let listed_in = st.listed;
     let reg_rate = f64::from(args.servers) / listed_in.as_secs_f64();
     println!(
-        "{} live servers registered, verified and listed in {:.2} s from the first start: {:.0} a second",
+        "{} live servers registered, verified and listed in {:.2} s from the first socket bound: {:.0} a second",
         args.servers,
         listed_in.as_secs_f64(),
         reg_rate
@@ -494,8 +494,8 @@ pub fn run(args: &Args) -> Result<()> {
     let secs = |d: Duration| d.as_secs_f64();
     let dropped = kernel_drops(udp_port).map_or("unknown".into(), |d| d.to_string());
     println!(
-        "  the master alone: first uplink received {:.2} s after the first start; {} received by {:.2} s \
-         (the `ogp serve` processes' start and sends; dropped by the kernel at the master's socket: {dropped}), \
+        "  the master alone: first uplink received {:.2} s after the first socket bound; {} received by {:.2} s \
+         (dropped by the kernel at the master's socket: {dropped}), \
          verified by {:.2} s, listed by {:.2} s: {:.0} a second from the first uplink received to the last listed",
         secs(st.first),
         st.burst,
@@ -504,7 +504,36 @@ pub fn run(args: &Args) -> Result<()> {
         secs(st.caught_up),
         st.burst as f64 / secs(st.caught_up.saturating_sub(st.first)).max(1e-3)
     );
-    for l in http(&agent, &format!("{base}/metrics"))?.lines() {
+    let timeline: Vec<String> = st
+        .timeline
+        .iter()
+        .map(|(at, r, v, l)| format!("{:.2} {r}/{v}/{l}", secs(*at)))
+        .collect();
+    println!(
+        "  received/verified/listed, sampled every 50 ms: {}",
+        timeline.join(", ")
+    );
+    let metrics_after = http(&agent, &format!("{base}/metrics"))?;
+    let db_calls = |op: &str| {
+        let has = [format!("op=\"{op}\"")];
+        let has: Vec<&str> = has.iter().map(String::as_str).collect();
+        let d =
+            |name: &str| metric(&metrics_after, name, &has) - metric(&metrics_before, name, &has);
+        let n = d("ogp_master_db_seconds_count");
+        format!(
+            "{op} {n:.0} ({:.1} ms each)",
+            1000.0 * d("ogp_master_db_seconds_sum") / n.max(1.0)
+        )
+    };
+    println!(
+        "  the master's database calls meanwhile: {}, {}, {}, {}, {}",
+        db_calls("upsert_verified"),
+        db_calls("note_registrations"),
+        db_calls("changed_keys_since"),
+        db_calls("claim_due"),
+        db_calls("record_polls")
+    );
+    for l in metrics_after.lines() {
         if l.starts_with("ogp_master_registrations_total")
             || l.starts_with("ogp_master_verifications_total")
         {
@@ -771,18 +800,90 @@ pub fn run(args: &Args) -> Result<()> {
     println!("restarted master: VmHWM {:.1} MB", hwm as f64 / 1024.0);
     common::print_load("after");
     drop(master);
-    drop(serves);
+    drop(live);
     drop(pg);
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }
 
-/// `n` distinct free UDP ports (held open while collected, so none repeats).
-fn free_udp_ports(n: u32) -> Result<Vec<u16>> {
-    let socks: Vec<UdpSocket> = (0..n)
-        .map(|_| UdpSocket::bind("127.0.0.1:0"))
-        .collect::<std::io::Result<_>>()?;
-    socks.iter().map(|s| Ok(s.local_addr()?.port())).collect()
+/// The live servers: [`ogp_net::responder::spawn_many_with`] (what `ogp serve` runs)
+/// on a runtime of their own (two workers), listening on `n` loopback
+/// ports, with an OGP uplink to the master from each at start, and rates that never
+/// refuse the master's queries. Stopped when dropped.
+struct LiveServers {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl LiveServers {
+    fn start(n: u32, master: SocketAddr) -> Result<Self> {
+        use ogp_net::responder::{self, NetConfig};
+        use ogp_proto::guard::RateConfig;
+        use ogp_proto::ogp::uplink::UplinkConfig;
+        use ogp_proto::responder::{Listener, ResponderConfig};
+        // a descriptor a port, and the rest of the process
+        let _ = rlimit::increase_nofile_limit(u64::from(n).saturating_add(4096));
+        let cell = ogp_net::StatusCell::new(common::status()?);
+        let mut config = ResponderConfig::default();
+        config.rate = RateConfig::new(1e6, 1e6);
+        config.unproven_rate = RateConfig::new(1e6, 1e6);
+        config.ogp_uplink = Some(UplinkConfig::new(vec![master]));
+        // port 0 each: the system picks n distinct ports
+        let listeners: Vec<(SocketAddr, Listener)> = (0..n)
+            .map(|_| (SocketAddr::from(([127, 0, 0, 1], 0)), Listener::Standard))
+            .collect();
+        let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
+        let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("live-servers".into())
+            .spawn(move || {
+                // two workers: the answers to the master's verification queries go out
+                // while the uplinks of the start still are
+                let rt = match tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(anyhow::Error::from(e)));
+                        return;
+                    }
+                };
+                rt.block_on(async move {
+                    let net = NetConfig::default().with_threads(0);
+                    match responder::spawn_many_with(&listeners, cell, config, net).await {
+                        Ok(handle) => {
+                            let _ = ready_tx.send(Ok(()));
+                            let _ = stop_rx.await;
+                            let _ = handle.shutdown().await;
+                        }
+                        Err(e) => {
+                            let _ = ready_tx.send(Err(anyhow::Error::from(e)));
+                        }
+                    }
+                });
+            })?;
+        ready_rx
+            .recv()
+            .context("the live servers' thread")?
+            .with_context(|| format!("{n} live servers listening (one socket each)"))?;
+        Ok(Self {
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for LiveServers {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 /// What the shared poll cycles need of the run: the `ogp` binary, the first instance's
