@@ -249,6 +249,22 @@ fn registration_stages(
     bail!("every live server listed: not within {limit:?}")
 }
 
+/// `f` again (up to five times) when PostgreSQL aborted it as one side of a deadlock:
+/// the benchmark's statements that make thousands of servers due lock their rows in
+/// the table's order, the instances' batches of poll records in theirs.
+fn retry_deadlocks<T>(mut f: impl FnMut() -> Result<T>) -> Result<T> {
+    let mut tries = 1;
+    loop {
+        match f() {
+            Err(e) if tries < 5 && format!("{e:#}").contains("deadlock detected") => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            r => return r,
+        }
+    }
+}
+
 fn wait_until(
     what: &str,
     limit: Duration,
@@ -559,8 +575,10 @@ pub fn run(args: &Args) -> Result<()> {
         // poller idle first, so that no poll of before ends inside the cycle
         wait_idle(&agent, std::slice::from_ref(&base))?;
         let mark = polls(&agent, &base)?;
-        let due = store_call(&db, |store| {
-            Box::pin(async move { store.make_due(now_ms()?).await })
+        let due = retry_deadlocks(|| {
+            store_call(&db, |store| {
+                Box::pin(async move { store.make_due(now_ms()?).await })
+            })
         })?;
         let cycle = wait_until(label, Duration::from_secs(300), || {
             Ok(polls(&agent, &base)? - mark >= due as f64)
@@ -984,16 +1002,18 @@ fn shared_cycle(
     wait_idle(run.agent, bases)?;
     let mark = polls_each(run.agent, bases)?;
     let since = now_ms()?;
-    let due = match mix {
-        Mix::Kept => db.0.block_on(db.1.make_due(since))?,
-        Mix::Regular => db.0.block_on(db.1.make_due_shared(since, None))?,
-        Mix::Rediscoveries => {
-            db.0.block_on(db.1.make_due_shared(since, Some(REDISCOVER_EVERY)))?
-        }
-        Mix::Default => {
-            db.0.block_on(db.1.make_due_mixed(since, REDISCOVER_EVERY))?
-        }
-    };
+    let due = retry_deadlocks(|| {
+        Ok(match mix {
+            Mix::Kept => db.0.block_on(db.1.make_due(since))?,
+            Mix::Regular => db.0.block_on(db.1.make_due_shared(since, None))?,
+            Mix::Rediscoveries => {
+                db.0.block_on(db.1.make_due_shared(since, Some(REDISCOVER_EVERY)))?
+            }
+            Mix::Default => {
+                db.0.block_on(db.1.make_due_mixed(since, REDISCOVER_EVERY))?
+            }
+        })
+    })?;
     let mut each = Vec::new();
     let took = wait_until(label, Duration::from_secs(600), || {
         each = polls_each(run.agent, bases)?

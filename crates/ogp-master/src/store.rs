@@ -1193,7 +1193,8 @@ impl Store {
                 rows.push(VerifiedRow::new(k, v)?);
             }
         }
-        rows.reverse();
+        // in the order of their keys, as the poll records (see `record_polls`)
+        rows.sort_by(|a, b| a.addr.cmp(&b.addr));
         match self {
             Self::Sqlite(c, _, _) => {
                 Self::sqlite(c, move |c| {
@@ -1624,6 +1625,10 @@ impl Store {
         let history_sql =
             "INSERT INTO history (addr, t, players) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING";
         let reg_cut = now - t.registration_timeout_ms;
+        // in the order of their keys: instances' batches (and registrations) lock the
+        // rows they share in one order, and do not deadlock each other
+        let mut polled = polled;
+        polled.sort_by_cached_key(|p| key(p.addr));
         let mut rows = Vec::with_capacity(polled.len());
         for p in polled {
             let mut steps = Vec::with_capacity(2);
