@@ -22,6 +22,25 @@ fn verified(addr: SocketAddr, hint: &str) -> Verified {
     }
 }
 
+/// The timers of the lease tests: a poll interval, the lease's slack and how long an
+/// instance counts as live (registrations time out after 10 minutes, polls take 10 s
+/// at most).
+fn timers(
+    poll_interval_ms: i64,
+    lease_slack_ms: i64,
+    instance_live_ms: i64,
+) -> ogp_master::store::Timers {
+    ogp_master::store::Timers {
+        poll_interval_ms,
+        registration_timeout_ms: 600_000,
+        grace_ms: 900_000,
+        history_retention_ms: 86_400_000,
+        lease_slack_ms,
+        poll_max_ms: 10_000,
+        instance_live_ms,
+    }
+}
+
 async fn listed(store: &Store) -> Vec<String> {
     let rows = store
         .changed_since(i64::MIN, String::new(), 1_000_000)
@@ -145,15 +164,7 @@ async fn concurrent_batches_are_separate_transactions() {
 
     // Registrations noted in one statement: an uplink asking for a look (the same
     // server twice in the batch, once asking) brings its next poll within 5 s.
-    let t = ogp_master::store::Timers {
-        poll_interval_ms: 60_000,
-        registration_timeout_ms: 600_000,
-        grace_ms: 900_000,
-        history_retention_ms: 86_400_000,
-        lease_slack_ms: 30_000,
-        poll_max_ms: 10_000,
-        instance_live_ms: 5_000,
-    };
+    let t = timers(60_000, 30_000, 5_000);
     let t0 = 1_800_000_000_000;
     let solo = SocketAddr::from(([127, 6, 0, 1], 27015));
     store
@@ -283,19 +294,11 @@ async fn history_bytes_per_point() {
 /// window. Before, `a` renewed every lease it held and `b` got nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_instance_started_later_takes_its_share_within_a_poll_interval() {
-    use ogp_master::store::{Polled, PolledAnswer, Timers};
+    use ogp_master::store::{Polled, PolledAnswer};
     use std::collections::HashMap;
     let pg = ogp_testkit::postgres::Cluster::start();
     let store = Store::open(&pg.url()).await.unwrap();
-    let t = Timers {
-        poll_interval_ms: 2_000,
-        registration_timeout_ms: 600_000,
-        grace_ms: 900_000,
-        history_retention_ms: 86_400_000,
-        lease_slack_ms: 2_000,
-        poll_max_ms: 10_000,
-        instance_live_ms: 2_000,
-    };
+    let t = timers(2_000, 2_000, 2_000);
     const N: usize = 200;
     let t0: i64 = 1_800_000_000_000;
     let servers: Vec<Verified> = (0..N)
@@ -387,19 +390,10 @@ async fn an_instance_started_later_takes_its_share_within_a_poll_interval() {
 /// once it no longer counts as live.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_instance_that_leaves_hands_its_leases_over_at_once() {
-    use ogp_master::store::Timers;
     let pg = ogp_testkit::postgres::Cluster::start();
     let store = Store::open(&pg.url()).await.unwrap();
-    let t = Timers {
-        poll_interval_ms: 2_000,
-        registration_timeout_ms: 600_000,
-        grace_ms: 900_000,
-        history_retention_ms: 86_400_000,
-        lease_slack_ms: 30_000,
-        poll_max_ms: 10_000,
-        // live for a minute without noting itself again: only leaving ends it here
-        instance_live_ms: 60_000,
-    };
+    // live for a minute without noting itself again: only leaving ends it here
+    let t = timers(2_000, 30_000, 60_000);
     let t0: i64 = 1_800_000_000_000;
     let addr = SocketAddr::from(([127, 7, 0, 1], 27015));
     store
