@@ -779,17 +779,7 @@ impl List {
             );
         }
         let key = (q.clone(), sort, limit);
-        let cached = |this: &Self| {
-            let now = std::time::Instant::now();
-            let mut c = this.cache();
-            let hit = c.first.get_mut(&key)?;
-            if hit.fresh(this.version, now) || hit.refreshing {
-                return Some((hit.value.clone(), Freshness::Fresh));
-            }
-            hit.refreshing = true;
-            Some((hit.value.clone(), Freshness::Stale))
-        };
-        if let Some(hit) = cached(self) {
+        if let Some(hit) = self.cached_first(&key) {
             return hit;
         }
         let one = {
@@ -802,10 +792,33 @@ impl List {
         let _one = one
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(hit) = cached(self) {
+        if let Some(hit) = self.cached_first(&key) {
             return hit;
         }
         (self.refresh_first_page(q, sort, limit), Freshness::Fresh)
+    }
+
+    /// The first page of `q` in `sort`'s order, at most `limit`, if the cache has it
+    /// (as [`List::page`] answers it: fresh, or stale to the first that finds it so);
+    /// `None` when it is to be made. A lookup and a copy: an async task may ask.
+    pub fn cached_first_page(
+        &self,
+        q: &Query,
+        sort: Sort,
+        limit: usize,
+    ) -> Option<(Page, Freshness)> {
+        self.cached_first(&(q.clone(), sort, limit.max(1)))
+    }
+
+    fn cached_first(&self, key: &(Query, Sort, usize)) -> Option<(Page, Freshness)> {
+        let now = std::time::Instant::now();
+        let mut c = self.cache();
+        let hit = c.first.get_mut(key)?;
+        if hit.fresh(self.version, now) || hit.refreshing {
+            return Some((hit.value.clone(), Freshness::Fresh));
+        }
+        hit.refreshing = true;
+        Some((hit.value.clone(), Freshness::Stale))
     }
 
     /// Makes every cached page and total older than [`CACHE_STALE`] (tests).
