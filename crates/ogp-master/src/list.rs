@@ -2003,6 +2003,33 @@ mod tests {
     /// and from cursors that are no page's, as random batches add, change and remove
     /// servers (names changing too: the arena is compacted along the way); emptied, the
     /// copy holds nothing.
+    /// The cache's lookup alone (what the API answers on its async worker) finds a first
+    /// page once one was made, the same page [`List::page`] answers, and none before;
+    /// later pages are never taken from it.
+    #[test]
+    fn a_cached_first_page_is_found_without_making_it() {
+        let mut r = Rng(7);
+        let mut l = List::default();
+        l.apply((0..50).map(|_| random_row(&mut r, 1)).collect());
+        let q = Query::default();
+        assert!(l.cached_first_page(&q, Sort::Players, 10).is_none());
+        let (made, fresh) = l.page(&q, Sort::Players, None, 10);
+        assert_eq!(fresh, Freshness::Fresh);
+        let (hit, fresh) = l.cached_first_page(&q, Sort::Players, 10).expect("cached");
+        assert_eq!(fresh, Freshness::Fresh);
+        let addrs = |p: &Page| p.entries.iter().map(|e| e.addr).collect::<Vec<_>>();
+        assert_eq!(addrs(&hit), addrs(&made));
+        assert_eq!((hit.total, hit.version), (made.total, made.version));
+        assert!(
+            l.cached_first_page(&q, Sort::Addr, 10).is_none(),
+            "another sort"
+        );
+        assert!(
+            l.cached_first_page(&q, Sort::Players, 11).is_none(),
+            "another limit"
+        );
+    }
+
     #[test]
     fn compact_pages_equal_the_plain_pass_through_random_changes() {
         for seed in 1..=2u64 {
