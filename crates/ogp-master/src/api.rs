@@ -581,12 +581,14 @@ async fn servers(
     };
     // a first page the cache has is a lookup and a copy, answered here; any other page
     // may be a pass over the whole list: off the async workers (a thread of the
-    // blocking pool for each of 50 requests at once, on 2 cores, was their p99)
+    // blocking pool for each of 50 requests at once, on 2 cores, was their p99). The
+    // lock only if it is free now: a merge waiting behind a long pass holds new readers
+    // back, and this worker must not wait with them.
     let asked = Instant::now();
     let cached = match cursor {
         None => shared
             .list
-            .read()
+            .try_read()
             .ok()
             .and_then(|l| l.cached_first_page(&q, sort, limit)),
         Some(_) => None,

@@ -1999,13 +1999,9 @@ mod tests {
         }
     }
 
-    /// The compact copy's pages equal the plain pass's, in both orders, page after page
-    /// and from cursors that are no page's, as random batches add, change and remove
-    /// servers (names changing too: the arena is compacted along the way); emptied, the
-    /// copy holds nothing.
     /// The cache's lookup alone (what the API answers on its async worker) finds a first
-    /// page once one was made, the same page [`List::page`] answers, and none before;
-    /// later pages are never taken from it.
+    /// page once one was made, the same page [`List::page`] answers, and none before,
+    /// nor one of another order or length.
     #[test]
     fn a_cached_first_page_is_found_without_making_it() {
         let mut r = Rng(7);
@@ -2030,6 +2026,10 @@ mod tests {
         );
     }
 
+    /// The compact copy's pages equal the plain pass's, in both orders, page after page
+    /// and from cursors that are no page's, as random batches add, change and remove
+    /// servers (names changing too: the arena is compacted along the way); emptied, the
+    /// copy holds nothing.
     #[test]
     fn compact_pages_equal_the_plain_pass_through_random_changes() {
         for seed in 1..=2u64 {

@@ -215,12 +215,6 @@ enum ToRegistrar {
     },
 }
 
-/// The receive loops' thread: its runtime's tasks, one per socket, and the thread's
-/// end.
-pub(crate) struct Receivers {
-    done: tokio::sync::oneshot::Receiver<()>,
-}
-
 /// Serves the UDP sockets until `stop`: one receive loop per socket (list requests are
 /// answered there, all against one [`ListBudget`] whose clones share its buckets) on a
 /// thread of their own, and one registrar for all of them (its caps are the process's),
@@ -289,7 +283,7 @@ pub(crate) fn start(
         (from_sockets, queued, tokens),
         (from_http, cube2),
         stop,
-        Receivers { done },
+        done,
     ))
 }
 
@@ -304,7 +298,8 @@ async fn registrar(
         Option<mpsc::Receiver<crate::cube2::Request>>,
     ),
     mut stop: watch::Receiver<bool>,
-    receivers: Receivers,
+    // the receive loops' thread has ended
+    receivers_done: tokio::sync::oneshot::Receiver<()>,
 ) {
     let now = Instant::now();
     let mut secret = [0u8; 16];
@@ -395,7 +390,7 @@ async fn registrar(
     drop(tx);
     let _ = tokio::time::timeout(Duration::from_secs(3), writer_task).await;
     // the receive loops end on `stop` too
-    let _ = tokio::time::timeout(Duration::from_secs(3), receivers.done).await;
+    let _ = tokio::time::timeout(Duration::from_secs(3), receivers_done).await;
 }
 
 /// Messages from the receive loops the registrar handles in one round, before it sends
