@@ -583,7 +583,7 @@ async fn servers(
     // may be a pass over the whole list: off the async workers (a thread of the
     // blocking pool for each of 50 requests at once, on 2 cores, was their p99). The
     // lock only if it is free now: a merge waiting behind a long pass holds new readers
-    // back, and this worker must not wait with them.
+    // back, and this worker must not wait with them (such a request takes the pool).
     let asked = Instant::now();
     let cached = match cursor {
         None => shared
