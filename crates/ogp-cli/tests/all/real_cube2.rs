@@ -417,10 +417,8 @@ fn red_eclipse_master_and_ours_answer_list_alike() {
     }
     let dir = TempDir::new("cube2-master-shape");
     let (_m, ours) = cube2_master(&dir.0);
-    let theirs_port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free TCP port");
+    // Below the ephemeral range: no other test binary's socket takes it first.
+    let theirs_port = ogp_testkit::interop::closed_port().port();
     let desc = "Same RE";
     let on_theirs =
         Cube2::start(&Cube2Config::new(Cube2Game::RedEclipse, desc, 4).with_master(theirs_port));

@@ -89,21 +89,39 @@ pub fn redeclipse_dir() -> PathBuf {
     crate::interop::interop_dir().join("redeclipse/root/usr/lib/games/redeclipse")
 }
 
-/// Two consecutive free UDP ports on 127.0.0.1 (the game port and its query port).
+/// Two consecutive free ports on 127.0.0.1 (the game port and its query port), below
+/// the ephemeral range and never handed out twice in this process
+/// ([`crate::interop::closed_ports`]): a socket another test binary opens with port 0
+/// cannot take them between this check and the server's bind.
 fn free_pair() -> u16 {
     for _ in 0..100 {
-        let p = crate::interop::free_port();
-        if p < u16::MAX && UdpSocket::bind(("127.0.0.1", p + 1)).is_ok() {
-            return p;
+        let a = crate::interop::closed_port().port();
+        let b = crate::interop::closed_port().port();
+        if a.checked_add(1) == Some(b) {
+            return a;
         }
     }
-    panic!("no two consecutive free UDP ports on 127.0.0.1");
+    panic!("no two consecutive free ports in 20000-31999 on 127.0.0.1");
 }
 
 impl Cube2 {
     /// Starts a server on free loopback ports and waits (up to 20 s) until its query
     /// port answers a ping.
+    /// A server that exits before it answers (a port taken by another test binary
+    /// between our check and its bind) is started again on other ports, up to three
+    /// times.
     pub fn start(config: &Cube2Config) -> Self {
+        let mut why = String::new();
+        for _ in 0..3 {
+            match Self::try_start(config) {
+                Ok(server) => return server,
+                Err(e) => why = e,
+            }
+        }
+        panic!("{why}")
+    }
+
+    fn try_start(config: &Cube2Config) -> Result<Self, String> {
         let home = TempDir::new("cube2");
         let port = free_pair();
         let mut cmd = match config.game {
@@ -188,14 +206,24 @@ impl Cube2 {
             port,
             _home: home,
         };
-        if !server.wait_ready(Duration::from_secs(20)) {
-            panic!(
+        if server.wait_ready(Duration::from_secs(20)) {
+            return Ok(server);
+        }
+        let exited = server
+            .child
+            .as_mut()
+            .and_then(|c| c.try_wait().ok().flatten());
+        Err(match exited {
+            Some(status) => format!(
+                "the {:?} server on 127.0.0.1:{port} exited ({status}) before it answered a ping",
+                config.game
+            ),
+            None => format!(
                 "the {:?} server did not answer a ping on 127.0.0.1:{} within 20 s",
                 config.game,
                 port + 1
-            );
-        }
-        server
+            ),
+        })
     }
 
     fn wait_ready(&mut self, limit: Duration) -> bool {

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::interop::{free_port, missing_peer, KillOnDrop, TempDir};
+use crate::interop::{closed_port, missing_peer, KillOnDrop, TempDir};
 
 /// Where the Debian package puts the server.
 pub const CHOCOLATE_SERVER: &str = "/usr/games/chocolate-server";
@@ -44,7 +44,8 @@ impl ChocolateDoom {
     pub fn start(name: &str) -> Self {
         let bin = need(CHOCOLATE_SERVER, "chocolate-doom");
         let dir = TempDir::new("doom");
-        let port = free_port();
+        // Below the ephemeral range: no other test binary's socket takes it first.
+        let port = closed_port().port();
         let child = Command::new(&bin)
             .args([
                 "-port",

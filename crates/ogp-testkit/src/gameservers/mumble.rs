@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::interop::{free_port, KillOnDrop, TempDir};
+use crate::interop::{closed_port, KillOnDrop, TempDir};
 
 /// Where the Debian package puts the server.
 pub const MURMURD: &str = "/usr/sbin/murmurd";
@@ -60,7 +60,8 @@ impl Mumble {
         let dir = TempDir::new("mumble");
         // murmurd switches to the mumble-server user: it must write here.
         let _ = Command::new("chmod").arg("777").arg(&dir.0).status();
-        let port = free_port();
+        // Below the ephemeral range: no other test binary's socket takes it first.
+        let port = closed_port().port();
         let ini = dir.0.join("murmur.ini");
         let d = dir.0.display();
         std::fs::write(
