@@ -440,11 +440,11 @@ impl Shared {
                 .unseen(rows);
             let next = tokio::task::spawn_blocking(move || list::prepare(rows));
             if let Some(p) = parsing.replace(next) {
-                changed += self.merge(p.await?)?;
+                changed += self.merge(p.await?).await?;
             }
             if i64::try_from(n).unwrap_or(0) < CHUNK {
                 if let Some(p) = parsing.take() {
-                    changed += self.merge(p.await?)?;
+                    changed += self.merge(p.await?).await?;
                 }
                 // every change up to the last key read (the keys come in change-time
                 // order) is in the list now, seen before or merged: the mark moves
@@ -453,7 +453,7 @@ impl Shared {
                 // discovery news), the window read grew from the last refresh that had
                 // merged anything: every change since, read at every refresh.
                 if since != i64::MIN {
-                    self.raise_mark(key_after)?;
+                    self.raise_mark(key_after).await?;
                 }
                 tracing::debug!(
                     target: "ogp_master::refresh",
@@ -466,16 +466,43 @@ impl Shared {
     }
 
     /// Raises the list's mark for the next refresh to `to` (never lowers it).
-    fn raise_mark(&self, to: i64) -> Result<()> {
+    async fn raise_mark(&self, to: i64) -> Result<()> {
         if self.list.read().map(|l| l.high_water >= to).unwrap_or(true) {
             return Ok(());
         }
-        let mut list = self
-            .list
-            .write()
-            .map_err(|_| anyhow::anyhow!("list lock poisoned"))?;
+        let mut list = self.write_list().await?;
         list.high_water = list.high_water.max(to);
         Ok(())
+    }
+
+    /// The list's write lock, taken when it is free: never waited for inside the lock
+    /// while a reader holds it, but after [`WRITE_PATIENCE`]. A writer waiting in a
+    /// `std` lock holds every new reader back, and a reader may hold it for a pass over
+    /// a million servers (a first page made again: tens of milliseconds). A merge on
+    /// one async worker waited for such a pass, and the stats, a server's details and
+    /// the cached pages on the other waited behind the merge: the whole runtime held for
+    /// the pass, in about half the benchmark's runs at a million (issue 41). A writer
+    /// that finds the lock taken for all of [`WRITE_PATIENCE`] (readers without a gap)
+    /// waits in it, and is not starved.
+    pub(crate) async fn write_list(&self) -> Result<std::sync::RwLockWriteGuard<'_, List>> {
+        let asked = std::time::Instant::now();
+        loop {
+            match self.list.try_write() {
+                Ok(list) => return Ok(list),
+                Err(std::sync::TryLockError::Poisoned(_)) => {
+                    anyhow::bail!("list lock poisoned")
+                }
+                Err(std::sync::TryLockError::WouldBlock) => {}
+            }
+            if asked.elapsed() >= WRITE_PATIENCE {
+                self.metrics.list_write_waits.inc();
+                return self
+                    .list
+                    .write()
+                    .map_err(|_| anyhow::anyhow!("list lock poisoned"));
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
     }
 
     /// Reads these servers' rows into the list now (what this instance has just
@@ -500,19 +527,19 @@ impl Shared {
         let prepared = tokio::task::spawn_blocking(move || list::prepare(rows)).await?;
         // Not a mark for the next refresh: rows of other writers (the poller, other
         // instances) older than these may not have been read yet.
-        self.merge_with(prepared, true)
+        self.merge_with(prepared, true).await
     }
 
-    fn merge(&self, prepared: Vec<(SocketAddr, Option<list::Entry>, i64)>) -> Result<usize> {
-        self.merge_with(prepared, false)
+    async fn merge(&self, prepared: Vec<(SocketAddr, Option<list::Entry>, i64)>) -> Result<usize> {
+        self.merge_with(prepared, false).await
     }
 
     /// Merges prepared rows into the list [`MERGE_CHUNK`] at a time, the write lock
     /// taken for each part alone: readers (the API's pages, list requests) wait for a
     /// part, not for a refresh of thousands (a poll cycle's answers: 10,000 rows held the
-    /// lock for tens of milliseconds). With `keep_mark`, the list's mark for the next
-    /// refresh stays where it was.
-    fn merge_with(
+    /// lock for tens of milliseconds), each taken when free ([`Shared::write_list`]).
+    /// With `keep_mark`, the list's mark for the next refresh stays where it was.
+    async fn merge_with(
         &self,
         prepared: Vec<(SocketAddr, Option<list::Entry>, i64)>,
         keep_mark: bool,
@@ -523,10 +550,7 @@ impl Shared {
         let mut changed = 0;
         while rows.peek().is_some() {
             let part: Vec<_> = rows.by_ref().take(MERGE_CHUNK).collect();
-            let mut list = self
-                .list
-                .write()
-                .map_err(|_| anyhow::anyhow!("list lock poisoned"))?;
+            let mut list = self.write_list().await?;
             let mark = list.high_water;
             changed += list.merge(part);
             if keep_mark {
@@ -539,6 +563,10 @@ impl Shared {
 
 /// Rows merged into the list under one hold of its write lock.
 const MERGE_CHUNK: usize = 512;
+
+/// How long a writer looks for the list's lock free before it waits in it
+/// ([`Shared::write_list`]).
+const WRITE_PATIENCE: Duration = Duration::from_millis(250);
 
 /// A running master.
 pub struct Master {
@@ -911,6 +939,72 @@ mod refresh_tests {
         assert_eq!(mark(), t0, "listed directly: the mark stays");
         assert_eq!(shared.refresh().await.unwrap(), 0, "nothing new to merge");
         assert_eq!(mark(), t0 + 10_000);
+        stop(path, master).await;
+    }
+
+    /// A merge that finds the list held by a long reader (a first page made again: a
+    /// pass over a million servers) waits for it outside the lock: a reader coming
+    /// meanwhile (the stats, a server's details on an async worker) is not held behind
+    /// the merge, which is done when the long reader is.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_merge_waiting_for_a_long_reader_holds_no_other_reader_back() {
+        let (path, master, a, _, t0) = started().await;
+        let shared = master.shared.clone();
+        shared.store.set_status(a, "{}", t0 + 10_000).await.unwrap();
+        let (held, holding) = std::sync::mpsc::channel();
+        let long = {
+            let shared = shared.clone();
+            std::thread::spawn(move || {
+                let list = shared.list.read().unwrap();
+                held.send(()).unwrap();
+                std::thread::sleep(Duration::from_millis(200));
+                drop(list);
+            })
+        };
+        holding.recv().unwrap();
+        let merge = {
+            let shared = shared.clone();
+            tokio::spawn(async move { shared.refresh_addrs(vec![a.to_string()]).await })
+        };
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        assert!(!merge.is_finished(), "the merge waits for the long reader");
+        let asked = std::time::Instant::now();
+        let servers = shared.list.read().unwrap().len();
+        let waited = asked.elapsed();
+        assert_eq!(servers, 4);
+        assert!(
+            waited < Duration::from_millis(40),
+            "a reader waited {waited:?} behind the merge"
+        );
+        long.join().unwrap();
+        assert_eq!(merge.await.unwrap().unwrap(), 1, "merged after the reader");
+        assert_eq!(updated(&shared, a), Some(t0 + 10_000));
+        assert_eq!(shared.metrics.list_write_waits.get(), 0);
+        stop(path, master).await;
+    }
+
+    /// A writer that never finds the list free (a reader holding it longer than the
+    /// patience) waits in the lock then, and is not starved.
+    #[tokio::test]
+    async fn a_writer_waits_in_the_lock_after_its_patience() {
+        let (path, master, a, _, t0) = started().await;
+        let shared = master.shared.clone();
+        shared.store.set_status(a, "{}", t0 + 10_000).await.unwrap();
+        let (held, holding) = std::sync::mpsc::channel();
+        let long = {
+            let shared = shared.clone();
+            std::thread::spawn(move || {
+                let list = shared.list.read().unwrap();
+                held.send(()).unwrap();
+                std::thread::sleep(WRITE_PATIENCE + Duration::from_millis(150));
+                drop(list);
+            })
+        };
+        holding.recv().unwrap();
+        assert_eq!(shared.refresh_addrs(vec![a.to_string()]).await.unwrap(), 1);
+        assert_eq!(shared.metrics.list_write_waits.get(), 1);
+        assert_eq!(updated(&shared, a), Some(t0 + 10_000));
+        long.join().unwrap();
         stop(path, master).await;
     }
 }

@@ -67,6 +67,9 @@ pub struct Metrics {
     /// waits for a page being made included), `body` (a page's answer made: statuses
     /// and JSON).
     pub page_seconds: Family<Labels, Histogram>,
+    /// Writes to the list that found its lock taken for the whole patience and waited
+    /// in it (holding new readers back meanwhile).
+    pub list_write_waits: Counter,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -210,6 +213,12 @@ impl Default for Metrics {
             "Time of the steps of a listing answer: list (the page from the list), body (its answer made)",
             page_seconds.clone(),
         );
+        let list_write_waits = Counter::default();
+        registry.register(
+            "list_write_waits",
+            "Writes to the list that found its lock taken for the whole patience and waited in it",
+            list_write_waits.clone(),
+        );
         let info = Family::<Labels, Gauge>::default();
         info.get_or_create(&vec![("version", env!("CARGO_PKG_VERSION").to_owned())])
             .set(1);
@@ -238,6 +247,7 @@ impl Default for Metrics {
             status_cache_bytes,
             list_version,
             page_seconds,
+            list_write_waits,
         }
     }
 }
