@@ -324,17 +324,21 @@ fn start_master(ogp: &std::path::Path, config: &std::path::Path) -> Result<Kid> 
 
 /// Latencies (ms) of `n` GETs of the paths `path(i)`, from `clients` keep-alive clients
 /// at once (each its own connection), and the first answer.
+/// Each request's start (ms since the first) and latency (ms), in order of latency.
+type Timed = Vec<(f64, f64)>;
+
 fn measure(
     base: &str,
     clients: u32,
     n: u32,
     path: &(dyn Fn(u32) -> String + Sync),
-) -> Result<(Vec<f64>, String)> {
+) -> Result<(Timed, String)> {
     let per = n.div_ceil(clients).max(1);
-    let results: Vec<Result<(Vec<f64>, String)>> = std::thread::scope(|s| {
+    let start = Instant::now();
+    let results: Vec<Result<(Timed, String)>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..clients)
             .map(|c| {
-                s.spawn(move || -> Result<(Vec<f64>, String)> {
+                s.spawn(move || -> Result<(Timed, String)> {
                     let agent: ureq::Agent = ureq::Agent::config_builder()
                         .timeout_global(Some(Duration::from_secs(60)))
                         .build()
@@ -345,7 +349,10 @@ fn measure(
                         let i = c * per + k;
                         let t = Instant::now();
                         let body = http(&agent, &format!("{base}{}", path(i)))?;
-                        lat.push(t.elapsed().as_secs_f64() * 1000.0);
+                        lat.push((
+                            t.duration_since(start).as_secs_f64() * 1000.0,
+                            t.elapsed().as_secs_f64() * 1000.0,
+                        ));
                         if k == 0 && c == 0 {
                             first = body;
                         }
@@ -368,8 +375,30 @@ fn measure(
             first = f;
         }
     }
-    all.sort_by(f64::total_cmp);
+    all.sort_by(|a, b| a.1.total_cmp(&b.1));
     Ok((all, first))
+}
+
+/// When the requests over `ms` started in the run of their kind: a burst at its start
+/// (a first page made cold) or a stall later on.
+fn slow_requests(timed: &[(f64, f64)], ms: f64) -> String {
+    let end = timed.iter().map(|t| t.0 + t.1).fold(0.0, f64::max);
+    let slow: Vec<f64> = timed.iter().filter(|t| t.1 > ms).map(|t| t.0).collect();
+    if slow.is_empty() {
+        return format!(
+            "requests over {ms:.0} ms: none (the kind's run: {:.2} s)",
+            end / 1000.0
+        );
+    }
+    let from = slow.iter().copied().fold(f64::INFINITY, f64::min);
+    let to = slow.iter().copied().fold(0.0, f64::max);
+    format!(
+        "requests over {ms:.0} ms: {}, started {:.3}–{:.3} s into the kind's run of {:.2} s",
+        slow.len(),
+        from / 1000.0,
+        to / 1000.0,
+        end / 1000.0
+    )
 }
 
 /// Walks the Valve list from its start to its end with one client: (servers, pages).
@@ -675,7 +704,8 @@ pub fn run(args: &Args) -> Result<()> {
     common::print_load("before the API requests");
     for (name, path) in &kinds {
         let before = http(&agent, &format!("{base}/metrics"))?;
-        let (lat, first) = measure(&base, args.clients, args.requests, path.as_ref())?;
+        let (timed, first) = measure(&base, args.clients, args.requests, path.as_ref())?;
+        let lat: Vec<f64> = timed.iter().map(|t| t.1).collect();
         let after = http(&agent, &format!("{base}/metrics"))?;
         if !(first.contains("\"servers\"") || first.contains("\"addr\"")) {
             bail!("bad answer to {name}: {first:.200}");
@@ -689,6 +719,7 @@ pub fn run(args: &Args) -> Result<()> {
             lat.last().copied().unwrap_or(f64::NAN)
         );
         println!("    {}", master_steps(&before, &after));
+        println!("    {}", slow_requests(&timed, 50.0));
     }
     println!("  worst p99: {worst:.1} ms");
     common::print_load("after the API requests");
