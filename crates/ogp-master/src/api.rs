@@ -582,31 +582,65 @@ async fn servers(
     // a first page the cache has is a lookup and a copy, answered here; any other page
     // may be a pass over the whole list: off the async workers (a thread of the
     // blocking pool for each of 50 requests at once, on 2 cores, was their p99). The
-    // lock only if it is free now: a merge waiting behind a long pass holds new readers
-    // back, and this worker must not wait with them (such a request takes the pool).
+    // lock only if it is free now: this worker does not wait for a merge holding it
+    // (such a request takes the pool).
     let asked = Instant::now();
-    let cached = match cursor {
-        None => shared
+    // `None`: the lock is taken; `Some(None)`: the cache lacks the page
+    let look = || {
+        shared
             .list
             .try_read()
             .ok()
-            .and_then(|l| l.cached_first_page(&q, sort, limit)),
-        Some(_) => None,
+            .map(|l| l.cached_first_page(&q, sort, limit))
     };
-    let made = match cached {
-        Some(hit) => Ok(Some(hit)),
-        None => {
-            let shared = shared.clone();
-            let q = q.clone();
-            tokio::task::spawn_blocking(move || {
-                shared
-                    .list
-                    .read()
-                    .map(|l| l.page(&q, sort, cursor, limit))
-                    .ok()
-            })
-            .await
+    let from_pool = || {
+        let shared = shared.clone();
+        let q = q.clone();
+        tokio::task::spawn_blocking(move || {
+            shared
+                .list
+                .read()
+                .map(|l| l.page(&q, sort, cursor, limit))
+                .ok()
+        })
+    };
+    let first = |source| {
+        shared
+            .metrics
+            .first_pages
+            .get_or_create(&label("source", source))
+            .inc();
+    };
+    let made = match cursor.is_none().then(look) {
+        Some(Some(Some(hit))) => {
+            first("cache");
+            Ok(Some(hit))
         }
+        Some(Some(None)) => {
+            // a first page the cache lacks: one request of those asking for it at once
+            // takes the pool's thread that makes it; the others wait here, not each on
+            // a thread of its own (50 clients asking for a new query: 50 threads, on 2
+            // cores, for one pass), then find it in the cache
+            let gate = shared.first_pages.gate(&q, sort, limit);
+            let _one = gate.lock().await;
+            match look() {
+                Some(Some(hit)) => {
+                    first("cache");
+                    Ok(Some(hit))
+                }
+                _ => {
+                    first("pool");
+                    from_pool().await
+                }
+            }
+        }
+        // the lock taken (by a merge of a few hundred rows)
+        Some(None) => {
+            first("pool");
+            from_pool().await
+        }
+        // a later page
+        None => from_pool().await,
     };
     shared.metrics.page("list", asked);
     let page = match made {
@@ -801,6 +835,30 @@ const FIRST_BODIES: usize = 64;
 
 /// A first page's answer, made once.
 type BodyCell = tokio::sync::OnceCell<axum::body::Bytes>;
+
+/// Most first pages whose making is gated at once ([`FirstPages`]; emptied when full).
+const FIRST_PAGES: usize = 1024;
+
+/// One gate per first page (query, order and size) that the list's cache may lack: the
+/// requests asking for it at once pass one at a time, so that the first makes it on
+/// the blocking pool while the others wait asynchronously and then find it made.
+#[derive(Default)]
+pub(crate) struct FirstPages {
+    gates: Mutex<HashMap<(Query, Sort, usize), Gate>>,
+}
+
+/// Passed by the requests for one first page one at a time ([`FirstPages`]).
+type Gate = Arc<tokio::sync::Mutex<()>>;
+
+impl FirstPages {
+    fn gate(&self, q: &Query, sort: Sort, limit: usize) -> Gate {
+        let mut gates = lock(&self.gates);
+        if gates.len() >= FIRST_PAGES {
+            gates.clear();
+        }
+        gates.entry((q.clone(), sort, limit)).or_default().clone()
+    }
+}
 
 /// The answers to first pages, by query string, each made once for the list version of
 /// the page it shows (single flight): the first request that needs it makes it, and

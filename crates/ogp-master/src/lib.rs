@@ -321,6 +321,8 @@ pub(crate) struct Shared {
     /// they show: made once per version of a cached page, not per request (a full view
     /// reads a hundred statuses from the database), while the others asking wait.
     pub(crate) first_bodies: api::FirstBodies,
+    /// The gates of first pages being made.
+    pub(crate) first_pages: api::FirstPages,
     /// Statuses read for full-view pages, by address and change time (bounded).
     pub(crate) statuses: status_cache::StatusCache,
     pub(crate) metrics: Metrics,
@@ -623,6 +625,7 @@ impl Master {
             refreshes: std::sync::atomic::AtomicU64::new(0),
             list: RwLock::new(List::default()),
             first_bodies: api::FirstBodies::default(),
+            first_pages: api::FirstPages::default(),
             statuses: status_cache::StatusCache::default(),
             metrics: Metrics::default(),
             instance,

@@ -70,6 +70,10 @@ pub struct Metrics {
     /// Writes to the list that found its lock taken for the whole patience and waited
     /// in it (holding new readers back meanwhile).
     pub list_write_waits: Counter,
+    /// First pages of the listing by where they came from: `cache` (a lookup on the
+    /// async worker), `pool` (a thread of the blocking pool: the page made, or the
+    /// list's lock taken by a merge).
+    pub first_pages: Family<Labels, Counter>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -219,6 +223,12 @@ impl Default for Metrics {
             "Writes to the list that found its lock taken for the whole patience and waited in it",
             list_write_waits.clone(),
         );
+        let first_pages = Family::<Labels, Counter>::default();
+        registry.register(
+            "first_pages",
+            "First pages of the listing by where they came from: cache (on the async worker), pool (a thread of the blocking pool)",
+            first_pages.clone(),
+        );
         let info = Family::<Labels, Gauge>::default();
         info.get_or_create(&vec![("version", env!("CARGO_PKG_VERSION").to_owned())])
             .set(1);
@@ -248,6 +258,7 @@ impl Default for Metrics {
             list_version,
             page_seconds,
             list_write_waits,
+            first_pages,
         }
     }
 }

@@ -324,4 +324,12 @@ fn clients_asking_together_for_a_cold_first_page_make_it_once() {
         reads, 2.0,
         "statuses read {reads} times for {CLIENTS} clients"
     );
+    // the page itself made on one thread of the blocking pool while the others waited
+    // on the async workers (each took a thread of its own before); a merge holding the
+    // list's lock sends a request to the pool too
+    let (_, text) = http_get(m.http, "/metrics");
+    let pool = metric(&text, "ogp_master_first_pages_total{source=\"pool\"}").unwrap_or(0.0);
+    let cache = metric(&text, "ogp_master_first_pages_total{source=\"cache\"}").unwrap_or(0.0);
+    assert_eq!(pool + cache, CLIENTS as f64, "{text}");
+    assert!(pool <= 3.0, "{pool} of {CLIENTS} requests took the pool");
 }
