@@ -119,7 +119,8 @@ fn metric(text: &str, name: &str, has: &[&str]) -> f64 {
 }
 
 /// What the master did for one request kind, from its `/metrics` before and after: its
-/// pages from the list (how many took over 10 ms: made, or waited for), the answers it
+/// pages from the list (how many took over 10 ms: made, or waited for; where first pages
+/// came from), the list's changes and its writes that waited in its lock, the answers it
 /// made (statuses read and JSON), the status reads from the database and the status
 /// cache's hits and misses.
 fn master_steps(before: &str, after: &str) -> String {
@@ -135,11 +136,15 @@ fn master_steps(before: &str, after: &str) -> String {
     let bodies = d("ogp_master_page_seconds_count", &body);
     let reads = d("ogp_master_db_seconds_count", &st);
     format!(
-        "master: pages from the list {:.0} ({slow_lists:.0} over 10 ms), list versions +{:.0}; \
-         answers made {bodies:.0} ({:.1} ms each); status reads {reads:.0} ({:.1} ms each); \
-         status cache hits {:.0}, misses {:.0}",
+        "master: pages from the list {:.0} ({slow_lists:.0} over 10 ms; first pages from the \
+         cache {:.0}, from the pool {:.0}), list versions +{:.0}, writes that waited in its lock \
+         {:.0}; answers made {bodies:.0} ({:.1} ms each); status reads {reads:.0} ({:.1} ms \
+         each); status cache hits {:.0}, misses {:.0}",
         d("ogp_master_page_seconds_count", &list),
+        d("ogp_master_first_pages_total", &["source=\"cache\""]),
+        d("ogp_master_first_pages_total", &["source=\"pool\""]),
         d("ogp_master_list_version", &[]),
+        d("ogp_master_list_write_waits_total", &[]),
         1000.0 * d("ogp_master_page_seconds_sum", &body) / bodies.max(1.0),
         1000.0 * d("ogp_master_db_seconds_sum", &st) / reads.max(1.0),
         d("ogp_master_status_cache_total", &["outcome=\"hit\""]),
@@ -377,6 +382,71 @@ fn measure(
     }
     all.sort_by(|a, b| a.1.total_cmp(&b.1));
     Ok((all, first))
+}
+
+/// The requests of [`measure`] from `clients` keep-alive connections driven by one
+/// thread (an event loop, as wrk and k6 load a server), each connection opened by its
+/// first request (inside its time, as a client thread's is): the master's latency
+/// without `clients` threads of this process runnable at once beside its own workers
+/// on the 2 cores. Each answer is read whole and must be 200.
+fn measure_evented(
+    http: SocketAddr,
+    clients: u32,
+    n: u32,
+    path: &(dyn Fn(u32) -> String + Sync),
+) -> Result<Timed> {
+    use http_body_util::BodyExt as _;
+    let per = n.div_ceil(clients).max(1);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let start = Instant::now();
+        let mut set = tokio::task::JoinSet::new();
+        for c in 0..clients {
+            let paths: Vec<String> = (0..per).map(|k| path(c * per + k)).collect();
+            set.spawn(async move {
+                let mut send = None;
+                let mut lat = Vec::with_capacity(paths.len());
+                for p in paths {
+                    let t = Instant::now();
+                    let s = match send.as_mut() {
+                        Some(s) => s,
+                        None => {
+                            let tcp = tokio::net::TcpStream::connect(http).await?;
+                            tcp.set_nodelay(true)?;
+                            let (s, conn) = hyper::client::conn::http1::handshake(
+                                hyper_util::rt::TokioIo::new(tcp),
+                            )
+                            .await?;
+                            tokio::spawn(conn);
+                            send.insert(s)
+                        }
+                    };
+                    let req = hyper::Request::get(p.as_str())
+                        .header(hyper::header::HOST, http.to_string())
+                        .body(http_body_util::Empty::<hyper::body::Bytes>::new())?;
+                    let answer = s.send_request(req).await?;
+                    let status = answer.status();
+                    let body = answer.into_body().collect().await?.to_bytes();
+                    if status != hyper::StatusCode::OK {
+                        bail!("{p}: {status}: {:.200}", String::from_utf8_lossy(&body));
+                    }
+                    lat.push((
+                        t.duration_since(start).as_secs_f64() * 1000.0,
+                        t.elapsed().as_secs_f64() * 1000.0,
+                    ));
+                }
+                Ok::<Timed, anyhow::Error>(lat)
+            });
+        }
+        let mut all = Vec::new();
+        while let Some(r) = set.join_next().await {
+            all.extend(r??);
+        }
+        all.sort_by(|a, b| a.1.total_cmp(&b.1));
+        Ok(all)
+    })
 }
 
 /// When the requests over `ms` started in the run of their kind: a burst at its start
@@ -701,27 +771,49 @@ pub fn run(args: &Args) -> Result<()> {
         args.clients, args.requests
     );
     let mut worst: f64 = 0.0;
+    let mut worst_threads: f64 = 0.0;
+    let http_addr: SocketAddr = format!("127.0.0.1:{http_port}").parse()?;
     common::print_load("before the API requests");
+    println!(
+        "  | request kind | path | p50 ms | p99 ms | max ms | {} client threads: p50 / p99 / max ms |",
+        args.clients
+    );
+    println!("  |---|---|---|---|---|---|");
     for (name, path) in &kinds {
+        // first the clients on one event loop (the figure), then the same requests from
+        // a thread per client (as before: their threads compete with the master's)
         let before = http(&agent, &format!("{base}/metrics"))?;
-        let (timed, first) = measure(&base, args.clients, args.requests, path.as_ref())?;
-        let lat: Vec<f64> = timed.iter().map(|t| t.1).collect();
+        let timed = measure_evented(http_addr, args.clients, args.requests, path.as_ref())?;
         let after = http(&agent, &format!("{base}/metrics"))?;
+        let (timed_threads, first) = measure(&base, args.clients, args.requests, path.as_ref())?;
         if !(first.contains("\"servers\"") || first.contains("\"addr\"")) {
             bail!("bad answer to {name}: {first:.200}");
         }
+        let lat: Vec<f64> = timed.iter().map(|t| t.1).collect();
+        let lat_threads: Vec<f64> = timed_threads.iter().map(|t| t.1).collect();
         let p99 = percentile(&lat, 0.99);
+        let p99_threads = percentile(&lat_threads, 0.99);
         worst = worst.max(p99);
+        worst_threads = worst_threads.max(p99_threads);
         println!(
-            "  | {name} | `{}` | {:.1} | {p99:.1} | {:.1} |",
+            "  | {name} | `{}` | {:.1} | {p99:.1} | {:.1} | {:.1} / {p99_threads:.1} / {:.1} |",
             path(0),
             percentile(&lat, 0.5),
-            lat.last().copied().unwrap_or(f64::NAN)
+            lat.last().copied().unwrap_or(f64::NAN),
+            percentile(&lat_threads, 0.5),
+            lat_threads.last().copied().unwrap_or(f64::NAN),
         );
         println!("    {}", master_steps(&before, &after));
         println!("    {}", slow_requests(&timed, 50.0));
+        println!(
+            "    client threads: {}",
+            slow_requests(&timed_threads, 50.0)
+        );
     }
-    println!("  worst p99: {worst:.1} ms");
+    println!(
+        "  worst p99: {worst:.1} ms (with {} client threads: {worst_threads:.1} ms)",
+        args.clients
+    );
     common::print_load("after the API requests");
 
     // Valve list pages, closed loop, then one whole walk

@@ -63,6 +63,10 @@ fn the_master_benchmark_runs_in_test_mode() {
         "| name |",
         "| details |",
         "| stats |",
+        // the clients on one event loop, and the same requests from a thread each
+        " client threads: p50 / p99 / max ms |",
+        "    client threads: requests over 50 ms: ",
+        " ms (with ",
         // 2,000 simulated, of which 20 Quake III and 20 GameSpy v1 servers, and 60 live
         "Valve list walked to its end: 2020 servers",
         "ogp master memory: VmHWM",
