@@ -2172,19 +2172,6 @@ mod sqlite_tests {
         assert!(store.rows_of(Vec::new()).await.unwrap().is_empty());
     }
 
-    /// Timers of the lease tests: polls every `poll_interval_ms`, the others long.
-    fn lease_timers(poll_interval_ms: i64, lease_slack_ms: i64, instance_live_ms: i64) -> Timers {
-        Timers {
-            poll_interval_ms,
-            registration_timeout_ms: 600_000,
-            grace_ms: 900_000,
-            history_retention_ms: 86_400_000,
-            lease_slack_ms,
-            poll_max_ms: 10_000,
-            instance_live_ms,
-        }
-    }
-
     /// A server verified by OGP at `addr`, with an empty status.
     fn ogp_server(addr: SocketAddr) -> Verified {
         Verified {
@@ -2412,6 +2399,23 @@ mod sqlite_tests {
         };
         assert_eq!(gs1(q3).as_deref(), Some("ut"));
         assert_eq!(gs1(other), None);
+    }
+}
+
+/// The timers of the lease tests (SQLite's here, PostgreSQL's in
+/// `tests/store_postgres.rs`): polls every `poll_interval_ms`, the lease's slack and how
+/// long an instance counts as live as given; registrations time out after 10 minutes,
+/// polls take 10 s at most.
+#[doc(hidden)]
+pub fn lease_timers(poll_interval_ms: i64, lease_slack_ms: i64, instance_live_ms: i64) -> Timers {
+    Timers {
+        poll_interval_ms,
+        registration_timeout_ms: 600_000,
+        grace_ms: 900_000,
+        history_retention_ms: 86_400_000,
+        lease_slack_ms,
+        poll_max_ms: 10_000,
+        instance_live_ms,
     }
 }
 

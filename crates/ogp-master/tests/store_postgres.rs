@@ -5,7 +5,7 @@
 
 use std::net::SocketAddr;
 
-use ogp_master::store::{Store, Verified};
+use ogp_master::store::{lease_timers, Store, Verified};
 use ogp_proto::{Protocol, Status};
 
 fn verified(addr: SocketAddr, hint: &str) -> Verified {
@@ -19,25 +19,6 @@ fn verified(addr: SocketAddr, hint: &str) -> Verified {
         gs1_game: None,
         ping_ms: 1.0,
         status,
-    }
-}
-
-/// The timers of the lease tests: a poll interval, the lease's slack and how long an
-/// instance counts as live (registrations time out after 10 minutes, polls take 10 s
-/// at most).
-fn timers(
-    poll_interval_ms: i64,
-    lease_slack_ms: i64,
-    instance_live_ms: i64,
-) -> ogp_master::store::Timers {
-    ogp_master::store::Timers {
-        poll_interval_ms,
-        registration_timeout_ms: 600_000,
-        grace_ms: 900_000,
-        history_retention_ms: 86_400_000,
-        lease_slack_ms,
-        poll_max_ms: 10_000,
-        instance_live_ms,
     }
 }
 
@@ -164,7 +145,7 @@ async fn concurrent_batches_are_separate_transactions() {
 
     // Registrations noted in one statement: an uplink asking for a look (the same
     // server twice in the batch, once asking) brings its next poll within 5 s.
-    let t = timers(60_000, 30_000, 5_000);
+    let t = lease_timers(60_000, 30_000, 5_000);
     let t0 = 1_800_000_000_000;
     let solo = SocketAddr::from(([127, 6, 0, 1], 27015));
     store
@@ -298,7 +279,7 @@ async fn an_instance_started_later_takes_its_share_within_a_poll_interval() {
     use std::collections::HashMap;
     let pg = ogp_testkit::postgres::Cluster::start();
     let store = Store::open(&pg.url()).await.unwrap();
-    let t = timers(2_000, 2_000, 2_000);
+    let t = lease_timers(2_000, 2_000, 2_000);
     const N: usize = 200;
     let t0: i64 = 1_800_000_000_000;
     let servers: Vec<Verified> = (0..N)
@@ -393,7 +374,7 @@ async fn an_instance_that_leaves_hands_its_leases_over_at_once() {
     let pg = ogp_testkit::postgres::Cluster::start();
     let store = Store::open(&pg.url()).await.unwrap();
     // live for a minute without noting itself again: only leaving ends it here
-    let t = timers(2_000, 30_000, 60_000);
+    let t = lease_timers(2_000, 30_000, 60_000);
     let t0: i64 = 1_800_000_000_000;
     let addr = SocketAddr::from(([127, 7, 0, 1], 27015));
     store
