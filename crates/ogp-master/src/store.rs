@@ -1403,8 +1403,11 @@ impl Store {
             // `upsert_verified`): every server listed sends one every few minutes
             #[cfg(feature = "postgres")]
             Self::Postgres(pg) => {
-                let mut wants: std::collections::HashMap<String, i64> =
-                    std::collections::HashMap::with_capacity(batch.len());
+                // in the order of their keys, as the poll records and the verified
+                // batches (see `record_polls`): two instances noting overlapping
+                // registrations lock their rows in one order, and neither is aborted
+                let mut wants: std::collections::BTreeMap<String, i64> =
+                    std::collections::BTreeMap::new();
                 for (a, w) in batch {
                     let w = i64::from(*w);
                     let e = wants.entry(key(*a)).or_insert(w);
