@@ -104,9 +104,15 @@ async fn writer(shared: Arc<Shared>, mut rx: mpsc::Receiver<Write>) {
             while let Some(rows) = batches.recv().await {
                 // Show them at once rather than at the next refresh (the rows the upsert
                 // returned).
+                let (n, t) = (rows.len(), Instant::now());
                 if let Err(e) = shared.list_rows(rows).await {
                     tracing::warn!("listing the verified servers: {e:#}");
                 }
+                tracing::debug!(
+                    target: "ogp_master::writer",
+                    "{n} verified servers listed in {:.1} ms",
+                    t.elapsed().as_secs_f64() * 1000.0
+                );
             }
         })
     };
@@ -145,6 +151,12 @@ async fn writer(shared: Arc<Shared>, mut rx: mpsc::Receiver<Write>) {
                 ),
             }
             shared.metrics.db("upsert_verified", t);
+            tracing::debug!(
+                target: "ogp_master::writer",
+                "{} verified servers written in {:.1} ms",
+                verified.len(),
+                t.elapsed().as_secs_f64() * 1000.0
+            );
         }
         if !registered.is_empty() {
             let t = Instant::now();
