@@ -611,13 +611,15 @@ pub fn run(args: &Args) -> Result<()> {
     println!(
         "  the master alone: first uplink received {:.2} s after the first socket bound; {} received by {:.2} s \
          (dropped by the kernel at the master's socket: {dropped}), \
-         verified by {:.2} s, listed by {:.2} s: {:.0} a second from the first uplink received to the last listed",
+         verified by {:.2} s, listed by {:.2} s: {:.0} a second from the first uplink received to the last listed \
+         ({:.0} a second to the last verified)",
         secs(st.first),
         st.burst,
         secs(st.received),
         secs(st.verified),
         secs(st.caught_up),
-        st.burst as f64 / secs(st.caught_up.saturating_sub(st.first)).max(1e-3)
+        st.burst as f64 / secs(st.caught_up.saturating_sub(st.first)).max(1e-3),
+        st.burst as f64 / secs(st.verified.saturating_sub(st.first)).max(1e-3)
     );
     let timeline: Vec<String> = st
         .timeline
