@@ -1465,4 +1465,23 @@ mod tests {
             assert!(lock(&bodies.bodies).len() <= FIRST_BODIES);
         }
     }
+
+    /// A client asking for thousands of different first pages (a name search each)
+    /// leaves at most [`FIRST_PAGES`] gates, and one query's gate is the same for all
+    /// who ask for it at once.
+    #[test]
+    fn the_gates_of_first_pages_are_bounded() {
+        let pages = FirstPages::default();
+        let q = |i: usize| Query {
+            name: Some(format!("attack {i}")),
+            ..Query::default()
+        };
+        let kept = pages.gate(&q(0), Sort::Players, 100);
+        assert!(Arc::ptr_eq(&kept, &pages.gate(&q(0), Sort::Players, 100)));
+        assert!(!Arc::ptr_eq(&kept, &pages.gate(&q(0), Sort::Addr, 100)));
+        for i in 0..FIRST_PAGES * 3 {
+            let _ = pages.gate(&q(i), Sort::Players, 100);
+            assert!(lock(&pages.gates).len() <= FIRST_PAGES);
+        }
+    }
 }
