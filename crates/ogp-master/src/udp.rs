@@ -409,9 +409,8 @@ async fn registrar(
 /// the queries they make.
 const ROUND: usize = 256;
 
-/// Sends `msgs` (socket, destination, datagram), each from its socket, up to
-/// [`ogp_net::batch::BATCH`] a system call; a datagram the system refuses (an address it
-/// cannot reach) is skipped, a full send buffer waited for.
+/// Sends `msgs` (socket, destination, datagram), each from its socket
+/// ([`ogp_net::batch::send_all`]: [`ogp_net::batch::BATCH`] a system call).
 async fn send_batched(socks: &[Arc<UdpSocket>], msgs: &[(usize, SocketAddr, Vec<u8>)]) {
     for (local, sock) in socks.iter().enumerate() {
         let mine: Vec<(&[u8], SocketAddr)> = msgs
@@ -419,21 +418,7 @@ async fn send_batched(socks: &[Arc<UdpSocket>], msgs: &[(usize, SocketAddr, Vec<
             .filter(|(l, _, _)| *l == local)
             .map(|(_, to, d)| (d.as_slice(), *to))
             .collect();
-        let mut done = 0;
-        while let Some(rest) = mine.get(done..).filter(|r| !r.is_empty()) {
-            match sock.try_io(tokio::io::Interest::WRITABLE, || {
-                ogp_net::batch::send(sock, rest)
-            }) {
-                Ok(0) => done += 1,
-                Ok(n) => done += n,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    if sock.writable().await.is_err() {
-                        return;
-                    }
-                }
-                Err(_) => done += 1,
-            }
-        }
+        ogp_net::batch::send_all(sock, &mine).await;
     }
 }
 

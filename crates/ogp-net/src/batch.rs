@@ -303,3 +303,26 @@ pub fn recv_batch(socket: &UdpSocket, into: &mut RecvBatch) -> io::Result<usize>
 pub fn send(socket: &UdpSocket, msgs: &[(&[u8], SocketAddr)]) -> io::Result<usize> {
     sys::send(socket, msgs)
 }
+
+/// Sends every one of `msgs`, each to its address, [`BATCH`] at most a system call: a
+/// full send buffer is waited for; a datagram the system refuses (an address it cannot
+/// reach, say) is skipped, and the rest go out.
+pub async fn send_all(socket: &UdpSocket, msgs: &[(&[u8], SocketAddr)]) {
+    let mut done = 0;
+    while let Some(rest) = msgs.get(done..).filter(|r| !r.is_empty()) {
+        match socket.try_io(tokio::io::Interest::WRITABLE, || send(socket, rest)) {
+            // nothing sent and no error: skipped, so that the loop always ends
+            Ok(0) => done += 1,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                if socket.writable().await.is_err() {
+                    return;
+                }
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "send failed");
+                done += 1;
+            }
+        }
+    }
+}

@@ -611,41 +611,14 @@ async fn send_all(
     srcs: &[Option<SocketAddr>; BATCH],
     n: usize,
 ) {
-    let total: usize = outs.iter().take(n).map(Transmits::len).sum();
-    let mut done = 0;
-    while done < total {
-        let r = socket.try_io(Interest::WRITABLE, || {
-            let mut msgs: [(&[u8], SocketAddr); BATCH] =
-                [(&[], SocketAddr::from(([0, 0, 0, 0], 0))); BATCH];
-            let mut k = 0;
-            let pending = outs
-                .iter()
-                .zip(srcs.iter())
-                .take(n)
-                .filter_map(|(o, s)| s.map(|s| (o, s)))
-                .flat_map(|(o, s)| o.iter().map(move |d| (d, s)))
-                .skip(done);
-            for (slot, m) in msgs.iter_mut().zip(pending) {
-                *slot = m;
-                k += 1;
-            }
-            batch::send(socket, msgs.get(..k).unwrap_or_default())
-        });
-        match r {
-            Ok(0) => break,
-            Ok(sent) => done += sent,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                if socket.writable().await.is_err() {
-                    break;
-                }
-            }
-            // The first datagram could not be sent (an unreachable network, say): skip it.
-            Err(e) => {
-                tracing::debug!(error = %e, "send failed");
-                done += 1;
-            }
-        }
-    }
+    let msgs: Vec<(&[u8], SocketAddr)> = outs
+        .iter()
+        .zip(srcs.iter())
+        .take(n)
+        .filter_map(|(o, s)| s.map(|s| (o, s)))
+        .flat_map(|(o, s)| o.iter().map(move |d| (d, s)))
+        .collect();
+    batch::send_all(socket, &msgs).await;
 }
 
 /// Sleeps until the responder's next timed send, sends what it hands out from the
