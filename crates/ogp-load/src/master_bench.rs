@@ -632,8 +632,8 @@ pub fn run(args: &Args) -> Result<()> {
     );
     let metrics_after = http(&agent, &format!("{base}/metrics"))?;
     let db_calls = |op: &str| {
-        let has = [format!("op=\"{op}\"")];
-        let has: Vec<&str> = has.iter().map(String::as_str).collect();
+        let label = format!("op=\"{op}\"");
+        let has = [label.as_str()];
         let d =
             |name: &str| metric(&metrics_after, name, &has) - metric(&metrics_before, name, &has);
         let n = d("ogp_master_db_seconds_count");

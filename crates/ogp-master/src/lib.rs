@@ -486,7 +486,7 @@ impl Shared {
     /// the pass, in about half the benchmark's runs at a million (issue 41). A writer
     /// that finds the lock taken for all of [`WRITE_PATIENCE`] (readers without a gap)
     /// waits in it, and is not starved.
-    pub(crate) async fn write_list(&self) -> Result<std::sync::RwLockWriteGuard<'_, List>> {
+    async fn write_list(&self) -> Result<std::sync::RwLockWriteGuard<'_, List>> {
         let asked = std::time::Instant::now();
         loop {
             match self.list.try_write() {
